@@ -1,0 +1,36 @@
+#pragma once
+// Tunables declared inside kernel sources.
+//  msKPP:  `constexpr int BM = 64; // tunable`      (value after '=' replaced)
+//          `using Tile = T<64, 64>; // tunable: TILE` (line replaced by TILE)
+//  CCCL:   `// %RANGE% TUNE_BM bm 32:256:32`         (a parameter, inclusive)
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/space.hpp"
+
+namespace tunekit {
+
+struct RangeAnnotation {
+  std::string name;   // TUNE_BM
+  std::string label;  // bm
+  std::int64_t start = 0, end = 0, step = 1;
+  int line = 0;
+};
+
+// All %RANGE% lines of `source`. Throws InputError (file, line, column) on a
+// malformed line.
+std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, const std::string& file);
+std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>& ranges, const std::string& file);
+
+bool has_tunable_lines(std::string_view source);
+
+// msKPP substitution of every key of `config`. Throws InputError naming the
+// key and `file` when a key matches no line.
+std::string apply_tunable_lines(std::string_view source, const Config& config, const std::string& file);
+
+// "#define NAME value" lines for each entry, then a #line directive so
+// compiler messages still point into the original file.
+std::string prepend_defines(std::string_view source, const Config& config, const std::string& file);
+
+}  // namespace tunekit

@@ -1,0 +1,39 @@
+#pragma once
+// A backend plugs a device kind into the tuner: it describes the machine
+// (properties usable in constraints), builds variants, and evaluates them.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "tunekit/builder.hpp"
+#include "tunekit/evaluator.hpp"
+
+namespace tunekit {
+
+struct MachineInfo {
+  std::string device;     // e.g. "cpu: AMD EPYC (2 cores)"
+  Bindings properties;    // l1d_bytes, l2_bytes, l3_bytes, cores, ...
+};
+
+struct BackendOptions {
+  std::filesystem::path work_dir;  // build cache and scratch files
+  bool rebuild = false;            // ignore cached builds (each is rebuilt once)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual const MachineInfo& machine() const = 0;
+  virtual std::unique_ptr<Builder> make_builder() = 0;
+  virtual std::unique_ptr<Evaluator> make_evaluator() = 0;
+  // False when building would disturb measurement (both use host cores), so
+  // the tuner builds a batch, then measures it.
+  virtual bool measures_while_building() const = 0;
+};
+
+// The backend for a kernel language ("c++", "c" -> cpu). Throws InputError
+// for an unknown one.
+std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOptions& options);
+
+}  // namespace tunekit

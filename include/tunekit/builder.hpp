@@ -1,0 +1,62 @@
+#pragma once
+// Turning a config into something runnable: a variant source, then a built
+// artifact, cached on disk by content hash.
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tunekit/measure.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/status.hpp"
+
+namespace tunekit {
+
+// Everything that determines a build. Two equal BuildInputs give the same
+// artifact, so hash() names the cache entry.
+struct BuildInput {
+  std::string source;                // final text, annotations applied
+  std::string source_name;           // original path, for diagnostics
+  std::vector<std::string> defines;  // "NAME=value", passed as -D
+  std::string entry;                 // function to call
+  std::vector<ArgumentSpec> arguments;  // types and roles shape the call
+  std::string language;
+  std::string compiler;
+  std::vector<std::string> flags;
+
+  std::string hash() const;
+};
+
+// The variant of `spec`'s kernel for `config` (injection applied). Throws
+// InputError when the config names a tunable the source lacks.
+BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config);
+// The reference function's build (ReferenceSpec::Kind::function).
+BuildInput make_reference_input(const Spec& spec);
+
+struct Artifact {
+  std::filesystem::path path;  // shared object, cubin, ...
+  std::string hash;
+};
+
+struct BuildResult {
+  Status status = Status::ok;  // ok or compile_error
+  Artifact artifact;
+  std::string log;             // compiler output (errors and warnings)
+  Seconds time{0};             // 0 when served from the cache
+  bool cached = false;
+};
+
+class Builder {
+ public:
+  virtual ~Builder() = default;
+  // Thread-safe: the tuner calls it from a pool of threads.
+  virtual BuildResult build(const BuildInput& input) = 0;
+};
+
+// Builds `inputs` with `jobs` threads (0 = one per core) and calls
+// `done(index, result)` from the building thread as each one finishes.
+void build_parallel(Builder& builder, std::span<const BuildInput> inputs, unsigned jobs,
+                    const std::function<void(std::size_t, BuildResult)>& done);
+
+}  // namespace tunekit

@@ -1,0 +1,66 @@
+#pragma once
+// Running a built variant in isolation, verifying it, and timing it.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunekit/builder.hpp"
+#include "tunekit/measure.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/status.hpp"
+
+namespace tunekit {
+
+// An argument with its size and value worked out for one config and size.
+struct ResolvedArgument {
+  std::string name;
+  ElementType type = ElementType::f32;
+  Role role = Role::in;
+  std::uint64_t count = 0;  // elements (buffers)
+  Fill fill = Fill::random;
+  double fill_value = 0;
+  Value scalar;             // scalars
+};
+
+// Evaluates each argument's size and scalar value. Throws InputError when an
+// expression fails (unbound name, negative size ...).
+std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env);
+
+struct Verification {
+  bool checked = false;
+  bool passed = true;
+  double max_abs_diff = 0;
+  double max_rel_err = 0;
+  std::string detail;  // first mismatch, when failed
+};
+
+struct TrialRequest {
+  Artifact artifact;
+  std::vector<ResolvedArgument> arguments;
+  std::optional<Artifact> reference;  // none: outputs are not verified
+  Tolerance tolerance;
+  MeasureSettings measure;
+  std::uint64_t seed = 1;             // input fill
+};
+
+struct TrialResult {
+  Status status = Status::ok;
+  std::string error;
+  std::vector<Microseconds> samples;
+  Statistics stats;
+  Verification verification;
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  // Never throws for a misbehaving kernel: that becomes the result's status.
+  virtual TrialResult evaluate(const TrialRequest& request) = 0;
+};
+
+// Compares `got` with `expected` as numpy.allclose does (|g-e| <= atol +
+// rtol*|e|); a NaN in `got` where `expected` has a number fails.
+Verification compare_outputs(ElementType type, const void* got, const void* expected, std::uint64_t count,
+                             const Tolerance& tol, std::string_view name);
+
+}  // namespace tunekit

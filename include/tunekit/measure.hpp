@@ -1,0 +1,47 @@
+#pragma once
+// Honest timing: warm-up, optional cache flush, repeat until the noise is
+// low (or a cap is hit), report the median. Backend-neutral: a backend gives
+// a function that times one sample.
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tunekit {
+
+using Microseconds = std::chrono::duration<double, std::micro>;
+using Seconds = std::chrono::duration<double>;
+
+enum class CacheMode { cold, hot };
+
+struct MeasureSettings {
+  Microseconds warmup = std::chrono::milliseconds(50);  // time spent warming up (at least one call)
+  std::size_t min_samples = 5;
+  std::size_t max_samples = 200;
+  Seconds max_time{2.0};                 // cap on sampling time per trial
+  double target_noise = 0.02;            // stop when relative noise of the median estimate < this
+  CacheMode cache = CacheMode::cold;     // flush caches before every sample
+  Seconds timeout{60.0};                 // per trial (build excluded); past it: Status::timeout
+};
+
+struct Statistics {
+  Microseconds median{0}, min{0}, max{0}, mean{0};
+  double noise = 0;  // relative standard deviation (stdev / mean)
+  std::size_t count = 0;
+};
+
+Statistics summarize(std::span<const Microseconds> samples);
+
+// Runs the sampling loop. `flush` is called before each sample when cache is
+// cold (its time is not counted); `sample` runs the kernel once and returns
+// its duration.
+std::vector<Microseconds> collect_samples(const MeasureSettings& s, const std::function<void()>& flush,
+                                          const std::function<Microseconds()>& sample);
+
+// "1.5s", "200ms", "50us", "3m" or a bare number of seconds. Throws
+// std::invalid_argument with a message saying what is expected.
+Seconds parse_duration(std::string_view text);
+
+}  // namespace tunekit

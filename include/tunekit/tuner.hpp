@@ -1,0 +1,55 @@
+#pragma once
+// The tuning loop: space -> build -> isolated evaluation -> store, for each
+// problem size, driven by a search strategy.
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunekit/spec.hpp"
+#include "tunekit/store.hpp"
+
+namespace tunekit {
+
+struct TuneOptions {
+  std::filesystem::path out_dir = "tunekit-out";
+  bool fresh = false;   // ignore stored trials and the build cache
+  unsigned jobs = 0;    // build threads; 0 = one per core
+};
+
+struct ProgressEvent {
+  std::size_t done = 0;
+  std::optional<std::size_t> total;
+  Seconds elapsed{0};
+  std::optional<Microseconds> best;
+  std::string current;  // what is happening ("building 8 variants", a config)
+};
+using ProgressCallback = std::function<void(const ProgressEvent&)>;
+
+struct SizeReport {
+  Bindings size;
+  std::vector<TrialRecord> trials;     // in evaluation order
+  std::optional<std::size_t> best;     // index into trials
+  std::optional<std::size_t> baseline; // the default config's trial
+  bool baseline_is_spec_default = false;
+};
+
+struct TuneReport {
+  std::string spec_hash;
+  std::string device;
+  std::vector<SizeReport> sizes;
+  std::filesystem::path db, csv, json;
+  std::size_t resumed = 0;  // trials served from the store
+  Seconds wall{0}, build{0}, measure{0};
+};
+
+// Identity of what was tuned: kernel source, entry, language, compiler,
+// flags, arguments, reference and tolerances. Parameters and search settings
+// are left out on purpose: widening a space must keep measured trials.
+std::string spec_hash(const Spec& spec);
+
+TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress = {});
+
+}  // namespace tunekit

@@ -1,0 +1,76 @@
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/detail/cpu_backend.hpp"
+#include "backend/cpu/detail/protocol.hpp"
+
+namespace tunekit::cpu {
+
+namespace fs = std::filesystem;
+
+std::string call_shim(const BuildInput& in) {
+  std::string call;
+  for (std::size_t i = 0; i < in.arguments.size(); ++i) {
+    const auto& a = in.arguments[i];
+    if (i) call += ", ";
+    call += a.role == Role::scalar ? fmt::format("*({}*)tk_args[{}]", c_type_name(a.type), i)
+                                   : fmt::format("({}*)tk_args[{}]", c_type_name(a.type), i);
+  }
+  return fmt::format(
+      "\n/* tunekit: call shim */\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\"\n#endif\n"
+      "__attribute__((visibility(\"default\"))) void {}(void** tk_args) {{\n  (void)tk_args;\n  {}({});\n}}\n",
+      kLaunchSymbol, in.entry, call);
+}
+
+CpuBuilder::CpuBuilder(fs::path cache_dir, bool rebuild) : cache_dir_(std::move(cache_dir)), rebuild_(rebuild) {
+  fs::create_directories(cache_dir_);
+}
+
+BuildResult CpuBuilder::build(const BuildInput& in) {
+  BuildResult r;
+  const std::string hash = in.hash();
+  r.artifact = {cache_dir_ / (hash + ".so"), hash};
+  {
+    std::lock_guard lock(mutex_);
+    const bool rebuilt_already = built_.count(hash) > 0;
+    if (fs::exists(r.artifact.path) && (!rebuild_ || rebuilt_already)) {
+      r.cached = true;
+      return r;
+    }
+    built_.insert(hash);
+  }
+  const bool c = in.language == "c";
+  const fs::path src = cache_dir_ / (hash + (c ? ".c" : ".cpp"));
+  {
+    std::ofstream f(src, std::ios::binary);
+    f << "#line 1 \"" << in.source_name << "\"\n" << in.source << call_shim(in);
+  }
+  const fs::path tmp = cache_dir_ / (hash + ".tmp.so");
+  std::vector<std::string> argv{in.compiler};
+  argv.insert(argv.end(), in.flags.begin(), in.flags.end());
+  for (const auto& d : in.defines) argv.push_back("-D" + d);
+  argv.insert(argv.end(), {"-shared", "-fPIC", "-o", tmp.string(), src.string()});
+  detail::ProcessResult p;
+  try {
+    p = detail::run_process(argv, std::chrono::minutes(5));
+  } catch (const std::exception& e) {
+    r.status = Status::compile_error;
+    r.log = e.what();
+    return r;
+  }
+  r.time = p.wall;
+  r.log = std::move(p.output);
+  if (p.timed_out || p.signal != 0 || p.exit_code != 0) {
+    r.status = Status::compile_error;
+    if (p.timed_out) r.log = "compiler timed out after 5 minutes\n" + r.log;
+    else if (p.signal) r.log = "compiler killed by " + detail::describe_signal(p.signal) + "\n" + r.log;
+    fs::remove(tmp);
+    return r;
+  }
+  fs::rename(tmp, r.artifact.path);  // atomic: a killed run never leaves half a library
+  fs::remove(src);
+  return r;
+}
+
+}  // namespace tunekit::cpu

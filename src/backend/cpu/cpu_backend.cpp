@@ -1,0 +1,36 @@
+#include "backend/cpu/detail/cpu_backend.hpp"
+
+#include "backend/cpu/detail/machine.hpp"
+
+namespace tunekit::cpu {
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(BackendOptions options) : options_(std::move(options)), machine_(probe_machine()) {}
+  std::string_view name() const override { return "cpu"; }
+  const MachineInfo& machine() const override { return machine_; }
+  std::unique_ptr<Builder> make_builder() override {
+    return std::make_unique<CpuBuilder>(options_.work_dir / "cpu" / "build", options_.rebuild);
+  }
+  std::unique_ptr<Evaluator> make_evaluator() override {
+    // Twice the last-level cache: enough to evict everything a kernel used.
+    const auto l3 = static_cast<std::uint64_t>(machine_.properties.at("l3_bytes").as_int());
+    return std::make_unique<CpuEvaluator>(options_.work_dir / "cpu", std::max<std::uint64_t>(2 * l3, 8u << 20));
+  }
+  // Compiling on the cores being measured would disturb the timings.
+  bool measures_while_building() const override { return false; }
+
+ private:
+  BackendOptions options_;
+  MachineInfo machine_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
+
+}  // namespace tunekit::cpu

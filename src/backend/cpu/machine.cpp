@@ -1,0 +1,71 @@
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/detail/machine.hpp"
+
+namespace tunekit::cpu {
+
+namespace {
+
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+// "32K" / "1024K" / "32M" -> bytes.
+std::int64_t parse_cache_size(const std::string& text) {
+  if (text.empty()) return 0;
+  std::size_t pos = 0;
+  std::int64_t v = std::stoll(text, &pos);
+  if (pos < text.size()) {
+    if (text[pos] == 'K') v <<= 10;
+    else if (text[pos] == 'M') v <<= 20;
+    else if (text[pos] == 'G') v <<= 30;
+  }
+  return v;
+}
+
+std::string model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0)
+      if (auto colon = line.find(':'); colon != std::string::npos) return line.substr(colon + 2);
+  return "unknown CPU";
+}
+
+}  // namespace
+
+MachineInfo probe_machine() {
+  MachineInfo m;
+  const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  // Per-core sizes for L1d and L2 (what one thread's tile must fit in); L3
+  // as the shared total. Defaults are typical values for when sysfs is absent.
+  std::int64_t l1d = 32 << 10, l2 = 1 << 20, l3 = 8 << 20;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
+    const std::string level = read_line(dir + "level");
+    if (level.empty()) break;
+    const std::string type = read_line(dir + "type");
+    const std::int64_t size = parse_cache_size(read_line(dir + "size"));
+    if (size <= 0) continue;
+    if (level == "1" && type == "Data") l1d = size;
+    else if (level == "2") l2 = size;
+    else if (level == "3") l3 = size;
+  }
+  __builtin_cpu_init();
+  const std::int64_t simd = __builtin_cpu_supports("avx512f") ? 64 : __builtin_cpu_supports("avx2") ? 32 : 16;
+  m.properties = {{"l1d_bytes", l1d},   {"l2_bytes", l2},
+                  {"l3_bytes", l3},     {"cores", cores},
+                  {"simd_bytes", simd}, {"page_bytes", static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE))}};
+  m.device = fmt::format("cpu: {} ({} cores)", model_name(), cores);
+  return m;
+}
+
+}  // namespace tunekit::cpu

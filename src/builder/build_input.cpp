@@ -1,0 +1,88 @@
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/detail/hash.hpp"
+#include "tunekit/annotation.hpp"
+#include "tunekit/builder.hpp"
+
+namespace tunekit {
+
+std::string BuildInput::hash() const {
+  detail::Hasher h;
+  h.add(source).add(entry).add(language).add(compiler);
+  h.add(defines.size());
+  for (const auto& d : defines) h.add(d);
+  h.add(flags.size());
+  for (const auto& f : flags) h.add(f);
+  // The call shim depends on the argument types and roles.
+  h.add(arguments.size());
+  for (const auto& a : arguments) h.add(a.name).add(to_string(a.type)).add(to_string(a.role));
+  return h.hex();
+}
+
+namespace {
+
+std::string default_compiler(const std::string& language) {
+  const bool c = language == "c";
+  if (const char* env = std::getenv(c ? "CC" : "CXX"); env && *env) return env;
+  return c ? "cc" : "c++";
+}
+
+BuildInput common_input(const Spec& spec) {
+  BuildInput in;
+  in.source_name = spec.kernel.source.string();
+  in.entry = spec.kernel.entry;
+  in.arguments = spec.arguments;
+  in.language = spec.kernel.language;
+  in.compiler = spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
+  in.flags = spec.kernel.flags;
+  return in;
+}
+
+Injection resolve_injection(Injection requested, std::string_view source, const std::string& file) {
+  if (requested != Injection::automatic) return requested;
+  if (has_tunable_lines(source)) return Injection::tunable_lines;
+  if (!parse_range_annotations(source, file).empty()) return Injection::range_defines;
+  return Injection::defines;
+}
+
+}  // namespace
+
+BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config) {
+  BuildInput in = common_input(spec);
+  const std::string file = spec.kernel.source.string();
+  switch (resolve_injection(spec.kernel.injection, kernel_source, file)) {
+    case Injection::tunable_lines:
+      in.source = apply_tunable_lines(kernel_source, config, file);
+      break;
+    case Injection::range_defines:
+      in.source = prepend_defines(kernel_source, config, file);
+      break;
+    case Injection::defines:
+    case Injection::automatic:
+      in.source = kernel_source;
+      for (const auto& [name, value] : config) in.defines.push_back(name + "=" + value.str());
+      break;
+  }
+  return in;
+}
+
+BuildInput make_reference_input(const Spec& spec) {
+  BuildInput in = common_input(spec);
+  const auto& ref = spec.reference;
+  const auto path = ref.source.empty() ? spec.kernel.source : ref.source;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError({spec.file.string()}, "cannot read reference source '" + path.string() + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  in.source = ss.str();
+  in.source_name = path.string();
+  in.entry = ref.entry;
+  if (!ref.flags.empty()) in.flags = ref.flags;
+  // A reference built from a source with tunable lines or %RANGE% keeps the
+  // source's own defaults: nothing is injected.
+  return in;
+}
+
+}  // namespace tunekit

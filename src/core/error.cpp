@@ -1,0 +1,31 @@
+#include "tunekit/error.hpp"
+
+namespace tunekit {
+
+std::string SourceLocation::str() const {
+  std::string out = file;
+  if (line > 0) {
+    out += (out.empty() ? "line " : ":") + std::to_string(line);
+    if (column > 0) out += ":" + std::to_string(column);
+  } else if (column > 0) {
+    out += (out.empty() ? "column " : ":") + std::to_string(column);
+  }
+  return out;
+}
+
+SourceLocation SourceLocation::shifted(int offset) const {
+  SourceLocation s = *this;
+  if (s.column > 0) s.column += offset;
+  else s.column = offset + 1;
+  return s;
+}
+
+static std::string located(const SourceLocation& where, const std::string& message) {
+  std::string prefix = where.str();
+  return prefix.empty() ? message : prefix + ": " + message;
+}
+
+InputError::InputError(SourceLocation where, const std::string& message)
+    : std::runtime_error(located(where, message)), where_(std::move(where)), message_(message) {}
+
+}  // namespace tunekit

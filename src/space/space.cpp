@@ -1,0 +1,459 @@
+// The search space: constraint placement, independent parameter groups and a
+// memoised depth-first search.
+//
+// Parameters that share no constraint (transitively) form independent
+// groups; the number of valid configs is the product of the groups' counts.
+// Within a group, parameters are visited in declaration order and every
+// constraint is checked as soon as its deepest parameter has a value. The
+// number of completions below a level depends only on the values of the
+// earlier parameters that constraints at or below that level still read
+// (the level's "frontier"), so counts are memoised by the frontier's value
+// indices. Enumeration uses the same memo to know whether a partial config
+// has any valid completion, so it never walks into a dead end and its cost is
+// proportional to the number of valid configs it visits.
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "tunekit/space.hpp"
+
+namespace tunekit {
+
+namespace {
+
+constexpr std::uint64_t kUnknown = UINT64_MAX;      // memo cell not computed
+constexpr std::uint64_t kNonzero = UINT64_MAX - 1;  // known to have a completion, count unknown
+constexpr std::uint64_t kCap = UINT64_MAX - 2;      // counts saturate here
+
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > kCap - b ? kCap : a + b; }
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kCap / b ? kCap : a * b;
+}
+
+// Dense memo tables up to this many cells; larger key spaces use a hash map.
+constexpr std::uint64_t kDenseCells = 1u << 16;
+// At most this many hash-map memo entries per search (bounds the memory).
+constexpr std::size_t kMaxHashedEntries = 1u << 20;
+// Result tables for checks over at most this many value combinations, and
+// at most this many bytes of tables per search.
+constexpr std::uint64_t kTableMaxCells = std::uint64_t{1} << 22;
+constexpr std::uint64_t kTableBudgetCells = std::uint64_t{1} << 23;
+#ifndef SKIPFULL
+#define SKIPFULL 1
+#endif
+constexpr bool kSkipFull = SKIPFULL;
+
+}  // namespace
+
+// ---------------------------------------------------------------- Solver
+
+struct Space::Solver {
+  struct Level {
+    int param = 0;
+    std::vector<int> checks;               // checks to run once `param` has a value
+    std::vector<int> key_params;           // the frontier
+    std::vector<std::uint64_t> key_strides;
+    bool memo = false;         // key space small enough to index
+    bool full_prefix = false;  // the key is every earlier parameter: counts never repeat
+    bool dense = false;
+    bool leaf = false;  // no later level reads `param`
+    std::uint64_t key_space = 1;
+    std::vector<std::uint64_t> table;  // dense memo, allocated on first use
+    std::unordered_map<std::uint64_t, std::uint64_t> map;
+  };
+  struct Group {
+    std::vector<Level> levels;
+  };
+
+  // A check's results by the value indices of its parameters, 2 bits a
+  // cell (0 = not evaluated yet, 1 = false, 2 = true), filled on demand.
+  struct Table {
+    std::vector<std::uint64_t> strides;
+    std::uint64_t cells = 0;
+    bool enabled = false;
+    std::vector<std::uint8_t> bits;
+  };
+
+  const Space& space;
+  std::vector<std::uint32_t> idx;
+  std::vector<std::vector<Value>> scratch;  // per check
+  std::vector<Table> tables;                // per check
+  std::uint64_t table_budget = kTableBudgetCells;
+  std::vector<Group> groups;
+  std::vector<std::pair<int, int>> place;  // parameter -> (group, level)
+  std::size_t hashed = 0;
+
+  explicit Solver(const Space& s) : space(s), idx(s.params_.size(), 0), place(s.params_.size()) {
+    for (const auto& c : s.checks_) {
+      std::vector<Value> buffer;
+      for (int slot : c.slots) buffer.push_back(s.params_[slot].values.empty() ? Value() : s.params_[slot].values[0]);
+      scratch.push_back(std::move(buffer));
+      Table t;
+      std::uint64_t cells = 1;
+      for (int slot : c.slots) {
+        t.strides.push_back(cells);
+        cells *= std::max<std::uint64_t>(1, s.params_[slot].values.size());
+        if (cells > kTableMaxCells) break;
+      }
+      t.cells = cells;
+      t.enabled = !c.slots.empty() && cells <= kTableMaxCells;
+      tables.push_back(std::move(t));
+    }
+    for (std::size_t g = 0; g < s.groups_.size(); ++g) {
+      const auto& members = s.groups_[g];
+      Group group;
+      group.levels.resize(members.size());
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        place[members[k]] = {static_cast<int>(g), static_cast<int>(k)};
+        group.levels[k].param = members[k];
+        group.levels[k].checks = s.checks_at_[members[k]];
+      }
+      // Frontier: an earlier parameter is in the key of every level from
+      // just after it down to the level of a check that reads it.
+      std::vector<std::vector<char>> in_key(members.size(), std::vector<char>(members.size(), 0));
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        for (int ci : s.checks_at_[members[k]]) {
+          for (int slot : s.checks_[ci].slots) {
+            int j = place[slot].second;
+            for (std::size_t m = static_cast<std::size_t>(j) + 1; m <= k; ++m) in_key[m][j] = 1;
+          }
+        }
+      }
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        Level& lv = group.levels[k];
+        std::uint64_t space_size = 1;
+        bool fits = true;
+        for (std::size_t j = 0; j < k; ++j) {
+          if (!in_key[k][j]) continue;
+          int p = members[j];
+          lv.key_params.push_back(p);
+          lv.key_strides.push_back(space_size);
+          std::uint64_t n = s.params_[p].values.size();
+          if (n != 0 && space_size > (std::uint64_t{1} << 62) / n) fits = false;
+          else space_size *= n;
+        }
+        lv.memo = fits;
+        lv.key_space = space_size;
+        lv.full_prefix = lv.key_params.size() == k;
+        lv.dense = fits && space_size <= kDenseCells;
+        lv.leaf = k + 1 == members.size() || !in_key[k + 1][k];
+      }
+      groups.push_back(std::move(group));
+    }
+  }
+
+  bool check_ok(int ci) {
+    Table& t = tables[ci];
+    const Check& c = space.checks_[ci];
+    if (!t.enabled) return space.passes(c, idx, scratch[ci]);
+    std::uint64_t cell = 0;
+    for (std::size_t j = 0; j < c.slots.size(); ++j) cell += idx[c.slots[j]] * t.strides[j];
+    if (t.bits.empty()) {
+      std::uint64_t bytes = (t.cells + 3) / 4;
+      if (bytes > table_budget) {
+        t.enabled = false;
+        return space.passes(c, idx, scratch[ci]);
+      }
+      table_budget -= bytes;
+      t.bits.assign(bytes, 0);
+    }
+    std::uint8_t& byte = t.bits[cell >> 2];
+    const unsigned shift = static_cast<unsigned>(cell & 3) * 2;
+    const unsigned state = (byte >> shift) & 3u;
+    if (state != 0) return state == 2;
+    bool ok = space.passes(c, idx, scratch[ci]);
+    byte = static_cast<std::uint8_t>(byte | ((ok ? 2u : 1u) << shift));
+    return ok;
+  }
+
+  bool level_ok(const Level& lv) {
+    for (int ci : lv.checks)
+      if (!check_ok(ci)) return false;
+    return true;
+  }
+
+  std::uint64_t key_of(const Level& lv) const {
+    std::uint64_t key = 0;
+    for (std::size_t j = 0; j < lv.key_params.size(); ++j) key += idx[lv.key_params[j]] * lv.key_strides[j];
+    return key;
+  }
+
+  std::uint64_t recall(const Level& lv, std::uint64_t key) const {
+    if (lv.dense) return lv.table.empty() ? kUnknown : lv.table[key];
+    auto it = lv.map.find(key);
+    return it == lv.map.end() ? kUnknown : it->second;
+  }
+
+  void remember(Level& lv, std::uint64_t key, std::uint64_t value) {
+    if (lv.dense) {
+      if (lv.table.empty()) lv.table.assign(lv.key_space, kUnknown);
+      lv.table[key] = value;
+      return;
+    }
+    auto it = lv.map.find(key);
+    if (it != lv.map.end()) {
+      it->second = value;
+    } else if (hashed < kMaxHashedEntries) {
+      lv.map.emplace(key, value);
+      ++hashed;
+    }
+  }
+
+  // Number of valid completions of group `g` from level `k` on, given the
+  // values of its earlier parameters in idx.
+  std::uint64_t count(int g, std::size_t k) {
+    Group& group = groups[g];
+    if (k == group.levels.size()) return 1;
+    Level& lv = group.levels[k];
+    bool use_memo = lv.memo && !lv.full_prefix;
+    std::uint64_t key = 0;
+    if (use_memo) {
+      key = key_of(lv);
+      std::uint64_t known = recall(lv, key);
+      if (known < kNonzero) return known;
+    }
+    std::uint64_t total = 0;
+    const auto n = static_cast<std::uint32_t>(space.params_[lv.param].values.size());
+    if (lv.leaf) {
+      // Nothing below reads this parameter: the completions below are the
+      // same for each of its valid values.
+      std::uint64_t valid = 0;
+      for (std::uint32_t v = 0; v < n; ++v) {
+        idx[lv.param] = v;
+        if (level_ok(lv)) ++valid;
+      }
+      if (valid != 0) total = sat_mul(valid, count(g, k + 1));
+    } else {
+      for (std::uint32_t v = 0; v < n; ++v) {
+        idx[lv.param] = v;
+        if (!level_ok(lv)) continue;
+        total = sat_add(total, count(g, k + 1));
+      }
+    }
+    if (use_memo) remember(lv, key, total);
+    return total;
+  }
+
+  // Whether group `g` has any valid completion from level `k` on.
+  bool feasible(int g, std::size_t k) {
+    Group& group = groups[g];
+    if (k == group.levels.size()) return true;
+    Level& lv = group.levels[k];
+    std::uint64_t key = 0;
+    bool use_memo = lv.memo && !(kSkipFull && lv.full_prefix);
+    if (use_memo) {
+      key = key_of(lv);
+      std::uint64_t known = recall(lv, key);
+      if (known != kUnknown) return known != 0;
+    }
+    const auto n = static_cast<std::uint32_t>(space.params_[lv.param].values.size());
+    for (std::uint32_t v = 0; v < n; ++v) {
+      idx[lv.param] = v;
+      if (level_ok(lv) && feasible(g, k + 1)) {
+        if (use_memo) remember(lv, key, kNonzero);
+        return true;
+      }
+    }
+    if (use_memo) remember(lv, key, 0);
+    return false;
+  }
+};
+
+// ---------------------------------------------------------------- Space
+
+Space::Space(std::vector<Parameter> parameters, std::vector<Expression> constraints, const Bindings& constants)
+    : params_(std::move(parameters)), constraints_(std::move(constraints)) {
+  std::unordered_map<std::string, int> index;
+  for (std::size_t i = 0; i < params_.size(); ++i)
+    if (!index.emplace(params_[i].name, static_cast<int>(i)).second)
+      throw InputError(params_[i].where, "duplicate parameter '" + params_[i].name + "'");
+
+  // A parameter shadows a constant of the same name.
+  Bindings usable;
+  for (const auto& [name, value] : constants)
+    if (!index.count(name)) usable.emplace(name, value);
+
+  checks_at_.assign(params_.size(), {});
+  for (std::size_t ci = 0; ci < constraints_.size(); ++ci) {
+    const Expression& c = constraints_[ci];
+    Check check{c.bind(usable), {}, -1, ci};
+    for (const auto& name : check.expr.variables()) {
+      auto it = index.find(name);
+      if (it == index.end()) {
+        std::string known_params, known_constants;
+        for (const auto& p : params_) known_params += (known_params.empty() ? "" : ", ") + p.name;
+        for (const auto& [n, v] : usable) known_constants += (known_constants.empty() ? "" : ", ") + n;
+        throw InputError(c.where(), "unknown name '" + name + "' in constraint '" + c.text() +
+                                        "'; known: parameters " + (known_params.empty() ? "(none)" : known_params) +
+                                        "; sizes/machine properties " +
+                                        (known_constants.empty() ? "(none)" : known_constants));
+      }
+      check.slots.push_back(it->second);
+      check.level = std::max(check.level, it->second);
+    }
+    if (check.slots.empty()) {
+      if (check.expr.test({})) continue;  // always true: nothing to check
+      constant_false_ = true;
+    } else {
+      checks_at_[check.level].push_back(static_cast<int>(checks_.size()));
+    }
+    checks_.push_back(std::move(check));
+  }
+
+  // Independent groups: union-find over the parameters each check reads.
+  std::vector<int> parent(params_.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const auto& check : checks_)
+    for (std::size_t k = 1; k < check.slots.size(); ++k) {
+      int a = find(check.slots[0]), b = find(check.slots[k]);
+      if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    }
+  std::vector<int> group_of_root(params_.size(), -1);
+  for (std::size_t p = 0; p < params_.size(); ++p) {
+    int root = find(static_cast<int>(p));
+    if (group_of_root[root] < 0) {
+      group_of_root[root] = static_cast<int>(groups_.size());
+      groups_.emplace_back();
+    }
+    groups_[group_of_root[root]].push_back(static_cast<int>(p));
+  }
+}
+
+bool Space::passes(const Check& check, std::span<const std::uint32_t> value_indices,
+                   std::vector<Value>& scratch) const {
+  for (std::size_t k = 0; k < check.slots.size(); ++k) {
+    int p = check.slots[k];
+    scratch[k] = params_[p].values[value_indices[p]];
+  }
+  return check.expr.test(scratch);
+}
+
+std::uint64_t Space::cartesian_size() const {
+  std::uint64_t total = 1;
+  for (const auto& p : params_) {
+    std::uint64_t n = p.values.size();
+    if (n == 0) return 0;
+    total = total > UINT64_MAX / n ? UINT64_MAX : total * n;
+  }
+  return total;
+}
+
+std::uint64_t Space::count() const {
+  if (constant_false_) return 0;
+  for (const auto& p : params_)
+    if (p.values.empty()) return 0;
+  Solver solver(*this);
+  std::uint64_t total = 1;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    total = sat_mul(total, solver.count(static_cast<int>(g), 0));
+    if (total == 0) return 0;
+  }
+  return total >= kCap ? UINT64_MAX : total;
+}
+
+void Space::for_each(const std::function<bool(std::span<const std::uint32_t>)>& visit) const {
+  if (constant_false_) return;
+  for (const auto& p : params_)
+    if (p.values.empty()) return;
+  Solver solver(*this);
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    if (!solver.feasible(static_cast<int>(g), 0)) return;
+  const std::size_t n = params_.size();
+  // Depth-first in declaration order; a value is taken only if its group
+  // still has a valid completion, so every branch ends in a valid config.
+  auto descend = [&](auto& self, std::size_t k) -> bool {
+    if (k == n) return visit(std::span<const std::uint32_t>(solver.idx));
+    auto [g, level] = solver.place[k];
+    Solver::Group& group = solver.groups[g];
+    Solver::Level& lv = group.levels[level];
+    bool last = static_cast<std::size_t>(level) + 1 == group.levels.size();
+    const auto count = static_cast<std::uint32_t>(params_[k].values.size());
+    for (std::uint32_t v = 0; v < count; ++v) {
+      solver.idx[k] = v;
+      if (!solver.level_ok(lv)) continue;
+      if (!last && !solver.feasible(g, level + 1)) continue;
+      if (!self(self, k + 1)) return false;
+    }
+    return true;
+  };
+  descend(descend, 0);
+}
+
+std::vector<Config> Space::enumerate(std::size_t limit) const {
+  std::vector<Config> out;
+  if (limit == 0) return out;
+  for_each([&](std::span<const std::uint32_t> value_indices) {
+    out.push_back(config_at(value_indices));
+    return out.size() < limit;
+  });
+  return out;
+}
+
+Config Space::config_at(std::span<const std::uint32_t> value_indices) const {
+  if (value_indices.size() != params_.size())
+    throw std::out_of_range("Space::config_at: " + std::to_string(value_indices.size()) + " indices for " +
+                            std::to_string(params_.size()) + " parameters");
+  std::vector<std::pair<std::string, Value>> entries;
+  entries.reserve(params_.size());
+  for (std::size_t p = 0; p < params_.size(); ++p) {
+    if (value_indices[p] >= params_[p].values.size())
+      throw std::out_of_range("Space::config_at: value index " + std::to_string(value_indices[p]) +
+                              " out of range for parameter '" + params_[p].name + "'");
+    entries.emplace_back(params_[p].name, params_[p].values[value_indices[p]]);
+  }
+  return Config(std::move(entries));
+}
+
+namespace {
+
+// Index of `v` in `values`: an exact match (same type) first, else Python
+// equality (1 == 1.0).
+std::optional<std::uint32_t> index_in(const std::vector<Value>& values, const Value& v) {
+  for (std::size_t j = 0; j < values.size(); ++j)
+    if (values[j].raw().index() == v.raw().index() && values[j] == v) return static_cast<std::uint32_t>(j);
+  for (std::size_t j = 0; j < values.size(); ++j)
+    if (values[j] == v) return static_cast<std::uint32_t>(j);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::uint32_t>> Space::indices_of(const Config& c) const {
+  std::vector<std::uint32_t> out;
+  out.reserve(params_.size());
+  for (const auto& p : params_) {
+    const Value* v = c.find(p.name);
+    if (!v) return std::nullopt;
+    auto j = index_in(p.values, *v);
+    if (!j) return std::nullopt;
+    out.push_back(*j);
+  }
+  return out;
+}
+
+std::optional<std::string> Space::why_invalid(const Config& c) const {
+  std::vector<std::uint32_t> value_indices;
+  value_indices.reserve(params_.size());
+  for (const auto& p : params_) {
+    const Value* v = c.find(p.name);
+    if (!v) return "not in space: no value for " + p.name;
+    auto j = index_in(p.values, *v);
+    if (!j) return "not in space: " + p.name + "=" + v->str();
+    value_indices.push_back(*j);
+  }
+  std::vector<Value> scratch;
+  for (const auto& check : checks_) {
+    if (check.slots.empty()) return constraints_[check.constraint].text();  // constant false
+    scratch.resize(check.slots.size());
+    if (!passes(check, value_indices, scratch)) return constraints_[check.constraint].text();
+  }
+  return std::nullopt;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,305 @@
+// msKPP "// tunable" lines and CCCL "%RANGE%" annotations.
+#include "tunekit/annotation.hpp"
+
+#include <map>
+#include <optional>
+
+#include "spec/detail/text.hpp"
+#include "tunekit/error.hpp"
+
+namespace tunekit {
+namespace {
+
+using spec_detail::is_identifier;
+using spec_detail::trim;
+
+// The lines of a source, without their terminators ("\n" or "\r\n").
+struct Line {
+  std::string_view text;      // without "\r"
+  std::string_view ending;    // "\n", "\r\n" or "" (the last line)
+};
+
+std::vector<Line> split_lines(std::string_view source) {
+  std::vector<Line> lines;
+  std::size_t begin = 0;
+  while (begin <= source.size()) {
+    std::size_t nl = source.find('\n', begin);
+    if (nl == std::string_view::npos) {
+      if (begin < source.size()) lines.push_back({source.substr(begin), {}});
+      break;
+    }
+    std::string_view text = source.substr(begin, nl - begin);
+    std::string_view ending = source.substr(nl, 1);
+    if (!text.empty() && text.back() == '\r') {
+      text.remove_suffix(1);
+      ending = source.substr(nl - 1, 2);
+    }
+    lines.push_back({text, ending});
+    begin = nl + 1;
+  }
+  return lines;
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
+
+// A line whose trailing "//" comment is a tunable annotation.
+struct Tunable {
+  enum class Kind { value, alias } kind;
+  std::string name;
+  std::size_t eq = 0;           // value: position of the first '=' in the line
+  std::size_t name_column = 0;  // 0-based, for messages
+  std::size_t comment = 0;      // position of the "//"
+};
+
+// Scans a line of C/C++ for its trailing "//" comment, skipping string and
+// character literals and block comments (whose state carries over lines).
+// Returns the comment's position (npos if none) and whether any code lies
+// before it.
+struct LineScan {
+  std::size_t comment = std::string_view::npos;
+  bool has_code = false;
+};
+
+LineScan scan_line(std::string_view line, bool& in_block) {
+  LineScan out;
+  char quote = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (in_block) {
+      if (c == '*' && i + 1 < line.size() && line[i + 1] == '/') {
+        in_block = false;
+        ++i;
+      }
+      continue;
+    }
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '/' && i + 1 < line.size() && line[i + 1] == '/') {
+      out.comment = i;
+      return out;
+    }
+    if (c == '/' && i + 1 < line.size() && line[i + 1] == '*') {
+      in_block = true;
+      ++i;
+      continue;
+    }
+    if (c == '"') quote = c;
+    // A quote after a digit is a C++14 digit separator (1'024), not a char.
+    else if (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(line[i - 1])))) quote = c;
+    if (!is_blank(c)) out.has_code = true;
+  }
+  return out;  // an unterminated literal ends with the line
+}
+
+// "// tunable" -> "", "// tunable: ALIAS" -> "ALIAS"; nullopt if the comment
+// is something else. `alias_offset` receives ALIAS's position in `comment`.
+std::optional<std::string> match_tunable_comment(std::string_view comment, std::size_t& alias_offset) {
+  std::size_t i = 2;  // past "//"
+  while (i < comment.size() && is_blank(comment[i])) ++i;
+  constexpr std::string_view word = "tunable";
+  if (comment.substr(i, word.size()) != word) return std::nullopt;
+  i += word.size();
+  std::size_t j = i;
+  while (j < comment.size() && is_blank(comment[j])) ++j;
+  if (j == comment.size()) return std::string();
+  if (comment[j] != ':') return std::nullopt;
+  ++j;
+  while (j < comment.size() && is_blank(comment[j])) ++j;
+  std::string_view rest = trim(comment.substr(j));
+  if (!is_identifier(rest)) return std::nullopt;
+  alias_offset = j;
+  return std::string(rest);
+}
+
+// The tunable annotation of one line, if it has one. Throws for a "// tunable"
+// line whose code has no "NAME =".
+std::optional<Tunable> tunable_of(std::string_view line, bool& in_block, int line_no, const std::string& file) {
+  LineScan scan = scan_line(line, in_block);
+  if (scan.comment == std::string_view::npos || !scan.has_code) return std::nullopt;
+  std::string_view head = trim(line);
+  if (!head.empty() && head[0] == '*') return std::nullopt;  // inside a block comment
+  std::size_t alias_offset = 0;
+  auto alias = match_tunable_comment(line.substr(scan.comment), alias_offset);
+  if (!alias) return std::nullopt;
+  Tunable t;
+  t.comment = scan.comment;
+  if (!alias->empty()) {
+    t.kind = Tunable::Kind::alias;
+    t.name = *alias;
+    t.name_column = scan.comment + alias_offset;
+    return t;
+  }
+  t.kind = Tunable::Kind::value;
+  std::size_t eq = line.substr(0, scan.comment).find('=');
+  std::size_t end = eq;
+  if (eq != std::string_view::npos)
+    while (end > 0 && is_blank(line[end - 1])) --end;
+  std::size_t begin = end;
+  if (eq != std::string_view::npos)
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(line[begin - 1])) || line[begin - 1] == '_'))
+      --begin;
+  if (eq == std::string_view::npos || begin == end || !is_identifier(line.substr(begin, end - begin))) {
+    std::size_t first = line.find_first_not_of(" \t");
+    throw InputError(SourceLocation{file, line_no, static_cast<int>((eq == std::string_view::npos ? first : eq) + 1)},
+                     "a '// tunable' line must assign a name ('NAME = value; // tunable'); "
+                     "to replace a whole line use '// tunable: ALIAS'");
+  }
+  t.eq = eq;
+  t.name = std::string(line.substr(begin, end - begin));
+  t.name_column = begin;
+  return t;
+}
+
+}  // namespace
+
+bool has_tunable_lines(std::string_view source) {
+  bool in_block = false;
+  for (const Line& l : split_lines(source)) {
+    LineScan scan = scan_line(l.text, in_block);
+    if (scan.comment == std::string_view::npos || !scan.has_code) continue;
+    std::string_view head = trim(l.text);
+    if (!head.empty() && head[0] == '*') continue;
+    std::size_t alias_offset = 0;
+    if (match_tunable_comment(l.text.substr(scan.comment), alias_offset)) return true;
+  }
+  return false;
+}
+
+std::string apply_tunable_lines(std::string_view source, const Config& config, const std::string& file) {
+  std::vector<Line> lines = split_lines(source);
+  // One pass: the first annotated line of each name.
+  struct Target {
+    std::size_t line;
+    Tunable tunable;
+  };
+  std::map<std::string, Target, std::less<>> first;
+  bool in_block = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (auto t = tunable_of(lines[i].text, in_block, static_cast<int>(i + 1), file)) {
+      std::string name = t->name;
+      first.try_emplace(std::move(name), Target{i, std::move(*t)});
+    }
+  }
+  std::vector<std::optional<std::string>> replacement(lines.size());
+  for (const auto& [key, value] : config) {
+    auto it = first.find(key);
+    if (it == first.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, target] : first) names.push_back(n);
+      std::string msg = "config key '" + key + "' matches no '// tunable' line in " + file;
+      msg += names.empty() ? " (it has none)" : " (tunable names: " + spec_detail::join(names) + ")";
+      throw InputError(SourceLocation{file, 0, 0}, msg);
+    }
+    const Target& target = it->second;
+    std::string_view text = lines[target.line].text;
+    if (target.tunable.kind == Tunable::Kind::value) {
+      replacement[target.line] = std::string(text.substr(0, target.tunable.eq + 1)) + " " + value.str() + ";";
+    } else {
+      std::size_t indent = 0;
+      while (indent < text.size() && is_blank(text[indent])) ++indent;
+      replacement[target.line] = std::string(text.substr(0, indent)) + value.str();
+    }
+  }
+  std::string out;
+  out.reserve(source.size() + 64);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (replacement[i]) out += *replacement[i];
+    else out += lines[i].text;
+    out += lines[i].ending;
+  }
+  return out;
+}
+
+std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, const std::string& file) {
+  constexpr std::string_view marker = "%RANGE%";
+  const std::string expected = "expected '%RANGE% NAME label start:end:step'";
+  std::vector<RangeAnnotation> out;
+  std::map<std::string, int, std::less<>> seen;
+  std::vector<Line> lines = split_lines(source);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string_view text = lines[i].text;
+    std::size_t at = text.find(marker);
+    if (at == std::string_view::npos) continue;
+    const int line_no = static_cast<int>(i + 1);
+    auto where = [&](std::size_t column0) { return SourceLocation{file, line_no, static_cast<int>(column0 + 1)}; };
+    // Whitespace-separated fields after the marker, with their positions.
+    std::vector<std::pair<std::string_view, std::size_t>> fields;
+    std::size_t p = at + marker.size();
+    while (p < text.size()) {
+      while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
+      if (p >= text.size()) break;
+      std::size_t q = p;
+      while (q < text.size() && !std::isspace(static_cast<unsigned char>(text[q]))) ++q;
+      fields.emplace_back(text.substr(p, q - p), p);
+      p = q;
+    }
+    std::size_t end_column = text.find_last_not_of(" \t") + 1;  // just past the last character
+    static const char* names[] = {"a parameter name", "a label", "a range start:end:step"};
+    if (fields.size() < 3)
+      throw InputError(where(end_column), std::string("malformed %RANGE% line: missing ") + names[fields.size()] +
+                                              "; " + expected);
+    if (fields.size() > 3)
+      throw InputError(where(fields[3].second), "malformed %RANGE% line: unexpected '" +
+                                                    std::string(fields[3].first) + "' after the range; " + expected);
+    auto [name, name_pos] = fields[0];
+    if (!is_identifier(name))
+      throw InputError(where(name_pos), "malformed %RANGE% line: '" + std::string(name) +
+                                            "' is not a valid macro name; " + expected);
+    if (auto prev = seen.find(name); prev != seen.end())
+      throw InputError(where(name_pos), "duplicate %RANGE% parameter '" + std::string(name) + "' (first declared on line " +
+                                            std::to_string(prev->second) + ")");
+    spec_detail::IntRange r;
+    try {
+      r = spec_detail::parse_int_range(fields[2].first, where(fields[2].second), /*require_step=*/true);
+    } catch (const InputError& e) {
+      throw InputError(e.where(), "malformed %RANGE% line for " + std::string(name) + ": " + e.message());
+    }
+    seen.emplace(std::string(name), line_no);
+    RangeAnnotation a;
+    a.name = std::string(name);
+    a.label = std::string(fields[1].first);
+    a.start = r.start;
+    a.end = r.end;
+    a.step = r.step;
+    a.line = line_no;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>& ranges, const std::string& file) {
+  std::vector<Parameter> out;
+  out.reserve(ranges.size());
+  for (const auto& r : ranges) {
+    SourceLocation where{file, r.line, 0};
+    spec_detail::IntRange range{r.start, r.end, r.step};
+    if (auto err = spec_detail::check_range(range))
+      throw InputError(where, "bad %RANGE% for " + r.name + ": " + *err);
+    for (const auto& p : out)
+      if (p.name == r.name) throw InputError(where, "duplicate %RANGE% parameter '" + r.name + "'");
+    Parameter p;
+    p.name = r.name;
+    p.where = where;
+    spec_detail::append_range(range, p.values);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string prepend_defines(std::string_view source, const Config& config, const std::string& file) {
+  std::string out;
+  for (const auto& [name, value] : config) out += "#define " + name + " " + value.str() + "\n";
+  out += "#line 1 \"";
+  for (char c : file) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  out += "\"\n";
+  out += source;
+  return out;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,50 @@
+#pragma once
+// Small text helpers shared by the spec loader and the annotation parser.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/error.hpp"
+#include "tunekit/value.hpp"
+
+namespace tunekit::spec_detail {
+
+// Most values a single range (or pow2 set) may expand to; beyond it the spec
+// is almost certainly wrong and expanding it would exhaust memory.
+inline constexpr std::size_t kMaxRangeValues = std::size_t{1} << 24;
+
+bool is_identifier(std::string_view s);
+
+std::string_view trim(std::string_view s);
+
+// Whole-string integer / float parses ("+5", "-3", "1e-3", ".5"). A float
+// must contain a digit (so "inf" / "nan" stay strings).
+std::optional<std::int64_t> parse_int(std::string_view s);
+std::optional<double> parse_float(std::string_view s);
+
+// int, then float, else the string itself.
+Value parse_value_text(std::string_view s);
+
+struct IntRange {
+  std::int64_t start = 0, end = 0, step = 1;
+};
+
+// An error message when the range start:end:step (inclusive; negative steps
+// count down) has a zero step, is empty, or has too many values.
+std::optional<std::string> check_range(const IntRange& r);
+// Its values; `r` must have passed check_range.
+void append_range(const IntRange& r, std::vector<Value>& out);
+
+// "a:b[:s]" (inclusive; the step defaults to 1 unless `require_step`).
+// Throws InputError at `where` shifted to the offending field.
+IntRange parse_int_range(std::string_view text, const SourceLocation& where, bool require_step);
+
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word` when it is close enough to be a likely typo.
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+
+}  // namespace tunekit::spec_detail

@@ -1,0 +1,736 @@
+// Loading a spec (YAML or JSON, through yaml-cpp) with every mistake
+// reported as an InputError at its file:line:column.
+#include "tunekit/spec.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <sstream>
+
+#include "spec/detail/text.hpp"
+#include "tunekit/annotation.hpp"
+#include "tunekit/error.hpp"
+
+namespace tunekit {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace spec_detail;
+
+std::string read_text(const fs::path& file, bool& ok) {
+  std::ifstream in(file, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::ostringstream ss;
+  if (ok) ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string kind_of(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
+
+bool is_plain(const YAML::Node& n) { return n.Tag() == "?"; }
+
+// A node with the path that names it in messages ("kernel.flags",
+// "arguments[1].size") and where it is.
+struct Item {
+  YAML::Node node;
+  std::string path;
+  SourceLocation where;
+};
+
+struct Entry {
+  std::string key;
+  YAML::Node key_node;
+  YAML::Node value;
+};
+
+struct Map {
+  Item item;
+  std::vector<Entry> entries;
+  const Entry* find(std::string_view key) const {
+    for (const auto& e : entries)
+      if (e.key == key) return &e;
+    return nullptr;
+  }
+};
+
+std::string context_name(const std::string& path) { return path.empty() ? "spec" : "'" + path + "'"; }
+std::string display(const std::string& path) { return path.empty() ? "the spec" : "'" + path + "'"; }
+
+class Loader {
+ public:
+  Loader(std::string file, std::string text, fs::path dir) : file_(std::move(file)), text_(std::move(text)), dir_(std::move(dir)) {
+    std::size_t begin = 0;
+    while (begin <= text_.size()) {
+      std::size_t nl = text_.find('\n', begin);
+      std::string_view line = std::string_view(text_).substr(begin, nl == std::string::npos ? std::string::npos : nl - begin);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      lines_.push_back(line);
+      if (nl == std::string::npos) break;
+      begin = nl + 1;
+    }
+  }
+
+  Spec load(const YAML::Node& root);
+
+ private:
+  // --- locations and errors -------------------------------------------------
+  SourceLocation loc(const YAML::Node& n) const {
+    YAML::Mark m = n.Mark();
+    if (m.line < 0) return SourceLocation{file_, 0, 0};
+    return SourceLocation{file_, m.line + 1, m.column + 1};
+  }
+
+  // Where a scalar's text begins: past the quote of a quoted scalar, on the
+  // first content line of a block scalar.
+  SourceLocation content_loc(const Item& it) const {
+    SourceLocation w = it.where;
+    YAML::Mark m = it.node.Mark();
+    if (!it.node.IsScalar() || m.line < 0 || static_cast<std::size_t>(m.line) >= lines_.size()) return w;
+    std::string_view line = lines_[m.line];
+    if (static_cast<std::size_t>(m.column) >= line.size()) return w;
+    char c = line[m.column];
+    if (c == '"' || c == '\'') {
+      w.column += 1;
+    } else if (c == '|' || c == '>') {
+      for (std::size_t k = m.line + 1; k < lines_.size(); ++k) {
+        std::size_t first = lines_[k].find_first_not_of(" \t");
+        if (first == std::string_view::npos) continue;
+        w.line = static_cast<int>(k + 1);
+        w.column = static_cast<int>(first + 1);
+        break;
+      }
+    }
+    return w;
+  }
+
+  [[noreturn]] void fail(const SourceLocation& where, const std::string& message) const {
+    throw InputError(where, message);
+  }
+  [[noreturn]] void wrong_type(const Item& it, const std::string& expected) const {
+    fail(it.where, display(it.path) + " must be " + expected + ", got " + kind_of(it.node));
+  }
+
+  Item child(const Map& m, const Entry& e) const {
+    std::string path = m.item.path.empty() ? e.key : m.item.path + "." + e.key;
+    return Item{e.value, path, e.value.IsNull() ? loc(e.key_node) : loc(e.value)};
+  }
+  Item element(const Item& seq, const YAML::Node& el, std::size_t i) const {
+    SourceLocation w = loc(el);
+    if (w.line == 0 || el.IsNull()) w = seq.where;
+    return Item{el, seq.path + "[" + std::to_string(i) + "]", w};
+  }
+  std::vector<Item> elements(const Item& seq) const {
+    std::vector<Item> out;
+    std::size_t i = 0;
+    for (const auto& el : seq.node) out.push_back(element(seq, el, i++));
+    return out;
+  }
+
+  // A mapping whose keys must be among `allowed` (empty: any identifier).
+  Map map(const Item& it, const std::vector<std::string>& allowed, const std::string& expected = "a mapping") const {
+    if (!it.node.IsMap()) wrong_type(it, expected);
+    Map m{it, {}};
+    std::map<std::string, SourceLocation> seen;
+    for (auto iter = it.node.begin(); iter != it.node.end(); ++iter) {
+      const auto kv = *iter;  // by value: operator-> yields a temporary
+      const YAML::Node key = kv.first;
+      if (!key.IsScalar())
+        fail(loc(key), "keys in " + context_name(it.path) + " must be names, got " + kind_of(key));
+      std::string k = key.Scalar();
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+        std::string msg = "unknown key '" + k + "' in " + context_name(it.path);
+        if (auto near = closest_match(k, allowed)) msg += "; did you mean '" + *near + "'?";
+        msg += " (allowed keys: " + join(allowed) + ")";
+        fail(loc(key), msg);
+      }
+      if (auto prev = seen.find(k); prev != seen.end())
+        fail(loc(key), "duplicate key '" + k + "' in " + context_name(it.path) + " (first at " + prev->second.str() + ")");
+      seen.emplace(k, loc(key));
+      m.entries.push_back(Entry{k, key, kv.second});
+    }
+    return m;
+  }
+
+  std::optional<Item> get(const Map& m, std::string_view key) const {
+    if (const Entry* e = m.find(key)) return child(m, *e);
+    return std::nullopt;
+  }
+  Item require(const Map& m, std::string_view key) const {
+    if (const Entry* e = m.find(key)) return child(m, *e);
+    fail(m.item.where, "missing required key '" + std::string(key) + "' in " + context_name(m.item.path));
+  }
+
+  // --- scalars ----------------------------------------------------------------
+  std::string string_of(const Item& it, const std::string& expected = "a string") const {
+    if (!it.node.IsScalar()) wrong_type(it, expected);
+    if (it.node.Scalar().empty()) fail(it.where, display(it.path) + " must be " + expected + ", got an empty string");
+    return it.node.Scalar();
+  }
+
+  std::string name_of(const Item& it, const std::string& what) const {
+    std::string s = string_of(it, what);
+    if (!is_identifier(s))
+      fail(content_loc(it), display(it.path) + " must be " + what + " (letters, digits and '_', not starting with a digit), got '" + s + "'");
+    return s;
+  }
+
+  // A C identifier, optionally qualified with "::".
+  std::string function_name(const Item& it) const {
+    std::string s = string_of(it, "a function name");
+    std::size_t begin = 0;
+    for (;;) {
+      std::size_t sep = s.find("::", begin);
+      std::string_view part = std::string_view(s).substr(begin, sep == std::string::npos ? std::string::npos : sep - begin);
+      if (!is_identifier(part)) fail(content_loc(it), display(it.path) + " must be a function name, got '" + s + "'");
+      if (sep == std::string::npos) return s;
+      begin = sep + 2;
+    }
+  }
+
+  std::int64_t int_of(const Item& it, std::int64_t min, const std::string& expected) const {
+    if (!it.node.IsScalar()) wrong_type(it, expected);
+    auto v = parse_int(trim(it.node.Scalar()));
+    if (!v) wrong_type(it, expected);
+    if (*v < min) fail(content_loc(it), display(it.path) + " must be " + expected + ", got " + std::to_string(*v));
+    return *v;
+  }
+
+  double number_of(const Item& it, const std::string& expected) const {
+    if (!it.node.IsScalar()) wrong_type(it, expected);
+    std::string_view s = trim(it.node.Scalar());
+    double d = 0;
+    if (auto i = parse_int(s)) d = static_cast<double>(*i);
+    else if (auto f = parse_float(s)) d = *f;
+    else wrong_type(it, expected);
+    return d;
+  }
+
+  double non_negative(const Item& it) const {
+    double d = number_of(it, "a number >= 0");
+    if (!(d >= 0)) fail(content_loc(it), display(it.path) + " must be a number >= 0, got " + it.node.Scalar());
+    return d;
+  }
+
+  Seconds duration_of(const Item& it, bool positive) const {
+    if (!it.node.IsScalar()) wrong_type(it, "a duration (seconds, or a number with a unit such as 50ms or 2s)");
+    Seconds s;
+    try {
+      s = parse_duration(it.node.Scalar());
+    } catch (const std::invalid_argument& e) {
+      fail(content_loc(it), display(it.path) + ": " + e.what());
+    }
+    if (positive && s.count() <= 0) fail(content_loc(it), display(it.path) + " must be a duration > 0");
+    return s;
+  }
+
+  // A value: plain scalars are ints, then floats (true/false are 1/0), else
+  // strings; quoted scalars are strings.
+  Value value_of(const Item& it, const std::string& expected = "a value (int, float or string)") const {
+    if (!it.node.IsScalar()) wrong_type(it, expected);
+    const std::string& s = it.node.Scalar();
+    if (!is_plain(it.node)) return Value(s);
+    if (s == "true" || s == "True" || s == "TRUE") return Value(1);
+    if (s == "false" || s == "False" || s == "FALSE") return Value(0);
+    return parse_value_text(s);
+  }
+
+  template <typename E>
+  E enum_of(const Item& it, std::initializer_list<std::pair<const char*, E>> choices) const {
+    std::vector<std::string> names;
+    for (const auto& c : choices) names.push_back(c.first);
+    std::string expected = "one of " + join(names);
+    if (!it.node.IsScalar()) wrong_type(it, expected);
+    const std::string& s = it.node.Scalar();
+    for (const auto& c : choices)
+      if (s == c.first) return c.second;
+    std::string msg = "bad value '" + s + "' for " + display(it.path) + ": expected " + expected;
+    if (auto near = closest_match(s, names)) msg += "; did you mean '" + *near + "'?";
+    fail(content_loc(it), msg);
+  }
+
+  std::vector<std::string> strings_of(const Item& it) const {
+    const std::string expected = "a list of strings";
+    if (!it.node.IsSequence()) wrong_type(it, expected);
+    std::vector<std::string> out;
+    for (const Item& el : elements(it)) {
+      if (!el.node.IsScalar()) fail(el.where, display(it.path) + " must be " + expected + ", but " + display(el.path) + " is " + kind_of(el.node));
+      out.push_back(el.node.Scalar());
+    }
+    return out;
+  }
+
+  Expression expression_of(const Item& it, const std::string& expected) const {
+    if (!it.node.IsScalar() || it.node.Scalar().empty()) wrong_type(it, expected);
+    SourceLocation where = content_loc(it);
+    try {
+      return Expression::parse(it.node.Scalar(), where);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(where, display(it.path) + ": " + e.what());
+    }
+  }
+
+  fs::path existing_file(const Item& it, const std::string& what) const {
+    std::string text = string_of(it, "a file path");
+    fs::path p(text);
+    if (p.is_relative()) p = dir_ / p;
+    p = p.lexically_normal();
+    std::error_code ec;
+    if (!fs::exists(p, ec))
+      fail(content_loc(it), what + " '" + text + "' not found (looked for " + p.string() + ")");
+    if (!fs::is_regular_file(p, ec)) fail(content_loc(it), what + " '" + text + "' is not a regular file (" + p.string() + ")");
+    return p;
+  }
+
+  // --- sections ---------------------------------------------------------------
+  KernelSpec kernel(const Item& it) const;
+  ArgumentSpec argument(const Item& it) const;
+  std::vector<Bindings> sizes(const Item& it);
+  Parameter parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const;
+  Config config(const Item& it, const std::vector<Parameter>* declared) const;
+  ReferenceSpec reference(const Item& it) const;
+
+  std::string file_;
+  std::string text_;
+  fs::path dir_;
+  std::vector<std::string_view> lines_;
+  std::map<std::string, SourceLocation> size_names_;
+};
+
+KernelSpec Loader::kernel(const Item& it) const {
+  Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection"});
+  KernelSpec k;
+  k.source = existing_file(require(m, "source"), "kernel source file");
+  k.entry = function_name(require(m, "entry"));
+  if (auto v = get(m, "language"))
+    k.language = enum_of<std::string>(*v, {{"c++", "c++"}, {"c", "c"}});
+  if (auto v = get(m, "compiler")) k.compiler = string_of(*v, "a compiler command");
+  if (auto v = get(m, "flags")) k.flags = strings_of(*v);
+  if (auto v = get(m, "injection"))
+    k.injection = enum_of<Injection>(*v, {{"auto", Injection::automatic},
+                                          {"defines", Injection::defines},
+                                          {"tunable", Injection::tunable_lines},
+                                          {"range", Injection::range_defines}});
+  return k;
+}
+
+ArgumentSpec Loader::argument(const Item& it) const {
+  Map m = map(it, {"name", "type", "size", "value", "fill", "role"},
+              "a mapping such as {name: A, type: f32, size: N}");
+  ArgumentSpec a;
+  a.where = it.where;
+  a.name = name_of(require(m, "name"), "a C identifier");
+  a.type = enum_of<ElementType>(require(m, "type"),
+                                {{"f32", ElementType::f32}, {"f64", ElementType::f64}, {"i8", ElementType::i8},
+                                 {"i16", ElementType::i16}, {"i32", ElementType::i32}, {"i64", ElementType::i64},
+                                 {"u8", ElementType::u8}, {"u16", ElementType::u16}, {"u32", ElementType::u32},
+                                 {"u64", ElementType::u64}});
+  auto size = get(m, "size");
+  auto value = get(m, "value");
+  auto role = get(m, "role");
+  auto fill = get(m, "fill");
+  const std::string who = "argument '" + a.name + "'";
+  if (size && value)
+    fail(value->where, who + " has both 'size' (a buffer) and 'value' (a scalar); give one of them");
+  if (!size && !value)
+    fail(it.where, who + " needs 'size' (a buffer's element count) or 'value' (a scalar's value)");
+  if (value) {
+    a.value = expression_of(*value, "an expression");
+    a.role = Role::scalar;
+    if (role) {
+      Role r = enum_of<Role>(*role, {{"in", Role::in}, {"out", Role::out}, {"inout", Role::inout}, {"scalar", Role::scalar}});
+      if (r != Role::scalar)
+        fail(content_loc(*role), who + " is a scalar (it has 'value'), so its role is 'scalar', not '" +
+                                     std::string(to_string(r)) + "'");
+    }
+    if (fill) fail(fill->where, who + " is a scalar (it has 'value'); 'fill' applies to buffers only");
+    return a;
+  }
+  a.size = expression_of(*size, "an expression");
+  if (role) {
+    a.role = enum_of<Role>(*role, {{"in", Role::in}, {"out", Role::out}, {"inout", Role::inout}, {"scalar", Role::scalar}});
+    if (a.role == Role::scalar)
+      fail(content_loc(*role), who + " has role 'scalar' but a 'size'; a scalar has 'value' instead of 'size'");
+  }
+  a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
+  if (fill) {
+    const std::string expected = "random, zeros, {constant: v} or {sequence: start}";
+    if (fill->node.IsScalar()) {
+      const std::string& s = fill->node.Scalar();
+      if (s == "random") a.fill = Fill::random;
+      else if (s == "zeros") a.fill = Fill::zeros;
+      else if (s == "constant" || s == "sequence")
+        fail(content_loc(*fill), "fill '" + s + "' of " + who + " needs a value: {" + s + ": " + (s == "constant" ? "1.5" : "0") + "}");
+      else {
+        std::string msg = "bad value '" + s + "' for " + display(fill->path) + ": expected " + expected;
+        if (auto near = closest_match(s, {"random", "zeros"})) msg += "; did you mean '" + *near + "'?";
+        fail(content_loc(*fill), msg);
+      }
+    } else if (fill->node.IsMap()) {
+      Map f = map(*fill, {"constant", "sequence"}, expected);
+      if (f.entries.size() != 1) fail(fill->where, display(fill->path) + " must be " + expected + " (exactly one key)");
+      const Entry& e = f.entries.front();
+      a.fill = e.key == "constant" ? Fill::constant : Fill::sequence;
+      a.fill_value = number_of(child(f, e), "a number");
+    } else {
+      wrong_type(*fill, expected);
+    }
+  }
+  return a;
+}
+
+std::vector<Bindings> Loader::sizes(const Item& it) {
+  auto one = [&](const Item& m_item) {
+    Map m = map(m_item, {}, "a mapping of size names to values, e.g. {M: 256, N: 256}");
+    Bindings b;
+    for (const Entry& e : m.entries) {
+      Item v = child(m, e);
+      if (!is_identifier(e.key))
+        fail(loc(e.key_node), "size name '" + e.key + "' in " + context_name(m_item.path) + " is not a valid name");
+      b.emplace(e.key, value_of(v));
+      size_names_.try_emplace(e.key, loc(e.key_node));
+    }
+    return b;
+  };
+  std::vector<Bindings> out;
+  if (it.node.IsNull()) {
+  } else if (it.node.IsMap()) {
+    out.push_back(one(it));
+  } else if (it.node.IsSequence()) {
+    for (const Item& el : elements(it)) out.push_back(one(el));
+  } else {
+    wrong_type(it, "a mapping of size names to values or a list of them");
+  }
+  if (out.empty()) out.emplace_back();
+  return out;
+}
+
+Parameter Loader::parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const {
+  Parameter p;
+  p.name = name;
+  p.where = name_where;
+  const std::string expected =
+      "a list of values, a range 'start:end:step' or {pow2: [lo, hi]}";
+  if (it.node.IsSequence()) {
+    std::vector<Item> els = elements(it);
+    if (els.empty()) fail(it.where, "parameter '" + name + "' has no values");
+    for (const Item& el : els) {
+      if (!el.node.IsScalar()) wrong_type(el, "a value (int, float or string)");
+      Value v = value_of(el);
+      for (std::size_t j = 0; j < p.values.size(); ++j)
+        if (p.values[j] == v && p.values[j].is_string() == v.is_string())
+          fail(content_loc(el), "duplicate value " + v.repr() + " in parameter '" + name + "' (also at index " + std::to_string(j) + ")");
+      p.values.push_back(std::move(v));
+    }
+  } else if (it.node.IsMap()) {
+    Map m = map(it, {"pow2"}, expected);
+    Item range = require(m, "pow2");
+    const std::string pexp = "a list [lo, hi] of two powers of two";
+    if (!range.node.IsSequence() || range.node.size() != 2) wrong_type(range, pexp);
+    std::vector<Item> ends = elements(range);
+    std::int64_t lo = int_of(ends[0], 1, "a power of two >= 1");
+    std::int64_t hi = int_of(ends[1], 1, "a power of two >= 1");
+    for (int i = 0; i < 2; ++i) {
+      std::int64_t v = i == 0 ? lo : hi;
+      if ((v & (v - 1)) != 0)
+        fail(content_loc(ends[i]), display(range.path) + ": " + std::to_string(v) + " is not a power of two");
+    }
+    if (lo > hi) fail(range.where, display(range.path) + ": lo (" + std::to_string(lo) + ") is greater than hi (" + std::to_string(hi) + ")");
+    for (std::int64_t v = lo;; v *= 2) {
+      p.values.emplace_back(v);
+      if (v == hi) break;
+    }
+  } else if (it.node.IsScalar()) {
+    const std::string& s = it.node.Scalar();
+    if (s.find(':') != std::string::npos) {
+      IntRange r;
+      try {
+        r = parse_int_range(s, content_loc(it), /*require_step=*/false);
+      } catch (const InputError& e) {
+        throw InputError(e.where(), "parameter '" + name + "': " + e.message());
+      }
+      append_range(r, p.values);
+    } else {
+      p.values.push_back(value_of(it));
+    }
+  } else {
+    wrong_type(it, expected);
+  }
+  return p;
+}
+
+Config Loader::config(const Item& it, const std::vector<Parameter>* declared) const {
+  Map m = map(it, {}, "a mapping of parameter names to values");
+  std::vector<std::pair<std::string, Value>> entries;
+  for (const Entry& e : m.entries) {
+    if (!is_identifier(e.key)) fail(loc(e.key_node), "'" + e.key + "' is not a valid parameter name");
+    if (declared) {
+      bool known = std::any_of(declared->begin(), declared->end(), [&](const Parameter& p) { return p.name == e.key; });
+      if (!known) {
+        std::vector<std::string> names;
+        for (const auto& p : *declared) names.push_back(p.name);
+        std::string msg = "unknown parameter '" + e.key + "' in " + context_name(it.path);
+        if (names.empty()) {
+          msg += "; the spec declares no parameters";
+        } else {
+          if (auto near = closest_match(e.key, names)) msg += "; did you mean '" + *near + "'?";
+          msg += " (parameters: " + join(names) + ")";
+        }
+        fail(loc(e.key_node), msg);
+      }
+    }
+    entries.emplace_back(e.key, value_of(child(m, e)));
+  }
+  if (declared) {  // parameter order
+    std::vector<std::pair<std::string, Value>> ordered;
+    for (const auto& p : *declared)
+      for (auto& e : entries)
+        if (e.first == p.name) ordered.push_back(std::move(e));
+    entries = std::move(ordered);
+  }
+  return Config(std::move(entries));
+}
+
+ReferenceSpec Loader::reference(const Item& it) const {
+  ReferenceSpec r;
+  const std::string expected = "'default', 'none' or a mapping {source, entry, flags}";
+  if (it.node.IsScalar()) {
+    const std::string& s = it.node.Scalar();
+    if (s == "default") r.kind = ReferenceSpec::Kind::default_config;
+    else if (s == "none") r.kind = ReferenceSpec::Kind::none;
+    else fail(content_loc(it), "bad value '" + s + "' for 'reference': expected " + expected);
+    return r;
+  }
+  Map m = map(it, {"source", "entry", "flags"}, expected);
+  r.kind = ReferenceSpec::Kind::function;
+  if (auto v = get(m, "source")) r.source = existing_file(*v, "reference source file");
+  r.entry = function_name(require(m, "entry"));
+  if (auto v = get(m, "flags")) r.flags = strings_of(*v);
+  return r;
+}
+
+Spec Loader::load(const YAML::Node& root) {
+  Item top{root, "", loc(root)};
+  if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
+  if (root.IsNull()) fail(top.where, "the spec is empty; expected a mapping with at least 'kernel' and 'arguments'");
+  Map m = map(top,
+              {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "reference",
+               "tolerance", "measure", "search", "output"},
+              "a mapping with at least 'kernel' and 'arguments'");
+  Spec s;
+  s.kernel = kernel(require(m, "kernel"));
+  if (auto v = get(m, "name")) s.name = string_of(*v, "a name");
+  else s.name = s.kernel.entry;
+
+  {
+    Item args = require(m, "arguments");
+    if (!args.node.IsSequence()) wrong_type(args, "a list of arguments, in call order");
+    std::map<std::string, SourceLocation> seen;
+    for (const Item& el : elements(args)) {
+      ArgumentSpec a = argument(el);
+      if (auto prev = seen.find(a.name); prev != seen.end())
+        fail(el.where, "duplicate argument name '" + a.name + "' (first at " + prev->second.str() + ")");
+      seen.emplace(a.name, el.where);
+      s.arguments.push_back(std::move(a));
+    }
+  }
+
+  if (auto v = get(m, "sizes")) s.sizes = sizes(*v);
+  else s.sizes.emplace_back();
+
+  bool declared = false;
+  if (auto v = get(m, "parameters"); v && !v->node.IsNull()) {
+    Map pm = map(*v, {}, "a mapping of parameter names to their values");
+    for (const Entry& e : pm.entries) {
+      if (!is_identifier(e.key))
+        fail(loc(e.key_node), "parameter name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
+      if (auto sz = size_names_.find(e.key); sz != size_names_.end())
+        fail(loc(e.key_node), "'" + e.key + "' is both a parameter and a size (at " + sz->second.str() + ")");
+      s.parameters.push_back(parameter(child(pm, e), e.key, loc(e.key_node)));
+    }
+    declared = true;
+  }
+
+  if (auto v = get(m, "constraints"); v && !v->node.IsNull()) {
+    const std::string expected = "a list of expressions";
+    if (v->node.IsScalar()) s.constraints.push_back(expression_of(*v, expected));
+    else if (v->node.IsSequence())
+      for (const Item& el : elements(*v)) {
+        if (!el.node.IsScalar()) fail(el.where, display(v->path) + " must be " + expected + ", but " + display(el.path) + " is " + kind_of(el.node));
+        s.constraints.push_back(expression_of(el, "an expression"));
+      }
+    else wrong_type(*v, expected);
+  }
+
+  if (auto v = get(m, "configs"); v && !v->node.IsNull()) {
+    if (!v->node.IsSequence()) wrong_type(*v, "a list of configs (mappings of parameter names to values)");
+    std::vector<SourceLocation> where;
+    for (const Item& el : elements(*v)) {
+      Config c = config(el, declared ? &s.parameters : nullptr);
+      for (std::size_t j = 0; j < s.configs.size(); ++j)
+        if (s.configs[j] == c)
+          fail(el.where, "config " + c.str() + " repeats configs[" + std::to_string(j) + "] (at " + where[j].str() + ")");
+      s.configs.push_back(std::move(c));
+      where.push_back(el.where);
+    }
+    if (!declared && !s.configs.empty()) {
+      // The parameters are implied: each name with its distinct values, in
+      // order of appearance.
+      for (std::size_t i = 0; i < s.configs.size(); ++i)
+        for (const auto& [name, value] : s.configs[i]) {
+          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == name; });
+          if (p == s.parameters.end()) {
+            if (auto sz = size_names_.find(name); sz != size_names_.end())
+              fail(where[i], "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");
+            s.parameters.push_back(Parameter{name, {}, where[i]});
+            p = s.parameters.end() - 1;
+          }
+          bool seen = std::any_of(p->values.begin(), p->values.end(), [&](const Value& x) {
+            return x == value && x.is_string() == value.is_string();
+          });
+          if (!seen) p->values.push_back(value);
+        }
+      declared = true;
+    }
+  }
+
+  if (!declared && s.configs.empty()) {
+    // A CCCL-style source declares its own parameters with %RANGE% lines.
+    bool ok = false;
+    std::string source = read_text(s.kernel.source, ok);
+    if (ok && source.find("%RANGE%") != std::string::npos)
+      s.parameters = parameters_from_ranges(parse_range_annotations(source, s.kernel.source.string()),
+                                            s.kernel.source.string());
+  }
+
+  if (auto v = get(m, "default"); v) {
+    s.default_config = config(*v, &s.parameters);
+  }
+
+  if (auto v = get(m, "reference")) s.reference = reference(*v);
+
+  if (auto v = get(m, "tolerance")) {
+    Map t = map(*v, {"atol", "rtol"}, "a mapping {atol: number, rtol: number}");
+    if (auto x = get(t, "atol")) s.tolerance.atol = non_negative(*x);
+    if (auto x = get(t, "rtol")) s.tolerance.rtol = non_negative(*x);
+  }
+
+  if (auto v = get(m, "measure")) {
+    Map t = map(*v, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout"});
+    MeasureSettings& ms = s.measure;
+    if (auto x = get(t, "warmup")) ms.warmup = std::chrono::duration_cast<Microseconds>(duration_of(*x, false));
+    if (auto x = get(t, "min_samples")) ms.min_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+    if (auto x = get(t, "max_samples")) ms.max_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+    if (ms.min_samples > ms.max_samples) {
+      auto x = get(t, "max_samples");
+      Item at = x ? *x : *get(t, "min_samples");
+      fail(content_loc(at), "'measure.min_samples' (" + std::to_string(ms.min_samples) + ") exceeds 'measure.max_samples' (" +
+                                std::to_string(ms.max_samples) + ")");
+    }
+    if (auto x = get(t, "max_time")) ms.max_time = duration_of(*x, true);
+    if (auto x = get(t, "noise")) ms.target_noise = non_negative(*x);
+    if (auto x = get(t, "cache")) ms.cache = enum_of<CacheMode>(*x, {{"cold", CacheMode::cold}, {"hot", CacheMode::hot}});
+    if (auto x = get(t, "timeout")) ms.timeout = duration_of(*x, true);
+  }
+
+  if (auto v = get(m, "search")) {
+    Map t = map(*v, {"strategy", "max_evals", "max_time", "seed"});
+    if (auto x = get(t, "strategy"))
+      s.search.strategy = enum_of<StrategyKind>(*x, {{"exhaustive", StrategyKind::exhaustive}, {"random", StrategyKind::random}});
+    if (auto x = get(t, "max_evals")) s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+    if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);
+    if (auto x = get(t, "seed")) s.search.seed = static_cast<std::uint64_t>(int_of(*x, 0, "an integer >= 0"));
+  }
+
+  if (auto v = get(m, "output")) {
+    Map t = map(*v, {"db", "csv", "json"});
+    if (auto x = get(t, "db")) s.output.db = string_of(*x, "a file path");
+    if (auto x = get(t, "csv")) s.output.csv = string_of(*x, "a file path");
+    if (auto x = get(t, "json")) s.output.json = string_of(*x, "a file path");
+  }
+  return s;
+}
+
+}  // namespace
+
+Spec load_spec(const fs::path& file) {
+  const std::string name = file.string();
+  std::error_code ec;
+  if (!fs::exists(file, ec)) throw InputError(SourceLocation{name, 0, 0}, "spec file not found");
+  if (fs::is_directory(file, ec)) throw InputError(SourceLocation{name, 0, 0}, "spec path is a directory, not a file");
+  bool ok = false;
+  std::string text = read_text(file, ok);
+  if (!ok) throw InputError(SourceLocation{name, 0, 0}, "cannot read spec file");
+  fs::path absolute = fs::absolute(file, ec).lexically_normal();
+  if (ec) absolute = file;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
+    throw InputError(where, "YAML syntax error: " + e.msg);
+  }
+  try {
+    Loader loader(name, std::move(text), absolute.parent_path());
+    Spec spec = loader.load(root);
+    spec.file = absolute;
+    return spec;
+  } catch (const YAML::Exception& e) {  // not expected: the loader checks types first
+    SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
+    throw InputError(where, e.msg);
+  }
+}
+
+Spec spec_from_source(const fs::path& source) {
+  const std::string name = source.string();
+  std::error_code ec;
+  if (!fs::exists(source, ec)) throw InputError(SourceLocation{name, 0, 0}, "source file not found");
+  if (!fs::is_regular_file(source, ec)) throw InputError(SourceLocation{name, 0, 0}, "source path is not a regular file");
+  bool ok = false;
+  std::string text = read_text(source, ok);
+  if (!ok) throw InputError(SourceLocation{name, 0, 0}, "cannot read source file");
+  fs::path absolute = fs::absolute(source, ec).lexically_normal();
+  if (ec) absolute = source;
+  Spec spec;
+  spec.file = absolute;
+  spec.kernel.source = absolute;
+  spec.kernel.injection = Injection::range_defines;
+  spec.parameters = parameters_from_ranges(parse_range_annotations(text, name), name);
+  spec.sizes.emplace_back();
+  return spec;
+}
+
+std::pair<std::string, Value> parse_assignment(std::string_view text) {
+  std::size_t eq = text.find('=');
+  const std::string expected = "expected NAME=VALUE, e.g. M=4096";
+  if (eq == std::string_view::npos)
+    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': " + expected);
+  std::string_view name = trim(text.substr(0, eq));
+  std::string_view value = trim(text.substr(eq + 1));
+  if (!is_identifier(name))
+    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': '" + std::string(name) +
+                                           "' is not a valid name; " + expected);
+  if (value.empty())
+    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': the value is missing; " + expected);
+  return {std::string(name), parse_value_text(value)};
+}
+
+std::vector<Value> parse_range(std::string_view text, const SourceLocation& where) {
+  IntRange r = parse_int_range(text, where, /*require_step=*/false);
+  std::vector<Value> out;
+  append_range(r, out);
+  return out;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,184 @@
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+#include "spec/detail/text.hpp"
+
+namespace tunekit::spec_detail {
+
+bool is_identifier(std::string_view s) {
+  if (s.empty()) return false;
+  auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+  if (!alpha(s[0])) return false;
+  return std::all_of(s.begin() + 1, s.end(),
+                     [&](char c) { return alpha(c) || std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+std::string_view trim(std::string_view s) {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  bool negative = false;
+  if (s[0] == '+' || s[0] == '-') {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  std::uint64_t magnitude = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), magnitude);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (!negative && magnitude > max) return std::nullopt;
+  if (negative && magnitude > max + 1) return std::nullopt;
+  if (negative) return magnitude == max + 1 ? std::numeric_limits<std::int64_t>::min()
+                                            : -static_cast<std::int64_t>(magnitude);
+  return static_cast<std::int64_t>(magnitude);
+}
+
+std::optional<double> parse_float(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  if (s[0] == '+') s.remove_prefix(1);
+  if (std::none_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  for (char c : s)  // only decimal notation: digits, sign, point, exponent
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+      return std::nullopt;
+  double d = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), d, std::chars_format::general);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return d;
+}
+
+Value parse_value_text(std::string_view s) {
+  if (auto i = parse_int(s)) return Value(*i);
+  if (auto d = parse_float(s)) return Value(*d);
+  return Value(std::string(s));
+}
+
+static std::uint64_t range_count(const IntRange& r) {
+  // Unsigned arithmetic: end - start may overflow int64.
+  std::uint64_t span = r.step > 0 ? static_cast<std::uint64_t>(r.end) - static_cast<std::uint64_t>(r.start)
+                                  : static_cast<std::uint64_t>(r.start) - static_cast<std::uint64_t>(r.end);
+  std::uint64_t stride = r.step > 0 ? static_cast<std::uint64_t>(r.step) : 0 - static_cast<std::uint64_t>(r.step);
+  return span / stride + 1;
+}
+
+std::optional<std::string> check_range(const IntRange& r) {
+  if (r.step == 0) return "the step must not be 0";
+  if ((r.step > 0 && r.start > r.end) || (r.step < 0 && r.start < r.end))
+    return "the range is empty (start " + std::to_string(r.start) + ", end " + std::to_string(r.end) + ", step " +
+           std::to_string(r.step) + "; both ends are inclusive)";
+  std::uint64_t count = range_count(r);
+  if (count > kMaxRangeValues)
+    return "the range has " + std::to_string(count) + " values; at most " + std::to_string(kMaxRangeValues) +
+           " are allowed";
+  return std::nullopt;
+}
+
+void append_range(const IntRange& r, std::vector<Value>& out) {
+  std::uint64_t count = range_count(r);
+  out.reserve(out.size() + count);
+  std::int64_t v = r.start;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    out.emplace_back(v);
+    if (i + 1 < count) v += r.step;  // never steps past `end`, so no overflow
+  }
+}
+
+IntRange parse_int_range(std::string_view text, const SourceLocation& where, bool require_step) {
+  const std::string expected =
+      require_step ? "expected start:end:step with integers, e.g. 32:256:32"
+                   : "expected start:end or start:end:step with integers (both ends inclusive), e.g. 64:256:64";
+  struct Field {
+    std::string_view text;
+    int offset;  // of its first non-blank character in `text`
+  };
+  std::vector<Field> fields;
+  std::size_t begin = 0;
+  for (;;) {
+    std::size_t colon = text.find(':', begin);
+    std::string_view raw = text.substr(begin, colon == std::string_view::npos ? std::string_view::npos : colon - begin);
+    std::size_t lead = 0;
+    while (lead < raw.size() && (raw[lead] == ' ' || raw[lead] == '\t')) ++lead;
+    fields.push_back({trim(raw), static_cast<int>(begin + lead)});
+    if (colon == std::string_view::npos) break;
+    begin = colon + 1;
+  }
+  const std::string quoted = "'" + std::string(text) + "'";
+  if (fields.size() < 2) throw InputError(where, "bad range " + quoted + ": " + expected);
+  if (fields.size() > 3) {
+    int at = static_cast<int>(text.find(':', text.find(':', text.find(':') + 1) + 1));  // the third colon
+    throw InputError(where.shifted(at), "bad range " + quoted + ": too many ':' fields; " + expected);
+  }
+  if (fields.size() == 2 && require_step)
+    throw InputError(where.shifted(static_cast<int>(text.find_last_not_of(" \t") + 1)),
+                     "bad range " + quoted + ": missing the step; " + expected);
+  static const char* names[] = {"start", "end", "step"};
+  std::int64_t v[3] = {0, 0, 1};
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    auto parsed = parse_int(fields[i].text);
+    if (!parsed) {
+      std::string what = fields[i].text.empty() ? std::string("is missing")
+                                                : "'" + std::string(fields[i].text) + "' is not an integer";
+      throw InputError(where.shifted(fields[i].offset),
+                       "bad range " + quoted + ": the " + names[i] + " " + what + "; " + expected);
+    }
+    v[i] = *parsed;
+  }
+  IntRange r{v[0], v[1], v[2]};
+  if (auto err = check_range(r)) {
+    int at = r.step == 0 ? fields[2].offset : 0;
+    throw InputError(where.shifted(at), "bad range " + quoted + ": " + *err);
+  }
+  return r;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t sub = prev[j - 1] + (std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                                               std::tolower(static_cast<unsigned char>(b[j - 1]))
+                                           ? 0
+                                           : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  std::size_t limit = std::max<std::size_t>(1, std::min<std::size_t>(3, std::max(word.size(), std::size_t{1}) / 3));
+  if (word.size() >= 4) limit = std::max<std::size_t>(limit, 2);
+  if (!best || best_d > limit) return std::nullopt;
+  return best;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+}  // namespace tunekit::spec_detail

@@ -1,0 +1,358 @@
+// The results store: one SQLite table of trials, in WAL mode so that a
+// killed run loses at most the trial in flight and several processes (or
+// Store objects) can share one file.
+#include "tunekit/store.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "store/detail/json_value.hpp"
+
+namespace tunekit {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+constexpr int kBusyTimeoutMs = 30000;
+
+constexpr const char* kCreateSchema = R"sql(
+CREATE TABLE IF NOT EXISTS trials (
+  id            INTEGER PRIMARY KEY,
+  spec_hash     TEXT    NOT NULL,
+  kernel        TEXT    NOT NULL DEFAULT '',
+  device        TEXT    NOT NULL DEFAULT '',
+  size_key      TEXT    NOT NULL,
+  size_json     TEXT    NOT NULL DEFAULT '{}',
+  config_key    TEXT    NOT NULL,
+  config_json   TEXT    NOT NULL DEFAULT '{}',
+  status        TEXT    NOT NULL,
+  error         TEXT    NOT NULL DEFAULT '',
+  median_us     REAL,
+  min_us        REAL,
+  max_us        REAL,
+  mean_us       REAL,
+  noise         REAL,
+  sample_count  INTEGER NOT NULL DEFAULT 0,
+  samples_json  TEXT    NOT NULL DEFAULT '[]',
+  max_abs_diff  REAL,
+  max_rel_err   REAL,
+  verified      INTEGER NOT NULL DEFAULT 0,
+  verify_passed INTEGER NOT NULL DEFAULT 1,
+  verify_detail TEXT    NOT NULL DEFAULT '',
+  build_s       REAL,
+  machine_json  TEXT    NOT NULL DEFAULT '',
+  created_at    TEXT    NOT NULL,
+  UNIQUE (spec_hash, device, size_key, config_key)
+);
+CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
+)sql";
+
+// Column list shared by every SELECT, in the order read_row() expects.
+constexpr const char* kColumns =
+    "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
+    "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
+    "build_s, machine_json, created_at";
+
+// One statement: either the new row or the old one survives a kill, and the
+// row keeps its id (its place in insertion order) when it is replaced.
+constexpr const char* kUpsert = R"sql(
+INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, config_json, status, error,
+                    median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
+                    max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+        ?23, ?24)
+ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
+  kernel = excluded.kernel, size_json = excluded.size_json, config_json = excluded.config_json,
+  status = excluded.status, error = excluded.error, median_us = excluded.median_us, min_us = excluded.min_us,
+  max_us = excluded.max_us, mean_us = excluded.mean_us, noise = excluded.noise,
+  sample_count = excluded.sample_count, samples_json = excluded.samples_json,
+  max_abs_diff = excluded.max_abs_diff, max_rel_err = excluded.max_rel_err, verified = excluded.verified,
+  verify_passed = excluded.verify_passed, verify_detail = excluded.verify_detail, build_s = excluded.build_s,
+  machine_json = excluded.machine_json, created_at = excluded.created_at
+RETURNING id
+)sql";
+
+[[noreturn]] void fail(const std::filesystem::path& path, std::string_view what, sqlite3* db) {
+  std::string reason = db ? sqlite3_errmsg(db) : "out of memory";
+  throw std::runtime_error(fmt::format("results store {}: {}: {}", path.string(), what, reason));
+}
+
+[[noreturn]] void fail(const std::filesystem::path& path, std::string_view what) {
+  throw std::runtime_error(fmt::format("results store {}: {}", path.string(), what));
+}
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::filesystem::path& path, const char* sql) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(stmt_);
+      fail(path, "cannot prepare a statement", db);
+    }
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void bind(int i, std::string_view text) {
+    check(sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT), "bind");
+  }
+  void bind(int i, double d) { check(sqlite3_bind_double(stmt_, i, d), "bind"); }  // NaN becomes NULL
+  void bind(int i, std::int64_t n) { check(sqlite3_bind_int64(stmt_, i, n), "bind"); }
+
+  // true while there is a row to read.
+  bool step(std::string_view what) {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(path_, what, db_);
+  }
+
+  std::string text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    if (!p) return {};
+    return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
+  // NULL (how SQLite stores a NaN) reads back as NaN.
+  double real(int col) const {
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
+    return sqlite3_column_double(stmt_, col);
+  }
+  std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  void check(int rc, std::string_view what) {
+    if (rc != SQLITE_OK) fail(path_, what, db_);
+  }
+
+  sqlite3* db_;
+  const std::filesystem::path& path_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+void exec(sqlite3* db, const std::filesystem::path& path, const char* sql, std::string_view what) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string reason = message ? message : sqlite3_errmsg(db);
+    sqlite3_free(message);
+    fail(path, fmt::format("{}: {}", what, reason));
+  }
+}
+
+std::string utc_now_iso8601() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string samples_to_json(const std::vector<Microseconds>& samples) {
+  detail::ojson arr = detail::ojson::array();
+  for (const auto& s : samples) {
+    double v = s.count();
+    if (std::isfinite(v)) arr.push_back(v);
+    else arr.push_back(nullptr);
+  }
+  return arr.dump();
+}
+
+std::vector<Microseconds> samples_from_json(const std::string& text) {
+  std::vector<Microseconds> out;
+  if (text.empty()) return out;
+  auto arr = detail::ojson::parse(text);
+  out.reserve(arr.size());
+  for (const auto& v : arr)
+    out.emplace_back(v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
+  return out;
+}
+
+TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
+  TrialRecord r;
+  r.id = st.integer(0);
+  r.spec_hash = st.text(1);
+  r.kernel = st.text(2);
+  r.device = st.text(3);
+  try {
+    r.size = detail::bindings_from_json(detail::ojson::parse(st.text(4)));
+    r.config = detail::config_from_json(detail::ojson::parse(st.text(5)));
+    r.samples = samples_from_json(st.text(14));
+  } catch (const std::exception& e) {
+    fail(path, fmt::format("trial {} is damaged: {}", r.id, e.what()));
+  }
+  std::string status = st.text(6);
+  auto parsed = status_from_string(status);
+  if (!parsed) fail(path, fmt::format("trial {} has an unknown status '{}'", r.id, status));
+  r.status = *parsed;
+  r.error = st.text(7);
+  r.stats.median = Microseconds(st.real(8));
+  r.stats.min = Microseconds(st.real(9));
+  r.stats.max = Microseconds(st.real(10));
+  r.stats.mean = Microseconds(st.real(11));
+  r.stats.noise = st.real(12);
+  r.stats.count = static_cast<std::size_t>(std::max<std::int64_t>(0, st.integer(13)));
+  r.verification.max_abs_diff = st.real(15);
+  r.verification.max_rel_err = st.real(16);
+  r.verification.checked = st.integer(17) != 0;
+  r.verification.passed = st.integer(18) != 0;
+  r.verification.detail = st.text(19);
+  r.build_time = Seconds(st.real(20));
+  r.machine = st.text(21);
+  r.created_at = st.text(22);
+  return r;
+}
+
+}  // namespace
+
+std::string size_key(const Bindings& size) {
+  // Bindings is a std::map: already sorted by name.
+  std::string out;
+  for (const auto& [name, value] : size) {
+    if (!out.empty()) out += ',';
+    out += name;
+    out += '=';
+    out += value.repr();
+  }
+  return out;
+}
+
+Store::Store(const std::filesystem::path& file) : path_(file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
+  if (auto parent = path_.parent_path(); !parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) fail(path_, fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
+  }
+
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  try {
+    if (rc != SQLITE_OK) fail(path_, "cannot open", db_);
+    sqlite3_extended_result_codes(db_, 1);
+    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+
+    {
+      Statement wal(db_, path_, "PRAGMA journal_mode=WAL");
+      wal.step("cannot switch to WAL mode");
+    }
+    exec(db_, path_, "PRAGMA synchronous=NORMAL", "cannot set synchronous mode");
+
+    // Create or check the schema under a write lock, so two processes opening
+    // a fresh file at once do not race.
+    exec(db_, path_, "BEGIN IMMEDIATE", "cannot lock the database");
+    try {
+      std::int64_t version = 0;
+      {
+        Statement v(db_, path_, "PRAGMA user_version");
+        if (v.step("cannot read the schema version")) version = v.integer(0);
+      }
+      if (version == 0) {
+        exec(db_, path_, kCreateSchema, "cannot create the schema");
+        exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
+             "cannot set the schema version");
+      } else if (version != kSchemaVersion) {
+        fail(path_, fmt::format("schema version {} is not supported (this tunekit reads version {}){}", version,
+                                kSchemaVersion, version > kSchemaVersion ? "; it was written by a newer tunekit" : ""));
+      }
+      exec(db_, path_, "COMMIT", "cannot commit the schema");
+    } catch (...) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Store::~Store() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+std::optional<TrialRecord> Store::find(const std::string& spec_hash, const std::string& device, const Bindings& size,
+                                       const Config& config) const {
+  std::string sql = fmt::format(
+      "SELECT {} FROM trials WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 AND config_key = ?4", kColumns);
+  Statement st(db_, path_, sql.c_str());
+  st.bind(1, spec_hash);
+  st.bind(2, device);
+  st.bind(3, size_key(size));
+  st.bind(4, config.key());
+  if (!st.step("cannot look up a trial")) return std::nullopt;
+  return read_row(st, path_);
+}
+
+void Store::put(TrialRecord& record) {
+  if (record.created_at.empty()) record.created_at = utc_now_iso8601();
+  Statement st(db_, path_, kUpsert);
+  st.bind(1, record.spec_hash);
+  st.bind(2, record.kernel);
+  st.bind(3, record.device);
+  st.bind(4, size_key(record.size));
+  st.bind(5, detail::bindings_to_json(record.size).dump());
+  st.bind(6, record.config.key());
+  st.bind(7, detail::config_to_json(record.config).dump());
+  st.bind(8, to_string(record.status));
+  st.bind(9, record.error);
+  st.bind(10, record.stats.median.count());
+  st.bind(11, record.stats.min.count());
+  st.bind(12, record.stats.max.count());
+  st.bind(13, record.stats.mean.count());
+  st.bind(14, record.stats.noise);
+  st.bind(15, static_cast<std::int64_t>(record.stats.count));
+  st.bind(16, samples_to_json(record.samples));
+  st.bind(17, record.verification.max_abs_diff);
+  st.bind(18, record.verification.max_rel_err);
+  st.bind(19, std::int64_t{record.verification.checked ? 1 : 0});
+  st.bind(20, std::int64_t{record.verification.passed ? 1 : 0});
+  st.bind(21, record.verification.detail);
+  st.bind(22, record.build_time.count());
+  st.bind(23, record.machine);
+  st.bind(24, record.created_at);
+  if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
+  record.id = st.integer(0);
+  while (st.step("cannot store a trial")) {
+  }
+}
+
+std::vector<TrialRecord> Store::trials(const std::string& spec_hash) const {
+  std::string sql = fmt::format("SELECT {} FROM trials WHERE spec_hash = ?1 ORDER BY id", kColumns);
+  Statement st(db_, path_, sql.c_str());
+  st.bind(1, spec_hash);
+  std::vector<TrialRecord> out;
+  while (st.step("cannot read trials")) out.push_back(read_row(st, path_));
+  return out;
+}
+
+std::vector<TrialRecord> Store::all() const {
+  std::string sql = fmt::format("SELECT {} FROM trials ORDER BY id", kColumns);
+  Statement st(db_, path_, sql.c_str());
+  std::vector<TrialRecord> out;
+  while (st.step("cannot read trials")) out.push_back(read_row(st, path_));
+  return out;
+}
+
+std::size_t Store::erase(const std::string& spec_hash) {
+  // Counting the returned rows (not sqlite3_changes) stays right when other
+  // threads share the connection.
+  Statement st(db_, path_, "DELETE FROM trials WHERE spec_hash = ?1 RETURNING id");
+  st.bind(1, spec_hash);
+  std::size_t erased = 0;
+  while (st.step("cannot erase trials")) ++erased;
+  return erased;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,335 @@
+#include "tunekit/tuner.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/detail/hash.hpp"
+#include "tunekit/backend.hpp"
+#include "tunekit/report.hpp"
+#include "tunekit/search.hpp"
+
+namespace tunekit {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string read_file(const fs::path& p, const SourceLocation& where) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw InputError(where, "cannot read '" + p.string() + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Compiler logs can be long; the store keeps the head, where the first
+// error is.
+std::string clip(std::string text, std::size_t limit = 8000) {
+  if (text.size() > limit) text = text.substr(0, limit) + "\n[... truncated]";
+  return text;
+}
+
+std::string machine_json(const MachineInfo& m) {
+  nlohmann::ordered_json j;
+  j["device"] = m.device;
+  for (const auto& [k, v] : m.properties) {
+    if (v.is_int()) j[k] = v.as_int();
+    else if (v.is_float()) j[k] = v.as_float();
+    else j[k] = v.as_string();
+  }
+  return j.dump();
+}
+
+fs::path or_default(const fs::path& given, const fs::path& fallback) { return given.empty() ? fallback : given; }
+
+// Everything one size's search needs, decided before the first build so the
+// progress bar knows the total.
+struct SizePlan {
+  Bindings size;
+  std::unique_ptr<Space> space;
+  std::unique_ptr<Strategy> strategy;
+  std::optional<Config> baseline;
+  bool baseline_is_spec_default = false;
+  std::size_t planned = 0;
+};
+
+class Run {
+ public:
+  Run(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress)
+      : spec_(spec), options_(options), progress_(progress), start_(Clock::now()) {}
+
+  TuneReport execute() {
+    backend_ = make_backend(spec_.kernel.language, {options_.out_dir / "cache", options_.fresh});
+    const MachineInfo& machine = backend_->machine();
+    report_.device = machine.device;
+    report_.spec_hash = spec_hash(spec_);
+    machine_json_ = machine_json(machine);
+    const std::string name = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
+    report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
+    report_.csv = or_default(spec_.output.csv, options_.out_dir / (name + ".csv"));
+    report_.json = or_default(spec_.output.json, options_.out_dir / (name + ".json"));
+    store_ = std::make_unique<Store>(report_.db);
+    source_ = read_file(spec_.kernel.source, {spec_.file.string()});
+    builder_ = backend_->make_builder();
+    evaluator_ = backend_->make_evaluator();
+
+    if (spec_.reference.kind == ReferenceSpec::Kind::function) {
+      BuildResult r = builder_->build(make_reference_input(spec_));
+      if (r.status != Status::ok)
+        throw InputError({spec_.file.string()},
+                         fmt::format("the reference function '{}' does not build:\n{}", spec_.reference.entry, r.log));
+      reference_function_ = r.artifact;
+    }
+
+    std::vector<SizePlan> plans;
+    for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
+    for (const auto& p : plans) total_ += p.planned;
+
+    for (auto& p : plans) report_.sizes.push_back(tune_size(p, machine));
+    report_.wall = Clock::now() - start_;
+
+    std::vector<TrialRecord> all;
+    for (const auto& s : report_.sizes) all.insert(all.end(), s.trials.begin(), s.trials.end());
+    write_csv(report_.csv, all);
+    write_json(report_.json, report_);
+    return report_;
+  }
+
+ private:
+  SizePlan plan(const Bindings& size, const MachineInfo& machine) {
+    SizePlan p;
+    p.size = size;
+    Bindings constants = machine.properties;
+    for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins
+    p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
+    p.strategy = spec_.configs.empty() ? make_strategy(spec_.search, *p.space) : make_list(spec_.configs);
+    if (spec_.default_config && p.space->contains(*spec_.default_config)) {
+      p.baseline = spec_.default_config;
+      p.baseline_is_spec_default = true;
+    } else if (!spec_.configs.empty()) {
+      for (const auto& c : spec_.configs)
+        if (p.space->contains(c)) {
+          p.baseline = c;
+          break;
+        }
+    } else if (auto first = p.space->enumerate(1); !first.empty()) {
+      p.baseline = first.front();
+    }
+    p.planned = p.strategy->planned().value_or(0);
+    if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
+      bool listed = false;
+      for (const auto& c : spec_.configs) listed = listed || c == *p.baseline;
+      if (!listed) ++p.planned;
+    }
+    if (spec_.search.max_evaluations) p.planned = std::min(p.planned, *spec_.search.max_evaluations);
+    return p;
+  }
+
+  bool out_of_time() const {
+    return spec_.search.max_time && Seconds(Clock::now() - start_) >= *spec_.search.max_time;
+  }
+
+  void notify(std::string current) {
+    if (!progress_) return;
+    ProgressEvent e;
+    e.done = done_;
+    e.total = std::max(total_, done_);
+    e.elapsed = Clock::now() - start_;
+    e.best = best_;
+    e.current = std::move(current);
+    progress_(e);
+  }
+
+  TrialRecord blank_record(const SizePlan& p, const Config& c) const {
+    TrialRecord r;
+    r.spec_hash = report_.spec_hash;
+    r.kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
+    r.device = report_.device;
+    r.size = p.size;
+    r.config = c;
+    r.machine = machine_json_;
+    return r;
+  }
+
+  SizeReport tune_size(SizePlan& p, const MachineInfo& machine) {
+    SizeReport sr;
+    sr.size = p.size;
+    sr.baseline_is_spec_default = p.baseline_is_spec_default;
+
+    // The default config's outputs are the reference unless the spec names a
+    // reference function; it must build, since every verdict depends on it.
+    std::optional<Artifact> reference = reference_function_;
+    if (spec_.reference.kind == ReferenceSpec::Kind::default_config) {
+      if (!p.baseline)
+        throw InputError({spec_.file.string()}, "no valid config to serve as the reference for size " + size_key(p.size));
+      BuildResult r = builder_->build(make_build_input(spec_, source_, *p.baseline));
+      if (r.status != Status::ok)
+        throw InputError({spec_.file.string()}, fmt::format("the default config {} is the reference, but it does not build:\n{}",
+                                                            p.baseline->str(), r.log));
+      reference = r.artifact;
+    }
+
+    Bindings env = machine.properties;
+    for (const auto& [k, v] : p.size) env[k] = v;
+
+    std::set<std::string> seen;
+    std::vector<Config> queue;
+    if (p.baseline) queue.push_back(*p.baseline);
+    const std::size_t batch = std::max(2u, options_.jobs ? options_.jobs : std::thread::hardware_concurrency()) * 2;
+    const std::size_t budget = spec_.search.max_evaluations.value_or(SIZE_MAX);
+
+    for (;;) {
+      // Fill a batch: the strategy's proposals, minus what this run did.
+      while (queue.size() < batch) {
+        auto more = p.strategy->next(batch - queue.size());
+        if (more.empty()) break;
+        for (auto& c : more)
+          if (!seen.count(c.key())) queue.push_back(std::move(c));
+      }
+      std::vector<Config> todo;
+      for (auto& c : queue)
+        if (seen.insert(c.key()).second && sr.trials.size() + todo.size() < budget) todo.push_back(std::move(c));
+      queue.clear();
+      if (todo.empty() || out_of_time()) break;
+      run_batch(p, todo, env, reference, sr);
+      if (sr.trials.size() >= budget || out_of_time()) break;
+    }
+
+    for (std::size_t i = 0; i < sr.trials.size(); ++i) {
+      const auto& t = sr.trials[i];
+      if (t.status == Status::ok && (!sr.best || t.stats.median < sr.trials[*sr.best].stats.median)) sr.best = i;
+      if (p.baseline && t.config == *p.baseline) sr.baseline = i;
+    }
+    return sr;
+  }
+
+  // Records from the store have an id; new ones are saved first.
+  void record(TrialRecord rec, SizeReport& sr) {
+    if (rec.id == 0) store_->put(rec);
+    if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
+    ++done_;
+    sr.trials.push_back(std::move(rec));
+    notify(fmt::format("No.{}: {}", sr.trials.size(), sr.trials.back().config.str()));
+  }
+
+  void run_batch(const SizePlan& p, std::vector<Config>& configs, const Bindings& env,
+                 const std::optional<Artifact>& reference, SizeReport& sr) {
+    // Resumed and invalid configs need no build.
+    std::vector<std::optional<TrialRecord>> ready(configs.size());
+    std::vector<BuildInput> inputs;
+    std::vector<std::size_t> input_of(configs.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      if (!options_.fresh)
+        if (auto old = store_->find(report_.spec_hash, report_.device, p.size, configs[i])) {
+          ready[i] = std::move(*old);
+          ++report_.resumed;
+          continue;
+        }
+      if (auto why = p.space->why_invalid(configs[i])) {
+        TrialRecord r = blank_record(p, configs[i]);
+        r.status = Status::invalid;
+        r.error = *why;
+        ready[i] = std::move(r);
+        continue;
+      }
+      input_of[i] = inputs.size();
+      inputs.push_back(make_build_input(spec_, source_, configs[i]));
+    }
+
+    std::vector<BuildResult> built(inputs.size());
+    if (!inputs.empty()) {
+      notify(fmt::format("building {} variant{}", inputs.size(), inputs.size() == 1 ? "" : "s"));
+      const auto t0 = Clock::now();
+      build_parallel(*builder_, inputs, options_.jobs, [&](std::size_t i, BuildResult r) { built[i] = std::move(r); });
+      report_.build += Clock::now() - t0;
+    }
+
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      if (ready[i]) {
+        record(std::move(*ready[i]), sr);
+        continue;
+      }
+      TrialRecord rec = blank_record(p, configs[i]);
+      const BuildResult& b = built[input_of[i]];
+      rec.build_time = b.time;
+      if (b.status != Status::ok) {
+        rec.status = b.status;
+        rec.error = clip(b.log);
+        record(std::move(rec), sr);
+        continue;
+      }
+      Bindings trial_env = env;
+      for (const auto& [k, v] : configs[i]) trial_env[k] = v;
+      TrialRequest rq;
+      rq.artifact = b.artifact;
+      rq.arguments = resolve_arguments(spec_.arguments, trial_env);
+      // The reference itself is not checked against itself.
+      if (reference && reference->hash != b.artifact.hash) rq.reference = reference;
+      rq.tolerance = spec_.tolerance;
+      rq.measure = spec_.measure;
+      rq.seed = spec_.search.seed;
+      notify(fmt::format("measuring {}", configs[i].str()));
+      const auto t0 = Clock::now();
+      TrialResult res = evaluator_->evaluate(rq);
+      report_.measure += Clock::now() - t0;
+      rec.status = res.status;
+      rec.error = clip(res.error);
+      rec.samples = std::move(res.samples);
+      rec.stats = res.stats;
+      rec.verification = res.verification;
+      record(std::move(rec), sr);
+    }
+  }
+
+  const Spec& spec_;
+  const TuneOptions& options_;
+  const ProgressCallback& progress_;
+  Clock::time_point start_;
+  TuneReport report_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Builder> builder_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::unique_ptr<Store> store_;
+  std::optional<Artifact> reference_function_;
+  std::string source_;
+  std::string machine_json_;
+  std::size_t done_ = 0, total_ = 0;
+  std::optional<Microseconds> best_;
+};
+
+}  // namespace
+
+std::string spec_hash(const Spec& spec) {
+  detail::Hasher h;
+  h.add(read_file(spec.kernel.source, {spec.file.string()}));
+  h.add(spec.kernel.entry).add(spec.kernel.language).add(spec.kernel.compiler);
+  h.add(static_cast<std::uint64_t>(spec.kernel.injection));
+  for (const auto& f : spec.kernel.flags) h.add(f);
+  h.add(spec.arguments.size());
+  for (const auto& a : spec.arguments) {
+    h.add(a.name).add(to_string(a.type)).add(to_string(a.role)).add(to_string(a.fill));
+    h.add(a.size ? a.size->text() : "").add(a.value ? a.value->text() : "").add(fmt::format("{}", a.fill_value));
+  }
+  h.add(static_cast<std::uint64_t>(spec.reference.kind)).add(spec.reference.entry);
+  if (spec.reference.kind == ReferenceSpec::Kind::function && !spec.reference.source.empty())
+    h.add(read_file(spec.reference.source, {spec.file.string()}));
+  for (const auto& f : spec.reference.flags) h.add(f);
+  if (spec.reference.kind == ReferenceSpec::Kind::default_config && spec.default_config)
+    h.add(spec.default_config->key());
+  h.add(fmt::format("{} {}", spec.tolerance.atol, spec.tolerance.rtol));
+  h.add(spec.search.seed);  // the seed fills the inputs
+  return h.hex();
+}
+
+TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress) {
+  return Run(spec, options, progress).execute();
+}
+
+}  // namespace tunekit

@@ -1,0 +1,179 @@
+// The CPU backend against planted kernels: each failure mode must become
+// its status, and the next trial must still run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "backend/cpu/detail/cpu_backend.hpp"
+#include "tunekit/backend.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kPlanted = R"(
+#include <cstdlib>
+#include <stdexcept>
+extern "C" void kernel(const float* x, float* y, int n) {
+#if KIND == 0
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+#elif KIND == 1
+  volatile int* p = nullptr; *p = n;
+#elif KIND == 2
+  std::abort();
+#elif KIND == 3
+  for (volatile int i = 0;;) ++i;
+#elif KIND == 4
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i] + (i == 3 ? 0.5f : 0.0f);
+#elif KIND == 5
+  for (int i = 1; i < n; ++i) y[i] = 2 * x[i];
+#elif KIND == 6
+  this is not C++;
+#elif KIND == 7
+  throw std::runtime_error("boom");
+#endif
+}
+)";
+
+class CpuBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(TUNEKIT_BINARY_DIR) / "test-tmp" / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    backend_ = make_backend("c++", {dir_, false});
+    builder_ = backend_->make_builder();
+    evaluator_ = backend_->make_evaluator();
+  }
+
+  BuildInput input(int kind) const {
+    BuildInput in;
+    in.source = kPlanted;
+    in.source_name = "planted.cpp";
+    in.defines = {"KIND=" + std::to_string(kind)};
+    in.entry = "kernel";
+    ArgumentSpec x, y, n;
+    x.name = "x";
+    y.name = "y";
+    y.role = Role::out;
+    n.name = "n";
+    n.role = Role::scalar;
+    n.type = ElementType::i32;
+    in.arguments = {x, y, n};
+    in.language = "c++";
+    in.compiler = "c++";
+    in.flags = {"-O1"};
+    return in;
+  }
+
+  TrialRequest request(const Artifact& a, std::optional<Artifact> ref) const {
+    TrialRequest rq;
+    rq.artifact = a;
+    rq.reference = std::move(ref);
+    rq.arguments = {{"x", ElementType::f32, Role::in, 1000, Fill::random, 0, {}},
+                    {"y", ElementType::f32, Role::out, 1000, Fill::zeros, 0, {}},
+                    {"n", ElementType::i32, Role::scalar, 0, Fill::zeros, 0, Value(1000)}};
+    rq.tolerance = {1e-6, 0};
+    rq.measure.warmup = 1ms;
+    rq.measure.max_time = 100ms;
+    rq.measure.timeout = 3s;
+    rq.measure.cache = CacheMode::hot;
+    return rq;
+  }
+
+  Artifact build_ok(int kind) {
+    BuildResult r = builder_->build(input(kind));
+    EXPECT_EQ(r.status, Status::ok) << r.log;
+    return r.artifact;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Builder> builder_;
+  std::unique_ptr<Evaluator> evaluator_;
+};
+
+}  // namespace
+
+TEST_F(CpuBackendTest, MachinePropertiesArePositive) {
+  for (const char* key : {"l1d_bytes", "l2_bytes", "l3_bytes", "cores", "simd_bytes", "page_bytes"}) {
+    ASSERT_TRUE(backend_->machine().properties.count(key)) << key;
+    EXPECT_GT(backend_->machine().properties.at(key).as_int(), 0) << key;
+  }
+  EXPECT_NE(backend_->machine().device.find("cpu"), std::string::npos);
+}
+
+TEST_F(CpuBackendTest, BuildIsCachedByContentHash) {
+  BuildResult first = builder_->build(input(0));
+  ASSERT_EQ(first.status, Status::ok) << first.log;
+  EXPECT_FALSE(first.cached);
+  EXPECT_TRUE(fs::exists(first.artifact.path));
+  BuildResult again = builder_->build(input(0));
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.artifact.path, first.artifact.path);
+  EXPECT_NE(builder_->build(input(4)).artifact.hash, first.artifact.hash);
+}
+
+TEST_F(CpuBackendTest, RebuildIgnoresTheCacheOncePerRun) {
+  ASSERT_EQ(builder_->build(input(0)).status, Status::ok);
+  auto fresh = make_backend("c++", {dir_, true})->make_builder();
+  EXPECT_FALSE(fresh->build(input(0)).cached);
+  EXPECT_TRUE(fresh->build(input(0)).cached);
+}
+
+TEST_F(CpuBackendTest, CompileErrorKeepsTheLog) {
+  BuildResult r = builder_->build(input(6));
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_NE(r.log.find("planted.cpp"), std::string::npos) << r.log;
+}
+
+TEST_F(CpuBackendTest, CorrectKernelIsVerifiedAndTimed) {
+  Artifact ref = build_ok(0);
+  TrialResult r = evaluator_->evaluate(request(build_ok(0), ref));
+  EXPECT_EQ(r.status, Status::ok) << r.error;
+  EXPECT_TRUE(r.verification.checked);
+  EXPECT_TRUE(r.verification.passed);
+  EXPECT_EQ(r.verification.max_abs_diff, 0.0);
+  EXPECT_GE(r.samples.size(), 5u);
+  EXPECT_GT(r.stats.median.count(), 0.0);
+}
+
+TEST_F(CpuBackendTest, EachFailureBecomesItsStatusAndTheRunGoesOn) {
+  Artifact ref = build_ok(0);
+  struct Case {
+    int kind;
+    Status expected;
+    const char* in_error;
+  } cases[] = {
+      {1, Status::crash, "SIGSEGV"},      {2, Status::crash, "SIGABRT"},       {3, Status::timeout, "no result"},
+      {4, Status::wrong_result, "[3]"},   {5, Status::wrong_result, "[0]"},    {7, Status::launch_error, "boom"},
+  };
+  for (const auto& c : cases) {
+    TrialResult r = evaluator_->evaluate(request(build_ok(c.kind), ref));
+    EXPECT_EQ(r.status, c.expected) << "kind " << c.kind << ": " << r.error;
+    EXPECT_NE(r.error.find(c.in_error), std::string::npos) << "kind " << c.kind << ": " << r.error;
+    // After every failure a good kernel still runs: the worker was replaced.
+    TrialResult ok = evaluator_->evaluate(request(build_ok(0), ref));
+    EXPECT_EQ(ok.status, Status::ok) << "after kind " << c.kind << ": " << ok.error;
+  }
+}
+
+TEST_F(CpuBackendTest, WrongResultReportsTheDifference) {
+  TrialResult r = evaluator_->evaluate(request(build_ok(4), build_ok(0)));
+  ASSERT_EQ(r.status, Status::wrong_result);
+  EXPECT_NEAR(r.verification.max_abs_diff, 0.5, 1e-6);
+  EXPECT_TRUE(r.samples.empty());
+}
+
+TEST_F(CpuBackendTest, WithoutReferenceNothingIsVerified) {
+  TrialResult r = evaluator_->evaluate(request(build_ok(4), std::nullopt));
+  EXPECT_EQ(r.status, Status::ok);
+  EXPECT_FALSE(r.verification.checked);
+}
+
+TEST_F(CpuBackendTest, CallShimPassesTypedArguments) {
+  std::string shim = cpu::call_shim(input(0));
+  EXPECT_NE(shim.find("kernel((float*)tk_args[0], (float*)tk_args[1], *(int32_t*)tk_args[2])"), std::string::npos)
+      << shim;
+}

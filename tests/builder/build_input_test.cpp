@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/builder.hpp"
+
+using namespace tunekit;
+
+namespace {
+
+Spec spec_for(const std::filesystem::path& source, Injection injection = Injection::automatic) {
+  Spec s;
+  s.kernel.source = source;
+  s.kernel.entry = "k";
+  s.kernel.injection = injection;
+  return s;
+}
+
+}  // namespace
+
+TEST(BuildInput, HashFollowsEverythingThatShapesTheBinary) {
+  BuildInput a;
+  a.source = "int x;";
+  a.entry = "k";
+  a.compiler = "c++";
+  a.flags = {"-O3"};
+  const std::string base = a.hash();
+  EXPECT_EQ(a.hash(), base);
+  EXPECT_EQ(base.size(), 32u);
+  auto changed = [&](auto mutate) {
+    BuildInput b = a;
+    mutate(b);
+    return b.hash() != base;
+  };
+  EXPECT_TRUE(changed([](BuildInput& b) { b.source += " "; }));
+  EXPECT_TRUE(changed([](BuildInput& b) { b.flags = {"-O2"}; }));
+  EXPECT_TRUE(changed([](BuildInput& b) { b.flags = {"-O3", ""}; }));
+  EXPECT_TRUE(changed([](BuildInput& b) { b.defines = {"A=1"}; }));
+  EXPECT_TRUE(changed([](BuildInput& b) { b.compiler = "clang++"; }));
+  EXPECT_TRUE(changed([](BuildInput& b) { b.entry = "k2"; }));
+  EXPECT_TRUE(changed([](BuildInput& b) {
+    ArgumentSpec x;
+    x.name = "x";
+    b.arguments = {x};
+  }));
+  // Where the source came from does not change the binary.
+  EXPECT_FALSE(changed([](BuildInput& b) { b.source_name = "elsewhere.cpp"; }));
+}
+
+TEST(BuildInput, PlainSourcesGetDefines) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string src = "extern \"C\" void k() {}\n";
+  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BM", 64}, {"ORDER", "ikj"}}));
+  EXPECT_EQ(in.source, src);
+  EXPECT_EQ(in.defines, (std::vector<std::string>{"BM=64", "ORDER=ikj"}));
+}
+
+TEST(BuildInput, TunableLinesAreSubstituted) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string src = "constexpr int BM = 16; // tunable\nextern \"C\" void k() {}\n";
+  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BM", 64}}));
+  EXPECT_TRUE(in.defines.empty());
+  EXPECT_NE(in.source.find("constexpr int BM = 64;"), std::string::npos) << in.source;
+  EXPECT_THROW(make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BN", 64}})), InputError);
+}
+
+TEST(BuildInput, RangeSourcesGetDefineLines) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string src = "// %RANGE% TUNE_BM bm 16:64:16\nextern \"C\" void k() {}\n";
+  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"TUNE_BM", 32}}));
+  EXPECT_TRUE(in.defines.empty());
+  EXPECT_NE(in.source.find("#define TUNE_BM 32"), std::string::npos) << in.source;
+  // An explicit choice overrides the detection.
+  BuildInput forced = make_build_input(spec_for(dir / "k.cpp", Injection::defines), src, Config({{"TUNE_BM", 32}}));
+  EXPECT_EQ(forced.defines, std::vector<std::string>{"TUNE_BM=32"});
+}
+
+namespace {
+class CountingBuilder : public Builder {
+ public:
+  BuildResult build(const BuildInput& in) override {
+    const int now = ++active_;
+    int seen = max_active_.load();
+    while (now > seen && !max_active_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    --active_;
+    BuildResult r;
+    r.artifact.hash = in.source;
+    return r;
+  }
+  std::atomic<int> active_{0}, max_active_{0};
+};
+}  // namespace
+
+TEST(BuildParallel, BuildsEachInputOnceWithTheRequestedJobs) {
+  std::vector<BuildInput> inputs(10);
+  for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i].source = std::to_string(i);
+  CountingBuilder b;
+  std::mutex m;
+  std::multiset<std::size_t> done;
+  build_parallel(b, inputs, 3, [&](std::size_t i, BuildResult r) {
+    std::lock_guard lock(m);
+    EXPECT_EQ(r.artifact.hash, std::to_string(i));
+    done.insert(i);
+  });
+  EXPECT_EQ(done.size(), 10u);
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(done.count(i), 1u);
+  EXPECT_LE(b.max_active_.load(), 3);
+  EXPECT_GE(b.max_active_.load(), 2);  // it did build in parallel
+}

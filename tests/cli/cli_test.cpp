@@ -1,0 +1,192 @@
+// The command line as a user meets it: help, the three ways to declare a
+// space, errors, and a run killed with SIGKILL that resumes.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/store.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::tunekit_exe;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::seconds timeout = 300s) {
+  args.insert(args.begin(), tunekit_exe().string());
+  return detail::run_process(args, timeout);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(Cli, HelpListsCommandsAndOptions) {
+  auto top = tunekit_cli({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* word : {"tune", "space", "devices", "--version"}) EXPECT_TRUE(contains(top.output, word)) << word;
+  auto tune = tunekit_cli({"tune", "--help"});
+  EXPECT_EQ(tune.exit_code, 0);
+  for (const char* opt : {"TARGET", "--size", "--strategy", "--max-evals", "--max-time", "--seed", "--jobs", "--out-dir",
+                          "--db", "--csv", "--json", "--fresh", "--compiler", "--flags", "--timeout", "--cache",
+                          "--reference", "--atol", "--rtol", "--entry", "--arg", "--no-progress"})
+    EXPECT_TRUE(contains(tune.output, opt)) << opt;
+}
+
+TEST(Cli, DevicesListsTheCpu) {
+  auto r = tunekit_cli({"devices"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "cpu:"));
+  EXPECT_TRUE(contains(r.output, "l2_bytes"));
+}
+
+TEST(Cli, BadSpecGivesALocatedMessageNotACrash) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void f(float* x) { x[0] = 1; }\n");
+  write_file(dir / "bad.yaml", "kernel:\n  source: k.cpp\n  entry: f\narguments:\n  - {name: x, type: f32, size: 4}\n"
+                               "parameters:\n  A: [1, 2]\nconstraints:\n  - A * (2 + \n");
+  auto r = tunekit_cli({"tune", (dir / "bad.yaml").string(), "--out-dir", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_TRUE(contains(r.output, "bad.yaml:9:")) << r.output;
+}
+
+TEST(Cli, MsKppTunableLinesWithAnExplicitConfigList) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", R"(
+constexpr int UNROLL = 1; // tunable
+extern "C" void add(const float* a, float* b, int n) {
+  float scale = 1.0f; // tunable: SCALE
+  for (int i = 0; i < n; ++i) b[i] = a[i] * scale * UNROLL;
+}
+)");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: add, flags: [-O1]}
+arguments:
+  - {name: a, type: f32, size: 64}
+  - {name: b, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+configs:
+  - {UNROLL: 1, SCALE: "float scale = 2.0f;"}
+  - {UNROLL: 2, SCALE: "float scale = 1.0f;"}
+  - {UNROLL: 4, SCALE: "float scale = 0.5f;"}
+  - {UNROLL: 3, SCALE: "float scale = 1.0f;"}
+default: {UNROLL: 1, SCALE: "float scale = 2.0f;"}
+measure: {warmup: 1ms, max_time: 50ms, cache: hot}
+)");
+  auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--out-dir", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Configs computing 2*a agree with the default; UNROLL=3 computes 3*a.
+  EXPECT_TRUE(contains(r.output, "No.1: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, " us, {UNROLL: 2, SCALE: float scale = 1.0f;}")) << r.output;
+  EXPECT_TRUE(contains(r.output, "No.4: wrong_result, {UNROLL: 3")) << r.output;
+}
+
+TEST(Cli, BareSourceWithRangeAnnotations) {
+  const auto dir = fresh_dir();
+  write_file(dir / "saxpy.cpp", R"(// %RANGE% TUNE_UNROLL unroll 1:4:1
+// %RANGE% TUNE_BLOCK block 64:256:64
+extern "C" void saxpy(const float* x, float* y, int n) {
+  int i = 0;
+  for (; i + TUNE_UNROLL <= n; i += TUNE_UNROLL)
+    for (int u = 0; u < TUNE_UNROLL; ++u) y[i + u] = 2.0f * x[i + u] + y[i + u];
+  for (; i < n; ++i) y[i] = 2.0f * x[i] + y[i];
+  static_assert(TUNE_BLOCK % 64 == 0, "block");
+}
+)");
+  auto r = tunekit_cli({"tune", (dir / "saxpy.cpp").string(), "--size", "N=4096", "--entry", "saxpy", "--arg",
+                        "x:f32:N", "--arg", "y:f32:N:1.0:inout", "--arg", "n:i32=N", "--flags", "-O2",
+                        "--out-dir", (dir / "out").string(), "--no-progress", "--cache", "hot", "--timeout", "20s"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "No.16: ")) << r.output;  // 4 unrolls x 4 blocks
+  EXPECT_FALSE(contains(r.output, "No.17: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "TUNE_BLOCK: 256")) << r.output;
+  EXPECT_TRUE(contains(r.output, "best")) << r.output;
+}
+
+TEST(Cli, BareSourceWithoutArgumentsSaysWhatIsMissing) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "// %RANGE% TUNE_X x 1:2:1\nextern \"C\" void f() {}\n");
+  auto r = tunekit_cli({"tune", (dir / "k.cpp").string(), "--entry", "f"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "--arg")) << r.output;
+}
+
+// A run killed with SIGKILL mid-way loses nothing and duplicates nothing:
+// the rerun keeps the trials that were stored and measures only the rest.
+TEST(Cli, KilledRunResumes) {
+  const auto dir = fresh_dir();
+  write_file(dir / "slow.cpp", R"(#include <unistd.h>
+extern "C" void slow(const float* x, float* y, int n) { usleep(30000 + 1000 * P); for (int i = 0; i < n; ++i) y[i] = x[i]; }
+)");
+  write_file(dir / "slow.yaml", R"(kernel: {source: slow.cpp, entry: slow, flags: [-O0]}
+arguments:
+  - {name: x, type: f32, size: 16}
+  - {name: y, type: f32, size: 16, role: out}
+  - {name: n, type: i32, value: 16}
+parameters: {P: "0:11:1"}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3, cache: hot}
+)");
+  const fs::path db = dir / "out" / "tunekit.db";
+  const std::string exe = tunekit_exe().string(), spec = (dir / "slow.yaml").string(), out = (dir / "out").string();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(exe.c_str(), exe.c_str(), "tune", spec.c_str(), "--out-dir", out.c_str(), "-j", "1", "--no-progress",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::vector<TrialRecord> before;
+  for (int i = 0; i < 600 && before.size() < 4; ++i) {
+    std::this_thread::sleep_for(100ms);
+    if (fs::exists(db)) before = Store(db).all();
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+  before = Store(db).all();
+  ASSERT_GE(before.size(), 4u);
+  ASSERT_LT(before.size(), 12u);
+
+  auto r = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, std::to_string(before.size()) + " resumed")) << r.output;
+  auto after = Store(db).all();
+  ASSERT_EQ(after.size(), 12u);
+  std::set<std::string> keys;
+  for (const auto& t : after) keys.insert(t.config.key());
+  EXPECT_EQ(keys.size(), 12u);
+  for (const auto& b : before) {
+    auto same = std::find_if(after.begin(), after.end(), [&](const auto& a) { return a.id == b.id; });
+    ASSERT_NE(same, after.end());
+    EXPECT_EQ(same->config.key(), b.config.key());
+    EXPECT_EQ(same->created_at, b.created_at);  // kept, not rerun
+  }
+}
+
+TEST(Cli, TunesTheBundledExample) {
+  const auto dir = fresh_dir();
+  // A small size and budget keep this quick; the README's command runs the full space.
+  auto r = tunekit_cli({"tune", std::string(TUNEKIT_SOURCE_DIR) + "/examples/matmul/matmul.yaml", "--size", "M=96",
+                        "--size", "N=80", "--size", "K=72", "--strategy", "random", "--max-evals", "4", "--out-dir",
+                        (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "best")) << r.output;
+  EXPECT_TRUE(contains(r.output, "max abs diff")) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "out" / "tunekit.db"));
+}

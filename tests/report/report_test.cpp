@@ -1,0 +1,416 @@
+#include "tunekit/report.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using namespace tunekit;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("tunekit_report_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A small RFC 4180 reader: quoted fields may hold commas, doubled quotes and
+// line breaks; records end with LF or CRLF.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, was_quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      EXPECT_TRUE(field.empty() && !was_quoted) << "quote in the middle of a field";
+      quoted = was_quoted = true;
+    } else if (c == ',') {
+      row.push_back(field);
+      field.clear();
+      was_quoted = false;
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      // handled by the '\n'
+    } else if (c == '\n') {
+      row.push_back(field);
+      rows.push_back(row);
+      row.clear();
+      field.clear();
+      was_quoted = false;
+    } else {
+      field += c;
+    }
+  }
+  EXPECT_FALSE(quoted) << "unterminated quote";
+  if (!field.empty() || !row.empty()) {
+    row.push_back(field);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TrialRecord ok_trial(Config config, double median_us) {
+  TrialRecord t;
+  t.spec_hash = "hash1";
+  t.kernel = "matmul";
+  t.device = "cpu";
+  t.size = {{"M", Value(512)}, {"N", Value(256)}};
+  t.config = std::move(config);
+  t.status = Status::ok;
+  t.stats.median = Microseconds(median_us);
+  t.stats.min = Microseconds(median_us * 0.98);
+  t.stats.max = Microseconds(median_us * 1.1);
+  t.stats.mean = Microseconds(median_us * 1.01);
+  t.stats.noise = 0.0125;
+  t.stats.count = 3;
+  t.samples = {Microseconds(median_us * 0.98), Microseconds(median_us), Microseconds(median_us * 1.1)};
+  t.verification.checked = true;
+  t.verification.passed = true;
+  t.verification.max_abs_diff = 1.2e-6;
+  t.verification.max_rel_err = 3.4e-7;
+  t.build_time = Seconds(0.5);
+  return t;
+}
+
+TrialRecord failed_trial(Config config, Status status, std::string error) {
+  TrialRecord t;
+  t.spec_hash = "hash1";
+  t.kernel = "matmul";
+  t.device = "cpu";
+  t.size = {{"M", Value(512)}, {"N", Value(256)}};
+  t.config = std::move(config);
+  t.status = status;
+  t.error = std::move(error);
+  return t;
+}
+
+Config bmbn(int bm, int bn) { return Config({{"BM", Value(bm)}, {"BN", Value(bn)}}); }
+
+TuneReport sample_report() {
+  TuneReport r;
+  r.spec_hash = "hash1";
+  r.device = "cpu";
+  r.db = "out/tunekit.db";
+  r.csv = "out/matmul.csv";
+  r.json = "out/matmul.json";
+  r.resumed = 2;
+  r.wall = Seconds(12.5);
+  r.build = Seconds(4.25);
+  r.measure = Seconds(6.0);
+  SizeReport s;
+  s.size = {{"M", Value(512)}, {"N", Value(256)}};
+  s.trials.push_back(ok_trial(bmbn(64, 64), 20.0));
+  s.trials.push_back(failed_trial(bmbn(64, 128), Status::compile_error, "error: too many registers\nmore"));
+  TrialRecord wrong = ok_trial(bmbn(128, 64), 9.0);
+  wrong.status = Status::wrong_result;
+  wrong.verification.passed = false;
+  wrong.verification.max_abs_diff = 0.5;
+  s.trials.push_back(wrong);
+  s.trials.push_back(ok_trial(Config({{"BM", Value(128)}, {"BN", Value(128)}, {"SCALE", Value(2.0)}}), 12.345));
+  s.best = 3;
+  s.baseline = 0;
+  s.baseline_is_spec_default = true;
+  r.sizes.push_back(s);
+  return r;
+}
+
+}  // namespace
+
+TEST(TrialLine, Ok) {
+  EXPECT_EQ(format_trial_line(3, ok_trial(bmbn(64, 128), 14.9823)), "No.3: 14.982 us, {BM: 64, BN: 128}");
+  EXPECT_EQ(format_trial_line(1, ok_trial(bmbn(1, 2), 123456.78951)), "No.1: 123456.790 us, {BM: 1, BN: 2}");
+  EXPECT_EQ(format_trial_line(2, ok_trial(Config({{"S", Value(2.0)}, {"L", Value("row")}}), 5)),
+            "No.2: 5.000 us, {S: 2.0, L: row}");
+}
+
+TEST(TrialLine, Failures) {
+  EXPECT_EQ(format_trial_line(4, failed_trial(bmbn(64, 128), Status::compile_error,
+                                              "\n  kernel.cpp:3: error: 'x' undeclared  \n  3 | x;\n")),
+            "No.4: compile_error, {BM: 64, BN: 128} (kernel.cpp:3: error: 'x' undeclared)");
+  EXPECT_EQ(format_trial_line(6, failed_trial(bmbn(1, 1), Status::crash, "")), "No.6: crash, {BM: 1, BN: 1}");
+  EXPECT_EQ(format_trial_line(7, failed_trial(bmbn(1, 1), Status::timeout, "exceeded 60 s")),
+            "No.7: timeout, {BM: 1, BN: 1} (exceeded 60 s)");
+
+  std::string long_error(300, 'e');
+  std::string line = format_trial_line(8, failed_trial(bmbn(1, 1), Status::launch_error, long_error));
+  EXPECT_EQ(line, "No.8: launch_error, {BM: 1, BN: 1} (" + std::string(97, 'e') + "...)");
+}
+
+TEST(TrialLine, WrongResultShowsMaxAbsDiff) {
+  TrialRecord w = failed_trial(bmbn(64, 128), Status::wrong_result, "");
+  w.verification.checked = true;
+  w.verification.passed = false;
+  w.verification.max_abs_diff = 0.5;
+  EXPECT_EQ(format_trial_line(5, w), "No.5: wrong_result, {BM: 64, BN: 128} (max abs diff 0.5 > tolerance)");
+
+  w.error = "output C: max abs diff 0.5 > atol 1e-05 + rtol 1e-05 * |expected|";
+  EXPECT_EQ(format_trial_line(5, w),
+            "No.5: wrong_result, {BM: 64, BN: 128} (output C: max abs diff 0.5 > atol 1e-05 + rtol 1e-05 * "
+            "|expected|)");
+
+  w.error = "C[3]: got 1.5, expected 1";
+  EXPECT_EQ(format_trial_line(5, w),
+            "No.5: wrong_result, {BM: 64, BN: 128} (max abs diff 0.5: C[3]: got 1.5, expected 1)");
+}
+
+TEST(Csv, ParsesBackWithQuoting) {
+  TempDir dir;
+  std::vector<TrialRecord> trials;
+  trials.push_back(ok_trial(bmbn(64, 128), 14.9823));
+  trials.push_back(failed_trial(bmbn(32, 32), Status::compile_error,
+                                "kernel.cpp:1: error: expected ';', got \"}\"\nsecond line, with comma"));
+  trials.push_back(failed_trial(Config({{"MODE", Value("a,\"b\"")}}), Status::timeout, ""));
+  trials.push_back(failed_trial(Config(), Status::crash, "signal 11"));
+
+  fs::path file = dir.path() / "nested" / "dir" / "out.csv";
+  write_csv(file, trials);
+  ASSERT_TRUE(fs::exists(file));
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  auto rows = parse_csv(slurp(file));
+  ASSERT_EQ(rows.size(), 5u);
+  std::vector<std::string> header{"No.",     "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",
+                                  "Min(us)", "Noise",  "Samples",  "Size",   "Error"};
+  EXPECT_EQ(rows[0], header);
+  for (const auto& r : rows) ASSERT_EQ(r.size(), header.size());
+
+  EXPECT_EQ(rows[1][0], "1");
+  EXPECT_EQ(rows[1][1], "{BM: 64, BN: 128}");
+  EXPECT_EQ(rows[1][2], "14.982");
+  EXPECT_EQ(rows[1][3], "ok");
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][4]), 1.2e-6);
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][5]), 3.4e-7);
+  EXPECT_NEAR(std::stod(rows[1][6]), 14.9823 * 0.98, 1e-3);
+  EXPECT_NEAR(std::stod(rows[1][7]), 0.0125, 1e-4);
+  EXPECT_EQ(rows[1][8], "3");
+  EXPECT_EQ(rows[1][9], "{M: 512, N: 256}");
+  EXPECT_EQ(rows[1][10], "");
+
+  EXPECT_EQ(rows[2][0], "2");
+  EXPECT_EQ(rows[2][2], "");  // no time when not ok
+  EXPECT_EQ(rows[2][3], "compile_error");
+  EXPECT_EQ(rows[2][4], "");  // not checked
+  EXPECT_EQ(rows[2][8], "0");
+  EXPECT_EQ(rows[2][10], "kernel.cpp:1: error: expected ';', got \"}\"\nsecond line, with comma");
+
+  EXPECT_EQ(rows[3][1], "{MODE: a,\"b\"}");
+  EXPECT_EQ(rows[3][3], "timeout");
+  EXPECT_EQ(rows[4][1], "{}");
+  EXPECT_EQ(rows[4][10], "signal 11");
+
+  // Raw text: the config column is quoted, quotes doubled.
+  std::string text = slurp(file);
+  EXPECT_NE(text.find("1,\"{BM: 64, BN: 128}\",14.982,ok,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"{MODE: a,\"\"b\"\"}\""), std::string::npos) << text;
+}
+
+TEST(Csv, EmptyListWritesHeader) {
+  TempDir dir;
+  fs::path file = dir.path() / "empty.csv";
+  write_csv(file, {});
+  EXPECT_EQ(slurp(file), "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error\n");
+}
+
+TEST(Json, ParsesBackWithTypes) {
+  TempDir dir;
+  TuneReport report = sample_report();
+  fs::path file = dir.path() / "x" / "report.json";
+  write_json(file, report);
+  auto j = nlohmann::json::parse(slurp(file));
+
+  EXPECT_EQ(j["spec_hash"], "hash1");
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_EQ(j["db"], "out/tunekit.db");
+  EXPECT_EQ(j["csv"], "out/matmul.csv");
+  EXPECT_DOUBLE_EQ(j["wall_s"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(j["build_s"].get<double>(), 4.25);
+  EXPECT_DOUBLE_EQ(j["measure_s"].get<double>(), 6.0);
+  EXPECT_EQ(j["resumed"], 2);
+  ASSERT_EQ(j["sizes"].size(), 1u);
+  const auto& s = j["sizes"][0];
+  EXPECT_EQ(s["size"]["M"], 512);
+  EXPECT_EQ(s["size"]["N"], 256);
+
+  ASSERT_TRUE(s["best"].is_object());
+  EXPECT_DOUBLE_EQ(s["best"]["time_us"].get<double>(), 12.345);
+  EXPECT_EQ(s["best"]["config"]["BM"], 128);
+  EXPECT_TRUE(s["best"]["config"]["BM"].is_number_integer());
+  EXPECT_TRUE(s["best"]["config"]["SCALE"].is_number_float());
+  ASSERT_TRUE(s["baseline"].is_object());
+  EXPECT_DOUBLE_EQ(s["baseline"]["time_us"].get<double>(), 20.0);
+  EXPECT_NEAR(s["speedup_over_baseline"].get<double>(), 20.0 / 12.345, 1e-12);
+
+  const auto& trials = s["trials"];
+  ASSERT_EQ(trials.size(), 4u);
+  EXPECT_EQ(trials[0]["no"], 1);
+  EXPECT_EQ(trials[0]["status"], "ok");
+  EXPECT_DOUBLE_EQ(trials[0]["time_us"].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(trials[0]["min_us"].get<double>(), 19.6);
+  EXPECT_DOUBLE_EQ(trials[0]["noise"].get<double>(), 0.0125);
+  ASSERT_EQ(trials[0]["samples_us"].size(), 3u);
+  EXPECT_DOUBLE_EQ(trials[0]["samples_us"][1].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(trials[0]["max_abs_diff"].get<double>(), 1.2e-6);
+  EXPECT_DOUBLE_EQ(trials[0]["max_rel_err"].get<double>(), 3.4e-7);
+  EXPECT_TRUE(trials[0]["error"].is_null());
+  EXPECT_DOUBLE_EQ(trials[0]["build_s"].get<double>(), 0.5);
+
+  EXPECT_EQ(trials[1]["status"], "compile_error");
+  EXPECT_TRUE(trials[1]["time_us"].is_null());
+  EXPECT_TRUE(trials[1]["min_us"].is_null());
+  EXPECT_TRUE(trials[1]["samples_us"].empty());
+  EXPECT_EQ(trials[1]["error"], "error: too many registers\nmore");
+
+  EXPECT_EQ(trials[2]["status"], "wrong_result");
+  EXPECT_TRUE(trials[2]["time_us"].is_null());
+  EXPECT_DOUBLE_EQ(trials[2]["max_abs_diff"].get<double>(), 0.5);
+
+  // Config order is kept.
+  auto ordered = nlohmann::ordered_json::parse(slurp(file));
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : ordered["sizes"][0]["trials"][3]["config"].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"BM", "BN", "SCALE"}));
+}
+
+TEST(Json, NoValidConfigGivesNulls) {
+  TempDir dir;
+  TuneReport report;
+  report.spec_hash = "h";
+  SizeReport s;
+  s.trials.push_back(failed_trial(bmbn(1, 1), Status::crash, "signal 11"));
+  report.sizes.push_back(s);
+  fs::path file = dir.path() / "r.json";
+  write_json(file, report);
+  auto j = nlohmann::json::parse(slurp(file));
+  const auto& sj = j["sizes"][0];
+  EXPECT_TRUE(sj["best"].is_null());
+  EXPECT_TRUE(sj["baseline"].is_null());
+  EXPECT_TRUE(sj["speedup_over_baseline"].is_null());
+  EXPECT_TRUE(sj["size"].is_object());
+  EXPECT_TRUE(sj["size"].empty());
+}
+
+TEST(Summary, ContainsTheKeyLines) {
+  std::string text = format_summary(sample_report());
+  auto has = [&](const std::string& needle) { return text.find(needle) != std::string::npos; };
+  EXPECT_TRUE(has("size {M: 512, N: 256}\n")) << text;
+  EXPECT_TRUE(has("No.1: 20.000 us, {BM: 64, BN: 64}\n")) << text;
+  EXPECT_TRUE(has("No.2: compile_error, {BM: 64, BN: 128} (error: too many registers)\n")) << text;
+  EXPECT_TRUE(has("No.3: wrong_result, {BM: 128, BN: 64} (max abs diff 0.5 > tolerance)\n")) << text;
+  EXPECT_TRUE(has("best: No.4 12.345 us {BM: 128, BN: 128, SCALE: 2.0}\n")) << text;
+  EXPECT_TRUE(has("default: No.1 20.000 us {BM: 64, BN: 64}\n")) << text;
+  EXPECT_TRUE(has("speedup over default: 1.62x\n")) << text;
+  EXPECT_TRUE(has("verification: max abs diff 1.2e-06, max rel err 3.4e-07 (within tolerance)\n")) << text;
+  EXPECT_TRUE(has("4 trials: 2 ok, 1 compile_error, 1 wrong_result; 2 resumed from the store\n")) << text;
+  EXPECT_TRUE(has("results: out/tunekit.db, out/matmul.csv, out/matmul.json\n")) << text;
+  // The results line comes last; trial lines come before best.
+  EXPECT_LT(text.find("No.4: 12.345 us"), text.find("best:"));
+  EXPECT_EQ(text.rfind("results: "), text.find("results: "));
+  EXPECT_EQ(text.substr(text.size() - std::string("out/matmul.json\n").size()), "out/matmul.json\n");
+}
+
+TEST(Summary, FirstValidConfigBaseline) {
+  TuneReport report = sample_report();
+  report.sizes[0].baseline_is_spec_default = false;
+  report.sizes[0].trials[3].verification.checked = false;
+  std::string text = format_summary(report);
+  EXPECT_NE(text.find("first valid config: No.1 20.000 us {BM: 64, BN: 64}\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("speedup over first valid config: 1.62x\n"), std::string::npos) << text;
+  // An unchecked best among checked trials is the reference itself.
+  EXPECT_NE(text.find("verification: the best config's outputs are the reference; 1 of 2 other configs matched them"),
+            std::string::npos)
+      << text;
+  for (auto& t : report.sizes[0].trials) t.verification.checked = false;
+  text = format_summary(report);
+  EXPECT_NE(text.find("verification: not checked (no reference)"), std::string::npos) << text;
+}
+
+TEST(Summary, NoValidConfigAndSeveralSizes) {
+  TuneReport report;
+  report.db = "a.db";
+  SizeReport bad;
+  bad.size = {{"N", Value(1)}};
+  bad.trials.push_back(failed_trial(bmbn(1, 1), Status::crash, "signal 11"));
+  bad.trials.push_back(failed_trial(bmbn(1, 2), Status::compile_error, "oops"));
+  SizeReport good;
+  good.size = {{"N", Value(2)}};
+  good.trials.push_back(ok_trial(bmbn(1, 1), 3.0));
+  good.best = 0;
+  good.baseline = 0;
+  good.baseline_is_spec_default = true;
+  report.sizes = {bad, good};
+  std::string text = format_summary(report);
+  EXPECT_NE(text.find("size {N: 1}\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("size {N: 2}\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("no valid config"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 trials: 1 compile_error, 1 crash\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("best: No.1 3.000 us {BM: 1, BN: 1}\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("speedup over default: 1.00x\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("all sizes: 3 trials: 1 ok, 1 compile_error, 1 crash\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("results: a.db\n"), std::string::npos) << text;
+}
+
+TEST(Summary, EmptySizeHasNoSizeHeader) {
+  TuneReport report;
+  SizeReport s;
+  s.trials.push_back(ok_trial(bmbn(1, 1), 3.0));
+  s.best = 0;
+  report.sizes.push_back(s);
+  std::string text = format_summary(report);
+  EXPECT_EQ(text.find("size "), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("No.1: 3.000 us, {BM: 1, BN: 1}\n", 0), 0u) << text;
+}
+
+TEST(Summary, PicksFastestOkTrialWhenBestUnset) {
+  TuneReport report;
+  SizeReport s;
+  s.trials.push_back(ok_trial(bmbn(1, 1), 5.0));
+  s.trials.push_back(failed_trial(bmbn(1, 2), Status::crash, ""));
+  s.trials.push_back(ok_trial(bmbn(2, 2), 4.0));
+  s.best = 99;  // out of range: ignored
+  report.sizes.push_back(s);
+  std::string text = format_summary(report);
+  EXPECT_NE(text.find("best: No.3 4.000 us {BM: 2, BN: 2}\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("speedup"), std::string::npos) << text;
+}

@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tunekit/search.hpp"
+
+using namespace tunekit;
+
+namespace {
+Space small_space() {
+  return Space({{"a", {1, 2, 3, 4}, {}}, {"b", {1, 2, 4, 8}, {}}}, {Expression::parse("a * b <= 8")});
+}
+std::vector<Config> drain(Strategy& s, std::size_t step) {
+  std::vector<Config> all;
+  for (auto batch = s.next(step); !batch.empty(); batch = s.next(step)) all.insert(all.end(), batch.begin(), batch.end());
+  return all;
+}
+}  // namespace
+
+TEST(Exhaustive, EveryValidConfigOnceInOrder) {
+  Space space = small_space();
+  auto s = make_exhaustive(space);
+  EXPECT_EQ(s->planned(), space.count());
+  auto all = drain(*s, 3);
+  ASSERT_EQ(all.size(), space.count());
+  EXPECT_EQ(all.front().str(), "{a: 1, b: 1}");
+  for (const auto& c : all) EXPECT_TRUE(space.contains(c));
+}
+
+TEST(Random, SamplesWithoutReplacementAndIsReproducible) {
+  Space space = small_space();
+  auto a = drain(*make_random(space, 42), 5);
+  auto b = drain(*make_random(space, 42), 2);
+  auto c = drain(*make_random(space, 7), 5);
+  ASSERT_EQ(a.size(), space.count());
+  std::set<std::string> keys;
+  for (const auto& x : a) keys.insert(x.key());
+  EXPECT_EQ(keys.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].key(), b[i].key());
+  bool differs = false;
+  for (std::size_t i = 0; i < a.size(); ++i) differs = differs || a[i].key() != c[i].key();
+  EXPECT_TRUE(differs);
+}
+
+TEST(Random, FirstPickIsRoughlyUniform) {
+  Space space = small_space();
+  const auto n = space.count();
+  std::map<std::string, int> hits;
+  const int trials = 4000;
+  for (int seed = 0; seed < trials; ++seed) hits[make_random(space, seed)->next(1).at(0).key()]++;
+  ASSERT_EQ(hits.size(), n);
+  // Chi-square with n-1 degrees of freedom; 40 is far beyond the 99.9% point for n <= 12.
+  double chi2 = 0, expected = double(trials) / double(n);
+  for (const auto& [k, h] : hits) chi2 += (h - expected) * (h - expected) / expected;
+  EXPECT_LT(chi2, 40.0);
+}
+
+TEST(List, KeepsOrderAndInvalidEntries) {
+  std::vector<Config> list{Config({{"a", 3}, {"b", 8}}), Config({{"a", 1}, {"b", 1}})};
+  auto s = make_list(list);
+  auto all = drain(*s, 10);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].str(), "{a: 3, b: 8}");
+}

@@ -1,0 +1,340 @@
+// msKPP "// tunable" substitution and CCCL %RANGE% annotations.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include "tunekit/annotation.hpp"
+#include "tunekit/error.hpp"
+
+using namespace tunekit;
+using ::testing::HasSubstr;
+
+namespace {
+
+Config cfg(std::vector<std::pair<std::string, Value>> e) { return Config(std::move(e)); }
+
+// Expects an InputError at file:line:col with `fragment` in its message.
+template <typename F>
+void expect_error(F&& f, const std::string& file, int line, int col, const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, file) << e.what();
+    EXPECT_EQ(e.where().line, line) << e.what();
+    EXPECT_EQ(e.where().column, col) << e.what();
+    EXPECT_THAT(e.message(), HasSubstr(fragment));
+    if (line > 0) {
+      std::string prefix = file + ":" + std::to_string(line) + (col > 0 ? ":" + std::to_string(col) : "") + ": ";
+      EXPECT_EQ(std::string(e.what()).substr(0, prefix.size()), prefix);
+    }
+  }
+}
+
+}  // namespace
+
+// ---- msKPP ------------------------------------------------------------------
+
+TEST(Tunable, ValueLineKeepsPrefixAndIndentation) {
+  std::string src =
+      "template <int N>\n"
+      "void k() {\n"
+      "  constexpr int BM = 64; // tunable\n"
+      "}\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"BM", 128}}), "k.cpp"),
+            "template <int N>\n"
+            "void k() {\n"
+            "  constexpr int BM = 128;\n"
+            "}\n");
+}
+
+TEST(Tunable, NameForms) {
+  std::string src =
+      "int BM=64; // tunable\n"
+      "static constexpr uint32_t BN = 64;  // tunable\n"
+      "BK = 64 // tunable   \n"
+      "\tconst double ALPHA = 1.0;//tunable\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"BM", 8}, {"BN", 16}, {"BK", 32}, {"ALPHA", 2.5}}), "k.cpp"),
+            "int BM= 8;\n"
+            "static constexpr uint32_t BN = 16;\n"
+            "BK = 32;\n"
+            "\tconst double ALPHA = 2.5;\n");
+}
+
+TEST(Tunable, AliasLineReplacedWholeKeepingIndentation) {
+  std::string src =
+      "struct K {\n"
+      "    using Tile = Shape<64, 64>; // tunable: TILE\n"
+      "};\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"TILE", "using Tile = Shape<128, 64>;"}}), "k.cpp"),
+            "struct K {\n"
+            "    using Tile = Shape<128, 64>;\n"
+            "};\n");
+}
+
+TEST(Tunable, AliasNameIsTheAliasNotTheAssignedName) {
+  std::string src = "int X = 1; // tunable: XA\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"XA", "int X = 2;"}}), "k.cpp"), "int X = 2;\n");
+  EXPECT_THROW(apply_tunable_lines(src, cfg({{"X", 2}}), "k.cpp"), InputError);
+}
+
+TEST(Tunable, FirstMatchWins) {
+  std::string src =
+      "int BM = 1; // tunable\n"
+      "int BM = 2; // tunable\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"BM", 9}}), "k.cpp"),
+            "int BM = 9;\n"
+            "int BM = 2; // tunable\n");
+}
+
+TEST(Tunable, CommentOnlyLinesSkipped) {
+  std::string src =
+      "// int BM = 1; // tunable\n"
+      "   // int BM = 2; // tunable\n"
+      "/*\n"
+      " * int BM = 3; // tunable\n"
+      " int BM = 4; // tunable\n"
+      " */\n"
+      "int BM = 5; // tunable\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"BM", 7}}), "k.cpp"),
+            "// int BM = 1; // tunable\n"
+            "   // int BM = 2; // tunable\n"
+            "/*\n"
+            " * int BM = 3; // tunable\n"
+            " int BM = 4; // tunable\n"
+            " */\n"
+            "int BM = 7;\n");
+}
+
+TEST(Tunable, NotTunableComments) {
+  std::string src =
+      "int A = 1; // tunable later\n"
+      "int B = 2; // not tunable\n"
+      "const char* s = \"// tunable\"; int C = 3;\n"
+      "int D = 4; // tunable\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"D", 5}}), "k.cpp"),
+            "int A = 1; // tunable later\n"
+            "int B = 2; // not tunable\n"
+            "const char* s = \"// tunable\"; int C = 3;\n"
+            "int D = 5;\n");
+  for (const char* key : {"A", "B", "C", "s"})
+    EXPECT_THROW(apply_tunable_lines(src, cfg({{key, 1}}), "k.cpp"), InputError) << key;
+}
+
+TEST(Tunable, StringWithSlashesBeforeTheComment) {
+  std::string src = "const char* URL = \"http://x\"; // tunable\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"URL", "\"https://y\""}}), "k.cpp"),
+            "const char* URL = \"https://y\";\n");
+}
+
+TEST(Tunable, DigitSeparator) {
+  std::string src = "constexpr int N = 1'024; // tunable\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"N", 2048}}), "k.cpp"), "constexpr int N = 2048;\n");
+}
+
+TEST(Tunable, MultipleKeysAndValueTypes) {
+  std::string src =
+      "constexpr int BM = 64; // tunable\n"
+      "constexpr float ALPHA = 1.0f; // tunable\n"
+      "constexpr auto NAME = \"x\"; // tunable\n"
+      "  using T = A<1>; // tunable: TYPE\n"
+      "int untouched = 0;\n";
+  Config c = cfg({{"TYPE", "using T = B<2>;"}, {"NAME", "\"fast\""}, {"ALPHA", 0.5}, {"BM", std::int64_t{256}}});
+  EXPECT_EQ(apply_tunable_lines(src, c, "k.cpp"),
+            "constexpr int BM = 256;\n"
+            "constexpr float ALPHA = 0.5;\n"
+            "constexpr auto NAME = \"fast\";\n"
+            "  using T = B<2>;\n"
+            "int untouched = 0;\n");
+}
+
+TEST(Tunable, LineEndingsPreserved) {
+  std::string src = "int A = 1; // tunable\r\nint B = 2;\r\nint C = 3; // tunable";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"A", 4}, {"C", 5}}), "k.cpp"),
+            "int A = 4;\r\nint B = 2;\r\nint C = 5;");
+}
+
+TEST(Tunable, EmptyConfigLeavesSourceAlone) {
+  std::string src = "int A = 1; // tunable\n\n";
+  EXPECT_EQ(apply_tunable_lines(src, Config{}, "k.cpp"), src);
+}
+
+TEST(Tunable, UnmatchedKeyNamesKeyAndFile) {
+  std::string src = "int BM = 1; // tunable\nint BN = 1; // tunable\n";
+  try {
+    apply_tunable_lines(src, cfg({{"BM", 2}, {"BX", 3}}), "kernel.cpp");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "kernel.cpp");
+    EXPECT_THAT(e.message(), HasSubstr("config key 'BX' matches no '// tunable' line in kernel.cpp"));
+    EXPECT_THAT(e.message(), HasSubstr("BM, BN"));
+  }
+}
+
+TEST(Tunable, UnmatchedKeyInSourceWithoutTunables) {
+  try {
+    apply_tunable_lines("int x;\n", cfg({{"BM", 2}}), "plain.cpp");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.message(), HasSubstr("config key 'BM' matches no '// tunable' line in plain.cpp"));
+  }
+}
+
+TEST(Tunable, LineWithoutAssignment) {
+  expect_error([] { apply_tunable_lines("int a;\n  foo(); // tunable\n", cfg({{"a", 1}}), "k.cpp"); }, "k.cpp", 2, 3,
+               "must assign a name");
+}
+
+TEST(Tunable, HasTunableLines) {
+  EXPECT_TRUE(has_tunable_lines("int a = 1; // tunable\n"));
+  EXPECT_TRUE(has_tunable_lines("  using T = X; // tunable: T\n"));
+  EXPECT_TRUE(has_tunable_lines("x\n\nint a = 1; //tunable"));
+  EXPECT_FALSE(has_tunable_lines("// int a = 1; // tunable\n"));
+  EXPECT_FALSE(has_tunable_lines(" * int a = 1; // tunable\n"));
+  EXPECT_FALSE(has_tunable_lines("int a = 1; // tunables\n"));
+  EXPECT_FALSE(has_tunable_lines("// %RANGE% X x 1:2:1\n"));
+  EXPECT_FALSE(has_tunable_lines(""));
+}
+
+// ---- CCCL %RANGE% -------------------------------------------------------------
+
+TEST(Range, Parses) {
+  std::string src =
+      "#include <cub/cub.cuh>\n"
+      "// %RANGE% TUNE_ITEMS_PER_THREAD ipt 7:24:1\n"
+      "//   %RANGE%   TUNE_THREADS   tpb   128:1024:32   \n"
+      "// %RANGE% TUNE_DOWN d 8:2:-3\n";
+  auto ranges = parse_range_annotations(src, "bench.cu");
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_EQ(ranges[0].name, "TUNE_ITEMS_PER_THREAD");
+  EXPECT_EQ(ranges[0].label, "ipt");
+  EXPECT_EQ(ranges[0].start, 7);
+  EXPECT_EQ(ranges[0].end, 24);
+  EXPECT_EQ(ranges[0].step, 1);
+  EXPECT_EQ(ranges[0].line, 2);
+  EXPECT_EQ(ranges[1].name, "TUNE_THREADS");
+  EXPECT_EQ(ranges[1].label, "tpb");
+  EXPECT_EQ(ranges[1].step, 32);
+  EXPECT_EQ(ranges[1].line, 3);
+
+  auto params = parameters_from_ranges(ranges, "bench.cu");
+  ASSERT_EQ(params.size(), 3u);
+  EXPECT_EQ(params[0].name, "TUNE_ITEMS_PER_THREAD");
+  ASSERT_EQ(params[0].values.size(), 18u);
+  EXPECT_TRUE(params[0].values[0].is_int());
+  EXPECT_EQ(params[0].values.front().as_int(), 7);
+  EXPECT_EQ(params[0].values.back().as_int(), 24);
+  EXPECT_EQ(params[1].values.size(), 29u);
+  EXPECT_EQ(params[1].values.back().as_int(), 1024);
+  ASSERT_EQ(params[2].values.size(), 3u);
+  EXPECT_EQ(params[2].values[1].as_int(), 5);
+  EXPECT_EQ(params[0].where.file, "bench.cu");
+  EXPECT_EQ(params[0].where.line, 2);
+}
+
+TEST(Range, NoAnnotations) {
+  EXPECT_TRUE(parse_range_annotations("int main() {}\n", "x.cu").empty());
+  EXPECT_TRUE(parameters_from_ranges({}, "x.cu").empty());
+}
+
+TEST(Range, EndNotOnStepIsInclusiveUpToLastStep) {
+  auto p = parameters_from_ranges(parse_range_annotations("// %RANGE% A a 1:10:4\n", "x.cu"), "x.cu");
+  ASSERT_EQ(p[0].values.size(), 3u);
+  EXPECT_EQ(p[0].values[2].as_int(), 9);
+}
+
+TEST(Range, MissingName) {
+  expect_error([] { parse_range_annotations("int x;\n// %RANGE%\n", "b.cu"); }, "b.cu", 2, 11, "missing a parameter name");
+}
+
+TEST(Range, MissingLabel) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X\n", "b.cu"); }, "b.cu", 1, 18, "missing a label");
+}
+
+TEST(Range, MissingRange) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x  \n", "b.cu"); }, "b.cu", 1, 20,
+               "missing a range start:end:step");
+}
+
+TEST(Range, MissingStep) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1:8\n", "b.cu"); }, "b.cu", 1, 24, "missing the step");
+}
+
+TEST(Range, NonIntegerStart) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x a:8:1\n", "b.cu"); }, "b.cu", 1, 21,
+               "the start 'a' is not an integer");
+}
+
+TEST(Range, NonIntegerEnd) {
+  expect_error([] { parse_range_annotations("\n\n// %RANGE% TUNE_X x 1:8.5:1\n", "b.cu"); }, "b.cu", 3, 23,
+               "the end '8.5' is not an integer");
+}
+
+TEST(Range, NonIntegerStep) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1:8:two\n", "b.cu"); }, "b.cu", 1, 25,
+               "the step 'two' is not an integer");
+}
+
+TEST(Range, EmptyField) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1::1\n", "b.cu"); }, "b.cu", 1, 23,
+               "the end is missing");
+}
+
+TEST(Range, ZeroStep) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1:8:0\n", "b.cu"); }, "b.cu", 1, 25,
+               "the step must not be 0");
+}
+
+TEST(Range, StartAfterEnd) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 9:8:1\n", "b.cu"); }, "b.cu", 1, 21,
+               "the range is empty");
+}
+
+TEST(Range, TooManyFields) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1:8:1:2\n", "b.cu"); }, "b.cu", 1, 26,
+               "too many ':' fields");
+}
+
+TEST(Range, TrailingField) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1:8:1 extra\n", "b.cu"); }, "b.cu", 1, 27,
+               "unexpected 'extra' after the range");
+}
+
+TEST(Range, BadName) {
+  expect_error([] { parse_range_annotations("// %RANGE% 9X x 1:8:1\n", "b.cu"); }, "b.cu", 1, 12,
+               "'9X' is not a valid macro name");
+}
+
+TEST(Range, DuplicateName) {
+  expect_error([] { parse_range_annotations("// %RANGE% A a 1:2:1\n// %RANGE% A b 1:2:1\n", "b.cu"); }, "b.cu", 2, 12,
+               "duplicate %RANGE% parameter 'A' (first declared on line 1)");
+}
+
+TEST(Range, ErrorMessageNamesTheParameter) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_Q x 1:8:0\n", "b.cu"); }, "b.cu", 1, 25, "TUNE_Q");
+}
+
+TEST(Range, ParametersFromInvalidRange) {
+  RangeAnnotation bad;
+  bad.name = "A";
+  bad.start = 5;
+  bad.end = 1;
+  bad.step = 1;
+  bad.line = 4;
+  expect_error([&] { parameters_from_ranges({bad}, "m.cu"); }, "m.cu", 4, 0, "empty");
+}
+
+// ---- #define injection ----------------------------------------------------------
+
+TEST(PrependDefines, DefinesThenLineDirective) {
+  Config c = cfg({{"TUNE_ITEMS", 7}, {"TUNE_KIND", "fast"}, {"TUNE_ALPHA", 0.5}});
+  EXPECT_EQ(prepend_defines("int x;\n", c, "dir/bench.cu"),
+            "#define TUNE_ITEMS 7\n"
+            "#define TUNE_KIND fast\n"
+            "#define TUNE_ALPHA 0.5\n"
+            "#line 1 \"dir/bench.cu\"\n"
+            "int x;\n");
+}
+
+TEST(PrependDefines, EscapesFileName) {
+  EXPECT_EQ(prepend_defines("", Config{}, "a\"b\\c.cu"), "#line 1 \"a\\\"b\\\\c.cu\"\n");
+}

@@ -1,0 +1,2 @@
+// Reference for the spec-loading tests.
+extern "C" void matmul_naive() {}

@@ -1,0 +1,737 @@
+// load_spec / spec_from_source / parse_assignment / parse_range.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "tunekit/error.hpp"
+#include "tunekit/spec.hpp"
+
+namespace fs = std::filesystem;
+using namespace tunekit;
+using ::testing::HasSubstr;
+
+namespace {
+
+const fs::path kData = fs::path(TUNEKIT_SOURCE_DIR) / "tests" / "spec" / "data";
+
+std::vector<std::int64_t> ints(const std::vector<Value>& values) {
+  std::vector<std::int64_t> out;
+  for (const auto& v : values) {
+    EXPECT_TRUE(v.is_int()) << v.repr();
+    out.push_back(v.is_int() ? v.as_int() : -999);
+  }
+  return out;
+}
+
+const Parameter& param(const Spec& s, const std::string& name) {
+  for (const auto& p : s.parameters)
+    if (p.name == name) return p;
+  throw std::runtime_error("no parameter " + name);
+}
+
+void check_full(const Spec& s, const fs::path& file) {
+  EXPECT_EQ(s.file, fs::absolute(file).lexically_normal());
+  EXPECT_EQ(s.name, "mm");
+  EXPECT_EQ(s.kernel.source, (kData / "matmul.cpp").lexically_normal());
+  EXPECT_TRUE(s.kernel.source.is_absolute());
+  EXPECT_EQ(s.kernel.entry, "matmul");
+  EXPECT_EQ(s.kernel.language, "c++");
+  EXPECT_EQ(s.kernel.compiler, "g++-12");
+  EXPECT_EQ(s.kernel.flags, (std::vector<std::string>{"-O2", "-fopenmp"}));
+  EXPECT_EQ(s.kernel.injection, Injection::defines);
+
+  ASSERT_EQ(s.arguments.size(), 6u);
+  const auto& A = s.arguments[0];
+  EXPECT_EQ(A.name, "A");
+  EXPECT_EQ(A.type, ElementType::f32);
+  EXPECT_EQ(A.role, Role::in);
+  EXPECT_EQ(A.fill, Fill::random);
+  ASSERT_TRUE(A.size.has_value());
+  EXPECT_EQ(A.size->text(), "M*K");
+  EXPECT_FALSE(A.value.has_value());
+  EXPECT_EQ(A.where.file, file.string());
+  EXPECT_GT(A.where.line, 0);
+  const auto& B = s.arguments[1];
+  EXPECT_EQ(B.type, ElementType::f64);
+  EXPECT_EQ(B.role, Role::in);
+  EXPECT_EQ(B.fill, Fill::random);  // default for in
+  const auto& C = s.arguments[2];
+  EXPECT_EQ(C.role, Role::out);
+  EXPECT_EQ(C.fill, Fill::zeros);  // default for out
+  EXPECT_EQ(C.size->text(), "M*N");
+  const auto& D = s.arguments[3];
+  EXPECT_EQ(D.type, ElementType::i32);
+  EXPECT_EQ(D.role, Role::inout);
+  EXPECT_EQ(D.fill, Fill::constant);
+  EXPECT_DOUBLE_EQ(D.fill_value, 1.5);
+  const auto& E = s.arguments[4];
+  EXPECT_EQ(E.type, ElementType::u8);
+  EXPECT_EQ(E.fill, Fill::sequence);
+  EXPECT_DOUBLE_EQ(E.fill_value, 3);
+  const auto& M = s.arguments[5];
+  EXPECT_EQ(M.role, Role::scalar);
+  EXPECT_FALSE(M.size.has_value());
+  ASSERT_TRUE(M.value.has_value());
+  EXPECT_EQ(M.value->text(), "M");
+
+  ASSERT_EQ(s.sizes.size(), 2u);
+  EXPECT_EQ(s.sizes[0].at("M"), Value(256));
+  EXPECT_EQ(s.sizes[0].at("N"), Value(128));
+  EXPECT_EQ(s.sizes[0].at("K"), Value(64));
+  EXPECT_EQ(s.sizes[1].at("K"), Value(512));
+
+  ASSERT_EQ(s.parameters.size(), 7u);
+  EXPECT_EQ(s.parameters[0].name, "MC");  // declaration order
+  EXPECT_EQ(s.parameters[6].name, "DOWN");
+  EXPECT_EQ(ints(param(s, "MC").values), (std::vector<std::int64_t>{32, 64, 128}));
+  EXPECT_EQ(ints(param(s, "KC").values), (std::vector<std::int64_t>{64, 128, 192, 256}));
+  EXPECT_EQ(ints(param(s, "NR").values), (std::vector<std::int64_t>{4, 8, 16}));
+  EXPECT_EQ(ints(param(s, "ONE").values), (std::vector<std::int64_t>{7}));
+  EXPECT_EQ(ints(param(s, "DOWN").values), (std::vector<std::int64_t>{8, 5, 2}));
+  const auto& order = param(s, "ORDER").values;
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_TRUE(order[0].is_string());
+  EXPECT_EQ(order[0].as_string(), "ijk");
+  EXPECT_EQ(order[1].as_string(), "ikj");
+  const auto& alpha = param(s, "ALPHA").values;
+  ASSERT_EQ(alpha.size(), 2u);
+  EXPECT_TRUE(alpha[0].is_float());
+  EXPECT_DOUBLE_EQ(alpha[1].as_float(), 1.5);
+  EXPECT_EQ(param(s, "MC").where.file, file.string());
+  EXPECT_GT(param(s, "MC").where.line, 0);
+
+  ASSERT_EQ(s.constraints.size(), 2u);
+  EXPECT_EQ(s.constraints[0].text(), "MC % NR == 0");
+  EXPECT_EQ(s.constraints[1].text(), "MC*KC*4 <= l2_bytes");
+
+  ASSERT_EQ(s.configs.size(), 2u);
+  EXPECT_EQ(s.configs[0].str(), "{MC: 64, KC: 128}");
+  EXPECT_EQ(s.configs[1].str(), "{MC: 32, KC: 64, ORDER: ikj}");  // parameter order
+  ASSERT_TRUE(s.default_config.has_value());
+  EXPECT_EQ(s.default_config->str(), "{MC: 64, KC: 128}");
+
+  EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::function);
+  EXPECT_EQ(s.reference.source, (kData / "naive.cpp").lexically_normal());
+  EXPECT_EQ(s.reference.entry, "matmul_naive");
+  EXPECT_EQ(s.reference.flags, (std::vector<std::string>{"-O0"}));
+
+  EXPECT_DOUBLE_EQ(s.tolerance.atol, 1e-3);
+  EXPECT_DOUBLE_EQ(s.tolerance.rtol, 1e-4);
+
+  EXPECT_NEAR(s.measure.warmup.count(), 20000.0, 1e-6);
+  EXPECT_EQ(s.measure.min_samples, 3u);
+  EXPECT_EQ(s.measure.max_samples, 50u);
+  EXPECT_NEAR(s.measure.max_time.count(), 1.5, 1e-12);
+  EXPECT_DOUBLE_EQ(s.measure.target_noise, 0.05);
+  EXPECT_EQ(s.measure.cache, CacheMode::hot);
+  EXPECT_NEAR(s.measure.timeout.count(), 60.0, 1e-12);
+
+  EXPECT_EQ(s.search.strategy, StrategyKind::random);
+  ASSERT_TRUE(s.search.max_evaluations.has_value());
+  EXPECT_EQ(*s.search.max_evaluations, 100u);
+  ASSERT_TRUE(s.search.max_time.has_value());
+  EXPECT_NEAR(s.search.max_time->count(), 60.0, 1e-12);
+  EXPECT_EQ(s.search.seed, 42u);
+
+  EXPECT_EQ(s.output.db, fs::path("out/t.db"));  // kept as given
+  EXPECT_EQ(s.output.csv, fs::path("out.csv"));
+  EXPECT_EQ(s.output.json, fs::path("out.json"));
+}
+
+// A scratch folder with a kernel source, for specs written by the tests.
+class SpecErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tunekit_spec_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "k.cpp") << "void k() {}\n";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  fs::path write(const std::string& text, const std::string& name = "spec.yaml") {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  // Loads `text`; expects an InputError at line:col whose message contains
+  // `fragment`, and whose what() starts with "file:line:col: ".
+  void expect_error(const std::string& text, int line, int col, const std::string& fragment,
+                    const std::string& name = "spec.yaml") {
+    fs::path p = write(text, name);
+    try {
+      load_spec(p);
+      ADD_FAILURE() << "no error for:\n" << text;
+    } catch (const InputError& e) {
+      std::string prefix = p.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+      EXPECT_EQ(std::string(e.what()).substr(0, prefix.size()), prefix) << e.what();
+      EXPECT_EQ(e.where().file, p.string());
+      EXPECT_EQ(e.where().line, line) << e.what();
+      EXPECT_EQ(e.where().column, col) << e.what();
+      EXPECT_THAT(e.message(), HasSubstr(fragment));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not an InputError: " << e.what();
+    }
+  }
+
+  fs::path dir_;
+};
+
+const std::string kHead =  // 5 lines: the kernel and one argument
+    "kernel:\n"
+    "  source: k.cpp\n"
+    "  entry: k\n"
+    "arguments:\n"
+    "  - {name: X, type: f32, size: N}\n";
+
+}  // namespace
+
+TEST(LoadSpec, FullYaml) {
+  fs::path file = kData / "full.yaml";
+  Spec s = load_spec(file);
+  check_full(s, file);
+  // Expressions remember where their text starts (past a quote).
+  EXPECT_EQ(s.constraints[0].where().str(), file.string() + ":29:5");
+  EXPECT_EQ(s.constraints[1].where().str(), file.string() + ":30:6");
+  EXPECT_EQ(s.arguments[0].size->where().str(), file.string() + ":11:32");
+}
+
+TEST(LoadSpec, FullJsonEqualsYaml) {
+  fs::path file = kData / "full.json";
+  Spec s = load_spec(file);
+  check_full(s, file);
+  EXPECT_EQ(s.constraints[0].where().str(), file.string() + ":23:20");
+  EXPECT_EQ(s.constraints[1].where().str(), file.string() + ":23:36");
+}
+
+TEST(LoadSpec, Defaults) {
+  Spec s = load_spec(kData / "minimal.yaml");
+  EXPECT_EQ(s.name, "matmul");  // the entry
+  EXPECT_EQ(s.kernel.language, "c++");
+  EXPECT_TRUE(s.kernel.compiler.empty());
+  EXPECT_EQ(s.kernel.flags, (std::vector<std::string>{"-O3", "-march=native"}));
+  EXPECT_EQ(s.kernel.injection, Injection::automatic);
+  ASSERT_EQ(s.sizes.size(), 1u);  // a single mapping
+  EXPECT_EQ(s.sizes[0].at("N"), Value(1024));
+  EXPECT_TRUE(s.parameters.empty());
+  EXPECT_TRUE(s.constraints.empty());
+  EXPECT_TRUE(s.configs.empty());
+  EXPECT_FALSE(s.default_config.has_value());
+  EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::default_config);
+  MeasureSettings m;
+  EXPECT_EQ(s.measure.min_samples, m.min_samples);
+  EXPECT_EQ(s.measure.max_samples, m.max_samples);
+  EXPECT_EQ(s.measure.cache, CacheMode::cold);
+  EXPECT_EQ(s.search.strategy, StrategyKind::exhaustive);
+  EXPECT_FALSE(s.search.max_evaluations.has_value());
+  EXPECT_EQ(s.search.seed, 1u);
+  EXPECT_TRUE(s.output.db.empty());
+  EXPECT_DOUBLE_EQ(s.tolerance.atol, Tolerance{}.atol);
+}
+
+TEST(LoadSpec, RangeSourceParametersWhenNoneDeclared) {
+  Spec s = load_spec(kData / "cccl.yaml");
+  EXPECT_EQ(s.kernel.injection, Injection::range_defines);
+  ASSERT_EQ(s.parameters.size(), 2u);
+  EXPECT_EQ(s.parameters[0].name, "TUNE_ITEMS");
+  EXPECT_EQ(s.parameters[0].values.size(), 18u);
+  EXPECT_EQ(s.parameters[1].values.front(), Value(128));
+  EXPECT_EQ(s.parameters[1].values.back(), Value(1024));
+  EXPECT_TRUE(s.arguments.empty());
+  ASSERT_EQ(s.sizes.size(), 1u);
+  EXPECT_TRUE(s.sizes[0].empty());
+}
+
+TEST_F(SpecErrors, ConfigsImplyParameters) {
+  fs::path p = write(kHead +
+                     "configs:\n"
+                     "  - {BM: 64, BN: 32}\n"
+                     "  - {BM: 128, BN: 32, TILE: 'using T = S<1, 2>;'}\n"
+                     "  - {BM: 64, BN: 16}\n"
+                     "default: {BN: 16}\n");
+  Spec s = load_spec(p);
+  ASSERT_EQ(s.parameters.size(), 3u);
+  EXPECT_EQ(s.parameters[0].name, "BM");
+  EXPECT_EQ(ints(s.parameters[0].values), (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(s.parameters[1].name, "BN");
+  EXPECT_EQ(ints(s.parameters[1].values), (std::vector<std::int64_t>{32, 16}));
+  EXPECT_EQ(s.parameters[2].name, "TILE");
+  ASSERT_EQ(s.parameters[2].values.size(), 1u);
+  EXPECT_EQ(s.parameters[2].values[0].as_string(), "using T = S<1, 2>;");
+  ASSERT_EQ(s.configs.size(), 3u);
+  EXPECT_EQ(s.configs[1].at("TILE").as_string(), "using T = S<1, 2>;");
+  EXPECT_EQ(s.default_config->str(), "{BN: 16}");
+}
+
+TEST_F(SpecErrors, ValueKinds) {
+  fs::path p = write(kHead +
+                     "sizes: []\n"
+                     "parameters:\n"
+                     "  A: [3, -2, 2.5, 1e-3, abc, '7', true]\n"
+                     "  B: '5:7'\n"
+                     "  C: x\n"
+                     "reference: none\n");
+  Spec s = load_spec(p);
+  ASSERT_EQ(s.sizes.size(), 1u);
+  EXPECT_TRUE(s.sizes[0].empty());
+  const auto& a = s.parameters[0].values;
+  ASSERT_EQ(a.size(), 7u);
+  EXPECT_EQ(a[0].as_int(), 3);
+  EXPECT_EQ(a[1].as_int(), -2);
+  EXPECT_DOUBLE_EQ(a[2].as_float(), 2.5);
+  EXPECT_DOUBLE_EQ(a[3].as_float(), 1e-3);
+  EXPECT_EQ(a[4].as_string(), "abc");
+  EXPECT_TRUE(a[5].is_string());  // quoted: a string
+  EXPECT_EQ(a[5].as_string(), "7");
+  EXPECT_EQ(a[6].as_int(), 1);  // booleans are ints
+  EXPECT_EQ(ints(s.parameters[1].values), (std::vector<std::int64_t>{5, 6, 7}));
+  EXPECT_EQ(s.parameters[2].values.at(0).as_string(), "x");
+  EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::none);
+}
+
+TEST_F(SpecErrors, ReferenceDefaultAndSourceDefaults) {
+  Spec s = load_spec(write(kHead + "reference: default\n"));
+  EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::default_config);
+  s = load_spec(write(kHead + "reference: {entry: k}\n"));
+  EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::function);
+  EXPECT_TRUE(s.reference.source.empty());
+  EXPECT_EQ(s.reference.entry, "k");
+}
+
+TEST_F(SpecErrors, SpecFileMissing) {
+  fs::path p = dir_ / "nope.yaml";
+  try {
+    load_spec(p);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, p.string());
+    EXPECT_THAT(e.what(), HasSubstr("not found"));
+  }
+}
+
+TEST_F(SpecErrors, EmptyFile) { expect_error("", 1, 1, "the spec is empty"); }
+
+TEST_F(SpecErrors, NotAMapping) { expect_error("- a\n- b\n", 1, 1, "the spec must be a mapping"); }
+
+TEST_F(SpecErrors, UnknownTopLevelKeyWithSuggestion) {
+  expect_error(kHead + "paramters:\n  X: [1]\n", 6, 1,
+               "unknown key 'paramters' in spec; did you mean 'parameters'?");
+}
+
+TEST_F(SpecErrors, UnknownKeyListsAllowedKeys) {
+  expect_error(kHead + "zzz: 1\n", 6, 1, "allowed keys: name, kernel, arguments, sizes");
+}
+
+TEST_F(SpecErrors, UnknownNestedKey) {
+  expect_error("kernel:\n  source: k.cpp\n  entry: k\n  flagz: [-O2]\n", 4, 3,
+               "unknown key 'flagz' in 'kernel'; did you mean 'flags'?");
+}
+
+TEST_F(SpecErrors, DuplicateKey) {
+  expect_error(kHead + "parameters:\n  X: [1]\n  X: [2]\n", 8, 3, "duplicate key 'X' in 'parameters'");
+}
+
+TEST_F(SpecErrors, MissingEntry) {
+  expect_error("kernel:\n  source: k.cpp\narguments: []\n", 2, 3, "missing required key 'entry' in 'kernel'");
+}
+
+TEST_F(SpecErrors, MissingKernel) {
+  expect_error("arguments: []\n", 1, 1, "missing required key 'kernel' in spec");
+}
+
+TEST_F(SpecErrors, MissingArguments) {
+  expect_error("kernel: {source: k.cpp, entry: k}\n", 1, 1, "missing required key 'arguments' in spec");
+}
+
+TEST_F(SpecErrors, MissingArgumentType) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, size: 4}\n", 3, 5,
+               "missing required key 'type' in 'arguments[0]'");
+}
+
+TEST_F(SpecErrors, FlagsWrongType) {
+  expect_error("kernel:\n  source: k.cpp\n  entry: k\n  flags: {a: 1}\narguments: []\n", 4, 10,
+               "'kernel.flags' must be a list of strings, got a mapping");
+}
+
+TEST_F(SpecErrors, FlagsElementWrongType) {
+  expect_error("kernel:\n  source: k.cpp\n  entry: k\n  flags: [-O2, [x]]\narguments: []\n", 4, 16,
+               "'kernel.flags' must be a list of strings, but 'kernel.flags[1]' is a list");
+}
+
+TEST_F(SpecErrors, ArgumentsWrongType) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments: {a: 1}\n", 2, 12,
+               "'arguments' must be a list of arguments");
+}
+
+TEST_F(SpecErrors, NullValueLocatedAtKey) {
+  expect_error("kernel:\n  source: k.cpp\n  entry:\narguments: []\n", 3, 3, "'kernel.entry' must be a function name, got nothing");
+}
+
+TEST_F(SpecErrors, IntegerWrongType) {
+  expect_error(kHead + "measure: {min_samples: many}\n", 6, 24, "'measure.min_samples' must be an integer >= 1, got 'many'");
+}
+
+TEST_F(SpecErrors, IntegerTooSmall) {
+  expect_error(kHead + "search: {max_evals: 0}\n", 6, 21, "'search.max_evals' must be an integer >= 1, got 0");
+}
+
+TEST_F(SpecErrors, MinSamplesAboveMax) {
+  expect_error(kHead + "measure: {min_samples: 10, max_samples: 5}\n", 6, 41, "exceeds 'measure.max_samples'");
+}
+
+TEST_F(SpecErrors, BadElementType) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: float32, size: 4}\n", 3, 21,
+               "bad value 'float32' for 'arguments[0].type': expected one of f32, f64, i8, i16, i32, i64, u8, u16, "
+               "u32, u64");
+}
+
+TEST_F(SpecErrors, BadRole) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, role: output}\n", 3,
+               41, "bad value 'output' for 'arguments[0].role': expected one of in, out, inout, scalar");
+}
+
+TEST_F(SpecErrors, BadFill) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: zero}\n", 3,
+               41, "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v} or {sequence: start}; did you mean 'zeros'?");
+}
+
+TEST_F(SpecErrors, FillConstantNeedsValue) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: constant}\n",
+               3, 41, "needs a value: {constant: 1.5}");
+}
+
+TEST_F(SpecErrors, BadStrategy) {
+  expect_error(kHead + "search: {strategy: annealing}\n", 6, 20,
+               "bad value 'annealing' for 'search.strategy': expected one of exhaustive, random");
+}
+
+TEST_F(SpecErrors, BadCache) {
+  expect_error(kHead + "measure: {cache: warm}\n", 6, 18, "bad value 'warm' for 'measure.cache': expected one of cold, hot");
+}
+
+TEST_F(SpecErrors, BadInjection) {
+  expect_error("kernel: {source: k.cpp, entry: k, injection: macros}\narguments: []\n", 1, 46,
+               "bad value 'macros' for 'kernel.injection': expected one of auto, defines, tunable, range");
+}
+
+TEST_F(SpecErrors, BadLanguage) {
+  expect_error("kernel: {source: k.cpp, entry: k, language: rust}\narguments: []\n", 1, 45,
+               "expected one of c++, c");
+}
+
+TEST_F(SpecErrors, BadReferenceString) {
+  expect_error(kHead + "reference: naive\n", 6, 12, "expected 'default', 'none' or a mapping");
+}
+
+TEST_F(SpecErrors, ReferenceMissingEntry) {
+  expect_error(kHead + "reference: {source: k.cpp}\n", 6, 12, "missing required key 'entry' in 'reference'");
+}
+
+TEST_F(SpecErrors, ScalarWithSizeAndValue) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32, size: 4, value: N}\n", 3, 42,
+               "has both 'size' (a buffer) and 'value' (a scalar)");
+}
+
+TEST_F(SpecErrors, ArgumentWithoutSizeOrValue) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32}\n", 3, 5,
+               "needs 'size'");
+}
+
+TEST_F(SpecErrors, ScalarWithOutRole) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32, value: N, role: out}\n", 3,
+               42, "is a scalar (it has 'value'), so its role is 'scalar'");
+}
+
+TEST_F(SpecErrors, DuplicateArgument) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32, value: N}\n"
+               "  - {name: N, type: f32, size: 4}\n",
+               4, 5, "duplicate argument name 'N'");
+}
+
+TEST_F(SpecErrors, BadArgumentName) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: 2x, type: i32, value: 1}\n", 3, 12,
+               "'arguments[0].name' must be a C identifier");
+}
+
+TEST_F(SpecErrors, BadRangeString) {
+  expect_error(kHead + "parameters:\n  KC: \"64:abc:64\"\n", 7, 11,
+               "bad range '64:abc:64': the end 'abc' is not an integer");
+}
+
+TEST_F(SpecErrors, RangeZeroStep) {
+  expect_error(kHead + "parameters:\n  KC: 64:256:0\n", 7, 14, "the step must not be 0");
+}
+
+TEST_F(SpecErrors, RangeEmpty) {
+  expect_error(kHead + "parameters:\n  KC: '256:64:64'\n", 7, 8, "the range is empty");
+}
+
+TEST_F(SpecErrors, RangeTooBig) {
+  expect_error(kHead + "parameters:\n  KC: 0:1000000000000\n", 7, 7, "at most");
+}
+
+TEST_F(SpecErrors, Pow2NotPowerOfTwo) {
+  expect_error(kHead + "parameters:\n  NR: {pow2: [4, 12]}\n", 7, 18, "12 is not a power of two");
+}
+
+TEST_F(SpecErrors, Pow2WrongShape) {
+  expect_error(kHead + "parameters:\n  NR: {pow2: 4}\n", 7, 14, "'parameters.NR.pow2' must be a list [lo, hi] of two powers of two");
+}
+
+TEST_F(SpecErrors, Pow2Reversed) {
+  expect_error(kHead + "parameters:\n  NR: {pow2: [16, 4]}\n", 7, 14, "lo (16) is greater than hi (4)");
+}
+
+TEST_F(SpecErrors, ParameterUnknownForm) {
+  expect_error(kHead + "parameters:\n  NR: {range: [1, 2]}\n", 7, 8, "unknown key 'range' in 'parameters.NR'");
+}
+
+TEST_F(SpecErrors, DuplicateParameterValue) {
+  expect_error(kHead + "parameters:\n  MC: [32, 64, 32]\n", 7, 16, "duplicate value 32 in parameter 'MC'");
+}
+
+TEST_F(SpecErrors, EmptyParameter) {
+  expect_error(kHead + "parameters:\n  MC: []\n", 7, 7, "parameter 'MC' has no values");
+}
+
+TEST_F(SpecErrors, ParameterNamedLikeSize) {
+  expect_error(kHead + "sizes: {N: 4}\nparameters:\n  N: [1]\n", 8, 3, "'N' is both a parameter and a size");
+}
+
+TEST_F(SpecErrors, BadDuration) {
+  expect_error(kHead + "measure: {warmup: 5 parsecs}\n", 6, 19, "'measure.warmup': bad duration '5 parsecs'");
+}
+
+TEST_F(SpecErrors, BadDurationQuoted) {
+  expect_error(kHead + "search: {max_time: \"-1s\"}\n", 6, 21, "bad duration '-1s'");
+}
+
+TEST_F(SpecErrors, ZeroTimeout) {
+  expect_error(kHead + "measure: {timeout: 0s}\n", 6, 20, "'measure.timeout' must be a duration > 0");
+}
+
+TEST_F(SpecErrors, BadConstraintExpression) {
+  // The '$' is the 8th character of "MC % 2 $ 3", which starts at column 5.
+  expect_error(kHead + "constraints:\n  - MC % 2 $ 3\n", 7, 12, "");
+}
+
+TEST_F(SpecErrors, BadConstraintExpressionMissingOperand) {
+  // "MC % * 2" starts at column 5; the '*' is at column 10.
+  expect_error(kHead + "constraints:\n  - MC % * 2\n", 7, 10, "*");
+}
+
+TEST_F(SpecErrors, BadConstraintExpressionBlockScalar) {
+  // A block scalar's text starts on the next line, at its indentation.
+  expect_error(kHead + "constraints: |\n    MC +* 2\n", 7, 9, "*");
+}
+
+TEST_F(SpecErrors, BadConstraintExpressionQuoted) {
+  expect_error(kHead + "constraints: [\"MC $ 2\"]\n", 6, 19, "");
+}
+
+TEST_F(SpecErrors, BadConstraintExpressionJson) {
+  expect_error("{\"kernel\": {\"source\": \"k.cpp\", \"entry\": \"k\"},\n"
+               " \"arguments\": [{\"name\": \"X\", \"type\": \"f32\", \"size\": \"N $ 2\"}]}\n",
+               2, 56, "", "spec.json");
+}
+
+TEST_F(SpecErrors, BadSizeExpression) {
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: M*$}\n", 3, 34, "");
+}
+
+TEST_F(SpecErrors, YamlSyntaxError) {
+  expect_error(kHead + "parameters: [1, 2\nsizes: {}\n", 7, 6, "YAML syntax error");
+}
+
+TEST_F(SpecErrors, YamlSyntaxErrorIllegalMapValue) {
+  expect_error("kernel: a: b\n", 1, 10, "YAML syntax error: illegal map value");
+}
+
+TEST_F(SpecErrors, MissingSourceFile) {
+  expect_error("kernel:\n  source: missing.cpp\n  entry: k\narguments: []\n", 2, 11,
+               "kernel source file 'missing.cpp' not found");
+}
+
+TEST_F(SpecErrors, MissingReferenceSource) {
+  expect_error(kHead + "reference:\n  source: \"gone.cpp\"\n  entry: k\n", 7, 12,
+               "reference source file 'gone.cpp' not found");
+}
+
+TEST_F(SpecErrors, ConfigNamesUnknownParameter) {
+  expect_error(kHead + "parameters:\n  BM: [32, 64]\n  BN: [32]\nconfigs:\n  - {BM: 32, BX: 32}\n", 10, 14,
+               "unknown parameter 'BX' in 'configs[0]'; did you mean 'BM'?");
+}
+
+TEST_F(SpecErrors, DefaultNamesUnknownParameter) {
+  expect_error(kHead + "parameters:\n  BM: [32, 64]\ndefault:\n  BM: 32\n  KC: 4\n", 10, 3,
+               "unknown parameter 'KC' in 'default' (parameters: BM)");
+}
+
+TEST_F(SpecErrors, DefaultWithoutParameters) {
+  expect_error(kHead + "default: {BM: 32}\n", 6, 11, "the spec declares no parameters");
+}
+
+TEST_F(SpecErrors, DefaultNamesParameterNotInImpliedSet) {
+  expect_error(kHead + "configs: [{BM: 1}]\ndefault: {BN: 2}\n", 7, 11, "unknown parameter 'BN' in 'default'");
+}
+
+TEST_F(SpecErrors, DuplicateConfig) {
+  expect_error(kHead + "configs:\n  - {BM: 1, BN: 2}\n  - {BN: 2, BM: 1}\n", 8, 5, "repeats configs[0]");
+}
+
+TEST_F(SpecErrors, ConfigValueNotScalar) {
+  expect_error(kHead + "configs:\n  - {BM: [1, 2]}\n", 7, 10, "'configs[0].BM' must be a value (int, float or string), got a list");
+}
+
+TEST_F(SpecErrors, ToleranceNegative) {
+  expect_error(kHead + "tolerance: {atol: -1}\n", 6, 19, "'tolerance.atol' must be a number >= 0");
+}
+
+TEST_F(SpecErrors, BadRangeInSourceAnnotation) {
+  std::ofstream(dir_ / "r.cu") << "// %RANGE% TUNE_X x 1:8:0\n";
+  try {
+    load_spec(write("kernel: {source: r.cu, entry: k}\narguments: []\n"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, (dir_ / "r.cu").string());
+    EXPECT_EQ(e.where().line, 1);
+    EXPECT_EQ(e.where().column, 25);
+  }
+}
+
+TEST(SpecFromSource, RangeParameters) {
+  fs::path src = kData / "cccl_kernel.cu";
+  Spec s = spec_from_source(src);
+  EXPECT_EQ(s.file, fs::absolute(src).lexically_normal());
+  EXPECT_EQ(s.kernel.source, fs::absolute(src).lexically_normal());
+  EXPECT_TRUE(s.name.empty());
+  EXPECT_TRUE(s.kernel.entry.empty());
+  EXPECT_TRUE(s.arguments.empty());
+  EXPECT_EQ(s.kernel.injection, Injection::range_defines);
+  ASSERT_EQ(s.parameters.size(), 2u);
+  EXPECT_EQ(s.parameters[0].name, "TUNE_ITEMS");
+  EXPECT_EQ(ints(s.parameters[0].values).front(), 7);
+  EXPECT_EQ(ints(s.parameters[0].values).back(), 24);
+  EXPECT_EQ(s.parameters[0].where.line, 2);
+  EXPECT_EQ(s.parameters[1].name, "TUNE_THREADS");
+  EXPECT_EQ(s.parameters[1].values.size(), 29u);
+  ASSERT_EQ(s.sizes.size(), 1u);
+}
+
+TEST(SpecFromSource, MissingSource) {
+  EXPECT_THROW(spec_from_source(kData / "no_such_file.cu"), InputError);
+}
+
+TEST(ParseAssignment, Kinds) {
+  auto [n, v] = parse_assignment("M=4096");
+  EXPECT_EQ(n, "M");
+  EXPECT_TRUE(v.is_int());
+  EXPECT_EQ(v.as_int(), 4096);
+  auto f = parse_assignment(" alpha = 0.5 ");
+  EXPECT_EQ(f.first, "alpha");
+  EXPECT_TRUE(f.second.is_float());
+  EXPECT_DOUBLE_EQ(f.second.as_float(), 0.5);
+  auto s = parse_assignment("ORDER=ijk");
+  EXPECT_TRUE(s.second.is_string());
+  EXPECT_EQ(s.second.as_string(), "ijk");
+  auto neg = parse_assignment("K=-3");
+  EXPECT_EQ(neg.second.as_int(), -3);
+  auto eq = parse_assignment("T=a=b");  // only the first '=' splits
+  EXPECT_EQ(eq.second.as_string(), "a=b");
+}
+
+TEST(ParseAssignment, Errors) {
+  EXPECT_THROW(parse_assignment("M4096"), InputError);
+  EXPECT_THROW(parse_assignment("=4"), InputError);
+  EXPECT_THROW(parse_assignment("M="), InputError);
+  EXPECT_THROW(parse_assignment("4M=1"), InputError);
+  try {
+    parse_assignment("M4096");
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.message(), HasSubstr("expected NAME=VALUE"));
+  }
+}
+
+TEST(ParseRange, Values) {
+  EXPECT_EQ(ints(parse_range("64:256:64", {})), (std::vector<std::int64_t>{64, 128, 192, 256}));
+  EXPECT_EQ(ints(parse_range("1:4", {})), (std::vector<std::int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(ints(parse_range("5:5:3", {})), (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(ints(parse_range("1:10:4", {})), (std::vector<std::int64_t>{1, 5, 9}));  // end not reached
+  EXPECT_EQ(ints(parse_range("10:1:-4", {})), (std::vector<std::int64_t>{10, 6, 2}));
+  EXPECT_EQ(ints(parse_range("-2:2:2", {})), (std::vector<std::int64_t>{-2, 0, 2}));
+  EXPECT_EQ(ints(parse_range(" 1 : 3 ", {})), (std::vector<std::int64_t>{1, 2, 3}));
+}
+
+TEST(ParseRange, ErrorsPointAtTheField) {
+  SourceLocation where{"cli", 1, 10};
+  auto col = [&](std::string_view text) {
+    try {
+      parse_range(text, where);
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().file, "cli");
+      return e.where().column;
+    }
+    ADD_FAILURE() << "no error for " << text;
+    return -1;
+  };
+  EXPECT_EQ(col("64"), 10);
+  EXPECT_EQ(col("a:4"), 10);
+  EXPECT_EQ(col("1:b"), 12);
+  EXPECT_EQ(col("1:4:x"), 14);
+  EXPECT_EQ(col("1:4:0"), 14);
+  EXPECT_EQ(col("4:1"), 10);
+  EXPECT_EQ(col("1:2:3:4"), 15);
+  EXPECT_EQ(col("1.5:4"), 10);
+  try {
+    parse_range("4:1", where);
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.message(), HasSubstr("empty"));
+  }
+  try {
+    parse_range("1:4:0", where);
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.message(), HasSubstr("step must not be 0"));
+  }
+}
+
+TEST(SpecTypes, Names) {
+  EXPECT_EQ(to_string(ElementType::u16), "u16");
+  EXPECT_EQ(element_type_from_string("f64"), ElementType::f64);
+  EXPECT_EQ(element_type_from_string("i64"), ElementType::i64);
+  EXPECT_FALSE(element_type_from_string("float").has_value());
+  EXPECT_EQ(size_of(ElementType::f64), 8u);
+  EXPECT_EQ(size_of(ElementType::i16), 2u);
+  EXPECT_EQ(size_of(ElementType::u8), 1u);
+  EXPECT_STREQ(c_type_name(ElementType::f32), "float");
+  EXPECT_STREQ(c_type_name(ElementType::u32), "uint32_t");
+  EXPECT_STREQ(c_type_name(ElementType::i8), "int8_t");
+  EXPECT_EQ(to_string(Fill::sequence), "sequence");
+  EXPECT_EQ(to_string(Fill::zeros), "zeros");
+  EXPECT_EQ(to_string(Role::inout), "inout");
+  EXPECT_EQ(to_string(Role::scalar), "scalar");
+  for (auto t : {ElementType::f32, ElementType::f64, ElementType::i8, ElementType::i16, ElementType::i32,
+                 ElementType::i64, ElementType::u8, ElementType::u16, ElementType::u32, ElementType::u64})
+    EXPECT_EQ(element_type_from_string(to_string(t)), t);
+}
+
+TEST_F(SpecErrors, BadEntryName) {
+  expect_error("kernel: {source: k.cpp, entry: \"my kernel\"}\narguments: []\n", 1, 33,
+               "'kernel.entry' must be a function name, got 'my kernel'");
+}
+
+TEST_F(SpecErrors, QualifiedEntryAccepted) {
+  Spec s = load_spec(write("kernel: {source: k.cpp, entry: 'ns::k'}\narguments: []\nreference: {entry: ns::ref}\n"));
+  EXPECT_EQ(s.kernel.entry, "ns::k");
+  EXPECT_EQ(s.name, "ns::k");
+  EXPECT_EQ(s.reference.entry, "ns::ref");
+}

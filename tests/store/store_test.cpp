@@ -1,0 +1,392 @@
+#include "tunekit/store.hpp"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace fs = std::filesystem;
+using namespace tunekit;
+using namespace std::chrono_literals;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("tunekit_store_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TrialRecord sample_record() {
+  TrialRecord r;
+  r.spec_hash = "abc123";
+  r.kernel = "matmul";
+  r.device = "cpu:0";
+  r.size = {{"M", Value(512)}, {"N", Value(256)}, {"K", Value(128)}};
+  // Deliberately not in name order: order must survive the round trip.
+  r.config = Config({{"BN", Value(128)}, {"BM", Value(64)}, {"ALPHA", Value(2.0)}, {"LAYOUT", Value("row'major")},
+                     {"SCALE", Value(0.1)}});
+  r.status = Status::ok;
+  r.error = "";
+  r.stats.median = Microseconds(14.982);
+  r.stats.min = Microseconds(14.5);
+  r.stats.max = Microseconds(16.25);
+  r.stats.mean = Microseconds(15.0125);
+  r.stats.noise = 0.0123;
+  r.stats.count = 4;
+  r.samples = {Microseconds(14.5), Microseconds(14.9), Microseconds(15.064), Microseconds(16.25)};
+  r.verification.checked = true;
+  r.verification.passed = true;
+  r.verification.max_abs_diff = 1.25e-6;
+  r.verification.max_rel_err = 3.5e-7;
+  r.verification.detail = "";
+  r.build_time = Seconds(0.875);
+  r.machine = R"({"cpu":"Xeon","cores":16})";
+  return r;
+}
+
+void expect_same(const TrialRecord& a, const TrialRecord& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.spec_hash, b.spec_hash);
+  EXPECT_EQ(a.kernel, b.kernel);
+  EXPECT_EQ(a.device, b.device);
+  ASSERT_EQ(a.size.size(), b.size.size());
+  for (const auto& [name, value] : a.size) {
+    auto it = b.size.find(name);
+    ASSERT_NE(it, b.size.end()) << name;
+    EXPECT_EQ(value.raw(), it->second.raw()) << name;
+  }
+  ASSERT_EQ(a.config.size(), b.config.size());
+  auto ia = a.config.begin();
+  auto ib = b.config.begin();
+  for (; ia != a.config.end(); ++ia, ++ib) {
+    EXPECT_EQ(ia->first, ib->first);
+    EXPECT_EQ(ia->second.raw(), ib->second.raw()) << ia->first;  // same type and value
+  }
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.stats.median.count(), b.stats.median.count());
+  EXPECT_EQ(a.stats.min.count(), b.stats.min.count());
+  EXPECT_EQ(a.stats.max.count(), b.stats.max.count());
+  EXPECT_EQ(a.stats.mean.count(), b.stats.mean.count());
+  EXPECT_EQ(a.stats.noise, b.stats.noise);
+  EXPECT_EQ(a.stats.count, b.stats.count);
+  ASSERT_EQ(a.samples.size(), b.samples.size());
+  for (std::size_t i = 0; i < a.samples.size(); ++i) EXPECT_EQ(a.samples[i].count(), b.samples[i].count());
+  EXPECT_EQ(a.verification.checked, b.verification.checked);
+  EXPECT_EQ(a.verification.passed, b.verification.passed);
+  EXPECT_EQ(a.verification.max_abs_diff, b.verification.max_abs_diff);
+  EXPECT_EQ(a.verification.max_rel_err, b.verification.max_rel_err);
+  EXPECT_EQ(a.verification.detail, b.verification.detail);
+  EXPECT_EQ(a.build_time.count(), b.build_time.count());
+  EXPECT_EQ(a.machine, b.machine);
+  EXPECT_EQ(a.created_at, b.created_at);
+}
+
+std::size_t row_count(const fs::path& file) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM trials", -1, &st, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+  auto n = static_cast<std::size_t>(sqlite3_column_int64(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+}  // namespace
+
+TEST(SizeKey, SortedNamesAndRepr) {
+  Bindings size{{"N", Value(256)}, {"M", Value(256)}, {"K", Value(512)}};
+  EXPECT_EQ(size_key(size), "K=512,M=256,N=256");
+  EXPECT_EQ(size_key({}), "");
+  EXPECT_EQ(size_key({{"alpha", Value(1.0)}, {"mode", Value("fast")}}), "alpha=1.0,mode='fast'");
+}
+
+TEST(Store, CreatesSchemaAndParentDirectories) {
+  TempDir dir;
+  fs::path file = dir.path() / "a" / "b" / "results.db";
+  {
+    Store store(file);
+    EXPECT_EQ(store.path(), file);
+    EXPECT_TRUE(store.all().empty());
+  }
+  ASSERT_TRUE(fs::exists(file));
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  auto single = [&](const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sql;
+    std::string out;
+    if (sqlite3_step(st) == SQLITE_ROW) out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+  };
+  EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(single("PRAGMA user_version"), "1");
+  std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
+  for (const char* column :
+       {"spec_hash", "kernel", "device", "size_key", "size_json", "config_key", "config_json", "status", "error",
+        "median_us", "min_us", "max_us", "mean_us", "noise", "sample_count", "samples_json", "max_abs_diff",
+        "max_rel_err", "verified", "verify_passed", "verify_detail", "build_s", "machine_json", "created_at",
+        "UNIQUE (spec_hash, device, size_key, config_key)"})
+    EXPECT_NE(schema.find(column), std::string::npos) << column;
+  EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
+  sqlite3_close(db);
+}
+
+TEST(Store, PutFindRoundTripsEveryField) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord r = sample_record();
+  store.put(r);
+  EXPECT_GT(r.id, 0);
+  ASSERT_FALSE(r.created_at.empty());
+  // ISO 8601 UTC: 2024-01-02T03:04:05Z
+  EXPECT_EQ(r.created_at.size(), 20u);
+  EXPECT_EQ(r.created_at[10], 'T');
+  EXPECT_EQ(r.created_at.back(), 'Z');
+
+  // Looked up with the config in a different order and an equal size.
+  Config shuffled({{"SCALE", Value(0.1)}, {"ALPHA", Value(2.0)}, {"BM", Value(64)}, {"LAYOUT", Value("row'major")},
+                   {"BN", Value(128)}});
+  Bindings size{{"K", Value(128)}, {"N", Value(256)}, {"M", Value(512)}};
+  auto found = store.find("abc123", "cpu:0", size, shuffled);
+  ASSERT_TRUE(found.has_value());
+  expect_same(r, *found);
+
+  // Float values that are integral stay floats; ints stay ints.
+  EXPECT_TRUE(found->config.at("ALPHA").is_float());
+  EXPECT_EQ(found->config.at("ALPHA").as_float(), 2.0);
+  EXPECT_TRUE(found->config.at("BM").is_int());
+  EXPECT_TRUE(found->config.at("LAYOUT").is_string());
+  EXPECT_EQ(found->config.str(), "{BN: 128, BM: 64, ALPHA: 2.0, LAYOUT: row'major, SCALE: 0.1}");
+
+  EXPECT_FALSE(store.find("abc123", "cpu:1", size, shuffled).has_value());
+  EXPECT_FALSE(store.find("other", "cpu:0", size, shuffled).has_value());
+  EXPECT_FALSE(store.find("abc123", "cpu:0", {{"M", Value(512)}}, shuffled).has_value());
+  EXPECT_FALSE(store.find("abc123", "cpu:0", size, Config({{"BM", Value(64)}})).has_value());
+  // 64.0 is not the same key as 64.
+  Config as_float({{"BN", Value(128)}, {"BM", Value(64.0)}, {"ALPHA", Value(2.0)}, {"LAYOUT", Value("row'major")},
+                   {"SCALE", Value(0.1)}});
+  EXPECT_FALSE(store.find("abc123", "cpu:0", size, as_float).has_value());
+}
+
+TEST(Store, RoundTripsFailuresAndEmptyFields) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord r;
+  r.spec_hash = "h";
+  r.device = "cpu";
+  r.status = Status::compile_error;
+  r.error = "kernel.cpp:3:5: error: 'foo' was not declared\n  3 | foo();\n    | ^~~";
+  r.verification.checked = false;
+  r.verification.passed = false;
+  r.verification.detail = "C[3]: got 1, expected 2";
+  r.created_at = "2020-01-02T03:04:05Z";  // kept when given
+  store.put(r);
+  EXPECT_EQ(r.created_at, "2020-01-02T03:04:05Z");
+  auto found = store.find("h", "cpu", {}, Config());
+  ASSERT_TRUE(found.has_value());
+  expect_same(r, *found);
+  EXPECT_TRUE(found->samples.empty());
+  EXPECT_TRUE(found->config.empty());
+  EXPECT_TRUE(found->size.empty());
+  EXPECT_EQ(found->machine, "");
+
+  TrialRecord w = sample_record();
+  w.status = Status::wrong_result;
+  w.verification.passed = false;
+  w.verification.max_abs_diff = 0.5;
+  w.verification.detail = "C[0]: got 1.5, expected 1";
+  w.size = {{"mode", Value("big")}, {"alpha", Value(1.5)}};
+  store.put(w);
+  auto fw = store.find(w.spec_hash, w.device, w.size, w.config);
+  ASSERT_TRUE(fw.has_value());
+  expect_same(w, *fw);
+  EXPECT_TRUE(fw->size.at("alpha").is_float());
+  EXPECT_TRUE(fw->size.at("mode").is_string());
+}
+
+TEST(Store, ReplaceOnSameKeyKeepsOneRow) {
+  TempDir dir;
+  fs::path file = dir.path() / "t.db";
+  Store store(file);
+  TrialRecord a = sample_record();
+  store.put(a);
+  TrialRecord other = sample_record();
+  other.config.set("BM", Value(32));
+  store.put(other);
+
+  TrialRecord b = sample_record();
+  b.status = Status::timeout;
+  b.error = "exceeded 60 s";
+  b.samples.clear();
+  b.stats = {};
+  store.put(b);
+  EXPECT_EQ(b.id, a.id);  // replaced in place
+  EXPECT_EQ(row_count(file), 2u);
+
+  auto rows = store.trials("abc123");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].id, a.id);
+  EXPECT_EQ(rows[0].status, Status::timeout);
+  EXPECT_EQ(rows[0].error, "exceeded 60 s");
+  EXPECT_TRUE(rows[0].samples.empty());
+  EXPECT_EQ(rows[0].stats.count, 0u);
+  EXPECT_EQ(rows[1].id, other.id);
+}
+
+TEST(Store, TrialsInInsertionOrderAndErase) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  std::vector<std::int64_t> ids;
+  for (int bm : {128, 16, 64, 32}) {
+    TrialRecord r = sample_record();
+    r.config = Config({{"BM", Value(bm)}});
+    store.put(r);
+    ids.push_back(r.id);
+  }
+  TrialRecord other = sample_record();
+  other.spec_hash = "other";
+  store.put(other);
+
+  auto rows = store.trials("abc123");
+  ASSERT_EQ(rows.size(), 4u);
+  std::vector<std::int64_t> expected_bm{128, 16, 64, 32};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].id, ids[i]);
+    EXPECT_EQ(rows[i].config.at("BM").as_int(), expected_bm[i]);
+  }
+  EXPECT_EQ(store.all().size(), 5u);
+  EXPECT_TRUE(store.trials("nothing").empty());
+
+  EXPECT_EQ(store.erase("abc123"), 4u);
+  EXPECT_EQ(store.erase("abc123"), 0u);
+  EXPECT_TRUE(store.trials("abc123").empty());
+  auto rest = store.all();
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].spec_hash, "other");
+}
+
+TEST(Store, ReopenKeepsData) {
+  TempDir dir;
+  fs::path file = dir.path() / "t.db";
+  TrialRecord r = sample_record();
+  {
+    Store store(file);
+    store.put(r);
+  }
+  Store again(file);
+  auto found = again.find(r.spec_hash, r.device, r.size, r.config);
+  ASSERT_TRUE(found.has_value());
+  expect_same(r, *found);
+}
+
+TEST(Store, TwoStoresOnOneFileSeeEachOther) {
+  TempDir dir;
+  fs::path file = dir.path() / "t.db";
+  Store a(file);
+  Store b(file);
+  TrialRecord r = sample_record();
+  a.put(r);
+  auto seen = b.find(r.spec_hash, r.device, r.size, r.config);
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->id, r.id);
+
+  TrialRecord s = sample_record();
+  s.config = Config({{"BM", Value(8)}});
+  b.put(s);
+  EXPECT_EQ(a.trials("abc123").size(), 2u);
+
+  // Concurrent writers from two threads, each through its own Store.
+  std::thread t1([&] {
+    for (int i = 0; i < 50; ++i) {
+      TrialRecord x = sample_record();
+      x.config = Config({{"I", Value(i)}, {"W", Value("a")}});
+      a.put(x);
+    }
+  });
+  std::thread t2([&] {
+    for (int i = 0; i < 50; ++i) {
+      TrialRecord x = sample_record();
+      x.config = Config({{"I", Value(i)}, {"W", Value("b")}});
+      b.put(x);
+    }
+  });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(a.trials("abc123").size(), 102u);
+  EXPECT_EQ(b.all().size(), 102u);
+}
+
+TEST(Store, BadPathGivesClearError) {
+  TempDir dir;
+  try {
+    Store store(dir.path());
+    FAIL() << "opening a directory should throw";
+  } catch (const std::runtime_error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(dir.path().string()), std::string::npos) << what;
+    EXPECT_NE(what.find("directory"), std::string::npos) << what;
+  }
+
+  // A parent that is a file.
+  fs::path blocker = dir.path() / "file";
+  std::ofstream(blocker) << "x";
+  try {
+    Store store(blocker / "t.db");
+    FAIL() << "should throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find((blocker / "t.db").string()), std::string::npos) << e.what();
+  }
+
+  // Not a database.
+  fs::path junk = dir.path() / "junk.db";
+  std::ofstream(junk) << std::string(4096, 'j');
+  try {
+    Store store(junk);
+    FAIL() << "should throw";
+  } catch (const std::runtime_error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(junk.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("not a database"), std::string::npos) << what;
+  }
+}
+
+TEST(Store, RejectsNewerSchema) {
+  TempDir dir;
+  fs::path file = dir.path() / "t.db";
+  { Store store(file); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    Store store(file);
+    FAIL() << "should throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+  }
+}

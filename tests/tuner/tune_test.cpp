@@ -1,0 +1,171 @@
+// The whole loop on planted kernels: one run meets every failure mode,
+// records each with its status, and still finds the best config.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/report.hpp"
+#include "tunekit/tuner.hpp"
+
+using namespace tunekit;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::read_file;
+using tunekit::testing::write_file;
+
+namespace {
+
+const char* kKernel = R"(
+#include <cstdlib>
+#include <unistd.h>
+extern "C" void scale(const float* x, float* y, int n) {
+#if KIND == 0
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+#elif KIND == 1
+  volatile int* p = nullptr; *p = n;
+#elif KIND == 2
+  std::abort();
+#elif KIND == 3
+  for (volatile int i = 0;;) ++i;
+#elif KIND == 4
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i] + (i == 7);
+#elif KIND == 5
+  this does not compile;
+#elif KIND == 6
+  for (int i = 0; i < n; ++i) { y[i] = 2 * x[i]; } usleep(2000);
+#endif
+}
+extern "C" void scale_ref(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }
+)";
+
+std::string spec_text(const std::string& extra = "") {
+  return R"(name: planted
+kernel:
+  source: planted.cpp
+  entry: scale
+  flags: [-O1]
+arguments:
+  - {name: x, type: f32, size: N, fill: random}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 4096}
+parameters:
+  KIND: [0, 1, 2, 3, 4, 5, 6, 7]
+constraints:
+  - KIND != 7
+default: {KIND: 6}
+reference: {entry: scale_ref}
+tolerance: {atol: 1e-6, rtol: 0}
+measure: {warmup: 1ms, min_samples: 3, max_samples: 20, max_time: 200ms, cache: hot, timeout: 2s}
+)" + extra;
+}
+
+}  // namespace
+
+TEST(Tune, PlantedFailuresAreRecordedAndTheBestIsFound) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  std::size_t events = 0;
+  TuneReport report = tune(spec, opt, [&](const ProgressEvent& e) {
+    ++events;
+    EXPECT_LE(e.done, e.total.value_or(0));
+  });
+  EXPECT_GT(events, 7u);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const SizeReport& s = report.sizes[0];
+  ASSERT_EQ(s.trials.size(), 7u);  // KIND 7 is pruned by the constraint
+  std::map<std::int64_t, Status> status;
+  for (const auto& t : s.trials) status[t.config.at("KIND").as_int()] = t.status;
+  EXPECT_EQ(status[0], Status::ok);
+  EXPECT_EQ(status[1], Status::crash);
+  EXPECT_EQ(status[2], Status::crash);
+  EXPECT_EQ(status[3], Status::timeout);
+  EXPECT_EQ(status[4], Status::wrong_result);
+  EXPECT_EQ(status[5], Status::compile_error);
+  EXPECT_EQ(status[6], Status::ok);
+  // The default config is evaluated first and is the baseline.
+  EXPECT_EQ(s.trials[0].config.at("KIND"), Value(6));
+  ASSERT_TRUE(s.baseline && s.best);
+  EXPECT_EQ(*s.baseline, 0u);
+  EXPECT_TRUE(s.baseline_is_spec_default);
+  EXPECT_EQ(s.trials[*s.best].config.at("KIND"), Value(0));
+  EXPECT_TRUE(s.trials[*s.best].verification.checked);
+  EXPECT_LT(s.trials[*s.best].stats.median, s.trials[0].stats.median);
+
+  // Everything went to the store, the CSV and the JSON.
+  Store store(report.db);
+  EXPECT_EQ(store.trials(report.spec_hash).size(), 7u);
+  const std::string csv = read_file(report.csv);
+  EXPECT_NE(csv.find("compile_error"), std::string::npos);
+  auto json = nlohmann::json::parse(read_file(report.json));
+  EXPECT_EQ(json["sizes"][0]["best"]["config"]["KIND"], 0);
+}
+
+TEST(Tune, RerunResumesWithoutRerunning) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {0, 4, 6};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport first = tune(spec, opt);
+  EXPECT_EQ(first.resumed, 0u);
+  TuneReport second = tune(spec, opt);
+  EXPECT_EQ(second.resumed, 3u);
+  EXPECT_EQ(second.build.count(), 0.0);
+  EXPECT_EQ(second.measure.count(), 0.0);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(second.sizes[0].trials[i].id, first.sizes[0].trials[i].id);
+
+  // A wider space keeps what was measured and runs only the new config.
+  spec.parameters[0].values = {0, 2, 4, 6};
+  TuneReport wider = tune(spec, opt);
+  EXPECT_EQ(wider.resumed, 3u);
+  EXPECT_EQ(wider.sizes[0].trials.size(), 4u);
+
+  // --fresh reruns everything, and the store still holds one row per config.
+  opt.fresh = true;
+  TuneReport fresh = tune(spec, opt);
+  EXPECT_EQ(fresh.resumed, 0u);
+  EXPECT_GT(fresh.measure.count(), 0.0);
+  EXPECT_EQ(Store(fresh.db).trials(fresh.spec_hash).size(), 4u);
+}
+
+TEST(Tune, BudgetLimitsEvaluations) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {0, 4, 6};
+  spec.search.strategy = StrategyKind::random;
+  spec.search.max_evaluations = 2;
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport r = tune(spec, opt);
+  EXPECT_EQ(r.sizes[0].trials.size(), 2u);
+}
+
+TEST(Tune, SpecHashFollowsTheKernelNotTheSpace) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {0, 6};
+  const std::string before = spec_hash(spec);
+  write_file(dir / "planted.cpp", std::string(kKernel) + "\n// edited\n");
+  const std::string after = spec_hash(spec);
+  EXPECT_NE(after, before);
+  // Widening the space or changing search settings keeps the identity.
+  spec.parameters[0].values = {0, 4, 6};
+  spec.search.max_time = std::chrono::seconds(100);
+  EXPECT_EQ(spec_hash(spec), after);
+  // A different tolerance is a different experiment.
+  spec.tolerance.atol = 0.5;
+  EXPECT_NE(spec_hash(spec), after);
+}

@@ -1,0 +1,283 @@
+// tunekit: the command line. Thin: parses arguments, calls the library,
+// prints. Everything it does is reachable from the library API.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "progress.hpp"
+#include "tunekit/backend.hpp"
+#include "tunekit/report.hpp"
+#include "tunekit/search.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace fs = std::filesystem;
+using namespace tunekit;
+
+namespace {
+
+struct TuneArgs {
+  std::string target;
+  std::vector<std::string> sizes;
+  std::string strategy;
+  std::size_t max_evals = 0;
+  std::string max_time;
+  std::optional<std::uint64_t> seed;
+  unsigned jobs = 0;
+  std::string out_dir = "tunekit-out";
+  std::string db, csv, json;
+  bool fresh = false;
+  std::string compiler;
+  std::string flags;
+  std::string timeout;
+  std::string cache;
+  bool no_progress = false;
+  // Bare sources (no spec).
+  std::string entry;
+  std::vector<std::string> args;
+  std::string reference;
+  std::optional<double> atol, rtol;
+};
+
+bool is_spec_file(const fs::path& p) {
+  const auto ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// --arg NAME:TYPE:SIZE[:FILL[:ROLE]]  or  --arg NAME:TYPE=EXPR (a scalar).
+ArgumentSpec parse_arg_option(const std::string& text) {
+  const SourceLocation where{"--arg " + text};
+  auto fail = [&](const std::string& why) -> ArgumentSpec {
+    throw InputError(where, why + "; expected NAME:TYPE:SIZE[:FILL[:ROLE]] or NAME:TYPE=VALUE");
+  };
+  ArgumentSpec a;
+  a.where = where;
+  const auto first = text.find(':');
+  if (first == std::string::npos || first == 0) return fail("missing ':' after the name");
+  a.name = text.substr(0, first);
+  std::string rest = text.substr(first + 1);
+  if (auto eq = rest.find('='); eq != std::string::npos && rest.find(':') > eq) {
+    auto type = element_type_from_string(rest.substr(0, eq));
+    if (!type) return fail("unknown element type '" + rest.substr(0, eq) + "'");
+    a.type = *type;
+    a.role = Role::scalar;
+    a.value = Expression::parse(rest.substr(eq + 1), where);
+    return a;
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(rest);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (parts.size() < 2 || parts.size() > 4) return fail("wrong number of fields");
+  auto type = element_type_from_string(parts[0]);
+  if (!type) return fail("unknown element type '" + parts[0] + "'");
+  a.type = *type;
+  a.size = Expression::parse(parts[1], where);
+  if (parts.size() == 4) {
+    if (parts[3] == "in") a.role = Role::in;
+    else if (parts[3] == "out") a.role = Role::out;
+    else if (parts[3] == "inout") a.role = Role::inout;
+    else return fail("unknown role '" + parts[3] + "' (in, out, inout)");
+  }
+  a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
+  if (parts.size() >= 3) {
+    const auto& f = parts[2];
+    if (f == "random") a.fill = Fill::random;
+    else if (f == "zeros") a.fill = Fill::zeros;
+    else if (f == "sequence") a.fill = Fill::sequence;
+    else {
+      try {
+        a.fill_value = std::stod(f);
+        a.fill = Fill::constant;
+      } catch (const std::exception&) {
+        return fail("unknown fill '" + f + "' (random, zeros, sequence or a number)");
+      }
+    }
+  }
+  return a;
+}
+
+Spec build_spec(const TuneArgs& t) {
+  const fs::path target = t.target;
+  Spec spec;
+  if (is_spec_file(target)) {
+    spec = load_spec(target);
+  } else {
+    spec = spec_from_source(target);
+    if (t.entry.empty())
+      throw InputError({"--entry"}, "tuning a bare source needs --entry NAME (the function to call)");
+    spec.kernel.entry = t.entry;
+    spec.name = t.entry;
+    if (t.args.empty())
+      throw InputError({"--arg"}, "tuning a bare source needs its arguments: --arg NAME:TYPE:SIZE[:FILL[:ROLE]] "
+                                  "or --arg NAME:TYPE=VALUE, once per argument, in call order");
+    for (const auto& a : t.args) spec.arguments.push_back(parse_arg_option(a));
+    spec.reference.kind = ReferenceSpec::Kind::default_config;
+  }
+  if (!t.reference.empty()) {
+    if (t.reference == "none") spec.reference.kind = ReferenceSpec::Kind::none;
+    else if (t.reference == "default") spec.reference.kind = ReferenceSpec::Kind::default_config;
+    else {
+      spec.reference.kind = ReferenceSpec::Kind::function;
+      spec.reference.entry = t.reference;
+    }
+  }
+  if (!t.sizes.empty()) {
+    Bindings overrides;
+    for (const auto& s : t.sizes) {
+      auto [name, value] = parse_assignment(s);
+      overrides[name] = value;
+    }
+    if (spec.sizes.empty()) spec.sizes.emplace_back();
+    for (auto& size : spec.sizes)
+      for (const auto& [k, v] : overrides) size[k] = v;
+  }
+  if (spec.sizes.empty()) spec.sizes.emplace_back();
+  if (!t.strategy.empty()) {
+    if (t.strategy == "exhaustive") spec.search.strategy = StrategyKind::exhaustive;
+    else if (t.strategy == "random") spec.search.strategy = StrategyKind::random;
+    else throw InputError({"--strategy"}, "unknown strategy '" + t.strategy + "' (exhaustive, random)");
+  }
+  if (t.max_evals) spec.search.max_evaluations = t.max_evals;
+  if (!t.max_time.empty()) spec.search.max_time = parse_duration(t.max_time);
+  if (t.seed) spec.search.seed = *t.seed;
+  if (!t.db.empty()) spec.output.db = t.db;
+  if (!t.csv.empty()) spec.output.csv = t.csv;
+  if (!t.json.empty()) spec.output.json = t.json;
+  if (!t.compiler.empty()) spec.kernel.compiler = t.compiler;
+  if (!t.flags.empty()) spec.kernel.flags = split_words(t.flags);
+  if (!t.timeout.empty()) spec.measure.timeout = parse_duration(t.timeout);
+  if (!t.cache.empty()) {
+    if (t.cache == "cold") spec.measure.cache = CacheMode::cold;
+    else if (t.cache == "hot") spec.measure.cache = CacheMode::hot;
+    else throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "' (cold, hot)");
+  }
+  if (t.atol) spec.tolerance.atol = *t.atol;
+  if (t.rtol) spec.tolerance.rtol = *t.rtol;
+  return spec;
+}
+
+int run_tune(const TuneArgs& t) {
+  const Spec spec = build_spec(t);
+  TuneOptions options;
+  options.out_dir = t.out_dir;
+  options.fresh = t.fresh;
+  options.jobs = t.jobs;
+  cli::ProgressBar bar(stderr);
+  ProgressCallback progress;
+  if (!t.no_progress) progress = [&](const ProgressEvent& e) { bar.update(e); };
+  const TuneReport report = tune(spec, options, progress);
+  bar.finish();
+  fmt::print("{}", format_summary(report));
+  for (const auto& s : report.sizes)
+    if (s.best) return 0;
+  return 3;  // nothing worked: scripts should notice
+}
+
+int run_space(const std::string& file, const std::vector<std::string>& sizes) {
+  Spec spec = is_spec_file(file) ? load_spec(file) : spec_from_source(file);
+  auto backend = make_backend(spec.kernel.language, {fs::temp_directory_path() / "tunekit-space", false});
+  Bindings constants = backend->machine().properties;
+  if (!spec.sizes.empty())
+    for (const auto& [k, v] : spec.sizes.front()) constants[k] = v;
+  for (const auto& s : sizes) {
+    auto [name, value] = parse_assignment(s);
+    constants[name] = value;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Space space(spec.parameters, spec.constraints, constants);
+  const auto valid = space.count();
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+  fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\nvalid:       {}\nseconds:     {:.6f}\n",
+             space.parameters().size(), space.constraints().size(), space.cartesian_size(), valid, took.count());
+  return 0;
+}
+
+int run_devices() {
+  auto backend = make_backend("c++", {fs::temp_directory_path() / "tunekit-devices", false});
+  const auto& m = backend->machine();
+  fmt::print("{}\n", m.device);
+  for (const auto& [k, v] : m.properties) fmt::print("  {} = {}\n", k, v.str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tunekit: auto-tune compute kernels.\n"
+               "Declare a search space in a spec file (YAML/JSON) or in the kernel source,\n"
+               "then `tunekit tune` builds every variant, runs it in an isolated worker,\n"
+               "verifies it against a reference, times it, and keeps every result in SQLite.",
+               "tunekit"};
+  app.set_version_flag("--version", "tunekit 0.1.0");
+  app.require_subcommand(1);
+
+  TuneArgs t;
+  auto* tune_cmd = app.add_subcommand("tune", "Tune a kernel: search its space, print the best config.\n"
+                                              "TARGET is a spec (.yaml/.yml/.json) or a kernel source whose\n"
+                                              "parameters come from %RANGE% annotations (then --entry and\n"
+                                              "--arg describe the call).");
+  tune_cmd->add_option("TARGET", t.target, "Spec file, or kernel source")->required()->check(CLI::ExistingFile);
+  tune_cmd->add_option("-s,--size", t.sizes,
+                       "Problem size NAME=VALUE; repeat for several names. Overrides that name in every size of the "
+                       "spec (or makes the only size)");
+  tune_cmd->add_option("--strategy", t.strategy, "Search strategy: exhaustive or random (default: the spec's, else exhaustive)");
+  tune_cmd->add_option("--max-evals", t.max_evals, "Stop after this many trials per size");
+  tune_cmd->add_option("--max-time", t.max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
+  tune_cmd->add_option("--seed", t.seed, "Seed for random search and for the input data (default 1)");
+  tune_cmd->add_option("-j,--jobs", t.jobs, "Parallel builds (default: one per core)");
+  tune_cmd->add_option("-o,--out-dir", t.out_dir, "Folder for the results DB, CSV, JSON and the build cache")
+      ->capture_default_str();
+  tune_cmd->add_option("--db", t.db, "Results database (default: OUT_DIR/tunekit.db)");
+  tune_cmd->add_option("--csv", t.csv, "CSV export (default: OUT_DIR/NAME.csv)");
+  tune_cmd->add_option("--json", t.json, "JSON export (default: OUT_DIR/NAME.json)");
+  tune_cmd->add_flag("--fresh", t.fresh, "Rebuild and rerun everything instead of resuming from the DB and build cache");
+  tune_cmd->add_option("--compiler", t.compiler, "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
+  tune_cmd->add_option("--flags", t.flags, "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
+  tune_cmd->add_option("--timeout", t.timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
+  tune_cmd->add_option("--cache", t.cache, "cold: flush caches before each sample (default); hot: don't");
+  tune_cmd->add_option("--reference", t.reference,
+                       "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
+                       "outputs) or 'none'");
+  tune_cmd->add_option("--atol", t.atol, "Absolute tolerance for verification");
+  tune_cmd->add_option("--rtol", t.rtol, "Relative tolerance for verification");
+  tune_cmd->add_option("--entry", t.entry, "Bare sources: the function to call");
+  tune_cmd->add_option("--arg", t.args,
+                       "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
+                       "(FILL random|zeros|sequence|NUMBER, ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
+                       "TYPE f32|f64|i8|i16|i32|i64|u8|u16|u32|u64; SIZE and VALUE are expressions over sizes and "
+                       "parameters");
+  tune_cmd->add_flag("--no-progress", t.no_progress, "Do not draw the progress bar");
+
+  std::string space_file;
+  std::vector<std::string> space_sizes;
+  auto* space_cmd = app.add_subcommand("space", "Count a search space: parameters, constraints, Cartesian and valid sizes");
+  space_cmd->add_option("FILE", space_file, "Spec file or annotated source")->required()->check(CLI::ExistingFile);
+  space_cmd->add_option("-s,--size", space_sizes, "Problem size NAME=VALUE for constraints that use sizes");
+
+  auto* devices_cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (tune_cmd->parsed()) return run_tune(t);
+    if (space_cmd->parsed()) return run_space(space_file, space_sizes);
+    if (devices_cmd->parsed()) return run_devices();
+  } catch (const InputError& e) {
+    fmt::print(stderr, "\nerror: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "\nerror: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}
