@@ -2,6 +2,23 @@
 // The constraint and size-expression language: the Python subset that Kernel
 // Tuner's T1 format uses. Parsed once into a flat program, then evaluated
 // many times against a slot array.
+//
+// Language (Python 3 semantics unless noted):
+//   literals   1  0x1F  1_000  2.5  1e-3  .5  'str' "str"  True False
+//   operators  ** (right-assoc., tighter than a unary minus on its left)
+//              unary - + ~;  * / // %;  + -;  << >>;  &;  ^;  |
+//              comparisons == != < <= > >= in, not in (chained: a < b < c)
+//              not;  and;  or (short-circuit, return an operand);  x if c else y
+//   functions  min max (2+ arguments or one list), abs, ceil_div(a, b) (= -(-a // b)),
+//              int, float, round (one argument, ties to even)
+//   lists      [a, b] or (a, b), only on the right of 'in' / 'not in'
+// Values are int (64-bit), float or str; True/False are the ints 1/0.
+// `/` always gives a float; `//` and `%` floor (also for floats and negative
+// numbers). Differences from Python: an int result outside 64 bits (from
+// + - * ** << // abs, or an int literal) is an evaluation error rather than a
+// big int; `str * int` and `%`-formatting are errors. Everything Python
+// raises for (division by zero, str < int, a negative number to a fractional
+// power ...) is an evaluation error; `==` between a str and a number is False.
 #include <memory>
 #include <optional>
 #include <span>

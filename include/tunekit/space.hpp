@@ -49,7 +49,12 @@ class Space {
  public:
   // Every free name of a constraint must be a parameter or a key of
   // `constants` (problem sizes, machine properties); otherwise InputError at
-  // the constraint's location.
+  // the constraint's location. A parameter shadows a constant of the same
+  // name; duplicate parameter names are an InputError. A constraint that is
+  // constant after binding is dropped (true) or empties the space (false);
+  // a constraint that fails to evaluate counts as false.
+  // The const members may be called from several threads at once: each
+  // count()/for_each() call uses its own working memory (nothing is cached).
   Space(std::vector<Parameter> parameters, std::vector<Expression> constraints, const Bindings& constants = {});
 
   const std::vector<Parameter>& parameters() const { return params_; }

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "space/detail/flat_map.hpp"
 #include "tunekit/space.hpp"
 
 namespace tunekit {
@@ -32,18 +33,16 @@ std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
   return a > kCap / b ? kCap : a * b;
 }
 
+static_assert(detail::FlatMap::kMissing == kUnknown);
+
 // Dense memo tables up to this many cells; larger key spaces use a hash map.
 constexpr std::uint64_t kDenseCells = 1u << 16;
-// At most this many hash-map memo entries per search (bounds the memory).
-constexpr std::size_t kMaxHashedEntries = 1u << 20;
+// At most this many hash-map memo entries per search (about 32 MiB at most).
+constexpr std::size_t kMaxHashedEntries = 1u << 19;
 // Result tables for checks over at most this many value combinations, and
 // at most this many bytes of tables per search.
 constexpr std::uint64_t kTableMaxCells = std::uint64_t{1} << 22;
-constexpr std::uint64_t kTableBudgetCells = std::uint64_t{1} << 23;
-#ifndef SKIPFULL
-#define SKIPFULL 1
-#endif
-constexpr bool kSkipFull = SKIPFULL;
+constexpr std::uint64_t kTableBudgetBytes = std::uint64_t{1} << 23;
 
 }  // namespace
 
@@ -61,7 +60,7 @@ struct Space::Solver {
     bool leaf = false;  // no later level reads `param`
     std::uint64_t key_space = 1;
     std::vector<std::uint64_t> table;  // dense memo, allocated on first use
-    std::unordered_map<std::uint64_t, std::uint64_t> map;
+    detail::FlatMap map;
   };
   struct Group {
     std::vector<Level> levels;
@@ -80,7 +79,7 @@ struct Space::Solver {
   std::vector<std::uint32_t> idx;
   std::vector<std::vector<Value>> scratch;  // per check
   std::vector<Table> tables;                // per check
-  std::uint64_t table_budget = kTableBudgetCells;
+  std::uint64_t table_budget = kTableBudgetBytes;
   std::vector<Group> groups;
   std::vector<std::pair<int, int>> place;  // parameter -> (group, level)
   std::size_t hashed = 0;
@@ -182,8 +181,7 @@ struct Space::Solver {
 
   std::uint64_t recall(const Level& lv, std::uint64_t key) const {
     if (lv.dense) return lv.table.empty() ? kUnknown : lv.table[key];
-    auto it = lv.map.find(key);
-    return it == lv.map.end() ? kUnknown : it->second;
+    return lv.map.find(key);  // kMissing == kUnknown
   }
 
   void remember(Level& lv, std::uint64_t key, std::uint64_t value) {
@@ -192,13 +190,10 @@ struct Space::Solver {
       lv.table[key] = value;
       return;
     }
-    auto it = lv.map.find(key);
-    if (it != lv.map.end()) {
-      it->second = value;
-    } else if (hashed < kMaxHashedEntries) {
-      lv.map.emplace(key, value);
-      ++hashed;
-    }
+    if (hashed >= kMaxHashedEntries && lv.map.find(key) == kUnknown) return;  // memory bound reached
+    std::size_t before = lv.map.size();
+    lv.map.set(key, value);
+    hashed += lv.map.size() - before;
   }
 
   // Number of valid completions of group `g` from level `k` on, given the
@@ -242,7 +237,9 @@ struct Space::Solver {
     if (k == group.levels.size()) return true;
     Level& lv = group.levels[k];
     std::uint64_t key = 0;
-    bool use_memo = lv.memo && !(kSkipFull && lv.full_prefix);
+    // A full-prefix key is asked about at most a few times (by for_each and
+    // the feasibility checks above it): not worth memory.
+    bool use_memo = lv.memo && !lv.full_prefix;
     if (use_memo) {
       key = key_of(lv);
       std::uint64_t known = recall(lv, key);

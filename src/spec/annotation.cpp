@@ -221,8 +221,12 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
   std::vector<Line> lines = split_lines(source);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string_view text = lines[i].text;
+    // Only a comment that starts with the marker declares a range (as in
+    // CCCL's scripts); prose that mentions %RANGE% is left alone.
     std::size_t at = text.find(marker);
     if (at == std::string_view::npos) continue;
+    const std::size_t slashes = text.find_first_not_of(" \t");
+    if (text.substr(slashes, 2) != "//" || text.find_first_not_of(" \t/", slashes) != at) continue;
     const int line_no = static_cast<int>(i + 1);
     auto where = [&](std::size_t column0) { return SourceLocation{file, line_no, static_cast<int>(column0 + 1)}; };
     // Whitespace-separated fields after the marker, with their positions.

@@ -338,3 +338,15 @@ TEST(PrependDefines, DefinesThenLineDirective) {
 TEST(PrependDefines, EscapesFileName) {
   EXPECT_EQ(prepend_defines("", Config{}, "a\"b\\c.cu"), "#line 1 \"a\\\"b\\\\c.cu\"\n");
 }
+
+TEST(Range, ProseMentioningTheMarkerIsNotAnAnnotation) {
+  const std::string src = "// Tuned with %RANGE% annotations: no spec needed.\n"
+                          "int x = 1;  // see %RANGE% below\n"
+                          "//   %RANGE% TUNE_A a 1:3:1\n"
+                          "//%RANGE% TUNE_B b 2:4:2\n";
+  auto ranges = parse_range_annotations(src, "k.cpp");
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0].name, "TUNE_A");
+  EXPECT_EQ(ranges[1].name, "TUNE_B");
+  EXPECT_EQ(ranges[1].line, 4);
+}

@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--strategy", t.strategy, "Search strategy: exhaustive or random (default: the spec's, else exhaustive)");
   tune_cmd->add_option("--max-evals", t.max_evals, "Stop after this many trials per size");
   tune_cmd->add_option("--max-time", t.max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
-  tune_cmd->add_option("--seed", t.seed, "Seed for random search and for the input data (default 1)");
+  tune_cmd->add_option("--seed", t.seed, "Seed for random search and for the input data (default: the spec's, else 1)");
   tune_cmd->add_option("-j,--jobs", t.jobs, "Parallel builds (default: one per core)");
   tune_cmd->add_option("-o,--out-dir", t.out_dir, "Folder for the results DB, CSV, JSON and the build cache")
       ->capture_default_str();
@@ -258,6 +258,14 @@ int main(int argc, char** argv) {
                        "TYPE f32|f64|i8|i16|i32|i64|u8|u16|u32|u64; SIZE and VALUE are expressions over sizes and "
                        "parameters");
   tune_cmd->add_flag("--no-progress", t.no_progress, "Do not draw the progress bar");
+  tune_cmd->footer(
+      "Prints a progress bar with ETA while it runs, then one line per config\n"
+      "(\"No.3: 14.982 us, {BM: 64, ...}\", or its status when it failed: invalid,\n"
+      "compile_error, crash, timeout, wrong_result, launch_error), the best config,\n"
+      "its speedup over the default config, the verification outcome, and where\n"
+      "the results went. A rerun resumes from the results DB.\n"
+      "Exit status: 0 if some config ran correctly, 1 for bad input (the message\n"
+      "names file:line:column), 2 for other errors, 3 if no config ran correctly.");
 
   std::string space_file;
   std::vector<std::string> space_sizes;

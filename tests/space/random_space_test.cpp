@@ -1,0 +1,260 @@
+// Property test: on randomly generated spaces, count(), for_each(),
+// enumerate() and contains() agree with a brute-force loop over the
+// Cartesian product that calls Expression::test on every full config.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tunekit/space.hpp"
+
+using tunekit::Bindings;
+using tunekit::Config;
+using tunekit::Expression;
+using tunekit::Parameter;
+using tunekit::SourceLocation;
+using tunekit::Space;
+using tunekit::Value;
+
+namespace {
+
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed) : rng_(seed) {}
+
+  int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[static_cast<std::size_t>(uniform(0, static_cast<int>(v.size()) - 1))];
+  }
+
+  std::vector<Value> values() {
+    static const std::vector<Value> ints{-3, -2, -1, 0, 1, 2, 3, 4, 5, 8, 16};
+    static const std::vector<Value> floats{0.5, -1.5, 2.5, 0.25};
+    static const std::vector<Value> strings{"a", "b", ""};
+    std::vector<Value> pool = ints;
+    int kind = uniform(0, 9);
+    if (kind >= 7) pool.insert(pool.end(), floats.begin(), floats.end());
+    if (kind == 9) pool = strings, pool.push_back(Value(1));
+    std::shuffle(pool.begin(), pool.end(), rng_);
+    pool.resize(static_cast<std::size_t>(uniform(chance(0.1) ? 1 : 2, std::min<int>(4, static_cast<int>(pool.size())))));
+    return pool;
+  }
+
+  std::string leaf(const std::vector<std::string>& names) {
+    static const std::vector<std::string> literals{"0", "1", "2", "3", "-1", "-2", "0.5", "2.5", "1.5e1", "True", "N"};
+    static const std::vector<std::string> strings{"'a'", "''"};
+    if (chance(0.65)) return pick(names);
+    return chance(0.03) ? pick(strings) : pick(literals);
+  }
+
+  std::string paren(const std::string& s) { return chance(0.5) ? "(" + s + ")" : s; }
+
+  std::string arith(int depth, const std::vector<std::string>& names) {
+    static const std::vector<std::string> ops{"+", "-", "*", "/", "//", "%", "**"};
+    if (depth <= 0 || chance(0.4)) return leaf(names);
+    int k = uniform(0, 9);
+    if (k < 6) return "(" + arith(depth - 1, names) + " " + pick(ops) + " " + arith(depth - 1, names) + ")";
+    if (k == 6) return "-" + paren(arith(depth - 1, names));
+    if (k == 7) {
+      static const std::vector<std::string> fns{"min", "max"};
+      return pick(fns) + "(" + arith(depth - 1, names) + ", " + arith(depth - 1, names) + ")";
+    }
+    if (k == 8) return "abs(" + arith(depth - 1, names) + ")";
+    return "ceil_div(" + arith(depth - 1, names) + ", " + arith(depth - 1, names) + ")";
+  }
+
+  std::string comparison(int depth, const std::vector<std::string>& names) {
+    static const std::vector<std::string> cmps{"==", "!=", "<", "<=", ">", ">="};
+    static const std::vector<std::string> strings{"'a'", "'b'", "''"};
+    if (chance(0.1)) return pick(names) + (chance(0.5) ? " == " : " != ") + pick(strings);
+    if (chance(0.15)) {
+      std::string s = arith(depth, names) + (chance(0.5) ? " in [" : " not in [");
+      int n = chance(0.1) ? 0 : uniform(1, 3);
+      for (int i = 0; i < n; ++i) s += (i ? ", " : "") + leaf(names);
+      return s + "]";
+    }
+    std::string s = arith(depth, names);
+    int n = chance(0.6) ? 1 : uniform(2, 3);  // chains of up to three comparisons
+    for (int i = 0; i < n; ++i) s += " " + pick(cmps) + " " + arith(depth, names);
+    return s;
+  }
+
+  std::string condition(int depth, const std::vector<std::string>& names) {
+    int k = uniform(0, 9);
+    if (depth <= 0 || k < 4) return comparison(1, names);
+    if (k < 5) return paren(condition(depth - 1, names)) + " and " + paren(condition(depth - 1, names));
+    if (k < 8) return paren(condition(depth - 1, names)) + " or " + paren(condition(depth - 1, names));
+    if (k == 8) return "not " + paren(condition(depth - 1, names));
+    return arith(2, names);  // truthiness of an arbitrary value
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+struct RandomSpace {
+  std::vector<Parameter> params;
+  std::vector<Expression> constraints;
+  Bindings constants;
+  std::string describe() const {
+    std::ostringstream out;
+    for (const auto& p : params) {
+      out << p.name << " in [";
+      for (std::size_t i = 0; i < p.values.size(); ++i) out << (i ? ", " : "") << p.values[i].repr();
+      out << "]\n";
+    }
+    for (const auto& c : constraints) out << "constraint: " << c.text() << "\n";
+    for (const auto& [k, v] : constants) out << "constant " << k << " = " << v.repr() << "\n";
+    return out.str();
+  }
+};
+
+RandomSpace make_space(Generator& g, int min_params, int max_params, std::uint64_t max_cartesian,
+                       int max_constraints, int max_arity = 3) {
+  RandomSpace s;
+  while (true) {
+    s.params.clear();
+    int n = g.uniform(min_params, max_params);
+    std::uint64_t cartesian = 1;
+    for (int i = 0; i < n; ++i) {
+      Parameter p{"p" + std::to_string(i), g.values(), SourceLocation{}};
+      cartesian *= p.values.size();
+      s.params.push_back(std::move(p));
+    }
+    if (cartesian <= max_cartesian) break;
+  }
+  s.constants = {{"N", g.uniform(0, 5)}};
+  int constraints = g.chance(0.1) ? 0 : g.uniform(1, max_constraints);
+  for (int c = 0; c < constraints; ++c) {
+    // Each constraint reads a few parameters, so that spaces split into
+    // independent groups and frontiers of different widths.
+    std::vector<std::string> names;
+    int k = g.uniform(1, std::min<int>(max_arity, static_cast<int>(s.params.size())));
+    for (int i = 0; i < k; ++i) names.push_back(g.pick(s.params).name);
+    s.constraints.push_back(Expression::parse(g.condition(2, names)));
+  }
+  return s;
+}
+
+// Valid value-index tuples in lexicographic order, by brute force.
+std::vector<std::vector<std::uint32_t>> brute_force(const RandomSpace& s) {
+  std::vector<std::vector<std::uint32_t>> valid;
+  const std::size_t n = s.params.size();
+  for (const auto& p : s.params)
+    if (p.values.empty()) return valid;
+  std::vector<std::uint32_t> ix(n, 0);
+  std::vector<Value> args;
+  while (true) {
+    bool ok = true;
+    for (const auto& c : s.constraints) {
+      args.clear();
+      for (const auto& name : c.variables()) {
+        auto it = s.constants.find(name);
+        if (it != s.constants.end()) {
+          args.push_back(it->second);
+          continue;
+        }
+        std::size_t p = static_cast<std::size_t>(std::stoi(name.substr(1)));
+        args.push_back(s.params[p].values[ix[p]]);
+      }
+      if (!c.test(args)) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) valid.push_back(ix);
+    // next tuple, last parameter fastest
+    std::size_t k = n;
+    while (k > 0) {
+      --k;
+      if (++ix[k] < s.params[k].values.size()) break;
+      ix[k] = 0;
+      if (k == 0) return valid;
+    }
+    if (n == 0) return valid;
+  }
+}
+
+void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
+  SCOPED_TRACE(rs.describe());
+  Space space(rs.params, rs.constraints, rs.constants);
+  auto want = brute_force(rs);
+
+  EXPECT_EQ(space.count(), want.size());
+
+  std::vector<std::vector<std::uint32_t>> got;
+  space.for_each([&](std::span<const std::uint32_t> ix) {
+    got.emplace_back(ix.begin(), ix.end());
+    return true;
+  });
+  EXPECT_EQ(got, want);
+
+  auto configs = space.enumerate();
+  ASSERT_EQ(configs.size(), want.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) ASSERT_EQ(configs[i].key(), space.config_at(want[i]).key());
+
+  if (!want.empty()) {
+    std::size_t limit = static_cast<std::size_t>(g.uniform(1, static_cast<int>(want.size())));
+    EXPECT_EQ(space.enumerate(limit).size(), limit);
+  }
+
+  if (!check_membership) return;
+  std::set<std::vector<std::uint32_t>> valid(want.begin(), want.end());
+  for (int probe = 0; probe < 40; ++probe) {
+    std::vector<std::uint32_t> ix;
+    for (const auto& p : rs.params) ix.push_back(static_cast<std::uint32_t>(g.uniform(0, static_cast<int>(p.values.size()) - 1)));
+    Config c = space.config_at(ix);
+    EXPECT_EQ(space.contains(c), valid.count(ix) == 1) << c.str();
+    auto back = space.indices_of(c);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, ix);
+  }
+}
+
+}  // namespace
+
+TEST(SpaceProperty, SmallRandomSpacesMatchBruteForce) {
+  Generator g(20240601);
+  int nonempty = 0, partial = 0;
+  const int rounds = 500;
+  for (int round = 0; round < rounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    RandomSpace rs = make_space(g, 1, 6, 4096, 3);
+    Space space(rs.params, rs.constraints, rs.constants);
+    auto n = space.count();
+    nonempty += n > 0;
+    partial += n > 0 && n < space.cartesian_size();
+    check_space(rs, g, true);
+    if (HasFatalFailure() || HasNonfatalFailure()) break;
+  }
+  // The generator must produce interesting spaces, not just empty or full ones.
+  std::printf("[ property ] %d of %d spaces non-empty, %d partially valid\n", nonempty, rounds, partial);
+  EXPECT_GT(nonempty, rounds * 2 / 5);
+  EXPECT_GT(partial, rounds / 5);
+}
+
+TEST(SpaceProperty, LargerRandomSpacesMatchBruteForce) {
+  Generator g(7);
+  std::uint64_t configs = 0, valid = 0;
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    RandomSpace rs = make_space(g, 7, 10, 100000, 6, 4);
+    Space space(rs.params, rs.constraints, rs.constants);
+    configs += space.cartesian_size();
+    valid += space.count();
+    check_space(rs, g, false);
+    if (HasFatalFailure() || HasNonfatalFailure()) break;
+  }
+  std::printf("[ property ] larger spaces: %llu configs brute-forced, %llu valid\n",
+              static_cast<unsigned long long>(configs), static_cast<unsigned long long>(valid));
+  EXPECT_GT(configs, 500000u);
+  EXPECT_GT(valid, 10000u);
+}
