@@ -19,7 +19,8 @@ struct BuildInput {
   std::string source;                // final text, annotations applied
   std::string source_name;           // original path, for diagnostics
   std::vector<std::string> defines;  // "NAME=value", passed as -D
-  std::string entry;                 // function to call
+  std::string entry;                 // function to call, placeholders resolved
+  std::string arch;                  // device architecture (CUDA), empty for the device's own
   std::vector<ArgumentSpec> arguments;  // types and roles shape the call
   std::string language;
   std::string compiler;
@@ -31,6 +32,9 @@ struct BuildInput {
 // The variant of `spec`'s kernel for `config` (injection applied). Throws
 // InputError when the config names a tunable the source lacks.
 BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config);
+// `entry` with each {NAME} replaced by the config's value of NAME. Throws
+// InputError for a name that is not in the config.
+std::string resolve_entry(const std::string& entry, const Config& config);
 // The reference function's build (ReferenceSpec::Kind::function).
 BuildInput make_reference_input(const Spec& spec);
 

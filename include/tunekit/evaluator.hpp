@@ -1,5 +1,6 @@
 #pragma once
 // Running a built variant in isolation, verifying it, and timing it.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,16 @@ struct ResolvedArgument {
 // expression fails (unbound name, negative size ...).
 std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env);
 
+// A device launch worked out for one config and size.
+struct LaunchGeometry {
+  std::array<std::uint64_t, 3> grid{1, 1, 1};
+  std::array<std::uint64_t, 3> block{1, 1, 1};
+  std::uint64_t shared_memory = 0;  // dynamic, bytes
+};
+
+// Throws InputError for an expression that fails or is not positive.
+LaunchGeometry resolve_launch(const LaunchSpec& launch, const Bindings& env);
+
 struct Verification {
   bool checked = false;
   bool passed = true;
@@ -36,6 +47,8 @@ struct Verification {
 
 struct TrialRequest {
   Artifact artifact;
+  std::string entry;                  // the resolved kernel name (device backends)
+  LaunchGeometry launch;              // device backends
   std::vector<ResolvedArgument> arguments;
   std::optional<Artifact> reference;  // none: outputs are not verified
   Tolerance tolerance;
@@ -49,6 +62,7 @@ struct TrialResult {
   std::vector<Microseconds> samples;
   Statistics stats;
   Verification verification;
+  Seconds device_busy{0};  // time the device spent running this trial's kernels
 };
 
 class Evaluator {

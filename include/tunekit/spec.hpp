@@ -12,11 +12,12 @@
 
 namespace tunekit {
 
-enum class ElementType { f32, f64, i8, i16, i32, i64, u8, u16, u32, u64 };
+enum class ElementType { f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64 };
 std::string_view to_string(ElementType t);
 std::optional<ElementType> element_type_from_string(std::string_view s);
 std::size_t size_of(ElementType t);
 const char* c_type_name(ElementType t);  // "float", "int32_t", ...
+bool is_floating(ElementType t);
 
 enum class Fill { random, constant, sequence, zeros };
 enum class Role { in, out, inout, scalar };
@@ -44,13 +45,27 @@ enum class Injection {
   range_defines,  // CCCL: "#define NAME value" prepended to the source
 };
 
+// How a device kernel is launched: CUDA blocks of threads, OpenCL
+// work-groups of work-items. Expressions over sizes and parameters.
+struct LaunchSpec {
+  std::vector<Expression> grid;   // 1 to 3: blocks (work-groups) per dimension
+  std::vector<Expression> block;  // 1 to 3: threads (work-items) per block
+  std::optional<Expression> shared_memory;  // dynamic shared memory, bytes (CUDA)
+};
+
 struct KernelSpec {
   std::filesystem::path source;  // absolute after loading
+  // The function to call. `{NAME}` is replaced by the config's value of NAME,
+  // so a template kernel is named by expression: "gemm<{BM}, {BN}>".
   std::string entry;
-  std::string language = "c++";  // "c++" or "c" (the CPU backend); "cuda", "opencl" later
-  std::string compiler;          // empty: $CXX, else c++ (or $CC/cc for C)
-  std::vector<std::string> flags{"-O3", "-march=native"};
+  std::string language = "c++";  // "c++" or "c" (CPU), "cuda", "opencl"
+  // CPU: the compiler command (empty: $CXX, else c++; C: $CC, else cc).
+  // CUDA: "nvrtc" (default, in-process) or "nvcc".
+  std::string compiler;
+  std::vector<std::string> flags{"-O3", "-march=native"};  // device languages default to none
   Injection injection = Injection::automatic;
+  std::string arch;  // CUDA: e.g. "sm_90a"; empty: the device's own
+  LaunchSpec launch;
 };
 
 struct ReferenceSpec {
@@ -101,6 +116,10 @@ struct Spec {
 // Throws InputError naming file, line and column for anything malformed:
 // unknown keys, missing fields, wrong types, bad expressions.
 Spec load_spec(const std::filesystem::path& file);
+
+// True for the extensions a spec file has (.yaml, .yml, .json); anything
+// else is taken for a kernel source.
+bool is_spec_file(const std::filesystem::path& path);
 
 // A spec for a bare source: parameters from its %RANGE% lines. The caller
 // supplies the entry and arguments (from the command line).

@@ -42,7 +42,11 @@ struct TuneReport {
   std::vector<SizeReport> sizes;
   std::filesystem::path db, csv, json;
   std::size_t resumed = 0;  // trials served from the store
-  Seconds wall{0}, build{0}, measure{0};
+  Seconds wall{0};
+  Seconds build{0};        // compiling, summed over batches (may overlap measuring)
+  Seconds build_wait{0};   // of it, the time measuring waited for builds
+  Seconds measure{0};      // in the evaluator: running, verifying, timing
+  Seconds device_busy{0};  // the device running kernels (what backends report)
 };
 
 // Identity of what was tuned: kernel source, entry, language, compiler,

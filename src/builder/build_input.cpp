@@ -10,7 +10,7 @@ namespace tunekit {
 
 std::string BuildInput::hash() const {
   detail::Hasher h;
-  h.add(source).add(entry).add(language).add(compiler);
+  h.add(source).add(entry).add(language).add(compiler).add(arch);
   h.add(defines.size());
   for (const auto& d : defines) h.add(d);
   h.add(flags.size());
@@ -24,6 +24,8 @@ std::string BuildInput::hash() const {
 namespace {
 
 std::string default_compiler(const std::string& language) {
+  if (language == "cuda") return "nvrtc";
+  if (language == "opencl") return "opencl";
   const bool c = language == "c";
   if (const char* env = std::getenv(c ? "CC" : "CXX"); env && *env) return env;
   return c ? "cc" : "c++";
@@ -37,6 +39,7 @@ BuildInput common_input(const Spec& spec) {
   in.language = spec.kernel.language;
   in.compiler = spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
   in.flags = spec.kernel.flags;
+  in.arch = spec.kernel.arch;
   return in;
 }
 
@@ -49,8 +52,27 @@ Injection resolve_injection(Injection requested, std::string_view source, const 
 
 }  // namespace
 
+std::string resolve_entry(const std::string& entry, const Config& config) {
+  std::string out;
+  for (std::size_t i = 0; i < entry.size(); ++i) {
+    if (entry[i] != '{') {
+      out += entry[i];
+      continue;
+    }
+    const auto close = entry.find('}', i);
+    if (close == std::string::npos) throw InputError({}, "unclosed '{' in kernel entry '" + entry + "'");
+    const std::string name = entry.substr(i + 1, close - i - 1);
+    const Value* v = config.find(name);
+    if (!v) throw InputError({}, "kernel entry '" + entry + "' names '" + name + "', which is not a parameter");
+    out += v->str();
+    i = close;
+  }
+  return out;
+}
+
 BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config) {
   BuildInput in = common_input(spec);
+  in.entry = resolve_entry(spec.kernel.entry, config);
   const std::string file = spec.kernel.source.string();
   switch (resolve_injection(spec.kernel.injection, kernel_source, file)) {
     case Injection::tunable_lines:

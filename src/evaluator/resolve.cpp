@@ -32,3 +32,26 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
 }
 
 }  // namespace tunekit
+
+namespace tunekit {
+
+LaunchGeometry resolve_launch(const LaunchSpec& launch, const Bindings& env) {
+  LaunchGeometry g;
+  auto dims = [&](const std::vector<Expression>& exprs, std::array<std::uint64_t, 3>& out, const char* what) {
+    for (std::size_t i = 0; i < exprs.size() && i < 3; ++i) {
+      const std::int64_t v = exprs[i].evaluate_int(env);
+      if (v <= 0) throw InputError(exprs[i].where(), fmt::format("{}[{}] = {} must be positive", what, i, v));
+      out[i] = static_cast<std::uint64_t>(v);
+    }
+  };
+  dims(launch.grid, g.grid, "grid");
+  dims(launch.block, g.block, "block");
+  if (launch.shared_memory) {
+    const std::int64_t v = launch.shared_memory->evaluate_int(env);
+    if (v < 0) throw InputError(launch.shared_memory->where(), fmt::format("shared_memory = {} is negative", v));
+    g.shared_memory = static_cast<std::uint64_t>(v);
+  }
+  return g;
+}
+
+}  // namespace tunekit

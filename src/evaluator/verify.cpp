@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "evaluator/detail/host_data.hpp"
 #include "tunekit/evaluator.hpp"
 
 namespace tunekit {
@@ -15,8 +16,8 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
   v.checked = true;
   std::uint64_t bad = 0, first_bad = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    const double g = static_cast<double>(got[i]);
-    const double e = static_cast<double>(expected[i]);
+    const double g = detail::as_double(got[i]);
+    const double e = detail::as_double(expected[i]);
     if (std::isnan(e)) {
       if (!std::isnan(g)) {
         if (!bad++) first_bad = i;
@@ -39,7 +40,7 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
   v.passed = bad == 0;
   if (!v.passed)
     v.detail = fmt::format("{}: {} of {} elements differ; first at [{}]: got {}, expected {}", name, bad, n, first_bad,
-                           static_cast<double>(got[first_bad]), static_cast<double>(expected[first_bad]));
+                           detail::as_double(got[first_bad]), detail::as_double(expected[first_bad]));
   return v;
 }
 
@@ -47,23 +48,12 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
 
 Verification compare_outputs(ElementType type, const void* got, const void* expected, std::uint64_t count,
                              const Tolerance& tol, std::string_view name) {
-  switch (type) {
-#define TUNEKIT_CASE(tag, T) \
-  case ElementType::tag:     \
-    return compare(static_cast<const T*>(got), static_cast<const T*>(expected), count, tol, name);
-    TUNEKIT_CASE(f32, float)
-    TUNEKIT_CASE(f64, double)
-    TUNEKIT_CASE(i8, std::int8_t)
-    TUNEKIT_CASE(i16, std::int16_t)
-    TUNEKIT_CASE(i32, std::int32_t)
-    TUNEKIT_CASE(i64, std::int64_t)
-    TUNEKIT_CASE(u8, std::uint8_t)
-    TUNEKIT_CASE(u16, std::uint16_t)
-    TUNEKIT_CASE(u32, std::uint32_t)
-    TUNEKIT_CASE(u64, std::uint64_t)
-#undef TUNEKIT_CASE
-  }
-  return {};
+  Verification v;
+  detail::with_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    v = compare(static_cast<const T*>(got), static_cast<const T*>(expected), count, tol, name);
+  });
+  return v;
 }
 
 }  // namespace tunekit

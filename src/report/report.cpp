@@ -248,6 +248,8 @@ void write_json(const std::filesystem::path& file, const TuneReport& report) {
   j["wall_s"] = number(report.wall.count());
   j["build_s"] = number(report.build.count());
   j["measure_s"] = number(report.measure.count());
+  j["build_wait_s"] = number(report.build_wait.count());
+  j["device_busy_s"] = number(report.device_busy.count());
   j["resumed"] = report.resumed;
   ojson sizes = ojson::array();
   for (const auto& s : report.sizes) {
@@ -315,9 +317,14 @@ std::string format_summary(const TuneReport& report) {
   }
   if (several) out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed));
 
-  if (report.wall.count() > 0 || report.build.count() > 0 || report.measure.count() > 0)
-    out += fmt::format("time: {:.1f} s (build {:.1f} s, measure {:.1f} s)\n", report.wall.count(),
-                       report.build.count(), report.measure.count());
+  if (report.wall.count() > 0) {
+    // Builds may overlap measuring; only the wait for them adds to the wall.
+    const double other = std::max(0.0, report.wall.count() - report.build_wait.count() - report.measure.count());
+    out += fmt::format("time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s, other {:.1f} s; "
+                       "kernels ran {:.0f}% of the time\n",
+                       report.wall.count(), report.build.count(), report.build_wait.count(), report.measure.count(),
+                       other, 100.0 * report.device_busy.count() / report.wall.count());
+  }
   std::vector<std::string> files;
   for (const auto* p : {&report.db, &report.csv, &report.json})
     if (!p->empty()) files.push_back(p->string());

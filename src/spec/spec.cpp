@@ -2,6 +2,7 @@
 // reported as an InputError at its file:line:column.
 #include "tunekit/spec.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -185,14 +186,23 @@ class Loader {
   }
 
   // A C identifier, optionally qualified with "::".
+  // A function name, optionally qualified (ns::f), optionally a template
+  // named by expression (gemm<{BM}, 64>) whose arguments are left to the
+  // compiler.
   std::string function_name(const Item& it) const {
-    std::string s = string_of(it, "a function name");
+    const std::string full = string_of(it, "a function name");
+    std::string s = full;
+    if (auto lt = full.find('<'); lt != std::string::npos) {
+      if (full.back() != '>' || lt == 0)
+        fail(content_loc(it), display(it.path) + " must be a function name or name<template arguments>, got '" + full + "'");
+      s = full.substr(0, lt);
+    }
     std::size_t begin = 0;
     for (;;) {
       std::size_t sep = s.find("::", begin);
       std::string_view part = std::string_view(s).substr(begin, sep == std::string::npos ? std::string::npos : sep - begin);
-      if (!is_identifier(part)) fail(content_loc(it), display(it.path) + " must be a function name, got '" + s + "'");
-      if (sep == std::string::npos) return s;
+      if (!is_identifier(part)) fail(content_loc(it), display(it.path) + " must be a function name, got '" + full + "'");
+      if (sep == std::string::npos) return full;
       begin = sep + 2;
     }
   }
@@ -269,6 +279,19 @@ class Loader {
     return out;
   }
 
+  // One expression, or a list of `min` to `max` of them.
+  std::vector<Expression> expressions_of(const Item& it, std::size_t min, std::size_t max) const {
+    const std::string expected = fmt::format("an expression or a list of {} to {} expressions", min, max);
+    std::vector<Expression> out;
+    if (it.node.IsSequence()) {
+      for (const Item& el : elements(it)) out.push_back(expression_of(el, expected));
+    } else {
+      out.push_back(expression_of(it, expected));
+    }
+    if (out.size() < min || out.size() > max) wrong_type(it, expected);
+    return out;
+  }
+
   Expression expression_of(const Item& it, const std::string& expected) const {
     if (!it.node.IsScalar() || it.node.Scalar().empty()) wrong_type(it, expected);
     SourceLocation where = content_loc(it);
@@ -309,14 +332,29 @@ class Loader {
 };
 
 KernelSpec Loader::kernel(const Item& it) const {
-  Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection"});
+  Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
+                   "shared_memory"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
   k.entry = function_name(require(m, "entry"));
   if (auto v = get(m, "language"))
-    k.language = enum_of<std::string>(*v, {{"c++", "c++"}, {"c", "c"}});
-  if (auto v = get(m, "compiler")) k.compiler = string_of(*v, "a compiler command");
+    k.language = enum_of<std::string>(*v, {{"c++", "c++"}, {"c", "c"}, {"cuda", "cuda"}, {"opencl", "opencl"}});
+  const bool device = k.language == "cuda" || k.language == "opencl";
+  if (device) k.flags.clear();  // -O3 -march=native is for host compilers
+  if (auto v = get(m, "compiler")) {
+    if (k.language == "cuda") k.compiler = enum_of<std::string>(*v, {{"nvrtc", "nvrtc"}, {"nvcc", "nvcc"}});
+    else k.compiler = string_of(*v, "a compiler command");
+  }
   if (auto v = get(m, "flags")) k.flags = strings_of(*v);
+  if (auto v = get(m, "arch")) k.arch = string_of(*v, "an architecture such as sm_90a");
+  if (auto v = get(m, "grid")) k.launch.grid = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "shared_memory")) k.launch.shared_memory = expression_of(*v, "an expression (bytes)");
+  if (device && (k.launch.grid.empty() || k.launch.block.empty()))
+    fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
+                   "parameters, e.g. grid: [ceil_div(N, BLOCK)], block: [BLOCK])");
+  if (!device && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
+    fail(it.where, "'grid', 'block' and 'shared_memory' apply to cuda and opencl kernels, not " + k.language);
   if (auto v = get(m, "injection"))
     k.injection = enum_of<Injection>(*v, {{"auto", Injection::automatic},
                                           {"defines", Injection::defines},

@@ -5,62 +5,44 @@
 
 namespace tunekit {
 
-std::string_view to_string(ElementType t) {
-  switch (t) {
-    case ElementType::f32: return "f32";
-    case ElementType::f64: return "f64";
-    case ElementType::i8: return "i8";
-    case ElementType::i16: return "i16";
-    case ElementType::i32: return "i32";
-    case ElementType::i64: return "i64";
-    case ElementType::u8: return "u8";
-    case ElementType::u16: return "u16";
-    case ElementType::u32: return "u32";
-    case ElementType::u64: return "u64";
-  }
-  return "?";
+namespace {
+
+struct TypeInfo {
+  ElementType type;
+  std::string_view name;
+  std::size_t bytes;
+  const char* c_name;  // what a CPU kernel's scalar parameter is declared as
+};
+
+// f16 and bf16 are stored as their 16-bit patterns on the host.
+constexpr TypeInfo kTypes[] = {
+    {ElementType::f32, "f32", 4, "float"},      {ElementType::f64, "f64", 8, "double"},
+    {ElementType::f16, "f16", 2, "_Float16"},   {ElementType::bf16, "bf16", 2, "uint16_t"},
+    {ElementType::i8, "i8", 1, "int8_t"},       {ElementType::i16, "i16", 2, "int16_t"},
+    {ElementType::i32, "i32", 4, "int32_t"},    {ElementType::i64, "i64", 8, "int64_t"},
+    {ElementType::u8, "u8", 1, "uint8_t"},      {ElementType::u16, "u16", 2, "uint16_t"},
+    {ElementType::u32, "u32", 4, "uint32_t"},   {ElementType::u64, "u64", 8, "uint64_t"},
+};
+
+const TypeInfo& info(ElementType t) {
+  for (const auto& i : kTypes)
+    if (i.type == t) return i;
+  return kTypes[0];
 }
 
+}  // namespace
+
+std::string_view to_string(ElementType t) { return info(t).name; }
+
 std::optional<ElementType> element_type_from_string(std::string_view s) {
-  static constexpr ElementType all[] = {ElementType::f32, ElementType::f64, ElementType::i8,  ElementType::i16,
-                                        ElementType::i32, ElementType::i64, ElementType::u8,  ElementType::u16,
-                                        ElementType::u32, ElementType::u64};
-  for (ElementType t : all)
-    if (to_string(t) == s) return t;
+  for (const auto& i : kTypes)
+    if (i.name == s) return i.type;
   return std::nullopt;
 }
 
-std::size_t size_of(ElementType t) {
-  switch (t) {
-    case ElementType::f32: return sizeof(float);
-    case ElementType::f64: return sizeof(double);
-    case ElementType::i8: return sizeof(std::int8_t);
-    case ElementType::i16: return sizeof(std::int16_t);
-    case ElementType::i32: return sizeof(std::int32_t);
-    case ElementType::i64: return sizeof(std::int64_t);
-    case ElementType::u8: return sizeof(std::uint8_t);
-    case ElementType::u16: return sizeof(std::uint16_t);
-    case ElementType::u32: return sizeof(std::uint32_t);
-    case ElementType::u64: return sizeof(std::uint64_t);
-  }
-  return 0;
-}
+std::size_t size_of(ElementType t) { return info(t).bytes; }
 
-const char* c_type_name(ElementType t) {
-  switch (t) {
-    case ElementType::f32: return "float";
-    case ElementType::f64: return "double";
-    case ElementType::i8: return "int8_t";
-    case ElementType::i16: return "int16_t";
-    case ElementType::i32: return "int32_t";
-    case ElementType::i64: return "int64_t";
-    case ElementType::u8: return "uint8_t";
-    case ElementType::u16: return "uint16_t";
-    case ElementType::u32: return "uint32_t";
-    case ElementType::u64: return "uint64_t";
-  }
-  return "void";
-}
+const char* c_type_name(ElementType t) { return info(t).c_name; }
 
 std::string_view to_string(Fill f) {
   switch (f) {
@@ -82,4 +64,10 @@ std::string_view to_string(Role r) {
   return "?";
 }
 
+}  // namespace tunekit
+
+namespace tunekit {
+bool is_floating(ElementType t) {
+  return t == ElementType::f32 || t == ElementType::f64 || t == ElementType::f16 || t == ElementType::bf16;
+}
 }  // namespace tunekit

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -184,9 +186,12 @@ class Run {
     if (p.baseline) queue.push_back(*p.baseline);
     const std::size_t batch = std::max(2u, options_.jobs ? options_.jobs : std::thread::hardware_concurrency()) * 2;
     const std::size_t budget = spec_.search.max_evaluations.value_or(SIZE_MAX);
+    std::size_t proposed = 0;  // configs handed to a batch so far
 
-    for (;;) {
-      // Fill a batch: the strategy's proposals, minus what this run did.
+    // The next batch: the strategy's proposals, minus what this run did,
+    // within the evaluation budget.
+    auto next_batch = [&]() -> std::unique_ptr<Batch> {
+      if (out_of_time() || proposed >= budget) return nullptr;
       while (queue.size() < batch) {
         auto more = p.strategy->next(batch - queue.size());
         if (more.empty()) break;
@@ -195,11 +200,32 @@ class Run {
       }
       std::vector<Config> todo;
       for (auto& c : queue)
-        if (seen.insert(c.key()).second && sr.trials.size() + todo.size() < budget) todo.push_back(std::move(c));
+        if (seen.insert(c.key()).second && proposed + todo.size() < budget) todo.push_back(std::move(c));
       queue.clear();
-      if (todo.empty() || out_of_time()) break;
-      run_batch(p, todo, env, reference, sr);
-      if (sr.trials.size() >= budget || out_of_time()) break;
+      if (todo.empty()) return nullptr;
+      proposed += todo.size();
+      return prepare(p, std::move(todo));
+    };
+
+    // Device backends compile the next batch on the host cores while the
+    // device measures this one; the CPU backend alternates, since compiling
+    // would disturb its timings.
+    const bool overlap = backend_->measures_while_building();
+    // Batches stay put (unique_ptr): a build in flight refers to its inputs.
+    std::unique_ptr<Batch> current = next_batch();
+    if (current) start_build(*current, false);
+    while (current) {
+      std::unique_ptr<Batch> following;
+      if (overlap) {
+        following = next_batch();
+        if (following) start_build(*following, true);
+      }
+      evaluate(p, *current, env, reference, sr);
+      if (!overlap) {
+        following = next_batch();
+        if (following) start_build(*following, false);
+      }
+      current = std::move(following);
     }
 
     for (std::size_t i = 0; i < sr.trials.size(); ++i) {
@@ -219,66 +245,94 @@ class Run {
     notify(fmt::format("No.{}: {}", sr.trials.size(), sr.trials.back().config.str()));
   }
 
-  void run_batch(const SizePlan& p, std::vector<Config>& configs, const Bindings& env,
-                 const std::optional<Artifact>& reference, SizeReport& sr) {
-    // Resumed and invalid configs need no build.
-    std::vector<std::optional<TrialRecord>> ready(configs.size());
+  // A batch of configs on its way through build and evaluation.
+  struct Batch {
+    std::vector<Config> configs;
+    std::vector<std::optional<TrialRecord>> ready;  // resumed or invalid: no build needed
     std::vector<BuildInput> inputs;
-    std::vector<std::size_t> input_of(configs.size(), SIZE_MAX);
-    for (std::size_t i = 0; i < configs.size(); ++i) {
+    std::vector<std::size_t> input_of;  // config index -> input index
+    std::future<std::vector<BuildResult>> built;
+  };
+
+  std::unique_ptr<Batch> prepare(const SizePlan& p, std::vector<Config> configs) {
+    auto batch = std::make_unique<Batch>();
+    Batch& b = *batch;
+    b.configs = std::move(configs);
+    b.ready.resize(b.configs.size());
+    b.input_of.assign(b.configs.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < b.configs.size(); ++i) {
+      const Config& c = b.configs[i];
       if (!options_.fresh)
-        if (auto old = store_->find(report_.spec_hash, report_.device, p.size, configs[i])) {
-          ready[i] = std::move(*old);
+        if (auto old = store_->find(report_.spec_hash, report_.device, p.size, c)) {
+          b.ready[i] = std::move(*old);
           ++report_.resumed;
           continue;
         }
-      if (auto why = p.space->why_invalid(configs[i])) {
-        TrialRecord r = blank_record(p, configs[i]);
+      if (auto why = p.space->why_invalid(c)) {
+        TrialRecord r = blank_record(p, c);
         r.status = Status::invalid;
         r.error = *why;
-        ready[i] = std::move(r);
+        b.ready[i] = std::move(r);
         continue;
       }
-      input_of[i] = inputs.size();
-      inputs.push_back(make_build_input(spec_, source_, configs[i]));
+      b.input_of[i] = b.inputs.size();
+      b.inputs.push_back(make_build_input(spec_, source_, c));
     }
+    return batch;
+  }
 
-    std::vector<BuildResult> built(inputs.size());
-    if (!inputs.empty()) {
-      notify(fmt::format("building {} variant{}", inputs.size(), inputs.size() == 1 ? "" : "s"));
+  void start_build(Batch& b, bool in_background) {
+    auto work = [this, &inputs = b.inputs] {
+      std::vector<BuildResult> built(inputs.size());
+      if (inputs.empty()) return built;
       const auto t0 = Clock::now();
       build_parallel(*builder_, inputs, options_.jobs, [&](std::size_t i, BuildResult r) { built[i] = std::move(r); });
+      std::lock_guard lock(build_time_mutex_);
       report_.build += Clock::now() - t0;
-    }
+      return built;
+    };
+    if (!b.inputs.empty())
+      notify(fmt::format("building {} variant{}", b.inputs.size(), b.inputs.size() == 1 ? "" : "s"));
+    b.built = std::async(in_background ? std::launch::async : std::launch::deferred, work);
+  }
 
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      if (ready[i]) {
-        record(std::move(*ready[i]), sr);
+  void evaluate(const SizePlan& p, Batch& b, const Bindings& env, const std::optional<Artifact>& reference,
+                SizeReport& sr) {
+    const auto wait_start = Clock::now();
+    std::vector<BuildResult> built = b.built.get();
+    report_.build_wait += Clock::now() - wait_start;
+    for (std::size_t i = 0; i < b.configs.size(); ++i) {
+      if (b.ready[i]) {
+        record(std::move(*b.ready[i]), sr);
         continue;
       }
-      TrialRecord rec = blank_record(p, configs[i]);
-      const BuildResult& b = built[input_of[i]];
-      rec.build_time = b.time;
-      if (b.status != Status::ok) {
-        rec.status = b.status;
-        rec.error = clip(b.log);
+      const Config& config = b.configs[i];
+      TrialRecord rec = blank_record(p, config);
+      const BuildResult& br = built[b.input_of[i]];
+      rec.build_time = br.time;
+      if (br.status != Status::ok) {
+        rec.status = br.status;
+        rec.error = clip(br.log);
         record(std::move(rec), sr);
         continue;
       }
       Bindings trial_env = env;
-      for (const auto& [k, v] : configs[i]) trial_env[k] = v;
+      for (const auto& [k, v] : config) trial_env[k] = v;
       TrialRequest rq;
-      rq.artifact = b.artifact;
+      rq.artifact = br.artifact;
+      rq.entry = b.inputs[b.input_of[i]].entry;
       rq.arguments = resolve_arguments(spec_.arguments, trial_env);
+      rq.launch = resolve_launch(spec_.kernel.launch, trial_env);
       // The reference itself is not checked against itself.
-      if (reference && reference->hash != b.artifact.hash) rq.reference = reference;
+      if (reference && reference->hash != br.artifact.hash) rq.reference = reference;
       rq.tolerance = spec_.tolerance;
       rq.measure = spec_.measure;
       rq.seed = spec_.search.seed;
-      notify(fmt::format("measuring {}", configs[i].str()));
+      notify(fmt::format("measuring {}", config.str()));
       const auto t0 = Clock::now();
       TrialResult res = evaluator_->evaluate(rq);
       report_.measure += Clock::now() - t0;
+      report_.device_busy += res.device_busy;
       rec.status = res.status;
       rec.error = clip(res.error);
       rec.samples = std::move(res.samples);
@@ -302,6 +356,7 @@ class Run {
   std::string machine_json_;
   std::size_t done_ = 0, total_ = 0;
   std::optional<Microseconds> best_;
+  std::mutex build_time_mutex_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "progress.hpp"
+#include "space_command.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/search.hpp"
@@ -42,11 +43,6 @@ struct TuneArgs {
   std::string reference;
   std::optional<double> atol, rtol;
 };
-
-bool is_spec_file(const fs::path& p) {
-  const auto ext = p.extension().string();
-  return ext == ".yaml" || ext == ".yml" || ext == ".json";
-}
 
 std::vector<std::string> split_words(const std::string& s) {
   std::istringstream in(s);
@@ -184,25 +180,6 @@ int run_tune(const TuneArgs& t) {
   return 3;  // nothing worked: scripts should notice
 }
 
-int run_space(const std::string& file, const std::vector<std::string>& sizes) {
-  Spec spec = is_spec_file(file) ? load_spec(file) : spec_from_source(file);
-  auto backend = make_backend(spec.kernel.language, {fs::temp_directory_path() / "tunekit-space", false});
-  Bindings constants = backend->machine().properties;
-  if (!spec.sizes.empty())
-    for (const auto& [k, v] : spec.sizes.front()) constants[k] = v;
-  for (const auto& s : sizes) {
-    auto [name, value] = parse_assignment(s);
-    constants[name] = value;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  Space space(spec.parameters, spec.constraints, constants);
-  const auto valid = space.count();
-  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
-  fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\nvalid:       {}\nseconds:     {:.6f}\n",
-             space.parameters().size(), space.constraints().size(), space.cartesian_size(), valid, took.count());
-  return 0;
-}
-
 int run_devices() {
   auto backend = make_backend("c++", {fs::temp_directory_path() / "tunekit-devices", false});
   const auto& m = backend->machine();
@@ -267,18 +244,14 @@ int main(int argc, char** argv) {
       "Exit status: 0 if some config ran correctly, 1 for bad input (the message\n"
       "names file:line:column), 2 for other errors, 3 if no config ran correctly.");
 
-  std::string space_file;
-  std::vector<std::string> space_sizes;
-  auto* space_cmd = app.add_subcommand("space", "Count a search space: parameters, constraints, Cartesian and valid sizes");
-  space_cmd->add_option("FILE", space_file, "Spec file or annotated source")->required()->check(CLI::ExistingFile);
-  space_cmd->add_option("-s,--size", space_sizes, "Problem size NAME=VALUE for constraints that use sizes");
+  auto space_cmd = cli::add_space_command(app);
 
   auto* devices_cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (tune_cmd->parsed()) return run_tune(t);
-    if (space_cmd->parsed()) return run_space(space_file, space_sizes);
+    if (space_cmd.command->parsed()) return space_cmd.run();
     if (devices_cmd->parsed()) return run_devices();
   } catch (const InputError& e) {
     fmt::print(stderr, "\nerror: {}\n", e.what());

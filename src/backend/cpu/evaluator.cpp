@@ -132,6 +132,7 @@ TrialResult CpuEvaluator::evaluate(const TrialRequest& rq) {
   }
   for (double us : ans.value("samples_us", std::vector<double>{})) r.samples.emplace_back(us);
   r.stats = summarize(r.samples);
+  r.device_busy = Microseconds(ans.value("busy_us", 0.0));
   return r;
 }
 

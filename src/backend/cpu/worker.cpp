@@ -13,6 +13,7 @@
 
 #include "backend/cpu/detail/protocol.hpp"
 #include "backend/cpu/detail/worker.hpp"
+#include "evaluator/detail/host_data.hpp"
 
 namespace tunekit::cpu {
 
@@ -37,55 +38,6 @@ struct Buffer {
     if (!data) throw std::bad_alloc();
   }
 };
-
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-template <class T>
-void fill_typed(T* p, std::uint64_t n, const ResolvedArgument& a, std::uint64_t seed) {
-  std::uint64_t state = seed;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    switch (a.fill) {
-      case Fill::zeros: p[i] = T(0); break;
-      case Fill::constant: p[i] = static_cast<T>(a.fill_value); break;
-      case Fill::sequence: p[i] = static_cast<T>(a.fill_value + static_cast<double>(i)); break;
-      case Fill::random:
-        if constexpr (std::is_floating_point_v<T>)
-          p[i] = static_cast<T>(static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-        else
-          p[i] = static_cast<T>(splitmix(state) % 100);
-        break;
-    }
-  }
-}
-
-// Outputs start as NaN (floats) or 0xA5 bytes (integers), so an element the
-// kernel never writes cannot pass verification by luck.
-template <class T>
-void poison_typed(T* p, std::uint64_t n) {
-  if constexpr (std::is_floating_point_v<T>) std::fill(p, p + n, std::numeric_limits<T>::quiet_NaN());
-  else std::memset(static_cast<void*>(p), 0xA5, n * sizeof(T));
-}
-
-template <class F>
-void with_type(ElementType t, F&& f) {
-  switch (t) {
-    case ElementType::f32: f(float{}); break;
-    case ElementType::f64: f(double{}); break;
-    case ElementType::i8: f(std::int8_t{}); break;
-    case ElementType::i16: f(std::int16_t{}); break;
-    case ElementType::i32: f(std::int32_t{}); break;
-    case ElementType::i64: f(std::int64_t{}); break;
-    case ElementType::u8: f(std::uint8_t{}); break;
-    case ElementType::u16: f(std::uint16_t{}); break;
-    case ElementType::u32: f(std::uint32_t{}); break;
-    case ElementType::u64: f(std::uint64_t{}); break;
-  }
-}
 
 constexpr Microseconds kMinBatchTime{20.0};
 
@@ -132,18 +84,11 @@ class Worker {
         const auto& a = args_[i];
         if (a.role == Role::scalar) {
           buffers_.emplace_back(0);
-          with_type(a.type, [&](auto zero) {
-            using T = decltype(zero);
-            T v = a.scalar.is_int() ? static_cast<T>(a.scalar.as_int()) : static_cast<T>(a.scalar.to_double());
-            std::memcpy(&scalars_[i], &v, sizeof(T));
-          });
+          scalars_[i] = detail::scalar_bits(a);
           continue;
         }
         Buffer& b = buffers_.emplace_back(a.count * size_of(a.type));
-        with_type(a.type, [&](auto zero) {
-          using T = decltype(zero);
-          fill_typed(reinterpret_cast<T*>(b.data.get()), a.count, a, seed * 1000003ULL + i);
-        });
+        detail::fill(b.data.get(), a, seed * 1000003ULL + i);
         if (a.role != Role::out) b.pristine.assign(b.data.get(), b.data.get() + b.bytes);
       }
     }
@@ -152,7 +97,7 @@ class Worker {
       const auto& a = args_[i];
       Buffer& b = buffers_[i];
       if (a.role == Role::out)
-        with_type(a.type, [&](auto zero) { poison_typed(reinterpret_cast<decltype(zero)*>(b.data.get()), a.count); });
+        detail::poison(b.data.get(), a.type, a.count);
       else if (a.role == Role::inout)
         std::memcpy(b.data.get(), b.pristine.data(), b.bytes);
     }
@@ -244,7 +189,12 @@ class Worker {
       while (reps < (1u << 20) && time_reps(reps) < kMinBatchTime) reps *= 2;
     auto sample = [&] { return time_reps(reps) / static_cast<double>(reps); };
     std::vector<double> us;
-    for (auto d : collect_samples(ms, flush, sample)) us.push_back(d.count());
+    double busy_us = 0;
+    for (auto d : collect_samples(ms, flush, sample)) {
+      us.push_back(d.count());
+      busy_us += d.count() * static_cast<double>(reps);
+    }
+    answer["busy_us"] = busy_us;
     answer["samples_us"] = us;
     answer["calls_per_sample"] = reps;
     return answer;
