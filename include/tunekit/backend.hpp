@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tunekit/builder.hpp"
 #include "tunekit/evaluator.hpp"
@@ -18,6 +19,7 @@ struct MachineInfo {
 struct BackendOptions {
   std::filesystem::path work_dir;  // build cache and scratch files
   bool rebuild = false;            // ignore cached builds (each is rebuilt once)
+  int device = 0;                  // which device of the backend's kind
 };
 
 class Backend {
@@ -32,8 +34,17 @@ class Backend {
   virtual bool measures_while_building() const = 0;
 };
 
-// The backend for a kernel language ("c++", "c" -> cpu). Throws InputError
-// for an unknown one.
+// The backend for a kernel language ("c++", "c" -> cpu, "cuda", "opencl").
+// Throws InputError for an unknown language, and std::runtime_error when
+// the backend's runtime or device is missing here.
 std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOptions& options);
+
+// What each backend finds on this machine.
+struct DeviceListing {
+  std::string backend;               // "cpu", "cuda", "opencl"
+  std::vector<MachineInfo> devices;  // empty when unavailable
+  std::string unavailable;           // why, when there are none
+};
+std::vector<DeviceListing> list_devices();
 
 }  // namespace tunekit

@@ -33,6 +33,7 @@ namespace tunekit {
 
 namespace detail {
 struct Program;
+struct ExpressionAccess;  // the compiled program, for the space engine (src/constraint/detail)
 }
 
 class Expression {
@@ -71,6 +72,7 @@ class Expression {
   Expression bind(const Bindings& constants) const;
 
  private:
+  friend struct detail::ExpressionAccess;
   std::shared_ptr<const detail::Program> program_;
 };
 

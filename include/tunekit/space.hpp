@@ -2,7 +2,9 @@
 // A search space: parameters with finite value lists, pruned by constraints.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,6 +47,16 @@ class Config {
   std::vector<std::pair<std::string, Value>> entries_;
 };
 
+// Which configs are neighbours of a config (for local search).
+enum class Neighbourhood {
+  hamming,   // exactly one parameter has another value (any other value)
+  adjacent,  // exactly one parameter moved to the previous or next value of its list
+};
+
+namespace detail {
+class SpaceIndex;
+}
+
 class Space {
  public:
   // Every free name of a constraint must be a parameter or a key of
@@ -53,8 +65,9 @@ class Space {
   // name; duplicate parameter names are an InputError. A constraint that is
   // constant after binding is dropped (true) or empties the space (false);
   // a constraint that fails to evaluate counts as false.
-  // The const members may be called from several threads at once: each
-  // count()/for_each() call uses its own working memory (nothing is cached).
+  // The const members may be called from several threads at once. The
+  // index below is built on first use (or by build()), once, and shared by
+  // copies of the space.
   Space(std::vector<Parameter> parameters, std::vector<Expression> constraints, const Bindings& constants = {});
 
   const std::vector<Parameter>& parameters() const { return params_; }
@@ -62,12 +75,57 @@ class Space {
 
   // Product of the value-list lengths (saturates at UINT64_MAX).
   std::uint64_t cartesian_size() const;
-  // Number of valid configs, counted without materialising the product.
+  // Number of valid configs, counted without materialising the product
+  // (saturates at UINT64_MAX).
   std::uint64_t count() const;
   // Calls `visit` for each valid config as value indices (one per
   // parameter), in lexicographic order; stops early when it returns false.
   void for_each(const std::function<bool(std::span<const std::uint32_t>)>& visit) const;
   std::vector<Config> enumerate(std::size_t limit = SIZE_MAX) const;
+
+  // ---- The index: every valid config by its position in for_each order.
+  //
+  // Built once, on first use of any member below or of count()/for_each().
+  // It is a layered graph with counts: one layer per parameter, shared
+  // subgraphs stored once; its memory is far below the Cartesian size
+  // (memory_bytes()). at() and index_of() take one step per parameter (a
+  // binary search among the valid values of that step). If the graph would
+  // outgrow the index budget (set_index_budget(), default 1 GiB), the space
+  // is not indexable: count() and for_each() then use a bounded-memory
+  // search, and the members that need the index throw std::length_error.
+
+  // Builds the index now (else on first use). Returns indexable().
+  bool build() const;
+  bool indexable() const;
+  // Bytes held by the index (0 if not indexable).
+  std::size_t memory_bytes() const;
+  // Number of valid configs, exact; throws std::overflow_error if it does
+  // not fit in 64 bits (count() saturates instead).
+  std::uint64_t size() const;
+  // The i-th valid config in for_each (lexicographic) order, i < size().
+  // Throws std::out_of_range otherwise.
+  Config at(std::uint64_t i) const;
+  void indices_at(std::uint64_t i, std::span<std::uint32_t> value_indices) const;
+  std::vector<std::uint32_t> indices_at(std::uint64_t i) const;
+  // The position of a valid config in for_each order; nullopt if it is not
+  // valid (or not in the space).
+  std::optional<std::uint64_t> index_of(const Config& c) const;
+  std::optional<std::uint64_t> index_of(std::span<const std::uint32_t> value_indices) const;
+  // Membership by value indices (a walk of the index, no evaluation).
+  bool contains_indices(std::span<const std::uint32_t> value_indices) const;
+  // A valid config drawn uniformly at random. Throws std::out_of_range if
+  // the space is empty.
+  Config random(std::mt19937_64& rng) const;
+  std::vector<std::uint32_t> random_indices(std::mt19937_64& rng) const;
+  // The valid neighbours of a config (which need not itself be valid), by
+  // parameter in declaration order, then by value index. Empty if the
+  // config is not in the space.
+  std::vector<Config> neighbours(const Config& c, Neighbourhood kind = Neighbourhood::hamming) const;
+  std::vector<std::vector<std::uint32_t>> neighbours(std::span<const std::uint32_t> value_indices,
+                                                     Neighbourhood kind = Neighbourhood::hamming) const;
+  // Upper bound on the index's memory (bytes); takes effect for an index
+  // not built yet. Used to exercise the fallback path.
+  void set_index_budget(std::size_t bytes);
 
   Config config_at(std::span<const std::uint32_t> value_indices) const;
   // Value indices of `c`, or nullopt if a parameter is missing or a value
@@ -85,7 +143,12 @@ class Space {
     int level;               // deepest parameter index used; -1 = constant
     std::size_t constraint;  // index into constraints_
   };
-  struct Solver;  // memoised counting and pruning (space.cpp)
+  struct Solver;  // memoised counting and pruning (space.cpp), the fallback
+  struct Cache;   // the lazily built index (space.cpp)
+  friend class detail::SpaceIndex;
+
+  const detail::SpaceIndex* index() const;  // null if not indexable
+  const detail::SpaceIndex& require_index() const;  // throws std::length_error
 
   bool passes(const Check& check, std::span<const std::uint32_t> value_indices, std::vector<Value>& scratch) const;
 
@@ -95,6 +158,8 @@ class Space {
   std::vector<std::vector<int>> checks_at_;  // per parameter: the checks whose deepest parameter it is
   std::vector<std::vector<int>> groups_;     // independent parameter groups, each in declaration order
   bool constant_false_ = false;
+  std::size_t index_budget_ = std::size_t{1} << 30;
+  std::shared_ptr<Cache> cache_;
 };
 
 }  // namespace tunekit

@@ -17,13 +17,13 @@ void collect_names(const Node& n, std::vector<std::pair<int, const std::string*>
 
 class Compiler {
  public:
-  explicit Compiler(Program& p) : p_(p) {
+  explicit Compiler(Program& p, const std::function<int(const std::string&)>* var_index = nullptr) : p_(p) {
     std::vector<std::pair<int, const std::string*>> names;
     collect_names(*p.tree, names);
     std::stable_sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [pos, name] : names) {
       if (index_.count(*name)) continue;
-      index_.emplace(*name, static_cast<int>(p.variables.size()));
+      index_.emplace(*name, var_index ? (*var_index)(*name) : static_cast<int>(p.variables.size()));
       p.variables.push_back(*name);
     }
   }
@@ -155,6 +155,16 @@ std::shared_ptr<const Program> compile(std::string text, SourceLocation where, N
   p->where = std::move(where);
   p->tree = std::move(tree);
   Compiler(*p).run();
+  return p;
+}
+
+std::shared_ptr<const Program> compile(std::string text, SourceLocation where, NodePtr tree,
+                                       const std::function<int(const std::string&)>& var_index) {
+  auto p = std::make_shared<Program>();
+  p->text = std::move(text);
+  p->where = std::move(where);
+  p->tree = std::move(tree);
+  Compiler(*p, &var_index).run();
   return p;
 }
 

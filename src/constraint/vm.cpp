@@ -23,9 +23,22 @@ inline Fail compare_dispatch(Cmp op, const Slot& a, const Slot& b, bool& out) {
   return Fail::Type;
 }
 
-}  // namespace
+// Variables from the caller's Values (Expression::evaluate / test).
+struct ValueVars {
+  const Value* vv;
+  static constexpr bool kMayFail = false;
+  Slot load(int k) const { return slot_of(vv[k]); }
+};
 
-bool run(const Program& p, std::span<const Value> vars, Slot& result, Temps& temps, Failure* failure) {
+// Variables as slots, possibly deferred errors (the space engine).
+struct SlotVars {
+  const Slot* vs;
+  static constexpr bool kMayFail = true;
+  Slot load(int k) const { return vs[k]; }
+};
+
+template <class Vars>
+inline bool run_impl(const Program& p, Vars vars, Slot& result, Temps& temps, Failure* failure) {
   const int n = static_cast<int>(p.code.size());
   if (n == 0) return false;
   constexpr int kInline = 32;
@@ -38,7 +51,6 @@ bool run(const Program& p, std::span<const Value> vars, Slot& result, Temps& tem
   }
   const Instr* code = p.code.data();
   const Slot* consts = p.const_slots.data();
-  const Value* vv = vars.data();
   int sp = 0;
   int pc = 0;
   Fail f = Fail::None;
@@ -68,7 +80,17 @@ bool run(const Program& p, std::span<const Value> vars, Slot& result, Temps& tem
     const Instr in = code[pc];
     switch (in.op) {
       case Op::Const: st[sp++] = consts[in.arg]; break;
-      case Op::Var: st[sp++] = slot_of(vv[in.arg]); break;
+      case Op::Var:
+        st[sp] = vars.load(in.arg);
+        if constexpr (Vars::kMayFail) {
+          if (st[sp].tag == kErrorTag) {
+            f = Fail::Value;
+            ++sp;
+            goto error;
+          }
+        }
+        ++sp;
+        break;
       TK_BINARY(Add)
       TK_BINARY(Sub)
       TK_BINARY(Mul)
@@ -158,6 +180,16 @@ error:
     failure->a = sp >= 2 ? st[sp - 2].tag : st[sp - 1].tag;
   }
   return false;
+}
+
+}  // namespace
+
+bool run(const Program& p, std::span<const Value> vars, Slot& result, Temps& temps, Failure* failure) {
+  return run_impl(p, ValueVars{vars.data()}, result, temps, failure);
+}
+
+bool run_slots(const Program& p, const Slot* vars, Slot& result, Temps& temps) {
+  return run_impl(p, SlotVars{vars}, result, temps, nullptr);
 }
 
 }  // namespace tunekit::detail

@@ -181,10 +181,17 @@ int run_tune(const TuneArgs& t) {
 }
 
 int run_devices() {
-  auto backend = make_backend("c++", {fs::temp_directory_path() / "tunekit-devices", false});
-  const auto& m = backend->machine();
-  fmt::print("{}\n", m.device);
-  for (const auto& [k, v] : m.properties) fmt::print("  {} = {}\n", k, v.str());
+  for (const auto& listing : list_devices()) {
+    if (listing.devices.empty()) {
+      fmt::print("{}: none ({})\n", listing.backend, listing.unavailable);
+      continue;
+    }
+    for (std::size_t i = 0; i < listing.devices.size(); ++i) {
+      const auto& m = listing.devices[i];
+      fmt::print("{} {}: {}\n", listing.backend, i, m.device);
+      for (const auto& [k, v] : m.properties) fmt::print("  {} = {}\n", k, v.str());
+    }
+  }
   return 0;
 }
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/detail/cpu_backend.hpp"
-#include "backend/cpu/detail/protocol.hpp"
+#include "core/detail/process.hpp"
 
 namespace tunekit::cpu {
 

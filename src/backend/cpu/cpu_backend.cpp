@@ -1,6 +1,8 @@
 #include "backend/cpu/detail/cpu_backend.hpp"
 
 #include "backend/cpu/detail/machine.hpp"
+#include "backend/detail/registry.hpp"
+#include "evaluator/detail/worker_evaluator.hpp"
 
 namespace tunekit::cpu {
 
@@ -17,7 +19,8 @@ class CpuBackend final : public Backend {
   std::unique_ptr<Evaluator> make_evaluator() override {
     // Twice the last-level cache: enough to evict everything a kernel used.
     const auto l3 = static_cast<std::uint64_t>(machine_.properties.at("l3_bytes").as_int());
-    return std::make_unique<CpuEvaluator>(options_.work_dir / "cpu", std::max<std::uint64_t>(2 * l3, 8u << 20));
+    return std::make_unique<detail::WorkerEvaluator>(options_.work_dir / "cpu", std::vector<std::string>{"cpu"},
+                                                     std::max<std::uint64_t>(2 * l3, 8u << 20));
   }
   // Compiling on the cores being measured would disturb the timings.
   bool measures_while_building() const override { return false; }
@@ -29,8 +32,8 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
-  return std::make_unique<CpuBackend>(options);
-}
+std::unique_ptr<Backend> make_backend(const BackendOptions& options) { return std::make_unique<CpuBackend>(options); }
+
+DeviceListing list_devices() { return {"cpu", {probe_machine()}, {}}; }
 
 }  // namespace tunekit::cpu

@@ -2,6 +2,7 @@
 // The parsed form of an Expression: a small immutable syntax tree (kept for
 // bind()) and the flat postfix program the interpreter runs.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -100,6 +101,10 @@ struct Program {
 
 // Builds the program for `tree`.
 std::shared_ptr<const Program> compile(std::string text, SourceLocation where, NodePtr tree);
+// Same, but a Var instruction's argument is var_index(name) rather than the
+// name's position in `variables` (for run_slots over a caller's slot array).
+std::shared_ptr<const Program> compile(std::string text, SourceLocation where, NodePtr tree,
+                                       const std::function<int(const std::string&)>& var_index);
 
 struct Failure {
   Fail kind = Fail::None;
@@ -109,6 +114,27 @@ struct Failure {
 
 // Runs `p`; false on an evaluation error (described in `failure` if given).
 bool run(const Program& p, std::span<const Value> vars, Slot& result, Temps& temps, Failure* failure);
+
+// A stack slot that stands for a deferred evaluation error (the space engine
+// evaluates subexpressions ahead of time; an error there surfaces only when
+// the value is used). Never produced by run(); run_slots() fails on loading it.
+inline constexpr Tag kErrorTag = static_cast<Tag>(3);
+inline Slot error_slot() {
+  Slot r;
+  r.tag = kErrorTag;
+  r.i = 0;
+  return r;
+}
+
+// Runs `p` with its variables read from `vars[arg]` (the Var instructions'
+// arguments index `vars` directly: the caller renumbers them). Loading an
+// error slot is an evaluation error. False on an evaluation error.
+bool run_slots(const Program& p, const Slot* vars, Slot& result, Temps& temps);
+
+// Read access to an Expression's compiled program.
+struct ExpressionAccess {
+  static const std::shared_ptr<const Program>& program(const Expression& e) { return e.program_; }
+};
 
 // Byte offset -> 0-based character index (UTF-8 aware).
 int char_index(std::string_view text, int byte_offset);

@@ -1,0 +1,46 @@
+#pragma once
+// The tuner <-> worker protocol, the same for every backend: one JSON object
+// per line. Requests go to the worker's stdin, answers come back on its fd 3,
+// so whatever a kernel prints cannot corrupt the stream.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/evaluator.hpp"
+
+namespace tunekit::detail {
+
+struct WorkerRequest {
+  enum class Op { reference, trial } op = Op::trial;
+  Artifact artifact;
+  std::string entry;
+  LaunchGeometry launch;
+  std::vector<ResolvedArgument> arguments;
+  // reference: where to save the outputs; trial: the outputs to verify
+  // against (empty: no verification).
+  std::string reference_file;
+  Tolerance tolerance;
+  MeasureSettings measure;
+  std::uint64_t seed = 1;
+  std::uint64_t flush_bytes = 0;  // cold cache: how much to overwrite
+};
+
+struct WorkerAnswer {
+  TrialResult result;
+  // The worker's state is suspect (a sticky device error): the tuner
+  // replaces the worker before the next request.
+  bool restart = false;
+};
+
+nlohmann::json to_json(const ResolvedArgument& a);
+ResolvedArgument argument_from_json(const nlohmann::json& j);
+
+nlohmann::json to_json(const WorkerRequest& r);
+WorkerRequest request_from_json(const nlohmann::json& j);
+
+nlohmann::json to_json(const WorkerAnswer& a);
+WorkerAnswer answer_from_json(const nlohmann::json& j);
+
+}  // namespace tunekit::detail

@@ -1,0 +1,36 @@
+#pragma once
+// The worker side, shared by every backend: the request loop and the order
+// of a trial (prepare arguments, run once and verify, then time). A backend
+// supplies a KernelRunner that knows how to load, run and time its kernels.
+#include <optional>
+
+#include "evaluator/detail/host_arguments.hpp"
+#include "evaluator/detail/protocol.hpp"
+
+namespace tunekit::detail {
+
+class KernelRunner {
+ public:
+  virtual ~KernelRunner() = default;
+  // Loads the artifact and finds the entry. A failure is returned as a
+  // result (launch_error, resource_limit, ...).
+  virtual std::optional<TrialResult> load(const WorkerRequest& request) = 0;
+  // Runs the kernel once, synchronously, reading and writing `args` (a
+  // device backend copies them in and back). `inputs_changed` says the host
+  // inputs were regenerated since the last call.
+  virtual std::optional<TrialResult> run_once(const WorkerRequest& request, HostArguments& args,
+                                              bool inputs_changed) = 0;
+  // Times the kernel as request.measure says: samples and device_busy, or a
+  // failure.
+  virtual TrialResult time(const WorkerRequest& request, HostArguments& args) = 0;
+  // True after an error that leaves the process unusable (a sticky CUDA
+  // error): the tuner then replaces the worker.
+  virtual bool poisoned() const { return false; }
+};
+
+WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& request);
+
+// Serves requests from `in_fd` until EOF, answering on `out_fd`.
+int serve(int in_fd, int out_fd, KernelRunner& runner);
+
+}  // namespace tunekit::detail

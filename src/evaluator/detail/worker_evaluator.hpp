@@ -1,0 +1,38 @@
+#pragma once
+// The tuner side of a worker process: every backend evaluates through one,
+// so a kernel that crashes or hangs takes down the worker, which is then
+// replaced, and costs one trial.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/detail/process.hpp"
+#include "tunekit/evaluator.hpp"
+
+namespace tunekit::detail {
+
+class WorkerEvaluator final : public Evaluator {
+ public:
+  // `worker_args` follow the worker executable: the backend and device,
+  // e.g. {"cuda", "0"}. `flush_bytes`: what a cold-cache flush overwrites.
+  WorkerEvaluator(std::filesystem::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes);
+  TrialResult evaluate(const TrialRequest& request) override;
+
+ private:
+  void ensure_worker();
+  // Computes (once, kept on disk) the reference outputs for `request`.
+  std::filesystem::path prepare_reference(const TrialRequest& request);
+  std::string log_since(std::uintmax_t offset) const;
+
+  std::filesystem::path work_dir_;
+  std::filesystem::path log_;
+  std::vector<std::string> worker_args_;
+  std::uint64_t flush_bytes_;
+  Child worker_;
+};
+
+// Where the worker binary is: $TUNEKIT_WORKER, next to the running
+// executable, the build tree, or the install prefix.
+std::filesystem::path find_worker();
+
+}  // namespace tunekit::detail

@@ -1,0 +1,139 @@
+#include "evaluator/detail/protocol.hpp"
+
+namespace tunekit::detail {
+
+using json = nlohmann::json;
+
+namespace {
+
+// JSON has no infinity: it travels as null.
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+double number_or_inf(const json& j) { return j.is_null() ? INFINITY : j.get<double>(); }
+
+template <class E>
+E enum_from(const json& j, std::initializer_list<E> all) {
+  const auto s = j.get<std::string>();
+  for (E e : all)
+    if (to_string(e) == s) return e;
+  throw std::invalid_argument("bad enum value '" + s + "' in a worker message");
+}
+
+}  // namespace
+
+json to_json(const ResolvedArgument& a) {
+  json j{{"name", a.name}, {"type", std::string(to_string(a.type))}, {"role", std::string(to_string(a.role))},
+         {"count", a.count}, {"fill", std::string(to_string(a.fill))}, {"fill_value", a.fill_value}};
+  if (a.role == Role::scalar) {
+    if (a.scalar.is_int()) j["scalar"] = a.scalar.as_int();
+    else j["scalar"] = a.scalar.to_double();
+  }
+  return j;
+}
+
+ResolvedArgument argument_from_json(const json& j) {
+  ResolvedArgument a;
+  a.name = j.at("name").get<std::string>();
+  const auto type = element_type_from_string(j.at("type").get<std::string>());
+  if (!type) throw std::invalid_argument("bad element type in a worker message");
+  a.type = *type;
+  a.role = enum_from(j.at("role"), {Role::in, Role::out, Role::inout, Role::scalar});
+  a.fill = enum_from(j.at("fill"), {Fill::random, Fill::constant, Fill::sequence, Fill::zeros});
+  a.count = j.at("count").get<std::uint64_t>();
+  a.fill_value = j.at("fill_value").get<double>();
+  if (j.contains("scalar")) {
+    const auto& s = j["scalar"];
+    a.scalar = s.is_number_integer() ? Value(s.get<std::int64_t>()) : Value(s.get<double>());
+  }
+  return a;
+}
+
+json to_json(const WorkerRequest& r) {
+  json args = json::array();
+  for (const auto& a : r.arguments) args.push_back(to_json(a));
+  const auto& m = r.measure;
+  return {{"op", r.op == WorkerRequest::Op::reference ? "reference" : "trial"},
+          {"artifact", r.artifact.path.string()},
+          {"hash", r.artifact.hash},
+          {"entry", r.entry},
+          {"grid", r.launch.grid},
+          {"block", r.launch.block},
+          {"shared_memory", r.launch.shared_memory},
+          {"args", args},
+          {"reference_file", r.reference_file},
+          {"atol", r.tolerance.atol},
+          {"rtol", r.tolerance.rtol},
+          {"measure",
+           {{"warmup_us", m.warmup.count()},
+            {"min_samples", m.min_samples},
+            {"max_samples", m.max_samples},
+            {"max_time_s", m.max_time.count()},
+            {"target_noise", m.target_noise},
+            {"cold", m.cache == CacheMode::cold},
+            {"timeout_s", m.timeout.count()}}},
+          {"seed", r.seed},
+          {"flush_bytes", r.flush_bytes}};
+}
+
+WorkerRequest request_from_json(const json& j) {
+  WorkerRequest r;
+  r.op = j.at("op") == "reference" ? WorkerRequest::Op::reference : WorkerRequest::Op::trial;
+  r.artifact.path = j.at("artifact").get<std::string>();
+  r.artifact.hash = j.at("hash").get<std::string>();
+  r.entry = j.at("entry").get<std::string>();
+  r.launch.grid = j.at("grid").get<std::array<std::uint64_t, 3>>();
+  r.launch.block = j.at("block").get<std::array<std::uint64_t, 3>>();
+  r.launch.shared_memory = j.at("shared_memory").get<std::uint64_t>();
+  for (const auto& a : j.at("args")) r.arguments.push_back(argument_from_json(a));
+  r.reference_file = j.at("reference_file").get<std::string>();
+  r.tolerance = {j.at("atol").get<double>(), j.at("rtol").get<double>()};
+  const auto& m = j.at("measure");
+  r.measure.warmup = Microseconds(m.at("warmup_us").get<double>());
+  r.measure.min_samples = m.at("min_samples").get<std::size_t>();
+  r.measure.max_samples = m.at("max_samples").get<std::size_t>();
+  r.measure.max_time = Seconds(m.at("max_time_s").get<double>());
+  r.measure.target_noise = m.at("target_noise").get<double>();
+  r.measure.cache = m.at("cold").get<bool>() ? CacheMode::cold : CacheMode::hot;
+  r.measure.timeout = Seconds(m.at("timeout_s").get<double>());
+  r.seed = j.at("seed").get<std::uint64_t>();
+  r.flush_bytes = j.at("flush_bytes").get<std::uint64_t>();
+  return r;
+}
+
+json to_json(const WorkerAnswer& a) {
+  const TrialResult& r = a.result;
+  json samples = json::array();
+  for (auto s : r.samples) samples.push_back(s.count());
+  json j{{"status", std::string(to_string(r.status))},
+         {"error", r.error},
+         {"samples_us", samples},
+         {"busy_us", Microseconds(r.device_busy).count()},
+         {"restart", a.restart}};
+  if (r.verification.checked)
+    j["verification"] = {{"passed", r.verification.passed},
+                         {"max_abs_diff", finite_or_null(r.verification.max_abs_diff)},
+                         {"max_rel_err", finite_or_null(r.verification.max_rel_err)},
+                         {"detail", r.verification.detail}};
+  return j;
+}
+
+WorkerAnswer answer_from_json(const json& j) {
+  WorkerAnswer a;
+  TrialResult& r = a.result;
+  r.status = status_from_string(j.at("status").get<std::string>()).value_or(Status::launch_error);
+  r.error = j.value("error", std::string());
+  for (double us : j.value("samples_us", std::vector<double>{})) r.samples.emplace_back(us);
+  r.stats = summarize(r.samples);
+  r.device_busy = Microseconds(j.value("busy_us", 0.0));
+  a.restart = j.value("restart", false);
+  if (j.contains("verification")) {
+    const auto& v = j["verification"];
+    r.verification.checked = true;
+    r.verification.passed = v.at("passed").get<bool>();
+    r.verification.max_abs_diff = number_or_inf(v.at("max_abs_diff"));
+    r.verification.max_rel_err = number_or_inf(v.at("max_rel_err"));
+    r.verification.detail = v.value("detail", std::string());
+  }
+  return a;
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,97 @@
+#include "evaluator/detail/worker.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace tunekit::detail {
+
+namespace {
+
+bool read_line(int fd, std::string& pending, std::string& line) {
+  for (;;) {
+    if (auto nl = pending.find('\n'); nl != std::string::npos) {
+      line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      return true;
+    }
+    char buf[65536];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    pending.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+bool write_all(int fd, const std::string& s) {
+  std::size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& rq) {
+  WorkerAnswer answer;
+  TrialResult& result = answer.result;
+  auto fail = [&](TrialResult r) {
+    answer.result = std::move(r);
+    answer.restart = runner.poisoned();
+    return answer;
+  };
+  const bool changed = args.prepare(rq.arguments, rq.seed);
+  if (auto failed = runner.load(rq)) return fail(std::move(*failed));
+
+  if (rq.op == WorkerRequest::Op::reference) {
+    if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
+    if (std::string error = args.save_outputs(rq.reference_file); !error.empty()) {
+      result.status = Status::launch_error;
+      result.error = error;
+    }
+    return answer;
+  }
+
+  if (!rq.reference_file.empty()) {
+    if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
+    result.verification = args.verify(rq.reference_file, rq.tolerance);
+    if (!result.verification.passed) {
+      // A wrong variant is not worth timing.
+      result.status = Status::wrong_result;
+      result.error = result.verification.detail;
+      return answer;
+    }
+  }
+  Verification verified = result.verification;
+  result = runner.time(rq, args);
+  result.verification = verified;
+  answer.restart = runner.poisoned();
+  return answer;
+}
+
+int serve(int in_fd, int out_fd, KernelRunner& runner) {
+  HostArguments args;
+  std::string pending, line;
+  while (read_line(in_fd, pending, line)) {
+    WorkerAnswer answer;
+    try {
+      answer = handle_request(runner, args, request_from_json(nlohmann::json::parse(line)));
+    } catch (const std::exception& e) {
+      // A C++ exception escaping a kernel, or a malformed request.
+      answer.result.status = Status::launch_error;
+      answer.result.error = std::string("exception: ") + e.what();
+      answer.restart = runner.poisoned();
+    }
+    std::fflush(stdout);
+    if (!write_all(out_fd, to_json(answer).dump() + "\n")) return 1;
+    if (answer.restart) return 0;
+  }
+  return 0;
+}
+
+}  // namespace tunekit::detail
