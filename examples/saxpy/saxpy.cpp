@@ -5,8 +5,8 @@
 //   build/bin/tunekit tune examples/saxpy/saxpy.cpp --size N=1000000 --entry saxpy \
 //       --arg x:f32:N --arg y:f32:N:1.0:inout --arg n:i32=N
 //
-// %RANGE% TUNE_UNROLL unroll 1:8:1
-// %RANGE% TUNE_BLOCK block 256:4096:256
+// %RANGE% TUNE_UNROLL unroll 1:4:1
+// %RANGE% TUNE_BLOCK block 1024:4096:1024
 
 extern "C" void saxpy(const float* x, float* y, int n) {
   // Blocks keep a slice of x and y in L1 while the unrolled body streams it.

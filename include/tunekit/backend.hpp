@@ -2,6 +2,7 @@
 // A backend plugs a device kind into the tuner: it describes the machine
 // (properties usable in constraints), builds variants, and evaluates them.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@ struct BackendOptions {
   std::filesystem::path work_dir;  // build cache and scratch files
   bool rebuild = false;            // ignore cached builds (each is rebuilt once)
   int device = 0;                  // which device of the backend's kind
+  std::optional<ApplicationSpec> application;  // the command backend: what to build and run
 };
 
 class Backend {
@@ -32,16 +34,23 @@ class Backend {
   // False when building would disturb measurement (both use host cores), so
   // the tuner builds a batch, then measures it.
   virtual bool measures_while_building() const = 0;
+  // The command a trial of `input` runs with `values` (its size, config and
+  // machine properties), as executed, for reports. Empty for backends that
+  // call kernels inside a worker process.
+  virtual std::vector<std::string> command_line(const BuildInput& /*input*/, const Bindings& /*values*/) const {
+    return {};
+  }
 };
 
-// The backend for a kernel language ("c++", "c" -> cpu, "cuda", "opencl").
+// The backend for a kernel language ("c++", "c" -> cpu, "cuda", "opencl",
+// "command" -> the user's own build and run commands).
 // Throws InputError for an unknown language, and std::runtime_error when
 // the backend's runtime or device is missing here.
 std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOptions& options);
 
 // What each backend finds on this machine.
 struct DeviceListing {
-  std::string backend;               // "cpu", "cuda", "opencl"
+  std::string backend;               // "cpu", "cuda", "opencl", "command"
   std::vector<MachineInfo> devices;  // empty when unavailable
   std::string unavailable;           // why, when there are none
 };

@@ -25,6 +25,10 @@ struct BuildInput {
   std::string language;
   std::string compiler;
   std::vector<std::string> flags;
+  // The variant's values. Left out of hash(): the source and defines carry
+  // them for compiled kernels; the command backend, whose build command may
+  // use them directly, adds the command it runs to its own cache key.
+  Config config;
 
   std::string hash() const;
 };

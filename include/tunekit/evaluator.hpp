@@ -54,6 +54,7 @@ struct TrialRequest {
   Tolerance tolerance;
   MeasureSettings measure;
   std::uint64_t seed = 1;             // input fill
+  Bindings values;                    // the trial's size, config and machine properties (command backend)
 };
 
 struct TrialResult {

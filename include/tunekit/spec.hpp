@@ -58,7 +58,7 @@ struct KernelSpec {
   // The function to call. `{NAME}` is replaced by the config's value of NAME,
   // so a template kernel is named by expression: "gemm<{BM}, {BN}>".
   std::string entry;
-  std::string language = "c++";  // "c++" or "c" (CPU), "cuda", "opencl"
+  std::string language = "c++";  // "c++" or "c" (CPU), "cuda", "opencl", "command" (an application)
   // CPU: the compiler command (empty: $CXX, else c++; C: $CC, else cc).
   // CUDA: "nvrtc" (default, in-process) or "nvcc".
   std::string compiler;
@@ -95,6 +95,40 @@ struct OutputSettings {
   std::filesystem::path json;  // empty: <out-dir>/<name>.json
 };
 
+// Application-level tuning (kernel.language: command, msKPP autotune_v2):
+// each variant of the source is built by the user's build command and
+// measured by running the user's program. Every argv element may hold
+// placeholders: {source} (the variant's source file), {dir} (the variant's
+// folder), {binary} ({dir}/app), {NAME} for a parameter (and, in `run`, a
+// problem size); `{{` and `}}` are literal braces. Arguments are passed to
+// the program as they are, never through a shell.
+struct TimeSource {
+  enum class Kind { wall, regex, json } kind = Kind::wall;
+  std::string pattern;   // regex: the first group (else the whole match) of its last match;
+                         // json: a dotted path such as "result.time" or "runs[0].us"
+  double to_us = 1.0;    // multiplier from the printed unit to microseconds
+  SourceLocation where;
+};
+
+struct ApplicationSpec {
+  std::vector<std::string> build;  // argv; empty: nothing to build
+  std::vector<std::string> run;    // argv; required
+  TimeSource time;                 // default: the run's wall time
+  std::size_t warmup = 1;          // runs before the timed ones
+  Seconds build_timeout{300.0};
+  std::optional<Seconds> run_timeout;  // per run; default: measure.timeout
+  std::filesystem::path workdir;   // absolute; the working directory of build and run (default: the spec's folder)
+  SourceLocation where;
+};
+
+// The {NAME} placeholders of one argv element, in order. Throws InputError
+// at `where` for an unclosed '{', a stray '}' or a NAME that is not an
+// identifier.
+std::vector<std::string> placeholder_names(std::string_view text, const SourceLocation& where = {});
+// `text` with each {NAME} replaced by the value of NAME (Value::str()).
+// Throws InputError at `where` as above, and for a NAME `values` lacks.
+std::string substitute_placeholders(std::string_view text, const Bindings& values, const SourceLocation& where = {});
+
 struct Spec {
   std::filesystem::path file;  // the spec file; the source when there is none
   std::string name;            // for reports and the store; default: the entry
@@ -110,6 +144,7 @@ struct Spec {
   MeasureSettings measure;
   SearchSettings search;
   OutputSettings output;
+  std::optional<ApplicationSpec> application;  // kernel.language: command
 };
 
 // Loads a YAML or JSON spec. Paths inside it are relative to its folder.
@@ -124,6 +159,18 @@ bool is_spec_file(const std::filesystem::path& path);
 // A spec for a bare source: parameters from its %RANGE% lines. The caller
 // supplies the entry and arguments (from the command line).
 Spec spec_from_source(const std::filesystem::path& source);
+
+// Every combination of the axes' values, the first axis varying slowest.
+std::vector<Bindings> size_grid(const std::vector<Parameter>& axes);
+
+// An nvbench-style axis from the command line: "M=[1,4,16]",
+// "N=[1024:8192:1024]" (inclusive), "K[pow2]=[7:12]" (2^7 ... 2^12) or
+// "M=64". Throws InputError saying what is expected.
+Parameter parse_axis(std::string_view text);
+
+// The spec's sizes with the given axes applied: each size is repeated for
+// every combination of the axes' values, which replace the same names.
+std::vector<Bindings> apply_axes(const std::vector<Bindings>& sizes, const std::vector<Parameter>& axes);
 
 // "M=4096" -> {"M", 4096}. Values parse as int, then float, else string.
 std::pair<std::string, Value> parse_assignment(std::string_view text);

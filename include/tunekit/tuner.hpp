@@ -41,6 +41,7 @@ struct TuneReport {
   std::string device;
   std::vector<SizeReport> sizes;
   std::filesystem::path db, csv, json;
+  std::filesystem::path results;  // TUNEKIT_RESULTS_<time>.csv (command backend); empty otherwise
   std::size_t resumed = 0;  // trials served from the store
   Seconds wall{0};
   Seconds build{0};        // compiling, summed over batches (may overlap measuring)

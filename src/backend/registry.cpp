@@ -6,9 +6,13 @@ std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOp
   if (language == "c++" || language == "cpp" || language == "c") return cpu::make_backend(options);
   if (language == "cuda") return cuda::make_backend(options);
   if (language == "opencl") return opencl::make_backend(options);
-  throw InputError({}, "no backend for kernel language '" + std::string(language) + "'; known: c++, c, cuda, opencl");
+  if (language == "command") return command::make_backend(options);
+  throw InputError({}, "no backend for kernel language '" + std::string(language) +
+                           "'; known: c++, c, cuda, opencl, command");
 }
 
-std::vector<DeviceListing> list_devices() { return {cpu::list_devices(), cuda::list_devices(), opencl::list_devices()}; }
+std::vector<DeviceListing> list_devices() {
+  return {cpu::list_devices(), cuda::list_devices(), opencl::list_devices(), command::list_devices()};
+}
 
 }  // namespace tunekit

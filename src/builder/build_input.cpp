@@ -72,6 +72,7 @@ std::string resolve_entry(const std::string& entry, const Config& config) {
 
 BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config) {
   BuildInput in = common_input(spec);
+  in.config = config;
   in.entry = resolve_entry(spec.kernel.entry, config);
   const std::string file = spec.kernel.source.string();
   switch (resolve_injection(spec.kernel.injection, kernel_source, file)) {

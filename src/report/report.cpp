@@ -1,6 +1,7 @@
 // Handing results back: one console line per trial, a CSV table, a JSON
 // document and the summary printed at the end of `tunekit tune`.
 #include "tunekit/report.hpp"
+#include "tunekit/select.hpp"
 
 #include <array>
 #include <cmath>
@@ -170,6 +171,26 @@ std::string resumed_note(std::size_t resumed) {
   return resumed ? fmt::format("; {} resumed from the store", resumed) : std::string{};
 }
 
+// CCCL's choice: the one config with the best geometric-mean speedup over
+// the default across all sizes, with each size's speedup.
+std::string universal_lines(const TuneReport& report) {
+  std::optional<Config> baseline;
+  std::vector<TrialRecord> all;
+  for (const auto& s : report.sizes) {
+    if (!s.baseline_is_spec_default || !s.baseline) return {};
+    baseline = s.trials[*s.baseline].config;
+    all.insert(all.end(), s.trials.begin(), s.trials.end());
+  }
+  if (!baseline) return {};
+  auto choice = best_for_all_sizes(all, *baseline);
+  if (!choice) return "one config for all sizes: none ran correctly at every size\n";
+  std::string out = fmt::format("one config for all sizes: {} (geomean speedup over default {:.2f}x)\n",
+                                choice->config.str(), choice->geomean_speedup);
+  for (const auto& p : choice->per_size)
+    out += fmt::format("  size {}: {} us, {:.2f}x\n", format_bindings(p.size), us(p.time), p.speedup);
+  return out;
+}
+
 std::string verification_line(const TrialRecord& t, const std::vector<TrialRecord>& all) {
   const Verification& v = t.verification;
   if (!v.checked) {
@@ -315,7 +336,10 @@ std::string format_summary(const TuneReport& report) {
     }
     out += status_counts(these) + (several ? "" : resumed_note(report.resumed)) + '\n';
   }
-  if (several) out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed));
+  if (several) {
+    out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed));
+    out += universal_lines(report);
+  }
 
   if (report.wall.count() > 0) {
     // Builds may overlap measuring; only the wait for them adds to the wall.
@@ -326,7 +350,7 @@ std::string format_summary(const TuneReport& report) {
                        other, 100.0 * report.device_busy.count() / report.wall.count());
   }
   std::vector<std::string> files;
-  for (const auto* p : {&report.db, &report.csv, &report.json})
+  for (const auto* p : {&report.db, &report.csv, &report.json, &report.results})
     if (!p->empty()) files.push_back(p->string());
   if (!files.empty()) out += fmt::format("results: {}\n", fmt::join(files, ", "));
   return out;

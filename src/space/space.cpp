@@ -11,12 +11,18 @@
 // indices. Enumeration uses the same memo to know whether a partial config
 // has any valid completion, so it never walks into a dead end and its cost is
 // proportional to the number of valid configs it visits.
+//
+// This solver is the fallback. The index (index.cpp) serves count(),
+// for_each() and the indexed members; the solver runs only when the index
+// would exceed its memory budget, with memory bounded by the limits below.
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "space/detail/flat_map.hpp"
+#include "space/detail/index.hpp"
 #include "tunekit/space.hpp"
 
 namespace tunekit {
@@ -260,8 +266,13 @@ struct Space::Solver {
 
 // ---------------------------------------------------------------- Space
 
+struct Space::Cache {
+  std::once_flag once;
+  std::unique_ptr<detail::SpaceIndex> index;  // null: over budget
+};
+
 Space::Space(std::vector<Parameter> parameters, std::vector<Expression> constraints, const Bindings& constants)
-    : params_(std::move(parameters)), constraints_(std::move(constraints)) {
+    : params_(std::move(parameters)), constraints_(std::move(constraints)), cache_(std::make_shared<Cache>()) {
   std::unordered_map<std::string, int> index;
   for (std::size_t i = 0; i < params_.size(); ++i)
     if (!index.emplace(params_[i].name, static_cast<int>(i)).second)
@@ -341,7 +352,136 @@ std::uint64_t Space::cartesian_size() const {
   return total;
 }
 
+const detail::SpaceIndex* Space::index() const {
+  if (!cache_) return nullptr;  // moved from
+  std::call_once(cache_->once, [this] {
+    try {
+      cache_->index = std::make_unique<detail::SpaceIndex>(*this, index_budget_);
+    } catch (const detail::IndexBudgetExceeded&) {
+      cache_->index.reset();
+    }
+  });
+  return cache_->index.get();
+}
+
+const detail::SpaceIndex& Space::require_index() const {
+  const detail::SpaceIndex* ix = index();
+  if (!ix) throw std::length_error("tunekit: this space is too large to index (its index would exceed " +
+                                   std::to_string(index_budget_) + " bytes)");
+  return *ix;
+}
+
+bool Space::build() const { return index() != nullptr; }
+bool Space::indexable() const { return index() != nullptr; }
+
+std::size_t Space::memory_bytes() const {
+  const detail::SpaceIndex* ix = index();
+  return ix ? ix->bytes() : 0;
+}
+
+void Space::set_index_budget(std::size_t bytes) {
+  index_budget_ = bytes;
+  cache_ = std::make_shared<Cache>();
+}
+
+std::uint64_t Space::size() const {
+  const detail::SpaceIndex& ix = require_index();
+  if (ix.saturated()) throw std::overflow_error("tunekit: the number of valid configs exceeds 64 bits");
+  return ix.total();
+}
+
+void Space::indices_at(std::uint64_t i, std::span<std::uint32_t> value_indices) const {
+  const std::uint64_t n = size();
+  if (i >= n)
+    throw std::out_of_range("Space::at: index " + std::to_string(i) + " out of range (" + std::to_string(n) +
+                            " valid configs)");
+  if (value_indices.size() != params_.size())
+    throw std::out_of_range("Space::indices_at: " + std::to_string(value_indices.size()) + " slots for " +
+                            std::to_string(params_.size()) + " parameters");
+  require_index().at(i, value_indices.data());
+}
+
+std::vector<std::uint32_t> Space::indices_at(std::uint64_t i) const {
+  std::vector<std::uint32_t> out(params_.size());
+  indices_at(i, std::span<std::uint32_t>(out));
+  return out;
+}
+
+Config Space::at(std::uint64_t i) const { return config_at(indices_at(i)); }
+
+std::optional<std::uint64_t> Space::index_of(std::span<const std::uint32_t> value_indices) const {
+  const detail::SpaceIndex& ix = require_index();
+  if (ix.saturated()) throw std::overflow_error("tunekit: the number of valid configs exceeds 64 bits");
+  if (value_indices.size() != params_.size()) return std::nullopt;
+  for (std::size_t p = 0; p < params_.size(); ++p)
+    if (value_indices[p] >= params_[p].values.size()) return std::nullopt;
+  return ix.rank(value_indices.data());
+}
+
+std::optional<std::uint64_t> Space::index_of(const Config& c) const {
+  auto ix = indices_of(c);
+  if (!ix) return std::nullopt;
+  return index_of(std::span<const std::uint32_t>(*ix));
+}
+
+bool Space::contains_indices(std::span<const std::uint32_t> value_indices) const {
+  if (value_indices.size() != params_.size()) return false;
+  for (std::size_t p = 0; p < params_.size(); ++p)
+    if (value_indices[p] >= params_[p].values.size()) return false;
+  if (const detail::SpaceIndex* ix = index()) return ix->contains(value_indices.data());
+  if (constant_false_) return false;
+  std::vector<Value> scratch;
+  for (const auto& check : checks_) {
+    scratch.resize(check.slots.size());
+    if (!passes(check, value_indices, scratch)) return false;
+  }
+  return true;
+}
+
+std::vector<std::uint32_t> Space::random_indices(std::mt19937_64& rng) const {
+  std::vector<std::uint32_t> out(params_.size());
+  require_index().random(rng, out.data());
+  return out;
+}
+
+Config Space::random(std::mt19937_64& rng) const { return config_at(random_indices(rng)); }
+
+std::vector<std::vector<std::uint32_t>> Space::neighbours(std::span<const std::uint32_t> value_indices,
+                                                         Neighbourhood kind) const {
+  std::vector<std::vector<std::uint32_t>> out;
+  if (value_indices.size() != params_.size()) return out;
+  for (std::size_t p = 0; p < params_.size(); ++p)
+    if (value_indices[p] >= params_[p].values.size()) return out;
+  std::vector<std::uint32_t> probe(value_indices.begin(), value_indices.end());
+  auto try_value = [&](std::size_t p, std::uint32_t v) {
+    probe[p] = v;
+    if (contains_indices(probe)) out.push_back(probe);
+  };
+  for (std::size_t p = 0; p < params_.size(); ++p) {
+    const std::uint32_t own = value_indices[p];
+    const auto n = static_cast<std::uint32_t>(params_[p].values.size());
+    if (kind == Neighbourhood::adjacent) {
+      if (own > 0) try_value(p, own - 1);
+      if (own + 1 < n) try_value(p, own + 1);
+    } else {
+      for (std::uint32_t v = 0; v < n; ++v)
+        if (v != own) try_value(p, v);
+    }
+    probe[p] = own;
+  }
+  return out;
+}
+
+std::vector<Config> Space::neighbours(const Config& c, Neighbourhood kind) const {
+  std::vector<Config> out;
+  auto ix = indices_of(c);
+  if (!ix) return out;
+  for (const auto& n : neighbours(std::span<const std::uint32_t>(*ix), kind)) out.push_back(config_at(n));
+  return out;
+}
+
 std::uint64_t Space::count() const {
+  if (const detail::SpaceIndex* ix = index()) return ix->total();
   if (constant_false_) return 0;
   for (const auto& p : params_)
     if (p.values.empty()) return 0;
@@ -355,6 +495,10 @@ std::uint64_t Space::count() const {
 }
 
 void Space::for_each(const std::function<bool(std::span<const std::uint32_t>)>& visit) const {
+  if (const detail::SpaceIndex* ix = index()) {
+    ix->for_each(visit);
+    return;
+  }
   if (constant_false_) return;
   for (const auto& p : params_)
     if (p.values.empty()) return;

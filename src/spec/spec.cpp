@@ -9,6 +9,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "spec/detail/text.hpp"
@@ -323,6 +324,7 @@ class Loader {
   Parameter parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const;
   Config config(const Item& it, const std::vector<Parameter>* declared) const;
   ReferenceSpec reference(const Item& it) const;
+  ApplicationSpec application(const Item& it, const Spec& s) const;
 
   std::string file_;
   std::string text_;
@@ -336,9 +338,26 @@ KernelSpec Loader::kernel(const Item& it) const {
                    "shared_memory"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
-  k.entry = function_name(require(m, "entry"));
   if (auto v = get(m, "language"))
-    k.language = enum_of<std::string>(*v, {{"c++", "c++"}, {"c", "c"}, {"cuda", "cuda"}, {"opencl", "opencl"}});
+    k.language = enum_of<std::string>(
+        *v, {{"c++", "c++"}, {"c", "c"}, {"cuda", "cuda"}, {"opencl", "opencl"}, {"command", "command"}});
+  if (k.language == "command") {
+    // An application: the user's build and run commands ('application')
+    // replace the compiler and the call, so there is no entry to call.
+    for (const char* key : {"compiler", "flags", "arch", "grid", "block", "shared_memory"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a command kernel: its build and run "
+                               "commands are given in 'application'");
+    if (auto v = get(m, "entry")) k.entry = function_name(*v);
+    k.flags.clear();
+    if (auto v = get(m, "injection"))
+      k.injection = enum_of<Injection>(*v, {{"auto", Injection::automatic},
+                                            {"tunable", Injection::tunable_lines},
+                                            {"range", Injection::range_defines},
+                                            {"none", Injection::defines}});
+    return k;
+  }
+  k.entry = function_name(require(m, "entry"));
   const bool device = k.language == "cuda" || k.language == "opencl";
   if (device) k.flags.clear();  // -O3 -march=native is for host compilers
   if (auto v = get(m, "compiler")) {
@@ -441,12 +460,31 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
     }
     return b;
   };
+  // {grid: {M: [1, 4], N: "1024:4096:1024"}}: every combination of the
+  // axes' values (each axis written like a parameter's values).
+  auto grid = [&](const Item& g_item, std::vector<Bindings>& out) {
+    Map m = map(g_item, {}, "a mapping of size names to value lists, e.g. {M: [1, 4, 16], N: '1024:8192:1024'}");
+    std::vector<Parameter> axes;
+    for (const Entry& e : m.entries) {
+      if (!is_identifier(e.key))
+        fail(loc(e.key_node), "size name '" + e.key + "' in " + context_name(g_item.path) + " is not a valid name");
+      axes.push_back(parameter(child(m, e), e.key, loc(e.key_node)));
+      size_names_.try_emplace(e.key, loc(e.key_node));
+    }
+    for (const Bindings& b : size_grid(axes)) out.push_back(b);
+  };
+  auto is_grid = [&](const Item& x) { return x.node.IsMap() && x.node.size() == 1 && x.node["grid"]; };
   std::vector<Bindings> out;
   if (it.node.IsNull()) {
+  } else if (is_grid(it)) {
+    grid(child(map(it, {"grid"}), *map(it, {"grid"}).find("grid")), out);
   } else if (it.node.IsMap()) {
     out.push_back(one(it));
   } else if (it.node.IsSequence()) {
-    for (const Item& el : elements(it)) out.push_back(one(el));
+    for (const Item& el : elements(it)) {
+      if (is_grid(el)) grid(child(map(el, {"grid"}), *map(el, {"grid"}).find("grid")), out);
+      else out.push_back(one(el));
+    }
   } else {
     wrong_type(it, "a mapping of size names to values or a list of them");
   }
@@ -530,11 +568,17 @@ Config Loader::config(const Item& it, const std::vector<Parameter>* declared) co
     }
     entries.emplace_back(e.key, value_of(child(m, e)));
   }
-  if (declared) {  // parameter order
+  if (declared) {  // parameter order; a config names every parameter
     std::vector<std::pair<std::string, Value>> ordered;
-    for (const auto& p : *declared)
-      for (auto& e : entries)
-        if (e.first == p.name) ordered.push_back(std::move(e));
+    std::vector<std::string> missing;
+    for (const auto& p : *declared) {
+      auto e = std::find_if(entries.begin(), entries.end(), [&](const auto& x) { return x.first == p.name; });
+      if (e == entries.end()) missing.push_back(p.name);
+      else ordered.push_back(std::move(*e));
+    }
+    if (!missing.empty())
+      fail(it.where, context_name(it.path) + " misses parameter" + (missing.size() > 1 ? "s " : " ") + join(missing) +
+                         "; a config gives every parameter a value");
     entries = std::move(ordered);
   }
   return Config(std::move(entries));
@@ -564,14 +608,26 @@ Spec Loader::load(const YAML::Node& root) {
   if (root.IsNull()) fail(top.where, "the spec is empty; expected a mapping with at least 'kernel' and 'arguments'");
   Map m = map(top,
               {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "reference",
-               "tolerance", "measure", "search", "output"},
+               "tolerance", "measure", "search", "output", "application"},
               "a mapping with at least 'kernel' and 'arguments'");
   Spec s;
   s.kernel = kernel(require(m, "kernel"));
+  const bool command = s.kernel.language == "command";
   if (auto v = get(m, "name")) s.name = string_of(*v, "a name");
-  else s.name = s.kernel.entry;
+  else s.name = command && s.kernel.entry.empty() ? s.kernel.source.stem().string() : s.kernel.entry;
 
-  {
+  if (command) {
+    // The application checks its own results: nothing is passed by
+    // tunekit, and nothing is compared with a reference.
+    for (const char* key : {"arguments", "reference", "tolerance"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a command kernel (kernel.language: "
+                               "command): the application gets its values through placeholders in "
+                               "'application.run' and checks its own results");
+    s.reference.kind = ReferenceSpec::Kind::none;
+  } else {
+    if (const Entry* e = m.find("application"))
+      fail(loc(e->key_node), "'application' needs 'kernel.language: command' (got '" + s.kernel.language + "')");
     Item args = require(m, "arguments");
     if (!args.node.IsSequence()) wrong_type(args, "a list of arguments, in call order");
     std::map<std::string, SourceLocation> seen;
@@ -639,6 +695,15 @@ Spec Loader::load(const YAML::Node& root) {
           });
           if (!seen) p->values.push_back(value);
         }
+      // Like a declared space's configs, each one gives every parameter.
+      for (std::size_t i = 0; i < s.configs.size(); ++i) {
+        std::vector<std::string> missing;
+        for (const auto& p : s.parameters)
+          if (!s.configs[i].find(p.name)) missing.push_back(p.name);
+        if (!missing.empty())
+          fail(where[i], "'configs[" + std::to_string(i) + "]' misses parameter" + (missing.size() > 1 ? "s " : " ") +
+                             join(missing) + "; a config gives every parameter a value");
+      }
       declared = true;
     }
   }
@@ -697,7 +762,93 @@ Spec Loader::load(const YAML::Node& root) {
     if (auto x = get(t, "csv")) s.output.csv = string_of(*x, "a file path");
     if (auto x = get(t, "json")) s.output.json = string_of(*x, "a file path");
   }
+
+  if (command) s.application = application(require(m, "application"), s);
   return s;
+}
+
+ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
+  Map m = map(it, {"build", "run", "time", "warmup", "build_timeout", "run_timeout", "workdir"},
+              "a mapping {build: [argv], run: [argv], time: ...}");
+  ApplicationSpec a;
+  a.where = it.where;
+  a.workdir = dir_;
+  if (auto v = get(m, "workdir")) {
+    fs::path p(string_of(*v, "a folder path"));
+    if (p.is_relative()) p = dir_ / p;
+    p = p.lexically_normal();
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) fail(content_loc(*v), "'application.workdir' '" + v->node.Scalar() + "' is not a folder (looked for " + p.string() + ")");
+    a.workdir = p;
+  }
+  // Placeholders name a variant path, a parameter or (in `run` only) a
+  // problem size. The run command's names are checked when it runs, since
+  // `--size` on the command line may add sizes.
+  auto check_argv = [&](const Item& argv_item, bool is_build) {
+    if (!argv_item.node.IsSequence())
+      wrong_type(argv_item, "a list of strings (an argv: no shell runs it, so 'bash build.sh' is written "
+                            "[bash, build.sh])");
+    std::vector<Item> els = elements(argv_item);
+    for (const Item& el : els)
+      if (el.node.IsMap())
+        fail(el.where, display(el.path) + " is a mapping: quote an element that is a placeholder, e.g. \"{M}\" "
+                       "(YAML reads a bare {M} as a mapping)");
+    std::vector<std::string> argv = strings_of(argv_item);
+    std::vector<std::string> known{"source", "dir", "binary"};
+    for (const auto& p : s.parameters) known.push_back(p.name);
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+      for (const std::string& name : placeholder_names(argv[i], content_loc(els[i]))) {
+        if (!is_build || std::find(known.begin(), known.end(), name) != known.end()) continue;
+        std::string msg = "placeholder {" + name + "} in " + display(els[i].path) + " names no parameter";
+        if (std::any_of(s.sizes.begin(), s.sizes.end(), [&](const Bindings& b) { return b.count(name) > 0; }))
+          msg += ": '" + name + "' is a problem size, and sizes reach only the run command (one build serves every size)";
+        else if (auto near = closest_match(name, known)) msg += "; did you mean {" + *near + "}?";
+        msg += " (known here: " + join(known) + ")";
+        fail(content_loc(els[i]), msg);
+      }
+    }
+    return argv;
+  };
+  if (auto v = get(m, "build"); v && !v->node.IsNull()) {
+    a.build = check_argv(*v, true);
+    if (a.build.empty() || a.build[0].empty()) fail(v->where, "'application.build' must be a non-empty argv list, e.g. [bash, build.sh, '{source}', '{binary}']");
+  }
+  {
+    Item v = require(m, "run");
+    a.run = check_argv(v, false);
+    if (a.run.empty() || a.run[0].empty()) fail(v.where, "'application.run' must be a non-empty argv list, e.g. ['{binary}', '{M}']");
+  }
+  if (auto v = get(m, "time")) {
+    TimeSource& t = a.time;
+    t.where = content_loc(*v);
+    const std::string expected = "'wall', {regex: 'time: ([0-9.]+)'} or {json: 'a.b.c'}, with an optional unit";
+    if (v->node.IsScalar()) {
+      if (v->node.Scalar() != "wall") fail(content_loc(*v), "bad value '" + v->node.Scalar() + "' for 'application.time': expected " + expected);
+    } else {
+      Map tm = map(*v, {"regex", "json", "unit"}, expected);
+      auto rx = get(tm, "regex");
+      auto js = get(tm, "json");
+      if (rx && js) fail(js->where, "'application.time' takes one of 'regex' and 'json', not both");
+      if (!rx && !js) fail(v->where, "'application.time' needs 'regex' or 'json' (or is the string 'wall')");
+      const Item& src = rx ? *rx : *js;
+      t.kind = rx ? TimeSource::Kind::regex : TimeSource::Kind::json;
+      t.pattern = string_of(src, rx ? "a regular expression" : "a JSON path such as result.time_us");
+      t.where = content_loc(src);
+      if (rx) {
+        try {
+          std::regex re(t.pattern);
+        } catch (const std::regex_error& e) {
+          fail(content_loc(src), "'application.time.regex' is not a valid regular expression: " + std::string(e.what()));
+        }
+      }
+      if (auto u = get(tm, "unit"))
+        t.to_us = enum_of<double>(*u, {{"us", 1.0}, {"ns", 1e-3}, {"ms", 1e3}, {"s", 1e6}});
+    }
+  }
+  if (auto v = get(m, "warmup")) a.warmup = static_cast<std::size_t>(int_of(*v, 0, "an integer >= 0 (runs)"));
+  if (auto v = get(m, "build_timeout")) a.build_timeout = duration_of(*v, true);
+  if (auto v = get(m, "run_timeout")) a.run_timeout = duration_of(*v, true);
+  return a;
 }
 
 }  // namespace

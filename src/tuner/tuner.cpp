@@ -68,7 +68,11 @@ class Run {
       : spec_(spec), options_(options), progress_(progress), start_(Clock::now()) {}
 
   TuneReport execute() {
-    backend_ = make_backend(spec_.kernel.language, {options_.out_dir / "cache", options_.fresh});
+    BackendOptions backend_options;
+    backend_options.work_dir = options_.out_dir / "cache";
+    backend_options.rebuild = options_.fresh;
+    backend_options.application = spec_.application;
+    backend_ = make_backend(spec_.kernel.language, backend_options);
     const MachineInfo& machine = backend_->machine();
     report_.device = machine.device;
     report_.spec_hash = spec_hash(spec_);
@@ -100,6 +104,12 @@ class Run {
     std::vector<TrialRecord> all;
     for (const auto& s : report_.sizes) all.insert(all.end(), s.trials.begin(), s.trials.end());
     write_csv(report_.csv, all);
+    if (spec_.application) {  // application-level tuning: msKPP's results table too
+      std::vector<std::vector<std::string>> commands;
+      for (const auto& t : all) commands.push_back(command_of(t, machine));
+      report_.results = options_.out_dir / results_file_name(std::chrono::system_clock::now());
+      write_results_csv(report_.results, all, commands);
+    }
     write_json(report_.json, report_);
     return report_;
   }
@@ -132,6 +142,20 @@ class Run {
     }
     if (spec_.search.max_evaluations) p.planned = std::min(p.planned, *spec_.search.max_evaluations);
     return p;
+  }
+
+  // What a trial ran (command backend), for the results table; empty when
+  // it never ran.
+  std::vector<std::string> command_of(const TrialRecord& t, const MachineInfo& machine) const {
+    if (t.status == Status::invalid || t.status == Status::compile_error) return {};
+    Bindings values = machine.properties;
+    for (const auto& [k, v] : t.size) values[k] = v;
+    for (const auto& [k, v] : t.config) values[k] = v;
+    try {
+      return backend_->command_line(make_build_input(spec_, source_, t.config), values);
+    } catch (const std::exception&) {
+      return {};
+    }
   }
 
   bool out_of_time() const {
@@ -328,6 +352,7 @@ class Run {
       rq.tolerance = spec_.tolerance;
       rq.measure = spec_.measure;
       rq.seed = spec_.search.seed;
+      rq.values = trial_env;
       notify(fmt::format("measuring {}", config.str()));
       const auto t0 = Clock::now();
       TrialResult res = evaluator_->evaluate(rq);
@@ -380,6 +405,14 @@ std::string spec_hash(const Spec& spec) {
     h.add(spec.default_config->key());
   h.add(fmt::format("{} {}", spec.tolerance.atol, spec.tolerance.rtol));
   h.add(spec.search.seed);  // the seed fills the inputs
+  if (const auto& app = spec.application) {  // what an application-level trial builds, runs and reads
+    h.add(app->build.size());
+    for (const auto& a : app->build) h.add(a);
+    h.add(app->run.size());
+    for (const auto& a : app->run) h.add(a);
+    h.add(static_cast<std::uint64_t>(app->time.kind)).add(app->time.pattern).add(fmt::format("{}", app->time.to_us));
+    h.add(app->workdir.string());
+  }
   return h.hex();
 }
 

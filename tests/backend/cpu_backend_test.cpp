@@ -174,6 +174,27 @@ TEST_F(CpuBackendTest, WithoutReferenceNothingIsVerified) {
 
 TEST_F(CpuBackendTest, CallShimPassesTypedArguments) {
   std::string shim = cpu::call_shim(input(0));
-  EXPECT_NE(shim.find("kernel((float*)tk_args[0], (float*)tk_args[1], *(int32_t*)tk_args[2])"), std::string::npos)
+  EXPECT_NE(shim.find("kernel(tk_pointer(tk_args[0]), tk_pointer(tk_args[1]), *(int32_t*)tk_args[2])"),
+            std::string::npos)
       << shim;
+}
+
+// Buffers reach entries declared with any pointer type, in C++ and in C.
+TEST_F(CpuBackendTest, ShimCallsEntriesWithConstAndHalfPointersAndCEntries) {
+  BuildInput in = input(0);
+  in.source = R"(
+extern "C" void kernel(const float* x, _Float16* y, int n) { for (int i = 0; i < n; ++i) y[i] = (_Float16)x[i]; }
+)";
+  in.arguments[1].type = ElementType::f16;
+  BuildResult r = builder_->build(in);
+  EXPECT_EQ(r.status, Status::ok) << r.log;
+
+  BuildInput c = input(0);
+  c.language = "c";
+  c.compiler = "cc";
+  c.source = "void kernel(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n";
+  BuildResult rc = builder_->build(c);
+  ASSERT_EQ(rc.status, Status::ok) << rc.log;
+  TrialResult t = evaluator_->evaluate(request(rc.artifact, build_ok(0)));
+  EXPECT_EQ(t.status, Status::ok) << t.error;
 }

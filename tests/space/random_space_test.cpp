@@ -1,6 +1,13 @@
 // Property test: on randomly generated spaces, count(), for_each(),
 // enumerate() and contains() agree with a brute-force loop over the
-// Cartesian product that calls Expression::test on every full config.
+// Cartesian product that calls Expression::test on every full config; so do
+// the index's members (at, index_of, contains_indices, neighbours, random),
+// and the bounded-memory fallback used when the index is over budget.
+//
+// The generator covers ints (negative too), floats, strings, every operator
+// of the language (+ - * / // % ** & | ^ << >> unary - + ~, comparisons and
+// chains, in / not in, and / or / not, x if c else y), the built-in
+// functions, division by zero and other evaluation errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,16 +66,28 @@ class Generator {
 
   std::string arith(int depth, const std::vector<std::string>& names) {
     static const std::vector<std::string> ops{"+", "-", "*", "/", "//", "%", "**"};
+    static const std::vector<std::string> bit_ops{"&", "|", "^", "<<", ">>"};
     if (depth <= 0 || chance(0.4)) return leaf(names);
-    int k = uniform(0, 9);
+    int k = uniform(0, 13);
     if (k < 6) return "(" + arith(depth - 1, names) + " " + pick(ops) + " " + arith(depth - 1, names) + ")";
     if (k == 6) return "-" + paren(arith(depth - 1, names));
     if (k == 7) {
       static const std::vector<std::string> fns{"min", "max"};
+      if (chance(0.3)) return pick(fns) + "([" + arith(depth - 1, names) + ", " + arith(depth - 1, names) + "])";
       return pick(fns) + "(" + arith(depth - 1, names) + ", " + arith(depth - 1, names) + ")";
     }
     if (k == 8) return "abs(" + arith(depth - 1, names) + ")";
-    return "ceil_div(" + arith(depth - 1, names) + ", " + arith(depth - 1, names) + ")";
+    if (k == 9) return "ceil_div(" + arith(depth - 1, names) + ", " + arith(depth - 1, names) + ")";
+    if (k == 10) return "(" + arith(depth - 1, names) + " " + pick(bit_ops) + " " + arith(depth - 1, names) + ")";
+    if (k == 11) {
+      static const std::vector<std::string> unary{"~", "+", "not "};
+      return "(" + pick(unary) + paren(arith(depth - 1, names)) + ")";
+    }
+    if (k == 12) {
+      static const std::vector<std::string> fns{"int", "float", "round"};
+      return pick(fns) + "(" + arith(depth - 1, names) + ")";
+    }
+    return "(" + arith(depth - 1, names) + " if " + comparison(0, names) + " else " + arith(depth - 1, names) + ")";
   }
 
   std::string comparison(int depth, const std::vector<std::string>& names) {
@@ -206,13 +225,65 @@ void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
     EXPECT_EQ(space.enumerate(limit).size(), limit);
   }
 
-  if (!check_membership) return;
+  // The index: the i-th config, the rank of each config, membership.
+  ASSERT_TRUE(space.build());
+  ASSERT_EQ(space.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(space.indices_at(i), want[i]) << "i = " << i;
+    ASSERT_EQ(space.index_of(std::span<const std::uint32_t>(want[i])), std::optional<std::uint64_t>(i));
+  }
+  EXPECT_THROW(space.at(want.size()), std::out_of_range);
   std::set<std::vector<std::uint32_t>> valid(want.begin(), want.end());
+  std::mt19937_64 rng(g.uniform(0, 1 << 30));
+  if (!want.empty())
+    for (int k = 0; k < 10; ++k) EXPECT_EQ(valid.count(space.random_indices(rng)), 1u);
+  else
+    EXPECT_THROW(space.random(rng), std::out_of_range);
+
+  // Neighbours of a few configs, valid or not, against brute force.
+  for (int probe = 0; probe < 4; ++probe) {
+    std::vector<std::uint32_t> ix;
+    for (const auto& p : rs.params) ix.push_back(static_cast<std::uint32_t>(g.uniform(0, static_cast<int>(p.values.size()) - 1)));
+    if (probe == 0 && !want.empty()) ix = want[static_cast<std::size_t>(g.uniform(0, static_cast<int>(want.size()) - 1))];
+    std::vector<std::vector<std::uint32_t>> hamming, adjacent;
+    for (std::size_t p = 0; p < ix.size(); ++p)
+      for (std::uint32_t v = 0; v < rs.params[p].values.size(); ++v) {
+        if (v == ix[p]) continue;
+        auto n = ix;
+        n[p] = v;
+        if (!valid.count(n)) continue;
+        hamming.push_back(n);
+        if (v + 1 == ix[p] || v == ix[p] + 1) adjacent.push_back(n);
+      }
+    EXPECT_EQ(space.neighbours(std::span<const std::uint32_t>(ix), tunekit::Neighbourhood::hamming), hamming);
+    EXPECT_EQ(space.neighbours(std::span<const std::uint32_t>(ix), tunekit::Neighbourhood::adjacent), adjacent);
+    EXPECT_EQ(space.contains_indices(ix), valid.count(ix) == 1);
+  }
+
+  // The fallback when the index is over budget gives the same answers.
+  Space bounded(rs.params, rs.constraints, rs.constants);
+  bounded.set_index_budget(0);
+  EXPECT_EQ(bounded.count(), want.size());
+  std::size_t visited = 0;
+  bool same = true;
+  bounded.for_each([&](std::span<const std::uint32_t> ix) {
+    same = same && visited < want.size() && std::equal(ix.begin(), ix.end(), want[visited].begin());
+    ++visited;
+    return true;
+  });
+  EXPECT_TRUE(same);
+  EXPECT_EQ(visited, want.size());
+
+  if (!check_membership) return;
   for (int probe = 0; probe < 40; ++probe) {
     std::vector<std::uint32_t> ix;
     for (const auto& p : rs.params) ix.push_back(static_cast<std::uint32_t>(g.uniform(0, static_cast<int>(p.values.size()) - 1)));
     Config c = space.config_at(ix);
     EXPECT_EQ(space.contains(c), valid.count(ix) == 1) << c.str();
+    EXPECT_EQ(space.contains_indices(ix), valid.count(ix) == 1) << c.str();
+    auto rank = space.index_of(c);
+    EXPECT_EQ(rank.has_value(), valid.count(ix) == 1) << c.str();
+    if (rank) EXPECT_EQ(space.at(*rank).key(), c.key());
     auto back = space.indices_of(c);
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(*back, ix);

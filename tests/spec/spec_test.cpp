@@ -110,10 +110,10 @@ void check_full(const Spec& s, const fs::path& file) {
   EXPECT_EQ(s.constraints[1].text(), "MC*KC*4 <= l2_bytes");
 
   ASSERT_EQ(s.configs.size(), 2u);
-  EXPECT_EQ(s.configs[0].str(), "{MC: 64, KC: 128}");
-  EXPECT_EQ(s.configs[1].str(), "{MC: 32, KC: 64, ORDER: ikj}");  // parameter order
+  EXPECT_EQ(s.configs[0].str(), "{MC: 64, KC: 128, NR: 8, ORDER: ijk, ALPHA: 0.5, ONE: 7, DOWN: 8}");
+  EXPECT_EQ(s.configs[1].str(), "{MC: 32, KC: 64, NR: 4, ORDER: ikj, ALPHA: 1.5, ONE: 7, DOWN: 5}");  // parameter order
   ASSERT_TRUE(s.default_config.has_value());
-  EXPECT_EQ(s.default_config->str(), "{MC: 64, KC: 128}");
+  EXPECT_EQ(s.default_config->str(), "{MC: 64, KC: 128, NR: 8, ORDER: ijk, ALPHA: 0.5, ONE: 7, DOWN: 8}");
 
   EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::function);
   EXPECT_EQ(s.reference.source, (kData / "naive.cpp").lexically_normal());
@@ -255,10 +255,10 @@ TEST(LoadSpec, RangeSourceParametersWhenNoneDeclared) {
 TEST_F(SpecErrors, ConfigsImplyParameters) {
   fs::path p = write(kHead +
                      "configs:\n"
-                     "  - {BM: 64, BN: 32}\n"
+                     "  - {BM: 64, BN: 32, TILE: 'using T = S<1, 2>;'}\n"
                      "  - {BM: 128, BN: 32, TILE: 'using T = S<1, 2>;'}\n"
-                     "  - {BM: 64, BN: 16}\n"
-                     "default: {BN: 16}\n");
+                     "  - {BM: 64, BN: 16, TILE: 'using T = S<1, 2>;'}\n"
+                     "default: {BN: 16, TILE: 'using T = S<1, 2>;', BM: 64}\n");
   Spec s = load_spec(p);
   ASSERT_EQ(s.parameters.size(), 3u);
   EXPECT_EQ(s.parameters[0].name, "BM");
@@ -270,7 +270,15 @@ TEST_F(SpecErrors, ConfigsImplyParameters) {
   EXPECT_EQ(s.parameters[2].values[0].as_string(), "using T = S<1, 2>;");
   ASSERT_EQ(s.configs.size(), 3u);
   EXPECT_EQ(s.configs[1].at("TILE").as_string(), "using T = S<1, 2>;");
-  EXPECT_EQ(s.default_config->str(), "{BN: 16}");
+  EXPECT_EQ(s.default_config->str(), "{BM: 64, BN: 16, TILE: using T = S<1, 2>;}");
+}
+
+TEST_F(SpecErrors, PartialConfigNamesWhatIsMissing) {
+  expect_error(kHead +
+                   "configs:\n"
+                   "  - {BM: 64, BN: 32}\n"
+                   "  - {BM: 128}\n",
+               8, 5, "'configs[1]' misses parameter BN");
 }
 
 TEST_F(SpecErrors, ValueKinds) {

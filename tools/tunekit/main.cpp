@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "progress.hpp"
+#include "policy_command.hpp"
 #include "space_command.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/report.hpp"
@@ -24,6 +25,7 @@ namespace {
 struct TuneArgs {
   std::string target;
   std::vector<std::string> sizes;
+  std::vector<std::string> axes;
   std::string strategy;
   std::size_t max_evals = 0;
   std::string max_time;
@@ -139,6 +141,9 @@ Spec build_spec(const TuneArgs& t) {
       for (const auto& [k, v] : overrides) size[k] = v;
   }
   if (spec.sizes.empty()) spec.sizes.emplace_back();
+  std::vector<Parameter> axes;
+  for (const auto& a : t.axes) axes.push_back(parse_axis(a));
+  spec.sizes = apply_axes(spec.sizes, axes);
   if (!t.strategy.empty()) {
     if (t.strategy == "exhaustive") spec.search.strategy = StrategyKind::exhaustive;
     else if (t.strategy == "random") spec.search.strategy = StrategyKind::random;
@@ -215,6 +220,9 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("-s,--size", t.sizes,
                        "Problem size NAME=VALUE; repeat for several names. Overrides that name in every size of the "
                        "spec (or makes the only size)");
+  tune_cmd->add_option("-a,--axis", t.axes,
+                       "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
+                       "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
   tune_cmd->add_option("--strategy", t.strategy, "Search strategy: exhaustive or random (default: the spec's, else exhaustive)");
   tune_cmd->add_option("--max-evals", t.max_evals, "Stop after this many trials per size");
   tune_cmd->add_option("--max-time", t.max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
@@ -252,13 +260,16 @@ int main(int argc, char** argv) {
       "names file:line:column), 2 for other errors, 3 if no config ran correctly.");
 
   auto space_cmd = cli::add_space_command(app);
+  auto select_cmd = cli::add_select_command(app);
+  auto emit_cmd = cli::add_emit_command(app);
 
   auto* devices_cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (tune_cmd->parsed()) return run_tune(t);
-    if (space_cmd.command->parsed()) return space_cmd.run();
+    for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd})
+      if (c->command->parsed()) return c->run();
     if (devices_cmd->parsed()) return run_devices();
   } catch (const InputError& e) {
     fmt::print(stderr, "\nerror: {}\n", e.what());

@@ -1,6 +1,8 @@
 #include "space_command.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/t1.hpp"
 
 namespace tunekit::cli {
 
@@ -18,24 +21,116 @@ namespace {
 struct SpaceArgs {
   std::string file;
   std::vector<std::string> sizes;
+  bool json = false;
+  std::string write;
 };
 
-int run_space(const SpaceArgs& a) {
-  Spec spec = is_spec_file(a.file) ? load_spec(a.file) : spec_from_source(a.file);
-  auto backend = make_backend(spec.kernel.language, {fs::temp_directory_path() / "tunekit-space", false});
-  Bindings constants = backend->machine().properties;
-  if (!spec.sizes.empty())
-    for (const auto& [k, v] : spec.sizes.front()) constants[k] = v;
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The parameters, constraints and constants of FILE: a T1 or neutral JSON
+// space, a spec (with the machine's properties and its first size set), or
+// an annotated source.
+SpaceDefinition load(const SpaceArgs& a) {
+  SpaceDefinition def;
+  std::string language;
+  if (is_spec_file(a.file)) {
+    def = load_space_definition(a.file);
+    if (def.format == "spec") language = load_spec(a.file).kernel.language;
+  } else {
+    Spec spec = spec_from_source(a.file);
+    def.name = spec.name;
+    def.format = "source";
+    def.parameters = spec.parameters;
+    def.constraints = spec.constraints;
+    language = spec.kernel.language;
+  }
+  if (!language.empty()) {
+    Bindings constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;
+    for (const auto& [k, v] : def.constants) constants[k] = v;
+    def.constants = std::move(constants);
+  }
   for (const auto& s : a.sizes) {
     auto [name, value] = parse_assignment(s);
-    constants[name] = value;
+    def.constants[name] = value;
   }
+  return def;
+}
+
+int run_space(const SpaceArgs& a) {
+  SpaceDefinition def = load(a);
   const auto t0 = std::chrono::steady_clock::now();
-  Space space(spec.parameters, spec.constraints, constants);
-  const auto valid = space.count();
+  Space space(def.parameters, def.constraints, def.constants);
+  const bool indexed = space.build();
+  const std::uint64_t valid = space.count();
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+  const std::size_t bytes = space.memory_bytes();
+  const double per_config = valid > 0 ? static_cast<double>(bytes) / static_cast<double>(valid) : 0.0;
+  const std::string valid_text = valid == UINT64_MAX ? ">= 18446744073709551615" : std::to_string(valid);
+
+  if (!a.write.empty()) {
+    std::ofstream out(a.write);
+    if (!out) throw InputError(SourceLocation{a.write, 0, 0}, "cannot write " + a.write);
+    for (std::size_t p = 0; p < space.parameters().size(); ++p)
+      out << (p ? "," : "") << csv_field(space.parameters()[p].name);
+    out << "\n";
+    std::string row;
+    space.for_each([&](std::span<const std::uint32_t> ix) {
+      row.clear();
+      for (std::size_t p = 0; p < ix.size(); ++p) {
+        if (p) row += ',';
+        row += csv_field(space.parameters()[p].values[ix[p]].str());
+      }
+      row += '\n';
+      out << row;
+      return static_cast<bool>(out);
+    });
+    if (!out) throw InputError(SourceLocation{a.write, 0, 0}, "error writing " + a.write);
+  }
+
+  if (a.json) {
+    fmt::print(
+        "{{\"file\": {}, \"name\": {}, \"format\": {}, \"parameters\": {}, \"constraints\": {}, \"cartesian\": {}, "
+        "\"valid\": {}, \"saturated\": {}, \"seconds\": {:.6f}, \"bytes\": {}, \"bytes_per_config\": {:.4f}, "
+        "\"indexable\": {}{}}}\n",
+        json_string(a.file), json_string(def.name), json_string(def.format), space.parameters().size(),
+        space.constraints().size(), space.cartesian_size(), valid, valid == UINT64_MAX ? "true" : "false",
+        took.count(), bytes, per_config, indexed ? "true" : "false",
+        a.write.empty() ? std::string() : ", \"written\": " + json_string(a.write));
+    return 0;
+  }
   fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\nvalid:       {}\nseconds:     {:.6f}\n",
-             space.parameters().size(), space.constraints().size(), space.cartesian_size(), valid, took.count());
+             space.parameters().size(), space.constraints().size(), space.cartesian_size(), valid_text, took.count());
+  if (indexed)
+    fmt::print("bytes:       {} ({:.2f} per valid config)\n", bytes, per_config);
+  else
+    fmt::print("bytes:       0 (too large to index: counted by search)\n");
+  if (!a.write.empty()) fmt::print("written:     {}\n", a.write);
   return 0;
 }
 
@@ -43,9 +138,19 @@ int run_space(const SpaceArgs& a) {
 
 SubCommand add_space_command(CLI::App& app) {
   auto args = std::make_shared<SpaceArgs>();
-  auto* cmd = app.add_subcommand("space", "Count a search space: parameters, constraints, Cartesian and valid sizes");
-  cmd->add_option("FILE", args->file, "Spec file or annotated source")->required()->check(CLI::ExistingFile);
+  auto* cmd = app.add_subcommand(
+      "space",
+      "Build a search space and report on it: parameters, constraints, Cartesian and valid sizes, construction\n"
+      "time and memory. FILE is a spec (YAML/JSON), Kernel Tuner T1 JSON, the neutral space JSON of\n"
+      "shared/spaces, or an annotated source.");
+  cmd->add_option("FILE", args->file, "Spec, T1 or space JSON file, or annotated source")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("-s,--size", args->sizes, "Problem size NAME=VALUE for constraints that use sizes");
+  cmd->add_flag("--json", args->json,
+                "Print one JSON object (keys file, name, format, parameters, constraints, cartesian, valid, "
+                "saturated, seconds, bytes, bytes_per_config, indexable)");
+  cmd->add_option("--write", args->write, "Write the valid configs to this CSV file (a header, then one row each)");
   return {cmd, [args] { return run_space(*args); }};
 }
 

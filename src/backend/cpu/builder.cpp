@@ -14,11 +14,17 @@ std::string call_shim(const BuildInput& in) {
   for (std::size_t i = 0; i < in.arguments.size(); ++i) {
     const auto& a = in.arguments[i];
     if (i) call += ", ";
+    // Buffers convert to whatever pointer type the entry declares (const
+    // float*, _Float16*, a user's struct*); scalars are read in their type.
     call += a.role == Role::scalar ? fmt::format("*({}*)tk_args[{}]", c_type_name(a.type), i)
-                                   : fmt::format("({}*)tk_args[{}]", c_type_name(a.type), i);
+                                   : fmt::format("tk_pointer(tk_args[{}])", i);
   }
   return fmt::format(
-      "\n/* tunekit: call shim */\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\"\n#endif\n"
+      "\n/* tunekit: call shim */\n#include <stdint.h>\n"
+      "#ifdef __cplusplus\n"
+      "struct tk_pointer {{\n  void* p;\n  explicit tk_pointer(void* q) : p(q) {{}}\n"
+      "  template <class T> operator T*() const {{ return static_cast<T*>(p); }}\n}};\n"
+      "extern \"C\"\n#else\n#define tk_pointer(p) (p)\n#endif\n"
       "__attribute__((visibility(\"default\"))) void {}(void** tk_args) {{\n  (void)tk_args;\n  {}({});\n}}\n",
       kLaunchSymbol, in.entry, call);
 }

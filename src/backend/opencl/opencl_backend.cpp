@@ -1,15 +1,60 @@
-// Placeholder until the opencl backend lands (issue #4): it reports itself
-// unavailable instead of failing the build.
 #include "backend/detail/registry.hpp"
+#include "backend/opencl/detail/opencl.hpp"
+#include "evaluator/detail/worker_evaluator.hpp"
 
 namespace tunekit::opencl {
 
-std::unique_ptr<Backend> make_backend(const BackendOptions&) {
-  throw std::runtime_error("the opencl backend is not built into this tunekit");
+namespace {
+
+class OpenClBackend final : public Backend {
+ public:
+  explicit OpenClBackend(BackendOptions options)
+      : options_(std::move(options)),
+        ctx_(std::make_shared<DeviceContext>(find_device(options_.device))),
+        machine_(describe(*ctx_)) {}
+
+  std::string_view name() const override { return "opencl"; }
+  const MachineInfo& machine() const override { return machine_; }
+
+  std::unique_ptr<Builder> make_builder() override {
+    return std::make_unique<OpenClBuilder>(ctx_, options_.work_dir / "opencl" / "build", options_.rebuild);
+  }
+
+  std::unique_ptr<Evaluator> make_evaluator() override {
+    // Twice the device's cache, and at least 8 MiB, evicts what a kernel used.
+    const auto l2 = static_cast<std::uint64_t>(machine_.properties.at("l2_bytes").as_int());
+    return std::make_unique<detail::WorkerEvaluator>(
+        options_.work_dir / "opencl", std::vector<std::string>{"opencl", std::to_string(options_.device)},
+        std::max<std::uint64_t>(2 * l2, 8u << 20));
+  }
+
+  // A CPU device (PoCL) runs kernels on the cores a build would use; a GPU
+  // measures while the host compiles the next batch.
+  bool measures_while_building() const override { return !is_cpu(ctx_->ref()); }
+
+ private:
+  BackendOptions options_;
+  std::shared_ptr<DeviceContext> ctx_;
+  MachineInfo machine_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
+  return std::make_unique<OpenClBackend>(options);
 }
 
-DeviceListing list_devices() { return {"opencl", {}, "not built into this tunekit"}; }
-
-int run_worker(int, int, int) { return 2; }
+DeviceListing list_devices() {
+  DeviceListing listing{"opencl", {}, {}};
+  std::vector<DeviceRef> devices;
+  try {
+    devices = enumerate_devices(listing.unavailable);
+    for (auto& d : devices) listing.devices.push_back(describe(DeviceContext(d)));
+  } catch (const std::exception& e) {
+    listing.unavailable = e.what();
+  }
+  if (listing.devices.empty() && listing.unavailable.empty()) listing.unavailable = "no OpenCL device";
+  return listing;
+}
 
 }  // namespace tunekit::opencl

@@ -1,0 +1,64 @@
+#include <cstdio>
+
+#include "backend/command/detail/command_backend.hpp"
+#include "backend/cpu/detail/machine.hpp"
+#include "backend/detail/registry.hpp"
+
+namespace tunekit::command {
+
+namespace {
+
+// The host the program runs on: the CPU's properties, for constraints.
+MachineInfo host_machine() {
+  MachineInfo m = cpu::probe_machine();
+  if (m.device.rfind("cpu: ", 0) == 0) m.device = "host: " + m.device.substr(5);
+  return m;
+}
+
+class CommandBackend final : public Backend {
+ public:
+  CommandBackend(BackendOptions options, ApplicationSpec app)
+      : options_(std::move(options)),
+        app_(std::move(app)),
+        // Absolute: builds and runs happen in application.workdir.
+        root_(std::filesystem::absolute(options_.work_dir / "command").lexically_normal()),
+        machine_(host_machine()) {}
+  std::string_view name() const override { return "command"; }
+  const MachineInfo& machine() const override { return machine_; }
+  std::unique_ptr<Builder> make_builder() override {
+    return std::make_unique<CommandBuilder>(root_, app_, options_.rebuild);
+  }
+  std::unique_ptr<Evaluator> make_evaluator() override { return std::make_unique<CommandEvaluator>(app_); }
+  // The build and the program share the host's cores.
+  bool measures_while_building() const override { return false; }
+
+  std::vector<std::string> command_line(const BuildInput& input, const Bindings& values) const override {
+    const Variant v = variant_of(root_, app_, input);
+    return expand_argv(app_.run, placeholder_values(v, values));
+  }
+
+ private:
+  BackendOptions options_;
+  ApplicationSpec app_;
+  std::filesystem::path root_;
+  MachineInfo machine_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
+  if (!options.application)
+    throw InputError({}, "a command kernel (kernel.language: command) needs an 'application' section with its "
+                         "'run' command");
+  return std::make_unique<CommandBackend>(options, *options.application);
+}
+
+DeviceListing list_devices() { return {"command", {host_machine()}, {}}; }
+
+int run_worker(int /*in_fd*/, int /*out_fd*/, int /*device*/) {
+  // Programs run as child processes of the tuner, each one isolated already.
+  std::fputs("tunekit-worker: the command backend has no worker\n", stderr);
+  return 2;
+}
+
+}  // namespace tunekit::command

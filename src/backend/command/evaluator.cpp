@@ -1,0 +1,250 @@
+#include <cmath>
+#include <cstdlib>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backend/command/detail/command_backend.hpp"
+#include "core/detail/process.hpp"
+#include "tunekit/report.hpp"
+
+namespace tunekit::command {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A number spelled out in full ("12.5", "3e2", " 7 "); nullopt otherwise.
+std::optional<double> parse_number(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  const std::string s(text);
+  char* end = nullptr;
+  const double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+// The value at a dotted path: "a.b.c", with array elements as "[2]" or ".2".
+const nlohmann::json* walk(const nlohmann::json& root, const std::string& path) {
+  const nlohmann::json* j = &root;
+  std::size_t i = 0;
+  auto index = [&](std::size_t n) -> bool {
+    if (!j->is_array() || n >= j->size()) return false;
+    j = &(*j)[n];
+    return true;
+  };
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      ++i;
+      continue;
+    }
+    if (path[i] == '[') {
+      const auto close = path.find(']', i);
+      if (close == std::string::npos) return nullptr;
+      auto n = parse_number(std::string_view(path).substr(i + 1, close - i - 1));
+      if (!n || *n < 0 || *n != std::floor(*n) || !index(static_cast<std::size_t>(*n))) return nullptr;
+      i = close + 1;
+      continue;
+    }
+    std::size_t end = path.find_first_of(".[", i);
+    if (end == std::string::npos) end = path.size();
+    const std::string key = path.substr(i, end - i);
+    if (j->is_object()) {
+      auto it = j->find(key);
+      if (it == j->end()) return nullptr;
+      j = &*it;
+    } else if (j->is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos) {
+      if (!index(std::stoul(key))) return nullptr;
+    } else {
+      return nullptr;
+    }
+    i = end;
+  }
+  return j;
+}
+
+std::optional<double> number_at(const nlohmann::json& doc, const std::string& path, std::string& why) {
+  const nlohmann::json* j = walk(doc, path);
+  if (!j) {
+    why = "the JSON output has no '" + path + "'";
+    return std::nullopt;
+  }
+  if (j->is_number()) return j->get<double>();
+  if (j->is_string())
+    if (auto d = parse_number(j->get<std::string>())) return d;
+  why = "'" + path + "' in the JSON output is " + j->dump() + ", not a number";
+  return std::nullopt;
+}
+
+std::optional<double> read_json(const std::string& path, const std::string& output, std::string& why) {
+  // The whole output, else its JSON lines from the last one up, else the
+  // span from the first '{' to the last '}'.
+  std::vector<std::string> candidates{output};
+  std::size_t end = output.size();
+  while (end > 0) {
+    std::size_t begin = output.rfind('\n', end - 1);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    std::string line = output.substr(begin, end - begin);
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && (line[first] == '{' || line[first] == '[')) candidates.push_back(line);
+    end = begin == 0 ? 0 : begin - 1;
+  }
+  if (auto open = output.find('{'), close = output.rfind('}'); open != std::string::npos && close != std::string::npos && open < close)
+    candidates.push_back(output.substr(open, close - open + 1));
+  bool parsed = false;
+  std::string first_why;
+  for (const auto& text : candidates) {
+    auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) continue;
+    parsed = true;
+    std::string w;
+    if (auto d = number_at(doc, path, w)) return d;
+    if (first_why.empty()) first_why = w;
+  }
+  why = parsed ? first_why : "the output holds no JSON document";
+  return std::nullopt;
+}
+
+std::optional<double> read_regex(const std::string& pattern, const std::string& output, std::string& why) {
+  std::regex re;
+  try {
+    re = std::regex(pattern);
+  } catch (const std::regex_error& e) {
+    why = "bad regular expression '" + pattern + "': " + e.what();
+    return std::nullopt;
+  }
+  // The last match wins (a program may print progress first). Line by
+  // line: keeps std::regex's recursion shallow on long outputs.
+  std::optional<std::string> text;
+  std::size_t begin = 0;
+  while (begin <= output.size()) {
+    const std::size_t nl = output.find('\n', begin);
+    const std::string line = output.substr(begin, nl == std::string::npos ? std::string::npos : nl - begin);
+    for (std::sregex_iterator it(line.begin(), line.end(), re), stop; it != stop; ++it) {
+      const std::smatch& m = *it;
+      text = m[re.mark_count() >= 1 && m[1].matched ? 1 : 0].str();
+    }
+    if (nl == std::string::npos) break;
+    begin = nl + 1;
+  }
+  if (!text) {
+    why = "the regex '" + pattern + "' matches nothing in the output";
+    return std::nullopt;
+  }
+  if (auto d = parse_number(*text)) return d;
+  why = "the regex '" + pattern + "' matched '" + *text + "', which is not a number";
+  return std::nullopt;
+}
+
+// A failed run ends the trial with this status.
+struct RunFailure {
+  Status status;
+  std::string error;
+};
+
+}  // namespace
+
+std::optional<double> read_time_us(const TimeSource& time, const std::string& output, std::string& why) {
+  std::optional<double> v;
+  switch (time.kind) {
+    case TimeSource::Kind::wall:
+      why = "wall time is measured, not read";
+      return std::nullopt;
+    case TimeSource::Kind::regex: v = read_regex(time.pattern, output, why); break;
+    case TimeSource::Kind::json: v = read_json(time.pattern, output, why); break;
+  }
+  if (!v) return std::nullopt;
+  if (*v < 0) {
+    why = fmt::format("the reported time {} is negative", *v);
+    return std::nullopt;
+  }
+  return *v * time.to_us;
+}
+
+CommandEvaluator::CommandEvaluator(ApplicationSpec app) : app_(std::move(app)) {}
+
+TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
+  TrialResult result;
+  Variant v;
+  v.source = rq.artifact.path;
+  v.dir = rq.artifact.path.parent_path();
+  v.binary = v.dir / "app";
+  v.key = rq.artifact.hash;
+  std::vector<std::string> argv;
+  try {
+    argv = expand_argv(app_.run, placeholder_values(v, rq.values));
+  } catch (const std::exception& e) {
+    result.status = Status::launch_error;
+    result.error = std::string("the run command: ") + e.what();
+    return result;
+  }
+  const Seconds timeout = app_.run_timeout.value_or(rq.measure.timeout);
+  const std::string shown = shell_quote(argv);
+
+  auto run_once = [&]() -> Microseconds {
+    detail::ProcessResult p;
+    try {
+      p = detail::run_process(argv, timeout, app_.workdir);
+    } catch (const std::exception& e) {
+      throw RunFailure{Status::launch_error, fmt::format("cannot run the program: {}\n$ {}", e.what(), shown)};
+    }
+    auto failure = [&](Status s, const std::string& why) {
+      const std::string said = first_output_line(p.output);
+      return RunFailure{s, fmt::format("{}{}\n$ {}   (in {})\n{}", why, said.empty() ? "" : ": " + said, shown,
+                                       app_.workdir.string(), output_tail(p.output))};
+    };
+    if (p.timed_out) throw failure(Status::timeout, fmt::format("run timed out after {:.3g} s; killed", timeout.count()));
+    if (p.signal) throw failure(Status::crash, "run killed by " + detail::describe_signal(p.signal));
+    if (p.exit_code != 0) throw failure(Status::crash, fmt::format("run exited with code {}", p.exit_code));
+    if (app_.time.kind == TimeSource::Kind::wall) return std::chrono::duration_cast<Microseconds>(p.wall);
+    std::string why;
+    auto us = read_time_us(app_.time, p.output, why);
+    if (!us) {
+      // The first line of the error is what the console shows.
+      RunFailure f{Status::launch_error, fmt::format("no time in the output: {}\n$ {}   (in {})\n{}", why, shown,
+                                                      app_.workdir.string(), output_tail(p.output))};
+      throw f;
+    }
+    return Microseconds(*us);
+  };
+
+  try {
+    // Warm-up: collect_samples makes one run whose time it discards; the
+    // others are made here. With no warm-up that run's time is kept as the
+    // first sample, so every run counts once.
+    for (std::size_t i = 1; i < app_.warmup; ++i) (void)run_once();
+    MeasureSettings s = rq.measure;
+    s.warmup = Microseconds(0);
+    std::optional<Microseconds> banked;
+    bool warm = false;
+    auto sample = [&]() -> Microseconds {
+      if (!warm) {
+        warm = true;
+        const Microseconds t = run_once();
+        if (app_.warmup == 0) banked = t;
+        return t;
+      }
+      if (banked) {
+        const Microseconds t = *banked;
+        banked.reset();
+        return t;
+      }
+      return run_once();
+    };
+    // Every run is a fresh process: there is no cache to flush.
+    result.samples = collect_samples(s, {}, sample);
+  } catch (const RunFailure& f) {
+    result.status = f.status;
+    result.error = f.error;
+    result.samples.clear();
+    return result;
+  }
+  result.stats = summarize(result.samples);
+  for (auto d : result.samples) result.device_busy += d;
+  return result;
+}
+
+}  // namespace tunekit::command

@@ -1,0 +1,354 @@
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backend/cuda/detail/cuda_backend.hpp"
+#include "backend/cuda/detail/nvrtc.hpp"
+#include "core/detail/hash.hpp"
+#include "core/detail/process.hpp"
+
+namespace tunekit::cuda {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// ---- Sidecars -------------------------------------------------------------
+
+fs::path sidecar_path(const fs::path& cubin) {
+  fs::path p = cubin;
+  p.replace_extension(".json");
+  return p;
+}
+
+void write_sidecar(const fs::path& file, const KernelSymbol& s) {
+  nlohmann::json j{{"entry", s.entry}, {"lowered", s.lowered}, {"arch", s.arch}, {"compiler", s.compiler}};
+  std::ofstream(file, std::ios::binary) << j.dump() << "\n";
+}
+
+std::optional<KernelSymbol> read_sidecar(const fs::path& file) {
+  std::ifstream f(file, std::ios::binary);
+  if (!f) return std::nullopt;
+  try {
+    nlohmann::json j = nlohmann::json::parse(f);
+    KernelSymbol s;
+    s.entry = j.at("entry").get<std::string>();
+    s.lowered = j.at("lowered").get<std::string>();
+    s.arch = j.value("arch", "");
+    s.compiler = j.value("compiler", "");
+    return s;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// ---- Options --------------------------------------------------------------
+
+fs::path cuda_include_dir() {
+  std::vector<fs::path> roots;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
+  roots.emplace_back("/usr/local/cuda");
+  for (const auto& r : roots) {
+    std::error_code ec;
+    if (fs::exists(r / "include" / "cuda_fp16.h", ec)) return r / "include";
+  }
+  return {};
+}
+
+std::vector<std::string> nvrtc_options(const BuildInput& in, const std::string& arch) {
+  std::vector<std::string> o{"--gpu-architecture=" + arch};
+  for (const auto& d : in.defines) o.push_back("-D" + d);
+  if (static const fs::path inc = cuda_include_dir(); !inc.empty()) o.push_back("--include-path=" + inc.string());
+  o.insert(o.end(), in.flags.begin(), in.flags.end());
+  return o;
+}
+
+// ---- Cubins ---------------------------------------------------------------
+
+namespace {
+
+template <class T>
+T read_at(std::string_view b, std::size_t off) {
+  T v{};
+  if (off + sizeof(T) <= b.size()) std::memcpy(&v, b.data() + off, sizeof(T));
+  return v;
+}
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Whitespace only where it separates two identifier characters, as one space.
+std::string normalise(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!std::isspace(static_cast<unsigned char>(s[i]))) {
+      out += s[i];
+      continue;
+    }
+    std::size_t j = i;
+    while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (!out.empty() && j < s.size() && ident_char(out.back()) && ident_char(s[j])) out += ' ';
+    i = j - 1;
+  }
+  return out;
+}
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !d) return mangled;
+  std::string s(d);
+  std::free(d);
+  return s;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Writes through a temporary name, so a killed run never leaves half a file.
+void write_atomically(const fs::path& file, std::string_view bytes) {
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  fs::rename(tmp, file);
+}
+
+std::string nvcc_path() {
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(var); v && *v)
+      if (fs::exists(fs::path(v) / "bin" / "nvcc")) return (fs::path(v) / "bin" / "nvcc").string();
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string dir; std::getline(ss, dir, ':');)
+      if (!dir.empty() && fs::exists(fs::path(dir) / "nvcc")) return (fs::path(dir) / "nvcc").string();
+  }
+  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  return "nvcc";
+}
+
+}  // namespace
+
+CubinInfo inspect_cubin(std::string_view b) {
+  CubinInfo info;
+  if (b.size() < 64 || b.substr(0, 4) != std::string_view("\x7f" "ELF", 4)) {
+    info.error = "not an ELF file";
+    return info;
+  }
+  if (b[4] != 2) {
+    info.error = "not a 64-bit ELF file";
+    return info;
+  }
+  info.machine = read_at<std::uint16_t>(b, 18);
+  info.flags = read_at<std::uint32_t>(b, 48);
+  // e_flags: the SM version sits in the low byte (EF_CUDA_SM, ABI <= 7) or
+  // in bits 8-15 (ABI 8, CUDA 12.8 on).
+  const unsigned abi = static_cast<unsigned char>(b[8]);
+  info.sm = static_cast<int>(abi >= 8 ? (info.flags >> 8) & 0xff : info.flags & 0xff);
+  const auto shoff = read_at<std::uint64_t>(b, 40);
+  const auto shentsize = read_at<std::uint16_t>(b, 58);
+  const auto shnum = read_at<std::uint16_t>(b, 60);
+  if (shentsize != 64 || shoff + std::uint64_t{shnum} * 64 > b.size()) {
+    info.error = "bad section table";
+    return info;
+  }
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const std::size_t sh = shoff + i * 64ull;
+    if (read_at<std::uint32_t>(b, sh + 4) != 2) continue;  // SHT_SYMTAB
+    const auto off = read_at<std::uint64_t>(b, sh + 24);
+    const auto size = read_at<std::uint64_t>(b, sh + 32);
+    const auto link = read_at<std::uint32_t>(b, sh + 40);
+    const auto entsize = read_at<std::uint64_t>(b, sh + 56);
+    if (link >= shnum || entsize != 24 || off + size > b.size()) continue;
+    const std::size_t strsh = shoff + link * 64ull;
+    const auto stroff = read_at<std::uint64_t>(b, strsh + 24);
+    const auto strsize = read_at<std::uint64_t>(b, strsh + 32);
+    if (stroff + strsize > b.size()) continue;
+    for (std::uint64_t s = off; s + 24 <= off + size; s += 24) {
+      const auto name = read_at<std::uint32_t>(b, s);
+      const auto st_info = static_cast<unsigned char>(b[s + 4]);
+      const unsigned type = st_info & 0xf, bind = st_info >> 4;
+      if (type != 2 || (bind != 1 && bind != 2) || name >= strsize) continue;  // STT_FUNC, GLOBAL or WEAK
+      const char* p = b.data() + stroff + name;
+      info.functions.emplace_back(p, strnlen(p, strsize - name));
+    }
+  }
+  info.valid = true;
+  return info;
+}
+
+std::optional<std::string> match_entry(const std::vector<std::string>& functions, std::string_view entry) {
+  const std::string want = normalise(entry);
+  for (const auto& f : functions)
+    if (f == entry) return f;
+  for (const auto& f : functions) {
+    const std::string d = normalise(demangle(f));
+    for (std::size_t pos = d.find(want + "("); pos != std::string::npos; pos = d.find(want + "(", pos + 1))
+      if (pos == 0 || d[pos - 1] == ' ') return f;
+  }
+  if (functions.size() == 1) return functions.front();
+  return std::nullopt;
+}
+
+// ---- The builder ----------------------------------------------------------
+
+CudaBuilder::CudaBuilder(fs::path cache_dir, bool rebuild, std::string arch)
+    : cache_dir_(std::move(cache_dir)), rebuild_(rebuild), arch_(std::move(arch)) {
+  fs::create_directories(cache_dir_);
+}
+
+BuildResult CudaBuilder::build(const BuildInput& in) {
+  BuildResult r;
+  const std::string arch = arch_for(in);
+  if (arch.empty()) {
+    r.status = Status::compile_error;
+    r.log = "no CUDA architecture: the spec names none (kernel.arch) and there is no device to take it from";
+    return r;
+  }
+  const bool nvcc = in.compiler == "nvcc";
+  std::string toolchain = "nvcc";
+  if (!nvcc) {
+    const Nvrtc* n = nvrtc();
+    if (!n) {
+      r.status = Status::compile_error;
+      r.log = nvrtc_unavailable_reason();
+      return r;
+    }
+    toolchain = fmt::format("nvrtc {}.{}", n->major, n->minor);
+  }
+  // The resolved architecture and the compiler's version are part of the
+  // identity: an input naming no arch builds differently on another GPU.
+  const std::string hash = detail::Hasher().add(in.hash()).add(arch).add(toolchain).hex();
+  r.artifact = {cache_dir_ / (hash + ".cubin"), hash};
+  {
+    std::lock_guard lock(mutex_);
+    const bool rebuilt_already = built_.count(hash) > 0;
+    if (fs::exists(r.artifact.path) && fs::exists(sidecar_path(r.artifact.path)) && (!rebuild_ || rebuilt_already)) {
+      r.cached = true;
+      return r;
+    }
+    built_.insert(hash);
+  }
+  return nvcc ? build_nvcc(in, arch, std::move(r)) : build_nvrtc(in, arch, std::move(r));
+}
+
+BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& arch, BuildResult r) {
+  const Nvrtc& n = *nvrtc();
+  const auto t0 = Clock::now();
+  nvrtcProgram prog = nullptr;
+  const std::string source = in.source;
+  const std::string name = in.source_name.empty() ? "kernel.cu" : in.source_name;
+  if (nvrtcResult e = n.nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+      e != NVRTC_SUCCESS) {
+    r.status = Status::compile_error;
+    r.log = std::string("nvrtcCreateProgram: ") + n.nvrtcGetErrorString(e);
+    return r;
+  }
+  struct Guard {
+    const Nvrtc& n;
+    nvrtcProgram& p;
+    ~Guard() { n.nvrtcDestroyProgram(&p); }
+  } guard{n, prog};
+  // The entry as a name expression: NVRTC instantiates a template entry and
+  // tells its mangled name.
+  n.nvrtcAddNameExpression(prog, in.entry.c_str());
+  const std::vector<std::string> options = nvrtc_options(in, arch);
+  std::vector<const char*> argv;
+  for (const auto& o : options) argv.push_back(o.c_str());
+  const nvrtcResult compiled = n.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  std::size_t log_size = 0;
+  n.nvrtcGetProgramLogSize(prog, &log_size);
+  if (log_size > 1) {
+    std::string log(log_size, '\0');
+    n.nvrtcGetProgramLog(prog, log.data());
+    log.resize(std::strlen(log.c_str()));
+    r.log = std::move(log);
+  }
+  r.time = Clock::now() - t0;
+  if (compiled != NVRTC_SUCCESS) {
+    r.status = Status::compile_error;
+    if (r.log.empty()) r.log = n.nvrtcGetErrorString(compiled);
+    return r;
+  }
+  const char* lowered = nullptr;
+  if (n.nvrtcGetLoweredName(prog, in.entry.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
+    r.status = Status::compile_error;
+    r.log = fmt::format("the entry '{}' is not a kernel of this source\n{}", in.entry, r.log);
+    return r;
+  }
+  std::size_t size = 0;
+  if (nvrtcResult e = n.nvrtcGetCUBINSize(prog, &size); e != NVRTC_SUCCESS || size == 0) {
+    r.status = Status::compile_error;
+    r.log = fmt::format("no cubin for {} (is it a real architecture, sm_XX?): {}\n{}", arch,
+                        n.nvrtcGetErrorString(e), r.log);
+    return r;
+  }
+  std::string cubin(size, '\0');
+  n.nvrtcGetCUBIN(prog, cubin.data());
+  write_sidecar(sidecar_path(r.artifact.path),
+                {in.entry, lowered, arch, fmt::format("nvrtc {}.{}", n.major, n.minor)});
+  write_atomically(r.artifact.path, cubin);
+  r.time = Clock::now() - t0;
+  return r;
+}
+
+BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arch, BuildResult r) {
+  const fs::path src = cache_dir_ / (r.artifact.hash + ".cu");
+  const fs::path tmp = cache_dir_ / (r.artifact.hash + ".tmp.cubin");
+  {
+    std::ofstream f(src, std::ios::binary);
+    f << "#line 1 \"" << in.source_name << "\"\n" << in.source << "\n";
+    // Taking the address instantiates a template entry in the device code.
+    if (in.entry.find('<') != std::string::npos)
+      f << "\n/* tunekit: instantiate the entry */\nstatic void* const tunekit_entry_address = (void*)&" << in.entry
+        << ";\n";
+  }
+  const std::string virt = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
+  std::vector<std::string> argv{nvcc_path(), "-cubin", "-gencode=arch=" + virt + ",code=" + arch};
+  for (const auto& d : in.defines) argv.push_back("-D" + d);
+  argv.insert(argv.end(), in.flags.begin(), in.flags.end());
+  argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
+  detail::ProcessResult p;
+  try {
+    p = detail::run_process(argv, std::chrono::minutes(5));
+  } catch (const std::exception& e) {
+    r.status = Status::compile_error;
+    r.log = std::string("cannot run nvcc: ") + e.what();
+    return r;
+  }
+  r.time = p.wall;
+  r.log = std::move(p.output);
+  if (p.timed_out || p.signal != 0 || p.exit_code != 0) {
+    r.status = Status::compile_error;
+    if (p.timed_out) r.log = "nvcc timed out after 5 minutes\n" + r.log;
+    else if (p.signal) r.log = "nvcc killed by " + detail::describe_signal(p.signal) + "\n" + r.log;
+    fs::remove(tmp);
+    return r;
+  }
+  const std::string cubin = read_file(tmp);
+  const CubinInfo info = inspect_cubin(cubin);
+  const auto symbol = info.valid ? match_entry(info.functions, in.entry) : std::nullopt;
+  if (!symbol) {
+    r.status = Status::compile_error;
+    r.log = fmt::format("the entry '{}' is not a kernel of this source (the cubin has: {})\n{}", in.entry,
+                        fmt::join(info.functions, ", "), r.log);
+    fs::remove(tmp);
+    return r;
+  }
+  write_sidecar(sidecar_path(r.artifact.path), {in.entry, *symbol, arch, argv.front()});
+  fs::rename(tmp, r.artifact.path);
+  fs::remove(src);
+  return r;
+}
+
+}  // namespace tunekit::cuda

@@ -1,0 +1,338 @@
+// The CUDA worker: one process per GPU. It loads cubins through the driver
+// API, keeps the arguments on the device, verifies and times kernels with
+// CUDA events. After a sticky error (an illegal address, a trap) the context
+// is unusable, so the runner reports itself poisoned and the tuner starts a
+// fresh worker; a hang is the tuner's to catch (it kills the worker).
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <list>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "backend/cuda/detail/cuda_backend.hpp"
+#include "backend/cuda/detail/driver.hpp"
+#include "backend/detail/registry.hpp"
+#include "evaluator/detail/host_data.hpp"
+#include "evaluator/detail/worker.hpp"
+
+namespace tunekit::cuda {
+
+namespace {
+
+// Kernels shorter than this are timed hot in batches replayed from a CUDA
+// graph, so launch gaps and event resolution do not dominate.
+constexpr double kShortKernelUs = 10.0;
+// A batch lasts about this long.
+constexpr double kBatchTargetUs = 200.0;
+constexpr std::size_t kModuleCacheSize = 8;
+
+// A failed driver call inside the sampling loop.
+struct CudaFailure {
+  CUresult code;
+  std::string what;
+};
+
+TrialResult failure(Status status, std::string error) {
+  TrialResult r;
+  r.status = status;
+  r.error = std::move(error);
+  return r;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class CudaRunner final : public tunekit::detail::KernelRunner {
+ public:
+  explicit CudaRunner(int ordinal) : d_(*driver()) {
+    limits_ = query_device(d_, ordinal);
+    check("cuDeviceGet", d_.cuDeviceGet(&device_, ordinal));
+    check("cuDevicePrimaryCtxRetain", d_.cuDevicePrimaryCtxRetain(&context_, device_));
+    check("cuCtxSetCurrent", d_.cuCtxSetCurrent(context_));
+    // A blocking stream: it orders after the synchronous copies, which run on
+    // the legacy default stream.
+    check("cuStreamCreate", d_.cuStreamCreate(&stream_, 0));
+    check("cuEventCreate", d_.cuEventCreate(&start_, kEventDefault));
+    check("cuEventCreate", d_.cuEventCreate(&stop_, kEventDefault));
+  }
+
+  bool poisoned() const override { return poisoned_; }
+
+  std::optional<TrialResult> load(const tunekit::detail::WorkerRequest& rq) override {
+    if (poisoned_) return failure(Status::launch_error, "the CUDA context is lost: " + sticky_);
+    launch_ = rq.launch;
+    if (auto why = check_geometry(limits_, launch_)) return failure(Status::resource_limit, *why);
+    const std::string path = rq.artifact.path.string();
+    auto it = modules_.begin();
+    while (it != modules_.end() && it->path != path) ++it;
+    if (it == modules_.end()) {
+      const std::string image = read_file(path);
+      if (image.empty()) return failure(Status::launch_error, "cannot read the cubin " + path);
+      CUmodule m = nullptr;
+      if (CUresult r = d_.cuModuleLoadData(&m, image.data()); r != CUDA_SUCCESS) return fail_call("cuModuleLoadData", r);
+      std::string symbol = rq.entry;
+      if (auto side = read_sidecar(sidecar_path(rq.artifact.path))) symbol = side->lowered;
+      modules_.push_front({path, m, symbol});
+      if (modules_.size() > kModuleCacheSize) {
+        d_.cuModuleUnload(modules_.back().module);
+        modules_.pop_back();
+      }
+      it = modules_.begin();
+    }
+    CUfunction f = nullptr;
+    if (CUresult r = d_.cuModuleGetFunction(&f, it->module, it->symbol.c_str()); r != CUDA_SUCCESS)
+      return failure(Status::launch_error, fmt::format("kernel '{}' ({}) not found in the cubin: {}", rq.entry, it->symbol, describe(r)));
+    FunctionResources res;
+    d_.cuFuncGetAttribute(&res.registers, kFuncNumRegs, f);
+    d_.cuFuncGetAttribute(&res.static_shared, kFuncSharedSizeBytes, f);
+    d_.cuFuncGetAttribute(&res.local_bytes, kFuncLocalSizeBytes, f);
+    d_.cuFuncGetAttribute(&res.max_threads_per_block, kFuncMaxThreadsPerBlock, f);
+    if (auto why = check_resources(res, limits_, launch_)) return failure(Status::resource_limit, *why);
+    // Past 48 KiB a block's dynamic shared memory must be asked for.
+    if (launch_.shared_memory + static_cast<std::uint64_t>(res.static_shared) > kDefaultDynamicSharedLimit)
+      if (CUresult r = d_.cuFuncSetAttribute(f, kFuncMaxDynamicSharedSizeBytes, static_cast<int>(launch_.shared_memory));
+          r != CUDA_SUCCESS)
+        return failure(Status::resource_limit,
+                       fmt::format("{} bytes of dynamic shared memory refused: {}", launch_.shared_memory, describe(r)));
+    function_ = f;
+    return std::nullopt;
+  }
+
+  std::optional<TrialResult> run_once(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args,
+                                      bool) override {
+    if (auto failed = upload(rq, args, true)) return failed;
+    float ms = 0;
+    CUresult r = d_.cuEventRecord(start_, stream_);
+    if (r == CUDA_SUCCESS) r = launch(stream_);
+    if (r != CUDA_SUCCESS) return fail_call("cuLaunchKernel", r);
+    d_.cuEventRecord(stop_, stream_);
+    if (r = d_.cuEventSynchronize(stop_); r != CUDA_SUCCESS) return fail_call("the kernel", r);
+    if (d_.cuEventElapsedTime(&ms, start_, stop_) == CUDA_SUCCESS) pending_busy_ += Microseconds(1000.0 * ms);
+    for (std::size_t i = 0; i < args.size(); ++i)
+      if (args.is_output(i) && args.bytes(i) > 0)
+        if (r = d_.cuMemcpyDtoH(args.data(i), buffers_[i], args.bytes(i)); r != CUDA_SUCCESS)
+          return fail_call("cuMemcpyDtoH", r);
+    return std::nullopt;
+  }
+
+  TrialResult time(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args) override {
+    if (auto failed = upload(rq, args, false)) return *failed;
+    TrialResult result;
+    result.device_busy = pending_busy_;
+    pending_busy_ = Seconds(0);
+    const bool cold = rq.measure.cache == CacheMode::cold && rq.flush_bytes > 0;
+    if (cold) {
+      if (auto failed = ensure_flush(rq.flush_bytes)) return *failed;
+    }
+    try {
+      // One launch to learn the kernel's length: short kernels timed hot
+      // are replayed from a graph in batches.
+      std::size_t batch = 1;
+      if (!cold) {
+        const Microseconds once = time_launches(1);
+        result.device_busy += once;
+        if (once.count() < kShortKernelUs)
+          batch = static_cast<std::size_t>(std::clamp(kBatchTargetUs / std::max(once.count(), 0.5), 2.0, 1000.0));
+      }
+      GraphGuard graph{d_};
+      if (batch > 1) capture(batch, graph);
+      auto flush = [&] { check_async("cuMemsetD32Async", d_.cuMemsetD32Async(flush_, 0, flush_bytes_ / 4, stream_)); };
+      auto sample = [&]() -> Microseconds {
+        const Microseconds t = batch > 1 ? time_graph(graph.exec) : time_launches(1);
+        result.device_busy += t;
+        return t / static_cast<double>(batch);
+      };
+      result.samples = collect_samples(rq.measure, cold ? std::function<void()>(flush) : std::function<void()>(), sample);
+    } catch (const CudaFailure& f) {
+      TrialResult r = *fail_call(f.what, f.code);
+      r.device_busy = result.device_busy;
+      return r;
+    }
+    result.stats = summarize(result.samples);
+    return result;
+  }
+
+ private:
+  struct Module {
+    std::string path;
+    CUmodule module;
+    std::string symbol;
+  };
+  struct GraphGuard {
+    const Driver& d;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    ~GraphGuard() {
+      if (exec) d.cuGraphExecDestroy(exec);
+      if (graph) d.cuGraphDestroy(graph);
+    }
+  };
+
+  void check(const char* what, CUresult r) {
+    if (r != CUDA_SUCCESS) throw std::runtime_error(fmt::format("{}: {}", what, describe(r)));
+  }
+  void check_async(const std::string& what, CUresult r) {
+    if (r != CUDA_SUCCESS) throw CudaFailure{r, what};
+  }
+
+  // A failed call as a trial result; a sticky error poisons the worker.
+  std::optional<TrialResult> fail_call(const std::string& what, CUresult r) {
+    const std::string text = describe(r);
+    if (is_sticky(r)) {
+      poisoned_ = true;
+      sticky_ = text;
+    }
+    const Status s = r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ? Status::resource_limit : Status::launch_error;
+    return failure(s, fmt::format("{}: {}", what, text));
+  }
+
+  CUresult launch(CUstream s) {
+    const auto& g = launch_.grid;
+    const auto& b = launch_.block;
+    return d_.cuLaunchKernel(function_, static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]),
+                             static_cast<unsigned>(g[2]), static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]),
+                             static_cast<unsigned>(b[2]), static_cast<unsigned>(launch_.shared_memory), s,
+                             params_.data(), nullptr);
+  }
+
+  // `n` launches between two events; throws CudaFailure.
+  Microseconds time_launches(std::size_t n) {
+    check_async("cuEventRecord", d_.cuEventRecord(start_, stream_));
+    for (std::size_t i = 0; i < n; ++i) check_async("cuLaunchKernel", launch(stream_));
+    check_async("cuEventRecord", d_.cuEventRecord(stop_, stream_));
+    return elapsed();
+  }
+
+  Microseconds time_graph(CUgraphExec exec) {
+    check_async("cuEventRecord", d_.cuEventRecord(start_, stream_));
+    check_async("cuGraphLaunch", d_.cuGraphLaunch(exec, stream_));
+    check_async("cuEventRecord", d_.cuEventRecord(stop_, stream_));
+    return elapsed();
+  }
+
+  Microseconds elapsed() {
+    check_async("the kernel", d_.cuEventSynchronize(stop_));
+    float ms = 0;
+    check_async("cuEventElapsedTime", d_.cuEventElapsedTime(&ms, start_, stop_));
+    return Microseconds(1000.0 * static_cast<double>(ms));
+  }
+
+  void capture(std::size_t n, GraphGuard& g) {
+    check_async("cuStreamBeginCapture", d_.cuStreamBeginCapture(stream_, kStreamCaptureModeThreadLocal));
+    CUresult launched = CUDA_SUCCESS;
+    for (std::size_t i = 0; i < n && launched == CUDA_SUCCESS; ++i) launched = launch(stream_);
+    const CUresult ended = d_.cuStreamEndCapture(stream_, &g.graph);
+    check_async("cuLaunchKernel (capture)", launched);
+    check_async("cuStreamEndCapture", ended);
+    check_async("cuGraphInstantiate", d_.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0));
+  }
+
+  std::optional<TrialResult> ensure_flush(std::uint64_t bytes) {
+    if (flush_bytes_ == bytes) return std::nullopt;
+    if (flush_) d_.cuMemFree(flush_);
+    flush_ = 0;
+    flush_bytes_ = 0;
+    if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS) return fail_call("cuMemAlloc (L2 flush)", r);
+    flush_bytes_ = bytes;
+    return std::nullopt;
+  }
+
+  // Device copies of the arguments: allocated when the argument list
+  // changes, inputs copied when they changed, inout buffers restored and
+  // outputs poisoned before a verified run.
+  std::optional<TrialResult> upload(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args,
+                                    bool for_verification) {
+    std::string signature = std::to_string(rq.seed);
+    for (const auto& a : rq.arguments) signature += "|" + tunekit::detail::to_json(a).dump();
+    const bool fresh = signature != signature_;
+    if (fresh) {
+      release_buffers();
+      buffers_.assign(args.size(), 0);
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        if (!args.is_buffer(i)) continue;
+        if (CUresult r = d_.cuMemAlloc(&buffers_[i], std::max<std::size_t>(args.bytes(i), 256)); r != CUDA_SUCCESS) {
+          release_buffers();
+          return fail_call(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r);
+        }
+      }
+      signature_ = std::move(signature);
+    }
+    params_.assign(args.size(), nullptr);
+    for (std::size_t i = 0; i < args.size(); ++i) params_[i] = args.is_buffer(i) ? &buffers_[i] : args.scalar(i);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (!args.is_buffer(i) || args.bytes(i) == 0) continue;
+      const Role role = args.argument(i).role;
+      const bool copy = role == Role::in ? fresh : role == Role::inout ? (fresh || for_verification) : false;
+      if (copy) {
+        if (CUresult r = d_.cuMemcpyHtoD(buffers_[i], args.data(i), args.bytes(i)); r != CUDA_SUCCESS)
+          return fail_call("cuMemcpyHtoD", r);
+      } else if (role == Role::out && for_verification) {
+        if (CUresult r = poison(i, args); r != CUDA_SUCCESS) return fail_call("poisoning an output", r);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The host's poison pattern (NaN, 0xA5 bytes), written on the device.
+  CUresult poison(std::size_t i, tunekit::detail::HostArguments& args) {
+    const auto& a = args.argument(i);
+    const std::size_t size = size_of(a.type);
+    std::uint64_t pattern = 0;
+    tunekit::detail::poison(&pattern, a.type, 1);
+    CUresult r;
+    if (size == 1) r = d_.cuMemsetD8Async(buffers_[i], static_cast<unsigned char>(pattern), a.count, stream_);
+    else if (size == 2) r = d_.cuMemsetD16Async(buffers_[i], static_cast<unsigned short>(pattern), a.count, stream_);
+    else if (size == 4) r = d_.cuMemsetD32Async(buffers_[i], static_cast<unsigned>(pattern), a.count, stream_);
+    else r = d_.cuMemcpyHtoD(buffers_[i], args.data(i), args.bytes(i));  // the host copy is poisoned already
+    return r;
+  }
+
+  void release_buffers() {
+    for (CUdeviceptr p : buffers_)
+      if (p) d_.cuMemFree(p);
+    buffers_.clear();
+    signature_.clear();
+  }
+
+  const Driver& d_;
+  DeviceLimits limits_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  std::list<Module> modules_;
+  CUfunction function_ = nullptr;
+  LaunchGeometry launch_;
+  std::vector<CUdeviceptr> buffers_;
+  std::vector<void*> params_;
+  std::string signature_;
+  CUdeviceptr flush_ = 0;
+  std::uint64_t flush_bytes_ = 0;
+  Seconds pending_busy_{0};
+  bool poisoned_ = false;
+  std::string sticky_;
+};
+
+}  // namespace
+
+int run_worker(int in_fd, int out_fd, int device) {
+  if (!driver()) {
+    std::fprintf(stderr, "tunekit-worker cuda: %s\n", driver_unavailable_reason().c_str());
+    return 2;
+  }
+  try {
+    CudaRunner runner(device);
+    return tunekit::detail::serve(in_fd, out_fd, runner);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tunekit-worker cuda: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace tunekit::cuda

@@ -1,0 +1,246 @@
+#include "tunekit/policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tunekit {
+
+namespace {
+
+constexpr std::array<std::string_view, 97> kKeywords = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+    "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+    "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main",
+    "size_t", "int64_t", "std"};
+
+// How a column of values is typed in the header.
+enum class Kind { integer, floating, string };
+
+Kind kind_of(const std::vector<const Value*>& values) {
+  Kind k = Kind::integer;
+  for (const Value* v : values) {
+    if (v->is_string()) return Kind::string;
+    if (v->is_float()) k = Kind::floating;
+  }
+  return k;
+}
+
+const char* c_type(Kind k) {
+  switch (k) {
+    case Kind::integer: return "std::int64_t";
+    case Kind::floating: return "double";
+    case Kind::string: return "const char*";
+  }
+  return "";
+}
+
+std::string literal(const Value& v, Kind k) {
+  if (k == Kind::string) return cpp_string_literal(v.str());
+  if (k == Kind::floating) {
+    std::string s = fmt::format("{}", v.to_double());
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  }
+  return v.as_int() == INT64_MIN ? "INT64_MIN" : std::to_string(v.as_int());
+}
+
+nlohmann::ordered_json value_json(const Value& v) {
+  if (v.is_int()) return v.as_int();
+  if (v.is_float()) return v.as_float();
+  return v.as_string();
+}
+
+// Names in the order they first appear, and each name's column of values.
+std::vector<std::string> names_of(const std::vector<PolicyEntry>& entries, bool sizes) {
+  std::vector<std::string> names;
+  for (const auto& e : entries) {
+    if (sizes)
+      for (const auto& [k, v] : e.size) {
+        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+      }
+    else
+      for (const auto& [k, v] : e.config)
+        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+  }
+  return names;
+}
+
+}  // namespace
+
+std::string cpp_identifier(std::string_view text) {
+  std::string out;
+  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  // Names with a double underscore or _Capital are reserved for the implementation.
+  while (out.find("__") != std::string::npos) out.replace(out.find("__"), 2, "_u_");
+  if (out.size() > 1 && out[0] == '_' && std::isupper(static_cast<unsigned char>(out[1]))) out = "u" + out;
+  if (std::find(kKeywords.begin(), kKeywords.end(), out) != kKeywords.end()) out += "_";
+  return out;
+}
+
+std::string cpp_string_literal(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '?': out += "\\?"; break;  // no trigraphs
+      default:
+        if (c < 0x20 || c >= 0x7f) out += fmt::format("\\{:03o}", c);  // octal: never swallows a following digit
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& trials, Selection selection,
+                   const std::optional<Config>& baseline, double tolerance) {
+  Policy p;
+  p.kernel = kernel;
+  switch (selection) {
+    case Selection::per_size: {
+      p.selection = "per-size";
+      for (auto& b : best_per_size(trials)) p.entries.push_back({b.size, b.config, b.time});
+      break;
+    }
+    case Selection::all_sizes: {
+      p.selection = "all-sizes";
+      if (!baseline) throw std::runtime_error("one config for all sizes needs the default config as the baseline");
+      auto choice = best_for_all_sizes(trials, *baseline);
+      if (!choice) throw std::runtime_error("no config ran correctly at every size, together with the default config");
+      for (auto& s : choice->per_size) p.entries.push_back({s.size, choice->config, s.time});
+      break;
+    }
+    case Selection::cover: {
+      p.selection = fmt::format("cover (within {:g}%)", tolerance * 100);
+      Cover c = covering_set(trials, tolerance);
+      for (std::size_t i = 0; i < c.per_size.size(); ++i) {
+        const Config& cfg = c.configs[c.config_of_size[i]];
+        std::optional<Microseconds> time;
+        for (const auto& t : trials)
+          if (t.status == Status::ok && t.size == c.per_size[i].size && t.config == cfg) time = t.stats.median;
+        p.entries.push_back({c.per_size[i].size, cfg, time});
+      }
+      break;
+    }
+  }
+  if (p.entries.empty()) throw std::runtime_error("no trial of '" + kernel + "' ran correctly: nothing to emit");
+  return p;
+}
+
+std::string emit_header(const Policy& policy, const HeaderOptions& options) {
+  const std::string k = cpp_identifier(policy.kernel);
+  const auto size_names = names_of(policy.entries, true);
+  const auto param_names = names_of(policy.entries, false);
+  auto column = [&](const std::string& name, bool size) {
+    std::vector<const Value*> values;
+    for (const auto& e : policy.entries) {
+      const Value* v = size ? (e.size.count(name) ? &e.size.at(name) : nullptr) : e.config.find(name);
+      if (!v) throw std::runtime_error("'" + name + "' is missing from some entries; cannot emit a table");
+      values.push_back(v);
+    }
+    return values;
+  };
+  // Identifiers must stay distinct after sanitising.
+  std::set<std::string> used;
+  auto ident = [&](const std::string& name) {
+    std::string id = cpp_identifier(name);
+    while (!used.insert(id).second) id += "_";
+    return id;
+  };
+  std::vector<std::string> size_ids, param_ids;
+  std::vector<Kind> size_kinds, param_kinds;
+  for (const auto& n : size_names) {
+    size_ids.push_back(ident(n));
+    size_kinds.push_back(kind_of(column(n, true)));
+    if (size_kinds.back() == Kind::string) throw std::runtime_error("size '" + n + "' has string values; sizes must be numbers");
+  }
+  for (const auto& n : param_names) {
+    param_ids.push_back(ident(n));
+    param_kinds.push_back(kind_of(column(n, false)));
+  }
+
+  std::string h;
+  h += "// Generated by tunekit: the tuned configs of " + cpp_string_literal(policy.kernel) + ", chosen " +
+       policy.selection + ".\n// Tuned sizes return their config exactly; " + kUntunedSizeRule + ".\n";
+  h += "#pragma once\n#include <cstddef>\n#include <cstdint>\n\n";
+  h += "namespace " + cpp_identifier(options.name_space) + " {\n\n";
+  h += "struct " + k + "_config {\n";
+  for (std::size_t i = 0; i < param_ids.size(); ++i) h += fmt::format("  {} {};\n", c_type(param_kinds[i]), param_ids[i]);
+  h += "};\n\nstruct " + k + "_size {\n";
+  for (std::size_t i = 0; i < size_ids.size(); ++i) h += fmt::format("  {} {};\n", c_type(size_kinds[i]), size_ids[i]);
+  h += "};\n\n";
+  h += fmt::format("inline constexpr std::size_t {}_tuned_count = {};\n\n", k, policy.entries.size());
+  h += fmt::format("inline constexpr {0}_size {0}_tuned_sizes[] = {{\n", k);
+  for (const auto& e : policy.entries) {
+    std::vector<std::string> v;
+    for (std::size_t i = 0; i < size_names.size(); ++i) v.push_back(literal(e.size.at(size_names[i]), size_kinds[i]));
+    h += "    {" + fmt::format("{}", fmt::join(v, ", ")) + "},\n";
+  }
+  h += "};\n\n";
+  h += fmt::format("inline constexpr {0}_config {0}_tuned_configs[] = {{\n", k);
+  for (const auto& e : policy.entries) {
+    std::vector<std::string> v;
+    for (std::size_t i = 0; i < param_names.size(); ++i) v.push_back(literal(e.config.at(param_names[i]), param_kinds[i]));
+    h += "    {" + fmt::format("{}", fmt::join(v, ", ")) + "},\n";
+  }
+  h += "};\n\n";
+  h += "namespace detail_" + k + " {\n";
+  h += "constexpr double ratio(double a, double b) {\n"
+       "  a = a < 1 ? 1 : a;\n  b = b < 1 ? 1 : b;\n  return a > b ? a / b : b / a;\n}\n";
+  h += "}  // namespace detail_" + k + "\n\n";
+  std::vector<std::string> params, exact, dist;
+  for (std::size_t i = 0; i < size_ids.size(); ++i) {
+    params.push_back(fmt::format("{} {}", c_type(size_kinds[i]), size_ids[i]));
+    exact.push_back(fmt::format("s.{0} == {0}", size_ids[i]));
+    dist.push_back(fmt::format("detail_{0}::ratio(static_cast<double>(s.{1}), static_cast<double>({1}))", k, size_ids[i]));
+  }
+  if (size_ids.empty()) {
+    exact.push_back("true");
+    dist.push_back("1.0");
+  }
+  h += "// The config for a problem size: exact for a tuned size, else the nearest\n// tuned size's (see the rule above).\n";
+  h += fmt::format("constexpr {}_config {}_select({}) noexcept {{\n", k, k, fmt::join(params, ", "));
+  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n", k, k, k);
+  h += fmt::format("    if ({}) return {}_tuned_configs[i];\n  }}\n", fmt::join(exact, " && "), k);
+  h += "  std::size_t best = 0;\n  double best_distance = 0;\n";
+  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n", k, k, k);
+  h += fmt::format("    const double d = {};\n", fmt::join(dist, " * "));
+  h += "    if (i == 0 || d < best_distance) {\n      best = i;\n      best_distance = d;\n    }\n  }\n";
+  h += fmt::format("  return {}_tuned_configs[best];\n}}\n\n", k);
+  h += "}  // namespace " + cpp_identifier(options.name_space) + "\n";
+  return h;
+}
+
+std::string emit_json(const Policy& policy) {
+  nlohmann::ordered_json j;
+  j["kernel"] = policy.kernel;
+  j["selection"] = policy.selection;
+  j["untuned_size_rule"] = kUntunedSizeRule;
+  j["entries"] = nlohmann::ordered_json::array();
+  for (const auto& e : policy.entries) {
+    nlohmann::ordered_json entry, size, config;
+    for (const auto& [n, v] : e.size) size[n] = value_json(v);
+    for (const auto& [n, v] : e.config) config[n] = value_json(v);
+    entry["size"] = size;
+    entry["config"] = config;
+    entry["time_us"] = e.time ? nlohmann::ordered_json(e.time->count()) : nlohmann::ordered_json(nullptr);
+    j["entries"].push_back(entry);
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace tunekit

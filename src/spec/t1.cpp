@@ -1,0 +1,582 @@
+// Kernel Tuner T1 and neutral JSON search spaces, and the evaluator for T1's
+// Python list expressions (`Values`).
+#include "tunekit/t1.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/error.hpp"
+#include "tunekit/spec.hpp"
+
+namespace tunekit {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Longest list a Values expression may produce.
+constexpr std::size_t kMaxListLength = 10'000'000;
+
+// ------------------------------------------------------------ list expressions
+
+struct ListExpr;
+using ListPtr = std::unique_ptr<ListExpr>;
+
+struct Clause {
+  std::string var;
+  ListPtr iterable;
+  std::vector<Expression> filters;
+};
+
+struct ListExpr {
+  enum class Kind { literal, range, comprehension, concat, slice, repeat, sorted } kind = Kind::literal;
+  int pos = 0;                      // offset in the text, for messages
+  std::vector<Expression> items;    // literal: elements; range: arguments; repeat: the count
+  std::vector<bool> present;        // slice: which of start, stop, step are given (items holds them)
+  Expression element;               // comprehension
+  std::vector<Clause> clauses;      // comprehension
+  std::vector<ListPtr> parts;       // concat: operands; slice, repeat, sorted: the list
+  bool reverse = false;             // sorted(..., reverse=True)
+};
+
+class ListParser {
+ public:
+  ListParser(std::string_view text, const SourceLocation& where) : text_(text), where_(where) {}
+
+  ListPtr parse() {
+    ListPtr e = parse_sum();
+    skip();
+    if (pos_ != text_.size()) fail(pos_, "unexpected '" + std::string(text_.substr(pos_, 10)) + "' after the list");
+    return e;
+  }
+
+  [[noreturn]] void fail(std::size_t at, const std::string& message) const {
+    throw InputError(where_.shifted(static_cast<int>(at)),
+                     message + " in Values expression '" + std::string(text_) + "'");
+  }
+
+ private:
+  void skip() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  char peek() {
+    skip();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
+  void expect(char c) {
+    if (peek() != c) fail(pos_, std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+  // The identifier at pos_ (without consuming it).
+  std::string_view word() {
+    skip();
+    std::size_t e = pos_;
+    if (e < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[e])) || text_[e] == '_'))
+      while (e < text_.size() && ident_char(text_[e])) ++e;
+    return text_.substr(pos_, e - pos_);
+  }
+  bool keyword(std::string_view kw) {
+    if (word() != kw) return false;
+    pos_ += kw.size();
+    return true;
+  }
+
+  // A scalar expression from pos_ up to a ',' ')' ']' (or '+' if
+  // stop_plus, or the keywords for / if) outside brackets and quotes.
+  Expression scalar(bool stop_for, bool stop_if, bool stop_plus = false) {
+    skip();
+    const std::size_t begin = pos_;
+    int depth = 0;
+    char quote = 0;
+    std::size_t i = pos_;
+    for (; i < text_.size(); ++i) {
+      char c = text_[i];
+      if (quote) {
+        if (c == '\\') ++i;
+        else if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '\'' || c == '"') {
+        quote = c;
+        continue;
+      }
+      if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+        continue;
+      }
+      if (c == ')' || c == ']' || c == '}') {
+        if (depth == 0) break;
+        --depth;
+        continue;
+      }
+      if (depth > 0) continue;
+      if (c == ',' || (stop_plus && c == '+')) break;
+      if ((stop_for || stop_if) && std::isalpha(static_cast<unsigned char>(c)) && (i == 0 || !ident_char(text_[i - 1]))) {
+        std::size_t e = i;
+        while (e < text_.size() && ident_char(text_[e])) ++e;
+        std::string_view w = text_.substr(i, e - i);
+        if ((stop_for && w == "for") || (stop_if && w == "if")) break;
+        i = e - 1;
+      }
+    }
+    std::size_t end = i;
+    while (end > begin && std::isspace(static_cast<unsigned char>(text_[end - 1]))) --end;
+    if (end == begin) fail(begin, "expected an expression");
+    pos_ = i;
+    return Expression::parse(text_.substr(begin, end - begin), where_.shifted(static_cast<int>(begin)));
+  }
+
+  ListPtr parse_sum() {
+    ListPtr left = parse_postfix();
+    while (true) {
+      char c = peek();
+      if (c == '+') {
+        ++pos_;
+        auto node = std::make_unique<ListExpr>();
+        node->kind = ListExpr::Kind::concat;
+        node->pos = static_cast<int>(pos_);
+        node->parts.push_back(std::move(left));
+        node->parts.push_back(parse_postfix());
+        left = std::move(node);
+      } else if (c == '*') {
+        ++pos_;
+        auto node = std::make_unique<ListExpr>();
+        node->kind = ListExpr::Kind::repeat;
+        node->pos = static_cast<int>(pos_);
+        node->parts.push_back(std::move(left));
+        node->items.push_back(scalar(true, true, true));
+        left = std::move(node);
+      } else {
+        return left;
+      }
+    }
+  }
+
+  ListPtr parse_postfix() {
+    ListPtr base = parse_atom();
+    while (peek() == '[') {
+      ++pos_;
+      auto node = std::make_unique<ListExpr>();
+      node->kind = ListExpr::Kind::slice;
+      node->pos = static_cast<int>(pos_);
+      node->items.resize(3);
+      node->present.assign(3, false);
+      std::size_t part = 0;
+      bool colon = false;
+      while (true) {
+        char c = peek();
+        if (c != ':' && c != ']') {
+          node->present[part] = true;
+          node->items[part] = slice_bound();
+          c = peek();
+        }
+        if (c == ':' && part < 2) {
+          colon = true;
+          ++part;
+          ++pos_;
+          continue;
+        }
+        if (c == ']') break;
+        fail(pos_, "expected ':' or ']' in a slice");
+      }
+      expect(']');
+      if (!colon) fail(static_cast<std::size_t>(node->pos), "indexing gives a single value, not a list");
+      node->parts.push_back(std::move(base));
+      base = std::move(node);
+    }
+    return base;
+  }
+
+  Expression slice_bound() {
+    skip();
+    std::size_t begin = pos_, i = pos_;
+    int depth = 0;
+    for (; i < text_.size(); ++i) {
+      char c = text_[i];
+      if (c == '(' || c == '[') ++depth;
+      else if (c == ')' || (c == ']' && depth > 0)) --depth;
+      else if (depth == 0 && (c == ':' || c == ']')) break;
+    }
+    pos_ = i;
+    return Expression::parse(text_.substr(begin, i - begin), where_.shifted(static_cast<int>(begin)));
+  }
+
+  ListPtr parse_atom() {
+    char c = peek();
+    const std::size_t at = pos_;
+    if (c == '[') {
+      ++pos_;
+      return bracket(']', at);
+    }
+    if (c == '(') {
+      ++pos_;
+      // A parenthesised list expression, or a tuple literal.
+      std::string_view w = word();
+      if (peek() == '[' || peek() == '(' || w == "range" || w == "list" || w == "tuple" || w == "sorted") {
+        std::size_t save = pos_;
+        try {
+          ListPtr inner = parse_sum();
+          if (peek() == ')') {
+            ++pos_;
+            return inner;
+          }
+        } catch (const InputError&) {
+        }
+        pos_ = save;
+      }
+      return bracket(')', at);
+    }
+    std::string_view w = word();
+    if (w == "range") {
+      pos_ += w.size();
+      expect('(');
+      auto node = std::make_unique<ListExpr>();
+      node->kind = ListExpr::Kind::range;
+      node->pos = static_cast<int>(at);
+      while (true) {
+        node->items.push_back(scalar(false, false));
+        if (peek() == ',') {
+          ++pos_;
+          continue;
+        }
+        break;
+      }
+      expect(')');
+      if (node->items.size() > 3) fail(at, "range() takes at most 3 arguments");
+      return node;
+    }
+    if (w == "list" || w == "tuple") {
+      pos_ += w.size();
+      expect('(');
+      if (peek() == ')') {
+        ++pos_;
+        auto node = std::make_unique<ListExpr>();
+        node->pos = static_cast<int>(at);
+        return node;
+      }
+      ListPtr inner = parse_sum();
+      expect(')');
+      return inner;
+    }
+    if (w == "sorted") {
+      pos_ += w.size();
+      expect('(');
+      auto node = std::make_unique<ListExpr>();
+      node->kind = ListExpr::Kind::sorted;
+      node->pos = static_cast<int>(at);
+      node->parts.push_back(parse_sum());
+      if (peek() == ',') {
+        ++pos_;
+        if (!keyword("reverse")) fail(pos_, "sorted() takes only reverse=");
+        expect('=');
+        Expression r = scalar(false, false);
+        node->reverse = r.evaluate(Bindings{}).truthy();
+      }
+      expect(')');
+      return node;
+    }
+    fail(at, "expected a list: [...], (...), range(...), list(...) or sorted(...)");
+  }
+
+  // After an opening bracket: a literal or a comprehension.
+  ListPtr bracket(char close, std::size_t at) {
+    auto node = std::make_unique<ListExpr>();
+    node->pos = static_cast<int>(at);
+    if (peek() == close) {
+      ++pos_;
+      return node;
+    }
+    Expression first = scalar(true, false);
+    if (word() == "for") {
+      node->kind = ListExpr::Kind::comprehension;
+      node->element = std::move(first);
+      while (keyword("for")) {
+        Clause clause;
+        std::string_view v = word();
+        if (v.empty()) fail(pos_, "expected a loop variable after 'for'");
+        clause.var = std::string(v);
+        pos_ += v.size();
+        if (!keyword("in")) fail(pos_, "expected 'in'");
+        clause.iterable = parse_sum();
+        while (keyword("if")) clause.filters.push_back(scalar(true, true));
+        node->clauses.push_back(std::move(clause));
+      }
+      expect(close);
+      return node;
+    }
+    node->items.push_back(std::move(first));
+    while (peek() == ',') {
+      ++pos_;
+      if (peek() == close) break;
+      node->items.push_back(scalar(false, false));
+    }
+    expect(close);
+    return node;
+  }
+
+  std::string_view text_;
+  SourceLocation where_;
+  std::size_t pos_ = 0;
+};
+
+class ListEvaluator {
+ public:
+  explicit ListEvaluator(const ListParser& parser) : parser_(parser) {}
+
+  std::vector<Value> eval(const ListExpr& e, Bindings& env) {
+    std::vector<Value> out;
+    switch (e.kind) {
+      case ListExpr::Kind::literal:
+        for (const auto& item : e.items) push(out, item.evaluate(env), e);
+        break;
+      case ListExpr::Kind::range: {
+        std::vector<std::int64_t> a;
+        for (const auto& item : e.items) {
+          Value v = item.evaluate(env);
+          if (!v.is_int()) parser_.fail(static_cast<std::size_t>(e.pos), "range() needs integers, got " + v.repr());
+          a.push_back(v.as_int());
+        }
+        std::int64_t start = 0, stop = 0, step = 1;
+        if (a.size() == 1) stop = a[0];
+        else start = a[0], stop = a[1];
+        if (a.size() == 3) step = a[2];
+        if (step == 0) parser_.fail(static_cast<std::size_t>(e.pos), "range() step must not be zero");
+        for (std::int64_t x = start; step > 0 ? x < stop : x > stop; x += step) {
+          push(out, Value(x), e);
+          if ((step > 0 && x > INT64_MAX - step) || (step < 0 && x < INT64_MIN - step)) break;
+        }
+        break;
+      }
+      case ListExpr::Kind::comprehension: comprehend(e, 0, env, out); break;
+      case ListExpr::Kind::concat:
+        for (const auto& part : e.parts) {
+          auto v = eval(*part, env);
+          for (auto& x : v) push(out, std::move(x), e);
+        }
+        break;
+      case ListExpr::Kind::repeat: {
+        auto base = eval(*e.parts[0], env);
+        Value n = e.items[0].evaluate(env);
+        if (!n.is_int()) parser_.fail(static_cast<std::size_t>(e.pos), "a list can only be repeated an integer number of times");
+        for (std::int64_t k = 0; k < n.as_int(); ++k)
+          for (const auto& x : base) push(out, x, e);
+        break;
+      }
+      case ListExpr::Kind::slice: out = slice(e, eval(*e.parts[0], env), env); break;
+      case ListExpr::Kind::sorted: {
+        out = eval(*e.parts[0], env);
+        bool numbers = std::all_of(out.begin(), out.end(), [](const Value& v) { return v.is_number(); });
+        bool strings = std::all_of(out.begin(), out.end(), [](const Value& v) { return v.is_string(); });
+        if (!numbers && !strings) parser_.fail(static_cast<std::size_t>(e.pos), "sorted() of a list of numbers and strings");
+        std::stable_sort(out.begin(), out.end(), [&](const Value& a, const Value& b) {
+          if (numbers) return e.reverse ? b.to_double() < a.to_double() : a.to_double() < b.to_double();
+          return e.reverse ? b.as_string() < a.as_string() : a.as_string() < b.as_string();
+        });
+        break;
+      }
+    }
+    return out;
+  }
+
+ private:
+  void push(std::vector<Value>& out, Value v, const ListExpr& e) {
+    if (++produced_ > kMaxListLength)
+      parser_.fail(static_cast<std::size_t>(e.pos), "the list has more than " + std::to_string(kMaxListLength) + " elements");
+    out.push_back(std::move(v));
+  }
+
+  void comprehend(const ListExpr& e, std::size_t level, Bindings& env, std::vector<Value>& out) {
+    if (level == e.clauses.size()) {
+      push(out, e.element.evaluate(env), e);
+      return;
+    }
+    const Clause& c = e.clauses[level];
+    std::vector<Value> items = eval(*c.iterable, env);
+    auto old = env.find(c.var);
+    std::optional<Value> saved;
+    if (old != env.end()) saved = old->second;
+    for (const auto& x : items) {
+      env[c.var] = x;
+      bool keep = true;
+      for (const auto& f : c.filters) keep = keep && f.evaluate(env).truthy();
+      if (keep) comprehend(e, level + 1, env, out);
+    }
+    if (saved) env[c.var] = *saved;
+    else env.erase(c.var);
+  }
+
+  std::vector<Value> slice(const ListExpr& e, std::vector<Value> base, Bindings& env) {
+    auto bound = [&](int k) -> std::optional<std::int64_t> {
+      if (!e.present[k]) return std::nullopt;
+      Value v = e.items[k].evaluate(env);
+      if (!v.is_int()) parser_.fail(static_cast<std::size_t>(e.pos), "slice indices must be integers");
+      return v.as_int();
+    };
+    const auto n = static_cast<std::int64_t>(base.size());
+    std::int64_t step = bound(2).value_or(1);
+    if (step == 0) parser_.fail(static_cast<std::size_t>(e.pos), "slice step cannot be zero");
+    // Python's PySlice_AdjustIndices.
+    auto adjust = [&](std::optional<std::int64_t> v, std::int64_t dflt) {
+      if (!v) return dflt;
+      std::int64_t x = *v;
+      if (x < 0) {
+        x += n;
+        if (x < 0) x = step < 0 ? -1 : 0;
+      } else if (x >= n) {
+        x = step < 0 ? n - 1 : n;
+      }
+      return x;
+    };
+    std::int64_t start = adjust(bound(0), step < 0 ? n - 1 : 0);
+    std::int64_t stop = adjust(bound(1), step < 0 ? -1 : n);
+    std::vector<Value> out;
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(base[static_cast<std::size_t>(i)]);
+    return out;
+  }
+
+  const ListParser& parser_;
+  std::size_t produced_ = 0;
+};
+
+// ------------------------------------------------------------ JSON files
+
+nlohmann::json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(SourceLocation{file.string(), 0, 0}, "cannot open " + file.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(SourceLocation{file.string(), 0, 0}, std::string("invalid JSON: ") + e.what());
+  }
+}
+
+Value json_value(const nlohmann::json& v, const SourceLocation& where, const std::string& what) {
+  if (v.is_boolean()) return Value(v.get<bool>() ? 1 : 0);
+  if (v.is_number_integer()) return Value(v.get<std::int64_t>());
+  if (v.is_number_float()) return Value(v.get<double>());
+  if (v.is_string()) return Value(v.get<std::string>());
+  throw InputError(where, what + ": values must be numbers or strings, got " + v.dump());
+}
+
+const nlohmann::json& member(const nlohmann::json& obj, const char* key, const SourceLocation& where,
+                             const std::string& what) {
+  if (!obj.is_object() || !obj.contains(key)) throw InputError(where, what + " has no \"" + key + "\"");
+  return obj.at(key);
+}
+
+std::string string_member(const nlohmann::json& obj, const char* key, const SourceLocation& where,
+                          const std::string& what) {
+  const auto& v = member(obj, key, where, what);
+  if (!v.is_string()) throw InputError(where, what + ": \"" + key + "\" must be a string");
+  return v.get<std::string>();
+}
+
+SpaceDefinition t1_from_json(const nlohmann::json& j, const fs::path& file) {
+  const SourceLocation where{file.string(), 0, 0};
+  SpaceDefinition out;
+  out.format = "t1";
+  out.name = file.stem().string();
+  if (j.contains("General") && j["General"].is_object() && j["General"].contains("BenchmarkName") &&
+      j["General"]["BenchmarkName"].is_string())
+    out.name = j["General"]["BenchmarkName"].get<std::string>();
+  const auto& cs = member(j, "ConfigurationSpace", where, "the T1 file");
+  const auto& tps = member(cs, "TuningParameters", where, "ConfigurationSpace");
+  if (!tps.is_array()) throw InputError(where, "ConfigurationSpace.TuningParameters must be a list");
+  for (const auto& tp : tps) {
+    Parameter p;
+    p.name = string_member(tp, "Name", where, "a tuning parameter");
+    p.where = where;
+    const std::string what = "tuning parameter '" + p.name + "'";
+    const auto& values = member(tp, "Values", where, what);
+    if (values.is_string()) {
+      p.values = evaluate_value_list(values.get<std::string>(), where);
+    } else if (values.is_array()) {
+      for (const auto& v : values) p.values.push_back(json_value(v, where, what));
+    } else {
+      throw InputError(where, what + ": Values must be a string or a list");
+    }
+    out.parameters.push_back(std::move(p));
+  }
+  if (cs.contains("Conditions")) {
+    const auto& conds = cs["Conditions"];
+    if (!conds.is_array()) throw InputError(where, "ConfigurationSpace.Conditions must be a list");
+    for (const auto& c : conds) {
+      std::string text = c.is_string() ? c.get<std::string>() : string_member(c, "Expression", where, "a condition");
+      out.constraints.push_back(Expression::parse(text, where));
+    }
+  }
+  return out;
+}
+
+SpaceDefinition neutral_from_json(const nlohmann::json& j, const fs::path& file) {
+  const SourceLocation where{file.string(), 0, 0};
+  SpaceDefinition out;
+  out.format = "json";
+  out.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : file.stem().string();
+  const auto& params = member(j, "parameters", where, "the space file");
+  if (!params.is_array()) throw InputError(where, "\"parameters\" must be a list");
+  for (const auto& pj : params) {
+    Parameter p;
+    p.name = string_member(pj, "name", where, "a parameter");
+    p.where = where;
+    const std::string what = "parameter '" + p.name + "'";
+    const auto& values = member(pj, "values", where, what);
+    if (!values.is_array()) throw InputError(where, what + ": \"values\" must be a list");
+    for (const auto& v : values) p.values.push_back(json_value(v, where, what));
+    out.parameters.push_back(std::move(p));
+  }
+  if (j.contains("constraints")) {
+    const auto& cs = j["constraints"];
+    if (!cs.is_array()) throw InputError(where, "\"constraints\" must be a list");
+    for (const auto& c : cs) {
+      if (!c.is_string()) throw InputError(where, "a constraint must be a string, got " + c.dump());
+      out.constraints.push_back(Expression::parse(c.get<std::string>(), where));
+    }
+  }
+  if (j.contains("expected") && j["expected"].is_object()) {
+    const auto& e = j["expected"];
+    if (e.contains("cartesian") && e["cartesian"].is_number_unsigned()) out.expected_cartesian = e["cartesian"].get<std::uint64_t>();
+    if (e.contains("valid") && e["valid"].is_number_unsigned()) out.expected_valid = e["valid"].get<std::uint64_t>();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Value> evaluate_value_list(std::string_view text, const SourceLocation& where) {
+  ListParser parser(text, where);
+  ListPtr e = parser.parse();
+  ListEvaluator evaluator(parser);
+  Bindings env;
+  return evaluator.eval(*e, env);
+}
+
+SpaceDefinition load_t1(const fs::path& file) { return t1_from_json(read_json(file), file); }
+
+SpaceDefinition load_space_json(const fs::path& file) { return neutral_from_json(read_json(file), file); }
+
+SpaceDefinition load_space_definition(const fs::path& file) {
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".json") {
+    nlohmann::json j = read_json(file);
+    if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(j, file);
+    if (j.is_object() && j.contains("parameters") && j["parameters"].is_array()) return neutral_from_json(j, file);
+  }
+  Spec spec = load_spec(file);
+  SpaceDefinition out;
+  out.format = "spec";
+  out.name = spec.name;
+  out.parameters = std::move(spec.parameters);
+  out.constraints = std::move(spec.constraints);
+  if (!spec.sizes.empty()) out.constants = spec.sizes.front();
+  return out;
+}
+
+}  // namespace tunekit

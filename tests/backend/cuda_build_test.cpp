@@ -1,0 +1,184 @@
+// The CUDA builder without a GPU: NVRTC compiles for an explicit
+// architecture (sm_90a), the cubin is a CUDA ELF for that SM, the mangled
+// name of a template entry is kept beside it, and builds are cached by
+// content hash. NVRTC needs no device, so this runs in CI.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "backend/cuda/detail/cuda_backend.hpp"
+#include "backend/cuda/detail/nvrtc.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace tunekit;
+using namespace tunekit::cuda;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kSource = R"(
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+template <int UNROLL>
+__global__ void scale(const float* x, float* y, float a, int n) {
+  int i = (blockIdx.x * blockDim.x + threadIdx.x) * UNROLL;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u)
+    if (i + u < n) y[i + u] = a * x[i + u] * FACTOR;
+}
+extern "C" __global__ void plain(__nv_bfloat16* y, __half h, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __float2bfloat16(__half2float(h));
+}
+)";
+
+BuildInput input(const std::string& entry, int factor = 2) {
+  BuildInput in;
+  in.source = kSource;
+  in.source_name = "scale.cu";
+  in.defines = {"FACTOR=" + std::to_string(factor)};
+  in.entry = entry;
+  in.language = "cuda";
+  in.compiler = "nvrtc";
+  in.arch = "sm_90a";
+  return in;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class CudaBuildTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!nvrtc()) GTEST_SKIP() << "NVRTC is not installed here: " << nvrtc_unavailable_reason();
+    dir_ = tunekit::testing::fresh_dir();
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(CudaBuildTest, TemplateEntryCompilesToACubinForSm90a) {
+  CudaBuilder builder(dir_, false, "");
+  BuildResult r = builder.build(input("scale<4>"));
+  ASSERT_EQ(r.status, Status::ok) << r.log;
+  EXPECT_FALSE(r.cached);
+  EXPECT_GT(r.time.count(), 0.0);
+  EXPECT_EQ(r.artifact.path.extension(), ".cubin");
+  EXPECT_EQ(r.artifact.path.stem(), r.artifact.hash);
+
+  const CubinInfo info = inspect_cubin(slurp(r.artifact.path));
+  ASSERT_TRUE(info.valid) << info.error;
+  EXPECT_EQ(info.machine, 190);  // EM_CUDA
+  EXPECT_EQ(info.sm, 90);
+
+  // The mangled name of the instantiation is stored with the cubin, and is
+  // a function of it.
+  auto side = read_sidecar(sidecar_path(r.artifact.path));
+  ASSERT_TRUE(side);
+  EXPECT_EQ(side->entry, "scale<4>");
+  EXPECT_EQ(side->arch, "sm_90a");
+  EXPECT_EQ(side->lowered.rfind("_Z", 0), 0u) << side->lowered;
+  EXPECT_NE(std::find(info.functions.begin(), info.functions.end(), side->lowered), info.functions.end());
+  EXPECT_EQ(match_entry(info.functions, "scale<4>"), side->lowered);
+}
+
+TEST_F(CudaBuildTest, PlainEntryAndHalfTypesBuild) {
+  CudaBuilder builder(dir_, false, "sm_90a");
+  BuildInput in = input("plain");
+  in.arch.clear();  // the builder's default
+  BuildResult r = builder.build(in);
+  ASSERT_EQ(r.status, Status::ok) << r.log;
+  auto side = read_sidecar(sidecar_path(r.artifact.path));
+  ASSERT_TRUE(side);
+  EXPECT_EQ(side->lowered, "plain");
+  EXPECT_EQ(side->arch, "sm_90a");
+}
+
+TEST_F(CudaBuildTest, BuildsAreCachedByContentHash) {
+  CudaBuilder builder(dir_, false, "");
+  BuildResult first = builder.build(input("scale<2>"));
+  ASSERT_EQ(first.status, Status::ok) << first.log;
+  BuildResult again = builder.build(input("scale<2>"));
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.time.count(), 0.0);
+  EXPECT_EQ(again.artifact.path, first.artifact.path);
+  // Another define, entry or architecture is another artifact.
+  EXPECT_NE(builder.build(input("scale<2>", 3)).artifact.hash, first.artifact.hash);
+  EXPECT_NE(builder.build(input("scale<4>")).artifact.hash, first.artifact.hash);
+  BuildInput other = input("scale<2>");
+  other.arch = "sm_80";
+  BuildResult sm80 = builder.build(other);
+  ASSERT_EQ(sm80.status, Status::ok) << sm80.log;
+  EXPECT_NE(sm80.artifact.hash, first.artifact.hash);
+  EXPECT_EQ(inspect_cubin(slurp(sm80.artifact.path)).sm, 80);
+  // A new builder over the same folder finds it; a rebuilding one compiles once.
+  EXPECT_TRUE(CudaBuilder(dir_, false, "").build(input("scale<2>")).cached);
+  CudaBuilder fresh(dir_, true, "");
+  EXPECT_FALSE(fresh.build(input("scale<2>")).cached);
+  EXPECT_TRUE(fresh.build(input("scale<2>")).cached);
+}
+
+TEST_F(CudaBuildTest, CompileErrorKeepsTheLog) {
+  CudaBuilder builder(dir_, false, "");
+  BuildInput in = input("scale<2>");
+  in.source += "\n__global__ void broken() { this is not cuda; }\n";
+  BuildResult r = builder.build(in);
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_NE(r.log.find("scale.cu"), std::string::npos) << r.log;
+  EXPECT_FALSE(fs::exists(r.artifact.path));
+}
+
+TEST_F(CudaBuildTest, UnknownEntryIsACompileError) {
+  CudaBuilder builder(dir_, false, "");
+  BuildResult r = builder.build(input("no_such_kernel<3>"));
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_FALSE(r.log.empty());
+}
+
+TEST_F(CudaBuildTest, NoArchitectureAndNoDeviceIsACompileError) {
+  CudaBuilder builder(dir_, false, "");
+  BuildInput in = input("scale<2>");
+  in.arch.clear();
+  BuildResult r = builder.build(in);
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_NE(r.log.find("architecture"), std::string::npos) << r.log;
+}
+
+TEST_F(CudaBuildTest, BuildsInParallelOnSeveralThreads) {
+  CudaBuilder builder(dir_, false, "");
+  std::vector<BuildInput> inputs;
+  for (int f = 1; f <= 8; ++f) inputs.push_back(input(f % 2 ? "scale<1>" : "scale<8>", f));
+  std::vector<BuildResult> results(inputs.size());
+  build_parallel(builder, inputs, 4, [&](std::size_t i, BuildResult r) { results[i] = std::move(r); });
+  std::set<std::string> hashes;
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, Status::ok) << r.log;
+    EXPECT_TRUE(fs::exists(r.artifact.path));
+    hashes.insert(r.artifact.hash);
+  }
+  EXPECT_EQ(hashes.size(), inputs.size());
+}
+
+TEST_F(CudaBuildTest, NvccBuildFindsTheSameEntry) {
+  if (!fs::exists("/usr/local/cuda/bin/nvcc") && std::system("command -v nvcc >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "nvcc is not installed here";
+  CudaBuilder builder(dir_, false, "");
+  BuildInput in = input("scale<4>");
+  in.compiler = "nvcc";
+  BuildResult r = builder.build(in);
+  ASSERT_EQ(r.status, Status::ok) << r.log;
+  auto side = read_sidecar(sidecar_path(r.artifact.path));
+  ASSERT_TRUE(side);
+  BuildResult by_nvrtc = builder.build(input("scale<4>"));
+  ASSERT_EQ(by_nvrtc.status, Status::ok) << by_nvrtc.log;
+  EXPECT_EQ(side->lowered, read_sidecar(sidecar_path(by_nvrtc.artifact.path))->lowered);
+  EXPECT_EQ(inspect_cubin(slurp(r.artifact.path)).sm, 90);
+}

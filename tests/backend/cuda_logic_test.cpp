@@ -1,0 +1,212 @@
+// The CUDA backend's logic that needs no GPU: the device's limits as
+// constraint variables, the architecture it builds for, the resource checks
+// made before a launch, finding a template entry among a cubin's symbols,
+// and a CUDA spec's launch geometry and arguments.
+#include <gtest/gtest.h>
+
+#include "backend/cuda/detail/cuda_backend.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/backend.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
+
+using namespace tunekit;
+using namespace tunekit::cuda;
+
+namespace {
+
+// What an H200 reports.
+DeviceLimits h200() {
+  DeviceLimits d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.max_threads_per_block = 1024;
+  d.max_block = {1024, 1024, 64};
+  d.max_grid = {2147483647, 65535, 65535};
+  d.shared_per_block = 49152;
+  d.shared_per_block_optin = 232448;
+  d.shared_per_sm = 233472;
+  d.registers_per_block = 65536;
+  d.registers_per_sm = 65536;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.l2_bytes = 62914560;
+  d.memory_bytes = 150754820096ull;
+  return d;
+}
+
+LaunchGeometry geometry(std::uint64_t threads, std::uint64_t shared = 0, std::uint64_t grid_y = 1) {
+  LaunchGeometry g;
+  g.grid = {128, grid_y, 1};
+  g.block = {threads, 1, 1};
+  g.shared_memory = shared;
+  return g;
+}
+
+}  // namespace
+
+TEST(CudaLogic, ArchitectureOfTheDevice) {
+  EXPECT_EQ(default_arch(9, 0), "sm_90a");
+  EXPECT_EQ(default_arch(10, 0), "sm_100a");
+  EXPECT_EQ(default_arch(8, 6), "sm_86");
+  EXPECT_EQ(default_arch(7, 5), "sm_75");
+}
+
+TEST(CudaLogic, DeviceLimitsAreConstraintVariables) {
+  const MachineInfo m = machine_info(h200());
+  EXPECT_NE(m.device.find("NVIDIA H200"), std::string::npos);
+  EXPECT_NE(m.device.find("132 SMs"), std::string::npos);
+  const auto& p = m.properties;
+  EXPECT_EQ(p.at("max_threads_per_block").as_int(), 1024);
+  EXPECT_EQ(p.at("shared_memory_per_block").as_int(), 49152);
+  EXPECT_EQ(p.at("shared_memory_per_block_optin").as_int(), 232448);
+  EXPECT_EQ(p.at("registers_per_block").as_int(), 65536);
+  EXPECT_EQ(p.at("registers_per_thread").as_int(), 255);
+  EXPECT_EQ(p.at("sm_count").as_int(), 132);
+  EXPECT_EQ(p.at("l2_bytes").as_int(), 62914560);
+  EXPECT_EQ(p.at("compute_capability").as_int(), 90);
+  EXPECT_EQ(p.at("arch").as_string(), "sm_90a");
+
+  // They prune a space before anything is built.
+  std::vector<Parameter> params{{"BM", {32, 64, 128, 256}, {}}, {"BK", {8, 16, 32, 64}, {}}, {"T", {256, 512, 1024, 2048}, {}}};
+  std::vector<Expression> constraints{Expression::parse("(BM + BM) * BK * 4 <= shared_memory_per_block"),
+                                      Expression::parse("T <= max_threads_per_block")};
+  Space space(params, constraints, p);
+  for (const Config& c : space.enumerate()) {
+    EXPECT_LE(2 * c.at("BM").as_int() * c.at("BK").as_int() * 4, 49152);
+    EXPECT_LE(c.at("T").as_int(), 1024);
+  }
+  EXPECT_LT(space.count(), space.cartesian_size());
+  EXPECT_EQ(space.count(), 3u * (4 + 4 + 3 + 2));  // BM x BK pairs under 48 KiB, times T in {256, 512, 1024}
+}
+
+TEST(CudaLogic, GeometryOverTheDeviceLimitsIsRefused) {
+  const DeviceLimits d = h200();
+  EXPECT_FALSE(check_geometry(d, geometry(1024)));
+  auto threads = check_geometry(d, geometry(2048));
+  ASSERT_TRUE(threads);
+  EXPECT_NE(threads->find("2048 threads"), std::string::npos) << *threads;
+  EXPECT_TRUE(check_geometry(d, geometry(256, 0, 70000)));   // grid.y
+  EXPECT_TRUE(check_geometry(d, geometry(256, 232449)));     // dynamic shared memory
+  EXPECT_FALSE(check_geometry(d, geometry(256, 232448)));
+}
+
+TEST(CudaLogic, FunctionResourcesAreCheckedBeforeTheLaunch) {
+  const DeviceLimits d = h200();
+  FunctionResources f{/*registers=*/64, /*static_shared=*/0, /*local_bytes=*/0, /*max_threads_per_block=*/1024};
+  EXPECT_FALSE(check_resources(f, d, geometry(1024)));
+  // 128 registers per thread leave room for 512 threads.
+  f.registers = 128;
+  f.max_threads_per_block = 512;
+  auto why = check_resources(f, d, geometry(1024));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("128 registers"), std::string::npos) << *why;
+  EXPECT_FALSE(check_resources(f, d, geometry(512)));
+  // Static plus dynamic shared memory against the opt-in limit.
+  f = {32, 40000, 0, 1024};
+  EXPECT_FALSE(check_resources(f, d, geometry(256, 192448)));
+  why = check_resources(f, d, geometry(256, 192449));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("40000 static"), std::string::npos) << *why;
+}
+
+TEST(CudaLogic, TemplateEntriesAreFoundByTheirDemangledNames) {
+  // void gemm<128, 64>(float const*, float const*, float*, int, int, int), and gemm<128, 6>.
+  const std::vector<std::string> syms{"_Z4gemmILi128ELi6EEvPKfS1_Pfiii", "_Z4gemmILi128ELi64EEvPKfS1_Pfiii", "plain"};
+  EXPECT_EQ(match_entry(syms, "gemm<128, 64>"), "_Z4gemmILi128ELi64EEvPKfS1_Pfiii");
+  EXPECT_EQ(match_entry(syms, "gemm<128,64>"), "_Z4gemmILi128ELi64EEvPKfS1_Pfiii");
+  EXPECT_EQ(match_entry(syms, "gemm<128, 6>"), "_Z4gemmILi128ELi6EEvPKfS1_Pfiii");
+  EXPECT_EQ(match_entry(syms, "plain"), "plain");
+  EXPECT_FALSE(match_entry(syms, "gemm<128, 32>"));
+  EXPECT_FALSE(match_entry(syms, "emm<128, 64>"));
+  EXPECT_EQ(match_entry({"_Z6kernelPf"}, "anything"), "_Z6kernelPf");  // a lone kernel
+}
+
+TEST(CudaLogic, NvrtcOptionsCarryArchDefinesAndFlags) {
+  BuildInput in;
+  in.defines = {"BM=64", "MODE=fast"};
+  in.flags = {"-use_fast_math"};
+  const auto o = nvrtc_options(in, "sm_90a");
+  ASSERT_GE(o.size(), 4u);
+  EXPECT_EQ(o[0], "--gpu-architecture=sm_90a");
+  EXPECT_EQ(o[1], "-DBM=64");
+  EXPECT_EQ(o[2], "-DMODE=fast");
+  EXPECT_EQ(o.back(), "-use_fast_math");
+}
+
+TEST(CudaLogic, CubinInspectionRejectsOtherFiles) {
+  EXPECT_FALSE(inspect_cubin("").valid);
+  EXPECT_FALSE(inspect_cubin(std::string(100, 'x')).valid);
+}
+
+TEST(CudaLogic, SidecarRoundTrips) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const auto file = sidecar_path(dir / "abc.cubin");
+  EXPECT_EQ(file.filename(), "abc.json");
+  write_sidecar(file, {"gemm<1, 2>", "_Z4gemmILi1ELi2EEvv", "sm_90a", "nvrtc 13.0"});
+  auto s = read_sidecar(file);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->entry, "gemm<1, 2>");
+  EXPECT_EQ(s->lowered, "_Z4gemmILi1ELi2EEvv");
+  EXPECT_EQ(s->arch, "sm_90a");
+  EXPECT_FALSE(read_sidecar(dir / "missing.json"));
+}
+
+TEST(CudaLogic, SpecLaunchAndArgumentsResolvePerConfig) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cu", "template <int B> __global__ void k(const __half* x, __nv_bfloat16* y, "
+                                             "unsigned char* m, long long* c, float s, int n) {}\n");
+  tunekit::testing::write_file(dir / "k.yaml", R"(kernel:
+  source: k.cu
+  language: cuda
+  entry: "k<{BLOCK}>"
+  grid: [ceil_div(n, BLOCK * ITEMS), 2]
+  block: [BLOCK]
+  shared_memory: BLOCK * ITEMS * 2
+arguments:
+  - {name: x, type: f16, size: n}
+  - {name: y, type: bf16, size: n, role: out}
+  - {name: m, type: u8, size: n // 8}
+  - {name: c, type: i64, size: 1, role: inout, fill: zeros}
+  - {name: s, type: f32, value: 0.5}
+  - {name: n, type: i32, value: n}
+sizes: {n: 100000}
+parameters:
+  BLOCK: [128, 256]
+  ITEMS: [1, 4]
+constraints: [BLOCK * ITEMS * 2 <= shared_memory_per_block]
+)");
+  Spec spec = load_spec(dir / "k.yaml");
+  EXPECT_EQ(spec.kernel.language, "cuda");
+  EXPECT_TRUE(spec.kernel.flags.empty());
+  Config c({{"BLOCK", 256}, {"ITEMS", 4}});
+  Bindings env = machine_info(h200()).properties;
+  env["n"] = 100000;
+  for (const auto& [k, v] : c) env[k] = v;
+  const LaunchGeometry g = resolve_launch(spec.kernel.launch, env);
+  EXPECT_EQ(g.grid[0], 98u);  // ceil(100000 / 1024)
+  EXPECT_EQ(g.grid[1], 2u);
+  EXPECT_EQ(g.block[0], 256u);
+  EXPECT_EQ(g.shared_memory, 2048u);
+  const auto args = resolve_arguments(spec.arguments, env);
+  ASSERT_EQ(args.size(), 6u);
+  EXPECT_EQ(args[0].type, ElementType::f16);
+  EXPECT_EQ(args[1].type, ElementType::bf16);
+  EXPECT_EQ(args[2].count, 12500u);
+  EXPECT_EQ(args[3].type, ElementType::i64);
+  EXPECT_EQ(args[4].role, Role::scalar);
+  EXPECT_EQ(size_of(ElementType::bf16), 2u);
+  const BuildInput in = make_build_input(spec, "", c);
+  EXPECT_EQ(in.entry, "k<256>");
+  EXPECT_EQ(in.compiler, "nvrtc");
+  EXPECT_TRUE(in.arch.empty());  // the device's own
+}
+
+TEST(CudaLogic, ListingSaysWhyThereIsNoDevice) {
+  for (const auto& l : list_devices())
+    if (l.backend == "cuda" && l.devices.empty()) EXPECT_FALSE(l.unavailable.empty());
+}
+
+TEST(CudaLogic, FlushCoversTwiceTheL2) { EXPECT_EQ(flush_bytes_for(h200()), 2ull * 62914560); }

@@ -1,0 +1,110 @@
+// The generated header is compiled with the system compiler and run: it must
+// return every tuned config exactly and follow the stated rule elsewhere.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/policy.hpp"
+
+using namespace tunekit;
+
+namespace {
+
+TrialRecord trial(int m, int n, Config c, double us) {
+  TrialRecord t;
+  t.size = {{"M", m}, {"N", n}};
+  t.config = std::move(c);
+  t.status = Status::ok;
+  t.stats.median = Microseconds(us);
+  return t;
+}
+
+Config cfg(int bm, double alpha, std::string tile) {
+  return Config({{"BM", bm}, {"ALPHA", alpha}, {"tile shape", Value(std::move(tile))}});
+}
+
+std::vector<TrialRecord> trials() {
+  return {trial(16, 1024, cfg(16, 0.5, "small"), 10), trial(16, 1024, cfg(64, 1.0, "big"), 20),
+          trial(4096, 4096, cfg(16, 0.5, "small"), 900), trial(4096, 4096, cfg(64, 1.0, "big"), 400),
+          // A user's string with quotes, a backslash, a newline and "*/".
+          trial(256, 256, cfg(32, 2.0, "we\"ird\\ */\nname??="), 50)};
+}
+
+std::string compile_and_run(const std::filesystem::path& dir, const std::string& header, const std::string& main_body) {
+  tunekit::testing::write_file(dir / "policy.hpp", header);
+  tunekit::testing::write_file(dir / "main.cpp", "#include <cstdio>\n#include <cstring>\n#include \"policy.hpp\"\nint main() {\n" +
+                                                     main_body + "\n}\n");
+  auto c = detail::run_process({"c++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", (dir / "main").string(),
+                                (dir / "main.cpp").string()},
+                               std::chrono::seconds(120));
+  EXPECT_EQ(c.exit_code, 0) << c.output << "\n" << header;
+  auto r = detail::run_process({(dir / "main").string()}, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output;
+}
+
+}  // namespace
+
+TEST(Identifiers, AreValidAndDistinctFromKeywords) {
+  EXPECT_EQ(cpp_identifier("tile shape"), "tile_shape");
+  EXPECT_EQ(cpp_identifier("3d"), "_3d");
+  EXPECT_EQ(cpp_identifier("class"), "class_");
+  EXPECT_EQ(cpp_identifier("a__b"), "a_u_b");
+  EXPECT_EQ(cpp_identifier("_Reserved"), "u_Reserved");
+  EXPECT_EQ(cpp_identifier(""), "_");
+  EXPECT_EQ(cpp_string_literal("a\"b\\c\n\x01?"), "\"a\\\"b\\\\c\\n\\001\\?\"");
+}
+
+TEST(PolicyHeader, ReturnsTunedConfigsExactlyAndNearestOtherwise) {
+  const auto dir = tunekit::testing::fresh_dir();
+  Policy p = make_policy("matmul-v2", trials(), Selection::per_size, std::nullopt);
+  ASSERT_EQ(p.entries.size(), 3u);
+  const std::string header = emit_header(p, {"my::ns"});
+  // Tuned sizes: exact. Untuned: M=8,N=900 is nearest (in log space) to
+  // 16x1024; M=300,N=200 to 256x256; M=2048,N=8192 to 4096x4096.
+  const std::string out = compile_and_run(dir, header, R"(
+  using namespace my_u_ns;
+  constexpr auto a = matmul_v2_select(16, 1024);
+  static_assert(a.BM == 16, "constexpr");
+  const auto b = matmul_v2_select(4096, 4096);
+  const auto c = matmul_v2_select(256, 256);
+  std::printf("%lld %g %s|", (long long)a.BM, a.ALPHA, a.tile_shape);
+  std::printf("%lld %g %s|", (long long)b.BM, b.ALPHA, b.tile_shape);
+  std::printf("%lld %d|", (long long)c.BM, std::strcmp(c.tile_shape, "we\"ird\\ */\nname?\?=") == 0);
+  std::printf("%lld %lld %lld", (long long)matmul_v2_select(8, 900).BM, (long long)matmul_v2_select(300, 200).BM,
+              (long long)matmul_v2_select(2048, 8192).BM);
+  return 0;)");
+  EXPECT_EQ(out, "16 0.5 small|64 1 big|32 1|16 32 64");
+}
+
+TEST(PolicyHeader, OneConfigForAllSizes) {
+  const auto dir = tunekit::testing::fresh_dir();
+  auto t = trials();
+  t.pop_back();  // only sizes where both configs ran
+  Policy p = make_policy("mm", t, Selection::all_sizes, cfg(16, 0.5, "small"));
+  // big: 10/20 = 0.5 at the small size, 900/400 = 2.25 at the large: geomean 1.06 > 1.
+  for (const auto& e : p.entries) EXPECT_EQ(e.config.at("BM"), Value(64));
+  const std::string out = compile_and_run(dir, emit_header(p), R"(
+  std::printf("%lld %lld", (long long)tunekit_policy::mm_select(16, 1024).BM, (long long)tunekit_policy::mm_select(1, 1).BM);
+  return 0;)");
+  EXPECT_EQ(out, "64 64");
+}
+
+TEST(PolicyJson, SameEntriesAsTheHeader) {
+  Policy p = make_policy("mm", trials(), Selection::per_size, std::nullopt);
+  auto j = nlohmann::json::parse(emit_json(p));
+  EXPECT_EQ(j["kernel"], "mm");
+  ASSERT_EQ(j["entries"].size(), 3u);
+  EXPECT_EQ(j["entries"][0]["size"]["M"], 16);
+  EXPECT_EQ(j["entries"][0]["config"]["tile shape"], "small");
+  EXPECT_EQ(j["entries"][0]["config"]["ALPHA"], 0.5);
+  EXPECT_NE(j["untuned_size_rule"].get<std::string>().find("log space"), std::string::npos);
+}
+
+TEST(Policy, NothingOkIsAnError) {
+  auto t = trials();
+  for (auto& x : t) x.status = Status::crash;
+  EXPECT_THROW(make_policy("mm", t, Selection::per_size, std::nullopt), std::runtime_error);
+}

@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "tunekit/select.hpp"
+
+using namespace tunekit;
+
+namespace {
+
+TrialRecord trial(int m, int cfg, double us, Status status = Status::ok) {
+  TrialRecord t;
+  t.size = {{"M", m}};
+  t.config = Config({{"C", cfg}});
+  t.status = status;
+  t.stats.median = Microseconds(us);
+  return t;
+}
+
+// Three sizes, four configs. Config 0 is the default.
+//            M=1    M=2    M=3
+//   C=0      10     20     40
+//   C=1       5     30     40   (best at M=1)
+//   C=2      11     10     23   (best at M=2)
+//   C=3      12     11     20   (best at M=3)
+std::vector<TrialRecord> table() {
+  return {trial(1, 0, 10), trial(1, 1, 5),  trial(1, 2, 11), trial(1, 3, 12), trial(2, 0, 20), trial(2, 1, 30),
+          trial(2, 2, 10), trial(2, 3, 11), trial(3, 0, 40), trial(3, 1, 40), trial(3, 2, 23), trial(3, 3, 20)};
+}
+
+}  // namespace
+
+TEST(BestPerSize, FastestOkTrialOfEachSize) {
+  auto t = table();
+  t.push_back(trial(2, 4, 1, Status::wrong_result));  // fast but wrong: never chosen
+  auto best = best_per_size(t);
+  ASSERT_EQ(best.size(), 3u);
+  EXPECT_EQ(best[0].config.at("C"), Value(1));
+  EXPECT_EQ(best[1].config.at("C"), Value(2));
+  EXPECT_EQ(best[2].config.at("C"), Value(3));
+  EXPECT_EQ(best[2].time.count(), 20);
+}
+
+TEST(BestForAllSizes, GeometricMeanOfSpeedups) {
+  auto choice = best_for_all_sizes(table(), Config({{"C", 0}}));
+  ASSERT_TRUE(choice);
+  // C=1: (2 * 2/3 * 1)^(1/3) = 1.10; C=2: (10/11 * 2 * 40/23)^(1/3) = 1.47; C=3: (10/12 * 20/11 * 2)^(1/3) = 1.45
+  EXPECT_EQ(choice->config.at("C"), Value(2));
+  EXPECT_NEAR(choice->geomean_speedup, std::cbrt(10.0 / 11 * 2 * 40.0 / 23), 1e-12);
+  ASSERT_EQ(choice->per_size.size(), 3u);
+  EXPECT_NEAR(choice->per_size[1].speedup, 2.0, 1e-12);
+}
+
+TEST(BestForAllSizes, NeedsEveryConfigAtEverySize) {
+  auto t = table();
+  t[10].status = Status::crash;  // C=2 fails at M=3: C=3 wins
+  EXPECT_EQ(best_for_all_sizes(t, Config({{"C", 0}}))->config.at("C"), Value(3));
+  t[8].status = Status::timeout;  // the default fails at M=3: no baseline
+  EXPECT_FALSE(best_for_all_sizes(t, Config({{"C", 0}})));
+}
+
+TEST(CoveringSet, FewestConfigsWithinTolerance) {
+  // Within 10%: C=3 covers M=2 (11 <= 11) and M=3; M=1 needs C=1. Two configs.
+  Cover c = covering_set(table(), 0.10);
+  ASSERT_EQ(c.configs.size(), 2u);
+  std::set<std::int64_t> chosen;
+  for (const auto& cfg : c.configs) chosen.insert(cfg.at("C").as_int());
+  EXPECT_EQ(chosen, (std::set<std::int64_t>{1, 3}));
+  ASSERT_EQ(c.config_of_size.size(), 3u);
+  EXPECT_EQ(c.configs[c.config_of_size[0]].at("C"), Value(1));
+  EXPECT_EQ(c.configs[c.config_of_size[2]].at("C"), Value(3));
+  // Exact tolerance: each size needs its own best.
+  EXPECT_EQ(covering_set(table(), 0.0).configs.size(), 3u);
+  // Wide tolerance: one config covers all (C=2 is within 120% of every best).
+  EXPECT_EQ(covering_set(table(), 1.2).configs.size(), 1u);
+}
+
+TEST(CoveringSet, ExactWhereGreedyIsNot) {
+  // Sizes 1-6. A covers 1-4, B covers 1, 3, 5, C covers 2, 4, 6. Greedy
+  // takes A first and then needs B and C; the optimum is B + C.
+  std::vector<TrialRecord> t;
+  auto add = [&](int cfg, std::initializer_list<int> sizes) {
+    for (int m : sizes) t.push_back(trial(m, cfg, 10));
+  };
+  for (int m = 1; m <= 6; ++m) t.push_back(trial(m, 9, 100));  // slow everywhere
+  add(1, {1, 2, 3, 4});
+  add(2, {1, 3, 5});
+  add(3, {2, 4, 6});
+  Cover c = covering_set(t, 0.0);
+  ASSERT_EQ(c.configs.size(), 2u);
+  std::set<std::int64_t> chosen;
+  for (const auto& cfg : c.configs) chosen.insert(cfg.at("C").as_int());
+  EXPECT_EQ(chosen, (std::set<std::int64_t>{2, 3}));
+}

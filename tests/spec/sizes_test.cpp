@@ -1,0 +1,72 @@
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/spec.hpp"
+
+using namespace tunekit;
+
+TEST(Axis, ListRangeAndPow2) {
+  auto m = parse_axis("M=[1,4,16]");
+  EXPECT_EQ(m.name, "M");
+  EXPECT_EQ(m.values, (std::vector<Value>{1, 4, 16}));
+  auto n = parse_axis("N=[1024:4096:1024]");
+  EXPECT_EQ(n.values, (std::vector<Value>{1024, 2048, 3072, 4096}));
+  auto k = parse_axis("K[pow2]=[7:9]");
+  EXPECT_EQ(k.name, "K");
+  EXPECT_EQ(k.values, (std::vector<Value>{128, 256, 512}));
+  EXPECT_EQ(parse_axis("B=8").values, std::vector<Value>{8});
+  EXPECT_EQ(parse_axis("L[pow2]=[3,5]").values, (std::vector<Value>{8, 32}));
+}
+
+TEST(Axis, ErrorsSayWhatIsExpected) {
+  for (const char* bad : {"M", "=[1]", "M=", "M=[1,,2]", "K[pow2]=[70]", "N=[5:1:1]"}) {
+    try {
+      parse_axis(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Axis, AppliedToSpecSizesMakesTheProduct) {
+  std::vector<Bindings> sizes{{{"M", 1}, {"N", 64}}, {{"M", 2}, {"N", 64}}};
+  auto out = apply_axes(sizes, {parse_axis("M=[8,16]"), parse_axis("K=[1,2,3]")});
+  // M is replaced, so both spec sizes collapse to the same 2 x 3 combinations.
+  ASSERT_EQ(out.size(), 6u);
+  EXPECT_EQ(out[0], (Bindings{{"K", 1}, {"M", 8}, {"N", 64}}));
+  EXPECT_EQ(out[5], (Bindings{{"K", 3}, {"M", 16}, {"N", 64}}));
+  EXPECT_EQ(apply_axes(sizes, {}), sizes);
+}
+
+TEST(SpecSizes, GridForm) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void f(float*) {}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: f}
+arguments: [{name: x, type: f32, size: M}]
+sizes:
+  - {M: 3, N: 3}
+  - grid: {M: [1, 2], N: "10:30:10"}
+)");
+  Spec s = load_spec(dir / "s.yaml");
+  ASSERT_EQ(s.sizes.size(), 7u);
+  EXPECT_EQ(s.sizes[0], (Bindings{{"M", 3}, {"N", 3}}));
+  EXPECT_EQ(s.sizes[1], (Bindings{{"M", 1}, {"N", 10}}));
+  EXPECT_EQ(s.sizes[6], (Bindings{{"M", 2}, {"N", 30}}));
+}
+
+TEST(SpecSizes, GridErrorsAreLocated) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void f(float*) {}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: f}
+arguments: [{name: x, type: f32, size: M}]
+sizes:
+  grid: {M: "5:1:1"}
+)");
+  try {
+    load_spec(dir / "s.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml:4:"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,136 @@
+// Kernel Tuner T1 and neutral JSON spaces: the Values list evaluator (the
+// expected lists are Python's own eval of the same text), the loaders, and
+// the exact counts of the T1 files in shared/t1.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/t1.hpp"
+
+namespace fs = std::filesystem;
+using namespace tunekit;
+
+namespace {
+
+std::string show(const std::vector<Value>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + values[i].repr();
+  return out + "]";
+}
+
+std::string eval(const std::string& text) { return show(evaluate_value_list(text)); }
+
+fs::path shared() { return fs::path(std::string(TUNEKIT_SOURCE_DIR) + "/../shared"); }
+
+}  // namespace
+
+TEST(T1Values, PythonListExpressions) {
+  EXPECT_EQ(eval("[2**i for i in range(0,6)]"), "[1, 2, 4, 8, 16, 32]");
+  EXPECT_EQ(evaluate_value_list("range(32, 1025, 32)").size(), 32u);
+  EXPECT_EQ(eval("range(32, 1025, 32)").substr(0, 14), "[32, 64, 96, 1");
+  auto bx = evaluate_value_list("[1, 2, 4, 8, 16] + list(range(32, 1024+1, 32))");
+  ASSERT_EQ(bx.size(), 37u);
+  EXPECT_EQ(bx[5].as_int(), 32);
+  EXPECT_EQ(bx.back().as_int(), 1024);
+  EXPECT_EQ(eval("[i for i in range(1, 10+1)]"), "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]");
+  EXPECT_EQ(eval("[2**i for i in range(5, 11)][::-1]"), "[1024, 512, 256, 128, 64, 32]");
+  EXPECT_EQ(eval("[a*b for a in range(1,4) for b in range(a) if (a+b) % 2 == 0]"), "[0, 3]");
+  EXPECT_EQ(eval("(1, 2.5, 'x')"), "[1, 2.5, 'x']");
+  EXPECT_EQ(eval("[x // 2 for x in [8, -7, 3] if x]"), "[4, -4, 1]");
+  EXPECT_EQ(eval("list(range(10))[2:8:3]"), "[2, 5]");
+  EXPECT_EQ(eval("list(range(10))[-3:]"), "[7, 8, 9]");
+  EXPECT_EQ(eval("list(range(10))[::-4]"), "[9, 5, 1]");
+  EXPECT_EQ(eval("sorted([3, 1, 2], reverse=True)"), "[3, 2, 1]");
+  EXPECT_EQ(eval("[0] * 3 + [1]"), "[0, 0, 0, 1]");
+  EXPECT_EQ(eval("[True, False]"), "[1, 0]");  // bools are the ints 1 and 0
+  EXPECT_EQ(eval("tuple(range(3, 0, -1))"), "[3, 2, 1]");
+  EXPECT_EQ(eval("[]"), "[]");
+  EXPECT_EQ(eval("[x for x in range(0)]"), "[]");
+  EXPECT_EQ(eval("[min(x, 4) for x in range(8) if x % 3 != 1]"), "[0, 2, 3, 4, 4]");
+  EXPECT_EQ(eval("[\"a\", \"b,c\"]"), "['a', 'b,c']");
+  EXPECT_EQ(eval("[i * 0.5 for i in range(3)]"), "[0.0, 0.5, 1.0]");
+  EXPECT_EQ(eval(" [ 1 ,2, ] "), "[1, 2]");
+  EXPECT_EQ(eval("([1] + [2])"), "[1, 2]");
+}
+
+TEST(T1Values, ErrorsAreInputErrors) {
+  for (const char* bad : {"range(1.5)", "[1, 2", "[x for x in range(3)", "[i for i in range(3)][1]", "banana",
+                          "[y for x in range(3)]", "range(1, 5, 0)", "[1/0]", "[1] + 2", "range(1, 2, 3, 4)"}) {
+    EXPECT_THROW(evaluate_value_list(bad, SourceLocation{"t1.json", 0, 0}), InputError) << bad;
+  }
+  try {
+    evaluate_value_list("range(2.5)", SourceLocation{"t1.json", 0, 0});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("range() needs integers"), std::string::npos) << e.what();
+    EXPECT_EQ(e.where().file, "t1.json");
+  }
+}
+
+TEST(T1Files, SharedT1CountsMatchPython) {
+  if (!fs::is_directory(shared() / "t1")) GTEST_SKIP() << "shared/t1 not found";
+  struct Want {
+    const char* file;
+    std::size_t params, conditions;
+    std::uint64_t cartesian, valid;
+  };
+  // From shared/t1/README.md (Python's eval over the Cartesian product).
+  for (const Want& w : {Want{"convolution_milo.json", 10, 4, 10240, 4362}, Want{"dedispersion_milo.json", 8, 3, 22272, 11130},
+                        Want{"hotspot_milo.json", 10, 4, 4440000, 82984}, Want{"gemm_milo.json", 17, 8, 663552, 116928}}) {
+    SpaceDefinition d = load_space_definition(shared() / "t1" / w.file);
+    EXPECT_EQ(d.format, "t1");
+    EXPECT_EQ(d.parameters.size(), w.params) << w.file;
+    EXPECT_EQ(d.constraints.size(), w.conditions) << w.file;
+    Space s(d.parameters, d.constraints, d.constants);
+    EXPECT_EQ(s.cartesian_size(), w.cartesian) << w.file;
+    EXPECT_EQ(s.count(), w.valid) << w.file;
+  }
+}
+
+TEST(T1Files, NeutralJsonSpaces) {
+  if (!fs::is_directory(shared() / "spaces")) GTEST_SKIP() << "shared/spaces not found";
+  for (const char* f : {"dedispersion.json", "expdist.json", "gemm.json", "hotspot.json", "microhh.json"}) {
+    SpaceDefinition d = load_space_definition(shared() / "spaces" / f);
+    EXPECT_EQ(d.format, "json");
+    ASSERT_TRUE(d.expected_valid.has_value());
+    Space s(d.parameters, d.constraints, d.constants);
+    EXPECT_EQ(s.cartesian_size(), *d.expected_cartesian) << f;
+    EXPECT_EQ(s.count(), *d.expected_valid) << f;
+  }
+}
+
+TEST(T1Files, HandWrittenT1AndErrors) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    fs::path p = dir / name;
+    tunekit::testing::write_file(p, text);
+    return p;
+  };
+  fs::path ok = write("k.json", R"({"General": {"BenchmarkName": "k"}, "ConfigurationSpace": {
+      "TuningParameters": [
+        {"Name": "a", "Type": "int", "Values": "[2**i for i in range(4)]"},
+        {"Name": "b", "Type": "int", "Values": [1, 2, 3]},
+        {"Name": "s", "Type": "string", "Values": "['x', 'y']"}],
+      "Conditions": [{"Expression": "a * b <= 8", "Parameters": ["a", "b"]}, "s == 'x' or a > 1"]}})");
+  SpaceDefinition d = load_t1(ok);
+  EXPECT_EQ(d.name, "k");
+  ASSERT_EQ(d.parameters.size(), 3u);
+  EXPECT_EQ(show(d.parameters[0].values), "[1, 2, 4, 8]");
+  Space s(d.parameters, d.constraints);
+  std::uint64_t want = 0;
+  for (int a : {1, 2, 4, 8})
+    for (int b : {1, 2, 3})
+      for (int x = 0; x < 2; ++x) want += a * b <= 8 && (x == 0 || a > 1);
+  EXPECT_EQ(s.count(), want);
+
+  EXPECT_THROW(load_t1(write("bad1.json", R"({"ConfigurationSpace": {}})")), InputError);
+  EXPECT_THROW(load_t1(write("bad2.json", R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": "[1,"}]}})")),
+               InputError);
+  EXPECT_THROW(load_t1(write("bad3.json", "{not json")), InputError);
+  EXPECT_THROW(load_space_json(write("bad4.json", R"({"parameters": [{"name": "a", "values": [[1]]}]})")), InputError);
+  EXPECT_THROW(load_space_definition(dir / "missing.json"), InputError);
+}

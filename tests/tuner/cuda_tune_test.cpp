@@ -1,0 +1,95 @@
+// The whole loop on a GPU (skipped without one): a CUDA spec with a template
+// entry, device-limit constraints and planted faults; each fault gets its
+// status, every other config is measured, and the run reports how busy the
+// GPU was.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/backend.hpp"
+#include "tunekit/tuner.hpp"
+
+using namespace tunekit;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::write_file;
+
+namespace {
+
+const char* kKernel = R"(
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) scale(const float* x, float* y, int n) {
+  int i = blockIdx.x * BLOCK + threadIdx.x;
+#if KIND == 1
+  y[i + (1ll << 40)] = 1.0f;
+#elif KIND == 2
+  for (long long t = clock64();;) if (clock64() - t < 0) break;
+#elif KIND == 3
+  this does not compile;
+#endif
+  if (i < n) y[i] = 2.0f * x[i];
+}
+)";
+
+const char* kSpec = R"(name: cuda-planted
+kernel:
+  source: planted.cu
+  language: cuda
+  entry: "scale<{BLOCK}>"
+  grid: [ceil_div(N, BLOCK)]
+  block: [BLOCK]
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 1000000}
+parameters:
+  BLOCK: [128, 256, 2048]
+  KIND: [0, 1, 2, 3]
+constraints:
+  - BLOCK <= max_threads_per_block
+default: {BLOCK: 256, KIND: 0}
+tolerance: {atol: 0, rtol: 0}
+measure: {warmup: 2ms, min_samples: 5, max_samples: 30, max_time: 100ms, timeout: 3s}
+)";
+
+bool have_gpu() {
+  for (const auto& l : list_devices())
+    if (l.backend == "cuda" && !l.devices.empty()) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(CudaTune, PlantedFaultsAreRecordedAndTheRestIsMeasured) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device here";
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cu", kKernel);
+  write_file(dir / "planted.yaml", kSpec);
+  Spec spec = load_spec(dir / "planted.yaml");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport report = tune(spec, opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const auto& trials = report.sizes[0].trials;
+  ASSERT_EQ(trials.size(), 8u);  // BLOCK=2048 is pruned by max_threads_per_block
+  std::map<std::int64_t, Status> expected{{0, Status::ok}, {1, Status::launch_error}, {2, Status::timeout},
+                                          {3, Status::compile_error}};
+  for (const auto& t : trials) {
+    const auto kind = t.config.at("KIND").as_int();
+    EXPECT_EQ(t.status, expected[kind]) << t.config.str() << ": " << t.error;
+    if (t.status == Status::ok) {
+      EXPECT_TRUE(t.verification.passed);
+      EXPECT_GT(t.stats.median.count(), 0.0);
+    }
+  }
+  ASSERT_TRUE(report.sizes[0].best);
+  EXPECT_EQ(trials[*report.sizes[0].best].config.at("KIND").as_int(), 0);
+  EXPECT_GT(report.device_busy.count(), 0.0);
+  EXPECT_GT(report.build.count(), 0.0);
+  EXPECT_NE(report.device.find("cuda"), std::string::npos);
+
+  // A rerun resumes: nothing is built or run again.
+  TuneReport again = tune(spec, opt);
+  EXPECT_EQ(again.resumed, 8u);
+}

@@ -1,0 +1,124 @@
+#include "policy_command.hpp"
+
+#include <fstream>
+#include <set>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tunekit/policy.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct PolicyArgs {
+  std::string spec;
+  std::string db;
+  std::string out_dir = "tunekit-out";
+  std::string mode = "per-size";
+  double within_percent = 5;
+  std::string header, json, name_space = "tunekit_policy";
+};
+
+void add_common(CLI::App* cmd, PolicyArgs& a) {
+  cmd->add_option("SPEC", a.spec, "The spec that was tuned")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
+  cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
+  cmd->add_option("--mode", a.mode,
+                  "per-size: the best config of each size; all-sizes: one config for every size, the best "
+                  "geometric-mean speedup over the default; cover: the fewest configs that give every size one "
+                  "within --within percent of its best")
+      ->check(CLI::IsMember({"per-size", "all-sizes", "cover"}))
+      ->capture_default_str();
+  cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")->capture_default_str();
+}
+
+struct Loaded {
+  Spec spec;
+  std::vector<TrialRecord> trials;
+  std::string name;
+};
+
+Loaded load(const PolicyArgs& a) {
+  Loaded l;
+  l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
+  l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
+  const fs::path db = !a.db.empty() ? fs::path(a.db) : !l.spec.output.db.empty() ? l.spec.output.db : fs::path(a.out_dir) / "tunekit.db";
+  if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
+  l.trials = Store(db).trials(spec_hash(l.spec));
+  if (l.trials.empty())
+    throw InputError({a.spec}, "the database " + db.string() + " has no trials of this spec (as it is now); tune it first");
+  return l;
+}
+
+Selection selection_of(const std::string& mode) {
+  return mode == "all-sizes" ? Selection::all_sizes : mode == "cover" ? Selection::cover : Selection::per_size;
+}
+
+int run_select(const PolicyArgs& a) {
+  Loaded l = load(a);
+  if (a.mode == "all-sizes") {
+    if (!l.spec.default_config) throw InputError({a.spec}, "all-sizes compares with the default config; the spec has no 'default'");
+    auto choice = best_for_all_sizes(l.trials, *l.spec.default_config);
+    if (!choice) {
+      fmt::print("no config ran correctly at every size together with the default\n");
+      return 3;
+    }
+    fmt::print("one config for all sizes: {}\ngeomean speedup over default: {:.3f}x\n", choice->config.str(),
+               choice->geomean_speedup);
+    for (const auto& s : choice->per_size)
+      fmt::print("  {}: {:.3f} us, default {:.3f} us, {:.3f}x\n", Config({s.size.begin(), s.size.end()}).str(),
+                 s.time.count(), s.baseline.count(), s.speedup);
+    return 0;
+  }
+  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
+  std::set<std::string> distinct;
+  for (const auto& e : p.entries) distinct.insert(e.config.key());
+  fmt::print("{} sizes, {} distinct config{} ({})\n", p.entries.size(), distinct.size(), distinct.size() == 1 ? "" : "s",
+             p.selection);
+  for (const auto& e : p.entries)
+    fmt::print("  {}: {}{}\n", Config({e.size.begin(), e.size.end()}).str(), e.config.str(),
+               e.time ? fmt::format(" {:.3f} us", e.time->count()) : "");
+  return 0;
+}
+
+int run_emit(const PolicyArgs& a) {
+  Loaded l = load(a);
+  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
+  const std::string header = a.header.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.hpp")).string() : a.header;
+  const std::string json = a.json.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.json")).string() : a.json;
+  for (const auto& [file, text] : {std::pair{header, emit_header(p, {a.name_space})}, std::pair{json, emit_json(p)}}) {
+    if (fs::path(file).has_parent_path()) fs::create_directories(fs::path(file).parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+  }
+  fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
+  return 0;
+}
+
+}  // namespace
+
+SubCommand add_select_command(CLI::App& app) {
+  auto a = std::make_shared<PolicyArgs>();
+  auto* cmd = app.add_subcommand("select", "Choose configs across the tuned problem sizes and print them");
+  add_common(cmd, *a);
+  return {cmd, [a] { return run_select(*a); }};
+}
+
+SubCommand add_emit_command(CLI::App& app) {
+  auto a = std::make_shared<PolicyArgs>();
+  auto* cmd = app.add_subcommand("emit",
+                                 "Write what tuning chose as a self-contained C++17 header (a constexpr function from "
+                                 "problem size to config) and as JSON");
+  add_common(cmd, *a);
+  cmd->add_option("--header", a->header, "Header to write (default: OUT_DIR/NAME_policy.hpp)");
+  cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)");
+  cmd->add_option("--namespace", a->name_space, "Namespace of the generated code")->capture_default_str();
+  return {cmd, [a] { return run_emit(*a); }};
+}
+
+}  // namespace tunekit::cli

@@ -1,0 +1,11 @@
+#pragma once
+// `tunekit select` and `tunekit emit`: choose configs across the tuned
+// problem sizes, and ship them as a C++ policy header and JSON.
+#include "space_command.hpp"
+
+namespace tunekit::cli {
+
+SubCommand add_select_command(CLI::App& app);
+SubCommand add_emit_command(CLI::App& app);
+
+}  // namespace tunekit::cli
