@@ -12,7 +12,10 @@
 // Prints, per space and in total: the first (cold) build time, the median of
 // N builds, the valid count (checked against the file's "expected" when it
 // has one: exit status 1 on a mismatch), the index's bytes and bytes per
-// valid config. --json prints one JSON object per line instead.
+// valid config, and the median time to build and also materialise every
+// valid config (for_each into a flat array, one byte or more per value
+// index, as Kernel Tuner's list of configs). --json prints one JSON object
+// per line instead.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,7 +39,7 @@ struct Input {
 };
 
 struct Result {
-  double first_ms = 0, median_ms = 0, min_ms = 0;
+  double first_ms = 0, median_ms = 0, min_ms = 0, materialise_ms = 0;
   std::uint64_t cartesian = 0, valid = 0;
   std::size_t bytes = 0;
   bool indexable = false;
@@ -66,6 +69,36 @@ Result build(const Input& in, int repeat) {
   std::sort(ms.begin(), ms.end());
   r.median_ms = ms[ms.size() / 2];
   r.min_ms = ms.front();
+
+  // Build, then write every valid config as value indices into one array.
+  std::vector<double> mat;
+  std::vector<std::uint8_t> flat;
+  for (int k = 0; k < std::max(1, repeat / 5); ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<Expression> constraints;
+    for (const auto& [text, where] : in.constraints) constraints.push_back(Expression::parse(text, where));
+    Space space(in.params, std::move(constraints), in.constants);
+    bool narrow = true;
+    for (const auto& p : in.params) narrow = narrow && p.values.size() <= 256;
+    const std::size_t width = in.params.size() * (narrow ? 1 : 4);
+    flat.clear();
+    flat.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(space.count(), 1u << 26)) * width);
+    space.for_each([&](std::span<const std::uint32_t> ix) {
+      if (narrow) {
+        for (std::uint32_t v : ix) flat.push_back(static_cast<std::uint8_t>(v));
+      } else {
+        const auto* b = reinterpret_cast<const std::uint8_t*>(ix.data());
+        flat.insert(flat.end(), b, b + ix.size() * 4);
+      }
+      return true;
+    });
+    const auto t1 = std::chrono::steady_clock::now();
+    mat.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (flat.size() != r.valid * width) std::fprintf(stderr, "space_bench: materialised %zu bytes, expected %llu\n",
+                                                     flat.size(), static_cast<unsigned long long>(r.valid * width));
+  }
+  std::sort(mat.begin(), mat.end());
+  r.materialise_ms = mat[mat.size() / 2];
   return r;
 }
 
@@ -102,12 +135,12 @@ int main(int argc, char** argv) {
   }
 
   int status = 0;
-  double total_first = 0, total_median = 0, total_min = 0;
+  double total_first = 0, total_median = 0, total_min = 0, total_mat = 0;
   std::uint64_t total_valid = 0;
   std::size_t total_bytes = 0;
   if (!json)
-    std::printf("%-14s %5s %5s %12s %10s %10s %10s %10s %11s %9s\n", "space", "params", "cons", "cartesian", "valid",
-                "first ms", "median ms", "min ms", "index bytes", "B/config");
+    std::printf("%-14s %5s %5s %12s %10s %10s %10s %10s %11s %9s %12s\n", "space", "params", "cons", "cartesian",
+                "valid", "first ms", "median ms", "min ms", "index bytes", "B/config", "+all ms");
   for (const auto& in : inputs) {
     Result r = build(in, repeat);
     const bool mismatch = in.expected_valid && *in.expected_valid != r.valid;
@@ -115,6 +148,7 @@ int main(int argc, char** argv) {
     total_first += r.first_ms;
     total_median += r.median_ms;
     total_min += r.min_ms;
+    total_mat += r.materialise_ms;
     total_valid += r.valid;
     total_bytes += r.bytes;
     const double per = r.valid ? static_cast<double>(r.bytes) / static_cast<double>(r.valid) : 0.0;
@@ -122,29 +156,32 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"space\": \"%s\", \"parameters\": %zu, \"constraints\": %zu, \"cartesian\": %llu, \"valid\": %llu, "
           "\"expected_valid\": %lld, \"first_ms\": %.4f, \"median_ms\": %.4f, \"min_ms\": %.4f, \"bytes\": %zu, "
-          "\"bytes_per_config\": %.3f, \"indexable\": %s}\n",
+          "\"bytes_per_config\": %.3f, \"indexable\": %s, \"materialise_ms\": %.4f}\n",
           in.name.c_str(), in.params.size(), in.constraints.size(), static_cast<unsigned long long>(r.cartesian),
           static_cast<unsigned long long>(r.valid),
           in.expected_valid ? static_cast<long long>(*in.expected_valid) : -1LL, r.first_ms, r.median_ms, r.min_ms,
-          r.bytes, per, r.indexable ? "true" : "false");
+          r.bytes, per, r.indexable ? "true" : "false", r.materialise_ms);
     } else {
       const std::string note = mismatch ? "  MISMATCH (expected " + std::to_string(*in.expected_valid) + ")" : "";
-      std::printf("%-14s %5zu %5zu %12llu %10llu %10.3f %10.3f %10.3f %11zu %9.2f%s\n", in.name.c_str(),
+      std::printf("%-14s %5zu %5zu %12llu %10llu %10.3f %10.3f %10.3f %11zu %9.2f %12.3f%s\n", in.name.c_str(),
                   in.params.size(), in.constraints.size(), static_cast<unsigned long long>(r.cartesian),
                   static_cast<unsigned long long>(r.valid), r.first_ms, r.median_ms, r.min_ms, r.bytes, per,
-                  note.c_str());
+                  r.materialise_ms, note.c_str());
     }
   }
   if (json) {
     std::printf(
         "{\"space\": \"total\", \"valid\": %llu, \"first_ms\": %.4f, \"median_ms\": %.4f, \"min_ms\": %.4f, "
-        "\"bytes\": %zu, \"repeat\": %d}\n",
-        static_cast<unsigned long long>(total_valid), total_first, total_median, total_min, total_bytes, repeat);
+        "\"bytes\": %zu, \"repeat\": %d, \"materialise_ms\": %.4f}\n",
+        static_cast<unsigned long long>(total_valid), total_first, total_median, total_min, total_bytes, repeat,
+        total_mat);
   } else {
-    std::printf("%-14s %5s %5s %12s %10llu %10.3f %10.3f %10.3f %11zu\n", "total", "", "", "",
-                static_cast<unsigned long long>(total_valid), total_first, total_median, total_min, total_bytes);
-    std::printf("(times in ms: parse constraints + Space + index build, single thread; median/min of %d builds)\n",
-                repeat);
+    std::printf("%-14s %5s %5s %12s %10llu %10.3f %10.3f %10.3f %11zu %9s %12.3f\n", "total", "", "", "",
+                static_cast<unsigned long long>(total_valid), total_first, total_median, total_min, total_bytes, "",
+                total_mat);
+    std::printf("(times in ms: parse constraints + Space + index build, single thread; median/min of %d builds;\n"
+                " +all: build and materialise every valid config into a flat array, median of %d)\n",
+                repeat, std::max(1, repeat / 5));
   }
   return status;
 }

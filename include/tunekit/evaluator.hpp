@@ -45,12 +45,25 @@ struct Verification {
   std::string detail;  // first mismatch, when failed
 };
 
+// What produces the reference outputs: a build, its entry and its launch
+// (the default config's, or a reference function's).
+struct ReferenceRun {
+  ReferenceRun() = default;
+  // A build run like the trial itself: same entry, same launch.
+  ReferenceRun(Artifact a) : artifact(std::move(a)) {}  // NOLINT(google-explicit-constructor)
+  ReferenceRun(Artifact a, std::string e, LaunchGeometry l) : artifact(std::move(a)), entry(std::move(e)), launch(l) {}
+
+  Artifact artifact;
+  std::string entry;                     // empty: the trial's
+  std::optional<LaunchGeometry> launch;  // none: the trial's
+};
+
 struct TrialRequest {
   Artifact artifact;
   std::string entry;                  // the resolved kernel name (device backends)
   LaunchGeometry launch;              // device backends
   std::vector<ResolvedArgument> arguments;
-  std::optional<Artifact> reference;  // none: outputs are not verified
+  std::optional<ReferenceRun> reference;  // none: outputs are not verified
   Tolerance tolerance;
   MeasureSettings measure;
   std::uint64_t seed = 1;             // input fill

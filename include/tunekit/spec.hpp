@@ -73,6 +73,9 @@ struct ReferenceSpec {
   std::filesystem::path source;  // for function; empty = the kernel's source
   std::string entry;             // for function
   std::vector<std::string> flags;
+  // Device kernels: the reference function's own launch; empty grid/block
+  // mean the kernel's launch expressions.
+  LaunchSpec launch;
 };
 
 struct Tolerance {

@@ -230,11 +230,41 @@ inline int execute(const IntProgram::Op* ops, std::size_t count, std::int64_t* r
     o = bin<BinOp::NAME>(a, r[op.b], d, temps);                \
     if (o != IntProgram::Outcome::ok) return static_cast<int>(o); \
     break;
-      TK_BIN(Add)
-      TK_BIN(Sub)
-      TK_BIN(Mul)
-      TK_BIN(FloorDiv)
-      TK_BIN(Mod)
+      // The common ones inline (the same int semantics as binary_op).
+      case Code::Add:
+        if (__builtin_add_overflow(a, r[op.b], &d)) return 1;
+        break;
+      case Code::Sub:
+        if (__builtin_sub_overflow(a, r[op.b], &d)) return 1;
+        break;
+      case Code::Mul:
+        if (__builtin_mul_overflow(a, r[op.b], &d)) return 1;
+        break;
+      case Code::FloorDiv: {
+        const std::int64_t y = r[op.b];
+        if (y == 0) return 1;
+        if (y == -1) {
+          if (a == INT64_MIN) return 1;
+          d = -a;
+        } else {
+          std::int64_t q = a / y;
+          if ((a % y != 0) && ((a < 0) != (y < 0))) --q;
+          d = q;
+        }
+        break;
+      }
+      case Code::Mod: {
+        const std::int64_t y = r[op.b];
+        if (y == 0) return 1;
+        if (y == -1) {
+          d = 0;
+        } else {
+          std::int64_t m = a % y;
+          if (m != 0 && ((m < 0) != (y < 0))) m += y;
+          d = m;
+        }
+        break;
+      }
       TK_BIN(Pow)
       TK_BIN(BitAnd)
       TK_BIN(BitOr)

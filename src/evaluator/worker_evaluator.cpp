@@ -80,7 +80,9 @@ WorkerRequest make_request(const TrialRequest& rq, std::uint64_t flush_bytes) {
 fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   WorkerRequest w = make_request(rq, flush_bytes_);
   w.op = WorkerRequest::Op::reference;
-  w.artifact = *rq.reference;
+  w.artifact = rq.reference->artifact;
+  if (!rq.reference->entry.empty()) w.entry = rq.reference->entry;
+  w.launch = rq.reference->launch.value_or(rq.launch);
   json key = to_json(w);
   key.erase("measure");
   const fs::path cache = work_dir_ / "reference" / (Hasher().add(key.dump()).hex() + ".bin");

@@ -31,8 +31,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -242,14 +240,6 @@ class IndexBuilder {
     }
     out_.total_ = total;
     out_.saturated_ = total == kCap;
-    if (std::getenv("TUNEKIT_INDEX_STATS")) {
-      for (int f = 0; f < n; ++f) {
-        const auto& L = out_.layers_[f];
-        std::fprintf(stderr, "  %-24s values %4zu ctx %zu steps %zu children %zu nodes %8zu edges %9zu memo %zu made %zu looked %zu\n",
-                     params_[f].name.c_str(), params_[f].values.size(), pn_[f].ctx.size(), pn_[f].steps.size(),
-                     pn_[f].children.size(), L.first.size() - 1, L.edges(), pn_[f].memo.bytes(), pn_[f].made, pn_[f].looked);
-      }
-    }
     for (auto& P : pn_) {
       P.memo.release();
       std::vector<std::uint32_t>().swap(P.dense);
@@ -288,7 +278,6 @@ class IndexBuilder {
     std::vector<int> dense_params;
     std::vector<std::uint32_t> dense_strides;
     std::vector<std::uint32_t> dense;
-    std::size_t made = 0, looked = 0;
   };
 
   // ------------------------------------------------------------ analysis
@@ -529,7 +518,6 @@ class IndexBuilder {
   // The node of parameter f for the context now in val_, or kDead.
   std::uint32_t node(int f) {
     PNode& P = pn_[f];
-    ++P.looked;
     if (P.ctx.empty()) {
       if (P.single == kUnset) P.single = make_node(f);
       return P.single;
@@ -556,7 +544,6 @@ class IndexBuilder {
 
   std::uint32_t make_node(int f) {
     PNode& P = pn_[f];
-    ++P.made;
     SpaceIndex::Layer& L = out_.layers_[f];
     const std::size_t start = L.edges();
     const auto nvalues = static_cast<std::uint32_t>(pv_[f].size());

@@ -371,7 +371,7 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (auto v = get(m, "shared_memory")) k.launch.shared_memory = expression_of(*v, "an expression (bytes)");
   if (device && (k.launch.grid.empty() || k.launch.block.empty()))
     fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
-                   "parameters, e.g. grid: [ceil_div(N, BLOCK)], block: [BLOCK])");
+                   "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
   if (!device && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
     fail(it.where, "'grid', 'block' and 'shared_memory' apply to cuda and opencl kernels, not " + k.language);
   if (auto v = get(m, "injection"))
@@ -389,7 +389,8 @@ ArgumentSpec Loader::argument(const Item& it) const {
   a.where = it.where;
   a.name = name_of(require(m, "name"), "a C identifier");
   a.type = enum_of<ElementType>(require(m, "type"),
-                                {{"f32", ElementType::f32}, {"f64", ElementType::f64}, {"i8", ElementType::i8},
+                                {{"f32", ElementType::f32}, {"f64", ElementType::f64}, {"f16", ElementType::f16},
+                                 {"bf16", ElementType::bf16}, {"i8", ElementType::i8},
                                  {"i16", ElementType::i16}, {"i32", ElementType::i32}, {"i64", ElementType::i64},
                                  {"u8", ElementType::u8}, {"u16", ElementType::u16}, {"u32", ElementType::u32},
                                  {"u64", ElementType::u64}});
@@ -594,11 +595,16 @@ ReferenceSpec Loader::reference(const Item& it) const {
     else fail(content_loc(it), "bad value '" + s + "' for 'reference': expected " + expected);
     return r;
   }
-  Map m = map(it, {"source", "entry", "flags"}, expected);
+  Map m = map(it, {"source", "entry", "flags", "grid", "block", "shared_memory"}, expected);
   r.kind = ReferenceSpec::Kind::function;
   if (auto v = get(m, "source")) r.source = existing_file(*v, "reference source file");
   r.entry = function_name(require(m, "entry"));
   if (auto v = get(m, "flags")) r.flags = strings_of(*v);
+  if (auto v = get(m, "grid")) r.launch.grid = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "block")) r.launch.block = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "shared_memory")) r.launch.shared_memory = expression_of(*v, "an expression (bytes)");
+  if (r.launch.grid.empty() != r.launch.block.empty())
+    fail(it.where, "'reference' needs both 'grid' and 'block', or neither (then the kernel's launch is used)");
   return r;
 }
 

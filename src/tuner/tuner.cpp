@@ -191,7 +191,18 @@ class Run {
 
     // The default config's outputs are the reference unless the spec names a
     // reference function; it must build, since every verdict depends on it.
-    std::optional<Artifact> reference = reference_function_;
+    Bindings env = machine.properties;
+    for (const auto& [k, v] : p.size) env[k] = v;
+    Bindings baseline_env = env;
+    if (p.baseline)
+      for (const auto& [k, v] : *p.baseline) baseline_env[k] = v;
+
+    std::optional<ReferenceRun> reference;
+    if (reference_function_) {
+      const LaunchSpec& own = spec_.reference.launch;
+      reference = ReferenceRun{*reference_function_, spec_.reference.entry,
+                               resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
+    }
     if (spec_.reference.kind == ReferenceSpec::Kind::default_config) {
       if (!p.baseline)
         throw InputError({spec_.file.string()}, "no valid config to serve as the reference for size " + size_key(p.size));
@@ -199,11 +210,9 @@ class Run {
       if (r.status != Status::ok)
         throw InputError({spec_.file.string()}, fmt::format("the default config {} is the reference, but it does not build:\n{}",
                                                             p.baseline->str(), r.log));
-      reference = r.artifact;
+      reference = ReferenceRun{r.artifact, resolve_entry(spec_.kernel.entry, *p.baseline),
+                               resolve_launch(spec_.kernel.launch, baseline_env)};
     }
-
-    Bindings env = machine.properties;
-    for (const auto& [k, v] : p.size) env[k] = v;
 
     std::set<std::string> seen;
     std::vector<Config> queue;
@@ -320,7 +329,7 @@ class Run {
     b.built = std::async(in_background ? std::launch::async : std::launch::deferred, work);
   }
 
-  void evaluate(const SizePlan& p, Batch& b, const Bindings& env, const std::optional<Artifact>& reference,
+  void evaluate(const SizePlan& p, Batch& b, const Bindings& env, const std::optional<ReferenceRun>& reference,
                 SizeReport& sr) {
     const auto wait_start = Clock::now();
     std::vector<BuildResult> built = b.built.get();
@@ -348,7 +357,7 @@ class Run {
       rq.arguments = resolve_arguments(spec_.arguments, trial_env);
       rq.launch = resolve_launch(spec_.kernel.launch, trial_env);
       // The reference itself is not checked against itself.
-      if (reference && reference->hash != br.artifact.hash) rq.reference = reference;
+      if (reference && reference->artifact.hash != br.artifact.hash) rq.reference = reference;
       rq.tolerance = spec_.tolerance;
       rq.measure = spec_.measure;
       rq.seed = spec_.search.seed;

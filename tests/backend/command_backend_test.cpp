@@ -151,7 +151,10 @@ TEST(CommandTime, JsonPathInTheWholeOutputOrInALine) {
 TEST_F(CommandBackendTest, BackendNeedsAnApplication) {
   BackendOptions o;
   o.work_dir = dir_ / "cache";
-  EXPECT_THROW(make_backend("command", o), InputError);
+  auto bare = make_backend("command", o);  // its machine is known without an application
+  EXPECT_TRUE(bare->machine().properties.count("cores"));
+  EXPECT_THROW(bare->make_builder(), InputError);
+  EXPECT_THROW(bare->make_evaluator(), InputError);
   auto b = backend();
   EXPECT_EQ(b->name(), "command");
   EXPECT_NE(b->machine().device.find("host"), std::string::npos);

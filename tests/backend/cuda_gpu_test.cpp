@@ -190,11 +190,11 @@ TEST_F(CudaGpuTest, EachFailureBecomesItsStatusAndTheRunGoesOn) {
 }
 
 TEST_F(CudaGpuTest, ResourceLimitsAreCheckedBeforeTheLaunch) {
-  Artifact ref = build_ok(input(0));
-  TrialResult r = evaluator_->evaluate(request(build_ok(input(0)), ref, 100000, 2048));
+  // Refused before the launch: no reference is needed.
+  TrialResult r = evaluator_->evaluate(request(build_ok(input(0)), std::nullopt, 100000, 2048));
   EXPECT_EQ(r.status, Status::resource_limit) << r.error;
   BuildInput staged = input(0, "staged");
-  TrialRequest rq = request(build_ok(staged), ref, 100000, 1024);
+  TrialRequest rq = request(build_ok(staged), std::nullopt, 100000, 1024);
   rq.entry = "staged";
   rq.launch.shared_memory = 300 * 1024;  // over the opt-in limit
   r = evaluator_->evaluate(rq);

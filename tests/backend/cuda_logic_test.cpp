@@ -158,11 +158,11 @@ TEST(CudaLogic, SpecLaunchAndArgumentsResolvePerConfig) {
   const auto dir = tunekit::testing::fresh_dir();
   tunekit::testing::write_file(dir / "k.cu", "template <int B> __global__ void k(const __half* x, __nv_bfloat16* y, "
                                              "unsigned char* m, long long* c, float s, int n) {}\n");
-  tunekit::testing::write_file(dir / "k.yaml", R"(kernel:
+  tunekit::testing::write_file(dir / "k.yaml", R"yaml(kernel:
   source: k.cu
   language: cuda
   entry: "k<{BLOCK}>"
-  grid: [ceil_div(n, BLOCK * ITEMS), 2]
+  grid: ["ceil_div(n, BLOCK * ITEMS)", 2]
   block: [BLOCK]
   shared_memory: BLOCK * ITEMS * 2
 arguments:
@@ -177,7 +177,7 @@ parameters:
   BLOCK: [128, 256]
   ITEMS: [1, 4]
 constraints: [BLOCK * ITEMS * 2 <= shared_memory_per_block]
-)");
+)yaml");
   Spec spec = load_spec(dir / "k.yaml");
   EXPECT_EQ(spec.kernel.language, "cuda");
   EXPECT_TRUE(spec.kernel.flags.empty());
@@ -209,4 +209,9 @@ TEST(CudaLogic, ListingSaysWhyThereIsNoDevice) {
     if (l.backend == "cuda" && l.devices.empty()) EXPECT_FALSE(l.unavailable.empty());
 }
 
-TEST(CudaLogic, FlushCoversTwiceTheL2) { EXPECT_EQ(flush_bytes_for(h200()), 2ull * 62914560); }
+TEST(CudaLogic, FlushCoversTheL2SeveralTimes) {
+  EXPECT_EQ(flush_bytes_for(h200()), 256'000'000ull);
+  DeviceLimits big = h200();
+  big.l2_bytes = 128 << 20;
+  EXPECT_EQ(flush_bytes_for(big), 4ull * (128 << 20));
+}

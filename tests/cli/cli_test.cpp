@@ -182,8 +182,8 @@ measure: {warmup: 0us, min_samples: 3, max_samples: 3, cache: hot}
 TEST(Cli, TunesTheBundledExample) {
   const auto dir = fresh_dir();
   // A small size and budget keep this quick; the README's command runs the full space.
-  auto r = tunekit_cli({"tune", std::string(TUNEKIT_SOURCE_DIR) + "/examples/matmul/matmul.yaml", "--size", "M=96",
-                        "--size", "N=80", "--size", "K=72", "--strategy", "random", "--max-evals", "4", "--out-dir",
+  auto r = tunekit_cli({"tune", std::string(TUNEKIT_SOURCE_DIR) + "/examples/matmul/matmul.yaml", "--size", "M=256",
+                        "--size", "N=256", "--size", "K=256", "--strategy", "random", "--max-evals", "4", "--out-dir",
                         (dir / "out").string(), "--no-progress"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "best")) << r.output;

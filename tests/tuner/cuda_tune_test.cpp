@@ -17,9 +17,9 @@ using tunekit::testing::write_file;
 namespace {
 
 const char* kKernel = R"(
-template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK) scale(const float* x, float* y, int n) {
-  int i = blockIdx.x * BLOCK + threadIdx.x;
+template <int block>  // not BLOCK: the parameters also arrive as defines
+__global__ void __launch_bounds__(block) scale(const float* x, float* y, int n) {
+  int i = blockIdx.x * block + threadIdx.x;
 #if KIND == 1
   y[i + (1ll << 40)] = 1.0f;
 #elif KIND == 2
@@ -31,12 +31,12 @@ __global__ void __launch_bounds__(BLOCK) scale(const float* x, float* y, int n) 
 }
 )";
 
-const char* kSpec = R"(name: cuda-planted
+const char* kSpec = R"yaml(name: cuda-planted
 kernel:
   source: planted.cu
   language: cuda
   entry: "scale<{BLOCK}>"
-  grid: [ceil_div(N, BLOCK)]
+  grid: ["ceil_div(N, BLOCK)"]
   block: [BLOCK]
 arguments:
   - {name: x, type: f32, size: N}
@@ -51,7 +51,7 @@ constraints:
 default: {BLOCK: 256, KIND: 0}
 tolerance: {atol: 0, rtol: 0}
 measure: {warmup: 2ms, min_samples: 5, max_samples: 30, max_time: 100ms, timeout: 3s}
-)";
+)yaml";
 
 bool have_gpu() {
   for (const auto& l : list_devices())

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <memory>
 
+#include <sys/resource.h>
+
 #include <fmt/format.h>
 
 #include "tunekit/backend.hpp"
@@ -82,6 +84,13 @@ SpaceDefinition load(const SpaceArgs& a) {
   return def;
 }
 
+// Peak resident memory of this process, bytes.
+std::size_t peak_rss() {
+  struct rusage u {};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<std::size_t>(u.ru_maxrss) * 1024;
+}
+
 int run_space(const SpaceArgs& a) {
   SpaceDefinition def = load(a);
   const auto t0 = std::chrono::steady_clock::now();
@@ -117,19 +126,20 @@ int run_space(const SpaceArgs& a) {
     fmt::print(
         "{{\"file\": {}, \"name\": {}, \"format\": {}, \"parameters\": {}, \"constraints\": {}, \"cartesian\": {}, "
         "\"valid\": {}, \"saturated\": {}, \"seconds\": {:.6f}, \"bytes\": {}, \"bytes_per_config\": {:.4f}, "
-        "\"indexable\": {}{}}}\n",
+        "\"indexable\": {}, \"peak_rss_bytes\": {}{}}}\n",
         json_string(a.file), json_string(def.name), json_string(def.format), space.parameters().size(),
         space.constraints().size(), space.cartesian_size(), valid, valid == UINT64_MAX ? "true" : "false",
-        took.count(), bytes, per_config, indexed ? "true" : "false",
+        took.count(), bytes, per_config, indexed ? "true" : "false", peak_rss(),
         a.write.empty() ? std::string() : ", \"written\": " + json_string(a.write));
     return 0;
   }
   fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\nvalid:       {}\nseconds:     {:.6f}\n",
              space.parameters().size(), space.constraints().size(), space.cartesian_size(), valid_text, took.count());
   if (indexed)
-    fmt::print("bytes:       {} ({:.2f} per valid config)\n", bytes, per_config);
+    fmt::print("bytes:       {} ({:.2f} per valid config; the index)\n", bytes, per_config);
   else
     fmt::print("bytes:       0 (too large to index: counted by search)\n");
+  fmt::print("peak rss:    {} bytes (this process)\n", peak_rss());
   if (!a.write.empty()) fmt::print("written:     {}\n", a.write);
   return 0;
 }
@@ -149,7 +159,7 @@ SubCommand add_space_command(CLI::App& app) {
   cmd->add_option("-s,--size", args->sizes, "Problem size NAME=VALUE for constraints that use sizes");
   cmd->add_flag("--json", args->json,
                 "Print one JSON object (keys file, name, format, parameters, constraints, cartesian, valid, "
-                "saturated, seconds, bytes, bytes_per_config, indexable)");
+                "saturated, seconds, bytes, bytes_per_config, indexable, peak_rss_bytes)");
   cmd->add_option("--write", args->write, "Write the valid configs to this CSV file (a header, then one row each)");
   return {cmd, [args] { return run_space(*args); }};
 }

@@ -17,41 +17,44 @@ MachineInfo host_machine() {
 
 class CommandBackend final : public Backend {
  public:
-  CommandBackend(BackendOptions options, ApplicationSpec app)
+  explicit CommandBackend(BackendOptions options)
       : options_(std::move(options)),
-        app_(std::move(app)),
         // Absolute: builds and runs happen in application.workdir.
         root_(std::filesystem::absolute(options_.work_dir / "command").lexically_normal()),
         machine_(host_machine()) {}
   std::string_view name() const override { return "command"; }
   const MachineInfo& machine() const override { return machine_; }
   std::unique_ptr<Builder> make_builder() override {
-    return std::make_unique<CommandBuilder>(root_, app_, options_.rebuild);
+    return std::make_unique<CommandBuilder>(root_, application(), options_.rebuild);
   }
-  std::unique_ptr<Evaluator> make_evaluator() override { return std::make_unique<CommandEvaluator>(app_); }
+  std::unique_ptr<Evaluator> make_evaluator() override { return std::make_unique<CommandEvaluator>(application()); }
   // The build and the program share the host's cores.
   bool measures_while_building() const override { return false; }
 
   std::vector<std::string> command_line(const BuildInput& input, const Bindings& values) const override {
-    const Variant v = variant_of(root_, app_, input);
-    return expand_argv(app_.run, placeholder_values(v, values));
+    if (!options_.application) return {};
+    const Variant v = variant_of(root_, *options_.application, input);
+    return expand_argv(options_.application->run, placeholder_values(v, values));
   }
 
  private:
+  // Only building and running need it: the machine's properties (for
+  // `tunekit space`) do not.
+  const ApplicationSpec& application() const {
+    if (!options_.application)
+      throw InputError({}, "a command kernel (kernel.language: command) needs an 'application' section with its "
+                           "'run' command");
+    return *options_.application;
+  }
+
   BackendOptions options_;
-  ApplicationSpec app_;
   std::filesystem::path root_;
   MachineInfo machine_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
-  if (!options.application)
-    throw InputError({}, "a command kernel (kernel.language: command) needs an 'application' section with its "
-                         "'run' command");
-  return std::make_unique<CommandBackend>(options, *options.application);
-}
+std::unique_ptr<Backend> make_backend(const BackendOptions& options) { return std::make_unique<CommandBackend>(options); }
 
 DeviceListing list_devices() { return {"command", {host_machine()}, {}}; }
 

@@ -61,6 +61,8 @@ Loaded load() {
       bind(lib, d.cuMemAlloc, {"cuMemAlloc_v2"}, missing) && bind(lib, d.cuMemFree, {"cuMemFree_v2"}, missing) &&
       bind(lib, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
       bind(lib, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
+      bind(lib, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing) &&
+      bind(lib, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing) &&
       bind(lib, d.cuMemsetD8Async, {"cuMemsetD8Async"}, missing) &&
       bind(lib, d.cuMemsetD16Async, {"cuMemsetD16Async"}, missing) &&
       bind(lib, d.cuMemsetD32Async, {"cuMemsetD32Async"}, missing) &&
