@@ -81,17 +81,20 @@ Result build(const Input& in, int repeat) {
     bool narrow = true;
     for (const auto& p : in.params) narrow = narrow && p.values.size() <= 256;
     const std::size_t width = in.params.size() * (narrow ? 1 : 4);
-    flat.clear();
-    flat.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(space.count(), 1u << 26)) * width);
+    flat.assign(static_cast<std::size_t>(std::min<std::uint64_t>(space.count(), 1u << 26)) * width, 0);
+    std::size_t at = 0;
     space.for_each([&](std::span<const std::uint32_t> ix) {
+      if (at + width > flat.size()) return false;
+      std::uint8_t* out = flat.data() + at;
       if (narrow) {
-        for (std::uint32_t v : ix) flat.push_back(static_cast<std::uint8_t>(v));
+        for (std::size_t k = 0; k < ix.size(); ++k) out[k] = static_cast<std::uint8_t>(ix[k]);
       } else {
-        const auto* b = reinterpret_cast<const std::uint8_t*>(ix.data());
-        flat.insert(flat.end(), b, b + ix.size() * 4);
+        std::memcpy(out, ix.data(), ix.size() * 4);
       }
+      at += width;
       return true;
     });
+    flat.resize(at);
     const auto t1 = std::chrono::steady_clock::now();
     mat.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (flat.size() != r.valid * width) std::fprintf(stderr, "space_bench: materialised %zu bytes, expected %llu\n",

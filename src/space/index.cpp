@@ -797,22 +797,41 @@ void SpaceIndex::random(std::mt19937_64& rng, std::uint32_t* out) const {
 
 bool SpaceIndex::for_each(const std::function<bool(std::span<const std::uint32_t>)>& visit) const {
   if (empty_) return true;
+  if (n_ == 0) return visit(std::span<const std::uint32_t>());
+  // An odometer over the diagram: e[f] is parameter f's current edge; when
+  // it moves, the later parameters restart at the first edge of their
+  // (possibly new) nodes.
   Cursor cur(n_, roots_, root_nodes_);
-  std::vector<std::uint32_t> idx(static_cast<std::size_t>(n_), 0);
-  auto descend = [&](auto& self, int f) -> bool {
-    if (f == n_) return visit(std::span<const std::uint32_t>(idx));
+  const auto n = static_cast<std::size_t>(n_);
+  std::vector<std::uint32_t> idx(n, 0);
+  std::vector<std::size_t> e(n, 0), end(n, 0);
+  auto enter = [&](std::size_t f) {  // parameter f's edge e[f] is chosen
     const Layer& L = layers_[f];
-    const std::uint32_t N = cur.node[f];
+    idx[f] = L.value(e[f]);
     const std::size_t a = static_cast<std::size_t>(L.arity);
-    const std::vector<int>& kids = children_[f];
-    for (std::size_t e = L.first[N], end = L.first[N + 1]; e < end; ++e) {
-      idx[f] = L.value(e);
-      for (std::size_t j = 0; j < a; ++j) cur.node[kids[j]] = L.kids[e * a + j];
-      if (!self(self, f + 1)) return false;
-    }
-    return true;
+    const std::uint32_t* kids = L.kids.data() + e[f] * a;
+    for (std::size_t j = 0; j < a; ++j) cur.node[children_[f][j]] = kids[j];
   };
-  return descend(descend, 0);
+  auto restart = [&](std::size_t from) {
+    for (std::size_t g = from; g < n; ++g) {
+      const Layer& L = layers_[g];
+      const std::uint32_t N = cur.node[g];
+      e[g] = L.first[N];
+      end[g] = L.first[N + 1];
+      enter(g);
+    }
+  };
+  restart(0);
+  const std::span<const std::uint32_t> view(idx);
+  while (true) {
+    if (!visit(view)) return false;
+    std::size_t f = n;
+    while (f > 0 && e[f - 1] + 1 == end[f - 1]) --f;
+    if (f == 0) return true;
+    ++e[f - 1];
+    enter(f - 1);
+    restart(f);
+  }
 }
 
 }  // namespace tunekit::detail

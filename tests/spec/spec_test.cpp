@@ -399,7 +399,7 @@ TEST_F(SpecErrors, MinSamplesAboveMax) {
 
 TEST_F(SpecErrors, BadElementType) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: float32, size: 4}\n", 3, 21,
-               "bad value 'float32' for 'arguments[0].type': expected one of f32, f64, i8, i16, i32, i64, u8, u16, "
+               "bad value 'float32' for 'arguments[0].type': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, "
                "u32, u64");
 }
 
