@@ -376,7 +376,6 @@ class IndexBuilder {
         }
       }
     }
-    std::vector<int> comp_first;
     std::unordered_map<int, std::size_t> comp_of_root;
     std::vector<std::vector<int>> comps;
     for (std::size_t k = 1; k < vars.size(); ++k) {

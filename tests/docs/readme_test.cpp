@@ -53,17 +53,18 @@ TEST(Readme, EveryTunekitCommandRuns) {
   const std::string root = TUNEKIT_SOURCE_DIR;
   const auto commands = tunekit_commands(tunekit::testing::read_file(root + "/README.md"));
   ASSERT_FALSE(commands.empty()) << "no build/bin/tunekit commands found in README.md";
-  int n = 0;
+  // In order, sharing one output folder: `select` and `emit` read what the
+  // `tune` before them stored.
+  const std::string out = tunekit::testing::fresh_dir().string();
   for (const auto& command : commands) {
     auto argv = words(command);
     argv[0] = tunekit::testing::tunekit_exe().string();
-    if (argv.size() > 1 && argv[1] == "tune") {
-      argv.push_back("--out-dir");
-      argv.push_back((tunekit::testing::fresh_dir(std::to_string(n++))).string());
-      argv.push_back("--no-progress");
-    }
+    const std::string verb = argv.size() > 1 ? argv[1] : "";
+    if (verb == "tune" || verb == "select" || verb == "emit") argv.insert(argv.end(), {"--out-dir", out});
+    if (verb == "tune") argv.push_back("--no-progress");
     auto r = detail::run_process(argv, std::chrono::minutes(5), root);
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.output;
-    if (argv[1] == "tune") EXPECT_NE(r.output.find("best: "), std::string::npos) << command << "\n" << r.output;
+    if (verb == "tune") EXPECT_NE(r.output.find("best: "), std::string::npos) << command << "\n" << r.output;
+    if (verb == "emit") EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "matmul_policy.hpp")) << r.output;
   }
 }

@@ -26,6 +26,10 @@ namespace {
 constexpr double kShortKernelUs = 10.0;
 // A batch lasts about this long.
 constexpr double kBatchTargetUs = 200.0;
+// Samples enqueued before one wait: about this much GPU time, at most
+// kMaxGroup samples.
+constexpr double kGroupTargetUs = 2000.0;
+constexpr std::size_t kMaxGroup = 64;
 constexpr std::size_t kModuleCacheSize = 8;
 
 // The L2 flush: ordinary 16-byte stores over a buffer larger than the L2,
@@ -187,19 +191,38 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       }
       GraphGuard graph{d_};
       if (batch > 1) capture(batch, graph);
-      auto flush = [&] {
-        unsigned long long n16 = flush_bytes_ / 16;
-        unsigned value = ++flush_value_;
-        void* params[] = {&flush_, &n16, &value};
-        const unsigned blocks = static_cast<unsigned>(std::max(1, limits_.sm_count) * 4);
-        check_async("the L2 flush", d_.cuLaunchKernel(flush_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr));
-      };
+      // Samples are enqueued in groups, back to back (flush, event, kernel,
+      // event), as triton.testing.do_bench does, and read after one wait:
+      // the GPU never idles between the samples of a group, and the host
+      // waits once per group. A group is about kGroupTargetUs of GPU work.
+      std::vector<Microseconds> group;
+      std::size_t next = 0, group_size = 1;
       auto sample = [&]() -> Microseconds {
-        const Microseconds t = batch > 1 ? time_graph(graph.exec) : time_launches(1);
-        result.device_busy += t;
-        return t / static_cast<double>(batch);
+        if (next == group.size()) {
+          ensure_events(group_size);
+          for (std::size_t i = 0; i < group_size; ++i) {
+            if (cold) flush();
+            check_async("cuEventRecord", d_.cuEventRecord(starts_[i], stream_));
+            if (batch > 1) check_async("cuGraphLaunch", d_.cuGraphLaunch(graph.exec, stream_));
+            else check_async("cuLaunchKernel", launch(stream_));
+            check_async("cuEventRecord", d_.cuEventRecord(stops_[i], stream_));
+          }
+          check_async("the kernel", d_.cuEventSynchronize(stops_[group_size - 1]));
+          group.clear();
+          for (std::size_t i = 0; i < group_size; ++i) {
+            float ms = 0;
+            check_async("cuEventElapsedTime", d_.cuEventElapsedTime(&ms, starts_[i], stops_[i]));
+            group.push_back(Microseconds(1000.0 * static_cast<double>(ms)));
+            result.device_busy += group.back();
+          }
+          next = 0;
+          const double per_sample = group.back().count() + (cold ? flush_us_ : 0.0);
+          group_size = static_cast<std::size_t>(
+              std::clamp(kGroupTargetUs / std::max(per_sample, 1.0), 1.0, static_cast<double>(kMaxGroup)));
+        }
+        return group[next++] / static_cast<double>(batch);
       };
-      result.samples = collect_samples(rq.measure, cold ? std::function<void()>(flush) : std::function<void()>(), sample);
+      result.samples = collect_samples(rq.measure, {}, sample);
     } catch (const CudaFailure& f) {
       TrialResult r = *fail_call(f.what, f.code);
       r.device_busy = result.device_busy;
@@ -284,6 +307,24 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     check_async("cuGraphInstantiate", d_.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0));
   }
 
+  void flush() {
+    unsigned long long n16 = flush_bytes_ / 16;
+    unsigned value = ++flush_value_;
+    void* params[] = {&flush_, &n16, &value};
+    const unsigned blocks = static_cast<unsigned>(std::max(1, limits_.sm_count) * 4);
+    check_async("the L2 flush", d_.cuLaunchKernel(flush_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr));
+  }
+
+  void ensure_events(std::size_t n) {
+    while (starts_.size() < n) {
+      CUevent a = nullptr, b = nullptr;
+      check_async("cuEventCreate", d_.cuEventCreate(&a, kEventDefault));
+      check_async("cuEventCreate", d_.cuEventCreate(&b, kEventDefault));
+      starts_.push_back(a);
+      stops_.push_back(b);
+    }
+  }
+
   std::optional<TrialResult> ensure_flush(std::uint64_t bytes) {
     bytes = bytes / 16 * 16;
     if (!flush_fn_) {
@@ -298,6 +339,15 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     flush_bytes_ = 0;
     if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS) return fail_call("cuMemAlloc (L2 flush)", r);
     flush_bytes_ = bytes;
+    try {  // its length, to size the groups of samples
+      flush();  // the first launch may load the function
+      check_async("cuEventRecord", d_.cuEventRecord(start_, stream_));
+      flush();
+      check_async("cuEventRecord", d_.cuEventRecord(stop_, stream_));
+      flush_us_ = elapsed().count();
+    } catch (const CudaFailure& f) {
+      return fail_call(f.what, f.code);
+    }
     return std::nullopt;
   }
 
@@ -374,6 +424,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   std::string signature_;
   CUdeviceptr flush_ = 0;
   std::uint64_t flush_bytes_ = 0;
+  double flush_us_ = 0;
+  std::vector<CUevent> starts_, stops_;
   CUmodule flush_module_ = nullptr;
   CUfunction flush_fn_ = nullptr;
   unsigned flush_value_ = 0;
