@@ -33,6 +33,11 @@
 #   --naive-reps N           timed calls of the naive loop at sizes > 1024
 #                            (default 3; it is slow); the naive loop is
 #                            measured in the first round only
+#   --omp-wait-policy P      set OMP_WAIT_POLICY=P (active|passive) for the
+#                            kernel; default: libgomp's default (spin a while,
+#                            then sleep), as when tunekit measured it. passive
+#                            is much more robust when other processes compete
+#                            for the cores
 #   -h, --help
 #
 # Environment: OPENBLAS_CORETYPE is removed from the benchmark processes'
@@ -53,6 +58,7 @@ out="$root/build/bench-cpu-gemm"
 rounds=3
 threads=2
 naive_reps=3
+wait_policy=""
 CXX=${CXX:-g++}
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -70,6 +76,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=${2:?}; shift 2 ;;
     --threads) threads=${2:?}; shift 2 ;;
     --naive-reps) naive_reps=${2:?}; shift 2 ;;
+    --omp-wait-policy) wait_policy=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;
   esac
@@ -161,6 +168,7 @@ if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
   echo "[env] OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE is set here; it is unset for the benchmark processes" >&2
 fi
 runenv=(env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads")
+[ -z "$wait_policy" ] || runenv+=(OMP_WAIT_POLICY="$wait_policy")
 results="$out/results.txt"
 : >"$results"
 status=0
@@ -192,9 +200,9 @@ for r in $(seq "$rounds"); do
 done
 
 # ---- 4. report ---------------------------------------------------------------
-python3 - "$results" "$rounds" "$threads" "$naive_reps" "$sizes" <<'EOF'
+python3 - "$results" "$rounds" "$threads" "$naive_reps" "$sizes" "${wait_policy:-default}" <<'EOF'
 import sys
-results, rounds, threads, naive_reps, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].split()
+results, rounds, threads, naive_reps, sizes, policy = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].split(), sys.argv[6]
 best, cfg, core, bad = {}, {}, set(), []
 for line in open(results):
     kv = dict(f.split("=", 1) for f in line.split())
@@ -209,7 +217,7 @@ for line in open(results):
         bad.append(line.strip())
 print()
 print(f"CPU GEMM, single precision, C = A*B row-major; GFLOP/s = 2*S^3/median time "
-      f"(best of {rounds} round(s)); {threads} threads; OpenBLAS core: {', '.join(sorted(core))}")
+      f"(best of {rounds} round(s)); {threads} threads; OMP_WAIT_POLICY {policy}; OpenBLAS core: {', '.join(sorted(core))}")
 hdr = f"{'size':>6} {'naive':>8} {'default':>8} {'tuned':>8} {'OpenBLAS':>9} {'tuned/OpenBLAS':>15} {'tuned/default':>14} {'tuned/naive':>12}"
 print(hdr)
 print("-" * len(hdr))

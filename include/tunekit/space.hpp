@@ -92,7 +92,9 @@ class Space {
   // binary search among the valid values of that step). If the graph would
   // outgrow the index budget (set_index_budget(), default 1 GiB), the space
   // is not indexable: count() and for_each() then use a bounded-memory
-  // search, and the members that need the index throw std::length_error.
+  // search, contains_indices() and neighbours() evaluate the constraints,
+  // and at(), indices_at(), index_of(), random(), random_indices() and
+  // size() throw std::length_error.
 
   // Builds the index now (else on first use). Returns indexable().
   bool build() const;
@@ -111,7 +113,8 @@ class Space {
   // valid (or not in the space).
   std::optional<std::uint64_t> index_of(const Config& c) const;
   std::optional<std::uint64_t> index_of(std::span<const std::uint32_t> value_indices) const;
-  // Membership by value indices (a walk of the index, no evaluation).
+  // Membership by value indices (a walk of the index; the constraints are
+  // evaluated instead when the space is not indexable).
   bool contains_indices(std::span<const std::uint32_t> value_indices) const;
   // A valid config drawn uniformly at random. Throws std::out_of_range if
   // the space is empty.
@@ -123,8 +126,9 @@ class Space {
   std::vector<Config> neighbours(const Config& c, Neighbourhood kind = Neighbourhood::hamming) const;
   std::vector<std::vector<std::uint32_t>> neighbours(std::span<const std::uint32_t> value_indices,
                                                      Neighbourhood kind = Neighbourhood::hamming) const;
-  // Upper bound on the index's memory (bytes); takes effect for an index
-  // not built yet. Used to exercise the fallback path.
+  // Upper bound on the memory the index may take while it is built (bytes;
+  // default 1 GiB). Drops this space's index, if built; the next use builds
+  // it again under the new budget. (0 forces the fallback, for tests.)
   void set_index_budget(std::size_t bytes);
 
   Config config_at(std::span<const std::uint32_t> value_indices) const;
