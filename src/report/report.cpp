@@ -1,5 +1,6 @@
 // Handing results back: one console line per trial, a CSV table, a JSON
 // document and the summary printed at the end of `tunekit tune`.
+#include "report/detail/files.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/select.hpp"
 
@@ -79,41 +80,7 @@ std::optional<double> speedup(const TrialRecord* best, const TrialRecord* baseli
 // Numbers JSON can hold; NaN and infinities become null.
 ojson number(double d) { return std::isfinite(d) ? ojson(d) : ojson(nullptr); }
 
-// Writes `content` next to `file` and renames it into place, so readers never
-// see half a file.
-void write_file(const std::filesystem::path& file, const std::string& content) {
-  std::error_code ec;
-  if (auto parent = file.parent_path(); !parent.empty()) {
-    std::filesystem::create_directories(parent, ec);
-    if (ec) throw std::runtime_error(fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
-  }
-  std::filesystem::path tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp.string()));
-    out << content;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp.string()));
-  }
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), ec.message()));
-  }
-}
 
-// RFC 4180: quote a field holding a comma, a quote or a line break; double
-// the quotes inside.
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string csv_number(double d, const char* spec) {
   if (!std::isfinite(d)) return std::isnan(d) ? "" : (d > 0 ? "inf" : "-inf");
@@ -247,11 +214,11 @@ void write_csv(const std::filesystem::path& file, const std::vector<TrialRecord>
     };
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i) out += ',';
-      out += csv_field(row[i]);
+      out += detail::csv_field(row[i]);
     }
     out += '\n';
   }
-  write_file(file, out);
+  detail::write_file_atomically(file, out);
 }
 
 void write_json(const std::filesystem::path& file, const TuneReport& report) {
@@ -287,7 +254,7 @@ void write_json(const std::filesystem::path& file, const TuneReport& report) {
     sizes.push_back(std::move(sj));
   }
   j["sizes"] = std::move(sizes);
-  write_file(file, j.dump(2) + "\n");
+  detail::write_file_atomically(file, j.dump(2) + "\n");
 }
 
 std::string format_summary(const TuneReport& report) {

@@ -7,24 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "report/detail/files.hpp"
 #include "tunekit/report.hpp"
 
 namespace tunekit {
-
-namespace {
-
-// RFC 4180: quote a field holding a comma, a quote or a line break.
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 std::string results_file_name(std::chrono::system_clock::time_point when) {
   const std::time_t t = std::chrono::system_clock::to_time_t(when);
@@ -63,23 +49,9 @@ void write_results_csv(const std::filesystem::path& file, const std::vector<Tria
     const std::string duration =
         t.status == Status::ok ? fmt::format("{:.3f}", t.stats.median.count()) : std::string(to_string(t.status));
     const std::string line = i < args.size() && !args[i].empty() ? shell_quote(args[i]) : std::string();
-    out += fmt::format("{},{},{},{}\n", i + 1, csv_field(t.config.str()), csv_field(duration), csv_field(line));
+    out += fmt::format("{},{},{},{}\n", i + 1, detail::csv_field(t.config.str()), detail::csv_field(duration), detail::csv_field(line));
   }
-  std::error_code ec;
-  if (auto parent = file.parent_path(); !parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::filesystem::path tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << out;
-    f.flush();
-    if (!f) throw std::runtime_error(fmt::format("cannot write {}", tmp.string()));
-  }
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), ec.message()));
-  }
+  detail::write_file_atomically(file, out);
 }
 
 }  // namespace tunekit

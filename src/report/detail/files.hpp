@@ -1,0 +1,17 @@
+#pragma once
+// File helpers shared by the report writers.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace tunekit::detail {
+
+// Writes `content` next to `file` and renames it into place, so readers never
+// see half a file. Creates the parent folder.
+void write_file_atomically(const std::filesystem::path& file, const std::string& content);
+
+// RFC 4180: quote a field holding a comma, a quote or a line break; double
+// the quotes inside.
+std::string csv_field(std::string_view s);
+
+}  // namespace tunekit::detail
