@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/detail/cpu_backend.hpp"
+#include "builder/detail/compiler.hpp"
 #include "core/detail/process.hpp"
 
 namespace tunekit::cpu {
@@ -57,20 +58,7 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
   argv.insert(argv.end(), in.flags.begin(), in.flags.end());
   for (const auto& d : in.defines) argv.push_back("-D" + d);
   argv.insert(argv.end(), {"-shared", "-fPIC", "-o", tmp.string(), src.string()});
-  detail::ProcessResult p;
-  try {
-    p = detail::run_process(argv, std::chrono::minutes(5));
-  } catch (const std::exception& e) {
-    r.status = Status::compile_error;
-    r.log = e.what();
-    return r;
-  }
-  r.time = p.wall;
-  r.log = std::move(p.output);
-  if (p.timed_out || p.signal != 0 || p.exit_code != 0) {
-    r.status = Status::compile_error;
-    if (p.timed_out) r.log = "compiler timed out after 5 minutes\n" + r.log;
-    else if (p.signal) r.log = "compiler killed by " + detail::describe_signal(p.signal) + "\n" + r.log;
+  if (!detail::run_compiler(argv, "the compiler", r)) {
     fs::remove(tmp);
     return r;
   }

@@ -10,6 +10,7 @@
 
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/nvrtc.hpp"
+#include "builder/detail/compiler.hpp"
 #include "core/detail/hash.hpp"
 #include "core/detail/process.hpp"
 
@@ -318,20 +319,7 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
   for (const auto& d : in.defines) argv.push_back("-D" + d);
   argv.insert(argv.end(), in.flags.begin(), in.flags.end());
   argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
-  detail::ProcessResult p;
-  try {
-    p = detail::run_process(argv, std::chrono::minutes(5));
-  } catch (const std::exception& e) {
-    r.status = Status::compile_error;
-    r.log = std::string("cannot run nvcc: ") + e.what();
-    return r;
-  }
-  r.time = p.wall;
-  r.log = std::move(p.output);
-  if (p.timed_out || p.signal != 0 || p.exit_code != 0) {
-    r.status = Status::compile_error;
-    if (p.timed_out) r.log = "nvcc timed out after 5 minutes\n" + r.log;
-    else if (p.signal) r.log = "nvcc killed by " + detail::describe_signal(p.signal) + "\n" + r.log;
+  if (!detail::run_compiler(argv, "nvcc", r)) {
     fs::remove(tmp);
     return r;
   }

@@ -1,0 +1,16 @@
+#pragma once
+// Running an external compiler (or build script) for a builder: its output
+// becomes the build log, and any failure becomes Status::compile_error.
+#include <string>
+#include <vector>
+
+#include "tunekit/builder.hpp"
+
+namespace tunekit::detail {
+
+// Runs `argv` (no shell) with a 5-minute limit. Fills r.time and r.log; on
+// failure sets r.status = compile_error, says why in the log (naming `tool`)
+// and returns false.
+bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r);
+
+}  // namespace tunekit::detail
