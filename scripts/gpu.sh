@@ -7,7 +7,9 @@
 # Through the device tool, from a developer machine:
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
-# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] (default: all four).
+# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [wgmma-check] [gemm]
+# [attention] [flash] (default: all of them). Extra arguments for the kernel benchmarks go in
+# $GEMM_ARGS, $ATTENTION_ARGS and $FLASH_ARGS.
 # Logs and JSON summaries go to $OUT when set (the device tool returns them), else build-gpu/out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,12 +21,13 @@ if [[ "${1:-}" == --prepare ]]; then
   exit $?
 fi
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing wgmma-check gemm attention flash)
 want() { local s; for s in "${steps[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 
 out=${OUT:-$root/build-gpu/out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
+export PATH=$PATH:/usr/local/cuda/bin
 
 # --- build -------------------------------------------------------------------
 cmake_args=(-S scripts/gpu -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release)
@@ -64,8 +67,43 @@ if want timing; then
   result[timing]=$(grep -E "^worst disagreement" "$out/timing.log")
 fi
 
+# --- the kernel library (issue #5) ------------------------------------------------
+# Work folders stay out of $OUT (the device tool returns at most 8 files);
+# the tuning databases come back as one archive.
+work=$root/build-gpu/work
+mkdir -p "$work"
+if want wgmma-check; then
+  # The Hopper kernel outside tunekit, with the driver's own tensor maps: a
+  # wrong result here is the kernel's, not tunekit's. Then its SASS: HGMMA
+  # must be there (HMMA only would be the slow path).
+  {
+    for cfg in "-DCLUSTER_M=1" "-DCLUSTER_M=2" "-DBM=128 -DBN=128 -DCONSUMERS=1 -DSTAGES=6" "-DBM=256 -DBN=128 -DCLUSTER_M=2"; do
+      nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a $cfg kernels/gemm/wgmma_check.cu -lcuda \
+        -o "$work/wgmma_check" && "$work/wgmma_check"
+    done
+    nvcc -std=c++17 -cubin -gencode=arch=compute_90a,code=sm_90a kernels/gemm/wgmma_gemm.cu -o "$work/wgmma.cubin" &&
+      echo "SASS: $(cuobjdump --dump-sass "$work/wgmma.cubin" | grep -c HGMMA) HGMMA, $(cuobjdump --dump-sass "$work/wgmma.cubin" | grep -c ' HMMA') HMMA"
+  } 2>&1 | tee "$out/wgmma_check.log"
+  result[wgmma-check]="$(grep -c ' -> ok' "$out/wgmma_check.log") ok, $(grep -c ' -> FAIL' "$out/wgmma_check.log") failed; $(grep '^SASS' "$out/wgmma_check.log")"
+fi
+if want gemm; then
+  python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm" --summary "$out/gemm.json" ${GEMM_ARGS:-} 2>&1 | tee "$out/gemm.log"
+  result[gemm]=$(grep -c "x met" "$out/gemm.log")" goals met of $(grep -cE "x (met|missed)" "$out/gemm.log")"
+fi
+if want attention; then
+  python3 bench/kernels/decode_attention.py --tunekit "$bin/tunekit" --out "$work/attention" ${ATTENTION_ARGS:-} 2>&1 | tee "$out/attention.log"
+  result[attention]=$(grep -iE "tuned.*per-matmul|speedup" "$out/attention.log" | tail -1)
+fi
+if want flash; then
+  python3 bench/kernels/flash_decode.py --tunekit "$bin/tunekit" --out "$work/flash" ${FLASH_ARGS:-} 2>&1 | tee "$out/flash.log"
+  result[flash]=$(grep -E "^\| *(1|32|8|64) *\|" "$out/flash.log" | wc -l)" shapes"
+fi
+if want gemm || want attention || want flash; then
+  (cd "$work" && find . -name '*.db' -o -name '*.json' -o -name '*.csv' | tar czf "$out/kernels-results.tgz" -T -) 2>/dev/null
+fi
+
 echo
 echo "=== scripts/gpu.sh summary ($(head -1 "$out/devices.txt" 2>/dev/null)) ==="
-for k in tests faults overhead timing; do
+for k in tests faults overhead timing wgmma-check gemm attention flash; do
   [[ -n "${result[$k]:-}" ]] && printf '%-9s %s\n' "$k" "${result[$k]}"
 done

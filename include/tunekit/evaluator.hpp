@@ -12,6 +12,18 @@
 
 namespace tunekit {
 
+// A tensor map's extents worked out for one config and size (checked by the
+// CUDA worker, where a bad one becomes the trial's status).
+struct ResolvedTensorMap {
+  std::string of;                   // the buffer argument
+  std::vector<std::int64_t> dims;   // innermost first, elements
+  std::vector<std::int64_t> box;
+  int swizzle = 0;                  // bytes: 0, 32, 64, 128
+  bool oob_nan = false;
+  int l2_promotion = 128;           // bytes: 0, 64, 128, 256
+  bool operator==(const ResolvedTensorMap&) const = default;
+};
+
 // An argument with its size and value worked out for one config and size.
 struct ResolvedArgument {
   std::string name;
@@ -21,10 +33,14 @@ struct ResolvedArgument {
   Fill fill = Fill::random;
   double fill_value = 0;
   Value scalar;             // scalars
+  std::optional<ResolvedTensorMap> tensor_map;  // role == tensor_map; `type` is its buffer's
 };
 
-// Evaluates each argument's size and scalar value. Throws InputError when an
-// expression fails (unbound name, negative size ...).
+// Evaluates each argument's size and scalar value, and each tensor map's
+// dims and box (their limits are checked by the CUDA worker, so that a config
+// over them becomes a trial status). Throws InputError when an expression
+// fails (unbound name, negative size ...) or a tensor map's `of` names no
+// buffer argument.
 std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env);
 
 // A device launch worked out for one config and size.
@@ -32,9 +48,12 @@ struct LaunchGeometry {
   std::array<std::uint64_t, 3> grid{1, 1, 1};
   std::array<std::uint64_t, 3> block{1, 1, 1};
   std::uint64_t shared_memory = 0;  // dynamic, bytes
+  std::array<std::uint64_t, 3> cluster{1, 1, 1};  // CUDA: blocks per thread-block cluster
+  bool clustered() const { return cluster[0] * cluster[1] * cluster[2] > 1; }
 };
 
 // Throws InputError for an expression that fails or is not positive.
+// Whether a cluster fits the grid and the device is the backend's to check.
 LaunchGeometry resolve_launch(const LaunchSpec& launch, const Bindings& env);
 
 struct Verification {
@@ -56,6 +75,10 @@ struct ReferenceRun {
   Artifact artifact;
   std::string entry;                     // empty: the trial's
   std::optional<LaunchGeometry> launch;  // none: the trial's
+  // Tensor-map arguments resolved with the reference's own config (its box
+  // may differ from the trial's): each replaces the trial's argument of the
+  // same name in the reference run. Empty: the trial's arguments.
+  std::vector<ResolvedArgument> tensor_maps;
 };
 
 struct TrialRequest {

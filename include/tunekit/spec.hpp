@@ -20,9 +20,25 @@ const char* c_type_name(ElementType t);  // "float", "int32_t", ...
 bool is_floating(ElementType t);
 
 enum class Fill { random, constant, sequence, zeros };
-enum class Role { in, out, inout, scalar };
+enum class Role { in, out, inout, scalar, tensor_map };
 std::string_view to_string(Fill f);
 std::string_view to_string(Role r);
+
+// A TMA tensor map (CUDA, compute capability 9.0 on): a tiled view of the
+// buffer argument `of`, encoded with cuTensorMapEncodeTiled once the buffer
+// is on the device and passed to the kernel by value (a 128-byte CUtensorMap,
+// declared `const __grid_constant__ CUtensorMap`). The global array is dense
+// and row-major: strides are dims[0] * element size, times dims[1], ...
+struct TensorMapSpec {
+  std::string of;                // the buffer argument it describes
+  std::vector<Expression> dims;  // 1 to 5, innermost first: the array's extents, in elements
+  std::vector<Expression> box;   // as many: the box (the shared-memory tile) a copy moves
+  int swizzle = 0;               // bytes: 0 (none), 32, 64 or 128
+  bool oob_nan = false;          // out-of-bounds elements read as NaN instead of zero
+  int l2_promotion = 128;        // bytes: 0 (none), 64, 128 or 256
+  SourceLocation where;          // the mapping
+  SourceLocation of_where;       // its `of`
+};
 
 struct ArgumentSpec {
   std::string name;
@@ -34,6 +50,9 @@ struct ArgumentSpec {
   double fill_value = 0;  // constant value, or the first value of a sequence
   // Scalars (role == scalar): the value, an expression.
   std::optional<Expression> value;
+  // Tensor maps (role == tensor_map; CUDA only): `type` is the element type
+  // of the buffer it describes.
+  std::optional<TensorMapSpec> tensor_map;
   SourceLocation where;
 };
 
@@ -51,6 +70,7 @@ struct LaunchSpec {
   std::vector<Expression> grid;   // 1 to 3: blocks (work-groups) per dimension
   std::vector<Expression> block;  // 1 to 3: threads (work-items) per block
   std::optional<Expression> shared_memory;  // dynamic shared memory, bytes (CUDA)
+  std::vector<Expression> cluster;          // CUDA: 1 to 3, blocks per thread-block cluster; empty: no cluster
 };
 
 struct KernelSpec {
@@ -85,11 +105,25 @@ struct Tolerance {
 
 enum class StrategyKind { exhaustive, random };
 
+// Matmul tile rules (`search.rules`): one entry per matmul of the kernel.
+// Each tiled axis names the parameter that tiles it and the axis length, an
+// expression over problem sizes, machine properties and parameters.
+struct TileAxis {
+  std::string parameter;  // a declared parameter with numeric values
+  Expression length;      // e.g. "K // SPLIT_K"
+  SourceLocation where;
+};
+struct MatmulRule {
+  std::optional<TileAxis> m, n, k;  // M: the rows axis (the tiny-M rule applies)
+  SourceLocation where;
+};
+
 struct SearchSettings {
   StrategyKind strategy = StrategyKind::exhaustive;
   std::optional<std::size_t> max_evaluations;
   std::optional<Seconds> max_time;
   std::uint64_t seed = 1;
+  std::vector<MatmulRule> rules;  // non-empty: every size's search starts from the rule config
 };
 
 struct OutputSettings {

@@ -29,6 +29,11 @@ struct TrialRecord {
   Seconds build_time{0};
   std::string machine;      // JSON description of the machine
   std::string created_at;   // ISO 8601 UTC, set by insert() when empty
+  // The config the matmul tile rules (search.rules) derived for this size,
+  // which a seeded search evaluated first. At most one trial per spec,
+  // device and size carries it: put() of a flagged trial clears it on the
+  // others; put() of an unflagged trial keeps a stored flag.
+  bool rule_seed = false;
 };
 
 // Canonical key of a problem size (names sorted).
@@ -45,13 +50,16 @@ class Store {
 
   std::optional<TrialRecord> find(const std::string& spec_hash, const std::string& device, const Bindings& size,
                                   const Config& config) const;
-  // Inserts, or replaces the trial with the same spec, device, size and config.
+  // Inserts, or replaces the trial with the same spec, device, size and
+  // config. Sets record.id, and record.rule_seed to the stored flag.
   void put(TrialRecord& record);
   std::vector<TrialRecord> trials(const std::string& spec_hash) const;  // in insertion order
   std::vector<TrialRecord> all() const;
   std::size_t erase(const std::string& spec_hash);
 
  private:
+  void upsert(TrialRecord& record);
+
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
 };

@@ -34,6 +34,7 @@ struct SizeReport {
   std::optional<std::size_t> best;     // index into trials
   std::optional<std::size_t> baseline; // the default config's trial
   bool baseline_is_spec_default = false;
+  std::optional<std::size_t> rule_seed; // the rule config's trial (search.rules), evaluated first
 };
 
 struct TuneReport {
@@ -43,6 +44,7 @@ struct TuneReport {
   std::filesystem::path db, csv, json;
   std::filesystem::path results;  // TUNEKIT_RESULTS_<time>.csv (command backend); empty otherwise
   std::size_t resumed = 0;  // trials served from the store
+  bool seeded_by_rules = false;  // search.rules seeded every size's search
   Seconds wall{0};
   Seconds build{0};        // compiling, summed over batches (may overlap measuring)
   Seconds build_wait{0};   // of it, the time measuring waited for builds

@@ -12,34 +12,54 @@ namespace tunekit::detail {
 
 void HostArguments::FreeDeleter::operator()(void* p) const { std::free(p); }
 
+std::string argument_signature(const ResolvedArgument& a, std::size_t index, std::uint64_t seed) {
+  // The index is part of it: each buffer's fill is seeded by its place.
+  return std::to_string(seed) + "#" + std::to_string(index) + "|" +
+         (a.role == Role::tensor_map ? "map:" + a.name : to_json(a).dump());
+}
+
+std::string argument_signature(const std::vector<ResolvedArgument>& args, std::uint64_t seed) {
+  std::string signature;
+  for (std::size_t i = 0; i < args.size(); ++i) signature += argument_signature(args[i], i, seed) + "\n";
+  return signature;
+}
+
 bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint64_t seed) {
-  std::string signature = std::to_string(seed);
-  for (const auto& a : args) signature += "|" + to_json(a).dump();
-  const bool changed = signature != signature_;
-  if (changed) {
-    signature_ = std::move(signature);
-    args_ = args;
-    buffers_.clear();
-    bytes_.assign(args.size(), 0);
-    pristine_.assign(args.size(), {});
-    scalars_.assign(args.size(), 0);
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const auto& a = args[i];
-      if (a.role == Role::scalar) {
-        buffers_.emplace_back(nullptr);
-        scalars_[i] = scalar_bits(a);
-        continue;
-      }
-      bytes_[i] = a.count * size_of(a.type);
-      // 64-byte alignment: a cache line, and what AVX-512 loads like.
-      const std::size_t rounded = std::max<std::size_t>(64, (bytes_[i] + 63) / 64 * 64);
-      auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
-      if (!p) throw std::bad_alloc();
-      buffers_.emplace_back(p);
-      fill(p, a, seed * 1000003ULL + i);
-      if (a.role != Role::out) pristine_[i].assign(p, p + bytes_[i]);
+  const std::size_t n = args.size();
+  buffers_.resize(n);
+  bytes_.resize(n, 0);
+  pristine_.resize(n);
+  scalars_.resize(n, 0);
+  signatures_.resize(n);
+  versions_.resize(n, 0);
+  bool changed = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& a = args[i];
+    std::string signature = argument_signature(a, i, seed);
+    if (signature == signatures_[i]) continue;
+    changed = true;
+    signatures_[i] = std::move(signature);
+    versions_[i] = ++generated_;
+    buffers_[i].reset();
+    bytes_[i] = 0;
+    pristine_[i].clear();
+    scalars_[i] = 0;
+    if (a.role == Role::scalar) {
+      scalars_[i] = scalar_bits(a);
+      continue;
     }
+    if (a.role == Role::tensor_map) continue;  // encoded by the device backend
+    bytes_[i] = a.count * size_of(a.type);
+    // 64-byte alignment: a cache line, and what AVX-512 loads like.
+    const std::size_t rounded = std::max<std::size_t>(64, (bytes_[i] + 63) / 64 * 64);
+    auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
+    if (!p) throw std::bad_alloc();
+    buffers_[i].reset(p);
+    fill(p, a, seed * 1000003ULL + i);
+    if (a.role == Role::inout) pristine_[i].assign(p, p + bytes_[i]);
   }
+  // The tensor maps' dims and box are not in the signatures: keep the latest.
+  args_ = args;
   reset();
   return changed;
 }

@@ -27,6 +27,11 @@ json to_json(const ResolvedArgument& a) {
     if (a.scalar.is_int()) j["scalar"] = a.scalar.as_int();
     else j["scalar"] = a.scalar.to_double();
   }
+  if (a.tensor_map) {
+    const ResolvedTensorMap& m = *a.tensor_map;
+    j["tensor_map"] = {{"of", m.of},       {"dims", m.dims},       {"box", m.box},
+                       {"swizzle", m.swizzle}, {"oob_nan", m.oob_nan}, {"l2_promotion", m.l2_promotion}};
+  }
   return j;
 }
 
@@ -36,13 +41,24 @@ ResolvedArgument argument_from_json(const json& j) {
   const auto type = element_type_from_string(j.at("type").get<std::string>());
   if (!type) throw std::invalid_argument("bad element type in a worker message");
   a.type = *type;
-  a.role = enum_from(j.at("role"), {Role::in, Role::out, Role::inout, Role::scalar});
+  a.role = enum_from(j.at("role"), {Role::in, Role::out, Role::inout, Role::scalar, Role::tensor_map});
   a.fill = enum_from(j.at("fill"), {Fill::random, Fill::constant, Fill::sequence, Fill::zeros});
   a.count = j.at("count").get<std::uint64_t>();
   a.fill_value = j.at("fill_value").get<double>();
   if (j.contains("scalar")) {
     const auto& s = j["scalar"];
     a.scalar = s.is_number_integer() ? Value(s.get<std::int64_t>()) : Value(s.get<double>());
+  }
+  if (j.contains("tensor_map")) {
+    const auto& t = j["tensor_map"];
+    ResolvedTensorMap m;
+    m.of = t.at("of").get<std::string>();
+    m.dims = t.at("dims").get<std::vector<std::int64_t>>();
+    m.box = t.at("box").get<std::vector<std::int64_t>>();
+    m.swizzle = t.at("swizzle").get<int>();
+    m.oob_nan = t.at("oob_nan").get<bool>();
+    m.l2_promotion = t.at("l2_promotion").get<int>();
+    a.tensor_map = std::move(m);
   }
   return a;
 }
@@ -51,7 +67,7 @@ json to_json(const WorkerRequest& r) {
   json args = json::array();
   for (const auto& a : r.arguments) args.push_back(to_json(a));
   const auto& m = r.measure;
-  return {{"op", r.op == WorkerRequest::Op::reference ? "reference" : "trial"},
+  json j{{"op", r.op == WorkerRequest::Op::reference ? "reference" : "trial"},
           {"artifact", r.artifact.path.string()},
           {"hash", r.artifact.hash},
           {"entry", r.entry},
@@ -72,6 +88,10 @@ json to_json(const WorkerRequest& r) {
             {"timeout_s", m.timeout.count()}}},
           {"seed", r.seed},
           {"flush_bytes", r.flush_bytes}};
+  // Only when there is one, so the keys of requests without (reference
+  // caches) stay as they were.
+  if (r.launch.clustered()) j["cluster"] = r.launch.cluster;
+  return j;
 }
 
 WorkerRequest request_from_json(const json& j) {
@@ -83,6 +103,7 @@ WorkerRequest request_from_json(const json& j) {
   r.launch.grid = j.at("grid").get<std::array<std::uint64_t, 3>>();
   r.launch.block = j.at("block").get<std::array<std::uint64_t, 3>>();
   r.launch.shared_memory = j.at("shared_memory").get<std::uint64_t>();
+  if (j.contains("cluster")) r.launch.cluster = j["cluster"].get<std::array<std::uint64_t, 3>>();
   for (const auto& a : j.at("args")) r.arguments.push_back(argument_from_json(a));
   r.reference_file = j.at("reference_file").get<std::string>();
   r.tolerance = {j.at("atol").get<double>(), j.at("rtol").get<double>()};

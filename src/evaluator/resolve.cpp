@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tunekit/evaluator.hpp"
 
 namespace tunekit {
@@ -14,7 +16,22 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
     r.role = a.role;
     r.fill = a.fill;
     r.fill_value = a.fill_value;
-    if (a.role == Role::scalar) {
+    if (a.role == Role::tensor_map) {
+      if (!a.tensor_map) throw InputError(a.where, fmt::format("tensor map argument '{}' has no description", a.name));
+      const TensorMapSpec& t = *a.tensor_map;
+      auto of = std::find_if(args.begin(), args.end(), [&](const ArgumentSpec& b) { return b.name == t.of; });
+      if (of == args.end() || of->role == Role::scalar || of->role == Role::tensor_map)
+        throw InputError(t.where, fmt::format("tensor map '{}': 'of' must name a buffer argument, got '{}'", a.name, t.of));
+      r.type = of->type;
+      ResolvedTensorMap m;
+      m.of = t.of;
+      for (const auto& e : t.dims) m.dims.push_back(e.evaluate_int(env));
+      for (const auto& e : t.box) m.box.push_back(e.evaluate_int(env));
+      m.swizzle = t.swizzle;
+      m.oob_nan = t.oob_nan;
+      m.l2_promotion = t.l2_promotion;
+      r.tensor_map = std::move(m);
+    } else if (a.role == Role::scalar) {
       if (!a.value) throw InputError(a.where, fmt::format("scalar argument '{}' has no value", a.name));
       r.scalar = a.value->evaluate(env);
       if (r.scalar.is_string())
@@ -46,6 +63,7 @@ LaunchGeometry resolve_launch(const LaunchSpec& launch, const Bindings& env) {
   };
   dims(launch.grid, g.grid, "grid");
   dims(launch.block, g.block, "block");
+  dims(launch.cluster, g.cluster, "cluster");
   if (launch.shared_memory) {
     const std::int64_t v = launch.shared_memory->evaluate_int(env);
     if (v < 0) throw InputError(launch.shared_memory->where(), fmt::format("shared_memory = {} is negative", v));

@@ -37,6 +37,16 @@ bool write_all(int fd, const std::string& s) {
 
 }  // namespace
 
+std::optional<std::string> cuda_only_feature(const WorkerRequest& rq, std::string_view backend) {
+  for (const auto& a : rq.arguments)
+    if (a.role == Role::tensor_map)
+      return "argument '" + a.name + "' is a tensor map, which only the cuda backend supports (not " +
+             std::string(backend) + ")";
+  if (rq.launch.clustered())
+    return "a thread-block cluster launch needs the cuda backend (not " + std::string(backend) + ")";
+  return std::nullopt;
+}
+
 WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& rq) {
   WorkerAnswer answer;
   TrialResult& result = answer.result;

@@ -83,6 +83,12 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   w.artifact = rq.reference->artifact;
   if (!rq.reference->entry.empty()) w.entry = rq.reference->entry;
   w.launch = rq.reference->launch.value_or(rq.launch);
+  // The reference gets the trial's argument list; its tensor maps, when it
+  // has its own, are those of its config (a default-config reference reads
+  // tiles of its own box).
+  for (auto& a : w.arguments)
+    for (const auto& own : rq.reference->tensor_maps)
+      if (a.role == Role::tensor_map && own.name == a.name) a = own;
   json key = to_json(w);
   key.erase("measure");
   const fs::path cache = work_dir_ / "reference" / (Hasher().add(key.dump()).hex() + ".bin");

@@ -105,6 +105,26 @@ ojson trial_json(std::size_t number_, const TrialRecord& t) {
   j["max_rel_err"] = t.verification.checked ? number(t.verification.max_rel_err) : ojson(nullptr);
   j["error"] = t.error.empty() ? ojson(nullptr) : ojson(t.error);
   j["build_s"] = number(t.build_time.count());
+  j["rule_seed"] = t.rule_seed;
+  return j;
+}
+
+ojson rule_outcome_json(const RuleOutcome& o) {
+  ojson j = ojson::object();
+  j["no"] = o.seed + 1;
+  j["config"] = detail::config_to_json(o.config);
+  j["status"] = std::string(to_string(o.status));
+  j["time_us"] = o.time ? number(o.time->count()) : ojson(nullptr);
+  j["best_us"] = o.best ? number(o.best->count()) : ojson(nullptr);
+  j["ratio_to_best"] = o.ratio ? number(*o.ratio) : ojson(nullptr);
+  j["rank"] = o.rank ? ojson(*o.rank) : ojson(nullptr);
+  j["ok_trials"] = o.ok;
+  j["evaluations"] = o.evaluations;
+  j["faster"] = o.faster;
+  j["beaten_by_no"] = o.beaten_by ? ojson(*o.beaten_by + 1) : ojson(nullptr);
+  j["evaluations_to_beat"] = o.evaluations_to_beat ? ojson(*o.evaluations_to_beat) : ojson(nullptr);
+  j["expected_random_evaluations"] =
+      o.expected_random_evaluations ? number(*o.expected_random_evaluations) : ojson(nullptr);
   return j;
 }
 
@@ -239,6 +259,7 @@ void write_json(const std::filesystem::path& file, const TuneReport& report) {
   j["build_wait_s"] = number(report.build_wait.count());
   j["device_busy_s"] = number(report.device_busy.count());
   j["resumed"] = report.resumed;
+  j["seeded_by_rules"] = report.seeded_by_rules;
   ojson sizes = ojson::array();
   for (const auto& s : report.sizes) {
     ojson sj = ojson::object();
@@ -248,6 +269,11 @@ void write_json(const std::filesystem::path& file, const TuneReport& report) {
     sj["baseline_is_spec_default"] = s.baseline_is_spec_default;
     auto sp = speedup(pick(s, s.best), pick(s, s.baseline));
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
+    // How the rule config fared (search.rules); null when rules were off or
+    // the size has no valid config.
+    sj["rules"] = report.seeded_by_rules && s.rule_seed && *s.rule_seed < s.trials.size()
+                      ? rule_outcome_json(rule_outcome(s.trials, *s.rule_seed))
+                      : ojson(nullptr);
     ojson trials = ojson::array();
     for (std::size_t i = 0; i < s.trials.size(); ++i) trials.push_back(trial_json(i + 1, s.trials[i]));
     sj["trials"] = std::move(trials);
@@ -306,6 +332,17 @@ std::string format_summary(const TuneReport& report) {
   if (several) {
     out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed));
     out += universal_lines(report);
+  }
+  if (report.seeded_by_rules) {
+    std::vector<RuleOutcome> outcomes;
+    std::string missing;
+    for (const auto& s : report.sizes) {
+      if (s.rule_seed && *s.rule_seed < s.trials.size()) outcomes.push_back(rule_outcome(s.trials, *s.rule_seed));
+      else missing += fmt::format("rules: no rule config for size {} (no valid config)\n", format_bindings(s.size));
+    }
+    out += '\n';
+    if (!outcomes.empty()) out += format_rule_report(outcomes);
+    out += missing;
   }
 
   if (report.wall.count() > 0) {

@@ -320,10 +320,13 @@ class Loader {
   // --- sections ---------------------------------------------------------------
   KernelSpec kernel(const Item& it) const;
   ArgumentSpec argument(const Item& it) const;
+  TensorMapSpec tensor_map(const Item& it, const std::string& arg) const;
+  std::vector<Expression> cluster_of(const Item& it) const;
+  void check_tensor_maps(Spec& s) const;
   std::vector<Bindings> sizes(const Item& it);
   Parameter parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const;
   Config config(const Item& it, const std::vector<Parameter>* declared) const;
-  ReferenceSpec reference(const Item& it) const;
+  ReferenceSpec reference(const Item& it, const std::string& language) const;
   ApplicationSpec application(const Item& it, const Spec& s) const;
 
   std::string file_;
@@ -335,7 +338,7 @@ class Loader {
 
 KernelSpec Loader::kernel(const Item& it) const {
   Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
-                   "shared_memory"});
+                   "shared_memory", "cluster"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
   if (auto v = get(m, "language"))
@@ -344,7 +347,7 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (k.language == "command") {
     // An application: the user's build and run commands ('application')
     // replace the compiler and the call, so there is no entry to call.
-    for (const char* key : {"compiler", "flags", "arch", "grid", "block", "shared_memory"})
+    for (const char* key : {"compiler", "flags", "arch", "grid", "block", "shared_memory", "cluster"})
       if (const Entry* e = m.find(key))
         fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a command kernel: its build and run "
                                "commands are given in 'application'");
@@ -369,6 +372,11 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (auto v = get(m, "grid")) k.launch.grid = expressions_of(*v, 1, 3);
   if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);
   if (auto v = get(m, "shared_memory")) k.launch.shared_memory = expression_of(*v, "an expression (bytes)");
+  if (auto v = get(m, "cluster")) {
+    if (k.language != "cuda")
+      fail(loc(m.find("cluster")->key_node), "'cluster' (thread-block clusters) applies to cuda kernels, not " + k.language);
+    k.launch.cluster = cluster_of(*v);
+  }
   if (device && (k.launch.grid.empty() || k.launch.block.empty()))
     fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
                    "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
@@ -383,11 +391,20 @@ KernelSpec Loader::kernel(const Item& it) const {
 }
 
 ArgumentSpec Loader::argument(const Item& it) const {
-  Map m = map(it, {"name", "type", "size", "value", "fill", "role"},
+  Map m = map(it, {"name", "type", "size", "value", "fill", "role", "tensor_map"},
               "a mapping such as {name: A, type: f32, size: N}");
   ArgumentSpec a;
   a.where = it.where;
   a.name = name_of(require(m, "name"), "a C identifier");
+  if (auto t = get(m, "tensor_map")) {
+    for (const char* key : {"type", "size", "value", "fill", "role"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "argument '" + a.name + "' is a tensor map: '" + key +
+                                   "' does not apply (its element type is that of the buffer its 'of' names)");
+    a.role = Role::tensor_map;
+    a.tensor_map = tensor_map(*t, a.name);
+    return a;
+  }
   a.type = enum_of<ElementType>(require(m, "type"),
                                 {{"f32", ElementType::f32}, {"f64", ElementType::f64}, {"f16", ElementType::f16},
                                  {"bf16", ElementType::bf16}, {"i8", ElementType::i8},
@@ -446,6 +463,108 @@ ArgumentSpec Loader::argument(const Item& it) const {
     }
   }
   return a;
+}
+
+// The value of an expression without names (a literal such as 64 or 2*64),
+// or nullopt: limits are checked at load time where the spec fixes them.
+std::optional<std::int64_t> constant_int(const Expression& e) {
+  if (!e.variables().empty()) return std::nullopt;
+  auto v = e.evaluate(std::span<const Value>{});
+  if (!v || !v->is_int()) return std::nullopt;
+  return v->as_int();
+}
+
+// tensor_map: {of: A, dims: [K, M], box: [BK, BM], swizzle: 128, oob: zero, l2_promotion: 128}
+TensorMapSpec Loader::tensor_map(const Item& it, const std::string& arg) const {
+  const std::string expected = "a mapping {of: BUFFER, dims: [...], box: [...]} (optional: swizzle, oob, l2_promotion)";
+  Map m = map(it, {"of", "dims", "box", "swizzle", "oob", "l2_promotion"}, expected);
+  TensorMapSpec t;
+  t.where = it.where;
+  Item of = require(m, "of");
+  t.of = name_of(of, "the name of a buffer argument");
+  t.of_where = content_loc(of);
+  Item dims = require(m, "dims");
+  Item box = require(m, "box");
+  t.dims = expressions_of(dims, 1, 5);
+  t.box = expressions_of(box, 1, 5);
+  if (t.box.size() != t.dims.size())
+    fail(box.where, fmt::format("tensor map '{}': 'box' has {} extent{} but 'dims' has {}; give one per dimension "
+                                "(innermost first)",
+                                arg, t.box.size(), t.box.size() == 1 ? "" : "s", t.dims.size()));
+  if (auto v = get(m, "swizzle")) t.swizzle = enum_of<int>(*v, {{"none", 0}, {"32", 32}, {"64", 64}, {"128", 128}});
+  if (auto v = get(m, "oob")) t.oob_nan = enum_of<bool>(*v, {{"zero", false}, {"nan", true}});
+  if (auto v = get(m, "l2_promotion"))
+    t.l2_promotion = enum_of<int>(*v, {{"none", 0}, {"64", 64}, {"128", 128}, {"256", 256}});
+  for (std::size_t i = 0; i < t.dims.size(); ++i) {
+    if (auto d = constant_int(t.dims[i]); d && *d < 1)
+      fail(t.dims[i].where(), fmt::format("tensor map '{}': dims[{}] = {} must be at least 1", arg, i, *d));
+    if (auto b = constant_int(t.box[i]); b && (*b < 1 || *b > 256))
+      fail(t.box[i].where(), fmt::format("tensor map '{}': box[{}] = {}; a box extent is 1 to 256 elements", arg, i, *b));
+  }
+  return t;
+}
+
+// What needs the other arguments: `of` names a buffer, whose element type
+// is the map's, and the limits in bytes where the spec fixes the extents.
+void Loader::check_tensor_maps(Spec& s) const {
+  for (ArgumentSpec& a : s.arguments) {
+    if (!a.tensor_map) continue;
+    TensorMapSpec& t = *a.tensor_map;
+    if (s.kernel.language != "cuda")
+      fail(a.where, "argument '" + a.name + "' is a tensor map, which needs kernel.language: cuda (TMA, compute "
+                    "capability 9.0 on), not " + s.kernel.language);
+    auto of = std::find_if(s.arguments.begin(), s.arguments.end(), [&](const ArgumentSpec& b) { return b.name == t.of; });
+    std::vector<std::string> buffers;
+    for (const auto& b : s.arguments)
+      if (b.role != Role::scalar && b.role != Role::tensor_map) buffers.push_back(b.name);
+    if (of == s.arguments.end()) {
+      std::string msg = "tensor map '" + a.name + "': 'of' names no argument: '" + t.of + "'";
+      if (auto near = closest_match(t.of, buffers)) msg += "; did you mean '" + *near + "'?";
+      msg += buffers.empty() ? " (the spec declares no buffer)" : " (buffers: " + join(buffers) + ")";
+      fail(t.of_where, msg);
+    }
+    if (of->role == Role::scalar || of->role == Role::tensor_map)
+      fail(t.of_where, "tensor map '" + a.name + "': 'of' must name a buffer argument (one with 'size'), but '" + t.of +
+                           "' is a " + (of->role == Role::scalar ? "scalar" : "tensor map"));
+    a.type = of->type;
+    const auto elem = static_cast<std::int64_t>(size_of(a.type));
+    if (t.oob_nan && !is_floating(a.type))
+      fail(t.where, "tensor map '" + a.name + "': oob: nan needs a floating-point buffer; '" + t.of + "' is " +
+                        std::string(to_string(a.type)));
+    if (auto d = constant_int(t.dims[0]); d && t.dims.size() > 1 && *d * elem % 16 != 0)
+      fail(t.dims[0].where(), fmt::format("tensor map '{}': a row of dims[0] = {} {} elements is {} bytes; TMA needs "
+                                          "the global strides to be multiples of 16 bytes",
+                                          a.name, *d, to_string(a.type), *d * elem));
+    if (auto b = constant_int(t.box[0])) {
+      if (*b * elem % 16 != 0)
+        fail(t.box[0].where(), fmt::format("tensor map '{}': the inner box extent box[0] = {} {} elements is {} bytes; "
+                                           "TMA needs a multiple of 16 bytes",
+                                           a.name, *b, to_string(a.type), *b * elem));
+      if (t.swizzle > 0 && *b * elem > t.swizzle)
+        fail(t.box[0].where(), fmt::format("tensor map '{}': the inner box extent box[0] = {} {} elements is {} bytes, "
+                                           "over the {}-byte swizzle span",
+                                           a.name, *b, to_string(a.type), *b * elem, t.swizzle));
+    }
+  }
+}
+
+// cluster: [2, 1, 1]: blocks per thread-block cluster (CUDA).
+std::vector<Expression> Loader::cluster_of(const Item& it) const {
+  std::vector<Expression> c = expressions_of(it, 1, 3);
+  std::int64_t blocks = 1;
+  bool fixed = true;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    auto v = constant_int(c[i]);
+    if (!v) {
+      fixed = false;
+      continue;
+    }
+    if (*v < 1) fail(c[i].where(), fmt::format("cluster[{}] = {} must be at least 1", i, *v));
+    blocks *= *v;
+  }
+  if (fixed && blocks > 8)
+    fail(c.front().where(), fmt::format("a cluster of {} blocks; the portable limit is 8", blocks));
+  return c;
 }
 
 std::vector<Bindings> Loader::sizes(const Item& it) {
@@ -585,7 +704,7 @@ Config Loader::config(const Item& it, const std::vector<Parameter>* declared) co
   return Config(std::move(entries));
 }
 
-ReferenceSpec Loader::reference(const Item& it) const {
+ReferenceSpec Loader::reference(const Item& it, const std::string& language) const {
   ReferenceSpec r;
   const std::string expected = "'default', 'none' or a mapping {source, entry, flags}";
   if (it.node.IsScalar()) {
@@ -595,7 +714,7 @@ ReferenceSpec Loader::reference(const Item& it) const {
     else fail(content_loc(it), "bad value '" + s + "' for 'reference': expected " + expected);
     return r;
   }
-  Map m = map(it, {"source", "entry", "flags", "grid", "block", "shared_memory"}, expected);
+  Map m = map(it, {"source", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
   r.kind = ReferenceSpec::Kind::function;
   if (auto v = get(m, "source")) r.source = existing_file(*v, "reference source file");
   r.entry = function_name(require(m, "entry"));
@@ -605,6 +724,14 @@ ReferenceSpec Loader::reference(const Item& it) const {
   if (auto v = get(m, "shared_memory")) r.launch.shared_memory = expression_of(*v, "an expression (bytes)");
   if (r.launch.grid.empty() != r.launch.block.empty())
     fail(it.where, "'reference' needs both 'grid' and 'block', or neither (then the kernel's launch is used)");
+  if (auto v = get(m, "cluster")) {
+    const SourceLocation key = loc(m.find("cluster")->key_node);
+    if (language != "cuda") fail(key, "'cluster' (thread-block clusters) applies to cuda kernels, not " + language);
+    if (r.launch.grid.empty())
+      fail(key, "'reference.cluster' needs the reference's own 'grid' and 'block' (without them the kernel's "
+                "launch, its cluster included, is used)");
+    r.launch.cluster = cluster_of(*v);
+  }
   return r;
 }
 
@@ -644,6 +771,7 @@ Spec Loader::load(const YAML::Node& root) {
       seen.emplace(a.name, el.where);
       s.arguments.push_back(std::move(a));
     }
+    check_tensor_maps(s);
   }
 
   if (auto v = get(m, "sizes")) s.sizes = sizes(*v);
@@ -727,7 +855,7 @@ Spec Loader::load(const YAML::Node& root) {
     s.default_config = config(*v, &s.parameters);
   }
 
-  if (auto v = get(m, "reference")) s.reference = reference(*v);
+  if (auto v = get(m, "reference")) s.reference = reference(*v, s.kernel.language);
 
   if (auto v = get(m, "tolerance")) {
     Map t = map(*v, {"atol", "rtol"}, "a mapping {atol: number, rtol: number}");
@@ -754,12 +882,58 @@ Spec Loader::load(const YAML::Node& root) {
   }
 
   if (auto v = get(m, "search")) {
-    Map t = map(*v, {"strategy", "max_evals", "max_time", "seed"});
+    Map t = map(*v, {"strategy", "max_evals", "max_time", "seed", "rules"});
     if (auto x = get(t, "strategy"))
       s.search.strategy = enum_of<StrategyKind>(*x, {{"exhaustive", StrategyKind::exhaustive}, {"random", StrategyKind::random}});
     if (auto x = get(t, "max_evals")) s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
     if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);
     if (auto x = get(t, "seed")) s.search.seed = static_cast<std::uint64_t>(int_of(*x, 0, "an integer >= 0"));
+    if (auto x = get(t, "rules"); x && !x->node.IsNull()) {
+      // One entry per matmul: {M: [BM, M], N: [BN, N], K: [BK, "K // SPLIT_K"]};
+      // an axis is [tile parameter, axis length] or just the parameter (the
+      // length is then the size named like the axis).
+      const std::string expected = "a list of matmul tile rules such as {M: [BM, M], N: [BN, N], K: [BK, K]}";
+      if (!x->node.IsSequence()) wrong_type(*x, expected);
+      for (const Item& el : elements(*x)) {
+        Map rm = map(el, {"M", "N", "K"}, "a mapping of axes (M, N, K) to [tile parameter, axis length]");
+        if (rm.entries.empty()) fail(el.where, display(el.path) + " tiles no axis; give at least one of M, N, K");
+        MatmulRule rule;
+        rule.where = el.where;
+        for (const Entry& e : rm.entries) {
+          Item ax = child(rm, e);
+          const std::string axis_expected = "[tile parameter, axis length] or a tile parameter, e.g. [BM, M]";
+          Item param_item = ax;
+          std::optional<Expression> length;
+          if (ax.node.IsSequence()) {
+            if (ax.node.size() != 2) wrong_type(ax, axis_expected);
+            std::vector<Item> parts = elements(ax);
+            param_item = parts[0];
+            length = expression_of(parts[1], "an expression (the axis length)");
+          } else if (!ax.node.IsScalar()) {
+            wrong_type(ax, axis_expected);
+          }
+          TileAxis tile;
+          tile.where = content_loc(param_item);
+          tile.parameter = name_of(param_item, "a parameter name");
+          auto p = std::find_if(s.parameters.begin(), s.parameters.end(),
+                                [&](const Parameter& q) { return q.name == tile.parameter; });
+          if (p == s.parameters.end()) {
+            std::vector<std::string> names;
+            for (const auto& q : s.parameters) names.push_back(q.name);
+            std::string msg = "'" + tile.parameter + "' in " + display(ax.path) + " is not a parameter";
+            if (auto near = closest_match(tile.parameter, names)) msg += "; did you mean '" + *near + "'?";
+            fail(tile.where, msg);
+          }
+          for (const Value& val : p->values)
+            if (!val.is_number())
+              fail(tile.where, "tile parameter '" + tile.parameter + "' in " + display(ax.path) +
+                                   " must have numeric values, but it has '" + val.str() + "'");
+          tile.length = length ? *length : Expression::parse(e.key, loc(e.key_node));
+          (e.key == "M" ? rule.m : e.key == "N" ? rule.n : rule.k) = std::move(tile);
+        }
+        s.search.rules.push_back(std::move(rule));
+      }
+    }
   }
 
   if (auto v = get(m, "output")) {

@@ -60,6 +60,7 @@ std::string_view to_string(Role r) {
     case Role::out: return "out";
     case Role::inout: return "inout";
     case Role::scalar: return "scalar";
+    case Role::tensor_map: return "tensor_map";
   }
   return "?";
 }

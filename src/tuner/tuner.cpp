@@ -1,5 +1,6 @@
 #include "tunekit/tuner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -59,6 +60,7 @@ struct SizePlan {
   std::unique_ptr<Strategy> strategy;
   std::optional<Config> baseline;
   bool baseline_is_spec_default = false;
+  std::optional<Config> rule_seed;  // search.rules' config, proposed first
   std::size_t planned = 0;
 };
 
@@ -122,6 +124,17 @@ class Run {
     for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
     p.strategy = spec_.configs.empty() ? make_strategy(spec_.search, *p.space) : make_list(spec_.configs);
+    if (!spec_.search.rules.empty()) {
+      report_.seeded_by_rules = true;
+      if (auto rc = rule_config(*p.space, constants, spec_.search.rules, spec_.default_config)) {
+        // Exhaustive and random search propose every valid config, the
+        // rule config among them; a list, only what it lists.
+        bool proposed_anyway = spec_.configs.empty();
+        for (const auto& c : spec_.configs) proposed_anyway = proposed_anyway || c == rc->config;
+        p.rule_seed = rc->config;
+        p.strategy = make_seeded(std::move(p.strategy), rc->config, proposed_anyway);
+      }
+    }
     if (spec_.default_config && p.space->contains(*spec_.default_config)) {
       p.baseline = spec_.default_config;
       p.baseline_is_spec_default = true;
@@ -136,7 +149,7 @@ class Run {
     }
     p.planned = p.strategy->planned().value_or(0);
     if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
-      bool listed = false;
+      bool listed = p.rule_seed && *p.rule_seed == *p.baseline;  // the seeded strategy counts it already
       for (const auto& c : spec_.configs) listed = listed || c == *p.baseline;
       if (!listed) ++p.planned;
     }
@@ -213,9 +226,18 @@ class Run {
       reference = ReferenceRun{r.artifact, resolve_entry(spec_.kernel.entry, *p.baseline),
                                resolve_launch(spec_.kernel.launch, baseline_env)};
     }
+    // Tensor maps (CUDA) usually depend on the config (the box is the tile):
+    // the reference gets those of the config it is launched with.
+    if (reference && std::any_of(spec_.arguments.begin(), spec_.arguments.end(),
+                                 [](const ArgumentSpec& a) { return a.role == Role::tensor_map; }))
+      for (auto& a : resolve_arguments(spec_.arguments, baseline_env))
+        if (a.role == Role::tensor_map) reference->tensor_maps.push_back(std::move(a));
 
     std::set<std::string> seen;
     std::vector<Config> queue;
+    // The seeded strategy's first proposal is the rule config: it goes
+    // ahead of the baseline, so it is evaluation No.1 of the size.
+    if (p.rule_seed) queue = p.strategy->next(1);
     if (p.baseline) queue.push_back(*p.baseline);
     const std::size_t batch = std::max(2u, options_.jobs ? options_.jobs : std::thread::hardware_concurrency()) * 2;
     const std::size_t budget = spec_.search.max_evaluations.value_or(SIZE_MAX);
@@ -265,13 +287,22 @@ class Run {
       const auto& t = sr.trials[i];
       if (t.status == Status::ok && (!sr.best || t.stats.median < sr.trials[*sr.best].stats.median)) sr.best = i;
       if (p.baseline && t.config == *p.baseline) sr.baseline = i;
+      if (p.rule_seed && t.rule_seed) sr.rule_seed = i;
     }
     return sr;
   }
 
-  // Records from the store have an id; new ones are saved first.
-  void record(TrialRecord rec, SizeReport& sr) {
-    if (rec.id == 0) store_->put(rec);
+  // Records from the store have an id; new ones are saved first. With
+  // rules on, the rule config's trial is flagged (in the store too, also
+  // when it was resumed), and no other trial of the size is.
+  void record(TrialRecord rec, SizeReport& sr, const SizePlan& p) {
+    bool reflag = false;
+    if (p.rule_seed) {
+      const bool seed = rec.config == *p.rule_seed;
+      reflag = seed && !rec.rule_seed;
+      rec.rule_seed = seed;
+    }
+    if (rec.id == 0 || reflag) store_->put(rec);
     if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
     ++done_;
     sr.trials.push_back(std::move(rec));
@@ -336,7 +367,7 @@ class Run {
     report_.build_wait += Clock::now() - wait_start;
     for (std::size_t i = 0; i < b.configs.size(); ++i) {
       if (b.ready[i]) {
-        record(std::move(*b.ready[i]), sr);
+        record(std::move(*b.ready[i]), sr, p);
         continue;
       }
       const Config& config = b.configs[i];
@@ -346,7 +377,7 @@ class Run {
       if (br.status != Status::ok) {
         rec.status = br.status;
         rec.error = clip(br.log);
-        record(std::move(rec), sr);
+        record(std::move(rec), sr, p);
         continue;
       }
       Bindings trial_env = env;
@@ -372,7 +403,7 @@ class Run {
       rec.samples = std::move(res.samples);
       rec.stats = res.stats;
       rec.verification = res.verification;
-      record(std::move(rec), sr);
+      record(std::move(rec), sr, p);
     }
   }
 
@@ -405,6 +436,12 @@ std::string spec_hash(const Spec& spec) {
   for (const auto& a : spec.arguments) {
     h.add(a.name).add(to_string(a.type)).add(to_string(a.role)).add(to_string(a.fill));
     h.add(a.size ? a.size->text() : "").add(a.value ? a.value->text() : "").add(fmt::format("{}", a.fill_value));
+    if (const auto& t = a.tensor_map) {  // only when there is one: other specs keep their hash
+      h.add(t->of).add(t->dims.size());
+      for (const auto& e : t->dims) h.add(e.text());
+      for (const auto& e : t->box) h.add(e.text());
+      h.add(fmt::format("{} {} {}", t->swizzle, t->oob_nan, t->l2_promotion));
+    }
   }
   h.add(static_cast<std::uint64_t>(spec.reference.kind)).add(spec.reference.entry);
   if (spec.reference.kind == ReferenceSpec::Kind::function && !spec.reference.source.empty())

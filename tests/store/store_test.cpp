@@ -100,6 +100,7 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.build_time.count(), b.build_time.count());
   EXPECT_EQ(a.machine, b.machine);
   EXPECT_EQ(a.created_at, b.created_at);
+  EXPECT_EQ(a.rule_seed, b.rule_seed);
 }
 
 std::size_t row_count(const fs::path& file) {
@@ -144,13 +145,13 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "1");
+  EXPECT_EQ(single("PRAGMA user_version"), "2");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
        {"spec_hash", "kernel", "device", "size_key", "size_json", "config_key", "config_json", "status", "error",
         "median_us", "min_us", "max_us", "mean_us", "noise", "sample_count", "samples_json", "max_abs_diff",
         "max_rel_err", "verified", "verify_passed", "verify_detail", "build_s", "machine_json", "created_at",
-        "UNIQUE (spec_hash, device, size_key, config_key)"})
+        "rule_seed", "UNIQUE (spec_hash, device, size_key, config_key)"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
@@ -389,4 +390,92 @@ TEST(Store, RejectsNewerSchema) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
   }
+}
+
+// The rule seed flag (search.rules): at most one per spec, device and size;
+// an unflagged put keeps it, a flagged put moves it.
+TEST(Store, RuleSeedFlagMovesAndSurvivesUnflaggedPuts) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord a = sample_record();
+  a.rule_seed = true;
+  store.put(a);
+  EXPECT_TRUE(a.rule_seed);
+  TrialRecord other_size = sample_record();
+  other_size.size["M"] = Value(1024);
+  other_size.rule_seed = true;
+  store.put(other_size);
+  TrialRecord b = sample_record();
+  b.config.set("BM", Value(32));
+  store.put(b);
+  EXPECT_FALSE(b.rule_seed);
+
+  // Re-measured without rules (--no-rules --fresh): the flag stays.
+  TrialRecord again = sample_record();
+  again.rule_seed = false;
+  store.put(again);
+  EXPECT_TRUE(again.rule_seed);
+  EXPECT_EQ(again.id, a.id);
+  ASSERT_TRUE(store.find("abc123", "cpu:0", a.size, a.config));
+  EXPECT_TRUE(store.find("abc123", "cpu:0", a.size, a.config)->rule_seed);
+
+  // The rules now choose b: the flag moves from a to b, in that size only.
+  b.rule_seed = true;
+  store.put(b);
+  auto rows = store.trials("abc123");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_FALSE(rows[0].rule_seed);  // a
+  EXPECT_TRUE(rows[1].rule_seed);   // the other size keeps its own
+  EXPECT_TRUE(rows[2].rule_seed);   // b
+}
+
+// A version-1 file (before rule_seed) opens, gains the column, keeps its
+// trials (unflagged) and takes new ones.
+TEST(Store, MigratesAVersion1File) {
+  TempDir dir;
+  fs::path file = dir.path() / "old.db";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    const char* v1 = R"sql(
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY, spec_hash TEXT NOT NULL, kernel TEXT NOT NULL DEFAULT '', device TEXT NOT NULL DEFAULT '',
+  size_key TEXT NOT NULL, size_json TEXT NOT NULL DEFAULT '{}', config_key TEXT NOT NULL,
+  config_json TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', median_us REAL,
+  min_us REAL, max_us REAL, mean_us REAL, noise REAL, sample_count INTEGER NOT NULL DEFAULT 0,
+  samples_json TEXT NOT NULL DEFAULT '[]', max_abs_diff REAL, max_rel_err REAL, verified INTEGER NOT NULL DEFAULT 0,
+  verify_passed INTEGER NOT NULL DEFAULT 1, verify_detail TEXT NOT NULL DEFAULT '', build_s REAL,
+  machine_json TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL,
+  UNIQUE (spec_hash, device, size_key, config_key));
+CREATE INDEX trials_by_spec ON trials (spec_hash, id);
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, median_us, created_at)
+  VALUES ('old', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', 12.5, '2024-01-01T00:00:00Z');
+PRAGMA user_version=1;
+)sql";
+    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    Store store(file);
+    auto rows = store.trials("old");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].config.at("BM"), Value(16));
+    EXPECT_DOUBLE_EQ(rows[0].stats.median.count(), 12.5);
+    EXPECT_FALSE(rows[0].rule_seed);
+    rows[0].rule_seed = true;
+    store.put(rows[0]);
+    EXPECT_EQ(store.trials("old").size(), 1u);
+  }
+  Store reopened(file);  // version 2 now: no second migration
+  auto rows = reopened.trials("old");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].rule_seed);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }

@@ -39,6 +39,7 @@ struct TuneArgs {
   std::string timeout;
   std::string cache;
   bool no_progress = false;
+  bool no_rules = false;
   // Bare sources (no spec).
   std::string entry;
   std::vector<std::string> args;
@@ -165,6 +166,7 @@ Spec build_spec(const TuneArgs& t) {
   }
   if (t.atol) spec.tolerance.atol = *t.atol;
   if (t.rtol) spec.tolerance.rtol = *t.rtol;
+  if (t.no_rules) spec.search.rules.clear();
   return spec;
 }
 
@@ -250,6 +252,8 @@ int main(int argc, char** argv) {
                        "TYPE f32|f64|i8|i16|i32|i64|u8|u16|u32|u64; SIZE and VALUE are expressions over sizes and "
                        "parameters");
   tune_cmd->add_flag("--no-progress", t.no_progress, "Do not draw the progress bar");
+  tune_cmd->add_flag("--no-rules", t.no_rules,
+                     "Do not seed the search with the spec's matmul tile rules (search.rules), for an A/B comparison");
   tune_cmd->footer(
       "Prints a progress bar with ETA while it runs, then one line per config\n"
       "(\"No.3: 14.982 us, {BM: 64, ...}\", or its status when it failed: invalid,\n"
@@ -262,13 +266,14 @@ int main(int argc, char** argv) {
   auto space_cmd = cli::add_space_command(app);
   auto select_cmd = cli::add_select_command(app);
   auto emit_cmd = cli::add_emit_command(app);
+  auto rules_cmd = cli::add_rules_report_command(app);
 
   auto* devices_cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (tune_cmd->parsed()) return run_tune(t);
-    for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd})
+    for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd, &rules_cmd})
       if (c->command->parsed()) return c->run();
     if (devices_cmd->parsed()) return run_devices();
   } catch (const InputError& e) {

@@ -3,10 +3,12 @@
 #include <fstream>
 #include <set>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "tunekit/policy.hpp"
+#include "tunekit/report.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -23,12 +25,20 @@ struct PolicyArgs {
   std::string mode = "per-size";
   double within_percent = 5;
   std::string header, json, name_space = "tunekit_policy";
+  std::optional<std::uint64_t> seed;
 };
 
-void add_common(CLI::App* cmd, PolicyArgs& a) {
+// The results of a tune are keyed by the spec as it was tuned, input seed
+// included: a tune run with --seed is found again only with the same seed.
+void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("SPEC", a.spec, "The spec that was tuned")->required()->check(CLI::ExistingFile);
   cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
+  cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
+}
+
+void add_common(CLI::App* cmd, PolicyArgs& a) {
+  add_spec_and_db(cmd, a);
   cmd->add_option("--mode", a.mode,
                   "per-size: the best config of each size; all-sizes: one config for every size, the best "
                   "geometric-mean speedup over the default; cover: the fewest configs that give every size one "
@@ -48,6 +58,7 @@ Loaded load(const PolicyArgs& a) {
   Loaded l;
   l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
+  if (a.seed) l.spec.search.seed = *a.seed;
   const fs::path db = !a.db.empty() ? fs::path(a.db) : !l.spec.output.db.empty() ? l.spec.output.db : fs::path(a.out_dir) / "tunekit.db";
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
   l.trials = Store(db).trials(spec_hash(l.spec));
@@ -100,6 +111,18 @@ int run_emit(const PolicyArgs& a) {
   return 0;
 }
 
+int run_rules_report(const PolicyArgs& a) {
+  Loaded l = load(a);
+  auto outcomes = rule_outcomes(l.trials);
+  if (outcomes.empty()) {
+    fmt::print("no trial of this spec is a rule config: tune it with 'search.rules' in the spec (and without "
+               "--no-rules) first\n");
+    return 3;
+  }
+  fmt::print("{}", format_rule_report(outcomes));
+  return 0;
+}
+
 }  // namespace
 
 SubCommand add_select_command(CLI::App& app) {
@@ -119,6 +142,19 @@ SubCommand add_emit_command(CLI::App& app) {
   cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)");
   cmd->add_option("--namespace", a->name_space, "Namespace of the generated code")->capture_default_str();
   return {cmd, [a] { return run_emit(*a); }};
+}
+
+SubCommand add_rules_report_command(CLI::App& app) {
+  auto a = std::make_shared<PolicyArgs>();
+  auto* cmd = app.add_subcommand("rules-report",
+                                 "How far each size's rule config (the matmul tile rules of search.rules, evaluated "
+                                 "first) is from the best, and how many evaluations it took to beat it");
+  add_spec_and_db(cmd, *a);
+  cmd->footer("Columns: the rule config's time; the best time; their ratio; the rule config's rank among the ok\n"
+              "trials; the first faster trial in run order (evaluations so far, invalid trials not counted); the\n"
+              "expected evaluations for uniform random search to beat it, (n+1)/(b+1) with n evaluations of\n"
+              "which b are faster. Sizes resumed across runs are in the order their trials were first measured.");
+  return {cmd, [a] { return run_rules_report(*a); }};
 }
 
 }  // namespace tunekit::cli

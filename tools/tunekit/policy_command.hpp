@@ -7,5 +7,8 @@ namespace tunekit::cli {
 
 SubCommand add_select_command(CLI::App& app);
 SubCommand add_emit_command(CLI::App& app);
+// `tunekit rules-report`: how each size's rule config (search.rules) fared,
+// from the results database.
+SubCommand add_rules_report_command(CLI::App& app);
 
 }  // namespace tunekit::cli

@@ -20,6 +20,7 @@ constexpr Microseconds kMinBatchTime{20.0};
 class CpuRunner final : public detail::KernelRunner {
  public:
   std::optional<TrialResult> load(const detail::WorkerRequest& rq) override {
+    if (auto why = detail::cuda_only_feature(rq, "cpu")) return failure(*why);
     const std::string path = rq.artifact.path.string();
     auto it = libs_.find(path);
     if (it == libs_.end()) {

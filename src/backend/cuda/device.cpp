@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/driver.hpp"
@@ -104,7 +106,122 @@ std::optional<std::string> check_geometry(const DeviceLimits& d, const LaunchGeo
   if (g.shared_memory > static_cast<std::uint64_t>(d.shared_per_block_optin))
     return fmt::format("{} bytes of dynamic shared memory; the device allows {} per block", g.shared_memory,
                        d.shared_per_block_optin);
+  if (g.clustered()) {
+    const auto& c = g.cluster;
+    if (d.cc_major < 9)
+      return fmt::format("a thread-block cluster [{}, {}, {}] needs compute capability 9.0; the device has {}.{}", c[0],
+                         c[1], c[2], d.cc_major, d.cc_minor);
+    const std::uint64_t blocks = c[0] * c[1] * c[2];
+    if (blocks > kMaxPortableClusterBlocks)
+      return fmt::format("a cluster [{}, {}, {}] of {} blocks; at most {} (the portable cluster size)", c[0], c[1], c[2],
+                         blocks, kMaxPortableClusterBlocks);
+    for (int i = 0; i < 3; ++i)
+      if (c[i] == 0 || g.grid[i] % c[i] != 0)
+        return fmt::format("grid.{} = {} is not a multiple of cluster.{} = {}", axis[i], g.grid[i], axis[i], c[i]);
+  }
   return std::nullopt;
+}
+
+namespace {
+
+std::string list(const std::vector<std::int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+
+int data_type_of(ElementType t) {
+  switch (t) {
+    case ElementType::f32: return kTensorMapFloat32;
+    case ElementType::f64: return kTensorMapFloat64;
+    case ElementType::f16: return kTensorMapFloat16;
+    case ElementType::bf16: return kTensorMapBfloat16;
+    case ElementType::i8:
+    case ElementType::u8: return kTensorMapUint8;  // TMA copies bits: signedness does not matter
+    case ElementType::i16:
+    case ElementType::u16: return kTensorMapUint16;
+    case ElementType::i32: return kTensorMapInt32;
+    case ElementType::u32: return kTensorMapUint32;
+    case ElementType::i64: return kTensorMapInt64;
+    case ElementType::u64: return kTensorMapUint64;
+  }
+  return kTensorMapUint8;
+}
+
+}  // namespace
+
+std::optional<TensorMapProblem> check_tensor_map(const std::string& name, const ResolvedTensorMap& m, ElementType type,
+                                                 std::uint64_t buffer_elements) {
+  auto launch_error = [&](std::string why) {
+    return TensorMapProblem{Status::launch_error, fmt::format("tensor map '{}' (of '{}', dims {}, box {}): {}", name,
+                                                              m.of, list(m.dims), list(m.box), why)};
+  };
+  auto resource_limit = [&](std::string why) {
+    return TensorMapProblem{Status::resource_limit, fmt::format("tensor map '{}' (of '{}', dims {}, box {}): {}", name,
+                                                                m.of, list(m.dims), list(m.box), why)};
+  };
+  const std::size_t rank = m.dims.size();
+  if (rank < 1 || rank > 5) return launch_error(fmt::format("{} dimensions; TMA takes 1 to 5", rank));
+  if (m.box.size() != rank) return launch_error(fmt::format("{} box extents for {} dimensions", m.box.size(), rank));
+  const auto elem = static_cast<std::uint64_t>(size_of(type));
+  std::uint64_t elements = 1;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (m.dims[i] < 1 || static_cast<std::uint64_t>(m.dims[i]) > (1ull << 32))
+      return launch_error(fmt::format("dims[{}] = {}; TMA takes 1 to 2^32", i, m.dims[i]));
+    elements = static_cast<std::uint64_t>(m.dims[i]) > UINT64_MAX / elements ? UINT64_MAX
+                                                                               : elements * static_cast<std::uint64_t>(m.dims[i]);
+  }
+  if (elements > buffer_elements)
+    return launch_error(fmt::format("the dims cover {} elements, but '{}' has {}", elements, m.of, buffer_elements));
+  std::uint64_t stride = elem;
+  for (std::size_t i = 0; i + 1 < rank; ++i) {
+    stride *= static_cast<std::uint64_t>(m.dims[i]);
+    if (stride % 16 != 0)
+      return launch_error(fmt::format("the global stride of dimension {} is {} bytes, not a multiple of 16 as TMA "
+                                      "needs (a row is dims[0] = {} elements of {} bytes)",
+                                      i + 1, stride, m.dims[0], elem));
+    if (stride >= (1ull << 40))
+      return launch_error(fmt::format("the global stride of dimension {} is {} bytes; TMA takes less than 2^40", i + 1,
+                                      stride));
+  }
+  for (std::size_t i = 0; i < rank; ++i)
+    if (m.box[i] < 1 || m.box[i] > 256)
+      return resource_limit(fmt::format("box[{}] = {}; a box extent is 1 to 256 elements", i, m.box[i]));
+  const std::uint64_t inner = static_cast<std::uint64_t>(m.box[0]) * elem;
+  if (inner % 16 != 0)
+    return resource_limit(fmt::format("the inner box extent box[0] = {} is {} bytes; TMA needs a multiple of 16 bytes",
+                                      m.box[0], inner));
+  if (m.swizzle != 0 && m.swizzle != 32 && m.swizzle != 64 && m.swizzle != 128)
+    return launch_error(fmt::format("swizzle {}; expected 0 (none), 32, 64 or 128", m.swizzle));
+  if (m.swizzle != 0 && inner > static_cast<std::uint64_t>(m.swizzle))
+    return resource_limit(fmt::format("the inner box extent box[0] = {} is {} bytes, over the {}-byte swizzle span",
+                                      m.box[0], inner, m.swizzle));
+  if (m.l2_promotion != 0 && m.l2_promotion != 64 && m.l2_promotion != 128 && m.l2_promotion != 256)
+    return launch_error(fmt::format("l2_promotion {}; expected 0 (none), 64, 128 or 256", m.l2_promotion));
+  if (m.oob_nan && !is_floating(type))
+    return launch_error(fmt::format("oob: nan needs a floating-point buffer; '{}' is {}", m.of, to_string(type)));
+  return std::nullopt;
+}
+
+TensorMapEncoding tensor_map_encoding(const ResolvedTensorMap& m, ElementType type) {
+  TensorMapEncoding e;
+  e.data_type = data_type_of(type);
+  e.rank = static_cast<unsigned>(std::min<std::size_t>(m.dims.size(), 5));
+  std::uint64_t stride = size_of(type);
+  for (unsigned i = 0; i < e.rank; ++i) {
+    e.dims[i] = static_cast<std::uint64_t>(m.dims[i]);
+    e.box[i] = i < m.box.size() ? static_cast<unsigned>(m.box[i]) : 1u;
+    if (i + 1 < e.rank) {
+      stride *= e.dims[i];
+      e.strides[i] = stride;
+    }
+  }
+  e.swizzle = m.swizzle == 32    ? kTensorMapSwizzle32B
+              : m.swizzle == 64  ? kTensorMapSwizzle64B
+              : m.swizzle == 128 ? kTensorMapSwizzle128B
+                                 : kTensorMapSwizzleNone;
+  e.l2_promotion = m.l2_promotion == 64    ? kTensorMapL2Promotion64B
+                   : m.l2_promotion == 128 ? kTensorMapL2Promotion128B
+                   : m.l2_promotion == 256 ? kTensorMapL2Promotion256B
+                                           : kTensorMapL2PromotionNone;
+  e.oob_fill = m.oob_nan ? kTensorMapOobFillNanRequestZeroFma : kTensorMapOobFillNone;
+  return e;
 }
 
 std::optional<std::string> check_resources(const FunctionResources& f, const DeviceLimits& d,

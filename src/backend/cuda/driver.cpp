@@ -83,6 +83,10 @@ Loaded load() {
     l.why = "the CUDA driver lacks " + missing + " (too old?)";
     return l;
   }
+  // Optional: older drivers lack them, and only clusters and tensor maps need them.
+  std::string optional;
+  bind(lib, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, optional);
+  bind(lib, d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, optional);
   if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
     const char* name = nullptr;
     d.cuGetErrorName(r, &name);

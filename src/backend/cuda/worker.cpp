@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/driver.hpp"
@@ -112,6 +113,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     if (poisoned_) return failure(Status::launch_error, "the CUDA context is lost: " + sticky_);
     launch_ = rq.launch;
     if (auto why = check_geometry(limits_, launch_)) return failure(Status::resource_limit, *why);
+    if (launch_.clustered() && !d_.cuLaunchKernelEx)
+      return failure(Status::launch_error, "the CUDA driver lacks cuLaunchKernelEx, which a cluster launch needs");
     const std::string path = rq.artifact.path.string();
     auto it = modules_.begin();
     while (it != modules_.end() && it->path != path) ++it;
@@ -151,12 +154,17 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   std::optional<TrialResult> run_once(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args,
                                       bool) override {
     if (auto failed = upload(rq, args, true)) return failed;
+    // A reference that used a map it was given zeroed fails: say why.
+    auto noted = [&](std::optional<TrialResult> failed) {
+      if (failed && !skipped_maps_.empty()) failed->error += " (passed zeroed: " + skipped_maps_ + ")";
+      return failed;
+    };
     float ms = 0;
     CUresult r = d_.cuEventRecord(start_, stream_);
     if (r == CUDA_SUCCESS) r = launch(stream_);
-    if (r != CUDA_SUCCESS) return fail_call("cuLaunchKernel", r);
+    if (r != CUDA_SUCCESS) return noted(fail_call(launch_name(), r));
     d_.cuEventRecord(stop_, stream_);
-    if (r = d_.cuEventSynchronize(stop_); r != CUDA_SUCCESS) return fail_call("the kernel", r);
+    if (r = d_.cuEventSynchronize(stop_); r != CUDA_SUCCESS) return noted(fail_call("the kernel", r));
     if (d_.cuEventElapsedTime(&ms, start_, stop_) == CUDA_SUCCESS) pending_busy_ += Microseconds(1000.0 * ms);
     for (std::size_t i = 0; i < args.size(); ++i)
       if (args.is_output(i) && args.bytes(i) > 0)
@@ -206,7 +214,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
             if (cold) flush();
             check_async("cuEventRecord", d_.cuEventRecord(starts_[i], stream_));
             if (batch > 1) check_async("cuGraphLaunch", d_.cuGraphLaunch(graph.exec, stream_));
-            else check_async("cuLaunchKernel", launch(stream_));
+            else check_async(launch_name(), launch(stream_));
             check_async("cuEventRecord", d_.cuEventRecord(stops_[i], stream_));
           }
           check_async("the kernel", d_.cuEventSynchronize(stops_[group_size - 1]));
@@ -264,23 +272,48 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       poisoned_ = true;
       sticky_ = text;
     }
-    const Status s = r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ? Status::resource_limit : Status::launch_error;
+    const Status s = r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || r == CUDA_ERROR_INVALID_CLUSTER_SIZE
+                         ? Status::resource_limit
+                         : Status::launch_error;
     return failure(s, fmt::format("{}: {}", what, text));
   }
 
+  // A cluster launch goes through cuLaunchKernelEx (which stream capture
+  // records like any launch), everything else through cuLaunchKernel.
   CUresult launch(CUstream s) {
     const auto& g = launch_.grid;
     const auto& b = launch_.block;
+    if (launch_.clustered()) {
+      CUlaunchAttribute attr{};
+      attr.id = kLaunchAttributeClusterDimension;
+      attr.value.clusterDim.x = static_cast<unsigned>(launch_.cluster[0]);
+      attr.value.clusterDim.y = static_cast<unsigned>(launch_.cluster[1]);
+      attr.value.clusterDim.z = static_cast<unsigned>(launch_.cluster[2]);
+      CUlaunchConfig config{};
+      config.gridDimX = static_cast<unsigned>(g[0]);
+      config.gridDimY = static_cast<unsigned>(g[1]);
+      config.gridDimZ = static_cast<unsigned>(g[2]);
+      config.blockDimX = static_cast<unsigned>(b[0]);
+      config.blockDimY = static_cast<unsigned>(b[1]);
+      config.blockDimZ = static_cast<unsigned>(b[2]);
+      config.sharedMemBytes = static_cast<unsigned>(launch_.shared_memory);
+      config.hStream = s;
+      config.attrs = &attr;
+      config.numAttrs = 1;
+      return d_.cuLaunchKernelEx(&config, function_, params_.data(), nullptr);
+    }
     return d_.cuLaunchKernel(function_, static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]),
                              static_cast<unsigned>(g[2]), static_cast<unsigned>(b[0]), static_cast<unsigned>(b[1]),
                              static_cast<unsigned>(b[2]), static_cast<unsigned>(launch_.shared_memory), s,
                              params_.data(), nullptr);
   }
 
+  const char* launch_name() const { return launch_.clustered() ? "cuLaunchKernelEx (cluster)" : "cuLaunchKernel"; }
+
   // `n` launches between two events; throws CudaFailure.
   Microseconds time_launches(std::size_t n) {
     check_async("cuEventRecord", d_.cuEventRecord(start_, stream_));
-    for (std::size_t i = 0; i < n; ++i) check_async("cuLaunchKernel", launch(stream_));
+    for (std::size_t i = 0; i < n; ++i) check_async(launch_name(), launch(stream_));
     check_async("cuEventRecord", d_.cuEventRecord(stop_, stream_));
     return elapsed();
   }
@@ -304,7 +337,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     CUresult launched = CUDA_SUCCESS;
     for (std::size_t i = 0; i < n && launched == CUDA_SUCCESS; ++i) launched = launch(stream_);
     const CUresult ended = d_.cuStreamEndCapture(stream_, &g.graph);
-    check_async("cuLaunchKernel (capture)", launched);
+    check_async(std::string(launch_name()) + " (capture)", launched);
     check_async("cuStreamEndCapture", ended);
     check_async("cuGraphInstantiate", d_.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0));
   }
@@ -353,40 +386,107 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     return std::nullopt;
   }
 
-  // Device copies of the arguments: allocated when the argument list
-  // changes, inputs copied when they changed, inout buffers restored and
-  // outputs poisoned before a verified run.
+  // Device copies of the arguments, per buffer: (re)allocated when its size
+  // changes, an input copied when the host generated it anew (version),
+  // inout buffers restored and outputs poisoned before a verified run. So a
+  // config that resizes only a scratch buffer moves nothing else. Tensor
+  // maps are encoded anew on every call (a host-side call, before any
+  // timing): they depend on the config's box, and on where their buffer is.
   std::optional<TrialResult> upload(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args,
                                     bool for_verification) {
-    std::string signature = std::to_string(rq.seed);
-    for (const auto& a : rq.arguments) signature += "|" + tunekit::detail::to_json(a).dump();
-    const bool fresh = signature != signature_;
-    if (fresh) {
-      release_buffers();
-      buffers_.assign(args.size(), 0);
-      for (std::size_t i = 0; i < args.size(); ++i) {
-        if (!args.is_buffer(i)) continue;
-        if (CUresult r = d_.cuMemAlloc(&buffers_[i], std::max<std::size_t>(args.bytes(i), 256)); r != CUDA_SUCCESS) {
-          release_buffers();
-          return fail_call(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r);
-        }
+    if (buffers_.size() != args.size()) release_buffers();
+    buffers_.resize(args.size(), 0);
+    capacity_.resize(args.size(), 0);
+    uploaded_.resize(args.size(), 0);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::size_t need = args.is_buffer(i) ? std::max<std::size_t>(args.bytes(i), 256) : 0;
+      if (capacity_[i] == need) continue;
+      if (buffers_[i]) d_.cuMemFree(buffers_[i]);
+      buffers_[i] = 0;
+      capacity_[i] = 0;
+      uploaded_[i] = 0;
+      if (need == 0) continue;
+      if (CUresult r = d_.cuMemAlloc(&buffers_[i], need); r != CUDA_SUCCESS) {
+        release_buffers();
+        return fail_call(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r);
       }
-      signature_ = std::move(signature);
+      capacity_[i] = need;
     }
     params_.assign(args.size(), nullptr);
-    for (std::size_t i = 0; i < args.size(); ++i) params_[i] = args.is_buffer(i) ? &buffers_[i] : args.scalar(i);
+    maps_.resize(args.size());  // never resized while params_ points into it
+    for (std::size_t i = 0; i < args.size(); ++i)
+      params_[i] = args.is_buffer(i) ? static_cast<void*>(&buffers_[i])
+                   : args.is_tensor_map(i) ? static_cast<void*>(&maps_[i])
+                                           : args.scalar(i);
+    if (auto failed = encode_tensor_maps(args, rq.op == tunekit::detail::WorkerRequest::Op::reference)) return failed;
     for (std::size_t i = 0; i < args.size(); ++i) {
       if (!args.is_buffer(i) || args.bytes(i) == 0) continue;
       const Role role = args.argument(i).role;
-      const bool copy = role == Role::in ? fresh : role == Role::inout ? (fresh || for_verification) : false;
+      const bool stale = uploaded_[i] != args.version(i);
+      const bool copy = role == Role::in ? stale : role == Role::inout ? (stale || for_verification) : false;
       if (copy) {
         // Pageable memory: staged before the call returns, so the host
         // buffer may change afterwards; ordered before the launch.
         if (CUresult r = d_.cuMemcpyHtoDAsync(buffers_[i], args.data(i), args.bytes(i), stream_); r != CUDA_SUCCESS)
           return fail_call("cuMemcpyHtoD", r);
+        uploaded_[i] = args.version(i);
       } else if (role == Role::out && for_verification) {
         if (CUresult r = poison(i, args); r != CUDA_SUCCESS) return fail_call("poisoning an output", r);
       }
+    }
+    return std::nullopt;
+  }
+
+  // Each tensor map, checked, then encoded over its buffer's device copy.
+  // For a reference run (`lenient`) a map that cannot be encoded is passed
+  // zeroed instead: a naive reference ignores its maps, and each trial then
+  // gets the map's failure as its own status (were the reference to use
+  // it, it would fail, and its error says why).
+  std::optional<TrialResult> encode_tensor_maps(tunekit::detail::HostArguments& args, bool lenient) {
+    skipped_maps_.clear();
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (!args.is_tensor_map(i)) continue;
+      maps_[i] = CUtensorMap{};
+      if (auto failed = encode_tensor_map(args, i)) {
+        if (!lenient) return failed;
+        maps_[i] = CUtensorMap{};
+        skipped_maps_ += (skipped_maps_.empty() ? "" : "; ") + failed->error;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<TrialResult> encode_tensor_map(tunekit::detail::HostArguments& args, std::size_t i) {
+    {
+      const ResolvedArgument& a = args.argument(i);
+      if (!a.tensor_map) return failure(Status::launch_error, fmt::format("tensor map '{}' has no description", a.name));
+      const ResolvedTensorMap& m = *a.tensor_map;
+      std::size_t of = 0;
+      while (of < args.size() && !(args.is_buffer(of) && args.argument(of).name == m.of)) ++of;
+      if (of == args.size())
+        return failure(Status::launch_error,
+                       fmt::format("tensor map '{}': 'of' names no buffer argument ('{}')", a.name, m.of));
+      if (limits_.cc_major < 9)
+        return failure(Status::resource_limit,
+                       fmt::format("tensor map '{}': TMA needs compute capability 9.0; the device has {}.{}", a.name,
+                                   limits_.cc_major, limits_.cc_minor));
+      const ElementType type = args.argument(of).type;
+      if (auto problem = check_tensor_map(a.name, m, type, args.argument(of).count))
+        return failure(problem->status, problem->why);
+      if (!d_.cuTensorMapEncodeTiled)
+        return failure(Status::launch_error,
+                       "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12.0 on), which tensor maps need");
+      const TensorMapEncoding e = tensor_map_encoding(m, type);
+      if (CUresult r = d_.cuTensorMapEncodeTiled(&maps_[i], e.data_type, e.rank, reinterpret_cast<void*>(buffers_[of]),
+                                                 e.dims.data(), e.strides.data(), e.box.data(),
+                                                 e.element_strides.data(), kTensorMapInterleaveNone, e.swizzle,
+                                                 e.l2_promotion, e.oob_fill);
+          r != CUDA_SUCCESS)
+        return failure(Status::launch_error,
+                       fmt::format("cuTensorMapEncodeTiled for tensor map '{}' (of '{}', {}, dims [{}], box [{}], "
+                                   "swizzle {}): {}",
+                                   a.name, m.of, to_string(type), fmt::join(m.dims, ", "), fmt::join(m.box, ", "),
+                                   m.swizzle, describe(r)));
     }
     return std::nullopt;
   }
@@ -409,7 +509,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     for (CUdeviceptr p : buffers_)
       if (p) d_.cuMemFree(p);
     buffers_.clear();
-    signature_.clear();
+    capacity_.clear();
+    uploaded_.clear();
   }
 
   const Driver& d_;
@@ -423,7 +524,10 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   LaunchGeometry launch_;
   std::vector<CUdeviceptr> buffers_;
   std::vector<void*> params_;
-  std::string signature_;
+  std::vector<CUtensorMap> maps_;  // one slot per argument; the tensor maps' params_ point here
+  std::string skipped_maps_;       // reference runs: the maps passed zeroed, and why
+  std::vector<std::size_t> capacity_;     // bytes allocated per argument
+  std::vector<std::uint64_t> uploaded_;   // the host version each device copy holds
   CUdeviceptr flush_ = 0;
   std::uint64_t flush_bytes_ = 0;
   double flush_us_ = 0;

@@ -49,6 +49,7 @@ class OpenClRunner final : public detail::KernelRunner {
   }
 
   std::optional<TrialResult> load(const detail::WorkerRequest& rq) override {
+    if (auto why = detail::cuda_only_feature(rq, "opencl")) return failure(Status::launch_error, *why);
     if (!init()) return failure(Status::launch_error, init_error_);
     try {
       // The artifact's own entry: a reference artifact comes with the

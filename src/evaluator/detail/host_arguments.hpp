@@ -12,17 +12,34 @@
 
 namespace tunekit::detail {
 
+// What the buffers and scalars of an argument list depend on: equal
+// signatures mean equal data. A tensor map counts only by its name and place:
+// its dims and box change nothing in the buffers.
+std::string argument_signature(const std::vector<ResolvedArgument>& args, std::uint64_t seed);
+// The same for the argument at `index` alone.
+std::string argument_signature(const ResolvedArgument& arg, std::size_t index, std::uint64_t seed);
+
 class HostArguments {
  public:
-  // Returns true when the buffers were (re)generated, so a device copy of
-  // the inputs is stale.
+  // Regenerates the buffers whose own description changed, and only those:
+  // configs that resize a scratch buffer (split-K workspace) must not cost a
+  // new gigabyte of random inputs each. Returns true when any was
+  // (re)generated; version() says which.
   bool prepare(const std::vector<ResolvedArgument>& args, std::uint64_t seed);
+  // Changes whenever buffer i's contents are generated anew, so a device
+  // copy made at another version is stale.
+  std::uint64_t version(std::size_t i) const { return versions_[i]; }
   // Inputs back to their generated values, outputs poisoned.
   void reset();
 
   std::size_t size() const { return args_.size(); }
   const ResolvedArgument& argument(std::size_t i) const { return args_[i]; }
-  bool is_buffer(std::size_t i) const { return args_[i].role != Role::scalar; }
+  bool is_buffer(std::size_t i) const {
+    return args_[i].role == Role::in || args_[i].role == Role::out || args_[i].role == Role::inout;
+  }
+  // A tensor map (CUDA): neither a buffer nor a scalar; the device backend
+  // encodes it over its buffer.
+  bool is_tensor_map(std::size_t i) const { return args_[i].role == Role::tensor_map; }
   bool is_output(std::size_t i) const { return args_[i].role == Role::out || args_[i].role == Role::inout; }
   void* data(std::size_t i) { return buffers_[i].get(); }
   std::size_t bytes(std::size_t i) const { return bytes_[i]; }
@@ -40,11 +57,13 @@ class HostArguments {
   struct FreeDeleter {
     void operator()(void* p) const;
   };
-  std::string signature_;
+  std::vector<std::string> signatures_;  // per argument
+  std::vector<std::uint64_t> versions_;
+  std::uint64_t generated_ = 0;
   std::vector<ResolvedArgument> args_;
   std::vector<std::unique_ptr<std::byte, FreeDeleter>> buffers_;
   std::vector<std::size_t> bytes_;
-  std::vector<std::vector<std::byte>> pristine_;
+  std::vector<std::vector<std::byte>> pristine_;  // inout buffers' generated contents
   std::vector<std::uint64_t> scalars_;
 };
 

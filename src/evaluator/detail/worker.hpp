@@ -3,6 +3,8 @@
 // of a trial (prepare arguments, run once and verify, then time). A backend
 // supplies a KernelRunner that knows how to load, run and time its kernels.
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "evaluator/detail/host_arguments.hpp"
 #include "evaluator/detail/protocol.hpp"
@@ -27,6 +29,10 @@ class KernelRunner {
   // error): the tuner then replaces the worker.
   virtual bool poisoned() const { return false; }
 };
+
+// Why a backend other than CUDA cannot run `request`: a tensor-map argument
+// or a thread-block cluster (Hopper features); nullopt when it has neither.
+std::optional<std::string> cuda_only_feature(const WorkerRequest& request, std::string_view backend);
 
 WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& request);
 

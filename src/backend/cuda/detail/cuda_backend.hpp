@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tunekit/backend.hpp"
+#include "tunekit/evaluator.hpp"
 
 namespace tunekit::cuda {
 
@@ -73,9 +74,46 @@ struct FunctionResources {
 // Dynamic shared memory a block may use without cuFuncSetAttribute.
 inline constexpr std::uint64_t kDefaultDynamicSharedLimit = 48 * 1024;
 
-// Why `geometry` cannot launch on `device` (grid or block too large), or
-// nullopt. Checked before the function's own resources.
+// Why `geometry` cannot launch on `device` (grid or block too large; a
+// thread-block cluster on a device before compute capability 9.0, of more
+// than kMaxPortableClusterBlocks blocks, or that does not divide the grid),
+// or nullopt. Checked before the function's own resources.
 std::optional<std::string> check_geometry(const DeviceLimits& device, const LaunchGeometry& geometry);
+
+// Blocks in a cluster that every cluster-capable GPU runs (more needs
+// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, which tunekit does not set).
+inline constexpr std::uint64_t kMaxPortableClusterBlocks = 8;
+
+// ---- Tensor maps (TMA) ----------------------------------------------------
+
+// Why a tensor map cannot be encoded, and the trial status that makes: a
+// box over TMA's limits (a config's tile) is a resource_limit; an array TMA
+// cannot describe (a global stride not a multiple of 16 bytes, a buffer
+// smaller than the dims) is a launch_error.
+struct TensorMapProblem {
+  Status status = Status::launch_error;
+  std::string why;
+};
+// Checks map `name` over a buffer of `buffer_elements` elements of `type`
+// against cuTensorMapEncodeTiled's rules, or nullopt when they hold.
+std::optional<TensorMapProblem> check_tensor_map(const std::string& name, const ResolvedTensorMap& map, ElementType type,
+                                                 std::uint64_t buffer_elements);
+
+// cuTensorMapEncodeTiled's arguments for a checked map: a dense row-major
+// array (strides[i] = dims[0] * ... * dims[i] * element size), element
+// strides 1, no interleave.
+struct TensorMapEncoding {
+  int data_type = 0;  // CUtensorMapDataType
+  unsigned rank = 0;
+  std::array<std::uint64_t, 5> dims{};
+  std::array<std::uint64_t, 4> strides{};  // bytes, dimensions 1 .. rank-1
+  std::array<unsigned, 5> box{};
+  std::array<unsigned, 5> element_strides{1, 1, 1, 1, 1};
+  int swizzle = 0;       // CUtensorMapSwizzle
+  int l2_promotion = 0;  // CUtensorMapL2promotion
+  int oob_fill = 0;      // CUtensorMapFloatOOBfill
+};
+TensorMapEncoding tensor_map_encoding(const ResolvedTensorMap& map, ElementType type);
 // Why `f` cannot launch with `geometry` on `device` (threads over what its
 // register use allows, static plus dynamic shared memory over the opt-in
 // limit, registers per block), or nullopt.

@@ -2,7 +2,7 @@
 // The CUDA driver API, loaded from libcuda.so.1 at run time with dlopen, and
 // declared here (only what tunekit calls): tunekit builds without the CUDA
 // toolkit, and one binary runs on machines with and without a GPU.
-#include <cstddef>
+#include <cstddef>  // offsetof
 #include <cstdint>
 #include <string>
 
@@ -43,6 +43,8 @@ enum : int {
   CUDA_ERROR_INVALID_PC = 718,
   CUDA_ERROR_LAUNCH_FAILED = 719,
   CUDA_ERROR_TENSOR_MEMORY_LEAK = 721,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
   CUDA_ERROR_UNKNOWN = 999,
 };
 
@@ -81,6 +83,69 @@ enum FunctionAttribute : int {
   kFuncNumRegs = 4,
   kFuncMaxDynamicSharedSizeBytes = 8,
 };
+
+// ---- Launches with attributes (cuLaunchKernelEx, CUDA 11.8 on) -------------
+// cuda.h's CUlaunchAttributeID values tunekit sets.
+inline constexpr int kLaunchAttributeClusterDimension = 4;  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+
+// CUlaunchAttributeValue: a 64-byte union (with pointers in it, so 8-byte
+// aligned); tunekit fills only clusterDim.
+union CUlaunchAttributeValue {
+  char pad[64];
+  struct {
+    unsigned x, y, z;
+  } clusterDim;
+  void* align_;
+};
+// CUlaunchAttribute_st: the id, padding to 8 bytes, the value.
+struct CUlaunchAttribute {
+  int id;
+  char pad[8 - sizeof(int)];
+  CUlaunchAttributeValue value;
+};
+// CUlaunchConfig_st.
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute* attrs;
+  unsigned numAttrs;
+};
+static_assert(sizeof(CUlaunchAttributeValue) == 64 && alignof(CUlaunchAttributeValue) == 8);
+static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, value) == 8);
+static_assert(sizeof(CUlaunchConfig) == 56 && offsetof(CUlaunchConfig, hStream) == 32 &&
+              offsetof(CUlaunchConfig, attrs) == 40 && offsetof(CUlaunchConfig, numAttrs) == 48);
+
+// ---- Tensor maps (cuTensorMapEncodeTiled, CUDA 12.0 on) ---------------------
+// CUtensorMap: 128 opaque bytes. cuda.h aligns it to 64 bytes (CUDA 12) or
+// 128 (CUDA 13); 128 satisfies both.
+struct alignas(128) CUtensorMap {
+  std::uint64_t opaque[16];
+};
+static_assert(sizeof(CUtensorMap) == 128);
+// CUtensorMapDataType values.
+enum TensorMapDataType : int {
+  kTensorMapUint8 = 0,
+  kTensorMapUint16 = 1,
+  kTensorMapUint32 = 2,
+  kTensorMapInt32 = 3,
+  kTensorMapUint64 = 4,
+  kTensorMapInt64 = 5,
+  kTensorMapFloat16 = 6,
+  kTensorMapFloat32 = 7,
+  kTensorMapFloat64 = 8,
+  kTensorMapBfloat16 = 9,
+};
+// CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion and
+// CUtensorMapFloatOOBfill values.
+inline constexpr int kTensorMapInterleaveNone = 0;
+inline constexpr int kTensorMapSwizzleNone = 0, kTensorMapSwizzle32B = 1, kTensorMapSwizzle64B = 2,
+                     kTensorMapSwizzle128B = 3;
+inline constexpr int kTensorMapL2PromotionNone = 0, kTensorMapL2Promotion64B = 1, kTensorMapL2Promotion128B = 2,
+                     kTensorMapL2Promotion256B = 3;
+inline constexpr int kTensorMapOobFillNone = 0;          // out-of-bounds elements read as zero
+inline constexpr int kTensorMapOobFillNanRequestZeroFma = 1;  // ... as NaN
 
 inline constexpr unsigned kStreamNonBlocking = 0x1;
 inline constexpr unsigned kEventDefault = 0x0;
@@ -128,6 +193,13 @@ struct Driver {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  // Optional (nullptr when the driver lacks them): a trial that needs one
+  // fails with a launch_error saying so.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, int data_type, unsigned rank, void* global_address,
+                                     const std::uint64_t* global_dim, const std::uint64_t* global_strides,
+                                     const unsigned* box_dim, const unsigned* element_strides, int interleave,
+                                     int swizzle, int l2_promotion, int oob_fill);
 };
 
 // The driver, loaded and initialised (cuInit) once; nullptr when libcuda is

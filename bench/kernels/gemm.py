@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""bf16 GEMM on the GPU (issue #5): tunekit tunes kernels/gemm per shape, and
+each shape's best kernel is compared with cuBLAS (torch.matmul) in the same run.
+
+  python3 bench/kernels/gemm.py --tunekit build/bin/tunekit --out DIR [--layout nk|kn] [--kernels mma,wgmma]
+
+For every shape of the suite it prints the tuned time, TFLOP/s, the fraction
+of the roofline and the ratio to cuBLAS. The roofline's floor is
+max(2MNK / bf16 peak, bytes / copy bandwidth), both ceilings measured in this
+run: the peak as cuBLAS at 8192^3, the bandwidth as a 1 GiB device-to-device
+copy (bytes read plus written). Our kernels are timed by tunekit (median, L2
+flushed before each sample); cuBLAS by triton.testing.do_bench (median, L2
+flushed), on inputs drawn the same way (uniform in [-1, 1)). tunekit's and
+do_bench's medians agree within 3% (docs/PERFORMANCE.md, issue #4).
+
+Every config tunekit measures is verified against an fp32-accumulating
+reference kernel; `--check` adds a sweep over ragged sizes with random
+configs (fresh inputs: a new seed each run, printed).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SPECS = {
+    "mma": os.path.join(ROOT, "kernels", "gemm", "gemm_mma.yaml"),
+    "wgmma": os.path.join(ROOT, "kernels", "gemm", "wgmma_gemm.yaml"),
+    "skinny": os.path.join(ROOT, "kernels", "gemm", "gemm_skinny.yaml"),
+}
+
+
+def spec_name(kernel):
+    """The spec's `name:`, which names tunekit's JSON export."""
+    import re
+    with open(SPECS[kernel]) as f:
+        return re.search(r"^name:\s*(\S+)", f.read(), re.M).group(1)
+# (M, K, N) with the goal against cuBLAS (issue #5).
+SUITE = [
+    ((4, 128, 2048), 1.3), ((4, 2048, 128), 1.3), ((1, 4096, 4096), 1.3), ((16, 4096, 4096), 1.3),
+    ((64, 4096, 14336), 1.3), ((4096, 4096, 4096), 0.9), ((4096, 4096, 14336), 0.9),
+    ((1000, 1000, 1000), None), ((3000, 1536, 777), 2.0),
+]
+
+
+def run(cmd, log):
+    print("$", " ".join(cmd), flush=True)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
+    print(f"  exit {p.returncode} after {time.monotonic() - t0:.0f} s; log {log}", flush=True)
+    if p.returncode not in (0, 3):
+        print(p.stdout[-2000:], p.stderr[-2000:], file=sys.stderr)
+    return p
+
+
+def evals_for(spec, kernel):
+    """--max-evals 40 or --max-evals mma=60,wgmma=40: this kernel's budget, 0 for exhaustive."""
+    if not spec:
+        return 0
+    if "=" not in spec:
+        return int(spec)
+    return int(dict(x.split("=") for x in spec.split(",")).get(kernel, 0))
+
+
+def tune(a, kernel, layout, seed):
+    """Tunes one kernel over its spec's sizes; returns {(M, K, N): best trial}."""
+    out = os.path.join(a.out, f"{kernel}-{layout}")
+    cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", out, "--seed", str(seed),
+           "-s", f"B_NK={1 if layout == 'nk' else 0}"]
+    budget = evals_for(a.max_evals, kernel)
+    if budget:
+        cmd += ["--strategy", "random", "--max-evals", str(budget)]
+    p = run(cmd, os.path.join(a.out, "tune.log"))
+    path = os.path.join(out, spec_name(kernel) + ".json")
+    if not os.path.exists(path):
+        print(f"no results from {kernel}: {p.stderr[-500:]}", file=sys.stderr)
+        return {}
+    with open(path) as f:
+        rep = json.load(f)
+    best = {}
+    for s in rep["sizes"]:
+        z = s["size"]
+        key = (z["M"], z["K"], z["N"])
+        ok = [t for t in s["trials"] if t["status"] == "ok"]
+        statuses = {}
+        for t in s["trials"]:
+            statuses[t["status"]] = statuses.get(t["status"], 0) + 1
+        if ok:
+            b = min(ok, key=lambda t: t["time_us"])
+            best[key] = dict(kernel=kernel, us=b["time_us"], config=b["config"], max_abs_diff=b["max_abs_diff"],
+                             max_rel_err=b["max_rel_err"], trials=len(s["trials"]), statuses=statuses)
+        else:
+            best[key] = dict(kernel=kernel, us=None, trials=len(s["trials"]), statuses=statuses)
+        best[key]["rules"] = s.get("rules")  # how the rule-derived first config fared
+    return best
+
+
+def ceilings(torch, do_bench):
+    src = torch.empty(1 << 29, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
+    dst = torch.empty_like(src)
+    ms = do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
+    bw = 2 * src.numel() * 2 / (ms * 1e-3)
+    del src, dst
+    n = 8192
+    x = torch.empty(n, n, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
+    y = torch.empty(n, n, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
+    ms = do_bench(lambda: x @ y, warmup=100, rep=500, return_mode="median")
+    return bw, 2 * n ** 3 / (ms * 1e-3)
+
+
+def cublas_us(torch, do_bench, m, k, n, layout):
+    a = torch.empty(m, k, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
+    if layout == "nk":
+        b = torch.empty(n, k, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
+        f = lambda: torch.matmul(a, b.t())
+    else:
+        b = torch.empty(k, n, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
+        f = lambda: torch.matmul(a, b)
+    return 1000 * do_bench(f, warmup=50, rep=300, return_mode="median")
+
+
+def ragged_check(a, seed):
+    """Random configs of each kernel on sizes that are not multiples of 8 (or of
+    any tile), each verified against the reference on fresh inputs."""
+    out = os.path.join(a.out, "ragged")
+    rows = []
+    ragged = {"mma": ["M=[1,7,33,130]", "K=[9,100,1000]", "N=[5,77,258]", "B_NK=[0,1]"],
+              "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[1]"],
+              "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"]}
+    for kernel, axes in ((k, ragged[k]) for k in a.kernels.split(",")):
+        cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", os.path.join(out, kernel), "--seed", str(seed),
+               "--strategy", "random", "--max-evals", "4"] + sum((["-a", x] for x in axes), [])
+        run(cmd, os.path.join(a.out, "ragged.log"))
+        path = os.path.join(out, kernel, spec_name(kernel) + ".json")
+        if not os.path.exists(path):
+            rows.append((kernel, 0, {}, None))
+            continue
+        with open(path) as f:
+            rep = json.load(f)
+        statuses, worst = {}, 0.0
+        for s in rep["sizes"]:
+            for t in s["trials"]:
+                statuses[t["status"]] = statuses.get(t["status"], 0) + 1
+                if t["max_rel_err"] is not None and t["status"] == "ok":
+                    worst = max(worst, t["max_abs_diff"])
+        rows.append((kernel, len(rep["sizes"]), statuses, worst))
+    print("\nragged sizes (random configs, each verified against the fp32-accumulating reference):")
+    for kernel, n, statuses, worst in rows:
+        print(f"  {kernel}: {n} sizes, trials {statuses}, worst max|diff| of ok trials {worst}")
+    return rows
+
+
+# Shapes no tune saw (M, K, N): ragged, skinny, wide.
+UNTUNED = [(2, 1000, 3000), (33, 4100, 770), (777, 333, 1234), (5000, 2048, 64), (1, 13, 7)]
+
+
+def untuned_check(a, layout, seed, torch):
+    """The shipped form of the tuning (tunekit emit: a C++ header that returns
+    a tuned shape's config exactly and the nearest tuned shape's otherwise)
+    asked for shapes it never saw; each chosen config then runs through
+    CuPy on fresh inputs against an fp32 torch reference."""
+    import re
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import common
+    tuned_dir = os.path.join(a.out, f"mma-{layout}")
+    header = os.path.join(a.out, "gemm_mma_policy.hpp")
+    p = run([a.tunekit, "emit", SPECS["mma"], "-o", tuned_dir, "--seed", str(seed), "--header", header,
+             "--json", os.path.join(a.out, "gemm_mma_policy.json")], os.path.join(a.out, "untuned.log"))
+    if p.returncode != 0:
+        return [dict(error="tunekit emit failed")]
+    text = open(header).read()
+    ns = re.search(r"^namespace (\w+) \{", text, re.M).group(1)
+    m = re.search(r"constexpr (\w+)_config (\w+)_select\(([^)]*)\)", text)
+    kernel, size_params = m.group(2), [x.split()[-1] for x in m.group(3).split(",")]
+    fields = re.search(r"struct \w+_config \{([^}]*)\}", text).group(1).split(";")
+    names = [f.split()[-1] for f in fields if f.strip()]
+    probe = os.path.join(a.out, "policy_probe.cpp")
+    with open(probe, "w") as f:
+        f.write(f'#include "{header}"\n#include <cstdio>\nint main() {{\n')
+        for (m_, k_, n_) in UNTUNED:
+            size = dict(M=m_, K=k_, N=n_, B_NK=1 if layout == "nk" else 0)
+            args = ", ".join(str(size[x]) for x in size_params)
+            f.write(f"  {{ constexpr auto c = {ns}::{kernel}_select({args}); std::printf(\"" +
+                    " ".join(f"{n}=%lld" for n in names) + "\\n\", " +
+                    ", ".join(f"(long long)c.{n}" for n in names) + "); }\n")
+        f.write("}\n")
+    exe = os.path.join(a.out, "policy_probe")
+    p = run(["g++", "-std=c++17", "-O1", probe, "-o", exe], os.path.join(a.out, "untuned.log"))
+    if p.returncode != 0:
+        return [dict(error="the policy header did not compile")]
+    lines = subprocess.run([exe], capture_output=True, text=True).stdout.split("\n")
+    launch = common.spec_launch(SPECS["mma"])
+    src = os.path.join(ROOT, "kernels", "gemm", "gemm_mma.cu")
+    rows = []
+    with common.torch_stream():
+        for (m_, k_, n_), line in zip(UNTUNED, lines):
+            cfg = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in line.split()}
+            size = dict(M=m_, K=k_, N=n_, B_NK=1 if layout == "nk" else 0)
+            cfg["PATH"] = common.gemm_mma_path(size)  # pinned by the shape, not the tuned neighbour
+            fn, _, _ = common.compile_kernel(src, "gemm_mma", cfg, os.path.join(a.out, "cubins"))
+            grid, block, smem = common.launch_dims(launch, dict(size, **cfg))
+            common.set_smem(fn, smem)
+            A = torch.empty(m_, k_, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
+            B = torch.empty(*((n_, k_) if layout == "nk" else (k_, n_)), dtype=torch.bfloat16,
+                            device="cuda").uniform_(-1, 1)
+            C = torch.full((m_, n_), float("nan"), dtype=torch.bfloat16, device="cuda")
+            tiles = -(-m_ // cfg["BM"]) * -(-n_ // cfg["BN"])
+            ws = torch.zeros(max(1, cfg["SPLIT_K"] * m_ * n_), dtype=torch.float32, device="cuda")
+            cnt = torch.zeros(max(1, tiles), dtype=torch.int32, device="cuda")
+            fn(grid, block, (common.to_cupy(A), common.to_cupy(B), common.to_cupy(C), common.to_cupy(ws),
+                             common.to_cupy(cnt), np.int32(m_), np.int32(n_), np.int32(k_), np.int32(size["B_NK"])),
+               shared_mem=smem)
+            torch.cuda.synchronize()
+            ref = A.float() @ (B.float().t() if layout == "nk" else B.float())
+            diff = (C.float() - ref).abs()
+            ok = bool(torch.isfinite(C.float()).all()) and bool((diff <= 0.05 + 0.015625 * ref.abs()).all())
+            rows.append(dict(M=m_, K=k_, N=n_, config=cfg, max_abs_diff=diff.max().item(), ok=ok))
+    print("\nshapes never tuned, config from the emitted policy header (nearest tuned shape):")
+    for r in rows:
+        print(f"  M={r['M']} K={r['K']} N={r['N']}: {'ok' if r['ok'] else 'WRONG'}, max|diff| {r['max_abs_diff']:.3g}, "
+              + " ".join(f"{k}={v}" for k, v in r["config"].items()))
+    return rows
+
+
+def per_kernel_us(row, kernel):
+    r = row.get("per_kernel", {}).get(kernel)
+    if r is None:
+        return "-"
+    return f"{r['us']:.1f}" if r["us"] is not None else "none ok"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
+    ap.add_argument("--out", default="/tmp/tunekit-bench-gemm")
+    ap.add_argument("--layout", default="nk", choices=["nk", "kn"])
+    ap.add_argument("--kernels", default="mma,wgmma,skinny")
+    ap.add_argument("--max-evals", default="",
+                    help="random search with this budget per size: N, or KERNEL=N,... (default: exhaustive)")
+    ap.add_argument("--check", action="store_true",
+                    help="also verify random configs on ragged sizes, and the emitted policy on untuned shapes")
+    ap.add_argument("--seed", type=int, default=0, help="input seed (default: a fresh one, printed)")
+    ap.add_argument("--summary", help="write the figures as JSON here")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    seed = a.seed or random.SystemRandom().randrange(1, 1 << 31)
+    print(f"input seed {seed}", flush=True)
+
+    import torch
+    from triton.testing import do_bench
+    torch.manual_seed(seed)
+    bw, peak = ceilings(torch, do_bench)
+    print(f"ceilings: copy {bw / 1e12:.2f} TB/s, bf16 peak (cuBLAS 8192^3) {peak / 1e12:.0f} TFLOP/s", flush=True)
+
+    per_kernel = {kernel: tune(a, kernel, a.layout, seed) for kernel in a.kernels.split(",")}
+    tuned = {}  # the faster kernel per shape
+    for results in per_kernel.values():
+        for key, r in results.items():
+            if r["us"] is not None and (key not in tuned or r["us"] < tuned[key]["us"]):
+                tuned[key] = r
+
+    rows = []
+    for (m, k, n), goal in SUITE:
+        flops = 2.0 * m * n * k
+        bytes_ = 2.0 * (m * k + k * n + m * n)
+        floor_us = 1e6 * max(flops / peak, bytes_ / bw)
+        cb = cublas_us(torch, do_bench, m, k, n, a.layout)
+        r = tuned.get((m, k, n))
+        row = dict(M=m, K=k, N=n, layout=a.layout, floor_us=floor_us, cublas_us=cb, cublas_roofline=floor_us / cb,
+                   goal=goal)
+        if r and r["us"]:
+            row.update(kernel=r["kernel"], us=r["us"], tflops=flops / r["us"] / 1e6, roofline=floor_us / r["us"],
+                       vs_cublas=cb / r["us"], config=r["config"], max_abs_diff=r["max_abs_diff"],
+                       max_rel_err=r["max_rel_err"])
+        row["per_kernel"] = {kn: res.get((m, k, n)) for kn, res in per_kernel.items()}
+        rows.append(row)
+
+    ragged = ragged_check(a, seed) if a.check else None
+    untuned = untuned_check(a, a.layout, seed, torch) if a.check and "mma" in per_kernel else None
+    summary = dict(seed=seed, copy_bw=bw, bf16_peak=peak, layout=a.layout, rows=rows, ragged=ragged, untuned=untuned)
+    if a.summary:
+        with open(a.summary, "w") as f:
+            json.dump(summary, f, indent=2)
+    print(f"\nbf16 GEMM, B as {'N x K' if a.layout == 'nk' else 'K x N'}; ceilings {bw / 1e12:.2f} TB/s, "
+          f"{peak / 1e12:.0f} TFLOP/s")
+    kernels = list(per_kernel)
+    print("| M | K | N | kernel | us | TFLOP/s | roofline | cuBLAS us | cuBLAS roofline | vs cuBLAS | goal | max abs diff | "
+          + " | ".join(f"{k} us" for k in kernels) + " |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * len(kernels))
+    for r in rows:
+        if "us" not in r:
+            print(f"| {r['M']} | {r['K']} | {r['N']} | none ok | | | | {r['cublas_us']:.1f} | "
+                  f"{r['cublas_roofline']:.2f} | | {r['goal'] or '-'} | |")
+            continue
+        met = "" if r["goal"] is None else (" met" if r["vs_cublas"] >= r["goal"] else " missed")
+        print(f"| {r['M']} | {r['K']} | {r['N']} | {r['kernel']} | {r['us']:.1f} | {r['tflops']:.1f} | "
+              f"{r['roofline']:.2f} | {r['cublas_us']:.1f} | {r['cublas_roofline']:.2f} | {r['vs_cublas']:.2f}x | "
+              f"{(str(r['goal']) + 'x' + met) if r['goal'] else '-'} | {r['max_abs_diff']:.3g} | "
+              + " | ".join(per_kernel_us(r, k) for k in kernels) + " |")
+    print("\nRule-derived first configs (search.rules) against each kernel's tuned best:")
+    print("| M | K | N | kernel | rule config | rule us | best us | rule / best | rank | evaluations to beat it "
+          "| expected for random search |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        for kn, res in r["per_kernel"].items():
+            ru = (res or {}).get("rules")
+            if not ru:
+                continue
+            cfg = " ".join(f"{k}={v}" for k, v in ru["config"].items())
+            fmt = lambda x, f="{:.1f}": "-" if x is None else f.format(x)  # noqa: E731
+            print(f"| {r['M']} | {r['K']} | {r['N']} | {kn} | {cfg} | {fmt(ru['time_us'])} | {fmt(ru['best_us'])} | "
+                  f"{fmt(ru['ratio_to_best'], '{:.2f}')} | {fmt(ru['rank'], '{}')} of {ru['ok_trials']} | "
+                  f"{fmt(ru['evaluations_to_beat'], '{}')} | {fmt(ru['expected_random_evaluations'], '{:.1f}')} |")
+
+
+if __name__ == "__main__":
+    main()
