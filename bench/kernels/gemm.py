@@ -135,7 +135,7 @@ def ragged_check(a, seed):
               "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"]}
     for kernel, axes in ((k, ragged[k]) for k in a.kernels.split(",")):
         cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", os.path.join(out, kernel), "--seed", str(seed),
-               "--strategy", "random", "--max-evals", "4"] + sum((["-a", x] for x in axes), [])
+               "--strategy", "random", "--max-evals", "3"] + sum((["-a", x] for x in axes), [])
         run(cmd, os.path.join(a.out, "ragged.log"))
         path = os.path.join(out, kernel, spec_name(kernel) + ".json")
         if not os.path.exists(path):
