@@ -449,7 +449,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       maps_[i] = CUtensorMap{};
       if (auto failed = encode_tensor_map(args, i)) {
         if (!lenient) return failed;
-        maps_[i] = CUtensorMap{};
+        maps_[i] = CUtensorMap{};  // a failed encode may have written part of it
         skipped_maps_ += (skipped_maps_.empty() ? "" : "; ") + failed->error;
       }
     }
@@ -457,37 +457,35 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   }
 
   std::optional<TrialResult> encode_tensor_map(tunekit::detail::HostArguments& args, std::size_t i) {
-    {
-      const ResolvedArgument& a = args.argument(i);
-      if (!a.tensor_map) return failure(Status::launch_error, fmt::format("tensor map '{}' has no description", a.name));
-      const ResolvedTensorMap& m = *a.tensor_map;
-      std::size_t of = 0;
-      while (of < args.size() && !(args.is_buffer(of) && args.argument(of).name == m.of)) ++of;
-      if (of == args.size())
-        return failure(Status::launch_error,
-                       fmt::format("tensor map '{}': 'of' names no buffer argument ('{}')", a.name, m.of));
-      if (limits_.cc_major < 9)
-        return failure(Status::resource_limit,
-                       fmt::format("tensor map '{}': TMA needs compute capability 9.0; the device has {}.{}", a.name,
-                                   limits_.cc_major, limits_.cc_minor));
-      const ElementType type = args.argument(of).type;
-      if (auto problem = check_tensor_map(a.name, m, type, args.argument(of).count))
-        return failure(problem->status, problem->why);
-      if (!d_.cuTensorMapEncodeTiled)
-        return failure(Status::launch_error,
-                       "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12.0 on), which tensor maps need");
-      const TensorMapEncoding e = tensor_map_encoding(m, type);
-      if (CUresult r = d_.cuTensorMapEncodeTiled(&maps_[i], e.data_type, e.rank, reinterpret_cast<void*>(buffers_[of]),
-                                                 e.dims.data(), e.strides.data(), e.box.data(),
-                                                 e.element_strides.data(), kTensorMapInterleaveNone, e.swizzle,
-                                                 e.l2_promotion, e.oob_fill);
-          r != CUDA_SUCCESS)
-        return failure(Status::launch_error,
-                       fmt::format("cuTensorMapEncodeTiled for tensor map '{}' (of '{}', {}, dims [{}], box [{}], "
-                                   "swizzle {}): {}",
-                                   a.name, m.of, to_string(type), fmt::join(m.dims, ", "), fmt::join(m.box, ", "),
-                                   m.swizzle, describe(r)));
-    }
+    const ResolvedArgument& a = args.argument(i);
+    if (!a.tensor_map) return failure(Status::launch_error, fmt::format("tensor map '{}' has no description", a.name));
+    const ResolvedTensorMap& m = *a.tensor_map;
+    std::size_t of = 0;
+    while (of < args.size() && !(args.is_buffer(of) && args.argument(of).name == m.of)) ++of;
+    if (of == args.size())
+      return failure(Status::launch_error,
+                     fmt::format("tensor map '{}': 'of' names no buffer argument ('{}')", a.name, m.of));
+    if (limits_.cc_major < 9)
+      return failure(Status::resource_limit,
+                     fmt::format("tensor map '{}': TMA needs compute capability 9.0; the device has {}.{}", a.name,
+                                 limits_.cc_major, limits_.cc_minor));
+    const ElementType type = args.argument(of).type;
+    if (auto problem = check_tensor_map(a.name, m, type, args.argument(of).count))
+      return failure(problem->status, problem->why);
+    if (!d_.cuTensorMapEncodeTiled)
+      return failure(Status::launch_error,
+                     "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12.0 on), which tensor maps need");
+    const TensorMapEncoding e = tensor_map_encoding(m, type);
+    if (CUresult r = d_.cuTensorMapEncodeTiled(&maps_[i], e.data_type, e.rank, reinterpret_cast<void*>(buffers_[of]),
+                                               e.dims.data(), e.strides.data(), e.box.data(),
+                                               e.element_strides.data(), kTensorMapInterleaveNone, e.swizzle,
+                                               e.l2_promotion, e.oob_fill);
+        r != CUDA_SUCCESS)
+      return failure(Status::launch_error,
+                     fmt::format("cuTensorMapEncodeTiled for tensor map '{}' (of '{}', {}, dims [{}], box [{}], "
+                                 "swizzle {}): {}",
+                                 a.name, m.of, to_string(type), fmt::join(m.dims, ", "), fmt::join(m.box, ", "),
+                                 m.swizzle, describe(r)));
     return std::nullopt;
   }
 

@@ -1,0 +1,76 @@
+// The GPU kernel library's specs (kernels/**.yaml) checked without a GPU:
+// each loads, and for every size its constraints evaluate over an H200's
+// properties (as `tunekit devices` reports them) to a non-empty space, in
+// which the rule config, where the spec has rules, exists. A typo in a
+// constraint or a size would otherwise surface only on the GPU machine.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tunekit/search.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
+
+namespace fs = std::filesystem;
+using namespace tunekit;
+
+namespace {
+
+Bindings h200() {
+  Bindings b;
+  b["compute_capability"] = Value(std::int64_t{90});
+  b["cc_major"] = Value(std::int64_t{9});
+  b["cc_minor"] = Value(std::int64_t{0});
+  b["sm_count"] = Value(std::int64_t{132});
+  b["l2_bytes"] = Value(std::int64_t{62914560});
+  b["max_threads_per_block"] = Value(std::int64_t{1024});
+  b["max_threads_per_sm"] = Value(std::int64_t{2048});
+  b["max_blocks_per_sm"] = Value(std::int64_t{32});
+  b["registers_per_block"] = Value(std::int64_t{65536});
+  b["registers_per_sm"] = Value(std::int64_t{65536});
+  b["registers_per_thread"] = Value(std::int64_t{255});
+  b["shared_memory_per_block"] = Value(std::int64_t{49152});
+  b["shared_memory_per_block_optin"] = Value(std::int64_t{232448});
+  b["shared_memory_per_sm"] = Value(std::int64_t{233472});
+  b["warp_size"] = Value(std::int64_t{32});
+  b["memory_bytes"] = Value(std::int64_t{150109880320});
+  return b;
+}
+
+std::string str(const Bindings& b) {
+  std::string out;
+  for (const auto& [k, v] : b) out += k + "=" + v.str() + " ";
+  return out;
+}
+
+std::vector<fs::path> kernel_specs() {
+  std::vector<fs::path> specs;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(TUNEKIT_SOURCE_DIR) / "kernels"))
+    if (e.path().extension() == ".yaml") specs.push_back(e.path());
+  return specs;
+}
+
+}  // namespace
+
+TEST(KernelSpecs, EachSizeHasValidConfigsOnAnH200) {
+  const auto specs = kernel_specs();
+  ASSERT_GE(specs.size(), 5u);  // three GEMMs, softmax, flash decoding
+  for (const auto& file : specs) {
+    SCOPED_TRACE(file.string());
+    const Spec spec = load_spec(file);
+    ASSERT_FALSE(spec.sizes.empty());
+    for (const auto& size : spec.sizes) {
+      Bindings constants = h200();
+      for (const auto& [k, v] : size) constants[k] = v;
+      const Space space(spec.parameters, spec.constraints, constants);
+      EXPECT_GT(space.count(), 0u) << "size " << str(size);
+      if (!spec.search.rules.empty()) {
+        auto rc = rule_config(space, constants, spec.search.rules, spec.default_config);
+        ASSERT_TRUE(rc.has_value()) << "size " << str(size);
+        EXPECT_FALSE(space.why_invalid(rc->config).has_value());
+      }
+    }
+  }
+}
