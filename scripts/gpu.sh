@@ -8,7 +8,7 @@
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
 # Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [wgmma-check] [gemm]
-# [attention] [flash] (default: all of them). Extra arguments for the kernel benchmarks go in
+# [attention] [flash] [flash-check] (default: all of them). Extra arguments for the kernel benchmarks go in
 # $GEMM_ARGS, $ATTENTION_ARGS and $FLASH_ARGS.
 # Logs and JSON summaries go to $OUT when set (the device tool returns them), else build-gpu/out.
 set -uo pipefail
@@ -21,7 +21,7 @@ if [[ "${1:-}" == --prepare ]]; then
   exit $?
 fi
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing wgmma-check gemm attention flash)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing wgmma-check gemm attention flash flash-check)
 want() { local s; for s in "${steps[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 
 out=${OUT:-$root/build-gpu/out}
@@ -98,12 +98,16 @@ if want flash; then
   python3 bench/kernels/flash_decode.py --tunekit "$bin/tunekit" --out "$work/flash" ${FLASH_ARGS:-} 2>&1 | tee "$out/flash.log"
   result[flash]=$(grep -E "^\| *(1|32|8|64) *\|" "$out/flash.log" | wc -l)" shapes"
 fi
+if want flash-check; then
+  python3 bench/kernels/flash_decode.py --tunekit "$bin/tunekit" --out "$work/flash" --check-only 2>&1 | tee "$out/flash_check.log"
+  result[flash-check]=$(grep "^ragged sizes" "$out/flash_check.log")
+fi
 if want gemm || want attention || want flash; then
   (cd "$work" && find . -name '*.db' -o -name '*.json' -o -name '*.csv' | tar czf "$out/kernels-results.tgz" -T -) 2>/dev/null
 fi
 
 echo
 echo "=== scripts/gpu.sh summary ($(head -1 "$out/devices.txt" 2>/dev/null)) ==="
-for k in tests faults overhead timing wgmma-check gemm attention flash; do
+for k in tests faults overhead timing wgmma-check gemm attention flash flash-check; do
   [[ -n "${result[$k]:-}" ]] && printf '%-9s %s\n' "$k" "${result[$k]}"
 done
