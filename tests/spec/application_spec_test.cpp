@@ -11,6 +11,7 @@
 
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
+#include "support/spec_errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace tunekit;
@@ -18,40 +19,13 @@ using ::testing::HasSubstr;
 
 namespace {
 
-class ApplicationSpec_ : public ::testing::Test {
+class ApplicationSpec_ : public tunekit::testing::SpecErrors {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunekit_app_spec_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_ / "sub");
+    SpecErrors::SetUp();
+    std::filesystem::create_directories(dir_ / "sub");
     std::ofstream(dir_ / "k.cpp") << "constexpr int T = 4; // tunable\nint main() {}\n";
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  fs::path write(const std::string& text) {
-    fs::path p = dir_ / "spec.yaml";
-    std::ofstream(p) << text;
-    return p;
-  }
-
-  void expect_error(const std::string& text, int line, int col, const std::string& fragment) {
-    fs::path p = write(text);
-    try {
-      load_spec(p);
-      ADD_FAILURE() << "no error for:\n" << text;
-    } catch (const InputError& e) {
-      std::string prefix = p.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
-      EXPECT_EQ(std::string(e.what()).substr(0, prefix.size()), prefix) << e.what();
-      EXPECT_THAT(e.message(), HasSubstr(fragment));
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "not an InputError: " << e.what();
-    }
-  }
-
-  fs::path dir_;
 };
 
 // 5 lines: a command kernel with one parameter and one size.

@@ -12,6 +12,7 @@
 
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
+#include "support/spec_errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace tunekit;
@@ -19,42 +20,12 @@ using ::testing::HasSubstr;
 
 namespace {
 
-class HopperSpec : public ::testing::Test {
+class HopperSpec : public tunekit::testing::SpecErrors {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunekit_hopper_spec_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    SpecErrors::SetUp();
     std::ofstream(dir_ / "k.cu") << "__global__ void k() {}\n";
-    std::ofstream(dir_ / "k.cpp") << "void k() {}\n";
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  fs::path write(const std::string& text) {
-    fs::path p = dir_ / "spec.yaml";
-    std::ofstream(p) << text;
-    return p;
-  }
-
-  void expect_error(const std::string& text, int line, int col, const std::string& fragment) {
-    fs::path p = write(text);
-    try {
-      load_spec(p);
-      ADD_FAILURE() << "no error for:\n" << text;
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.where().file, p.string());
-      EXPECT_EQ(e.where().line, line) << e.what();
-      EXPECT_EQ(e.where().column, col) << e.what();
-      EXPECT_THAT(e.message(), HasSubstr(fragment));
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "not an InputError: " << e.what();
-    }
-  }
-
-  fs::path dir_;
 };
 
 // 8 lines: a CUDA kernel and a bf16 buffer A; arguments follow from line 9.

@@ -9,6 +9,7 @@
 
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
+#include "support/spec_errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace tunekit;
@@ -27,37 +28,7 @@ const std::string kHead =
     "  BK: [32, 64]\n"
     "  SPLIT_K: [1, 2]\n";
 
-class RuleSpec : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunekit_rules_spec_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "k.cpp") << "void k() {}\n";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path write(const std::string& text) {
-    fs::path p = dir_ / "spec.yaml";
-    std::ofstream(p) << text;
-    return p;
-  }
-  void expect_error(const std::string& text, int line, int col, const std::string& fragment) {
-    fs::path p = write(text);
-    try {
-      load_spec(p);
-      ADD_FAILURE() << "no error for:\n" << text;
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.where().file, p.string());
-      EXPECT_EQ(e.where().line, line) << e.what();
-      EXPECT_EQ(e.where().column, col) << e.what();
-      EXPECT_THAT(e.message(), HasSubstr(fragment));
-    }
-  }
-  fs::path dir_;
-};
+using RuleSpec = tunekit::testing::SpecErrors;
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
+#include "support/spec_errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace tunekit;
@@ -144,48 +145,7 @@ void check_full(const Spec& s, const fs::path& file) {
 }
 
 // A scratch folder with a kernel source, for specs written by the tests.
-class SpecErrors : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tunekit_spec_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "k.cpp") << "void k() {}\n";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  fs::path write(const std::string& text, const std::string& name = "spec.yaml") {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p;
-  }
-
-  // Loads `text`; expects an InputError at line:col whose message contains
-  // `fragment`, and whose what() starts with "file:line:col: ".
-  void expect_error(const std::string& text, int line, int col, const std::string& fragment,
-                    const std::string& name = "spec.yaml") {
-    fs::path p = write(text, name);
-    try {
-      load_spec(p);
-      ADD_FAILURE() << "no error for:\n" << text;
-    } catch (const InputError& e) {
-      std::string prefix = p.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
-      EXPECT_EQ(std::string(e.what()).substr(0, prefix.size()), prefix) << e.what();
-      EXPECT_EQ(e.where().file, p.string());
-      EXPECT_EQ(e.where().line, line) << e.what();
-      EXPECT_EQ(e.where().column, col) << e.what();
-      EXPECT_THAT(e.message(), HasSubstr(fragment));
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "not an InputError: " << e.what();
-    }
-  }
-
-  fs::path dir_;
-};
+using tunekit::testing::SpecErrors;
 
 const std::string kHead =  // 5 lines: the kernel and one argument
     "kernel:\n"
