@@ -7,9 +7,10 @@
 # Through the device tool, from a developer machine:
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
-# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [wgmma-check] [gemm]
-# [attention] [flash] [flash-check] (default: all of them). Extra arguments for the kernel benchmarks go in
-# $GEMM_ARGS, $ATTENTION_ARGS and $FLASH_ARGS.
+# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [wgmma-check]
+# [gemm] [gemm-read] [attention] [flash] [flash-check] (default: all of them). gemm-read is gemm with the
+# L2 flushed by reads (--flush read). Extra arguments for the kernel benchmarks go in $GEMM_ARGS,
+# $ATTENTION_ARGS and $FLASH_ARGS.
 # Logs and JSON summaries go to $OUT when set (the device tool returns them), else build-gpu/out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ if [[ "${1:-}" == --prepare ]]; then
   exit $?
 fi
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing wgmma-check gemm attention flash flash-check)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing probe wgmma-check gemm gemm-read attention flash flash-check)
 want() { local s; for s in "${steps[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 
 out=${OUT:-$root/build-gpu/out}
@@ -67,6 +68,11 @@ if want timing; then
   result[timing]=$(grep -E "^worst disagreement" "$out/timing.log")
 fi
 
+if want probe; then
+  # The floors: an empty launch and an ideal read of each goal's bytes, under both flushes.
+  python3 bench/gpu/stream_floor_probe.py 2>&1 | tee "$out/probe.log"
+  result[probe]=$(grep -c "ideal read" "$out/probe.log")" floors"
+fi
 # --- the kernel library (issue #5) ------------------------------------------------
 # Work folders stay out of $OUT (the device tool returns at most 8 files);
 # the tuning databases come back as one archive.
@@ -90,6 +96,10 @@ if want gemm; then
   python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm" --summary "$out/gemm.json" ${GEMM_ARGS:-} 2>&1 | tee "$out/gemm.log"
   result[gemm]=$(grep -c "x met" "$out/gemm.log")" goals met of $(grep -cE "x (met|missed)" "$out/gemm.log")"
 fi
+if want gemm-read; then
+  python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm-read" --summary "$out/gemm_read.json" --flush read ${GEMM_ARGS:-} 2>&1 | tee "$out/gemm_read.log"
+  result[gemm-read]=$(grep -c "x met" "$out/gemm_read.log")" goals met of $(grep -cE "x (met|missed)" "$out/gemm_read.log")"
+fi
 if want attention; then
   python3 bench/kernels/decode_attention.py --tunekit "$bin/tunekit" --out "$work/attention" ${ATTENTION_ARGS:-} 2>&1 | tee "$out/attention.log"
   result[attention]=$(grep -iE "tuned.*per-matmul|speedup" "$out/attention.log" | tail -1)
@@ -102,12 +112,12 @@ if want flash-check; then
   python3 bench/kernels/flash_decode.py --tunekit "$bin/tunekit" --out "$work/flash" --check-only 2>&1 | tee "$out/flash_check.log"
   result[flash-check]=$(grep "^ragged sizes" "$out/flash_check.log")
 fi
-if want gemm || want attention || want flash; then
+if want gemm || want gemm-read || want attention || want flash; then
   (cd "$work" && find . -name '*.db' -o -name '*.json' -o -name '*.csv' | tar czf "$out/kernels-results.tgz" -T -) 2>/dev/null
 fi
 
 echo
 echo "=== scripts/gpu.sh summary ($(head -1 "$out/devices.txt" 2>/dev/null)) ==="
-for k in tests faults overhead timing wgmma-check gemm attention flash flash-check; do
+for k in tests faults overhead timing probe wgmma-check gemm gemm-read attention flash flash-check; do
   [[ -n "${result[$k]:-}" ]] && printf '%-9s %s\n' "$k" "${result[$k]}"
 done

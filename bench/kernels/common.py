@@ -257,6 +257,133 @@ def do_bench_us(fn, rep=200):
     return 1000.0 * triton.testing.do_bench(fn, warmup=25, rep=rep, return_mode="median")
 
 
+# ---- timing under a chosen L2 flush ---------------------------------------------
+#
+# do_bench (and tunekit's `cache: cold`) flush the L2 by writing 256 MB, which
+# leaves it full of dirty lines: the timed kernel then pays for writing them
+# back as its reads evict them (bench/gpu/stream_floor_probe.py: a 32 MiB read
+# takes 14.2 us after it, 12.0 us after a read flush). A read flush
+# (tunekit's `cache: cold-read`) evicts the kernel's data and leaves only
+# clean lines. Both are offered so that a figure can say which it used.
+FLUSHES = ("write", "read")
+_flush_bufs = {}
+
+
+def flush_fn(kind):
+    """A function that flushes the L2 the given way ("write" as do_bench: 256 MB
+    of stores; "read": a 1 GiB read)."""
+    import torch
+    if kind not in _flush_bufs:
+        if kind == "write":
+            buf = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+            _flush_bufs[kind] = lambda: buf.zero_()
+        elif kind == "read":
+            buf = torch.ones(256 << 20, dtype=torch.float32, device="cuda")
+            _flush_bufs[kind] = lambda: buf.sum()
+        else:
+            raise ValueError(f"flush must be one of {FLUSHES}, not {kind!r}")
+    return _flush_bufs[kind]
+
+
+def timed_us(fn, flush="write", n=200, warmup_ms=25.0):
+    """Median of n samples of fn, each after the given L2 flush and timed by
+    its own event pair, enqueued back to back after about warmup_ms of the
+    same (clocks ramp up under load), as do_bench does. With flush="write"
+    this is do_bench's procedure."""
+    import torch
+    f = flush_fn(flush)
+    est0, est1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    est0.record()
+    for _ in range(5):
+        f()
+        fn()
+    est1.record()
+    torch.cuda.synchronize()
+    for _ in range(max(1, int(warmup_ms * 5 / max(est0.elapsed_time(est1), 1e-3)))):
+        f()
+        fn()
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for i in range(n):
+        f()
+        start[i].record()
+        fn()
+        end[i].record()
+    torch.cuda.synchronize()
+    return 1000.0 * sorted(a.elapsed_time(b) for a, b in zip(start, end))[n // 2]
+
+
+# An ideal streaming read: block b reads its contiguous share of n 16-byte
+# words, U loads in flight per thread, and writes nothing (unless a checksum
+# hits a magic value). No kernel that must read those bytes can beat it by
+# much, so it is the floor a bandwidth-bound kernel is held to.
+STREAM_SRC = r"""
+template <int U>
+__device__ void stream(const uint4* __restrict__ p, unsigned long long n, float* out) {
+  const unsigned long long lo = n * blockIdx.x / gridDim.x, hi = n * (blockIdx.x + 1) / gridDim.x;
+  unsigned acc = 0;
+  unsigned long long i = lo + threadIdx.x;
+  for (; i + (U - 1) * blockDim.x < hi; i += U * blockDim.x) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint4* q = p + i + u * blockDim.x;
+      asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w) : "l"(q));
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < hi; i += blockDim.x) { uint4 v = p[i]; acc ^= v.x ^ v.w; }
+  if (acc == 0x9e3779b9u) out[blockIdx.x] = 1.f;
+}
+extern "C" __global__ void empty_kernel(float* out) { if (threadIdx.x == 1023) out[0] = 1.f; }
+extern "C" __global__ void stream4(const uint4* p, unsigned long long n, float* out) { stream<4>(p, n, out); }
+extern "C" __global__ void stream8(const uint4* p, unsigned long long n, float* out) { stream<8>(p, n, out); }
+extern "C" __global__ void stream16(const uint4* p, unsigned long long n, float* out) { stream<16>(p, n, out); }
+"""
+STREAM_SHAPES = ((4, 1, 1024), (4, 4, 256), (8, 2, 1024), (16, 1, 1024), (16, 4, 256))  # (U, blocks per SM, threads)
+_stream_cache = {}
+
+
+def stream_read_us(nbytes, flush="write", n=100):
+    """The fastest of a few launch shapes of the ideal streaming read of
+    nbytes (rounded down to 16), timed as timed_us; (us, 'U=.. GxT')."""
+    import cupy as cp
+    import torch
+    key = (nbytes, flush)
+    if key in _stream_cache:
+        return _stream_cache[key]
+    mod = _modules.get("stream") or cp.RawModule(code=STREAM_SRC, options=("-std=c++17",))
+    _modules["stream"] = mod
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    buf = cp.zeros(max(16, nbytes) // 4, dtype=cp.uint32)
+    out = cp.zeros(1 << 16, dtype=cp.float32)
+    n16 = max(1, nbytes // 16)
+    best = None
+    with torch_stream():
+        for u, per_sm, threads in STREAM_SHAPES:
+            g = max(1, min(sms * per_sm, n16 // (threads * u)))
+            fn = mod.get_function(f"stream{u}")
+            t = timed_us(lambda: fn((g,), (threads,), (buf, cp.uint64(n16), out)), flush, n=n)
+            if best is None or t < best[0]:
+                best = (t, f"U={u} {g}x{threads}")
+    del buf
+    _stream_cache[key] = best
+    return best
+
+
+def empty_kernel_us(flush="write", n=100):
+    """An empty launch timed as timed_us: the fixed cost in every figure."""
+    import cupy as cp
+    mod = _modules.get("stream") or cp.RawModule(code=STREAM_SRC, options=("-std=c++17",))
+    _modules["stream"] = mod
+    out = cp.zeros(1, dtype=cp.float32)
+    fn = mod.get_function("empty_kernel")
+    with torch_stream():
+        return timed_us(lambda: fn((1,), (1024,), (out,)), flush, n=n)
+
+
 def write_json(path, obj):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:

@@ -9,9 +9,16 @@ of the roofline and the ratio to cuBLAS. The roofline's floor is
 max(2MNK / bf16 peak, bytes / copy bandwidth), both ceilings measured in this
 run: the peak as cuBLAS at 8192^3, the bandwidth as a 1 GiB device-to-device
 copy (bytes read plus written). Our kernels are timed by tunekit (median, L2
-flushed before each sample); cuBLAS by triton.testing.do_bench (median, L2
-flushed), on inputs drawn the same way (uniform in [-1, 1)). tunekit's and
-do_bench's medians agree within 3% (docs/PERFORMANCE.md, issue #4).
+flushed before each sample); cuBLAS by common.timed_us (do_bench's procedure:
+median, L2 flushed, an event pair per sample), on inputs drawn the same way
+(uniform in [-1, 1)). tunekit's and do_bench's medians agree within 3%
+(docs/PERFORMANCE.md, issue #4).
+
+--flush picks the L2 flush for both sides: `write` (default; do_bench's and
+tunekit's `cache: cold`) or `read` (tunekit's `cache: cold-read`, which leaves
+no dirty lines for the kernel to write back). Each shape also gets the time of
+an ideal streaming read of its bytes under the same flush (common.stream_read_us):
+the floor that no kernel reading those bytes beats by much.
 
 Every config tunekit measures is verified against an fp32-accumulating
 reference kernel; `--check` adds a sweep over ragged sizes with random
@@ -25,6 +32,9 @@ import random
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPECS = {
@@ -72,7 +82,7 @@ def tune(a, kernel, layout, seed):
     """Tunes one kernel over its spec's sizes; returns {(M, K, N): best trial}."""
     out = os.path.join(a.out, f"{kernel}-{layout}")
     cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", out, "--seed", str(seed),
-           "-s", f"B_NK={1 if layout == 'nk' else 0}"]
+           "-s", f"B_NK={1 if layout == 'nk' else 0}", "--cache", TUNEKIT_CACHE[a.flush]]
     budget = evals_for(a.max_evals, kernel)
     if budget:
         cmd += ["--strategy", "random", "--max-evals", str(budget)]
@@ -114,7 +124,10 @@ def ceilings(torch, do_bench):
     return bw, 2 * n ** 3 / (ms * 1e-3)
 
 
-def cublas_us(torch, do_bench, m, k, n, layout):
+TUNEKIT_CACHE = {"write": "cold", "read": "cold-read"}
+
+
+def cublas_us(torch, flush, m, k, n, layout):
     a = torch.empty(m, k, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
     if layout == "nk":
         b = torch.empty(n, k, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
@@ -122,7 +135,7 @@ def cublas_us(torch, do_bench, m, k, n, layout):
     else:
         b = torch.empty(k, n, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
         f = lambda: torch.matmul(a, b)
-    return 1000 * do_bench(f, warmup=50, rep=300, return_mode="median")
+    return common.timed_us(f, flush, n=300)
 
 
 def ragged_check(a, seed):
@@ -167,8 +180,6 @@ def untuned_check(a, layout, seed, torch):
     CuPy on fresh inputs against an fp32 torch reference."""
     import re
     import numpy as np
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import common
     tuned_dir = os.path.join(a.out, f"mma-{layout}")
     header = os.path.join(a.out, "gemm_mma_policy.hpp")
     p = run([a.tunekit, "emit", SPECS["mma"], "-o", tuned_dir, "--seed", str(seed), "--header", header,
@@ -248,6 +259,8 @@ def main():
                     help="also verify random configs on ragged sizes, and the emitted policy on untuned shapes")
     ap.add_argument("--seed", type=int, default=0, help="input seed (default: a fresh one, printed)")
     ap.add_argument("--summary", help="write the figures as JSON here")
+    ap.add_argument("--flush", default="write", choices=["write", "read"],
+                    help="L2 flush before each sample, for tunekit and cuBLAS alike (see above)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     seed = a.seed or random.SystemRandom().randrange(1, 1 << 31)
@@ -271,10 +284,11 @@ def main():
         flops = 2.0 * m * n * k
         bytes_ = 2.0 * (m * k + k * n + m * n)
         floor_us = 1e6 * max(flops / peak, bytes_ / bw)
-        cb = cublas_us(torch, do_bench, m, k, n, a.layout)
+        cb = cublas_us(torch, a.flush, m, k, n, a.layout)
+        stream_us, _ = common.stream_read_us(int(bytes_), a.flush)
         r = tuned.get((m, k, n))
         row = dict(M=m, K=k, N=n, layout=a.layout, floor_us=floor_us, cublas_us=cb, cublas_roofline=floor_us / cb,
-                   goal=goal)
+                   goal=goal, stream_us=stream_us, flush=a.flush)
         if r and r["us"]:
             row.update(kernel=r["kernel"], us=r["us"], tflops=flops / r["us"] / 1e6, roofline=floor_us / r["us"],
                        vs_cublas=cb / r["us"], config=r["config"], max_abs_diff=r["max_abs_diff"],
@@ -284,25 +298,28 @@ def main():
 
     ragged = ragged_check(a, seed) if a.check else None
     untuned = untuned_check(a, a.layout, seed, torch) if a.check and "mma" in per_kernel else None
-    summary = dict(seed=seed, copy_bw=bw, bf16_peak=peak, layout=a.layout, rows=rows, ragged=ragged, untuned=untuned)
+    summary = dict(seed=seed, copy_bw=bw, bf16_peak=peak, layout=a.layout, flush=a.flush, rows=rows, ragged=ragged,
+                   untuned=untuned)
     if a.summary:
         with open(a.summary, "w") as f:
             json.dump(summary, f, indent=2)
     print(f"\nbf16 GEMM, B as {'N x K' if a.layout == 'nk' else 'K x N'}; ceilings {bw / 1e12:.2f} TB/s, "
-          f"{peak / 1e12:.0f} TFLOP/s")
+          f"{peak / 1e12:.0f} TFLOP/s; L2 flushed by {a.flush}s before each sample; 'read floor': an ideal "
+          f"streaming read of the shape's bytes, and cuBLAS / that floor: the best ratio a kernel could reach")
     kernels = list(per_kernel)
-    print("| M | K | N | kernel | us | TFLOP/s | roofline | cuBLAS us | cuBLAS roofline | vs cuBLAS | goal | max abs diff | "
-          + " | ".join(f"{k} us" for k in kernels) + " |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * len(kernels))
+    print("| M | K | N | kernel | us | TFLOP/s | roofline | cuBLAS us | cuBLAS roofline | vs cuBLAS | goal | read floor us "
+          "| cuBLAS / floor | max abs diff | " + " | ".join(f"{k} us" for k in kernels) + " |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * len(kernels))
     for r in rows:
+        floor = f"{r['stream_us']:.1f} | {r['cublas_us'] / r['stream_us']:.2f}x"
         if "us" not in r:
             print(f"| {r['M']} | {r['K']} | {r['N']} | none ok | | | | {r['cublas_us']:.1f} | "
-                  f"{r['cublas_roofline']:.2f} | | {r['goal'] or '-'} | |")
+                  f"{r['cublas_roofline']:.2f} | | {r['goal'] or '-'} | {floor} | |")
             continue
         met = "" if r["goal"] is None else (" met" if r["vs_cublas"] >= r["goal"] else " missed")
         print(f"| {r['M']} | {r['K']} | {r['N']} | {r['kernel']} | {r['us']:.1f} | {r['tflops']:.1f} | "
               f"{r['roofline']:.2f} | {r['cublas_us']:.1f} | {r['cublas_roofline']:.2f} | {r['vs_cublas']:.2f}x | "
-              f"{(str(r['goal']) + 'x' + met) if r['goal'] else '-'} | {r['max_abs_diff']:.3g} | "
+              f"{(str(r['goal']) + 'x' + met) if r['goal'] else '-'} | {floor} | {r['max_abs_diff']:.3g} | "
               + " | ".join(per_kernel_us(r, k) for k in kernels) + " |")
     print("\nRule-derived first configs (search.rules) against each kernel's tuned best:")
     print("| M | K | N | kernel | rule config | rule us | best us | rule / best | rank | evaluations to beat it "

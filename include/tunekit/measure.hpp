@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tunekit {
@@ -14,7 +16,18 @@ namespace tunekit {
 using Microseconds = std::chrono::duration<double, std::micro>;
 using Seconds = std::chrono::duration<double>;
 
-enum class CacheMode { cold, hot };
+// cold (the default): the flush overwrites a buffer larger than the caches,
+// as triton's do_bench does, so times compare with it; on a GPU that leaves
+// the L2 full of dirty lines, and the timed kernel pays for writing them back.
+// cold_read: the flush reads that buffer, so the L2 holds only clean lines
+// nobody times. hot: no flush.
+enum class CacheMode { cold, hot, cold_read };
+
+// "cold", "hot", "cold-read": the names in specs, on the command line and in
+// the worker protocol.
+std::string_view to_string(CacheMode m);
+std::optional<CacheMode> cache_mode_from_string(std::string_view name);
+inline bool is_cold(CacheMode m) { return m != CacheMode::hot; }
 
 struct MeasureSettings {
   Microseconds warmup = std::chrono::milliseconds(50);  // time spent warming up (at least one call)
@@ -22,7 +35,7 @@ struct MeasureSettings {
   std::size_t max_samples = 200;
   Seconds max_time{2.0};                 // cap on sampling time per trial
   double target_noise = 0.02;            // stop when relative noise of the median estimate < this
-  CacheMode cache = CacheMode::cold;     // flush caches before every sample
+  CacheMode cache = CacheMode::cold;     // flush caches before every sample (unless hot)
   Seconds timeout{60.0};                 // per trial (build excluded); past it: Status::timeout
 };
 
@@ -35,8 +48,8 @@ struct Statistics {
 Statistics summarize(std::span<const Microseconds> samples);
 
 // Runs the sampling loop. `flush` is called before each sample when cache is
-// cold (its time is not counted); `sample` runs the kernel once and returns
-// its duration.
+// cold or cold_read (its time is not counted); `sample` runs the kernel once
+// and returns its duration.
 std::vector<Microseconds> collect_samples(const MeasureSettings& s, const std::function<void()>& flush,
                                           const std::function<Microseconds()>& sample);
 

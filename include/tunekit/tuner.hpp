@@ -53,8 +53,9 @@ struct TuneReport {
 };
 
 // Identity of what was tuned: kernel source, entry, language, compiler,
-// flags, arguments, reference and tolerances. Parameters and search settings
-// are left out on purpose: widening a space must keep measured trials.
+// flags, arguments, reference, tolerances, input seed and a cold-read cache
+// mode. Parameters and search settings are left out on purpose: widening a
+// space must keep measured trials.
 std::string spec_hash(const Spec& spec);
 
 TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress = {});

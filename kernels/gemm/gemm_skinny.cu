@@ -10,11 +10,12 @@
 // Launch (exactly):
 //   grid  = [ceil_div(N, 8 * NW * WN), SPLIT_K]
 //   block = [WN * WK * 32]
-//   dynamic shared memory = max(WN * WK * DEPTH * BM * 64, WK * BM * 8 * NW * WN * 4) bytes
-//                           (no static shared memory)
-//   workspace: SPLIT_K * M * N floats (unused when SPLIT_K == 1)
+//   cluster = [1, SPLIT_K] when CLUSTER == 1, else none
+//   dynamic shared memory = max(WN * WK * DEPTH * BM * 64, WK * BM * 8 * NW * WN * 4)
+//                           + CLUSTER * BM * 8 * NW * WN * 4 bytes (no static shared memory)
+//   workspace: SPLIT_K * M * N floats (unused when SPLIT_K == 1 or CLUSTER == 1)
 //   counters:  ceil_div(N, 8 * NW * WN) unsigned, zero before the first launch;
-//              the kernel leaves them zero again.
+//              the kernel leaves them zero again (unused as the workspace).
 //
 // Tunables (-DNAME=value):
 //   BM       rows of the A tile: 1, 2, 4, 8 (one m16 tile, rows BM..15 are
@@ -26,6 +27,8 @@
 //            split the block's K range and are summed in shared memory
 //   DEPTH    k-groups (32 k each) of B in flight per warp, in registers
 //   SPLIT_K  blocks along K, summed through the workspace by the last one
+//   CLUSTER  0, or 1: the SPLIT_K blocks of a column tile (<= 8) are one
+//            thread-block cluster and sum through distributed shared memory
 //
 // Work split. K is cut into k-groups of 32 elements, KG = ceil_div(K, 32) of
 // them. The SPLIT_K * WK K-slices are even shares of the k-groups: warp wk of
@@ -82,6 +85,14 @@
 // tile's counter, and the last arriving block sums the SPLIT_K partials in
 // split order (so C does not depend on arrival order), writes C and re-arms
 // the counter.
+//
+// CLUSTER == 1 replaces that protocol, whose fence, counter atomic and
+// workspace reads are three dependent trips to L2 (about 1.5 us of a 5-7 us
+// latency-bound launch), by one cluster barrier: each block leaves its summed
+// tile in its own shared memory (`red`), and after the barrier block z sums
+// elements e = z, z + SPLIT_K, ... over the cluster's blocks in split order
+// (ld.shared::cluster), writes C, and waits at a second barrier so that no
+// block exits while the others still read its tile.
 
 // No <stdint.h>: NVRTC (tunekit's default compiler) has no such header.
 #include <cuda_bf16.h>
@@ -104,6 +115,9 @@
 #ifndef SPLIT_K
 #define SPLIT_K 1
 #endif
+#ifndef CLUSTER
+#define CLUSTER 0
+#endif
 
 namespace gemm_skinny_detail {
 
@@ -118,7 +132,9 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kSlot = BM * 32;  // bf16 elements of one A ring slot (BM rows x 32 k)
 constexpr unsigned kRingBytes = (unsigned)kWarps * DEPTH * BM * 64;
 constexpr unsigned kPartBytes = (unsigned)WK * BM * kBN * 4;
-constexpr unsigned kSmemBytes = kRingBytes > kPartBytes ? kRingBytes : kPartBytes;
+constexpr unsigned kLoopBytes = kRingBytes > kPartBytes ? kRingBytes : kPartBytes;
+// CLUSTER: the block's summed tile, read by the cluster after the loop bytes
+constexpr unsigned kSmemBytes = kLoopBytes + (CLUSTER ? (unsigned)BM * kBN * 4 : 0u);
 constexpr int kEpiUnroll = 4;  // elements per thread in flight in the split-K sum
 
 static_assert(BM == 1 || BM == 2 || BM == 4 || BM == 8 || BM == 16 || BM == 32 || BM == 48 || BM == 64,
@@ -127,6 +143,8 @@ static_assert(NW >= 1 && NW <= 8, "NW must be 1..8");
 static_assert(WN >= 1 && WK >= 1 && kThreads <= 1024, "WN * WK must be 1..32 warps");
 static_assert(DEPTH >= 1 && DEPTH <= 16, "DEPTH must be 1..16");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be >= 1");
+static_assert(CLUSTER == 0 || (CLUSTER == 1 && SPLIT_K >= 2 && SPLIT_K <= 8),
+              "CLUSTER=1 needs 2 <= SPLIT_K <= 8 (the portable cluster size)");
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -152,6 +170,25 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N_>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
+}
+
+// The whole cluster's shared-memory writes before the barrier are visible
+// to every block after it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// The float at the same shared-memory offset as p in cluster block `rank`.
+__device__ __forceinline__ float ld_cluster(const float* p, unsigned rank) {
+  uint32_t remote;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
 }
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -180,6 +217,9 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
     const bool aligned = ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B)) & 15) == 0;
     if (b_nk != 1 || M < 1 || M > BM || N < 1 || K < 1 || (K & 7) != 0 || !aligned || dyn < kSmemBytes) __trap();
+    // A CLUSTER build launched without its cluster would read other blocks'
+    // shared memory that is not there.
+    if (CLUSTER && cluster_rank() != blockIdx.y) __trap();
     opaque_zero = dyn >> 24;  // shared memory is far below 16 MiB
   }
 
@@ -335,6 +375,26 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
       const int r = e / kBN, c = e % kBN, n = n0 + c;
       if (n < N) C[(size_t)r * N + n] = __float2bfloat16_rn(tile_sum(r, c));
     }
+  } else if constexpr (CLUSTER) {
+    (void)workspace;
+    (void)counters;
+    float* const red = reinterpret_cast<float*>(smem_raw + kLoopBytes);
+    for (int e = tid; e < elems; e += kThreads) red[e] = tile_sum(e / kBN, e % kBN);
+    cluster_sync();
+    // Element e belongs to block e % SPLIT_K, so a small tile still spreads
+    // over the cluster; all SPLIT_K remote loads of an element are in flight
+    // together.
+    for (int e = tid * SPLIT_K + z; e < elems; e += kThreads * SPLIT_K) {
+      const int r = e / kBN, c = e % kBN, n = n0 + c;
+      float part_z[SPLIT_K];
+#pragma unroll
+      for (int zz = 0; zz < SPLIT_K; ++zz) part_z[zz] = ld_cluster(red + e, (unsigned)zz);
+      float s = 0.f;
+#pragma unroll
+      for (int zz = 0; zz < SPLIT_K; ++zz) s += part_z[zz];
+      if (n < N) C[(size_t)r * N + n] = __float2bfloat16_rn(s);
+    }
+    cluster_sync();
   } else {
     const size_t plane = (size_t)M * N;
     float* const mine = workspace + (size_t)z * plane;

@@ -84,7 +84,7 @@ json to_json(const WorkerRequest& r) {
             {"max_samples", m.max_samples},
             {"max_time_s", m.max_time.count()},
             {"target_noise", m.target_noise},
-            {"cold", m.cache == CacheMode::cold},
+            {"cache", std::string(to_string(m.cache))},
             {"timeout_s", m.timeout.count()}}},
           {"seed", r.seed},
           {"flush_bytes", r.flush_bytes}};
@@ -113,7 +113,7 @@ WorkerRequest request_from_json(const json& j) {
   r.measure.max_samples = m.at("max_samples").get<std::size_t>();
   r.measure.max_time = Seconds(m.at("max_time_s").get<double>());
   r.measure.target_noise = m.at("target_noise").get<double>();
-  r.measure.cache = m.at("cold").get<bool>() ? CacheMode::cold : CacheMode::hot;
+  r.measure.cache = enum_from(m.at("cache"), {CacheMode::cold, CacheMode::hot, CacheMode::cold_read});
   r.measure.timeout = Seconds(m.at("timeout_s").get<double>());
   r.seed = j.at("seed").get<std::uint64_t>();
   r.flush_bytes = j.at("flush_bytes").get<std::uint64_t>();

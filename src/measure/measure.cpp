@@ -7,6 +7,21 @@
 
 namespace tunekit {
 
+std::string_view to_string(CacheMode m) {
+  switch (m) {
+    case CacheMode::cold: return "cold";
+    case CacheMode::hot: return "hot";
+    case CacheMode::cold_read: return "cold-read";
+  }
+  return "?";
+}
+
+std::optional<CacheMode> cache_mode_from_string(std::string_view name) {
+  for (CacheMode m : {CacheMode::cold, CacheMode::hot, CacheMode::cold_read})
+    if (to_string(m) == name) return m;
+  return std::nullopt;
+}
+
 Statistics summarize(std::span<const Microseconds> samples) {
   Statistics s;
   s.count = samples.size();
@@ -32,7 +47,7 @@ Statistics summarize(std::span<const Microseconds> samples) {
 std::vector<Microseconds> collect_samples(const MeasureSettings& s, const std::function<void()>& flush,
                                           const std::function<Microseconds()>& sample) {
   using Clock = std::chrono::steady_clock;
-  const bool cold = s.cache == CacheMode::cold && flush;
+  const bool cold = is_cold(s.cache) && flush;
 
   // Warm-up: at least one call, then until the warm-up time is spent, so
   // page faults, lazy binding and frequency ramp-up are not measured.

@@ -877,7 +877,9 @@ Spec Loader::load(const YAML::Node& root) {
     }
     if (auto x = get(t, "max_time")) ms.max_time = duration_of(*x, true);
     if (auto x = get(t, "noise")) ms.target_noise = non_negative(*x);
-    if (auto x = get(t, "cache")) ms.cache = enum_of<CacheMode>(*x, {{"cold", CacheMode::cold}, {"hot", CacheMode::hot}});
+    if (auto x = get(t, "cache"))
+      ms.cache = enum_of<CacheMode>(
+          *x, {{"cold", CacheMode::cold}, {"cold-read", CacheMode::cold_read}, {"hot", CacheMode::hot}});
     if (auto x = get(t, "timeout")) ms.timeout = duration_of(*x, true);
   }
 

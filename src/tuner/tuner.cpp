@@ -451,6 +451,11 @@ std::string spec_hash(const Spec& spec) {
     h.add(spec.default_config->key());
   h.add(fmt::format("{} {}", spec.tolerance.atol, spec.tolerance.rtol));
   h.add(spec.search.seed);  // the seed fills the inputs
+  // Hot, cold and cold-read times are different measurements, so none may
+  // resume another's trials. cold, the default, adds nothing: specs keep the
+  // hash they had before the mode took part (applications: no flush precedes
+  // their runs, so the mode means nothing there).
+  if (spec.measure.cache != CacheMode::cold && !spec.application) h.add(fmt::format("cache={}", to_string(spec.measure.cache)));
   if (const auto& app = spec.application) {  // what an application-level trial builds, runs and reads
     h.add(app->build.size());
     for (const auto& a : app->build) h.add(a);

@@ -3,6 +3,7 @@
 // hang, and correct kernels must be verified and timed.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "backend/cuda/detail/cuda_backend.hpp"
@@ -164,6 +165,32 @@ TEST_F(CudaGpuTest, ShortKernelsTimedHotAreBatched) {
   // event-to-event time of a few microseconds.
   EXPECT_LT(r.stats.median.count(), 5.0);
   EXPECT_GT(r.stats.median.count(), 0.0);
+}
+
+// cold-read flushes the L2 with loads (a second kernel of the flush module);
+// one worker can switch between the modes, each flush timed anew when the
+// mode changes. The medians are printed: hot is batched, so comparing them
+// would not show whether the flush evicts (bench/gpu/stream_floor_probe.py
+// measures that).
+TEST_F(CudaGpuTest, ColdReadIsTimedAndModesAlternate) {
+  Artifact ref = build_ok(input(0));
+  for (CacheMode mode : {CacheMode::cold_read, CacheMode::cold, CacheMode::hot, CacheMode::cold_read}) {
+    TrialRequest rq = request(ref, std::nullopt, 4u << 20);
+    rq.measure.cache = mode;
+    TrialResult r = evaluator_->evaluate(rq);
+    ASSERT_EQ(r.status, Status::ok) << to_string(mode) << ": " << r.error;
+    EXPECT_GE(r.samples.size(), 5u) << to_string(mode);
+    EXPECT_GT(r.stats.median.count(), 0.0) << to_string(mode);
+    std::printf("%s: median %.2f us over %zu samples\n", std::string(to_string(mode)).c_str(),
+                r.stats.median.count(), r.samples.size());
+  }
+
+  TrialRequest rq = request(build_ok(input(0, "kernel", {"UNUSED=1"})), ref);
+  rq.measure.cache = CacheMode::cold_read;
+  TrialResult r = evaluator_->evaluate(rq);
+  ASSERT_EQ(r.status, Status::ok) << r.error;
+  EXPECT_TRUE(r.verification.checked);
+  EXPECT_TRUE(r.verification.passed);
 }
 
 TEST_F(CudaGpuTest, EachFailureBecomesItsStatusAndTheRunGoesOn) {

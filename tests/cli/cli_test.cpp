@@ -115,6 +115,39 @@ extern "C" void saxpy(const float* x, float* y, int n) {
   EXPECT_TRUE(contains(r.output, "best")) << r.output;
 }
 
+// --cache takes the spec's three modes; a cold-read tune is its own
+// experiment, so select finds it only when told the mode.
+TEST(Cli, ColdReadCacheModeIsTunedAndSelectedByName) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
+                            "x[i] * SCALE / SCALE; }\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters: {SCALE: [1, 2]}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  auto help = tunekit_cli({"tune", "--help"});
+  EXPECT_TRUE(contains(help.output, "cold-read")) << help.output;
+
+  auto bad = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "cold_read"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "unknown cache mode 'cold_read' (cold, cold-read, hot)")) << bad.output;
+
+  auto r = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "cold-read"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "2 trials: 2 ok")) << r.output;
+
+  auto as_spec = tunekit_cli({"select", spec, "--out-dir", out});
+  EXPECT_EQ(as_spec.exit_code, 1) << as_spec.output;  // the spec says cold
+  EXPECT_TRUE(contains(as_spec.output, "no trials of this spec")) << as_spec.output;
+  auto selected = tunekit_cli({"select", spec, "--out-dir", out, "--cache", "cold-read"});
+  EXPECT_EQ(selected.exit_code, 0) << selected.output;
+}
+
 TEST(Cli, BareSourceWithoutArgumentsSaysWhatIsMissing) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "// %RANGE% TUNE_X x 1:2:1\nextern \"C\" void f() {}\n");

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tunekit/measure.hpp"
 
@@ -84,6 +86,35 @@ TEST(CollectSamples, ColdCacheFlushesBeforeEverySample) {
   flushes = 0;
   collect_samples(m, [&] { ++flushes; }, [&] { return Microseconds(1.0); });
   EXPECT_EQ(flushes, 0);
+}
+
+TEST(CollectSamples, ColdReadFlushesBeforeEverySampleLikeCold) {
+  MeasureSettings m;
+  m.warmup = 0us;
+  m.min_samples = 5;
+  m.max_samples = 5;
+  m.cache = CacheMode::cold_read;
+  int flushes = 0, runs = 0;
+  std::vector<std::string> order;
+  collect_samples(m, [&] { ++flushes; order.push_back("flush"); },
+                  [&] { ++runs; order.push_back("run"); return Microseconds(1.0); });
+  EXPECT_EQ(flushes, runs);
+  EXPECT_EQ(runs, 6);  // one warm-up call, five samples
+  for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i % 2 ? "run" : "flush") << i;
+}
+
+TEST(CacheModes, NamesRoundTrip) {
+  EXPECT_EQ(to_string(CacheMode::cold), "cold");
+  EXPECT_EQ(to_string(CacheMode::hot), "hot");
+  EXPECT_EQ(to_string(CacheMode::cold_read), "cold-read");
+  for (CacheMode c : {CacheMode::cold, CacheMode::hot, CacheMode::cold_read})
+    EXPECT_EQ(cache_mode_from_string(to_string(c)), c);
+  EXPECT_FALSE(cache_mode_from_string("cold_read"));
+  EXPECT_FALSE(cache_mode_from_string("warm"));
+  EXPECT_TRUE(is_cold(CacheMode::cold));
+  EXPECT_TRUE(is_cold(CacheMode::cold_read));
+  EXPECT_FALSE(is_cold(CacheMode::hot));
+  EXPECT_EQ(MeasureSettings{}.cache, CacheMode::cold);  // do_bench's flush stays the default
 }
 
 TEST(CollectSamples, WarmupRunsUntilItsTimeIsSpent) {

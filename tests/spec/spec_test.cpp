@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -384,7 +385,18 @@ TEST_F(SpecErrors, BadStrategy) {
 }
 
 TEST_F(SpecErrors, BadCache) {
-  expect_error(kHead + "measure: {cache: warm}\n", 6, 18, "bad value 'warm' for 'measure.cache': expected one of cold, hot");
+  expect_error(kHead + "measure: {cache: warm}\n", 6, 18,
+               "bad value 'warm' for 'measure.cache': expected one of cold, cold-read, hot");
+}
+
+TEST_F(SpecErrors, CacheModes) {
+  for (auto [text, mode] : {std::pair{"cold", CacheMode::cold}, std::pair{"cold-read", CacheMode::cold_read},
+                            std::pair{"hot", CacheMode::hot}})
+    EXPECT_EQ(load_spec(write(kHead + "measure: {cache: " + text + "}\n")).measure.cache, mode) << text;
+  // Block style too: the value's own position.
+  expect_error(kHead + "measure:\n  noise: 0.05\n  cache: cold_read\n", 8, 10,
+               "bad value 'cold_read' for 'measure.cache': expected one of cold, cold-read, hot; did you mean "
+               "'cold-read'?");
 }
 
 TEST_F(SpecErrors, BadInjection) {

@@ -93,3 +93,32 @@ TEST(CudaTune, PlantedFaultsAreRecordedAndTheRestIsMeasured) {
   TuneReport again = tune(spec, opt);
   EXPECT_EQ(again.resumed, 8u);
 }
+
+// The L2 flushed by reads: every trial is measured, and a cold-read tune does
+// not resume the trials of a cold one (another measurement), only its own.
+TEST(CudaTune, ColdReadTunesAndKeepsItsOwnTrials) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device here";
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cu", kKernel);
+  write_file(dir / "planted.yaml", kSpec);
+  Spec spec = load_spec(dir / "planted.yaml");
+  for (auto& p : spec.parameters)
+    if (p.name == "KIND") p.values = {Value(0)};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  spec.measure.cache = CacheMode::cold;
+  EXPECT_EQ(tune(spec, opt).resumed, 0u);
+
+  spec.measure.cache = CacheMode::cold_read;
+  TuneReport report = tune(spec, opt);
+  EXPECT_EQ(report.resumed, 0u);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const auto& trials = report.sizes[0].trials;
+  ASSERT_EQ(trials.size(), 2u);  // BLOCK 128 and 256
+  for (const auto& t : trials) {
+    EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+    EXPECT_TRUE(t.verification.passed);
+    EXPECT_GT(t.stats.median.count(), 0.0);
+  }
+  EXPECT_EQ(tune(spec, opt).resumed, 2u);
+}

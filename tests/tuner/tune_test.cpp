@@ -137,6 +137,43 @@ TEST(Tune, RerunResumesWithoutRerunning) {
   EXPECT_EQ(Store(fresh.db).trials(fresh.spec_hash).size(), 4u);
 }
 
+// A read flush leaves the kernel other L2 traffic than a write flush: a
+// cold-read tune measures anew, then resumes its own trials.
+TEST(Tune, CacheModesDoNotResumeEachOthersTrials) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {0, 6};
+  spec.measure.cache = CacheMode::cold;
+  const std::string cold_hash = spec_hash(spec);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  EXPECT_EQ(tune(spec, opt).resumed, 0u);
+
+  spec.measure.cache = CacheMode::cold_read;
+  EXPECT_NE(spec_hash(spec), cold_hash);
+  TuneReport read = tune(spec, opt);
+  EXPECT_EQ(read.resumed, 0u);
+  ASSERT_EQ(read.sizes[0].trials.size(), 2u);
+  for (const auto& t : read.sizes[0].trials) {
+    EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+    EXPECT_TRUE(t.verification.passed);
+    EXPECT_GT(t.stats.median.count(), 0.0);
+  }
+  EXPECT_EQ(tune(spec, opt).resumed, 2u);
+
+  // Hot trials are a third measurement, kept apart from both.
+  spec.measure.cache = CacheMode::hot;
+  EXPECT_NE(spec_hash(spec), cold_hash);
+  EXPECT_NE(spec_hash(spec), [&] {
+    Spec r = spec;
+    r.measure.cache = CacheMode::cold_read;
+    return spec_hash(r);
+  }());
+  EXPECT_EQ(tune(spec, opt).resumed, 0u);
+}
+
 TEST(Tune, BudgetLimitsEvaluations) {
   const auto dir = fresh_dir();
   write_file(dir / "planted.cpp", kKernel);

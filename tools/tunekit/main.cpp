@@ -160,9 +160,9 @@ Spec build_spec(const TuneArgs& t) {
   if (!t.flags.empty()) spec.kernel.flags = split_words(t.flags);
   if (!t.timeout.empty()) spec.measure.timeout = parse_duration(t.timeout);
   if (!t.cache.empty()) {
-    if (t.cache == "cold") spec.measure.cache = CacheMode::cold;
-    else if (t.cache == "hot") spec.measure.cache = CacheMode::hot;
-    else throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "' (cold, hot)");
+    const auto mode = cache_mode_from_string(t.cache);
+    if (!mode) throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "' (cold, cold-read, hot)");
+    spec.measure.cache = *mode;
   }
   if (t.atol) spec.tolerance.atol = *t.atol;
   if (t.rtol) spec.tolerance.rtol = *t.rtol;
@@ -239,7 +239,10 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--compiler", t.compiler, "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
   tune_cmd->add_option("--flags", t.flags, "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
   tune_cmd->add_option("--timeout", t.timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
-  tune_cmd->add_option("--cache", t.cache, "cold: flush caches before each sample (default); hot: don't");
+  tune_cmd->add_option("--cache", t.cache,
+                       "cold: flush caches before each sample by overwriting a buffer (default, as triton's do_bench); "
+                       "cold-read: flush by reading one, so no dirty lines are left for the kernel to write back; "
+                       "hot: don't flush");
   tune_cmd->add_option("--reference", t.reference,
                        "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
                        "outputs) or 'none'");

@@ -26,15 +26,19 @@ struct PolicyArgs {
   double within_percent = 5;
   std::string header, json, name_space = "tunekit_policy";
   std::optional<std::uint64_t> seed;
+  std::string cache;
 };
 
 // The results of a tune are keyed by the spec as it was tuned, input seed
-// included: a tune run with --seed is found again only with the same seed.
+// and cache mode included: a tune run with --seed or --cache is found again
+// only with the same.
 void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("SPEC", a.spec, "The spec that was tuned")->required()->check(CLI::ExistingFile);
   cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
+  cmd->add_option("--cache", a.cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)")
+      ->check(CLI::IsMember({"cold", "cold-read", "hot"}));
 }
 
 void add_common(CLI::App* cmd, PolicyArgs& a) {
@@ -59,6 +63,7 @@ Loaded load(const PolicyArgs& a) {
   l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
   if (a.seed) l.spec.search.seed = *a.seed;
+  if (!a.cache.empty()) l.spec.measure.cache = *cache_mode_from_string(a.cache);
   const fs::path db = !a.db.empty() ? fs::path(a.db) : !l.spec.output.db.empty() ? l.spec.output.db : fs::path(a.out_dir) / "tunekit.db";
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
   l.trials = Store(db).trials(spec_hash(l.spec));

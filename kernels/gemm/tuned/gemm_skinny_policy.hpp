@@ -13,6 +13,7 @@ struct gemm_skinny_config {
   std::int64_t WK;
   std::int64_t DEPTH;
   std::int64_t SPLIT_K;
+  std::int64_t CLUSTER;
 };
 
 struct gemm_skinny_size {
@@ -33,11 +34,11 @@ inline constexpr gemm_skinny_size gemm_skinny_tuned_sizes[] = {
 };
 
 inline constexpr gemm_skinny_config gemm_skinny_tuned_configs[] = {
-    {4, 4, 1, 4, 1, 1},
-    {4, 2, 1, 8, 1, 8},
-    {1, 1, 1, 4, 8, 1},
-    {16, 2, 1, 8, 4, 1},
-    {64, 4, 2, 2, 4, 1},
+    {4, 2, 2, 4, 1, 1, 0},
+    {4, 2, 1, 8, 1, 8, 1},
+    {1, 1, 1, 4, 8, 1, 0},
+    {16, 2, 1, 8, 4, 1, 0},
+    {64, 4, 2, 2, 4, 1, 0},
 };
 
 namespace detail_gemm_skinny {

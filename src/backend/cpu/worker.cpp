@@ -44,10 +44,19 @@ class CpuRunner final : public detail::KernelRunner {
   TrialResult time(const detail::WorkerRequest& rq, detail::HostArguments& args) override {
     auto pointers = args.pointers();
     if (flush_.size() != rq.flush_bytes) flush_.assign(rq.flush_bytes, 0);
+    const bool read = rq.measure.cache == CacheMode::cold_read;
     auto flush = [&] {
-      // Writing a buffer larger than the last-level cache evicts the
+      // Touching a buffer larger than the last-level cache evicts the
       // kernel's data, so each sample starts cold, as a first call would.
-      for (std::size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
+      // cold-read only loads it: the caches then hold no dirty lines whose
+      // write-back the kernel would pay for.
+      if (read) {
+        unsigned char sum = 0;
+        for (std::size_t i = 0; i < flush_.size(); i += 64) sum = static_cast<unsigned char>(sum + flush_[i]);
+        flush_sink_ = sum;  // volatile: the loads cannot be dropped
+      } else {
+        for (std::size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
+      }
     };
     std::size_t reps = 1;
     auto time_reps = [&](std::size_t n) {
@@ -80,6 +89,7 @@ class CpuRunner final : public detail::KernelRunner {
   std::map<std::string, void*> libs_;
   LaunchFn fn_ = nullptr;
   std::vector<char> flush_;
+  volatile unsigned char flush_sink_ = 0;
 };
 
 }  // namespace

@@ -35,10 +35,14 @@ constexpr double kGroupTargetUs = 20000.0;
 constexpr std::size_t kMaxGroup = 512;
 constexpr std::size_t kModuleCacheSize = 8;
 
-// The L2 flush: ordinary 16-byte stores over a buffer larger than the L2,
-// as a kernel (a driver memset may write with another cache policy and
-// leave the kernel's data resident). PTX, so the driver compiles it for any
-// GPU and the worker needs no NVRTC.
+// The L2 flushes: ordinary 16-byte stores (cold) or loads (cold-read) over a
+// buffer larger than the L2, as kernels (a driver memset may write with
+// another cache policy and leave the kernel's data resident). PTX, so the
+// driver compiles them for any GPU and the worker needs no NVRTC.
+// The read flush xors what it loads so the loads are not dropped, and stores
+// only when the xor is a value it cannot be (the buffer holds one repeated
+// word, whose four xored lanes give 0): its lines stay clean. Plain ld.global
+// (not .nc), so they are allocated in the L2 like any load.
 constexpr const char* kFlushPtx = R"(
 .version 7.0
 .target sm_70
@@ -69,6 +73,43 @@ LOOP:
   add.u64 %rd5, %rd5, %rd6;
   bra LOOP;
 DONE:
+  ret;
+}
+
+.visible .entry tunekit_flush_read(.param .u64 p_buf, .param .u64 p_n)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<9>;
+  ld.param.u64 %rd1, [p_buf];
+  ld.param.u64 %rd2, [p_n];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %nctaid.x;
+  mul.wide.u32 %rd3, %r2, %r3;
+  cvt.u64.u32 %rd4, %r4;
+  add.u64 %rd5, %rd3, %rd4;
+  mul.wide.u32 %rd6, %r5, %r3;
+  mov.u32 %r1, 0;
+LOOP:
+  setp.ge.u64 %p1, %rd5, %rd2;
+  @%p1 bra DONE;
+  shl.b64 %rd7, %rd5, 4;
+  add.u64 %rd8, %rd1, %rd7;
+  ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd8];
+  xor.b32 %r1, %r1, %r6;
+  xor.b32 %r1, %r1, %r7;
+  xor.b32 %r1, %r1, %r8;
+  xor.b32 %r1, %r1, %r9;
+  add.u64 %rd5, %rd5, %rd6;
+  bra LOOP;
+DONE:
+  setp.ne.u32 %p2, %r1, 0x9E3779B9;
+  @%p2 bra END;
+  st.global.u32 [%rd1], %r1;
+END:
   ret;
 }
 )";
@@ -179,9 +220,10 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     TrialResult result;
     result.device_busy = pending_busy_;
     pending_busy_ = Seconds(0);
-    const bool cold = rq.measure.cache == CacheMode::cold && rq.flush_bytes > 0;
+    const CacheMode mode = rq.measure.cache;
+    const bool cold = is_cold(mode) && rq.flush_bytes > 0;
     if (cold) {
-      if (auto failed = ensure_flush(rq.flush_bytes)) return *failed;
+      if (auto failed = ensure_flush(rq.flush_bytes, mode)) return *failed;
     }
     try {
       // A few launches to learn the kernel's length (the first one may load
@@ -211,7 +253,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         if (next == group.size()) {
           ensure_events(group_size);
           for (std::size_t i = 0; i < group_size; ++i) {
-            if (cold) flush();
+            if (cold) flush(mode);
             check_async("cuEventRecord", d_.cuEventRecord(starts_[i], stream_));
             if (batch > 1) check_async("cuGraphLaunch", d_.cuGraphLaunch(graph.exec, stream_));
             else check_async(launch_name(), launch(stream_));
@@ -342,11 +384,17 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     check_async("cuGraphInstantiate", d_.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0));
   }
 
-  void flush() {
+  void flush(CacheMode mode) {
     unsigned long long n16 = flush_bytes_ / 16;
+    const unsigned blocks = static_cast<unsigned>(std::max(1, limits_.sm_count) * 4);
+    if (mode == CacheMode::cold_read) {
+      void* params[] = {&flush_, &n16};
+      check_async("the L2 read flush",
+                  d_.cuLaunchKernel(flush_read_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr));
+      return;
+    }
     unsigned value = ++flush_value_;
     void* params[] = {&flush_, &n16, &value};
-    const unsigned blocks = static_cast<unsigned>(std::max(1, limits_.sm_count) * 4);
     check_async("the L2 flush", d_.cuLaunchKernel(flush_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr));
   }
 
@@ -360,26 +408,39 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     }
   }
 
-  std::optional<TrialResult> ensure_flush(std::uint64_t bytes) {
+  // The flush buffer, and the length of the mode's flush (it sizes the
+  // groups of samples): timed again when the size or the mode changes.
+  std::optional<TrialResult> ensure_flush(std::uint64_t bytes, CacheMode mode) {
     bytes = bytes / 16 * 16;
-    if (!flush_fn_) {
-      if (CUresult r = d_.cuModuleLoadData(&flush_module_, kFlushPtx); r != CUDA_SUCCESS)
-        return fail_call("loading the L2 flush kernel", r);
+    if (!flush_module_) {
+      if (CUresult r = d_.cuModuleLoadData(&flush_module_, kFlushPtx); r != CUDA_SUCCESS) {
+        flush_module_ = nullptr;
+        return fail_call("loading the L2 flush kernels", r);
+      }
+    }
+    if (!flush_fn_)
       if (CUresult r = d_.cuModuleGetFunction(&flush_fn_, flush_module_, "tunekit_flush"); r != CUDA_SUCCESS)
         return fail_call("loading the L2 flush kernel", r);
-    }
-    if (flush_bytes_ == bytes) return std::nullopt;
-    if (flush_) d_.cuMemFree(flush_);
-    flush_ = 0;
-    flush_bytes_ = 0;
-    if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS) return fail_call("cuMemAlloc (L2 flush)", r);
-    flush_bytes_ = bytes;
-    try {  // its length, to size the groups of samples
-      flush();  // the first launch may load the function
+    if (!flush_read_fn_)
+      if (CUresult r = d_.cuModuleGetFunction(&flush_read_fn_, flush_module_, "tunekit_flush_read"); r != CUDA_SUCCESS)
+        return fail_call("loading the L2 read flush kernel", r);
+    if (flush_bytes_ == bytes && flush_timed_ == mode) return std::nullopt;
+    flush_timed_.reset();
+    try {
+      if (flush_bytes_ != bytes) {
+        if (flush_) d_.cuMemFree(flush_);
+        flush_ = 0;
+        flush_bytes_ = 0;
+        if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS) return fail_call("cuMemAlloc (L2 flush)", r);
+        flush_bytes_ = bytes;
+        flush(CacheMode::cold);  // written once: the read flush reads no uninitialised memory
+      }
+      flush(mode);  // the first launch may load the function
       check_async("cuEventRecord", d_.cuEventRecord(start_, stream_));
-      flush();
+      flush(mode);
       check_async("cuEventRecord", d_.cuEventRecord(stop_, stream_));
       flush_us_ = elapsed().count();
+      flush_timed_ = mode;
     } catch (const CudaFailure& f) {
       return fail_call(f.what, f.code);
     }
@@ -531,7 +592,9 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   double flush_us_ = 0;
   std::vector<CUevent> starts_, stops_;
   CUmodule flush_module_ = nullptr;
-  CUfunction flush_fn_ = nullptr;
+  CUfunction flush_fn_ = nullptr;       // cold: stores
+  CUfunction flush_read_fn_ = nullptr;  // cold-read: loads
+  std::optional<CacheMode> flush_timed_;  // the mode flush_us_ was timed with
   unsigned flush_value_ = 0;
   Seconds pending_busy_{0};
   bool poisoned_ = false;

@@ -106,7 +106,9 @@ class OpenClRunner final : public detail::KernelRunner {
     TrialResult r;
     try {
       std::function<void()> flush;
-      if (rq.measure.cache == CacheMode::cold && rq.flush_bytes > 0) {
+      // cold-read flushes like cold here: a read flush would need a kernel
+      // built for each device; the fill is the flush OpenCL has.
+      if (is_cold(rq.measure.cache) && rq.flush_bytes > 0) {
         if (!flush_ || flush_bytes_ != rq.flush_bytes) {
           if (flush_) cl.clReleaseMemObject(flush_);
           flush_ = nullptr;

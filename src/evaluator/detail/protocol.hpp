@@ -24,7 +24,7 @@ struct WorkerRequest {
   Tolerance tolerance;
   MeasureSettings measure;
   std::uint64_t seed = 1;
-  std::uint64_t flush_bytes = 0;  // cold cache: how much to overwrite
+  std::uint64_t flush_bytes = 0;  // cold cache: how much to overwrite (cold-read: to read)
 };
 
 struct WorkerAnswer {

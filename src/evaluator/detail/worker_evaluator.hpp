@@ -14,7 +14,7 @@ namespace tunekit::detail {
 class WorkerEvaluator final : public Evaluator {
  public:
   // `worker_args` follow the worker executable: the backend and device,
-  // e.g. {"cuda", "0"}. `flush_bytes`: what a cold-cache flush overwrites.
+  // e.g. {"cuda", "0"}. `flush_bytes`: what a cold-cache flush overwrites (or reads).
   WorkerEvaluator(std::filesystem::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes);
   TrialResult evaluate(const TrialRequest& request) override;
 

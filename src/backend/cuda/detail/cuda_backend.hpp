@@ -180,8 +180,8 @@ class CudaBuilder final : public Builder {
 
 // ---- The worker -----------------------------------------------------------
 
-// Bytes to overwrite before each cold sample: four times the L2, at least
-// 256 MB (what triton.testing.do_bench zeroes).
+// Bytes to overwrite (cold-read: to read) before each cold sample: four
+// times the L2, at least 256 MB (what triton.testing.do_bench zeroes).
 std::uint64_t flush_bytes_for(const DeviceLimits& d);
 
 }  // namespace tunekit::cuda
