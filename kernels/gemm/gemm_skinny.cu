@@ -27,6 +27,7 @@
 //            split the block's K range and are summed in shared memory
 //   DEPTH    k-groups (32 k each) of B in flight per warp, in registers
 //   SPLIT_K  blocks along K, summed through the workspace by the last one
+//   PREFETCH the L2 prefetch hint of the B loads: 0, 128 or 256 bytes
 //   CLUSTER  0, or 1: the SPLIT_K blocks of a column tile (<= 8) are one
 //            thread-block cluster and sum through distributed shared memory
 //
@@ -118,6 +119,18 @@
 #ifndef CLUSTER
 #define CLUSTER 0
 #endif
+#ifndef PREFETCH
+#define PREFETCH 256  // L2 prefetch size hint on the B loads: 0 (none), 128 or 256 bytes
+#endif
+#if PREFETCH == 256
+#define SK_L2PF ".L2::256B"
+#elif PREFETCH == 128
+#define SK_L2PF ".L2::128B"
+#elif PREFETCH == 0
+#define SK_L2PF ""
+#else
+#error "PREFETCH must be 0, 128 or 256"
+#endif
 
 namespace gemm_skinny_detail {
 
@@ -150,11 +163,13 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// B: read once, so keep it out of L1; the 256-byte L2 prefetch brings in the
-// next three k-groups of the same row, which this warp reads next.
+// B: read once, so keep it out of L1; the 256-byte L2 prefetch (PREFETCH)
+// brings in the next three k-groups of the same row, which this warp reads
+// next. A tunable: flash decoding's loads ran at a lower DRAM throughput
+// with that hint than cuDNN's without (see flash_decode.cu).
 __device__ __forceinline__ uint4 ld_stream(const void* p) {
   uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+  asm volatile("ld.global.nc.L1::no_allocate" SK_L2PF ".v4.u32 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                : "l"(p));
   return r;
