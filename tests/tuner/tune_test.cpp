@@ -137,8 +137,8 @@ TEST(Tune, RerunResumesWithoutRerunning) {
   EXPECT_EQ(Store(fresh.db).trials(fresh.spec_hash).size(), 4u);
 }
 
-// A read flush leaves the kernel other L2 traffic than a write flush: a
-// cold-read tune measures anew, then resumes its own trials.
+// Cold, cold-read and hot times are different measurements: a tune in one
+// mode measures anew, then resumes only its own trials.
 TEST(Tune, CacheModesDoNotResumeEachOthersTrials) {
   const auto dir = fresh_dir();
   write_file(dir / "planted.cpp", kKernel);
