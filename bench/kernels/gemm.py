@@ -83,6 +83,9 @@ def tune(a, kernel, layout, seed):
     out = os.path.join(a.out, f"{kernel}-{layout}")
     cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", out, "--seed", str(seed),
            "-s", f"B_NK={1 if layout == 'nk' else 0}", "--cache", TUNEKIT_CACHE[a.flush]]
+    if a.shape:
+        m, k, n = a.shape
+        cmd += ["-a", f"M=[{m}]", "-a", f"K=[{k}]", "-a", f"N=[{n}]"]
     budget = evals_for(a.max_evals, kernel)
     if budget:
         cmd += ["--strategy", "random", "--max-evals", str(budget)]
@@ -259,9 +262,13 @@ def main():
                     help="also verify random configs on ragged sizes, and the emitted policy on untuned shapes")
     ap.add_argument("--seed", type=int, default=0, help="input seed (default: a fresh one, printed)")
     ap.add_argument("--summary", help="write the figures as JSON here")
+    ap.add_argument("--shape", type=lambda t: tuple(int(x) for x in t.split(",")),
+                    help="M,K,N: tune and compare only this shape of the suite")
     ap.add_argument("--flush", default="write", choices=["write", "read"],
                     help="L2 flush before each sample, for tunekit and cuBLAS alike (see above)")
     a = ap.parse_args()
+    if a.shape and a.shape not in [s for s, _ in SUITE]:
+        ap.error(f"--shape {a.shape} is not in the suite: {[s for s, _ in SUITE]}")
     os.makedirs(a.out, exist_ok=True)
     seed = a.seed or random.SystemRandom().randrange(1, 1 << 31)
     print(f"input seed {seed}", flush=True)
@@ -281,6 +288,8 @@ def main():
 
     rows = []
     for (m, k, n), goal in SUITE:
+        if a.shape and (m, k, n) != a.shape:
+            continue
         flops = 2.0 * m * n * k
         bytes_ = 2.0 * (m * k + k * n + m * n)
         floor_us = 1e6 * max(flops / peak, bytes_ / bw)

@@ -12,7 +12,8 @@
 //   block = [WN * WK * 32]
 //   cluster = [1, SPLIT_K] when CLUSTER == 1, else none
 //   dynamic shared memory = max(WN * WK * DEPTH * BM * 64, WK * BM * 8 * NW * WN * 4)
-//                           + CLUSTER * BM * 8 * NW * WN * 4 bytes (no static shared memory)
+//                           + CLUSTER * SPLIT_K * ceil_div(BM * 8 * NW * WN, SPLIT_K) * 4 bytes
+//                           (no static shared memory)
 //   workspace: SPLIT_K * M * N floats (unused when SPLIT_K == 1 or CLUSTER == 1)
 //   counters:  ceil_div(N, 8 * NW * WN) unsigned, zero before the first launch;
 //              the kernel leaves them zero again (unused as the workspace).
@@ -89,11 +90,13 @@
 //
 // CLUSTER == 1 replaces that protocol, whose fence, counter atomic and
 // workspace reads are three dependent trips to L2 (about 1.5 us of a 5-7 us
-// latency-bound launch), by one cluster barrier: each block leaves its summed
-// tile in its own shared memory (`red`), and after the barrier block z sums
-// elements e = z, z + SPLIT_K, ... over the cluster's blocks in split order
-// (ld.shared::cluster), writes C, and waits at a second barrier so that no
-// block exits while the others still read its tile.
+// latency-bound launch), by one cluster barrier. Element e of the tile
+// belongs to block e % SPLIT_K: every block stores its partial of e straight
+// into the owner's shared memory (st.shared::cluster, red[z][e / SPLIT_K]),
+// the barrier makes those stores visible, and each owner sums its elements
+// over the splits in split order from its own shared memory and writes C.
+// Pushing rather than pulling needs no remote read after the barrier, so no
+// second barrier keeps a block alive for its readers.
 
 // No <stdint.h>: NVRTC (tunekit's default compiler) has no such header.
 #include <cuda_bf16.h>
@@ -146,8 +149,10 @@ constexpr int kSlot = BM * 32;  // bf16 elements of one A ring slot (BM rows x 3
 constexpr unsigned kRingBytes = (unsigned)kWarps * DEPTH * BM * 64;
 constexpr unsigned kPartBytes = (unsigned)WK * BM * kBN * 4;
 constexpr unsigned kLoopBytes = kRingBytes > kPartBytes ? kRingBytes : kPartBytes;
-// CLUSTER: the block's summed tile, read by the cluster after the loop bytes
-constexpr unsigned kSmemBytes = kLoopBytes + (CLUSTER ? (unsigned)BM * kBN * 4 : 0u);
+// CLUSTER: the partials of the elements this block owns, one row per split,
+// after the loop bytes
+constexpr int kOwned = (BM * kBN + SPLIT_K - 1) / SPLIT_K;
+constexpr unsigned kSmemBytes = kLoopBytes + (CLUSTER ? (unsigned)SPLIT_K * kOwned * 4 : 0u);
 constexpr int kEpiUnroll = 4;  // elements per thread in flight in the split-K sum
 
 static_assert(BM == 1 || BM == 2 || BM == 4 || BM == 8 || BM == 16 || BM == 32 || BM == 48 || BM == 64,
@@ -187,6 +192,15 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
 
+// A block may touch another's shared memory only once that block has
+// started: every block arrives (relaxed, not waiting) when it starts and
+// waits just before its first remote store, long after all have arrived.
+__device__ __forceinline__ void cluster_arrive_started() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait_started() {
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
 // The whole cluster's shared-memory writes before the barrier are visible
 // to every block after it.
 __device__ __forceinline__ void cluster_sync() {
@@ -197,13 +211,11 @@ __device__ __forceinline__ unsigned cluster_rank() {
   asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
   return r;
 }
-// The float at the same shared-memory offset as p in cluster block `rank`.
-__device__ __forceinline__ float ld_cluster(const float* p, unsigned rank) {
+// Stores v at the same shared-memory offset as p in cluster block `rank`.
+__device__ __forceinline__ void st_cluster(float* p, unsigned rank, float v) {
   uint32_t remote;
   asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
 }
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -232,11 +244,12 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
     const bool aligned = ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B)) & 15) == 0;
     if (b_nk != 1 || M < 1 || M > BM || N < 1 || K < 1 || (K & 7) != 0 || !aligned || dyn < kSmemBytes) __trap();
-    // A CLUSTER build launched without its cluster would read other blocks'
+    // A CLUSTER build launched without its cluster would write other blocks'
     // shared memory that is not there.
     if (CLUSTER && cluster_rank() != blockIdx.y) __trap();
     opaque_zero = dyn >> 24;  // shared memory is far below 16 MiB
   }
+  if constexpr (CLUSTER) cluster_arrive_started();
 
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -393,23 +406,20 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
   } else if constexpr (CLUSTER) {
     (void)workspace;
     (void)counters;
+    // red[zz][j]: split zz's partial of element j * SPLIT_K + z (owned here).
     float* const red = reinterpret_cast<float*>(smem_raw + kLoopBytes);
-    for (int e = tid; e < elems; e += kThreads) red[e] = tile_sum(e / kBN, e % kBN);
+    cluster_wait_started();
+    for (int e = tid; e < elems; e += kThreads)
+      st_cluster(red + z * kOwned + e / SPLIT_K, (unsigned)(e % SPLIT_K), tile_sum(e / kBN, e % kBN));
     cluster_sync();
-    // Element e belongs to block e % SPLIT_K, so a small tile still spreads
-    // over the cluster; all SPLIT_K remote loads of an element are in flight
-    // together.
-    for (int e = tid * SPLIT_K + z; e < elems; e += kThreads * SPLIT_K) {
+    // Element e = j * SPLIT_K + z: a small tile still spreads over the cluster.
+    for (int j = tid, e = j * SPLIT_K + z; e < elems; j += kThreads, e = j * SPLIT_K + z) {
       const int r = e / kBN, c = e % kBN, n = n0 + c;
-      float part_z[SPLIT_K];
-#pragma unroll
-      for (int zz = 0; zz < SPLIT_K; ++zz) part_z[zz] = ld_cluster(red + e, (unsigned)zz);
       float s = 0.f;
 #pragma unroll
-      for (int zz = 0; zz < SPLIT_K; ++zz) s += part_z[zz];
+      for (int zz = 0; zz < SPLIT_K; ++zz) s += red[zz * kOwned + j];
       if (n < N) C[(size_t)r * N + n] = __float2bfloat16_rn(s);
     }
-    cluster_sync();
   } else {
     const size_t plane = (size_t)M * N;
     float* const mine = workspace + (size_t)z * plane;
