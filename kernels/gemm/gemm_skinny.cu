@@ -29,11 +29,6 @@
 //   DEPTH    k-groups (32 k each) of B in flight per warp, in registers
 //   SPLIT_K  blocks along K, summed through the workspace by the last one
 //   PREFETCH the L2 prefetch hint of the B loads: 0, 128 or 256 bytes
-//   BRING    0: B's DEPTH k-groups in flight sit in registers; 1: cp.async
-//            puts them in a per-warp shared-memory ring next to A's (the
-//            same own-bytes-only pattern), so registers no longer bound the
-//            bytes in flight: an ideal streaming read needed 256 KiB in
-//            flight per SM, the whole register file
 //   CLUSTER  0, or 1: the SPLIT_K blocks of a column tile (<= 8) are one
 //            thread-block cluster and sum through distributed shared memory
 //
@@ -130,9 +125,6 @@
 #ifndef PREFETCH
 #define PREFETCH 256  // L2 prefetch size hint on the B loads: 0 (none), 128 or 256 bytes
 #endif
-#ifndef BRING
-#define BRING 0  // 0: B's k-groups in flight in registers; 1: in a per-warp shared-memory ring
-#endif
 #if PREFETCH == 256
 #define SK_L2PF ".L2::256B"
 #elif PREFETCH == 128
@@ -154,9 +146,7 @@ constexpr int kBN = 8 * NW * WN;             // columns per block
 constexpr int kWarps = WN * WK;
 constexpr int kThreads = kWarps * 32;
 constexpr int kSlot = BM * 32;  // bf16 elements of one A ring slot (BM rows x 32 k)
-// A's rings, then (BRING) B's: DEPTH slots of NW x 32 lanes x 16 bytes per warp
-constexpr unsigned kRingBBytes = BRING ? (unsigned)kWarps * DEPTH * NW * 512 : 0u;
-constexpr unsigned kRingBytes = (unsigned)kWarps * DEPTH * BM * 64 + kRingBBytes;
+constexpr unsigned kRingBytes = (unsigned)kWarps * DEPTH * BM * 64;
 constexpr unsigned kPartBytes = (unsigned)WK * BM * kBN * 4;
 constexpr unsigned kLoopBytes = kRingBytes > kPartBytes ? kRingBytes : kPartBytes;
 // CLUSTER: the partials of the elements this block owns, one row per split,
@@ -170,7 +160,6 @@ static_assert(BM == 1 || BM == 2 || BM == 4 || BM == 8 || BM == 16 || BM == 32 |
 static_assert(NW >= 1 && NW <= 8, "NW must be 1..8");
 static_assert(WN >= 1 && WK >= 1 && kThreads <= 1024, "WN * WK must be 1..32 warps");
 static_assert(DEPTH >= 1 && DEPTH <= 16, "DEPTH must be 1..16");
-static_assert(BRING == 0 || BRING == 1, "BRING must be 0 or 1");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be >= 1");
 static_assert(CLUSTER == 0 || (CLUSTER == 1 && SPLIT_K >= 2 && SPLIT_K <= 8),
               "CLUSTER=1 needs 2 <= SPLIT_K <= 8 (the portable cluster size)");
@@ -196,11 +185,6 @@ __device__ __forceinline__ uint4 ld_stream(const void* p) {
 // nothing: out-of-range rows and k become zeros.
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-// B with BRING: .cg (L2 only: read once), with the PREFETCH hint.
-__device__ __forceinline__ void cp_async16_stream(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global" SK_L2PF " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
-               : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N_>
@@ -308,12 +292,7 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
   __nv_bfloat16* const ring = reinterpret_cast<__nv_bfloat16*>(smem_raw) + warp * DEPTH * kSlot;
   const uint32_t ring_lane = smem_addr(ring + g * 32 + 8 * t);  // row g of slot 0
 
-  // B's ring (BRING), after A's: this lane's 16 bytes of slot d, tile j at
-  // byte ring_b_off + (d * NW + j) * 512; a warp's slot tile is 512 bytes in
-  // lane order, so its reads have no bank conflicts.
-  const unsigned ring_b_off = (unsigned)kWarps * DEPTH * BM * 64 + (unsigned)warp * DEPTH * NW * 512 + lane * 16;
-  const uint32_t ring_b_lane = smem_addr(smem_raw) + ring_b_off;
-  uint4 breg[BRING ? 1 : DEPTH][NW];  // BRING: the slot being multiplied only
+  uint4 breg[DEPTH][NW];
   float acc[kMT][NW][4];
 #pragma unroll
   for (int i = 0; i < kMT; ++i)
@@ -324,8 +303,7 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
 
   // Issues k-group kg into slot d: A by cp.async (one commit group per call,
   // empty or not, so that wait_group<DEPTH-1> always means "the group of the
-  // slot about to be read has landed"), B into breg[d] or (BRING) by
-  // cp.async into B's ring, in the same group.
+  // slot about to be read has landed"), B into breg[d].
   auto issue = [&](int kg, int d) {
     const bool kin = kg < kg1 && kg * 32 + 8 * t < K;
     const int koff = kg * 32;
@@ -339,20 +317,10 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
                      ok ? A + (a_off + (size_t)(16 * i + 8 * h) * K + koff) : A, ok ? 16 : 0);
         }
     }
-    if constexpr (BRING) {
-#pragma unroll
-      for (int j = 0; j < NW; ++j) {
-        const bool ok = kin && bok[j];
-        cp_async16_stream(ring_b_lane + (uint32_t)((d * NW + j) * 512), ok ? B + (b_off + (size_t)(8 * j) * K + koff) : B,
-                          ok ? 16 : 0);
-      }
-    }
     cp_async_commit();
-    if constexpr (!BRING) {
 #pragma unroll
-      for (int j = 0; j < NW; ++j)
-        breg[d][j] = (kin && bok[j]) ? ld_stream(B + (b_off + (size_t)(8 * j) * K + koff)) : make_uint4(0u, 0u, 0u, 0u);
-    }
+    for (int j = 0; j < NW; ++j)
+      breg[d][j] = (kin && bok[j]) ? ld_stream(B + (b_off + (size_t)(8 * j) * K + koff)) : make_uint4(0u, 0u, 0u, 0u);
   };
 
   // Two k16 MMA steps per n8 tile on slot d (see the permutation above).
@@ -376,21 +344,14 @@ extern "C" __global__ void __launch_bounds__(gemm_skinny_detail::kThreads, 1)
 #pragma unroll
       for (int h = 0; h < kHalves; ++h)
         af[i][h] = a_lane ? *reinterpret_cast<const uint4*>(slot + (16 * i + 8 * h) * 32) : make_uint4(0u, 0u, 0u, 0u);
-    // Every lane reads back only the 16 bytes per tile that it copied.
-    const int bd = BRING ? 0 : d;
-    if constexpr (BRING) {
-#pragma unroll
-      for (int j = 0; j < NW; ++j)
-        breg[0][j] = *reinterpret_cast<const uint4*>(smem_raw + ring_b_off + (d * NW + j) * 512);
-    }
 #pragma unroll
     for (int i = 0; i < kMT; ++i) {
       const uint4 lo = af[i][0];
       const uint4 hi = kHalves > 1 ? af[i][kHalves - 1] : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
       for (int j = 0; j < NW; ++j) {
-        mma_bf16(acc[i][j], lo.x, hi.x, lo.y, hi.y, breg[bd][j].x, breg[bd][j].y);
-        mma_bf16(acc[i][j], lo.z, hi.z, lo.w, hi.w, breg[bd][j].z, breg[bd][j].w);
+        mma_bf16(acc[i][j], lo.x, hi.x, lo.y, hi.y, breg[d][j].x, breg[d][j].y);
+        mma_bf16(acc[i][j], lo.z, hi.z, lo.w, hi.w, breg[d][j].z, breg[d][j].w);
       }
     }
   };
