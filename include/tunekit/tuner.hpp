@@ -53,9 +53,10 @@ struct TuneReport {
 };
 
 // Identity of what was tuned: kernel source, entry, language, compiler,
-// flags, arguments, reference, tolerances, input seed and a cold-read cache
-// mode. Parameters and search settings are left out on purpose: widening a
-// space must keep measured trials.
+// flags, arguments, reference, tolerances, input seed and the cache mode
+// (except the default, cold, so older results stay found). Parameters and
+// search settings are left out on purpose: widening a space must keep
+// measured trials.
 std::string spec_hash(const Spec& spec);
 
 TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress = {});
