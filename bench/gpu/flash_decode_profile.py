@@ -17,9 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
 import common  # noqa: E402
+from flash_decode import Launch  # noqa: E402
 
-SPEC = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.yaml")
-SOURCE = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.cu")
 DEFAULTS = dict(SPLIT=1, WARPS=4, KPW=16, SMEM=1, STAGES=2, SCHED=0, BPS=1, COMBINE=0)
 
 
@@ -32,7 +31,6 @@ def main():
     ap.add_argument("--no-time", action="store_true", help="only the runs (under a profiler: SDPA's, then each config's)")
     ap.add_argument("--out", default="/tmp/flash-profile")
     a = ap.parse_args()
-    import numpy as np
     import torch
     import torch.nn.functional as F
     D = 128
@@ -40,8 +38,6 @@ def main():
     k = torch.randn(a.B, a.Hkv, a.L, D, device="cuda", dtype=torch.bfloat16)
     v = torch.randn(a.B, a.Hkv, a.L, D, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(a.B, a.Hq, D, device="cuda", dtype=torch.bfloat16)
-    launch = common.spec_launch(SPEC)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     with common.torch_stream():
         q4 = q.view(a.B, a.Hq, 1, D)
         sdpa = lambda: F.scaled_dot_product_attention(q4, k, v, enable_gqa=True)  # noqa: E731
@@ -53,20 +49,13 @@ def main():
                   f"{common.timed_us(sdpa, 'read', n=50):.2f} us (read flush)", flush=True)
         for text in a.config or [""]:
             cfg = dict(DEFAULTS, **{kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",") if kv})
-            fn, _, attrs = common.compile_kernel(SOURCE, "flash_decode", cfg, os.path.join(a.out, "cubins"))
-            grid, block, smem = common.launch_dims(launch, dict(B=a.B, Hq=a.Hq, Hkv=a.Hkv, L=a.L, sm_count=sms, **cfg))
-            common.set_smem(fn, smem)
-            ws = torch.zeros(a.B * a.Hq * cfg["SPLIT"] * (D + 2), device="cuda", dtype=torch.float32)
-            cnt = torch.zeros(a.B * a.Hkv + 2, device="cuda", dtype=torch.int32)
-            args = (common.to_cupy(q), common.to_cupy(k), common.to_cupy(v), common.to_cupy(out), common.to_cupy(ws),
-                    common.to_cupy(cnt), np.int32(a.B), np.int32(a.Hq), np.int32(a.Hkv), np.int32(a.L))
-            ours = lambda: fn(grid, block, args, shared_mem=smem)  # noqa: E731
+            ours = Launch(cfg, q, k, v, out, os.path.join(a.out, "cubins"))
             for _ in range(a.runs):
                 ours()
             torch.cuda.synchronize()
             if a.no_time:
                 continue
-            print(f"ours {cfg}: grid {grid} block {block} smem {smem} regs {attrs.get('num_regs')}: "
+            print(f"ours {cfg}: grid {ours.grid} block {ours.block} smem {ours.smem} regs {ours.attrs.get('num_regs')}: "
                   f"{common.timed_us(ours, 'write', n=50):.2f} us (write flush), "
                   f"{common.timed_us(ours, 'read', n=50):.2f} us (read flush)", flush=True)
 

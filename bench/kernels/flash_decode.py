@@ -53,6 +53,32 @@ def ragged_check(a):
     print(f"ragged sizes: {len(rep['sizes'])} sizes, trials {dict(statuses)}, worst max|diff| of ok trials {worst}")
 
 
+class Launch:
+    """One config of flash_decode.cu, compiled through CuPy and bound to the
+    torch tensors q [B, Hq, D], k and v [B, Hkv, L, D] and out, with its own
+    workspace and counters (zeroed; the kernel re-arms them). Calling it
+    launches the kernel on torch's current stream."""
+
+    def __init__(self, cfg, q, k, v, out, cubin_dir):
+        import numpy as np
+        import torch
+        B, Hq, _ = q.shape
+        Hkv, L = k.shape[1], k.shape[2]
+        self.fn, self.how, self.attrs = common.compile_kernel(SOURCE, "flash_decode", cfg, cubin_dir)
+        # sm_count: SCHED=1's grid is a multiple of it (the spec's grid expression)
+        names = dict(B=B, Hq=Hq, Hkv=Hkv, L=L, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
+        self.grid, self.block, self.smem = common.launch_dims(common.spec_launch(SPEC), names)
+        common.set_smem(self.fn, self.smem)
+        self.ws = torch.zeros(B * Hq * cfg["SPLIT"] * (D + 2), device="cuda", dtype=torch.float32)
+        self.cnt = torch.zeros(B * Hkv + 2, device="cuda", dtype=torch.int32)  # + SCHED=1's queue head, exit count
+        self.args = (common.to_cupy(q), common.to_cupy(k), common.to_cupy(v), common.to_cupy(out),
+                     common.to_cupy(self.ws), common.to_cupy(self.cnt), np.int32(B), np.int32(Hq), np.int32(Hkv),
+                     np.int32(L))
+
+    def __call__(self):
+        self.fn(self.grid, self.block, self.args, shared_mem=self.smem)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tunekit", required=True, help="the tunekit binary")
@@ -79,11 +105,9 @@ def main():
         rep = common.tunekit_tune(a.tunekit, SPEC, tk_dir, tk_json, extra=a.tune_arg, fresh=a.fresh)
 
     import cupy as cp
-    import numpy as np
     import torch
     import torch.nn.functional as F
 
-    launch = common.spec_launch(SPEC)
     torch.manual_seed(0)
     rows = []
     with common.torch_stream():
@@ -96,25 +120,13 @@ def main():
                 rows.append({"size": size, "error": "no valid config"})
                 continue
             cfg = best["config"]
-            fn, how, attrs = common.compile_kernel(SOURCE, "flash_decode", cfg, os.path.join(a.out, "cubins"))
-            # sm_count: SCHED=1's grid is a multiple of it (the spec's grid expression)
-            names = dict(size, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
-            grid, block, smem = common.launch_dims(launch, names)
-            common.set_smem(fn, smem)
 
             # Fresh inputs (not tunekit's uniform ones): randn, as a model's would be.
             q = torch.randn(B, Hq, D, device="cuda", dtype=torch.bfloat16)
             k = torch.randn(B, Hkv, L, D, device="cuda", dtype=torch.bfloat16)
             v = torch.randn(B, Hkv, L, D, device="cuda", dtype=torch.bfloat16)
             out = torch.full((B, Hq, D), float("nan"), device="cuda", dtype=torch.bfloat16)
-            ws = torch.zeros(B * Hq * cfg["SPLIT"] * (D + 2), device="cuda", dtype=torch.float32)
-            cnt = torch.zeros(B * Hkv + 2, device="cuda", dtype=torch.int32)  # + SCHED=1's queue head, exit count
-            args = (common.to_cupy(q), common.to_cupy(k), common.to_cupy(v), common.to_cupy(out),
-                    common.to_cupy(ws), common.to_cupy(cnt), np.int32(B), np.int32(Hq), np.int32(Hkv), np.int32(L))
-
-            def ours():
-                fn(grid, block, args, shared_mem=smem)
-
+            ours = Launch(cfg, q, k, v, out, os.path.join(a.out, "cubins"))
             ours()
             torch.cuda.synchronize()
             ref = reference(q, k, v)
@@ -122,7 +134,7 @@ def main():
             ours()  # a second launch: the counters must have been reset by the first
             torch.cuda.synchronize()
             diff2 = (out.float() - ref).abs().max().item()
-            counters_zero = bool((cnt == 0).all().item())
+            counters_zero = bool((ours.cnt == 0).all().item())
 
             q4 = q.view(B, Hq, 1, D)
 
@@ -136,8 +148,8 @@ def main():
 
             nbytes = 2 * B * Hkv * L * D * 2 + 2 * B * Hq * D * 2
             frac = lambda us: nbytes / (us * 1e-6) / common.COPY_BW  # noqa: E731
-            row = {"size": size, "config": cfg, "compiled_with": how, "registers": attrs.get("num_regs"),
-                   "grid": grid, "block": block, "smem": smem, "tunekit_us": best["time_us"],
+            row = {"size": size, "config": cfg, "compiled_with": ours.how, "registers": ours.attrs.get("num_regs"),
+                   "grid": ours.grid, "block": ours.block, "smem": ours.smem, "tunekit_us": best["time_us"],
                    "max_abs_diff": max(diff, diff2), "sdpa_max_abs_diff": sdpa_diff,
                    "counters_reset": counters_zero, "bytes": nbytes}
             for fl in common.FLUSHES:
@@ -150,7 +162,7 @@ def main():
                            f"{best['time_us']:.2f}), SDPA {t_sdpa:.2f} us, ideal read {t_read:.2f} us")
             rows.append(row)
             common.log(f"  diff {max(diff, diff2):.3g}, counters reset {counters_zero}")
-            del q, k, v, out, ws, cnt, args
+            del q, k, v, out, ours
             torch.cuda.empty_cache()
             cp.get_default_memory_pool().free_all_blocks()
 
