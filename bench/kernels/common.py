@@ -346,6 +346,13 @@ STREAM_SHAPES = ((4, 1, 1024), (4, 4, 256), (8, 2, 1024), (16, 1, 1024), (16, 4,
 _stream_cache = {}
 
 
+def _stream_module():
+    import cupy as cp
+    if "stream" not in _modules:
+        _modules["stream"] = cp.RawModule(code=STREAM_SRC, options=("-std=c++17",))
+    return _modules["stream"]
+
+
 def stream_read_us(nbytes, flush="write", n=100):
     """The fastest of a few launch shapes of the ideal streaming read of
     nbytes (rounded down to 16), timed as timed_us; (us, 'U=.. GxT')."""
@@ -354,8 +361,7 @@ def stream_read_us(nbytes, flush="write", n=100):
     key = (nbytes, flush)
     if key in _stream_cache:
         return _stream_cache[key]
-    mod = _modules.get("stream") or cp.RawModule(code=STREAM_SRC, options=("-std=c++17",))
-    _modules["stream"] = mod
+    mod = _stream_module()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     buf = cp.zeros(max(16, nbytes) // 4, dtype=cp.uint32)
     out = cp.zeros(1 << 16, dtype=cp.float32)
@@ -376,8 +382,7 @@ def stream_read_us(nbytes, flush="write", n=100):
 def empty_kernel_us(flush="write", n=100):
     """An empty launch timed as timed_us: the fixed cost in every figure."""
     import cupy as cp
-    mod = _modules.get("stream") or cp.RawModule(code=STREAM_SRC, options=("-std=c++17",))
-    _modules["stream"] = mod
+    mod = _stream_module()
     out = cp.zeros(1, dtype=cp.float32)
     fn = mod.get_function("empty_kernel")
     with torch_stream():

@@ -38,7 +38,9 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a.cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)")
-      ->check(CLI::IsMember({"cold", "cold-read", "hot"}));
+      ->check([](const std::string& v) {
+        return cache_mode_from_string(v) ? std::string() : "expected cold, cold-read or hot, not '" + v + "'";
+      });
 }
 
 void add_common(CLI::App* cmd, PolicyArgs& a) {

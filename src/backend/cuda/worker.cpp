@@ -35,11 +35,11 @@ constexpr double kGroupTargetUs = 20000.0;
 constexpr std::size_t kMaxGroup = 512;
 constexpr std::size_t kModuleCacheSize = 8;
 
-// The L2 flushes: ordinary 16-byte stores (cold) or loads (cold-read) over a
-// buffer larger than the L2, as kernels (a driver memset may write with
-// another cache policy and leave the kernel's data resident). PTX, so the
-// driver compiles them for any GPU and the worker needs no NVRTC.
-// The read flush xors what it loads so the loads are not dropped, and stores
+// The L2 flush: ordinary 16-byte stores (cold) or loads (cold-read, p_read
+// != 0) over a buffer larger than the L2, as a kernel (a driver memset may
+// write with another cache policy and leave the kernel's data resident).
+// PTX, so the driver compiles it for any GPU and the worker needs no NVRTC.
+// Loading, it xors what it loads so the loads are not dropped, and stores
 // only when the xor is a value it cannot be (the buffer holds one repeated
 // word, whose four xored lanes give 0): its lines stay clean. Plain ld.global
 // (not .nc), so they are allocated in the L2 like any load.
@@ -47,14 +47,16 @@ constexpr const char* kFlushPtx = R"(
 .version 7.0
 .target sm_70
 .address_size 64
-.visible .entry tunekit_flush(.param .u64 p_buf, .param .u64 p_n, .param .u32 p_value)
+.visible .entry tunekit_flush(.param .u64 p_buf, .param .u64 p_n, .param .u32 p_value, .param .u32 p_read)
 {
-  .reg .pred %p;
-  .reg .b32 %r<6>;
+  .reg .pred %p<4>;
+  .reg .b32 %r<12>;
   .reg .b64 %rd<9>;
   ld.param.u64 %rd1, [p_buf];
   ld.param.u64 %rd2, [p_n];
   ld.param.u32 %r1, [p_value];
+  ld.param.u32 %r10, [p_read];
+  setp.ne.u32 %p3, %r10, 0;
   cvta.to.global.u64 %rd1, %rd1;
   mov.u32 %r2, %ctaid.x;
   mov.u32 %r3, %ntid.x;
@@ -64,51 +66,29 @@ constexpr const char* kFlushPtx = R"(
   cvt.u64.u32 %rd4, %r4;
   add.u64 %rd5, %rd3, %rd4;
   mul.wide.u32 %rd6, %r5, %r3;
-LOOP:
-  setp.ge.u64 %p, %rd5, %rd2;
-  @%p bra DONE;
-  shl.b64 %rd7, %rd5, 4;
-  add.u64 %rd8, %rd1, %rd7;
-  st.global.v4.u32 [%rd8], {%r1, %r1, %r1, %r1};
-  add.u64 %rd5, %rd5, %rd6;
-  bra LOOP;
-DONE:
-  ret;
-}
-
-.visible .entry tunekit_flush_read(.param .u64 p_buf, .param .u64 p_n)
-{
-  .reg .pred %p<3>;
-  .reg .b32 %r<10>;
-  .reg .b64 %rd<9>;
-  ld.param.u64 %rd1, [p_buf];
-  ld.param.u64 %rd2, [p_n];
-  cvta.to.global.u64 %rd1, %rd1;
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mov.u32 %r4, %tid.x;
-  mov.u32 %r5, %nctaid.x;
-  mul.wide.u32 %rd3, %r2, %r3;
-  cvt.u64.u32 %rd4, %r4;
-  add.u64 %rd5, %rd3, %rd4;
-  mul.wide.u32 %rd6, %r5, %r3;
-  mov.u32 %r1, 0;
+  mov.u32 %r11, 0;
 LOOP:
   setp.ge.u64 %p1, %rd5, %rd2;
   @%p1 bra DONE;
   shl.b64 %rd7, %rd5, 4;
   add.u64 %rd8, %rd1, %rd7;
+  @%p3 bra LOAD;
+  st.global.v4.u32 [%rd8], {%r1, %r1, %r1, %r1};
+  bra NEXT;
+LOAD:
   ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd8];
-  xor.b32 %r1, %r1, %r6;
-  xor.b32 %r1, %r1, %r7;
-  xor.b32 %r1, %r1, %r8;
-  xor.b32 %r1, %r1, %r9;
+  xor.b32 %r11, %r11, %r6;
+  xor.b32 %r11, %r11, %r7;
+  xor.b32 %r11, %r11, %r8;
+  xor.b32 %r11, %r11, %r9;
+NEXT:
   add.u64 %rd5, %rd5, %rd6;
   bra LOOP;
 DONE:
-  setp.ne.u32 %p2, %r1, 0x9E3779B9;
+  @!%p3 bra END;
+  setp.ne.u32 %p2, %r11, 0x9E3779B9;
   @%p2 bra END;
-  st.global.u32 [%rd1], %r1;
+  st.global.u32 [%rd1], %r11;
 END:
   ret;
 }
@@ -386,17 +366,13 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
 
   void flush(CacheMode mode) {
     unsigned long long n16 = flush_bytes_ / 16;
+    unsigned value = ++flush_value_;  // the stores' value (unused by a read flush)
+    unsigned read = mode == CacheMode::cold_read ? 1u : 0u;
+    void* params[] = {&flush_, &n16, &value, &read};
     const unsigned blocks = static_cast<unsigned>(std::max(1, limits_.sm_count) * 4);
-    if (mode == CacheMode::cold_read) {
-      void* params[] = {&flush_, &n16};
-      check_async("the L2 read flush",
-                  d_.cuLaunchKernel(flush_read_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr));
-      return;
-    }
-    unsigned value = ++flush_value_;
-    void* params[] = {&flush_, &n16, &value};
     check_async("the L2 flush", d_.cuLaunchKernel(flush_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr));
   }
+
 
   void ensure_events(std::size_t n) {
     while (starts_.size() < n) {
@@ -415,15 +391,12 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     if (!flush_module_) {
       if (CUresult r = d_.cuModuleLoadData(&flush_module_, kFlushPtx); r != CUDA_SUCCESS) {
         flush_module_ = nullptr;
-        return fail_call("loading the L2 flush kernels", r);
+        return fail_call("loading the L2 flush kernel", r);
       }
     }
     if (!flush_fn_)
       if (CUresult r = d_.cuModuleGetFunction(&flush_fn_, flush_module_, "tunekit_flush"); r != CUDA_SUCCESS)
         return fail_call("loading the L2 flush kernel", r);
-    if (!flush_read_fn_)
-      if (CUresult r = d_.cuModuleGetFunction(&flush_read_fn_, flush_module_, "tunekit_flush_read"); r != CUDA_SUCCESS)
-        return fail_call("loading the L2 read flush kernel", r);
     if (flush_bytes_ == bytes && flush_timed_ == mode) return std::nullopt;
     flush_timed_.reset();
     try {
@@ -592,8 +565,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   double flush_us_ = 0;
   std::vector<CUevent> starts_, stops_;
   CUmodule flush_module_ = nullptr;
-  CUfunction flush_fn_ = nullptr;       // cold: stores
-  CUfunction flush_read_fn_ = nullptr;  // cold-read: loads
+  CUfunction flush_fn_ = nullptr;
   std::optional<CacheMode> flush_timed_;  // the mode flush_us_ was timed with
   unsigned flush_value_ = 0;
   Seconds pending_busy_{0};
