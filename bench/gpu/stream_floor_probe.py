@@ -5,10 +5,11 @@
   python3 bench/gpu/stream_floor_probe.py
 
 Times, after each of two flushes, an empty kernel and an ideal streaming read
-(bench/kernels/common.py STREAM_SRC: 16-byte loads, U in flight per thread, a
-contiguous share per block, nothing written; the best of a few launch shapes)
-of the bytes each goal's shape must read, next to the peers (cuBLAS through
-torch.matmul, torch SDPA) on inputs of those sizes:
+(common.stream_read_us: the fastest of the reads that won in
+bench/gpu/stream_access_probe.py, grid-strided 16-byte register loads and
+evict-first bulk copies; nothing written) of the bytes each goal's shape must
+read, next to the peers (cuBLAS through torch.matmul, torch SDPA) on inputs of
+those sizes:
 
   write  256 MB of stores, as triton.testing.do_bench and tunekit's `cache:
          cold` do: the L2 is left full of dirty lines, which the timed kernel

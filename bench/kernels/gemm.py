@@ -2,7 +2,7 @@
 """bf16 GEMM on the GPU (issue #5): tunekit tunes kernels/gemm per shape, and
 each shape's best kernel is compared with cuBLAS (torch.matmul) in the same run.
 
-  python3 bench/kernels/gemm.py --tunekit build/bin/tunekit --out DIR [--layout nk|kn] [--kernels mma,wgmma]
+  python3 bench/kernels/gemm.py --tunekit build/bin/tunekit --out DIR [--layout nk|kn] [--kernels mma,wgmma,skinny,stream]
 
 For every shape of the suite it prints the tuned time, TFLOP/s, the fraction
 of the roofline and the ratio to cuBLAS. The roofline's floor is
@@ -41,6 +41,7 @@ SPECS = {
     "mma": os.path.join(ROOT, "kernels", "gemm", "gemm_mma.yaml"),
     "wgmma": os.path.join(ROOT, "kernels", "gemm", "wgmma_gemm.yaml"),
     "skinny": os.path.join(ROOT, "kernels", "gemm", "gemm_skinny.yaml"),
+    "stream": os.path.join(ROOT, "kernels", "gemm", "gemm_stream.yaml"),
 }
 
 
@@ -148,7 +149,8 @@ def ragged_check(a, seed):
     rows = []
     ragged = {"mma": ["M=[1,7,33,130]", "K=[9,100,1000]", "N=[5,77,258]", "B_NK=[0,1]"],
               "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[1]"],
-              "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"]}
+              "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"],
+              "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
     for kernel, axes in ((k, ragged[k]) for k in a.kernels.split(",")):
         cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", os.path.join(out, kernel), "--seed", str(seed),
                "--strategy", "random", "--max-evals", "3"] + sum((["-a", x] for x in axes), [])
@@ -255,7 +257,7 @@ def main():
     ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
     ap.add_argument("--out", default="/tmp/tunekit-bench-gemm")
     ap.add_argument("--layout", default="nk", choices=["nk", "kn"])
-    ap.add_argument("--kernels", default="mma,wgmma,skinny")
+    ap.add_argument("--kernels", default="mma,wgmma,skinny,stream")
     ap.add_argument("--max-evals", default="",
                     help="random search with this budget per size: N, or KERNEL=N,... (default: exhaustive)")
     ap.add_argument("--check", action="store_true",

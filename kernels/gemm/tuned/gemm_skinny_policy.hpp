@@ -14,6 +14,7 @@ struct gemm_skinny_config {
   std::int64_t DEPTH;
   std::int64_t SPLIT_K;
   std::int64_t CLUSTER;
+  std::int64_t PREFETCH;
 };
 
 struct gemm_skinny_size {
@@ -34,11 +35,11 @@ inline constexpr gemm_skinny_size gemm_skinny_tuned_sizes[] = {
 };
 
 inline constexpr gemm_skinny_config gemm_skinny_tuned_configs[] = {
-    {4, 2, 2, 4, 1, 1, 0},
-    {4, 2, 1, 8, 1, 8, 1},
-    {1, 1, 1, 4, 8, 1, 0},
-    {16, 2, 1, 8, 4, 1, 0},
-    {64, 4, 2, 2, 4, 1, 0},
+    {4, 2, 2, 4, 1, 1, 0, 256},
+    {4, 2, 1, 8, 1, 8, 1, 256},
+    {1, 1, 1, 4, 8, 1, 0, 256},
+    {16, 2, 2, 4, 4, 2, 1, 256},
+    {64, 4, 2, 2, 4, 1, 0, 256},
 };
 
 namespace detail_gemm_skinny {
