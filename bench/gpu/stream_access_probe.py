@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 """Which way of streaming bytes from DRAM is fastest after each L2 flush?
-(issue #5: is bench/kernels/common.py's "ideal read" a floor, and how should
-gemm_skinny move B?)
+(issue #5: what is the floor under a bandwidth-bound kernel, and how should a
+decode GEMM move B?)
 
-  python3 bench/gpu/stream_access_probe.py [--mib 32,114,1] [--n 100]
+  python3 bench/gpu/stream_access_probe.py [--mib 32,114,1] [--n 100] [--kinds ldg,bulk-ef]
 
-The ideal read of stream_floor_probe.py keeps 16-byte register loads in
-flight from a contiguous share per block. After do_bench's write flush it is
-no floor: SDPA and our flash decoding (cp.async into shared memory, no L2
-prefetch hint) read 512 MiB 10% faster than it (docs/PERFORMANCE.md, runs 5
-and 7). This probe times, after both flushes, one read of the same bytes by:
+Until run 10 (docs/PERFORMANCE.md) the "ideal read" was one method, register
+loads from a contiguous share per block; after do_bench's write flush SDPA
+read 512 MiB 10% faster than it, so it was no floor. This probe times, after
+both flushes, one read of the same bytes by each method over several launch
+shapes ("-ef": with an L2 evict-first cache policy):
 
-  ldg     16-byte register loads, U in flight per thread (contiguous share
-          per block, or grid-strided: "ilv"), with or without the .L2::256B hint
+  ldg     16-byte register loads, U in flight per thread (a contiguous share
+          per block, or grid-strided), optionally with the .L2::256B hint
   cpasync cp.async.cg 16-byte copies into a shared-memory ring of S stages
   bulk    one thread per block drives cp.async.bulk (the TMA copy engine,
           no tensor map) into a ring of S chunks of C bytes
@@ -22,9 +22,10 @@ and 7). This probe times, after both flushes, one read of the same bytes by:
           bf16), a warp reads 8 rows x 64 bytes per load instruction, NW row
           groups and D k-groups in flight per lane, split over SPLIT slices of K
 
-The kernels are bench/kernels/common.py's STREAM_SRC; nothing is written
-(unless a checksum hits a magic value). Times are medians of
-common.timed_us, in us.
+then cuBLAS on the GEMM shapes that read 32 and 114 MiB. The kernels are
+bench/kernels/common.py's STREAM_SRC (common.stream_read_us, the ideal read
+of the other benches, takes the winners); nothing is written unless a
+checksum hits a magic value. Times are medians of common.timed_us, in us.
 """
 import argparse
 import os

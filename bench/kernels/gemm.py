@@ -219,7 +219,11 @@ def untuned_check(a, layout, seed, torch):
         for (m_, k_, n_), line in zip(UNTUNED, lines):
             cfg = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in line.split()}
             size = dict(M=m_, K=k_, N=n_, B_NK=1 if layout == "nk" else 0)
-            cfg["PATH"] = common.gemm_mma_path(size)  # pinned by the shape, not the tuned neighbour
+            # PATH is pinned to the shape by a constraint: the header computes it
+            # for an untuned shape (tunekit emit's pinned parameters)
+            if cfg["PATH"] != common.gemm_mma_path(size):
+                common.fail(f"the policy header chose PATH={cfg['PATH']} for {size}; the spec needs "
+                            f"{common.gemm_mma_path(size)}")
             fn, _, _ = common.compile_kernel(src, "gemm_mma", cfg, os.path.join(a.out, "cubins"))
             grid, block, smem = common.launch_dims(launch, dict(size, **cfg))
             common.set_smem(fn, smem)

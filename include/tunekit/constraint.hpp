@@ -19,11 +19,13 @@
 // big int; `str * int` and `%`-formatting are errors. Everything Python
 // raises for (division by zero, str < int, a negative number to a fractional
 // power ...) is an evaluation error; `==` between a str and a number is False.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tunekit/error.hpp"
@@ -71,9 +73,31 @@ class Expression {
   // what becomes constant. Variables not in `constants` stay free.
   Expression bind(const Bindings& constants) const;
 
+  // The terms `NAME == E` (NAME on either side) of this expression, alone or
+  // joined by a top-level `and`, where is_target(NAME) holds and every free
+  // name of E passes is_input: what the expression requires NAME to equal,
+  // e.g. a tile size pinned to the problem size.
+  std::vector<std::pair<std::string, Expression>> equalities(
+      const std::function<bool(const std::string&)>& is_target,
+      const std::function<bool(const std::string&)>& is_input) const;
+
+  // C++17 source that computes this expression over 64-bit integers, for
+  // generated code; nullopt when that is not enough (a float or string
+  // value, '/', '**', float(), round(), a shift by other than a constant
+  // 0..62). `name` gives the C++ for each free variable (nullopt: refuse).
+  // Floor division, modulo, ceil_div, min, max and abs become calls to
+  // `<helpers>floordiv` and so on: cpp_int_helpers() defines them.
+  std::optional<std::string> to_cpp(const std::function<std::optional<std::string>(const std::string&)>& name,
+                                    std::string_view helpers) const;
+
  private:
   friend struct detail::ExpressionAccess;
   std::shared_ptr<const detail::Program> program_;
 };
+
+// C++17 definitions of the functions to_cpp() calls, with Python's meaning
+// (floor division and modulo; where Python would raise, as on a division by
+// zero, they return 0). Put them in a namespace and pass its prefix.
+std::string cpp_int_helpers();
 
 }  // namespace tunekit

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tunekit/constraint.hpp"
 #include "tunekit/select.hpp"
 
 namespace tunekit {
@@ -15,10 +16,21 @@ struct PolicyEntry {
   std::optional<Microseconds> time;  // the config's time at this size
 };
 
+// A parameter that a constraint fixes as a function of the problem size (a
+// term `NAME == E` with E over sizes only), such as a tile pinned to the
+// smallest allowed value >= M. For a size never tuned, the header computes
+// it from that size instead of copying the nearest tuned size's value, which
+// the constraint would reject.
+struct PinnedParameter {
+  std::string name;
+  Expression rule;  // E
+};
+
 struct Policy {
   std::string kernel;     // names the generated types and function
   std::string selection;  // how the configs were chosen: "per-size", "all-sizes", "cover"
   std::vector<PolicyEntry> entries;
+  std::vector<PinnedParameter> pinned;
 };
 
 enum class Selection { per_size, all_sizes, cover };
@@ -28,6 +40,10 @@ enum class Selection { per_size, all_sizes, cover };
 // std::runtime_error when the selection finds nothing.
 Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& trials, Selection selection,
                    const std::optional<Config>& baseline, double tolerance = 0.05);
+
+// The integer parameters of the policy's configs that `constraints` (the
+// spec's) pin to its sizes, where the rule can be written as C++.
+std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& constraints, const Policy& policy);
 
 // The rule for a size never tuned, as the header documents it.
 inline constexpr const char* kUntunedSizeRule =
@@ -40,7 +56,7 @@ struct HeaderOptions {
 
 // A C++17 header: `<kernel>_config`, `<kernel>_select(sizes...)`, and the
 // tables behind it. Names from users become valid identifiers; string
-// values are escaped.
+// values are escaped. Pinned parameters are recomputed for untuned sizes.
 std::string emit_header(const Policy& policy, const HeaderOptions& options = {});
 std::string emit_json(const Policy& policy);
 

@@ -160,8 +160,7 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
                  : "memory");
 }
 
-// A: .ca (every block of the cluster row reads it); src_bytes == 0 writes 16
-// zero bytes.
+// A's copies; src_bytes == 0 writes 16 zero bytes (rows >= M, k past the range).
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
@@ -174,10 +173,10 @@ __device__ __forceinline__ void a_wait(int n) {
     asm volatile("cp.async.wait_group " #k ";\n" ::: "memory"); \
     break;
     GS_WAIT(0) GS_WAIT(1) GS_WAIT(2) GS_WAIT(3) GS_WAIT(4) GS_WAIT(5) GS_WAIT(6) GS_WAIT(7)
-    GS_WAIT(8) GS_WAIT(9) GS_WAIT(10) GS_WAIT(11) GS_WAIT(12) GS_WAIT(13) GS_WAIT(14)
+    GS_WAIT(8) GS_WAIT(9) GS_WAIT(10) GS_WAIT(11) GS_WAIT(12) GS_WAIT(13) GS_WAIT(14) GS_WAIT(15)
 #undef GS_WAIT
-    default:
-      asm volatile("cp.async.wait_group 15;\n" ::: "memory");
+    default:  // (n < kMaxSub; waiting for all is always safe)
+      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   }
 }
 

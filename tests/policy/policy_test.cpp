@@ -108,3 +108,39 @@ TEST(Policy, NothingOkIsAnError) {
   for (auto& x : t) x.status = Status::crash;
   EXPECT_THROW(make_policy("mm", t, Selection::per_size, std::nullopt), std::runtime_error);
 }
+
+TEST(PolicyHeader, RecomputesPinnedParametersForUntunedSizes) {
+  // BM is pinned to M (the smallest of 4, 8, 16, ... >= M, as gemm_skinny's
+  // spec does); an untuned M must not inherit its nearest neighbour's BM.
+  // MODE's constraint has no '==' and DEPTH's names a parameter: not pins.
+  auto t = [](int m, int n, int bm, int depth, double us) {
+    return trial(m, n, Config({{"BM", bm}, {"DEPTH", depth}, {"MODE", Value(std::string("a"))}}), us);
+  };
+  Policy p = make_policy("skinny", {t(4, 4096, 4, 2, 10), t(64, 4096, 64, 4, 30)}, Selection::per_size, std::nullopt);
+  const std::vector<Expression> constraints = {
+      Expression::parse("N > 0 and BM == (4 if M <= 4 else 8 if M <= 8 else 16 * ceil_div(M, 16))"),
+      Expression::parse("DEPTH == BM // 16 + 1"), Expression::parse("MODE in ['a', 'b']")};
+  p.pinned = pinned_parameters(constraints, p);
+  ASSERT_EQ(p.pinned.size(), 1u);
+  EXPECT_EQ(p.pinned[0].name, "BM");
+
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string header = emit_header(p);
+  EXPECT_NE(header.find("// BM is pinned to the size by the spec"), std::string::npos);
+  // Tuned sizes exactly; M=5 is nearest to M=4 (DEPTH 2) but needs BM 8;
+  // M=33 is nearest to M=64 (DEPTH 4) but needs BM 48.
+  const std::string out = compile_and_run(dir, header, R"(
+  using namespace tunekit_policy;
+  constexpr auto a = skinny_select(4, 4096);
+  constexpr auto b = skinny_select(5, 4000);
+  static_assert(b.BM == 8, "constexpr");
+  const auto c = skinny_select(33, 4096);
+  const auto d = skinny_select(64, 4096);
+  std::printf("%lld %lld|%lld %lld|%lld %lld|%lld %lld", (long long)a.BM, (long long)a.DEPTH, (long long)b.BM,
+              (long long)b.DEPTH, (long long)c.BM, (long long)c.DEPTH, (long long)d.BM, (long long)d.DEPTH);
+  return 0;)");
+  EXPECT_EQ(out, "4 2|8 2|48 4|64 4");
+
+  auto j = nlohmann::json::parse(emit_json(p));
+  EXPECT_EQ(j["pinned"]["BM"], "(4 if M <= 4 else 8 if M <= 8 else 16 * ceil_div(M, 16))");
+}

@@ -108,6 +108,7 @@ int run_select(const PolicyArgs& a) {
 int run_emit(const PolicyArgs& a) {
   Loaded l = load(a);
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
+  p.pinned = pinned_parameters(l.spec.constraints, p);
   const std::string header = a.header.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.hpp")).string() : a.header;
   const std::string json = a.json.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.json")).string() : a.json;
   for (const auto& [file, text] : {std::pair{header, emit_header(p, {a.name_space})}, std::pair{json, emit_json(p)}}) {
@@ -115,6 +116,8 @@ int run_emit(const PolicyArgs& a) {
     std::ofstream(file, std::ios::binary) << text;
   }
   fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
+  for (const auto& pin : p.pinned)
+    fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   return 0;
 }
 
