@@ -38,36 +38,37 @@ import common  # noqa: E402
 KINDS = ("ldg", "ldg-ef", "cpasync", "cpasync-ef", "bulk", "bulk-ef", "brows", "brows-ef", "rows", "rows-ef")
 
 
-# (kernel, blocks per SM, threads, dynamic smem bytes)
+# (kind, kernel, blocks per SM, threads), within the shared memory of an SM
 def variants():
     v = []
     for u, pf, ilv in ((4, 0, 0), (8, 0, 0), (16, 0, 0), (4, 0, 1), (8, 0, 1), (16, 0, 1), (8, 1, 0), (2, 0, 0), (1, 0, 0), (2, 0, 1),
                          (4, 2, 1), (8, 2, 1), (16, 2, 1), (8, 2, 0), (2, 2, 1)):
         for per_sm, threads in ((1, 1024), (4, 256), (2, 512), (8, 128), (2, 256), (1, 256)):
-            v.append(("ldg" + "-ef" * (pf == 2), f"ldg_{u}_{pf}_{ilv}", per_sm, threads, 0))
+            v.append(("ldg" + "-ef" * (pf == 2), f"ldg_{u}_{pf}_{ilv}", per_sm, threads))
     for V, S, pf in ((1, 2, 0), (1, 4, 0), (2, 4, 0), (4, 4, 0), (2, 8, 0), (4, 8, 0), (2, 4, 1), (2, 4, 2), (1, 2, 2)):
         for per_sm, threads in ((1, 1024), (2, 512), (4, 256), (2, 256), (8, 128), (1, 256)):
-            smem = V * S * threads * 16
+            name = f"cpa_{V}_{S}_{pf}"
+            smem = common.stream_smem(name, threads)
             if smem <= 200 * 1024 and per_sm * smem <= 220 * 1024:
-                v.append(("cpasync" + "-ef" * (pf == 2), f"cpa_{V}_{S}_{pf}", per_sm, threads, smem))
+                v.append(("cpasync" + "-ef" * (pf == 2), name, per_sm, threads))
     for C, S, ilv, ef in ((4096, 4, 0, 0), (4096, 8, 0, 0), (8192, 4, 0, 0), (8192, 8, 0, 0), (16384, 4, 0, 0),
                           (16384, 8, 0, 0), (32768, 4, 0, 0), (32768, 6, 0, 0), (16384, 12, 0, 0), (4096, 8, 1, 0),
                           (16384, 4, 1, 0), (8192, 8, 1, 0), (2048, 8, 0, 0),
                           (4096, 8, 1, 1), (16384, 4, 1, 1), (8192, 8, 1, 1), (16384, 4, 0, 1)):
         for per_sm in (1, 2, 4, 8):
-            smem = C * S + 8 * S
-            if per_sm * (smem + 1024) <= 228 * 1024:
-                v.append(("bulk" + "-ef" * ef, f"bulk_{C}_{S}_{ilv}_{ef}", per_sm, 32, smem))
+            name = f"bulk_{C}_{S}_{ilv}_{ef}"
+            if per_sm * (common.stream_smem(name, 32) + 1024) <= 228 * 1024:
+                v.append(("bulk" + "-ef" * ef, name, per_sm, 32))
     for seg, st, ef in ((512, 16, 1), (1024, 8, 1), (2048, 4, 1), (2048, 8, 1), (4096, 2, 1), (4096, 4, 1), (8192, 2, 1),
                         (2048, 4, 0)):
         for per_sm in (1, 2):
-            smem = st * 8 * seg + 8 * st
-            if per_sm * (smem + 1024) <= 228 * 1024:
-                v.append(("brows" + "-ef" * ef, f"brows_{seg}_{st}_{ef}", per_sm, 32, smem))
+            name = f"brows_{seg}_{st}_{ef}"
+            if per_sm * (common.stream_smem(name, 32) + 1024) <= 228 * 1024:
+                v.append(("brows" + "-ef" * ef, name, per_sm, 32))
     for nw, d, pf, sp in ((2, 4, 1, 4), (2, 4, 0, 4), (2, 8, 1, 4), (2, 8, 0, 4), (4, 4, 1, 2), (1, 8, 1, 8), (2, 4, 1, 8), (2, 8, 1, 1),
                            (2, 8, 2, 4), (2, 4, 2, 4), (1, 8, 2, 8)):
         for per_sm, threads in ((1, 256), (2, 256), (1, 512), (4, 128)):
-            v.append(("rows" + "-ef" * (pf == 2), f"rows_{nw}_{d}_{pf}_{sp}", per_sm, threads, 0))
+            v.append(("rows" + "-ef" * (pf == 2), f"rows_{nw}_{d}_{pf}_{sp}", per_sm, threads))
     return v
 
 
@@ -80,7 +81,6 @@ def main():
     a = ap.parse_args()
     import cupy as cp
     import torch
-    mod = common.stream_module()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     out = cp.zeros(1 << 16, dtype=cp.float32)
     print(f"# us, median of {a.n}; flushes: {', '.join(common.FLUSHES)}; {sms} SMs")
@@ -91,19 +91,14 @@ def main():
         print(f"empty kernel: " + ", ".join(f"{fl} {common.empty_kernel_us(fl):.2f}" for fl in common.FLUSHES))
         rows = []
         with common.torch_stream():
-            for kind, name, per_sm, threads, smem in variants():
+            for kind, name, per_sm, threads in variants():
                 if kind not in a.kinds.split(","):
                     continue
-                fn = mod.get_function(name)
-                if smem > 48 * 1024:
-                    fn.max_dynamic_shared_size_bytes = smem
                 if kind.startswith(("rows", "brows")) and nbytes < 8192 * 64:
                     continue
-                args = common.stream_args(name, buf, nbytes, out)
-                grid = sms * per_sm
-                launch = lambda fn=fn, grid=grid, threads=threads, smem=smem, args=args: fn(
-                    (grid,), (threads,), args, shared_mem=smem)
+                launch = common.stream_launch(name, sms * per_sm, threads, buf, nbytes, out)
                 t = {fl: common.timed_us(launch, fl, n=a.n) for fl in common.FLUSHES}
+                smem = common.stream_smem(name, threads)
                 rows.append((kind, f"{name} {per_sm}x{threads}" + (f" smem {smem // 1024}K" if smem else ""), t))
         for fl in common.FLUSHES:
             print(f"\n# after the {fl} flush, fastest first (TB/s of {nbytes / 2**20:.2f} MiB)")

@@ -560,11 +560,10 @@ extern "C" __global__ void empty_kernel(float* out) { if (threadIdx.x == 1023) o
 # The ideal read (stream_read_us) takes the fastest of the methods and launch
 # shapes that won in run 10: grid-strided register loads, and evict-first
 # bulk copies, which were the fastest after a write flush.
-# (kernel, blocks per SM, threads, dynamic shared memory)
-STREAM_SHAPES = (("ldg_2_0_1", 8, 128, 0), ("ldg_4_0_1", 1, 1024, 0), ("ldg_4_0_1", 4, 256, 0),
-                 ("ldg_8_0_1", 8, 128, 0), ("ldg_16_0_1", 8, 128, 0),
-                 ("bulk_16384_4_1_1", 1, 32, 4 * 16384 + 32), ("bulk_16384_4_1_1", 2, 32, 4 * 16384 + 32),
-                 ("bulk_4096_8_1_1", 2, 32, 8 * 4096 + 64), ("bulk_8192_8_1_1", 1, 32, 8 * 8192 + 64))
+# (kernel, blocks per SM, threads)
+STREAM_SHAPES = (("ldg_2_0_1", 8, 128), ("ldg_4_0_1", 1, 1024), ("ldg_4_0_1", 4, 256), ("ldg_8_0_1", 8, 128),
+                 ("ldg_16_0_1", 8, 128), ("bulk_16384_4_1_1", 1, 32), ("bulk_16384_4_1_1", 2, 32),
+                 ("bulk_4096_8_1_1", 2, 32), ("bulk_8192_8_1_1", 1, 32))
 _stream_cache = {}
 
 
@@ -574,6 +573,29 @@ def stream_module():
     if "stream" not in _modules:
         _modules["stream"] = cp.RawModule(code=STREAM_SRC, options=("-std=c++17",))
     return _modules["stream"]
+
+
+def stream_smem(kernel, threads):
+    """The dynamic shared memory a STREAM_SRC kernel needs, from its name."""
+    kind, *n = kernel.split("_")
+    n = [int(x) for x in n]
+    if kind == "cpa":  # V copies per thread per stage, S stages
+        return n[0] * n[1] * threads * 16
+    if kind == "bulk":  # S chunks of C bytes, S mbarriers
+        return n[0] * n[1] + 8 * n[1]
+    if kind == "brows":  # S stages of 8 segments of SEG bytes, S mbarriers
+        return n[1] * 8 * n[0] + 8 * n[1]
+    return 0
+
+
+def stream_launch(kernel, blocks, threads, buf, nbytes, out):
+    """A call that launches STREAM_SRC's `kernel` over nbytes of buf."""
+    fn = stream_module().get_function(kernel)
+    smem = stream_smem(kernel, threads)
+    if smem > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = smem
+    args = stream_args(kernel, buf, nbytes, out)
+    return lambda: fn((blocks,), (threads,), args, shared_mem=smem)
 
 
 def stream_args(kernel, buf, nbytes, out):
@@ -595,19 +617,14 @@ def stream_read_us(nbytes, flush="write", n=100):
     key = (nbytes, flush)
     if key in _stream_cache:
         return _stream_cache[key]
-    mod = stream_module()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     buf = cp.zeros(max(16, nbytes) // 4, dtype=cp.uint32)
     out = cp.zeros(1 << 16, dtype=cp.float32)
     best = None
     with torch_stream():
-        for kernel, per_sm, threads, smem in STREAM_SHAPES:
-            fn = mod.get_function(kernel)
-            if smem > 48 * 1024:
-                fn.max_dynamic_shared_size_bytes = smem
-            args = stream_args(kernel, buf, nbytes, out)
+        for kernel, per_sm, threads in STREAM_SHAPES:
             g = sms * per_sm
-            t = timed_us(lambda: fn((g,), (threads,), args, shared_mem=smem), flush, n=n)
+            t = timed_us(stream_launch(kernel, g, threads, buf, nbytes, out), flush, n=n)
             if best is None or t < best[0]:
                 best = (t, f"{kernel} {g}x{threads}")
     del buf
