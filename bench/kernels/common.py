@@ -115,19 +115,20 @@ def _split_flow(text):
 
 
 def spec_launch(spec_path):
-    """{'grid': [expr...], 'block': [expr...], 'shared_memory': expr or None}
-    from the spec's `kernel:` mapping. Uses PyYAML when present, else reads the
-    three keys from flow-style lines (the style of this repository's specs)."""
+    """{'grid': [expr...], 'block': [expr...], 'cluster': [expr...],
+    'shared_memory': expr or None} from the spec's `kernel:` mapping. Uses
+    PyYAML when present, else reads the keys from flow-style lines (the style
+    of this repository's specs)."""
     try:
         import yaml  # noqa: WPS433
         with open(spec_path) as f:
             k = yaml.safe_load(f)["kernel"]
         as_list = lambda v: [str(x) for x in (v if isinstance(v, list) else [v])]  # noqa: E731
-        return {"grid": as_list(k["grid"]), "block": as_list(k["block"]),
+        return {"grid": as_list(k["grid"]), "block": as_list(k["block"]), "cluster": as_list(k.get("cluster", 1)),
                 "shared_memory": str(k["shared_memory"]) if k.get("shared_memory") is not None else None}
     except ImportError:
         pass
-    out = {"grid": None, "block": None, "shared_memory": None}
+    out = {"grid": None, "block": None, "cluster": ["1"], "shared_memory": None}
     in_kernel = False
     with open(spec_path) as f:
         for line in f:
@@ -137,7 +138,7 @@ def spec_launch(spec_path):
                 continue
             if in_kernel and s and not s.startswith(" "):
                 break
-            m = re.match(r"^\s+(grid|block|shared_memory):\s*(.*)$", s) if in_kernel else None
+            m = re.match(r"^\s+(grid|block|cluster|shared_memory):\s*(.*)$", s) if in_kernel else None
             if not m:
                 continue
             key, val = m.group(1), m.group(2).strip()
@@ -166,6 +167,66 @@ def launch_dims(launch, names):
     block = tuple(int(eval_expr(e, names)) for e in launch["block"])
     smem = int(eval_expr(launch["shared_memory"], names)) if launch["shared_memory"] else 0
     return grid, block, smem
+
+
+def cluster_dims(launch, names):
+    """The spec's thread-block cluster for these names, padded to 3 axes."""
+    c = [int(eval_expr(e, names)) for e in launch.get("cluster", ["1"])]
+    return tuple(c + [1] * (3 - len(c)))
+
+
+class ClusterLaunch:
+    """Launches a CuPy-loaded kernel in thread-block clusters through the
+    driver's cuLaunchKernelEx (CuPy's own launch cannot set the cluster
+    attribute), on torch's current stream. Clusters of 9 to 16 blocks get
+    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED first, as tunekit's
+    worker does."""
+
+    def __init__(self, fn, grid, block, smem, cluster, args):
+        import ctypes
+        import cupy as cp
+        import numpy as np
+        c_uint3 = ctypes.c_uint * 3
+
+        class Value(ctypes.Union):  # CUlaunchAttributeValue: 64 bytes
+            _fields_ = [("pad", ctypes.c_char * 64), ("cluster", c_uint3)]
+
+        class Attribute(ctypes.Structure):  # CUlaunchAttribute: id, 4 bytes of padding, value
+            _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", Value)]
+
+        class Config(ctypes.Structure):  # CUlaunchConfig
+            _fields_ = [("grid", c_uint3), ("block", c_uint3), ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                        ("attrs", ctypes.POINTER(Attribute)), ("num_attrs", ctypes.c_uint)]
+
+        self._cuda = ctypes.CDLL("libcuda.so.1")
+        self._fn = ctypes.c_void_p(fn.kernel.ptr)  # the CUfunction behind a CuPy RawKernel
+        if cluster[0] * cluster[1] * cluster[2] > 8:
+            rc = self._cuda.cuFuncSetAttribute(self._fn, 14, 1)  # NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            if rc != 0:
+                raise RuntimeError(f"cuFuncSetAttribute(non-portable cluster) failed: CUresult {rc}")
+        self._attr = Attribute(id=4)  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        self._attr.value.cluster = c_uint3(*cluster)
+        self._config = Config(grid=c_uint3(*grid), block=c_uint3(*block), smem=smem, attrs=ctypes.pointer(self._attr),
+                              num_attrs=1)
+        holders = []
+        for a in args:
+            if isinstance(a, cp.ndarray):
+                holders.append(ctypes.c_void_p(a.data.ptr))
+            elif isinstance(a, np.int32):
+                holders.append(ctypes.c_int32(int(a)))
+            else:
+                raise TypeError(f"ClusterLaunch takes CuPy arrays and np.int32, not {type(a)}")
+        self._holders = holders  # kept alive: the driver reads them at each launch
+        self._params = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
+                                                          for h in holders])
+
+    def __call__(self):
+        import ctypes
+        import torch
+        self._config.stream = torch.cuda.current_stream().cuda_stream
+        rc = self._cuda.cuLaunchKernelEx(ctypes.byref(self._config), self._fn, self._params, None)
+        if rc != 0:
+            raise RuntimeError(f"cuLaunchKernelEx failed: CUresult {rc}")
 
 
 # ---- CuPy -----------------------------------------------------------------------

@@ -48,9 +48,12 @@ def ragged_check(a):
     axes = ["B=[1,3]", "Hkv=[1,2]", "Hq=[2,16]", "L=[77,1000,3001]"]
     rep = common.tunekit_tune(a.tunekit, SPEC, out, os.path.join(out, "flash_decode.json"),
                               extra=["--strategy", "random", "--max-evals", "4"] + sum((["-a", x] for x in axes), []))
-    statuses = collections.Counter(t["status"] for s in rep["sizes"] for t in s["trials"])
-    worst = max((t["max_abs_diff"] for s in rep["sizes"] for t in s["trials"] if t["status"] == "ok"), default=None)
-    print(f"ragged sizes: {len(rep['sizes'])} sizes, trials {dict(statuses)}, worst max|diff| of ok trials {worst}")
+    trials = [t for s in rep["sizes"] for t in s["trials"]]
+    statuses = collections.Counter(t["status"] for t in trials)
+    clustered = collections.Counter(t["status"] for t in trials if t["config"].get("CLUSTER"))
+    worst = max((t["max_abs_diff"] for t in trials if t["status"] == "ok"), default=None)
+    print(f"ragged sizes: {len(rep['sizes'])} sizes, trials {dict(statuses)} (CLUSTER=1: {dict(clustered)}), "
+          f"worst max|diff| of ok trials {worst}")
 
 
 class Launch:
@@ -67,16 +70,24 @@ class Launch:
         self.fn, self.how, self.attrs = common.compile_kernel(SOURCE, "flash_decode", cfg, cubin_dir)
         # sm_count: SCHED=1's grid is a multiple of it (the spec's grid expression)
         names = dict(B=B, Hq=Hq, Hkv=Hkv, L=L, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
-        self.grid, self.block, self.smem = common.launch_dims(common.spec_launch(SPEC), names)
+        launch = common.spec_launch(SPEC)
+        self.grid, self.block, self.smem = common.launch_dims(launch, names)
+        self.cluster = common.cluster_dims(launch, names)
         common.set_smem(self.fn, self.smem)
         self.ws = torch.zeros(B * Hq * cfg["SPLIT"] * (D + 2), device="cuda", dtype=torch.float32)
         self.cnt = torch.zeros(B * Hkv + 2, device="cuda", dtype=torch.int32)  # + SCHED=1's queue head, exit count
         self.args = (common.to_cupy(q), common.to_cupy(k), common.to_cupy(v), common.to_cupy(out),
                      common.to_cupy(self.ws), common.to_cupy(self.cnt), np.int32(B), np.int32(Hq), np.int32(Hkv),
                      np.int32(L))
+        self.clustered = self.cluster != (1, 1, 1)
+        if self.clustered:
+            self.launch_ex = common.ClusterLaunch(self.fn, self.grid, self.block, self.smem, self.cluster, self.args)
 
     def __call__(self):
-        self.fn(self.grid, self.block, self.args, shared_mem=self.smem)
+        if self.clustered:
+            self.launch_ex()
+        else:
+            self.fn(self.grid, self.block, self.args, shared_mem=self.smem)
 
 
 def main():
@@ -149,7 +160,8 @@ def main():
             nbytes = 2 * B * Hkv * L * D * 2 + 2 * B * Hq * D * 2
             frac = lambda us: nbytes / (us * 1e-6) / common.COPY_BW  # noqa: E731
             row = {"size": size, "config": cfg, "compiled_with": ours.how, "registers": ours.attrs.get("num_regs"),
-                   "grid": ours.grid, "block": ours.block, "smem": ours.smem, "tunekit_us": best["time_us"],
+                   "grid": ours.grid, "block": ours.block, "cluster": ours.cluster, "smem": ours.smem,
+                   "tunekit_us": best["time_us"],
                    "max_abs_diff": max(diff, diff2), "sdpa_max_abs_diff": sdpa_diff,
                    "counters_reset": counters_zero, "bytes": nbytes}
             for fl in common.FLUSHES:

@@ -33,7 +33,22 @@
 // blocks taking (b, kv head, chunk) items from a queue in counters[B*Hkv],
 // counters[B*Hkv+1]; counters then hold B*Hkv+2 words), COMBINE (0: split
 // weights then weighted sum, two L2 passes; 1: one online pass), PREFETCH
-// (the loads' L2 prefetch hint: 0, 128 or 256 bytes).
+// (the loads' L2 prefetch hint: 0, 128 or 256 bytes), CLUSTER (1: the SPLIT
+// blocks of a (b, kv head) form one thread-block cluster and combine through
+// distributed shared memory; no workspace, no counter; SCHED=0, SPLIT 2..16).
+//
+// CLUSTER=1. The split-KV combine otherwise costs a round trip through L2:
+// each block stores its partial, fences, counts on an atomic, and the last
+// block reads every partial back, three dependent L2 latencies after the
+// keys are done; at B=1 that is a large part of a 9 us step. In a cluster
+// (grid.x = SPLIT = the cluster, so rank = split) each block instead stores
+// its partial straight into the shared memory of the blocks that combine it:
+// float4 column u of the G x D output belongs to rank u % SPLIT, and every
+// block gets every split's (m, l). One cluster barrier later each rank
+// combines its columns. Every block arrives on the cluster barrier when it
+// starts and waits before its first remote store, so no store reaches a
+// block that has not started; no remote access follows the second barrier,
+// so blocks may exit in any order.
 #include <cuda_bf16.h>
 
 // No other headers: NVRTC (tunekit, CuPy) has no libc headers by default.
@@ -67,6 +82,9 @@ typedef unsigned int uint32_t;
 #ifndef PREFETCH
 #define PREFETCH 256  // L2 prefetch size hint on the K/V loads: 0 (none), 128 or 256 bytes
 #endif
+#ifndef CLUSTER
+#define CLUSTER 0  // 1: a (b, kv head)'s SPLIT blocks combine in their cluster's shared memory
+#endif
 // The hint is a qualifier in the load's PTX. Under ncu at B=64 the 256-byte
 // hint left 23% of L2 requests hitting (the prefetched halves) and DRAM at
 // 84% of peak, against cuDNN's 1% and 88%; a tunable, so the tuner decides.
@@ -91,17 +109,56 @@ static_assert(SPLIT >= 1, "SPLIT must be >= 1");
 static_assert(SMEM == 0 || (STAGES >= 2 && STAGES <= 4), "STAGES must be 2..4");
 static_assert(SCHED == 0 || SCHED == 1, "SCHED must be 0 or 1");
 static_assert(COMBINE == 0 || COMBINE == 1, "COMBINE must be 0 or 1");
+static_assert(CLUSTER == 0 || (SCHED == 0 && SPLIT >= 2 && SPLIT <= 16),
+              "CLUSTER needs SCHED=0 and SPLIT 2..16 (the largest cluster)");
 
 // Dynamic shared memory, bytes. Region 0 is the cp.async ring during the key
 // loop and the per-warp partial outputs after it (hence the max); then the
 // per-warp (m, l), the split weights of the final combine and its float4
-// scratch.
+// scratch; with CLUSTER, the partials the cluster pushes here: SPLIT x
+// ceil_div(G*32, SPLIT) float4 columns and SPLIT x G (m, l) pairs.
 //   max(SMEM*WARPS*STAGES*KPW*512, WARPS*G*512) + WARPS*128 + ceil_div(G*SPLIT, 4)*16 + WARPS*512
+//   + CLUSTER * (SPLIT*ceil_div(G*32, SPLIT)*16 + SPLIT*G*8)
 __host__ __device__ constexpr unsigned fd_region0(int G) {
   return SMEM * WARPS * STAGES * KPW * 512 > WARPS * G * 512 ? SMEM * WARPS * STAGES * KPW * 512 : WARPS * G * 512;
 }
-__host__ __device__ constexpr unsigned fd_smem_bytes(int G) {
+__host__ __device__ constexpr unsigned fd_cluster_off(int G) {
   return fd_region0(G) + WARPS * 128u + (G * SPLIT + 3) / 4 * 16u + WARPS * 512u;
+}
+__host__ __device__ constexpr unsigned fd_cols_per_rank(int G) { return (G * 32 + SPLIT - 1) / SPLIT; }
+__host__ __device__ constexpr unsigned fd_smem_bytes(int G) {
+  return fd_cluster_off(G) + CLUSTER * (SPLIT * fd_cols_per_rank(G) * 16u + SPLIT * G * 8u);
+}
+
+// Distributed shared memory: the address of `p` (this block's shared memory)
+// in cluster block `rank`, and stores there.
+__device__ __forceinline__ unsigned fd_remote(const void* p, unsigned rank) {
+  unsigned a;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;"
+      : "=r"(a)
+      : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))), "r"(rank));
+  return a;
+}
+__device__ __forceinline__ void st_remote(unsigned a, float4 v) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(a), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+__device__ __forceinline__ void st_remote(unsigned a, float2 v) {
+  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(v.x), "f"(v.y) : "memory");
+}
+__device__ __forceinline__ unsigned fd_cluster_rank() {
+  unsigned r;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ void store_out4(__nv_bfloat16* dst, float4 v, float scale) {
+  __nv_bfloat162 lo = __floats2bfloat162_rn(v.x * scale, v.y * scale);
+  __nv_bfloat162 hi = __floats2bfloat162_rn(v.z * scale, v.w * scale);
+  uint2 pk;
+  pk.x = *reinterpret_cast<uint32_t*>(&lo);
+  pk.y = *reinterpret_cast<uint32_t*>(&hi);
+  *reinterpret_cast<uint2*>(dst) = pk;
 }
 
 __device__ __forceinline__ uint4 ld_stream(const void* p) {
@@ -381,6 +438,13 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
   // Merge the warps: row g, columns d4*4..+3 per work item.
   const size_t ws_o = (static_cast<size_t>(b) * Hq + hq0) * SPLIT;  // first (head, split) of this block's heads
   float* ws_ml = workspace + static_cast<size_t>(B) * Hq * SPLIT * FD_D;
+#if CLUSTER
+  // [SPLIT][cols] float4 columns, then [SPLIT][G] (m, l): what the cluster pushes here
+  float4* cl_o = reinterpret_cast<float4*>(smem + fd_cluster_off(G));
+  float2* cl_ml = reinterpret_cast<float2*>(cl_o + SPLIT * fd_cols_per_rank(G));
+  // Every block of the cluster has started (see the kernel's first lines).
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
   for (int idx = threadIdx.x; idx < G * (FD_D / 4); idx += FD_THREADS) {
     const int g = idx / (FD_D / 4), d4 = idx % (FD_D / 4);
     float mw = FD_NEG_INF;
@@ -401,13 +465,13 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
     }
     if (SPLIT == 1) {
       // L >= 1, so the row has a real key and lw > 0.
-      const float inv = 1.f / lw;
-      __nv_bfloat162 lo = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-      __nv_bfloat162 hi = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
-      uint2 pk;
-      pk.x = *reinterpret_cast<uint32_t*>(&lo);
-      pk.y = *reinterpret_cast<uint32_t*>(&hi);
-      *reinterpret_cast<uint2*>(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4) = pk;
+      store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f / lw);
+    } else if (CLUSTER) {
+#if CLUSTER
+      st_remote(fd_remote(cl_o + split * fd_cols_per_rank(G) + idx / SPLIT, idx % SPLIT), acc);
+      if (d4 == 0)
+        for (int rk = 0; rk < SPLIT; ++rk) st_remote(fd_remote(cl_ml + split * G + g, rk), make_float2(mw, lw));
+#endif
     } else {
       const size_t slot = ws_o + static_cast<size_t>(g) * SPLIT + split;
       __stcg(reinterpret_cast<float4*>(workspace + slot * FD_D + 4 * d4), acc);
@@ -415,6 +479,35 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
     }
   }
   if (SPLIT == 1) return;
+#if CLUSTER
+  // Every partial has landed where it is combined (release / acquire).
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  // This rank's columns u = i * SPLIT + split: out = sum_s 2^(m_s-M) O_s / sum_s 2^(m_s-M) l_s.
+  for (int i = threadIdx.x; i < static_cast<int>(fd_cols_per_rank(G)); i += FD_THREADS) {
+    const int u = i * SPLIT + split;
+    if (u >= G * (FD_D / 4)) break;
+    const int g = u / (FD_D / 4), d4 = u % (FD_D / 4);
+    float mx = FD_NEG_INF;
+#pragma unroll
+    for (int sp = 0; sp < SPLIT; ++sp) mx = fmaxf(mx, cl_ml[sp * G + g].x);
+    const float mu = mx == FD_NEG_INF ? 0.f : mx;
+    float l = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int sp = 0; sp < SPLIT; ++sp) {
+      const float2 ml = cl_ml[sp * G + g];
+      const float e = exp2f(ml.x - mu);  // a split without keys: m = -inf, e = 0
+      const float4 x = cl_o[sp * fd_cols_per_rank(G) + i];
+      l += e * ml.y;
+      acc.x += e * x.x;
+      acc.y += e * x.y;
+      acc.z += e * x.z;
+      acc.w += e * x.w;
+    }
+    store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f / l);  // L >= 1: l > 0
+  }
+  return;
+#endif
 
   // The last block of this (b, kv head) to finish merges the SPLIT partials.
   __threadfence();  // this block's partial is visible device-wide before it is counted
@@ -462,13 +555,8 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
         m = mn;
       }
       if (subs == 1) {
-        const float inv = 1.f / l;  // some split holds a real key, so l > 0
-        __nv_bfloat162 lo = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-        __nv_bfloat162 hi = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
-        uint2 pk;
-        pk.x = *reinterpret_cast<uint32_t*>(&lo);
-        pk.y = *reinterpret_cast<uint32_t*>(&hi);
-        *reinterpret_cast<uint2*>(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4) = pk;
+        // some split holds a real key, so l > 0
+        store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f / l);
       } else {
         sm_red[idx] = acc;  // idx < units*subs <= FD_THREADS
         sm_mlr[idx] = make_float2(m, l);
@@ -492,14 +580,8 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
           acc.z += e * x.z;
           acc.w += e * x.w;
         }
-        const float inv = 1.f / l;
         const int g = u / (FD_D / 4), d4 = u % (FD_D / 4);
-        __nv_bfloat162 lo = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-        __nv_bfloat162 hi = __floats2bfloat162_rn(acc.z * inv, acc.w * inv);
-        uint2 pk;
-        pk.x = *reinterpret_cast<uint32_t*>(&lo);
-        pk.y = *reinterpret_cast<uint32_t*>(&hi);
-        *reinterpret_cast<uint2*>(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4) = pk;
+        store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f / l);
       }
     }
   }
@@ -547,12 +629,7 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
       acc.w += w * x.w;
     }
     if (subs == 1) {
-      __nv_bfloat162 lo = __floats2bfloat162_rn(acc.x, acc.y);
-      __nv_bfloat162 hi = __floats2bfloat162_rn(acc.z, acc.w);
-      uint2 pk;
-      pk.x = *reinterpret_cast<uint32_t*>(&lo);
-      pk.y = *reinterpret_cast<uint32_t*>(&hi);
-      *reinterpret_cast<uint2*>(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4) = pk;
+      store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f);
     } else {
       sm_red[idx] = acc;  // idx < units*subs <= FD_THREADS
     }
@@ -569,12 +646,7 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
         acc.w += x.w;
       }
       const int g = u / (FD_D / 4), d4 = u % (FD_D / 4);
-      __nv_bfloat162 lo = __floats2bfloat162_rn(acc.x, acc.y);
-      __nv_bfloat162 hi = __floats2bfloat162_rn(acc.z, acc.w);
-      uint2 pk;
-      pk.x = *reinterpret_cast<uint32_t*>(&lo);
-      pk.y = *reinterpret_cast<uint32_t*>(&hi);
-      *reinterpret_cast<uint2*>(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4) = pk;
+      store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f);
     }
   }
 #endif  // COMBINE
@@ -598,7 +670,13 @@ flash_decode(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restric
     unsigned dyn;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
     if (dyn < fd_smem_bytes(Hq / Hkv)) __trap();
+    // A CLUSTER build launched without its cluster would store into shared
+    // memory that is not there.
+    if (CLUSTER && (gridDim.x != SPLIT || fd_cluster_rank() != blockIdx.x)) __trap();
   }
+#if CLUSTER
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // "started"; waited on before the pushes
+#endif
 #if SCHED
   // Persistent blocks (grid: min(items, BPS * sm_count)): items are
   // (b, kv head, chunk), chunk fastest, so a head's chunks run side by side

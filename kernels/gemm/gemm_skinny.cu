@@ -29,8 +29,9 @@
 //   DEPTH    k-groups (32 k each) of B in flight per warp, in registers
 //   SPLIT_K  blocks along K, summed through the workspace by the last one
 //   PREFETCH the L2 prefetch hint of the B loads: 0, 128 or 256 bytes
-//   CLUSTER  0, or 1: the SPLIT_K blocks of a column tile (<= 8) are one
-//            thread-block cluster and sum through distributed shared memory
+//   CLUSTER  0, or 1: the SPLIT_K blocks of a column tile (<= 16; 9 to 16 is a
+//            non-portable cluster size) are one thread-block cluster and sum
+//            through distributed shared memory
 //
 // Work split. K is cut into k-groups of 32 elements, KG = ceil_div(K, 32) of
 // them. The SPLIT_K * WK K-slices are even shares of the k-groups: warp wk of
@@ -161,8 +162,8 @@ static_assert(NW >= 1 && NW <= 8, "NW must be 1..8");
 static_assert(WN >= 1 && WK >= 1 && kThreads <= 1024, "WN * WK must be 1..32 warps");
 static_assert(DEPTH >= 1 && DEPTH <= 16, "DEPTH must be 1..16");
 static_assert(SPLIT_K >= 1, "SPLIT_K must be >= 1");
-static_assert(CLUSTER == 0 || (CLUSTER == 1 && SPLIT_K >= 2 && SPLIT_K <= 8),
-              "CLUSTER=1 needs 2 <= SPLIT_K <= 8 (the portable cluster size)");
+static_assert(CLUSTER == 0 || (CLUSTER == 1 && SPLIT_K >= 2 && SPLIT_K <= 16),
+              "CLUSTER=1 needs 2 <= SPLIT_K <= 16 (the largest cluster)");
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

@@ -122,7 +122,7 @@ constexpr int kMaxSub = 16;          // k-stages per block: A's cp.async groups 
 static_assert(BM == 1 || BM == 2 || BM == 4 || BM == 8 || BM == 16, "BM must be 1, 2, 4, 8 or 16");
 static_assert(KC % 64 == 0 && KC >= 64 && KC <= 4096, "KC must be a multiple of 64 in 64..4096");
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
-static_assert(CK >= 1 && CK <= 8, "CK must be 1..8 (the portable cluster size)");
+static_assert(CK >= 1 && CK <= 16, "CK must be 1..16 (the largest cluster; 9..16 is non-portable)");
 static_assert(WARPS >= 1 && WARPS <= 16, "WARPS must be 1..16");
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {

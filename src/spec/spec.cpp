@@ -562,8 +562,9 @@ std::vector<Expression> Loader::cluster_of(const Item& it) const {
     if (*v < 1) fail(c[i].where(), fmt::format("cluster[{}] = {} must be at least 1", i, *v));
     blocks *= *v;
   }
-  if (fixed && blocks > 8)
-    fail(c.front().where(), fmt::format("a cluster of {} blocks; the portable limit is 8", blocks));
+  // 8 blocks is the portable size; Hopper and later take up to 16.
+  if (fixed && blocks > 16)
+    fail(c.front().where(), fmt::format("a cluster of {} blocks; no GPU allows more than 16", blocks));
   return c;
 }
 

@@ -51,24 +51,25 @@ tolerance: {atol: 0, rtol: 0}
 measure: {warmup: 2ms, min_samples: 3, max_samples: 10, max_time: 50ms, timeout: 10s}
 )yaml";
 
-// An 8 x 4 grid in clusters of CX x CY; CX = 3 does not divide it.
+// A 16 x 4 grid in clusters of CX x CY; CX = 3 does not divide it, 16 x 1 is
+// a non-portable size (Hopper runs it), 16 x 2 is more than any GPU allows.
 const char* kClusterSpec = R"yaml(name: clusters
 kernel:
   source: hopper_kernels.cu
   language: cuda
   entry: cluster_ids
-  grid: [8, 4]
+  grid: [16, 4]
   block: [32]
   cluster: [CX, CY]
 arguments:
-  - {name: out, type: u32, size: 8*4*4, role: out}
+  - {name: out, type: u32, size: 16*4*4, role: out}
   - {name: cx, type: i32, value: CX}
   - {name: cy, type: i32, value: CY}
 parameters:
-  CX: [1, 2, 3, 4]
+  CX: [1, 2, 3, 4, 16]
   CY: [1, 2]
 default: {CX: 1, CY: 1}
-reference: {entry: cluster_ids_ref, grid: [8, 4], block: [32]}
+reference: {entry: cluster_ids_ref, grid: [16, 4], block: [32]}
 tolerance: {atol: 0, rtol: 0}
 measure: {warmup: 2ms, min_samples: 3, max_samples: 10, max_time: 50ms, timeout: 10s}
 )yaml";
@@ -137,17 +138,21 @@ TEST_F(CudaTmaTest, ClusterKernelSeesItsRankAndClusterId) {
   TuneReport report = run(kClusterSpec);
   ASSERT_EQ(report.sizes.size(), 1u);
   const auto& trials = report.sizes[0].trials;
-  ASSERT_EQ(trials.size(), 8u);
+  ASSERT_EQ(trials.size(), 10u);
+  int non_portable = 0;
   for (const auto& t : trials) {
-    if (t.config.at("CX").as_int() == 3) {
+    const auto cx = t.config.at("CX").as_int(), cy = t.config.at("CY").as_int();
+    if (cx == 3 || cx * cy > 16) {
       EXPECT_EQ(t.status, Status::resource_limit) << t.config.str() << ": " << t.error;
-      EXPECT_NE(t.error.find("not a multiple of cluster.x"), std::string::npos) << t.error;
+      EXPECT_NE(t.error.find(cx == 3 ? "not a multiple of cluster.x" : "at most 16"), std::string::npos) << t.error;
       continue;
     }
+    non_portable += cx * cy > 8;
     EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
     EXPECT_TRUE(t.verification.checked) << t.config.str();
     EXPECT_TRUE(t.verification.passed) << t.config.str() << ": " << t.verification.detail;
   }
+  EXPECT_EQ(non_portable, 1);  // 16 x 1 ran and saw 16 ranks
 }
 
 TEST_F(CudaTmaTest, MisalignedStrideIsARecordedStatus) {

@@ -140,7 +140,7 @@ TEST_F(HopperSpec, ClusterIsParsed) {
 TEST_F(HopperSpec, ClusterErrors) {
   const std::string head = "kernel:\n  source: k.cu\n  entry: k\n  language: cuda\n  grid: [8, 4]\n  block: [128]\n";
   const std::string args = "arguments:\n  - {name: A, type: f32, size: 8}\n";
-  expect_error(head + "  cluster: [4, 4]\n" + args, 7, 13, "a cluster of 16 blocks; the portable limit is 8");
+  expect_error(head + "  cluster: [4, 8]\n" + args, 7, 13, "a cluster of 32 blocks; no GPU allows more than 16");
   expect_error(head + "  cluster: [2, 0]\n" + args, 7, 16, "cluster[1] = 0 must be at least 1");
   expect_error(head + "  cluster: [1, 1, 1, 1]\n" + args, 7, 12, "a list of 1 to 3 expressions");
   expect_error("kernel:\n  source: k.cpp\n  entry: k\n  cluster: [2]\n" + args, 4, 3,

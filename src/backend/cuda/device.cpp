@@ -112,9 +112,9 @@ std::optional<std::string> check_geometry(const DeviceLimits& d, const LaunchGeo
       return fmt::format("a thread-block cluster [{}, {}, {}] needs compute capability 9.0; the device has {}.{}", c[0],
                          c[1], c[2], d.cc_major, d.cc_minor);
     const std::uint64_t blocks = c[0] * c[1] * c[2];
-    if (blocks > kMaxPortableClusterBlocks)
-      return fmt::format("a cluster [{}, {}, {}] of {} blocks; at most {} (the portable cluster size)", c[0], c[1], c[2],
-                         blocks, kMaxPortableClusterBlocks);
+    if (blocks > kMaxClusterBlocks)
+      return fmt::format("a cluster [{}, {}, {}] of {} blocks; at most {} ({} portable, more as a non-portable size)",
+                         c[0], c[1], c[2], blocks, kMaxClusterBlocks, kMaxPortableClusterBlocks);
     for (int i = 0; i < 3; ++i)
       if (c[i] == 0 || g.grid[i] % c[i] != 0)
         return fmt::format("grid.{} = {} is not a multiple of cluster.{} = {}", axis[i], g.grid[i], axis[i], c[i]);

@@ -168,6 +168,10 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
           r != CUDA_SUCCESS)
         return failure(Status::resource_limit,
                        fmt::format("{} bytes of dynamic shared memory refused: {}", launch_.shared_memory, describe(r)));
+    if (launch_.cluster[0] * launch_.cluster[1] * launch_.cluster[2] > kMaxPortableClusterBlocks)
+      if (CUresult r = d_.cuFuncSetAttribute(f, kFuncNonPortableClusterSizeAllowed, 1); r != CUDA_SUCCESS)
+        return failure(Status::resource_limit,
+                       fmt::format("a non-portable cluster size refused for this kernel: {}", describe(r)));
     function_ = f;
     return std::nullopt;
   }

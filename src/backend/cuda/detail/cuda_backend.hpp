@@ -76,13 +76,17 @@ inline constexpr std::uint64_t kDefaultDynamicSharedLimit = 48 * 1024;
 
 // Why `geometry` cannot launch on `device` (grid or block too large; a
 // thread-block cluster on a device before compute capability 9.0, of more
-// than kMaxPortableClusterBlocks blocks, or that does not divide the grid),
-// or nullopt. Checked before the function's own resources.
+// than kMaxClusterBlocks blocks, or that does not divide the grid), or
+// nullopt. Checked before the function's own resources.
 std::optional<std::string> check_geometry(const DeviceLimits& device, const LaunchGeometry& geometry);
 
-// Blocks in a cluster that every cluster-capable GPU runs (more needs
-// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, which tunekit does not set).
+// Blocks in a cluster that every cluster-capable GPU runs.
 inline constexpr std::uint64_t kMaxPortableClusterBlocks = 8;
+// The most any GPU so far allows (H100/H200 and B200, as a "non-portable"
+// size). The worker sets CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+// for clusters past kMaxPortableClusterBlocks; a device or a kernel's
+// resources that cannot hold one fails the launch, a resource_limit.
+inline constexpr std::uint64_t kMaxClusterBlocks = 16;
 
 // ---- Tensor maps (TMA) ----------------------------------------------------
 

@@ -82,6 +82,7 @@ enum FunctionAttribute : int {
   kFuncLocalSizeBytes = 3,
   kFuncNumRegs = 4,
   kFuncMaxDynamicSharedSizeBytes = 8,
+  kFuncNonPortableClusterSizeAllowed = 14,
 };
 
 // ---- Launches with attributes (cuLaunchKernelEx, CUDA 11.8 on) -------------
