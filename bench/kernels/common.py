@@ -206,7 +206,8 @@ class ClusterLaunch:
                 raise RuntimeError(f"cuFuncSetAttribute(non-portable cluster) failed: CUresult {rc}")
         self._attr = Attribute(id=4)  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
         self._attr.value.cluster = c_uint3(*cluster)
-        self._config = Config(grid=c_uint3(*grid), block=c_uint3(*block), smem=smem, attrs=ctypes.pointer(self._attr),
+        dim3 = lambda v: c_uint3(*(tuple(v) + (1,) * (3 - len(v))))  # noqa: E731 (specs may give 1 or 2 axes)
+        self._config = Config(grid=dim3(grid), block=dim3(block), smem=smem, attrs=ctypes.pointer(self._attr),
                               num_attrs=1)
         holders = []
         for a in args:
