@@ -121,7 +121,7 @@ if want flash; then
 fi
 if want flash-check; then
   python3 bench/kernels/flash_decode.py --tunekit "$bin/tunekit" --out "$work/flash" --check-only 2>&1 | tee "$out/flash_check.log"
-  result[flash-check]=$(grep "^ragged sizes" "$out/flash_check.log")
+  result[flash-check]=$(grep "^ragged.* sizes" "$out/flash_check.log" | tr '\n' ' ')
 fi
 if want gemm || want gemm-read || want attention || want flash; then
   (cd "$work" && find . -name '*.db' -o -name '*.json' -o -name '*.csv' | tar czf "$out/kernels-results.tgz" -T -) 2>/dev/null

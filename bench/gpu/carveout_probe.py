@@ -11,7 +11,8 @@ each flush (common.timed_us), the same do-nothing kernel (132 x 128 threads)
 launched with 0 to 200 KiB of dynamic shared memory, and with no shared memory
 but a preferred carveout of 100% (the split changes, nothing is allocated),
 then the ideal register-load read of 1 and 32 MiB (STREAM_SRC's ldg_4_0_1,
-4 blocks of 256 per SM) with and without an unused shared-memory request.
+4 blocks of 256 per SM) with and without an unused shared-memory request, the
+request once with the driver's choice of split and once with the largest.
 If the split is what costs, the carveout-only launch costs what the large
 requests do.
 """
@@ -47,12 +48,14 @@ def main():
         args = (out,)
         return lambda: fn((sms,), (128,), args, shared_mem=smem)
 
-    def read_kernel(nbytes, smem):
+    def read_kernel(nbytes, smem, carveout=None):
         buf = cp.zeros(nbytes // 4, dtype=cp.uint32)
         code = common.STREAM_SRC + f"// {nbytes} {smem}\n"
         fn = cp.RawModule(code=code, options=("-std=c++17",)).get_function("ldg_4_0_1")
         if smem > 48 * KIB:
             fn.max_dynamic_shared_size_bytes = smem
+        if carveout is not None:
+            fn.preferred_shared_memory_carveout = carveout
         args = common.stream_args("ldg_4_0_1", buf, nbytes, out)
         return (lambda: fn((4 * sms,), (256,), args, shared_mem=smem)), buf
 
@@ -64,9 +67,11 @@ def main():
         f = idle_kernel(0, carveout=100)
         rows.append(("idle kernel, 0 KiB, preferred carveout 100%", [common.timed_us(f, fl) for fl in common.FLUSHES]))
         for mib in (1, 32):
-            for smem in (0, 32 * KIB):
-                f, buf = read_kernel(mib << 20, smem)
-                rows.append((f"read {mib} MiB (ldg_4_0_1, 4 x 256 per SM), {smem // KIB} KiB shared memory",
+            # (32 KiB, 100%): the largest split, so that the four blocks per SM stay resident
+            for smem, carveout in ((0, None), (32 * KIB, None), (32 * KIB, 100)):
+                f, buf = read_kernel(mib << 20, smem, carveout)
+                pref = "" if carveout is None else f", preferred carveout {carveout}%"
+                rows.append((f"read {mib} MiB (ldg_4_0_1, 4 x 256 per SM), {smem // KIB} KiB shared memory{pref}",
                              [common.timed_us(f, fl) for fl in common.FLUSHES]))
                 del buf
 

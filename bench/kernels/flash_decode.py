@@ -42,18 +42,24 @@ def reference(q, k, v):
 
 def ragged_check(a):
     """Random configs on sizes the tuned shapes never exercise, each verified
-    by tunekit against the kernel's fp32 reference on its seeded inputs."""
+    by tunekit against the kernel's fp32 reference on its seeded inputs; then
+    the same for cluster combines of 8 to 16 blocks (12 and 16 are
+    non-portable cluster sizes), which the first sweep's sizes rarely draw."""
     import collections
-    out = os.path.join(a.out, "ragged")
-    axes = ["B=[1,3]", "Hkv=[1,2]", "Hq=[2,16]", "L=[77,1000,3001]"]
-    rep = common.tunekit_tune(a.tunekit, SPEC, out, os.path.join(out, "flash_decode.json"),
-                              extra=["--strategy", "random", "--max-evals", "4"] + sum((["-a", x] for x in axes), []))
-    trials = [t for s in rep["sizes"] for t in s["trials"]]
-    statuses = collections.Counter(t["status"] for t in trials)
-    clustered = collections.Counter(t["status"] for t in trials if t["config"].get("CLUSTER"))
-    worst = max((t["max_abs_diff"] for t in trials if t["status"] == "ok"), default=None)
-    print(f"ragged sizes: {len(rep['sizes'])} sizes, trials {dict(statuses)} (CLUSTER=1: {dict(clustered)}), "
-          f"worst max|diff| of ok trials {worst}")
+    sweeps = [("ragged", ["L=[77,1000,3001]"], []),
+              ("ragged-cluster", ["L=[1000,3001]"], ["--where", "CLUSTER == 1 and SPLIT >= 8"])]
+    for name, lengths, where in sweeps:
+        out = os.path.join(a.out, name)
+        axes = ["B=[1,3]", "Hkv=[1,2]", "Hq=[2,16]"] + lengths
+        rep = common.tunekit_tune(a.tunekit, SPEC, out, os.path.join(out, "flash_decode.json"),
+                                  extra=["--strategy", "random", "--max-evals", "4"] + where
+                                  + sum((["-a", x] for x in axes), []))
+        trials = [t for s in rep["sizes"] for t in s["trials"]]
+        statuses = collections.Counter(t["status"] for t in trials)
+        clustered = collections.Counter((t["config"]["SPLIT"], t["status"]) for t in trials if t["config"].get("CLUSTER"))
+        worst = max((t["max_abs_diff"] for t in trials if t["status"] == "ok"), default=None)
+        print(f"{name} sizes: {len(rep['sizes'])} sizes, trials {dict(statuses)} (CLUSTER=1 by SPLIT: "
+              f"{dict(sorted(clustered.items()))}), worst max|diff| of ok trials {worst}")
 
 
 class Launch:

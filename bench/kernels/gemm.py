@@ -151,11 +151,20 @@ def ragged_check(a, seed):
               "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[1]"],
               "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"],
               "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
-    for kernel, axes in ((k, ragged[k]) for k in a.kernels.split(",")):
-        cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", os.path.join(out, kernel), "--seed", str(seed),
+    # Parts of a space that the random picks above rarely reach, swept on their own
+    # (--where): split-K clusters of 9 to 16 blocks, a non-portable cluster size.
+    narrow = {"skinny": ("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"])}
+    sweeps = [(k, ragged[k], None) for k in a.kernels.split(",")]
+    sweeps += [(k, narrow[k][1], narrow[k][0]) for k in a.kernels.split(",") if k in narrow]
+    for kernel, axes, where in sweeps:
+        tag = kernel + ("-where" if where else "")
+        cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", os.path.join(out, tag), "--seed", str(seed),
                "--strategy", "random", "--max-evals", "3"] + sum((["-a", x] for x in axes), [])
+        if where:
+            cmd += ["--where", where]
         run(cmd, os.path.join(a.out, "ragged.log"))
-        path = os.path.join(out, kernel, spec_name(kernel) + ".json")
+        path = os.path.join(out, tag, spec_name(kernel) + ".json")
+        kernel = f"{kernel} ({where})" if where else kernel
         if not os.path.exists(path):
             rows.append((kernel, 0, {}, None))
             continue

@@ -148,6 +148,40 @@ measure: {warmup: 0us, min_samples: 3, max_samples: 3}
   EXPECT_EQ(selected.exit_code, 0) << selected.output;
 }
 
+// --where narrows one run to part of the space; its trials land in the
+// spec's DB, so a later full run measures only the rest.
+TEST(Cli, WhereNarrowsOneRunAndTheFullRunResumesFromIt) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
+                            "x[i] * A * B / (A * B); }\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters: {A: [1, 2, 3], B: [1, 2]}
+constraints: [A * B != 6]
+measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  auto narrow = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--where", "B == 2", "--where", "A < 3"});
+  EXPECT_EQ(narrow.exit_code, 0) << narrow.output;
+  EXPECT_TRUE(contains(narrow.output, "2 trials: 2 ok")) << narrow.output;  // (1, 2) and (2, 2)
+  EXPECT_FALSE(contains(narrow.output, "B: 1")) << narrow.output;
+
+  auto full = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress"});
+  EXPECT_EQ(full.exit_code, 0) << full.output;
+  EXPECT_TRUE(contains(full.output, "5 trials: 5 ok")) << full.output;  // the spec's own constraint still holds
+  EXPECT_TRUE(contains(full.output, "2 resumed")) << full.output;
+
+  auto typo = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--where", "C == 1"});
+  EXPECT_EQ(typo.exit_code, 1) << typo.output;
+  EXPECT_TRUE(contains(typo.output, "--where C == 1: unknown name 'C'")) << typo.output;
+  auto broken = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--where", "A =="});
+  EXPECT_EQ(broken.exit_code, 1) << broken.output;
+  EXPECT_TRUE(contains(broken.output, "expected an expression")) << broken.output;
+}
+
 TEST(Cli, BareSourceWithoutArgumentsSaysWhatIsMissing) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "// %RANGE% TUNE_X x 1:2:1\nextern \"C\" void f() {}\n");

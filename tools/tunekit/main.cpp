@@ -26,6 +26,7 @@ struct TuneArgs {
   std::string target;
   std::vector<std::string> sizes;
   std::vector<std::string> axes;
+  std::vector<std::string> where;  // constraints for this run, on top of the spec's
   std::string strategy;
   std::size_t max_evals = 0;
   std::string max_time;
@@ -145,6 +146,9 @@ Spec build_spec(const TuneArgs& t) {
   std::vector<Parameter> axes;
   for (const auto& a : t.axes) axes.push_back(parse_axis(a));
   spec.sizes = apply_axes(spec.sizes, axes);
+  // A narrower search for this run only: the results stay the spec's, since a
+  // constraint decides which configs run, not what a config measures.
+  for (const auto& w : t.where) spec.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
   if (!t.strategy.empty()) {
     if (t.strategy == "exhaustive") spec.search.strategy = StrategyKind::exhaustive;
     else if (t.strategy == "random") spec.search.strategy = StrategyKind::random;
@@ -225,6 +229,9 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("-a,--axis", t.axes,
                        "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
                        "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
+  tune_cmd->add_option("--where", t.where,
+                       "Extra constraint for this run, e.g. --where 'CLUSTER == 1' (repeat: all must hold); results "
+                       "go to the same DB as the spec's");
   tune_cmd->add_option("--strategy", t.strategy, "Search strategy: exhaustive or random (default: the spec's, else exhaustive)");
   tune_cmd->add_option("--max-evals", t.max_evals, "Stop after this many trials per size");
   tune_cmd->add_option("--max-time", t.max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
