@@ -153,6 +153,76 @@ def spec_launch(spec_path):
     return out
 
 
+def spec_arguments(spec_path):
+    """The spec's `arguments` as dicts (name, type, size or value, role, ...).
+    PyYAML when present, else the flow-mapping lines (`  - {name: A, ...}`)
+    this repository's specs use."""
+    try:
+        import yaml  # noqa: WPS433
+        with open(spec_path) as f:
+            return [{k: str(v) for k, v in a.items()} for a in yaml.safe_load(f)["arguments"]]
+    except ImportError:
+        pass
+    out, inside = [], False
+    with open(spec_path) as f:
+        for line in f:
+            s = line.split(" #")[0].rstrip()
+            if re.match(r"^arguments:\s*$", s):
+                inside = True
+                continue
+            if inside and s and not s.startswith(" "):
+                break
+            m = re.match(r"^\s+-\s*\{(.*)\}\s*$", s) if inside else None
+            if m:
+                out.append(dict((kv.split(":", 1)[0].strip(), kv.split(":", 1)[1].strip().strip("\"'"))
+                                for kv in _split_flow(m.group(1))))
+    if not out:
+        raise ValueError(f"{spec_path}: cannot read its arguments")
+    return out
+
+
+class SpecLaunch:
+    """One config of a kernel launched as its spec says (grid, block, cluster,
+    shared memory, argument list), through CuPy: `bound` gives the tensors for
+    named arguments; every other buffer is allocated zeroed (scratch and
+    counters in these specs) and scalars take their `value` expressions.
+    A clustered config goes through ClusterLaunch. Calling it launches on
+    torch's current stream."""
+
+    def __init__(self, spec_path, source, entry, cfg, size, bound, cache_dir):
+        import numpy as np
+        import torch
+        self.cfg, self.size = cfg, size
+        self.fn, self.how, self.attrs = compile_kernel(source, entry, cfg, cache_dir)
+        names = dict(size, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
+        launch = spec_launch(spec_path)
+        self.grid, self.block, self.smem = launch_dims(launch, names)
+        self.cluster = cluster_dims(launch, names)
+        set_smem(self.fn, self.smem)
+        dtypes = {"bf16": torch.bfloat16, "f32": torch.float32, "u32": torch.int32, "i32": torch.int32}
+        self.scratch, args = {}, []  # scratch: kept on self, since a graph replays these pointers
+        for a in spec_arguments(spec_path):
+            if a["name"] in bound:
+                args.append(to_cupy(bound[a["name"]]))
+            elif "value" in a:
+                args.append(np.int32(eval_expr(a["value"], names)))
+            else:
+                t = torch.zeros(max(1, int(eval_expr(a["size"], names))), device="cuda", dtype=dtypes[a["type"]])
+                self.scratch[a["name"]] = t
+                args.append(to_cupy(t))
+        self.args = tuple(args)
+        self.bound = bound
+        self.clustered = self.cluster != (1, 1, 1)
+        self.launch_ex = ClusterLaunch(self.fn, self.grid, self.block, self.smem, self.cluster, self.args) \
+            if self.clustered else None
+
+    def __call__(self):
+        if self.launch_ex is not None:
+            self.launch_ex()
+        else:
+            self.fn(self.grid, self.block, self.args, shared_mem=self.smem)
+
+
 def eval_expr(expr, names):
     """Evaluates a tunekit T1 expression (the Python subset) over sizes, config
     values and machine properties."""

@@ -4,17 +4,18 @@ case study (one uniform tile config for every matmul vs per-matmul configs)
 reproduced with tunekit on an H200.
 
 One decode step, bf16, four launches on one stream:
-  1. scores = Q . Kc^T   gemm_mma, M=4, N=2048, K=128,  B = K cache 2048x128 ("nk", b_nk=1)
+  1. scores = Q . Kc^T   M=4, N=2048, K=128,  B = K cache 2048x128 ("nk", b_nk=1)
   2. P = softmax(scores / sqrt(128)) per row    kernels/decode_attention/softmax.cu
-  3. attn = P . V        gemm_mma, M=4, N=128,  K=2048, B = V cache 2048x128 ("kn")
-  4. y = x . W           gemm_mma, M=1, N=4096, K=4096, W 4096x4096 ("kn")
+  3. attn = P . V        M=4, N=128,  K=2048, B = V cache 2048x128 ("kn")
+  4. y = x . W^T         M=1, N=4096, K=4096, W 4096x4096 as nn.Linear keeps it ("nk")
 
   python3 bench/kernels/decode_attention.py --tunekit build/bin/tunekit --out /tmp/da
 
 Steps: tunekit tunes kernels/gemm/gemm_mma.yaml once per matmul shape (-a
 M=[..] -a N=[..] -a K=[..] -a B_NK=[..]) and kernels/decode_attention/softmax.yaml;
-the JSON exports give every config's time per shape. Four configurations of
-the step are then built (CuPy RawModule, one module per distinct config):
+the JSON exports give every config's time per shape. The study's four
+configurations use gemm_mma for every matmul (CuPy RawModule, one module per
+distinct config):
   uniform   one config for all three matmuls: among the configs that ran
             correctly on all three shapes, the candidates with the smallest
             sum of tunekit medians (plus the best geometric mean of
@@ -23,6 +24,13 @@ the step are then built (CuPy RawModule, one module per distinct config):
   large-M   per matmul, the fastest config with BM >= 64;
   small-M   per matmul, the fastest config with BM == 16;
   tuned     per matmul, tunekit's fastest config for that shape.
+Two more rows show what the rest of the kernel library adds, outside the
+study's experiment:
+  any kernel  per matmul, the fastest of gemm_mma and the decode kernels that
+              take its B layout (gemm_skinny and gemm_stream read B as N x K:
+              QK^T and the projection), each tuned by tunekit;
+  fused       QK^T, softmax and attn.V in one flash_decode launch (tuned at
+              B=1, Hq=4, Hkv=1, L=2048), then the "any kernel" projection.
 Each step is captured as one CUDA graph and timed with do_bench (median, L2
 flushed); outputs are compared with an fp32 torch reference on fresh randn
 inputs. Table and JSON (DIR/decode_attention_bench.json).
@@ -39,18 +47,23 @@ GEMM_SPEC = os.path.join(common.ROOT, "kernels", "gemm", "gemm_mma.yaml")
 GEMM_SRC = os.path.join(common.ROOT, "kernels", "gemm", "gemm_mma.cu")
 SM_SPEC = os.path.join(common.ROOT, "kernels", "decode_attention", "softmax.yaml")
 SM_SRC = os.path.join(common.ROOT, "kernels", "decode_attention", "softmax.cu")
+FLASH_SPEC = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.yaml")
+FLASH_SRC = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.cu")
+# kernel family: (spec, source, entry); the decode kernels read B as N x K only
+KERNELS = {"mma": (GEMM_SPEC, GEMM_SRC, "gemm_mma")}
+KERNELS.update({k: (os.path.join(common.ROOT, "kernels", "gemm", f"gemm_{k}.yaml"),
+                    os.path.join(common.ROOT, "kernels", "gemm", f"gemm_{k}.cu"), f"gemm_{k}")
+                for k in ("skinny", "stream")})
+NK_ONLY = ("skinny", "stream")
 
 HEADS, D, L, HID = 4, 128, 2048, 4096
 SCALE = 1.0 / math.sqrt(D)
 MATMULS = [  # name, sizes as the gemm spec names them
     ("qk", {"M": HEADS, "N": L, "K": D, "B_NK": 1}),
     ("av", {"M": HEADS, "N": D, "K": L, "B_NK": 0}),
-    ("proj", {"M": 1, "N": HID, "K": HID, "B_NK": 0}),
+    ("proj", {"M": 1, "N": HID, "K": HID, "B_NK": 1}),
 ]
-# gemm_mma.cu's header, used when the spec cannot be read.
-GEMM_LAUNCH_FALLBACK = {"grid": ["ceil_div(M, BM) * ceil_div(N, BN)", "SPLIT_K"],
-                        "block": ["(BM // WM) * (BN // WN) * 32"],
-                        "shared_memory": "STAGES * (BM * BK + BK * BN) * 2"}
+FLASH_SIZE = {"B": 1, "Hq": HEADS, "Hkv": 1, "L": L}
 
 
 def large_m_spec(out_dir):
@@ -82,31 +95,14 @@ def cfg_str(c):
     return ",".join(f"{k}={v}" for k, v in c.items())
 
 
-class Gemm:
-    """One gemm_mma launch with its own config, buffers and counters."""
-
-    def __init__(self, launch, cfg, size, A, B, C, cache_dir):
-        import numpy as np
-        import torch
-        if "PATH" in cfg:  # a config tuned on another shape takes this shape's load path
-            cfg = dict(cfg, PATH=common.gemm_mma_path(size))
-        self.cfg, self.size = cfg, size
-        self.fn, self.how, self.attrs = common.compile_kernel(GEMM_SRC, "gemm_mma", cfg, cache_dir)
-        names = dict(size, **cfg)
-        self.grid, self.block, self.smem = common.launch_dims(launch, names)
-        common.set_smem(self.fn, self.smem)
-        M, N, K = size["M"], size["N"], size["K"]
-        split_k = int(cfg.get("SPLIT_K", 1))
-        tiles = -(-M // int(cfg["BM"])) * -(-N // int(cfg["BN"]))
-        # Kept on self: the graph replays these pointers.
-        self.ws = torch.zeros(max(1, split_k * M * N), device="cuda", dtype=torch.float32)
-        self.cnt = torch.zeros(max(1, tiles), device="cuda", dtype=torch.int32)
-        self.tensors = (A, B, C)
-        self.args = (common.to_cupy(A), common.to_cupy(B), common.to_cupy(C), common.to_cupy(self.ws),
-                     common.to_cupy(self.cnt), np.int32(M), np.int32(N), np.int32(K), np.int32(size["B_NK"]))
-
-    def __call__(self):
-        self.fn(self.grid, self.block, self.args, shared_mem=self.smem)
+def gemm_launch(choice, size, A, B, C, cache_dir):
+    """One launch of a library GEMM, choice = (kernel family, config), with
+    its own scratch buffers (common.SpecLaunch)."""
+    kernel, cfg = choice
+    spec, source, entry = KERNELS[kernel]
+    if "PATH" in cfg:  # gemm_mma: a config tuned on another shape takes this shape's load path
+        cfg = dict(cfg, PATH=common.gemm_mma_path(size))
+    return common.SpecLaunch(spec, source, entry, cfg, size, dict(A=A, B=B, C=C), cache_dir)
 
 
 class Softmax:
@@ -123,32 +119,43 @@ class Softmax:
 
 
 class Step:
-    """The four launches of one decode step for one choice of matmul configs."""
+    """One decode step: named launches on one stream and the outputs they
+    write (NaN until written). The matmul form is the four launches with one
+    GEMM choice per matmul; the fused form is flash_decode and the projection."""
 
-    def __init__(self, launch, cfgs, sm_cfg, inp, cache_dir):
+    def __init__(self, launches, outputs):
+        self.launches, self.outputs, self.graph = launches, outputs, None
+
+    @staticmethod
+    def matmuls(choices, sm_cfg, inp, cache_dir):
         import torch
-        self.cfgs = cfgs
         dev = dict(device="cuda", dtype=torch.bfloat16)
-        nan = float("nan")
-        self.scores = torch.full((HEADS, L), nan, **dev)
-        self.p = torch.full((HEADS, L), nan, **dev)
-        self.attn = torch.full((HEADS, D), nan, **dev)
-        self.y = torch.full((1, HID), nan, **dev)
+        out = {"scores": torch.full((HEADS, L), float("nan"), **dev), "p": torch.full((HEADS, L), float("nan"), **dev),
+               "attn": torch.full((HEADS, D), float("nan"), **dev), "y": torch.full((1, HID), float("nan"), **dev)}
         sz = dict(MATMULS)
-        self.launches = [
-            Gemm(launch, cfgs["qk"], sz["qk"], inp["q"], inp["k"], self.scores, cache_dir),
-            Softmax(sm_cfg, self.scores, self.p, cache_dir),
-            Gemm(launch, cfgs["av"], sz["av"], self.p, inp["v"], self.attn, cache_dir),
-            Gemm(launch, cfgs["proj"], sz["proj"], inp["x"], inp["w"], self.y, cache_dir),
-        ]
-        self.graph = None
+        return Step([("qk", gemm_launch(choices["qk"], sz["qk"], inp["q"], inp["k"], out["scores"], cache_dir)),
+                     ("softmax", Softmax(sm_cfg, out["scores"], out["p"], cache_dir)),
+                     ("av", gemm_launch(choices["av"], sz["av"], out["p"], inp["v"], out["attn"], cache_dir)),
+                     ("proj", gemm_launch(choices["proj"], sz["proj"], inp["x"], inp["w"], out["y"], cache_dir))], out)
+
+    @staticmethod
+    def fused(flash_cfg, proj, inp, cache_dir):
+        import torch
+        dev = dict(device="cuda", dtype=torch.bfloat16)
+        out = {"attn": torch.full((HEADS, D), float("nan"), **dev), "y": torch.full((1, HID), float("nan"), **dev)}
+        # q [B=1, Hq, D], k and v [B=1, Hkv=1, L, D]: the same memory as the matmul form's inputs
+        flash = common.SpecLaunch(FLASH_SPEC, FLASH_SRC, "flash_decode", flash_cfg, FLASH_SIZE,
+                                  dict(q=inp["q"], k=inp["k"], v=inp["v"], out=out["attn"]), cache_dir)
+        sz = dict(MATMULS)
+        return Step([("flash", flash),
+                     ("proj", gemm_launch(proj, sz["proj"], inp["x"], inp["w"], out["y"], cache_dir))], out)
 
     def run(self):
-        for f in self.launches:
+        for _, f in self.launches:
             f()
 
     def capture(self):
-        """One CUDA graph of the four launches; None (eager timing) if capture fails."""
+        """One CUDA graph of the step's launches; None (eager timing) if capture fails."""
         import torch
         try:
             g = torch.cuda.CUDAGraph()
@@ -185,7 +192,7 @@ class Step:
         import torch
         torch.cuda.synchronize()
         out = {}
-        for name, got in (("scores", self.scores), ("p", self.p), ("attn", self.attn), ("y", self.y)):
+        for name, got in self.outputs.items():
             r = ref[name]
             d = (got.float() - r).abs().max().item()
             out[name] = {"max_abs_diff": d, "rel_to_max": d / max(r.abs().max().item(), 1e-30)}
@@ -213,46 +220,38 @@ def main():
 
     # ---- tune ----------------------------------------------------------------
     import json
-    reports = {}
-    for name, size in MATMULS:
-        path = os.path.join(tk_dir, f"gemm_{name}.json")
+
+    def tuned(path, spec, sizes, extra=()):
+        """A tunekit JSON export: read back with --no-tune, else tuned now."""
         if a.no_tune:
             with open(path) as f:
-                reports[name] = json.load(f)
-        else:
-            common.log(f"tuning gemm_mma for {name} {size}")
-            reports[name] = common.tunekit_tune(a.tunekit, GEMM_SPEC, tk_dir, path, sizes=size, extra=a.tune_arg,
-                                                fresh=a.fresh)
+                return json.load(f)
+        common.log(f"tuning {os.path.basename(spec)} for {sizes}")
+        return common.tunekit_tune(a.tunekit, spec, tk_dir, path, sizes=sizes, extra=list(extra), fresh=a.fresh)
+
+    reports = {name: tuned(os.path.join(tk_dir, f"gemm_{name}.json"), GEMM_SPEC, size, a.tune_arg)
+               for name, size in MATMULS}
     # gemm_mma.yaml prunes BM >= 32 for M <= 16, so the large-M tiles get their
     # own (random, --large-m-evals per shape) tune of a derived spec.
-    large = {}
-    for name, size in MATMULS:
-        path = os.path.join(tk_dir, f"gemm_large_m_{name}.json")
-        if a.no_tune:
-            with open(path) as f:
-                large[name] = json.load(f)
-        else:
-            common.log(f"tuning gemm_mma with BM in (64, 128) for {name} {size}")
-            large[name] = common.tunekit_tune(
-                a.tunekit, large_m_spec(tk_dir), tk_dir, path, sizes=size, fresh=a.fresh,
-                extra=["--strategy", "random", "--max-evals", str(a.large_m_evals)] + a.tune_arg)
-    sm_path = os.path.join(tk_dir, "softmax.json")
-    if a.no_tune:
-        with open(sm_path) as f:
-            sm_rep = json.load(f)
-    else:
-        common.log("tuning softmax")
-        sm_rep = common.tunekit_tune(a.tunekit, SM_SPEC, tk_dir, sm_path, fresh=a.fresh)
+    large_spec = large_m_spec(tk_dir)
+    large = {name: tuned(os.path.join(tk_dir, f"gemm_large_m_{name}.json"), large_spec, size,
+                         ["--strategy", "random", "--max-evals", str(a.large_m_evals)] + a.tune_arg)
+             for name, size in MATMULS}
+    sm_rep = tuned(os.path.join(tk_dir, "softmax.json"), SM_SPEC, None)
     sm_best = common.best_trial(sm_rep["sizes"][0])
     if sm_best is None:
         common.fail("softmax: no config ran correctly in tunekit")
     sm_cfg = sm_best["config"]
+    # The rest of the library: the decode kernels on the matmuls whose B they read, and flash_decode.
+    others = {(k, name): tuned(os.path.join(tk_dir, f"gemm_{k}_{name}.json"), KERNELS[k][0], size)
+              for k in NK_ONLY for name, size in MATMULS if size["B_NK"] == 1}
+    flash_rep = tuned(os.path.join(tk_dir, "flash_decode.json"), FLASH_SPEC, FLASH_SIZE)
 
-    # The size report of each matmul (one size per tune).
-    def size_report(rep, name, size):
+    # The size report of a tune (one size each).
+    def size_report(rep, what, size):
         srs = [s for s in rep["sizes"] if all(s["size"].get(k) == v for k, v in size.items())]
         if not srs:
-            common.fail(f"{name}: size {size} is not in the tunekit export ({[s['size'] for s in rep['sizes']]})")
+            common.fail(f"{what}: size {size} is not in the tunekit export ({[s['size'] for s in rep['sizes']]})")
         return srs[0]
 
     per, per_large = {}, {}
@@ -292,28 +291,46 @@ def main():
 
     def best_where(n, pred):
         t = common.best_trial(per[n], pred)
-        return t["config"] if t else None
+        return ("mma", t["config"]) if t else None
 
     bm = lambda c: int(c["BM"])  # noqa: E731
     def best_large(n):
         t = common.best_trial(per_large[n], lambda c: bm(c) >= 64)
-        return t["config"] if t else best_where(n, lambda c: bm(c) >= 64)
+        return ("mma", t["config"]) if t else best_where(n, lambda c: bm(c) >= 64)
+
+    # tunekit's time of each choice, for the table
+    tunekit_us = {}
+    for n in names:
+        for rep_times in (times[n], large_times[n]):
+            for c, us in rep_times.items():
+                tunekit_us.setdefault((n, "mma", c), us)
+
+    def any_kernel(n):
+        """The fastest tuned choice for matmul n over the library's kernels."""
+        mma = best_where(n, None)
+        best = (times[n][common.config_key(mma[1])], mma)
+        for (k, m), rep in others.items():
+            if m != n:
+                continue
+            t = common.best_trial(size_report(rep, f"{k} {m}", dict(MATMULS)[m]))
+            if t is not None:
+                tunekit_us[(n, k, common.config_key(t["config"]))] = t["time_us"]
+                if t["time_us"] < best[0]:
+                    best = (t["time_us"], (k, t["config"]))
+        return best[1]
 
     choices = {
         "large-M": {n: best_large(n) for n in names},
         "small-M": {n: best_where(n, lambda c: bm(c) == 16) for n in names},
         "tuned": {n: best_where(n, None) for n in names},
+        "any kernel": {n: any_kernel(n) for n in names},
     }
+    flash_best = common.best_trial(size_report(flash_rep, "flash_decode", FLASH_SIZE))
+    if flash_best is None:
+        common.fail("flash_decode: no config ran correctly at the step's size")
 
     # ---- build and run ---------------------------------------------------------
     import torch
-    try:
-        launch = common.spec_launch(GEMM_SPEC)
-    except Exception as e:  # noqa: BLE001
-        common.log(f"cannot read the launch from {GEMM_SPEC} ({e}); using gemm_mma.cu's header formula")
-        launch = GEMM_LAUNCH_FALLBACK
-    common.log(f"gemm_mma launch: grid {launch['grid']}, block {launch['block']}, smem {launch['shared_memory']}")
-
     torch.manual_seed(0)
     dev = dict(device="cuda", dtype=torch.bfloat16)
     inp = {"q": torch.randn(HEADS, D, **dev), "k": torch.randn(L, D, **dev), "v": torch.randn(L, D, **dev),
@@ -322,16 +339,11 @@ def main():
     ref = {"scores": f32["q"] @ f32["k"].T}
     ref["p"] = torch.softmax(ref["scores"] * SCALE, dim=-1)
     ref["attn"] = ref["p"] @ f32["v"]
-    ref["y"] = f32["x"] @ f32["w"]
+    ref["y"] = f32["x"] @ f32["w"].T  # W is N x K, as nn.Linear keeps it
 
     results = []
     with common.torch_stream():
-        def evaluate(label, cfgs):
-            if any(c is None for c in cfgs.values()):
-                missing = [n for n, c in cfgs.items() if c is None]
-                common.log(f"{label}: no ok config for {missing}; skipped")
-                return None
-            step = Step(launch, cfgs, sm_cfg, inp, cache_dir)
+        def evaluate(label, step, choices_=None):
             step.run()
             diffs = step.check(ref)
             step.run()  # again: split-K counters must have been re-armed by the first run
@@ -342,20 +354,20 @@ def main():
             step.capture()
             t = step.time_us()
             # The launches one by one (eager, so each includes its launch gap).
-            parts = [common.do_bench_us(f, rep=50) for f in step.launches]
-            return {"label": label, "configs": cfgs, "step_us": t, "graph": step.graph is not None,
-                    "launch_us": dict(zip(["qk", "softmax", "av", "proj"], parts)),
-                    "tunekit_us": {n: times[n].get(common.config_key(cfgs[n]), large_times[n].get(
-                        common.config_key(cfgs[n]))) for n in names},
-                    "diffs": diffs, "compiled_with": sorted({f.how for f in step.launches}),
-                    "registers": {n: f.attrs.get("num_regs") for n, f in zip(["qk", "softmax", "av", "proj"],
-                                                                             step.launches)}}
+            parts = {n: common.do_bench_us(f, rep=50) for n, f in step.launches}
+            row = {"label": label, "step_us": t, "graph": step.graph is not None, "launch_us": parts, "diffs": diffs,
+                   "compiled_with": sorted({f.how for _, f in step.launches}),
+                   "registers": {n: f.attrs.get("num_regs") for n, f in step.launches}}
+            if choices_ is not None:
+                row["configs"] = {n: {"kernel": k, "config": c} for n, (k, c) in choices_.items()}
+                row["tunekit_us"] = {n: tunekit_us.get((n, k, common.config_key(c))) for n, (k, c) in choices_.items()}
+            return row
 
         uniform_runs = []
         for c in candidates:
-            cfg = cfg_of[c]
-            r = evaluate("uniform candidate", {n: cfg for n in names})
-            common.log(f"  uniform candidate {cfg_str(cfg)}: step {r['step_us']:.2f} us")
+            ch = {n: ("mma", cfg_of[c]) for n in names}
+            r = evaluate("uniform candidate", Step.matmuls(ch, sm_cfg, inp, cache_dir), ch)
+            common.log(f"  uniform candidate {cfg_str(cfg_of[c])}: step {r['step_us']:.2f} us")
             uniform_runs.append(r)
         correct = [r for r in uniform_runs if all(r["diffs"][k]["rel_to_max"] < 2e-2 for k in r["diffs"])]
         if not correct:
@@ -363,37 +375,51 @@ def main():
         uni = min(correct, key=lambda r: r["step_us"])
         uni["label"] = "uniform"
         results.append(uni)
-        for label in ("large-M", "small-M", "tuned"):
-            r = evaluate(label, choices[label])
-            if r:
-                results.append(r)
-                common.log(f"{label}: step {r['step_us']:.2f} us")
+        for label in ("large-M", "small-M", "tuned", "any kernel"):
+            ch = choices[label]
+            if any(c is None for c in ch.values()):
+                common.log(f"{label}: no ok config for {[n for n, c in ch.items() if c is None]}; skipped")
+                continue
+            r = evaluate(label, Step.matmuls(ch, sm_cfg, inp, cache_dir), ch)
+            results.append(r)
+            common.log(f"{label}: step {r['step_us']:.2f} us")
+        proj = choices["any kernel"]["proj"]
+        r = evaluate("fused", Step.fused(flash_best["config"], proj, inp, cache_dir), {"proj": proj})
+        r["flash_config"] = flash_best["config"]
+        r["flash_tunekit_us"] = flash_best["time_us"]
+        results.append(r)
+        common.log(f"fused: step {r['step_us']:.2f} us")
 
     base = uni["step_us"]
     summary = {"softmax_config": sm_cfg, "softmax_tunekit_us": sm_best["time_us"],
                "uniform_candidates": uniform_runs, "rows": results,
                "uniform_choice": "the smallest measured step over the union of each shape's fastest configs "
-                                 "(regular and large-M tunes), one config for all three matmuls"}
+                                 "(regular and large-M tunes), one gemm_mma config for all three matmuls"}
     common.write_json(os.path.join(a.out, "decode_attention_bench.json"), summary)
 
     print()
-    print(f"softmax: THREADS={sm_cfg.get('THREADS')} ({sm_best['time_us']:.2f} us in tunekit)")
-    print("| configuration | qk config | av config | proj config | step us (graph) | speedup vs uniform "
-          "| change | qk / softmax / av / proj us (eager) | max abs diff attn (rel) | max abs diff y (rel) |")
+    print(f"softmax: THREADS={sm_cfg.get('THREADS')} ({sm_best['time_us']:.2f} us in tunekit); flash_decode at "
+          f"{FLASH_SIZE}: {cfg_str(flash_best['config'])} ({flash_best['time_us']:.2f} us in tunekit)")
+    print("| configuration | qk | av | proj | step us (graph) | speedup vs uniform | change "
+          "| launches us (eager) | max abs diff attn (rel) | max abs diff y (rel) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        c = r["configs"]
-        lu = r["launch_us"]
-        print(f"| {r['label']} | {cfg_str(c['qk'])} | {cfg_str(c['av'])} | {cfg_str(c['proj'])} | "
+        c = r.get("configs", {})
+        cell = lambda n: (f"{c[n]['kernel']}: {cfg_str(c[n]['config'])}" if n in c  # noqa: E731
+                          else "flash_decode (fused)")
+        lu = " / ".join(f"{n} {us:.2f}" for n, us in r["launch_us"].items())
+        print(f"| {r['label']} | {cell('qk')} | {cell('av')} | {cell('proj')} | "
               f"{r['step_us']:.2f}{'' if r['graph'] else ' (eager)'} | {base / r['step_us']:.2f}x | "
-              f"{100 * (r['step_us'] - base) / base:+.1f}% | "
-              f"{lu['qk']:.2f} / {lu['softmax']:.2f} / {lu['av']:.2f} / {lu['proj']:.2f} | "
+              f"{100 * (r['step_us'] - base) / base:+.1f}% | {lu} | "
               f"{r['diffs']['attn']['max_abs_diff']:.3g} ({r['diffs']['attn']['rel_to_max']:.2g}) | "
               f"{r['diffs']['y']['max_abs_diff']:.3g} ({r['diffs']['y']['rel_to_max']:.2g}) |")
-    tuned = [r for r in results if r["label"] == "tuned"]
-    if tuned:
-        print(f"tuned per-matmul vs best uniform: {base / tuned[0]['step_us']:.2f}x (goal >= 1.3x); "
+    by = {r["label"]: r for r in results}
+    if "tuned" in by:
+        print(f"tuned per-matmul vs best uniform: {base / by['tuned']['step_us']:.2f}x (goal >= 1.3x); "
               "PyPTO on Ascend: 257.12 -> 275.08 -> 237.12 us (-7.8%)")
+    for label in ("any kernel", "fused"):
+        if label in by:
+            print(f"{label} vs best uniform: {base / by[label]['step_us']:.2f}x (outside the study's experiment)")
     bad = [r["label"] for r in results if any(not (r["diffs"][k]["rel_to_max"] < 2e-2) for k in r["diffs"])]
     if bad:
         print("CHECK FAILED (an output differs from fp32 by more than 2% of its largest value):", bad)

@@ -31,7 +31,7 @@ def reference(q, k, v):
     """fp32 attention of one query token per head, GQA without expanding K/V."""
     import torch
     B, Hq, _ = q.shape
-    Hkv, L = k.shape[1], k.shape[2]
+    Hkv = k.shape[1]
     G = Hq // Hkv
     qf = q.float().view(B, Hkv, G, D)
     kf, vf = k.float(), v.float()
@@ -56,44 +56,22 @@ def ragged_check(a):
                                   + sum((["-a", x] for x in axes), []))
         trials = [t for s in rep["sizes"] for t in s["trials"]]
         statuses = collections.Counter(t["status"] for t in trials)
-        clustered = collections.Counter((t["config"]["SPLIT"], t["status"]) for t in trials if t["config"].get("CLUSTER"))
+        clustered = collections.Counter((t["config"]["SPLIT"], t["status"]) for t in trials
+                                        if t["config"].get("CLUSTER"))
         worst = max((t["max_abs_diff"] for t in trials if t["status"] == "ok"), default=None)
         print(f"{name} sizes: {len(rep['sizes'])} sizes, trials {dict(statuses)} (CLUSTER=1 by SPLIT: "
               f"{dict(sorted(clustered.items()))}), worst max|diff| of ok trials {worst}")
 
 
-class Launch:
-    """One config of flash_decode.cu, compiled through CuPy and bound to the
-    torch tensors q [B, Hq, D], k and v [B, Hkv, L, D] and out, with its own
-    workspace and counters (zeroed; the kernel re-arms them). Calling it
-    launches the kernel on torch's current stream."""
-
-    def __init__(self, cfg, q, k, v, out, cubin_dir):
-        import numpy as np
-        import torch
-        B, Hq, _ = q.shape
-        Hkv, L = k.shape[1], k.shape[2]
-        self.fn, self.how, self.attrs = common.compile_kernel(SOURCE, "flash_decode", cfg, cubin_dir)
-        # sm_count: SCHED=1's grid is a multiple of it (the spec's grid expression)
-        names = dict(B=B, Hq=Hq, Hkv=Hkv, L=L, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
-        launch = common.spec_launch(SPEC)
-        self.grid, self.block, self.smem = common.launch_dims(launch, names)
-        self.cluster = common.cluster_dims(launch, names)
-        common.set_smem(self.fn, self.smem)
-        self.ws = torch.zeros(B * Hq * cfg["SPLIT"] * (D + 2), device="cuda", dtype=torch.float32)
-        self.cnt = torch.zeros(B * Hkv + 2, device="cuda", dtype=torch.int32)  # + SCHED=1's queue head, exit count
-        self.args = (common.to_cupy(q), common.to_cupy(k), common.to_cupy(v), common.to_cupy(out),
-                     common.to_cupy(self.ws), common.to_cupy(self.cnt), np.int32(B), np.int32(Hq), np.int32(Hkv),
-                     np.int32(L))
-        self.clustered = self.cluster != (1, 1, 1)
-        if self.clustered:
-            self.launch_ex = common.ClusterLaunch(self.fn, self.grid, self.block, self.smem, self.cluster, self.args)
-
-    def __call__(self):
-        if self.clustered:
-            self.launch_ex()
-        else:
-            self.fn(self.grid, self.block, self.args, shared_mem=self.smem)
+def launch(cfg, q, k, v, out, cubin_dir):
+    """One config of flash_decode.cu bound to the torch tensors q [B, Hq, D],
+    k and v [B, Hkv, L, D] and out, with its own zeroed workspace and counters
+    (the kernel re-arms them), launched as the spec says (CLUSTER=1 configs
+    in their cluster)."""
+    B, Hq, _ = q.shape
+    Hkv, L = k.shape[1], k.shape[2]
+    return common.SpecLaunch(SPEC, SOURCE, "flash_decode", cfg, dict(B=B, Hq=Hq, Hkv=Hkv, L=L),
+                             dict(q=q, k=k, v=v, out=out), cubin_dir)
 
 
 def main():
@@ -143,7 +121,7 @@ def main():
             k = torch.randn(B, Hkv, L, D, device="cuda", dtype=torch.bfloat16)
             v = torch.randn(B, Hkv, L, D, device="cuda", dtype=torch.bfloat16)
             out = torch.full((B, Hq, D), float("nan"), device="cuda", dtype=torch.bfloat16)
-            ours = Launch(cfg, q, k, v, out, os.path.join(a.out, "cubins"))
+            ours = launch(cfg, q, k, v, out, os.path.join(a.out, "cubins"))
             ours()
             torch.cuda.synchronize()
             ref = reference(q, k, v)
@@ -151,7 +129,7 @@ def main():
             ours()  # a second launch: the counters must have been reset by the first
             torch.cuda.synchronize()
             diff2 = (out.float() - ref).abs().max().item()
-            counters_zero = bool((ours.cnt == 0).all().item())
+            counters_zero = bool((ours.scratch["counters"] == 0).all().item())
 
             q4 = q.view(B, Hq, 1, D)
 

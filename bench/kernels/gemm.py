@@ -26,7 +26,6 @@ configs (fresh inputs: a new seed each run, printed).
 """
 import argparse
 import json
-import math
 import os
 import random
 import subprocess
