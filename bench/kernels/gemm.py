@@ -192,7 +192,6 @@ def untuned_check(a, layout, seed, torch):
     asked for shapes it never saw; each chosen config then runs through
     CuPy on fresh inputs against an fp32 torch reference."""
     import re
-    import numpy as np
     tuned_dir = os.path.join(a.out, f"mma-{layout}")
     header = os.path.join(a.out, "gemm_mma_policy.hpp")
     p = run([a.tunekit, "emit", SPECS["mma"], "-o", tuned_dir, "--seed", str(seed), "--header", header,
@@ -220,7 +219,6 @@ def untuned_check(a, layout, seed, torch):
     if p.returncode != 0:
         return [dict(error="the policy header did not compile")]
     lines = subprocess.run([exe], capture_output=True, text=True).stdout.split("\n")
-    launch = common.spec_launch(SPECS["mma"])
     src = os.path.join(ROOT, "kernels", "gemm", "gemm_mma.cu")
     rows = []
     with common.torch_stream():
@@ -232,19 +230,12 @@ def untuned_check(a, layout, seed, torch):
             if cfg["PATH"] != common.gemm_mma_path(size):
                 common.fail(f"the policy header chose PATH={cfg['PATH']} for {size}; the spec needs "
                             f"{common.gemm_mma_path(size)}")
-            fn, _, _ = common.compile_kernel(src, "gemm_mma", cfg, os.path.join(a.out, "cubins"))
-            grid, block, smem = common.launch_dims(launch, dict(size, **cfg))
-            common.set_smem(fn, smem)
             A = torch.empty(m_, k_, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
             B = torch.empty(*((n_, k_) if layout == "nk" else (k_, n_)), dtype=torch.bfloat16,
                             device="cuda").uniform_(-1, 1)
             C = torch.full((m_, n_), float("nan"), dtype=torch.bfloat16, device="cuda")
-            tiles = -(-m_ // cfg["BM"]) * -(-n_ // cfg["BN"])
-            ws = torch.zeros(max(1, cfg["SPLIT_K"] * m_ * n_), dtype=torch.float32, device="cuda")
-            cnt = torch.zeros(max(1, tiles), dtype=torch.int32, device="cuda")
-            fn(grid, block, (common.to_cupy(A), common.to_cupy(B), common.to_cupy(C), common.to_cupy(ws),
-                             common.to_cupy(cnt), np.int32(m_), np.int32(n_), np.int32(k_), np.int32(size["B_NK"])),
-               shared_mem=smem)
+            common.SpecLaunch(SPECS["mma"], src, "gemm_mma", cfg, size, dict(A=A, B=B, C=C),
+                              os.path.join(a.out, "cubins"))()
             torch.cuda.synchronize()
             ref = A.float() @ (B.float().t() if layout == "nk" else B.float())
             diff = (C.float() - ref).abs()
