@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Where do flash decoding's microseconds go at B=1? (issue #5: the >= 2x SDPA
+goal at B=1, Hq=4, Hkv=1, L=2048, D=128.)
+
+  python3 bench/gpu/flash_b1_probe.py [--config SPLIT=8,WARPS=8,...]
+
+After each flush (common.timed_us), times
+  - reading the step's 1 MiB of K and V with 8 to 264 blocks (STREAM_SRC's
+    grid-strided register loads, 256 threads, 4 or 16 loads in flight per
+    thread): how fast a few SMs can pull the bytes a split-KV grid gives them;
+  - flash_decode with the given configs (default: run 12's two fastest) at
+    L = 256 to 2048, one (b, kv head) as in the goal: the cost that does not
+    shrink with L;
+  - torch SDPA at the same L.
+Inputs are randn; every flash output is checked against fp32 torch.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import common  # noqa: E402
+import flash_decode as fd  # noqa: E402
+
+DEFAULTS = ["SPLIT=8,WARPS=8,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREFETCH=256,CLUSTER=1",
+            "SPLIT=16,WARPS=4,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREFETCH=256,CLUSTER=1",
+            "SPLIT=16,WARPS=4,KPW=16,SMEM=1,STAGES=3,SCHED=0,BPS=1,COMBINE=1,PREFETCH=256,CLUSTER=0"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", action="append", help="NAME=V,... (repeat); default: " + " | ".join(DEFAULTS))
+    a = ap.parse_args()
+    configs = [{kv.split("=")[0]: int(kv.split("=")[1]) for kv in c.split(",")} for c in (a.config or DEFAULTS)]
+
+    import cupy as cp
+    import torch
+    import torch.nn.functional as F
+
+    rows = []
+    nbytes = 2 * 2048 * fd.D * 2
+    buf = cp.zeros(nbytes // 4, dtype=cp.uint32)
+    out = cp.zeros(1 << 16, dtype=cp.float32)
+    with common.torch_stream():
+        for kernel in ("ldg_4_0_1", "ldg_16_0_1"):
+            for blocks in (8, 16, 32, 66, 132, 264):
+                f = common.stream_launch(kernel, blocks, 256, buf, nbytes, out)
+                rows.append((f"read 1 MiB: {kernel}, {blocks} blocks of 256",
+                             [common.timed_us(f, fl) for fl in common.FLUSHES], ""))
+        torch.manual_seed(0)
+        for L in (256, 512, 1024, 2048):
+            q = torch.randn(1, 4, fd.D, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(1, 1, L, fd.D, device="cuda", dtype=torch.bfloat16)
+            v = torch.randn(1, 1, L, fd.D, device="cuda", dtype=torch.bfloat16)
+            ref = fd.reference(q, k, v)
+            for cfg in configs:
+                if (L + cfg["SPLIT"] - 1) // cfg["SPLIT"] < cfg["WARPS"] * cfg["KPW"]:
+                    continue  # the spec's rule: every warp gets keys
+                o = torch.full((1, 4, fd.D), float("nan"), device="cuda", dtype=torch.bfloat16)
+                run = fd.launch(cfg, q, k, v, o, "/tmp/flash_b1_probe_cubins")
+                run()
+                torch.cuda.synchronize()
+                diff = (o.float() - ref).abs().max().item()
+                tag = ",".join(f"{n}={cfg[n]}" for n in ("SPLIT", "WARPS", "STAGES", "COMBINE", "CLUSTER"))
+                rows.append((f"flash_decode L={L} {tag}", [common.timed_us(run, fl) for fl in common.FLUSHES],
+                             f"max abs diff {diff:.2g}"))
+            q4 = q.view(1, 4, 1, fd.D)
+            rows.append((f"SDPA L={L}", [common.timed_us(lambda: F.scaled_dot_product_attention(
+                q4, k, v, enable_gqa=True), fl) for fl in common.FLUSHES], ""))
+
+    print("\n| what | write flush us | read flush us | note |")
+    print("|---|---|---|---|")
+    for label, (w, r), note in rows:
+        print(f"| {label} | {w:.2f} | {r:.2f} | {note} |")
+
+
+if __name__ == "__main__":
+    main()
