@@ -6,8 +6,9 @@ goal at B=1, Hq=4, Hkv=1, L=2048, D=128.)
 
 After each flush (common.timed_us), times
   - reading the step's 1 MiB of K and V with 8 to 264 blocks (STREAM_SRC's
-    grid-strided register loads, 256 threads, 4 or 16 loads in flight per
-    thread): how fast a few SMs can pull the bytes a split-KV grid gives them;
+    grid-strided register loads, 16 KiB in flight per block, and evict-first
+    bulk copies, 64 KiB): how fast a few SMs can pull the bytes a split-KV
+    grid gives them;
   - flash_decode with the given configs (default: run 12's two fastest) at
     L = 256 to 2048, one (b, kv head) as in the goal: the cost that does not
     shrink with L;
@@ -42,10 +43,12 @@ def main():
     buf = cp.zeros(nbytes // 4, dtype=cp.uint32)
     out = cp.zeros(1 << 16, dtype=cp.float32)
     with common.torch_stream():
-        for kernel in ("ldg_4_0_1", "ldg_16_0_1"):
+        # (kernel, threads, bytes in flight per block)
+        for kernel, threads, flight in (("ldg_4_0_1", 256, "16 KiB"), ("bulk_16384_4_1_1", 32, "64 KiB"),
+                                        ("bulk_8192_8_1_1", 32, "64 KiB")):
             for blocks in (8, 16, 32, 66, 132, 264):
-                f = common.stream_launch(kernel, blocks, 256, buf, nbytes, out)
-                rows.append((f"read 1 MiB: {kernel}, {blocks} blocks of 256",
+                f = common.stream_launch(kernel, blocks, threads, buf, nbytes, out)
+                rows.append((f"read 1 MiB: {kernel}, {blocks} blocks of {threads}, {flight} in flight each",
                              [common.timed_us(f, fl) for fl in common.FLUSHES], ""))
         torch.manual_seed(0)
         for L in (256, 512, 1024, 2048):
