@@ -174,6 +174,10 @@ measure: {warmup: 0us, min_samples: 3, max_samples: 3}
   EXPECT_TRUE(contains(full.output, "5 trials: 5 ok")) << full.output;  // the spec's own constraint still holds
   EXPECT_TRUE(contains(full.output, "2 resumed")) << full.output;
 
+  auto counted = tunekit_cli({"space", spec, "--where", "B == 2"});
+  EXPECT_EQ(counted.exit_code, 0) << counted.output;
+  EXPECT_TRUE(contains(counted.output, "valid:       2\n")) << counted.output;
+
   auto typo = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--where", "C == 1"});
   EXPECT_EQ(typo.exit_code, 1) << typo.output;
   EXPECT_TRUE(contains(typo.output, "--where C == 1: unknown name 'C'")) << typo.output;

@@ -23,6 +23,7 @@ namespace {
 struct SpaceArgs {
   std::string file;
   std::vector<std::string> sizes;
+  std::vector<std::string> where;
   bool json = false;
   std::string write;
 };
@@ -81,6 +82,7 @@ SpaceDefinition load(const SpaceArgs& a) {
     auto [name, value] = parse_assignment(s);
     def.constants[name] = value;
   }
+  for (const auto& w : a.where) def.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
   return def;
 }
 
@@ -157,6 +159,7 @@ SubCommand add_space_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-s,--size", args->sizes, "Problem size NAME=VALUE for constraints that use sizes");
+  cmd->add_option("--where", args->where, "Extra constraint, as tunekit tune --where (repeat: all must hold)");
   cmd->add_flag("--json", args->json,
                 "Print one JSON object (keys file, name, format, parameters, constraints, cartesian, valid, "
                 "saturated, seconds, bytes, bytes_per_config, indexable, peak_rss_bytes)");
