@@ -210,15 +210,16 @@ class Run {
     if (p.baseline)
       for (const auto& [k, v] : *p.baseline) baseline_env[k] = v;
 
+    // A size whose constraints leave no valid config runs nothing: it needs
+    // no reference, and has no config to resolve one's launch or tensor maps
+    // with. It is reported as such and the other sizes go on.
     std::optional<ReferenceRun> reference;
-    if (reference_function_) {
+    if (reference_function_ && p.baseline) {
       const LaunchSpec& own = spec_.reference.launch;
       reference = ReferenceRun{*reference_function_, spec_.reference.entry,
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
     }
-    if (spec_.reference.kind == ReferenceSpec::Kind::default_config) {
-      if (!p.baseline)
-        throw InputError({spec_.file.string()}, "no valid config to serve as the reference for size " + size_key(p.size));
+    if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline) {
       BuildResult r = builder_->build(make_build_input(spec_, source_, *p.baseline));
       if (r.status != Status::ok)
         throw InputError({spec_.file.string()}, fmt::format("the default config {} is the reference, but it does not build:\n{}",

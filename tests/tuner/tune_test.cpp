@@ -206,3 +206,36 @@ TEST(Tune, SpecHashFollowsTheKernelNotTheSpace) {
   spec.tolerance.atol = 0.5;
   EXPECT_NE(spec_hash(spec), after);
 }
+
+// A size whose constraints leave no valid config (here N < 64) runs nothing
+// and needs no reference; the run goes on to the other sizes, whichever kind
+// of reference the spec has.
+TEST(Tune, SizeWithoutValidConfigsIsReportedAndTheRunGoesOn) {
+  for (const bool function_reference : {true, false}) {
+    SCOPED_TRACE(function_reference ? "reference function" : "default config as the reference");
+    const auto dir = fresh_dir();
+    write_file(dir / "planted.cpp", kKernel);
+    write_file(dir / "planted.yaml", spec_text());
+    Spec spec = load_spec(dir / "planted.yaml");
+    spec.parameters[0].values = {0, 6};
+    spec.default_config = Config({{"KIND", Value(0)}});
+    spec.sizes = {Bindings{{"N", Value(16)}}, Bindings{{"N", Value(4096)}}};
+    spec.constraints.push_back(Expression::parse("N >= 64"));
+    if (!function_reference) spec.reference = ReferenceSpec{};
+    ASSERT_EQ(spec.reference.kind,
+              function_reference ? ReferenceSpec::Kind::function : ReferenceSpec::Kind::default_config);
+    TuneOptions opt;
+    opt.out_dir = dir / "out";
+    TuneReport r = tune(spec, opt);
+    ASSERT_EQ(r.sizes.size(), 2u);
+    EXPECT_TRUE(r.sizes[0].trials.empty());
+    EXPECT_FALSE(r.sizes[0].best);
+    ASSERT_EQ(r.sizes[1].trials.size(), 2u);
+    for (const auto& t : r.sizes[1].trials) {
+      EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+      // (the default config is the reference itself in the second case)
+      if (function_reference || t.config.at("KIND").as_int() != 0) EXPECT_TRUE(t.verification.checked) << t.config.str();
+    }
+    EXPECT_NE(format_summary(r).find("no trials were run"), std::string::npos) << format_summary(r);
+  }
+}
