@@ -252,7 +252,9 @@ def per_kernel_us(row, kernel):
     r = row.get("per_kernel", {}).get(kernel)
     if r is None:
         return "-"
-    return f"{r['us']:.1f}" if r["us"] is not None else "none ok"
+    if r["us"] is not None:
+        return f"{r['us']:.1f}"
+    return "none ok" if r.get("trials") else "no valid config"  # all failed, or the constraints left none
 
 
 def main():
