@@ -114,6 +114,21 @@ def _split_flow(text):
     return [i.strip().strip("\"'") for i in items]
 
 
+def _section_lines(spec_path, key):
+    """The lines of a spec's top-level `key:` block, comments cut, for the
+    readers below when PyYAML is missing."""
+    inside = False
+    with open(spec_path) as f:
+        for line in f:
+            s = line.split(" #")[0].rstrip()
+            if re.match(rf"^{key}:\s*$", s):
+                inside = True
+            elif inside and s and not s.startswith(" "):
+                return
+            elif inside:
+                yield s
+
+
 def spec_launch(spec_path):
     """{'grid': [expr...], 'block': [expr...], 'cluster': [expr...],
     'shared_memory': expr or None} from the spec's `kernel:` mapping. Uses
@@ -129,25 +144,17 @@ def spec_launch(spec_path):
     except ImportError:
         pass
     out = {"grid": None, "block": None, "cluster": ["1"], "shared_memory": None}
-    in_kernel = False
-    with open(spec_path) as f:
-        for line in f:
-            s = line.split(" #")[0].rstrip()
-            if re.match(r"^kernel:\s*$", s):
-                in_kernel = True
-                continue
-            if in_kernel and s and not s.startswith(" "):
-                break
-            m = re.match(r"^\s+(grid|block|cluster|shared_memory):\s*(.*)$", s) if in_kernel else None
-            if not m:
-                continue
-            key, val = m.group(1), m.group(2).strip()
-            if key == "shared_memory":
-                out[key] = val.strip("\"'")
-            elif val.startswith("["):
-                out[key] = _split_flow(val[1:val.rindex("]")])
-            else:
-                out[key] = [val.strip("\"'")]
+    for s in _section_lines(spec_path, "kernel"):
+        m = re.match(r"^\s+(grid|block|cluster|shared_memory):\s*(.*)$", s)
+        if not m:
+            continue
+        key, val = m.group(1), m.group(2).strip()
+        if key == "shared_memory":
+            out[key] = val.strip("\"'")
+        elif val.startswith("["):
+            out[key] = _split_flow(val[1:val.rindex("]")])
+        else:
+            out[key] = [val.strip("\"'")]
     if out["grid"] is None or out["block"] is None:
         raise ValueError(f"{spec_path}: cannot read kernel.grid / kernel.block")
     return out
@@ -163,19 +170,14 @@ def spec_arguments(spec_path):
             return [{k: str(v) for k, v in a.items()} for a in yaml.safe_load(f)["arguments"]]
     except ImportError:
         pass
-    out, inside = [], False
-    with open(spec_path) as f:
-        for line in f:
-            s = line.split(" #")[0].rstrip()
-            if re.match(r"^arguments:\s*$", s):
-                inside = True
-                continue
-            if inside and s and not s.startswith(" "):
-                break
-            m = re.match(r"^\s+-\s*\{(.*)\}\s*$", s) if inside else None
-            if m:
-                out.append(dict((kv.split(":", 1)[0].strip(), kv.split(":", 1)[1].strip().strip("\"'"))
-                                for kv in _split_flow(m.group(1))))
+    out = []
+    for s in _section_lines(spec_path, "arguments"):
+        m = re.match(r"^\s+-\s*\{(.*)\}\s*$", s)
+        if m:
+            out.append(dict((kv.split(":", 1)[0].strip(), kv.split(":", 1)[1].strip().strip("\"'"))
+                            for kv in _split_flow(m.group(1))))
+        elif re.match(r"^\s+-\s", s):
+            raise ValueError(f"{spec_path}: an argument that is not one flow mapping ({s.strip()}) needs PyYAML")
     if not out:
         raise ValueError(f"{spec_path}: cannot read its arguments")
     return out
@@ -211,10 +213,9 @@ class SpecLaunch:
                 self.scratch[a["name"]] = t
                 args.append(to_cupy(t))
         self.args = tuple(args)
-        self.bound = bound
-        self.clustered = self.cluster != (1, 1, 1)
+        self.bound = bound  # kept alive with the launch, as the scratch is
         self.launch_ex = ClusterLaunch(self.fn, self.grid, self.block, self.smem, self.cluster, self.args) \
-            if self.clustered else None
+            if self.cluster != (1, 1, 1) else None
 
     def __call__(self):
         if self.launch_ex is not None:
@@ -290,12 +291,13 @@ class ClusterLaunch:
         self._holders = holders  # kept alive: the driver reads them at each launch
         self._params = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
                                                           for h in holders])
+        self._config_ref = ctypes.byref(self._config)
 
     def __call__(self):
-        import ctypes
         import torch
+        # The stream is read at each launch: a graph capture launches on its own.
         self._config.stream = torch.cuda.current_stream().cuda_stream
-        rc = self._cuda.cuLaunchKernelEx(ctypes.byref(self._config), self._fn, self._params, None)
+        rc = self._cuda.cuLaunchKernelEx(self._config_ref, self._fn, self._params, None)
         if rc != 0:
             raise RuntimeError(f"cuLaunchKernelEx failed: CUresult {rc}")
 

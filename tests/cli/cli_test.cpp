@@ -31,6 +31,22 @@ detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::se
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// A small CPU spec in dir: y = x * F / F for the factor F over `space` (the
+// YAML of its parameters and constraints), three samples a config. Returns
+// the spec's path.
+std::string write_identity_spec(const fs::path& dir, const std::string& factor, const std::string& space) {
+  write_file(dir / "k.cpp", "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
+                            "x[i] * (" + factor + ") / (" + factor + "); }\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+)" + space);
+  return (dir / "k.yaml").string();
+}
+
 }  // namespace
 
 TEST(Cli, HelpListsCommandsAndOptions) {
@@ -119,17 +135,8 @@ extern "C" void saxpy(const float* x, float* y, int n) {
 // experiment, so select finds it only when told the mode.
 TEST(Cli, ColdReadCacheModeIsTunedAndSelectedByName) {
   const auto dir = fresh_dir();
-  write_file(dir / "k.cpp", "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
-                            "x[i] * SCALE / SCALE; }\n");
-  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
-arguments:
-  - {name: x, type: f32, size: 256}
-  - {name: y, type: f32, size: 256, role: out}
-  - {name: n, type: i32, value: 256}
-parameters: {SCALE: [1, 2]}
-measure: {warmup: 0us, min_samples: 3, max_samples: 3}
-)");
-  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  const std::string spec = write_identity_spec(dir, "SCALE", "parameters: {SCALE: [1, 2]}\n");
+  const std::string out = (dir / "out").string();
   auto help = tunekit_cli({"tune", "--help"});
   EXPECT_TRUE(contains(help.output, "cold-read")) << help.output;
 
@@ -152,18 +159,9 @@ measure: {warmup: 0us, min_samples: 3, max_samples: 3}
 // spec's DB, so a later full run measures only the rest.
 TEST(Cli, WhereNarrowsOneRunAndTheFullRunResumesFromIt) {
   const auto dir = fresh_dir();
-  write_file(dir / "k.cpp", "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
-                            "x[i] * A * B / (A * B); }\n");
-  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
-arguments:
-  - {name: x, type: f32, size: 256}
-  - {name: y, type: f32, size: 256, role: out}
-  - {name: n, type: i32, value: 256}
-parameters: {A: [1, 2, 3], B: [1, 2]}
-constraints: [A * B != 6]
-measure: {warmup: 0us, min_samples: 3, max_samples: 3}
-)");
-  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  const std::string spec =
+      write_identity_spec(dir, "A * B", "parameters: {A: [1, 2, 3], B: [1, 2]}\nconstraints: [A * B != 6]\n");
+  const std::string out = (dir / "out").string();
   auto narrow = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--where", "B == 2", "--where", "A < 3"});
   EXPECT_EQ(narrow.exit_code, 0) << narrow.output;
   EXPECT_TRUE(contains(narrow.output, "2 trials: 2 ok")) << narrow.output;  // (1, 2) and (2, 2)
