@@ -7,10 +7,10 @@
 # Through the device tool, from a developer machine:
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
-# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [access] [carveout] [flash-b1] [wgmma-check]
+# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [access] [carveout] [flash-b1] [wgmma-check] [wgmma-variants]
 # [gemm] [gemm-read] [attention] [flash] [flash-check] (default: all of them). gemm-read is gemm with the
-# L2 flushed by reads (--flush read). Extra arguments for the kernel benchmarks go in $GEMM_ARGS,
-# $ATTENTION_ARGS and $FLASH_ARGS.
+# L2 flushed by reads (--flush read); a name that is no step (say `none`) only builds. Extra arguments for the kernel benchmarks go in $GEMM_ARGS,
+# $ATTENTION_ARGS, $FLASH_ARGS and $FLASH_B1_ARGS.
 # Logs and JSON summaries go to $OUT when set (the device tool returns them), else build-gpu/out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -86,7 +86,7 @@ if want carveout; then
 fi
 if want flash-b1; then
   # Flash decoding at B=1: how fast a few SMs read its 1 MiB, and its time against L.
-  python3 bench/gpu/flash_b1_probe.py 2>&1 | tee "$out/flash_b1.log"
+  python3 bench/gpu/flash_b1_probe.py ${FLASH_B1_ARGS:-} 2>&1 | tee "$out/flash_b1.log"
   result[flash-b1]=$(grep -c "^| flash_decode" "$out/flash_b1.log")" flash rows"
 fi
 # --- the kernel library (issue #5) ------------------------------------------------
@@ -107,6 +107,22 @@ if want wgmma-check; then
       echo "SASS: $(cuobjdump --dump-sass "$work/wgmma.cubin" | grep -c HGMMA) HGMMA, $(cuobjdump --dump-sass "$work/wgmma.cubin" | grep -c ' HMMA') HMMA"
   } 2>&1 | tee "$out/wgmma_check.log"
   result[wgmma-check]="$(grep -c ' -> ok' "$out/wgmma_check.log") ok, $(grep -c ' -> FAIL' "$out/wgmma_check.log") failed; $(grep '^SASS' "$out/wgmma_check.log")"
+fi
+if want wgmma-variants; then
+  # The Hopper kernel's epilogue and cluster variants side by side, hot, at
+  # 4096^3 (run 13: the staged epilogue, and clusters once their stage
+  # releases stopped using .release.cluster). Every shape is checked too.
+  {
+    for cfg in "-DEPILOGUE=0" "-DEPILOGUE=1" "-DEPILOGUE=1 -DCLUSTER_M=2" "-DEPILOGUE=1 -DBM=256 -DBN=128" \
+               "-DEPILOGUE=1 -DBM=256 -DBN=128 -DCLUSTER_M=2" "-DEPILOGUE=0 --persistent" "-DEPILOGUE=2 -DSTAGES=3 --persistent" \
+               "-DEPILOGUE=2 -DSTAGES=3 -DCLUSTER_M=2 --persistent" "-DEPILOGUE=2 -DSTAGES=3"; do
+      flags=${cfg% --persistent}; run_args=; [[ $cfg == *--persistent ]] && run_args=--persistent
+      echo "=== $cfg"
+      nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a $flags kernels/gemm/wgmma_check.cu -lcuda \
+        -o "$work/wgmma_variant" && "$work/wgmma_variant" $run_args
+    done
+  } 2>&1 | tee "$out/wgmma_variants.log"
+  result[wgmma-variants]="$(grep -c ' -> ok' "$out/wgmma_variants.log") ok, $(grep -c ' -> FAIL' "$out/wgmma_variants.log") failed"
 fi
 if want gemm; then
   python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm" --summary "$out/gemm.json" ${GEMM_ARGS:-} 2>&1 | tee "$out/gemm.log"
@@ -134,6 +150,6 @@ fi
 
 echo
 echo "=== scripts/gpu.sh summary ($(head -1 "$out/devices.txt" 2>/dev/null)) ==="
-for k in tests faults overhead timing probe access carveout flash-b1 wgmma-check gemm gemm-read attention flash flash-check; do
+for k in tests faults overhead timing probe access carveout flash-b1 wgmma-check wgmma-variants gemm gemm-read attention flash flash-check; do
   [[ -n "${result[$k]:-}" ]] && printf '%-9s %s\n' "$k" "${result[$k]}"
 done

@@ -12,7 +12,10 @@ After each flush (common.timed_us), times
   - flash_decode with the given configs (default: run 12's two fastest) at
     L = 256 to 2048, one (b, kv head) as in the goal: the cost that does not
     shrink with L;
-  - torch SDPA at the same L.
+  - torch SDPA at the same L;
+  - the clustered configs at L = 2048 with parts left out (PARTS below):
+    reads, math, combine; differences place the time. These also run
+    without a flush.
 Inputs are randn; every flash output is checked against fp32 torch.
 """
 import argparse
@@ -27,10 +30,15 @@ DEFAULTS = ["SPLIT=8,WARPS=8,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREF
             "SPLIT=16,WARPS=4,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREFETCH=256,CLUSTER=1",
             "SPLIT=16,WARPS=4,KPW=16,SMEM=1,STAGES=3,SCHED=0,BPS=1,COMBINE=1,PREFETCH=256,CLUSTER=0"]
 
+# FD_SKIP bits (flash_decode.cu): 1 no K/V reads, 2 no math, 4 no split combine.
+PARTS = [(0, "everything"), (4, "no combine"), (2, "no math"), (6, "no math, no combine"),
+         (1, "no K/V reads"), (5, "no K/V reads, no combine"), (7, "launch, Q, warp merge and output only")]
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", action="append", help="NAME=V,... (repeat); default: " + " | ".join(DEFAULTS))
+    ap.add_argument("--parts-only", action="store_true", help="L = 2048 and the parts table only (no read sweep)")
     a = ap.parse_args()
     configs = [{kv.split("=")[0]: int(kv.split("=")[1]) for kv in c.split(",")} for c in (a.config or DEFAULTS)]
 
@@ -38,20 +46,20 @@ def main():
     import torch
     import torch.nn.functional as F
 
-    rows = []
+    rows, parts = [], []
     nbytes = 2 * 2048 * fd.D * 2
     buf = cp.zeros(nbytes // 4, dtype=cp.uint32)
     out = cp.zeros(1 << 16, dtype=cp.float32)
     with common.torch_stream():
         # (kernel, threads, bytes in flight per block)
-        for kernel, threads, flight in (("ldg_4_0_1", 256, "16 KiB"), ("bulk_16384_4_1_1", 32, "64 KiB"),
-                                        ("bulk_8192_8_1_1", 32, "64 KiB")):
+        for kernel, threads, flight in () if a.parts_only else (
+                ("ldg_4_0_1", 256, "16 KiB"), ("bulk_16384_4_1_1", 32, "64 KiB"), ("bulk_8192_8_1_1", 32, "64 KiB")):
             for blocks in (8, 16, 32, 66, 132, 264):
                 f = common.stream_launch(kernel, blocks, threads, buf, nbytes, out)
                 rows.append((f"read 1 MiB: {kernel}, {blocks} blocks of {threads}, {flight} in flight each",
                              [common.timed_us(f, fl) for fl in common.FLUSHES], ""))
         torch.manual_seed(0)
-        for L in (256, 512, 1024, 2048):
+        for L in (2048,) if a.parts_only else (256, 512, 1024, 2048):
             q = torch.randn(1, 4, fd.D, device="cuda", dtype=torch.bfloat16)
             k = torch.randn(1, 1, L, fd.D, device="cuda", dtype=torch.bfloat16)
             v = torch.randn(1, 1, L, fd.D, device="cuda", dtype=torch.bfloat16)
@@ -71,10 +79,26 @@ def main():
             rows.append((f"SDPA L={L}", [common.timed_us(lambda: F.scaled_dot_product_attention(
                 q4, k, v, enable_gqa=True), fl) for fl in common.FLUSHES], ""))
 
+        # Parts left out (FD_SKIP in flash_decode.cu), L = 2048, the clustered
+        # configs: the differences place the time. The outputs of these are
+        # wrong by design; only FD_SKIP = 0 is checked (above).
+        for cfg in (c for c in configs if c.get("CLUSTER")):
+            o = torch.zeros(1, 4, fd.D, device="cuda", dtype=torch.bfloat16)
+            tag = ",".join(f"{n}={cfg[n]}" for n in ("SPLIT", "WARPS", "STAGES"))
+            for skip, what in PARTS:
+                run = fd.launch(dict(cfg, FD_SKIP=skip), q, k, v, o, "/tmp/flash_b1_probe_cubins")
+                parts.append((f"{tag}: {what}", [common.timed_us(run, fl) for fl in ("write", "read", "none")]))
+
     print("\n| what | write flush us | read flush us | note |")
     print("|---|---|---|---|")
     for label, (w, r), note in rows:
         print(f"| {label} | {w:.2f} | {r:.2f} | {note} |")
+    print("\nflash_decode at L = 2048 with parts left out (FD_SKIP); without a flush, K and V sit in L2 and")
+    print("the code in the instruction caches, so what is slow only when cold stands out:")
+    print("\n| config: what runs | write flush us | read flush us | no flush us |")
+    print("|---|---|---|---|")
+    for label, (w, r, h) in parts:
+        print(f"| {label} | {w:.2f} | {r:.2f} | {h:.2f} |")
 
 
 if __name__ == "__main__":

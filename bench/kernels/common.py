@@ -405,7 +405,7 @@ _flush_bufs = {}
 
 def flush_fn(kind):
     """A function that flushes the L2 the given way ("write" as do_bench: 256 MB
-    of stores; "read": a 1 GiB read)."""
+    of stores; "read": a 1 GiB read; "none": none, for hot-cache probes)."""
     import torch
     if kind not in _flush_bufs:
         if kind == "write":
@@ -414,6 +414,11 @@ def flush_fn(kind):
         elif kind == "read":
             buf = torch.ones(256 << 20, dtype=torch.float32, device="cuda")
             _flush_bufs[kind] = lambda: buf.sum()
+        elif kind == "none":
+            # No flush, but a ~0.1 ms spin in its place: the timed launch must
+            # still find the GPU busy, or its sample holds the CPU's launch
+            # latency (15 us through ClusterLaunch) instead of the kernel.
+            _flush_bufs[kind] = lambda: torch.cuda._sleep(200_000)
         else:
             raise ValueError(f"flush must be one of {FLUSHES}, not {kind!r}")
     return _flush_bufs[kind]

@@ -86,6 +86,10 @@ def tune(a, kernel, layout, seed):
     if a.shape:
         m, k, n = a.shape
         cmd += ["-a", f"M=[{m}]", "-a", f"K=[{k}]", "-a", f"N=[{n}]"]
+    for w in a.where:
+        name, expr = w.split("=", 1)
+        if name == kernel:
+            cmd += ["--where", expr]
     budget = evals_for(a.max_evals, kernel)
     if budget:
         cmd += ["--strategy", "random", "--max-evals", str(budget)]
@@ -147,12 +151,14 @@ def ragged_check(a, seed):
     out = os.path.join(a.out, "ragged")
     rows = []
     ragged = {"mma": ["M=[1,7,33,130]", "K=[9,100,1000]", "N=[5,77,258]", "B_NK=[0,1]"],
-              "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[1]"],
+              "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[0,1]"],
               "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"],
               "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
     # Parts of a space that the random picks above rarely reach, swept on their own
-    # (--where): split-K clusters of 9 to 16 blocks, a non-portable cluster size.
-    narrow = {"skinny": ("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"])}
+    # (--where): split-K clusters of 9 to 16 blocks, a non-portable cluster size;
+    # persistent wgmma blocks staging C in their own region (more tiles than SMs).
+    narrow = {"skinny": ("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"]),
+              "wgmma": ("EPILOGUE == 2", ["M=[1000,2999]", "K=[200,1000]", "N=[264,1000]", "B_NK=[0,1]"])}
     sweeps = [(k, ragged[k], None) for k in a.kernels.split(",")]
     sweeps += [(k, narrow[k][1], narrow[k][0]) for k in a.kernels.split(",") if k in narrow]
     for kernel, axes, where in sweeps:
@@ -267,6 +273,9 @@ def main():
                     help="random search with this budget per size: N, or KERNEL=N,... (default: exhaustive)")
     ap.add_argument("--check", action="store_true",
                     help="also verify random configs on ragged sizes, and the emitted policy on untuned shapes")
+    ap.add_argument("--where", action="append", default=[], metavar="KERNEL=EXPR",
+                    help="narrow that kernel's tune (tunekit tune --where), e.g. to a corner random search rarely "
+                         "reaches; repeat for more kernels")
     ap.add_argument("--seed", type=int, default=0, help="input seed (default: a fresh one, printed)")
     ap.add_argument("--summary", help="write the figures as JSON here")
     ap.add_argument("--shape", type=lambda t: tuple(int(x) for x in t.split(",")),

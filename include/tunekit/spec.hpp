@@ -124,6 +124,10 @@ struct SearchSettings {
   std::optional<Seconds> max_time;
   std::uint64_t seed = 1;
   std::vector<MatmulRule> rules;  // non-empty: every size's search starts from the rule config
+  // search.seeds: configs a kernel engineer knows to try, proposed after the
+  // rule config and before the search, at each size where they are valid
+  // (named in part in the spec; the default config fills in the rest).
+  std::vector<Config> seeds;
 };
 
 struct OutputSettings {

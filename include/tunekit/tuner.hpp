@@ -35,6 +35,7 @@ struct SizeReport {
   std::optional<std::size_t> baseline; // the default config's trial
   bool baseline_is_spec_default = false;
   std::optional<std::size_t> rule_seed; // the rule config's trial (search.rules), evaluated first
+  std::size_t seeds = 0;  // search.seeds valid at this size: proposed next, after the rule config
 };
 
 struct TuneReport {

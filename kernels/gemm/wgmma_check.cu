@@ -61,7 +61,7 @@ static bool check(int M, int N, int K, int b_nk, std::mt19937& rng, bool timed =
   CHECK(cudaMemset(dC, 0xFF, static_cast<size_t>(M) * N * 2));  // NaN: unwritten elements fail
   TensorMap ta = encode(dA, K, M, 64, BM);
   TensorMap tb = b_nk ? encode(dB, K, N, 64, BN / CLUSTER_M) : encode(dB, N, K, 64, 64);
-  const int smem = STAGES * (BM + BN) * 128 + 1024;
+  const int smem = kSmemBytes;
   CHECK(cudaFuncSetAttribute(gemm_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   // Every tile its own block, or (PERSISTENT) one block per SM walking the tiles.
   int grid = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
@@ -125,12 +125,21 @@ static bool check(int M, int N, int K, int b_nk, std::mt19937& rng, bool timed =
 }
 
 int main(int argc, char** argv) {
-  persistent = argc > 1 && std::string(argv[1]) == "--persistent";
+  bool large_only = false;  // --large-only: 4096^3 (N x K) once, timed; for ncu and cluster diagnostics
+  for (int i = 1; i < argc; ++i) {
+    persistent |= std::string(argv[i]) == "--persistent";
+    large_only |= std::string(argv[i]) == "--large-only";
+  }
   std::mt19937 rng(12345);
   const int shapes[][3] = {{128, 256, 64}, {256, 512, 1024}, {1000, 1000, 1000}, {3000, 777, 1536}, {77, 130, 200}, {512, 384, 4096}};
   bool ok = true;
-  std::printf("config BM=%d BN=%d STAGES=%d CONSUMERS=%d CLUSTER_M=%d GROUP_M=%d%s\n", BM, BN, STAGES, CONSUMERS,
-              CLUSTER_M, GROUP_M, persistent ? " persistent" : "");
+  std::printf("config BM=%d BN=%d STAGES=%d CONSUMERS=%d CLUSTER_M=%d GROUP_M=%d EPILOGUE=%d%s\n", BM, BN, STAGES,
+              CONSUMERS, CLUSTER_M, GROUP_M, EPILOGUE, persistent ? " persistent" : "");
+  if (persistent && EPILOGUE == 1) {
+    std::printf("--persistent needs -DEPILOGUE=0 or 2 (EPILOGUE=1 stages C in the ring)\n");
+    return 2;
+  }
+  if (large_only) return check(4096, 4096, 4096, 1, rng, true) ? 0 : 1;
   for (auto& s : shapes)
     for (int b_nk = 1; b_nk >= 0; --b_nk) {
       if (!b_nk && s[1] % 8) continue;  // K x N rows must be 16-byte aligned for TMA

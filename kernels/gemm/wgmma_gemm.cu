@@ -28,7 +28,8 @@
 //   A: dims [K, M], box [64, BM]
 //   B: b_nk = 1: dims [K, N], box [64, BN]   b_nk = 0: dims [N, K], box [64, 64]
 // Dynamic shared memory: STAGES * (BM + BN) * 128 + 1024 bytes (the 1024 buys
-// the alignment that the 128-byte swizzle pattern needs).
+// the alignment that the 128-byte swizzle pattern needs), plus BM * (BN * 2 +
+// 16) with EPILOGUE=2 (kSmemBytes).
 #include <cuda_bf16.h>
 
 #ifndef BM
@@ -49,6 +50,10 @@
 #ifndef GROUP_M
 #define GROUP_M 8  // raster: this many tile rows are walked column by column, for L2 reuse of B
 #endif
+#ifndef EPILOGUE
+#define EPILOGUE 1  // C leaves through shared memory in whole 16-byte row chunks: 1 in the ring (one tile per
+                    // block), 2 in a region of its own (persistent blocks too); 0: registers straight to global
+#endif
 
 namespace {
 
@@ -64,6 +69,10 @@ static_assert(BN % 64 == 0 && BN <= 256, "BN must be 64, 128, 192 or 256");
 static_assert(kMI * BN <= 256, "accumulators would exceed the register budget");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stages must keep 1024-byte alignment");
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 2, "EPILOGUE must be 0, 1 or 2");
+constexpr int kCRowBytes = BN * 2 + 16;  // a staged row of C (see the epilogue)
+// Dynamic shared memory: the ring, the 1024 that buy its alignment, and EPILOGUE=2's region.
+constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + (EPILOGUE == 2 ? BM * kCRowBytes : 0);
 
 // The driver's CUtensorMap: 128 opaque bytes, passed by value.
 struct alignas(64) TensorMap {
@@ -118,12 +127,16 @@ __device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const Tensor
 }
 
 // Arrives on the barrier at `bar`'s offset in the cluster's CTA `rank`.
+// The default (.release.cta) semantics, not .release.cluster: a consumer's
+// reads of the stage are complete once wgmma.wait_group returns, so there is
+// nothing to order at cluster scope, and a cluster-scope release, made once
+// per stage, took 4096^3 from 184 to 316 us (run 13).
 __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(bar),
       "r"(rank)
       : "memory");
@@ -268,6 +281,8 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
   const int ktiles = (K + kBK - 1) / kBK;
   const unsigned rank = CLUSTER_M > 1 ? cluster_rank() : 0;
+  // EPILOGUE=1 stages C in the ring, which a persistent block's producer is already refilling.
+  if (EPILOGUE == 1 && static_cast<int>(gridDim.x) < tiles) __trap();
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -338,7 +353,6 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMERS == 1 ? 240 : 232));
     const int consumer = wg - 1;
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    const bool pairs = (N % 2) == 0;  // bf16x2 stores stay 4-byte aligned
     float acc[kMI][BN / 2];
     int it = 0;
     for (int pid = blockIdx.x; pid < tiles; pid += gridDim.x) {
@@ -367,6 +381,52 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       // Epilogue: the m64nN accumulator layout is the mma.sync m16n8 one per
       // warp, repeated along N: d[4j + 2h + c] is row 16w + lane/4 + 8h,
       // column 8j + 2(lane % 4) + c.
+#if EPILOGUE
+      // Straight from that layout, a warp's store covers 8 rows x 16 bytes:
+      // 8 half-written sectors. Staged in shared memory, a warp stores 512
+      // contiguous bytes; at 4096^3 that took 198 to 182 us (run 13). The
+      // stage is the ring (EPILOGUE=1: idle once every consumer is past its
+      // last wgmma, as the producer loads nothing more for a block's only
+      // tile) or a region after it (EPILOGUE=2). Rows are BN * 2 + 16 bytes
+      // apart, so the bf16x2 writes of a warp's 8 rows x 4 lanes hit 32
+      // different banks. The first barrier also keeps a fast consumer from
+      // overwriting the stage while others still copy out the last tile.
+      static_assert(EPILOGUE == 2 || BM * kCRowBytes <= STAGES * kStageBytes, "the staged tile must fit in the ring");
+      const unsigned stage = base + (EPILOGUE == 2 ? STAGES * kStageBytes : 0);
+      asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
+#pragma unroll
+      for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = (consumer * kMI + mi) * 64 + warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            __nv_bfloat162 v = __floats2bfloat162_rn(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(stage + row * kCRowBytes + (8 * j + 2 * (lane % 4)) * 2),
+                         "r"(*reinterpret_cast<unsigned*>(&v)) : "memory");
+          }
+        }
+      asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
+      const bool vec = (N % 8) == 0;  // 16-byte stores stay aligned
+      for (int idx = threadIdx.x - 128; idx < BM * BN / 8; idx += 128 * CONSUMERS) {
+        const int row = idx / (BN / 8), col = (idx % (BN / 8)) * 8;
+        const int grow = tm * BM + row, gcol = tn * BN + col;
+        if (grow >= M || gcol >= N) continue;
+        uint4 v;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(stage + row * kCRowBytes + col * 2));
+        __nv_bfloat16* out = C + static_cast<size_t>(grow) * N + gcol;
+        if (vec) {
+          *reinterpret_cast<uint4*>(out) = v;
+        } else {
+          const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int c = 0; c < 8; ++c)  // unrolled: w stays in registers
+            if (gcol + c < N) out[c] = __ushort_as_bfloat16(static_cast<unsigned short>(w[c / 2] >> (16 * (c % 2))));
+        }
+      }
+#else
+      const bool pairs = (N % 2) == 0;  // bf16x2 stores stay 4-byte aligned
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll
@@ -387,6 +447,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
           }
         }
       }
+#endif
     }
   }
   // No CTA may leave while a peer can still write into its shared memory or

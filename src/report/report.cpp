@@ -269,6 +269,7 @@ void write_json(const std::filesystem::path& file, const TuneReport& report) {
     sj["baseline_is_spec_default"] = s.baseline_is_spec_default;
     auto sp = speedup(pick(s, s.best), pick(s, s.baseline));
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
+    sj["seeds"] = s.seeds;
     // How the rule config fared (search.rules); null when rules were off or
     // the size has no valid config.
     sj["rules"] = report.seeded_by_rules && s.rule_seed && *s.rule_seed < s.trials.size()

@@ -326,6 +326,7 @@ class Loader {
   std::vector<Bindings> sizes(const Item& it);
   Parameter parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const;
   Config config(const Item& it, const std::vector<Parameter>* declared) const;
+  Config seed(const Item& it, const Spec& s) const;
   ReferenceSpec reference(const Item& it, const std::string& language) const;
   ApplicationSpec application(const Item& it, const Spec& s) const;
 
@@ -705,6 +706,42 @@ Config Loader::config(const Item& it, const std::vector<Parameter>* declared) co
   return Config(std::move(entries));
 }
 
+// One of search.seeds: a config named in part; every value must be one of
+// its parameter's, and a parameter it leaves out takes the default config's
+// value, else its first.
+Config Loader::seed(const Item& it, const Spec& s) const {
+  Map m = map(it, {}, "a mapping of parameter names to values");
+  std::vector<std::pair<std::string, Value>> given;
+  for (const Entry& e : m.entries) {
+    auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == e.key; });
+    if (p == s.parameters.end()) {
+      std::vector<std::string> names;
+      for (const auto& q : s.parameters) names.push_back(q.name);
+      std::string msg = "unknown parameter '" + e.key + "' in " + context_name(it.path);
+      if (auto near = closest_match(e.key, names)) msg += "; did you mean '" + *near + "'?";
+      fail(loc(e.key_node), msg);
+    }
+    Item vi = child(m, e);
+    Value v = value_of(vi);
+    if (std::none_of(p->values.begin(), p->values.end(), [&](const Value& x) { return x == v; })) {
+      std::vector<std::string> values;
+      for (const auto& x : p->values) values.push_back(x.str());
+      fail(content_loc(vi), "'" + v.str() + "' in " + context_name(it.path) + " is not one of " + e.key +
+                                "'s values (" + join(values) + ")");
+    }
+    given.emplace_back(e.key, std::move(v));
+  }
+  std::vector<std::pair<std::string, Value>> entries;
+  for (const auto& p : s.parameters) {
+    auto g = std::find_if(given.begin(), given.end(), [&](const auto& x) { return x.first == p.name; });
+    const Value* d = s.default_config ? s.default_config->find(p.name) : nullptr;
+    if (g != given.end()) entries.push_back(*g);
+    else if (d) entries.emplace_back(p.name, *d);
+    else if (!p.values.empty()) entries.emplace_back(p.name, p.values.front());
+  }
+  return Config(std::move(entries));
+}
+
 ReferenceSpec Loader::reference(const Item& it, const std::string& language) const {
   ReferenceSpec r;
   const std::string expected = "'default', 'none' or a mapping {source, entry, flags}";
@@ -885,7 +922,7 @@ Spec Loader::load(const YAML::Node& root) {
   }
 
   if (auto v = get(m, "search")) {
-    Map t = map(*v, {"strategy", "max_evals", "max_time", "seed", "rules"});
+    Map t = map(*v, {"strategy", "max_evals", "max_time", "seed", "rules", "seeds"});
     if (auto x = get(t, "strategy"))
       s.search.strategy = enum_of<StrategyKind>(*x, {{"exhaustive", StrategyKind::exhaustive}, {"random", StrategyKind::random}});
     if (auto x = get(t, "max_evals")) s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
@@ -935,6 +972,19 @@ Spec Loader::load(const YAML::Node& root) {
           (e.key == "M" ? rule.m : e.key == "N" ? rule.n : rule.k) = std::move(tile);
         }
         s.search.rules.push_back(std::move(rule));
+      }
+    }
+    if (auto x = get(t, "seeds"); x && !x->node.IsNull()) {
+      if (!x->node.IsSequence()) wrong_type(*x, "a list of configs to try first, e.g. [{BM: 128, PERSISTENT: 1}]");
+      std::vector<SourceLocation> where;
+      for (const Item& el : elements(*x)) {
+        Config c = seed(el, s);
+        for (std::size_t j = 0; j < s.search.seeds.size(); ++j)
+          if (s.search.seeds[j] == c)
+            fail(el.where, "seed " + c.str() + " repeats search.seeds[" + std::to_string(j) + "] (at " + where[j].str() +
+                               ") once the default fills it in");
+        s.search.seeds.push_back(std::move(c));
+        where.push_back(el.where);
       }
     }
   }

@@ -61,6 +61,7 @@ struct SizePlan {
   std::optional<Config> baseline;
   bool baseline_is_spec_default = false;
   std::optional<Config> rule_seed;  // search.rules' config, proposed first
+  std::vector<Config> seeds;        // search.seeds valid here (other than the rule config), proposed next
   std::size_t planned = 0;
 };
 
@@ -126,15 +127,21 @@ class Run {
     p.strategy = spec_.configs.empty() ? make_strategy(spec_.search, *p.space) : make_list(spec_.configs);
     if (!spec_.search.rules.empty()) {
       report_.seeded_by_rules = true;
-      if (auto rc = rule_config(*p.space, constants, spec_.search.rules, spec_.default_config)) {
-        // Exhaustive and random search propose every valid config, the
-        // rule config among them; a list, only what it lists.
-        bool proposed_anyway = spec_.configs.empty();
-        for (const auto& c : spec_.configs) proposed_anyway = proposed_anyway || c == rc->config;
-        p.rule_seed = rc->config;
-        p.strategy = make_seeded(std::move(p.strategy), rc->config, proposed_anyway);
-      }
+      if (auto rc = rule_config(*p.space, constants, spec_.search.rules, spec_.default_config)) p.rule_seed = rc->config;
     }
+    // Exhaustive and random search propose every valid config, a seed among
+    // them; a list, only what it lists.
+    auto proposed_anyway = [&](const Config& seed) {
+      return spec_.configs.empty() || std::find(spec_.configs.begin(), spec_.configs.end(), seed) != spec_.configs.end();
+    };
+    // The rule config first, then search.seeds in their order: each wrapper
+    // proposes its seed ahead of the strategy it wraps, so the last wrapped
+    // goes first. A seed the constraints rule out at this size is left out.
+    for (const auto& c : spec_.search.seeds)
+      if (p.space->contains(c) && !(p.rule_seed && c == *p.rule_seed)) p.seeds.push_back(c);
+    for (auto c = p.seeds.rbegin(); c != p.seeds.rend(); ++c)
+      p.strategy = make_seeded(std::move(p.strategy), *c, proposed_anyway(*c));
+    if (p.rule_seed) p.strategy = make_seeded(std::move(p.strategy), *p.rule_seed, proposed_anyway(*p.rule_seed));
     if (spec_.default_config && p.space->contains(*spec_.default_config)) {
       p.baseline = spec_.default_config;
       p.baseline_is_spec_default = true;
@@ -149,7 +156,9 @@ class Run {
     }
     p.planned = p.strategy->planned().value_or(0);
     if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
-      bool listed = p.rule_seed && *p.rule_seed == *p.baseline;  // the seeded strategy counts it already
+      // the seeded strategy counts it already
+      bool listed = (p.rule_seed && *p.rule_seed == *p.baseline) ||
+                    std::find(p.seeds.begin(), p.seeds.end(), *p.baseline) != p.seeds.end();
       for (const auto& c : spec_.configs) listed = listed || c == *p.baseline;
       if (!listed) ++p.planned;
     }
@@ -200,6 +209,7 @@ class Run {
   SizeReport tune_size(SizePlan& p, const MachineInfo& machine) {
     SizeReport sr;
     sr.size = p.size;
+    sr.seeds = p.seeds.size();
     sr.baseline_is_spec_default = p.baseline_is_spec_default;
 
     // The default config's outputs are the reference unless the spec names a
@@ -236,9 +246,10 @@ class Run {
 
     std::set<std::string> seen;
     std::vector<Config> queue;
-    // The seeded strategy's first proposal is the rule config: it goes
-    // ahead of the baseline, so it is evaluation No.1 of the size.
-    if (p.rule_seed) queue = p.strategy->next(1);
+    // The seeded strategy's first proposals are the rule config and the
+    // seeds: they go ahead of the baseline, so the rule config is evaluation
+    // No.1 of the size.
+    if (const std::size_t lead = (p.rule_seed ? 1 : 0) + p.seeds.size()) queue = p.strategy->next(lead);
     if (p.baseline) queue.push_back(*p.baseline);
     const std::size_t batch = std::max(2u, options_.jobs ? options_.jobs : std::thread::hardware_concurrency()) * 2;
     const std::size_t budget = spec_.search.max_evaluations.value_or(SIZE_MAX);

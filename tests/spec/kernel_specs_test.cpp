@@ -61,6 +61,8 @@ TEST(KernelSpecs, EachSizeHasValidConfigsOnAnH200) {
     SCOPED_TRACE(file.string());
     const Spec spec = load_spec(file);
     ASSERT_FALSE(spec.sizes.empty());
+    // A seed that no size allows would never be tried: a slip in the spec.
+    std::vector<bool> seed_used(spec.search.seeds.size(), false);
     for (const auto& size : spec.sizes) {
       Bindings constants = h200();
       for (const auto& [k, v] : size) constants[k] = v;
@@ -71,6 +73,10 @@ TEST(KernelSpecs, EachSizeHasValidConfigsOnAnH200) {
         ASSERT_TRUE(rc.has_value()) << "size " << str(size);
         EXPECT_FALSE(space.why_invalid(rc->config).has_value());
       }
+      for (std::size_t i = 0; i < seed_used.size(); ++i)
+        seed_used[i] = seed_used[i] || space.contains(spec.search.seeds[i]);
     }
+    for (std::size_t i = 0; i < seed_used.size(); ++i)
+      EXPECT_TRUE(seed_used[i]) << "search.seeds[" << i << "] " << spec.search.seeds[i].str() << " is valid at no size";
   }
 }

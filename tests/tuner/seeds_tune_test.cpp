@@ -1,0 +1,82 @@
+// search.seeds end to end on the CPU: after the rule config, each seed valid
+// at a size is evaluated, in the spec's order, before the search goes on;
+// a seed the constraints rule out at a size is left out there.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/tuner.hpp"
+
+using namespace tunekit;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::read_file;
+
+namespace {
+
+const std::filesystem::path kSpec = std::filesystem::path(TUNEKIT_SOURCE_DIR) / "tests/tuner/data/tiled_matmul.yaml";
+
+Config tiles(int bm, int bn, int bk) { return Config({{"BM", Value(bm)}, {"BN", Value(bn)}, {"BK", Value(bk)}}); }
+
+void expect_distinct(const SizeReport& s) {
+  std::set<std::string> keys;
+  for (const auto& t : s.trials) EXPECT_TRUE(keys.insert(t.config.key()).second) << "evaluated twice: " << t.config.str();
+}
+
+}  // namespace
+
+TEST(TuneSeeds, SeedsFollowTheRuleConfigWhereTheyAreValid) {
+  const auto dir = fresh_dir();
+  Spec spec = load_spec(kSpec);
+  // A size-dependent constraint: at M = 4 (size 0) BM may be 8 at most.
+  spec.constraints.push_back(Expression::parse("BM <= 2 * M"));
+  spec.search.seeds = {tiles(16, 32, 16),   // BM 16: ruled out at M = 4
+                       tiles(8, 64, 16),    // valid at both sizes
+                       tiles(32, 16, 32)};  // size 1's rule config; ruled out at M = 4
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport report = tune(spec, opt);
+  ASSERT_EQ(report.sizes.size(), 2u);
+
+  // Size 0 (M 4, N 64, K 32): the rule config, the one valid seed, the default.
+  const SizeReport& s0 = report.sizes[0];
+  ASSERT_EQ(s0.trials.size(), 6u);  // max_evals
+  EXPECT_EQ(s0.seeds, 1u);
+  EXPECT_EQ(s0.trials[0].config, tiles(8, 64, 32));
+  EXPECT_TRUE(s0.trials[0].rule_seed);
+  EXPECT_EQ(s0.trials[1].config, tiles(8, 64, 16));
+  EXPECT_FALSE(s0.trials[1].rule_seed);
+  EXPECT_EQ(s0.trials[2].config, *spec.default_config);
+  for (const auto& t : s0.trials) EXPECT_LE(t.config.at("BM").as_int(), 8) << t.config.str();
+  expect_distinct(s0);
+
+  // Size 1 (M 48): the rule config is also the third seed, which is not
+  // evaluated again; the other two follow in order.
+  const SizeReport& s1 = report.sizes[1];
+  ASSERT_EQ(s1.trials.size(), 6u);
+  EXPECT_EQ(s1.seeds, 2u);
+  EXPECT_EQ(s1.trials[0].config, tiles(32, 16, 32));
+  EXPECT_EQ(s1.trials[1].config, tiles(16, 32, 16));
+  EXPECT_EQ(s1.trials[2].config, tiles(8, 64, 16));
+  EXPECT_EQ(s1.trials[3].config, *spec.default_config);
+  expect_distinct(s1);
+
+  auto json = nlohmann::json::parse(read_file(report.json));
+  EXPECT_EQ(json["sizes"][0]["seeds"], 1);
+  EXPECT_EQ(json["sizes"][1]["seeds"], 2);
+
+  // Without rules the first valid seed is evaluation No.1.
+  spec.search.rules.clear();
+  TuneOptions fresh = opt;
+  fresh.out_dir = dir / "plain";
+  TuneReport plain = tune(spec, fresh);
+  EXPECT_EQ(plain.sizes[0].trials[0].config, tiles(8, 64, 16));
+  EXPECT_EQ(plain.sizes[0].trials[1].config, *spec.default_config);
+  EXPECT_EQ(plain.sizes[1].trials[0].config, tiles(16, 32, 16));
+  EXPECT_EQ(plain.sizes[1].trials[1].config, tiles(8, 64, 16));
+  EXPECT_EQ(plain.sizes[1].trials[2].config, tiles(32, 16, 32));
+  EXPECT_EQ(plain.sizes[1].trials[3].config, *spec.default_config);
+  for (const auto& s : plain.sizes) expect_distinct(s);
+}
