@@ -309,6 +309,11 @@ std::string format_summary(const TuneReport& report) {
     }
     const TrialRecord* best = pick(s, best_index);
     const TrialRecord* baseline = pick(s, s.baseline);
+    if (s.seeds) {  // evaluated right after the rule config, if any
+      const std::size_t first = s.rule_seed ? 2 : 1, last = first + s.seeds - 1;
+      out += first == last ? fmt::format("seed (search.seeds): No.{}\n", first)
+                           : fmt::format("seeds (search.seeds): No.{} to No.{}\n", first, last);
+    }
     if (best && best->status == Status::ok) {
       out += fmt::format("best: No.{} {} us {}\n", *best_index + 1, us(best->stats.median), best->config.str());
       const char* label = s.baseline_is_spec_default ? "default" : "first valid config";

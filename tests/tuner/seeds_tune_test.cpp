@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.hpp"
+#include "tunekit/report.hpp"
 #include "tunekit/tuner.hpp"
 
 using namespace tunekit;
@@ -63,6 +64,9 @@ TEST(TuneSeeds, SeedsFollowTheRuleConfigWhereTheyAreValid) {
   EXPECT_EQ(s1.trials[3].config, *spec.default_config);
   expect_distinct(s1);
 
+  const std::string summary = format_summary(report);
+  EXPECT_NE(summary.find("seed (search.seeds): No.2\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("seeds (search.seeds): No.2 to No.3\n"), std::string::npos) << summary;
   auto json = nlohmann::json::parse(read_file(report.json));
   EXPECT_EQ(json["sizes"][0]["seeds"], 1);
   EXPECT_EQ(json["sizes"][1]["seeds"], 2);
