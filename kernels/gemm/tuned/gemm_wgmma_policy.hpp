@@ -14,6 +14,7 @@ struct gemm_wgmma_config {
   std::int64_t CLUSTER_M;
   std::int64_t GROUP_M;
   std::int64_t PERSISTENT;
+  std::int64_t EPILOGUE;
 };
 
 struct gemm_wgmma_size {
@@ -33,10 +34,10 @@ inline constexpr gemm_wgmma_size gemm_wgmma_tuned_sizes[] = {
 };
 
 inline constexpr gemm_wgmma_config gemm_wgmma_tuned_configs[] = {
-    {256, 128, 4, 2, 1, 8, 0},
-    {256, 128, 4, 2, 1, 8, 0},
-    {128, 64, 5, 2, 1, 1, 0},
-    {128, 192, 3, 2, 1, 16, 0},
+    {128, 256, 3, 2, 1, 16, 1, 2},
+    {128, 256, 3, 2, 1, 16, 1, 2},
+    {64, 128, 5, 1, 2, 8, 0, 0},
+    {128, 192, 5, 2, 2, 8, 0, 1},
 };
 
 namespace detail_gemm_wgmma {
