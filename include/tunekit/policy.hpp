@@ -26,11 +26,23 @@ struct PinnedParameter {
   Expression rule;  // E
 };
 
+// The spec's constraints as the header checks them for a size never tuned:
+// a tuned config they reject at that size is passed over for the next
+// nearest (a cluster that needs an even number of tile rows, say, or a
+// persistent grid that needs more tiles than SMs). Machine properties take
+// the tuned device's values.
+struct PolicyChecks {
+  std::vector<Expression> constraints;  // over sizes, integer parameters and integer properties
+  std::vector<std::string> unchecked;   // the text of those C++ cannot check (floats, strings, other names)
+  Bindings machine;                     // the properties they read, with the tuned device's values
+};
+
 struct Policy {
   std::string kernel;     // names the generated types and function
   std::string selection;  // how the configs were chosen: "per-size", "all-sizes", "cover"
   std::vector<PolicyEntry> entries;
   std::vector<PinnedParameter> pinned;
+  PolicyChecks checks;
 };
 
 enum class Selection { per_size, all_sizes, cover };
@@ -45,10 +57,23 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
 // spec's) pin to its sizes, where the rule can be written as C++.
 std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& constraints, const Policy& policy);
 
+// The properties of the device `trials` ran on, read from their machine
+// description (the first that has one); empty if none does.
+Bindings machine_properties(const std::vector<TrialRecord>& trials);
+
+// Sorts `constraints` (the spec's) into those the header can check for the
+// policy's configs and sizes, with `machine` (the tuned device's properties)
+// as constants, and those it cannot.
+PolicyChecks policy_checks(const std::vector<Expression>& constraints, const Policy& policy, const Bindings& machine);
+
 // The rule for a size never tuned, as the header documents it.
 inline constexpr const char* kUntunedSizeRule =
     "a size never tuned gets the config of the tuned size nearest in log space: the one with the smallest "
     "product over the axes of max(a, b) / min(a, b) (values below 1 count as 1); ties go to the earlier entry";
+// With checks: the addition to that rule.
+inline constexpr const char* kCheckedSizeRule =
+    "; among the tuned configs, only those that the spec's constraints allow at that size count, unless none "
+    "does (then the nearest, which <kernel>_allowed() reports as not allowed)";
 
 struct HeaderOptions {
   std::string name_space = "tunekit_policy";
@@ -56,7 +81,8 @@ struct HeaderOptions {
 
 // A C++17 header: `<kernel>_config`, `<kernel>_select(sizes...)`, and the
 // tables behind it. Names from users become valid identifiers; string
-// values are escaped. Pinned parameters are recomputed for untuned sizes.
+// values are escaped. Pinned parameters are recomputed for untuned sizes;
+// with checks, `<kernel>_allowed(config, sizes...)` evaluates them.
 std::string emit_header(const Policy& policy, const HeaderOptions& options = {});
 std::string emit_json(const Policy& policy);
 

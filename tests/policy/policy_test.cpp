@@ -144,3 +144,60 @@ TEST(PolicyHeader, RecomputesPinnedParametersForUntunedSizes) {
   auto j = nlohmann::json::parse(emit_json(p));
   EXPECT_EQ(j["pinned"]["BM"], "(4 if M <= 4 else 8 if M <= 8 else 16 * ceil_div(M, 16))");
 }
+
+TEST(PolicyHeader, PassesOverTunedConfigsTheConstraintsRejectAtAnUntunedSize) {
+  // As in the wgmma spec: a cluster of 2 needs an even number of tile rows,
+  // and shared memory (a machine property) caps the tile.
+  auto t = [](int m, int bm, int cl) { return trial(m, 64, Config({{"BM", bm}, {"CL", cl}}), 1.0); };
+  std::vector<TrialRecord> trials{t(64, 64, 2), t(1024, 128, 1), t(4096, 256, 1)};
+  trials[0].machine = R"({"device": "some GPU", "smem_bytes": 150000, "clock_ghz": 1.5, "arch": "sm_90a"})";
+  Policy p = make_policy("mm", trials, Selection::per_size, std::nullopt);
+  const std::vector<Expression> constraints = {
+      Expression::parse("CL == 1 or ceil_div(M, BM) % 2 == 0"), Expression::parse("BM * 1000 <= smem_bytes"),
+      Expression::parse("N % 64 == 0"),
+      Expression::parse("BM / 2 >= 1"),           // true division: not integer C++
+      Expression::parse("clock_ghz * BM > 1")};   // a float property
+  const Bindings machine = machine_properties(trials);
+  EXPECT_EQ(machine.count("device"), 0u);
+  EXPECT_EQ(machine.at("smem_bytes"), Value(150000));
+  EXPECT_EQ(machine.at("arch"), Value(std::string("sm_90a")));
+  p.checks = policy_checks(constraints, p, machine);
+  ASSERT_EQ(p.checks.constraints.size(), 3u);
+  EXPECT_EQ(p.checks.unchecked, (std::vector<std::string>{"BM / 2 >= 1", "clock_ghz * BM > 1"}));
+  EXPECT_EQ(p.checks.machine, (Bindings{{"smem_bytes", Value(150000)}}));
+
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string header = emit_header(p);
+  EXPECT_NE(header.find("// Constraints checked: 3 of the spec's, with the tuned device's smem_bytes = 150000."),
+            std::string::npos) << header;
+  EXPECT_NE(header.find("// Not checked (not integer C++): BM / 2 >= 1"), std::string::npos);
+  // Tuned sizes exactly (even M = 4096's, which the cap rejects: the header
+  // does not second-guess a tune). M = 100: the nearest (M = 64) is allowed,
+  // 2 tile rows. M = 130: the nearest has 3 tile rows, so M = 1024's. M =
+  // 3000: the nearest's BM 256 breaks the cap, so M = 1024's again. N = 100:
+  // nothing is allowed, so the nearest, reported as not allowed.
+  const std::string out = compile_and_run(dir, header, R"(
+  using namespace tunekit_policy;
+  constexpr auto a = mm_select(4096, 64);
+  static_assert(mm_select(130, 64).BM == 128, "constexpr");
+  const mm_config c[] = {a, mm_select(100, 64), mm_select(130, 64), mm_select(3000, 64), mm_select(100, 100)};
+  for (const auto& x : c) std::printf("%lld %lld|", (long long)x.BM, (long long)x.CL);
+  std::printf("%d %d", mm_allowed(c[1], 100, 64), mm_allowed(c[4], 100, 100));
+  return 0;)");
+  EXPECT_EQ(out, "256 1|64 2|128 1|128 1|64 2|1 0");
+
+  auto j = nlohmann::json::parse(emit_json(p));
+  EXPECT_EQ(j["checks"]["constraints"].size(), 3u);
+  EXPECT_EQ(j["checks"]["unchecked"][0], "BM / 2 >= 1");
+  EXPECT_EQ(j["checks"]["machine"]["smem_bytes"], 150000);
+  EXPECT_NE(j["untuned_size_rule"].get<std::string>().find("only those that the spec's constraints allow"),
+            std::string::npos);
+
+  // Without checks, the header is what it was: the nearest, whatever it is.
+  p.checks = {};
+  const std::string plain = compile_and_run(dir, emit_header(p), R"(
+  const auto x = tunekit_policy::mm_select(130, 64);
+  std::printf("%lld %lld", (long long)x.BM, (long long)x.CL);
+  return 0;)");
+  EXPECT_EQ(plain, "64 2");
+}

@@ -109,6 +109,7 @@ int run_emit(const PolicyArgs& a) {
   Loaded l = load(a);
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
   p.pinned = pinned_parameters(l.spec.constraints, p);
+  p.checks = policy_checks(l.spec.constraints, p, machine_properties(l.trials));
   const std::string header = a.header.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.hpp")).string() : a.header;
   const std::string json = a.json.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.json")).string() : a.json;
   for (const auto& [file, text] : {std::pair{header, emit_header(p, {a.name_space})}, std::pair{json, emit_json(p)}}) {
@@ -118,6 +119,10 @@ int run_emit(const PolicyArgs& a) {
   fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
+  if (!p.checks.constraints.empty())
+    fmt::print("  untuned sizes skip tuned configs that {} of the spec's constraints reject there\n",
+               p.checks.constraints.size());
+  for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
   return 0;
 }
 
