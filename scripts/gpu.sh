@@ -115,7 +115,8 @@ if want wgmma-variants; then
   {
     for cfg in "-DEPILOGUE=0" "-DEPILOGUE=1" "-DEPILOGUE=1 -DCLUSTER_M=2" "-DEPILOGUE=1 -DBM=256 -DBN=128" \
                "-DEPILOGUE=1 -DBM=256 -DBN=128 -DCLUSTER_M=2" "-DEPILOGUE=0 --persistent" "-DEPILOGUE=2 -DSTAGES=3 --persistent" \
-               "-DEPILOGUE=2 -DSTAGES=3 -DCLUSTER_M=2 --persistent" "-DEPILOGUE=2 -DSTAGES=3"; do
+               "-DEPILOGUE=2 -DSTAGES=3 -DCLUSTER_M=2 --persistent" "-DEPILOGUE=2 -DSTAGES=3" \
+               "-DSPLIT_K=2" "-DSPLIT_K=4 -DBM=64 -DBN=128 -DCONSUMERS=1"; do
       flags=${cfg% --persistent}; run_args=; [[ $cfg == *--persistent ]] && run_args=--persistent
       echo "=== $cfg"
       nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a $flags kernels/gemm/wgmma_check.cu -lcuda \

@@ -156,13 +156,15 @@ def ragged_check(a, seed):
               "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
     # Parts of a space that the random picks above rarely reach, swept on their own
     # (--where): split-K clusters of 9 to 16 blocks, a non-portable cluster size;
-    # persistent wgmma blocks staging C in their own region (more tiles than SMs).
-    narrow = {"skinny": ("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"]),
-              "wgmma": ("EPILOGUE == 2", ["M=[1000,2999]", "K=[200,1000]", "N=[264,1000]", "B_NK=[0,1]"])}
+    # persistent wgmma blocks staging C in their own region (more tiles than SMs);
+    # wgmma's split-K clusters (fewer tiles than SMs; K = 64 leaves a block no slice).
+    narrow = {"skinny": [("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"])],
+              "wgmma": [("EPILOGUE == 2", ["M=[1000,2999]", "K=[200,1000]", "N=[264,1000]", "B_NK=[0,1]"]),
+                        ("SPLIT_K > 1", ["M=[7,130]", "K=[64,200,1000]", "N=[77,264]", "B_NK=[0,1]"])]}
     sweeps = [(k, ragged[k], None) for k in a.kernels.split(",")]
-    sweeps += [(k, narrow[k][1], narrow[k][0]) for k in a.kernels.split(",") if k in narrow]
-    for kernel, axes, where in sweeps:
-        tag = kernel + ("-where" if where else "")
+    sweeps += [(k, axes, where) for k in a.kernels.split(",") for where, axes in narrow.get(k, [])]
+    for n, (kernel, axes, where) in enumerate(sweeps):
+        tag = kernel + (f"-where{n}" if where else "")
         cmd = [a.tunekit, "tune", SPECS[kernel], "--no-progress", "-o", os.path.join(out, tag), "--seed", str(seed),
                "--strategy", "random", "--max-evals", "3"] + sum((["-a", x] for x in axes), [])
         if where:

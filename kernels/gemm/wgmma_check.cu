@@ -64,7 +64,7 @@ static bool check(int M, int N, int K, int b_nk, std::mt19937& rng, bool timed =
   const int smem = kSmemBytes;
   CHECK(cudaFuncSetAttribute(gemm_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   // Every tile its own block, or (PERSISTENT) one block per SM walking the tiles.
-  int grid = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+  int grid = ((M + BM - 1) / BM) * ((N + BN - 1) / BN) * SPLIT_K;
   if (persistent) {
     int sms = 0;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -76,7 +76,7 @@ static bool check(int M, int N, int K, int b_nk, std::mt19937& rng, bool timed =
   config.dynamicSmemBytes = smem;
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = CLUSTER_M;
+  cluster.val.clusterDim.x = CLUSTER_M * SPLIT_K;
   cluster.val.clusterDim.y = 1;
   cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
@@ -133,10 +133,10 @@ int main(int argc, char** argv) {
   std::mt19937 rng(12345);
   const int shapes[][3] = {{128, 256, 64}, {256, 512, 1024}, {1000, 1000, 1000}, {3000, 777, 1536}, {77, 130, 200}, {512, 384, 4096}};
   bool ok = true;
-  std::printf("config BM=%d BN=%d STAGES=%d CONSUMERS=%d CLUSTER_M=%d GROUP_M=%d EPILOGUE=%d%s\n", BM, BN, STAGES,
-              CONSUMERS, CLUSTER_M, GROUP_M, EPILOGUE, persistent ? " persistent" : "");
-  if (persistent && EPILOGUE == 1) {
-    std::printf("--persistent needs -DEPILOGUE=0 or 2 (EPILOGUE=1 stages C in the ring)\n");
+  std::printf("config BM=%d BN=%d STAGES=%d CONSUMERS=%d CLUSTER_M=%d GROUP_M=%d EPILOGUE=%d SPLIT_K=%d%s\n", BM, BN,
+              STAGES, CONSUMERS, CLUSTER_M, GROUP_M, EPILOGUE, SPLIT_K, persistent ? " persistent" : "");
+  if (persistent && (EPILOGUE == 1 || SPLIT_K > 1)) {
+    std::printf("--persistent needs -DEPILOGUE=0 or 2 and SPLIT_K=1 (both use the ring after the last K slice)\n");
     return 2;
   }
   if (large_only) return check(4096, 4096, 4096, 1, rng, true) ? 0 : 1;

@@ -50,6 +50,9 @@
 #ifndef GROUP_M
 #define GROUP_M 8  // raster: this many tile rows are walked column by column, for L2 reuse of B
 #endif
+#ifndef SPLIT_K
+#define SPLIT_K 1  // blocks per cluster along K (with CLUSTER_M = 1): each sums a share of K; the fp32 tiles meet in shared memory
+#endif
 #ifndef EPILOGUE
 #define EPILOGUE 1  // C leaves through shared memory in whole 16-byte row chunks: 1 in the ring (one tile per
                     // block), 2 in a region of its own (persistent blocks too); 0: registers straight to global
@@ -70,6 +73,12 @@ static_assert(kMI * BN <= 256, "accumulators would exceed the register budget");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stages must keep 1024-byte alignment");
 static_assert(EPILOGUE >= 0 && EPILOGUE <= 2, "EPILOGUE must be 0, 1 or 2");
+static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
+static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "a cluster either splits K or shares B");
+// A row of a split-K partial tile (fp32), padded so that the float2 writes
+// of a half warp (4 rows x 4 lanes) hit 32 different banks.
+constexpr int kPRowBytes = BN * 4 + 32;
+static_assert(SPLIT_K == 1 || BM * kPRowBytes <= STAGES * kStageBytes, "the partial tile must fit in the ring");
 constexpr int kCRowBytes = BN * 2 + 16;  // a staged row of C (see the epilogue)
 // Dynamic shared memory: the ring, the 1024 that buy its alignment, and EPILOGUE=2's region.
 constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + (EPILOGUE == 2 ? BM * kCRowBytes : 0);
@@ -140,6 +149,21 @@ __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank)
       "}\n" ::"r"(bar),
       "r"(rank)
       : "memory");
+}
+
+// Four floats at `addr` (this block's shared memory) in cluster block `rank`.
+[[maybe_unused]] __device__ __forceinline__ float4 ld_cluster_f4(unsigned addr, unsigned rank) {
+  float4 v;
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n"
+      "}\n"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(addr), "r"(rank)
+      : "memory");
+  return v;
 }
 
 __device__ __forceinline__ void cluster_sync() {
@@ -281,8 +305,19 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
   const int ktiles = (K + kBK - 1) / kBK;
   const unsigned rank = CLUSTER_M > 1 ? cluster_rank() : 0;
-  // EPILOGUE=1 stages C in the ring, which a persistent block's producer is already refilling.
-  if (EPILOGUE == 1 && static_cast<int>(gridDim.x) < tiles) __trap();
+  // SPLIT_K: block `kpart` of a cluster takes K slices [kt_begin, kt_end) of its tile.
+  const int kpart = SPLIT_K > 1 ? static_cast<int>(cluster_rank()) : 0;
+  const int kt_begin = kpart * ktiles / SPLIT_K, kt_end = (kpart + 1) * ktiles / SPLIT_K;
+  {
+    // A launch with less dynamic shared memory than this config lays out
+    // would overrun it silently; make it a launch error instead.
+    unsigned dyn;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    if (dyn < static_cast<unsigned>(kSmemBytes)) __trap();
+  }
+  // EPILOGUE=1 stages C in the ring, and SPLIT_K leaves its partial tile
+  // there, which a persistent block's producer is already refilling.
+  if ((EPILOGUE == 1 || SPLIT_K > 1) && static_cast<int>(gridDim.x) < tiles * SPLIT_K) __trap();
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -309,10 +344,10 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
       int it = 0;
-      for (int pid = blockIdx.x; pid < tiles; pid += gridDim.x) {
+      for (int pid = blockIdx.x / SPLIT_K; pid < tiles; pid += gridDim.x / SPLIT_K) {
         int tm, tn;
         tile_of(pid, tiles_m, tiles_n, tm, tn);
-        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
           const int s = it % STAGES;
           if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), ((it / STAGES) - 1) & 1);
           const unsigned a_dst = base + s * kStageBytes, b_dst = a_dst + kABytes;
@@ -355,7 +390,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     float acc[kMI][BN / 2];
     int it = 0;
-    for (int pid = blockIdx.x; pid < tiles; pid += gridDim.x) {
+    for (int pid = blockIdx.x / SPLIT_K; pid < tiles; pid += gridDim.x / SPLIT_K) {
       int tm, tn;
       tile_of(pid, tiles_m, tiles_n, tm, tn);
 #pragma unroll
@@ -363,7 +398,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
 
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+      for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
         const int s = it % STAGES;
         mbar_wait(smem_addr(&full[s]), (it / STAGES) & 1);
         const unsigned a_stage = base + s * kStageBytes, b_stage = a_stage + kABytes;
@@ -373,15 +408,63 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
         // before it has finished reading its stage, which goes back to the
         // producer(s) that fill it.
         wgmma_wait<1>();
-        if (kt > 0) release(smem_addr(&empty[(it - 1) % STAGES]), t);
+        if (kt > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
       }
       wgmma_wait<0>();
-      release(smem_addr(&empty[(it - 1) % STAGES]), t);
+      if (kt_end > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
 
       // Epilogue: the m64nN accumulator layout is the mma.sync m16n8 one per
       // warp, repeated along N: d[4j + 2h + c] is row 16w + lane/4 + 8h,
       // column 8j + 2(lane % 4) + c.
-#if EPILOGUE
+#if SPLIT_K > 1
+      // Split-K: every block of the cluster holds an fp32 partial of the
+      // whole tile. It leaves it in its ring (idle: one tile per block); after
+      // a cluster barrier, block q sums rows [q, q + 1) * BM / SPLIT_K of all
+      // the partials through distributed shared memory and stores them, in
+      // the order of the blocks, so C does not depend on timing. The barrier
+      // at the kernel's end keeps each partial until every block has read it.
+      asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
+#pragma unroll
+      for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = (consumer * kMI + mi) * 64 + warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(base + row * kPRowBytes + (8 * j + 2 * (lane % 4)) * 4),
+                         "f"(acc[mi][4 * j + 2 * h]), "f"(acc[mi][4 * j + 2 * h + 1]) : "memory");
+        }
+      cluster_sync();
+      constexpr int kRows = BM / SPLIT_K;
+      const bool vec = (N % 4) == 0;  // 8-byte stores of 4 bf16 stay aligned
+      for (int idx = threadIdx.x - 128; idx < kRows * BN / 4; idx += 128 * CONSUMERS) {
+        const int row = kpart * kRows + idx / (BN / 4), col = (idx % (BN / 4)) * 4;
+        const int grow = tm * BM + row, gcol = tn * BN + col;
+        if (grow >= M || gcol >= N) continue;
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int q = 0; q < SPLIT_K; ++q) {
+          const float4 x = ld_cluster_f4(base + row * kPRowBytes + col * 4, q);
+          sum.x += x.x;
+          sum.y += x.y;
+          sum.z += x.z;
+          sum.w += x.w;
+        }
+        __nv_bfloat16* out = C + static_cast<size_t>(grow) * N + gcol;
+        const __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
+        if (vec) {
+          uint2 pk;
+          pk.x = *reinterpret_cast<const unsigned*>(&lo);
+          pk.y = *reinterpret_cast<const unsigned*>(&hi);
+          *reinterpret_cast<uint2*>(out) = pk;
+        } else {
+          const __nv_bfloat16 e[4] = {lo.x, lo.y, hi.x, hi.y};
+#pragma unroll
+          for (int c = 0; c < 4; ++c)
+            if (gcol + c < N) out[c] = e[c];
+        }
+      }
+#elif EPILOGUE
       // Straight from that layout, a warp's store covers 8 rows x 16 bytes:
       // 8 half-written sectors. Staged in shared memory, a warp stores 512
       // contiguous bytes; at 4096^3 that took 198 to 182 us (run 13). The
@@ -450,9 +533,10 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #endif
     }
   }
-  // No CTA may leave while a peer can still write into its shared memory or
-  // arrive on its barriers: the consumers of both wait for each other.
-  if (CLUSTER_M > 1) cluster_sync();
+  // No CTA may leave while a peer can still write into its shared memory,
+  // arrive on its barriers or (SPLIT_K) read its partial tile: the
+  // consumers of the cluster wait for each other.
+  if (CLUSTER_M > 1 || SPLIT_K > 1) cluster_sync();
 }
 
 // The verification reference: one thread per element of C, fp32
