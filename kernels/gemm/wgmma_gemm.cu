@@ -23,6 +23,12 @@
 // (and N % 8 == 0 when b_nk = 0); the spec's constraints say so, and other
 // shapes go to kernels/gemm/gemm_mma.cu.
 //
+// CLUSTER_M = 2 pairs blocks along M that share B's tile by TMA multicast;
+// SPLIT_K = 2 or 4 makes a cluster of blocks that split K and sum their fp32
+// tiles through distributed shared memory. EPILOGUE picks how C leaves (see
+// its definition). The grid is one block per tile (times SPLIT_K), or, when
+// smaller, persistent blocks that walk the tiles.
+//
 // Kernel arguments (the spec's order): A, B, C, the tensor maps of A and B,
 // M, N, K, b_nk. Tensor maps (spec `tensor_map` arguments):
 //   A: dims [K, M], box [64, BM]
@@ -288,6 +294,36 @@ __device__ __forceinline__ void consume(float (&acc)[kMI][BN / 2], unsigned a_st
   wgmma_commit();
 }
 
+// Writes this consumer's accumulators into a row-major tile at `tile` in
+// shared memory, rows `row_bytes` apart: bf16 pairs (the staged epilogue) or
+// float pairs (fp32_, a split-K partial). The m64nN accumulator layout is the
+// mma.sync m16n8 one per warp, repeated along N: d[4j + 2h + c] is row
+// 16w + lane/4 + 8h, column 8j + 2(lane % 4) + c.
+template <bool fp32_>
+__device__ __forceinline__ void stage_acc(const float (&acc)[kMI][BN / 2], unsigned tile, int row_bytes, int consumer,
+                                          int warp, int lane) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = (consumer * kMI + mi) * 64 + warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = 8 * j + 2 * (lane % 4);
+        const float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
+        if (fp32_) {
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(tile + row * row_bytes + col * 4), "f"(v0), "f"(v1)
+                       : "memory");
+        } else {
+          __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(tile + row * row_bytes + col * 2),
+                       "r"(*reinterpret_cast<unsigned*>(&v))
+                       : "memory");
+        }
+      }
+    }
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
@@ -413,9 +449,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       wgmma_wait<0>();
       if (kt_end > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
 
-      // Epilogue: the m64nN accumulator layout is the mma.sync m16n8 one per
-      // warp, repeated along N: d[4j + 2h + c] is row 16w + lane/4 + 8h,
-      // column 8j + 2(lane % 4) + c.
+      // Epilogue (the accumulator layout: see stage_acc).
 #if SPLIT_K > 1
       // Split-K: every block of the cluster holds an fp32 partial of the
       // whole tile. It leaves it in its ring (idle: one tile per block); after
@@ -424,16 +458,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       // the order of the blocks, so C does not depend on timing. The barrier
       // at the kernel's end keeps each partial until every block has read it.
       asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
-#pragma unroll
-      for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = (consumer * kMI + mi) * 64 + warp * 16 + lane / 4 + 8 * h;
-#pragma unroll
-          for (int j = 0; j < BN / 8; ++j)
-            asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(base + row * kPRowBytes + (8 * j + 2 * (lane % 4)) * 4),
-                         "f"(acc[mi][4 * j + 2 * h]), "f"(acc[mi][4 * j + 2 * h + 1]) : "memory");
-        }
+      stage_acc<true>(acc, base, kPRowBytes, consumer, warp, lane);
       cluster_sync();
       constexpr int kRows = BM / SPLIT_K;
       const bool vec = (N % 4) == 0;  // 8-byte stores of 4 bf16 stay aligned
@@ -477,18 +502,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       static_assert(EPILOGUE == 2 || BM * kCRowBytes <= STAGES * kStageBytes, "the staged tile must fit in the ring");
       const unsigned stage = base + (EPILOGUE == 2 ? STAGES * kStageBytes : 0);
       asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
-#pragma unroll
-      for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = (consumer * kMI + mi) * 64 + warp * 16 + lane / 4 + 8 * h;
-#pragma unroll
-          for (int j = 0; j < BN / 8; ++j) {
-            __nv_bfloat162 v = __floats2bfloat162_rn(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(stage + row * kCRowBytes + (8 * j + 2 * (lane % 4)) * 2),
-                         "r"(*reinterpret_cast<unsigned*>(&v)) : "memory");
-          }
-        }
+      stage_acc<false>(acc, stage, kCRowBytes, consumer, warp, lane);
       asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
       const bool vec = (N % 8) == 0;  // 16-byte stores stay aligned
       for (int idx = threadIdx.x - 128; idx < BM * BN / 8; idx += 128 * CONSUMERS) {

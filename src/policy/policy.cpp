@@ -76,6 +76,15 @@ std::vector<std::string> names_of(const std::vector<PolicyEntry>& entries, bool 
   return names;
 }
 
+// Whether every entry has an integer size (or parameter) `name`.
+bool integer_column(const std::vector<PolicyEntry>& entries, const std::string& name, bool size) {
+  for (const auto& e : entries) {
+    const Value* v = size ? (e.size.count(name) ? &e.size.at(name) : nullptr) : e.config.find(name);
+    if (!v || !v->is_int()) return false;
+  }
+  return !entries.empty();
+}
+
 }  // namespace
 
 std::string cpp_identifier(std::string_view text) {
@@ -143,21 +152,11 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
 
 std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& constraints, const Policy& policy) {
   const auto sizes = names_of(policy.entries, true);
-  const auto params = names_of(policy.entries, false);
-  auto in = [](const std::vector<std::string>& names, const std::string& n) {
-    return std::find(names.begin(), names.end(), n) != names.end();
-  };
-  auto integer = [&](const std::string& name) {
-    for (const auto& e : policy.entries) {
-      const Value* v = e.config.find(name);
-      if (!v || !v->is_int()) return false;
-    }
-    return true;
-  };
   std::vector<PinnedParameter> out;
   for (const auto& c : constraints)
-    for (auto& [name, rule] : c.equalities([&](const std::string& n) { return in(params, n) && integer(n); },
-                                           [&](const std::string& n) { return in(sizes, n); })) {
+    for (auto& [name, rule] : c.equalities(
+             [&](const std::string& n) { return integer_column(policy.entries, n, false); },
+             [&](const std::string& n) { return std::find(sizes.begin(), sizes.end(), n) != sizes.end(); })) {
       const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.name == name; });
       if (!seen && rule.to_cpp([](const std::string& n) { return std::optional<std::string>(n); }, ""))
         out.push_back({name, std::move(rule)});
@@ -182,23 +181,12 @@ Bindings machine_properties(const std::vector<TrialRecord>& trials) {
 }
 
 PolicyChecks policy_checks(const std::vector<Expression>& constraints, const Policy& policy, const Bindings& machine) {
-  const auto sizes = names_of(policy.entries, true);
-  const auto params = names_of(policy.entries, false);
-  auto integer = [&](const std::string& name, bool size) {
-    if (std::find((size ? sizes : params).begin(), (size ? sizes : params).end(), name) == (size ? sizes : params).end())
-      return false;
-    for (const auto& e : policy.entries) {
-      const Value* v = size ? (e.size.count(name) ? &e.size.at(name) : nullptr) : e.config.find(name);
-      if (!v || !v->is_int()) return false;
-    }
-    return true;
-  };
   PolicyChecks out;
   for (const auto& c : constraints) {
     Bindings read;
     bool ok = true;
     for (const auto& n : c.variables()) {
-      if (integer(n, true) || integer(n, false)) continue;
+      if (integer_column(policy.entries, n, true) || integer_column(policy.entries, n, false)) continue;
       auto m = machine.find(n);
       if (m != machine.end() && m->second.is_int()) read[n] = m->second;
       else ok = false;
@@ -367,12 +355,10 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   h += fmt::format("    const double d = {};\n", fmt::join(dist, " * "));
   h += "    if (i == 0 || d < best_distance) {\n      best = i;\n      best_distance = d;\n    }\n";
   if (!checks.empty()) {
-    std::vector<std::string> args;
-    for (const auto& id : size_ids) args.push_back(id);
     h += fmt::format("    {0}_config c = {0}_tuned_configs[i];\n", k);
     for (const auto& p : pins) h += fmt::format("    c.{} = {};\n", p.id, p.code);
     h += fmt::format("    if ({}_allowed(c{}{}) && (allowed == {}_tuned_count || d < allowed_distance)) {{\n", k,
-                     args.empty() ? "" : ", ", fmt::join(args, ", "), k);
+                     size_ids.empty() ? "" : ", ", fmt::join(size_ids, ", "), k);
     h += "      allowed = i;\n      allowed_distance = d;\n    }\n";
     h += "  }\n";
     h += fmt::format("  if (allowed != {}_tuned_count) best = allowed;\n", k);
