@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tunekit/backend.hpp"
+
 namespace tunekit {
 
 namespace {
@@ -166,16 +168,11 @@ std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& co
 
 Bindings machine_properties(const std::vector<TrialRecord>& trials) {
   for (const auto& t : trials) {
-    auto j = nlohmann::json::parse(t.machine, nullptr, false);
-    if (!j.is_object()) continue;
-    Bindings out;
-    for (const auto& [k, v] : j.items()) {
-      if (k == "device") continue;  // the device's name, not a property
-      if (v.is_number_integer()) out[k] = Value(v.get<std::int64_t>());
-      else if (v.is_number()) out[k] = Value(v.get<double>());
-      else if (v.is_string()) out[k] = Value(v.get<std::string>());
+    try {
+      return machine_from_json(t.machine).properties;
+    } catch (const std::invalid_argument&) {
+      continue;  // no description recorded (older stores)
     }
-    return out;
   }
   return {};
 }

@@ -39,17 +39,6 @@ std::string clip(std::string text, std::size_t limit = 8000) {
   return text;
 }
 
-std::string machine_json(const MachineInfo& m) {
-  nlohmann::ordered_json j;
-  j["device"] = m.device;
-  for (const auto& [k, v] : m.properties) {
-    if (v.is_int()) j[k] = v.as_int();
-    else if (v.is_float()) j[k] = v.as_float();
-    else j[k] = v.as_string();
-  }
-  return j.dump();
-}
-
 fs::path or_default(const fs::path& given, const fs::path& fallback) { return given.empty() ? fallback : given; }
 
 // Everything one size's search needs, decided before the first build so the
@@ -79,7 +68,7 @@ class Run {
     const MachineInfo& machine = backend_->machine();
     report_.device = machine.device;
     report_.spec_hash = spec_hash(spec_);
-    machine_json_ = machine_json(machine);
+    machine_json_ = machine_to_json(machine);
     const std::string name = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
     report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
     report_.csv = or_default(spec_.output.csv, options_.out_dir / (name + ".csv"));

@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "progress.hpp"
 #include "policy_command.hpp"
@@ -191,7 +193,21 @@ int run_tune(const TuneArgs& t) {
   return 3;  // nothing worked: scripts should notice
 }
 
-int run_devices() {
+int run_devices(bool json) {
+  if (json) {
+    // {"backends": [{"backend", "devices": [machine objects], "unavailable"}]}:
+    // a device object is what `tunekit space --properties` reads.
+    std::vector<std::string> backends;
+    for (const auto& listing : list_devices()) {
+      std::vector<std::string> devices;
+      for (const auto& m : listing.devices) devices.push_back(machine_to_json(m));
+      backends.push_back(fmt::format(R"({{"backend": {}, "devices": [{}], "unavailable": {}}})",
+                                     nlohmann::json(listing.backend).dump(), fmt::join(devices, ", "),
+                                     nlohmann::json(listing.unavailable).dump()));
+    }
+    fmt::print("{{\"backends\": [{}]}}\n", fmt::join(backends, ",\n  "));
+    return 0;
+  }
   for (const auto& listing : list_devices()) {
     if (listing.devices.empty()) {
       fmt::print("{}: none ({})\n", listing.backend, listing.unavailable);
@@ -279,13 +295,17 @@ int main(int argc, char** argv) {
   auto rules_cmd = cli::add_rules_report_command(app);
 
   auto* devices_cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
+  bool devices_json = false;
+  devices_cmd->add_flag("--json", devices_json,
+                        "Print JSON: {\"backends\": [{\"backend\", \"devices\", \"unavailable\"}]}; a device object "
+                        "saved to a file is what `tunekit space --properties` reads on another machine");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (tune_cmd->parsed()) return run_tune(t);
     for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd, &rules_cmd})
       if (c->command->parsed()) return c->run();
-    if (devices_cmd->parsed()) return run_devices();
+    if (devices_cmd->parsed()) return run_devices(devices_json);
   } catch (const InputError& e) {
     fmt::print(stderr, "\nerror: {}\n", e.what());
     return 1;

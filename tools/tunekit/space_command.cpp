@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <memory>
 
 #include <sys/resource.h>
@@ -22,6 +24,7 @@ namespace {
 
 struct SpaceArgs {
   std::string file;
+  std::string properties;  // a machine's JSON description (tunekit devices --json), instead of this machine's
   std::vector<std::string> sizes;
   std::vector<std::string> where;
   bool json = false;
@@ -73,11 +76,33 @@ SpaceDefinition load(const SpaceArgs& a) {
     def.constraints = spec.constraints;
     language = spec.kernel.language;
   }
-  if (!language.empty()) {
-    Bindings constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;
-    for (const auto& [k, v] : def.constants) constants[k] = v;
-    def.constants = std::move(constants);
+  // The machine's properties: from --properties (a GPU's, say, on a machine
+  // without one), else from this machine's backend for the spec's language.
+  Bindings constants;
+  if (!a.properties.empty()) {
+    std::ifstream in(a.properties);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) throw InputError(SourceLocation{a.properties, 0, 0}, "cannot read " + a.properties);
+    try {
+      constants = machine_from_json(text.str()).properties;
+    } catch (const std::invalid_argument& e) {
+      throw InputError(SourceLocation{a.properties, 0, 0},
+                       std::string(e.what()) + "; expected one device object of `tunekit devices --json`, such as "
+                                               "{\"device\": \"...\", \"sm_count\": 132}");
+    }
+  } else if (!language.empty()) {
+    try {
+      constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;
+    } catch (const std::runtime_error& e) {
+      throw InputError(SourceLocation{a.file, 0, 0},
+                       std::string(e.what()) + "\nthe constraints may read this machine's properties: give those of "
+                                               "the target machine with --properties FILE (one device object of "
+                                               "`tunekit devices --json` there)");
+    }
   }
+  for (const auto& [k, v] : def.constants) constants[k] = v;
+  def.constants = std::move(constants);
   for (const auto& s : a.sizes) {
     auto [name, value] = parse_assignment(s);
     def.constants[name] = value;
@@ -159,6 +184,10 @@ SubCommand add_space_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-s,--size", args->sizes, "Problem size NAME=VALUE for constraints that use sizes");
+  cmd->add_option("--properties", args->properties,
+                  "Machine properties from this JSON file (one device object of `tunekit devices --json`), instead "
+                  "of this machine's: count a CUDA spec's space where there is no GPU")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--where", args->where, "Extra constraint, as tunekit tune --where (repeat: all must hold)");
   cmd->add_flag("--json", args->json,
                 "Print one JSON object (keys file, name, format, parameters, constraints, cartesian, valid, "

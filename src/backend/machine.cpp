@@ -1,0 +1,36 @@
+// A machine description as JSON: what trials record, what `tunekit devices
+// --json` prints, and what `tunekit space --properties` reads back.
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/backend.hpp"
+
+namespace tunekit {
+
+std::string machine_to_json(const MachineInfo& m) {
+  nlohmann::ordered_json j;
+  j["device"] = m.device;
+  for (const auto& [k, v] : m.properties) {
+    if (v.is_int()) j[k] = v.as_int();
+    else if (v.is_float()) j[k] = v.as_float();
+    else j[k] = v.as_string();
+  }
+  return j.dump();
+}
+
+MachineInfo machine_from_json(std::string_view json) {
+  auto j = nlohmann::json::parse(json, nullptr, false);
+  if (!j.is_object()) throw std::invalid_argument("a machine description must be a JSON object");
+  MachineInfo m;
+  for (const auto& [k, v] : j.items()) {
+    if (k == "device" && v.is_string()) m.device = v.get<std::string>();
+    else if (v.is_number_integer()) m.properties[k] = Value(v.get<std::int64_t>());
+    else if (v.is_number()) m.properties[k] = Value(v.get<double>());
+    else if (v.is_string()) m.properties[k] = Value(v.get<std::string>());
+    else throw std::invalid_argument("property '" + k + "' must be a number or a string, not " + v.dump());
+  }
+  return m;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,98 @@
+// `tunekit devices --json` and `tunekit space --properties`: a machine's
+// description written on one machine, read on another, so a CUDA spec's
+// space can be counted where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/backend.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::tunekit_exe;
+using tunekit::testing::write_file;
+
+namespace {
+
+detail::ProcessResult tunekit_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), tunekit_exe().string());
+  return detail::run_process(args, 120s);
+}
+
+// The "valid: N" line of `tunekit space`.
+std::string valid_line(const std::string& output) {
+  const auto at = output.find("valid:");
+  return at == std::string::npos ? "" : output.substr(at, output.find('\n', at) - at);
+}
+
+const std::string kRoot = TUNEKIT_SOURCE_DIR;
+
+}  // namespace
+
+TEST(SpaceProperties, DevicesJsonRoundTripsThroughSpace) {
+  auto devices = tunekit_cli({"devices", "--json"});
+  ASSERT_EQ(devices.exit_code, 0) << devices.output;
+  auto j = nlohmann::json::parse(devices.output);
+  nlohmann::json cpu;
+  for (const auto& b : j["backends"]) {
+    EXPECT_TRUE(b.contains("backend") && b["devices"].is_array() && b["unavailable"].is_string()) << b.dump();
+    if (b["backend"] == "cpu" && !b["devices"].empty()) cpu = b["devices"][0];
+  }
+  ASSERT_TRUE(cpu.is_object()) << devices.output;
+  EXPECT_TRUE(cpu["device"].is_string());
+  EXPECT_GT(cpu["cores"].get<int>(), 0);
+
+  // This machine's own description, read back, gives the space this machine gives.
+  const auto dir = fresh_dir();
+  write_file(dir / "cpu.json", cpu.dump());
+  const std::string spec = kRoot + "/examples/matmul/matmul.yaml";
+  auto own = tunekit_cli({"space", spec});
+  auto read = tunekit_cli({"space", spec, "--properties", (dir / "cpu.json").string()});
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  ASSERT_EQ(read.exit_code, 0) << read.output;
+  EXPECT_FALSE(valid_line(own.output).empty());
+  EXPECT_EQ(valid_line(read.output), valid_line(own.output));
+}
+
+TEST(SpaceProperties, ACudaSpecCountsWithAGpusPropertiesAnywhere) {
+  const auto dir = fresh_dir();
+  const MachineInfo h200{"cuda: NVIDIA H200 (sm_90, 132 SMs, 140 GiB)",
+                         {{"compute_capability", Value(90)},
+                          {"max_threads_per_block", Value(1024)},
+                          {"shared_memory_per_block_optin", Value(232448)},
+                          {"sm_count", Value(132)}}};
+  write_file(dir / "h200.json", machine_to_json(h200));
+  const std::string spec = kRoot + "/kernels/gemm/wgmma_gemm.yaml";
+  auto r = tunekit_cli({"space", spec, "--properties", (dir / "h200.json").string(), "-s", "M=4096", "-s", "N=4096",
+                        "-s", "K=4096", "-s", "B_NK=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Bindings constants = h200.properties;
+  for (const auto& [k, v] : Bindings{{"M", Value(4096)}, {"N", Value(4096)}, {"K", Value(4096)}, {"B_NK", Value(1)}})
+    constants[k] = v;
+  const Spec s = load_spec(spec);
+  const Space expected(s.parameters, s.constraints, constants);
+  ASSERT_GT(expected.count(), 0u);
+  EXPECT_EQ(valid_line(r.output), "valid:       " + std::to_string(expected.count()));
+
+  // A file that is not one device object: the file and what was expected.
+  write_file(dir / "bad.json", "[{\"sm_count\": 132}]");
+  auto bad = tunekit_cli({"space", spec, "--properties", (dir / "bad.json").string()});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find((dir / "bad.json").string() + ": a machine description must be a JSON object"),
+            std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("one device object of `tunekit devices --json`"), std::string::npos);
+
+  // Without a GPU and without --properties, the error says how to go on.
+  bool gpu = false;
+  for (const auto& l : list_devices()) gpu = gpu || (l.backend == "cuda" && !l.devices.empty());
+  if (!gpu) {
+    auto none = tunekit_cli({"space", spec, "-s", "M=4096", "-s", "N=4096", "-s", "K=4096", "-s", "B_NK=1"});
+    EXPECT_EQ(none.exit_code, 1);
+    EXPECT_NE(none.output.find("--properties FILE"), std::string::npos) << none.output;
+  }
+}
