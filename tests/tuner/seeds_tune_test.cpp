@@ -84,3 +84,32 @@ TEST(TuneSeeds, SeedsFollowTheRuleConfigWhereTheyAreValid) {
   EXPECT_EQ(plain.sizes[1].trials[3].config, *spec.default_config);
   for (const auto& s : plain.sizes) expect_distinct(s);
 }
+
+TEST(TuneSeeds, ASpecThatListsItsConfigsTriesTheSeedsFirstAndCountsThem) {
+  // msKPP style: `configs` lists what to try; a seed outside the list is
+  // tried as well, one the list holds is not tried twice, and the progress
+  // total counts each once.
+  const auto dir = fresh_dir();
+  Spec spec = load_spec(kSpec);
+  spec.search.rules.clear();
+  spec.search.max_evaluations.reset();
+  spec.sizes = {spec.sizes.front()};
+  spec.configs = {tiles(2, 16, 16), tiles(8, 16, 16), tiles(8, 32, 32)};
+  spec.search.seeds = {tiles(8, 32, 32), tiles(16, 32, 16)};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  std::optional<std::size_t> total;  // as planned before the first trial (later events take max(total, done))
+  TuneReport report = tune(spec, opt, [&](const ProgressEvent& e) {
+    if (!total) total = e.total;
+  });
+  const SizeReport& s = report.sizes.front();
+  ASSERT_EQ(s.trials.size(), 4u);
+  EXPECT_EQ(s.seeds, 2u);
+  EXPECT_EQ(s.trials[0].config, tiles(8, 32, 32));
+  EXPECT_EQ(s.trials[1].config, tiles(16, 32, 16));
+  EXPECT_EQ(s.trials[2].config, *spec.default_config);  // {2, 16, 16}, also the first listed
+  EXPECT_EQ(s.trials[3].config, tiles(8, 16, 16));
+  expect_distinct(s);
+  ASSERT_TRUE(total);
+  EXPECT_EQ(*total, 4u);
+}
