@@ -321,10 +321,10 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
        "  a = a < 1 ? 1 : a;\n  b = b < 1 ? 1 : b;\n  return a > b ? a / b : b / a;\n}\n";
   if (!pins.empty() || !checks.empty()) h += cpp_int_helpers();
   h += "}  // namespace detail_" + k + "\n\n";
-  std::vector<std::string> unused_ok;  // a check need not read every size
-  for (std::size_t i = 0; i < size_ids.size(); ++i)
-    unused_ok.push_back(fmt::format("[[maybe_unused]] {} {}", c_type(size_kinds[i]), size_ids[i]));
   if (!checks.empty()) {
+    std::vector<std::string> unused_ok;  // a check need not read every size
+    for (std::size_t i = 0; i < size_ids.size(); ++i)
+      unused_ok.push_back(fmt::format("[[maybe_unused]] {} {}", c_type(size_kinds[i]), size_ids[i]));
     h += "// Whether the spec's constraints allow config c at this size, on the tuned device.\n";
     h += fmt::format("constexpr bool {0}_allowed([[maybe_unused]] const {0}_config& c{1}{2}) noexcept {{\n", k,
                      unused_ok.empty() ? "" : ", ", fmt::join(unused_ok, ", "));

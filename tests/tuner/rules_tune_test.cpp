@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.hpp"
+#include "tuner/data/tiled_matmul.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/search.hpp"
 #include "tunekit/tuner.hpp"
@@ -18,9 +19,8 @@ using tunekit::testing::read_file;
 
 namespace {
 
-const std::filesystem::path kSpec = std::filesystem::path(TUNEKIT_SOURCE_DIR) / "tests/tuner/data/tiled_matmul.yaml";
-
-Config tiles(int bm, int bn, int bk) { return Config({{"BM", Value(bm)}, {"BN", Value(bn)}, {"BK", Value(bk)}}); }
+const std::filesystem::path& kSpec = tunekit::testing::kTiledMatmulSpec;
+using tunekit::testing::tiles;
 
 // The outcome recomputed by hand from one size's trials (seed first).
 void expect_consistent(const RuleOutcome& o, const std::vector<TrialRecord>& trials) {
