@@ -27,8 +27,8 @@ distinct config):
 Two more rows show what the rest of the kernel library adds, outside the
 study's experiment:
   any kernel  per matmul, the fastest of gemm_mma and the decode kernels that
-              take its B layout (gemm_skinny and gemm_stream read B as N x K:
-              QK^T and the projection), each tuned by tunekit;
+              take its B layout (gemm_skinny, gemm_stream and gemm_gemv read
+              B as N x K: QK^T and the projection), each tuned by tunekit;
   fused       QK^T, softmax and attn.V in one flash_decode launch (tuned at
               B=1, Hq=4, Hkv=1, L=2048), then the "any kernel" projection.
 Each step is captured as one CUDA graph and timed with do_bench (median, L2
@@ -53,8 +53,8 @@ FLASH_SRC = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.c
 KERNELS = {"mma": (GEMM_SPEC, GEMM_SRC, "gemm_mma")}
 KERNELS.update({k: (os.path.join(common.ROOT, "kernels", "gemm", f"gemm_{k}.yaml"),
                     os.path.join(common.ROOT, "kernels", "gemm", f"gemm_{k}.cu"), f"gemm_{k}")
-                for k in ("skinny", "stream")})
-NK_ONLY = ("skinny", "stream")
+                for k in ("skinny", "stream", "gemv")})
+NK_ONLY = ("skinny", "stream", "gemv")
 
 HEADS, D, L, HID = 4, 128, 2048, 4096
 SCALE = 1.0 / math.sqrt(D)

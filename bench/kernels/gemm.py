@@ -2,7 +2,7 @@
 """bf16 GEMM on the GPU (issue #5): tunekit tunes kernels/gemm per shape, and
 each shape's best kernel is compared with cuBLAS (torch.matmul) in the same run.
 
-  python3 bench/kernels/gemm.py --tunekit build/bin/tunekit --out DIR [--layout nk|kn] [--kernels mma,wgmma,skinny,stream]
+  python3 bench/kernels/gemm.py --tunekit build/bin/tunekit --out DIR [--layout nk|kn] [--kernels mma,wgmma,skinny,stream,gemv]
 
 For every shape of the suite it prints the tuned time, TFLOP/s, the fraction
 of the roofline and the ratio to cuBLAS. The roofline's floor is
@@ -41,6 +41,7 @@ SPECS = {
     "wgmma": os.path.join(ROOT, "kernels", "gemm", "wgmma_gemm.yaml"),
     "skinny": os.path.join(ROOT, "kernels", "gemm", "gemm_skinny.yaml"),
     "stream": os.path.join(ROOT, "kernels", "gemm", "gemm_stream.yaml"),
+    "gemv": os.path.join(ROOT, "kernels", "gemm", "gemm_gemv.yaml"),
 }
 
 
@@ -153,14 +154,17 @@ def ragged_check(a, seed):
     ragged = {"mma": ["M=[1,7,33,130]", "K=[9,100,1000]", "N=[5,77,258]", "B_NK=[0,1]"],
               "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[0,1]"],
               "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"],
-              "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
+              "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"],
+              "gemv": ["M=[1,5,8]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
     # Parts of a space that the random picks above rarely reach, swept on their own
     # (--where): split-K clusters of 9 to 16 blocks, a non-portable cluster size;
     # persistent wgmma blocks staging C in their own region (more tiles than SMs);
-    # wgmma's split-K clusters (fewer tiles than SMs; K = 64 leaves a block no slice).
+    # wgmma's split-K clusters (fewer tiles than SMs; K = 64 leaves a block no slice);
+    # gemv's teams of warps that sum a row group through shared memory.
     narrow = {"skinny": [("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"])],
               "wgmma": [("EPILOGUE == 2", ["M=[1000,2999]", "K=[200,1000]", "N=[264,1000]", "B_NK=[0,1]"]),
-                        ("SPLIT_K > 1", ["M=[7,130]", "K=[64,200,1000]", "N=[77,264]", "B_NK=[0,1]"])]}
+                        ("SPLIT_K > 1", ["M=[7,130]", "K=[64,200,1000]", "N=[77,264]", "B_NK=[0,1]"])],
+              "gemv": [("WK > 1", ["M=[1,5,8]", "K=[200,4104]", "N=[7,2201]", "B_NK=[1]"])]}
     sweeps = [(k, ragged[k], None) for k in a.kernels.split(",")]
     sweeps += [(k, axes, where) for k in a.kernels.split(",") for where, axes in narrow.get(k, [])]
     for n, (kernel, axes, where) in enumerate(sweeps):
@@ -270,7 +274,7 @@ def main():
     ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
     ap.add_argument("--out", default="/tmp/tunekit-bench-gemm")
     ap.add_argument("--layout", default="nk", choices=["nk", "kn"])
-    ap.add_argument("--kernels", default="mma,wgmma,skinny,stream")
+    ap.add_argument("--kernels", default="mma,wgmma,skinny,stream,gemv")
     ap.add_argument("--max-evals", default="",
                     help="random search with this budget per size: N, or KERNEL=N,... (default: exhaustive)")
     ap.add_argument("--check", action="store_true",
