@@ -134,6 +134,7 @@ struct OutputSettings {
   std::filesystem::path db;    // empty: <out-dir>/tunekit.db
   std::filesystem::path csv;   // empty: <out-dir>/<name>.csv
   std::filesystem::path json;  // empty: <out-dir>/<name>.json
+  std::filesystem::path html;  // empty: <out-dir>/<name>.html
 };
 
 // Application-level tuning (kernel.language: command, msKPP autotune_v2):

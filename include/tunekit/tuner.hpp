@@ -42,7 +42,7 @@ struct TuneReport {
   std::string spec_hash;
   std::string device;
   std::vector<SizeReport> sizes;
-  std::filesystem::path db, csv, json;
+  std::filesystem::path db, csv, json, html;
   std::filesystem::path results;  // TUNEKIT_RESULTS_<time>.csv (command backend); empty otherwise
   std::size_t resumed = 0;  // trials served from the store
   bool seeded_by_rules = false;  // search.rules seeded every size's search

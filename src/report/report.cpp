@@ -1,6 +1,7 @@
 // Handing results back: one console line per trial, a CSV table, a JSON
 // document and the summary printed at the end of `tunekit tune`.
 #include "report/detail/files.hpp"
+#include "report/detail/text.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/select.hpp"
 
@@ -22,26 +23,7 @@ using detail::ojson;
 
 constexpr std::size_t kReasonLimit = 100;
 
-// First non-blank line of `text`, trimmed, cut to about `limit` characters
-// (on a UTF-8 character boundary) with "..." when cut.
-std::string first_line(std::string_view text, std::size_t limit = kReasonLimit) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
-  std::string_view line;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    while (!line.empty() && blank(line.front())) line.remove_prefix(1);
-    while (!line.empty() && blank(line.back())) line.remove_suffix(1);
-    if (!line.empty()) break;
-  }
-  if (line.size() <= limit) return std::string(line);
-  std::size_t cut = limit - 3;
-  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
-  std::string out(line.substr(0, cut));
-  while (!out.empty() && blank(out.back())) out.pop_back();
-  return out + "...";
-}
+std::string first_line(std::string_view text) { return detail::first_line(text, kReasonLimit); }
 
 std::string format_bindings(const Bindings& b) {
   std::string out = "{";
@@ -54,7 +36,7 @@ std::string format_bindings(const Bindings& b) {
   return out + "}";
 }
 
-std::string us(Microseconds t) { return fmt::format("{:.3f}", t.count()); }
+using detail::us;
 
 std::string why_failed(const TrialRecord& t) {
   std::string reason = first_line(t.error);
@@ -204,6 +186,27 @@ std::string verification_line(const TrialRecord& t, const std::vector<TrialRecor
 
 }  // namespace
 
+std::string detail::us(Microseconds t) { return fmt::format("{:.3f}", t.count()); }
+
+std::string detail::first_line(std::string_view text, std::size_t limit) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
+  std::string_view line;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    while (!line.empty() && blank(line.front())) line.remove_prefix(1);
+    while (!line.empty() && blank(line.back())) line.remove_suffix(1);
+    if (!line.empty()) break;
+  }
+  if (line.size() <= limit) return std::string(line);
+  std::size_t cut = limit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
+  std::string out(line.substr(0, cut));
+  while (!out.empty() && blank(out.back())) out.pop_back();
+  return out + "...";
+}
+
 std::string format_trial_line(std::size_t number, const TrialRecord& trial) {
   if (trial.status == Status::ok)
     return fmt::format("No.{}: {} us, {}", number, us(trial.stats.median), trial.config.str());
@@ -253,6 +256,7 @@ void write_json(const std::filesystem::path& file, const TuneReport& report) {
   j["db"] = report.db.string();
   j["csv"] = report.csv.string();
   j["json"] = report.json.string();
+  j["html"] = report.html.string();
   j["wall_s"] = number(report.wall.count());
   j["build_s"] = number(report.build.count());
   j["measure_s"] = number(report.measure.count());
@@ -360,7 +364,7 @@ std::string format_summary(const TuneReport& report) {
                        other, 100.0 * report.device_busy.count() / report.wall.count());
   }
   std::vector<std::string> files;
-  for (const auto* p : {&report.db, &report.csv, &report.json, &report.results})
+  for (const auto* p : {&report.db, &report.csv, &report.json, &report.html, &report.results})
     if (!p->empty()) files.push_back(p->string());
   if (!files.empty()) out += fmt::format("results: {}\n", fmt::join(files, ", "));
   return out;

@@ -990,10 +990,11 @@ Spec Loader::load(const YAML::Node& root) {
   }
 
   if (auto v = get(m, "output")) {
-    Map t = map(*v, {"db", "csv", "json"});
+    Map t = map(*v, {"db", "csv", "json", "html"});
     if (auto x = get(t, "db")) s.output.db = string_of(*x, "a file path");
     if (auto x = get(t, "csv")) s.output.csv = string_of(*x, "a file path");
     if (auto x = get(t, "json")) s.output.json = string_of(*x, "a file path");
+    if (auto x = get(t, "html")) s.output.html = string_of(*x, "a file path");
   }
 
   if (command) s.application = application(require(m, "application"), s);

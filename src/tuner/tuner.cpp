@@ -14,6 +14,7 @@
 
 #include "core/detail/hash.hpp"
 #include "tunekit/backend.hpp"
+#include "tunekit/html_report.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/search.hpp"
 
@@ -73,6 +74,7 @@ class Run {
     report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
     report_.csv = or_default(spec_.output.csv, options_.out_dir / (name + ".csv"));
     report_.json = or_default(spec_.output.json, options_.out_dir / (name + ".json"));
+    report_.html = or_default(spec_.output.html, options_.out_dir / (name + ".html"));
     store_ = std::make_unique<Store>(report_.db);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     builder_ = backend_->make_builder();
@@ -103,6 +105,7 @@ class Run {
       write_results_csv(report_.results, all, commands);
     }
     write_json(report_.json, report_);
+    write_html_report(report_.html, all, {name + " on " + report_.device});
     return report_;
   }
 

@@ -1,5 +1,6 @@
 // search.rules on the command line: the table at the end of `tunekit tune`,
-// `tunekit rules-report` from the database, and `--no-rules`.
+// `tunekit rules-report` from the database, and `--no-rules`; `tunekit
+// report` from the same database.
 #include <gtest/gtest.h>
 
 #include "core/detail/process.hpp"
@@ -55,6 +56,18 @@ TEST(CliRules, TuneReportsTheRuleConfigAndNoRulesTurnsItOff) {
 
   auto report = run_cli({"rules-report", spec, "--out-dir", out});
   EXPECT_EQ(report.exit_code, 0) << report.output;
+
+  // `tunekit report`: the page, and the parameter table of the size, from
+  // the spec's trials or, without a spec, from everything in the database.
+  const auto page = dir / "page.html";
+  auto html = run_cli({"report", spec, "--out-dir", out, "--html", page.string()});
+  ASSERT_EQ(html.exit_code, 0) << html.output;
+  EXPECT_TRUE(contains(html.output, "{K: 32, M: 4, N: 64}: 4 trials")) << html.output;
+  EXPECT_TRUE(contains(html.output, "parameter   spread")) << html.output;
+  EXPECT_TRUE(contains(read_file(page), "<svg ")) << html.output;
+  auto all = run_cli({"report", "--db", (std::filesystem::path(out) / "tunekit.db").string(), "--out-dir", out});
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_TRUE(contains(read_file(std::filesystem::path(out) / "tunekit.html"), "<svg ")) << all.output;
   EXPECT_TRUE(contains(report.output, "{K: 32, M: 4, N: 64}")) << report.output;
   EXPECT_TRUE(contains(report.output, "rule config No.1: {BM: 8, BN: 64, BK: 32}")) << report.output;
 

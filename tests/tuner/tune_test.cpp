@@ -105,6 +105,11 @@ TEST(Tune, PlantedFailuresAreRecordedAndTheBestIsFound) {
   EXPECT_NE(csv.find("compile_error"), std::string::npos);
   auto json = nlohmann::json::parse(read_file(report.json));
   EXPECT_EQ(json["sizes"][0]["best"]["config"]["KIND"], 0);
+  // And the HTML report, with the failures and their reasons.
+  const std::string html = read_file(report.html);
+  EXPECT_NE(html.find("<svg "), std::string::npos);
+  EXPECT_NE(html.find("<td>compile_error</td>"), std::string::npos);
+  EXPECT_NE(html.find("2 ok, 1 compile_error, 2 crash, 1 timeout, 1 wrong_result"), std::string::npos);
 }
 
 TEST(Tune, RerunResumesWithoutRerunning) {

@@ -35,7 +35,7 @@ struct TuneArgs {
   std::optional<std::uint64_t> seed;
   unsigned jobs = 0;
   std::string out_dir = "tunekit-out";
-  std::string db, csv, json;
+  std::string db, csv, json, html;
   bool fresh = false;
   std::string compiler;
   std::string flags;
@@ -162,6 +162,7 @@ Spec build_spec(const TuneArgs& t) {
   if (!t.db.empty()) spec.output.db = t.db;
   if (!t.csv.empty()) spec.output.csv = t.csv;
   if (!t.json.empty()) spec.output.json = t.json;
+  if (!t.html.empty()) spec.output.html = t.html;
   if (!t.compiler.empty()) spec.kernel.compiler = t.compiler;
   if (!t.flags.empty()) spec.kernel.flags = split_words(t.flags);
   if (!t.timeout.empty()) spec.measure.timeout = parse_duration(t.timeout);
@@ -258,6 +259,9 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--db", t.db, "Results database (default: OUT_DIR/tunekit.db)");
   tune_cmd->add_option("--csv", t.csv, "CSV export (default: OUT_DIR/NAME.csv)");
   tune_cmd->add_option("--json", t.json, "JSON export (default: OUT_DIR/NAME.json)");
+  tune_cmd->add_option("--html", t.html,
+                       "HTML report with plots: the fastest configs, convergence, each parameter's values, the "
+                       "failures (default: OUT_DIR/NAME.html)");
   tune_cmd->add_flag("--fresh", t.fresh, "Rebuild and rerun everything instead of resuming from the DB and build cache");
   tune_cmd->add_option("--compiler", t.compiler, "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
   tune_cmd->add_option("--flags", t.flags, "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
@@ -293,6 +297,7 @@ int main(int argc, char** argv) {
   auto select_cmd = cli::add_select_command(app);
   auto emit_cmd = cli::add_emit_command(app);
   auto rules_cmd = cli::add_rules_report_command(app);
+  auto report_cmd = cli::add_report_command(app);
 
   auto* devices_cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
   bool devices_json = false;
@@ -303,7 +308,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (tune_cmd->parsed()) return run_tune(t);
-    for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd, &rules_cmd})
+    for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd, &rules_cmd, &report_cmd})
       if (c->command->parsed()) return c->run();
     if (devices_cmd->parsed()) return run_devices(devices_json);
   } catch (const InputError& e) {

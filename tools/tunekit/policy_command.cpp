@@ -1,5 +1,6 @@
 #include "policy_command.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tunekit/html_report.hpp"
 #include "tunekit/policy.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/spec.hpp"
@@ -27,6 +29,7 @@ struct PolicyArgs {
   std::string header, json, name_space = "tunekit_policy";
   std::optional<std::uint64_t> seed;
   std::string cache;
+  std::string html;  // report: the page to write
 };
 
 // The results of a tune are keyed by the spec as it was tuned, input seed
@@ -138,6 +141,39 @@ int run_rules_report(const PolicyArgs& a) {
   return 0;
 }
 
+int run_report(const PolicyArgs& a) {
+  Loaded l;
+  if (!a.spec.empty()) {
+    l = load(a);
+  } else {  // everything the database holds, whatever spec it came from
+    const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
+    if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
+    l.trials = Store(db).all();
+    l.name = "tunekit";
+    if (l.trials.empty()) throw InputError({db.string()}, "the database has no trials");
+  }
+  const fs::path html = a.html.empty() ? fs::path(a.out_dir) / (l.name + ".html") : fs::path(a.html);
+  std::string device;
+  for (const auto& t : l.trials)
+    if (device.find(t.device) == std::string::npos) device += (device.empty() ? "" : ", ") + t.device;
+  write_html_report(html, l.trials, {l.name + " on " + device});
+  // The text form of the page's parameter tables, one per device and size.
+  std::vector<std::pair<std::string, std::vector<TrialRecord>>> groups;
+  for (const auto& t : l.trials) {
+    const std::string key = t.device + ", " + Config({t.size.begin(), t.size.end()}).str();
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+    it->second.push_back(t);
+  }
+  for (const auto& [key, trials] : groups) {
+    const auto effects = parameter_effects(trials);
+    fmt::print("{}: {} trials\n{}", key, trials.size(),
+               effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
+  }
+  fmt::print("report: {}\n", html.string());
+  return 0;
+}
+
 }  // namespace
 
 SubCommand add_select_command(CLI::App& app) {
@@ -170,6 +206,23 @@ SubCommand add_rules_report_command(CLI::App& app) {
               "expected evaluations for uniform random search to beat it, (n+1)/(b+1) with n evaluations of\n"
               "which b are faster. Sizes resumed across runs are in the order their trials were first measured.");
   return {cmd, [a] { return run_rules_report(*a); }};
+}
+
+SubCommand add_report_command(CLI::App& app) {
+  auto a = std::make_shared<PolicyArgs>();
+  auto* cmd = app.add_subcommand("report",
+                                 "Write the HTML report of a spec's stored results (tunekit tune writes it too) and "
+                                 "print how each parameter's values fared at each size");
+  cmd->add_option("SPEC", a->spec, "The spec that was tuned (default: every trial in the database)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--db", a->db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
+  cmd->add_option("-o,--out-dir", a->out_dir, "The tune's output folder")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
+  cmd->add_option("--cache", a->cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)");
+  cmd->add_option("--html", a->html, "Page to write (default: OUT_DIR/NAME.html, NAME the spec's or tunekit)");
+  cmd->footer("Per parameter: its spread, the slowest value's best time over the fastest value's best (largest\n"
+              "first), then each value's best and median time over the ok trials that set it.");
+  return {cmd, [a] { return run_report(*a); }};
 }
 
 }  // namespace tunekit::cli

@@ -10,5 +10,8 @@ SubCommand add_emit_command(CLI::App& app);
 // `tunekit rules-report`: how each size's rule config (search.rules) fared,
 // from the results database.
 SubCommand add_rules_report_command(CLI::App& app);
+// `tunekit report`: the HTML report and the parameter tables of a spec's
+// stored results.
+SubCommand add_report_command(CLI::App& app);
 
 }  // namespace tunekit::cli

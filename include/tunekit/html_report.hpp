@@ -1,0 +1,60 @@
+#pragma once
+// The HTML report: one self-contained page (inline SVG; no script, nothing
+// fetched) of what a tune measured. Per kernel, device and size: the status
+// counts, the fastest configs, every ok config's time in rank order, the best
+// time found against the number of evaluations, how each parameter's values
+// fared, and what failed with its reason.
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tunekit/store.hpp"
+
+namespace tunekit {
+
+// How one value of a parameter fared among one size's ok trials.
+struct ParameterLevel {
+  Value value;
+  std::size_t trials = 0;   // ok trials with this value
+  Microseconds best{0};     // the fastest of them
+  Microseconds median{0};   // the median of their medians
+};
+
+struct ParameterEffect {
+  std::string parameter;
+  std::vector<ParameterLevel> levels;  // in value order
+  // The slowest level's best over the fastest level's best: what the worst
+  // choice of this parameter costs when every other parameter is chosen
+  // well. 1 for a parameter with one level.
+  double spread = 1;
+};
+
+// Over the ok trials among `trials` (one size's, of one kernel and device),
+// one entry per parameter that an ok trial sets, the largest spread first
+// (ties by name). Empty when no trial is ok.
+std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& trials);
+
+// A text table of `effects`: one line per parameter, its spread, then each
+// value's best and median time and trial count.
+std::string format_parameter_effects(const std::vector<ParameterEffect>& effects);
+
+struct HtmlReportOptions {
+  std::string title = "tunekit results";
+  std::size_t top = 10;           // fastest configs listed per size
+  std::size_t failures = 50;      // failed trials listed per size (the rest counted)
+  std::size_t points = 400;       // at most this many dots per parameter value (evenly spread over its times)
+};
+
+// One page for any mix of kernels, devices and sizes, such as Store::all()
+// or a tune's trials: a section per (kernel, device, size) in order of first
+// appearance, its trials taken in the order given (for a tune: evaluation
+// order, which the convergence plot follows). Every text from a spec, a
+// config or an error message is escaped.
+std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options = {});
+
+// html_report() written atomically to `file` (its folder is created).
+void write_html_report(const std::filesystem::path& file, const std::vector<TrialRecord>& trials,
+                       const HtmlReportOptions& options = {});
+
+}  // namespace tunekit

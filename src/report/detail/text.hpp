@@ -1,0 +1,19 @@
+#pragma once
+// Text helpers shared by the report writers.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "tunekit/measure.hpp"
+
+namespace tunekit::detail {
+
+// First non-blank line of `text`, trimmed, cut to about `limit` characters
+// (on a UTF-8 character boundary) with "..." when cut: a failure's reason
+// in one line.
+std::string first_line(std::string_view text, std::size_t limit);
+
+// A time in microseconds with three decimals, as every report prints it.
+std::string us(Microseconds t);
+
+}  // namespace tunekit::detail

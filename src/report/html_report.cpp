@@ -1,0 +1,300 @@
+// The HTML report and the per-parameter analysis behind it.
+#include "tunekit/html_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/detail/files.hpp"
+#include "report/detail/svg.hpp"
+#include "report/detail/text.hpp"
+
+namespace tunekit {
+
+namespace {
+
+using detail::html_escape;
+using detail::us;
+
+Microseconds median_of(std::vector<Microseconds> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<const TrialRecord*> ok_by_time(const std::vector<const TrialRecord*>& trials) {
+  std::vector<const TrialRecord*> ok;
+  for (const auto* t : trials)
+    if (t->status == Status::ok) ok.push_back(t);
+  std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return a->stats.median < b->stats.median; });
+  return ok;
+}
+
+std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& trials) {
+  // parameter -> value -> the ok trials' medians, parameters in first-seen order
+  std::vector<std::string> order;
+  std::map<std::string, std::map<Value, std::vector<Microseconds>>> times;
+  for (const auto* t : trials) {
+    if (t->status != Status::ok) continue;
+    for (const auto& [name, value] : t->config) {
+      auto [it, fresh] = times.try_emplace(name);
+      if (fresh) order.push_back(name);
+      it->second[value].push_back(t->stats.median);
+    }
+  }
+  std::vector<ParameterEffect> effects;
+  for (const auto& name : order) {
+    ParameterEffect e;
+    e.parameter = name;
+    Microseconds fastest = Microseconds::max(), slowest_best{0};
+    for (const auto& [value, ts] : times[name]) {
+      ParameterLevel level{value, ts.size(), *std::min_element(ts.begin(), ts.end()), median_of(ts)};
+      fastest = std::min(fastest, level.best);
+      slowest_best = std::max(slowest_best, level.best);
+      e.levels.push_back(std::move(level));
+    }
+    e.spread = fastest.count() > 0 ? slowest_best / fastest : 1.0;
+    effects.push_back(std::move(e));
+  }
+  std::stable_sort(effects.begin(), effects.end(), [](const ParameterEffect& a, const ParameterEffect& b) {
+    return a.spread != b.spread ? a.spread > b.spread : a.parameter < b.parameter;
+  });
+  return effects;
+}
+
+std::string size_str(const Bindings& size) {
+  std::string out;
+  for (const auto& [k, v] : size) out += (out.empty() ? "" : ", ") + k + " = " + v.str();
+  return out.empty() ? "(no sizes)" : out;
+}
+
+// A section of the page: one kernel on one device at one size.
+struct Section {
+  std::string kernel, device;
+  Bindings size;
+  std::vector<const TrialRecord*> trials;
+};
+
+std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
+  std::vector<Section> sections;
+  std::map<std::string, std::size_t> index;
+  for (const auto& t : trials) {
+    const std::string key = t.kernel + '\n' + t.device + '\n' + size_key(t.size);
+    auto [it, fresh] = index.try_emplace(key, sections.size());
+    if (fresh) sections.push_back({t.kernel, t.device, t.size, {}});
+    sections[it->second].trials.push_back(&t);
+  }
+  return sections;
+}
+
+constexpr int kWide = 560, kTall = 300, kStripWidth = 90;
+
+std::string ranked_plot(const std::vector<const TrialRecord*>& ok) {
+  const double lo = ok.front()->stats.median.count(), hi = ok.back()->stats.median.count();
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank"},
+                         detail::fit_axis(lo, hi, "median time (us)"));
+  std::vector<std::pair<double, double>> points;
+  for (std::size_t i = 0; i < ok.size(); ++i) points.emplace_back(i + 1, ok[i]->stats.median.count());
+  chart.polyline(points, "line");
+  if (ok.size() <= 200)
+    for (const auto& [x, y] : points) chart.circle(x, y, 2.5, "pt");
+  return chart.str("every ok config's median time, fastest first");
+}
+
+// The best time so far against evaluations (trials that were built or run:
+// `invalid` ones cost nothing), every ok trial a dot.
+std::string convergence_plot(const std::vector<const TrialRecord*>& trials, const std::vector<const TrialRecord*>& ok) {
+  std::vector<std::pair<double, double>> dots, best;
+  std::size_t evaluation = 0;
+  double so_far = 0;
+  for (const auto* t : trials) {
+    if (t->status == Status::invalid) continue;
+    ++evaluation;
+    if (t->status != Status::ok) continue;
+    const double v = t->stats.median.count();
+    dots.emplace_back(evaluation, v);
+    if (best.empty() || v < so_far) {
+      if (!best.empty()) best.emplace_back(evaluation, so_far);  // a step: the old best holds until here
+      so_far = v;
+      best.emplace_back(evaluation, v);
+    }
+  }
+  best.emplace_back(evaluation, so_far);
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations"},
+                         detail::fit_axis(ok.front()->stats.median.count(), ok.back()->stats.median.count(),
+                                          "median time (us)"));
+  for (const auto& [x, y] : dots) chart.circle(x, y, 2, "pt");
+  chart.polyline(best, "best");
+  return chart.str("the fastest time found against the number of evaluations");
+}
+
+// A strip per value of the parameter: its ok trials' times as dots (at most
+// `points`, spread evenly over the sorted times), the best as a dark
+// stroke, the median as a grey one.
+std::string strip_plot(const ParameterEffect& e, const std::vector<const TrialRecord*>& ok, std::size_t points) {
+  std::map<Value, std::vector<double>> times;
+  for (const auto* t : ok)
+    if (const Value* v = t->config.find(e.parameter)) times[*v].push_back(t->stats.median.count());
+  const int width = std::max(220, 70 + kStripWidth * static_cast<int>(e.levels.size()));
+  detail::SvgChart chart(width, kTall, detail::Axis{-0.5, e.levels.size() - 0.5, false, e.parameter},
+                         detail::fit_axis(ok.front()->stats.median.count(), ok.back()->stats.median.count(),
+                                          "median time (us)"));
+  std::vector<std::pair<double, std::string>> ticks;
+  for (std::size_t i = 0; i < e.levels.size(); ++i) {
+    const auto& level = e.levels[i];
+    ticks.emplace_back(i, level.value.str());
+    auto& ts = times[level.value];
+    std::sort(ts.begin(), ts.end());
+    const std::size_t shown = std::min(points, ts.size());
+    for (std::size_t j = 0; j < shown; ++j) {
+      const std::size_t k = shown == 1 ? 0 : j * (ts.size() - 1) / (shown - 1);
+      // A fixed jitter (the golden ratio's fractional multiples) keeps the
+      // page the same for the same trials.
+      const double jitter = (std::fmod(j * 0.6180339887, 1.0) - 0.5) * 0.5;
+      chart.circle(i + jitter, ts[k], 2, "pt");
+    }
+    chart.segment(i - 0.35, i + 0.35, level.median.count(), "median");
+    chart.segment(i - 0.35, i + 0.35, level.best.count(), "bestmark");
+  }
+  chart.x_categories(ticks);
+  return chart.str(e.parameter + ": each value's ok trials");
+}
+
+std::string status_counts(const std::vector<const TrialRecord*>& trials) {
+  std::map<Status, std::size_t> counts;  // in Status order: ok first
+  for (const auto* t : trials) ++counts[t->status];
+  std::string out;
+  for (const auto& [status, n] : counts) out += (out.empty() ? "" : ", ") + fmt::format("{} {}", n, to_string(status));
+  return out;
+}
+
+const char* kStyle = R"(<style>
+body{font-family:system-ui,sans-serif;margin:24px;max-width:1200px;color:#222}
+h2{margin-top:36px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+code{font-size:12px}
+.plots{display:flex;flex-wrap:wrap;gap:12px}
+svg{background:#fff}
+.frame{fill:none;stroke:#999}
+.grid{stroke:#eee}
+.tick{font-size:10px;fill:#555}
+.label{font-size:11px;fill:#333}
+.pt{fill:#3b75af;fill-opacity:.35}
+.line{fill:none;stroke:#3b75af;stroke-width:1.5}
+.best{fill:none;stroke:#c0392b;stroke-width:2}
+.median{stroke:#888;stroke-width:2}
+.bestmark{stroke:#111;stroke-width:2.5}
+</style>)";
+
+std::string section_html(const Section& s, std::size_t number, const HtmlReportOptions& options) {
+  std::string h = fmt::format("<h2 id=\"s{}\">{} &mdash; {}</h2>\n<p>{} &middot; {} trials: {}</p>\n", number,
+                              html_escape(s.kernel), html_escape(size_str(s.size)), html_escape(s.device),
+                              s.trials.size(), html_escape(status_counts(s.trials)));
+  const auto ok = ok_by_time(s.trials);
+  if (ok.empty()) {
+    h += "<p><strong>No config ran correctly.</strong></p>\n";
+  } else {
+    h += "<h3>Fastest configs</h3>\n<table><tr><th>rank</th><th>median us</th><th>min us</th><th>noise</th>"
+         "<th>max abs diff</th><th>config</th></tr>\n";
+    for (std::size_t i = 0; i < std::min(options.top, ok.size()); ++i) {
+      const auto& t = *ok[i];
+      h += fmt::format(
+          "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td>"
+          "<td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
+          i + 1, us(t.stats.median), us(t.stats.min), 100 * t.stats.noise,
+          t.verification.checked ? fmt::format("{:.3g}", t.verification.max_abs_diff) : std::string("-"),
+          html_escape(t.config.str()));
+    }
+    h += "</table>\n<div class=\"plots\">" + ranked_plot(ok) + convergence_plot(s.trials, ok) + "</div>\n";
+    h += "<p>Left: the ok configs by time. Right: each ok trial in evaluation order, and in red the fastest so far.</p>\n";
+
+    const auto effects = effects_of(s.trials);
+    h += "<h3>Parameters</h3>\n<p>Per value: the best and the median time of the ok trials that set it. "
+         "Spread: the slowest value's best over the fastest value's best, largest first.</p>\n"
+         "<table><tr><th>parameter</th><th>spread</th><th>value: best us / median us (ok trials)</th></tr>\n";
+    for (const auto& e : effects) {
+      std::string levels;
+      for (const auto& l : e.levels)
+        levels += fmt::format("{}<code>{}</code>: {} / {} ({})", levels.empty() ? "" : " &nbsp; ",
+                              html_escape(l.value.str()), us(l.best), us(l.median), l.trials);
+      h += fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{:.2f}x</td><td>{}</td></tr>\n",
+                       html_escape(e.parameter), e.spread, levels);
+    }
+    h += "</table>\n<div class=\"plots\">";
+    for (const auto& e : effects)
+      if (e.levels.size() > 1) h += strip_plot(e, ok, options.points);
+    h += "</div>\n<p>Dots: the trials of each value (at most " + std::to_string(options.points) +
+         " per value, spread over its times); black: its best; grey: its median.</p>\n";
+  }
+
+  std::vector<const TrialRecord*> failed;
+  for (const auto* t : s.trials)
+    if (t->status != Status::ok) failed.push_back(t);
+  if (!failed.empty()) {
+    h += "<h3>Failures</h3>\n<table><tr><th>status</th><th>config</th><th>reason</th></tr>\n";
+    for (std::size_t i = 0; i < std::min(options.failures, failed.size()); ++i)
+      h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td></tr>\n", to_string(failed[i]->status),
+                       html_escape(failed[i]->config.str()), html_escape(detail::first_line(failed[i]->error, 300)));
+    h += "</table>\n";
+    if (failed.size() > options.failures)
+      h += fmt::format("<p>and {} more.</p>\n", failed.size() - options.failures);
+  }
+  return h;
+}
+
+}  // namespace
+
+std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& trials) {
+  std::vector<const TrialRecord*> all;
+  for (const auto& t : trials) all.push_back(&t);
+  return effects_of(all);
+}
+
+std::string format_parameter_effects(const std::vector<ParameterEffect>& effects) {
+  std::size_t width = 9;
+  for (const auto& e : effects) width = std::max(width, e.parameter.size());
+  std::string out = fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
+  for (const auto& e : effects) {
+    out += fmt::format("{:<{}}  {:>6.2f}x ", e.parameter, width, e.spread);
+    for (const auto& l : e.levels)
+      out += fmt::format(" {}: {} / {} ({})", l.value.str(), us(l.best), us(l.median), l.trials);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options) {
+  const auto sections = sections_of(trials);
+  std::string first, last;
+  for (const auto& t : trials) {
+    if (t.created_at.empty()) continue;
+    if (first.empty() || t.created_at < first) first = t.created_at;
+    if (last.empty() || t.created_at > last) last = t.created_at;
+  }
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+                  html_escape(options.title) + "</title>\n" + kStyle + "\n</head>\n<body>\n<h1>" +
+                  html_escape(options.title) + "</h1>\n";
+  h += fmt::format("<p>{} trials in {} section{}", trials.size(), sections.size(), sections.size() == 1 ? "" : "s");
+  if (!first.empty()) h += fmt::format(", measured {} to {}", html_escape(first), html_escape(last));
+  h += ". Times are medians of each trial's samples.</p>\n";
+  if (sections.size() > 1) {
+    h += "<ul>\n";
+    for (std::size_t i = 0; i < sections.size(); ++i)
+      h += fmt::format("<li><a href=\"#s{}\">{} &mdash; {}</a> ({})</li>\n", i, html_escape(sections[i].kernel),
+                       html_escape(size_str(sections[i].size)), html_escape(sections[i].device));
+    h += "</ul>\n";
+  }
+  for (std::size_t i = 0; i < sections.size(); ++i) h += section_html(sections[i], i, options);
+  return h + "</body>\n</html>\n";
+}
+
+void write_html_report(const std::filesystem::path& file, const std::vector<TrialRecord>& trials,
+                       const HtmlReportOptions& options) {
+  detail::write_file_atomically(file, html_report(trials, options));
+}
+
+}  // namespace tunekit

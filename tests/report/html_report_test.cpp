@@ -1,0 +1,152 @@
+// The HTML report: the per-parameter analysis on constructed trials, the
+// page's sections and plots, the escaping of everything users write, and
+// the SVG helpers' ticks.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "report/detail/svg.hpp"
+#include "tunekit/html_report.hpp"
+
+using namespace tunekit;
+
+namespace {
+
+TrialRecord trial(Config config, Status status, double us, std::string kernel = "k", Bindings size = {{"N", Value(64)}}) {
+  TrialRecord t;
+  t.kernel = std::move(kernel);
+  t.device = "cpu";
+  t.size = std::move(size);
+  t.config = std::move(config);
+  t.status = status;
+  if (status == Status::ok) t.stats.median = t.stats.min = Microseconds(us);
+  else t.error = "failed\nsecond line";
+  return t;
+}
+
+Config ab(int a, std::string b) { return Config({{"A", Value(a)}, {"B", Value(std::move(b))}}); }
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(ParameterEffects, EachValuesBestAndMedianAndTheSpread) {
+  const std::vector<TrialRecord> trials = {
+      trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::ok, 25), trial(ab(1, "x"), Status::ok, 10),
+      trial(ab(1, "x"), Status::ok, 20), trial(ab(2, "x"), Status::ok, 15),
+      trial(ab(3, "x"), Status::crash, 0),  // failed: no level of its own
+  };
+  const auto effects = parameter_effects(trials);
+  ASSERT_EQ(effects.size(), 2u);
+  // A's levels: 1 -> {10, 20, 30}, 2 -> {15, 25}; spread 15 / 10.
+  EXPECT_EQ(effects[0].parameter, "A");
+  ASSERT_EQ(effects[0].levels.size(), 2u);
+  EXPECT_EQ(effects[0].levels[0].value, Value(1));
+  EXPECT_EQ(effects[0].levels[0].trials, 3u);
+  EXPECT_DOUBLE_EQ(effects[0].levels[0].best.count(), 10);
+  EXPECT_DOUBLE_EQ(effects[0].levels[0].median.count(), 20);
+  EXPECT_EQ(effects[0].levels[1].value, Value(2));
+  EXPECT_DOUBLE_EQ(effects[0].levels[1].best.count(), 15);
+  EXPECT_DOUBLE_EQ(effects[0].levels[1].median.count(), 20);  // the mean of the middle two
+  EXPECT_DOUBLE_EQ(effects[0].spread, 1.5);
+  // B has one value: spread 1, listed after A.
+  EXPECT_EQ(effects[1].parameter, "B");
+  ASSERT_EQ(effects[1].levels.size(), 1u);
+  EXPECT_EQ(effects[1].levels[0].trials, 5u);
+  EXPECT_DOUBLE_EQ(effects[1].spread, 1.0);
+
+  const std::string text = format_parameter_effects(effects);
+  EXPECT_NE(text.find("A            1.50x  1: 10.000 / 20.000 (3) 2: 15.000 / 20.000 (2)"), std::string::npos) << text;
+}
+
+TEST(ParameterEffects, NoneWithoutAnOkTrial) {
+  EXPECT_TRUE(parameter_effects({trial(ab(1, "x"), Status::timeout, 0)}).empty());
+}
+
+TEST(HtmlReport, EscapesWhatUsersWrite) {
+  std::vector<TrialRecord> trials = {
+      trial(Config({{"V", Value("<img src=x onerror=alert(1)>")}}), Status::ok, 5, "<kernel>"),
+      trial(Config({{"V", Value("\"quoted\" & 'single'")}}), Status::ok, 6, "<kernel>"),
+      trial(Config({{"V", Value("plain")}}), Status::compile_error, 0, "<kernel>"),
+  };
+  trials[2].error = "</td><script>alert(1)</script>";
+  const std::string page = html_report(trials, {"title <b>"});
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<kernel>"), std::string::npos);
+  EXPECT_EQ(page.find("<b>"), std::string::npos);
+  EXPECT_NE(page.find("title &lt;b&gt;"), std::string::npos);
+  EXPECT_NE(page.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_NE(page.find("&quot;quoted&quot; &amp; &#39;single&#39;"), std::string::npos);
+  EXPECT_NE(page.find("&lt;/td&gt;&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(HtmlReport, ASectionPerKernelDeviceAndSizeWithItsPlots) {
+  std::vector<TrialRecord> trials;
+  // Section 0: A takes two values, B one: the ranked and convergence plots
+  // and one strip plot (B's single value gets none).
+  for (int i = 0; i < 6; ++i) trials.push_back(trial(ab(1 + i % 2, "x"), Status::ok, 10 + i));
+  trials.push_back(trial(ab(1, "x"), Status::wrong_result, 0));
+  // Section 1: another size, nothing ok.
+  trials.push_back(trial(ab(1, "x"), Status::timeout, 0, "k", {{"N", Value(128)}}));
+  // Section 2: another kernel at the first size.
+  trials.push_back(trial(ab(2, "y"), Status::ok, 7, "other"));
+  const std::string page = html_report(trials);
+  EXPECT_EQ(count(page, "<h2 "), 3u);
+  EXPECT_EQ(count(page, "<svg "), 3u + 0u + 2u);
+  EXPECT_EQ(count(page, "No config ran correctly."), 1u);
+  EXPECT_NE(page.find("6 ok, 1 wrong_result"), std::string::npos);
+  EXPECT_NE(page.find("k &mdash; N = 128"), std::string::npos);
+  EXPECT_NE(page.find("other &mdash; N = 64"), std::string::npos);
+  EXPECT_NE(page.find("<td>timeout</td>"), std::string::npos);
+  // A failure's reason is its first line.
+  EXPECT_NE(page.find("<td>failed</td>"), std::string::npos);
+  EXPECT_EQ(page.find("second line"), std::string::npos);
+}
+
+TEST(HtmlReport, ConvergenceStepsFollowTheTrialsOrderAndSkipInvalidOnes) {
+  std::vector<TrialRecord> trials = {
+      trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::invalid, 0), trial(ab(3, "x"), Status::ok, 20),
+      trial(ab(4, "x"), Status::ok, 25), trial(ab(5, "x"), Status::ok, 10),
+  };
+  const std::string page = html_report(trials);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(page, m, std::regex("class=\"best\" points=\"([^\"]*)\"")));
+  // Evaluations 1..4 (the invalid trial costs none): best 30 from 1, 20 from
+  // 2, 10 from 4, held to the end: (1,30) (2,30) (2,20) (4,20) (4,10) (4,10).
+  EXPECT_EQ(count(m[1].str(), ","), 6u) << m[1];
+}
+
+TEST(HtmlReport, CapsTheDotsPerValueAndTheFailuresListed) {
+  std::vector<TrialRecord> trials;
+  for (int i = 0; i < 300; ++i) trials.push_back(trial(ab(1 + i % 2, "x"), Status::ok, 10 + i));
+  for (int i = 0; i < 5; ++i) trials.push_back(trial(ab(9, "x"), Status::crash, 0));
+  HtmlReportOptions options;
+  options.points = 10;
+  options.failures = 2;
+  const std::string page = html_report(trials, options);
+  // No dots on the ranked line past 200 configs, one per ok trial in the
+  // convergence plot, 10 per value of A in its strip plot.
+  EXPECT_EQ(count(page, "class=\"pt\""), 300u + 2u * 10u);
+  EXPECT_EQ(count(page, "<td>crash</td>"), 2u);
+  EXPECT_NE(page.find("and 3 more."), std::string::npos);
+}
+
+TEST(Svg, TicksAndAxes) {
+  using detail::Axis;
+  EXPECT_EQ(detail::nice_ticks(Axis{0.5, 10.5, false, ""}), (std::vector<double>{2, 4, 6, 8, 10}));
+  EXPECT_EQ(detail::nice_ticks(Axis{0.9, 900, true, ""}), (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500}));
+  EXPECT_EQ(detail::nice_ticks(Axis{0.9, 20000, true, ""}), (std::vector<double>{1, 10, 100, 1000, 10000}));
+  // Log scale only past a ratio of 4, and never through zero.
+  EXPECT_FALSE(detail::fit_axis(10, 40, "").log);
+  EXPECT_TRUE(detail::fit_axis(10, 41, "").log);
+  EXPECT_FALSE(detail::fit_axis(0, 100, "").log);
+  const auto a = detail::fit_axis(10, 20, "t");
+  EXPECT_DOUBLE_EQ(a.lo, 9.5);
+  EXPECT_DOUBLE_EQ(a.hi, 20.5);
+  EXPECT_EQ(detail::html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
