@@ -282,11 +282,20 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
   if (!first.empty()) h += fmt::format(", measured {} to {}", html_escape(first), html_escape(last));
   h += ". Times are medians of each trial's samples.</p>\n";
   if (sections.size() > 1) {
-    h += "<ul>\n";
-    for (std::size_t i = 0; i < sections.size(); ++i)
-      h += fmt::format("<li><a href=\"#s{}\">{} &mdash; {}</a> ({})</li>\n", i, html_escape(sections[i].kernel),
-                       html_escape(size_str(sections[i].size)), html_escape(sections[i].device));
-    h += "</ul>\n";
+    // The overview: each section's best, linked to the section.
+    h += "<table><tr><th>kernel</th><th>size</th><th>device</th><th>trials</th><th>ok</th><th>best us</th>"
+         "<th>best config</th></tr>\n";
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+      const auto ok = ok_by_time(sections[i].trials);
+      h += fmt::format(
+          "<tr><td><a href=\"#s{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
+          i, html_escape(sections[i].kernel), html_escape(size_str(sections[i].size)),
+          html_escape(sections[i].device), sections[i].trials.size(), ok.size(),
+          ok.empty() ? std::string("-") : us(ok.front()->stats.median),
+          ok.empty() ? std::string() : html_escape(ok.front()->config.str()));
+    }
+    h += "</table>\n";
   }
   for (std::size_t i = 0; i < sections.size(); ++i) h += section_html(sections[i], i, options);
   return h + "</body>\n</html>\n";

@@ -103,6 +103,13 @@ TEST(HtmlReport, ASectionPerKernelDeviceAndSizeWithItsPlots) {
   EXPECT_NE(page.find("k &mdash; N = 128"), std::string::npos);
   EXPECT_NE(page.find("other &mdash; N = 64"), std::string::npos);
   EXPECT_NE(page.find("<td>timeout</td>"), std::string::npos);
+  // The overview links each section and gives its best.
+  EXPECT_NE(page.find("<a href=\"#s1\">k</a></td><td>N = 128</td><td>cpu</td><td class=\"num\">1</td>"
+                      "<td class=\"num\">0</td><td class=\"num\">-</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<a href=\"#s2\">other</a></td><td>N = 64</td><td>cpu</td><td class=\"num\">1</td>"
+                      "<td class=\"num\">1</td><td class=\"num\">7.000</td><td><code>{A: 2, B: y}</code>"),
+            std::string::npos);
   // A failure's reason is its first line.
   EXPECT_NE(page.find("<td>failed</td>"), std::string::npos);
   EXPECT_EQ(page.find("second line"), std::string::npos);
