@@ -39,6 +39,11 @@ std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& t
 // value's best and median time and trial count.
 std::string format_parameter_effects(const std::vector<ParameterEffect>& effects);
 
+// The same for any mix of trials, as the page groups them: a heading per
+// (kernel, device, size), "KERNEL on DEVICE, {SIZE}: N trials", then its
+// table (or "no config ran correctly").
+std::string format_parameter_report(const std::vector<TrialRecord>& trials);
+
 struct HtmlReportOptions {
   std::string title = "tunekit results";
   std::size_t top = 10;           // fastest configs listed per size

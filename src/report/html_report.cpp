@@ -74,7 +74,8 @@ std::string size_str(const Bindings& size) {
 struct Section {
   std::string kernel, device;
   Bindings size;
-  std::vector<const TrialRecord*> trials;
+  std::vector<const TrialRecord*> trials;  // in the order given
+  std::vector<const TrialRecord*> ok;      // the ok ones, fastest first
 };
 
 std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
@@ -83,18 +84,22 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
   for (const auto& t : trials) {
     const std::string key = t.kernel + '\n' + t.device + '\n' + size_key(t.size);
     auto [it, fresh] = index.try_emplace(key, sections.size());
-    if (fresh) sections.push_back({t.kernel, t.device, t.size, {}});
+    if (fresh) sections.push_back({t.kernel, t.device, t.size, {}, {}});
     sections[it->second].trials.push_back(&t);
   }
+  for (auto& s : sections) s.ok = ok_by_time(s.trials);
   return sections;
 }
 
 constexpr int kWide = 560, kTall = 300, kStripWidth = 90;
 
+// The shared y axis of a section's plots: its ok trials' median times.
+detail::Axis time_axis(const std::vector<const TrialRecord*>& ok) {
+  return detail::fit_axis(ok.front()->stats.median.count(), ok.back()->stats.median.count(), "median time (us)");
+}
+
 std::string ranked_plot(const std::vector<const TrialRecord*>& ok) {
-  const double lo = ok.front()->stats.median.count(), hi = ok.back()->stats.median.count();
-  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank"},
-                         detail::fit_axis(lo, hi, "median time (us)"));
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank"}, time_axis(ok));
   std::vector<std::pair<double, double>> points;
   for (std::size_t i = 0; i < ok.size(); ++i) points.emplace_back(i + 1, ok[i]->stats.median.count());
   chart.polyline(points, "line");
@@ -122,9 +127,7 @@ std::string convergence_plot(const std::vector<const TrialRecord*>& trials, cons
     }
   }
   best.emplace_back(evaluation, so_far);
-  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations"},
-                         detail::fit_axis(ok.front()->stats.median.count(), ok.back()->stats.median.count(),
-                                          "median time (us)"));
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations"}, time_axis(ok));
   for (const auto& [x, y] : dots) chart.circle(x, y, 2, "pt");
   chart.polyline(best, "best");
   return chart.str("the fastest time found against the number of evaluations");
@@ -139,8 +142,7 @@ std::string strip_plot(const ParameterEffect& e, const std::vector<const TrialRe
     if (const Value* v = t->config.find(e.parameter)) times[*v].push_back(t->stats.median.count());
   const int width = std::max(220, 70 + kStripWidth * static_cast<int>(e.levels.size()));
   detail::SvgChart chart(width, kTall, detail::Axis{-0.5, e.levels.size() - 0.5, false, e.parameter},
-                         detail::fit_axis(ok.front()->stats.median.count(), ok.back()->stats.median.count(),
-                                          "median time (us)"));
+                         time_axis(ok));
   std::vector<std::pair<double, std::string>> ticks;
   for (std::size_t i = 0; i < e.levels.size(); ++i) {
     const auto& level = e.levels[i];
@@ -194,7 +196,7 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
   std::string h = fmt::format("<h2 id=\"s{}\">{} &mdash; {}</h2>\n<p>{} &middot; {} trials: {}</p>\n", number,
                               html_escape(s.kernel), html_escape(size_str(s.size)), html_escape(s.device),
                               s.trials.size(), html_escape(status_counts(s.trials)));
-  const auto ok = ok_by_time(s.trials);
+  const auto& ok = s.ok;
   if (ok.empty()) {
     h += "<p><strong>No config ran correctly.</strong></p>\n";
   } else {
@@ -267,6 +269,16 @@ std::string format_parameter_effects(const std::vector<ParameterEffect>& effects
   return out;
 }
 
+std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
+  std::string out;
+  for (const auto& s : sections_of(trials)) {
+    const auto effects = effects_of(s.trials);
+    out += fmt::format("{} on {}, {}: {} trials\n{}", s.kernel, s.device, Config({s.size.begin(), s.size.end()}).str(),
+                       s.trials.size(), effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
+  }
+  return out;
+}
+
 std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options) {
   const auto sections = sections_of(trials);
   std::string first, last;
@@ -286,7 +298,7 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
     h += "<table><tr><th>kernel</th><th>size</th><th>device</th><th>trials</th><th>ok</th><th>best us</th>"
          "<th>best config</th></tr>\n";
     for (std::size_t i = 0; i < sections.size(); ++i) {
-      const auto ok = ok_by_time(sections[i].trials);
+      const auto& ok = sections[i].ok;
       h += fmt::format(
           "<tr><td><a href=\"#s{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",

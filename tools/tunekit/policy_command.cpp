@@ -1,6 +1,5 @@
 #include "policy_command.hpp"
 
-#include <algorithm>
 #include <fstream>
 #include <set>
 #include <memory>
@@ -157,20 +156,7 @@ int run_report(const PolicyArgs& a) {
   for (const auto& t : l.trials)
     if (device.find(t.device) == std::string::npos) device += (device.empty() ? "" : ", ") + t.device;
   write_html_report(html, l.trials, {l.name + " on " + device});
-  // The text form of the page's parameter tables, one per device and size.
-  std::vector<std::pair<std::string, std::vector<TrialRecord>>> groups;
-  for (const auto& t : l.trials) {
-    const std::string key = t.device + ", " + Config({t.size.begin(), t.size.end()}).str();
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
-    it->second.push_back(t);
-  }
-  for (const auto& [key, trials] : groups) {
-    const auto effects = parameter_effects(trials);
-    fmt::print("{}: {} trials\n{}", key, trials.size(),
-               effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
-  }
-  fmt::print("report: {}\n", html.string());
+  fmt::print("{}report: {}\n", format_parameter_report(l.trials), html.string());
   return 0;
 }
 
