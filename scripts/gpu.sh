@@ -48,6 +48,12 @@ echo "built in $(( $(date +%s) - t0 )) s"
 bin=$root/build-gpu/tunekit/bin
 "$bin/tunekit" devices 2>&1 | sed -n '/^cuda/,/^[a-z]/p' | head -30 | tee "$out/devices.txt"
 
+# The *_ARGS variables are split as the shell splits words, quotes included:
+# GEMM_ARGS="--where 'gemv=MATH == 1'" passes one argument to --where.
+for v in GEMM ATTENTION FLASH FLASH_B1 GEMV; do
+  n=${v}_ARGS
+  eval "args_${v,,}=(${!n:-})" || { echo "cannot split \$$n: ${!n}"; exit 2; }
+done
 declare -A result
 # --- tests ---------------------------------------------------------------------
 if want tests; then
@@ -86,12 +92,12 @@ if want carveout; then
 fi
 if want flash-b1; then
   # Flash decoding at B=1: how fast a few SMs read its 1 MiB, and its time against L.
-  python3 bench/gpu/flash_b1_probe.py ${FLASH_B1_ARGS:-} 2>&1 | tee "$out/flash_b1.log"
+  python3 bench/gpu/flash_b1_probe.py "${args_flash_b1[@]}" 2>&1 | tee "$out/flash_b1.log"
   result[flash-b1]=$(grep -c "^| flash_decode" "$out/flash_b1.log")" flash rows"
 fi
 if want gemv-same-timer; then
   # gemm_gemv and cuBLAS at (1, 4096, 4096) on one timer, rounds alternating.
-  python3 bench/gpu/gemv_same_timer.py ${GEMV_ARGS:-} 2>&1 | tee "$out/gemv_same_timer.log"
+  python3 bench/gpu/gemv_same_timer.py "${args_gemv[@]}" 2>&1 | tee "$out/gemv_same_timer.log"
   result[gemv-same-timer]=$(grep -c "round" "$out/gemv_same_timer.log")" rounds"
 fi
 if want gemv-probe; then
@@ -136,19 +142,19 @@ if want wgmma-variants; then
   result[wgmma-variants]="$(grep -c ' -> ok' "$out/wgmma_variants.log") ok, $(grep -c ' -> FAIL' "$out/wgmma_variants.log") failed"
 fi
 if want gemm; then
-  python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm" --summary "$out/gemm.json" ${GEMM_ARGS:-} 2>&1 | tee "$out/gemm.log"
+  python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm" --summary "$out/gemm.json" "${args_gemm[@]}" 2>&1 | tee "$out/gemm.log"
   result[gemm]=$(grep -c "x met" "$out/gemm.log")" goals met of $(grep -cE "x (met|missed)" "$out/gemm.log")"
 fi
 if want gemm-read; then
-  python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm-read" --summary "$out/gemm_read.json" --flush read ${GEMM_ARGS:-} 2>&1 | tee "$out/gemm_read.log"
+  python3 bench/kernels/gemm.py --tunekit "$bin/tunekit" --out "$work/gemm-read" --summary "$out/gemm_read.json" --flush read "${args_gemm[@]}" 2>&1 | tee "$out/gemm_read.log"
   result[gemm-read]=$(grep -c "x met" "$out/gemm_read.log")" goals met of $(grep -cE "x (met|missed)" "$out/gemm_read.log")"
 fi
 if want attention; then
-  python3 bench/kernels/decode_attention.py --tunekit "$bin/tunekit" --out "$work/attention" ${ATTENTION_ARGS:-} 2>&1 | tee "$out/attention.log"
+  python3 bench/kernels/decode_attention.py --tunekit "$bin/tunekit" --out "$work/attention" "${args_attention[@]}" 2>&1 | tee "$out/attention.log"
   result[attention]=$(grep -iE "tuned.*per-matmul|speedup" "$out/attention.log" | tail -1)
 fi
 if want flash; then
-  python3 bench/kernels/flash_decode.py --tunekit "$bin/tunekit" --out "$work/flash" ${FLASH_ARGS:-} 2>&1 | tee "$out/flash.log"
+  python3 bench/kernels/flash_decode.py --tunekit "$bin/tunekit" --out "$work/flash" "${args_flash[@]}" 2>&1 | tee "$out/flash.log"
   result[flash]=$(grep -E "^\| *(1|32|8|64) *\|" "$out/flash.log" | wc -l)" shapes"
 fi
 if want flash-check; then

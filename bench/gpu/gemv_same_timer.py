@@ -2,7 +2,8 @@
 """gemm_gemv against cuBLAS at (1, 4096, 4096) on one timer (issue #5: the
 >= 1.3x goal of that decode shape).
 
-  python3 bench/gpu/gemv_same_timer.py [--rounds 4] [--flush write[,read]] [--stream]
+  python3 bench/gpu/gemv_same_timer.py [--rounds 4] [--flush write[,store,read]] [--stream]
+                                      [--m 16 --config 'LABEL:MATH=1,KU=8,...' ...]
 
 bench/kernels/gemm.py compares tunekit's time of our kernel (its worker, its
 flush) with common.timed_us's time of cuBLAS (do_bench's procedure). For
@@ -12,8 +13,11 @@ agreed within on SGEMM (issue #4): tunekit 15.0-15.25 us, timed_us 14.3-15.2
 as their spec says (common.SpecLaunch) and times them and torch.matmul with
 common.timed_us, the same flush, alternating, for several rounds: each
 round's ratio is one apples-to-apples comparison. --stream adds
-gemm_stream's best config (runs 10-14), --flush read the read flush. The
-output is checked against fp32 once.
+gemm_stream's best config (runs 10-14), --flush read the read flush, and
+--flush store tunekit's worker's own flush (stores of a changing non-zero
+word instead of torch's zeros) under the same timer. --m and --config
+time other shapes' configs (the spec's pinned BM follows M). The output is
+checked against fp32 once.
 """
 import argparse
 import os
@@ -38,21 +42,29 @@ def main():
     ap.add_argument("--flush", default="write", help="write, read or both (comma-separated)")
     ap.add_argument("--stream", action="store_true", help="also gemm_stream's best config")
     ap.add_argument("--n", type=int, default=300, help="samples per figure")
+    ap.add_argument("--m", type=int, default=1, help="rows of A (the configs' BM follows)")
+    ap.add_argument("--config", action="append", default=[],
+                    help="LABEL:NAME=V,... a gemm_gemv config to time instead of run 14's (repeat)")
     a = ap.parse_args()
     import torch
 
-    x = torch.empty(1, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    m = a.m
+    bm = m if m <= 2 else 4 if m <= 4 else 8 if m <= 8 else 16
+    configs = [(label, "gemv", dict(cfg, BM=bm)) for label, _, cfg in CONFIGS] if not a.config else [
+        (c.split(":", 1)[0], "gemv", dict(dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in c.split(":", 1)[1].split(",")), BM=bm))
+        for c in a.config]
+    x = torch.empty(m, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     w = torch.empty(N, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
-    c = torch.empty(1, N, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(m, N, device="cuda", dtype=torch.bfloat16)
     ref = x.float() @ w.float().T
-    size = dict(M=1, N=N, K=K, B_NK=1)
+    size = dict(M=m, N=N, K=K, B_NK=1)
     cache = os.path.join("/tmp", "tunekit-gemv-same-timer")
     with common.torch_stream():
         launches = []
-        for label, kernel, cfg in CONFIGS + ([STREAM] if a.stream else []):
+        for label, kernel, cfg in configs + ([(STREAM[0], STREAM[1], dict(STREAM[2], BM=bm))] if a.stream else []):
             f = common.SpecLaunch(os.path.join(GEMM, f"gemm_{kernel}.yaml"), os.path.join(GEMM, f"gemm_{kernel}.cu"),
                                   f"gemm_{kernel}", cfg, size, dict(A=x, B=w, C=c), cache)
-            c.fill_(float("nan"))
+            c.fill_(float("nan"))  # (unwritten elements show as nan)
             f()
             torch.cuda.synchronize()
             print(f"{label}: max abs diff against fp32 {(c.float() - ref).abs().max().item():.3g}")

@@ -400,17 +400,39 @@ def do_bench_us(fn, rep=200):
 # (tunekit's `cache: cold-read`) evicts the kernel's data and leaves only
 # clean lines. Both are offered so that a figure can say which it used.
 FLUSHES = ("write", "read")
+STORE_FLUSH_SRC = r"""
+extern "C" __global__ void store_flush(uint4* p, unsigned long long n, unsigned v) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    p[i] = make_uint4(v, v, v, v);
+}
+"""
 _flush_bufs = {}
 
 
 def flush_fn(kind):
     """A function that flushes the L2 the given way ("write" as do_bench: 256 MB
-    of stores; "read": a 1 GiB read; "none": none, for hot-cache probes)."""
+    of stores; "store": 256 MB of stores as tunekit's worker makes them;
+    "read": a 1 GiB read; "none": none, for hot-cache probes)."""
     import torch
     if kind not in _flush_bufs:
         if kind == "write":
             buf = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
             _flush_bufs[kind] = lambda: buf.zero_()
+        elif kind == "store":
+            # tunekit's worker's flush (src/backend/cuda/worker.cpp): 16-byte
+            # stores of a value that changes every flush, 4 blocks of 512
+            # threads per SM, over 256 MB
+            import cupy as cp
+            import numpy as np
+            store = cp.RawKernel(STORE_FLUSH_SRC, "store_flush")
+            buf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
+            n16, grid, count = np.uint64(buf.numel() // 4), (4 * torch.cuda.get_device_properties(0).multi_processor_count,), [0]
+
+            def f():  # (on CuPy's current stream: call it under torch_stream())
+                count[0] += 1
+                store(grid, (512,), (to_cupy(buf), n16, np.uint32(count[0])))
+            _flush_bufs[kind] = f
         elif kind == "read":
             buf = torch.ones(256 << 20, dtype=torch.float32, device="cuda")
             _flush_bufs[kind] = lambda: buf.sum()
@@ -420,7 +442,7 @@ def flush_fn(kind):
             # latency (15 us through ClusterLaunch) instead of the kernel.
             _flush_bufs[kind] = lambda: torch.cuda._sleep(200_000)
         else:
-            raise ValueError(f"flush must be one of {FLUSHES}, not {kind!r}")
+            raise ValueError(f"flush must be one of {FLUSHES + ('store', 'none')}, not {kind!r}")
     return _flush_bufs[kind]
 
 

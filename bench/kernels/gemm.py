@@ -189,16 +189,18 @@ def ragged_check(a, seed):
               "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[0,1]"],
               "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"],
               "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"],
-              "gemv": ["M=[1,5,8]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
+              "gemv": ["M=[1,5,8,13]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
     # Parts of a space that the random picks above rarely reach, swept on their own
     # (--where): split-K clusters of 9 to 16 blocks, a non-portable cluster size;
     # persistent wgmma blocks staging C in their own region (more tiles than SMs);
     # wgmma's split-K clusters (fewer tiles than SMs; K = 64 leaves a block no slice);
-    # gemv's teams of warps that sum a row group through shared memory.
+    # gemv's teams of warps that sum a row group through shared memory, and its
+    # tensor-core path (MATH = 1), the only one past M = 8.
     narrow = {"skinny": [("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"])],
               "wgmma": [("EPILOGUE == 2", ["M=[1000,2999]", "K=[200,1000]", "N=[264,1000]", "B_NK=[0,1]"]),
                         ("SPLIT_K > 1", ["M=[7,130]", "K=[64,200,1000]", "N=[77,264]", "B_NK=[0,1]"])],
-              "gemv": [("WK > 1", ["M=[1,5,8]", "K=[200,4104]", "N=[7,2201]", "B_NK=[1]"])]}
+              "gemv": [("WK > 1", ["M=[1,5,8]", "K=[200,4104]", "N=[7,2201]", "B_NK=[1]"]),
+                       ("MATH == 1", ["M=[1,5,13,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"])]}
     sweeps = [(k, ragged[k], None) for k in a.kernels.split(",")]
     sweeps += [(k, axes, where) for k in a.kernels.split(",") for where, axes in narrow.get(k, [])]
     for n, (kernel, axes, where) in enumerate(sweeps):
