@@ -7,7 +7,7 @@
 # Through the device tool, from a developer machine:
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
-# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [access] [carveout] [flash-b1] [gemv-probe] [gemv-same-timer] [wgmma-check] [wgmma-variants]
+# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [access] [carveout] [flash-b1] [gemv-probe] [gemv-same-timer] [placement] [wgmma-check] [wgmma-variants]
 # [gemm] [gemm-read] [attention] [flash] [flash-check] (default: all of them). gemm-read is gemm with the
 # L2 flushed by reads (--flush read); a name that is no step (say `none`) only builds. Extra arguments for the kernel benchmarks go in $GEMM_ARGS,
 # $ATTENTION_ARGS, $FLASH_ARGS, $FLASH_B1_ARGS and $GEMV_ARGS.
@@ -22,7 +22,7 @@ if [[ "${1:-}" == --prepare ]]; then
   exit $?
 fi
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing probe access carveout flash-b1 gemv-probe gemv-same-timer wgmma-check gemm gemm-read attention flash flash-check)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing probe access carveout flash-b1 gemv-probe gemv-same-timer placement wgmma-check gemm gemm-read attention flash flash-check)
 want() { local s; for s in "${steps[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 
 out=${OUT:-$root/build-gpu/out}
@@ -100,6 +100,11 @@ if want gemv-same-timer; then
   python3 bench/gpu/gemv_same_timer.py "${args_gemv[@]}" 2>&1 | tee "$out/gemv_same_timer.log"
   result[gemv-same-timer]=$(grep -c "round" "$out/gemv_same_timer.log")" rounds"
 fi
+if want placement; then
+  # gemm_gemv and cuBLAS over several weight copies and flush buffers, in passes.
+  python3 bench/gpu/placement_probe.py 2>&1 | tee "$out/placement.log"
+  result[placement]=$(grep -c "^  flush" "$out/placement.log")" rows"
+fi
 if want gemv-probe; then
   # gemm_gemv's order of walking B against the plain read's, with and without its arithmetic.
   python3 bench/gpu/gemv_probe.py 2>&1 | tee "$out/gemv_probe.log"
@@ -167,6 +172,6 @@ fi
 
 echo
 echo "=== scripts/gpu.sh summary ($(head -1 "$out/devices.txt" 2>/dev/null)) ==="
-for k in tests faults overhead timing probe access carveout flash-b1 gemv-probe gemv-same-timer wgmma-check wgmma-variants gemm gemm-read attention flash flash-check; do
+for k in tests faults overhead timing probe access carveout flash-b1 gemv-probe gemv-same-timer placement wgmma-check wgmma-variants gemm gemm-read attention flash flash-check; do
   [[ -n "${result[$k]:-}" ]] && printf '%-9s %s\n' "$k" "${result[$k]}"
 done

@@ -2,8 +2,8 @@
 """gemm_gemv against cuBLAS at (1, 4096, 4096) on one timer (issue #5: the
 >= 1.3x goal of that decode shape).
 
-  python3 bench/gpu/gemv_same_timer.py [--rounds 4] [--flush write[,store,read]] [--stream]
-                                      [--m 16 --config 'LABEL:MATH=1,KU=8,...' ...]
+  python3 bench/gpu/gemv_same_timer.py [--rounds 4] [--flush write[,store,store0,read]] [--stream]
+                                      [--m 8] [--config 'LABEL:LR=32,KU=2,...' ...]
 
 bench/kernels/gemm.py compares tunekit's time of our kernel (its worker, its
 flush) with common.timed_us's time of cuBLAS (do_bench's procedure). For
@@ -13,11 +13,12 @@ agreed within on SGEMM (issue #4): tunekit 15.0-15.25 us, timed_us 14.3-15.2
 as their spec says (common.SpecLaunch) and times them and torch.matmul with
 common.timed_us, the same flush, alternating, for several rounds: each
 round's ratio is one apples-to-apples comparison. --stream adds
-gemm_stream's best config (runs 10-14), --flush read the read flush, and
---flush store tunekit's worker's own flush (stores of a changing non-zero
-word instead of torch's zeros) under the same timer. --m and --config
-time other shapes' configs (the spec's pinned BM follows M). The output is
-checked against fp32 once.
+gemm_stream's best config (runs 10-14), --flush read the read flush,
+--flush store tunekit's worker's own flush (a store kernel writing a changing
+non-zero word instead of torch's zero_) and store0 that kernel writing zeros;
+the flushes alternate within each round. --m and --config time other configs
+or other M (the spec's pinned BM follows M), and --cubin-dir the cubin a
+tunekit tune built (run 15d). The output is checked against fp32 once.
 """
 import argparse
 import os
@@ -42,14 +43,16 @@ def main():
     ap.add_argument("--flush", default="write", help="write, read or both (comma-separated)")
     ap.add_argument("--stream", action="store_true", help="also gemm_stream's best config")
     ap.add_argument("--n", type=int, default=300, help="samples per figure")
-    ap.add_argument("--m", type=int, default=1, help="rows of A (the configs' BM follows)")
+    ap.add_argument("--m", type=int, default=1, help="rows of A, 1 to 8 (the configs' BM follows)")
+    ap.add_argument("--cubin-dir", help="a tunekit output folder of one config's tune (-o DIR): also times the "
+                    "cubin tunekit built there, launched as the first config is")
     ap.add_argument("--config", action="append", default=[],
                     help="LABEL:NAME=V,... a gemm_gemv config to time instead of run 14's (repeat)")
     a = ap.parse_args()
     import torch
 
     m = a.m
-    bm = m if m <= 2 else 4 if m <= 4 else 8 if m <= 8 else 16
+    bm = m if m <= 2 else 4 if m <= 4 else 8
     configs = [(label, "gemv", dict(cfg, BM=bm)) for label, _, cfg in CONFIGS] if not a.config else [
         (c.split(":", 1)[0], "gemv", dict(dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in c.split(":", 1)[1].split(",")), BM=bm))
         for c in a.config]
@@ -69,9 +72,31 @@ def main():
             torch.cuda.synchronize()
             print(f"{label}: max abs diff against fp32 {(c.float() - ref).abs().max().item():.3g}")
             launches.append((label, f))
+        if a.cubin_dir:
+            # The very cubin tunekit's worker ran (NVRTC, --gpu-architecture=sm_90a),
+            # in place of CuPy's build of the same source and defines.
+            import copy
+            import cupy as cp
+            import glob
+            import json
+            for path in glob.glob(os.path.join(a.cubin_dir, "cache", "cuda", "build", "*.cubin")):
+                with open(path[: -len(".cubin")] + ".json") as fh:
+                    symbol = json.load(fh)["lowered"]
+                if symbol != "gemm_gemv":
+                    continue  # (the reference kernel's cubin)
+                f = copy.copy(launches[0][1])
+                f.fn = cp.RawModule(path=path).get_function(symbol)
+                c.fill_(float("nan"))
+                f()
+                torch.cuda.synchronize()
+                label = f"{launches[0][0]}, tunekit's cubin"
+                print(f"{label}: max abs diff against fp32 {(c.float() - ref).abs().max().item():.3g}")
+                launches.append((label, f))
         cublas = lambda: torch.matmul(x, w.t())  # noqa: E731
-        for fl in a.flush.split(","):
-            for rnd in range(a.rounds):
+        # the flushes alternate within each round, so a drift between rounds
+        # reaches all of them
+        for rnd in range(a.rounds):
+            for fl in a.flush.split(","):
                 times = [(label, common.timed_us(f, fl, n=a.n)) for label, f in launches]
                 cb = common.timed_us(cublas, fl, n=a.n)
                 print(f"{fl} flush, round {rnd}: " + ", ".join(f"{label} {t:.2f} us ({cb / t:.3f}x)" for label, t in times)

@@ -412,17 +412,18 @@ _flush_bufs = {}
 
 def flush_fn(kind):
     """A function that flushes the L2 the given way ("write" as do_bench: 256 MB
-    of stores; "store": 256 MB of stores as tunekit's worker makes them;
+    of stores; "store": 256 MB of stores as tunekit's worker makes them,
+    "store0" the same writing zeros;
     "read": a 1 GiB read; "none": none, for hot-cache probes)."""
     import torch
     if kind not in _flush_bufs:
         if kind == "write":
             buf = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
             _flush_bufs[kind] = lambda: buf.zero_()
-        elif kind == "store":
+        elif kind in ("store", "store0"):
             # tunekit's worker's flush (src/backend/cuda/worker.cpp): 16-byte
-            # stores of a value that changes every flush, 4 blocks of 512
-            # threads per SM, over 256 MB
+            # stores of a value that changes every flush (store0: zeros), 4
+            # blocks of 512 threads per SM, over 256 MB
             import cupy as cp
             import numpy as np
             store = cp.RawKernel(STORE_FLUSH_SRC, "store_flush")
@@ -430,7 +431,7 @@ def flush_fn(kind):
             n16, grid, count = np.uint64(buf.numel() // 4), (4 * torch.cuda.get_device_properties(0).multi_processor_count,), [0]
 
             def f():  # (on CuPy's current stream: call it under torch_stream())
-                count[0] += 1
+                count[0] += kind == "store"
                 store(grid, (512,), (to_cupy(buf), n16, np.uint32(count[0])))
             _flush_bufs[kind] = f
         elif kind == "read":
@@ -442,7 +443,7 @@ def flush_fn(kind):
             # latency (15 us through ClusterLaunch) instead of the kernel.
             _flush_bufs[kind] = lambda: torch.cuda._sleep(200_000)
         else:
-            raise ValueError(f"flush must be one of {FLUSHES + ('store', 'none')}, not {kind!r}")
+            raise ValueError(f"flush must be one of {FLUSHES + ('store', 'store0', 'none')}, not {kind!r}")
     return _flush_bufs[kind]
 
 

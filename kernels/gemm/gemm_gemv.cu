@@ -1,8 +1,7 @@
-// gemm_gemv: C = A * B^T for the smallest M (1 to 16), bf16 in and out, fp32
-// accumulation, on the CUDA cores (M <= 8) or the tensor cores (mma.sync,
-// MATH = 1). B streams from DRAM by 16-byte register loads, each warp load
-// one contiguous run of 512 bytes, or 8 rows x 64 bytes for the tensor
-// cores; shared memory holds only the partial sums of warps that split a
+// gemm_gemv: C = A * B^T for the smallest M (1 to 8), bf16 in and out, fp32
+// accumulation on the CUDA cores. B streams from DRAM by 16-byte register
+// loads, each warp load one contiguous run of 512 bytes (or of whole short
+// rows); shared memory holds only the partial sums of warps that split a
 // row (WK > 1), and none at all with WK = 1.
 //
 // Why a third decode kernel next to gemm_skinny and gemm_stream
@@ -17,13 +16,10 @@
 //   above the bare read at (1, 4096, 4096).
 // - At M <= 8 the products fit the CUDA cores: 8 * M FMAs per 16 bytes of B,
 //   so M = 1 needs no tensor-core fragment layout, and every lane may read
-//   whatever contiguous bytes it likes. Up to M = 16 (the decode shape
-//   (16, 4096, 4096)), MATH = 1 feeds the same loads to mma.sync: with four
-//   lanes per row, the loaded chunks are B fragments once k is renumbered
-//   (mma_step), so the read order is the one tuned here.
+//   whatever contiguous bytes it likes.
 //
 //   A: M x K row-major, B: N x K row-major ("nk"), C: M x N row-major.
-//   1 <= M <= BM <= 8 (16 with MATH = 1), N >= 1, K % 8 == 0 (16-byte rows), A and B 16-byte
+//   1 <= M <= BM <= 8, N >= 1, K % 8 == 0 (16-byte rows), A and B 16-byte
 //   aligned, b_nk == 1; anything else stops with __trap() instead of a wrong
 //   answer.
 //
@@ -37,10 +33,8 @@
 //   WK > 1, 2 * WARPS * RU * (32 / LR) * BM floats of static shared memory
 //
 // Tunables (-DNAME=value):
-//   BM     rows of A computed (1, 2, 4, 8, or 16 with MATH = 1); the spec
-//          pins it to the smallest value >= M, rows M..BM-1 are skipped
-//   MATH   0: fp32 FMAs on the CUDA cores; 1: m16n8k16 mma.sync with fp32
-//          accumulators (LR = 4)
+//   BM     rows of A computed (1, 2, 4 or 8); the spec pins it to the
+//          smallest value >= M, rows M..BM-1 are skipped
 //   LR     lanes per row of B (4, 8, 16 or 32): a warp works on 32 / LR
 //          consecutive rows at once
 //   KU     16-byte chunks per lane per row in one k-step (loads in flight)
@@ -72,13 +66,12 @@
 // cost nothing measurable there. Tuned, the best team configs (WK = 8) took
 // 15.1-15.25 us, the best WK = 1 configs 16.6-16.8 us.
 //
-// Each lane sums its products in fp32 (MATH = 0). At the end of its share of
-// a row group the LR lanes of a row add their sums by a butterfly of
-// shuffles; the lane whose index (mod LR) equals the output's index among the
-// group's outputs of that row stores it (WK == 1), or puts it in shared memory,
+// Each lane sums its products in fp32. At the end of its share of a row
+// group the LR lanes of a row add their sums by a butterfly of shuffles; the
+// lane whose index (mod LR) equals the output's index among the group's
+// outputs of that row stores it (WK == 1), or puts it in shared memory,
 // where after the team's barrier the team adds the WK partial sums in wk
-// order and stores C. With MATH = 1 the mma's accumulators already hold the
-// warp's sums, and each lane stores or shares its own four.
+// order and stores C.
 //
 // Edges: a chunk at or past K / 8, and every chunk of a row at or past N,
 // is not loaded and reads as zero; rows of A at or past M are skipped.
@@ -113,9 +106,6 @@
 #ifndef EVICT
 #define EVICT 0
 #endif
-#ifndef MATH
-#define MATH 0
-#endif
 
 namespace gemm_gemv_detail {
 
@@ -125,16 +115,9 @@ using uint64_t = unsigned long long;
 constexpr int kRowsPerLoad = 32 / LR;        // rows one warp load touches
 constexpr int kGroup = RU * kRowsPerLoad;    // rows per row group
 constexpr int kTeams = WARPS / WK;           // row groups a block works on at once
-// Sums per lane and sub-group: the FMAs' (row, m) for m < BM; the mma's
-// D[g][2t + i] and D[g + 8][2t + i] (i < 2), see the end of a row group. One
-// size serves both paths, which are both compiled; the unused ones fold away.
-constexpr int kAcc = BM > 4 ? BM : 4;
 
-static_assert(MATH == 0 || MATH == 1, "MATH must be 0 (CUDA-core FMAs) or 1 (mma.sync)");
-static_assert(BM == 1 || BM == 2 || BM == 4 || BM == 8 || (MATH == 1 && BM == 16),
-              "BM must be 1, 2, 4 or 8 (or 16 with MATH = 1)");
+static_assert(BM == 1 || BM == 2 || BM == 4 || BM == 8, "BM must be 1, 2, 4 or 8");
 static_assert(LR == 4 || LR == 8 || LR == 16 || LR == 32, "LR must be 4, 8, 16 or 32");
-static_assert(MATH == 0 || LR == 4, "MATH = 1 needs LR = 4: a row's four lanes are an mma fragment's k lanes");
 static_assert(KU >= 1 && KU <= 16, "KU must be 1..16");
 static_assert(RU >= 1 && RU <= 8, "RU must be 1..8");
 static_assert(WARPS >= 1 && WARPS <= 32, "WARPS must be 1..32");
@@ -197,7 +180,7 @@ __device__ __forceinline__ void load_step(uint4 (&b)[RU][KU], const uint4* B4, l
   }
 }
 
-__device__ __forceinline__ void fma_step(float (&acc)[RU][kAcc], const uint4 (&b)[RU][KU], const uint4* A4, int c0,
+__device__ __forceinline__ void fma_step(float (&acc)[RU][BM], const uint4 (&b)[RU][KU], const uint4* A4, int c0,
                                          int cl, int M, int kch) {
 #pragma unroll
   for (int u = 0; u < KU; ++u) {
@@ -228,43 +211,6 @@ __device__ __forceinline__ void fma_step(float (&acc)[RU][kAcc], const uint4 (&b
       for (int r = 0; r < RU; ++r)
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[r][m] = fmaf(af[j], bf[r][j], acc[r][m]);
-    }
-  }
-}
-
-// MATH = 1: one m16n8k16 bf16 tensor-core product, fp32 accumulators.
-__device__ __forceinline__ void mma_16816(float* d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                          uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// MATH = 1 (LR = 4): lane (g, t) = (lane / 4, lane % 4) holds 16-byte chunk
-// c = c0 + 4u + t of row g of each 8-row sub-group, which is already the
-// B fragment of two m16n8k16 products once their 16 k positions are
-// renumbered: k slot 2t + i (i < 2) of a product stands for element
-// 8c + i of its chunk pair, slot 2t + 8 + i for 8c + 2 + i (the second
-// product takes 8c + 4 .. 8c + 7 alike). The renumbering depends on t only,
-// so A's fragment (rows g and g + 8, the same 16 bytes of each) follows it,
-// and the sum over k is unchanged. So a warp load keeps gemm_gemv's access
-// (8 rows x 64 contiguous bytes, 8 rows x 16 * KU bytes per k-step) and
-// needs no shared memory or shuffles before the tensor cores.
-__device__ __forceinline__ void mma_step(float (&acc)[RU][kAcc], const uint4 (&b)[RU][KU], const uint4* A4, int c0,
-                                         int g, int cl, int M, int kch) {
-#pragma unroll
-  for (int u = 0; u < KU; ++u) {
-    if (c0 + u * LR >= kch) break;  // the whole warp is past K (mma.sync wants every lane)
-    const int c = c0 + u * LR + cl;
-    const uint4 zero = make_uint4(0, 0, 0, 0);
-    // rows of A past M and chunks past K read as zero (B's are zero there too)
-    const uint4 a_lo = (g < M && c < kch) ? load_a(A4 + (long long)g * kch + c) : zero;
-    const uint4 a_hi = (BM > 8 && g + 8 < M && c < kch) ? load_a(A4 + (long long)(g + 8) * kch + c) : zero;
-#pragma unroll
-    for (int r = 0; r < RU; ++r) {
-      mma_16816(acc[r], a_lo.x, a_hi.x, a_lo.y, a_hi.y, b[r][u].x, b[r][u].y);
-      mma_16816(acc[r], a_lo.z, a_hi.z, a_lo.w, a_hi.w, b[r][u].z, b[r][u].w);
     }
   }
 }
@@ -315,18 +261,15 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, BPS)
     load_step(b[p], B4, lg * kGroup, (wk + lj * WK) * step, sub, cl, N, kch, policy);
     if (++lj == mine) lj = 0, lg += teams;
   }
-  float acc[RU][kAcc];
+  float acc[RU][BM];
 #pragma unroll
   for (int r = 0; r < RU; ++r)
 #pragma unroll
-    for (int m = 0; m < kAcc; ++m) acc[r][m] = 0.f;
+    for (int m = 0; m < BM; ++m) acc[r][m] = 0.f;
   int parity = 0;  // which half of `part` this row group's sums use (WK > 1)
 
   while (g < groups) {
-    if constexpr (MATH)
-      mma_step(acc, b[0], A4, (wk + j * WK) * step, sub, cl, M, kch);
-    else
-      fma_step(acc, b[0], A4, (wk + j * WK) * step, cl, M, kch);
+    fma_step(acc, b[0], A4, (wk + j * WK) * step, cl, M, kch);
 #pragma unroll
     for (int p = 0; p < PIPE; ++p)
 #pragma unroll
@@ -337,51 +280,27 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, BPS)
     if (++lj == mine) lj = 0, lg += teams;
 
     if (++j < mine) continue;
-    // This warp's share of the row group is done. Output o = (row in
-    // group) * BM + m of the group's C (its partial sum with WK > 1).
+    // This warp's share of the row group is done. The LR lanes of each row
+    // add their sums (xor offsets below LR stay in the row's aligned group
+    // of lanes); output o = (row in group, m) then belongs to lane o mod LR.
     const long long row0 = g * kGroup;
-    if constexpr (MATH) {
-      // The products already summed over the warp's k: lane (sub, cl) holds
-      // C[m][row] for m = sub, sub + 8 and row = 2 cl, 2 cl + 1 of each
-      // 8-row sub-group.
 #pragma unroll
-      for (int r = 0; r < RU; ++r)
+    for (int r = 0; r < RU; ++r)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float v = acc[r][i];
-          acc[r][i] = 0.f;
-          const int m = sub + (i >> 1) * 8;
-          const int n = r * 8 + 2 * cl + (i & 1);
-          if (m >= BM) continue;  // (rows 8..15 with BM <= 8 are zero)
-          if (WK == 1) {
-            const long long row = row0 + n;
-            if (m < M && row < N) C[(long long)m * N + row] = __float2bfloat16_rn(v);
-          } else {
-            part[parity][team][wk][n * BM + m] = v;
-          }
+      for (int m = 0; m < BM; ++m) {
+        float v = acc[r][m];
+        acc[r][m] = 0.f;
+#pragma unroll
+        for (int off = LR / 2; off >= 1; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if ((r * BM + m) % LR != cl) continue;
+        const int o = (r * kRowsPerLoad + sub) * BM + m;
+        if (WK == 1) {
+          const long long row = row0 + r * kRowsPerLoad + sub;
+          if (m < M && row < N) C[(long long)m * N + row] = __float2bfloat16_rn(v);
+        } else {
+          part[parity][team][wk][o] = v;
         }
-    } else {
-      // The LR lanes of each row add their sums (xor offsets below LR stay in
-      // the row's aligned group of lanes); output o then belongs to lane
-      // o mod LR.
-#pragma unroll
-      for (int r = 0; r < RU; ++r)
-#pragma unroll
-        for (int m = 0; m < BM; ++m) {
-          float v = acc[r][m];
-          acc[r][m] = 0.f;
-#pragma unroll
-          for (int off = LR / 2; off >= 1; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-          if ((r * BM + m) % LR != cl) continue;
-          const int o = (r * kRowsPerLoad + sub) * BM + m;
-          if (WK == 1) {
-            const long long row = row0 + r * kRowsPerLoad + sub;
-            if (m < M && row < N) C[(long long)m * N + row] = __float2bfloat16_rn(v);
-          } else {
-            part[parity][team][wk][o] = v;
-          }
-        }
-    }
+      }
     if (WK > 1) {
       // The team's WK partial sums meet in shared memory and are added in
       // wk order, so C does not depend on which warp finished first. Two

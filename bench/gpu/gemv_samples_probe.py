@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Is gemm_gemv's slow state (15.0 against 14.3-14.4 us at (1, 4096, 4096),
+docs/PERFORMANCE.md runs 14-15) a property of single launches, which a
+median of 300 would average, or of whole stretches of time? (issue #5, run 15e)
+
+  python3 bench/gpu/gemv_samples_probe.py
+
+Four rounds of 300 samples each of run 14f's config and of torch.matmul,
+timed as common.timed_us times them (torch's zero_ flush, an event pair per
+sample, enqueued back to back after 100 unrecorded ones); for each it prints
+the deciles and the medians of the first and second 150 samples, and the
+first 60 samples of round 0 in order.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import common  # noqa: E402
+
+N = K = 4096
+CFG = dict(BM=1, LR=32, KU=1, RU=4, WARPS=8, WK=8, BPS=2, PIPE=0, EVICT=0)
+
+
+def samples(torch, fn, n=300):
+    f = common.flush_fn("write")
+    for _ in range(100):
+        f()
+        fn()
+    s = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    e = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for i in range(n):
+        f()
+        s[i].record()
+        fn()
+        e[i].record()
+    torch.cuda.synchronize()
+    return [1000 * a.elapsed_time(b) for a, b in zip(s, e)]
+
+
+def main():
+    import torch
+    gemm = os.path.join(common.ROOT, "kernels", "gemm")
+    x = torch.empty(1, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    w = torch.empty(N, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    c = torch.empty(1, N, device="cuda", dtype=torch.bfloat16)
+    with common.torch_stream():
+        g = common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), os.path.join(gemm, "gemm_gemv.cu"), "gemm_gemv",
+                              CFG, dict(M=1, N=N, K=K, B_NK=1), dict(A=x, B=w, C=c), "/tmp/tunekit-gemv-samples")
+        for r in range(4):
+            for name, fn in (("gemv", g), ("cuBLAS", lambda: torch.matmul(x, w.t()))):
+                t = samples(torch, fn)
+                q = sorted(t)
+                dec = [q[int(p / 10 * (len(q) - 1))] for p in range(11)]
+                first, second = sorted(t[:150])[75], sorted(t[150:])[75]
+                print(f"round {r} {name}: deciles " + " ".join(f"{v:.2f}" for v in dec)
+                      + f" | median of first half {first:.2f}, second half {second:.2f}")
+                if name == "gemv" and r == 0:
+                    print("  first 60 samples in order: " + " ".join(f"{v:.1f}" for v in t[:60]))
+
+
+if __name__ == "__main__":
+    main()
