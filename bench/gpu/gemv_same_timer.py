@@ -15,8 +15,9 @@ common.timed_us, the same flush, alternating, for several rounds: each
 round's ratio is one apples-to-apples comparison. --stream adds
 gemm_stream's best config (runs 10-14), --flush read the read flush,
 --flush store tunekit's worker's own flush (a store kernel writing a changing
-non-zero word instead of torch's zero_) and store0 that kernel writing zeros;
-the flushes alternate within each round. --m and --config time other configs
+non-zero word instead of torch's zero_), store0 that kernel writing zeros and
+worker the worker's own PTX flush kernel; the flushes alternate within each
+round. --side-stream runs on a stream of its own, as the worker does. --m and --config time other configs
 or other M (the spec's pinned BM follows M), and --cubin-dir the cubin a
 tunekit tune built (run 15d). The output is checked against fp32 once.
 """
@@ -46,6 +47,8 @@ def main():
     ap.add_argument("--m", type=int, default=1, help="rows of A, 1 to 8 (the configs' BM follows)")
     ap.add_argument("--cubin-dir", help="a tunekit output folder of one config's tune (-o DIR): also times the "
                     "cubin tunekit built there, launched as the first config is")
+    ap.add_argument("--side-stream", action="store_true",
+                    help="run everything on a stream of its own (as tunekit's worker does) instead of the default one")
     ap.add_argument("--config", action="append", default=[],
                     help="LABEL:NAME=V,... a gemm_gemv config to time instead of run 14's (repeat)")
     a = ap.parse_args()
@@ -62,7 +65,9 @@ def main():
     ref = x.float() @ w.float().T
     size = dict(M=m, N=N, K=K, B_NK=1)
     cache = os.path.join("/tmp", "tunekit-gemv-same-timer")
-    with common.torch_stream():
+    import contextlib
+    side = torch.cuda.stream(torch.cuda.Stream()) if a.side_stream else contextlib.nullcontext()
+    with side, common.torch_stream():
         launches = []
         for label, kernel, cfg in configs + ([(STREAM[0], STREAM[1], dict(STREAM[2], BM=bm))] if a.stream else []):
             f = common.SpecLaunch(os.path.join(GEMM, f"gemm_{kernel}.yaml"), os.path.join(GEMM, f"gemm_{kernel}.cu"),

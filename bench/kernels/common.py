@@ -413,7 +413,7 @@ _flush_bufs = {}
 def flush_fn(kind):
     """A function that flushes the L2 the given way ("write" as do_bench: 256 MB
     of stores; "store": 256 MB of stores as tunekit's worker makes them,
-    "store0" the same writing zeros;
+    "store0" the same writing zeros, "worker" the worker's own PTX kernel;
     "read": a 1 GiB read; "none": none, for hot-cache probes)."""
     import torch
     if kind not in _flush_bufs:
@@ -434,6 +434,26 @@ def flush_fn(kind):
                 count[0] += kind == "store"
                 store(grid, (512,), (to_cupy(buf), n16, np.uint32(count[0])))
             _flush_bufs[kind] = f
+        elif kind == "worker":
+            # the very PTX kernel tunekit's worker flushes with (its source,
+            # src/backend/cuda/worker.cpp), which the driver compiles from
+            # PTX, launched as the worker launches it
+            import re
+            import cupy as cp
+            import numpy as np
+            with open(os.path.join(ROOT, "src", "backend", "cuda", "worker.cpp")) as fh:
+                ptx = re.search(r'kFlushPtx = R"\((.*?)\)";', fh.read(), re.S).group(1)
+            path = os.path.join("/tmp", f"tunekit-flush-{os.getpid()}.ptx")
+            with open(path, "w") as fh:
+                fh.write(ptx)
+            fn = cp.RawModule(path=path).get_function("tunekit_flush")
+            buf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
+            n16, grid, count = np.uint64(buf.numel() // 4), (4 * torch.cuda.get_device_properties(0).multi_processor_count,), [0]
+
+            def f():  # (on CuPy's current stream: call it under torch_stream())
+                count[0] += 1
+                fn(grid, (512,), (to_cupy(buf), n16, np.uint32(count[0]), np.uint32(0)))
+            _flush_bufs[kind] = f
         elif kind == "read":
             buf = torch.ones(256 << 20, dtype=torch.float32, device="cuda")
             _flush_bufs[kind] = lambda: buf.sum()
@@ -443,7 +463,7 @@ def flush_fn(kind):
             # latency (15 us through ClusterLaunch) instead of the kernel.
             _flush_bufs[kind] = lambda: torch.cuda._sleep(200_000)
         else:
-            raise ValueError(f"flush must be one of {FLUSHES + ('store', 'store0', 'none')}, not {kind!r}")
+            raise ValueError(f"flush must be one of {FLUSHES + ('store', 'store0', 'worker', 'none')}, not {kind!r}")
     return _flush_bufs[kind]
 
 
