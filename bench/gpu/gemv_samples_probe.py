@@ -3,13 +3,15 @@
 docs/PERFORMANCE.md runs 14-15) a property of single launches, which a
 median of 300 would average, or of whole stretches of time? (issue #5, run 15e)
 
-  python3 bench/gpu/gemv_samples_probe.py
+  python3 bench/gpu/gemv_samples_probe.py [--ctypes]
 
 Four rounds of 300 samples each of run 14f's config and of torch.matmul,
 timed as common.timed_us times them (torch's zero_ flush, an event pair per
 sample, enqueued back to back after 100 unrecorded ones); for each it prints
 the deciles and the medians of the first and second 150 samples, and the
-first 60 samples of round 0 in order.
+first 60 samples of round 0 in order. --ctypes adds the same kernel launched
+by ctypes through the driver's cuLaunchKernel, as tunekit's worker and
+worker_replica_probe.py launch it, on torch's stream (run 15m).
 """
 import os
 import sys
@@ -46,8 +48,22 @@ def main():
     with common.torch_stream():
         g = common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), os.path.join(gemm, "gemm_gemv.cu"), "gemm_gemv",
                               CFG, dict(M=1, N=N, K=K, B_NK=1), dict(A=x, B=w, C=c), "/tmp/tunekit-gemv-samples")
+        launches = [("gemv", g), ("cuBLAS", lambda: torch.matmul(x, w.t()))]
+        if "--ctypes" in sys.argv[1:]:
+            import ctypes
+            cuda = ctypes.CDLL("libcuda.so.1")
+            values = [ctypes.c_uint64(t.data_ptr()) for t in (x, w, c)] + [ctypes.c_int(v) for v in (1, N, K, 1)]
+            params = (ctypes.c_void_p * 7)(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+
+            def by_ctypes():
+                stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+                rc = cuda.cuLaunchKernel(ctypes.c_void_p(g.fn.kernel.ptr), *g.grid, *(1,) * (3 - len(g.grid)),
+                                         *g.block, *(1,) * (3 - len(g.block)), 0, stream, params, None)
+                if rc != 0:
+                    raise RuntimeError(f"cuLaunchKernel: CUresult {rc}")
+            launches.insert(1, ("gemv (ctypes)", by_ctypes))
         for r in range(4):
-            for name, fn in (("gemv", g), ("cuBLAS", lambda: torch.matmul(x, w.t()))):
+            for name, fn in launches:
                 t = samples(torch, fn)
                 q = sorted(t)
                 dec = [q[int(p / 10 * (len(q) - 1))] for p in range(11)]
