@@ -2,8 +2,8 @@
 """gemm_gemv against cuBLAS at (1, 4096, 4096) on one timer (issue #5: the
 >= 1.3x goal of that decode shape).
 
-  python3 bench/gpu/gemv_same_timer.py [--rounds 4] [--flush write[,store,store0,read]] [--stream]
-                                      [--m 8] [--config 'LABEL:LR=32,KU=2,...' ...]
+  python3 bench/gpu/gemv_same_timer.py [--rounds 4] [--flush write[,store,store0,worker,read]] [--stream]
+                                      [--m 8] [--config 'LABEL:LR=32,KU=2,...' ...] [--cubin-dir DIR] [--side-stream]
 
 bench/kernels/gemm.py compares tunekit's time of our kernel (its worker, its
 flush) with common.timed_us's time of cuBLAS (do_bench's procedure). For
@@ -14,12 +14,13 @@ as their spec says (common.SpecLaunch) and times them and torch.matmul with
 common.timed_us, the same flush, alternating, for several rounds: each
 round's ratio is one apples-to-apples comparison. --stream adds
 gemm_stream's best config (runs 10-14), --flush read the read flush,
---flush store tunekit's worker's own flush (a store kernel writing a changing
-non-zero word instead of torch's zero_), store0 that kernel writing zeros and
-worker the worker's own PTX flush kernel; the flushes alternate within each
-round. --side-stream runs on a stream of its own, as the worker does. --m and --config time other configs
-or other M (the spec's pinned BM follows M), and --cubin-dir the cubin a
-tunekit tune built (run 15d). The output is checked against fp32 once.
+--flush store a store kernel like tunekit's worker's flush (NVRTC-built,
+writing a changing non-zero word instead of torch's zero_), store0 that
+kernel writing zeros, and worker the worker's own PTX flush kernel; the
+flushes alternate within each round. --side-stream runs on a stream of its
+own, as the worker does. --m and --config time other configs or other M
+(the spec's pinned BM follows M), and --cubin-dir the cubin a tunekit tune
+built (run 15d). The output is checked against fp32 once.
 """
 import argparse
 import os

@@ -7,7 +7,8 @@ median of 300 would average, or of whole stretches of time? (issue #5, run 15e)
 
 Four rounds of 300 samples each of run 14f's config and of torch.matmul,
 timed as common.timed_us times them (torch's zero_ flush, an event pair per
-sample, enqueued back to back after 100 unrecorded ones); for each it prints
+sample, enqueued back to back after 25 ms of unrecorded ones; runs 15e-l
+used a first form with 100 unrecorded pairs); for each it prints
 the deciles and the medians of the first and second 150 samples, and the
 first 60 samples of round 0 in order. --ctypes adds the same kernel launched
 by ctypes through the driver's cuLaunchKernel, as tunekit's worker and
@@ -21,22 +22,6 @@ import common  # noqa: E402
 
 N = K = 4096
 CFG = dict(BM=1, LR=32, KU=1, RU=4, WARPS=8, WK=8, BPS=2, PIPE=0, EVICT=0)
-
-
-def samples(torch, fn, n=300):
-    f = common.flush_fn("write")
-    for _ in range(100):
-        f()
-        fn()
-    s = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    e = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    for i in range(n):
-        f()
-        s[i].record()
-        fn()
-        e[i].record()
-    torch.cuda.synchronize()
-    return [1000 * a.elapsed_time(b) for a, b in zip(s, e)]
 
 
 def main():
@@ -64,7 +49,7 @@ def main():
             launches.insert(1, ("gemv (ctypes)", by_ctypes))
         for r in range(4):
             for name, fn in launches:
-                t = samples(torch, fn)
+                t = common.timed_samples(fn, "write", n=300)
                 q = sorted(t)
                 dec = [q[int(p / 10 * (len(q) - 1))] for p in range(11)]
                 first, second = sorted(t[:150])[75], sorted(t[150:])[75]

@@ -472,6 +472,11 @@ def timed_us(fn, flush="write", n=200, warmup_ms=25.0):
     its own event pair, enqueued back to back after about warmup_ms of the
     same (clocks ramp up under load), as do_bench does. With flush="write"
     this is do_bench's procedure."""
+    return sorted(timed_samples(fn, flush, n, warmup_ms))[n // 2]
+
+
+def timed_samples(fn, flush="write", n=200, warmup_ms=25.0):
+    """timed_us's n samples, in us, in the order they ran."""
     import torch
     f = flush_fn(flush)
     est0, est1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -492,7 +497,7 @@ def timed_us(fn, flush="write", n=200, warmup_ms=25.0):
         fn()
         end[i].record()
     torch.cuda.synchronize()
-    return 1000.0 * sorted(a.elapsed_time(b) for a, b in zip(start, end))[n // 2]
+    return [1000.0 * a.elapsed_time(b) for a, b in zip(start, end)]
 
 
 # Ways of streaming bytes from DRAM, compared by bench/gpu/stream_access_probe.py

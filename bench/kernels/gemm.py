@@ -162,11 +162,12 @@ def spec_source_entry(kernel):
 def same_timer_launch(a, torch, r, m, k, n, layout):
     """The tuned best launched as its spec says (common.SpecLaunch), to be timed
     as cuBLAS is (common.timed_us, the same flush, in this process): the ratio
-    on one timer. tunekit's own timing (its worker, its flush) can sit a few
-    percent higher: 15.2 against 14.3 or 15.0 us for gemm_gemv at
-    (1, 4096, 4096), docs/PERFORMANCE.md runs 14-15. (launch, max abs diff
-    against fp32), or None
-    where SpecLaunch cannot launch the kernel (wgmma's tensor-map arguments)."""
+    on one timer. The two timers differ by kernel, in both directions
+    (docs/PERFORMANCE.md, run 15): gemm_gemv at (1, 4096, 4096) reads 15.2 us
+    in tunekit's worker and 14.3 or 15.0 here; gemm_skinny's split-K cluster
+    at (4, 2048, 128) 6.0 there and 6.6 here. (launch, max abs diff against
+    fp32), or None where SpecLaunch cannot launch the kernel (wgmma's
+    tensor-map arguments)."""
     if any("tensor_map" in x for x in common.spec_arguments(SPECS[r["kernel"]])):
         return None
     src, entry = spec_source_entry(r["kernel"])
