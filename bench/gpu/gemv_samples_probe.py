@@ -47,6 +47,9 @@ def main():
                 if rc != 0:
                     raise RuntimeError(f"cuLaunchKernel: CUresult {rc}")
             launches.insert(1, ("gemv (ctypes)", by_ctypes))
+            carve = ctypes.c_int()
+            cuda.cuFuncGetAttribute(ctypes.byref(carve), 9, ctypes.c_void_p(g.fn.kernel.ptr))
+            print(f"CuPy's function: preferred shared memory carveout {carve.value}")
         for r in range(4):
             for name, fn in launches:
                 t = common.timed_samples(fn, "write", n=300)

@@ -4,11 +4,13 @@ run 15i): does its way of timing explain why it reads gemm_gemv at
 (1, 4096, 4096) about 0.9 us above common.timed_us (docs/PERFORMANCE.md,
 run 15f)?
 
-  python3 bench/gpu/worker_replica_probe.py DIR [--with-torch] [--torch-data]   # DIR: a `tunekit tune -o DIR` of one gemm_gemv config
+  python3 bench/gpu/worker_replica_probe.py DIR [--with-torch] [--torch-data] [--null-stream] [--carveout PERCENT]   # DIR: a `tunekit tune -o DIR` of one gemm_gemv config
 
 No torch and no CuPy in this process (unless --with-torch, which
 initialises torch and calls cuBLAS once first, or --torch-data, which
-draws A and B with torch): ctypes calls into libcuda as
+draws A and B with torch; --null-stream times on the legacy default stream
+instead of the worker's non-blocking one, --carveout sets the kernel's
+preferred shared memory carveout): ctypes calls into libcuda as
 src/backend/cuda/worker.cpp does. It retains the primary context, makes a
 non-blocking stream, cuMemAllocs A, B, C and a 256 MB flush buffer, and
 loads the cubin tunekit built in DIR and the worker's own PTX flush (read
@@ -76,7 +78,10 @@ def main():
     d("cuDeviceGet", ctypes.byref(dev), 0)
     d("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), dev)
     d("cuCtxSetCurrent", ctx)
-    d("cuStreamCreate", ctypes.byref(stream), 1)  # CU_STREAM_NON_BLOCKING
+    if "--null-stream" in sys.argv[2:]:
+        print("on the legacy default stream")  # (stream stays NULL)
+    else:
+        d("cuStreamCreate", ctypes.byref(stream), 1)  # CU_STREAM_NON_BLOCKING, as the worker
 
     def alloc(nbytes):
         p = u64()
@@ -140,6 +145,11 @@ def main():
         image = fh.read()
     d("cuModuleLoadData", ctypes.byref(mod), ctypes.c_char_p(image))
     d("cuModuleGetFunction", ctypes.byref(fn), mod, b"gemm_gemv")
+    if "--carveout" in sys.argv[2:]:  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, in percent
+        d("cuFuncSetAttribute", fn, 9, int(sys.argv[sys.argv.index("--carveout") + 1]))
+    carve = ctypes.c_int()
+    d("cuFuncGetAttribute", ctypes.byref(carve), 9, fn)
+    print(f"preferred shared memory carveout: {carve.value}")
     d("cuModuleLoadData", ctypes.byref(fmod), ctypes.c_char_p(ptx))
     d("cuModuleGetFunction", ctypes.byref(ffn), fmod, b"tunekit_flush")
 
