@@ -114,6 +114,27 @@ def _split_flow(text):
     return [i.strip().strip("\"'") for i in items]
 
 
+def _flow_value(text):
+    """A YAML flow value as Python: a mapping as a dict, a list as a list,
+    a scalar as its text (unquoted)."""
+    t = text.strip()
+    if t.startswith("{"):
+        items = (kv.split(":", 1) for kv in _split_flow(t[1:t.rindex("}")]))
+        return {k.strip(): _flow_value(v) for k, v in items}
+    if t.startswith("["):
+        return [_flow_value(x) for x in _split_flow(t[1:t.rindex("]")])]
+    return t.strip("\"'")
+
+
+def _as_text(v):
+    """PyYAML's values with every scalar as text, as _flow_value gives them."""
+    if isinstance(v, dict):
+        return {k: _as_text(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_as_text(x) for x in v]
+    return str(v)
+
+
 def _section_lines(spec_path, key):
     """The lines of a spec's top-level `key:` block, comments cut, for the
     readers below when PyYAML is missing."""
@@ -131,21 +152,22 @@ def _section_lines(spec_path, key):
 
 def spec_launch(spec_path):
     """{'grid': [expr...], 'block': [expr...], 'cluster': [expr...],
-    'shared_memory': expr or None} from the spec's `kernel:` mapping. Uses
-    PyYAML when present, else reads the keys from flow-style lines (the style
-    of this repository's specs)."""
+    'shared_memory': expr or None, 'flags': [flag...]} from the spec's
+    `kernel:` mapping. Uses PyYAML when present, else reads the keys from
+    flow-style lines (the style of this repository's specs)."""
     try:
         import yaml  # noqa: WPS433
         with open(spec_path) as f:
             k = yaml.safe_load(f)["kernel"]
         as_list = lambda v: [str(x) for x in (v if isinstance(v, list) else [v])]  # noqa: E731
         return {"grid": as_list(k["grid"]), "block": as_list(k["block"]), "cluster": as_list(k.get("cluster", 1)),
-                "shared_memory": str(k["shared_memory"]) if k.get("shared_memory") is not None else None}
+                "shared_memory": str(k["shared_memory"]) if k.get("shared_memory") is not None else None,
+                "flags": as_list(k.get("flags", []))}
     except ImportError:
         pass
-    out = {"grid": None, "block": None, "cluster": ["1"], "shared_memory": None}
+    out = {"grid": None, "block": None, "cluster": ["1"], "shared_memory": None, "flags": []}
     for s in _section_lines(spec_path, "kernel"):
-        m = re.match(r"^\s+(grid|block|cluster|shared_memory):\s*(.*)$", s)
+        m = re.match(r"^\s+(grid|block|cluster|shared_memory|flags):\s*(.*)$", s)
         if not m:
             continue
         key, val = m.group(1), m.group(2).strip()
@@ -167,15 +189,14 @@ def spec_arguments(spec_path):
     try:
         import yaml  # noqa: WPS433
         with open(spec_path) as f:
-            return [{k: str(v) for k, v in a.items()} for a in yaml.safe_load(f)["arguments"]]
+            return [_as_text(a) for a in yaml.safe_load(f)["arguments"]]
     except ImportError:
         pass
     out = []
     for s in _section_lines(spec_path, "arguments"):
         m = re.match(r"^\s+-\s*\{(.*)\}\s*$", s)
         if m:
-            out.append(dict((kv.split(":", 1)[0].strip(), kv.split(":", 1)[1].strip().strip("\"'"))
-                            for kv in _split_flow(m.group(1))))
+            out.append(_flow_value("{" + m.group(1) + "}"))
         elif re.match(r"^\s+-\s", s):
             raise ValueError(f"{spec_path}: an argument that is not one flow mapping ({s.strip()}) needs PyYAML")
     if not out:
@@ -188,23 +209,31 @@ class SpecLaunch:
     shared memory, argument list), through CuPy: `bound` gives the tensors for
     named arguments; every other buffer is allocated zeroed (scratch and
     counters in these specs) and scalars take their `value` expressions.
-    A clustered config goes through ClusterLaunch. Calling it launches on
-    torch's current stream."""
+    A clustered config, or one with tensor maps, goes through DriverLaunch.
+    Calling it launches on torch's current stream."""
 
     def __init__(self, spec_path, source, entry, cfg, size, bound, cache_dir):
         import numpy as np
         import torch
         self.cfg, self.size = cfg, size
-        self.fn, self.how, self.attrs = compile_kernel(source, entry, cfg, cache_dir)
-        names = dict(size, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
         launch = spec_launch(spec_path)
+        self.fn, self.how, self.attrs = compile_kernel(source, entry, cfg, cache_dir, launch["flags"])
+        names = dict(size, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
         self.grid, self.block, self.smem = launch_dims(launch, names)
         self.cluster = cluster_dims(launch, names)
         set_smem(self.fn, self.smem)
         dtypes = {"bf16": torch.bfloat16, "f32": torch.float32, "u32": torch.int32, "i32": torch.int32}
         self.scratch, args = {}, []  # scratch: kept on self, since a graph replays these pointers
-        for a in spec_arguments(spec_path):
-            if a["name"] in bound:
+        spec_args = spec_arguments(spec_path)
+        for a in spec_args:
+            if "tensor_map" in a:
+                of = a["tensor_map"]["of"]
+                buf = bound.get(of)
+                if buf is None:
+                    raise ValueError(f"{spec_path}: tensor map {a['name']} is over {of}, which is not bound")
+                elem = next(x["type"] for x in spec_args if x["name"] == of)
+                args.append(TensorMap(buf, elem, a["tensor_map"], names))
+            elif a["name"] in bound:
                 args.append(to_cupy(bound[a["name"]]))
             elif "value" in a:
                 args.append(np.int32(eval_expr(a["value"], names)))
@@ -214,8 +243,10 @@ class SpecLaunch:
                 args.append(to_cupy(t))
         self.args = tuple(args)
         self.bound = bound  # kept alive with the launch, as the scratch is
-        self.launch_ex = ClusterLaunch(self.fn, self.grid, self.block, self.smem, self.cluster, self.args) \
-            if self.cluster != (1, 1, 1) else None
+        # CuPy cannot pass a tensor map by value; cuLaunchKernelEx can
+        by_driver = self.cluster != (1, 1, 1) or any(isinstance(x, TensorMap) for x in args)
+        self.launch_ex = DriverLaunch(self.fn, self.grid, self.block, self.smem, self.cluster, self.args) \
+            if by_driver else None
 
     def __call__(self):
         if self.launch_ex is not None:
@@ -246,12 +277,49 @@ def cluster_dims(launch, names):
     return tuple(c + [1] * (3 - len(c)))
 
 
-class ClusterLaunch:
-    """Launches a CuPy-loaded kernel in thread-block clusters through the
-    driver's cuLaunchKernelEx (CuPy's own launch cannot set the cluster
-    attribute), on torch's current stream. Clusters of 9 to 16 blocks get
-    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED first, as tunekit's
-    worker does."""
+class TensorMap:
+    """A spec's `tensor_map` argument (docs/spec-format.md) over a torch
+    tensor, encoded as tunekit's worker encodes it: cuTensorMapEncodeTiled,
+    dims and box innermost first, a dense row-major array, out-of-range box
+    elements read as zero (or NaN), L2 promotion 128 bytes unless the spec says
+    otherwise. `value` is the 128-byte, 64-byte aligned CUtensorMap."""
+    DATA_TYPES = {"bf16": 9, "f16": 6, "f32": 7, "f64": 8, "u8": 0, "i8": 0, "u16": 1, "i16": 1, "u32": 2,
+                  "i32": 3, "u64": 4, "i64": 5}
+    SIZES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4,
+             "u64": 8, "i64": 8}
+    SWIZZLES = {"none": 0, "0": 0, "32": 1, "64": 2, "128": 3}
+
+    def __init__(self, tensor, elem_type, spec, names):
+        import ctypes
+        # 128 bytes on a 64-byte boundary, as CUtensorMap is declared
+        self._raw = (ctypes.c_uint8 * 192)()
+        self.value = (ctypes.c_uint64 * 16).from_buffer(self._raw, -ctypes.addressof(self._raw) % 64)
+        dims = [int(eval_expr(e, names)) for e in spec["dims"]]
+        box = [int(eval_expr(e, names)) for e in spec["box"]] + [1] * (len(dims) - len(spec["box"]))
+        rank, size = len(dims), self.SIZES[elem_type]
+        strides, stride = [], size
+        for d in dims[:-1]:
+            stride *= d
+            strides.append(stride)
+        u64s, u32s = ctypes.c_uint64 * rank, ctypes.c_uint32 * rank
+        l2 = {"none": 0, "0": 0, "64": 1, "128": 2, "256": 3}[str(spec.get("l2_promotion", "128"))]
+        oob = 1 if str(spec.get("oob", "zero")) == "nan" else 0
+        self._tensor = tensor  # kept alive: the map holds its address
+        rc = ctypes.CDLL("libcuda.so.1").cuTensorMapEncodeTiled(
+            self.value, self.DATA_TYPES[elem_type], rank, ctypes.c_void_p(tensor.data_ptr()),
+            u64s(*dims), (ctypes.c_uint64 * max(1, rank - 1))(*strides), u32s(*box), u32s(*([1] * rank)), 0,
+            self.SWIZZLES[str(spec.get("swizzle", "none"))], l2, oob)
+        if rc != 0:
+            raise RuntimeError(f"cuTensorMapEncodeTiled(dims {dims}, box {box}): CUresult {rc}")
+
+
+class DriverLaunch:
+    """Launches a CuPy-loaded kernel through the driver's cuLaunchKernelEx,
+    on torch's current stream: CuPy's own launch can neither set the cluster
+    attribute nor pass a tensor map by value. As tunekit's worker does, a
+    cluster of one block is launched without the attribute, and clusters of
+    9 to 16 blocks get CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+    first."""
 
     def __init__(self, fn, grid, block, smem, cluster, args):
         import ctypes
@@ -279,15 +347,17 @@ class ClusterLaunch:
         self._attr.value.cluster = c_uint3(*cluster)
         dim3 = lambda v: c_uint3(*(tuple(v) + (1,) * (3 - len(v))))  # noqa: E731 (specs may give 1 or 2 axes)
         self._config = Config(grid=dim3(grid), block=dim3(block), smem=smem, attrs=ctypes.pointer(self._attr),
-                              num_attrs=1)
+                              num_attrs=1 if cluster[0] * cluster[1] * cluster[2] > 1 else 0)
         holders = []
         for a in args:
             if isinstance(a, cp.ndarray):
                 holders.append(ctypes.c_void_p(a.data.ptr))
             elif isinstance(a, np.int32):
                 holders.append(ctypes.c_int32(int(a)))
+            elif isinstance(a, TensorMap):
+                holders.append(a.value)  # by value: the driver copies the 128 bytes it points at
             else:
-                raise TypeError(f"ClusterLaunch takes CuPy arrays and np.int32, not {type(a)}")
+                raise TypeError(f"DriverLaunch takes CuPy arrays, np.int32 and TensorMaps, not {type(a)}")
         self._holders = holders  # kept alive: the driver reads them at each launch
         self._params = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
                                                           for h in holders])
@@ -323,16 +393,16 @@ def nvcc_path():
     return "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else "nvcc"
 
 
-def compile_kernel(source, entry, config, cache_dir):
-    """The kernel `entry` of `source` built with -D defines from `config`:
-    CuPy's RawModule through NVRTC; when NVRTC refuses the source (e.g. it
-    needs sm_90a-only instructions or host headers), nvcc -cubin for sm_90a
-    loaded with RawModule(path=...)."""
+def compile_kernel(source, entry, config, cache_dir, flags=()):
+    """The kernel `entry` of `source` built with the spec's `flags`, then -D
+    defines from `config`: CuPy's RawModule through NVRTC; when NVRTC refuses
+    the source (e.g. it needs sm_90a-only instructions or host headers), nvcc
+    -cubin for sm_90a loaded with RawModule(path=...)."""
     import cupy as cp
-    key = (source, entry, tuple(sorted(config.items())))  # every define, size-pinned ones too
+    key = (source, entry, tuple(flags), tuple(sorted(config.items())))  # every define, size-pinned ones too
     if key in _modules:
         return _modules[key]
-    defines = [f"-D{k}={v}" for k, v in config.items()]
+    defines = list(flags) + [f"-D{k}={v}" for k, v in config.items()]
     with open(source) as f:
         code = f.read()
     opts = ["-std=c++17"] + defines
@@ -347,7 +417,7 @@ def compile_kernel(source, entry, config, cache_dir):
     except Exception as e:  # noqa: BLE001
         log(f"  NVRTC failed for {os.path.basename(source)} {config} ({str(e).splitlines()[0][:200]}); trying nvcc")
         os.makedirs(cache_dir, exist_ok=True)
-        tag = "_".join(f"{k}{v}" for k, v in config.items())
+        tag = "_".join([f.lstrip("-").replace("=", "") for f in flags] + [f"{k}{v}" for k, v in config.items()])
         cubin = os.path.join(cache_dir, f"{os.path.splitext(os.path.basename(source))[0]}_{tag}.cubin")
         cmd = [nvcc_path(), "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", *defines,
                "-o", cubin, source]
@@ -460,7 +530,7 @@ def flush_fn(kind):
         elif kind == "none":
             # No flush, but a ~0.1 ms spin in its place: the timed launch must
             # still find the GPU busy, or its sample holds the CPU's launch
-            # latency (15 us through ClusterLaunch) instead of the kernel.
+            # latency (15 us through DriverLaunch) instead of the kernel.
             _flush_bufs[kind] = lambda: torch.cuda._sleep(200_000)
         else:
             raise ValueError(f"flush must be one of {FLUSHES + ('store', 'store0', 'worker', 'none')}, not {kind!r}")

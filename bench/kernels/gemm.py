@@ -2,7 +2,7 @@
 """bf16 GEMM on the GPU (issue #5): tunekit tunes kernels/gemm per shape, and
 each shape's best kernel is compared with cuBLAS (torch.matmul) in the same run.
 
-  python3 bench/kernels/gemm.py --tunekit build/bin/tunekit --out DIR [--layout nk|kn] [--kernels mma,wgmma,skinny,stream,gemv]
+  python3 bench/kernels/gemm.py --tunekit build/bin/tunekit --out DIR [--layout nk|kn] [--kernels mma,wgmma,skinny,stream,gemv,swap]
 
 For every shape of the suite it prints the tuned time, TFLOP/s, the fraction
 of the roofline and the ratio to cuBLAS. The roofline's floor is
@@ -46,6 +46,7 @@ SPECS = {
     "skinny": os.path.join(ROOT, "kernels", "gemm", "gemm_skinny.yaml"),
     "stream": os.path.join(ROOT, "kernels", "gemm", "gemm_stream.yaml"),
     "gemv": os.path.join(ROOT, "kernels", "gemm", "gemm_gemv.yaml"),
+    "swap": os.path.join(ROOT, "kernels", "gemm", "wgmma_swap.yaml"),
 }
 
 
@@ -166,10 +167,7 @@ def same_timer_launch(a, torch, r, m, k, n, layout):
     (docs/PERFORMANCE.md, run 15): gemm_gemv at (1, 4096, 4096) reads 15.2 us
     in tunekit's worker and 14.3 or 15.0 here; gemm_skinny's split-K cluster
     at (4, 2048, 128) 6.0 there and 6.6 here. (launch, max abs diff against
-    fp32), or None where SpecLaunch cannot launch the kernel (wgmma's
-    tensor-map arguments)."""
-    if any("tensor_map" in x for x in common.spec_arguments(SPECS[r["kernel"]])):
-        return None
+    fp32)."""
     src, entry = spec_source_entry(r["kernel"])
     x = torch.empty(m, k, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
     w = torch.empty(*((n, k) if layout == "nk" else (k, n)), dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
@@ -207,16 +205,19 @@ def ragged_check(a, seed):
               "wgmma": ["M=[7,130,1000]", "K=[8,200,1000]", "N=[77,264]", "B_NK=[0,1]"],
               "skinny": ["M=[1,5,33,64]", "K=[8,200,1000]", "N=[7,300]", "B_NK=[1]"],
               "stream": ["M=[1,5,16]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"],
-              "gemv": ["M=[1,5,8]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"]}
+              "gemv": ["M=[1,5,8]", "K=[8,200,4104]", "N=[7,2201]", "B_NK=[1]"],
+              "swap": ["M=[1,5,16,33,64,100]", "K=[8,200,4104]", "N=[7,77,2201]", "B_NK=[1]"]}
     # Parts of a space that the random picks above rarely reach, swept on their own
     # (--where): split-K clusters of 9 to 16 blocks, a non-portable cluster size;
     # persistent wgmma blocks staging C in their own region (more tiles than SMs);
     # wgmma's split-K clusters (fewer tiles than SMs; K = 64 leaves a block no slice);
-    # gemv's teams of warps that sum a row group through shared memory.
+    # gemv's teams of warps that sum a row group through shared memory;
+    # wgmma_swap's clusters of 8 and 16 (a non-portable size).
     narrow = {"skinny": [("CLUSTER == 1 and SPLIT_K > 8", ["M=[1,5,33]", "K=[1000,4104]", "N=[300,2201]", "B_NK=[1]"])],
               "wgmma": [("EPILOGUE == 2", ["M=[1000,2999]", "K=[200,1000]", "N=[264,1000]", "B_NK=[0,1]"]),
                         ("SPLIT_K > 1", ["M=[7,130]", "K=[64,200,1000]", "N=[77,264]", "B_NK=[0,1]"])],
-              "gemv": [("WK > 1", ["M=[1,5,8]", "K=[200,4104]", "N=[7,2201]", "B_NK=[1]"])]}
+              "gemv": [("WK > 1", ["M=[1,5,8]", "K=[200,4104]", "N=[7,2201]", "B_NK=[1]"])],
+              "swap": [("SPLIT_K >= 8", ["M=[1,5,16,33]", "K=[1000,4104]", "N=[77,2201]", "B_NK=[1]"])]}
     sweeps = [(k, ragged[k], None) for k in a.kernels.split(",")]
     sweeps += [(k, axes, where) for k in a.kernels.split(",") for where, axes in narrow.get(k, [])]
     for n, (kernel, axes, where) in enumerate(sweeps):
@@ -326,7 +327,7 @@ def main():
     ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
     ap.add_argument("--out", default="/tmp/tunekit-bench-gemm")
     ap.add_argument("--layout", default="nk", choices=["nk", "kn"])
-    ap.add_argument("--kernels", default="mma,wgmma,skinny,stream,gemv")
+    ap.add_argument("--kernels", default="mma,wgmma,skinny,stream,gemv,swap")
     ap.add_argument("--max-evals", default="",
                     help="random search with this budget per size: N, or KERNEL=N,... (default: exhaustive)")
     ap.add_argument("--check", action="store_true",

@@ -23,6 +23,15 @@
 // (and N % 8 == 0 when b_nk = 0); the spec's constraints say so, and other
 // shapes go to kernels/gemm/gemm_mma.cu.
 //
+// SWAP_AB = 1 is for decode shapes (small M, B as N x K): the block
+// computes its tile of Cᵀ = B·Aᵀ, so that the weights B fill wgmma's
+// 64-row side and M (down to 1) its narrow N side (n8 to n64), with no
+// tensor work thrown away on rows of A that do not exist. BM and BN still
+// tile C (BM is then 8 to 64, BN 16 to 128); the tile is transposed on its way
+// through shared memory. The weights stream through the TMA ring, which keeps
+// them out of the registers, and SPLIT_K spreads K over the SMs; KSUB puts
+// several 64-deep boxes in a stage, EVICT marks B's lines evict-first.
+//
 // CLUSTER_M = 2 pairs blocks along M that share B's tile by TMA multicast;
 // SPLIT_K = 2 or 4 makes a cluster of blocks that split K and sum their fp32
 // tiles through distributed shared memory. EPILOGUE picks how C leaves (see
@@ -33,9 +42,10 @@
 // M, N, K, b_nk. Tensor maps (spec `tensor_map` arguments):
 //   A: dims [K, M], box [64, BM]
 //   B: b_nk = 1: dims [K, N], box [64, BN]   b_nk = 0: dims [N, K], box [64, 64]
-// Dynamic shared memory: STAGES * (BM + BN) * 128 + 1024 bytes (the 1024 buys
-// the alignment that the 128-byte swizzle pattern needs), plus BM * (BN * 2 +
-// 16) with EPILOGUE=2 (kSmemBytes).
+// Dynamic shared memory: STAGES * KSUB * (BM + BN) * 128 + 1024 bytes (the
+// 1024 buys the alignment that the 128-byte swizzle pattern needs; with
+// SWAP_AB, BN counts as at least 64), plus BM * (BN * 2 + 16) with
+// EPILOGUE=2 (kSmemBytes).
 #include <cuda_bf16.h>
 
 #ifndef BM
@@ -59,6 +69,15 @@
 #ifndef SPLIT_K
 #define SPLIT_K 1  // blocks per cluster along K (with CLUSTER_M = 1): each sums a share of K; the fp32 tiles meet in shared memory
 #endif
+#ifndef SWAP_AB
+#define SWAP_AB 0  // 1: compute Cᵀ = B·Aᵀ (B as N x K), the weights on wgmma's 64-row side (decode shapes)
+#endif
+#ifndef KSUB
+#define KSUB 1  // SWAP_AB: 64-deep K boxes per stage, so each of B's rows is read KSUB * 128 contiguous bytes at a time
+#endif
+#ifndef EVICT
+#define EVICT 0  // SWAP_AB: 1 loads B with the L2 evict-first policy (it is read once)
+#endif
 #ifndef EPILOGUE
 #define EPILOGUE 1  // C leaves through shared memory in whole 16-byte row chunks: 1 in the ring (one tile per
                     // block), 2 in a region of its own (persistent blocks too); 0: registers straight to global
@@ -66,21 +85,43 @@
 
 namespace {
 
-constexpr int kBK = 64;                      // K per stage: one 128-byte swizzle row of bf16
-constexpr int kRowsPerConsumer = BM / CONSUMERS;
+constexpr int kBK = 64;                      // K per box: one 128-byte swizzle row of bf16
+constexpr int kStageK = kBK * KSUB;          // K per stage
+// The wgmma shape: kWM rows (the operand in the ring's first slot, A, or B
+// with SWAP_AB) by kWN columns per block. With SWAP_AB a BN of 16 or 32
+// loads only that many of B's rows into the m64 block (kARows): the rows
+// below hold stale data whose results are never stored. Twice or four times
+// the blocks then share B without a split-K reduction.
+constexpr int kWM = SWAP_AB ? (BN < 64 ? 64 : BN) : BM;
+constexpr int kWN = SWAP_AB ? BM : BN;
+constexpr int kARows = SWAP_AB ? BN : kWM;
+constexpr int kRowsPerConsumer = kWM / CONSUMERS;
 constexpr int kMI = kRowsPerConsumer / 64;   // m64 blocks per consumer
 constexpr int kThreads = 128 * (CONSUMERS + 1);
-constexpr int kABytes = BM * kBK * 2;
-constexpr int kBBytes = BN * kBK * 2;
+constexpr int kABytes = kWM * kStageK * 2;
+constexpr int kBBytes = kWN * kStageK * 2;
 constexpr int kStageBytes = kABytes + kBBytes;
-static_assert(BM % (64 * CONSUMERS) == 0 && (kMI == 1 || kMI == 2), "BM must be CONSUMERS * 64 * (1 or 2)");
-static_assert(BN % 64 == 0 && BN <= 256, "BN must be 64, 128, 192 or 256");
-static_assert(kMI * BN <= 256, "accumulators would exceed the register budget");
+constexpr int kStageLoadBytes = (kARows + kWN) * kStageK * 2;  // what the copies of a stage write
+static_assert(kWM % (64 * CONSUMERS) == 0 && (kMI == 1 || kMI == 2), "the wgmma rows must be CONSUMERS * 64 * (1 or 2)");
+static_assert(SWAP_AB ? ((BM == 8 || BM == 16 || BM == 32 || BM == 64) && (BN == 16 || BN == 32 || BN % 64 == 0))
+                      : (BN % 64 == 0 && BN <= 256),
+              "BN must be 64, 128, 192 or 256 (with SWAP_AB, BM 8, 16, 32 or 64 and BN 16, 32, 64 or 128)");
+static_assert(kMI * kWN <= 256, "accumulators would exceed the register budget");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "CLUSTER_M must be 1 or 2");
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stages must keep 1024-byte alignment");
 static_assert(EPILOGUE >= 0 && EPILOGUE <= 2, "EPILOGUE must be 0, 1 or 2");
-static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4, "SPLIT_K must be 1, 2 or 4");
+static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4 || SPLIT_K == 8 || SPLIT_K == 16,
+              "SPLIT_K must be 1, 2, 4, 8 or 16 (a cluster of 16 is Hopper's non-portable size)");
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "a cluster either splits K or shares B");
+static_assert(SWAP_AB == 0 || (CLUSTER_M == 1 && (EPILOGUE != 0 || SPLIT_K > 1)),
+              "SWAP_AB transposes the tile in shared memory and shares nothing across a cluster");
+static_assert((KSUB == 1 && EVICT == 0) || SWAP_AB, "KSUB and EVICT are SWAP_AB's");
+static_assert(KSUB == 1 || KSUB == 2 || KSUB == 4 || KSUB == 8, "KSUB must be 1, 2, 4 or 8");
+// Two blocks per SM where the accumulators are few (SWAP_AB's narrow tiles)
+// and the rings small enough: one block's copies then run while the other
+// finishes, and more tiles fit in one wave. The big tiles keep the whole
+// register file for one block, which setmaxnreg hands to the consumers.
+constexpr int kMinBlocks = (SWAP_AB && kMI * kWN <= 64) ? 2 : 1;
 // A row of a split-K partial tile (fp32), padded so that the float2 writes
 // of a half warp (4 rows x 4 lanes) hit 32 different banks.
 constexpr int kPRowBytes = BN * 4 + 32;
@@ -127,6 +168,16 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap* map, 
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(bar)
+      : "memory");
+}
+
+// The same with an L2 cache policy (createpolicy) for the lines it reads.
+__device__ __forceinline__ void tma_load_2d_hint(unsigned dst, const TensorMap* map, int inner, int outer, unsigned bar,
+                                                 unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(bar), "l"(policy)
       : "memory");
 }
 
@@ -204,6 +255,45 @@ template <int n_, int tb_>
 struct Wgmma;
 
 template <int tb_>
+struct Wgmma<8, tb_> {
+  static __device__ __forceinline__ void mma(float (&d)[4], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3}, "
+        "%4, %5, p, 1, 1, 0, %6;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(da), "l"(db), "n"(tb_));
+  }
+};
+
+template <int tb_>
+struct Wgmma<16, tb_> {
+  static __device__ __forceinline__ void mma(float (&d)[8], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, "
+        "%8, %9, p, 1, 1, 0, %10;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(da), "l"(db), "n"(tb_));
+  }
+};
+
+template <int tb_>
+struct Wgmma<32, tb_> {
+  static __device__ __forceinline__ void mma(float (&d)[16], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "%16, %17, p, 1, 1, 0, %18;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(da), "l"(db), "n"(tb_));
+  }
+};
+
+template <int tb_>
 struct Wgmma<64, tb_> {
   static __device__ __forceinline__ void mma(float (&d)[32], unsigned long long da, unsigned long long db) {
     asm volatile(
@@ -278,40 +368,58 @@ __device__ __forceinline__ void tile_of(int pid, int tiles_m, int tiles_n, int& 
 }
 
 template <int tb_>
-__device__ __forceinline__ void consume(float (&acc)[kMI][BN / 2], unsigned a_stage, unsigned b_stage, int consumer) {
+__device__ __forceinline__ void consume(float (&acc)[kMI][kWN / 2], unsigned a_stage, unsigned b_stage, int consumer) {
   wgmma_fence();
 #pragma unroll
-  for (int k = 0; k < kBK / 16; ++k) {
+  for (int k = 0; k < kStageK / 16; ++k) {
+    // K-major operands hold KSUB boxes of 64 K each, one after the other.
+    const int sub = k / (kBK / 16), ks = k % (kBK / 16);
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi) {
       // A: this consumer's 64-row block; each k16 step is 32 bytes along the swizzled row.
-      const unsigned a = a_stage + (consumer * kMI + mi) * 64 * 128 + k * 32;
-      // B: K-major steps 32 bytes along the row; MN-major steps 16 rows of 128 bytes.
-      const unsigned b = tb_ ? b_stage + k * 16 * 128 : b_stage + k * 32;
-      Wgmma<BN, tb_>::mma(acc[mi], descriptor(a, 16), descriptor(b, tb_ ? kBK * 128 : 16));
+      const unsigned a = a_stage + sub * kWM * 128 + (consumer * kMI + mi) * 64 * 128 + ks * 32;
+      // B: K-major steps 32 bytes along the row; MN-major (KSUB = 1) steps 16 rows of 128 bytes.
+      const unsigned b = tb_ ? b_stage + k * 16 * 128 : b_stage + sub * kWN * 128 + ks * 32;
+      Wgmma<kWN, tb_>::mma(acc[mi], descriptor(a, 16), descriptor(b, tb_ ? kBK * 128 : 16));
     }
   }
   wgmma_commit();
 }
 
-// Writes this consumer's accumulators into a row-major tile at `tile` in
-// shared memory, rows `row_bytes` apart: bf16 pairs (the staged epilogue) or
-// float pairs (fp32_, a split-K partial). The m64nN accumulator layout is the
-// mma.sync m16n8 one per warp, repeated along N: d[4j + 2h + c] is row
-// 16w + lane/4 + 8h, column 8j + 2(lane % 4) + c.
+// Writes this consumer's accumulators into the row-major BM x BN tile of C
+// at `tile` in shared memory, rows `row_bytes` apart: bf16 (the staged
+// epilogue) or floats (fp32_, a split-K partial). The m64nN accumulator
+// layout is the mma.sync m16n8 one per warp, repeated along N: d[4j + 2h + c]
+// is row 16w + lane/4 + 8h, column 8j + 2(lane % 4) + c of the wgmma tile,
+// which SWAP_AB transposes (so each value goes alone, not as a pair).
 template <bool fp32_>
-__device__ __forceinline__ void stage_acc(const float (&acc)[kMI][BN / 2], unsigned tile, int row_bytes, int consumer,
+__device__ __forceinline__ void stage_acc(const float (&acc)[kMI][kWN / 2], unsigned tile, int row_bytes, int consumer,
                                           int warp, int lane) {
+  constexpr int kElem = fp32_ ? 4 : 2;
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = (consumer * kMI + mi) * 64 + warp * 16 + lane / 4 + 8 * h;
+      if (kARows < kWM && row >= kARows) continue;  // a row of B that was not loaded
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
+      for (int j = 0; j < kWN / 8; ++j) {
         const int col = 8 * j + 2 * (lane % 4);
         const float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
-        if (fp32_) {
+        if (SWAP_AB) {
+          // wgmma (row, col) is C's (col, row): v0 and v1 land a row apart.
+          const unsigned at = tile + col * row_bytes + row * kElem;
+          if (fp32_) {
+            asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(at), "f"(v0) : "memory");
+            asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(at + row_bytes), "f"(v1) : "memory");
+          } else {
+            asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(at), "h"(__bfloat16_as_ushort(__float2bfloat16_rn(v0)))
+                         : "memory");
+            asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(at + row_bytes),
+                         "h"(__bfloat16_as_ushort(__float2bfloat16_rn(v1)))
+                         : "memory");
+          }
+        } else if (fp32_) {
           asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(tile + row * row_bytes + col * 4), "f"(v0), "f"(v1)
                        : "memory");
         } else {
@@ -326,7 +434,7 @@ __device__ __forceinline__ void stage_acc(const float (&acc)[kMI][BN / 2], unsig
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1)
+extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, __nv_bfloat16* __restrict__ C,
            const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, int M, int N, int K,
            int b_nk) {
@@ -339,7 +447,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
   const unsigned base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const int wg = threadIdx.x / 128;
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
-  const int ktiles = (K + kBK - 1) / kBK;
+  const int ktiles = (K + kStageK - 1) / kStageK;  // stages' worth of K
   const unsigned rank = CLUSTER_M > 1 ? cluster_rank() : 0;
   // SPLIT_K: block `kpart` of a cluster takes K slices [kt_begin, kt_end) of its tile.
   const int kpart = SPLIT_K > 1 ? static_cast<int>(cluster_rank()) : 0;
@@ -354,8 +462,13 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
   // EPILOGUE=1 stages C in the ring, and SPLIT_K leaves its partial tile
   // there, which a persistent block's producer is already refilling.
   if ((EPILOGUE == 1 || SPLIT_K > 1) && static_cast<int>(gridDim.x) < tiles * SPLIT_K) __trap();
+  if (SWAP_AB && !b_nk) __trap();  // Bᵀ's rows would not be K-major
 
   if (threadIdx.x == 0) {
+    // The copy engine reads each map from parameter memory on first use;
+    // fetch both now, while the barriers are set up, not at the first copy.
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmap_a)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&tmap_b)) : "memory");
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(smem_addr(&full[s]), 1);
       // Every consumer of every CTA in the cluster reads each B half.
@@ -377,8 +490,10 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
   // get consecutive tile ids, which tile_of maps to consecutive tile rows of
   // one tile column (GROUP_M even): they share B's tile.
   if (wg == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (kMinBlocks == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
+      unsigned long long evict_first = 0;
+      if (EVICT) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(evict_first));
       int it = 0;
       for (int pid = blockIdx.x / SPLIT_K; pid < tiles; pid += gridDim.x / SPLIT_K) {
         int tm, tn;
@@ -388,7 +503,20 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
           if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), ((it / STAGES) - 1) & 1);
           const unsigned a_dst = base + s * kStageBytes, b_dst = a_dst + kABytes;
           const unsigned bar = smem_addr(&full[s]);
-          mbar_expect_tx(bar, kStageBytes);
+          mbar_expect_tx(bar, kStageLoadBytes);
+          if (SWAP_AB) {
+            // B's rows fill the wgmma rows, A's the narrow side (the maps' boxes are BN and BM rows)
+            // (Boxes of 8 rows, a row group's KSUB boxes back to back, were
+            // 4 to 10 us slower: run 16e.)
+#pragma unroll
+            for (int sub = 0; sub < KSUB; ++sub) {
+              const int k0 = (kt * KSUB + sub) * kBK;
+              if (EVICT) tma_load_2d_hint(a_dst + sub * kWM * 128, &tmap_b, k0, tn * BN, bar, evict_first);
+              else tma_load_2d(a_dst + sub * kWM * 128, &tmap_b, k0, tn * BN, bar);
+              tma_load_2d(b_dst + sub * kWN * 128, &tmap_a, k0, tm * BM, bar);
+            }
+            continue;
+          }
           tma_load_2d(a_dst, &tmap_a, kt * kBK, tm * BM, bar);
           if (CLUSTER_M == 1) {
             if (b_nk) {
@@ -421,10 +549,10 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
     // us at 4096^3, hot, wgmma_check.cu).
     return;
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMERS == 1 ? 240 : 232));
+    if (kMinBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMERS == 1 ? 240 : 232));
     const int consumer = wg - 1;
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    float acc[kMI][BN / 2];
+    float acc[kMI][kWN / 2];
     int it = 0;
     for (int pid = blockIdx.x / SPLIT_K; pid < tiles; pid += gridDim.x / SPLIT_K) {
       int tm, tn;
@@ -432,13 +560,13 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
+        for (int i = 0; i < kWN / 2; ++i) acc[mi][i] = 0.f;
 
       for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
         const int s = it % STAGES;
         mbar_wait(smem_addr(&full[s]), (it / STAGES) & 1);
         const unsigned a_stage = base + s * kStageBytes, b_stage = a_stage + kABytes;
-        if (b_nk) consume<0>(acc, a_stage, b_stage, consumer);
+        if (b_nk || SWAP_AB) consume<0>(acc, a_stage, b_stage, consumer);
         else consume<1>(acc, a_stage, b_stage, consumer);
         // One group stays in flight while the next stage is awaited; the one
         // before it has finished reading its stage, which goes back to the
@@ -453,17 +581,19 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #if SPLIT_K > 1
       // Split-K: every block of the cluster holds an fp32 partial of the
       // whole tile. It leaves it in its ring (idle: one tile per block); after
-      // a cluster barrier, block q sums rows [q, q + 1) * BM / SPLIT_K of all
-      // the partials through distributed shared memory and stores them, in
-      // the order of the blocks, so C does not depend on timing. The barrier
-      // at the kernel's end keeps each partial until every block has read it.
+      // a cluster barrier, block q sums its share of the tile's 4-column
+      // chunks (of the rows inside C: one row of 8 for a GEMV) from all the
+      // partials through distributed shared memory and stores them, in the
+      // order of the blocks, so C does not depend on timing. The barrier at
+      // the kernel's end keeps each partial until every block has read it.
       asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
       stage_acc<true>(acc, base, kPRowBytes, consumer, warp, lane);
       cluster_sync();
-      constexpr int kRows = BM / SPLIT_K;
+      const int chunks = min(BM, M - tm * BM) * (BN / 4);
       const bool vec = (N % 4) == 0;  // 8-byte stores of 4 bf16 stay aligned
-      for (int idx = threadIdx.x - 128; idx < kRows * BN / 4; idx += 128 * CONSUMERS) {
-        const int row = kpart * kRows + idx / (BN / 4), col = (idx % (BN / 4)) * 4;
+      for (int idx = kpart * chunks / SPLIT_K + threadIdx.x - 128; idx < (kpart + 1) * chunks / SPLIT_K;
+           idx += 128 * CONSUMERS) {
+        const int row = idx / (BN / 4), col = (idx % (BN / 4)) * 4;
         const int grow = tm * BM + row, gcol = tn * BN + col;
         if (grow >= M || gcol >= N) continue;
         float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
