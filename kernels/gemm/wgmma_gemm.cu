@@ -75,9 +75,6 @@
 #ifndef KSUB
 #define KSUB 1  // SWAP_AB: 64-deep K boxes per stage, so each of B's rows is read KSUB * 128 contiguous bytes at a time
 #endif
-#ifndef ROW_GROUPS
-#define ROW_GROUPS 0  // SWAP_AB: 1 loads B in boxes of 8 rows, each group's KSUB boxes back to back (B's map: box [64, 8])
-#endif
 #ifndef EVICT
 #define EVICT 0  // SWAP_AB: 1 loads B with the L2 evict-first policy (it is read once)
 #endif
@@ -118,7 +115,7 @@ static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4 || SPLIT_K == 8 || SP
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "a cluster either splits K or shares B");
 static_assert(SWAP_AB == 0 || (CLUSTER_M == 1 && (EPILOGUE != 0 || SPLIT_K > 1)),
               "SWAP_AB transposes the tile in shared memory and shares nothing across a cluster");
-static_assert((KSUB == 1 && EVICT == 0 && ROW_GROUPS == 0) || SWAP_AB, "KSUB, EVICT and ROW_GROUPS are SWAP_AB's");
+static_assert((KSUB == 1 && EVICT == 0) || SWAP_AB, "KSUB and EVICT are SWAP_AB's");
 static_assert(KSUB == 1 || KSUB == 2 || KSUB == 4 || KSUB == 8, "KSUB must be 1, 2, 4 or 8");
 // Two blocks per SM where the accumulators are few (SWAP_AB's narrow tiles)
 // and the rings small enough: one block's copies then run while the other
@@ -509,21 +506,15 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
           mbar_expect_tx(bar, kStageLoadBytes);
           if (SWAP_AB) {
             // B's rows fill the wgmma rows, A's the narrow side (the maps' boxes are BN and BM rows)
-            // ROW_GROUPS: one 8-row swizzle atom per box, so that a group's
-            // KSUB * 128 contiguous bytes of each row are requested together.
-            constexpr int kGroups = ROW_GROUPS ? kARows / 8 : 1, kBoxRows = kARows / kGroups;
+            // (Boxes of 8 rows, a row group's KSUB boxes back to back, were
+            // 4 to 10 us slower: run 16e.)
 #pragma unroll
-            for (int g = 0; g < kGroups; ++g)
-#pragma unroll
-              for (int sub = 0; sub < KSUB; ++sub) {
-                const unsigned dst = a_dst + sub * kWM * 128 + g * kBoxRows * 128;
-                const int k0 = (kt * KSUB + sub) * kBK, row0 = tn * BN + g * kBoxRows;
-                if (EVICT) tma_load_2d_hint(dst, &tmap_b, k0, row0, bar, evict_first);
-                else tma_load_2d(dst, &tmap_b, k0, row0, bar);
-              }
-#pragma unroll
-            for (int sub = 0; sub < KSUB; ++sub)
-              tma_load_2d(b_dst + sub * kWN * 128, &tmap_a, (kt * KSUB + sub) * kBK, tm * BM, bar);
+            for (int sub = 0; sub < KSUB; ++sub) {
+              const int k0 = (kt * KSUB + sub) * kBK;
+              if (EVICT) tma_load_2d_hint(a_dst + sub * kWM * 128, &tmap_b, k0, tn * BN, bar, evict_first);
+              else tma_load_2d(a_dst + sub * kWM * 128, &tmap_b, k0, tn * BN, bar);
+              tma_load_2d(b_dst + sub * kWN * 128, &tmap_a, k0, tm * BM, bar);
+            }
             continue;
           }
           tma_load_2d(a_dst, &tmap_a, kt * kBK, tm * BM, bar);
