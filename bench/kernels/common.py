@@ -182,6 +182,15 @@ def spec_launch(spec_path):
     return out
 
 
+def spec_source_entry(spec_path):
+    """The spec's kernel source (a path next to the spec) and entry."""
+    with open(spec_path) as f:
+        text = f.read()
+    src = re.search(r"^\s+source:\s*(\S+)", text, re.M).group(1)
+    entry = re.search(r"^\s+entry:\s*(\S+)", text, re.M).group(1)
+    return os.path.join(os.path.dirname(spec_path), src), entry
+
+
 def spec_arguments(spec_path):
     """The spec's `arguments` as dicts (name, type, size or value, role, ...).
     PyYAML when present, else the flow-mapping lines (`  - {name: A, ...}`)

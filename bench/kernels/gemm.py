@@ -150,16 +150,6 @@ def cublas_fn(torch, m, k, n, layout):
     return lambda: torch.matmul(a, b)
 
 
-def spec_source_entry(kernel):
-    """The spec's kernel source (a path next to the spec) and entry."""
-    import re
-    with open(SPECS[kernel]) as f:
-        text = f.read()
-    src = re.search(r"^\s+source:\s*(\S+)", text, re.M).group(1)
-    entry = re.search(r"^\s+entry:\s*(\S+)", text, re.M).group(1)
-    return os.path.join(os.path.dirname(SPECS[kernel]), src), entry
-
-
 def same_timer_launch(a, torch, r, m, k, n, layout):
     """The tuned best launched as its spec says (common.SpecLaunch), to be timed
     as cuBLAS is (common.timed_us, the same flush, in this process): the ratio
@@ -168,7 +158,7 @@ def same_timer_launch(a, torch, r, m, k, n, layout):
     in tunekit's worker and 14.3 or 15.0 here; gemm_skinny's split-K cluster
     at (4, 2048, 128) 6.0 there and 6.6 here. (launch, max abs diff against
     fp32)."""
-    src, entry = spec_source_entry(r["kernel"])
+    src, entry = common.spec_source_entry(SPECS[r["kernel"]])
     x = torch.empty(m, k, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
     w = torch.empty(*((n, k) if layout == "nk" else (k, n)), dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
     c = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")

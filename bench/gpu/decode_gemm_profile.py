@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Runs a decode GEMM's tuned kernels and cuBLAS on one shape a few times
+each, for a profiler to look at (issue #5: why gemm_wgmma_swap stays 1.5-2 us
+above the ideal read of its bytes, docs/PERFORMANCE.md run 16).
+
+  ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+      python3 bench/gpu/decode_gemm_profile.py --shape 16,4096,4096 --no-time
+
+Without --no-time it prints each one's median (common.timed_us, write flush).
+The configs are run 16f's best (kernels/gemm/tuned/*_policy.json); --kernel
+picks the kernels (swap, gemv), and --swap-config NAME=V,... runs
+gemm_wgmma_swap configs of one's own as well (repeat for several).
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import common  # noqa: E402
+
+GEMM = os.path.join(common.ROOT, "kernels", "gemm")
+KERNELS = {"swap": ("wgmma_swap.yaml", "gemm_wgmma_swap_policy.json"),
+           "gemv": ("gemm_gemv.yaml", "gemm_gemv_policy.json")}
+
+
+def tuned_config(policy, size):
+    """The policy's config for exactly this size, or None."""
+    with open(os.path.join(GEMM, "tuned", policy)) as f:
+        p = json.load(f)
+    for e in p["entries"]:
+        if all(e["size"].get(k) == v for k, v in size.items()):
+            return e["config"]
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shape", default="16,4096,4096", help="M,K,N (B as N x K)")
+    ap.add_argument("--kernel", action="append", default=[], help="swap or gemv (repeat; default: both)")
+    ap.add_argument("--swap-config", action="append", default=[], help="BM=16,BN=32,...: a swap config to add")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-time", action="store_true", help="only the runs (under a profiler)")
+    ap.add_argument("--out", default="/tmp/decode-gemm-profile")
+    a = ap.parse_args()
+    import torch
+    m, k, n = (int(x) for x in a.shape.split(","))
+    x = torch.empty(m, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    w = torch.empty(n, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    size = dict(M=m, K=k, N=n, B_NK=1)
+    launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
+    with common.torch_stream():
+        for name in a.kernel or list(KERNELS):
+            spec, policy = KERNELS[name]
+            cfg = tuned_config(policy, size)
+            if cfg is None:
+                print(f"{name}: no tuned config for {size} in {policy}")
+                continue
+            src, entry = common.spec_source_entry(os.path.join(GEMM, spec))
+            launches.append((f"{name} {cfg}", common.SpecLaunch(os.path.join(GEMM, spec), src, entry, cfg, size,
+                                                                dict(A=x, B=w, C=c), a.out)))
+        spec = os.path.join(GEMM, KERNELS["swap"][0])
+        for text in a.swap_config:
+            cfg = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",")}
+            launches.append((f"swap {cfg}", common.SpecLaunch(spec, *common.spec_source_entry(spec), cfg, size,
+                                                              dict(A=x, B=w, C=c), a.out)))
+        ref = x.float() @ w.float().t()
+        for name, fn in launches:
+            for _ in range(a.runs):
+                fn()
+            torch.cuda.synchronize()
+            if name != "cuBLAS":
+                print(f"{name}: max abs diff against fp32 {(c.float() - ref).abs().max().item():.3g}", flush=True)
+            if not a.no_time:
+                print(f"{name}: {common.timed_us(fn, 'write', n=100):.2f} us (write flush)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
