@@ -296,7 +296,9 @@ class TensorMap:
                   "i32": 3, "u64": 4, "i64": 5}
     SIZES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4,
              "u64": 8, "i64": 8}
-    SWIZZLES = {"none": 0, "0": 0, "32": 1, "64": 2, "128": 3}
+    # the spec's words (docs/spec-format.md) as the driver's enums
+    SWIZZLES = {"none": 0, "32": 1, "64": 2, "128": 3}
+    L2_PROMOTIONS = {"none": 0, "64": 1, "128": 2, "256": 3}
 
     def __init__(self, tensor, elem_type, spec, names):
         import ctypes
@@ -311,7 +313,7 @@ class TensorMap:
             stride *= d
             strides.append(stride)
         u64s, u32s = ctypes.c_uint64 * rank, ctypes.c_uint32 * rank
-        l2 = {"none": 0, "0": 0, "64": 1, "128": 2, "256": 3}[str(spec.get("l2_promotion", "128"))]
+        l2 = self.L2_PROMOTIONS[str(spec.get("l2_promotion", "128"))]
         oob = 1 if str(spec.get("oob", "zero")) == "nan" else 0
         self._tensor = tensor  # kept alive: the map holds its address
         rc = ctypes.CDLL("libcuda.so.1").cuTensorMapEncodeTiled(
