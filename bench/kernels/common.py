@@ -294,8 +294,6 @@ class TensorMap:
     otherwise. `value` is the 128-byte, 64-byte aligned CUtensorMap."""
     DATA_TYPES = {"bf16": 9, "f16": 6, "f32": 7, "f64": 8, "u8": 0, "i8": 0, "u16": 1, "i16": 1, "u32": 2,
                   "i32": 3, "u64": 4, "i64": 5}
-    SIZES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4,
-             "u64": 8, "i64": 8}
     # the spec's words (docs/spec-format.md) as the driver's enums
     SWIZZLES = {"none": 0, "32": 1, "64": 2, "128": 3}
     L2_PROMOTIONS = {"none": 0, "64": 1, "128": 2, "256": 3}
@@ -307,8 +305,8 @@ class TensorMap:
         self.value = (ctypes.c_uint64 * 16).from_buffer(self._raw, -ctypes.addressof(self._raw) % 64)
         dims = [int(eval_expr(e, names)) for e in spec["dims"]]
         box = [int(eval_expr(e, names)) for e in spec["box"]] + [1] * (len(dims) - len(spec["box"]))
-        rank, size = len(dims), self.SIZES[elem_type]
-        strides, stride = [], size
+        rank = len(dims)
+        strides, stride = [], tensor.element_size()
         for d in dims[:-1]:
             stride *= d
             strides.append(stride)
