@@ -18,15 +18,14 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
 import common  # noqa: E402
+from gemm import SPECS, spec_name  # noqa: E402
 
-GEMM = os.path.join(common.ROOT, "kernels", "gemm")
-KERNELS = {"swap": ("wgmma_swap.yaml", "gemm_wgmma_swap_policy.json"),
-           "gemv": ("gemm_gemv.yaml", "gemm_gemv_policy.json")}
+KERNELS = ("swap", "gemv")
 
 
 def tuned_config(policy, size):
-    """The policy's config for exactly this size, or None."""
-    with open(os.path.join(GEMM, "tuned", policy)) as f:
+    """The shipped policy's config for exactly this size, or None."""
+    with open(policy) as f:
         p = json.load(f)
     for e in p["entries"]:
         if all(e["size"].get(k) == v for k, v in size.items()):
@@ -51,20 +50,18 @@ def main():
     size = dict(M=m, K=k, N=n, B_NK=1)
     launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
     with common.torch_stream():
-        for name in a.kernel or list(KERNELS):
-            spec, policy = KERNELS[name]
+        def launch(name, cfg):
+            return (f"{name} {cfg}", common.SpecLaunch(SPECS[name], *common.spec_source_entry(SPECS[name]), cfg,
+                                                       size, dict(A=x, B=w, C=c), a.out))
+        for name in a.kernel or KERNELS:
+            policy = os.path.join(os.path.dirname(SPECS[name]), "tuned", spec_name(name) + "_policy.json")
             cfg = tuned_config(policy, size)
             if cfg is None:
                 print(f"{name}: no tuned config for {size} in {policy}")
                 continue
-            src, entry = common.spec_source_entry(os.path.join(GEMM, spec))
-            launches.append((f"{name} {cfg}", common.SpecLaunch(os.path.join(GEMM, spec), src, entry, cfg, size,
-                                                                dict(A=x, B=w, C=c), a.out)))
-        spec = os.path.join(GEMM, KERNELS["swap"][0])
+            launches.append(launch(name, cfg))
         for text in a.swap_config:
-            cfg = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",")}
-            launches.append((f"swap {cfg}", common.SpecLaunch(spec, *common.spec_source_entry(spec), cfg, size,
-                                                              dict(A=x, B=w, C=c), a.out)))
+            launches.append(launch("swap", {kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",")}))
         ref = x.float() @ w.float().t()
         for name, fn in launches:
             for _ in range(a.runs):
