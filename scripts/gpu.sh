@@ -7,10 +7,10 @@
 # Through the device tool, from a developer machine:
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
-# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [access] [carveout] [flash-b1] [gemv-probe] [gemv-same-timer] [placement] [wgmma-check] [wgmma-variants]
+# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [access] [carveout] [flash-b1] [gemv-probe] [swap-probe] [gemv-same-timer] [placement] [wgmma-check] [wgmma-variants]
 # [gemm] [gemm-read] [attention] [flash] [flash-check] (default: all of them). gemm-read is gemm with the
 # L2 flushed by reads (--flush read); a name that is no step (say `none`) only builds. Extra arguments for the kernel benchmarks go in $GEMM_ARGS,
-# $ATTENTION_ARGS, $FLASH_ARGS, $FLASH_B1_ARGS and $GEMV_ARGS.
+# $ATTENTION_ARGS, $FLASH_ARGS, $FLASH_B1_ARGS, $GEMV_ARGS and $SWAP_ARGS.
 # Logs and JSON summaries go to $OUT when set (the device tool returns them), else build-gpu/out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ if [[ "${1:-}" == --prepare ]]; then
   exit $?
 fi
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing probe access carveout flash-b1 gemv-probe gemv-same-timer placement wgmma-check gemm gemm-read attention flash flash-check)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing probe access carveout flash-b1 gemv-probe swap-probe gemv-same-timer placement wgmma-check gemm gemm-read attention flash flash-check)
 want() { local s; for s in "${steps[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 
 out=${OUT:-$root/build-gpu/out}
@@ -50,7 +50,7 @@ bin=$root/build-gpu/tunekit/bin
 
 # The *_ARGS variables are split as the shell splits words, quotes included:
 # GEMM_ARGS="--where 'gemv=MATH == 1'" passes one argument to --where.
-for v in GEMM ATTENTION FLASH FLASH_B1 GEMV; do
+for v in GEMM ATTENTION FLASH FLASH_B1 GEMV SWAP; do
   n=${v}_ARGS
   eval "args_${v,,}=(${!n:-})" || { echo "cannot split \$$n: ${!n}"; exit 2; }
 done
@@ -104,6 +104,11 @@ if want placement; then
   # gemm_gemv and cuBLAS over several weight copies and flush buffers, in passes.
   python3 bench/gpu/placement_probe.py 2>&1 | tee "$out/placement.log"
   result[placement]=$(grep -c "^  flush" "$out/placement.log")" rows"
+fi
+if want swap-probe; then
+  # gemm_wgmma_swap with parts left out, and its per-block timeline, on the decode shapes.
+  python3 bench/gpu/swap_probe.py "${args_swap[@]}" 2>&1 | tee "$out/swap_probe.log"
+  result[swap-probe]=$(grep -c "^| " "$out/swap_probe.log")" rows"
 fi
 if want gemv-probe; then
   # gemm_gemv's order of walking B against the plain read's, with and without its arithmetic.

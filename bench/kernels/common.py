@@ -591,6 +591,21 @@ STREAM_SRC = r"""
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
+// -DSTREAM_TIMELINE: the bulk kernels and empty_kernel store %globaltimer per
+// block (entry, first chunk's arrival, last chunk's arrival, exit) for
+// bench/gpu/swap_probe.py's timelines.
+#ifdef STREAM_TIMELINE
+__device__ u64 probe_times[4096 * 4];
+#define STAMP(slot)                                                     \
+  do {                                                                  \
+    u64 t_;                                                             \
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_));             \
+    if (blockIdx.x < 4096) probe_times[blockIdx.x * 4 + (slot)] = t_;   \
+  } while (0)
+#else
+#define STAMP(slot) do {} while (0)
+#endif
+
 __device__ __forceinline__ u64 evict_first_policy() {
   u64 pol;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
@@ -711,6 +726,7 @@ __device__ void bulk_stream(const unsigned char* p, u64 nbytes, float* out) {
   }
   u32 acc = 0;
   if (threadIdx.x == 0) {
+    STAMP(0);
     for (int s = 0; s < S; ++s)
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bars + s)));
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -718,6 +734,7 @@ __device__ void bulk_stream(const unsigned char* p, u64 nbytes, float* out) {
       const int s = (int)(c % S);
       if (c >= S) {
         bar_wait(smem_u32(bars + s), (u32)(((c - S) / S) & 1));
+        if (c == S) STAMP(1);
         acc ^= *reinterpret_cast<volatile u32*>(smem + s * C);
       }
       const u64 off = ILV ? (c * gridDim.x + blockIdx.x) * (u64)C : lo + c * (u64)C;
@@ -731,6 +748,8 @@ __device__ void bulk_stream(const unsigned char* p, u64 nbytes, float* out) {
                      ::"r"(smem_u32(smem + s * C)), "l"(p + off), "r"(bytes), "r"(smem_u32(bars + s)) : "memory");
     }
     for (u64 c = nch > S ? nch - S : 0; c < nch; ++c) bar_wait(smem_u32(bars + c % S), (u32)((c / S) & 1));
+    STAMP(2);
+    STAMP(3);
   }
   if (acc == 0x9e3779b9u) out[blockIdx.x] = 1.f;
 }
@@ -821,7 +840,10 @@ BROWS(512, 16, 1) BROWS(1024, 8, 1) BROWS(2048, 4, 1) BROWS(2048, 8, 1) BROWS(40
 #define ROWS(NW, D, PF, SP) extern "C" __global__ void rows_##NW##_##D##_##PF##_##SP(const unsigned char* p, int rows, float* o) { rows_stream<NW, D, PF, SP>(p, rows, o); }
 ROWS(2, 4, 1, 4) ROWS(2, 4, 0, 4) ROWS(2, 8, 1, 4) ROWS(2, 8, 0, 4) ROWS(4, 4, 1, 2) ROWS(1, 8, 1, 8) ROWS(2, 4, 1, 8) ROWS(2, 8, 1, 1)
 ROWS(2, 8, 2, 4) ROWS(2, 4, 2, 4) ROWS(1, 8, 2, 8)
-extern "C" __global__ void empty_kernel(float* out) { if (threadIdx.x == 1023) out[0] = 1.f; }
+extern "C" __global__ void empty_kernel(float* out) {
+  if (threadIdx.x == 0) { STAMP(0); STAMP(3); }
+  if (threadIdx.x == 1023) out[0] = 1.f;
+}
 """
 # The ideal read (stream_read_us) takes the fastest of the methods and launch
 # shapes that won in run 10: grid-strided register loads, and evict-first

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Does gemm_gemv's slow state (docs/PERFORMANCE.md runs 14-15: 14.9-15.1
+against 14.2-14.4 us at (1, 4096, 4096), one state per timing call) follow
+the SM clock? (issue #5)
+
+  python3 bench/gpu/clock_probe.py [--calls 8] [--n 200]
+
+Times the shipped gemm_gemv and gemm_wgmma_swap configs for (1, 4096, 4096)
+and torch.matmul in alternating calls of n samples each, as common.timed_us
+does (a 256 MB write flush before each sample, an event pair around the
+kernel, 25 ms of unrecorded pairs first). The flush here is a store kernel
+whose block 0 reads clock64 and %globaltimer at its start and end, so each
+sample comes with the SM clock of the microseconds just before it. Prints
+per call the median time and the clock's median and range.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import common  # noqa: E402
+from decode_gemm_profile import tuned_config  # noqa: E402
+from gemm import SPECS, spec_name  # noqa: E402
+
+CLOCK_FLUSH_SRC = r"""
+__device__ unsigned long long clock_log[8192 * 3];
+extern "C" __global__ void clock_flush(uint4* p, unsigned long long n, unsigned v, int slot) {
+  unsigned long long c0 = 0, t0 = 0;
+  const bool log = blockIdx.x == 0 && threadIdx.x == 0 && slot >= 0;
+  if (log) {
+    c0 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  }
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    p[i] = make_uint4(v, v, v, v);
+  if (log) {
+    unsigned long long t1;
+    const unsigned long long c1 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    clock_log[3 * (slot % 8192)] = c1 - c0;
+    clock_log[3 * (slot % 8192) + 1] = t1 - t0;
+    clock_log[3 * (slot % 8192) + 2] = t1;
+  }
+}
+"""
+
+
+def trace(name, fn, flush, clock_log, seconds, bin_ms, smi=False):
+    """Samples of fn back to back for `seconds`, in batches of 4096; each
+    sample's time stamp is the end of the flush before it."""
+    import numpy as np
+    import torch
+    stamps, times = [], []
+    while not stamps or stamps[-1] - stamps[0] < seconds * 1e9:
+        n = 4096
+        start = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        end = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        for i in range(n):
+            flush(i)
+            start[i].record()
+            fn()
+            end[i].record()
+        torch.cuda.synchronize()
+        batch = [1000.0 * s.elapsed_time(e) for s, e in zip(start, end)]
+        times += batch
+        stamps += [int(v) for v in clock_log[: 3 * n].get().reshape(n, 3)[:, 2]]
+        if smi:
+            q = subprocess.run(["nvidia-smi", "--query-gpu=temperature.gpu,temperature.memory,power.draw,clocks.mem",
+                                "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+            print(f"  batch of {n}: median {np.median(batch):.2f} us; gpu C, memory C, W, MHz: {q}", flush=True)
+    t = np.array(times)
+    ts = (np.array(stamps) - stamps[0]) / 1e6  # ms
+    lo, hi = np.percentile(t, 10), np.percentile(t, 90)
+    mid = (lo + hi) / 2
+    bins = np.floor(ts / bin_ms).astype(int)
+    meds = [float(np.median(t[bins == b])) for b in range(bins.max() + 1) if (bins == b).any()]
+    print(f"\n{name}: {len(t)} samples over {ts[-1]:.0f} ms; p10 {lo:.2f}, median {np.median(t):.2f}, p90 {hi:.2f} us")
+    print(f"medians of {bin_ms:g} ms bins, in order:")
+    for i in range(0, len(meds), 25):
+        print("  " + " ".join(f"{v:.1f}" for v in meds[i:i + 25]))
+    # runs of bins on one side of the midpoint between p10 and p90
+    runs, side, length = [], None, 0
+    for v in meds:
+        s = v > mid
+        if s == side:
+            length += 1
+        else:
+            if side is not None:
+                runs.append(("slow" if side else "fast", length))
+            side, length = s, 1
+    runs.append(("slow" if side else "fast", length))
+    print("runs (bins): " + " ".join(f"{k[0]}{n}" for k, n in runs))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=8, help="timing calls per kernel")
+    ap.add_argument("--n", type=int, default=200, help="samples per call")
+    ap.add_argument("--trace", type=float, default=0.0,
+                    help="instead: time each kernel back to back for this many seconds and print its sample "
+                         "times against the time they ran, in bins of --bin-ms")
+    ap.add_argument("--bin-ms", type=float, default=5.0)
+    ap.add_argument("--smi", action="store_true", help="with --trace: nvidia-smi's temperatures after each batch")
+    ap.add_argument("--kernels", default="cuBLAS,gemv,swap", help="which of cuBLAS, gemv, swap (comma-separated)")
+    a = ap.parse_args()
+    import cupy as cp
+    import numpy as np
+    import torch
+
+    m, k, n = 1, 4096, 4096
+    size = dict(M=m, K=k, N=n, B_NK=1)
+    x = torch.empty(m, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    w = torch.empty(n, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    mod = cp.RawModule(code=CLOCK_FLUSH_SRC, options=("-std=c++17",))
+    flush_fn = mod.get_function("clock_flush")
+    g = mod.get_global("clock_log")
+    clock_log = g.view(cp.uint64) if isinstance(g, cp.ndarray) else cp.ndarray((8192 * 3,), dtype=cp.uint64, memptr=g)
+    fbuf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
+    count = [0]
+
+    def flush(slot):
+        count[0] += 1
+        flush_fn((4 * sms,), (512,), (common.to_cupy(fbuf), np.uint64(fbuf.numel() // 4), np.uint32(count[0]),
+                                      np.int32(slot)))
+
+    with common.torch_stream():
+        launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
+        for name in ("gemv", "swap"):
+            policy = os.path.join(os.path.dirname(SPECS[name]), "tuned", spec_name(name) + "_policy.json")
+            cfg = tuned_config(policy, size)
+            launches.append((f"{name} {cfg}", common.SpecLaunch(SPECS[name], *common.spec_source_entry(SPECS[name]),
+                                                                cfg, size, dict(A=x, B=w, C=c), "/tmp/clock-probe")))
+        ref = x.float() @ w.float().t()
+        for name, fn in launches[1:]:
+            fn()
+            torch.cuda.synchronize()
+            print(f"{name}: max abs diff against fp32 {(c.float() - ref).abs().max().item():.3g}")
+        if a.trace > 0:
+            for name, fn in launches:
+                if name.split()[0] in a.kernels.split(","):
+                    trace(name, fn, flush, clock_log, a.trace, a.bin_ms, a.smi)
+            return
+        print("\n| call | kernel | median us | clock MHz: median | min | max | samples under 1900 MHz |")
+        print("|---|---|---|---|---|---|---|")
+        per_kernel = {name: [] for name, _ in launches}
+        for call in range(a.calls):
+            for name, fn in launches:
+                for _ in range(int(25e3 / 80)):  # about 25 ms of unrecorded pairs, as timed_us
+                    flush(-1)
+                    fn()
+                start = [torch.cuda.Event(enable_timing=True) for _ in range(a.n)]
+                end = [torch.cuda.Event(enable_timing=True) for _ in range(a.n)]
+                clock_log.fill(0)
+                for i in range(a.n):
+                    flush(i)
+                    start[i].record()
+                    fn()
+                    end[i].record()
+                torch.cuda.synchronize()
+                us = [1000.0 * s.elapsed_time(e) for s, e in zip(start, end)]
+                log = clock_log[: 3 * a.n].get().reshape(a.n, 3).astype("float64")
+                mhz = 1000.0 * log[:, 0] / np.maximum(log[:, 1], 1)
+                per_kernel[name].append((statistics.median(us), float(np.median(mhz))))
+                print(f"| {call} | {name} | {statistics.median(us):.2f} | {np.median(mhz):.0f} | {mhz.min():.0f} | "
+                      f"{mhz.max():.0f} | {(mhz < 1900).sum()} |", flush=True)
+        print("\nper kernel, over calls: median us (min-max); clock MHz (min-max)")
+        for name, rows in per_kernel.items():
+            t, f = [r[0] for r in rows], [r[1] for r in rows]
+            print(f"{name}: {statistics.median(t):.2f} ({min(t):.2f}-{max(t):.2f}); {statistics.median(f):.0f} "
+                  f"({min(f):.0f}-{max(f):.0f})")
+
+
+if __name__ == "__main__":
+    main()
