@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace tunekit_policy {
+namespace tunekit_h200 {
 
 struct gemm_wgmma_swap_config {
   std::int64_t BM;
@@ -38,10 +38,10 @@ inline constexpr gemm_wgmma_swap_size gemm_wgmma_swap_tuned_sizes[] = {
 
 inline constexpr gemm_wgmma_swap_config gemm_wgmma_swap_tuned_configs[] = {
     {8, 64, 2, 1, 1, 1, 1},
-    {8, 32, 2, 1, 1, 16, 0},
+    {8, 64, 2, 1, 1, 16, 0},
     {8, 64, 6, 4, 1, 1, 1},
-    {16, 64, 8, 2, 1, 1, 1},
-    {64, 128, 4, 2, 1, 1, 1},
+    {16, 64, 5, 4, 1, 1, 1},
+    {64, 64, 5, 1, 1, 1, 1},
 };
 
 namespace detail_gemm_wgmma_swap {
@@ -112,4 +112,4 @@ constexpr gemm_wgmma_swap_config gemm_wgmma_swap_select(std::int64_t B_NK, std::
   return c;
 }
 
-}  // namespace tunekit_policy
+}  // namespace tunekit_h200
