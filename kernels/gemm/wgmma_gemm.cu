@@ -78,18 +78,6 @@
 #ifndef EVICT
 #define EVICT 0  // SWAP_AB: 1 loads B with the L2 evict-first policy (it is read once)
 #endif
-#ifndef DRAIN
-#define DRAIN 0  // SWAP_AB: 1 waits for each stage's wgmma group and hands the stage back at once
-#endif
-#ifndef ACCS
-#define ACCS 1  // SWAP_AB: independent accumulator chains per consumer, the k16 steps dealt among them in turn
-#endif
-#ifndef PRELOAD
-#define PRELOAD 0  // SWAP_AB: stages of K whose rows of B and A the producer asks the L2 for at entry
-#endif
-#ifndef LOOKAHEAD
-#define LOOKAHEAD 0  // SWAP_AB: B's boxes are also asked of the L2 this many stages before their copies
-#endif
 // Not a tunable: leaves parts out so that bench/gpu/swap_probe.py can place
 // the time of a decode GEMM by differences (the output is then wrong). Bits:
 // 1 no wgmma, 2 no epilogue, 4 no copies of the narrow operand (SWAP_AB: A),
@@ -134,9 +122,7 @@ static_assert(SPLIT_K == 1 || SPLIT_K == 2 || SPLIT_K == 4 || SPLIT_K == 8 || SP
 static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "a cluster either splits K or shares B");
 static_assert(SWAP_AB == 0 || (CLUSTER_M == 1 && (EPILOGUE != 0 || SPLIT_K > 1)),
               "SWAP_AB transposes the tile in shared memory and shares nothing across a cluster");
-static_assert((KSUB == 1 && EVICT == 0 && DRAIN == 0 && PRELOAD == 0 && ACCS == 1 && LOOKAHEAD == 0) || SWAP_AB,
-              "KSUB, EVICT, DRAIN, PRELOAD, ACCS and LOOKAHEAD are SWAP_AB's");
-static_assert(ACCS == 1 || ACCS == 2 || ACCS == 4, "ACCS must be 1, 2 or 4 (a 64-deep box has 4 k16 steps)");
+static_assert((KSUB == 1 && EVICT == 0) || SWAP_AB, "KSUB and EVICT are SWAP_AB's");
 static_assert((WG_SKIP & 12) == 0 || SWAP_AB, "WG_SKIP's copy bits are SWAP_AB's");
 static_assert(KSUB == 1 || KSUB == 2 || KSUB == 4 || KSUB == 8, "KSUB must be 1, 2, 4 or 8");
 // Two blocks per SM where the accumulators are few (SWAP_AB's narrow tiles)
@@ -201,20 +187,6 @@ __device__ __forceinline__ void tma_load_2d_hint(unsigned dst, const TensorMap* 
       " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(inner), "r"(outer), "r"(bar), "l"(policy)
       : "memory");
-}
-
-// Asks the L2 for a box without copying it anywhere; evict_first_ gives
-// its lines the policy (from createpolicy) that the copies of B carry.
-template <bool evict_first_>
-__device__ __forceinline__ void tma_prefetch_2d(const TensorMap* map, int inner, int outer, unsigned long long policy) {
-  const auto m = reinterpret_cast<unsigned long long>(map);
-  if (evict_first_)
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint [%0, {%1, %2}], %3;\n" ::"l"(m),
-                 "r"(inner), "r"(outer), "l"(policy)
-                 : "memory");
-  else
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(m), "r"(inner), "r"(outer)
-                 : "memory");
 }
 
 // The same, written to this offset in every CTA of `mask` (a cluster), each
@@ -404,8 +376,7 @@ __device__ __forceinline__ void tile_of(int pid, int tiles_m, int tiles_n, int& 
 }
 
 template <int tb_>
-__device__ __forceinline__ void consume(float (&acc)[ACCS][kMI][kWN / 2], unsigned a_stage, unsigned b_stage,
-                                        int consumer) {
+__device__ __forceinline__ void consume(float (&acc)[kMI][kWN / 2], unsigned a_stage, unsigned b_stage, int consumer) {
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < kStageK / 16; ++k) {
@@ -417,7 +388,7 @@ __device__ __forceinline__ void consume(float (&acc)[ACCS][kMI][kWN / 2], unsign
       const unsigned a = a_stage + sub * kWM * 128 + (consumer * kMI + mi) * 64 * 128 + ks * 32;
       // B: K-major steps 32 bytes along the row; MN-major (KSUB = 1) steps 16 rows of 128 bytes.
       const unsigned b = tb_ ? b_stage + k * 16 * 128 : b_stage + sub * kWN * 128 + ks * 32;
-      Wgmma<kWN, tb_>::mma(acc[k % ACCS][mi], descriptor(a, 16), descriptor(b, tb_ ? kBK * 128 : 16));
+      Wgmma<kWN, tb_>::mma(acc[mi], descriptor(a, 16), descriptor(b, tb_ ? kBK * 128 : 16));
     }
   }
   wgmma_commit();
@@ -516,28 +487,6 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
   // there, which a persistent block's producer is already refilling.
   if ((EPILOGUE == 1 || SPLIT_K > 1) && static_cast<int>(gridDim.x) < tiles * SPLIT_K) __trap();
   if (SWAP_AB && !b_nk) __trap();  // Bᵀ's rows would not be K-major
-  if (PRELOAD > 0 && wg == 0) {
-    // Each producer thread asks the L2 for the first PRELOAD stages of one
-    // row of B (and of A), by address.
-    int tm, tn;
-    tile_of(blockIdx.x / SPLIT_K, tiles_m, tiles_n, tm, tn);
-    const int k0 = kt_begin * kStageK, k1 = min(K, min(kt_end, kt_begin + PRELOAD) * kStageK);
-    const int r = threadIdx.x;
-    unsigned long long policy = 0;
-    if (EVICT) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-    if (k1 > k0 && r < kARows && tn * BN + r < N) {
-      const __nv_bfloat16* row = B + static_cast<size_t>(tn * BN + r) * K + k0;
-      if (EVICT)
-        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;\n" ::"l"(row), "r"((k1 - k0) * 2), "l"(policy)
-                     : "memory");
-      else
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(row), "r"((k1 - k0) * 2) : "memory");
-    }
-    if (k1 > k0 && r < BM && tm * BM + r < M)
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(A + static_cast<size_t>(tm * BM + r) * K + k0),
-                   "r"((k1 - k0) * 2)
-                   : "memory");
-  }
 
   if (threadIdx.x == 0) {
     // The copy engine reads each map from parameter memory on first use;
@@ -595,13 +544,6 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
               }
               if (!(WG_SKIP & 4)) tma_load_2d(b_dst + sub * kWN * 128, &tmap_a, k0, tm * BM, bar);
             }
-            if (LOOKAHEAD > 0 && !(WG_SKIP & 8)) {
-              const int first = kt == kt_begin ? kt_begin + STAGES : kt + LOOKAHEAD;
-              for (int j = first; j <= kt + LOOKAHEAD && j < kt_end; ++j)
-#pragma unroll
-                for (int sub = 0; sub < KSUB; ++sub)
-                  tma_prefetch_2d<EVICT>(&tmap_b, (j * KSUB + sub) * kBK, tn * BN, evict_first);
-            }
             continue;
           }
           tma_load_2d(a_dst, &tmap_a, kt * kBK, tm * BM, bar);
@@ -639,7 +581,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
     if (kMinBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMERS == 1 ? 240 : 232));
     const int consumer = wg - 1;
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    float acc[ACCS][kMI][kWN / 2];
+    float acc[kMI][kWN / 2];
     int it = 0;
     for (int pid = blockIdx.x / SPLIT_K; pid < tiles; pid += gridDim.x / SPLIT_K) {
       int tm, tn;
@@ -647,9 +589,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
-        for (int i = 0; i < kWN / 2; ++i)
-#pragma unroll
-          for (int c = 0; c < ACCS; ++c) acc[c][mi][i] = 0.f;
+        for (int i = 0; i < kWN / 2; ++i) acc[mi][i] = 0.f;
 
       for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
         const int s = it % STAGES;
@@ -662,25 +602,17 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
         } else {
           consume<1>(acc, a_stage, b_stage, consumer);
         }
-        if (DRAIN) {
-          wgmma_wait<0>();
-          release(smem_addr(&empty[s]), t);
-        } else {
-          wgmma_wait<1>();
-          if (kt > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
-        }
+        // One group stays in flight while the next stage is awaited; the one
+        // before it has finished reading its stage, which goes back to the
+        // producer(s) that fill it.
+        wgmma_wait<1>();
+        if (kt > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
       }
       wgmma_wait<0>();
-      if (!DRAIN && kt_end > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
+      if (kt_end > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
 
       // Epilogue (the accumulator layout: see stage_acc).
       if (WG_SKIP & 2) continue;
-#pragma unroll
-      for (int c = 1; c < ACCS; ++c)
-#pragma unroll
-        for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-          for (int i = 0; i < kWN / 2; ++i) acc[0][mi][i] += acc[c][mi][i];
 #if SPLIT_K > 1
       // Split-K: every block of the cluster holds an fp32 partial of the
       // whole tile. It leaves it in its ring (idle: one tile per block); after
@@ -690,7 +622,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       // order of the blocks, so C does not depend on timing. The barrier at
       // the kernel's end keeps each partial until every block has read it.
       asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
-      stage_acc<true>(acc[0], base, kPRowBytes, consumer, warp, lane);
+      stage_acc<true>(acc, base, kPRowBytes, consumer, warp, lane);
       cluster_sync();
       const int chunks = min(BM, M - tm * BM) * (BN / 4);
       const bool vec = (N % 4) == 0;  // 8-byte stores of 4 bf16 stay aligned
@@ -735,7 +667,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       static_assert(EPILOGUE == 2 || BM * kCRowBytes <= STAGES * kStageBytes, "the staged tile must fit in the ring");
       const unsigned stage = base + (EPILOGUE == 2 ? STAGES * kStageBytes : 0);
       asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
-      stage_acc<false>(acc[0], stage, kCRowBytes, consumer, warp, lane);
+      stage_acc<false>(acc, stage, kCRowBytes, consumer, warp, lane);
       asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory");
       const bool vec = (N % 8) == 0;  // 16-byte stores stay aligned
       for (int idx = threadIdx.x - 128; idx < BM * BN / 8; idx += 128 * CONSUMERS) {
@@ -767,7 +699,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #pragma unroll
           for (int j = 0; j < BN / 8; ++j) {
             const int col = tn * BN + 8 * j + 2 * (lane % 4);
-            const float v0 = acc[0][mi][4 * j + 2 * h], v1 = acc[0][mi][4 * j + 2 * h + 1];
+            const float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
             if (pairs && col + 1 < N) {
               *reinterpret_cast<__nv_bfloat162*>(out + col) = __floats2bfloat162_rn(v0, v1);
             } else {
