@@ -8,10 +8,17 @@ the SM clock? (issue #5)
 Times the shipped gemm_gemv and gemm_wgmma_swap configs for (1, 4096, 4096)
 and torch.matmul in alternating calls of n samples each, as common.timed_us
 does (a 256 MB write flush before each sample, an event pair around the
-kernel, 25 ms of unrecorded pairs first). The flush here is a store kernel
+kernel, 25 ms of unrecorded pairs first). The flush is common.StampedFlush,
 whose block 0 reads clock64 and %globaltimer at its start and end, so each
 sample comes with the SM clock of the microseconds just before it. Prints
 per call the median time and the clock's median and range.
+
+  python3 bench/gpu/clock_probe.py --trace 3 [--kernels gemv] [--smi] [--bin-ms 10]
+
+instead times each kernel back to back for that many seconds and prints the
+medians of its samples in bins of time, so that a state's length shows
+(--smi: nvidia-smi's temperatures, power and memory clock after each batch
+of 4096 samples).
 """
 import argparse
 import os
@@ -24,33 +31,9 @@ import common  # noqa: E402
 from decode_gemm_profile import tuned_config  # noqa: E402
 from gemm import SPECS, spec_name  # noqa: E402
 
-CLOCK_FLUSH_SRC = r"""
-__device__ unsigned long long clock_log[8192 * 3];
-extern "C" __global__ void clock_flush(uint4* p, unsigned long long n, unsigned v, int slot) {
-  unsigned long long c0 = 0, t0 = 0;
-  const bool log = blockIdx.x == 0 && threadIdx.x == 0 && slot >= 0;
-  if (log) {
-    c0 = clock64();
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  }
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x)
-    p[i] = make_uint4(v, v, v, v);
-  if (log) {
-    unsigned long long t1;
-    const unsigned long long c1 = clock64();
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-    clock_log[3 * (slot % 8192)] = c1 - c0;
-    clock_log[3 * (slot % 8192) + 1] = t1 - t0;
-    clock_log[3 * (slot % 8192) + 2] = t1;
-  }
-}
-"""
-
-
-def trace(name, fn, flush, clock_log, seconds, bin_ms, smi=False):
+def trace(name, fn, flush, seconds, bin_ms, smi=False):
     """Samples of fn back to back for `seconds`, in batches of 4096; each
-    sample's time stamp is the end of the flush before it."""
+    sample's time stamp is the end of the flush (a common.StampedFlush) before it."""
     import numpy as np
     import torch
     stamps, times = [], []
@@ -66,7 +49,7 @@ def trace(name, fn, flush, clock_log, seconds, bin_ms, smi=False):
         torch.cuda.synchronize()
         batch = [1000.0 * s.elapsed_time(e) for s, e in zip(start, end)]
         times += batch
-        stamps += [int(v) for v in clock_log[: 3 * n].get().reshape(n, 3)[:, 2]]
+        stamps += [int(v) for v in flush.log[:n, 2].get()]
         if smi:
             q = subprocess.run(["nvidia-smi", "--query-gpu=temperature.gpu,temperature.memory,power.draw,clocks.mem",
                                 "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
@@ -106,7 +89,6 @@ def main():
     ap.add_argument("--smi", action="store_true", help="with --trace: nvidia-smi's temperatures after each batch")
     ap.add_argument("--kernels", default="cuBLAS,gemv,swap", help="which of cuBLAS, gemv, swap (comma-separated)")
     a = ap.parse_args()
-    import cupy as cp
     import numpy as np
     import torch
 
@@ -115,18 +97,7 @@ def main():
     x = torch.empty(m, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     w = torch.empty(n, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    mod = cp.RawModule(code=CLOCK_FLUSH_SRC, options=("-std=c++17",))
-    flush_fn = mod.get_function("clock_flush")
-    g = mod.get_global("clock_log")
-    clock_log = g.view(cp.uint64) if isinstance(g, cp.ndarray) else cp.ndarray((8192 * 3,), dtype=cp.uint64, memptr=g)
-    fbuf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
-    count = [0]
-
-    def flush(slot):
-        count[0] += 1
-        flush_fn((4 * sms,), (512,), (common.to_cupy(fbuf), np.uint64(fbuf.numel() // 4), np.uint32(count[0]),
-                                      np.int32(slot)))
+    flush = common.StampedFlush()
 
     with common.torch_stream():
         launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
@@ -143,7 +114,7 @@ def main():
         if a.trace > 0:
             for name, fn in launches:
                 if name.split()[0] in a.kernels.split(","):
-                    trace(name, fn, flush, clock_log, a.trace, a.bin_ms, a.smi)
+                    trace(name, fn, flush, a.trace, a.bin_ms, a.smi)
             return
         print("\n| call | kernel | median us | clock MHz: median | min | max | samples under 1900 MHz |")
         print("|---|---|---|---|---|---|---|")
@@ -155,7 +126,7 @@ def main():
                     fn()
                 start = [torch.cuda.Event(enable_timing=True) for _ in range(a.n)]
                 end = [torch.cuda.Event(enable_timing=True) for _ in range(a.n)]
-                clock_log.fill(0)
+                flush.log.fill(0)
                 for i in range(a.n):
                     flush(i)
                     start[i].record()
@@ -163,7 +134,7 @@ def main():
                     end[i].record()
                 torch.cuda.synchronize()
                 us = [1000.0 * s.elapsed_time(e) for s, e in zip(start, end)]
-                log = clock_log[: 3 * a.n].get().reshape(a.n, 3).astype("float64")
+                log = flush.log[: a.n].get().astype("float64")
                 mhz = 1000.0 * log[:, 0] / np.maximum(log[:, 1], 1)
                 per_kernel[name].append((statistics.median(us), float(np.median(mhz))))
                 print(f"| {call} | {name} | {statistics.median(us):.2f} | {np.median(mhz):.0f} | {mhz.min():.0f} | "

@@ -15,7 +15,6 @@ arrival and at exit) after a flush kernel that stores its own end time:
 launch gap, entry spread, first arrival, streaming, tail.
 """
 import argparse
-import ctypes
 import os
 import statistics
 import sys
@@ -28,33 +27,6 @@ from gemm import SPECS, spec_name  # noqa: E402
 PARTS = [(0, "everything"), (1, "no wgmma"), (3, "no wgmma, no epilogue"), (7, "B's copies only"),
          (11, "A's copies only"), (15, "no copies: launch, barriers, exit")]
 
-# A flush like tunekit's worker's (256 MB of 16-byte stores, 4 blocks of 512
-# per SM) whose blocks leave the latest %globaltimer they saw at their end.
-TS_FLUSH_SRC = r"""
-__device__ unsigned long long flush_end;
-extern "C" __global__ void ts_flush(uint4* p, unsigned long long n, unsigned v) {
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x)
-    p[i] = make_uint4(v, v, v, v);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    atomicMax(&flush_end, t);
-  }
-}
-// successive distinct %globaltimer readings of one thread: the timer's step
-extern "C" __global__ void ticks(unsigned long long* out, int n) {
-  unsigned long long last, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(last));
-  for (int i = 0; i < n;) {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    if (t != last) { out[i++] = t - last; last = t; }
-  }
-}
-"""
-
-
 def parse_cfg(text):
     return {kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",")}
 
@@ -63,33 +35,21 @@ def cfg_text(cfg):
     return " ".join(f"{k}{v}" for k, v in cfg.items())
 
 
-def module_global(fn, name):
-    """A __device__ array of a CuPy-loaded kernel's module, as a CuPy array of u64."""
-    import cupy as cp
-    cuda = ctypes.CDLL("libcuda.so.1")
-    mod, dptr, size = ctypes.c_void_p(), ctypes.c_uint64(), ctypes.c_size_t()
-    if cuda.cuFuncGetModule(ctypes.byref(mod), ctypes.c_void_p(fn.kernel.ptr)) != 0:
-        raise RuntimeError("cuFuncGetModule failed")
-    if cuda.cuModuleGetGlobal_v2(ctypes.byref(dptr), ctypes.byref(size), mod, name.encode()) != 0:
-        raise RuntimeError(f"no {name} in the module")
-    mem = cp.cuda.UnownedMemory(dptr.value, size.value, None)
-    return cp.ndarray((size.value // 8,), dtype=cp.uint64, memptr=cp.cuda.MemoryPointer(mem, 0))
-
-
-def timeline(times, launch, blocks, flush, flush_end, reps):
+def timeline(times, launch, blocks, flush, reps):
     """Medians over reps runs (after 5 unrecorded ones) of where the time goes
-    from the flush's end to the last block's exit, in ns."""
+    from the end of `flush` (a common.StampedFlush) to the last block's exit,
+    in ns."""
     import numpy as np
     import torch
     rows = []
     for i in range(reps + 5):
         times.fill(0)
-        flush_end.fill(0)
+        flush.end.fill(0)
         flush()
         launch()
         torch.cuda.synchronize()
         t = times[: 4 * blocks].reshape(blocks, 4).get().astype("int64")
-        end = int(flush_end.get()[0])
+        end = int(flush.end.get()[0])
         entry, first, last, done = t[:, 0], t[:, 1], t[:, 2], t[:, 3]
         has = first > 0  # blocks that recorded arrivals (not an idle kernel)
         nan = float("nan")
@@ -117,32 +77,19 @@ def main():
     ap.add_argument("--out", default="/tmp/swap-probe")
     a = ap.parse_args()
     import cupy as cp
-    import numpy as np
     import torch
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     parts = [(p, dict(PARTS).get(p, f"WG_SKIP {p}")) for p in (int(x) for x in a.parts.split(","))]
     spec = SPECS["swap"]
     policy = os.path.join(os.path.dirname(spec), "tuned", spec_name("swap") + "_policy.json")
-    tsmod = cp.RawModule(code=TS_FLUSH_SRC, options=("-std=c++17",))
-    ts_flush, g = tsmod.get_function("ts_flush"), tsmod.get_global("flush_end")
-    flush_end = g.view(cp.uint64) if isinstance(g, cp.ndarray) else cp.ndarray((1,), dtype=cp.uint64, memptr=g)
-    fbuf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
-    count = [0]
-
-    def flush():
-        count[0] += 1
-        ts_flush((4 * sms,), (512,), (common.to_cupy(fbuf), np.uint64(fbuf.numel() // 4), np.uint32(count[0])))
-
+    flush = common.StampedFlush()
     # STREAM_SRC with its timestamps: the ideal read's kernels and an empty launch
     smod = cp.RawModule(code=common.STREAM_SRC, options=("-std=c++17", "-DSTREAM_TIMELINE"))
-    stimes = module_global(smod.get_function("empty_kernel"), "probe_times")
+    stimes = common.module_global(smod.get_function("empty_kernel"), "probe_times")
 
     with common.torch_stream():
-        ticks = cp.zeros(256, dtype=cp.uint64)
-        tsmod.get_function("ticks")((1,), (1,), (ticks, np.int32(256)))
-        torch.cuda.synchronize()
-        print(f"%globaltimer step: median {int(np.median(ticks.get()))} ns, min {int(ticks.get().min())} ns")
+        print(f"%globaltimer step: {flush.timer_step_ns()} ns")
         print(f"empty launch: {common.empty_kernel_us('write'):.2f} us (write flush)")
 
         def print_timeline(title, rows):
@@ -158,9 +105,9 @@ def main():
         for smem in (0, 48 * 1024, 100 * 1024, 160 * 1024, 220 * 1024):
             if smem > 48 * 1024:
                 empty.max_dynamic_shared_size_bytes = smem
-            rows.append((f"empty, 132 x 1024, {smem // 1024} KiB shared",
+            rows.append((f"empty, {sms} x 1024, {smem // 1024} KiB shared",
                          timeline(stimes, lambda s=smem: empty((sms,), (1024,), (out,), shared_mem=s), sms,
-                                  flush, flush_end, a.timeline_reps)))
+                                  flush, a.timeline_reps)))
         print_timeline("timeline of an empty launch", rows)
 
         for shape in a.shape or ["16,4096,4096", "1,4096,4096"]:
@@ -210,14 +157,13 @@ def main():
                 fn.max_dynamic_shared_size_bytes = smem
                 args = common.stream_args(kernel, buf, nbytes, out)
                 f = (lambda fn_, args_, b_, s_: lambda: fn_((b_,), (32,), args_, shared_mem=s_))(fn, args, blocks, smem)
-                rows.append((f"read: {kernel}, {blocks} blocks", timeline(stimes, f, blocks, flush, flush_end,
-                                                                           a.timeline_reps)))
+                rows.append((f"read: {kernel}, {blocks} blocks", timeline(stimes, f, blocks, flush, a.timeline_reps)))
             del buf
             for cfg, cparts in configs:
                 for skip in sorted({p for p, _ in cparts} - {11, 15}):  # the parts that stream B
                     la = launch(cfg, skip | 16)
                     rows.append((f"{cfg_text(cfg)} | {dict(PARTS)[skip]}",
-                                 timeline(module_global(la.fn, "probe_times"), la, la.grid[0], flush, flush_end,
+                                 timeline(common.module_global(la.fn, "probe_times"), la, la.grid[0], flush,
                                           a.timeline_reps)))
             print_timeline(f"timeline, ({m}, {k}, {n})", rows)
 

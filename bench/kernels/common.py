@@ -546,6 +546,94 @@ def flush_fn(kind):
     return _flush_bufs[kind]
 
 
+# A flush like tunekit's worker's that leaves time stamps (for the probes
+# that place a kernel's time by %globaltimer, bench/gpu/swap_probe.py and
+# clock_probe.py): `flush_end` is the latest %globaltimer any block saw at
+# its end; for slot >= 0, flush_log[slot] holds block 0's clock64 and
+# nanoseconds over its life and its end time, so each sample comes with the
+# SM clock just before it.
+STAMPED_FLUSH_SRC = r"""
+__device__ unsigned long long flush_end;
+__device__ unsigned long long flush_log[8192 * 3];
+extern "C" __global__ void stamped_flush(uint4* p, unsigned long long n, unsigned v, int slot) {
+  unsigned long long c0 = clock64(), t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    p[i] = make_uint4(v, v, v, v);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  const unsigned long long c1 = clock64();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  atomicMax(&flush_end, t1);
+  if (blockIdx.x == 0 && slot >= 0) {
+    flush_log[3 * (slot % 8192)] = c1 - c0;
+    flush_log[3 * (slot % 8192) + 1] = t1 - t0;
+    flush_log[3 * (slot % 8192) + 2] = t1;
+  }
+}
+// successive distinct %globaltimer readings of one thread: the timer's step
+extern "C" __global__ void timer_steps(unsigned long long* out, int n) {
+  unsigned long long last, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(last));
+  for (int i = 0; i < n;) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t != last) { out[i++] = t - last; last = t; }
+  }
+}
+"""
+
+
+def module_global(fn, name):
+    """A __device__ array of a CuPy-loaded kernel's module (RawKernel `fn`), as
+    a CuPy array of u64 over the same memory."""
+    import ctypes
+    import cupy as cp
+    cuda = ctypes.CDLL("libcuda.so.1")
+    mod, dptr, size = ctypes.c_void_p(), ctypes.c_uint64(), ctypes.c_size_t()
+    if cuda.cuFuncGetModule(ctypes.byref(mod), ctypes.c_void_p(fn.kernel.ptr)) != 0:
+        raise RuntimeError("cuFuncGetModule failed")
+    if cuda.cuModuleGetGlobal_v2(ctypes.byref(dptr), ctypes.byref(size), mod, name.encode()) != 0:
+        raise RuntimeError(f"no {name} in the module")
+    mem = cp.cuda.UnownedMemory(dptr.value, size.value, None)
+    return cp.ndarray((size.value // 8,), dtype=cp.uint64, memptr=cp.cuda.MemoryPointer(mem, 0))
+
+
+class StampedFlush:
+    """STAMPED_FLUSH_SRC over 256 MB, launched as tunekit's worker launches
+    its flush (4 blocks of 512 threads per SM, a value that changes every
+    flush); call it with a slot to log block 0's clock. `end` and `log` are
+    the module's flush_end and flush_log (rows of clock ticks, ns, end)."""
+
+    def __init__(self):
+        import cupy as cp
+        import torch
+        mod = cp.RawModule(code=STAMPED_FLUSH_SRC, options=("-std=c++17",))
+        self._fn = mod.get_function("stamped_flush")
+        self.end = module_global(self._fn, "flush_end")
+        self.log = module_global(self._fn, "flush_log").reshape(-1, 3)
+        self._steps = mod.get_function("timer_steps")
+        self._buf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
+        self._grid = (4 * torch.cuda.get_device_properties(0).multi_processor_count,)
+        self._count = 0
+
+    def __call__(self, slot=-1):  # (on CuPy's current stream: call it under torch_stream())
+        import numpy as np
+        self._count += 1
+        self._fn(self._grid, (512,), (to_cupy(self._buf), np.uint64(self._buf.numel() // 4), np.uint32(self._count),
+                                       np.int32(slot)))
+
+    def timer_step_ns(self, n=256):
+        """The median step of %globaltimer, in ns."""
+        import cupy as cp
+        import numpy as np
+        import torch
+        out = cp.zeros(n, dtype=cp.uint64)
+        self._steps((1,), (1,), (out, np.int32(n)))
+        torch.cuda.synchronize()
+        return int(np.median(out.get()))
+
+
 def timed_us(fn, flush="write", n=200, warmup_ms=25.0):
     """Median of n samples of fn, each after the given L2 flush and timed by
     its own event pair, enqueued back to back after about warmup_ms of the
