@@ -61,7 +61,7 @@ def main():
                 continue
             launches.append(launch(name, cfg))
         for text in a.swap_config:
-            launches.append(launch("swap", {kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",")}))
+            launches.append(launch("swap", common.parse_config(text)))
         ref = x.float() @ w.float().t()
         for name, fn in launches:
             for _ in range(a.runs):

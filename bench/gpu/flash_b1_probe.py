@@ -40,7 +40,7 @@ def main():
     ap.add_argument("--config", action="append", help="NAME=V,... (repeat); default: " + " | ".join(DEFAULTS))
     ap.add_argument("--parts-only", action="store_true", help="L = 2048 and the parts table only (no read sweep)")
     a = ap.parse_args()
-    configs = [{kv.split("=")[0]: int(kv.split("=")[1]) for kv in c.split(",")} for c in (a.config or DEFAULTS)]
+    configs = [common.parse_config(c) for c in (a.config or DEFAULTS)]
 
     import cupy as cp
     import torch

@@ -48,7 +48,7 @@ def main():
             print(f"SDPA: {common.timed_us(sdpa, 'write', n=50):.2f} us (write flush), "
                   f"{common.timed_us(sdpa, 'read', n=50):.2f} us (read flush)", flush=True)
         for text in a.config or [""]:
-            cfg = dict(DEFAULTS, **{kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",") if kv})
+            cfg = dict(DEFAULTS, **common.parse_config(text))
             ours = Launch(cfg, q, k, v, out, os.path.join(a.out, "cubins"))
             for _ in range(a.runs):
                 ours()

@@ -58,7 +58,7 @@ def main():
     m = a.m
     bm = m if m <= 2 else 4 if m <= 4 else 8
     configs = [(label, "gemv", dict(cfg, BM=bm)) for label, _, cfg in CONFIGS] if not a.config else [
-        (c.split(":", 1)[0], "gemv", dict(dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in c.split(":", 1)[1].split(",")), BM=bm))
+        (c.split(":", 1)[0], "gemv", dict(common.parse_config(c.split(":", 1)[1]), BM=bm))
         for c in a.config]
     x = torch.empty(m, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     w = torch.empty(N, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)

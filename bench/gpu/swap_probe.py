@@ -27,9 +27,6 @@ from gemm import SPECS, spec_name  # noqa: E402
 PARTS = [(0, "everything"), (1, "no wgmma"), (3, "no wgmma, no epilogue"), (7, "B's copies only"),
          (11, "A's copies only"), (15, "no copies: launch, barriers, exit")]
 
-def parse_cfg(text):
-    return {kv.split("=")[0]: int(kv.split("=")[1]) for kv in text.split(",")}
-
 
 def cfg_text(cfg):
     return " ".join(f"{k}{v}" for k, v in cfg.items())
@@ -123,8 +120,8 @@ def main():
             tuned = tuned_config(policy, size)
             configs = [(tuned, parts)] if tuned else []
             others = [(0, "everything"), (7, "B's copies only")]
-            configs += [(dict(tuned, **parse_cfg(v)), others) for v in a.vary if tuned]
-            configs += [(parse_cfg(t), others) for t in a.config]
+            configs += [(dict(tuned, **common.parse_config(v)), others) for v in a.vary if tuned]
+            configs += [(common.parse_config(t), others) for t in a.config]
 
             def launch(cfg, skip):
                 return common.SpecLaunch(spec, *common.spec_source_entry(spec), dict(cfg, WG_SKIP=skip), size,

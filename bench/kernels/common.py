@@ -264,6 +264,11 @@ class SpecLaunch:
             self.fn(self.grid, self.block, self.args, shared_mem=self.smem)
 
 
+def parse_config(text):
+    """A config written NAME=V,NAME=V (or separated by spaces) as a dict of ints."""
+    return {kv.split("=")[0]: int(kv.split("=")[1]) for kv in re.split(r"[,\s]+", text.strip()) if kv}
+
+
 def eval_expr(expr, names):
     """Evaluates a tunekit T1 expression (the Python subset) over sizes, config
     values and machine properties."""

@@ -278,7 +278,7 @@ def untuned_check(a, layout, seed, torch):
     rows = []
     with common.torch_stream():
         for (m_, k_, n_), line in zip(UNTUNED, lines):
-            cfg = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in line.split()}
+            cfg = common.parse_config(line)
             size = dict(M=m_, K=k_, N=n_, B_NK=1 if layout == "nk" else 0)
             # PATH is pinned to the shape by a constraint: the header computes it
             # for an untuned shape (tunekit emit's pinned parameters)
