@@ -31,25 +31,34 @@ import common  # noqa: E402
 from decode_gemm_profile import tuned_config  # noqa: E402
 from gemm import SPECS, spec_name  # noqa: E402
 
+
+def samples(fn, flush, n):
+    """n samples of fn, each after flush(slot i) and timed by its own event
+    pair, enqueued back to back: their times in us and the flush's log rows
+    (block 0's clock ticks and ns over its life, its end time)."""
+    import torch
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    flush.log.fill(0)
+    for i in range(n):
+        flush(i)
+        start[i].record()
+        fn()
+        end[i].record()
+    torch.cuda.synchronize()
+    return [1000.0 * s.elapsed_time(e) for s, e in zip(start, end)], flush.log[:n].get()
+
+
 def trace(name, fn, flush, seconds, bin_ms, smi=False):
     """Samples of fn back to back for `seconds`, in batches of 4096; each
     sample's time stamp is the end of the flush (a common.StampedFlush) before it."""
     import numpy as np
-    import torch
     stamps, times = [], []
     while not stamps or stamps[-1] - stamps[0] < seconds * 1e9:
         n = 4096
-        start = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        end = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        for i in range(n):
-            flush(i)
-            start[i].record()
-            fn()
-            end[i].record()
-        torch.cuda.synchronize()
-        batch = [1000.0 * s.elapsed_time(e) for s, e in zip(start, end)]
+        batch, log = samples(fn, flush, n)
         times += batch
-        stamps += [int(v) for v in flush.log[:n, 2].get()]
+        stamps += [int(v) for v in log[:, 2]]
         if smi:
             q = subprocess.run(["nvidia-smi", "--query-gpu=temperature.gpu,temperature.memory,power.draw,clocks.mem",
                                 "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
@@ -124,17 +133,8 @@ def main():
                 for _ in range(int(25e3 / 80)):  # about 25 ms of unrecorded pairs, as timed_us
                     flush(-1)
                     fn()
-                start = [torch.cuda.Event(enable_timing=True) for _ in range(a.n)]
-                end = [torch.cuda.Event(enable_timing=True) for _ in range(a.n)]
-                flush.log.fill(0)
-                for i in range(a.n):
-                    flush(i)
-                    start[i].record()
-                    fn()
-                    end[i].record()
-                torch.cuda.synchronize()
-                us = [1000.0 * s.elapsed_time(e) for s, e in zip(start, end)]
-                log = flush.log[: a.n].get().astype("float64")
+                us, log = samples(fn, flush, a.n)
+                log = log.astype("float64")
                 mhz = 1000.0 * log[:, 0] / np.maximum(log[:, 1], 1)
                 per_kernel[name].append((statistics.median(us), float(np.median(mhz))))
                 print(f"| {call} | {name} | {statistics.median(us):.2f} | {np.median(mhz):.0f} | {mhz.min():.0f} | "
