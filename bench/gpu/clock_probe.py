@@ -130,9 +130,7 @@ def main():
         per_kernel = {name: [] for name, _ in launches}
         for call in range(a.calls):
             for name, fn in launches:
-                for _ in range(int(25e3 / 80)):  # about 25 ms of unrecorded pairs, as timed_us
-                    flush(-1)
-                    fn()
+                common.warm_up(fn, flush)  # as timed_us
                 us, log = samples(fn, flush, a.n)
                 log = log.astype("float64")
                 mhz = 1000.0 * log[:, 0] / np.maximum(log[:, 1], 1)

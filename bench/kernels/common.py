@@ -647,20 +647,27 @@ def timed_us(fn, flush="write", n=200, warmup_ms=25.0):
     return sorted(timed_samples(fn, flush, n, warmup_ms))[n // 2]
 
 
-def timed_samples(fn, flush="write", n=200, warmup_ms=25.0):
-    """timed_us's n samples, in us, in the order they ran."""
+def warm_up(fn, flush, warmup_ms=25.0):
+    """About warmup_ms of flush() then fn(), unrecorded (clocks ramp up under
+    load); the count comes from timing 5 such pairs first."""
     import torch
-    f = flush_fn(flush)
     est0, est1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     est0.record()
     for _ in range(5):
-        f()
+        flush()
         fn()
     est1.record()
     torch.cuda.synchronize()
     for _ in range(max(1, int(warmup_ms * 5 / max(est0.elapsed_time(est1), 1e-3)))):
-        f()
+        flush()
         fn()
+
+
+def timed_samples(fn, flush="write", n=200, warmup_ms=25.0):
+    """timed_us's n samples, in us, in the order they ran."""
+    import torch
+    f = flush_fn(flush)
+    warm_up(fn, f, warmup_ms)
     start = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     end = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     for i in range(n):
