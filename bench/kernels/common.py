@@ -492,19 +492,23 @@ extern "C" __global__ void store_flush(uint4* p, unsigned long long n, unsigned 
 }
 """
 _flush_bufs = {}
+# The store flushes' word: (added every flush, the first flush's word minus that)
+STORE_STEPS = {"store": (1, 0), "store0": (0, 0), "store2": (2, 0), "storec": (0, 0x5A5A5A5A)}
 
 
 def flush_fn(kind):
     """A function that flushes the L2 the given way ("write" as do_bench: 256 MB
-    of stores; "store": 256 MB of stores as tunekit's worker makes them,
-    "store0" the same writing zeros, "worker" the worker's own PTX kernel;
+    of stores; "store": 256 MB of stores as tunekit's worker makes them, a
+    word that grows by one every flush; "store0" the same writing zeros,
+    "store2" a word that grows by two (its lowest bit never changes),
+    "storec" one constant non-zero word; "worker" the worker's own PTX kernel;
     "read": a 1 GiB read; "none": none, for hot-cache probes)."""
     import torch
     if kind not in _flush_bufs:
         if kind == "write":
             buf = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
             _flush_bufs[kind] = lambda: buf.zero_()
-        elif kind in ("store", "store0"):
+        elif kind in STORE_STEPS:
             # tunekit's worker's flush (src/backend/cuda/worker.cpp): 16-byte
             # stores of a value that changes every flush (store0: zeros), 4
             # blocks of 512 threads per SM, over 256 MB
@@ -514,8 +518,11 @@ def flush_fn(kind):
             buf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
             n16, grid, count = np.uint64(buf.numel() // 4), (4 * torch.cuda.get_device_properties(0).multi_processor_count,), [0]
 
+            step, first = STORE_STEPS[kind]
+            count[0] = first
+
             def f():  # (on CuPy's current stream: call it under torch_stream())
-                count[0] += kind == "store"
+                count[0] += step
                 store(grid, (512,), (to_cupy(buf), n16, np.uint32(count[0])))
             _flush_bufs[kind] = f
         elif kind == "worker":
@@ -547,7 +554,7 @@ def flush_fn(kind):
             # latency (15 us through DriverLaunch) instead of the kernel.
             _flush_bufs[kind] = lambda: torch.cuda._sleep(200_000)
         else:
-            raise ValueError(f"flush must be one of {FLUSHES + ('store', 'store0', 'worker', 'none')}, not {kind!r}")
+            raise ValueError(f"flush must be one of {FLUSHES + tuple(STORE_STEPS) + ('worker', 'none')}, not {kind!r}")
     return _flush_bufs[kind]
 
 
@@ -664,9 +671,10 @@ def warm_up(fn, flush, warmup_ms=25.0):
 
 
 def timed_samples(fn, flush="write", n=200, warmup_ms=25.0):
-    """timed_us's n samples, in us, in the order they ran."""
+    """timed_us's n samples, in us, in the order they ran; flush is a kind of
+    flush_fn or a function of one's own."""
     import torch
-    f = flush_fn(flush)
+    f = flush if callable(flush) else flush_fn(flush)
     warm_up(fn, f, warmup_ms)
     start = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     end = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
