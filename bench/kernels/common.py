@@ -510,8 +510,9 @@ def flush_fn(kind):
             _flush_bufs[kind] = lambda: buf.zero_()
         elif kind in STORE_STEPS:
             # tunekit's worker's flush (src/backend/cuda/worker.cpp): 16-byte
-            # stores of a value that changes every flush (store0: zeros), 4
-            # blocks of 512 threads per SM, over 256 MB
+            # stores of a word that grows by one every flush (the other kinds:
+            # the word STORE_STEPS gives), 4 blocks of 512 threads per SM,
+            # over 256 MB
             import cupy as cp
             import numpy as np
             store = cp.RawKernel(STORE_FLUSH_SRC, "store_flush")
