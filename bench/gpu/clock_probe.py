@@ -28,8 +28,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
 import common  # noqa: E402
-from decode_gemm_profile import tuned_config  # noqa: E402
-from gemm import SPECS, spec_name  # noqa: E402
+from gemm import SPECS, shipped_config  # noqa: E402
 
 
 def samples(fn, flush, n):
@@ -111,8 +110,7 @@ def main():
     with common.torch_stream():
         launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
         for name in ("gemv", "swap"):
-            policy = os.path.join(os.path.dirname(SPECS[name]), "tuned", spec_name(name) + "_policy.json")
-            cfg = tuned_config(policy, size)
+            cfg = shipped_config(name, size)
             launches.append((f"{name} {cfg}", common.SpecLaunch(SPECS[name], *common.spec_source_entry(SPECS[name]),
                                                                 cfg, size, dict(A=x, B=w, C=c), "/tmp/clock-probe")))
         ref = x.float() @ w.float().t()

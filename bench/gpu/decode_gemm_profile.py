@@ -12,25 +12,14 @@ picks the kernels (swap, gemv), and --swap-config NAME=V,... runs
 gemm_wgmma_swap configs of one's own as well (repeat for several).
 """
 import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
 import common  # noqa: E402
-from gemm import SPECS, spec_name  # noqa: E402
+from gemm import SPECS, shipped_config, shipped_policy  # noqa: E402
 
 KERNELS = ("swap", "gemv")
-
-
-def tuned_config(policy, size):
-    """The shipped policy's config for exactly this size, or None."""
-    with open(policy) as f:
-        p = json.load(f)
-    for e in p["entries"]:
-        if all(e["size"].get(k) == v for k, v in size.items()):
-            return e["config"]
-    return None
 
 
 def main():
@@ -54,10 +43,9 @@ def main():
             return (f"{name} {cfg}", common.SpecLaunch(SPECS[name], *common.spec_source_entry(SPECS[name]), cfg,
                                                        size, dict(A=x, B=w, C=c), a.out))
         for name in a.kernel or KERNELS:
-            policy = os.path.join(os.path.dirname(SPECS[name]), "tuned", spec_name(name) + "_policy.json")
-            cfg = tuned_config(policy, size)
+            cfg = shipped_config(name, size)
             if cfg is None:
-                print(f"{name}: no tuned config for {size} in {policy}")
+                print(f"{name}: no tuned config for {size} in {shipped_policy(name)}")
                 continue
             launches.append(launch(name, cfg))
         for text in a.swap_config:

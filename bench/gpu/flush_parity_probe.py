@@ -31,10 +31,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-from decode_gemm_profile import tuned_config  # noqa: E402
-from gemm import SPECS, spec_name  # noqa: E402
+from gemm import SPECS, shipped_config  # noqa: E402
 
 CASES = (("gemv", (1, 4096, 4096)), ("swap", (16, 4096, 4096)), ("skinny", (4, 2048, 128)))
 
@@ -70,8 +68,7 @@ def main():
     with common.torch_stream():
         for name, (m, k, n) in CASES:
             size = dict(M=m, K=k, N=n, B_NK=1)
-            policy = os.path.join(os.path.dirname(SPECS[name]), "tuned", spec_name(name) + "_policy.json")
-            cfg = tuned_config(policy, size)
+            cfg = shipped_config(name, size)
             ours, vendor = [], []
             for _ in range(a.copies):
                 x = torch.empty(m, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)

@@ -21,8 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
 import common  # noqa: E402
-from decode_gemm_profile import tuned_config  # noqa: E402
-from gemm import SPECS, spec_name  # noqa: E402
+from gemm import SPECS, shipped_config  # noqa: E402
 
 PARTS = [(0, "everything"), (1, "no wgmma"), (3, "no wgmma, no epilogue"), (7, "B's copies only"),
          (11, "A's copies only"), (15, "no copies: launch, barriers, exit")]
@@ -79,7 +78,6 @@ def main():
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     parts = [(p, dict(PARTS).get(p, f"WG_SKIP {p}")) for p in (int(x) for x in a.parts.split(","))]
     spec = SPECS["swap"]
-    policy = os.path.join(os.path.dirname(spec), "tuned", spec_name("swap") + "_policy.json")
     flush = common.StampedFlush()
     # STREAM_SRC with its timestamps: the ideal read's kernels and an empty launch
     smod = cp.RawModule(code=common.STREAM_SRC, options=("-std=c++17", "-DSTREAM_TIMELINE"))
@@ -117,7 +115,7 @@ def main():
             nbytes = 2 * (m * k + n * k + m * n)
             read = common.stream_read_us(nbytes, "write")
             print(f"\n## ({m}, {k}, {n})\nideal read of its bytes: {read[0]:.2f} us ({read[1]})")
-            tuned = tuned_config(policy, size)
+            tuned = shipped_config("swap", size)
             configs = [(tuned, parts)] if tuned else []
             others = [(0, "everything"), (7, "B's copies only")]
             configs += [(dict(tuned, **common.parse_config(v)), others) for v in a.vary if tuned]

@@ -55,6 +55,21 @@ def spec_name(kernel):
     import re
     with open(SPECS[kernel]) as f:
         return re.search(r"^name:\s*(\S+)", f.read(), re.M).group(1)
+
+
+def shipped_policy(kernel):
+    """The policy tunekit emitted for the kernel, kernels/gemm/tuned/<spec name>_policy.json."""
+    return os.path.join(os.path.dirname(SPECS[kernel]), "tuned", spec_name(kernel) + "_policy.json")
+
+
+def shipped_config(kernel, size):
+    """The shipped policy's config for exactly this size, or None."""
+    import json
+    with open(shipped_policy(kernel)) as f:
+        entries = json.load(f)["entries"]
+    return next((e["config"] for e in entries if all(e["size"].get(k) == v for k, v in size.items())), None)
+
+
 # (M, K, N) with the goal against cuBLAS (issue #5).
 SUITE = [
     ((4, 128, 2048), 1.3), ((4, 2048, 128), 1.3), ((1, 4096, 4096), 1.3), ((16, 4096, 4096), 1.3),
