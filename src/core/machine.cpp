@@ -6,7 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tunekit/backend.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/machine.hpp"
 
 namespace tunekit {
 
