@@ -38,16 +38,18 @@ void Loader::objective(const Item& it, Spec& s) const {
   const std::string expected = "'time', or {minimize: METRIC} or {maximize: METRIC}";
   Objective o;
   o.where = content_loc(it);
-  Item name_item = it;
-  if (it.node.IsScalar()) {
+  const bool scalar = it.node.IsScalar();
+  if (scalar) {
     o.name = string_of(it, expected);
   } else if (it.node.IsMap()) {
     Map m = map(it, {"minimize", "maximize"}, expected);
     if (m.entries.size() != 1) fail(it.where, display(it.path) + " must be " + expected + " (one key)");
     o.maximize = m.entries[0].key == "maximize";
-    name_item = child(m, m.entries[0]);
-    o.name = string_of(name_item, "a metric name");
-    o.where = content_loc(name_item);
+    // A new Item, not an assignment to a copy of `it`: assigning a
+    // YAML::Node writes through to the node it refers to.
+    const Item name = child(m, m.entries[0]);
+    o.name = string_of(name, "a metric name");
+    o.where = content_loc(name);
   } else {
     wrong_type(it, expected);
   }
@@ -64,7 +66,7 @@ void Loader::objective(const Item& it, Spec& s) const {
     msg += " (known: " + join(names) + ")";
     fail(o.where, msg);
   }
-  if (it.node.IsScalar())
+  if (scalar)
     fail(o.where, "say which way is better: 'objective: {maximize: " + o.name + "}' or '{minimize: " + o.name + "}'");
   s.objective = o;
 }
