@@ -5,6 +5,7 @@
 
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "core/detail/process.hpp"
 #include "support/temp_dir.hpp"

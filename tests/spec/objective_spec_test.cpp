@@ -43,8 +43,8 @@ TEST_F(SpecErrors, ObjectiveDefaultsToTime) {
 }
 
 TEST_F(SpecErrors, MetricErrorsAreLocated) {
-  expect_error(kHead + "metrics: {gflops: \"2 * M * Q / time_s\"}\n", 5, 19, "'Q', which is neither a size");
-  expect_error(kHead + "metrics: {gflops: \"2 * M / tme_s\"}\n", 5, 19, "did you mean 'time_s'?");
+  expect_error(kHead + "metrics: {gflops: \"2 * M * Q / time_s\"}\n", 5, 20, "'Q', which is neither a size");
+  expect_error(kHead + "metrics: {gflops: \"2 * M / tme_s\"}\n", 5, 20, "did you mean 'time_s'?");
   expect_error(kHead + "metrics: {BM: \"time_s\"}\n", 5, 11, "has the name of a size or parameter");
   expect_error(kHead + "metrics: {time_us: \"time_s\"}\n", 5, 11, "has the name of a measured time");
   expect_error(kHead + "metrics: [gflops]\n", 5, 10, "must be a mapping of metric names to expressions");
