@@ -5,7 +5,8 @@
 #include "transpose_policy.hpp"
 
 int main() {
-  for (int n : {256, 1024, 3000}) {
+  const int sizes[] = {256, 1024, 3000};
+  for (int n : sizes) {
     const auto tiles = tunekit_policy::transpose_select(n);
     std::printf("n = %d: TILE_I = %lld, TILE_J = %lld\n", n, static_cast<long long>(tiles.TILE_I),
                 static_cast<long long>(tiles.TILE_J));

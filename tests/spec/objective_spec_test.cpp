@@ -12,20 +12,20 @@ using tunekit::testing::SpecErrors;
 
 namespace {
 
-const std::string kHead = R"(kernel: {source: k.cpp, entry: k}
+const std::string kHead = R"Y(kernel: {source: k.cpp, entry: k}
 arguments: [{name: n, type: i32, value: M}]
 sizes: [{N: 64, M: 32, K: 16}]
 parameters: {BM: [16, 32], BK: [8, 16]}
-)";
+)Y";
 
 }  // namespace
 
 TEST_F(SpecErrors, MetricsAndObjectiveLoad) {
-  Spec s = load_spec(write(kHead + R"(metrics:
+  Spec s = load_spec(write(kHead + R"Y(metrics:
   gflops: "2 * M * N * K / time_s / 1e9"
   per_tile: "time_us / (BM * BK)"
 objective: {maximize: gflops}
-)"));
+)Y"));
   ASSERT_EQ(s.metrics.size(), 2u);
   EXPECT_EQ(s.metrics[0].name, "gflops");
   EXPECT_EQ(s.metrics[1].name, "per_tile");
@@ -59,10 +59,10 @@ TEST_F(SpecErrors, ObjectiveErrorsAreLocated) {
 }
 
 TEST_F(SpecErrors, DefaultProblemNamesTheConstraintAndTheMachineProperty) {
-  Spec s = load_spec(write(kHead + R"(constraints:
+  Spec s = load_spec(write(kHead + R"Y(constraints:
   - l1d_bytes // 2 <= BM * BK * 4 <= l1d_bytes
 default: {BM: 16, BK: 8}
-)"));
+)Y"));
   const Bindings size = s.sizes.front();
   // 512 bytes of tile: valid with a 1 KiB L1d, not with a 48 KiB one.
   EXPECT_FALSE(default_config_problem(s, size, {{"l1d_bytes", Value(1024)}}));
