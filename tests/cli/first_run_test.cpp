@@ -47,9 +47,9 @@ std::string machine(const fs::path& dir, std::int64_t l1d) {
   return file.string();
 }
 
-const std::string kCacheSpace = R"(parameters: {T: [1024, 4096, 16384]}
-constraints: ["l1d_bytes // 2 <= T <= l1d_bytes"]
-default: {T: 4096}
+const std::string kCacheSpace = R"(parameters: {TILE: [1024, 4096, 16384]}
+constraints: ["l1d_bytes // 2 <= TILE <= l1d_bytes"]
+default: {TILE: 4096}
 )";
 
 }  // namespace
@@ -57,51 +57,50 @@ default: {T: 4096}
 TEST(FirstRun, ADefaultInvalidOnThisMachineIsExplained) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, kCacheSpace);
-  // 8 KiB of L1d: T = 4096 is valid. 32 KiB: it is not, and the tune says
+  // 8 KiB of L1d: TILE = 4096 is valid. 32 KiB: it is not, and the tune says
   // which constraint and which machine property, then goes on.
   auto fine = tunekit_cli({"tune", spec, "--out-dir", (dir / "a").string(), "--no-progress", "--properties",
                            machine(dir, 8192)});
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
-  EXPECT_FALSE(contains(fine.output, "warning:")) << fine.output;
+  EXPECT_FALSE(contains(fine.output, "warning: the default")) << fine.output;
   EXPECT_TRUE(contains(fine.output, "default: No.1")) << fine.output;
 
   auto warned = tunekit_cli({"tune", spec, "--out-dir", (dir / "b").string(), "--no-progress", "--properties",
                              machine(dir, 32768)});
   EXPECT_EQ(warned.exit_code, 0) << warned.output;
-  EXPECT_TRUE(contains(warned.output, "warning: the default {T: 4096} breaks the constraint `l1d_bytes // 2 <= T <= "
+  EXPECT_TRUE(contains(warned.output, "warning: the default {TILE: 4096} breaks the constraint `l1d_bytes // 2 <= TILE <= "
                                       "l1d_bytes`"))
       << warned.output;
   EXPECT_TRUE(contains(warned.output, "this machine's l1d_bytes = 32768")) << warned.output;
   EXPECT_TRUE(contains(warned.output, "speedups are over the first valid config instead")) << warned.output;
   EXPECT_TRUE(contains(warned.output, "first valid config: No.1")) << warned.output;
   // The JSON keeps it.
-  EXPECT_TRUE(contains(read_file(dir / "b" / "k.json"), "\"warnings\": [\n    \"the default {T: 4096}"));
+  EXPECT_TRUE(contains(read_file(dir / "b" / "f.json"), "\"warnings\": [\n    \"the default {TILE: 4096}"));
 
   // `space` says the same before anything runs.
   auto counted = tunekit_cli({"space", spec, "--properties", machine(dir, 32768)});
   EXPECT_EQ(counted.exit_code, 0) << counted.output;
   EXPECT_TRUE(contains(counted.output, "valid:       1\n")) << counted.output;
-  EXPECT_TRUE(contains(counted.output, "warning: the default {T: 4096} breaks the constraint")) << counted.output;
+  EXPECT_TRUE(contains(counted.output, "warning: the default {TILE: 4096} breaks the constraint")) << counted.output;
 }
 
 TEST(FirstRun, SelectAllSizesSaysWhyAndOffersTheBestValidEverywhere) {
   const auto dir = fresh_dir();
-  // At N = 1 the default is not valid (T <= N * 4096 rules T = 16384 out
-  // ... and the default T = 16384 with it).
+  // At N = 1 the default TILE = 16384 is not valid (TILE <= N * 4096).
   const std::string spec = write_spec(dir, R"(sizes: [{N: 1}, {N: 4}]
-parameters: {T: [1024, 4096, 16384]}
-constraints: ["T <= N * 4096"]
-default: {T: 16384}
+parameters: {TILE: [1024, 4096, 16384]}
+constraints: ["TILE <= N * 4096"]
+default: {TILE: 16384}
 )");
   const std::string out = (dir / "out").string();
   auto tuned = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress"});
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
   auto r = tunekit_cli({"select", spec, "--mode", "all-sizes", "--out-dir", out});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "no config for all sizes against the default: the default {T: 16384} did not run "
+  EXPECT_TRUE(contains(r.output, "no config for all sizes against the default: the default {TILE: 16384} did not run "
                                  "correctly at 1 of 2 sizes: {N: 1} (not run: not valid there)"))
       << r.output;
-  EXPECT_TRUE(contains(r.output, "best config valid at every size: {T: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "best config valid at every size: {TILE: ")) << r.output;
   auto emitted = tunekit_cli({"emit", spec, "--mode", "all-sizes", "--out-dir", out});
   EXPECT_EQ(emitted.exit_code, 0) << emitted.output;
   EXPECT_TRUE(contains(emitted.output, "against each size's best")) << emitted.output;
@@ -113,15 +112,16 @@ TEST(FirstRun, ANarrowedRunKeepsTheFullRunsFiles) {
   const auto out = dir / "out";
   auto full = tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress"});
   ASSERT_EQ(full.exit_code, 0) << full.output;
-  const std::string csv = read_file(out / "k.csv"), json = read_file(out / "k.json");
+  // Files are named by the spec's name, here its entry.
+  const std::string csv = read_file(out / "f.csv"), json = read_file(out / "f.json");
   auto narrow = tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress", "--where", "B == 2", "--where",
                              "A < 3"});
   ASSERT_EQ(narrow.exit_code, 0) << narrow.output;
-  EXPECT_EQ(read_file(out / "k.csv"), csv);
-  EXPECT_EQ(read_file(out / "k.json"), json);
+  EXPECT_EQ(read_file(out / "f.csv"), csv);
+  EXPECT_EQ(read_file(out / "f.json"), json);
   for (const char* ext : {".csv", ".json", ".html"})
-    EXPECT_TRUE(fs::exists(out / (std::string("k.where-B_2_and_A_3") + ext))) << ext << "\n" << narrow.output;
-  EXPECT_TRUE(contains(narrow.output, "k.where-B_2_and_A_3.csv")) << narrow.output;
+    EXPECT_TRUE(fs::exists(out / (std::string("f.where-B_2_and_A_3") + ext))) << ext << "\n" << narrow.output;
+  EXPECT_TRUE(contains(narrow.output, "f.where-B_2_and_A_3.csv")) << narrow.output;
 }
 
 TEST(FirstRun, SpaceCountsTheConfigsAList) {
@@ -172,7 +172,7 @@ measure: {warmup: 0us, min_samples: 10, max_samples: 10, noise: 0.02}
   EXPECT_TRUE(contains(r.output, "warning: 2 of 2 configs missed the noise target (2.0%")) << r.output;
   // Cold, the default: the summary says what flushing took.
   EXPECT_TRUE(contains(r.output, "s of it flushing caches)")) << r.output;
-  const std::string csv = read_file(dir / "out" / "k.csv");
+  const std::string csv = read_file(dir / "out" / "f.csv");
   EXPECT_TRUE(contains(csv, ",true,")) << csv;  // MissedNoiseTarget
 }
 
