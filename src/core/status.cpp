@@ -6,8 +6,9 @@
 namespace tunekit {
 
 namespace {
-constexpr std::array<std::pair<Status, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<Status, std::string_view>, 9> kNames{{
     {Status::ok, "ok"},
+    {Status::slower, "slower"},
     {Status::invalid, "invalid"},
     {Status::compile_error, "compile_error"},
     {Status::resource_limit, "resource_limit"},
