@@ -188,6 +188,7 @@ std::string universal_lines(const TuneReport& report) {
                                 choice->config.str(), choice->geomean_speedup);
   for (const auto& p : choice->per_size)
     out += fmt::format("  size {}: {} us, {:.2f}x\n", format_bindings(p.size), us(p.time), p.speedup);
+  out += format_unsettled(*choice);
   return out;
 }
 
@@ -245,6 +246,15 @@ std::string detail::first_line(std::string_view text, std::size_t limit) {
   std::string out(line.substr(0, cut));
   while (!out.empty() && blank(out.back())) out.pop_back();
   return out + "...";
+}
+
+std::string format_unsettled(const UniversalChoice& choice) {
+  const auto& by = choice.unsettled_by;
+  if (by.empty()) return {};
+  return fmt::format("  not settled: {} config{} cut short by the early stop at some size might beat it ({}{}); "
+                     "tune with --early-stop off to measure {} in full\n",
+                     by.size(), by.size() == 1 ? "" : "s", by.front().str(), by.size() > 1 ? ", ..." : "",
+                     by.size() == 1 ? "it" : "them");
 }
 
 std::string format_trial_line(std::size_t number, const TrialRecord& trial) {
