@@ -7,10 +7,11 @@
 # Through the device tool, from a developer machine:
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
-# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [timing] [probe] [access] [carveout] [flash-b1] [gemv-probe] [swap-probe] [gemv-same-timer] [placement] [wgmma-check] [wgmma-variants]
+# Steps can be chosen: scripts/gpu.sh [--prepare] [tests] [faults] [overhead] [early-stop] [timing] [probe] [access] [carveout] [flash-b1] [gemv-probe] [swap-probe] [gemv-same-timer] [placement] [wgmma-check] [wgmma-variants]
 # [gemm] [gemm-read] [attention] [flash] [flash-check] (default: all of them). gemm-read is gemm with the
 # L2 flushed by reads (--flush read); a name that is no step (say `none`) only builds. Extra arguments for the kernel benchmarks go in $GEMM_ARGS,
-# $ATTENTION_ARGS, $FLASH_ARGS, $FLASH_B1_ARGS, $GEMV_ARGS and $SWAP_ARGS.
+# $ATTENTION_ARGS, $FLASH_ARGS, $FLASH_B1_ARGS, $GEMV_ARGS and $SWAP_ARGS; early-stop's tune arguments
+# (after bench/tuning/early_stop.py's own) in $EARLY_STOP_ARGS.
 # Logs and JSON summaries go to $OUT when set (the device tool returns them), else build-gpu/out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ if [[ "${1:-}" == --prepare ]]; then
   exit $?
 fi
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead timing probe access carveout flash-b1 gemv-probe swap-probe gemv-same-timer placement wgmma-check gemm gemm-read attention flash flash-check)
+[[ ${#steps[@]} -eq 0 ]] && steps=(tests faults overhead early-stop timing probe access carveout flash-b1 gemv-probe swap-probe gemv-same-timer placement wgmma-check gemm gemm-read attention flash flash-check)
 want() { local s; for s in "${steps[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 
 out=${OUT:-$root/build-gpu/out}
@@ -50,7 +51,7 @@ bin=$root/build-gpu/tunekit/bin
 
 # The *_ARGS variables are split as the shell splits words, quotes included:
 # GEMM_ARGS="--where 'gemv=MATH == 1'" passes one argument to --where.
-for v in GEMM ATTENTION FLASH FLASH_B1 GEMV SWAP; do
+for v in GEMM ATTENTION FLASH FLASH_B1 GEMV SWAP EARLY_STOP; do
   n=${v}_ARGS
   eval "args_${v,,}=(${!n:-})" || { echo "cannot split \$$n: ${!n}"; exit 2; }
 done
@@ -68,6 +69,13 @@ fi
 if want overhead; then
   python3 bench/gpu/overhead.py --tunekit "$bin/tunekit" --summary "$out/overhead.json" 2>&1 | tee "$out/overhead.log"
   result[overhead]=$(grep -A2 "^| configs" "$out/overhead.log" | tail -1)
+fi
+if want early-stop; then
+  # The same gemm_skinny tune with the early stop off and on (issue #23): wall times, their ratio, best configs.
+  [[ ${#args_early_stop[@]} -eq 0 ]] && args_early_stop=(--spec kernels/gemm/gemm_skinny.yaml -- -s B_NK=1 -a "M=[16]" -a "K=[4096]" -a "N=[4096]")
+  python3 bench/tuning/early_stop.py --tunekit "$bin/tunekit" --out "$root/build-gpu/early-stop" --summary "$out/early_stop.json" \
+    "${args_early_stop[@]}" 2>&1 | tee "$out/early_stop.log"
+  result[early-stop]=$(grep -E "^\| [0-9.]+ \|" "$out/early_stop.log" | awk -F'|' '{print "factor" $2 "ratio" $8 "same best" $9}' | tr '\n' ' ')
 fi
 if want timing; then
   python3 bench/gpu/timing_agreement.py --tunekit "$bin/tunekit" --probe --summary "$out/timing.json" 2>&1 | tee "$out/timing.log"
@@ -177,6 +185,6 @@ fi
 
 echo
 echo "=== scripts/gpu.sh summary ($(head -1 "$out/devices.txt" 2>/dev/null)) ==="
-for k in tests faults overhead timing probe access carveout flash-b1 gemv-probe gemv-same-timer placement wgmma-check wgmma-variants gemm gemm-read attention flash flash-check; do
+for k in tests faults overhead early-stop timing probe access carveout flash-b1 gemv-probe gemv-same-timer placement wgmma-check wgmma-variants gemm gemm-read attention flash flash-check; do
   [[ -n "${result[$k]:-}" ]] && printf '%-9s %s\n' "$k" "${result[$k]}"
 done
