@@ -311,9 +311,9 @@ std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& t
 std::string format_parameter_effects(const std::vector<ParameterEffect>& effects) {
   std::size_t width = 9;
   for (const auto& e : effects) width = std::max(width, e.parameter.size());
-  std::string out = fmt::format("{:<{}}  {:>9}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
+  std::string out = fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
   for (const auto& e : effects) {
-    out += fmt::format("{:<{}}  {:>9} ", e.parameter, width, spread_text(e));
+    out += fmt::format("{:<{}}  {:>7} ", e.parameter, width, spread_text(e));
     for (const auto& l : e.levels) out += fmt::format(" {}: {}", l.value.str(), level_text(l));
     out += '\n';
   }

@@ -42,7 +42,7 @@ arguments:
   - {name: x, type: f32, size: 256}
   - {name: y, type: f32, size: 256, role: out}
   - {name: n, type: i32, value: 256}
-measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3, early_stop: off}
 )" + space);
   return (dir / "k.yaml").string();
 }
@@ -99,7 +99,7 @@ configs:
   - {UNROLL: 4, SCALE: "float scale = 0.5f;"}
   - {UNROLL: 3, SCALE: "float scale = 1.0f;"}
 default: {UNROLL: 1, SCALE: "float scale = 2.0f;"}
-measure: {warmup: 1ms, max_time: 50ms, cache: hot}
+measure: {warmup: 1ms, max_time: 50ms, cache: hot, early_stop: off}
 )");
   auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--out-dir", (dir / "out").string(), "--no-progress"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
