@@ -344,7 +344,7 @@ class Run {
     for (std::size_t i = 0; i < b.configs.size(); ++i) {
       const Config& c = b.configs[i];
       if (!options_.fresh)
-        if (auto old = store_->find(report_.spec_hash, report_.device, p.size, c); old && still_holds(*old)) {
+        if (auto old = store_->find(report_.spec_hash, report_.device, p.size, c); old && still_holds(*old, p)) {
           b.ready[i] = std::move(*old);
           ++report_.resumed;
           continue;
@@ -408,7 +408,9 @@ class Run {
       if (reference && reference->artifact.hash != br.artifact.hash) rq.reference = reference;
       rq.tolerance = spec_.tolerance;
       rq.measure = spec_.measure;
-      rq.measure.best_so_far = size_best_;
+      // The baseline is measured in full: the speedup over the default, and
+      // one config for all sizes, are ratios to its time.
+      if (!p.baseline || config != *p.baseline) rq.measure.best_so_far = size_best_;
       rq.seed = spec_.search.seed;
       rq.values = trial_env;
       notify(fmt::format("measuring {}", config.str()));
@@ -438,9 +440,11 @@ class Run {
   // while this run would cut it too: early stop on with a factor no larger,
   // and an ok trial at its size, in the store, at least as fast as the best
   // it was compared with. Otherwise (early stop off, a larger factor, or
-  // that best re-measured slower) it is measured again.
-  bool still_holds(const TrialRecord& old) const {
+  // that best re-measured slower) it is measured again, as is the baseline,
+  // which is always measured in full.
+  bool still_holds(const TrialRecord& old, const SizePlan& p) const {
     if (old.status != Status::slower) return true;
+    if (p.baseline && old.config == *p.baseline) return false;
     const double factor = spec_.measure.early_stop;
     if (!old.slower_than || !(factor > 0) || factor > old.slower_than->factor) return false;
     const auto best = store_->best_median(report_.spec_hash, report_.device, old.size);

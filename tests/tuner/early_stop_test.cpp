@@ -256,3 +256,26 @@ TEST(EarlyStop, ReportsShowTrialsCutShort) {
   // marked as a lower bound.
   EXPECT_NE(html.find("<code>50000</code>: &gt;="), std::string::npos);
 }
+
+// The default config is the baseline of every speedup and of one config for
+// all sizes: it is measured in full even when a seed ahead of it is 250x
+// faster.
+TEST(EarlyStop, TheBaselineIsAlwaysMeasuredInFull) {
+  const auto dir = fresh_dir();
+  (void)planted(dir, 3.0);  // the kernel and spec files
+  write_file(dir / "seeded.yaml", std::string(kSpec) + "search: {seeds: [{SLEEP_US: 200, WRONG: 0}]}\n");
+  Spec seeded = load_spec(dir / "seeded.yaml");
+  seeded.default_config = Config({{"SLEEP_US", Value(50000)}, {"WRONG", Value(0)}});
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(seeded, opt);
+  const SizeReport& s = report.sizes[0];
+  ASSERT_EQ(s.trials.front().config.str(), kFast);  // the seed, first
+  ASSERT_TRUE(s.baseline);
+  const TrialRecord& baseline = s.trials[*s.baseline];
+  EXPECT_EQ(baseline.config.str(), kLoser);
+  EXPECT_EQ(baseline.status, Status::ok);
+  EXPECT_GE(baseline.stats.count, 5u);
+  EXPECT_EQ(by_config(s)[kWorse]->status, Status::slower);  // the others are still cut
+  EXPECT_NE(format_summary(report).find("speedup over default: "), std::string::npos) << format_summary(report);
+}
