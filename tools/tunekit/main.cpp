@@ -12,6 +12,7 @@
 
 #include "progress.hpp"
 #include "policy_command.hpp"
+#include "resolve_command.hpp"
 #include "space_command.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/report.hpp"
@@ -298,6 +299,7 @@ int main(int argc, char** argv) {
   auto emit_cmd = cli::add_emit_command(app);
   auto rules_cmd = cli::add_rules_report_command(app);
   auto report_cmd = cli::add_report_command(app);
+  auto resolve_cmd = cli::add_resolve_command(app);
 
   auto* devices_cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
   bool devices_json = false;
@@ -308,7 +310,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (tune_cmd->parsed()) return run_tune(t);
-    for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd, &rules_cmd, &report_cmd})
+    for (const auto* c : {&space_cmd, &select_cmd, &emit_cmd, &rules_cmd, &report_cmd, &resolve_cmd})
       if (c->command->parsed()) return c->run();
     if (devices_cmd->parsed()) return run_devices(devices_json);
   } catch (const InputError& e) {
