@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -150,6 +151,27 @@ def resolve(spec, size=None, config=None, tunekit=None, ignore_constraints=False
     return _resolved[key]
 
 
+_gpu_properties = []  # [the file, or None], once per process
+
+
+def gpu_properties_file(tunekit=None):
+    """This machine's first CUDA device as `tunekit devices --json` describes
+    it, saved once to a file: SpecLaunch passes it to resolve as --properties,
+    so that each resolution reads the GPU's properties without initialising
+    the driver again. None where tunekit finds no CUDA device."""
+    if not _gpu_properties:
+        path = None
+        p = subprocess.run([tunekit or default_tunekit(), "devices", "--json"], capture_output=True, text=True)
+        if p.returncode == 0:
+            cuda = [b for b in json.loads(p.stdout)["backends"] if b["backend"] == "cuda" and b["devices"]]
+            if cuda:
+                fd, path = tempfile.mkstemp(prefix="tunekit-gpu-", suffix=".json")
+                with os.fdopen(fd, "w") as f:
+                    json.dump(cuda[0]["devices"][0], f)
+        _gpu_properties.append(path)
+    return _gpu_properties[0]
+
+
 def spec_name(spec, tunekit=None, properties=None):
     """The spec's `name`, which names tunekit's exports and emitted policies."""
     return resolve(spec, tunekit=tunekit, ignore_constraints=True, properties=properties)["name"]
@@ -199,7 +221,8 @@ class SpecLaunch:
         import numpy as np
         import torch
         self.cfg, self.size = cfg, size
-        self.resolved = resolve(spec_path, size, cfg, tunekit, ignore_constraints=True)
+        self.resolved = resolve(spec_path, size, cfg, tunekit, ignore_constraints=True,
+                                properties=gpu_properties_file(tunekit))
         if not self.resolved["valid"]:
             log(f"  note: {os.path.basename(spec_path)} {cfg} at {size} is outside the spec's space "
                 f"({self.resolved['invalid_reason']}); launched anyway")

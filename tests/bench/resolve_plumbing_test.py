@@ -106,6 +106,54 @@ class LaunchPlan(unittest.TestCase):
         self.assertEqual(common.spec_name(path, tunekit=TUNEKIT, properties=H200), "gemm_gemv")
 
 
+class GpuProperties(unittest.TestCase):
+    """SpecLaunch resolves with the GPU's properties saved once from `tunekit
+    devices --json`, so that each resolution does not initialise the driver."""
+
+    def fake_tunekit(self, devices_json):
+        import tempfile
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "tunekit")
+        with open(os.path.join(d, "devices.json"), "w") as f:
+            f.write(devices_json)
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\n[ "$1 $2" = "devices --json" ] && exec cat {d}/devices.json\nexit 9\n')
+        os.chmod(path, 0o755)
+        return path
+
+    def setUp(self):
+        common._gpu_properties.clear()
+
+    def tearDown(self):
+        common._gpu_properties.clear()
+
+    def test_the_first_cuda_device_is_saved_once(self):
+        import json
+        h200 = {"device": "cuda: NVIDIA H200", "sm_count": 132}
+        tk = self.fake_tunekit(json.dumps({"backends": [
+            {"backend": "cpu", "devices": [{"device": "cpu", "cores": 2}], "unavailable": ""},
+            {"backend": "cuda", "devices": [h200, {"device": "cuda: another"}], "unavailable": ""}]}))
+        path = common.gpu_properties_file(tk)
+        with open(path) as f:
+            self.assertEqual(json.load(f), h200)
+        os.remove(path)
+        self.assertEqual(common.gpu_properties_file(tk), path)  # remembered, not asked again
+        # and the file is what `tunekit resolve --properties` reads
+        with open(H200) as f:
+            saved = dict(json.load(f), device="cuda: a saved H200")
+        with open(path, "w") as f:
+            json.dump(saved, f)
+        r = common.resolve(spec("decode_attention", "softmax.yaml"), tunekit=TUNEKIT, properties=path)
+        self.assertEqual(r["device"], "cuda: a saved H200")
+        os.remove(path)
+
+    def test_no_cuda_device_means_none(self):
+        import json
+        tk = self.fake_tunekit(json.dumps({"backends": [
+            {"backend": "cuda", "devices": [], "unavailable": "no CUDA driver"}]}))
+        self.assertIsNone(common.gpu_properties_file(tk))
+
+
 class Harnesses(unittest.TestCase):
     """Each benchmark and probe imports, and every name it takes from common
     or lab_common exists there: they only run on the GPU machine, so this is
