@@ -109,7 +109,8 @@ def main():
         launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
         for name in ("gemv", "swap"):
             cfg = shipped_config(name, size)
-            launches.append((f"{name} {cfg}", common.SpecLaunch(SPECS[name], cfg, size, dict(A=x, B=w, C=c), "/tmp/clock-probe")))
+            launches.append((f"{name} {cfg}",
+                             common.SpecLaunch(SPECS[name], cfg, size, dict(A=x, B=w, C=c), "/tmp/clock-probe")))
         ref = x.float() @ w.float().t()
         for name, fn in launches[1:]:
             fn()

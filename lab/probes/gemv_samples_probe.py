@@ -31,7 +31,8 @@ def main():
     w = torch.empty(N, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     c = torch.empty(1, N, device="cuda", dtype=torch.bfloat16)
     with common.torch_stream():
-        g = common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), CFG, dict(M=1, N=N, K=K, B_NK=1), dict(A=x, B=w, C=c), "/tmp/tunekit-gemv-samples")
+        g = common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), CFG, dict(M=1, N=N, K=K, B_NK=1),
+                              dict(A=x, B=w, C=c), "/tmp/tunekit-gemv-samples")
         launches = [("gemv", g), ("cuBLAS", lambda: torch.matmul(x, w.t()))]
         if "--ctypes" in sys.argv[1:]:
             import ctypes
