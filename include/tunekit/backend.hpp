@@ -1,6 +1,7 @@
 #pragma once
 // A backend plugs a device kind into the tuner: it describes the machine
 // (properties usable in constraints), builds variants, and evaluates them.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "tunekit/builder.hpp"
 #include "tunekit/evaluator.hpp"
+#include "tunekit/registry.hpp"
 
 namespace tunekit {
 
@@ -49,6 +51,53 @@ class Backend {
   }
 };
 
+// What a backend's kernels take in a spec's `kernel` section: the spec
+// loader checks each kernel against its backend's traits, so no backend is
+// named in the loader.
+struct KernelTraits {
+  bool entry = true;         // names a function to call (`entry` required)
+  bool launch = false;       // a device launch: `grid` and `block` required, `shared_memory` allowed
+  bool cluster = false;      // thread-block clusters (`cluster`)
+  bool tensor_maps = false;  // TMA tensor-map arguments
+  bool application = false;  // built and run by the user's own commands (the spec's `application`)
+  bool defines = true;       // its build takes -D defines (else `injection: none` says so)
+  std::vector<std::string> compilers;     // the values `compiler` may take; empty: any command
+  std::vector<std::string> default_flags; // `flags` when the spec gives none
+  // The compiler when the spec names none, for a kernel language.
+  std::function<std::string(std::string_view language)> default_compiler;
+};
+
+struct DeviceListing;
+
+// A backend as a plugin: the kernel languages it serves, what its kernels
+// take in a spec, its factory, its devices, and its worker's loop.
+struct BackendInfo {
+  std::string name;                    // "cpu", "cuda", ...: `tunekit devices` and tunekit-worker's argument
+  std::vector<std::string> languages;  // the `kernel.language` values it serves
+  std::string summary;                 // one line, for `tunekit plugins` and the docs
+  KernelTraits kernel;
+  // Throws std::runtime_error when its runtime or device is missing here.
+  std::function<std::unique_ptr<Backend>(const BackendOptions&)> make;
+  std::function<DeviceListing()> list_devices;
+  // The worker process's loop for `device` (requests on in_fd, answers on
+  // out_fd); empty for a backend that runs no worker.
+  std::function<int(int in_fd, int out_fd, int device)> run_worker;
+  // Checks only this backend can make, after the spec is loaded; throws
+  // InputError located in the spec. May be empty.
+  std::function<void(const Spec&)> check_spec;
+};
+
+// The process-wide registry, with the built-in backends (a backend left out
+// of the build is a stand-in whose make() says so).
+Registry<BackendInfo>& backends();
+
+// Every `kernel.language` some backend serves, in registration order.
+std::vector<std::string> kernel_languages();
+
+// The backend that serves `language`. Throws InputError at `where` for a
+// language no backend serves.
+const BackendInfo& backend_for_language(std::string_view language, const SourceLocation& where = {});
+
 // The backend for a kernel language ("c++", "c" -> cpu, "cuda", "opencl",
 // "command" -> the user's own build and run commands).
 // Throws InputError for an unknown language, and std::runtime_error when
@@ -57,7 +106,7 @@ std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOp
 
 // What each backend finds on this machine.
 struct DeviceListing {
-  std::string backend;               // "cpu", "cuda", "opencl", "command"
+  std::string backend;               // a BackendInfo's name
   std::vector<MachineInfo> devices;  // empty when unavailable
   std::string unavailable;           // why, when there are none
 };

@@ -3,6 +3,8 @@
 // "spec.yaml:12:7: ..." and the user can jump there.
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace tunekit {
 
@@ -28,5 +30,9 @@ class InputError : public std::runtime_error {
   SourceLocation where_;
   std::string message_;
 };
+
+// "; did you mean 'x'?" when `word` looks like a typo of one of
+// `candidates`, else "": the tail of an "unknown name" message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace tunekit

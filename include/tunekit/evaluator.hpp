@@ -9,6 +9,7 @@
 #include "tunekit/measure.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/status.hpp"
+#include "tunekit/trial.hpp"
 
 namespace tunekit {
 
@@ -55,14 +56,6 @@ struct LaunchGeometry {
 // Throws InputError for an expression that fails or is not positive.
 // Whether a cluster fits the grid and the device is the backend's to check.
 LaunchGeometry resolve_launch(const LaunchSpec& launch, const Bindings& env);
-
-struct Verification {
-  bool checked = false;
-  bool passed = true;
-  double max_abs_diff = 0;
-  double max_rel_err = 0;
-  std::string detail;  // first mismatch, when failed
-};
 
 // What produces the reference outputs: a build, its entry and its launch
 // (the default config's, or a reference function's).

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-namespace tunekit {
+#include "tunekit/statistics.hpp"
+#include "tunekit/units.hpp"
 
-using Microseconds = std::chrono::duration<double, std::micro>;
-using Seconds = std::chrono::duration<double>;
+namespace tunekit {
 
 // cold (the default): the flush overwrites a buffer larger than the caches,
 // as triton's do_bench does, so times compare with it; on a GPU that leaves
@@ -38,14 +38,6 @@ struct MeasureSettings {
   CacheMode cache = CacheMode::cold;     // flush caches before every sample (unless hot)
   Seconds timeout{60.0};                 // per trial (build excluded); past it: Status::timeout
 };
-
-struct Statistics {
-  Microseconds median{0}, min{0}, max{0}, mean{0};
-  double noise = 0;  // relative standard deviation (stdev / mean)
-  std::size_t count = 0;
-};
-
-Statistics summarize(std::span<const Microseconds> samples);
 
 // Runs the sampling loop. `flush` is called before each sample when cache is
 // cold or cold_read (its time is not counted); `sample` runs the kernel once

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tunekit/config.hpp"
 #include "tunekit/constraint.hpp"
 #include "tunekit/value.hpp"
 
@@ -18,33 +19,6 @@ struct Parameter {
   std::string name;
   std::vector<Value> values;
   SourceLocation where;
-};
-
-// One point of a space: parameter name -> value, in parameter order.
-class Config {
- public:
-  Config() = default;
-  explicit Config(std::vector<std::pair<std::string, Value>> entries) : entries_(std::move(entries)) {}
-
-  void set(std::string name, Value v);
-  const Value* find(std::string_view name) const;
-  const Value& at(std::string_view name) const;  // throws std::out_of_range
-  bool empty() const { return entries_.empty(); }
-  std::size_t size() const { return entries_.size(); }
-  auto begin() const { return entries_.begin(); }
-  auto end() const { return entries_.end(); }
-
-  // "{BM: 64, BN: 128}" (msKPP style), strings unquoted.
-  std::string str() const;
-  // Canonical, order-independent identity used by the store: names sorted,
-  // values as Python repr. Two equal configs have the same key.
-  std::string key() const;
-  Bindings bindings() const;
-
-  friend bool operator==(const Config& a, const Config& b) { return a.key() == b.key(); }
-
- private:
-  std::vector<std::pair<std::string, Value>> entries_;
 };
 
 // Which configs are neighbours of a config (for local search).

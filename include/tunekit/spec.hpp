@@ -2,12 +2,15 @@
 // A tuning problem as the user declares it: in a YAML/JSON spec file, or in
 // the kernel source itself (%RANGE% annotations).
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tunekit/constraint.hpp"
 #include "tunekit/measure.hpp"
+#include "tunekit/options.hpp"
+#include "tunekit/rules.hpp"
 #include "tunekit/space.hpp"
 
 namespace tunekit {
@@ -103,27 +106,14 @@ struct Tolerance {
   double rtol = 1e-5;
 };
 
-enum class StrategyKind { exhaustive, random };
-
-// Matmul tile rules (`search.rules`): one entry per matmul of the kernel.
-// Each tiled axis names the parameter that tiles it and the axis length, an
-// expression over problem sizes, machine properties and parameters.
-struct TileAxis {
-  std::string parameter;  // a declared parameter with numeric values
-  Expression length;      // e.g. "K // SPLIT_K"
-  SourceLocation where;
-};
-struct MatmulRule {
-  std::optional<TileAxis> m, n, k;  // M: the rows axis (the tiny-M rule applies)
-  SourceLocation where;
-};
-
 struct SearchSettings {
-  StrategyKind strategy = StrategyKind::exhaustive;
+  std::string strategy = "exhaustive";  // a name in strategies() (strategy.hpp)
+  SourceLocation strategy_where;        // where it was named, for errors
+  std::vector<OptionValue> options;     // the strategy's options (search.options), checked at load
   std::optional<std::size_t> max_evaluations;
   std::optional<Seconds> max_time;
   std::uint64_t seed = 1;
-  std::vector<MatmulRule> rules;  // non-empty: every size's search starts from the rule config
+  std::vector<MatmulRule> rules;  // non-empty: every size's search starts from the rule config (rules.hpp)
   // search.seeds: configs a kernel engineer knows to try, proposed after the
   // rule config and before the search, at each size where they are valid
   // (named in part in the spec; the default config fills in the rest).
@@ -131,10 +121,10 @@ struct SearchSettings {
 };
 
 struct OutputSettings {
-  std::filesystem::path db;    // empty: <out-dir>/tunekit.db
-  std::filesystem::path csv;   // empty: <out-dir>/<name>.csv
-  std::filesystem::path json;  // empty: <out-dir>/<name>.json
-  std::filesystem::path html;  // empty: <out-dir>/<name>.html
+  std::filesystem::path db;  // empty: <out-dir>/tunekit.db
+  // Per output writer (output.hpp), by name: the file it writes instead of
+  // its default, e.g. {"csv", "results/gemm.csv"}.
+  std::map<std::string, std::filesystem::path, std::less<>> files;
 };
 
 // Application-level tuning (kernel.language: command, msKPP autotune_v2):

@@ -7,37 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "tunekit/evaluator.hpp"
-#include "tunekit/space.hpp"
+#include "tunekit/trial.hpp"
 
 struct sqlite3;
 
 namespace tunekit {
-
-struct TrialRecord {
-  std::int64_t id = 0;      // row id, assigned by insert()
-  std::string spec_hash;    // what was tuned (see Tuner)
-  std::string kernel;       // spec name
-  std::string device;
-  Bindings size;
-  Config config;
-  Status status = Status::ok;
-  std::string error;
-  Statistics stats;
-  std::vector<Microseconds> samples;
-  Verification verification;
-  Seconds build_time{0};
-  std::string machine;      // JSON description of the machine
-  std::string created_at;   // ISO 8601 UTC, set by insert() when empty
-  // The config the matmul tile rules (search.rules) derived for this size,
-  // which a seeded search evaluated first. At most one trial per spec,
-  // device and size carries it: put() of a flagged trial clears it on the
-  // others; put() of an unflagged trial keeps a stored flag.
-  bool rule_seed = false;
-};
-
-// Canonical key of a problem size (names sorted).
-std::string size_key(const Bindings& size);
 
 class Store {
  public:
@@ -51,8 +25,12 @@ class Store {
   std::optional<TrialRecord> find(const std::string& spec_hash, const std::string& device, const Bindings& size,
                                   const Config& config) const;
   // Inserts, or replaces the trial with the same spec, device, size and
-  // config. Sets record.id, and record.rule_seed to the stored flag.
-  void put(TrialRecord& record);
+  // config. Sets record.id. The stored origin is the record's, except that a
+  // 'search' record keeps a stored seed origin (the config was a seed in an
+  // earlier run). With `exclusive_origin`, the size's other trials with the
+  // record's origin fall back to 'search' (a provider with one seed per size).
+  // record.origin is set to what is stored.
+  void put(TrialRecord& record, bool exclusive_origin = false);
   std::vector<TrialRecord> trials(const std::string& spec_hash) const;  // in insertion order
   std::vector<TrialRecord> all() const;
   std::size_t erase(const std::string& spec_hash);

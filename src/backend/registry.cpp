@@ -1,18 +1,44 @@
 #include "backend/detail/registry.hpp"
 
+#include "core/detail/text.hpp"
+
+#include <algorithm>
+
 namespace tunekit {
 
+Registry<BackendInfo>& backends() {
+  static Registry<BackendInfo>& registry = []() -> Registry<BackendInfo>& {
+    static Registry<BackendInfo> r("backend");
+#define TUNEKIT_ADD_BACKEND(ns) r.add(ns::backend_info());
+    TUNEKIT_BUILTIN_BACKENDS(TUNEKIT_ADD_BACKEND)
+#undef TUNEKIT_ADD_BACKEND
+    return r;
+  }();
+  return registry;
+}
+
+std::vector<std::string> kernel_languages() {
+  std::vector<std::string> out;
+  for (const BackendInfo& b : backends().entries()) out.insert(out.end(), b.languages.begin(), b.languages.end());
+  return out;
+}
+
+const BackendInfo& backend_for_language(std::string_view language, const SourceLocation& where) {
+  for (const BackendInfo& b : backends().entries())
+    if (std::find(b.languages.begin(), b.languages.end(), language) != b.languages.end()) return b;
+  const std::vector<std::string> known = kernel_languages();
+  throw InputError(where, "no backend for kernel language '" + std::string(language) + "'" +
+                              did_you_mean(language, known) + "; known: " + detail::join(known));
+}
+
 std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOptions& options) {
-  if (language == "c++" || language == "cpp" || language == "c") return cpu::make_backend(options);
-  if (language == "cuda") return cuda::make_backend(options);
-  if (language == "opencl") return opencl::make_backend(options);
-  if (language == "command") return command::make_backend(options);
-  throw InputError({}, "no backend for kernel language '" + std::string(language) +
-                           "'; known: c++, c, cuda, opencl, command");
+  return backend_for_language(language).make(options);
 }
 
 std::vector<DeviceListing> list_devices() {
-  return {cpu::list_devices(), cuda::list_devices(), opencl::list_devices(), command::list_devices()};
+  std::vector<DeviceListing> out;
+  for (const BackendInfo& b : backends().entries()) out.push_back(b.list_devices());
+  return out;
 }
 
 }  // namespace tunekit

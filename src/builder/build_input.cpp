@@ -4,6 +4,7 @@
 
 #include "core/detail/hash.hpp"
 #include "tunekit/annotation.hpp"
+#include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
 
 namespace tunekit {
@@ -24,11 +25,8 @@ std::string BuildInput::hash() const {
 namespace {
 
 std::string default_compiler(const std::string& language) {
-  if (language == "cuda") return "nvrtc";
-  if (language == "opencl") return "opencl";
-  const bool c = language == "c";
-  if (const char* env = std::getenv(c ? "CC" : "CXX"); env && *env) return env;
-  return c ? "cc" : "c++";
+  const BackendInfo& b = backend_for_language(language);
+  return b.kernel.default_compiler ? b.kernel.default_compiler(language) : std::string{};
 }
 
 BuildInput common_input(const Spec& spec) {

@@ -3,8 +3,11 @@
 #include "report/detail/files.hpp"
 #include "report/detail/text.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/rules.hpp"
+#include "tunekit/seeds.hpp"
 #include "tunekit/select.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -87,7 +90,7 @@ ojson trial_json(std::size_t number_, const TrialRecord& t) {
   j["max_rel_err"] = t.verification.checked ? number(t.verification.max_rel_err) : ojson(nullptr);
   j["error"] = t.error.empty() ? ojson(nullptr) : ojson(t.error);
   j["build_s"] = number(t.build_time.count());
-  j["rule_seed"] = t.rule_seed;
+  j["origin"] = t.origin;
   return j;
 }
 
@@ -215,7 +218,7 @@ std::string format_trial_line(std::size_t number, const TrialRecord& trial) {
   return line;
 }
 
-void write_csv(const std::filesystem::path& file, const std::vector<TrialRecord>& trials) {
+std::string format_csv(const std::vector<TrialRecord>& trials) {
   std::string out = "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error\n";
   std::size_t no = 0;
   for (const auto& t : trials) {
@@ -241,29 +244,23 @@ void write_csv(const std::filesystem::path& file, const std::vector<TrialRecord>
     }
     out += '\n';
   }
-  detail::write_file_atomically(file, out);
+  return out;
 }
 
-void write_json(const std::filesystem::path& file, const TuneReport& report) {
+std::string format_json(const TuneReport& report) {
   ojson j = ojson::object();
   j["spec_hash"] = report.spec_hash;
   j["device"] = report.device;
-  std::string kernel;
-  for (const auto& s : report.sizes)
-    for (const auto& t : s.trials)
-      if (kernel.empty()) kernel = t.kernel;
-  j["kernel"] = kernel.empty() ? ojson(nullptr) : ojson(kernel);
+  j["kernel"] = report.kernel.empty() ? ojson(nullptr) : ojson(report.kernel);
   j["db"] = report.db.string();
-  j["csv"] = report.csv.string();
-  j["json"] = report.json.string();
-  j["html"] = report.html.string();
+  for (const auto& [writer, file] : report.files) j[writer] = file.string();
   j["wall_s"] = number(report.wall.count());
   j["build_s"] = number(report.build.count());
   j["measure_s"] = number(report.measure.count());
   j["build_wait_s"] = number(report.build_wait.count());
   j["device_busy_s"] = number(report.device_busy.count());
   j["resumed"] = report.resumed;
-  j["seeded_by_rules"] = report.seeded_by_rules;
+  j["seeded_by"] = report.seeded_by;
   ojson sizes = ojson::array();
   for (const auto& s : report.sizes) {
     ojson sj = ojson::object();
@@ -273,19 +270,18 @@ void write_json(const std::filesystem::path& file, const TuneReport& report) {
     sj["baseline_is_spec_default"] = s.baseline_is_spec_default;
     auto sp = speedup(pick(s, s.best), pick(s, s.baseline));
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
-    sj["seeds"] = s.seeds;
+    sj["seeds"] = s.count_of(kOriginSpecSeeds);
     // How the rule config fared (search.rules); null when rules were off or
     // the size has no valid config.
-    sj["rules"] = report.seeded_by_rules && s.rule_seed && *s.rule_seed < s.trials.size()
-                      ? rule_outcome_json(rule_outcome(s.trials, *s.rule_seed))
-                      : ojson(nullptr);
+    const auto rule = s.first_of(kOriginRules);
+    sj["rules"] = rule ? rule_outcome_json(rule_outcome(s.trials, *rule)) : ojson(nullptr);
     ojson trials = ojson::array();
     for (std::size_t i = 0; i < s.trials.size(); ++i) trials.push_back(trial_json(i + 1, s.trials[i]));
     sj["trials"] = std::move(trials);
     sizes.push_back(std::move(sj));
   }
   j["sizes"] = std::move(sizes);
-  detail::write_file_atomically(file, j.dump(2) + "\n");
+  return j.dump(2) + "\n";
 }
 
 std::string format_summary(const TuneReport& report) {
@@ -313,8 +309,8 @@ std::string format_summary(const TuneReport& report) {
     }
     const TrialRecord* best = pick(s, best_index);
     const TrialRecord* baseline = pick(s, s.baseline);
-    if (s.seeds) {  // evaluated right after the rule config, if any
-      const std::size_t first = s.rule_seed ? 2 : 1, last = first + s.seeds - 1;
+    if (const std::size_t seeds = s.count_of(kOriginSpecSeeds)) {  // evaluated right after the rule config, if any
+      const std::size_t first = *s.first_of(kOriginSpecSeeds) + 1, last = first + seeds - 1;
       out += first == last ? fmt::format("seed (search.seeds): No.{}\n", first)
                            : fmt::format("seeds (search.seeds): No.{} to No.{}\n", first, last);
     }
@@ -343,11 +339,11 @@ std::string format_summary(const TuneReport& report) {
     out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed));
     out += universal_lines(report);
   }
-  if (report.seeded_by_rules) {
+  if (std::find(report.seeded_by.begin(), report.seeded_by.end(), kOriginRules) != report.seeded_by.end()) {
     std::vector<RuleOutcome> outcomes;
     std::string missing;
     for (const auto& s : report.sizes) {
-      if (s.rule_seed && *s.rule_seed < s.trials.size()) outcomes.push_back(rule_outcome(s.trials, *s.rule_seed));
+      if (auto rule = s.first_of(kOriginRules)) outcomes.push_back(rule_outcome(s.trials, *rule));
       else missing += fmt::format("rules: no rule config for size {} (no valid config)\n", format_bindings(s.size));
     }
     out += '\n';
@@ -364,8 +360,8 @@ std::string format_summary(const TuneReport& report) {
                        other, 100.0 * report.device_busy.count() / report.wall.count());
   }
   std::vector<std::string> files;
-  for (const auto* p : {&report.db, &report.csv, &report.json, &report.html, &report.results})
-    if (!p->empty()) files.push_back(p->string());
+  if (!report.db.empty()) files.push_back(report.db.string());
+  for (const auto& [writer, file] : report.files) files.push_back(file.string());
   if (!files.empty()) out += fmt::format("results: {}\n", fmt::join(files, ", "));
   return out;
 }

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "tunekit/space.hpp"
+#include "tunekit/config.hpp"
 
 namespace tunekit {
 

@@ -14,7 +14,11 @@
 
 #include "spec/detail/text.hpp"
 #include "tunekit/annotation.hpp"
+#include "tunekit/backend.hpp"
+#include "tunekit/output.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/registry.hpp"
+#include "tunekit/strategy.hpp"
 
 namespace tunekit {
 namespace {
@@ -269,6 +273,14 @@ class Loader {
     fail(content_loc(it), msg);
   }
 
+  // A name registered in `registry` (a strategy, a backend's language...).
+  template <typename Entry>
+  std::string name_in(const Item& it, const Registry<Entry>& registry) const {
+    const std::string name = string_of(it, "a " + registry.kind() + " name");
+    if (!registry.find(name)) fail(content_loc(it), unknown_name_message(registry.kind(), name, registry.names()));
+    return name;
+  }
+
   std::vector<std::string> strings_of(const Item& it) const {
     const std::string expected = "a list of strings";
     if (!it.node.IsSequence()) wrong_type(it, expected);
@@ -337,36 +349,56 @@ class Loader {
   std::map<std::string, SourceLocation> size_names_;
 };
 
+// The languages whose backends allow `allowed`: "cuda and opencl".
+std::string languages_with(bool KernelTraits::*allowed) {
+  std::vector<std::string> out;
+  for (const BackendInfo& b : backends().entries())
+    if (b.kernel.*allowed) out.insert(out.end(), b.languages.begin(), b.languages.end());
+  if (out.size() <= 1) return join(out);
+  const std::string last = out.back();
+  out.pop_back();
+  return join(out) + " and " + last;
+}
+
 KernelSpec Loader::kernel(const Item& it) const {
   Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
                    "shared_memory", "cluster"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
-  if (auto v = get(m, "language"))
-    k.language = enum_of<std::string>(
-        *v, {{"c++", "c++"}, {"c", "c"}, {"cuda", "cuda"}, {"opencl", "opencl"}, {"command", "command"}});
-  if (k.language == "command") {
+  if (auto v = get(m, "language")) {
+    const std::vector<std::string> known = kernel_languages();
+    std::string name = string_of(*v, "a kernel language");
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string msg = "bad value '" + name + "' for " + display(v->path) + ": expected one of " + join(known);
+      if (auto near = closest_match(name, known)) msg += "; did you mean '" + *near + "'?";
+      fail(content_loc(*v), msg);
+    }
+    k.language = name;
+  }
+  const KernelTraits& traits = backend_for_language(k.language).kernel;
+  k.flags = traits.default_flags;
+  if (traits.application) {
     // An application: the user's build and run commands ('application')
     // replace the compiler and the call, so there is no entry to call.
     for (const char* key : {"compiler", "flags", "arch", "grid", "block", "shared_memory", "cluster"})
       if (const Entry* e = m.find(key))
-        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a command kernel: its build and run "
-                               "commands are given in 'application'");
-    if (auto v = get(m, "entry")) k.entry = function_name(*v);
-    k.flags.clear();
-    if (auto v = get(m, "injection"))
-      k.injection = enum_of<Injection>(*v, {{"auto", Injection::automatic},
-                                            {"tunable", Injection::tunable_lines},
-                                            {"range", Injection::range_defines},
-                                            {"none", Injection::defines}});
-    return k;
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a " + k.language +
+                                   " kernel: its build and run commands are given in 'application'");
   }
-  k.entry = function_name(require(m, "entry"));
-  const bool device = k.language == "cuda" || k.language == "opencl";
-  if (device) k.flags.clear();  // -O3 -march=native is for host compilers
+  if (traits.entry) k.entry = function_name(require(m, "entry"));
+  else if (auto v = get(m, "entry")) k.entry = function_name(*v);
   if (auto v = get(m, "compiler")) {
-    if (k.language == "cuda") k.compiler = enum_of<std::string>(*v, {{"nvrtc", "nvrtc"}, {"nvcc", "nvcc"}});
-    else k.compiler = string_of(*v, "a compiler command");
+    if (!traits.compilers.empty()) {
+      const std::string name = string_of(*v, "one of " + join(traits.compilers));
+      if (std::find(traits.compilers.begin(), traits.compilers.end(), name) == traits.compilers.end()) {
+        std::string msg = "bad value '" + name + "' for " + display(v->path) + ": expected one of " + join(traits.compilers);
+        if (auto near = closest_match(name, traits.compilers)) msg += "; did you mean '" + *near + "'?";
+        fail(content_loc(*v), msg);
+      }
+      k.compiler = name;
+    } else {
+      k.compiler = string_of(*v, "a compiler command");
+    }
   }
   if (auto v = get(m, "flags")) k.flags = strings_of(*v);
   if (auto v = get(m, "arch")) k.arch = string_of(*v, "an architecture such as sm_90a");
@@ -374,20 +406,26 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);
   if (auto v = get(m, "shared_memory")) k.launch.shared_memory = expression_of(*v, "an expression (bytes)");
   if (auto v = get(m, "cluster")) {
-    if (k.language != "cuda")
-      fail(loc(m.find("cluster")->key_node), "'cluster' (thread-block clusters) applies to cuda kernels, not " + k.language);
+    if (!traits.cluster)
+      fail(loc(m.find("cluster")->key_node), "'cluster' (thread-block clusters) applies to " +
+                                                 languages_with(&KernelTraits::cluster) + " kernels, not " + k.language);
     k.launch.cluster = cluster_of(*v);
   }
-  if (device && (k.launch.grid.empty() || k.launch.block.empty()))
+  if (traits.launch && (k.launch.grid.empty() || k.launch.block.empty()))
     fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
                    "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
-  if (!device && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
-    fail(it.where, "'grid', 'block' and 'shared_memory' apply to cuda and opencl kernels, not " + k.language);
+  if (!traits.launch && !traits.application && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
+    fail(it.where, "'grid', 'block' and 'shared_memory' apply to " + languages_with(&KernelTraits::launch) +
+                       " kernels, not " + k.language);
   if (auto v = get(m, "injection"))
-    k.injection = enum_of<Injection>(*v, {{"auto", Injection::automatic},
-                                          {"defines", Injection::defines},
-                                          {"tunable", Injection::tunable_lines},
-                                          {"range", Injection::range_defines}});
+    k.injection = traits.defines ? enum_of<Injection>(*v, {{"auto", Injection::automatic},
+                                                           {"defines", Injection::defines},
+                                                           {"tunable", Injection::tunable_lines},
+                                                           {"range", Injection::range_defines}})
+                                 : enum_of<Injection>(*v, {{"auto", Injection::automatic},
+                                                           {"tunable", Injection::tunable_lines},
+                                                           {"range", Injection::range_defines},
+                                                           {"none", Injection::defines}});
   return k;
 }
 
@@ -511,9 +549,10 @@ void Loader::check_tensor_maps(Spec& s) const {
   for (ArgumentSpec& a : s.arguments) {
     if (!a.tensor_map) continue;
     TensorMapSpec& t = *a.tensor_map;
-    if (s.kernel.language != "cuda")
-      fail(a.where, "argument '" + a.name + "' is a tensor map, which needs kernel.language: cuda (TMA, compute "
-                    "capability 9.0 on), not " + s.kernel.language);
+    if (!backend_for_language(s.kernel.language).kernel.tensor_maps)
+      fail(a.where, "argument '" + a.name + "' is a tensor map, which needs kernel.language: " +
+                        languages_with(&KernelTraits::tensor_maps) + " (TMA, compute capability 9.0 on), not " +
+                        s.kernel.language);
     auto of = std::find_if(s.arguments.begin(), s.arguments.end(), [&](const ArgumentSpec& b) { return b.name == t.of; });
     std::vector<std::string> buffers;
     for (const auto& b : s.arguments)
@@ -764,7 +803,9 @@ ReferenceSpec Loader::reference(const Item& it, const std::string& language) con
     fail(it.where, "'reference' needs both 'grid' and 'block', or neither (then the kernel's launch is used)");
   if (auto v = get(m, "cluster")) {
     const SourceLocation key = loc(m.find("cluster")->key_node);
-    if (language != "cuda") fail(key, "'cluster' (thread-block clusters) applies to cuda kernels, not " + language);
+    if (!backend_for_language(language).kernel.cluster)
+      fail(key, "'cluster' (thread-block clusters) applies to " + languages_with(&KernelTraits::cluster) +
+                    " kernels, not " + language);
     if (r.launch.grid.empty())
       fail(key, "'reference.cluster' needs the reference's own 'grid' and 'block' (without them the kernel's "
                 "launch, its cluster included, is used)");
@@ -783,7 +824,8 @@ Spec Loader::load(const YAML::Node& root) {
               "a mapping with at least 'kernel' and 'arguments'");
   Spec s;
   s.kernel = kernel(require(m, "kernel"));
-  const bool command = s.kernel.language == "command";
+  const BackendInfo& backend = backend_for_language(s.kernel.language);
+  const bool command = backend.kernel.application;
   if (auto v = get(m, "name")) s.name = string_of(*v, "a name");
   else s.name = command && s.kernel.entry.empty() ? s.kernel.source.stem().string() : s.kernel.entry;
 
@@ -792,13 +834,15 @@ Spec Loader::load(const YAML::Node& root) {
     // tunekit, and nothing is compared with a reference.
     for (const char* key : {"arguments", "reference", "tolerance"})
       if (const Entry* e = m.find(key))
-        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a command kernel (kernel.language: "
-                               "command): the application gets its values through placeholders in "
-                               "'application.run' and checks its own results");
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a " + s.kernel.language +
+                                   " kernel (kernel.language: " + s.kernel.language +
+                                   "): the application gets its values through placeholders in "
+                                   "'application.run' and checks its own results");
     s.reference.kind = ReferenceSpec::Kind::none;
   } else {
     if (const Entry* e = m.find("application"))
-      fail(loc(e->key_node), "'application' needs 'kernel.language: command' (got '" + s.kernel.language + "')");
+      fail(loc(e->key_node), "'application' needs 'kernel.language: " + languages_with(&KernelTraits::application) +
+                                 "' (got '" + s.kernel.language + "')");
     Item args = require(m, "arguments");
     if (!args.node.IsSequence()) wrong_type(args, "a list of arguments, in call order");
     std::map<std::string, SourceLocation> seen;
@@ -922,9 +966,21 @@ Spec Loader::load(const YAML::Node& root) {
   }
 
   if (auto v = get(m, "search")) {
-    Map t = map(*v, {"strategy", "max_evals", "max_time", "seed", "rules", "seeds"});
-    if (auto x = get(t, "strategy"))
-      s.search.strategy = enum_of<StrategyKind>(*x, {{"exhaustive", StrategyKind::exhaustive}, {"random", StrategyKind::random}});
+    Map t = map(*v, {"strategy", "options", "max_evals", "max_time", "seed", "rules", "seeds"});
+    if (auto x = get(t, "strategy")) {
+      s.search.strategy_where = content_loc(*x);
+      s.search.strategy = name_in(*x, strategies());
+    }
+    if (auto x = get(t, "options"); x && !x->node.IsNull()) {
+      Map om = map(*x, {}, "a mapping of the strategy's option names to values");
+      for (const Entry& e : om.entries) {
+        Item val = child(om, e);
+        s.search.options.push_back(OptionValue{e.key, value_of(val, "an option value"), loc(e.key_node)});
+      }
+    }
+    // Checked now, so a typo is reported where it was written.
+    (void)Options::resolve("strategy '" + s.search.strategy + "'", strategies().get(s.search.strategy).options,
+                           s.search.options);
     if (auto x = get(t, "max_evals")) s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
     if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);
     if (auto x = get(t, "seed")) s.search.seed = static_cast<std::uint64_t>(int_of(*x, 0, "an integer >= 0"));
@@ -990,14 +1046,19 @@ Spec Loader::load(const YAML::Node& root) {
   }
 
   if (auto v = get(m, "output")) {
-    Map t = map(*v, {"db", "csv", "json", "html"});
-    if (auto x = get(t, "db")) s.output.db = string_of(*x, "a file path");
-    if (auto x = get(t, "csv")) s.output.csv = string_of(*x, "a file path");
-    if (auto x = get(t, "json")) s.output.json = string_of(*x, "a file path");
-    if (auto x = get(t, "html")) s.output.html = string_of(*x, "a file path");
+    std::vector<std::string> keys{"db"};
+    for (const WriterInfo& w : writers().entries())
+      if (w.writes_file) keys.push_back(w.name);
+    Map t = map(*v, keys);
+    for (const Entry& e : t.entries) {
+      const std::string file = string_of(child(t, e), "a file path");
+      if (e.key == "db") s.output.db = file;
+      else s.output.files[e.key] = file;
+    }
   }
 
   if (command) s.application = application(require(m, "application"), s);
+  if (backend.check_spec) backend.check_spec(s);
   return s;
 }
 

@@ -22,8 +22,10 @@ namespace tunekit {
 
 namespace {
 
-// 1: the trials table; 2: + rule_seed (a version-1 file is migrated on open).
-constexpr int kSchemaVersion = 2;
+// 1: the trials table; 2: + rule_seed; 3: rule_seed becomes origin, why a
+// trial ran ('search', 'default' or a seed provider's name). Older files are
+// migrated on open.
+constexpr int kSchemaVersion = 3;
 constexpr int kBusyTimeoutMs = 30000;
 
 constexpr const char* kCreateSchema = R"sql(
@@ -53,7 +55,7 @@ CREATE TABLE IF NOT EXISTS trials (
   build_s       REAL,
   machine_json  TEXT    NOT NULL DEFAULT '',
   created_at    TEXT    NOT NULL,
-  rule_seed     INTEGER NOT NULL DEFAULT 0,
+  origin        TEXT    NOT NULL DEFAULT 'search',
   UNIQUE (spec_hash, device, size_key, config_key)
 );
 CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
@@ -63,7 +65,7 @@ CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
 constexpr const char* kColumns =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
-    "build_s, machine_json, created_at, rule_seed";
+    "build_s, machine_json, created_at, origin";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -71,7 +73,7 @@ constexpr const char* kUpsert = R"sql(
 INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, config_json, status, error,
                     median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
                     max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at,
-                    rule_seed)
+                    origin)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
         ?23, ?24, ?25)
 ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
@@ -82,8 +84,8 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   max_abs_diff = excluded.max_abs_diff, max_rel_err = excluded.max_rel_err, verified = excluded.verified,
   verify_passed = excluded.verify_passed, verify_detail = excluded.verify_detail, build_s = excluded.build_s,
   machine_json = excluded.machine_json, created_at = excluded.created_at,
-  rule_seed = max(trials.rule_seed, excluded.rule_seed)
-RETURNING id, rule_seed
+  origin = CASE WHEN excluded.origin = 'search' THEN trials.origin ELSE excluded.origin END
+RETURNING id, origin
 )sql";
 
 [[noreturn]] void fail(const std::filesystem::path& path, std::string_view what, sqlite3* db) {
@@ -215,7 +217,7 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   r.build_time = Seconds(st.real(20));
   r.machine = st.text(21);
   r.created_at = st.text(22);
-  r.rule_seed = st.integer(23) != 0;
+  r.origin = st.text(23);
   return r;
 }
 
@@ -267,10 +269,15 @@ Store::Store(const std::filesystem::path& file) : path_(file) {
         exec(db_, path_, kCreateSchema, "cannot create the schema");
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
-      } else if (version == 1) {
-        // Version 1 lacks rule_seed; its trials were not seeded by rules.
-        exec(db_, path_, "ALTER TABLE trials ADD COLUMN rule_seed INTEGER NOT NULL DEFAULT 0",
-             "cannot migrate the schema from version 1");
+      } else if (version == 1 || version == 2) {
+        exec(db_, path_, "ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search'",
+             fmt::format("cannot migrate the schema from version {}", version));
+        // Version 2's rule-seed flag is the origin 'rules'; version 1 had no seeds.
+        if (version == 2)
+          exec(db_, path_,
+               "UPDATE trials SET origin = 'rules' WHERE rule_seed != 0;"
+               "ALTER TABLE trials DROP COLUMN rule_seed;",
+               "cannot migrate the schema from version 2");
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
       } else if (version != kSchemaVersion) {
@@ -306,25 +313,27 @@ std::optional<TrialRecord> Store::find(const std::string& spec_hash, const std::
   return read_row(st, path_);
 }
 
-void Store::put(TrialRecord& record) {
+void Store::put(TrialRecord& record, bool exclusive_origin) {
   if (record.created_at.empty()) record.created_at = utc_now_iso8601();
-  if (!record.rule_seed) {
+  if (record.origin.empty()) record.origin = kOriginSearch;
+  if (!exclusive_origin || record.origin == kOriginSearch) {
     upsert(record);
     return;
   }
-  // One transaction: the flag moves from the size's old rule seed to this
-  // trial at once.
+  // One transaction: the origin moves from the size's old trial to this one
+  // at once.
   exec(db_, path_, "SAVEPOINT put_trial", "cannot begin storing a trial");
   try {
     {
       Statement clear(db_, path_,
-                      "UPDATE trials SET rule_seed = 0 WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 "
-                      "AND config_key != ?4 AND rule_seed != 0");
+                      "UPDATE trials SET origin = 'search' WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 "
+                      "AND config_key != ?4 AND origin = ?5");
       clear.bind(1, record.spec_hash);
       clear.bind(2, record.device);
       clear.bind(3, size_key(record.size));
       clear.bind(4, record.config.key());
-      while (clear.step("cannot move the rule-seed flag")) {
+      clear.bind(5, record.origin);
+      while (clear.step("cannot move a trial's origin")) {
       }
     }
     upsert(record);
@@ -361,10 +370,10 @@ void Store::upsert(TrialRecord& record) {
   st.bind(22, record.build_time.count());
   st.bind(23, record.machine);
   st.bind(24, record.created_at);
-  st.bind(25, std::int64_t{record.rule_seed ? 1 : 0});
+  st.bind(25, record.origin);
   if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
   record.id = st.integer(0);
-  record.rule_seed = st.integer(1) != 0;
+  record.origin = st.text(1);
   while (st.step("cannot store a trial")) {
   }
 }

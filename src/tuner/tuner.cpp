@@ -14,9 +14,8 @@
 
 #include "core/detail/hash.hpp"
 #include "tunekit/backend.hpp"
-#include "tunekit/html_report.hpp"
-#include "tunekit/report.hpp"
-#include "tunekit/search.hpp"
+#include "tunekit/seeds.hpp"
+#include "tunekit/strategy.hpp"
 
 namespace tunekit {
 
@@ -47,13 +46,31 @@ fs::path or_default(const fs::path& given, const fs::path& fallback) { return gi
 struct SizePlan {
   Bindings size;
   std::unique_ptr<Space> space;
-  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<Strategy> strategy;  // the seeds first, then the search
   std::optional<Config> baseline;
   bool baseline_is_spec_default = false;
-  std::optional<Config> rule_seed;  // search.rules' config, proposed first
-  std::vector<Config> seeds;        // search.seeds valid here (other than the rule config), proposed next
+  // The seed providers' configs valid here, in the order they are tried,
+  // each with its provider (for the origin it records).
+  std::vector<std::pair<Config, const SeedProvider*>> seeds;
   std::size_t planned = 0;
+
+  // Why `c` runs in this size's search.
+  std::string origin_of(const Config& c) const {
+    for (const auto& [seed, provider] : seeds)
+      if (seed == c) return std::string(provider->origin());
+    if (baseline && *baseline == c) return std::string(kOriginBaseline);
+    return std::string(kOriginSearch);
+  }
 };
+
+// What a strategy learns from a trial: its status and, when it ran
+// correctly, its median time.
+Outcome outcome_of(const TrialRecord& t) {
+  Outcome o;
+  o.status = t.status;
+  if (t.status == Status::ok) o.cost = t.stats.median.count();
+  return o;
+}
 
 class Run {
  public:
@@ -70,11 +87,9 @@ class Run {
     report_.device = machine.device;
     report_.spec_hash = spec_hash(spec_);
     machine_json_ = machine_to_json(machine);
-    const std::string name = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
+    report_.kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
+    report_.application = spec_.application.has_value();
     report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
-    report_.csv = or_default(spec_.output.csv, options_.out_dir / (name + ".csv"));
-    report_.json = or_default(spec_.output.json, options_.out_dir / (name + ".json"));
-    report_.html = or_default(spec_.output.html, options_.out_dir / (name + ".html"));
     store_ = std::make_unique<Store>(report_.db);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     builder_ = backend_->make_builder();
@@ -88,24 +103,14 @@ class Run {
       reference_function_ = r.artifact;
     }
 
+    providers_ = seed_providers(spec_);
+    for (const auto& p : providers_) report_.seeded_by.emplace_back(p->origin());
     std::vector<SizePlan> plans;
     for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
     for (const auto& p : plans) total_ += p.planned;
 
     for (auto& p : plans) report_.sizes.push_back(tune_size(p, machine));
     report_.wall = Clock::now() - start_;
-
-    std::vector<TrialRecord> all;
-    for (const auto& s : report_.sizes) all.insert(all.end(), s.trials.begin(), s.trials.end());
-    write_csv(report_.csv, all);
-    if (spec_.application) {  // application-level tuning: msKPP's results table too
-      std::vector<std::vector<std::string>> commands;
-      for (const auto& t : all) commands.push_back(command_of(t, machine));
-      report_.results = options_.out_dir / results_file_name(std::chrono::system_clock::now());
-      write_results_csv(report_.results, all, commands);
-    }
-    write_json(report_.json, report_);
-    write_html_report(report_.html, all, {name + " on " + report_.device});
     return report_;
   }
 
@@ -116,24 +121,28 @@ class Run {
     Bindings constants = machine.properties;
     for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
-    p.strategy = spec_.configs.empty() ? make_strategy(spec_.search, *p.space) : make_list(spec_.configs);
-    if (!spec_.search.rules.empty()) {
-      report_.seeded_by_rules = true;
-      if (auto rc = rule_config(*p.space, constants, spec_.search.rules, spec_.default_config)) p.rule_seed = rc->config;
+    if (spec_.configs.empty()) {
+      std::optional<std::uint64_t> budget;
+      if (spec_.search.max_evaluations) budget = *spec_.search.max_evaluations;
+      p.strategy = make_strategy(spec_.search.strategy, *p.space, spec_.search.seed, budget, spec_.search.options,
+                                 spec_.search.strategy_where);
+    } else {
+      p.strategy = make_list(spec_.configs);
     }
-    // Exhaustive and random search propose every valid config, a seed among
-    // them; a list, only what it lists.
+    const SeedContext context{*p.space, constants};
+    for (const auto& provider : providers_)
+      for (auto& c : provider->seeds(context))
+        if (std::none_of(p.seeds.begin(), p.seeds.end(), [&](const auto& s) { return s.first == c; }))
+          p.seeds.emplace_back(std::move(c), provider.get());
+    // A search over the space proposes every valid config, a seed among them;
+    // a list, only what it lists.
     auto proposed_anyway = [&](const Config& seed) {
       return spec_.configs.empty() || std::find(spec_.configs.begin(), spec_.configs.end(), seed) != spec_.configs.end();
     };
-    // The rule config first, then search.seeds in their order: each wrapper
-    // proposes its seed ahead of the strategy it wraps, so the last wrapped
-    // goes first. A seed the constraints rule out at this size is left out.
-    for (const auto& c : spec_.search.seeds)
-      if (p.space->contains(c) && !(p.rule_seed && c == *p.rule_seed)) p.seeds.push_back(c);
-    for (auto c = p.seeds.rbegin(); c != p.seeds.rend(); ++c)
-      p.strategy = make_seeded(std::move(p.strategy), *c, proposed_anyway(*c));
-    if (p.rule_seed) p.strategy = make_seeded(std::move(p.strategy), *p.rule_seed, proposed_anyway(*p.rule_seed));
+    // Each wrapper proposes its seed ahead of the strategy it wraps, so the
+    // last wrapped goes first: wrap in reverse.
+    for (auto s = p.seeds.rbegin(); s != p.seeds.rend(); ++s)
+      p.strategy = make_seeded(std::move(p.strategy), s->first, proposed_anyway(s->first));
     if (spec_.default_config && p.space->contains(*spec_.default_config)) {
       p.baseline = spec_.default_config;
       p.baseline_is_spec_default = true;
@@ -146,11 +155,10 @@ class Run {
     } else if (auto first = p.space->enumerate(1); !first.empty()) {
       p.baseline = first.front();
     }
-    p.planned = p.strategy->planned().value_or(0);
+    p.planned = static_cast<std::size_t>(std::min<std::uint64_t>(p.strategy->planned().value_or(0), SIZE_MAX));
     if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
       // the seeded strategy counts it already
-      bool listed = (p.rule_seed && *p.rule_seed == *p.baseline) ||
-                    std::find(p.seeds.begin(), p.seeds.end(), *p.baseline) != p.seeds.end();
+      bool listed = std::any_of(p.seeds.begin(), p.seeds.end(), [&](const auto& s) { return s.first == *p.baseline; });
       for (const auto& c : spec_.configs) listed = listed || c == *p.baseline;
       if (!listed) ++p.planned;
     }
@@ -201,7 +209,6 @@ class Run {
   SizeReport tune_size(SizePlan& p, const MachineInfo& machine) {
     SizeReport sr;
     sr.size = p.size;
-    sr.seeds = p.seeds.size();
     sr.baseline_is_spec_default = p.baseline_is_spec_default;
 
     // The default config's outputs are the reference unless the spec names a
@@ -238,10 +245,9 @@ class Run {
 
     std::set<std::string> seen;
     std::vector<Config> queue;
-    // The seeded strategy's first proposals are the rule config and the
-    // seeds: they go ahead of the baseline, so the rule config is evaluation
-    // No.1 of the size.
-    if (const std::size_t lead = (p.rule_seed ? 1 : 0) + p.seeds.size()) queue = p.strategy->next(lead);
+    // The seeded strategy's first proposals are the seeds: they go ahead of
+    // the baseline, so the first seed is evaluation No.1 of the size.
+    if (!p.seeds.empty()) queue = p.strategy->next(p.seeds.size());
     if (p.baseline) queue.push_back(*p.baseline);
     const std::size_t batch = std::max(2u, options_.jobs ? options_.jobs : std::thread::hardware_concurrency()) * 2;
     const std::size_t budget = spec_.search.max_evaluations.value_or(SIZE_MAX);
@@ -291,22 +297,26 @@ class Run {
       const auto& t = sr.trials[i];
       if (t.status == Status::ok && (!sr.best || t.stats.median < sr.trials[*sr.best].stats.median)) sr.best = i;
       if (p.baseline && t.config == *p.baseline) sr.baseline = i;
-      if (p.rule_seed && t.rule_seed) sr.rule_seed = i;
     }
+    sr.commands.resize(sr.trials.size());
+    for (std::size_t i = 0; i < sr.trials.size(); ++i) sr.commands[i] = command_of(sr.trials[i], machine);
     return sr;
   }
 
-  // Records from the store have an id; new ones are saved first. With
-  // rules on, the rule config's trial is flagged (in the store too, also
-  // when it was resumed), and no other trial of the size is.
+  // Records from the store have an id; new ones are saved first. Each trial
+  // carries the origin it has in this run; a resumed trial whose origin is a
+  // seed provider's is stored again, so that the store says why it ran last.
   void record(TrialRecord rec, SizeReport& sr, const SizePlan& p) {
-    bool reflag = false;
-    if (p.rule_seed) {
-      const bool seed = rec.config == *p.rule_seed;
-      reflag = seed && !rec.rule_seed;
-      rec.rule_seed = seed;
+    const std::string origin = p.origin_of(rec.config);
+    const bool reflag = rec.id != 0 && origin != kOriginSearch && rec.origin != origin;
+    rec.origin = origin;
+    if (rec.id == 0 || reflag) {
+      const SeedProvider* provider = nullptr;
+      for (const auto& [seed, from] : p.seeds)
+        if (seed == rec.config) provider = from;
+      store_->put(rec, provider && provider->one_per_size());
     }
-    if (rec.id == 0 || reflag) store_->put(rec);
+    p.strategy->observe(rec.config, outcome_of(rec));
     if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
     ++done_;
     sr.trials.push_back(std::move(rec));
@@ -420,6 +430,7 @@ class Run {
   std::unique_ptr<Builder> builder_;
   std::unique_ptr<Evaluator> evaluator_;
   std::unique_ptr<Store> store_;
+  std::vector<std::unique_ptr<SeedProvider>> providers_;
   std::optional<Artifact> reference_function_;
   std::string source_;
   std::string machine_json_;
@@ -469,6 +480,23 @@ std::string spec_hash(const Spec& spec) {
     h.add(app->workdir.string());
   }
   return h.hex();
+}
+
+std::optional<std::size_t> SizeReport::first_of(std::string_view origin) const {
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].origin == origin) return i;
+  return std::nullopt;
+}
+
+std::size_t SizeReport::count_of(std::string_view origin) const {
+  return static_cast<std::size_t>(
+      std::count_if(trials.begin(), trials.end(), [&](const TrialRecord& t) { return t.origin == origin; }));
+}
+
+std::vector<TrialRecord> TuneReport::all_trials() const {
+  std::vector<TrialRecord> all;
+  for (const auto& s : sizes) all.insert(all.end(), s.trials.begin(), s.trials.end());
+  return all;
 }
 
 TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress) {

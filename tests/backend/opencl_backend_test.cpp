@@ -52,7 +52,7 @@ __kernel void scale_ref(__global const float* x, __global float* y, int n) {
 // Why there is no OpenCL device here, or empty.
 const std::string& unavailable() {
   static const std::string why = [] {
-    DeviceListing l = opencl::list_devices();
+    DeviceListing l = backends().get("opencl").list_devices();
     return l.devices.empty() ? (l.unavailable.empty() ? std::string("no device") : l.unavailable) : std::string();
   }();
   return why;

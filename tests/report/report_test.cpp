@@ -1,3 +1,4 @@
+#include "tunekit/output.hpp"
 #include "tunekit/report.hpp"
 
 #include <unistd.h>
@@ -134,8 +135,7 @@ TuneReport sample_report() {
   r.spec_hash = "hash1";
   r.device = "cpu";
   r.db = "out/tunekit.db";
-  r.csv = "out/matmul.csv";
-  r.json = "out/matmul.json";
+  r.files = {{"csv", "out/matmul.csv"}, {"json", "out/matmul.json"}};
   r.resumed = 2;
   r.wall = Seconds(12.5);
   r.build = Seconds(4.25);
@@ -205,8 +205,13 @@ TEST(Csv, ParsesBackWithQuoting) {
   trials.push_back(failed_trial(Config({{"MODE", Value("a,\"b\"")}}), Status::timeout, ""));
   trials.push_back(failed_trial(Config(), Status::crash, "signal 11"));
 
+  // Through the csv writer, which writes beside the file and renames it in.
   fs::path file = dir.path() / "nested" / "dir" / "out.csv";
-  write_csv(file, trials);
+  TuneReport report;
+  report.sizes.emplace_back().trials = trials;
+  std::ostringstream console;
+  write_output(writers().get("csv"), report, file, console);
+  EXPECT_EQ(console.str(), "");
   ASSERT_TRUE(fs::exists(file));
   EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
   auto rows = parse_csv(slurp(file));
@@ -247,17 +252,15 @@ TEST(Csv, ParsesBackWithQuoting) {
 }
 
 TEST(Csv, EmptyListWritesHeader) {
-  TempDir dir;
-  fs::path file = dir.path() / "empty.csv";
-  write_csv(file, {});
-  EXPECT_EQ(slurp(file), "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error\n");
+  EXPECT_EQ(format_csv({}), "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error\n");
 }
 
 TEST(Json, ParsesBackWithTypes) {
   TempDir dir;
   TuneReport report = sample_report();
   fs::path file = dir.path() / "x" / "report.json";
-  write_json(file, report);
+  std::ostringstream console;
+  write_output(writers().get("json"), report, file, console);
   auto j = nlohmann::json::parse(slurp(file));
 
   EXPECT_EQ(j["spec_hash"], "hash1");
@@ -314,15 +317,12 @@ TEST(Json, ParsesBackWithTypes) {
 }
 
 TEST(Json, NoValidConfigGivesNulls) {
-  TempDir dir;
   TuneReport report;
   report.spec_hash = "h";
   SizeReport s;
   s.trials.push_back(failed_trial(bmbn(1, 1), Status::crash, "signal 11"));
   report.sizes.push_back(s);
-  fs::path file = dir.path() / "r.json";
-  write_json(file, report);
-  auto j = nlohmann::json::parse(slurp(file));
+  auto j = nlohmann::json::parse(format_json(report));
   const auto& sj = j["sizes"][0];
   EXPECT_TRUE(sj["best"].is_null());
   EXPECT_TRUE(sj["baseline"].is_null());

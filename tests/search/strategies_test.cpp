@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "tunekit/search.hpp"
+#include "tunekit/strategy.hpp"
 
 using namespace tunekit;
 
@@ -19,7 +19,7 @@ std::vector<Config> drain(Strategy& s, std::size_t step) {
 
 TEST(Exhaustive, EveryValidConfigOnceInOrder) {
   Space space = small_space();
-  auto s = make_exhaustive(space);
+  auto s = make_strategy("exhaustive", space, 1, std::nullopt);
   EXPECT_EQ(s->planned(), space.count());
   auto all = drain(*s, 3);
   ASSERT_EQ(all.size(), space.count());
@@ -29,9 +29,9 @@ TEST(Exhaustive, EveryValidConfigOnceInOrder) {
 
 TEST(Random, SamplesWithoutReplacementAndIsReproducible) {
   Space space = small_space();
-  auto a = drain(*make_random(space, 42), 5);
-  auto b = drain(*make_random(space, 42), 2);
-  auto c = drain(*make_random(space, 7), 5);
+  auto a = drain(*make_strategy("random", space, 42, std::nullopt), 5);
+  auto b = drain(*make_strategy("random", space, 42, std::nullopt), 2);
+  auto c = drain(*make_strategy("random", space, 7, std::nullopt), 5);
   ASSERT_EQ(a.size(), space.count());
   std::set<std::string> keys;
   for (const auto& x : a) keys.insert(x.key());
@@ -47,7 +47,7 @@ TEST(Random, FirstPickIsRoughlyUniform) {
   const auto n = space.count();
   std::map<std::string, int> hits;
   const int trials = 4000;
-  for (int seed = 0; seed < trials; ++seed) hits[make_random(space, seed)->next(1).at(0).key()]++;
+  for (int seed = 0; seed < trials; ++seed) hits[make_strategy("random", space, seed, std::nullopt)->next(1).at(0).key()]++;
   ASSERT_EQ(hits.size(), n);
   // Chi-square with n-1 degrees of freedom; 40 is far beyond the 99.9% point for n <= 12.
   double chi2 = 0, expected = double(trials) / double(n);

@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "tunekit/search.hpp"
+#include "tunekit/strategy.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/t1.hpp"
 
@@ -128,7 +128,7 @@ TEST(Index, SaturatedCounts) {
   auto c = s.random(rng);
   EXPECT_TRUE(s.contains_indices(*s.indices_of(c)));
   // make_random falls back to draws without an index range.
-  auto strategy = tunekit::make_random(s, 5);
+  auto strategy = tunekit::make_strategy("random", s, 5, std::nullopt);
   EXPECT_FALSE(strategy->planned().has_value());
   auto batch = strategy->next(5);
   ASSERT_EQ(batch.size(), 5u);
@@ -228,7 +228,7 @@ TEST(Index, RandomStrategyDoesNotEnumerate) {
   std::vector<Parameter> ps;
   for (int i = 0; i < 12; ++i) ps.push_back(param("p" + std::to_string(i), ints(0, 9)));
   Space s(ps, exprs({"p0 <= p11"}));
-  auto strategy = tunekit::make_random(s, 9);
+  auto strategy = tunekit::make_strategy("random", s, 9, std::nullopt);
   ASSERT_TRUE(strategy->planned().has_value());
   EXPECT_EQ(*strategy->planned(), s.size());
   std::set<std::string> keys;

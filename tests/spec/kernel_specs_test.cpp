@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tunekit/search.hpp"
+#include "tunekit/rules.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
 

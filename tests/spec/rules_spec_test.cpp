@@ -39,7 +39,7 @@ TEST_F(RuleSpec, LongAndShortForms) {
                            "  rules:\n"
                            "    - {M: [BM, M], N: [BN, N], K: [BK, \"K // SPLIT_K\"]}\n"
                            "    - {N: BN, K: [BK, 64]}\n"));
-  EXPECT_EQ(s.search.strategy, StrategyKind::random);
+  EXPECT_EQ(s.search.strategy, "random");
   ASSERT_EQ(s.search.rules.size(), 2u);
   const MatmulRule& a = s.search.rules[0];
   ASSERT_TRUE(a.m && a.n && a.k);

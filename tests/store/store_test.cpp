@@ -100,7 +100,7 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.build_time.count(), b.build_time.count());
   EXPECT_EQ(a.machine, b.machine);
   EXPECT_EQ(a.created_at, b.created_at);
-  EXPECT_EQ(a.rule_seed, b.rule_seed);
+  EXPECT_EQ(a.origin, b.origin);
 }
 
 std::size_t row_count(const fs::path& file) {
@@ -145,13 +145,13 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "2");
+  EXPECT_EQ(single("PRAGMA user_version"), "3");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
        {"spec_hash", "kernel", "device", "size_key", "size_json", "config_key", "config_json", "status", "error",
         "median_us", "min_us", "max_us", "mean_us", "noise", "sample_count", "samples_json", "max_abs_diff",
         "max_rel_err", "verified", "verify_passed", "verify_detail", "build_s", "machine_json", "created_at",
-        "rule_seed", "UNIQUE (spec_hash, device, size_key, config_key)"})
+        "origin", "UNIQUE (spec_hash, device, size_key, config_key)"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
@@ -392,52 +392,72 @@ TEST(Store, RejectsNewerSchema) {
   }
 }
 
-// The rule seed flag (search.rules): at most one per spec, device and size;
-// an unflagged put keeps it, a flagged put moves it.
-TEST(Store, RuleSeedFlagMovesAndSurvivesUnflaggedPuts) {
+// A trial's origin: a seed origin survives a re-measure by the search; an
+// exclusive origin (one seed per size, as the tile rules give) moves from
+// the size's old trial to the new one, in that size only.
+TEST(Store, OriginsSurviveSearchPutsAndExclusiveOnesMove) {
   TempDir dir;
   Store store(dir.path() / "t.db");
   TrialRecord a = sample_record();
-  a.rule_seed = true;
-  store.put(a);
-  EXPECT_TRUE(a.rule_seed);
+  a.origin = "rules";
+  store.put(a, /*exclusive_origin=*/true);
+  EXPECT_EQ(a.origin, "rules");
   TrialRecord other_size = sample_record();
   other_size.size["M"] = Value(1024);
-  other_size.rule_seed = true;
-  store.put(other_size);
+  other_size.origin = "rules";
+  store.put(other_size, true);
   TrialRecord b = sample_record();
   b.config.set("BM", Value(32));
   store.put(b);
-  EXPECT_FALSE(b.rule_seed);
+  EXPECT_EQ(b.origin, "search");
 
-  // Re-measured without rules (--no-rules --fresh): the flag stays.
+  // Re-measured by the search (--no-rules --fresh): the origin stays.
   TrialRecord again = sample_record();
-  again.rule_seed = false;
+  again.origin = "search";
   store.put(again);
-  EXPECT_TRUE(again.rule_seed);
+  EXPECT_EQ(again.origin, "rules");
   EXPECT_EQ(again.id, a.id);
   ASSERT_TRUE(store.find("abc123", "cpu:0", a.size, a.config));
-  EXPECT_TRUE(store.find("abc123", "cpu:0", a.size, a.config)->rule_seed);
+  EXPECT_EQ(store.find("abc123", "cpu:0", a.size, a.config)->origin, "rules");
 
-  // The rules now choose b: the flag moves from a to b, in that size only.
-  b.rule_seed = true;
-  store.put(b);
+  // The rules now choose b: the origin moves from a to b, in that size only.
+  b.origin = "rules";
+  store.put(b, true);
   auto rows = store.trials("abc123");
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_FALSE(rows[0].rule_seed);  // a
-  EXPECT_TRUE(rows[1].rule_seed);   // the other size keeps its own
-  EXPECT_TRUE(rows[2].rule_seed);   // b
+  EXPECT_EQ(rows[0].origin, "search");  // a
+  EXPECT_EQ(rows[1].origin, "rules");   // the other size keeps its own
+  EXPECT_EQ(rows[2].origin, "rules");   // b
+
+  // A non-exclusive origin (listed seeds: several per size) moves nothing.
+  TrialRecord c = sample_record();
+  c.config.set("BM", Value(16));
+  c.origin = "spec";
+  store.put(c);
+  TrialRecord d = sample_record();
+  d.config.set("BM", Value(8));
+  d.origin = "spec";
+  store.put(d);
+  EXPECT_EQ(store.find("abc123", "cpu:0", c.size, c.config)->origin, "spec");
+  EXPECT_EQ(store.find("abc123", "cpu:0", d.size, d.config)->origin, "spec");
 }
 
-// A version-1 file (before rule_seed) opens, gains the column, keeps its
-// trials (unflagged) and takes new ones.
-TEST(Store, MigratesAVersion1File) {
-  TempDir dir;
-  fs::path file = dir.path() / "old.db";
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-    const char* v1 = R"sql(
+namespace {
+
+int schema_version(const fs::path& file) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const int v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+// The version-1 table; version 2 added rule_seed.
+constexpr const char* kVersion1Table = R"sql(
 CREATE TABLE trials (
   id INTEGER PRIMARY KEY, spec_hash TEXT NOT NULL, kernel TEXT NOT NULL DEFAULT '', device TEXT NOT NULL DEFAULT '',
   size_key TEXT NOT NULL, size_json TEXT NOT NULL DEFAULT '{}', config_key TEXT NOT NULL,
@@ -448,34 +468,72 @@ CREATE TABLE trials (
   machine_json TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL,
   UNIQUE (spec_hash, device, size_key, config_key));
 CREATE INDEX trials_by_spec ON trials (spec_hash, id);
+)sql";
+
+void create(const fs::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+}  // namespace
+
+// A version-1 file (before rule_seed) opens, gains the origin column, keeps
+// its trials (origin 'search') and takes new ones.
+TEST(Store, MigratesAVersion1File) {
+  TempDir dir;
+  fs::path file = dir.path() / "old.db";
+  create(file, std::string(kVersion1Table) + R"sql(
 INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, median_us, created_at)
   VALUES ('old', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', 12.5, '2024-01-01T00:00:00Z');
 PRAGMA user_version=1;
-)sql";
-    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    sqlite3_close(db);
-  }
+)sql");
   {
     Store store(file);
     auto rows = store.trials("old");
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].config.at("BM"), Value(16));
     EXPECT_DOUBLE_EQ(rows[0].stats.median.count(), 12.5);
-    EXPECT_FALSE(rows[0].rule_seed);
-    rows[0].rule_seed = true;
-    store.put(rows[0]);
+    EXPECT_EQ(rows[0].origin, "search");
+    rows[0].origin = "rules";
+    store.put(rows[0], true);
     EXPECT_EQ(store.trials("old").size(), 1u);
   }
-  Store reopened(file);  // version 2 now: no second migration
+  Store reopened(file);  // version 3 now: no second migration
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_TRUE(rows[0].rule_seed);
+  EXPECT_EQ(rows[0].origin, "rules");
+  EXPECT_EQ(schema_version(file), 3);
+}
+
+// A version-2 file: its rule-seed flags become the origin 'rules', the old
+// column is gone, and the trials are kept.
+TEST(Store, MigratesAVersion2File) {
+  TempDir dir;
+  fs::path file = dir.path() / "v2.db";
+  create(file, std::string(kVersion1Table) + R"sql(
+ALTER TABLE trials ADD COLUMN rule_seed INTEGER NOT NULL DEFAULT 0;
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, median_us, created_at,
+                    rule_seed)
+  VALUES ('v2', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', 12.5, '2024-01-01T00:00:00Z', 1),
+         ('v2', 'cpu', 'M=4', '{"M": 4}', 'BM=32', '{"BM": 32}', 'ok', 10.0, '2024-01-01T00:00:00Z', 0);
+PRAGMA user_version=2;
+)sql");
+  {
+    Store store(file);
+    auto rows = store.trials("v2");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].origin, "rules");
+    EXPECT_EQ(rows[1].origin, "search");
+    EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
+  }
+  EXPECT_EQ(schema_version(file), 3);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  // The flag's column is gone: selecting it fails.
+  EXPECT_NE(sqlite3_prepare_v2(db, "SELECT rule_seed FROM trials", -1, &st, nullptr), SQLITE_OK);
   sqlite3_finalize(st);
   sqlite3_close(db);
 }

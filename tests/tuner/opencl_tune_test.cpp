@@ -76,7 +76,7 @@ measure: {{warmup: 1ms, min_samples: 3, max_samples: 20, max_time: 200ms, cache:
 }  // namespace
 
 TEST(OpenClTune, PlantedFailuresAreRecordedAndTheBestIsFound) {
-  const DeviceListing devices = opencl::list_devices();
+  const DeviceListing devices = backends().get("opencl").list_devices();
   if (devices.devices.empty()) {
     std::fprintf(stderr, "no OpenCL device, skipping: %s\n", devices.unavailable.c_str());
     GTEST_SKIP() << "no OpenCL device: " << devices.unavailable;

@@ -10,7 +10,8 @@
 #include "support/temp_dir.hpp"
 #include "tuner/data/tiled_matmul.hpp"
 #include "tunekit/report.hpp"
-#include "tunekit/search.hpp"
+#include "tunekit/rules.hpp"
+#include "tunekit/strategy.hpp"
 #include "tunekit/tuner.hpp"
 
 using namespace tunekit;
@@ -66,7 +67,7 @@ TEST(TuneRules, RuleConfigFirstThenTheSearchAndAConsistentReport) {
   TuneOptions opt;
   opt.out_dir = dir / "out";
   TuneReport report = tune(spec, opt);
-  EXPECT_TRUE(report.seeded_by_rules);
+  EXPECT_EQ(report.seeded_by, std::vector<std::string>{"rules"});
   ASSERT_EQ(report.sizes.size(), 2u);
   // What the rules ask for at each size (see the spec's comments).
   const std::vector<Config> expected{tiles(8, 64, 32), tiles(32, 16, 32)};
@@ -79,14 +80,14 @@ TEST(TuneRules, RuleConfigFirstThenTheSearchAndAConsistentReport) {
     EXPECT_EQ(rc->config, expected[si]);
     ASSERT_EQ(s.trials.size(), 6u);  // max_evals
     EXPECT_EQ(s.trials[0].config, expected[si]);
-    EXPECT_TRUE(s.trials[0].rule_seed);
-    ASSERT_TRUE(s.rule_seed);
-    EXPECT_EQ(*s.rule_seed, 0u);
+    EXPECT_EQ(s.trials[0].origin, kOriginRules);
+    EXPECT_EQ(s.first_of(kOriginRules), 0u);
+    EXPECT_EQ(s.trials[1].origin, kOriginBaseline);
     EXPECT_EQ(s.trials[1].config, *spec.default_config);  // the baseline comes second
     std::set<std::string> keys;
     for (std::size_t i = 0; i < s.trials.size(); ++i) {
       EXPECT_TRUE(keys.insert(s.trials[i].config.key()).second) << "evaluated twice: " << s.trials[i].config.str();
-      if (i) EXPECT_FALSE(s.trials[i].rule_seed);
+      if (i) EXPECT_NE(s.trials[i].origin, kOriginRules);
     }
     expect_consistent(rule_outcome(s.trials, 0), s.trials);
   }
@@ -95,7 +96,7 @@ TEST(TuneRules, RuleConfigFirstThenTheSearchAndAConsistentReport) {
   Store store(report.db);
   const auto stored = store.trials(report.spec_hash);
   std::size_t flagged = 0;
-  for (const auto& t : stored) flagged += t.rule_seed;
+  for (const auto& t : stored) flagged += t.origin == kOriginRules;
   EXPECT_EQ(flagged, 2u);
   auto outcomes = rule_outcomes(stored);
   ASSERT_EQ(outcomes.size(), 2u);
@@ -114,8 +115,8 @@ TEST(TuneRules, RuleConfigFirstThenTheSearchAndAConsistentReport) {
   const std::string summary = format_summary(report);
   EXPECT_NE(summary.find("rules: the rule config (search.rules)"), std::string::npos) << summary;
   EXPECT_NE(summary.find("rule config No.1: {BM: 32, BN: 16, BK: 32}"), std::string::npos) << summary;
-  auto json = nlohmann::json::parse(read_file(report.json));
-  EXPECT_EQ(json["seeded_by_rules"], true);
+  auto json = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(json["seeded_by"], nlohmann::json::array({"rules"}));
   for (std::size_t si = 0; si < 2; ++si) {
     const auto& r = json["sizes"][si]["rules"];
     const RuleOutcome o = rule_outcome(report.sizes[si].trials, 0);
@@ -125,8 +126,8 @@ TEST(TuneRules, RuleConfigFirstThenTheSearchAndAConsistentReport) {
     EXPECT_DOUBLE_EQ(r["ratio_to_best"].get<double>(), *o.ratio);
     EXPECT_EQ(r["rank"], *o.rank);
     EXPECT_EQ(r["evaluations"], 6);
-    EXPECT_EQ(json["sizes"][si]["trials"][0]["rule_seed"], true);
-    EXPECT_EQ(json["sizes"][si]["trials"][1]["rule_seed"], false);
+    EXPECT_EQ(json["sizes"][si]["trials"][0]["origin"], "rules");
+    EXPECT_EQ(json["sizes"][si]["trials"][1]["origin"], "default");
     if (o.evaluations_to_beat) EXPECT_EQ(r["evaluations_to_beat"], *o.evaluations_to_beat);
     else EXPECT_TRUE(r["evaluations_to_beat"].is_null());
   }
@@ -135,11 +136,11 @@ TEST(TuneRules, RuleConfigFirstThenTheSearchAndAConsistentReport) {
   // report, and the store keeps its flags.
   spec.search.rules.clear();
   TuneReport plain = tune(spec, opt);
-  EXPECT_FALSE(plain.seeded_by_rules);
+  EXPECT_TRUE(plain.seeded_by.empty());
   EXPECT_EQ(plain.sizes[0].trials[0].config, *spec.default_config);
-  EXPECT_FALSE(plain.sizes[0].rule_seed);
+  EXPECT_FALSE(plain.sizes[0].first_of(kOriginRules));
   EXPECT_EQ(format_summary(plain).find("rule config"), std::string::npos);
-  EXPECT_TRUE(nlohmann::json::parse(read_file(plain.json))["sizes"][0]["rules"].is_null());
+  EXPECT_TRUE(nlohmann::json::parse(format_json(plain))["sizes"][0]["rules"].is_null());
   EXPECT_EQ(rule_outcomes(Store(report.db).trials(report.spec_hash)).size(), 2u);
 }
 
@@ -157,7 +158,7 @@ TEST(TuneRules, ListStrategyIsSeededToo) {
   const auto& t = report.sizes[0].trials;
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[0].config, tiles(8, 64, 32));
-  EXPECT_TRUE(t[0].rule_seed);
+  EXPECT_EQ(t[0].origin, kOriginRules);
   EXPECT_EQ(t[1].config, tiles(2, 16, 16));
   EXPECT_EQ(t[2].config, tiles(16, 32, 16));
 }

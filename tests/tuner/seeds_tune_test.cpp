@@ -10,6 +10,8 @@
 #include "support/temp_dir.hpp"
 #include "tuner/data/tiled_matmul.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/rules.hpp"
+#include "tunekit/seeds.hpp"
 #include "tunekit/tuner.hpp"
 
 using namespace tunekit;
@@ -44,11 +46,11 @@ TEST(TuneSeeds, SeedsFollowTheRuleConfigWhereTheyAreValid) {
   // Size 0 (M 4, N 64, K 32): the rule config, the one valid seed, the default.
   const SizeReport& s0 = report.sizes[0];
   ASSERT_EQ(s0.trials.size(), 6u);  // max_evals
-  EXPECT_EQ(s0.seeds, 1u);
+  EXPECT_EQ(s0.count_of(kOriginSpecSeeds), 1u);
   EXPECT_EQ(s0.trials[0].config, tiles(8, 64, 32));
-  EXPECT_TRUE(s0.trials[0].rule_seed);
+  EXPECT_EQ(s0.trials[0].origin, kOriginRules);
   EXPECT_EQ(s0.trials[1].config, tiles(8, 64, 16));
-  EXPECT_FALSE(s0.trials[1].rule_seed);
+  EXPECT_EQ(s0.trials[1].origin, kOriginSpecSeeds);
   EXPECT_EQ(s0.trials[2].config, *spec.default_config);
   for (const auto& t : s0.trials) EXPECT_LE(t.config.at("BM").as_int(), 8) << t.config.str();
   expect_distinct(s0);
@@ -57,7 +59,7 @@ TEST(TuneSeeds, SeedsFollowTheRuleConfigWhereTheyAreValid) {
   // evaluated again; the other two follow in order.
   const SizeReport& s1 = report.sizes[1];
   ASSERT_EQ(s1.trials.size(), 6u);
-  EXPECT_EQ(s1.seeds, 2u);
+  EXPECT_EQ(s1.count_of(kOriginSpecSeeds), 2u);
   EXPECT_EQ(s1.trials[0].config, tiles(32, 16, 32));
   EXPECT_EQ(s1.trials[1].config, tiles(16, 32, 16));
   EXPECT_EQ(s1.trials[2].config, tiles(8, 64, 16));
@@ -67,7 +69,7 @@ TEST(TuneSeeds, SeedsFollowTheRuleConfigWhereTheyAreValid) {
   const std::string summary = format_summary(report);
   EXPECT_NE(summary.find("seed (search.seeds): No.2\n"), std::string::npos) << summary;
   EXPECT_NE(summary.find("seeds (search.seeds): No.2 to No.3\n"), std::string::npos) << summary;
-  auto json = nlohmann::json::parse(read_file(report.json));
+  auto json = nlohmann::json::parse(format_json(report));
   EXPECT_EQ(json["sizes"][0]["seeds"], 1);
   EXPECT_EQ(json["sizes"][1]["seeds"], 2);
 
@@ -104,7 +106,7 @@ TEST(TuneSeeds, ASpecThatListsItsConfigsTriesTheSeedsFirstAndCountsThem) {
   });
   const SizeReport& s = report.sizes.front();
   ASSERT_EQ(s.trials.size(), 4u);
-  EXPECT_EQ(s.seeds, 2u);
+  EXPECT_EQ(s.count_of(kOriginSpecSeeds), 2u);
   EXPECT_EQ(s.trials[0].config, tiles(8, 32, 32));
   EXPECT_EQ(s.trials[1].config, tiles(16, 32, 16));
   EXPECT_EQ(s.trials[2].config, *spec.default_config);  // {2, 16, 16}, also the first listed

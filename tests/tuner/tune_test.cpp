@@ -6,13 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/outputs.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/tuner.hpp"
 
 using namespace tunekit;
 using tunekit::testing::fresh_dir;
+using tunekit::testing::output_file;
 using tunekit::testing::read_file;
+using tunekit::testing::write_default_outputs;
 using tunekit::testing::write_file;
 
 namespace {
@@ -98,15 +101,17 @@ TEST(Tune, PlantedFailuresAreRecordedAndTheBestIsFound) {
   EXPECT_TRUE(s.trials[*s.best].verification.checked);
   EXPECT_LT(s.trials[*s.best].stats.median, s.trials[0].stats.median);
 
-  // Everything went to the store, the CSV and the JSON.
+  // Everything went to the store; the default writers give the CSV and the JSON.
   Store store(report.db);
   EXPECT_EQ(store.trials(report.spec_hash).size(), 7u);
-  const std::string csv = read_file(report.csv);
+  EXPECT_TRUE(report.files.empty());  // tune() itself writes no report file
+  write_default_outputs(report, spec, opt.out_dir);
+  const std::string csv = read_file(output_file(report, "csv"));
   EXPECT_NE(csv.find("compile_error"), std::string::npos);
-  auto json = nlohmann::json::parse(read_file(report.json));
+  auto json = nlohmann::json::parse(read_file(output_file(report, "json")));
   EXPECT_EQ(json["sizes"][0]["best"]["config"]["KIND"], 0);
   // And the HTML report, with the failures and their reasons.
-  const std::string html = read_file(report.html);
+  const std::string html = read_file(output_file(report, "html"));
   EXPECT_NE(html.find("<svg "), std::string::npos);
   EXPECT_NE(html.find("<td>compile_error</td>"), std::string::npos);
   EXPECT_NE(html.find("2 ok, 1 compile_error, 2 crash, 1 timeout, 1 wrong_result"), std::string::npos);
@@ -185,7 +190,7 @@ TEST(Tune, BudgetLimitsEvaluations) {
   write_file(dir / "planted.yaml", spec_text());
   Spec spec = load_spec(dir / "planted.yaml");
   spec.parameters[0].values = {0, 4, 6};
-  spec.search.strategy = StrategyKind::random;
+  spec.search.strategy = "random";
   spec.search.max_evaluations = 2;
   TuneOptions opt;
   opt.out_dir = dir / "out";

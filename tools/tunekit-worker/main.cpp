@@ -6,14 +6,17 @@
 #include <cstdlib>
 #include <string>
 
-#include "backend/detail/registry.hpp"
+#include "tunekit/backend.hpp"
 
 int main(int argc, char** argv) {
-  const std::string backend = argc > 1 ? argv[1] : "cpu";
+  const std::string name = argc > 1 ? argv[1] : "cpu";
   const int device = argc > 2 ? std::atoi(argv[2]) : 0;
-  if (backend == "cpu") return tunekit::cpu::run_worker(0, 3, device);
-  if (backend == "cuda") return tunekit::cuda::run_worker(0, 3, device);
-  if (backend == "opencl") return tunekit::opencl::run_worker(0, 3, device);
-  std::fprintf(stderr, "tunekit-worker: unknown backend '%s'\n", backend.c_str());
-  return 2;
+  const tunekit::BackendInfo* backend = tunekit::backends().find(name);
+  if (!backend || !backend->run_worker) {
+    std::fprintf(stderr, "tunekit-worker: %s\n",
+                 backend ? ("the " + name + " backend runs no worker").c_str()
+                         : tunekit::unknown_name_message("backend", name, tunekit::backends().names()).c_str());
+    return 2;
+  }
+  return backend->run_worker(0, 3, device);
 }

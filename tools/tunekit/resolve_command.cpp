@@ -12,7 +12,6 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "spec/detail/text.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
 #include "tunekit/evaluator.hpp"
@@ -133,7 +132,7 @@ Bindings choose_size(const Spec& spec, const ResolveArgs& a, const Bindings& mac
       throw InputError({"--size " + text}, "'" + name + "' is a parameter of the spec, not a size; give it with --config");
     if (!known.count(name)) {
       std::string msg = "'" + name + "' is not a size of " + a.spec;
-      if (auto near = spec_detail::closest_match(name, {known.begin(), known.end()})) msg += "; did you mean '" + *near + "'?";
+      msg += did_you_mean(name, {known.begin(), known.end()});
       std::vector<std::string> declared;
       for (const auto& n : known)
         if (!machine.count(n)) declared.push_back(n);
@@ -173,7 +172,7 @@ ChosenConfig choose_config(const Spec& spec, const ResolveArgs& a, const Binding
     auto [name, value] = assignment("--config", text);
     if (!is_parameter(spec, name)) {
       std::string msg = "'" + name + "' is not a parameter of " + a.spec;
-      if (auto near = spec_detail::closest_match(name, names)) msg += "; did you mean '" + *near + "'?";
+      msg += did_you_mean(name, names);
       msg += fmt::format(" (its parameters: {})", fmt::join(names, ", "));
       throw InputError({"--config " + text}, msg);
     }
@@ -223,8 +222,6 @@ std::optional<std::pair<SourceLocation, std::string>> why_invalid(const Spec& sp
     if (c.text() == *why) return std::pair{c.where(), "the constraint '" + *why + "' does not hold"};
   return std::pair{SourceLocation{spec.file.string()}, *why};
 }
-
-bool has_launch(const std::string& language) { return language == "cuda" || language == "opencl"; }
 
 Json argument_json(const ResolvedArgument& r) {
   Json j;
@@ -342,7 +339,7 @@ int run_resolve(const ResolveArgs& a) {
   kernel["compiler"] = input.compiler;
   kernel["arch"] = input.arch;
   out["kernel"] = kernel;
-  if (has_launch(spec.kernel.language)) {
+  if (backend_for_language(spec.kernel.language).kernel.launch) {
     const LaunchGeometry g = resolve_launch(spec.kernel.launch, env);
     out["launch"] = Json{{"grid", g.grid},
                          {"block", g.block},

@@ -5,7 +5,6 @@
 #include "backend/command/detail/command_backend.hpp"
 #include "core/detail/hash.hpp"
 #include "core/detail/process.hpp"
-#include "tunekit/report.hpp"
 
 namespace tunekit::command {
 
@@ -114,7 +113,7 @@ BuildResult CommandBuilder::build(const BuildInput& in) {
       p = detail::run_process(argv, app_.build_timeout, app_.workdir);
     } catch (const std::exception& e) {
       r.status = Status::compile_error;
-      r.log = fmt::format("cannot run the build command: {}\n$ {}", e.what(), shell_quote(argv));
+      r.log = fmt::format("cannot run the build command: {}\n$ {}", e.what(), detail::shell_quote(argv));
       return r;
     }
     r.time = p.wall;
@@ -128,11 +127,11 @@ BuildResult CommandBuilder::build(const BuildInput& in) {
       // first thing the build said.
       const std::string said = first_output_line(r.log);
       r.log = fmt::format("build command {}{}\n$ {}   (in {})\n{}", why, said.empty() ? "" : ": " + said,
-                          shell_quote(argv), app_.workdir.string(), r.log);
+                          detail::shell_quote(argv), app_.workdir.string(), r.log);
       return r;
     }
   }
-  std::ofstream(v.dir / kBuiltMarker) << shell_quote(argv) << '\n';
+  std::ofstream(v.dir / kBuiltMarker) << detail::shell_quote(argv) << '\n';
   return r;
 }
 

@@ -1,5 +1,3 @@
-#include <cstdio>
-
 #include "backend/command/detail/command_backend.hpp"
 #include "backend/cpu/detail/machine.hpp"
 #include "backend/detail/registry.hpp"
@@ -54,14 +52,20 @@ class CommandBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& options) { return std::make_unique<CommandBackend>(options); }
-
-DeviceListing list_devices() { return {"command", {host_machine()}, {}}; }
-
-int run_worker(int /*in_fd*/, int /*out_fd*/, int /*device*/) {
-  // Programs run as child processes of the tuner, each one isolated already.
-  std::fputs("tunekit-worker: the command backend has no worker\n", stderr);
-  return 2;
+BackendInfo backend_info() {
+  KernelTraits k;
+  k.entry = false;  // the program is run whole
+  k.application = true;
+  k.defines = false;
+  BackendInfo b{"command",
+                {"command"},
+                "a whole application built by the user's build command and timed by running it (msKPP autotune_v2)",
+                k,
+                [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<CommandBackend>(o); },
+                [] { return DeviceListing{"command", {host_machine()}, {}}; },
+                {},  // programs run as child processes of the tuner, each one isolated already
+                {}};
+  return b;
 }
 
 }  // namespace tunekit::command

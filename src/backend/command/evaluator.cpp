@@ -7,7 +7,6 @@
 
 #include "backend/command/detail/command_backend.hpp"
 #include "core/detail/process.hpp"
-#include "tunekit/report.hpp"
 
 namespace tunekit::command {
 
@@ -182,7 +181,7 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
     return result;
   }
   const Seconds timeout = app_.run_timeout.value_or(rq.measure.timeout);
-  const std::string shown = shell_quote(argv);
+  const std::string shown = detail::shell_quote(argv);
 
   auto run_once = [&]() -> Microseconds {
     detail::ProcessResult p;

@@ -1,5 +1,7 @@
 #include "backend/cpu/detail/cpu_backend.hpp"
 
+#include <cstdlib>
+
 #include "backend/cpu/detail/machine.hpp"
 #include "backend/detail/registry.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
@@ -30,10 +32,28 @@ class CpuBackend final : public Backend {
   MachineInfo machine_;
 };
 
+KernelTraits kernel_traits() {
+  KernelTraits k;
+  k.default_flags = {"-O3", "-march=native"};
+  k.default_compiler = [](std::string_view language) -> std::string {
+    const bool c = language == "c";
+    if (const char* env = std::getenv(c ? "CC" : "CXX"); env && *env) return env;
+    return c ? "cc" : "c++";
+  };
+  return k;
+}
+
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& options) { return std::make_unique<CpuBackend>(options); }
-
-DeviceListing list_devices() { return {"cpu", {probe_machine()}, {}}; }
+BackendInfo backend_info() {
+  return {"cpu",
+          {"c++", "cpp", "c"},
+          "C and C++ kernels compiled by the host compiler into shared objects, run in a worker process",
+          kernel_traits(),
+          [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<CpuBackend>(o); },
+          [] { return DeviceListing{"cpu", {probe_machine()}, {}}; },
+          run_worker,
+          {}};
+}
 
 }  // namespace tunekit::cpu

@@ -4,7 +4,6 @@
 #include <map>
 
 #include "backend/cpu/detail/cpu_backend.hpp"
-#include "backend/detail/registry.hpp"
 #include "evaluator/detail/worker.hpp"
 
 namespace tunekit::cpu {

@@ -5,7 +5,7 @@
 
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/driver.hpp"
-#include "backend/detail/registry.hpp"
+#include "backend/cuda/detail/traits.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
 
 namespace tunekit::cuda {
@@ -36,15 +36,13 @@ class CudaBackend final : public Backend {
   MachineInfo machine_;
 };
 
-}  // namespace
-
-std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
   const Driver* d = driver();
   if (!d) throw std::runtime_error("the cuda backend needs a GPU: " + driver_unavailable_reason());
   return std::make_unique<CudaBackend>(options, query_device(*d, options.device));
 }
 
-DeviceListing list_devices() {
+DeviceListing list_cuda_devices() {
   DeviceListing l{"cuda", {}, {}};
   const Driver* d = driver();
   if (!d) {
@@ -65,6 +63,16 @@ DeviceListing list_devices() {
   }
   if (l.devices.empty() && l.unavailable.empty()) l.unavailable = "the driver found no CUDA device";
   return l;
+}
+
+}  // namespace
+
+BackendInfo backend_info() {
+  BackendInfo b = describe_backend();
+  b.make = make_cuda_backend;
+  b.list_devices = list_cuda_devices;
+  b.run_worker = run_worker;
+  return b;
 }
 
 }  // namespace tunekit::cuda

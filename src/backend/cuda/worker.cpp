@@ -14,7 +14,7 @@
 
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/driver.hpp"
-#include "backend/detail/registry.hpp"
+#include "backend/cuda/detail/traits.hpp"
 #include "evaluator/detail/host_data.hpp"
 #include "evaluator/detail/worker.hpp"
 

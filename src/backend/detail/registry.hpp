@@ -1,23 +1,19 @@
 #pragma once
-// Each backend's entry points. A backend is a folder under src/backend/
-// providing these three functions.
+// The built-in backends. A backend is a folder under src/backend/ whose main
+// file defines `BackendInfo <folder>::backend_info()`; adding one is that
+// folder plus its name in this list. A backend switched off in CMake is
+// replaced by its stand-in (src/backend/unavailable/<folder>.cpp).
 #include "tunekit/backend.hpp"
+
+#define TUNEKIT_BUILTIN_BACKENDS(X) X(cpu) X(cuda) X(opencl) X(command)
 
 namespace tunekit {
 
-#define TUNEKIT_DECLARE_BACKEND(ns)                                      \
-  namespace ns {                                                         \
-  std::unique_ptr<Backend> make_backend(const BackendOptions& options); \
-  DeviceListing list_devices();                                          \
-  /* The worker process's loop for `device`. */                          \
-  int run_worker(int in_fd, int out_fd, int device);                     \
+#define TUNEKIT_DECLARE_BACKEND(ns) \
+  namespace ns {                    \
+  BackendInfo backend_info();       \
   }
-
-TUNEKIT_DECLARE_BACKEND(cpu)
-TUNEKIT_DECLARE_BACKEND(cuda)
-TUNEKIT_DECLARE_BACKEND(opencl)
-TUNEKIT_DECLARE_BACKEND(command)
-
+TUNEKIT_BUILTIN_BACKENDS(TUNEKIT_DECLARE_BACKEND)
 #undef TUNEKIT_DECLARE_BACKEND
 
 }  // namespace tunekit

@@ -1,14 +1,21 @@
 #pragma once
-// The stand-in for a backend left out of the build (TUNEKIT_ENABLE_<X>=OFF).
+// The stand-in for a backend left out of the build (TUNEKIT_ENABLE_<X>=OFF):
+// its specs still load, and using it says how to build it in.
 #include <stdexcept>
+#include <string>
 
-#include "backend/detail/registry.hpp"
+#include "tunekit/backend.hpp"
 
-#define TUNEKIT_UNAVAILABLE_BACKEND(ns, option)                                                      \
-  namespace tunekit::ns {                                                                           \
-  std::unique_ptr<Backend> make_backend(const BackendOptions&) {                                    \
-    throw std::runtime_error("the " #ns " backend is not in this build (configure with " option ")"); \
-  }                                                                                                 \
-  DeviceListing list_devices() { return {#ns, {}, "not in this build (configure with " option ")"}; } \
-  int run_worker(int, int, int) { return 2; }                                                       \
-  }
+namespace tunekit::detail {
+
+inline BackendInfo unavailable(BackendInfo b, const std::string& option) {
+  const std::string why = "not in this build (configure with " + option + ")";
+  b.make = [name = b.name, why](const BackendOptions&) -> std::unique_ptr<Backend> {
+    throw std::runtime_error("the " + name + " backend is " + why);
+  };
+  b.list_devices = [name = b.name, why] { return DeviceListing{name, {}, why}; };
+  b.run_worker = {};
+  return b;
+}
+
+}  // namespace tunekit::detail

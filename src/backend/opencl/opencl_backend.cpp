@@ -1,4 +1,4 @@
-#include "backend/detail/registry.hpp"
+#include "backend/opencl/detail/traits.hpp"
 #include "backend/opencl/detail/opencl.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
 
@@ -38,13 +38,7 @@ class OpenClBackend final : public Backend {
   MachineInfo machine_;
 };
 
-}  // namespace
-
-std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
-  return std::make_unique<OpenClBackend>(options);
-}
-
-DeviceListing list_devices() {
+DeviceListing list_opencl_devices() {
   DeviceListing listing{"opencl", {}, {}};
   std::vector<DeviceRef> devices;
   try {
@@ -55,6 +49,16 @@ DeviceListing list_devices() {
   }
   if (listing.devices.empty() && listing.unavailable.empty()) listing.unavailable = "no OpenCL device";
   return listing;
+}
+
+}  // namespace
+
+BackendInfo backend_info() {
+  BackendInfo b = describe_backend();
+  b.make = [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<OpenClBackend>(o); };
+  b.list_devices = list_opencl_devices;
+  b.run_worker = run_worker;
+  return b;
 }
 
 }  // namespace tunekit::opencl

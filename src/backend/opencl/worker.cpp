@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/detail/registry.hpp"
+#include "backend/opencl/detail/traits.hpp"
 #include "backend/opencl/detail/opencl.hpp"
 #include "evaluator/detail/worker.hpp"
 

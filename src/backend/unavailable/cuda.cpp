@@ -1,2 +1,6 @@
+#include "backend/cuda/detail/traits.hpp"
 #include "backend/detail/unavailable.hpp"
-TUNEKIT_UNAVAILABLE_BACKEND(cuda, "-DTUNEKIT_ENABLE_CUDA=ON")
+
+namespace tunekit::cuda {
+BackendInfo backend_info() { return detail::unavailable(describe_backend(), "-DTUNEKIT_ENABLE_CUDA=ON"); }
+}  // namespace tunekit::cuda

@@ -24,6 +24,10 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
                           const std::filesystem::path& cwd = {});
 
+// `argv` as one line a POSIX shell splits back into the same words (for
+// display only: tunekit itself never runs a shell).
+std::string shell_quote(const std::vector<std::string>& argv);
+
 // "SIGSEGV (Segmentation fault)".
 std::string describe_signal(int sig);
 

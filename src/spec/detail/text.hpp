@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/detail/text.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/value.hpp"
 
@@ -41,10 +42,8 @@ void append_range(const IntRange& r, std::vector<Value>& out);
 // Throws InputError at `where` shifted to the offending field.
 IntRange parse_int_range(std::string_view text, const SourceLocation& where, bool require_step);
 
-std::size_t edit_distance(std::string_view a, std::string_view b);
-// The candidate closest to `word` when it is close enough to be a likely typo.
-std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
-
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+using detail::closest_match;
+using detail::edit_distance;
+using detail::join;
 
 }  // namespace tunekit::spec_detail

@@ -29,4 +29,7 @@ inline constexpr const char* kLaunchSymbol = "tunekit_launch";
 // arguments.
 std::string call_shim(const BuildInput& input);
 
+// The worker process's loop (worker.cpp).
+int run_worker(int in_fd, int out_fd, int device);
+
 }  // namespace tunekit::cpu

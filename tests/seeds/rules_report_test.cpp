@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "tunekit/report.hpp"
+#include "tunekit/rules.hpp"
 
 using namespace tunekit;
 
@@ -18,7 +18,7 @@ TrialRecord trial(int bm, Status status, double us, bool seed = false, int m = 6
   t.config = Config({{"BM", Value(bm)}});
   t.status = status;
   if (status == Status::ok) t.stats.median = Microseconds(us);
-  t.rule_seed = seed;
+  t.origin = seed ? std::string(kOriginRules) : std::string(kOriginSearch);
   return t;
 }
 

@@ -1,14 +1,12 @@
-// Rule-based starting configs for matmul-like kernels (search.rules), and
-// the strategy decorator that evaluates them first. The rules are the tile
-// heuristics of the study in issue #5; see search.hpp for the exact
-// procedure.
+// Rule-based starting configs for matmul-like kernels (search.rules); see
+// rules.hpp for the exact procedure.
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <tuple>
 #include <utility>
 
-#include "tunekit/search.hpp"
+#include "tunekit/rules.hpp"
 
 namespace tunekit {
 
@@ -191,41 +189,6 @@ std::optional<Config> repair(const Space& space, const Bindings& constants, cons
 
 // Seeds a strategy: the seed first, then the inner strategy's proposals
 // without the seed.
-class SeededStrategy : public Strategy {
- public:
-  SeededStrategy(std::unique_ptr<Strategy> inner, Config seed, bool inner_proposes_seed)
-      : inner_(std::move(inner)), seed_(std::move(seed)), seed_key_(seed_.key()), extra_(!inner_proposes_seed) {}
-  std::string_view name() const override { return inner_->name(); }
-  std::vector<Config> next(std::size_t n) override {
-    std::vector<Config> out;
-    if (n == 0) return out;
-    if (!seed_given_) {
-      out.push_back(seed_);
-      seed_given_ = true;
-    }
-    while (out.size() < n) {
-      auto more = inner_->next(n - out.size());
-      if (more.empty()) break;
-      for (auto& c : more)
-        if (c.key() != seed_key_) out.push_back(std::move(c));
-    }
-    return out;
-  }
-  void observe(const Config& config, const TrialResult& result) override { inner_->observe(config, result); }
-  std::optional<std::size_t> planned() const override {
-    auto p = inner_->planned();
-    if (!p) return std::nullopt;
-    return *p + (extra_ ? 1 : 0);
-  }
-
- private:
-  std::unique_ptr<Strategy> inner_;
-  Config seed_;
-  std::string seed_key_;
-  bool extra_;
-  bool seed_given_ = false;
-};
-
 }  // namespace
 
 std::optional<RuleConfig> rule_config(const Space& space, const Bindings& constants,
@@ -282,10 +245,6 @@ std::optional<RuleConfig> rule_config(const Space& space, const Bindings& consta
     base = Config(std::move(next));
   }
   return result;
-}
-
-std::unique_ptr<Strategy> make_seeded(std::unique_ptr<Strategy> inner, Config seed, bool inner_proposes_seed) {
-  return std::make_unique<SeededStrategy>(std::move(inner), std::move(seed), inner_proposes_seed);
 }
 
 }  // namespace tunekit

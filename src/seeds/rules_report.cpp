@@ -1,12 +1,12 @@
 // How far the rule config (search.rules) is from the tuned optimum, and how
-// many evaluations it took to beat it: the report issue #5 asks for.
+// many evaluations it took to beat it.
 #include <algorithm>
 #include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "tunekit/report.hpp"
+#include "tunekit/rules.hpp"
 
 namespace tunekit {
 
@@ -75,7 +75,7 @@ std::vector<RuleOutcome> rule_outcomes(const std::vector<TrialRecord>& trials) {
   }
   std::vector<RuleOutcome> out;
   for (const auto& g : groups) {
-    auto seed = std::find_if(g.begin(), g.end(), [](const TrialRecord& t) { return t.rule_seed; });
+    auto seed = std::find_if(g.begin(), g.end(), [](const TrialRecord& t) { return t.origin == kOriginRules; });
     if (seed != g.end()) out.push_back(rule_outcome(g, static_cast<std::size_t>(seed - g.begin())));
   }
   return out;

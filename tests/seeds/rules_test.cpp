@@ -5,7 +5,8 @@
 #include <map>
 #include <set>
 
-#include "tunekit/search.hpp"
+#include "tunekit/rules.hpp"
+#include "tunekit/strategy.hpp"
 
 using namespace tunekit;
 
@@ -297,8 +298,7 @@ TEST(Seeded, SeedFirstAndOnlyOnce) {
   };
   for (int kind = 0; kind < 2; ++kind) {
     for (std::size_t step : {1u, 3u, 100u}) {
-      auto s = make_seeded(kind == 0 ? make_exhaustive(space) : make_random(space, 7), seed, true);
-      EXPECT_EQ(s->name(), kind == 0 ? "exhaustive" : "random");
+      auto s = make_seeded(make_strategy(kind == 0 ? "exhaustive" : "random", space, 7, std::nullopt), seed, true);
       EXPECT_EQ(s->planned().value_or(0), n);
       auto all = drain(*s, step);
       ASSERT_EQ(all.size(), n) << "step " << step;
@@ -309,8 +309,8 @@ TEST(Seeded, SeedFirstAndOnlyOnce) {
     }
   }
   // The rest of the order is the inner strategy's, the seed taken out.
-  auto plain = make_random(space, 7)->next(n);
-  auto seeded = make_seeded(make_random(space, 7), seed, true)->next(n);
+  auto plain = make_strategy("random", space, 7, std::nullopt)->next(n);
+  auto seeded = make_seeded(make_strategy("random", space, 7, std::nullopt), seed, true)->next(n);
   std::vector<Config> expected{seed};
   for (const auto& c : plain)
     if (!(c == seed)) expected.push_back(c);

@@ -1,0 +1,67 @@
+#pragma once
+// Typed options of a plugin, such as a strategy's population size: each is
+// declared with its type, default, bounds and help, so that specs
+// (`search.options`), the command line (`--option NAME=VALUE`) and
+// `tunekit plugins` see the same list, and a bad value is reported where it
+// was written.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/error.hpp"
+#include "tunekit/value.hpp"
+
+namespace tunekit {
+
+struct OptionSpec {
+  enum class Type { integer, real, boolean, text };
+  std::string name;
+  Type type = Type::integer;
+  Value default_value;
+  std::string help;
+  double min = -std::numeric_limits<double>::infinity();  // numbers: inclusive bounds
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // text: the allowed values (empty: any)
+};
+
+std::string_view to_string(OptionSpec::Type t);
+// "population (integer >= 2, default 20): individuals per generation".
+std::string describe(const OptionSpec& spec);
+
+// A value as the user gave it, with where it was written.
+struct OptionValue {
+  std::string name;
+  Value value;
+  SourceLocation where;
+};
+
+// "name=value" from the command line: the value parses as an int, a float,
+// true/false, else text. Throws InputError at `where` without '='.
+OptionValue parse_option_assignment(std::string_view text, const SourceLocation& where);
+
+class Options {
+ public:
+  Options() = default;
+  // Each given value checked against `specs` (name, type, bounds, choices;
+  // an int is accepted for a real), the others set to their defaults.
+  // Throws InputError at the value's location: "unknown option 'popsize' of
+  // strategy 'genetic'; did you mean 'population'? (known: ...)", or what was
+  // expected. A name given twice: the later wins.
+  static Options resolve(std::string_view owner, const std::vector<OptionSpec>& specs,
+                         const std::vector<OptionValue>& given);
+
+  // Typed access; throws std::out_of_range for a name that was not declared.
+  std::int64_t integer(std::string_view name) const;
+  double real(std::string_view name) const;
+  bool boolean(std::string_view name) const;
+  const std::string& text(std::string_view name) const;
+  const Bindings& values() const { return values_; }
+
+ private:
+  const Value& at(std::string_view name) const;
+  Bindings values_;
+};
+
+}  // namespace tunekit

@@ -1,0 +1,66 @@
+#pragma once
+// Output writers: what a tune's results become. Each is a plugin in the
+// writers() registry: the console summary, CSV, JSON, the HTML report and
+// msKPP's results table ship with tunekit. tune() writes no report file;
+// whoever runs it (the `tunekit tune` command) picks the writers and where
+// they write.
+//
+// Adding a writer: a WriterInfo in src/report/ and one line in
+// src/report/writers.cpp (or writers().add(info) in a program).
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "tunekit/registry.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+
+struct OutputContext {
+  std::filesystem::path out_dir;               // where default files go
+  std::chrono::system_clock::time_point when;  // for names that carry a time
+};
+
+struct WriterInfo {
+  std::string name;     // as in `--output NAME` and the spec's `output:` keys
+  std::string summary;  // one line, for `tunekit plugins` and the docs
+  bool writes_file = true;  // false: it writes to the console
+  // The file it writes when none is given (writes_file only).
+  std::function<std::filesystem::path(const TuneReport&, const OutputContext&)> default_file;
+  // Whether `tunekit tune` runs it when the user picks no writers.
+  std::function<bool(const TuneReport&)> by_default;
+  std::function<void(const TuneReport&, std::ostream&)> write;
+};
+
+// The process-wide registry, with the built-in writers.
+Registry<WriterInfo>& writers();
+
+// A writer with the file it writes (empty for the console).
+struct PlannedOutput {
+  const WriterInfo* writer = nullptr;
+  std::filesystem::path file;
+};
+
+// The writers to run for `report`: those named in `names` (InputError at
+// `where` for an unknown one), else those whose by_default() says so or whose
+// file `settings` names; each writes the file `settings` names, else its
+// default file.
+std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSettings& settings,
+                                        const OutputContext& context, const std::vector<std::string>& names = {},
+                                        const SourceLocation& where = {});
+
+// Runs the planned writers: the files first, each recorded in report.files,
+// then the console writers into `console`, so that a summary can say where
+// the files went.
+void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs, std::ostream& console);
+
+// Runs `writer` into `file`, written beside it and renamed into place so a
+// reader never sees half of it (its folder is created), or into `console`
+// when the writer writes no file. Throws std::runtime_error when the file
+// cannot be written.
+void write_output(const WriterInfo& writer, const TuneReport& report, const std::filesystem::path& file,
+                  std::ostream& console);
+
+}  // namespace tunekit

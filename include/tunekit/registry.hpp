@@ -1,0 +1,72 @@
+#pragma once
+// A named set of plugins: search strategies, backends, output writers. Each
+// kind has one process-wide registry (strategies(), backends(), writers());
+// the built-in entries are added when it is first used, and a program or a
+// test adds its own with add() before it parses a spec or a command line.
+// Spec loading, the command line, the worker and `tunekit plugins` all read
+// the same registry, so a name is defined in exactly one place.
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/error.hpp"
+
+namespace tunekit {
+
+// The message for a name no entry has: "unknown strategy 'genetc'; did you
+// mean 'genetic'? (known: exhaustive, genetic, random)".
+std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known);
+
+// `Entry` has a `std::string name`. Entries keep their address once added,
+// so a pointer from find() stays valid. Registration is not synchronised:
+// add entries before threads use the registry.
+template <typename Entry>
+class Registry {
+ public:
+  explicit Registry(std::string kind) : kind_(std::move(kind)) {}
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // Throws std::invalid_argument when the name is empty or taken.
+  Entry& add(Entry entry) {
+    if (entry.name.empty()) throw std::invalid_argument("a " + kind_ + " needs a name");
+    if (find(entry.name)) throw std::invalid_argument("a " + kind_ + " named '" + entry.name + "' is registered already");
+    return entries_.emplace_back(std::move(entry));
+  }
+  // Removes an entry (tests that add a toy one clean up with it).
+  bool remove(std::string_view name) {
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->name == name) {
+        entries_.erase(it);
+        return true;
+      }
+    return false;
+  }
+
+  const Entry* find(std::string_view name) const {
+    for (const Entry& e : entries_)
+      if (e.name == name) return &e;
+    return nullptr;
+  }
+  // The entry, or InputError at `where` naming the known ones.
+  const Entry& get(std::string_view name, const SourceLocation& where = {}) const {
+    if (const Entry* e = find(name)) return *e;
+    throw InputError(where, unknown_name_message(kind_, name, names()));
+  }
+
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const Entry& e : entries_) out.push_back(e.name);
+    return out;
+  }
+  const std::deque<Entry>& entries() const { return entries_; }
+  const std::string& kind() const { return kind_; }
+
+ private:
+  std::string kind_;
+  std::deque<Entry> entries_;
+};
+
+}  // namespace tunekit

@@ -1,0 +1,89 @@
+#pragma once
+// Search strategies decide which configs to try next. Each one is a plugin in
+// the strategies() registry: its name, a one-line summary, its typed options
+// and a factory. Budgets (evaluations, seconds) are enforced by the tuner,
+// the same for every strategy; so are duplicates (a config is evaluated at
+// most once per size) and seeds (proposed ahead of the strategy, and
+// observed by it like any other result).
+//
+// Adding a strategy: one file in src/search/ that defines its StrategyInfo,
+// and one line in src/search/builtin.cpp (or, outside the library,
+// strategies().add(info) before the spec is loaded).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunekit/options.hpp"
+#include "tunekit/registry.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/status.hpp"
+
+namespace tunekit {
+
+// What a strategy learns of one evaluated config.
+struct Outcome {
+  Status status = Status::ok;
+  // The objective to minimise (the median time in microseconds), when the
+  // config ran correctly; none when it failed.
+  std::optional<double> cost;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Up to `n` configs of the space, none proposed before; fewer than `n`
+  // only when it has nothing more to propose, and empty once it is done.
+  // The tuner calls observe() for every evaluated config before it asks
+  // again, so a strategy that waits for results proposes from what it has.
+  virtual std::vector<Config> next(std::size_t n) = 0;
+  // The outcome of a config: one it proposed, a seed, the baseline, or a
+  // trial resumed from the store. May come for configs it never proposed.
+  virtual void observe(const Config& config, const Outcome& outcome) {
+    (void)config;
+    (void)outcome;
+  }
+  // How many configs it will propose in all, when known.
+  virtual std::optional<std::uint64_t> planned() const { return std::nullopt; }
+};
+
+struct StrategyContext {
+  const Space& space;                   // this size's constrained space
+  std::uint64_t seed = 1;               // for every random choice it makes
+  std::optional<std::uint64_t> budget;  // evaluations it will be given, when limited
+  const Options& options;               // its options, checked against its StrategyInfo
+};
+
+struct StrategyInfo {
+  std::string name;     // as written in specs and on the command line
+  std::string summary;  // one line, for `tunekit plugins` and the docs
+  std::vector<OptionSpec> options;
+  std::function<std::unique_ptr<Strategy>(const StrategyContext&)> make;
+};
+
+// The process-wide registry, with the built-in strategies.
+Registry<StrategyInfo>& strategies();
+
+// The named strategy over `space`, its options resolved against its
+// declaration. Throws InputError at `where` for an unknown name or a bad
+// option (naming the known ones).
+std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, std::uint64_t seed,
+                                        std::optional<std::uint64_t> budget,
+                                        const std::vector<OptionValue>& options = {},
+                                        const SourceLocation& where = {});
+
+// ---- Compositions the tuner uses.
+
+// An explicit list, as given (invalid ones included: the tuner records them).
+std::unique_ptr<Strategy> make_list(std::vector<Config> configs);
+
+// `inner` with `seed` proposed first; `inner`'s own proposal of it is
+// skipped, so it is never proposed twice. `inner_proposes_seed` says whether
+// `inner` would propose it (true for exhaustive and random search over a
+// space holding it; for a list, whether it is listed): planned() counts it
+// once either way. Observations go to `inner`.
+std::unique_ptr<Strategy> make_seeded(std::unique_ptr<Strategy> inner, Config seed, bool inner_proposes_seed);
+
+}  // namespace tunekit

@@ -1,0 +1,55 @@
+#pragma once
+// One trial: a config measured at one problem size on one device, with its
+// status, statistics and verification. The light record that the store,
+// selection, policies and reports share; none of them needs the evaluator.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/config.hpp"
+#include "tunekit/statistics.hpp"
+#include "tunekit/status.hpp"
+#include "tunekit/units.hpp"
+#include "tunekit/value.hpp"
+
+namespace tunekit {
+
+struct Verification {
+  bool checked = false;
+  bool passed = true;
+  double max_abs_diff = 0;
+  double max_rel_err = 0;
+  std::string detail;  // first mismatch, when failed
+};
+
+// Origins of a trial other than a seed provider's name.
+inline constexpr std::string_view kOriginSearch = "search";
+inline constexpr std::string_view kOriginBaseline = "default";
+
+struct TrialRecord {
+  std::int64_t id = 0;      // row id, assigned by insert()
+  std::string spec_hash;    // what was tuned (see Tuner)
+  std::string kernel;       // spec name
+  std::string device;
+  Bindings size;
+  Config config;
+  Status status = Status::ok;
+  std::string error;
+  Statistics stats;
+  std::vector<Microseconds> samples;
+  Verification verification;
+  Seconds build_time{0};
+  std::string machine;      // JSON description of the machine
+  std::string created_at;   // ISO 8601 UTC, set by insert() when empty
+  // Why the config was evaluated: kOriginSearch (the strategy proposed it),
+  // kOriginBaseline (the default config), or the name of the seed provider
+  // that proposed it ("rules", "spec", ...). See Store::put() for how a
+  // stored origin is kept.
+  std::string origin{kOriginSearch};
+};
+
+// Canonical key of a problem size (names sorted).
+std::string size_key(const Bindings& size);
+
+}  // namespace tunekit

@@ -1,0 +1,26 @@
+#pragma once
+// What the cuda backend is, shared by the backend and its stand-in (a build
+// without it still loads and counts cuda specs).
+#include "backend/detail/registry.hpp"
+
+namespace tunekit::cuda {
+
+inline BackendInfo describe_backend() {
+  KernelTraits k;
+  k.launch = true;
+  k.cluster = true;
+  k.tensor_maps = true;
+  k.compilers = {"nvrtc", "nvcc"};
+  k.default_compiler = [](std::string_view) { return std::string("nvrtc"); };
+  BackendInfo b;
+  b.name = "cuda";
+  b.languages = {"cuda"};
+  b.summary = "CUDA C++ kernels built by NVRTC or nvcc, launched through the driver API in one worker per GPU";
+  b.kernel = std::move(k);
+  return b;
+}
+
+// The worker process's loop (worker.cpp).
+int run_worker(int in_fd, int out_fd, int device);
+
+}  // namespace tunekit::cuda

@@ -1,0 +1,23 @@
+#pragma once
+// What the opencl backend is, shared by the backend and its stand-in (a build
+// without it still loads and counts opencl specs).
+#include "backend/detail/registry.hpp"
+
+namespace tunekit::opencl {
+
+inline BackendInfo describe_backend() {
+  KernelTraits k;
+  k.launch = true;
+  k.default_compiler = [](std::string_view) { return std::string("opencl"); };
+  BackendInfo b;
+  b.name = "opencl";
+  b.languages = {"opencl"};
+  b.summary = "OpenCL C kernels built by the driver's compiler, run in one worker per device";
+  b.kernel = std::move(k);
+  return b;
+}
+
+// The worker process's loop (worker.cpp).
+int run_worker(int in_fd, int out_fd, int device);
+
+}  // namespace tunekit::opencl

@@ -1,0 +1,126 @@
+#include "tunekit/options.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/detail/text.hpp"
+#include "tunekit/registry.hpp"
+
+namespace tunekit {
+
+std::string_view to_string(OptionSpec::Type t) {
+  switch (t) {
+    case OptionSpec::Type::integer: return "integer";
+    case OptionSpec::Type::real: return "number";
+    case OptionSpec::Type::boolean: return "true or false";
+    case OptionSpec::Type::text: return "text";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string bounds(const OptionSpec& s) {
+  const bool lo = std::isfinite(s.min), hi = std::isfinite(s.max);
+  if (lo && hi) return fmt::format(" in [{}, {}]", s.min, s.max);
+  if (lo) return fmt::format(" >= {}", s.min);
+  if (hi) return fmt::format(" <= {}", s.max);
+  return "";
+}
+
+std::string expected(const OptionSpec& s) {
+  if (s.type == OptionSpec::Type::text && !s.choices.empty()) return "one of " + detail::join(s.choices);
+  return std::string(to_string(s.type)) + bounds(s);
+}
+
+}  // namespace
+
+std::string describe(const OptionSpec& s) {
+  return fmt::format("{} ({}, default {}): {}", s.name, expected(s), s.default_value.str(), s.help);
+}
+
+OptionValue parse_option_assignment(std::string_view text, const SourceLocation& where) {
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw InputError(where, "expected NAME=VALUE, got '" + std::string(text) + "'");
+  OptionValue o;
+  o.name = std::string(text.substr(0, eq));
+  const std::string v(text.substr(eq + 1));
+  o.where = where;
+  if (v == "true" || v == "True") o.value = Value(1);
+  else if (v == "false" || v == "False") o.value = Value(0);
+  else {
+    try {
+      std::size_t used = 0;
+      const long long i = std::stoll(v, &used);
+      if (used == v.size()) {
+        o.value = Value(static_cast<std::int64_t>(i));
+        return o;
+      }
+      const double d = std::stod(v, &used);
+      o.value = used == v.size() ? Value(d) : Value(v);
+    } catch (const std::exception&) {
+      o.value = Value(v);
+    }
+  }
+  return o;
+}
+
+Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& specs,
+                         const std::vector<OptionValue>& given) {
+  Options out;
+  for (const OptionSpec& s : specs) out.values_[s.name] = s.default_value;
+  std::vector<std::string> names;
+  for (const OptionSpec& s : specs) names.push_back(s.name);
+  for (const OptionValue& g : given) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == g.name; });
+    if (spec == specs.end()) {
+      if (names.empty()) throw InputError(g.where, "option '" + g.name + "': " + std::string(owner) + " takes no options");
+      throw InputError(g.where, unknown_name_message(fmt::format("option of {}", owner), g.name, names));
+    }
+    auto bad = [&]() -> InputError {
+      return InputError(g.where, fmt::format("option '{}' of {} must be {}, got {}", g.name, owner, expected(*spec),
+                                             g.value.repr()));
+    };
+    Value v = g.value;
+    switch (spec->type) {
+      case OptionSpec::Type::integer:
+        if (!v.is_int()) throw bad();
+        break;
+      case OptionSpec::Type::real:
+        if (!v.is_number()) throw bad();
+        v = Value(v.to_double());
+        break;
+      case OptionSpec::Type::boolean:
+        if (!v.is_int() || (v.as_int() != 0 && v.as_int() != 1)) throw bad();
+        break;
+      case OptionSpec::Type::text:
+        if (!v.is_string()) v = Value(v.str());
+        if (!spec->choices.empty() &&
+            std::find(spec->choices.begin(), spec->choices.end(), v.as_string()) == spec->choices.end())
+          throw InputError(g.where, fmt::format("option '{}' of {} must be one of {}, got '{}'{}", g.name, owner,
+                                                detail::join(spec->choices), v.as_string(),
+                                                did_you_mean(v.as_string(), spec->choices)));
+        break;
+    }
+    if (v.is_number() && !(v.to_double() >= spec->min && v.to_double() <= spec->max)) throw bad();
+    out.values_[spec->name] = v;
+  }
+  return out;
+}
+
+const Value& Options::at(std::string_view name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) throw std::out_of_range("no option named '" + std::string(name) + "'");
+  return it->second;
+}
+
+std::int64_t Options::integer(std::string_view name) const { return at(name).as_int(); }
+double Options::real(std::string_view name) const { return at(name).to_double(); }
+bool Options::boolean(std::string_view name) const { return at(name).truthy(); }
+const std::string& Options::text(std::string_view name) const { return at(name).as_string(); }
+
+}  // namespace tunekit

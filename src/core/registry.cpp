@@ -1,0 +1,12 @@
+#include "tunekit/registry.hpp"
+
+#include "core/detail/text.hpp"
+
+namespace tunekit {
+
+std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known) {
+  return "unknown " + std::string(kind) + " '" + std::string(name) + "'" + did_you_mean(name, known) + " (known: " +
+         detail::join(known) + ")";
+}
+
+}  // namespace tunekit

@@ -1,0 +1,112 @@
+// The built-in output writers, one entry each, and the one way they are run.
+#include <sstream>
+
+#include "report/detail/files.hpp"
+#include "tunekit/html_report.hpp"
+#include "tunekit/output.hpp"
+#include "tunekit/report.hpp"
+
+namespace tunekit {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A writer of `<kernel><extension>` in the out folder, written by default.
+WriterInfo file_writer(std::string name, std::string summary, std::string extension,
+                       std::function<void(const TuneReport&, std::ostream&)> write) {
+  WriterInfo w;
+  w.name = std::move(name);
+  w.summary = std::move(summary);
+  w.default_file = [extension](const TuneReport& r, const OutputContext& c) {
+    return c.out_dir / (r.kernel + extension);
+  };
+  w.by_default = [](const TuneReport&) { return true; };
+  w.write = std::move(write);
+  return w;
+}
+
+void register_builtin_writers(Registry<WriterInfo>& r) {
+  WriterInfo console;
+  console.name = "console";
+  console.summary = "one line per trial, the best config, its speedup over the default, and where results went";
+  console.writes_file = false;
+  console.by_default = [](const TuneReport&) { return true; };
+  console.write = [](const TuneReport& report, std::ostream& out) { out << format_summary(report); };
+  r.add(std::move(console));
+
+  r.add(file_writer("csv", "one row per trial: config, time, status, verification, noise, size, error", ".csv",
+                    [](const TuneReport& report, std::ostream& out) { out << format_csv(report.all_trials()); }));
+  r.add(file_writer("json", "the whole report: per size the best, the baseline, seeds and every trial", ".json",
+                    [](const TuneReport& report, std::ostream& out) { out << format_json(report); }));
+  r.add(file_writer("html", "a self-contained page with plots: fastest configs, convergence, parameters, failures",
+                    ".html", [](const TuneReport& report, std::ostream& out) {
+                      out << html_report(report.all_trials(), {report.kernel + " on " + report.device});
+                    }));
+
+  WriterInfo mskpp;
+  mskpp.name = "mskpp";
+  mskpp.summary = "msKPP's results table TUNEKIT_RESULTS_<time>.csv: No., Config, Duration(us), Args";
+  mskpp.default_file = [](const TuneReport&, const OutputContext& c) { return c.out_dir / results_file_name(c.when); };
+  mskpp.by_default = [](const TuneReport& report) { return report.application; };
+  mskpp.write = [](const TuneReport& report, std::ostream& out) {
+    std::vector<std::vector<std::string>> commands;
+    for (const auto& s : report.sizes) commands.insert(commands.end(), s.commands.begin(), s.commands.end());
+    out << format_results_csv(report.all_trials(), commands);
+  };
+  r.add(std::move(mskpp));
+}
+
+}  // namespace
+
+Registry<WriterInfo>& writers() {
+  static Registry<WriterInfo>& registry = []() -> Registry<WriterInfo>& {
+    static Registry<WriterInfo> r("output writer");
+    register_builtin_writers(r);
+    return r;
+  }();
+  return registry;
+}
+
+std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSettings& settings,
+                                        const OutputContext& context, const std::vector<std::string>& names,
+                                        const SourceLocation& where) {
+  std::vector<const WriterInfo*> picked;
+  if (names.empty()) {
+    for (const WriterInfo& w : writers().entries())
+      if (w.by_default(report) || settings.files.count(w.name)) picked.push_back(&w);
+  } else {
+    for (const auto& name : names) picked.push_back(&writers().get(name, where));
+  }
+  std::vector<PlannedOutput> out;
+  for (const WriterInfo* w : picked) {
+    PlannedOutput o{w, {}};
+    if (w->writes_file) {
+      auto given = settings.files.find(w->name);
+      o.file = given != settings.files.end() ? given->second : w->default_file(report, context);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs, std::ostream& console) {
+  for (const auto& o : outputs)
+    if (o.writer->writes_file) report.files.emplace_back(o.writer->name, o.file);
+  for (const auto& o : outputs)
+    if (o.writer->writes_file) write_output(*o.writer, report, o.file, console);
+  for (const auto& o : outputs)
+    if (!o.writer->writes_file) write_output(*o.writer, report, o.file, console);
+}
+
+void write_output(const WriterInfo& writer, const TuneReport& report, const fs::path& file, std::ostream& console) {
+  if (!writer.writes_file) {
+    writer.write(report, console);
+    return;
+  }
+  std::ostringstream text;
+  writer.write(report, text);
+  detail::write_file_atomically(file, text.str());
+}
+
+}  // namespace tunekit

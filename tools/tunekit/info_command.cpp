@@ -1,0 +1,111 @@
+// `tunekit devices` and `tunekit plugins`.
+#include "info_command.hpp"
+
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "tunekit/backend.hpp"
+#include "tunekit/output.hpp"
+#include "tunekit/strategy.hpp"
+
+namespace tunekit::cli {
+
+namespace {
+
+int run_devices(bool json) {
+  if (json) {
+    // {"backends": [{"backend", "devices": [machine objects], "unavailable"}]}:
+    // a device object is what `tunekit space --properties` reads.
+    std::vector<std::string> backends;
+    for (const auto& listing : list_devices()) {
+      std::vector<std::string> devices;
+      for (const auto& m : listing.devices) devices.push_back(machine_to_json(m));
+      backends.push_back(fmt::format(R"({{"backend": {}, "devices": [{}], "unavailable": {}}})",
+                                     nlohmann::json(listing.backend).dump(), fmt::join(devices, ", "),
+                                     nlohmann::json(listing.unavailable).dump()));
+    }
+    fmt::print("{{\"backends\": [{}]}}\n", fmt::join(backends, ",\n  "));
+    return 0;
+  }
+  for (const auto& listing : list_devices()) {
+    if (listing.devices.empty()) {
+      fmt::print("{}: none ({})\n", listing.backend, listing.unavailable);
+      continue;
+    }
+    for (std::size_t i = 0; i < listing.devices.size(); ++i) {
+      const auto& m = listing.devices[i];
+      fmt::print("{} {}: {}\n", listing.backend, i, m.device);
+      for (const auto& [k, v] : m.properties) fmt::print("  {} = {}\n", k, v.str());
+    }
+  }
+  return 0;
+}
+
+std::string option_lines(const std::vector<OptionSpec>& options, std::string_view indent) {
+  std::string out;
+  for (const auto& o : options) out += fmt::format("{}{}\n", indent, describe(o));
+  return out;
+}
+
+std::string plugins_text() {
+  std::string out = "strategies (search.strategy, --strategy):\n";
+  for (const auto& s : strategies().entries()) {
+    out += fmt::format("  {}: {}\n", s.name, s.summary);
+    out += option_lines(s.options, "    option ");
+  }
+  out += "backends (kernel.language):\n";
+  for (const auto& b : backends().entries())
+    out += fmt::format("  {} ({}): {}\n", b.name, fmt::join(b.languages, ", "), b.summary);
+  out += "output writers (--output, the spec's output:):\n";
+  for (const auto& w : writers().entries()) out += fmt::format("  {}: {}\n", w.name, w.summary);
+  return out;
+}
+
+}  // namespace
+
+std::string plugins_markdown() {
+  std::string out =
+      "# Plugins\n\n"
+      "What this tunekit ships with, as `tunekit plugins --markdown` prints it from the registries\n"
+      "(a test checks that this page matches). See docs/architecture.md for how to add one.\n\n"
+      "## Search strategies\n\n"
+      "Chosen with `search.strategy` in a spec or `--strategy` on the command line; options go in\n"
+      "`search.options` or `--option NAME=VALUE`.\n\n"
+      "| strategy | what it does | options |\n|---|---|---|\n";
+  for (const auto& s : strategies().entries()) {
+    std::string options;
+    for (const auto& o : s.options) options += (options.empty() ? "" : "<br>") + describe(o);
+    out += fmt::format("| `{}` | {} | {} |\n", s.name, s.summary, options.empty() ? "none" : options);
+  }
+  out += "\n## Backends\n\nChosen by the spec's `kernel.language`.\n\n| backend | languages | what it does |\n|---|---|---|\n";
+  for (const auto& b : backends().entries())
+    out += fmt::format("| `{}` | {} | {} |\n", b.name, fmt::join(b.languages, ", "), b.summary);
+  out += "\n## Output writers\n\nChosen with `--output`; files can be named in the spec's `output:`.\n\n"
+         "| writer | what it writes |\n|---|---|\n";
+  for (const auto& w : writers().entries()) out += fmt::format("| `{}` | {} |\n", w.name, w.summary);
+  return out;
+}
+
+SubCommand add_devices_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("devices", "List the devices tunekit can tune for, with their properties");
+  cmd->add_flag("--json", *json,
+                "Print JSON: {\"backends\": [{\"backend\", \"devices\", \"unavailable\"}]}; a device object "
+                "saved to a file is what `tunekit space --properties` reads on another machine");
+  return {cmd, [json] { return run_devices(*json); }};
+}
+
+SubCommand add_plugins_command(CLI::App& app) {
+  auto markdown = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("plugins", "List the search strategies (with their options), backends and output writers");
+  cmd->add_flag("--markdown", *markdown, "Print the list as a Markdown page (docs/plugins.md)");
+  return {cmd, [markdown] {
+            fmt::print("{}", *markdown ? plugins_markdown() : plugins_text());
+            return 0;
+          }};
+}
+
+}  // namespace tunekit::cli

@@ -1,0 +1,276 @@
+// `tunekit tune`: build the spec from the file and the flags, tune it, and
+// run the output writers.
+#include "tune_command.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "progress.hpp"
+#include "tunekit/output.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/strategy.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TuneArgs {
+  std::string target;
+  std::vector<std::string> sizes;
+  std::vector<std::string> axes;
+  std::vector<std::string> where;  // constraints for this run, on top of the spec's
+  std::string strategy;
+  std::vector<std::string> options;  // the strategy's, NAME=VALUE
+  std::vector<std::string> outputs;  // writer names; empty: the writers' defaults
+  std::size_t max_evals = 0;
+  std::string max_time;
+  std::optional<std::uint64_t> seed;
+  unsigned jobs = 0;
+  std::string out_dir = "tunekit-out";
+  std::string db, csv, json, html;
+  bool fresh = false;
+  std::string compiler;
+  std::string flags;
+  std::string timeout;
+  std::string cache;
+  bool no_progress = false;
+  bool no_rules = false;
+  // Bare sources (no spec).
+  std::string entry;
+  std::vector<std::string> args;
+  std::string reference;
+  std::optional<double> atol, rtol;
+};
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// --arg NAME:TYPE:SIZE[:FILL[:ROLE]]  or  --arg NAME:TYPE=EXPR (a scalar).
+ArgumentSpec parse_arg_option(const std::string& text) {
+  const SourceLocation where{"--arg " + text};
+  auto fail = [&](const std::string& why) -> ArgumentSpec {
+    throw InputError(where, why + "; expected NAME:TYPE:SIZE[:FILL[:ROLE]] or NAME:TYPE=VALUE");
+  };
+  ArgumentSpec a;
+  a.where = where;
+  const auto first = text.find(':');
+  if (first == std::string::npos || first == 0) return fail("missing ':' after the name");
+  a.name = text.substr(0, first);
+  std::string rest = text.substr(first + 1);
+  if (auto eq = rest.find('='); eq != std::string::npos && rest.find(':') > eq) {
+    auto type = element_type_from_string(rest.substr(0, eq));
+    if (!type) return fail("unknown element type '" + rest.substr(0, eq) + "'");
+    a.type = *type;
+    a.role = Role::scalar;
+    a.value = Expression::parse(rest.substr(eq + 1), where);
+    return a;
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(rest);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (parts.size() < 2 || parts.size() > 4) return fail("wrong number of fields");
+  auto type = element_type_from_string(parts[0]);
+  if (!type) return fail("unknown element type '" + parts[0] + "'");
+  a.type = *type;
+  a.size = Expression::parse(parts[1], where);
+  if (parts.size() == 4) {
+    if (parts[3] == "in") a.role = Role::in;
+    else if (parts[3] == "out") a.role = Role::out;
+    else if (parts[3] == "inout") a.role = Role::inout;
+    else return fail("unknown role '" + parts[3] + "' (in, out, inout)");
+  }
+  a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
+  if (parts.size() >= 3) {
+    const auto& f = parts[2];
+    if (f == "random") a.fill = Fill::random;
+    else if (f == "zeros") a.fill = Fill::zeros;
+    else if (f == "sequence") a.fill = Fill::sequence;
+    else {
+      try {
+        a.fill_value = std::stod(f);
+        a.fill = Fill::constant;
+      } catch (const std::exception&) {
+        return fail("unknown fill '" + f + "' (random, zeros, sequence or a number)");
+      }
+    }
+  }
+  return a;
+}
+
+Spec build_spec(const TuneArgs& t) {
+  const fs::path target = t.target;
+  Spec spec;
+  if (is_spec_file(target)) {
+    spec = load_spec(target);
+  } else {
+    spec = spec_from_source(target);
+    if (t.entry.empty())
+      throw InputError({"--entry"}, "tuning a bare source needs --entry NAME (the function to call)");
+    spec.kernel.entry = t.entry;
+    spec.name = t.entry;
+    if (t.args.empty())
+      throw InputError({"--arg"}, "tuning a bare source needs its arguments: --arg NAME:TYPE:SIZE[:FILL[:ROLE]] "
+                                  "or --arg NAME:TYPE=VALUE, once per argument, in call order");
+    for (const auto& a : t.args) spec.arguments.push_back(parse_arg_option(a));
+    spec.reference.kind = ReferenceSpec::Kind::default_config;
+  }
+  if (!t.reference.empty()) {
+    if (t.reference == "none") spec.reference.kind = ReferenceSpec::Kind::none;
+    else if (t.reference == "default") spec.reference.kind = ReferenceSpec::Kind::default_config;
+    else {
+      spec.reference.kind = ReferenceSpec::Kind::function;
+      spec.reference.entry = t.reference;
+    }
+  }
+  if (!t.sizes.empty()) {
+    Bindings overrides;
+    for (const auto& s : t.sizes) {
+      auto [name, value] = parse_assignment(s);
+      overrides[name] = value;
+    }
+    if (spec.sizes.empty()) spec.sizes.emplace_back();
+    for (auto& size : spec.sizes)
+      for (const auto& [k, v] : overrides) size[k] = v;
+  }
+  if (spec.sizes.empty()) spec.sizes.emplace_back();
+  std::vector<Parameter> axes;
+  for (const auto& a : t.axes) axes.push_back(parse_axis(a));
+  spec.sizes = apply_axes(spec.sizes, axes);
+  // A narrower search for this run only: the results stay the spec's, since a
+  // constraint decides which configs run, not what a config measures.
+  for (const auto& w : t.where) spec.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
+  if (!t.strategy.empty()) {
+    const StrategyInfo& info = strategies().get(t.strategy, {"--strategy"});
+    // The spec's options are for the spec's strategy.
+    if (info.name != spec.search.strategy) spec.search.options.clear();
+    spec.search.strategy = info.name;
+    spec.search.strategy_where = {"--strategy"};
+  }
+  for (const auto& o : t.options) spec.search.options.push_back(parse_option_assignment(o, {"--option " + o}));
+  (void)Options::resolve("strategy '" + spec.search.strategy + "'", strategies().get(spec.search.strategy).options,
+                         spec.search.options);
+  if (t.max_evals) spec.search.max_evaluations = t.max_evals;
+  if (!t.max_time.empty()) spec.search.max_time = parse_duration(t.max_time);
+  if (t.seed) spec.search.seed = *t.seed;
+  if (!t.db.empty()) spec.output.db = t.db;
+  for (const auto& name : t.outputs) (void)writers().get(name, {"--output"});  // before the tune, not after
+  if (!t.csv.empty()) spec.output.files["csv"] = t.csv;
+  if (!t.json.empty()) spec.output.files["json"] = t.json;
+  if (!t.html.empty()) spec.output.files["html"] = t.html;
+  if (!t.compiler.empty()) spec.kernel.compiler = t.compiler;
+  if (!t.flags.empty()) spec.kernel.flags = split_words(t.flags);
+  if (!t.timeout.empty()) spec.measure.timeout = parse_duration(t.timeout);
+  if (!t.cache.empty()) {
+    const auto mode = cache_mode_from_string(t.cache);
+    if (!mode) throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "' (cold, cold-read, hot)");
+    spec.measure.cache = *mode;
+  }
+  if (t.atol) spec.tolerance.atol = *t.atol;
+  if (t.rtol) spec.tolerance.rtol = *t.rtol;
+  if (t.no_rules) spec.search.rules.clear();
+  return spec;
+}
+
+int run_tune(const TuneArgs& t) {
+  const Spec spec = build_spec(t);
+  TuneOptions options;
+  options.out_dir = t.out_dir;
+  options.fresh = t.fresh;
+  options.jobs = t.jobs;
+  ProgressBar bar(stderr);
+  ProgressCallback progress;
+  if (!t.no_progress) progress = [&](const ProgressEvent& e) { bar.update(e); };
+  TuneReport report = tune(spec, options, progress);
+  bar.finish();
+  const OutputContext context{t.out_dir, std::chrono::system_clock::now()};
+  write_outputs(report, plan_outputs(report, spec.output, context, t.outputs, {"--output"}), std::cout);
+  std::cout.flush();
+  for (const auto& s : report.sizes)
+    if (s.best) return 0;
+  return 3;  // nothing worked: scripts should notice
+}
+
+}  // namespace
+
+SubCommand add_tune_command(CLI::App& app) {
+  auto t = std::make_shared<TuneArgs>();
+  auto* tune_cmd = app.add_subcommand("tune", "Tune a kernel: search its space, print the best config.\n"
+                                              "TARGET is a spec (.yaml/.yml/.json) or a kernel source whose\n"
+                                              "parameters come from %RANGE% annotations (then --entry and\n"
+                                              "--arg describe the call).");
+  tune_cmd->add_option("TARGET", t->target, "Spec file, or kernel source")->required()->check(CLI::ExistingFile);
+  tune_cmd->add_option("-s,--size", t->sizes,
+                       "Problem size NAME=VALUE; repeat for several names. Overrides that name in every size of the "
+                       "spec (or makes the only size)");
+  tune_cmd->add_option("-a,--axis", t->axes,
+                       "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
+                       "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
+  tune_cmd->add_option("--where", t->where,
+                       "Extra constraint for this run, e.g. --where 'CLUSTER == 1' (repeat: all must hold); results "
+                       "go to the same DB as the spec's");
+  tune_cmd->add_option("--strategy", t->strategy,
+                       "Search strategy, by name (`tunekit plugins` lists them; default: the spec's, else exhaustive)");
+  tune_cmd->add_option("--option", t->options,
+                       "An option of the strategy, NAME=VALUE (repeat for several; `tunekit plugins` lists them)");
+  tune_cmd->add_option("--output", t->outputs,
+                       "Output writers to run, by name (repeat, or separate with commas; default: console, csv, json, "
+                       "html, and mskpp for applications; `tunekit plugins` lists them)")
+      ->delimiter(',');
+  tune_cmd->add_option("--max-evals", t->max_evals, "Stop after this many trials per size");
+  tune_cmd->add_option("--max-time", t->max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
+  tune_cmd->add_option("--seed", t->seed, "Seed for random search and for the input data (default: the spec's, else 1)");
+  tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (default: one per core)");
+  tune_cmd->add_option("-o,--out-dir", t->out_dir, "Folder for the results DB, CSV, JSON and the build cache")
+      ->capture_default_str();
+  tune_cmd->add_option("--db", t->db, "Results database (default: OUT_DIR/tunekit->db)");
+  tune_cmd->add_option("--csv", t->csv, "CSV export (default: OUT_DIR/NAME.csv)");
+  tune_cmd->add_option("--json", t->json, "JSON export (default: OUT_DIR/NAME.json)");
+  tune_cmd->add_option("--html", t->html,
+                       "HTML report with plots: the fastest configs, convergence, each parameter's values, the "
+                       "failures (default: OUT_DIR/NAME.html)");
+  tune_cmd->add_flag("--fresh", t->fresh, "Rebuild and rerun everything instead of resuming from the DB and build cache");
+  tune_cmd->add_option("--compiler", t->compiler, "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
+  tune_cmd->add_option("--flags", t->flags, "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
+  tune_cmd->add_option("--timeout", t->timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
+  tune_cmd->add_option("--cache", t->cache,
+                       "cold: flush caches before each sample by overwriting a buffer (default, as triton's do_bench); "
+                       "cold-read: flush by reading one, so no dirty lines are left for the kernel to write back; "
+                       "hot: don't flush");
+  tune_cmd->add_option("--reference", t->reference,
+                       "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
+                       "outputs) or 'none'");
+  tune_cmd->add_option("--atol", t->atol, "Absolute tolerance for verification");
+  tune_cmd->add_option("--rtol", t->rtol, "Relative tolerance for verification");
+  tune_cmd->add_option("--entry", t->entry, "Bare sources: the function to call");
+  tune_cmd->add_option("--arg", t->args,
+                       "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
+                       "(FILL random|zeros|sequence|NUMBER, ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
+                       "TYPE f32|f64|i8|i16|i32|i64|u8|u16|u32|u64; SIZE and VALUE are expressions over sizes and "
+                       "parameters");
+  tune_cmd->add_flag("--no-progress", t->no_progress, "Do not draw the progress bar");
+  tune_cmd->add_flag("--no-rules", t->no_rules,
+                     "Do not seed the search with the spec's matmul tile rules (search.rules), for an A/B comparison");
+  tune_cmd->footer(
+      "Prints a progress bar with ETA while it runs, then one line per config\n"
+      "(\"No.3: 14.982 us, {BM: 64, ...}\", or its status when it failed: invalid,\n"
+      "compile_error, crash, timeout, wrong_result, launch_error), the best config,\n"
+      "its speedup over the default config, the verification outcome, and where\n"
+      "the results went-> A rerun resumes from the results DB.\n"
+      "Exit status: 0 if some config ran correctly, 1 for bad input (the message\n"
+      "names file:line:column), 2 for other errors, 3 if no config ran correctly.");
+
+  return {tune_cmd, [t] { return run_tune(*t); }};
+}
+
+}  // namespace tunekit::cli
