@@ -59,8 +59,9 @@ Sampling collect_samples(const MeasureSettings& s, const std::function<void()>& 
 
   // Warm-up: at least one call, then until the warm-up time is spent, so
   // page faults, lazy binding and frequency ramp-up are not measured. With a
-  // bar, the calls after the first (which may load the kernel) are judged
-  // one group at a time: a loser is seen after k + 1 calls instead of
+  // bar, the calls after the first (which may load the kernel) are judged as
+  // they come, and the hints keep a backend from enqueueing more of them
+  // than the judgement needs: a loser is seen after k + 1 calls instead of
   // warming up for the whole time.
   const auto warm_start = Clock::now();
   std::size_t warm_calls = 0, above_in_a_row = 0;
