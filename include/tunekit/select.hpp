@@ -40,6 +40,11 @@ struct UniversalChoice {
   Config config;
   double geomean_speedup = 0;
   std::vector<SizeSpeedup> per_size;
+  // Configs the early stop cut short at some size (ok or cut at the others)
+  // whose geomean, with their fastest sample where they were cut, would beat
+  // this one's: the choice is settled only when this is empty (a tune with
+  // the early stop off measures them in full).
+  std::vector<Config> unsettled_by;
   // True when the comparison is with each size's own best config instead
   // of the default (best_valid_everywhere): speedups are then at most 1.
   bool against_best = false;
@@ -48,7 +53,8 @@ struct UniversalChoice {
 // Among the configs measured ok at every size, the one whose speedup over
 // `baseline` has the highest geometric mean. nullopt when no config is ok at
 // every size, or the baseline is not ok at every size; why_no_universal()
-// then says which.
+// then says which. A config cut short by the early stop (Status::slower) at
+// a size is not a candidate.
 std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>& trials, const Config& baseline,
                                                   const Goal& goal = {});
 
@@ -71,7 +77,8 @@ struct Cover {
 
 // Exact minimum cover: every size gets a config within (1 + tolerance) of
 // that size's best by the goal. Configs not measured ok at a size do not
-// cover it.
+// cover it (one cut short there by an early stop of factor F could not
+// have, for a tolerance under F - 1).
 Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, const Goal& goal = {});
 
 }  // namespace tunekit

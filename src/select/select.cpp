@@ -24,6 +24,11 @@ struct Table {
   std::map<std::string, std::size_t> size_index;                  // size key -> index
   std::map<std::string, Config> configs;                          // config key -> config
   std::map<std::string, std::map<std::size_t, Measured>> values;  // config key -> size -> measured
+  // Trials cut short by the early stop: config key -> size -> their fastest
+  // sample and the objective at that time, the most a full measurement could
+  // have said. Never chosen.
+  std::map<std::string, std::map<std::size_t, Measured>> cut;
+  std::map<std::string, Config> cut_configs;
   const Goal& goal;
 
   Table(const std::vector<TrialRecord>& trials, const Goal& g) : goal(g) {
@@ -31,6 +36,15 @@ struct Table {
       const std::string sk = size_key(t.size);
       auto [it, added] = size_index.try_emplace(sk, sizes.size());
       if (added) sizes.push_back(t.size);
+      if (t.status == Status::slower && t.stats.count > 0) {
+        TrialRecord at_best = t;
+        at_best.status = Status::ok;
+        at_best.stats.median = t.stats.min;
+        if (const auto v = objective_value(goal.objective, goal.metrics, at_best)) {
+          cut_configs.try_emplace(t.config.key(), t.config);
+          cut[t.config.key()][it->second] = Measured{t.stats.min, *v};
+        }
+      }
       const auto value = objective_value(goal.objective, goal.metrics, t);
       if (!value) continue;
       const std::string ck = t.config.key();
@@ -65,7 +79,7 @@ UniversalChoice choose(const Table& table, const std::function<std::optional<dou
     if (!defined) continue;
     const double geomean = std::exp(log_sum / static_cast<double>(n));
     if (found && geomean <= best.geomean_speedup) continue;
-    UniversalChoice c{table.configs.at(ck), geomean, {}, against_best};
+    UniversalChoice c{table.configs.at(ck), geomean, {}, {}, against_best};
     for (const auto& [si, m] : per_size) c.per_size.push_back({table.sizes[si], m.time, reference_time(si), *gain(si, m.value)});
     best = std::move(c);
     found = true;
@@ -99,6 +113,25 @@ std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>
       table, [&](std::size_t si, double v) { return objective_gain(goal.objective, base->second.at(si).value, v); },
       [&](std::size_t si) { return base->second.at(si).time; }, false, found);
   if (!found) return std::nullopt;
+  // A config cut short at some size was not measured there; at its fastest
+  // sample's time it might still have beaten the choice.
+  for (const auto& [ck, partial] : table.cut) {
+    const auto measured = table.values.find(ck);
+    double log_sum = 0;
+    std::size_t known = 0;
+    for (std::size_t si = 0; si < n; ++si) {
+      std::optional<double> value;
+      if (auto p = partial.find(si); p != partial.end()) value = p->second.value;
+      else if (measured != table.values.end())
+        if (auto m = measured->second.find(si); m != measured->second.end()) value = m->second.value;
+      const auto gain = value ? objective_gain(goal.objective, base->second.at(si).value, *value) : std::nullopt;
+      if (!gain) break;
+      log_sum += std::log(*gain);
+      ++known;
+    }
+    if (known == n && std::exp(log_sum / static_cast<double>(n)) > c.geomean_speedup)
+      c.unsettled_by.push_back(table.cut_configs.at(ck));
+  }
   return c;
 }
 

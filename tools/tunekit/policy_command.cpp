@@ -99,6 +99,7 @@ int run_select(const PolicyArgs& a) {
       for (const auto& s : choice->per_size)
         fmt::print("  {}: {:.3f} us, default {:.3f} us, {:.3f}x\n", size_text(s.size), s.time.count(),
                    s.baseline.count(), s.speedup);
+      fmt::print("{}", format_unsettled(*choice));
       return 0;
     }
     // Say why there is no answer against the default, then offer the best
@@ -144,6 +145,9 @@ int run_emit(const PolicyArgs& a) {
     std::ofstream(file, std::ios::binary) << text;
   }
   fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
+  if (selection_of(a.mode) == Selection::all_sizes && l.spec.default_config)
+    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal_of(l.spec)))
+      fmt::print("{}", format_unsettled(*choice));
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())

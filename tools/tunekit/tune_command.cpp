@@ -44,6 +44,7 @@ struct TuneArgs {
   std::string timeout;
   std::string cache;
   std::string properties;  // a machine's JSON (tunekit devices --json) for the constraints
+  std::string early_stop;
   bool no_progress = false;
   bool no_rules = false;
   // Bare sources (no spec).
@@ -192,6 +193,13 @@ Spec build_spec(const TuneArgs& t) {
                                         " (" + either(names_in(cache_mode_names())) + ")");
     spec.measure.cache = *mode;
   }
+  if (!t.early_stop.empty()) {
+    try {
+      spec.measure.early_stop = parse_early_stop(t.early_stop);
+    } catch (const std::invalid_argument& e) {
+      throw InputError({"--early-stop"}, e.what());
+    }
+  }
   if (t.atol) spec.tolerance.atol = *t.atol;
   if (t.rtol) spec.tolerance.rtol = *t.rtol;
   if (t.no_rules) spec.search.rules.clear();
@@ -293,6 +301,10 @@ SubCommand add_tune_command(CLI::App& app) {
                        "devices --json`), replacing this machine's: try a spec as on a machine with other caches "
                        "(the kernels still run here)")
       ->check(CLI::ExistingFile);
+  tune_cmd->add_option("--early-stop", t->early_stop,
+                       "FACTOR or off: cut a config short once its first samples are all slower than FACTOR times "
+                       "the best so far at its size; it is recorded as 'slower' with those samples and never chosen "
+                       "(default: the spec's measure.early_stop, else 3)");
   tune_cmd->add_option("--reference", t->reference,
                        "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
                        "outputs) or 'none'");
