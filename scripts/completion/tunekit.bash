@@ -24,7 +24,7 @@ _tunekit() {
     esac
   done
 
-  local subcommands="tune space select emit rules-report report devices plugins"
+  local subcommands="tune space select emit rules-report report resolve devices plugins"
   if [[ -z "$sub" ]]; then
     COMPREPLY=($(compgen -W "$subcommands -h --help --version" -- "$cur"))
     return
@@ -36,11 +36,12 @@ _tunekit() {
     --cache) COMPREPLY=($(compgen -W "cold cold-read hot" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "per-size all-sizes cover" -- "$cur")); return ;;
     --reference) COMPREPLY=($(compgen -W "default none" -- "$cur")); return ;;
+    --early-stop) COMPREPLY=($(compgen -W "off 2 3 5" -- "$cur")); return ;;
     -o|--out-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --db|--csv|--json|--html|--header|--write|--properties|--compiler)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -s|--size|-a|--axis|--where|--option|--max-evals|--max-time|--seed|-j|--jobs|--flags|--timeout|--atol|--rtol|\
-    --entry|--arg|--within|--namespace)
+    --entry|--arg|--within|--namespace|-c|--config)
       return ;;
   esac
 
@@ -49,12 +50,13 @@ _tunekit() {
     tune)
       options="-h --help -s --size -a --axis --where --strategy --option --output --max-evals --max-time --seed
                -j --jobs -o --out-dir --db --csv --json --html --fresh --compiler --flags --timeout --cache
-               --properties --reference --atol --rtol --entry --arg --no-progress --no-rules" ;;
+               --properties --early-stop --reference --atol --rtol --entry --arg --no-progress --no-rules" ;;
     space) options="-h --help -s --size --properties --where --json --write" ;;
     select) options="-h --help --db -o --out-dir --seed --cache --mode --within" ;;
     emit) options="-h --help --db -o --out-dir --seed --cache --mode --within --header --json --namespace" ;;
     rules-report) options="-h --help --db -o --out-dir --seed --cache" ;;
     report) options="-h --help --db -o --out-dir --seed --cache --html" ;;
+    resolve) options="-h --help -s --size -c --config --properties --ignore-constraints --build -o --out-dir --json" ;;
     devices) options="-h --help --json" ;;
     plugins) options="-h --help --markdown" ;;
   esac
