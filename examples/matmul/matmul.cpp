@@ -49,10 +49,10 @@
 // 2 x 16 register tile exposes the FMA latency, and B is re-packed for every A
 // block. Tuned configs are about twice as fast.
 #ifndef MC
-#define MC 96
+#define MC 64
 #endif
 #ifndef KC
-#define KC 256
+#define KC 512
 #endif
 #ifndef NC
 #define NC 256

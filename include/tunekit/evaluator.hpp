@@ -93,6 +93,7 @@ struct TrialResult {
   Statistics stats;
   Verification verification;
   Seconds device_busy{0};  // time the device spent running this trial's kernels
+  Seconds flush{0};        // time spent evicting the caches before samples (cold modes; never timed)
 };
 
 class Evaluator {

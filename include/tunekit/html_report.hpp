@@ -6,9 +6,11 @@
 // fared, and what failed with its reason.
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tunekit/objective.hpp"
 #include "tunekit/store.hpp"
 
 namespace tunekit {
@@ -54,13 +56,20 @@ struct HtmlReportOptions {
   std::size_t top = 10;           // fastest configs listed per size
   std::size_t failures = 50;      // failed trials listed per size (the rest counted)
   std::size_t points = 400;       // at most this many dots per parameter value (evenly spread over its times)
+  std::optional<Config> baseline;  // the default config: marked in the plots, its time drawn across sizes
+  double target_noise = 0;         // trials whose noise is above it are flagged (0: no target)
+  std::vector<Metric> metrics;     // a column each in the tables of the fastest configs
+  std::vector<std::string> warnings;  // shown at the top (a tune's TuneReport::warnings)
 };
 
 // One page for any mix of kernels, devices and sizes, such as Store::all()
 // or a tune's trials: a section per (kernel, device, size) in order of first
 // appearance, its trials taken in the order given (for a tune: evaluation
-// order, which the convergence plot follows). Every text from a spec, a
-// config or an error message is escaped.
+// order, which the convergence plot follows). With several sizes, an
+// overview plots each size's best and default time. The baseline is marked
+// in every plot; a trial over the noise target is flagged, and a winner over
+// it is warned about. Every text from a spec, a config or an error message
+// is escaped.
 std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options = {});
 
 // html_report() written atomically to `file` (its folder is created).

@@ -20,5 +20,8 @@ struct MachineInfo {
 // anything else (a value that is neither a number nor a string, say).
 std::string machine_to_json(const MachineInfo& m);
 MachineInfo machine_from_json(std::string_view json);
+// machine_from_json of a file (`--properties FILE`): throws InputError naming
+// the file and the form expected.
+MachineInfo load_machine_file(const std::string& file);
 
 }  // namespace tunekit

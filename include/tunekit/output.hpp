@@ -21,6 +21,10 @@ namespace tunekit {
 struct OutputContext {
   std::filesystem::path out_dir;               // where default files go
   std::chrono::system_clock::time_point when;  // for names that carry a time
+  // Added to the default files' names before the extension: a run narrowed
+  // by `--where` writes NAME.where-KC_256.csv, so that the full run's files
+  // stay as they were.
+  std::string suffix;
 };
 
 struct WriterInfo {

@@ -40,6 +40,9 @@ struct PolicyChecks {
 
 struct Policy {
   std::string kernel;     // names the generated types and function
+  // The spec's size names in declaration order: `<kernel>_select` takes the
+  // sizes in this order (names it lacks follow, sorted).
+  std::vector<std::string> size_order;
   std::string selection;  // how the configs were chosen: "per-size", "all-sizes", "cover"
   std::vector<PolicyEntry> entries;
   std::vector<PinnedParameter> pinned;
@@ -49,11 +52,14 @@ struct Policy {
 enum class Selection { per_size, all_sizes, cover };
 NameTable<Selection> selection_names();  // "per-size", "all-sizes", "cover"
 
-// Builds the policy for `trials` (one kernel, one device). `baseline` is
-// needed by Selection::all_sizes; `tolerance` by Selection::cover. Throws
-// std::runtime_error when the selection finds nothing.
+// Builds the policy for `trials` (one kernel, one device), best by `goal`.
+// Selection::all_sizes compares with `baseline` (the default config); where
+// that did not run correctly at every size, it takes the config closest to
+// each size's best among those valid everywhere, and says so in `selection`.
+// `tolerance` is Selection::cover's. Throws std::runtime_error, saying why,
+// when the selection finds nothing.
 Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& trials, Selection selection,
-                   const std::optional<Config>& baseline, double tolerance = 0.05);
+                   const std::optional<Config>& baseline, double tolerance = 0.05, const Goal& goal = {});
 
 // The integer parameters of the policy's configs that `constraints` (the
 // spec's) pin to its sizes, where the rule can be written as C++.

@@ -13,11 +13,25 @@
 
 namespace tunekit {
 
-// "No.3: 14.982 us, {BM: 64, BN: 128}" or "No.4: compile_error, {...} (reason)".
-std::string format_trial_line(std::size_t number, const TrialRecord& trial);
+// What a trial's line and row show besides its time: the user's metrics, and
+// whether it missed the noise target.
+struct TrialColumns {
+  std::vector<Metric> metrics;
+  double target_noise = 0;  // a trial whose noise is above it missed it (0: no target)
+};
+// The report's metrics and noise target.
+TrialColumns columns_of(const TuneReport& report);
 
-// Columns: No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error
-std::string format_csv(const std::vector<TrialRecord>& trials);
+// "No.3: 14.982 us, {BM: 64, BN: 128}" or "No.4: compile_error, {...} (reason)";
+// an ok trial's metrics follow (", gflops 125.3"), and a trial that missed
+// the noise target says so (", noise 5.1% over the 2% target, min 14.102 us").
+std::string format_trial_line(std::size_t number, const TrialRecord& trial, const TrialColumns& columns = {});
+
+// Columns: No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error,
+// Spread,Bimodal,MissedNoiseTarget, then one per metric, one per size name and
+// one per parameter (in order of first appearance), so that a table library
+// can group by a parameter without parsing Config.
+std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumns& columns = {});
 std::string format_json(const TuneReport& report);
 
 // msKPP's results table, for application-level tuning: the file name

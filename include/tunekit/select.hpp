@@ -2,28 +2,38 @@
 // Choosing configs across problem sizes: the best per size; one config for
 // all sizes by the geometric mean of its speedup over the default (CCCL's
 // way); or the fewest configs such that every size has one within a
-// tolerance of its own best.
+// tolerance of its own best. "Best" is by the spec's objective
+// (objective.hpp): the median time unless it names a metric.
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "tunekit/objective.hpp"
 #include "tunekit/store.hpp"
 
 namespace tunekit {
+
+// What to rank by: an objective and the metrics it may name.
+struct Goal {
+  Objective objective;
+  std::vector<Metric> metrics;
+};
 
 struct SizeBest {
   Bindings size;
   Config config;
   Microseconds time{0};
+  double value = 0;  // the objective's value (microseconds for time)
 };
 
-// The fastest ok trial of each size, sizes in order of first appearance.
-std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials);
+// The best ok trial of each size, sizes in order of first appearance.
+std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials, const Goal& goal = {});
 
 struct SizeSpeedup {
   Bindings size;
   Microseconds time{0};      // the chosen config's
-  Microseconds baseline{0};  // the default config's
-  double speedup = 0;        // baseline / time
+  Microseconds baseline{0};  // the default config's (against_best: the size's best config's)
+  double speedup = 0;        // how many times better than the baseline (< 1: worse)
 };
 
 struct UniversalChoice {
@@ -35,13 +45,29 @@ struct UniversalChoice {
   // this one's: the choice is settled only when this is empty (a tune with
   // the early stop off measures them in full).
   std::vector<Config> unsettled_by;
+  // True when the comparison is with each size's own best config instead
+  // of the default (best_valid_everywhere): speedups are then at most 1.
+  bool against_best = false;
 };
 
 // Among the configs measured ok at every size, the one whose speedup over
 // `baseline` has the highest geometric mean. nullopt when no config is ok at
-// every size, or the baseline is not ok at every size. A config cut short
-// by the early stop (Status::slower) at a size is not a candidate.
-std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>& trials, const Config& baseline);
+// every size, or the baseline is not ok at every size; why_no_universal()
+// then says which. A config cut short by the early stop (Status::slower) at
+// a size is not a candidate.
+std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>& trials, const Config& baseline,
+                                                  const Goal& goal = {});
+
+// Without a baseline to compare with: among the configs measured ok at every
+// size, the one closest to each size's best (the highest geometric mean of
+// its objective over the best's, the right way up). nullopt when no config
+// is ok at every size.
+std::optional<UniversalChoice> best_valid_everywhere(const std::vector<TrialRecord>& trials, const Goal& goal = {});
+
+// Why best_for_all_sizes() found nothing, in a sentence: the sizes where the
+// baseline did not run correctly (with its status there), or the sizes that
+// no config shared with all others ran at.
+std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::optional<Config>& baseline);
 
 struct Cover {
   std::vector<Config> configs;              // the fewest that cover every size
@@ -49,10 +75,10 @@ struct Cover {
   std::vector<SizeBest> per_size;           // each size's own best
 };
 
-// Exact minimum cover: every size gets a config whose time is within
-// (1 + tolerance) of that size's best. Configs not measured ok at a size do
-// not cover it (one cut short there by an early stop of factor F could not
+// Exact minimum cover: every size gets a config within (1 + tolerance) of
+// that size's best by the goal. Configs not measured ok at a size do not
+// cover it (one cut short there by an early stop of factor F could not
 // have, for a tolerance under F - 1).
-Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance);
+Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, const Goal& goal = {});
 
 }  // namespace tunekit

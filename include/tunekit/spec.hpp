@@ -10,6 +10,7 @@
 #include "tunekit/constraint.hpp"
 #include "tunekit/measure.hpp"
 #include "tunekit/names.hpp"
+#include "tunekit/objective.hpp"
 #include "tunekit/options.hpp"
 #include "tunekit/rules.hpp"
 #include "tunekit/space.hpp"
@@ -89,6 +90,7 @@ struct KernelSpec {
   // The function to call. `{NAME}` is replaced by the config's value of NAME,
   // so a template kernel is named by expression: "gemm<{BM}, {BN}>".
   std::string entry;
+  SourceLocation entry_where;     // where the spec names it (for errors)
   std::string language = "c++";  // "c++" or "c" (CPU), "cuda", "opencl", "command" (an application)
   // CPU: the compiler command (empty: $CXX, else c++; C: $CC, else cc).
   // CUDA: "nvrtc" (default, in-process) or "nvcc".
@@ -175,6 +177,7 @@ struct Spec {
   KernelSpec kernel;
   std::vector<ArgumentSpec> arguments;
   std::vector<Bindings> sizes;  // at least one (possibly empty) binding set
+  std::vector<std::string> size_names;  // the sizes' names in the order the spec declares them
   std::vector<Parameter> parameters;
   std::vector<Expression> constraints;
   std::vector<Config> configs;  // explicit list (msKPP); empty = the whole space
@@ -185,12 +188,23 @@ struct Spec {
   SearchSettings search;
   OutputSettings output;
   std::optional<ApplicationSpec> application;  // kernel.language: command
+  std::vector<Metric> metrics;  // user metrics (metrics:), in declaration order
+  Objective objective;          // what "best" means (objective:); default: the median time
 };
 
 // Loads a YAML or JSON spec. Paths inside it are relative to its folder.
 // Throws InputError naming file, line and column for anything malformed:
 // unknown keys, missing fields, wrong types, bad expressions.
 Spec load_spec(const std::filesystem::path& file);
+
+// Why the spec's default config is not valid at `size` on a machine with
+// these properties: a value outside its parameter's list, or the first
+// constraint it breaks, with the values that constraint saw, machine
+// properties named as such ("... breaks `l1d_bytes // 2 <= KC * NR * 4`
+// (file:line:col) with KC = 256, NR = 16 and this machine's l1d_bytes =
+// 49152"). nullopt when it is valid, or the spec has no default.
+std::optional<std::string> default_config_problem(const Spec& spec, const Bindings& size,
+                                                  const Bindings& machine_properties);
 
 // True for the extensions a spec file has (.yaml, .yml, .json); anything
 // else is taken for a kernel source.

@@ -19,6 +19,10 @@ struct TuneOptions {
   std::filesystem::path out_dir = "tunekit-out";
   bool fresh = false;   // ignore stored trials and the build cache
   unsigned jobs = 0;    // build threads; 0 = one per core
+  // Machine properties that replace the backend's of the same name for the
+  // constraints (`tunekit tune --properties`): a spec tried as on another
+  // machine, say one with other caches. The kernels still run here.
+  Bindings properties;
 };
 
 struct ProgressEvent {
@@ -56,12 +60,21 @@ struct TuneReport {
   // What the output writers wrote, by writer name (filled by whoever runs
   // them: the CLI), so that the summary and the JSON can list them.
   std::vector<std::pair<std::string, std::filesystem::path>> files;
+  std::vector<Metric> metrics;  // the spec's, for the writers (computed from each trial on read)
+  Objective objective;          // the spec's: what `best` was chosen by
+  double target_noise = 0;      // the spec's noise target (measure.noise): a trial above it missed it
+  // Things the user should know about the run: a default config that is not
+  // valid on this machine (which constraint, which machine property), most
+  // configs missing the noise target. Printed by the console writer, kept in
+  // the JSON and the HTML.
+  std::vector<std::string> warnings;
   std::size_t resumed = 0;  // trials served from the store
   Seconds wall{0};
   Seconds build{0};        // compiling, summed over batches (may overlap measuring)
   Seconds build_wait{0};   // of it, the time measuring waited for builds
   Seconds measure{0};      // in the evaluator: running, verifying, timing
   Seconds device_busy{0};  // the device running kernels (what backends report)
+  Seconds flush{0};        // of measure, evicting the caches before cold samples
 
   // Every trial, sizes in order.
   std::vector<TrialRecord> all_trials() const;

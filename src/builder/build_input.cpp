@@ -101,8 +101,25 @@ BuildInput make_reference_input(const Spec& spec) {
   in.source_name = path.string();
   in.entry = ref.entry;
   if (!ref.flags.empty()) in.flags = ref.flags;
-  // A reference built from a source with tunable lines or %RANGE% keeps the
-  // source's own defaults: nothing is injected.
+  // A reference function in the kernel's own source is built with the
+  // default config's values, as the kernel's variants get theirs: a source
+  // whose macros have no fallback (an OpenCL kernel reading TS, say) would
+  // not build without them. A source with tunable lines keeps its own
+  // values, and a separate reference source gets nothing injected.
+  const bool own_source = ref.source.empty() || ref.source == spec.kernel.source;
+  if (own_source && spec.default_config) {
+    switch (resolve_injection(spec.kernel.injection, in.source, in.source_name)) {
+      case Injection::range_defines:
+        in.source = prepend_defines(in.source, *spec.default_config, in.source_name);
+        break;
+      case Injection::defines:
+      case Injection::automatic:
+        for (const auto& [name, value] : *spec.default_config) in.defines.push_back(name + "=" + value.str());
+        break;
+      case Injection::tunable_lines:
+        break;
+    }
+  }
   return in;
 }
 

@@ -1,9 +1,12 @@
 // A machine description as JSON: what trials record, what `tunekit devices
 // --json` prints, and what `tunekit space --properties` reads back.
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "tunekit/error.hpp"
 #include "tunekit/machine.hpp"
 
 namespace tunekit {
@@ -31,6 +34,20 @@ MachineInfo machine_from_json(std::string_view json) {
     else throw std::invalid_argument("property '" + k + "' must be a number or a string, not " + v.dump());
   }
   return m;
+}
+
+MachineInfo load_machine_file(const std::string& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError(SourceLocation{file, 0, 0}, "cannot read " + file);
+  try {
+    return machine_from_json(text.str());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(SourceLocation{file, 0, 0},
+                     std::string(e.what()) + "; expected one device object of `tunekit devices --json`, such as "
+                                             "{\"device\": \"...\", \"l1d_bytes\": 32768}");
+  }
 }
 
 }  // namespace tunekit

@@ -132,6 +132,7 @@ json to_json(const WorkerAnswer& a) {
          {"error", r.error},
          {"samples_us", samples},
          {"busy_us", Microseconds(r.device_busy).count()},
+         {"flush_us", Microseconds(r.flush).count()},
          {"restart", a.restart}};
   if (r.verification.checked)
     j["verification"] = {{"passed", r.verification.passed},
@@ -149,6 +150,7 @@ WorkerAnswer answer_from_json(const json& j) {
   for (double us : j.value("samples_us", std::vector<double>{})) r.samples.emplace_back(us);
   r.stats = summarize(r.samples);
   r.device_busy = Microseconds(j.value("busy_us", 0.0));
+  r.flush = Microseconds(j.value("flush_us", 0.0));
   a.restart = j.value("restart", false);
   if (j.contains("verification")) {
     const auto& v = j["verification"];

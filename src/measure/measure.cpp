@@ -17,6 +17,61 @@ NameTable<CacheMode> cache_mode_names() { return kCacheModes; }
 std::string_view to_string(CacheMode m) { return name_of(cache_mode_names(), m); }
 std::optional<CacheMode> cache_mode_from_string(std::string_view name) { return value_named(cache_mode_names(), name); }
 
+namespace {
+
+// Sample quantile by linear interpolation (type 7, numpy's default) of the
+// sorted values v[0..n).
+double quantile(const double* v, std::size_t n, double q) {
+  const double pos = q * static_cast<double>(n - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, n - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+// The half-width of the 95% confidence interval of the median of the sorted
+// values, relative to the median (Statistics::noise): the order statistics
+// at ranks n/2 -+ 0.98 sqrt(n) (1-based; the binomial's normal
+// approximation), clamped to the sample.
+double median_noise(const std::vector<double>& v, double median) {
+  const std::size_t n = v.size();
+  if (n < 2 || !(median > 0)) return 0;
+  const double half = 0.98 * std::sqrt(static_cast<double>(n));
+  const auto last = static_cast<std::ptrdiff_t>(n);
+  const auto lower = static_cast<std::ptrdiff_t>(std::floor(static_cast<double>(n) / 2 - half));
+  const auto upper = static_cast<std::ptrdiff_t>(std::ceil(1 + static_cast<double>(n) / 2 + half));
+  const auto j = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(lower, 1, last) - 1);
+  const auto k = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(upper, 1, last) - 1);
+  return (v[k] - v[j]) / (2 * median);
+}
+
+double median_of_sorted(const std::vector<double>& v) {
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Two groups of times: a split of the sorted samples with at least a fifth
+// of them on each side, whose gap is wider than twice the interquartile range
+// of either side and than 1% of the median (a kernel whose time alternates
+// between two values, a clock that switches speed). One slow sample, or a
+// long tail, leaves no such gap. (Sarle's bimodality coefficient, tried
+// first, flags a plainly skewed distribution, which most timings are.)
+bool bimodal(const std::vector<double>& sorted) {
+  const std::size_t n = sorted.size();
+  if (n < 10) return false;
+  const double median = median_of_sorted(sorted);
+  if (!(median > 0)) return false;
+  auto iqr = [&](std::size_t begin, std::size_t end) {
+    return quantile(sorted.data() + begin, end - begin, 0.75) - quantile(sorted.data() + begin, end - begin, 0.25);
+  };
+  for (std::size_t k = (n + 4) / 5; k + (n + 4) / 5 <= n; ++k) {
+    const double gap = sorted[k] - sorted[k - 1];
+    if (gap > 0.01 * median && gap > 2 * iqr(0, k) && gap > 2 * iqr(k, n)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Statistics summarize(std::span<const Microseconds> samples) {
   Statistics s;
   s.count = samples.size();
@@ -28,14 +83,17 @@ Statistics summarize(std::span<const Microseconds> samples) {
   const std::size_t n = v.size();
   s.min = Microseconds(v.front());
   s.max = Microseconds(v.back());
-  s.median = Microseconds(n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+  const double median = median_of_sorted(v);
+  s.median = Microseconds(median);
   const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(n);
   s.mean = Microseconds(mean);
   if (n > 1 && mean > 0) {
     double ss = 0;
     for (double x : v) ss += (x - mean) * (x - mean);
-    s.noise = std::sqrt(ss / static_cast<double>(n - 1)) / mean;
+    s.spread = std::sqrt(ss / static_cast<double>(n - 1)) / mean;
   }
+  s.noise = median_noise(v, median);
+  s.bimodal = bimodal(v);
   return s;
 }
 
@@ -101,9 +159,16 @@ Sampling collect_samples(const MeasureSettings& s, const std::function<void()>& 
     }
     if (samples.size() < min_samples) continue;
     if (Clock::now() - start >= s.max_time) break;
-    // nvbench's rule: stop once the relative standard deviation is under
-    // the target; a kernel that stays noisy runs until the time cap.
-    if (summarize(samples).noise < s.target_noise) break;
+    // Stop once the median is known to within the target (the half-width
+    // of its 95% confidence interval, statistics.hpp); a kernel that stays
+    // noisy runs until the time cap. nvbench stops on the relative standard
+    // deviation instead, which one preempted sample on a shared machine
+    // keeps above any target.
+    std::vector<double> sorted;
+    sorted.reserve(samples.size());
+    for (auto d : samples) sorted.push_back(d.count());
+    std::sort(sorted.begin(), sorted.end());
+    if (median_noise(sorted, median_of_sorted(sorted)) < s.target_noise) break;
   }
   return out;
 }

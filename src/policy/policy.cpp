@@ -125,26 +125,32 @@ constexpr Named<Selection> kSelections[] = {
 NameTable<Selection> selection_names() { return kSelections; }
 
 Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& trials, Selection selection,
-                   const std::optional<Config>& baseline, double tolerance) {
+                   const std::optional<Config>& baseline, double tolerance, const Goal& goal) {
   Policy p;
   p.kernel = kernel;
   switch (selection) {
     case Selection::per_size: {
       p.selection = name_of(selection_names(), selection);
-      for (auto& b : best_per_size(trials)) p.entries.push_back({b.size, b.config, b.time});
+      for (auto& b : best_per_size(trials, goal)) p.entries.push_back({b.size, b.config, b.time});
       break;
     }
     case Selection::all_sizes: {
       p.selection = name_of(selection_names(), selection);
-      if (!baseline) throw std::runtime_error("one config for all sizes needs the default config as the baseline");
-      auto choice = best_for_all_sizes(trials, *baseline);
-      if (!choice) throw std::runtime_error("no config ran correctly at every size, together with the default config");
+      std::optional<UniversalChoice> choice;
+      if (baseline) choice = best_for_all_sizes(trials, *baseline, goal);
+      if (!choice) {
+        // No default to compare with everywhere: the config closest to each
+        // size's best, among those valid at every size.
+        choice = best_valid_everywhere(trials, goal);
+        if (choice) p.selection += " (against each size's best: " + why_no_universal(trials, baseline) + ")";
+      }
+      if (!choice) throw std::runtime_error("no config for all sizes: " + why_no_universal(trials, baseline));
       for (auto& s : choice->per_size) p.entries.push_back({s.size, choice->config, s.time});
       break;
     }
     case Selection::cover: {
       p.selection = fmt::format("{} (within {:g}%)", name_of(selection_names(), selection), tolerance * 100);
-      Cover c = covering_set(trials, tolerance);
+      Cover c = covering_set(trials, tolerance, goal);
       for (std::size_t i = 0; i < c.per_size.size(); ++i) {
         const Config& cfg = c.configs[c.config_of_size[i]];
         std::optional<Microseconds> time;
@@ -207,7 +213,14 @@ PolicyChecks policy_checks(const std::vector<Expression>& constraints, const Pol
 
 std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   const std::string k = cpp_identifier(policy.kernel);
-  const auto size_names = names_of(policy.entries, true);
+  // The spec's order: a call in the order the spec declares the sizes must
+  // not get another size's config (names_of() is alphabetical for sizes).
+  std::vector<std::string> size_names;
+  const auto found = names_of(policy.entries, true);
+  for (const auto& n : policy.size_order)
+    if (std::find(found.begin(), found.end(), n) != found.end()) size_names.push_back(n);
+  for (const auto& n : found)
+    if (std::find(size_names.begin(), size_names.end(), n) == size_names.end()) size_names.push_back(n);
   const auto param_names = names_of(policy.entries, false);
   auto column = [&](const std::string& name, bool size) {
     std::vector<const Value*> values;
@@ -349,7 +362,9 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     exact.push_back("true");
     dist.push_back("1.0");
   }
-  h += "// The config for a problem size: exact for a tuned size, else the nearest\n// tuned size's (see the rule above).\n";
+  h += fmt::format("// The config for a problem size: exact for a tuned size, else the nearest\n// tuned size's (see the "
+                   "rule above). The sizes in the spec's order: {}.\n",
+                   size_names.empty() ? std::string("none") : fmt::format("{}", fmt::join(size_names, ", ")));
   h += fmt::format("constexpr {}_config {}_select({}) noexcept {{\n", k, k, fmt::join(params, ", "));
   h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n", k, k, k);
   h += fmt::format("    if ({}) return {}_tuned_configs[i];\n  }}\n", fmt::join(exact, " && "), k);
@@ -376,6 +391,15 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     for (const auto& p : pins) h += fmt::format("  c.{} = {};\n", p.id, p.code);
     h += "  return c;\n}\n\n";
   }
+  if (!size_ids.empty()) {
+    // The same by named fields: {k}_select({k}_size{{...}}) or a size whose
+    // fields were set by name.
+    std::vector<std::string> fields;
+    for (const auto& id : size_ids) fields.push_back("size." + id);
+    h += fmt::format("// The same, with the sizes as named fields.\nconstexpr {0}_config {0}_select(const {0}_size& size) noexcept {{\n"
+                     "  return {0}_select({1});\n}}\n\n",
+                     k, fmt::join(fields, ", "));
+  }
   h += "}  // namespace " + cpp_identifier(options.name_space) + "\n";
   return h;
 }
@@ -384,6 +408,7 @@ std::string emit_json(const Policy& policy) {
   nlohmann::ordered_json j;
   j["kernel"] = policy.kernel;
   j["selection"] = policy.selection;
+  if (!policy.size_order.empty()) j["size_order"] = policy.size_order;  // the header's argument order
   j["untuned_size_rule"] = std::string(kUntunedSizeRule) + (policy.checks.constraints.empty() ? "" : kCheckedSizeRule);
   if (!policy.checks.constraints.empty() || !policy.checks.unchecked.empty()) {
     nlohmann::ordered_json checks, machine;

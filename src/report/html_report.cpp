@@ -128,19 +128,28 @@ detail::Axis time_axis(const std::vector<const TrialRecord*>& ok) {
   return detail::fit_axis(ok.front()->stats.median.count(), ok.back()->stats.median.count(), "median time (us)");
 }
 
-std::string ranked_plot(const std::vector<const TrialRecord*>& ok) {
+bool is_baseline(const TrialRecord& t, const HtmlReportOptions& o) { return o.baseline && t.config == *o.baseline; }
+
+bool missed_target(const TrialRecord& t, const HtmlReportOptions& o) {
+  return o.target_noise > 0 && t.status == Status::ok && t.stats.count > 1 && t.stats.noise > o.target_noise;
+}
+
+std::string ranked_plot(const std::vector<const TrialRecord*>& ok, const HtmlReportOptions& o) {
   detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank"}, time_axis(ok));
   std::vector<std::pair<double, double>> points;
   for (std::size_t i = 0; i < ok.size(); ++i) points.emplace_back(i + 1, ok[i]->stats.median.count());
   chart.polyline(points, "line");
   if (ok.size() <= 200)
     for (const auto& [x, y] : points) chart.circle(x, y, 2.5, "pt");
-  return chart.str("every ok config's median time, fastest first");
+  for (std::size_t i = 0; i < ok.size(); ++i)
+    if (is_baseline(*ok[i], o)) chart.circle(points[i].first, points[i].second, 5, "base");
+  return chart.str("every ok config's median time, fastest first; the default ringed");
 }
 
 // The best time so far against evaluations (trials that were built or run:
 // `invalid` ones cost nothing), every ok trial a dot.
-std::string convergence_plot(const std::vector<const TrialRecord*>& trials, const std::vector<const TrialRecord*>& ok) {
+std::string convergence_plot(const std::vector<const TrialRecord*>& trials, const std::vector<const TrialRecord*>& ok,
+                             const HtmlReportOptions& o) {
   std::vector<std::pair<double, double>> dots, best;
   std::size_t evaluation = 0;
   double so_far = 0;
@@ -160,7 +169,9 @@ std::string convergence_plot(const std::vector<const TrialRecord*>& trials, cons
   detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations"}, time_axis(ok));
   for (const auto& [x, y] : dots) chart.circle(x, y, 2, "pt");
   chart.polyline(best, "best");
-  return chart.str("the fastest time found against the number of evaluations");
+  for (const auto* t : ok)
+    if (is_baseline(*t, o)) chart.segment(0.5, evaluation + 0.5, t->stats.median.count(), "baseline");
+  return chart.str("the fastest time found against the number of evaluations; dashed: the default's time");
 }
 
 // A strip per value of the parameter: its ok trials' times as dots (at most
@@ -220,7 +231,20 @@ svg{background:#fff}
 .best{fill:none;stroke:#c0392b;stroke-width:2}
 .median{stroke:#888;stroke-width:2}
 .bestmark{stroke:#111;stroke-width:2.5}
+.base{fill:none;stroke:#e67e22;stroke-width:2}
+.baseline{stroke:#e67e22;stroke-width:1.5;stroke-dasharray:5 4}
+.sizes{fill:none;stroke:#c0392b;stroke-width:2}
+.basesizes{fill:none;stroke:#e67e22;stroke-width:1.5;stroke-dasharray:5 4}
+.warn{background:#fff3cd;border:1px solid #e0c36b;padding:6px 10px}
+td.noisy{background:#fde2e1}
 </style>)";
+
+std::string metric_cells(const TrialRecord& t, const HtmlReportOptions& o) {
+  std::string cells;
+  for (const auto& [name, value] : metric_values(o.metrics, t))
+    cells += "<td class=\"num\">" + (value ? fmt::format("{:.6g}", *value) : std::string("-")) + "</td>";
+  return cells;
+}
 
 std::string section_html(const Section& s, std::size_t number, const HtmlReportOptions& options) {
   std::string h = fmt::format("<h2 id=\"s{}\">{} &mdash; {}</h2>\n<p>{} &middot; {} trials: {}</p>\n", number,
@@ -230,19 +254,42 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
   if (ok.empty()) {
     h += "<p><strong>No config ran correctly.</strong></p>\n";
   } else {
-    h += "<h3>Fastest configs</h3>\n<table><tr><th>rank</th><th>median us</th><th>min us</th><th>noise</th>"
-         "<th>max abs diff</th><th>config</th></tr>\n";
-    for (std::size_t i = 0; i < std::min(options.top, ok.size()); ++i) {
-      const auto& t = *ok[i];
+    // Noise: a winner whose median is less sure than the target may not be
+    // the winner; say so before the table.
+    std::size_t missed = 0;
+    for (const auto* t : ok) missed += missed_target(*t, options);
+    if (missed_target(*ok.front(), options))
+      h += fmt::format("<p class=\"warn\">The fastest config's noise is {:.1f}%, over the {:g}% target: configs "
+                       "within that of it may be faster. Rerun on a quieter machine or with more samples "
+                       "(measure.max_time).</p>\n",
+                       100 * ok.front()->stats.noise, 100 * options.target_noise);
+    if (options.target_noise > 0 && missed)
+      h += fmt::format("<p>{} of {} ok configs missed the noise target ({:g}%): their noise is marked.</p>\n", missed,
+                       ok.size(), 100 * options.target_noise);
+    std::string metric_heads;
+    for (const auto& m : options.metrics) metric_heads += "<th>" + html_escape(m.name) + "</th>";
+    h += "<h3>Fastest configs</h3>\n<table><tr><th>rank</th><th>median us</th><th>min us</th><th>noise</th>" +
+         metric_heads + "<th>max abs diff</th><th>config</th></tr>\n";
+    std::vector<const TrialRecord*> rows(ok.begin(), ok.begin() + std::min(options.top, ok.size()));
+    // The default is listed too, wherever it ranks, for comparison.
+    for (const auto* t : ok)
+      if (is_baseline(*t, options) && std::find(rows.begin(), rows.end(), t) == rows.end()) rows.push_back(t);
+    for (const auto* row : rows) {
+      const auto& t = *row;
+      const std::size_t rank = static_cast<std::size_t>(std::find(ok.begin(), ok.end(), row) - ok.begin()) + 1;
       h += fmt::format(
-          "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td>"
-          "<td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
-          i + 1, us(t.stats.median), us(t.stats.min), 100 * t.stats.noise,
+          "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{:.1f}%{}</td>"
+          "{}<td class=\"num\">{}</td><td><code>{}</code>{}</td></tr>\n",
+          rank, us(t.stats.median), us(t.stats.min), missed_target(t, options) ? " noisy" : "", 100 * t.stats.noise,
+          t.stats.bimodal ? " (two groups)" : "", metric_cells(t, options),
           t.verification.checked ? fmt::format("{:.3g}", t.verification.max_abs_diff) : std::string("-"),
-          html_escape(t.config.str()));
+          html_escape(t.config.str()), is_baseline(t, options) ? " (default)" : "");
     }
-    h += "</table>\n<div class=\"plots\">" + ranked_plot(ok) + convergence_plot(s.trials, ok) + "</div>\n";
-    h += "<p>Left: the ok configs by time. Right: each ok trial in evaluation order, and in red the fastest so far.</p>\n";
+    h += "</table>\n<div class=\"plots\">" + ranked_plot(ok, options) + convergence_plot(s.trials, ok, options) +
+         "</div>\n";
+    h += "<p>Left: the ok configs by time, the default ringed in orange. Right: each ok trial in evaluation order, "
+         "in red the fastest so far, dashed orange the default's time. Noise is the half-width of the median's 95% "
+         "confidence interval, relative to the median.</p>\n";
 
     const auto effects = effects_of(s.trials);
     h += "<h3>Parameters</h3>\n<p>Per value: the best and the median time of the ok trials that set it (a value "
@@ -330,6 +377,38 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
   return out;
 }
 
+// Each size's best time and the default's, across the sizes (in order of
+// first appearance): how the tuned gain changes with the problem.
+std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOptions& options) {
+  std::vector<std::pair<double, double>> best, base;
+  std::vector<std::pair<double, std::string>> ticks;
+  double lo = 0, hi = 0;
+  auto extend = [&](double v) {
+    lo = lo == 0 ? v : std::min(lo, v);
+    hi = std::max(hi, v);
+  };
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    ticks.emplace_back(i, size_str(sections[i].size));
+    if (sections[i].ok.empty()) continue;
+    best.emplace_back(i, sections[i].ok.front()->stats.median.count());
+    extend(best.back().second);
+    for (const auto* t : sections[i].ok)
+      if (is_baseline(*t, options)) {
+        base.emplace_back(i, t->stats.median.count());
+        extend(base.back().second);
+      }
+  }
+  if (best.empty()) return {};
+  const int width = std::max(kWide, 80 + 70 * static_cast<int>(sections.size()));
+  detail::SvgChart chart(width, kTall, detail::Axis{-0.5, sections.size() - 0.5, false, "size"},
+                         detail::fit_axis(lo, hi, "median time (us)"));
+  chart.polyline(best, "sizes");
+  for (const auto& [x, y] : best) chart.circle(x, y, 3, "pt");
+  if (!base.empty()) chart.polyline(base, "basesizes");
+  chart.x_categories(ticks);
+  return chart.str("each size's best time (red) and the default's (dashed orange)");
+}
+
 std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options) {
   const auto sections = sections_of(trials);
   std::string first, last;
@@ -344,6 +423,7 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
   h += fmt::format("<p>{} trials in {} section{}", trials.size(), sections.size(), sections.size() == 1 ? "" : "s");
   if (!first.empty()) h += fmt::format(", measured {} to {}", html_escape(first), html_escape(last));
   h += ". Times are medians of each trial's samples.</p>\n";
+  for (const auto& w : options.warnings) h += "<p class=\"warn\">Warning: " + html_escape(w) + "</p>\n";
   if (sections.size() > 1) {
     // The overview: each section's best, linked to the section.
     h += "<table><tr><th>kernel</th><th>size</th><th>device</th><th>trials</th><th>ok</th><th>best us</th>"
@@ -359,6 +439,8 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
           ok.empty() ? std::string() : html_escape(ok.front()->config.str()));
     }
     h += "</table>\n";
+    if (auto plot = sizes_plot(sections, options); !plot.empty())
+      h += "<div class=\"plots\">" + plot + "</div>\n<p>Each size's best time, and the default's where it ran.</p>\n";
   }
   for (std::size_t i = 0; i < sections.size(); ++i) h += section_html(sections[i], i, options);
   return h + "</body>\n</html>\n";

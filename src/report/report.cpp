@@ -3,6 +3,7 @@
 #include "report/detail/files.hpp"
 #include "report/detail/text.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/objective.hpp"
 #include "tunekit/rules.hpp"
 #include "tunekit/seeds.hpp"
 #include "tunekit/select.hpp"
@@ -56,11 +57,13 @@ const TrialRecord* pick(const SizeReport& s, const std::optional<std::size_t>& i
   return &s.trials[*index];
 }
 
-std::optional<double> speedup(const TrialRecord* best, const TrialRecord* baseline) {
-  if (!best || !baseline || best->status != Status::ok || baseline->status != Status::ok) return std::nullopt;
-  double b = best->stats.median.count(), d = baseline->stats.median.count();
-  if (!(b > 0) || !std::isfinite(d)) return std::nullopt;
-  return d / b;
+// How many times better the best is than the baseline, by the objective.
+std::optional<double> speedup(const TrialRecord* best, const TrialRecord* baseline, const TuneReport& report) {
+  if (!best || !baseline) return std::nullopt;
+  auto b = objective_value(report.objective, report.metrics, *best);
+  auto d = objective_value(report.objective, report.metrics, *baseline);
+  if (!b || !d) return std::nullopt;
+  return objective_gain(report.objective, *d, *b);
 }
 
 // Numbers JSON can hold; NaN and infinities become null.
@@ -73,7 +76,13 @@ std::string csv_number(double d, const char* spec) {
   return fmt::format(fmt::runtime(spec), d);
 }
 
-ojson trial_json(std::size_t number_, const TrialRecord& t) {
+bool missed_target(const TrialRecord& t, double target) {
+  return target > 0 && t.status == Status::ok && t.stats.count > 1 && t.stats.noise > target;
+}
+
+std::string metric_text(double v) { return fmt::format("{:.6g}", v); }
+
+ojson trial_json(std::size_t number_, const TrialRecord& t, const TrialColumns& columns) {
   const bool ok = t.status == Status::ok;
   const bool timed = t.stats.count > 0 || !t.samples.empty();
   ojson j = ojson::object();
@@ -83,6 +92,14 @@ ojson trial_json(std::size_t number_, const TrialRecord& t) {
   j["time_us"] = ok ? number(t.stats.median.count()) : ojson(nullptr);
   j["min_us"] = timed ? number(t.stats.min.count()) : ojson(nullptr);
   j["noise"] = timed ? number(t.stats.noise) : ojson(nullptr);
+  j["spread"] = timed ? number(t.stats.spread) : ojson(nullptr);
+  j["bimodal"] = t.stats.bimodal;
+  j["missed_noise_target"] = missed_target(t, columns.target_noise);
+  if (!columns.metrics.empty()) {
+    ojson m = ojson::object();
+    for (const auto& [name, value] : metric_values(columns.metrics, t)) m[name] = value ? number(*value) : ojson(nullptr);
+    j["metrics"] = std::move(m);
+  }
   ojson samples = ojson::array();
   for (const auto& s : t.samples) samples.push_back(number(s.count()));
   j["samples_us"] = std::move(samples);
@@ -121,7 +138,7 @@ ojson rule_outcome_json(const RuleOutcome& o) {
   return j;
 }
 
-ojson pick_json(const SizeReport& s, const std::optional<std::size_t>& index) {
+ojson pick_json(const SizeReport& s, const std::optional<std::size_t>& index, const TuneReport& report) {
   const TrialRecord* t = pick(s, index);
   if (!t) return nullptr;
   ojson j = ojson::object();
@@ -129,6 +146,10 @@ ojson pick_json(const SizeReport& s, const std::optional<std::size_t>& index) {
   j["config"] = detail::config_to_json(t->config);
   j["status"] = std::string(to_string(t->status));
   j["time_us"] = t->status == Status::ok ? number(t->stats.median.count()) : ojson(nullptr);
+  if (!report.objective.is_time()) {
+    auto v = objective_value(report.objective, report.metrics, *t);
+    j[report.objective.name] = v ? number(*v) : ojson(nullptr);
+  }
   return j;
 }
 
@@ -182,14 +203,21 @@ std::string universal_lines(const TuneReport& report) {
     all.insert(all.end(), s.trials.begin(), s.trials.end());
   }
   if (!baseline) return {};
-  auto choice = best_for_all_sizes(all, *baseline);
-  if (!choice) return "one config for all sizes: none ran correctly at every size\n";
+  auto choice = best_for_all_sizes(all, *baseline, Goal{report.objective, report.metrics});
+  if (!choice) return "one config for all sizes: none against the default (" + why_no_universal(all, baseline) + ")\n";
   std::string out = fmt::format("one config for all sizes: {} (geomean speedup over default {:.2f}x)\n",
                                 choice->config.str(), choice->geomean_speedup);
   for (const auto& p : choice->per_size)
     out += fmt::format("  size {}: {} us, {:.2f}x\n", format_bindings(p.size), us(p.time), p.speedup);
   out += format_unsettled(*choice);
   return out;
+}
+
+// ", gflops 125.3" when the objective is a metric.
+std::string objective_note(const TuneReport& report, const TrialRecord& t) {
+  if (report.objective.is_time()) return {};
+  auto v = objective_value(report.objective, report.metrics, t);
+  return ", " + report.objective.name + " " + (v ? metric_text(*v) : std::string("n/a"));
 }
 
 std::string verification_line(const TrialRecord& t, const std::vector<TrialRecord>& all) {
@@ -257,22 +285,50 @@ std::string format_unsettled(const UniversalChoice& choice) {
                      by.size() == 1 ? "it" : "them");
 }
 
-std::string format_trial_line(std::size_t number, const TrialRecord& trial) {
-  if (trial.status == Status::ok)
-    return fmt::format("No.{}: {} us, {}", number, us(trial.stats.median), trial.config.str());
+TrialColumns columns_of(const TuneReport& report) { return TrialColumns{report.metrics, report.target_noise}; }
+
+std::string format_trial_line(std::size_t number, const TrialRecord& trial, const TrialColumns& columns) {
+  if (trial.status == Status::ok) {
+    std::string line = fmt::format("No.{}: {} us, {}", number, us(trial.stats.median), trial.config.str());
+    for (const auto& [name, value] : metric_values(columns.metrics, trial))
+      line += ", " + name + " " + (value ? metric_text(*value) : std::string("n/a"));
+    if (missed_target(trial, columns.target_noise))
+      line += fmt::format(", noise {:.1f}% over the {:g}% target, min {} us", 100 * trial.stats.noise,
+                          100 * columns.target_noise, us(trial.stats.min));
+    if (trial.stats.bimodal) line += ", two groups of times";
+    return line;
+  }
   std::string line = fmt::format("No.{}: {}, {}", number, to_string(trial.status), trial.config.str());
   if (std::string reason = why_failed(trial); !reason.empty()) line += " (" + reason + ")";
   return line;
 }
 
-std::string format_csv(const std::vector<TrialRecord>& trials) {
-  std::string out = "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error\n";
+std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumns& columns) {
+  // One column per size name and per parameter, in order of first
+  // appearance, after the fixed ones.
+  std::vector<std::string> size_names, param_names;
+  auto add = [](std::vector<std::string>& names, const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  for (const auto& t : trials) {
+    for (const auto& [k, v] : t.size) add(size_names, k);
+    for (const auto& [k, v] : t.config) add(param_names, k);
+  }
+  std::vector<std::string> header{"No.", "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",
+                                  "Min(us)", "Noise", "Samples", "Size", "Error", "Spread",
+                                  "Bimodal", "MissedNoiseTarget"};
+  for (const auto& m : columns.metrics) header.push_back(m.name);
+  header.insert(header.end(), size_names.begin(), size_names.end());
+  header.insert(header.end(), param_names.begin(), param_names.end());
+  std::string out;
+  for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + detail::csv_field(header[i]);
+  out += '\n';
   std::size_t no = 0;
   for (const auto& t : trials) {
     const bool ok = t.status == Status::ok;
     const bool timed = t.stats.count > 0 || !t.samples.empty();
     const std::size_t samples = t.stats.count ? t.stats.count : t.samples.size();
-    std::array<std::string, 11> row{
+    std::vector<std::string> row{
         std::to_string(++no),
         t.config.str(),
         ok ? csv_number(t.stats.median.count(), "{:.3f}") : "",
@@ -284,7 +340,15 @@ std::string format_csv(const std::vector<TrialRecord>& trials) {
         std::to_string(samples),
         format_bindings(t.size),
         t.status == Status::slower ? detail::slower_reason(t) : t.error,
+        timed ? csv_number(t.stats.spread, "{:.4f}") : "",
+        timed ? (t.stats.bimodal ? "true" : "false") : "",
+        ok && columns.target_noise > 0 ? (missed_target(t, columns.target_noise) ? "true" : "false") : "",
     };
+    const auto metrics = metric_values(columns.metrics, t);
+    for (std::size_t m = 0; m < columns.metrics.size(); ++m)
+      row.push_back(m < metrics.size() && metrics[m].second ? csv_number(*metrics[m].second, "{:.6g}") : "");
+    for (const auto& n : size_names) row.push_back(t.size.count(n) ? t.size.at(n).str() : "");
+    for (const auto& n : param_names) row.push_back(t.config.find(n) ? t.config.at(n).str() : "");
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i) out += ',';
       out += detail::csv_field(row[i]);
@@ -306,16 +370,25 @@ std::string format_json(const TuneReport& report) {
   j["measure_s"] = number(report.measure.count());
   j["build_wait_s"] = number(report.build_wait.count());
   j["device_busy_s"] = number(report.device_busy.count());
+  j["flush_s"] = number(report.flush.count());
   j["resumed"] = report.resumed;
+  j["objective"] = {{"name", report.objective.name}, {"maximize", report.objective.maximize}};
+  if (!report.metrics.empty()) {
+    ojson m = ojson::object();
+    for (const auto& metric : report.metrics) m[metric.name] = metric.expression.text();
+    j["metrics"] = std::move(m);
+  }
+  j["target_noise"] = number(report.target_noise);
+  j["warnings"] = report.warnings;
   j["seeded_by"] = report.seeded_by;
   ojson sizes = ojson::array();
   for (const auto& s : report.sizes) {
     ojson sj = ojson::object();
     sj["size"] = detail::bindings_to_json(s.size);
-    sj["best"] = pick_json(s, s.best);
-    sj["baseline"] = pick_json(s, s.baseline);
+    sj["best"] = pick_json(s, s.best, report);
+    sj["baseline"] = pick_json(s, s.baseline, report);
     sj["baseline_is_spec_default"] = s.baseline_is_spec_default;
-    auto sp = speedup(pick(s, s.best), pick(s, s.baseline));
+    auto sp = speedup(pick(s, s.best), pick(s, s.baseline), report);
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
     sj["seeds"] = s.count_of(kOriginSpecSeeds);
     // How the rule config fared (search.rules); null when rules were off or
@@ -323,7 +396,7 @@ std::string format_json(const TuneReport& report) {
     const auto rule = s.first_of(kOriginRules);
     sj["rules"] = rule ? rule_outcome_json(rule_outcome(s.trials, *rule)) : ojson(nullptr);
     ojson trials = ojson::array();
-    for (std::size_t i = 0; i < s.trials.size(); ++i) trials.push_back(trial_json(i + 1, s.trials[i]));
+    for (std::size_t i = 0; i < s.trials.size(); ++i) trials.push_back(trial_json(i + 1, s.trials[i], columns_of(report)));
     sj["trials"] = std::move(trials);
     sizes.push_back(std::move(sj));
   }
@@ -341,18 +414,19 @@ std::string format_summary(const TuneReport& report) {
     if (several || !s.size.empty()) out += fmt::format("size {}\n", format_bindings(s.size));
     std::vector<const TrialRecord*> these;
     for (std::size_t i = 0; i < s.trials.size(); ++i) {
-      out += format_trial_line(i + 1, s.trials[i]) + '\n';
+      out += format_trial_line(i + 1, s.trials[i], columns_of(report)) + '\n';
       these.push_back(&s.trials[i]);
       everything.push_back(&s.trials[i]);
     }
 
     std::optional<std::size_t> best_index = s.best;
-    if (!pick(s, best_index)) {  // not chosen by the caller: take the fastest ok trial
-      const TrialRecord* fastest = nullptr;
-      for (const auto& t : s.trials)
-        if (t.status == Status::ok && (!fastest || t.stats.median < fastest->stats.median)) fastest = &t;
-      best_index = fastest ? std::optional<std::size_t>(static_cast<std::size_t>(fastest - s.trials.data()))
-                           : std::nullopt;
+    if (!pick(s, best_index)) {  // not chosen by the caller: take the best ok trial by the objective
+      std::optional<double> best_cost;
+      for (std::size_t i = 0; i < s.trials.size(); ++i)
+        if (auto c = objective_cost(report.objective, report.metrics, s.trials[i]); c && (!best_cost || *c < *best_cost)) {
+          best_cost = c;
+          best_index = i;
+        }
     }
     const TrialRecord* best = pick(s, best_index);
     const TrialRecord* baseline = pick(s, s.baseline);
@@ -362,17 +436,20 @@ std::string format_summary(const TuneReport& report) {
                            : fmt::format("seeds (search.seeds): No.{} to No.{}\n", first, last);
     }
     if (best && best->status == Status::ok) {
-      out += fmt::format("best: No.{} {} us {}\n", *best_index + 1, us(best->stats.median), best->config.str());
+      out += fmt::format("best: No.{} {} us {}{}\n", *best_index + 1, us(best->stats.median), best->config.str(),
+                         objective_note(report, *best));
       const char* label = s.baseline_is_spec_default ? "default" : "first valid config";
       if (baseline) {
         if (baseline->status == Status::ok)
-          out += fmt::format("{}: No.{} {} us {}\n", label, *s.baseline + 1, us(baseline->stats.median),
-                             baseline->config.str());
+          out += fmt::format("{}: No.{} {} us {}{}\n", label, *s.baseline + 1, us(baseline->stats.median),
+                             baseline->config.str(), objective_note(report, *baseline));
         else
           out += fmt::format("{}: No.{} {} {}\n", label, *s.baseline + 1, to_string(baseline->status),
                              baseline->config.str());
       }
-      if (auto sp = speedup(best, baseline)) out += fmt::format("speedup over {}: {:.2f}x\n", label, *sp);
+      if (auto sp = speedup(best, baseline, report))
+        out += fmt::format("speedup over {}{}: {:.2f}x\n", label,
+                           report.objective.is_time() ? "" : " by " + report.objective.name, *sp);
       out += verification_line(*best, s.trials) + '\n';
     } else if (s.trials.empty()) {
       out += "no trials were run\n";
@@ -402,11 +479,14 @@ std::string format_summary(const TuneReport& report) {
   if (report.wall.count() > 0) {
     // Builds may overlap measuring; only the wait for them adds to the wall.
     const double other = std::max(0.0, report.wall.count() - report.build_wait.count() - report.measure.count());
-    out += fmt::format("time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s, other {:.1f} s; "
+    const std::string flushing =
+        report.flush.count() > 0 ? fmt::format(" ({:.1f} s of it flushing caches)", report.flush.count()) : "";
+    out += fmt::format("time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s{}, other {:.1f} s; "
                        "kernels ran {:.0f}% of the time\n",
                        report.wall.count(), report.build.count(), report.build_wait.count(), report.measure.count(),
-                       other, 100.0 * report.device_busy.count() / report.wall.count());
+                       flushing, other, 100.0 * report.device_busy.count() / report.wall.count());
   }
+  for (const auto& w : report.warnings) out += "warning: " + w + "\n";
   std::vector<std::string> files;
   if (!report.db.empty()) files.push_back(report.db.string());
   for (const auto& [writer, file] : report.files) files.push_back(file.string());

@@ -19,7 +19,7 @@ WriterInfo file_writer(std::string name, std::string summary, std::string extens
   w.name = std::move(name);
   w.summary = std::move(summary);
   w.default_file = [extension](const TuneReport& r, const OutputContext& c) {
-    return c.out_dir / (r.kernel + extension);
+    return c.out_dir / (r.kernel + c.suffix + extension);
   };
   w.by_default = [](const TuneReport&) { return true; };
   w.write = std::move(write);
@@ -35,13 +35,28 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
   console.write = [](const TuneReport& report, std::ostream& out) { out << format_summary(report); };
   r.add(std::move(console));
 
-  r.add(file_writer("csv", "one row per trial: config, time, status, verification, noise, size, error", ".csv",
-                    [](const TuneReport& report, std::ostream& out) { out << format_csv(report.all_trials()); }));
+  r.add(file_writer("csv",
+                    "one row per trial: config, time, status, verification, noise, size, error, then a column per "
+                    "metric, size and parameter",
+                    ".csv",
+                    [](const TuneReport& report, std::ostream& out) {
+                      out << format_csv(report.all_trials(), columns_of(report));
+                    }));
   r.add(file_writer("json", "the whole report: per size the best, the baseline, seeds and every trial", ".json",
                     [](const TuneReport& report, std::ostream& out) { out << format_json(report); }));
   r.add(file_writer("html", "a self-contained page with plots: fastest configs, convergence, parameters, failures",
                     ".html", [](const TuneReport& report, std::ostream& out) {
-                      out << html_report(report.all_trials(), {report.kernel + " on " + report.device});
+                      HtmlReportOptions o;
+                      o.title = report.kernel + " on " + report.device;
+                      o.target_noise = report.target_noise;
+                      o.metrics = report.metrics;
+                      o.warnings = report.warnings;
+                      for (const auto& s : report.sizes)
+                        if (s.baseline && s.baseline_is_spec_default) {
+                          o.baseline = s.trials[*s.baseline].config;
+                          break;
+                        }
+                      out << html_report(report.all_trials(), o);
                     }));
 
   WriterInfo mskpp;

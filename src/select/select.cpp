@@ -3,98 +3,195 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tunekit {
 
 namespace {
 
-// Trials that ran correctly, indexed by size key and config key.
-struct Table {
-  std::vector<Bindings> sizes;                                        // in order of first appearance
-  std::map<std::string, std::size_t> size_index;                      // size key -> index
-  std::map<std::string, Config> configs;                              // config key -> config
-  std::map<std::string, std::map<std::size_t, Microseconds>> times;  // config key -> size -> median
-  // Trials cut short by the early stop: config key -> size -> their fastest
-  // sample, the least a full measurement could have said. Never chosen.
-  std::map<std::string, std::map<std::size_t, Microseconds>> cut;
-  std::map<std::string, Config> cut_configs;
+struct Measured {
+  Microseconds time{0};
+  double value = 0;  // the goal's objective
+};
 
-  explicit Table(const std::vector<TrialRecord>& trials) {
+// Trials that ran correctly (and whose objective could be computed), indexed
+// by size key and config key.
+struct Table {
+  std::vector<Bindings> sizes;                                    // in order of first appearance
+  std::map<std::string, std::size_t> size_index;                  // size key -> index
+  std::map<std::string, Config> configs;                          // config key -> config
+  std::map<std::string, std::map<std::size_t, Measured>> values;  // config key -> size -> measured
+  // Trials cut short by the early stop: config key -> size -> their fastest
+  // sample and the objective at that time, the most a full measurement could
+  // have said. Never chosen.
+  std::map<std::string, std::map<std::size_t, Measured>> cut;
+  std::map<std::string, Config> cut_configs;
+  const Goal& goal;
+
+  Table(const std::vector<TrialRecord>& trials, const Goal& g) : goal(g) {
     for (const auto& t : trials) {
       const std::string sk = size_key(t.size);
       auto [it, added] = size_index.try_emplace(sk, sizes.size());
       if (added) sizes.push_back(t.size);
       if (t.status == Status::slower && t.stats.count > 0) {
-        cut_configs.try_emplace(t.config.key(), t.config);
-        cut[t.config.key()][it->second] = t.stats.min;
+        TrialRecord at_best = t;
+        at_best.status = Status::ok;
+        at_best.stats.median = t.stats.min;
+        if (const auto v = objective_value(goal.objective, goal.metrics, at_best)) {
+          cut_configs.try_emplace(t.config.key(), t.config);
+          cut[t.config.key()][it->second] = Measured{t.stats.min, *v};
+        }
       }
-      if (t.status != Status::ok) continue;
+      const auto value = objective_value(goal.objective, goal.metrics, t);
+      if (!value) continue;
       const std::string ck = t.config.key();
       configs.try_emplace(ck, t.config);
-      times[ck][it->second] = t.stats.median;
+      values[ck][it->second] = Measured{t.stats.median, *value};
     }
   }
+  // Lower is better.
+  double cost(double value) const { return goal.objective.maximize ? -value : value; }
+  bool better(double a, double b) const { return cost(a) < cost(b); }
 };
+
+UniversalChoice choose(const Table& table, const std::function<std::optional<double>(std::size_t, double)>& gain,
+                       const std::function<Microseconds(std::size_t)>& reference_time, bool against_best,
+                       bool& found) {
+  const std::size_t n = table.sizes.size();
+  UniversalChoice best;
+  found = false;
+  for (const auto& [ck, per_size] : table.values) {
+    if (per_size.size() != n) continue;
+    // Sum of logs: the geometric mean without overflow.
+    double log_sum = 0;
+    bool defined = true;
+    for (const auto& [si, m] : per_size) {
+      auto g = gain(si, m.value);
+      if (!g) {
+        defined = false;
+        break;
+      }
+      log_sum += std::log(*g);
+    }
+    if (!defined) continue;
+    const double geomean = std::exp(log_sum / static_cast<double>(n));
+    if (found && geomean <= best.geomean_speedup) continue;
+    UniversalChoice c{table.configs.at(ck), geomean, {}, {}, against_best};
+    for (const auto& [si, m] : per_size) c.per_size.push_back({table.sizes[si], m.time, reference_time(si), *gain(si, m.value)});
+    best = std::move(c);
+    found = true;
+  }
+  return best;
+}
 
 }  // namespace
 
-std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials) {
-  Table table(trials);
+std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials, const Goal& goal) {
+  Table table(trials, goal);
   std::vector<std::optional<SizeBest>> best(table.sizes.size());
-  for (const auto& [ck, per_size] : table.times)
-    for (const auto& [si, time] : per_size)
-      if (!best[si] || time < best[si]->time) best[si] = SizeBest{table.sizes[si], table.configs.at(ck), time};
+  for (const auto& [ck, per_size] : table.values)
+    for (const auto& [si, m] : per_size)
+      if (!best[si] || table.better(m.value, best[si]->value))
+        best[si] = SizeBest{table.sizes[si], table.configs.at(ck), m.time, m.value};
   std::vector<SizeBest> out;
   for (auto& b : best)
     if (b) out.push_back(std::move(*b));
   return out;
 }
 
-std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>& trials, const Config& baseline) {
-  Table table(trials);
-  const auto base = table.times.find(baseline.key());
+std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>& trials, const Config& baseline,
+                                                  const Goal& goal) {
+  Table table(trials, goal);
+  const auto base = table.values.find(baseline.key());
   const std::size_t n = table.sizes.size();
-  if (n == 0 || base == table.times.end() || base->second.size() != n) return std::nullopt;
-  std::optional<UniversalChoice> best;
-  for (const auto& [ck, per_size] : table.times) {
-    if (per_size.size() != n) continue;
-    // Sum of logs: the geometric mean without overflow.
-    double log_sum = 0;
-    for (const auto& [si, time] : per_size) log_sum += std::log(base->second.at(si) / time);
-    const double geomean = std::exp(log_sum / static_cast<double>(n));
-    if (best && geomean <= best->geomean_speedup) continue;
-    UniversalChoice c{table.configs.at(ck), geomean, {}};
-    for (const auto& [si, time] : per_size)
-      c.per_size.push_back({table.sizes[si], time, base->second.at(si), base->second.at(si) / time});
-    best = std::move(c);
-  }
-  if (!best) return best;
+  if (n == 0 || base == table.values.end() || base->second.size() != n) return std::nullopt;
+  bool found = false;
+  auto c = choose(
+      table, [&](std::size_t si, double v) { return objective_gain(goal.objective, base->second.at(si).value, v); },
+      [&](std::size_t si) { return base->second.at(si).time; }, false, found);
+  if (!found) return std::nullopt;
   // A config cut short at some size was not measured there; at its fastest
   // sample's time it might still have beaten the choice.
   for (const auto& [ck, partial] : table.cut) {
-    const auto measured = table.times.find(ck);
+    const auto measured = table.values.find(ck);
     double log_sum = 0;
     std::size_t known = 0;
     for (std::size_t si = 0; si < n; ++si) {
-      std::optional<Microseconds> time;
-      if (auto p = partial.find(si); p != partial.end()) time = p->second;
-      else if (measured != table.times.end())
-        if (auto m = measured->second.find(si); m != measured->second.end()) time = m->second;
-      if (!time || !(time->count() > 0)) break;
-      log_sum += std::log(base->second.at(si) / *time);
+      std::optional<double> value;
+      if (auto p = partial.find(si); p != partial.end()) value = p->second.value;
+      else if (measured != table.values.end())
+        if (auto m = measured->second.find(si); m != measured->second.end()) value = m->second.value;
+      const auto gain = value ? objective_gain(goal.objective, base->second.at(si).value, *value) : std::nullopt;
+      if (!gain) break;
+      log_sum += std::log(*gain);
       ++known;
     }
-    if (known == n && std::exp(log_sum / static_cast<double>(n)) > best->geomean_speedup)
-      best->unsettled_by.push_back(table.cut_configs.at(ck));
+    if (known == n && std::exp(log_sum / static_cast<double>(n)) > c.geomean_speedup)
+      c.unsettled_by.push_back(table.cut_configs.at(ck));
   }
-  return best;
+  return c;
 }
 
-Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance) {
-  Table table(trials);
+std::optional<UniversalChoice> best_valid_everywhere(const std::vector<TrialRecord>& trials, const Goal& goal) {
+  Table table(trials, goal);
+  if (table.sizes.empty()) return std::nullopt;
+  const auto bests = best_per_size(trials, goal);
+  if (bests.size() != table.sizes.size()) return std::nullopt;  // a size where nothing ran
+  std::vector<const SizeBest*> best_of(table.sizes.size());
+  for (const auto& b : bests) best_of[table.size_index.at(size_key(b.size))] = &b;
+  bool found = false;
+  auto c = choose(
+      table, [&](std::size_t si, double v) { return objective_gain(goal.objective, best_of[si]->value, v); },
+      [&](std::size_t si) { return best_of[si]->time; }, true, found);
+  if (!found) return std::nullopt;
+  return c;
+}
+
+std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::optional<Config>& baseline) {
+  std::vector<Bindings> sizes;
+  std::map<std::string, std::size_t> size_index;
+  std::map<std::string, std::set<std::size_t>> ok_at;  // config key -> sizes where it ran correctly
+  std::map<std::size_t, std::string> baseline_status;
+  for (const auto& t : trials) {
+    auto [it, added] = size_index.try_emplace(size_key(t.size), sizes.size());
+    if (added) sizes.push_back(t.size);
+    if (t.status == Status::ok) ok_at[t.config.key()].insert(it->second);
+    if (baseline && t.config == *baseline) baseline_status[it->second] = std::string(to_string(t.status));
+  }
+  auto size_text = [](const Bindings& b) {
+    std::string out;
+    for (const auto& [k, v] : b) out += (out.empty() ? "" : ", ") + k + ": " + v.str();
+    return "{" + out + "}";
+  };
+  std::string out;
+  if (baseline) {
+    std::vector<std::string> missing;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      auto st = baseline_status.find(i);
+      if (st == baseline_status.end()) missing.push_back(size_text(sizes[i]) + " (not run: not valid there)");
+      else if (st->second != "ok") missing.push_back(size_text(sizes[i]) + " (" + st->second + ")");
+    }
+    if (!missing.empty())
+      out = fmt::format("the default {} did not run correctly at {} of {} sizes: {}", baseline->str(), missing.size(),
+                        sizes.size(), fmt::join(missing, ", "));
+  }
+  std::size_t widest = 0;
+  for (const auto& [ck, at] : ok_at) widest = std::max(widest, at.size());
+  if (widest < sizes.size()) {
+    const std::string none = fmt::format("no config ran correctly at all {} sizes (the most any did is {})",
+                                         sizes.size(), widest);
+    out += (out.empty() ? "" : "; ") + none;
+  }
+  return out.empty() ? "every size has a config that ran correctly at all of them" : out;
+}
+
+Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, const Goal& goal) {
+  Table table(trials, goal);
   Cover cover;
-  cover.per_size = best_per_size(trials);
+  cover.per_size = best_per_size(trials, goal);
   // Sizes with no ok trial cannot be covered; work on those that have one.
   std::vector<std::size_t> sizes;  // table index of each per_size entry
   for (const auto& b : cover.per_size) sizes.push_back(table.size_index.at(size_key(b.size)));
@@ -104,12 +201,16 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance) {
   // Each config covers a set of sizes (as a bit set); a config whose set is
   // inside another's is never needed.
   std::vector<std::pair<std::vector<bool>, std::string>> sets;
-  for (const auto& [ck, per_size] : table.times) {
+  for (const auto& [ck, per_size] : table.values) {
     std::vector<bool> covers(n, false);
     bool any = false;
     for (std::size_t i = 0; i < n; ++i)
-      if (auto it = per_size.find(sizes[i]); it != per_size.end())
-        any |= covers[i] = it->second <= cover.per_size[i].time * (1.0 + tolerance);
+      if (auto it = per_size.find(sizes[i]); it != per_size.end()) {
+        // Within the tolerance of the size's best: for time, at most
+        // (1 + tolerance) times its time.
+        const double best = cover.per_size[i].value;
+        any |= covers[i] = table.cost(it->second.value) <= table.cost(best) + tolerance * std::fabs(best);
+      }
     if (any) sets.emplace_back(std::move(covers), ck);
   }
   auto subset = [](const std::vector<bool>& a, const std::vector<bool>& b) {
@@ -156,12 +257,13 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance) {
   for (std::size_t u : best_choice) cover.configs.push_back(table.configs.at(sets[u].second));
   cover.config_of_size.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    // The covering config that is fastest at this size.
-    Microseconds fastest{INFINITY};
+    // The covering config that is best at this size.
+    std::optional<double> fastest;
     for (std::size_t c = 0; c < best_choice.size(); ++c) {
-      const auto& per_size = table.times.at(sets[best_choice[c]].second);
-      if (auto it = per_size.find(sizes[i]); it != per_size.end() && sets[best_choice[c]].first[i] && it->second < fastest) {
-        fastest = it->second;
+      const auto& per_size = table.values.at(sets[best_choice[c]].second);
+      if (auto it = per_size.find(sizes[i]); it != per_size.end() && sets[best_choice[c]].first[i] &&
+                                              (!fastest || table.better(it->second.value, *fastest))) {
+        fastest = it->second.value;
         cover.config_of_size[i] = c;
       }
     }

@@ -38,8 +38,14 @@ KernelSpec Loader::kernel(const Item& it) const {
         fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a " + k.language +
                                    " kernel: its build and run commands are given in 'application'");
   }
-  if (traits.entry) k.entry = function_name(require(m, "entry"));
-  else if (auto v = get(m, "entry")) k.entry = function_name(*v);
+  if (traits.entry) {
+    const Item e = require(m, "entry");
+    k.entry = function_name(e);
+    k.entry_where = content_loc(e);
+  } else if (auto v = get(m, "entry")) {
+    k.entry = function_name(*v);
+    k.entry_where = content_loc(*v);
+  }
   if (auto v = get(m, "compiler")) {
     if (!traits.compilers.empty()) {
       const std::string name = string_of(*v, "one of " + join(traits.compilers));

@@ -14,7 +14,7 @@ Spec Loader::load(const YAML::Node& root) {
   if (root.IsNull()) fail(top.where, "the spec is empty; expected a mapping with at least 'kernel' and 'arguments'");
   Map m = map(top,
               {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "reference",
-               "tolerance", "measure", "search", "output", "application"},
+               "tolerance", "measure", "search", "output", "application", "metrics", "objective"},
               "a mapping with at least 'kernel' and 'arguments'");
   Spec s;
   s.kernel = kernel(require(m, "kernel"));
@@ -42,7 +42,10 @@ Spec Loader::load(const YAML::Node& root) {
 
   if (auto v = get(m, "sizes")) s.sizes = sizes(*v);
   else s.sizes.emplace_back();
+  s.size_names = size_order_;
   space(m, s);
+  if (auto v = get(m, "metrics"); v && !v->node.IsNull()) metrics(*v, s);
+  if (auto v = get(m, "objective")) objective(*v, s);
   if (auto v = get(m, "reference")) s.reference = reference(*v, s.kernel.language);
   if (auto v = get(m, "tolerance")) tolerance(*v, s);
   if (auto v = get(m, "measure")) measure(*v, s);

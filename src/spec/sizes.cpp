@@ -108,7 +108,7 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
       if (!is_identifier(e.key))
         fail(loc(e.key_node), "size name '" + e.key + "' in " + context_name(m_item.path) + " is not a valid name");
       b.emplace(e.key, value_of(v));
-      size_names_.try_emplace(e.key, loc(e.key_node));
+      if (size_names_.try_emplace(e.key, loc(e.key_node)).second) size_order_.push_back(e.key);
     }
     return b;
   };
@@ -121,7 +121,7 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
       if (!is_identifier(e.key))
         fail(loc(e.key_node), "size name '" + e.key + "' in " + context_name(g_item.path) + " is not a valid name");
       axes.push_back(parameter(child(m, e), e.key, loc(e.key_node)));
-      size_names_.try_emplace(e.key, loc(e.key_node));
+      if (size_names_.try_emplace(e.key, loc(e.key_node)).second) size_order_.push_back(e.key);
     }
     for (const Bindings& b : size_grid(axes)) out.push_back(b);
   };

@@ -213,6 +213,15 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   r.stats.mean = Microseconds(st.real(11));
   r.stats.noise = st.real(12);
   r.stats.count = static_cast<std::size_t>(std::max<std::int64_t>(0, st.integer(13)));
+  // What the samples say is recomputed rather than read: the noise, the
+  // spread and the bimodality check then mean the same for trials stored by
+  // an older tunekit (whose noise column held the standard deviation).
+  if (!r.samples.empty()) {
+    const Statistics again = summarize(r.samples);
+    r.stats.noise = again.noise;
+    r.stats.spread = again.spread;
+    r.stats.bimodal = again.bimodal;
+  }
   r.verification.max_abs_diff = st.real(15);
   r.verification.max_rel_err = st.real(16);
   r.verification.checked = st.integer(17) != 0;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include "core/detail/hash.hpp"
 #include "tunekit/backend.hpp"
+#include "tunekit/objective.hpp"
 #include "tunekit/seeds.hpp"
 #include "tunekit/strategy.hpp"
 
@@ -64,13 +66,43 @@ struct SizePlan {
 };
 
 // What a strategy learns from a trial: its status and, when it ran
-// correctly, its median time (of a trial cut short, the median of its few
-// samples: a real time, and a bad one).
-Outcome outcome_of(const TrialRecord& t) {
+// correctly, its cost by the spec's objective (lower is better); of a trial
+// cut short, the cost at the median of its few samples: a real time, and a
+// bad one.
+Outcome outcome_of(const Spec& spec, const TrialRecord& t) {
   Outcome o;
   o.status = t.status;
-  if (t.status == Status::ok || t.status == Status::slower) o.cost = t.stats.median.count();
+  if (t.status == Status::ok) {
+    o.cost = objective_cost(spec.objective, spec.metrics, t);
+  } else if (t.status == Status::slower) {
+    TrialRecord as_timed = t;
+    as_timed.status = Status::ok;
+    o.cost = objective_cost(spec.objective, spec.metrics, as_timed);
+  }
   return o;
+}
+
+// A warning when most trials that ran missed the noise target: their medians
+// are less sure than asked, so close configs may be ranked by chance.
+std::optional<std::string> noise_warning(const TuneReport& r) {
+  if (!(r.target_noise > 0)) return std::nullopt;
+  std::vector<double> noise;
+  std::size_t missed = 0, bimodal = 0;
+  for (const auto& s : r.sizes)
+    for (const auto& t : s.trials) {
+      if (t.status != Status::ok || t.stats.count < 2) continue;
+      noise.push_back(t.stats.noise);
+      missed += t.stats.noise > r.target_noise;
+      bimodal += t.stats.bimodal;
+    }
+  if (noise.empty() || 2 * missed <= noise.size()) return std::nullopt;
+  std::nth_element(noise.begin(), noise.begin() + noise.size() / 2, noise.end());
+  std::string out = fmt::format(
+      "{} of {} configs missed the noise target ({:.1f}%; median noise {:.1f}%): configs closer than that may be "
+      "ranked by chance. Something else is using the cores, or the kernel's time varies from call to call",
+      missed, noise.size(), 100 * r.target_noise, 100 * noise[noise.size() / 2]);
+  if (bimodal) out += fmt::format(" ({} showed two groups of times)", bimodal);
+  return out + "; see docs/measurement.md";
 }
 
 class Run {
@@ -84,13 +116,17 @@ class Run {
     backend_options.rebuild = options_.fresh;
     backend_options.application = spec_.application;
     backend_ = make_backend(spec_.kernel.language, backend_options);
-    const MachineInfo& machine = backend_->machine();
+    MachineInfo machine = backend_->machine();
+    for (const auto& [k, v] : options_.properties) machine.properties[k] = v;
     report_.device = machine.device;
     report_.spec_hash = spec_hash(spec_);
     machine_json_ = machine_to_json(machine);
     report_.kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
     report_.application = spec_.application.has_value();
     report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
+    report_.metrics = spec_.metrics;
+    report_.objective = spec_.objective;
+    report_.target_noise = spec_.measure.target_noise;
     store_ = std::make_unique<Store>(report_.db);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     builder_ = backend_->make_builder();
@@ -108,9 +144,11 @@ class Run {
     for (const auto& p : providers_) report_.seeded_by.emplace_back(p->origin());
     std::vector<SizePlan> plans;
     for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
+    check_entry(plans);
     for (const auto& p : plans) total_ += p.planned;
 
     for (auto& p : plans) report_.sizes.push_back(tune_size(p, machine));
+    if (auto w = noise_warning(report_)) report_.warnings.push_back(*w);
     report_.wall = Clock::now() - start_;
     return report_;
   }
@@ -147,14 +185,20 @@ class Run {
     if (spec_.default_config && p.space->contains(*spec_.default_config)) {
       p.baseline = spec_.default_config;
       p.baseline_is_spec_default = true;
-    } else if (!spec_.configs.empty()) {
-      for (const auto& c : spec_.configs)
-        if (p.space->contains(c)) {
-          p.baseline = c;
-          break;
-        }
-    } else if (auto first = p.space->enumerate(1); !first.empty()) {
-      p.baseline = first.front();
+    } else {
+      // The baseline falls back to the first valid config: say why, since
+      // every speedup is then over another config than the spec's.
+      if (auto why = default_config_problem(spec_, size, machine.properties))
+        warn(*why + "; speedups are over the first valid config instead");
+      if (!spec_.configs.empty()) {
+        for (const auto& c : spec_.configs)
+          if (p.space->contains(c)) {
+            p.baseline = c;
+            break;
+          }
+      } else if (auto first = p.space->enumerate(1); !first.empty()) {
+        p.baseline = first.front();
+      }
     }
     p.planned = static_cast<std::size_t>(std::min<std::uint64_t>(p.strategy->planned().value_or(0), SIZE_MAX));
     if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
@@ -179,6 +223,46 @@ class Run {
     } catch (const std::exception&) {
       return {};
     }
+  }
+
+  // A kernel entry the source never names would fail every config the same
+  // way, after all of them were built: build one config first and report
+  // the compiler's line about it, at the spec's `kernel.entry`. (An entry
+  // that comes from a header or a macro builds, and the run goes on.)
+  void check_entry(const std::vector<SizePlan>& plans) {
+    std::string name = spec_.kernel.entry.substr(0, spec_.kernel.entry.find('<'));
+    if (auto colons = name.rfind("::"); colons != std::string::npos) name = name.substr(colons + 2);
+    if (name.empty() || spec_.application || name.find('{') != std::string::npos) return;
+    if (std::regex_search(source_, std::regex("\\b" + name + "\\b"))) return;
+    const SizePlan* first = nullptr;
+    for (const auto& p : plans)
+      if (p.baseline && !first) first = &p;
+    const SourceLocation where = spec_.kernel.entry_where.file.empty() ? SourceLocation{spec_.file.string()}
+                                                                       : spec_.kernel.entry_where;
+    std::string message = fmt::format("kernel.entry '{}' does not appear in {}", spec_.kernel.entry,
+                                      spec_.kernel.source.filename().string());
+    if (!first) throw InputError(where, message);
+    BuildResult r = builder_->build(make_build_input(spec_, source_, *first->baseline));
+    if (r.status == Status::ok) return;
+    // The compiler's line that names the entry, else its first error.
+    std::string useful, first_error;
+    std::istringstream log(r.log);
+    for (std::string line; std::getline(log, line);) {
+      const bool error = line.find("error") != std::string::npos;
+      if (error && first_error.empty()) first_error = line;
+      if (error && line.find(name) != std::string::npos) {
+        useful = line;
+        break;
+      }
+    }
+    if (useful.empty()) useful = first_error;
+    throw InputError(where, message + (useful.empty() ? "" : ", and the compiler says:\n" + useful));
+  }
+
+  // Once per distinct message: every size may say the same.
+  void warn(const std::string& message) {
+    if (std::find(report_.warnings.begin(), report_.warnings.end(), message) == report_.warnings.end())
+      report_.warnings.push_back(message);
   }
 
   bool out_of_time() const {
@@ -295,9 +379,13 @@ class Run {
       current = std::move(following);
     }
 
+    std::optional<double> best_cost;
     for (std::size_t i = 0; i < sr.trials.size(); ++i) {
       const auto& t = sr.trials[i];
-      if (t.status == Status::ok && (!sr.best || t.stats.median < sr.trials[*sr.best].stats.median)) sr.best = i;
+      if (auto cost = objective_cost(spec_.objective, spec_.metrics, t); cost && (!best_cost || *cost < *best_cost)) {
+        sr.best = i;
+        best_cost = cost;
+      }
       if (p.baseline && t.config == *p.baseline) sr.baseline = i;
     }
     sr.commands.resize(sr.trials.size());
@@ -318,7 +406,7 @@ class Run {
         if (seed == rec.config) provider = from;
       store_->put(rec, provider && provider->one_per_size());
     }
-    p.strategy->observe(rec.config, outcome_of(rec));
+    p.strategy->observe(rec.config, outcome_of(spec_, rec));
     if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
     if (rec.status == Status::ok && (!size_best_ || rec.stats.median < *size_best_)) size_best_ = rec.stats.median;
     ++done_;
@@ -418,6 +506,7 @@ class Run {
       TrialResult res = evaluator_->evaluate(rq);
       report_.measure += Clock::now() - t0;
       report_.device_busy += res.device_busy;
+      report_.flush += res.flush;
       rec.status = res.status;
       rec.error = clip(res.error);
       rec.samples = std::move(res.samples);

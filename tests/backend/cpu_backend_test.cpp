@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "backend/cpu/detail/cache.hpp"
 #include "backend/cpu/detail/cpu_backend.hpp"
 #include "tunekit/backend.hpp"
 
@@ -97,11 +98,40 @@ class CpuBackendTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(CpuBackendTest, MachinePropertiesArePositive) {
-  for (const char* key : {"l1d_bytes", "l2_bytes", "l3_bytes", "cores", "simd_bytes", "page_bytes"}) {
+  for (const char* key : {"l1d_bytes", "l2_bytes", "l3_bytes", "cores", "simd_bytes", "vector_registers", "page_bytes"}) {
     ASSERT_TRUE(backend_->machine().properties.count(key)) << key;
     EXPECT_GT(backend_->machine().properties.at(key).as_int(), 0) << key;
   }
   EXPECT_NE(backend_->machine().device.find("cpu"), std::string::npos);
+}
+
+TEST_F(CpuBackendTest, ColdSamplesEvictTheKernelsBuffersAndSayWhatItTook) {
+  TrialRequest rq = request(build_ok(0), std::nullopt);
+  rq.measure.cache = CacheMode::cold;
+  rq.measure.min_samples = rq.measure.max_samples = 5;
+  TrialResult cold = evaluator_->evaluate(rq);
+  EXPECT_EQ(cold.status, Status::ok) << cold.error;
+  EXPECT_EQ(cold.samples.size(), 5u);
+  // Flushing happened before every sample (and the warm-up), untimed, and
+  // its time came back.
+  EXPECT_GT(cold.flush.count(), 0.0);
+  rq.measure.cache = CacheMode::hot;
+  EXPECT_EQ(evaluator_->evaluate(rq).flush.count(), 0.0);
+}
+
+TEST(CpuCache, EvictLinesKeepsTheDataAndCoversUnalignedRanges) {
+#if defined(__x86_64__) || defined(__aarch64__)
+  EXPECT_FALSE(cpu::eviction_instruction().empty());
+  std::vector<float> v(10000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  // Unaligned start and odd length: every line the range touches, nothing
+  // outside a line of it.
+  EXPECT_TRUE(cpu::evict_lines(reinterpret_cast<const char*>(v.data()) + 3, v.size() * sizeof(float) - 5));
+  EXPECT_TRUE(cpu::evict_lines(v.data(), 0));
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<float>(i));
+#else
+  EXPECT_FALSE(cpu::evict_lines(nullptr, 0)) << "no eviction instruction: the worker overwrites a buffer instead";
+#endif
 }
 
 TEST_F(CpuBackendTest, BuildIsCachedByContentHash) {

@@ -79,6 +79,26 @@ TEST(BuildInput, RangeSourcesGetDefineLines) {
   EXPECT_EQ(forced.defines, std::vector<std::string>{"TUNE_BM=32"});
 }
 
+TEST(BuildInput, AReferenceInTheKernelsSourceGetsTheDefaultsValues) {
+  // An OpenCL kernel whose macros have no fallback: the reference function
+  // beside it must be built with the default config's defines, or it does
+  // not build at all.
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cl", "__kernel void k() { int a[TS]; }\n__kernel void ref() { int a[TS]; }\n");
+  Spec s = spec_for(dir / "k.cl");
+  s.kernel.language = "opencl";
+  s.reference.kind = ReferenceSpec::Kind::function;
+  s.reference.entry = "ref";
+  s.default_config = Config({{"TS", 16}, {"WPT", 2}});
+  BuildInput ref = make_reference_input(s);
+  EXPECT_EQ(ref.entry, "ref");
+  EXPECT_EQ(ref.defines, (std::vector<std::string>{"TS=16", "WPT=2"}));
+  // A reference in a source of its own gets nothing injected.
+  tunekit::testing::write_file(dir / "ref.cl", "__kernel void ref() {}\n");
+  s.reference.source = dir / "ref.cl";
+  EXPECT_TRUE(make_reference_input(s).defines.empty());
+}
+
 namespace {
 class CountingBuilder : public Builder {
  public:

@@ -19,7 +19,8 @@ namespace {
 
 const std::string kRoot = TUNEKIT_SOURCE_DIR;
 const std::string kH200 = kRoot + "/tests/cli/data/h200.json";
-// A 32 KiB L1d, where matmul.yaml's default config is valid.
+// A 32 KiB L1d and 1 MiB L2 with AVX2, where matmul.yaml's default config is
+// valid (as on any L1d of 32 to 64 KiB and L2 of 0.5 to 2 MiB).
 const std::string kCpu = kRoot + "/tests/cli/data/cpu_32k_l1d.json";
 
 detail::ProcessResult tunekit_cli(std::vector<std::string> args) {
@@ -57,7 +58,7 @@ TEST(Resolve, TheDefaultConfigAtTheSpecsFirstSize) {
   EXPECT_EQ(j["device"], "cpu: a 2-core x86-64 with AVX2, 32 KiB L1d, 1 MiB L2");
   EXPECT_EQ(j["spec"], kRoot + "/examples/matmul/matmul.yaml");
   EXPECT_EQ(j["size"], (nlohmann::json{{"M", 512}, {"N", 512}, {"K", 512}}));
-  EXPECT_EQ(j["config"], (nlohmann::json{{"MR", 2}, {"NR", 16}, {"KC", 256}, {"MC", 96}, {"NC", 256}, {"UNROLL", 1},
+  EXPECT_EQ(j["config"], (nlohmann::json{{"MR", 2}, {"NR", 16}, {"KC", 512}, {"MC", 64}, {"NC", 256}, {"UNROLL", 1},
                                          {"LOOP_ORDER", 1}, {"PAR", 0}}));
   for (const auto& [name, from] : j["config_origin"].items()) EXPECT_EQ(from, "default") << name;
   EXPECT_EQ(j["valid"], true);
@@ -66,7 +67,7 @@ TEST(Resolve, TheDefaultConfigAtTheSpecsFirstSize) {
   EXPECT_EQ(j["kernel"]["source"], kRoot + "/examples/matmul/matmul.cpp");
   EXPECT_EQ(j["kernel"]["injection"], "defines");
   const auto defines = j["kernel"]["defines"].get<std::vector<std::string>>();
-  EXPECT_EQ(defines, (std::vector<std::string>{"MR=2", "NR=16", "KC=256", "MC=96", "NC=256", "UNROLL=1",
+  EXPECT_EQ(defines, (std::vector<std::string>{"MR=2", "NR=16", "KC=512", "MC=64", "NC=256", "UNROLL=1",
                                                "LOOP_ORDER=1", "PAR=0"}));
   EXPECT_EQ(j["kernel"]["flags"], (nlohmann::json{"-O3", "-march=native", "-fopenmp"}));
   EXPECT_TRUE(j["launch"].is_null());  // a CPU kernel is called, not launched
@@ -83,10 +84,10 @@ TEST(Resolve, TheDefaultConfigAtTheSpecsFirstSize) {
 
 TEST(Resolve, SizeAndConfigFlagsOverrideTheSpec) {
   const auto j = resolve_json(
-      {"examples/matmul/matmul.yaml", "--properties", kCpu, "--size", "M=1024", "--config", "KC=512,UNROLL=4"});
+      {"examples/matmul/matmul.yaml", "--properties", kCpu, "--size", "M=1024", "--config", "KC=256,UNROLL=4"});
   EXPECT_EQ(j["size"]["M"], 1024);
   EXPECT_EQ(j["size"]["N"], 512);
-  EXPECT_EQ(j["config"]["KC"], 512);
+  EXPECT_EQ(j["config"]["KC"], 256);
   EXPECT_EQ(j["config"]["UNROLL"], 4);
   EXPECT_EQ(j["config"]["MR"], 2);
   EXPECT_EQ(j["config_origin"]["KC"], "--config");

@@ -8,63 +8,60 @@
 #include <sstream>
 
 #include "core/detail/process.hpp"
+#include "support/markdown.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace tunekit;
+using tunekit::testing::tunekit_commands;
+using tunekit::testing::words;
 
 namespace {
 
-// `build/bin/tunekit ...` lines of ```sh blocks, with `\` continuations joined.
-std::vector<std::string> tunekit_commands(const std::string& markdown) {
-  std::vector<std::string> out;
-  std::istringstream in(markdown);
-  bool in_sh = false;
-  std::string pending;
-  for (std::string line; std::getline(in, line);) {
-    const auto start = line.find_first_not_of(' ');
-    const std::string text = start == std::string::npos ? "" : line.substr(start);
-    if (text.rfind("```", 0) == 0) {
-      in_sh = !in_sh && text == "```sh";
-      continue;
-    }
-    if (!in_sh) continue;
-    if (!pending.empty() || text.rfind("build/bin/tunekit ", 0) == 0) {
-      pending += text;
-      if (!pending.empty() && pending.back() == '\\') pending.pop_back();
-      else {
-        out.push_back(pending);
-        pending.clear();
-      }
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> w;
-  for (std::string x; in >> x;) w.push_back(x);
-  return w;
-}
-
-}  // namespace
-
-TEST(Readme, EveryTunekitCommandRuns) {
+// Runs the README's commands in order, sharing one output folder (`select`
+// and `emit` read what the `tune` before them stored). `extra` is added to
+// every command that takes it (`--properties FILE`: a simulated machine).
+void run_readme(const std::vector<std::string>& extra_tune_args, bool expect_default_valid) {
   const std::string root = TUNEKIT_SOURCE_DIR;
   const auto commands = tunekit_commands(tunekit::testing::read_file(root + "/README.md"));
   ASSERT_FALSE(commands.empty()) << "no build/bin/tunekit commands found in README.md";
-  // In order, sharing one output folder: `select` and `emit` read what the
-  // `tune` before them stored.
   const std::string out = tunekit::testing::fresh_dir().string();
   for (const auto& command : commands) {
     auto argv = words(command);
     argv[0] = tunekit::testing::tunekit_exe().string();
     const std::string verb = argv.size() > 1 ? argv[1] : "";
     if (verb == "tune" || verb == "select" || verb == "emit") argv.insert(argv.end(), {"--out-dir", out});
+    if (verb == "tune" || verb == "space") argv.insert(argv.end(), extra_tune_args.begin(), extra_tune_args.end());
     if (verb == "tune") argv.push_back("--no-progress");
     auto r = detail::run_process(argv, std::chrono::minutes(5), root);
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.output;
     if (verb == "tune") EXPECT_NE(r.output.find("best: "), std::string::npos) << command << "\n" << r.output;
     if (verb == "emit") EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "matmul_policy.hpp")) << r.output;
+    if (!expect_default_valid) continue;
+    // The bundled defaults hold on this machine: no warning about them, and
+    // one config for all sizes is found against the default itself.
+    EXPECT_EQ(r.output.find("warning: the default"), std::string::npos) << command << "\n" << r.output;
+    if (verb == "select" && command.find("all-sizes") != std::string::npos)
+      EXPECT_NE(r.output.find("one config for all sizes: "), std::string::npos) << command << "\n" << r.output;
   }
+}
+
+}  // namespace
+
+TEST(Readme, EveryTunekitCommandRuns) {
+  // This machine, whatever its caches: every command must succeed; a default
+  // that is not valid here is allowed (warned about, and select offers the
+  // best config valid at every size), since the test must not depend on them.
+  run_readme({}, false);
+}
+
+// The same commands on two simulated machines at the ends of the range the
+// bundled examples' defaults must be valid on (L1d 32 to 64 KiB, L2 0.5 to
+// 2 MiB; AVX2 and NEON register files; 16 and 4 cores): the constraints see
+// their properties (tune --properties), the kernels still run here.
+TEST(Readme, CommandsRunOnASmallCacheMachine) {
+  run_readme({"--properties", std::string(TUNEKIT_SOURCE_DIR) + "/tests/docs/data/machines/small_caches.json"}, true);
+}
+
+TEST(Readme, CommandsRunOnALargeCacheMachine) {
+  run_readme({"--properties", std::string(TUNEKIT_SOURCE_DIR) + "/tests/docs/data/machines/large_caches.json"}, true);
 }

@@ -20,8 +20,56 @@ TEST(Summarize, MedianMinMaxNoise) {
   EXPECT_DOUBLE_EQ(st.min.count(), 1);
   EXPECT_DOUBLE_EQ(st.max.count(), 4);
   EXPECT_DOUBLE_EQ(st.mean.count(), 2.5);
-  // sample stdev of 1..4 is sqrt(5/3)
-  EXPECT_NEAR(st.noise, std::sqrt(5.0 / 3.0) / 2.5, 1e-12);
+  // sample stdev of 1..4 is sqrt(5/3): the spread
+  EXPECT_NEAR(st.spread, std::sqrt(5.0 / 3.0) / 2.5, 1e-12);
+  // Four samples bound the median only by their range: (4 - 1) / (2 * 2.5).
+  EXPECT_NEAR(st.noise, 3.0 / 5.0, 1e-12);
+}
+
+namespace {
+std::vector<Microseconds> around(double centre, double step, int n) {
+  std::vector<Microseconds> v;
+  for (int i = 0; i < n; ++i) v.emplace_back(centre + step * (i - n / 2));
+  return v;
+}
+}  // namespace
+
+TEST(Summarize, NoiseIsTheMediansConfidenceInterval) {
+  // 50 samples 100 +- 0.1 k: the 95% interval of the median spans the
+  // order statistics 18 and 33 (1-based), 15 steps of 0.1: +-0.75%.
+  auto s = around(100, 0.1, 50);
+  Statistics st = summarize(s);
+  EXPECT_NEAR(st.noise, 1.5 / (2 * st.median.count()), 1e-9);
+  // More samples of the same spread narrow it.
+  EXPECT_LT(summarize(around(100, 0.1 * 50 / 200.0, 200)).noise, st.noise);
+}
+
+TEST(Summarize, OnePreemptedSampleBarelyMovesTheNoise) {
+  auto s = around(100, 0.02, 30);
+  const double quiet = summarize(s).noise;
+  s.back() = Microseconds(5000);  // a sample that lost the core for 5 ms
+  Statistics st = summarize(s);
+  EXPECT_LT(st.noise, 2 * quiet + 1e-3);  // one rank at most
+  EXPECT_GT(st.spread, 1.0);              // where the standard deviation explodes
+  EXPECT_FALSE(st.bimodal);
+}
+
+TEST(Summarize, TwoGroupsOfTimesAreBimodal) {
+  std::vector<Microseconds> s;
+  for (int i = 0; i < 20; ++i) s.emplace_back(100 + 0.1 * (i % 5));
+  for (int i = 0; i < 20; ++i) s.emplace_back(130 + 0.1 * (i % 5));
+  EXPECT_TRUE(summarize(s).bimodal);
+  // One group with a long tail is not: quadratic, and exponential quantiles.
+  std::vector<Microseconds> tail, exponential;
+  for (int i = 0; i < 40; ++i) tail.emplace_back(100 + 2.0 * i * i / 40);
+  EXPECT_FALSE(summarize(tail).bimodal);
+  for (int i = 0; i < 40; ++i) exponential.emplace_back(100 - 5 * std::log(1 - (i + 0.5) / 40));
+  EXPECT_FALSE(summarize(exponential).bimodal);
+  // Nor are samples that barely vary, nor fewer than 10.
+  std::vector<Microseconds> flat;
+  for (int i = 0; i < 40; ++i) flat.emplace_back(100 + (i % 2) * 0.01);
+  EXPECT_FALSE(summarize(flat).bimodal);
+  EXPECT_FALSE(summarize(std::vector<Microseconds>(s.begin() + 15, s.begin() + 24)).bimodal);
 }
 
 TEST(Summarize, OddCountAndEmpty) {
@@ -125,12 +173,19 @@ TEST(CollectSamples, WarmupRunsUntilItsTimeIsSpent) {
   m.min_samples = 1;
   m.max_samples = 1;
   int calls = 0;
+  std::chrono::steady_clock::time_point sampled;
+  const auto start = std::chrono::steady_clock::now();
   collect_samples(m, {}, [&] {
     ++calls;
+    sampled = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(2ms);
     return Microseconds(2000.0);
   });
-  EXPECT_GE(calls, 5);  // ~10 warm-up calls of 2 ms, then one sample
+  // The last call (the sample) starts only once the warm-up time is spent,
+  // however slowly a busy machine runs the calls before it (a lower bound,
+  // so no timing can make it fail).
+  EXPECT_GE(sampled - start, 20ms);
+  EXPECT_GE(calls, 2);
 }
 
 // ---- The early stop: a fake kernel whose times are given, so the tests

@@ -201,3 +201,36 @@ TEST(PolicyHeader, PassesOverTunedConfigsTheConstraintsRejectAtAnUntunedSize) {
   return 0;)");
   EXPECT_EQ(plain, "64 2");
 }
+
+TEST(PolicyHeader, TakesTheSizesInTheSpecsOrderOrAsNamedFields) {
+  // The spec declares N before M: a call in that order must get that size's
+  // config (alphabetical order would swap them and pick another size's).
+  const auto dir = tunekit::testing::fresh_dir();
+  Policy p = make_policy("mm", trials(), Selection::per_size, std::nullopt);
+  p.size_order = {"N", "M"};
+  const std::string header = emit_header(p);
+  EXPECT_NE(header.find("The sizes in the spec's order: N, M."), std::string::npos) << header;
+  const std::string out = compile_and_run(dir, header, R"(
+  using namespace tunekit_policy;
+  // N = 1024, M = 16 is the tuned size whose best is BM 16; read as M = 1024,
+  // N = 16 it would be nearest to 256 x 256 (BM 32).
+  constexpr auto a = mm_select(1024, 16);
+  static_assert(a.BM == 16, "sizes in the spec's order");
+  mm_size s{};
+  s.M = 4096;
+  s.N = 4096;
+  std::printf("%lld %lld", (long long)a.BM, (long long)mm_select(s).BM);
+  return 0;)");
+  EXPECT_EQ(out, "16 64");
+  EXPECT_EQ(nlohmann::json::parse(emit_json(p))["size_order"], (nlohmann::json{"N", "M"}));
+}
+
+TEST(Policy, AllSizesWithoutAValidDefaultOffersTheBestValidEverywhere) {
+  auto t = trials();
+  t.pop_back();
+  // The default never ran at 4096 x 4096: no speedup over it there.
+  Policy p = make_policy("mm", {t[0], t[1], t[3]}, Selection::all_sizes, cfg(16, 0.5, "small"));
+  EXPECT_NE(p.selection.find("against each size's best"), std::string::npos) << p.selection;
+  EXPECT_NE(p.selection.find("did not run correctly at 1 of 2 sizes"), std::string::npos) << p.selection;
+  for (const auto& e : p.entries) EXPECT_EQ(e.config.at("BM"), Value(64));
+}

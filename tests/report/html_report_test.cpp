@@ -97,7 +97,8 @@ TEST(HtmlReport, ASectionPerKernelDeviceAndSizeWithItsPlots) {
   trials.push_back(trial(ab(2, "y"), Status::ok, 7, "other"));
   const std::string page = html_report(trials);
   EXPECT_EQ(count(page, "<h2 "), 3u);
-  EXPECT_EQ(count(page, "<svg "), 3u + 0u + 2u);
+  // Per section, then the overview's plot across the sizes.
+  EXPECT_EQ(count(page, "<svg "), 3u + 0u + 2u + 1u);
   EXPECT_EQ(count(page, "No config ran correctly."), 1u);
   EXPECT_NE(page.find("6 ok, 1 wrong_result"), std::string::npos);
   EXPECT_NE(page.find("k &mdash; N = 128"), std::string::npos);
@@ -156,4 +157,35 @@ TEST(Svg, TicksAndAxes) {
   EXPECT_DOUBLE_EQ(a.lo, 9.5);
   EXPECT_DOUBLE_EQ(a.hi, 20.5);
   EXPECT_EQ(detail::html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST(HtmlReport, MarksTheBaselineWarnsOnNoiseAndPlotsAcrossSizes) {
+  std::vector<TrialRecord> trials;
+  for (int i = 0; i < 4; ++i) trials.push_back(trial(ab(1 + i, "x"), Status::ok, 10 + i));
+  for (int i = 0; i < 4; ++i) trials.push_back(trial(ab(1 + i, "x"), Status::ok, 40 - i, "k", {{"N", Value(128)}}));
+  for (auto& t : trials) {
+    t.stats.count = 20;
+    t.stats.noise = 0.01;
+  }
+  trials[0].stats.noise = 0.08;  // the fastest at N = 64 missed a 2% target
+  HtmlReportOptions o;
+  o.baseline = ab(3, "x");
+  o.target_noise = 0.02;
+  o.metrics = {{"rate", Expression::parse("N / time_us")}};
+  o.warnings = {"the default breaks `l1d_bytes >= 1`"};
+  const std::string page = html_report(trials, o);
+  EXPECT_NE(page.find("<p class=\"warn\">Warning: the default breaks `l1d_bytes &gt;= 1`</p>"), std::string::npos);
+  EXPECT_EQ(count(page, "The fastest config's noise is 8.0%, over the 2% target"), 1u) << page;
+  EXPECT_EQ(count(page, "1 of 4 ok configs missed the noise target"), 1u);
+  EXPECT_EQ(count(page, "noisy\">8.0%"), 1u);
+  // The default: ringed in each section's ranked plot, dashed in its
+  // convergence plot, named in its table, and drawn across the sizes.
+  EXPECT_EQ(count(page, "class=\"base\""), 2u);
+  EXPECT_EQ(count(page, "class=\"baseline\""), 2u);
+  EXPECT_EQ(count(page, "(default)</td>"), 2u);
+  EXPECT_NE(page.find("Each size's best time, and the default's where it ran."), std::string::npos);
+  EXPECT_EQ(count(page, "class=\"basesizes\""), 1u);
+  // A metric column: N = 64 at 10 us is 6.4.
+  EXPECT_NE(page.find("<th>rate</th>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"num\">6.4</td>"), std::string::npos);
 }

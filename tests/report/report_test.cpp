@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -216,8 +217,12 @@ TEST(Csv, ParsesBackWithQuoting) {
   EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
   auto rows = parse_csv(slurp(file));
   ASSERT_EQ(rows.size(), 5u);
+  // The fixed columns, then one per size name and one per parameter, in
+  // order of first appearance.
   std::vector<std::string> header{"No.",     "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",
-                                  "Min(us)", "Noise",  "Samples",  "Size",   "Error"};
+                                  "Min(us)", "Noise",  "Samples",  "Size",   "Error",      "Spread",
+                                  "Bimodal", "MissedNoiseTarget",  "M",    "N",          "BM",
+                                  "BN",      "MODE"};
   EXPECT_EQ(rows[0], header);
   for (const auto& r : rows) ASSERT_EQ(r.size(), header.size());
 
@@ -252,7 +257,71 @@ TEST(Csv, ParsesBackWithQuoting) {
 }
 
 TEST(Csv, EmptyListWritesHeader) {
-  EXPECT_EQ(format_csv({}), "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error\n");
+  EXPECT_EQ(format_csv({}),
+            "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error,Spread,Bimodal,"
+            "MissedNoiseTarget\n");
+}
+
+TEST(Csv, OneColumnPerParameterAndMetricAndTheNoiseVerdict) {
+  std::vector<TrialRecord> trials{ok_trial(bmbn(64, 128), 10.0), ok_trial(bmbn(32, 16), 20.0),
+                                  failed_trial(bmbn(8, 8), Status::crash, "")};
+  trials[1].stats.noise = 0.05;  // over a 2% target
+  TrialColumns columns{{{"rate", Expression::parse("M * N / time_us")}}, 0.02};
+  auto rows = parse_csv(format_csv(trials, columns));
+  ASSERT_EQ(rows.size(), 4u);
+  auto col = [&](const std::string& name) {
+    auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return static_cast<std::size_t>(it - rows[0].begin());
+  };
+  // pandas can group by BM without parsing the Config column.
+  EXPECT_EQ(rows[1][col("BM")], "64");
+  EXPECT_EQ(rows[2][col("BN")], "16");
+  EXPECT_EQ(rows[3][col("BM")], "8");
+  EXPECT_EQ(rows[1][col("M")], "512");
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][col("rate")]), 512.0 * 256 / 10);
+  EXPECT_EQ(rows[3][col("rate")], "");  // no time, no metric
+  EXPECT_EQ(rows[1][col("MissedNoiseTarget")], "false");
+  EXPECT_EQ(rows[2][col("MissedNoiseTarget")], "true");
+  EXPECT_EQ(rows[3][col("MissedNoiseTarget")], "");
+  EXPECT_EQ(rows[1][col("Bimodal")], "false");
+}
+
+TEST(TrialLine, MetricsAndAMissedNoiseTarget) {
+  TrialRecord t = ok_trial(bmbn(64, 128), 10.0);
+  TrialColumns columns{{{"rate", Expression::parse("BM * BN / time_us")}}, 0.02};
+  EXPECT_EQ(format_trial_line(3, t, columns), "No.3: 10.000 us, {BM: 64, BN: 128}, rate 819.2");
+  t.stats.noise = 0.051;
+  EXPECT_EQ(format_trial_line(3, t, columns),
+            "No.3: 10.000 us, {BM: 64, BN: 128}, rate 819.2, noise 5.1% over the 2% target, min 9.800 us");
+  t.stats.bimodal = true;
+  EXPECT_NE(format_trial_line(3, t, columns).find(", two groups of times"), std::string::npos);
+  EXPECT_EQ(format_trial_line(3, ok_trial(bmbn(1, 1), 1.0), {}), "No.3: 1.000 us, {BM: 1, BN: 1}");
+}
+
+TEST(Summary, FlushTimeWarningsAndAMetricObjective) {
+  TuneReport report = sample_report();
+  report.flush = Seconds(0.75);
+  report.device_busy = Seconds(3);
+  report.warnings = {"the default {BM: 64, BN: 64} breaks the constraint `l1d_bytes >= 1`"};
+  report.metrics = {{"rate", Expression::parse("BM * BN / time_us")}};
+  report.objective = Objective{"rate", true, {}};
+  std::string text = format_summary(report);
+  auto has = [&](const std::string& needle) { return text.find(needle) != std::string::npos; };
+  EXPECT_TRUE(has("measure 6.0 s (0.8 s of it flushing caches)")) << text;
+  EXPECT_TRUE(has("warning: the default {BM: 64, BN: 64} breaks the constraint `l1d_bytes >= 1`\n")) << text;
+  EXPECT_TRUE(has("No.1: 20.000 us, {BM: 64, BN: 64}, rate 204.8\n")) << text;
+  // rate: 64*64/20 = 204.8 for the default, 128*128/12.345 = 1327.18 for the best.
+  EXPECT_TRUE(has("best: No.4 12.345 us {BM: 128, BN: 128, SCALE: 2.0}, rate 1327.18\n")) << text;
+  EXPECT_TRUE(has("speedup over default by rate: 6.48x\n")) << text;
+  auto j = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(j["objective"]["name"], "rate");
+  EXPECT_EQ(j["objective"]["maximize"], true);
+  EXPECT_EQ(j["metrics"]["rate"], "BM * BN / time_us");
+  EXPECT_EQ(j["warnings"].size(), 1u);
+  EXPECT_DOUBLE_EQ(j["flush_s"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(j["sizes"][0]["trials"][0]["metrics"]["rate"].get<double>(), 204.8);
+  EXPECT_DOUBLE_EQ(j["sizes"][0]["best"]["rate"].get<double>(), 128.0 * 128 / 12.345);
 }
 
 TEST(Json, ParsesBackWithTypes) {

@@ -94,6 +94,47 @@ TEST(CoveringSet, ExactWhereGreedyIsNot) {
   EXPECT_EQ(chosen, (std::set<std::int64_t>{2, 3}));
 }
 
+TEST(BestPerSize, ByAMaximisedMetric) {
+  // work = M * C: a config that does more work per microsecond wins, though
+  // it is slower.
+  Goal goal{{"rate", true, {}}, {{"rate", Expression::parse("M * C / time_us")}}};
+  auto best = best_per_size(table(), goal);
+  ASSERT_EQ(best.size(), 3u);
+  // M=1: C=3 at 12 us does 3/12 = 0.25, C=1 at 5 us does 0.2.
+  EXPECT_EQ(best[0].config.at("C"), Value(3));
+  EXPECT_DOUBLE_EQ(best[0].value, 0.25);
+  EXPECT_EQ(best[0].time.count(), 12);
+}
+
+TEST(BestValidEverywhere, ClosestToEachSizesBestWithoutADefault) {
+  // No default to compare with: the geometric mean of best / time.
+  auto choice = best_valid_everywhere(table());
+  ASSERT_TRUE(choice);
+  EXPECT_TRUE(choice->against_best);
+  // C=2: (5/11 * 10/10 * 20/23)^(1/3) = 0.733; C=3: (5/12 * 10/11 * 20/20)^(1/3) = 0.724
+  EXPECT_EQ(choice->config.at("C"), Value(2));
+  EXPECT_NEAR(choice->geomean_speedup, std::cbrt(5.0 / 11 * 20.0 / 23), 1e-12);
+  ASSERT_EQ(choice->per_size.size(), 3u);
+  EXPECT_EQ(choice->per_size[0].baseline.count(), 5);  // M=1's best
+}
+
+TEST(WhyNoUniversal, NamesTheSizesWhereTheDefaultFailed) {
+  auto t = table();
+  t[8].status = Status::timeout;  // the default at M=3
+  t.erase(t.begin() + 4);         // the default at M=2: never ran (invalid there)
+  EXPECT_FALSE(best_for_all_sizes(t, Config({{"C", 0}})));
+  const std::string why = why_no_universal(t, Config({{"C", 0}}));
+  EXPECT_NE(why.find("the default {C: 0} did not run correctly at 2 of 3 sizes"), std::string::npos) << why;
+  EXPECT_NE(why.find("{M: 2} (not run: not valid there)"), std::string::npos) << why;
+  EXPECT_NE(why.find("{M: 3} (timeout)"), std::string::npos) << why;
+  // The others still ran everywhere: there is something to offer instead.
+  EXPECT_TRUE(best_valid_everywhere(t));
+  // Nothing ran at every size: said too.
+  std::vector<TrialRecord> split{trial(1, 1, 5), trial(2, 2, 5)};
+  EXPECT_NE(why_no_universal(split, std::nullopt).find("no config ran correctly at all 2 sizes"), std::string::npos);
+  EXPECT_FALSE(best_valid_everywhere(split));
+}
+
 namespace {
 
 // A trial cut short by the early stop: a few samples, the fastest `min_us`.

@@ -1,6 +1,6 @@
 // Kernel Tuner T1 and neutral JSON spaces: the Values list evaluator (the
 // expected lists are Python's own eval of the same text), the loaders, and
-// the exact counts of the T1 files in shared/t1.
+// the exact counts of the T1 files in tests/spec/data/t1.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,7 +24,9 @@ std::string show(const std::vector<Value>& values) {
 
 std::string eval(const std::string& text) { return show(evaluate_value_list(text)); }
 
-fs::path shared() { return fs::path(std::string(TUNEKIT_SOURCE_DIR) + "/../shared"); }
+// The T1 files and published spaces these tests read, in the repository.
+fs::path t1_dir() { return fs::path(std::string(TUNEKIT_SOURCE_DIR) + "/tests/spec/data/t1"); }
+fs::path spaces_dir() { return fs::path(std::string(TUNEKIT_SOURCE_DIR) + "/tests/space/data/spaces"); }
 
 }  // namespace
 
@@ -72,16 +74,16 @@ TEST(T1Values, ErrorsAreInputErrors) {
 }
 
 TEST(T1Files, SharedT1CountsMatchPython) {
-  if (!fs::is_directory(shared() / "t1")) GTEST_SKIP() << "shared/t1 not found";
+  ASSERT_TRUE(fs::is_directory(t1_dir())) << t1_dir() << " is missing from the repository";
   struct Want {
     const char* file;
     std::size_t params, conditions;
     std::uint64_t cartesian, valid;
   };
-  // From shared/t1/README.md (Python's eval over the Cartesian product).
+  // From tests/spec/data/t1/README.md (Python's eval over the Cartesian product).
   for (const Want& w : {Want{"convolution_milo.json", 10, 4, 10240, 4362}, Want{"dedispersion_milo.json", 8, 3, 22272, 11130},
                         Want{"hotspot_milo.json", 10, 4, 4440000, 82984}, Want{"gemm_milo.json", 17, 8, 663552, 116928}}) {
-    SpaceDefinition d = load_space_definition(shared() / "t1" / w.file);
+    SpaceDefinition d = load_space_definition(t1_dir() / w.file);
     EXPECT_EQ(d.format, "t1");
     EXPECT_EQ(d.parameters.size(), w.params) << w.file;
     EXPECT_EQ(d.constraints.size(), w.conditions) << w.file;
@@ -92,9 +94,9 @@ TEST(T1Files, SharedT1CountsMatchPython) {
 }
 
 TEST(T1Files, NeutralJsonSpaces) {
-  if (!fs::is_directory(shared() / "spaces")) GTEST_SKIP() << "shared/spaces not found";
+  ASSERT_TRUE(fs::is_directory(spaces_dir())) << spaces_dir() << " is missing from the repository";
   for (const char* f : {"dedispersion.json", "expdist.json", "gemm.json", "hotspot.json", "microhh.json"}) {
-    SpaceDefinition d = load_space_definition(shared() / "spaces" / f);
+    SpaceDefinition d = load_space_definition(spaces_dir() / f);
     EXPECT_EQ(d.format, "json");
     ASSERT_TRUE(d.expected_valid.has_value());
     Space s(d.parameters, d.constraints, d.constants);

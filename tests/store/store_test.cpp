@@ -51,9 +51,11 @@ TrialRecord sample_record() {
   r.stats.min = Microseconds(14.5);
   r.stats.max = Microseconds(16.25);
   r.stats.mean = Microseconds(15.0125);
-  r.stats.noise = 0.0123;
   r.stats.count = 4;
   r.samples = {Microseconds(14.5), Microseconds(14.9), Microseconds(15.064), Microseconds(16.25)};
+  // What the samples say is recomputed on read (the store keeps the samples).
+  r.stats.noise = summarize(r.samples).noise;
+  r.stats.spread = summarize(r.samples).spread;
   r.verification.checked = true;
   r.verification.passed = true;
   r.verification.max_abs_diff = 1.25e-6;
@@ -89,6 +91,8 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.stats.max.count(), b.stats.max.count());
   EXPECT_EQ(a.stats.mean.count(), b.stats.mean.count());
   EXPECT_EQ(a.stats.noise, b.stats.noise);
+  EXPECT_EQ(a.stats.spread, b.stats.spread);
+  EXPECT_EQ(a.stats.bimodal, b.stats.bimodal);
   EXPECT_EQ(a.stats.count, b.stats.count);
   ASSERT_EQ(a.samples.size(), b.samples.size());
   for (std::size_t i = 0; i < a.samples.size(); ++i) EXPECT_EQ(a.samples[i].count(), b.samples[i].count());
@@ -193,6 +197,21 @@ TEST(Store, PutFindRoundTripsEveryField) {
   Config as_float({{"BN", Value(128)}, {"BM", Value(64.0)}, {"ALPHA", Value(2.0)}, {"LAYOUT", Value("row'major")},
                    {"SCALE", Value(0.1)}});
   EXPECT_FALSE(store.find("abc123", "cpu:0", size, as_float).has_value());
+}
+
+TEST(Store, NoiseIsRecomputedFromTheStoredSamples) {
+  // An older tunekit stored the standard deviation in the noise column: on
+  // read, the samples say what the noise is, so old and new trials compare.
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord r = sample_record();
+  r.stats.noise = 0.5;  // what an old writer might have put there
+  store.put(r);
+  auto found = store.find(r.spec_hash, r.device, r.size, r.config);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->stats.noise, summarize(r.samples).noise);
+  EXPECT_NE(found->stats.noise, 0.5);
+  EXPECT_GT(found->stats.spread, 0.0);
 }
 
 TEST(Store, RoundTripsFailuresAndEmptyFields) {

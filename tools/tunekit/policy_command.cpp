@@ -82,37 +82,60 @@ Loaded load(const PolicyArgs& a) {
 
 Selection selection_of(const std::string& mode) { return value_named(selection_names(), mode).value_or(Selection::per_size); }
 
+Goal goal_of(const Spec& spec) { return Goal{spec.objective, spec.metrics}; }
+
+std::string size_text(const Bindings& size) { return Config({size.begin(), size.end()}).str(); }
+
 int run_select(const PolicyArgs& a) {
   Loaded l = load(a);
+  const Goal goal = goal_of(l.spec);
+  const std::string by = goal.objective.is_time() ? "" : " by " + goal.objective.describe();
   if (selection_of(a.mode) == Selection::all_sizes) {
-    if (!l.spec.default_config) throw InputError({a.spec}, "all-sizes compares with the default config; the spec has no 'default'");
-    auto choice = best_for_all_sizes(l.trials, *l.spec.default_config);
-    if (!choice) {
-      fmt::print("no config ran correctly at every size together with the default\n");
+    std::optional<UniversalChoice> choice;
+    if (l.spec.default_config) choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal);
+    if (choice) {
+      fmt::print("one config for all sizes: {}\ngeomean speedup over default{}: {:.3f}x\n", choice->config.str(), by,
+                 choice->geomean_speedup);
+      for (const auto& s : choice->per_size)
+        fmt::print("  {}: {:.3f} us, default {:.3f} us, {:.3f}x\n", size_text(s.size), s.time.count(),
+                   s.baseline.count(), s.speedup);
+      fmt::print("{}", format_unsettled(*choice));
+      return 0;
+    }
+    // Say why there is no answer against the default, then offer the best
+    // that exists: the config closest to each size's best among those that
+    // ran correctly at every size.
+    fmt::print("no config for all sizes against the default: {}\n",
+               l.spec.default_config ? why_no_universal(l.trials, l.spec.default_config)
+                                     : std::string("the spec has no 'default' to compare with"));
+    auto fallback = best_valid_everywhere(l.trials, goal);
+    if (!fallback) {
+      fmt::print("nothing to offer instead: {}\n", why_no_universal(l.trials, std::nullopt));
       return 3;
     }
-    fmt::print("one config for all sizes: {}\ngeomean speedup over default: {:.3f}x\n", choice->config.str(),
-               choice->geomean_speedup);
-    for (const auto& s : choice->per_size)
-      fmt::print("  {}: {:.3f} us, default {:.3f} us, {:.3f}x\n", Config({s.size.begin(), s.size.end()}).str(),
-                 s.time.count(), s.baseline.count(), s.speedup);
-    fmt::print("{}", format_unsettled(*choice));
+    fmt::print("best config valid at every size: {}\ngeomean of its speed relative to each size's best{}: {:.3f}x\n",
+               fallback->config.str(), by, fallback->geomean_speedup);
+    for (const auto& s : fallback->per_size)
+      fmt::print("  {}: {:.3f} us, best {:.3f} us, {:.3f}x\n", size_text(s.size), s.time.count(), s.baseline.count(),
+                 s.speedup);
     return 0;
   }
-  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
+  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100, goal);
   std::set<std::string> distinct;
   for (const auto& e : p.entries) distinct.insert(e.config.key());
-  fmt::print("{} sizes, {} distinct config{} ({})\n", p.entries.size(), distinct.size(), distinct.size() == 1 ? "" : "s",
-             p.selection);
+  fmt::print("{} sizes, {} distinct config{} ({}){}\n", p.entries.size(), distinct.size(), distinct.size() == 1 ? "" : "s",
+             p.selection, by);
   for (const auto& e : p.entries)
-    fmt::print("  {}: {}{}\n", Config({e.size.begin(), e.size.end()}).str(), e.config.str(),
+    fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(),
                e.time ? fmt::format(" {:.3f} us", e.time->count()) : "");
   return 0;
 }
 
 int run_emit(const PolicyArgs& a) {
   Loaded l = load(a);
-  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
+  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100,
+                         goal_of(l.spec));
+  p.size_order = l.spec.size_names;
   p.pinned = pinned_parameters(l.spec.constraints, p);
   p.checks = policy_checks(l.spec.constraints, p, machine_properties(l.trials));
   const std::string header = a.header.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.hpp")).string() : a.header;
@@ -122,8 +145,9 @@ int run_emit(const PolicyArgs& a) {
     std::ofstream(file, std::ios::binary) << text;
   }
   fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
-  if (selection_of(a.mode) == Selection::all_sizes)
-    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config)) fmt::print("{}", format_unsettled(*choice));
+  if (selection_of(a.mode) == Selection::all_sizes && l.spec.default_config)
+    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal_of(l.spec)))
+      fmt::print("{}", format_unsettled(*choice));
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())
@@ -160,7 +184,14 @@ int run_report(const PolicyArgs& a) {
   std::string device;
   for (const auto& t : l.trials)
     if (device.find(t.device) == std::string::npos) device += (device.empty() ? "" : ", ") + t.device;
-  write_html_report(html, l.trials, {l.name + " on " + device});
+  HtmlReportOptions options;
+  options.title = l.name + " on " + device;
+  if (!a.spec.empty()) {
+    options.baseline = l.spec.default_config;
+    options.target_noise = l.spec.measure.target_noise;
+    options.metrics = l.spec.metrics;
+  }
+  write_html_report(html, l.trials, options);
   fmt::print("{}report: {}\n", format_parameter_report(l.trials), html.string());
   return 0;
 }

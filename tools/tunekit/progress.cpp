@@ -1,6 +1,9 @@
 #include "progress.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -14,31 +17,72 @@ std::string clock_text(double seconds) {
                    : fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
+// At most `limit` bytes, not splitting a UTF-8 character.
+std::string clip(std::string text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
 }  // namespace
 
-ProgressBar::ProgressBar(std::FILE* out) : out_(out), tty_(::isatty(::fileno(out)) != 0) {}
-
-void ProgressBar::update(const ProgressEvent& e) {
+std::string progress_line(const ProgressEvent& e, std::size_t columns) {
+  const std::size_t room = columns > 1 ? columns - 1 : 0;
   const std::size_t total = e.total.value_or(0);
   const double frac = total ? static_cast<double>(e.done) / static_cast<double>(total) : 0.0;
   const double elapsed = e.elapsed.count();
   std::string eta = "?";
-  if (e.done > 0 && total >= e.done) eta = clock_text(elapsed / static_cast<double>(e.done) * static_cast<double>(total - e.done));
-  std::string best = e.best ? fmt::format("  best {:.3f} us", e.best->count()) : "";
-  constexpr int width = 28;
-  const int filled = static_cast<int>(frac * width);
-  std::string bar = std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(width - filled), '-');
-  std::string line = fmt::format("[{}] {}/{} {:3.0f}%  elapsed {}  ETA {}{}", bar, e.done, total, frac * 100,
-                                 clock_text(elapsed), eta, best);
+  if (e.done > 0 && total >= e.done)
+    eta = clock_text(elapsed / static_cast<double>(e.done) * static_cast<double>(total - e.done));
+  const std::string counts = fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100);
+  const std::string elapsed_text = "  elapsed " + clock_text(elapsed);
+  const std::string eta_text = "  ETA " + eta;
+  const std::string best = e.best ? fmt::format("  best {:.3f} us", e.best->count()) : "";
+  auto bar = [&](std::size_t width) {
+    const auto filled = static_cast<std::size_t>(frac * static_cast<double>(width));
+    return "[" + std::string(filled, '#') + std::string(width - filled, '-') + "]";
+  };
+  // Drop parts, least useful first, until the line fits.
+  for (int drop = 0; drop < 4; ++drop) {
+    const std::string tail = (drop < 3 ? elapsed_text : "") + eta_text + (drop < 2 ? best : "");
+    const std::string current = drop < 1 && !e.current.empty() ? "  " + e.current : "";
+    for (std::size_t width : {std::size_t{28}, std::size_t{20}, std::size_t{10}}) {
+      std::string line = bar(width) + counts + tail;
+      if (line.size() > room) continue;
+      // What is happening takes the rest of the line, cut if need be.
+      if (!current.empty()) line += clip(current, room - line.size());
+      return line;
+    }
+  }
+  return clip(bar(10) + counts + eta_text, room);
+}
+
+std::size_t terminal_columns(std::FILE* out) {
+  struct winsize w {};
+  if (::ioctl(::fileno(out), TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  if (const char* env = std::getenv("COLUMNS")) {
+    const long c = std::strtol(env, nullptr, 10);
+    if (c > 0) return static_cast<std::size_t>(c);
+  }
+  return 80;
+}
+
+ProgressBar::ProgressBar(std::FILE* out) : out_(out), tty_(::isatty(::fileno(out)) != 0) {}
+
+void ProgressBar::update(const ProgressEvent& e) {
   if (tty_) {
-    std::string current = e.current.size() > 60 ? e.current.substr(0, 57) + "..." : e.current;
-    fmt::print(out_, "\r\033[2K{}  {}", line, current);
+    fmt::print(out_, "\r\033[2K{}", progress_line(e, terminal_columns(out_)));
     std::fflush(out_);
     drawn_ = true;
   } else {
     const auto now = std::chrono::steady_clock::now();
+    const std::size_t total = e.total.value_or(0);
     if (now - last_line_ >= std::chrono::seconds(5) || (total && e.done == total)) {
-      fmt::print(out_, "{}\n", line);
+      // A log has no width: the whole line, without what is happening.
+      ProgressEvent quiet = e;
+      quiet.current.clear();
+      fmt::print(out_, "{}\n", progress_line(quiet, 1000));
       std::fflush(out_);
       last_line_ = now;
     }

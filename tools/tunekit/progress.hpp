@@ -3,10 +3,21 @@
 // terminal, a line every few seconds otherwise (CI logs stay readable).
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::cli {
+
+// The bar's line for a terminal `columns` wide: never longer than
+// columns - 1, so that it never wraps (a wrapped line is not redrawn in
+// place). What does not fit goes first: what is happening, then the best
+// time, then the elapsed time; the bar shrinks to 10 marks before that.
+std::string progress_line(const ProgressEvent& e, std::size_t columns);
+
+// The width of the terminal `out` writes to (asked again on every call, so
+// a resized window is followed), else $COLUMNS, else 80.
+std::size_t terminal_columns(std::FILE* out);
 
 class ProgressBar {
  public:

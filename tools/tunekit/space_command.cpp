@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <memory>
+#include <optional>
 
 #include <sys/resource.h>
 
@@ -80,17 +81,7 @@ SpaceDefinition load(const SpaceArgs& a) {
   // without one), else from this machine's backend for the spec's language.
   Bindings constants;
   if (!a.properties.empty()) {
-    std::ifstream in(a.properties);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) throw InputError(SourceLocation{a.properties, 0, 0}, "cannot read " + a.properties);
-    try {
-      constants = machine_from_json(text.str()).properties;
-    } catch (const std::invalid_argument& e) {
-      throw InputError(SourceLocation{a.properties, 0, 0},
-                       std::string(e.what()) + "; expected one device object of `tunekit devices --json`, such as "
-                                               "{\"device\": \"...\", \"sm_count\": 132}");
-    }
+    constants = load_machine_file(a.properties).properties;
   } else if (!language.empty()) {
     try {
       constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;
@@ -120,10 +111,35 @@ std::size_t peak_rss() {
 
 int run_space(const SpaceArgs& a) {
   SpaceDefinition def = load(a);
+  std::optional<Spec> spec;
+  if (def.format == "spec") spec = load_spec(a.file);
   const auto t0 = std::chrono::steady_clock::now();
   Space space(def.parameters, def.constraints, def.constants);
   const bool indexed = space.build();
-  const std::uint64_t valid = space.count();
+  // A spec that lists its configs (configs:) tries those only: count the
+  // listed ones the constraints allow, not the space they span.
+  const bool listed = spec && !spec->configs.empty();
+  std::uint64_t valid = 0;
+  if (listed) {
+    for (const auto& c : spec->configs) valid += space.contains(c);
+  } else {
+    valid = space.count();
+  }
+  // The default is the baseline of every speedup; say when it is not valid
+  // here, and why (the constraint, the machine property).
+  std::optional<std::string> default_problem;
+  if (spec && spec->default_config && !space.contains(*spec->default_config)) {
+    Bindings size = spec->sizes.empty() ? Bindings{} : spec->sizes.front();
+    for (const auto& s : a.sizes) {
+      auto [name, value] = parse_assignment(s);
+      size[name] = value;
+    }
+    Bindings machine = def.constants;
+    for (const auto& [k, v] : size) machine.erase(k);
+    Spec checked = *spec;
+    checked.constraints = def.constraints;  // --where included
+    default_problem = default_config_problem(checked, size, machine);
+  }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
   const std::size_t bytes = space.memory_bytes();
   const double per_config = valid > 0 ? static_cast<double>(bytes) / static_cast<double>(valid) : 0.0;
@@ -153,21 +169,27 @@ int run_space(const SpaceArgs& a) {
     fmt::print(
         "{{\"file\": {}, \"name\": {}, \"format\": {}, \"parameters\": {}, \"constraints\": {}, \"cartesian\": {}, "
         "\"valid\": {}, \"saturated\": {}, \"seconds\": {:.6f}, \"bytes\": {}, \"bytes_per_config\": {:.4f}, "
-        "\"indexable\": {}, \"peak_rss_bytes\": {}{}}}\n",
+        "\"indexable\": {}, \"peak_rss_bytes\": {}, \"listed\": {}, \"default_problem\": {}{}}}\n",
         json_string(a.file), json_string(def.name), json_string(def.format), space.parameters().size(),
         space.constraints().size(), space.cartesian_size(), valid, valid == UINT64_MAX ? "true" : "false",
         took.count(), bytes, per_config, indexed ? "true" : "false", peak_rss(),
+        listed ? std::to_string(spec->configs.size()) : std::string("null"),
+        default_problem ? json_string(*default_problem) : std::string("null"),
         a.write.empty() ? std::string() : ", \"written\": " + json_string(a.write));
     return 0;
   }
-  fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\nvalid:       {}\nseconds:     {:.6f}\n",
-             space.parameters().size(), space.constraints().size(), space.cartesian_size(), valid_text, took.count());
+  fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\n", space.parameters().size(),
+             space.constraints().size(), space.cartesian_size());
+  if (listed) fmt::print("listed:      {} (the spec's configs: list; only those run)\n", spec->configs.size());
+  fmt::print("valid:       {}{}\nseconds:     {:.6f}\n", valid_text, listed ? " (of the listed configs)" : "",
+             took.count());
   if (indexed)
     fmt::print("bytes:       {} ({:.2f} per valid config; the index)\n", bytes, per_config);
   else
     fmt::print("bytes:       0 (too large to index: counted by search)\n");
   fmt::print("peak rss:    {} bytes (this process)\n", peak_rss());
   if (!a.write.empty()) fmt::print("written:     {}\n", a.write);
+  if (default_problem) fmt::print("warning: {}\n", *default_problem);
   return 0;
 }
 
@@ -191,7 +213,8 @@ SubCommand add_space_command(CLI::App& app) {
   cmd->add_option("--where", args->where, "Extra constraint, as tunekit tune --where (repeat: all must hold)");
   cmd->add_flag("--json", args->json,
                 "Print one JSON object (keys file, name, format, parameters, constraints, cartesian, valid, "
-                "saturated, seconds, bytes, bytes_per_config, indexable, peak_rss_bytes)");
+                "saturated, seconds, bytes, bytes_per_config, indexable, peak_rss_bytes, listed (the number of "
+                "configs a spec lists, or null), default_problem (why the spec's default is not valid here, or null))");
   cmd->add_option("--write", args->write, "Write the valid configs to this CSV file (a header, then one row each)");
   return {cmd, [args] { return run_space(*args); }};
 }

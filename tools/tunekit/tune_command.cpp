@@ -2,6 +2,7 @@
 // run the output writers.
 #include "tune_command.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "progress.hpp"
+#include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/strategy.hpp"
@@ -41,6 +43,7 @@ struct TuneArgs {
   std::string flags;
   std::string timeout;
   std::string cache;
+  std::string properties;  // a machine's JSON (tunekit devices --json) for the constraints
   std::string early_stop;
   bool no_progress = false;
   bool no_rules = false;
@@ -203,18 +206,41 @@ Spec build_spec(const TuneArgs& t) {
   return spec;
 }
 
+// ".where-KC_256" for --where 'KC == 256': the files of a narrowed run get
+// their own names (readable, and bounded in length).
+std::string where_suffix(const std::vector<std::string>& where) {
+  if (where.empty()) return {};
+  std::string text;
+  for (const auto& w : where) {
+    if (!text.empty()) text += "_and_";
+    bool gap = false;
+    for (char c : w) {
+      if (std::isalnum(static_cast<unsigned char>(c))) {
+        if (gap && !text.empty() && text.back() != '_') text += '_';
+        text += c;
+        gap = false;
+      } else {
+        gap = true;
+      }
+    }
+  }
+  if (text.size() > 48) text = text.substr(0, 48);
+  return ".where-" + (text.empty() ? std::string("x") : text);
+}
+
 int run_tune(const TuneArgs& t) {
   const Spec spec = build_spec(t);
   TuneOptions options;
   options.out_dir = t.out_dir;
   options.fresh = t.fresh;
   options.jobs = t.jobs;
+  if (!t.properties.empty()) options.properties = load_machine_file(t.properties).properties;
   ProgressBar bar(stderr);
   ProgressCallback progress;
   if (!t.no_progress) progress = [&](const ProgressEvent& e) { bar.update(e); };
   TuneReport report = tune(spec, options, progress);
   bar.finish();
-  const OutputContext context{t.out_dir, std::chrono::system_clock::now()};
+  const OutputContext context{t.out_dir, std::chrono::system_clock::now(), where_suffix(t.where)};
   write_outputs(report, plan_outputs(report, spec.output, context, t.outputs, {"--output"}), std::cout);
   std::cout.flush();
   for (const auto& s : report.sizes)
@@ -239,7 +265,8 @@ SubCommand add_tune_command(CLI::App& app) {
                        "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
   tune_cmd->add_option("--where", t->where,
                        "Extra constraint for this run, e.g. --where 'CLUSTER == 1' (repeat: all must hold); results "
-                       "go to the same DB as the spec's");
+                       "go to the same DB as the spec's, the CSV, JSON and HTML to NAME.where-CLUSTER_1.* so the full "
+                       "run's stay");
   tune_cmd->add_option("--strategy", t->strategy,
                        "Search strategy, by name (`tunekit plugins` lists them; default: the spec's, else exhaustive)");
   tune_cmd->add_option("--option", t->options,
@@ -265,9 +292,15 @@ SubCommand add_tune_command(CLI::App& app) {
   tune_cmd->add_option("--flags", t->flags, "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
   tune_cmd->add_option("--timeout", t->timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
   tune_cmd->add_option("--cache", t->cache,
-                       "cold: flush caches before each sample by overwriting a buffer (default, as triton's do_bench); "
-                       "cold-read: flush by reading one, so no dirty lines are left for the kernel to write back; "
-                       "hot: don't flush");
+                       "cold (default): evict the kernel's data from the caches before each sample (CPU: its buffers, "
+                       "line by line; GPU: by overwriting a buffer larger than the L2, as triton's do_bench); "
+                       "cold-read: on a GPU, flush by reading that buffer, so no dirty lines are left for the kernel to "
+                       "write back (on a CPU, the same as cold); hot: don't flush");
+  tune_cmd->add_option("--properties", t->properties,
+                       "Machine properties for the constraints from this JSON file (one device object of `tunekit "
+                       "devices --json`), replacing this machine's: try a spec as on a machine with other caches "
+                       "(the kernels still run here)")
+      ->check(CLI::ExistingFile);
   tune_cmd->add_option("--early-stop", t->early_stop,
                        "FACTOR or off: cut a config short once its first samples are all slower than FACTOR times "
                        "the best so far at its size; it is recorded as 'slower' with those samples and never chosen "

@@ -1,5 +1,6 @@
 #include "backend/cpu/detail/cpu_backend.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "backend/cpu/detail/machine.hpp"
@@ -19,10 +20,13 @@ class CpuBackend final : public Backend {
     return std::make_unique<CpuBuilder>(options_.work_dir / "cpu" / "build", options_.rebuild);
   }
   std::unique_ptr<Evaluator> make_evaluator() override {
-    // Twice the last-level cache: enough to evict everything a kernel used.
+    // The worker evicts a kernel's own buffers line by line (worker.cpp).
+    // Only a processor without an eviction instruction overwrites a buffer
+    // instead: twice the last-level cache, bounded, since a VM may report an
+    // L3 of hundreds of MiB that every sample would then pay for.
     const auto l3 = static_cast<std::uint64_t>(machine_.properties.at("l3_bytes").as_int());
-    return std::make_unique<detail::WorkerEvaluator>(options_.work_dir / "cpu", std::vector<std::string>{"cpu"},
-                                                     std::max<std::uint64_t>(2 * l3, 8u << 20));
+    const std::uint64_t flush = std::clamp<std::uint64_t>(2 * l3, 8u << 20, 128u << 20);
+    return std::make_unique<detail::WorkerEvaluator>(options_.work_dir / "cpu", std::vector<std::string>{"cpu"}, flush);
   }
   // Compiling on the cores being measured would disturb the timings.
   bool measures_while_building() const override { return false; }

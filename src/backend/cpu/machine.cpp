@@ -59,11 +59,20 @@ MachineInfo probe_machine() {
     else if (level == "2") l2 = size;
     else if (level == "3") l3 = size;
   }
+#if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  const std::int64_t simd = __builtin_cpu_supports("avx512f") ? 64 : __builtin_cpu_supports("avx2") ? 32 : 16;
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const std::int64_t simd = avx512 ? 64 : __builtin_cpu_supports("avx2") ? 32 : 16;
+  const std::int64_t registers = avx512 ? 32 : 16;  // zmm0-31; ymm/xmm0-15
+#elif defined(__aarch64__)
+  const std::int64_t simd = 16, registers = 32;  // NEON: v0-v31, 128 bits
+#else
+  const std::int64_t simd = 16, registers = 16;
+#endif
   m.properties = {{"l1d_bytes", l1d},   {"l2_bytes", l2},
                   {"l3_bytes", l3},     {"cores", cores},
-                  {"simd_bytes", simd}, {"page_bytes", static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE))}};
+                  {"simd_bytes", simd}, {"vector_registers", registers},
+                  {"page_bytes", static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE))}};
   m.device = fmt::format("cpu: {} ({} cores)", model_name(), cores);
   return m;
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 
+#include "backend/cpu/detail/cache.hpp"
 #include "backend/cpu/detail/cpu_backend.hpp"
 #include "evaluator/detail/worker.hpp"
 
@@ -42,20 +43,31 @@ class CpuRunner final : public detail::KernelRunner {
 
   TrialResult time(const detail::WorkerRequest& rq, detail::HostArguments& args) override {
     auto pointers = args.pointers();
-    if (flush_.size() != rq.flush_bytes) flush_.assign(rq.flush_bytes, 0);
+    // Cold: what the kernel touched is evicted from every cache before each
+    // sample, its buffers line by line (coherent across cores, dirty lines
+    // written back untimed), so each sample reads its data from memory as a
+    // first call would, and pays for no write-back of someone else's lines:
+    // cold and cold-read are the same here. The cost follows the kernel's
+    // footprint, not a last-level cache size that a VM may report wrongly.
+    // Where the processor has no such instruction, a buffer the backend
+    // sized (flush_bytes) is overwritten (cold) or read (cold-read) instead.
     const bool read = rq.measure.cache == CacheMode::cold_read;
+    const bool by_line = !eviction_instruction().empty();
+    if (!by_line && flush_.size() != rq.flush_bytes) flush_.assign(rq.flush_bytes, 0);
+    Seconds flushing{0};
     auto flush = [&] {
-      // Touching a buffer larger than the last-level cache evicts the
-      // kernel's data, so each sample starts cold, as a first call would.
-      // cold-read only loads it: the caches then hold no dirty lines whose
-      // write-back the kernel would pay for.
-      if (read) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (by_line) {
+        for (std::size_t i = 0; i < args.size(); ++i)
+          if (args.is_buffer(i)) evict_lines(args.data(i), args.bytes(i));
+      } else if (read) {
         unsigned char sum = 0;
         for (std::size_t i = 0; i < flush_.size(); i += 64) sum = static_cast<unsigned char>(sum + flush_[i]);
         flush_sink_ = sum;  // volatile: the loads cannot be dropped
       } else {
         for (std::size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<char>(flush_[i] + 1);
       }
+      flushing += std::chrono::steady_clock::now() - t0;
     };
     std::size_t reps = 1;
     auto time_reps = [&](std::size_t n) {
@@ -74,6 +86,7 @@ class CpuRunner final : public detail::KernelRunner {
     r.samples = std::move(sampled.samples);
     for (auto d : r.samples) r.device_busy += d * static_cast<double>(reps);
     r.stats = summarize(r.samples);
+    r.flush = flushing;
     return r;
   }
 

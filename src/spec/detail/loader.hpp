@@ -378,6 +378,9 @@ class Loader {
   void tolerance(const Item& it, Spec& s) const;
   void measure(const Item& it, Spec& s) const;
   void output(const Item& it, Spec& s) const;
+  // objective.cpp: `metrics` and `objective` (after the sizes and parameters).
+  void metrics(const Item& it, Spec& s) const;
+  void objective(const Item& it, Spec& s) const;
   // application.cpp: `application` (kernel.language: command).
   ApplicationSpec application(const Item& it, const Spec& s) const;
 
@@ -386,6 +389,7 @@ class Loader {
   fs::path dir_;
   std::vector<std::string_view> lines_;
   std::map<std::string, SourceLocation> size_names_;
+  std::vector<std::string> size_order_;  // the size names as declared
 };
 
 }  // namespace tunekit::spec_detail

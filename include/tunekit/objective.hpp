@@ -1,0 +1,57 @@
+#pragma once
+// What "best" means: the median time (the default), or a user metric to
+// minimise or maximise. A metric is an expression (constraint.hpp) over the
+// problem size, the config's parameters and the measured time (`time_s`,
+// `time_us`), as Kernel Tuner's `metrics`:
+//   metrics: {gflops: "2 * M * N * K / time_s / 1e9"}
+//   objective: {maximize: gflops}
+// Metrics are computed on read from a trial's stored time, size and config,
+// so a store needs no column for them and a new metric covers old trials.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tunekit/constraint.hpp"
+#include "tunekit/trial.hpp"
+
+namespace tunekit {
+
+struct Metric {
+  std::string name;
+  Expression expression;
+};
+
+struct Objective {
+  std::string name = "time";  // "time" (the median, microseconds) or a metric's name
+  bool maximize = false;      // time is always minimised
+  SourceLocation where;
+  bool is_time() const { return name == "time"; }
+  // "time_us (lower is better)", "gflops (higher is better)"
+  std::string describe() const;
+};
+
+// Time and size and config of an ok trial, as a metric sees them: the size's
+// names, the parameters, time_s and time_us (the median).
+Bindings metric_bindings(const TrialRecord& trial);
+
+// Each metric's value for an ok trial, in declaration order; a metric whose
+// expression fails (a division by zero) is nullopt. Empty for other trials.
+std::vector<std::pair<std::string, std::optional<double>>> metric_values(const std::vector<Metric>& metrics,
+                                                                          const TrialRecord& trial);
+
+// The objective's value for a trial (microseconds for time), nullopt when the
+// trial did not run correctly or its metric fails.
+std::optional<double> objective_value(const Objective& objective, const std::vector<Metric>& metrics,
+                                      const TrialRecord& trial);
+
+// Lower is better: the value, negated when maximised. What search strategies
+// observe as Outcome::cost and what best-of choices rank by.
+std::optional<double> objective_cost(const Objective& objective, const std::vector<Metric>& metrics,
+                                     const TrialRecord& trial);
+
+// How many times better `candidate` is than `baseline` (> 1: better): the
+// ratio of the values, the right way up. nullopt unless both are positive.
+std::optional<double> objective_gain(const Objective& objective, double baseline, double candidate);
+
+}  // namespace tunekit

@@ -1,0 +1,65 @@
+// Why a spec's default config is not valid here (spec.hpp).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tunekit/spec.hpp"
+
+namespace tunekit {
+
+namespace {
+
+std::string list_values(const std::vector<Value>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) out.push_back(v.str());
+  return "[" + fmt::format("{}", fmt::join(out, ", ")) + "]";
+}
+
+}  // namespace
+
+std::optional<std::string> default_config_problem(const Spec& spec, const Bindings& size,
+                                                  const Bindings& machine_properties) {
+  if (!spec.default_config) return std::nullopt;
+  const Config& d = *spec.default_config;
+  const std::string head = "the default " + d.str();
+  for (const auto& p : spec.parameters) {
+    const Value* v = d.find(p.name);
+    if (!v) return fmt::format("{} gives no value for {}", head, p.name);
+    bool listed = false;
+    for (const auto& x : p.values) listed = listed || x == *v;
+    if (!listed)
+      return fmt::format("{} is outside its lists: {} = {} is not among {}'s values {}{}", head, p.name, v->str(),
+                         p.name, list_values(p.values), p.where.line ? " (" + p.where.str() + ")" : "");
+  }
+  Bindings env = machine_properties;
+  for (const auto& [k, v] : size) env[k] = v;  // a size named like a property wins, as in the tuner
+  for (const auto& [k, v] : d) env[k] = v;
+  for (const auto& c : spec.constraints) {
+    std::vector<Value> values;
+    std::vector<std::string> shown, machine;
+    bool bound = true;
+    for (const auto& name : c.variables()) {
+      auto it = env.find(name);
+      if (it == env.end()) {
+        bound = false;
+        break;
+      }
+      values.push_back(it->second);
+      const bool from_machine = !d.find(name) && !size.count(name) && machine_properties.count(name);
+      (from_machine ? machine : shown).push_back(name + " = " + it->second.str());
+    }
+    if (!bound || c.test(values)) continue;
+    std::string with;
+    if (!shown.empty()) with += fmt::format("{}", fmt::join(shown, ", "));
+    if (!machine.empty())
+      with += (with.empty() ? "" : " and ") + fmt::format("this machine's {}", fmt::join(machine, ", "));
+    std::string size_text;
+    for (const auto& [k, v] : size) size_text += (size_text.empty() ? "" : ", ") + k + ": " + v.str();
+    return fmt::format("{} breaks the constraint `{}`{}{}{}", head, c.text(),
+                       c.where().line ? " (" + c.where().str() + ")" : "", with.empty() ? "" : " with " + with,
+                       size_text.empty() ? "" : " at size {" + size_text + "}") +
+           (machine.empty() ? "" : "; it depends on the machine, so give a default valid on the machines you target");
+  }
+  return std::nullopt;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,200 @@
+// What a new user meets on the first day (issue #20): a default that is not
+// valid on this machine is explained, select offers an answer anyway, a
+// narrowed run keeps the full run's files, `space` counts a configs list, a
+// missing kernel entry is reported before anything runs, and the progress
+// bar fits the terminal.
+#include <gtest/gtest.h>
+
+#include "core/detail/process.hpp"
+#include "progress.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::read_file;
+using tunekit::testing::tunekit_exe;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::seconds timeout = 300s) {
+  args.insert(args.begin(), tunekit_exe().string());
+  return detail::run_process(args, timeout);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// y = x over `extra` (YAML: parameters, constraints, default ...), three
+// samples a config.
+std::string write_spec(const fs::path& dir, const std::string& extra, const std::string& entry = "f") {
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }\n");
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: " + entry + R"(, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+)" + extra);
+  return (dir / "k.yaml").string();
+}
+
+std::string machine(const fs::path& dir, std::int64_t l1d) {
+  const auto file = dir / "machine.json";
+  write_file(file, "{\"device\": \"simulated\", \"l1d_bytes\": " + std::to_string(l1d) + "}");
+  return file.string();
+}
+
+const std::string kCacheSpace = R"(parameters: {TILE: [1024, 4096, 16384]}
+constraints: ["l1d_bytes // 2 <= TILE <= l1d_bytes"]
+default: {TILE: 4096}
+)";
+
+}  // namespace
+
+TEST(FirstRun, ADefaultInvalidOnThisMachineIsExplained) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, kCacheSpace);
+  // 8 KiB of L1d: TILE = 4096 is valid. 32 KiB: it is not, and the tune says
+  // which constraint and which machine property, then goes on.
+  auto fine = tunekit_cli({"tune", spec, "--out-dir", (dir / "a").string(), "--no-progress", "--properties",
+                           machine(dir, 8192)});
+  EXPECT_EQ(fine.exit_code, 0) << fine.output;
+  EXPECT_FALSE(contains(fine.output, "warning: the default")) << fine.output;
+  EXPECT_TRUE(contains(fine.output, "default: No.1")) << fine.output;
+
+  auto warned = tunekit_cli({"tune", spec, "--out-dir", (dir / "b").string(), "--no-progress", "--properties",
+                             machine(dir, 32768)});
+  EXPECT_EQ(warned.exit_code, 0) << warned.output;
+  EXPECT_TRUE(contains(warned.output, "warning: the default {TILE: 4096} breaks the constraint `l1d_bytes // 2 <= TILE <= "
+                                      "l1d_bytes`"))
+      << warned.output;
+  EXPECT_TRUE(contains(warned.output, "this machine's l1d_bytes = 32768")) << warned.output;
+  EXPECT_TRUE(contains(warned.output, "speedups are over the first valid config instead")) << warned.output;
+  EXPECT_TRUE(contains(warned.output, "first valid config: No.1")) << warned.output;
+  // The JSON keeps it.
+  EXPECT_TRUE(contains(read_file(dir / "b" / "f.json"), "\"warnings\": [\n    \"the default {TILE: 4096}"));
+
+  // `space` says the same before anything runs.
+  auto counted = tunekit_cli({"space", spec, "--properties", machine(dir, 32768)});
+  EXPECT_EQ(counted.exit_code, 0) << counted.output;
+  EXPECT_TRUE(contains(counted.output, "valid:       1\n")) << counted.output;
+  EXPECT_TRUE(contains(counted.output, "warning: the default {TILE: 4096} breaks the constraint")) << counted.output;
+}
+
+TEST(FirstRun, SelectAllSizesSaysWhyAndOffersTheBestValidEverywhere) {
+  const auto dir = fresh_dir();
+  // At N = 1 the default TILE = 16384 is not valid (TILE <= N * 4096).
+  const std::string spec = write_spec(dir, R"(sizes: [{N: 1}, {N: 4}]
+parameters: {TILE: [1024, 4096, 16384]}
+constraints: ["TILE <= N * 4096"]
+default: {TILE: 16384}
+)");
+  const std::string out = (dir / "out").string();
+  auto tuned = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  auto r = tunekit_cli({"select", spec, "--mode", "all-sizes", "--out-dir", out});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "no config for all sizes against the default: the default {TILE: 16384} did not run "
+                                 "correctly at 1 of 2 sizes: {N: 1} (not run: not valid there)"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "best config valid at every size: {TILE: ")) << r.output;
+  auto emitted = tunekit_cli({"emit", spec, "--mode", "all-sizes", "--out-dir", out});
+  EXPECT_EQ(emitted.exit_code, 0) << emitted.output;
+  EXPECT_TRUE(contains(emitted.output, "against each size's best")) << emitted.output;
+}
+
+TEST(FirstRun, ANarrowedRunKeepsTheFullRunsFiles) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "parameters: {A: [1, 2, 3], B: [1, 2]}\n");
+  const auto out = dir / "out";
+  auto full = tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress"});
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  // Files are named by the spec's name, here its entry.
+  const std::string csv = read_file(out / "f.csv"), json = read_file(out / "f.json");
+  auto narrow = tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress", "--where", "B == 2", "--where",
+                             "A < 3"});
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.output;
+  EXPECT_EQ(read_file(out / "f.csv"), csv);
+  EXPECT_EQ(read_file(out / "f.json"), json);
+  for (const char* ext : {".csv", ".json", ".html"})
+    EXPECT_TRUE(fs::exists(out / (std::string("f.where-B_2_and_A_3") + ext))) << ext << "\n" << narrow.output;
+  EXPECT_TRUE(contains(narrow.output, "f.where-B_2_and_A_3.csv")) << narrow.output;
+}
+
+TEST(FirstRun, SpaceCountsTheConfigsAList) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, R"(parameters: {A: [1, 2, 3, 4], B: [1, 2, 3]}
+constraints: ["A != B"]
+configs:
+  - {A: 1, B: 2}
+  - {A: 2, B: 2}
+  - {A: 4, B: 1}
+)");
+  auto r = tunekit_cli({"space", spec});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "cartesian:   12\n")) << r.output;
+  EXPECT_TRUE(contains(r.output, "listed:      3")) << r.output;
+  EXPECT_TRUE(contains(r.output, "valid:       2 (of the listed configs)")) << r.output;
+  auto j = tunekit_cli({"space", spec, "--json"});
+  EXPECT_TRUE(contains(j.output, "\"valid\": 2")) << j.output;
+  EXPECT_TRUE(contains(j.output, "\"listed\": 3")) << j.output;
+}
+
+TEST(FirstRun, AMissingEntryIsReportedBeforeTheBuildsWithTheCompilersLine) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "parameters: {A: [1, 2, 3]}\n", "fx");
+  auto r = tunekit_cli({"tune", spec, "--out-dir", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "k.yaml:1:32: kernel.entry 'fx' does not appear in k.cpp, and the compiler says:"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "fx")) << r.output;
+  EXPECT_FALSE(contains(r.output, "No.1")) << "nothing is tuned: " << r.output;
+}
+
+TEST(FirstRun, ANoisyKernelIsFlaggedAndTheRunWarns) {
+  const auto dir = fresh_dir();
+  // Alternately 1 ms and 3 ms: a median no sample count pins to 2%.
+  write_file(dir / "k.cpp", R"(#include <unistd.h>
+extern "C" void f(float* y) { static int calls = 0; usleep(++calls % 2 ? 1000 : 3000); y[0] = 1; }
+)");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments: [{name: y, type: f32, size: 1, role: out}]
+parameters: {A: [1, 2]}
+reference: none
+measure: {warmup: 0us, min_samples: 10, max_samples: 10, noise: 0.02}
+)");
+  auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--out-dir", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "% over the 2% target, min ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "warning: 2 of 2 configs missed the noise target (2.0%")) << r.output;
+  // Cold, the default: the summary says what flushing took.
+  EXPECT_TRUE(contains(r.output, "s of it flushing caches)")) << r.output;
+  const std::string csv = read_file(dir / "out" / "f.csv");
+  EXPECT_TRUE(contains(csv, ",true,")) << csv;  // MissedNoiseTarget
+}
+
+TEST(ProgressBar, FitsTheTerminal) {
+  ProgressEvent e;
+  e.done = 37;
+  e.total = 126;
+  e.elapsed = Seconds(75);
+  e.best = Microseconds(1324.197);
+  e.current = "measuring {MR: 4, NR: 16, KC: 256, MC: 96, NC: 256, UNROLL: 1, LOOP_ORDER: 0, PAR: 1}";
+  const std::string wide = cli::progress_line(e, 200);
+  EXPECT_TRUE(contains(wide, "[########--------------------] 37/126  29%")) << wide;
+  EXPECT_TRUE(contains(wide, "best 1324.197 us")) << wide;
+  EXPECT_TRUE(contains(wide, "measuring {MR: 4")) << wide;
+  for (std::size_t columns : {200u, 120u, 80u, 60u, 40u, 30u, 20u}) {
+    const std::string line = cli::progress_line(e, columns);
+    EXPECT_LE(line.size(), columns - 1) << columns << ": " << line;
+    EXPECT_TRUE(contains(line, "37/126")) << columns << ": " << line;
+  }
+  // 80 columns: the bar, the counts, the times and the best; what is
+  // happening fills the rest.
+  const std::string eighty = cli::progress_line(e, 80);
+  EXPECT_TRUE(contains(eighty, "best 1324.197 us")) << eighty;
+  EXPECT_TRUE(contains(cli::progress_line(e, 60), "ETA")) << cli::progress_line(e, 60);
+}

@@ -1,0 +1,83 @@
+// `metrics:` and `objective:` in a spec, the spec's size order, and why a
+// default config is not valid on a machine (issue #20).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support/spec_errors.hpp"
+#include "tunekit/spec.hpp"
+
+using namespace tunekit;
+using ::testing::HasSubstr;
+using tunekit::testing::SpecErrors;
+
+namespace {
+
+const std::string kHead = R"Y(kernel: {source: k.cpp, entry: k}
+arguments: [{name: n, type: i32, value: M}]
+sizes: [{N: 64, M: 32, K: 16}]
+parameters: {BM: [16, 32], BK: [8, 16]}
+)Y";
+
+}  // namespace
+
+TEST_F(SpecErrors, MetricsAndObjectiveLoad) {
+  Spec s = load_spec(write(kHead + R"Y(metrics:
+  gflops: "2 * M * N * K / time_s / 1e9"
+  per_tile: "time_us / (BM * BK)"
+objective: {maximize: gflops}
+)Y"));
+  ASSERT_EQ(s.metrics.size(), 2u);
+  EXPECT_EQ(s.metrics[0].name, "gflops");
+  EXPECT_EQ(s.metrics[1].name, "per_tile");
+  EXPECT_EQ(s.objective.name, "gflops");
+  EXPECT_TRUE(s.objective.maximize);
+  // The sizes in the order the spec declares them, not alphabetical.
+  EXPECT_EQ(s.size_names, (std::vector<std::string>{"N", "M", "K"}));
+}
+
+TEST_F(SpecErrors, ObjectiveDefaultsToTime) {
+  Spec s = load_spec(write(kHead));
+  EXPECT_TRUE(s.objective.is_time());
+  EXPECT_FALSE(s.objective.maximize);
+  EXPECT_TRUE(load_spec(write(kHead + "objective: time\n")).objective.is_time());
+}
+
+TEST_F(SpecErrors, MetricErrorsAreLocated) {
+  expect_error(kHead + "metrics: {gflops: \"2 * M * Q / time_s\"}\n", 5, 20, "'Q', which is neither a size");
+  expect_error(kHead + "metrics: {gflops: \"2 * M / tme_s\"}\n", 5, 20, "did you mean 'time_s'?");
+  expect_error(kHead + "metrics: {BM: \"time_s\"}\n", 5, 11, "has the name of a size or parameter");
+  expect_error(kHead + "metrics: {time_us: \"time_s\"}\n", 5, 11, "has the name of a measured time");
+  expect_error(kHead + "metrics: [gflops]\n", 5, 10, "must be a mapping of metric names to expressions");
+}
+
+TEST_F(SpecErrors, ObjectiveErrorsAreLocated) {
+  const std::string metrics = "metrics: {gflops: \"M / time_s\"}\n";
+  expect_error(kHead + metrics + "objective: {maximize: glops}\n", 6, 23, "did you mean 'gflops'?");
+  expect_error(kHead + metrics + "objective: gflops\n", 6, 12, "say which way is better");
+  expect_error(kHead + metrics + "objective: {maximize: time}\n", 6, 23, "time can only be minimised");
+  expect_error(kHead + metrics + "objective: {fastest: gflops}\n", 6, 13, "unknown key 'fastest'");
+}
+
+TEST_F(SpecErrors, DefaultProblemNamesTheConstraintAndTheMachineProperty) {
+  Spec s = load_spec(write(kHead + R"Y(constraints:
+  - l1d_bytes // 2 <= BM * BK * 4 <= l1d_bytes
+default: {BM: 16, BK: 8}
+)Y"));
+  const Bindings size = s.sizes.front();
+  // 512 bytes of tile: valid with a 1 KiB L1d, not with a 48 KiB one.
+  EXPECT_FALSE(default_config_problem(s, size, {{"l1d_bytes", Value(1024)}}));
+  auto why = default_config_problem(s, size, {{"l1d_bytes", Value(49152)}});
+  ASSERT_TRUE(why);
+  EXPECT_THAT(*why, HasSubstr("the default {BM: 16, BK: 8} breaks the constraint `l1d_bytes // 2 <= BM * BK * 4 <= "
+                              "l1d_bytes`"));
+  EXPECT_THAT(*why, HasSubstr(":6:5)"));  // where the spec states it
+  EXPECT_THAT(*why, HasSubstr("BM = 16, BK = 8 and this machine's l1d_bytes = 49152"));
+  EXPECT_THAT(*why, HasSubstr("depends on the machine"));
+}
+
+TEST_F(SpecErrors, DefaultOutsideItsLists) {
+  Spec s = load_spec(write(kHead + "default: {BM: 24, BK: 8}\n"));
+  auto why = default_config_problem(s, s.sizes.front(), {});
+  ASSERT_TRUE(why);
+  EXPECT_THAT(*why, HasSubstr("outside its lists: BM = 24 is not among BM's values [16, 32]"));
+}
