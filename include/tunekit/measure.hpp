@@ -37,6 +37,9 @@ struct MeasureSettings {
   double target_noise = 0.02;            // stop when relative noise of the median estimate < this
   CacheMode cache = CacheMode::cold;     // flush caches before every sample (unless hot)
   Seconds timeout{60.0};                 // per trial (build excluded); past it: Status::timeout
+  // Triton: time replays of a CUDA graph of the launch (launch-bound
+  // kernels); the CUDA worker does so by itself for short hot kernels.
+  bool graph = false;
 };
 
 // Runs the sampling loop. `flush` is called before each sample when cache is

@@ -101,6 +101,12 @@ BuildInput make_reference_input(const Spec& spec) {
   in.source_name = path.string();
   in.entry = ref.entry;
   if (!ref.flags.empty()) in.flags = ref.flags;
+  // A Python reference (Triton) is no build: the backend's builder records
+  // what the worker calls.
+  if (backend_for_language(spec.kernel.language).kernel.tensors) {
+    in.compiler = ref.torch_expression.empty() ? "reference:python" : "reference:torch";
+    if (!ref.torch_expression.empty()) in.entry = ref.torch_expression;
+  }
   // A reference built from a source with tunable lines or %RANGE% keeps the
   // source's own defaults: nothing is injected.
   return in;

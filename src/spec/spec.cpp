@@ -362,7 +362,7 @@ std::string languages_with(bool KernelTraits::*allowed) {
 
 KernelSpec Loader::kernel(const Item& it) const {
   Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
-                   "shared_memory", "cluster"});
+                   "shared_memory", "cluster", "constexprs", "max_spills"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
   if (auto v = get(m, "language")) {
@@ -411,9 +411,31 @@ KernelSpec Loader::kernel(const Item& it) const {
                                                  languages_with(&KernelTraits::cluster) + " kernels, not " + k.language);
     k.launch.cluster = cluster_of(*v);
   }
-  if (traits.launch && (k.launch.grid.empty() || k.launch.block.empty()))
+  if (traits.launch && !traits.threads) {
+    // Triton: threads per program come from num_warps, shared memory from the compiler.
+    for (const char* key : {"block", "shared_memory", "cluster"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a " + k.language +
+                                   " kernel: its programs' threads come from num_warps (a launch option; make it a "
+                                   "parameter) and its shared memory from the compiler");
+    if (k.launch.grid.empty())
+      fail(it.where, "a " + k.language + " kernel needs 'grid' in 'kernel': programs per dimension, expressions over "
+                     "sizes and parameters, e.g. grid: [\"ceil_div(N, BLOCK_N)\", B]");
+  } else if (traits.launch && (k.launch.grid.empty() || k.launch.block.empty())) {
     fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
                    "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
+  }
+  for (const char* key : {"constexprs", "max_spills"})
+    if (const Entry* e = m.find(key); e && !traits.tensors)
+      fail(loc(e->key_node), "'" + std::string(key) + "' applies to " + languages_with(&KernelTraits::tensors) +
+                                 " kernels, not " + k.language);
+  if (auto v = get(m, "constexprs")) {
+    Map cm = map(*v, {}, "a mapping of tl.constexpr names to expressions over sizes, e.g. {HEAD_DIM: D}");
+    for (const Entry& e : cm.entries)
+      k.constexprs.emplace_back(name_of(Item{e.key_node, v->path + "." + e.key, loc(e.key_node)}, "an identifier"),
+                                expression_of(child(cm, e), "an expression"));
+  }
+  if (auto v = get(m, "max_spills")) k.max_spills = int_of(*v, 0, "a number of spilled registers");
   if (!traits.launch && !traits.application && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
     fail(it.where, "'grid', 'block' and 'shared_memory' apply to " + languages_with(&KernelTraits::launch) +
                        " kernels, not " + k.language);
@@ -430,7 +452,7 @@ KernelSpec Loader::kernel(const Item& it) const {
 }
 
 ArgumentSpec Loader::argument(const Item& it) const {
-  Map m = map(it, {"name", "type", "size", "value", "fill", "role", "tensor_map"},
+  Map m = map(it, {"name", "type", "size", "shape", "value", "fill", "role", "tensor_map", "pass"},
               "a mapping such as {name: A, type: f32, size: N}");
   ArgumentSpec a;
   a.where = it.where;
@@ -451,13 +473,24 @@ ArgumentSpec Loader::argument(const Item& it) const {
                                  {"u8", ElementType::u8}, {"u16", ElementType::u16}, {"u32", ElementType::u32},
                                  {"u64", ElementType::u64}});
   auto size = get(m, "size");
+  auto shape = get(m, "shape");
   auto value = get(m, "value");
   auto role = get(m, "role");
   auto fill = get(m, "fill");
   const std::string who = "argument '" + a.name + "'";
-  if (size && value)
+  const bool setup_fill = fill && fill->node.IsMap() && fill->node["setup"];
+  if (size && shape) fail(shape->where, who + " has both 'size' and 'shape'; give one of them");
+  if (shape) {
+    a.shape = expressions_of(*shape, 1, 8);
+    // The element count, as an expression, for what reads `size`.
+    std::string product;
+    for (const auto& e : a.shape) product += (product.empty() ? "(" : " * (") + e.text() + ")";
+    a.size = Expression::parse(product, shape->where);
+  }
+  if (auto p = get(m, "pass")) a.passed = enum_of<bool>(*p, {{"true", true}, {"false", false}});
+  if ((size || shape) && value)
     fail(value->where, who + " has both 'size' (a buffer) and 'value' (a scalar); give one of them");
-  if (!size && !value)
+  if (!size && !shape && !value && !setup_fill)
     fail(it.where, who + " needs 'size' (a buffer's element count) or 'value' (a scalar's value)");
   if (value) {
     a.value = expression_of(*value, "an expression");
@@ -471,7 +504,7 @@ ArgumentSpec Loader::argument(const Item& it) const {
     if (fill) fail(fill->where, who + " is a scalar (it has 'value'); 'fill' applies to buffers only");
     return a;
   }
-  a.size = expression_of(*size, "an expression");
+  if (size) a.size = expression_of(*size, "an expression");
   if (role) {
     a.role = enum_of<Role>(*role, {{"in", Role::in}, {"out", Role::out}, {"inout", Role::inout}, {"scalar", Role::scalar}});
     if (a.role == Role::scalar)
@@ -491,8 +524,13 @@ ArgumentSpec Loader::argument(const Item& it) const {
         if (auto near = closest_match(s, {"random", "zeros"})) msg += "; did you mean '" + *near + "'?";
         fail(content_loc(*fill), msg);
       }
+    } else if (setup_fill) {
+      Map f = map(*fill, {"setup", "python"}, "{setup: FUNCTION} (optional: python: FILE.py, default the kernel's)");
+      const std::string fn = function_name(require(f, "setup"));
+      a.setup = fn;  // completed with the file once the kernel's is known (Loader::load)
+      if (auto file = get(f, "python")) a.setup = existing_file(*file, "setup function's Python file").string() + ":" + fn;
     } else if (fill->node.IsMap()) {
-      Map f = map(*fill, {"constant", "sequence"}, expected);
+      Map f = map(*fill, {"constant", "sequence", "setup"}, expected);
       if (f.entries.size() != 1) fail(fill->where, display(fill->path) + " must be " + expected + " (exactly one key)");
       const Entry& e = f.entries.front();
       a.fill = e.key == "constant" ? Fill::constant : Fill::sequence;
@@ -791,9 +829,23 @@ ReferenceSpec Loader::reference(const Item& it, const std::string& language) con
     else fail(content_loc(it), "bad value '" + s + "' for 'reference': expected " + expected);
     return r;
   }
-  Map m = map(it, {"source", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
+  Map m = map(it, {"source", "python", "torch", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
   r.kind = ReferenceSpec::Kind::function;
+  const bool tensors = backend_for_language(language).kernel.tensors;
+  for (const char* key : {"python", "torch"})
+    if (const Entry* e = m.find(key); e && !tensors)
+      fail(loc(e->key_node), "'reference." + std::string(key) + "' applies to " + languages_with(&KernelTraits::tensors) +
+                                 " kernels, not " + language);
+  if (auto v = get(m, "torch")) {
+    for (const char* key : {"source", "python", "entry"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'reference.torch' is a whole reference (a torch expression over the arguments); '" +
+                                   std::string(key) + "' does not go with it");
+    r.torch_expression = string_of(*v, "a torch expression over the arguments, e.g. \"a.float() @ b.float()\"");
+    return r;
+  }
   if (auto v = get(m, "source")) r.source = existing_file(*v, "reference source file");
+  if (auto v = get(m, "python")) r.source = existing_file(*v, "reference Python file");
   r.entry = function_name(require(m, "entry"));
   if (auto v = get(m, "flags")) r.flags = strings_of(*v);
   if (auto v = get(m, "grid")) r.launch.grid = expressions_of(*v, 1, 3);
@@ -848,6 +900,11 @@ Spec Loader::load(const YAML::Node& root) {
     std::map<std::string, SourceLocation> seen;
     for (const Item& el : elements(args)) {
       ArgumentSpec a = argument(el);
+      if (!backend.kernel.tensors && (!a.shape.empty() || !a.setup.empty() || !a.passed))
+        fail(el.where, "argument '" + a.name + "': 'shape', 'pass' and 'fill: {setup: ...}' apply to " +
+                           languages_with(&KernelTraits::tensors) + " kernels, not " + s.kernel.language);
+      if (!a.setup.empty() && a.setup.find(':') == std::string::npos)
+        a.setup = s.kernel.source.string() + ":" + a.setup;  // a function of the kernel's own file
       if (auto prev = seen.find(a.name); prev != seen.end())
         fail(el.where, "duplicate argument name '" + a.name + "' (first at " + prev->second.str() + ")");
       seen.emplace(a.name, el.where);
@@ -946,7 +1003,7 @@ Spec Loader::load(const YAML::Node& root) {
   }
 
   if (auto v = get(m, "measure")) {
-    Map t = map(*v, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout"});
+    Map t = map(*v, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "graph"});
     MeasureSettings& ms = s.measure;
     if (auto x = get(t, "warmup")) ms.warmup = std::chrono::duration_cast<Microseconds>(duration_of(*x, false));
     if (auto x = get(t, "min_samples")) ms.min_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
@@ -963,6 +1020,12 @@ Spec Loader::load(const YAML::Node& root) {
       ms.cache = enum_of<CacheMode>(
           *x, {{"cold", CacheMode::cold}, {"cold-read", CacheMode::cold_read}, {"hot", CacheMode::hot}});
     if (auto x = get(t, "timeout")) ms.timeout = duration_of(*x, true);
+    if (auto x = get(t, "graph")) {
+      if (!backend.kernel.tensors)
+        fail(loc(t.find("graph")->key_node), "'measure.graph' applies to " + languages_with(&KernelTraits::tensors) +
+                                                 " kernels (the CUDA worker replays graphs of short kernels by itself)");
+      ms.graph = enum_of<bool>(*x, {{"true", true}, {"false", false}});
+    }
   }
 
   if (auto v = get(m, "search")) {
