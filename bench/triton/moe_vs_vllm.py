@@ -134,6 +134,8 @@ def main():
     ap.add_argument("--sweep-batches", default="1")
     ap.add_argument("--sample", type=int, default=3, help="configs per batch size for the sweep-cost estimate")
     ap.add_argument("--summary", default="")
+    ap.add_argument("--previous", default="", help="a summary of an earlier run: take its sweep instead of sweeping")
+    ap.add_argument("--no-layer", action="store_true")
     args = ap.parse_args()
     args.batches = [int(b) for b in args.batches.split(",")]
     sweep_batches = [int(b) for b in args.sweep_batches.split(",") if b]
@@ -157,9 +159,16 @@ def main():
     torch.manual_seed(0)
     w1 = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / 64
     space = vllm_space()
+    previous = {}
+    if args.previous:
+        with open(args.previous) as f:
+            previous = json.load(f)["sweep"]
+        sweep_batches = []
+        log(f"the sweep of {args.previous}: best at M in {list(previous['best'])}, "
+            f"{previous['estimated_full_wall_s']:.0f} s estimated for all batch sizes")
     sweep_t0 = time.perf_counter()
-    compile_s, valid = compile_space(space, log)
-    sweep = {}
+    compile_s, valid = compile_space(space, log) if not previous else (previous["compile_s"], [])
+    sweep = {int(m): v for m, v in previous.get("best", {}).items()}
     for m in sweep_batches:
         problem = Problem(m, w1)
         t0 = time.perf_counter()
@@ -195,53 +204,61 @@ def main():
         summary["geomean"] = geo
     common.save(args.summary, summary)
 
-    # What the whole 13-batch sweep would take: compile once, then each batch's timing.
-    rng = random.Random(5)
-    estimate = compile_s
-    per_config = {}
-    for m in args.batches:
-        if m in sweep:
-            per_config[m] = sweep[m]["seconds"] / sweep[m]["timed"]
-        else:
-            problem = Problem(m, w1)
-            sample = rng.sample(valid, args.sample)
-            t0 = time.perf_counter()
-            for c in sample:
-                vllm_time(problem, c)
-            per_config[m] = (time.perf_counter() - t0) / len(sample)
-        estimate += per_config[m] * len(valid)
-    log("sweep cost per config (vLLM's timer, s): " + ", ".join(f"M={m}: {per_config[m]:.3f}" for m in args.batches))
-    log(f"sweep wall: {sweep_wall:.1f} s measured over M in {sweep_batches} (compile {compile_s:.1f} s); "
-        f"the whole {len(args.batches)}-batch sweep: {estimate:.0f} s estimated")
-    summary["sweep"] = dict(measured_wall_s=sweep_wall, compile_s=compile_s, valid=len(valid),
-                            estimated_full_wall_s=estimate, per_config_s={str(k): v for k, v in per_config.items()},
-                            best={str(k): v for k, v in sweep.items()})
+    if previous:
+        estimate = previous["estimated_full_wall_s"]
+        log(f"tunekit wall {tk_wall:.1f} s for {len(args.batches)} batch sizes = {tk_wall / estimate:.1%} of the "
+            f"estimated full sweep ({estimate:.0f} s, from {args.previous})")
+        summary["sweep"] = previous
+        common.save(args.summary, summary)
+    if not previous:
+        # What the whole 13-batch sweep would take: compile once, then each batch's timing.
+        rng = random.Random(5)
+        estimate = compile_s
+        per_config = {}
+        for m in args.batches:
+            if m in sweep:
+                per_config[m] = sweep[m]["seconds"] / sweep[m]["timed"]
+            else:
+                problem = Problem(m, w1)
+                sample = rng.sample(valid, args.sample)
+                t0 = time.perf_counter()
+                for c in sample:
+                    vllm_time(problem, c)
+                per_config[m] = (time.perf_counter() - t0) / len(sample)
+            estimate += per_config[m] * len(valid)
+        log("sweep cost per config (vLLM's timer, s): " + ", ".join(f"M={m}: {per_config[m]:.3f}" for m in args.batches))
+        log(f"sweep wall: {sweep_wall:.1f} s measured over M in {sweep_batches} (compile {compile_s:.1f} s); "
+            f"the whole {len(args.batches)}-batch sweep: {estimate:.0f} s estimated")
+        summary["sweep"] = dict(measured_wall_s=sweep_wall, compile_s=compile_s, valid=len(valid),
+                                estimated_full_wall_s=estimate, per_config_s={str(k): v for k, v in per_config.items()},
+                                best={str(k): v for k, v in sweep.items()})
 
-    log(f"tunekit wall {tk_wall:.1f} s for {len(args.batches)} batch sizes = {tk_wall / estimate:.1%} of the "
-        f"estimated full sweep ({estimate:.0f} s)")
-    common.save(args.summary, summary)
+        log(f"tunekit wall {tk_wall:.1f} s for {len(args.batches)} batch sizes = {tk_wall / estimate:.1%} of the "
+            f"estimated full sweep ({estimate:.0f} s)")
+        common.save(args.summary, summary)
 
-    # The layer against plain torch, with tunekit's configs (the gate-up config for both GEMMs, as vLLM's files do).
-    w1l = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / 64
-    w2l = torch.randn(E, K, N // 2, device="cuda", dtype=torch.bfloat16) / 64
-    import fused_moe as fm
+    if not args.no_layer:
+        # The layer against plain torch, with tunekit's configs (the gate-up config for both GEMMs, as vLLM's files do).
+        w1l = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / 64
+        w2l = torch.randn(E, K, N // 2, device="cuda", dtype=torch.bfloat16) / 64
+        import fused_moe as fm
 
-    rows = []
-    layer = []
-    for m in args.batches:
-        if m not in chosen:
-            continue
-        x = torch.randn(m, K, device="cuda", dtype=torch.bfloat16)
-        g = torch.randn(m, E, device="cuda")
-        eager = common.event_median(lambda: fm.fused_moe(x, w1l, w2l, g, TOPK, chosen[m]), reps=10)
-        graphed = common.graph_median(lambda: fm.fused_moe(x, w1l, w2l, g, TOPK, chosen[m]), reps=10, per_graph=3)
-        plain = common.event_median(lambda: fm.torch_moe(x, w1l, w2l, g, TOPK), reps=10)
-        rows.append((m, f"{plain:.1f}", f"{eager:.1f}", f"{plain / eager:.2f}x", f"{graphed:.1f}",
-                     f"{plain / graphed:.2f}x"))
-        layer.append(dict(m=m, torch_us=plain, eager_us=eager, graph_us=graphed))
-    log(common.table(rows, ["batch", "torch per-expert us", "fused_moe eager us", "torch/eager", "fused_moe graph us",
-                            "torch/graph"]))
-    summary["layer"] = layer
+        rows = []
+        layer = []
+        for m in args.batches:
+            if m not in chosen:
+                continue
+            x = torch.randn(m, K, device="cuda", dtype=torch.bfloat16)
+            g = torch.randn(m, E, device="cuda")
+            eager = common.event_median(lambda: fm.fused_moe(x, w1l, w2l, g, TOPK, chosen[m]), reps=10)
+            graphed = common.graph_median(lambda: fm.fused_moe(x, w1l, w2l, g, TOPK, chosen[m]), reps=10, per_graph=3)
+            plain = common.event_median(lambda: fm.torch_moe(x, w1l, w2l, g, TOPK), reps=10)
+            rows.append((m, f"{plain:.1f}", f"{eager:.1f}", f"{plain / eager:.2f}x", f"{graphed:.1f}",
+                         f"{plain / graphed:.2f}x"))
+            layer.append(dict(m=m, torch_us=plain, eager_us=eager, graph_us=graphed))
+        log(common.table(rows, ["batch", "torch per-expert us", "fused_moe eager us", "torch/eager", "fused_moe graph us",
+                                "torch/graph"]))
+        summary["layer"] = layer
     common.save(args.summary, summary)
 
 

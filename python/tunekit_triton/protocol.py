@@ -42,6 +42,7 @@ class Argument:
     fill_value: float = 0.0
     scalar: Any = None
     setup: str = ""  # fill: {setup: fn}: the value comes from that Python function
+    passed: bool = True  # false: read by the setup function and the reference, not passed to the kernel
 
     @staticmethod
     def from_json(j: dict) -> "Argument":
@@ -55,6 +56,7 @@ class Argument:
             fill_value=float(j.get("fill_value", 0.0)),
             scalar=j.get("scalar"),
             setup=j.get("setup", ""),
+            passed=bool(j.get("pass", True)),
         )
 
     @property

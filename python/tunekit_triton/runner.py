@@ -234,7 +234,8 @@ class TritonRunner(Runner):
         setup = self._setup_values(meta)
         kwargs = {}
         for a in self.arg_specs:
-            kwargs[a.name] = setup[a.name] if a.setup else self.args[a.name]
+            if a.passed:
+                kwargs[a.name] = setup[a.name] if a.setup else self.args[a.name]
         kwargs.update(meta)
         kwargs.update(options)
 
