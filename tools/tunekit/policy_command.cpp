@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tunekit/backend.hpp"
 #include "tunekit/html_report.hpp"
 #include "tunekit/policy.hpp"
 #include "tunekit/report.hpp"
@@ -23,9 +24,10 @@ struct PolicyArgs {
   std::string spec;
   std::string db;
   std::string out_dir = "tunekit-out";
-  std::string mode = "per-size";
+  std::string mode{name_of(selection_names(), Selection::per_size)};
   double within_percent = 5;
   std::string header, json, name_space = "tunekit_policy";
+  std::string python, triton_configs, vllm_dir, vllm_dtype, vllm_batch = "M";  // emit: Python kernels' formats
   std::optional<std::uint64_t> seed;
   std::string cache;
   std::string html;  // report: the page to write
@@ -41,7 +43,8 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a.cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)")
       ->check([](const std::string& v) {
-        return cache_mode_from_string(v) ? std::string() : "expected cold, cold-read or hot, not '" + v + "'";
+        return cache_mode_from_string(v) ? std::string()
+                                         : "expected " + either(names_in(cache_mode_names())) + ", not '" + v + "'";
       });
 }
 
@@ -51,7 +54,10 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
                   "per-size: the best config of each size; all-sizes: one config for every size, the best "
                   "geometric-mean speedup over the default; cover: the fewest configs that give every size one "
                   "within --within percent of its best")
-      ->check(CLI::IsMember({"per-size", "all-sizes", "cover"}))
+      ->check([](const std::string& v) {
+        return value_named(selection_names(), v) ? std::string()
+                                                 : "expected " + either(names_in(selection_names())) + ", not '" + v + "'";
+      })
       ->capture_default_str();
   cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")->capture_default_str();
 }
@@ -76,13 +82,11 @@ Loaded load(const PolicyArgs& a) {
   return l;
 }
 
-Selection selection_of(const std::string& mode) {
-  return mode == "all-sizes" ? Selection::all_sizes : mode == "cover" ? Selection::cover : Selection::per_size;
-}
+Selection selection_of(const std::string& mode) { return value_named(selection_names(), mode).value_or(Selection::per_size); }
 
 int run_select(const PolicyArgs& a) {
   Loaded l = load(a);
-  if (a.mode == "all-sizes") {
+  if (selection_of(a.mode) == Selection::all_sizes) {
     if (!l.spec.default_config) throw InputError({a.spec}, "all-sizes compares with the default config; the spec has no 'default'");
     auto choice = best_for_all_sizes(l.trials, *l.spec.default_config);
     if (!choice) {
@@ -119,6 +123,31 @@ int run_emit(const PolicyArgs& a) {
     std::ofstream(file, std::ios::binary) << text;
   }
   fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
+  // Python kernels also get a module mapping sizes to configs and a
+  // triton.Config list; vLLM's MoE files when asked for.
+  auto write = [](const fs::path& file, const std::string& text) {
+    if (file.has_parent_path()) fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+  };
+  const bool python_kernel = backend_for_language(l.spec.kernel.language).kernel.tensors;
+  if (python_kernel || !a.python.empty()) {
+    const fs::path py = a.python.empty() ? fs::path(a.out_dir) / (l.name + "_policy.py") : fs::path(a.python);
+    write(py, emit_python(p));
+    fmt::print("  Python: {} (select(**size) -> config)\n", py.string());
+  }
+  if (python_kernel || !a.triton_configs.empty()) {
+    const fs::path tc = a.triton_configs.empty() ? fs::path(a.out_dir) / (l.name + "_triton_configs.py")
+                                                 : fs::path(a.triton_configs);
+    write(tc, emit_triton_configs(p));
+    fmt::print("  triton.Config list: {} (CONFIGS, for @triton.autotune)\n", tc.string());
+  }
+  if (!a.vllm_dir.empty()) {
+    const std::string device = l.trials.front().device;
+    for (const auto& f : emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch)) {
+      write(fs::path(a.vllm_dir) / f.name, f.text);
+      fmt::print("  vLLM/SGLang fused-MoE config: {}\n", (fs::path(a.vllm_dir) / f.name).string());
+    }
+  }
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())
@@ -178,6 +207,18 @@ SubCommand add_emit_command(CLI::App& app) {
   cmd->add_option("--header", a->header, "Header to write (default: OUT_DIR/NAME_policy.hpp)");
   cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)");
   cmd->add_option("--namespace", a->name_space, "Namespace of the generated code")->capture_default_str();
+  cmd->add_option("--python", a->python,
+                  "Python module mapping sizes to configs (select(**size)); default for Triton specs: "
+                  "OUT_DIR/NAME_policy.py");
+  cmd->add_option("--triton-configs", a->triton_configs,
+                  "Python module with the chosen configs as triton.Config objects (with --mode cover: the few "
+                  "that serve every size); default for Triton specs: OUT_DIR/NAME_triton_configs.py");
+  cmd->add_option("--vllm", a->vllm_dir,
+                  "Folder for vLLM's/SGLang's fused-MoE config files, E=..,N=..,device_name=...json, one per (E, N) "
+                  "of the sizes (N halved: the spec's is the gate-up GEMM's)");
+  cmd->add_option("--vllm-dtype", a->vllm_dtype,
+                  "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)");
+  cmd->add_option("--vllm-batch", a->vllm_batch, "The size that is vLLM's batch size (num_tokens)")->capture_default_str();
   return {cmd, [a] { return run_emit(*a); }};
 }
 
