@@ -76,6 +76,18 @@ def classify_exception(e: BaseException) -> tuple[str, bool]:
     return "launch_error", sticky
 
 
+class ReferenceError_(Exception):
+    """A reference function that raised, with the line in its file where it did."""
+
+    def __init__(self, e: BaseException, path: str, entry: str):
+        line = 0
+        for frame in traceback.extract_tb(e.__traceback__):
+            if os.path.abspath(frame.filename) == os.path.abspath(path):
+                line = frame.lineno or 0
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"the reference {entry} raised at {where}: {type(e).__name__}: {e}")
+
+
 def short_trace(e: BaseException, limit: int = 2000) -> str:
     text = f"{type(e).__name__}: {e}"
     if len(text) > limit:
@@ -281,7 +293,11 @@ class TritonRunner(Runner):
         fn = kernel_mod.find_function(kernel_mod.load_module(path), entry, path)
 
         def launch():
-            self._store_reference_result(self._call_with_declared(fn, self._inputs()))
+            try:
+                produced = self._call_with_declared(fn, self._inputs())
+            except Exception as e:
+                raise ReferenceError_(e, path, entry) from e
+            self._store_reference_result(produced)
 
         return launch
 
