@@ -37,7 +37,7 @@ std::map<std::string, Status> by_config(const TuneReport& r) {
 TEST_F(FakeTriton, EveryPlantedFailureIsRecordedAndTheBestIsFound) {
   Spec spec = load_spec(kData / "fake.yaml");
   TuneOptions opt;
-  opt.out_dir = testing::fresh_dir();
+  opt.out_dir = tunekit::testing::fresh_dir();
   opt.jobs = 2;
   TuneReport report = tune(spec, opt);
   ASSERT_EQ(report.sizes.size(), 1u);
@@ -62,7 +62,7 @@ TEST_F(FakeTriton, EveryPlantedFailureIsRecordedAndTheBestIsFound) {
 TEST_F(FakeTriton, CrashHangAndStickyErrorCostOneTrialEach) {
   Spec spec = load_spec(kData / "faults.yaml");
   TuneOptions opt;
-  opt.out_dir = testing::fresh_dir();
+  opt.out_dir = tunekit::testing::fresh_dir();
   opt.jobs = 1;
   TuneReport report = tune(spec, opt);
   const auto status = by_config(report);
@@ -97,22 +97,22 @@ TEST_F(FakeTriton, AKernelFileThatDoesNotImportIsLocatedInIt) {
 }
 
 TEST(TritonSpec, KeysOfPythonKernelsAreRefusedElsewhere) {
-  const fs::path dir = testing::fresh_dir();
-  testing::write_file(dir / "k.cu", "__global__ void k(float* x) {}\n");
-  testing::write_file(dir / "s.yaml", R"(kernel: {source: k.cu, language: cuda, entry: k, grid: [1], block: [32]}
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cu", "__global__ void k(float* x) {}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel: {source: k.cu, language: cuda, entry: k, grid: [1], block: [32]}
 arguments:
   - {name: x, type: f32, shape: [16]}
-)");
+)Y");
   try {
     load_spec(dir / "s.yaml");
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("apply to triton kernels"), std::string::npos) << e.what();
   }
-  testing::write_file(dir / "t.yaml", R"(kernel: {source: k.cu, language: triton, entry: k, grid: [1], block: [32]}
+  tunekit::testing::write_file(dir / "t.yaml", R"Y(kernel: {source: k.cu, language: triton, entry: k, grid: [1], block: [32]}
 arguments:
   - {name: x, type: f32, shape: [16]}
-)");
+)Y");
   try {
     load_spec(dir / "t.yaml");
     FAIL() << "expected an InputError";
@@ -123,10 +123,10 @@ arguments:
 }
 
 TEST_F(FakeTriton, ShapesSetupsAndConstexprsLoad) {  // the load-time checks run the fake inspector
-  const fs::path dir = testing::fresh_dir();
-  testing::write_file(dir / "k.py", "def k(x, y, n, B: 'tl.constexpr', D: 'tl.constexpr'):\n    pass\n\n"
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.py", "def k(x, y, n, B: 'tl.constexpr', D: 'tl.constexpr'):\n    pass\n\n"
                                      "def prep(args, meta):\n    return {'y': None}\n");
-  testing::write_file(dir / "s.yaml", R"(kernel:
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel:
   source: k.py
   language: triton
   entry: k
@@ -141,7 +141,7 @@ sizes: {n: 8}
 parameters: {B: [16, 32]}
 reference: {torch: "x.float() * 2"}
 measure: {graph: true}
-)");
+)Y");
   Spec s = load_spec(dir / "s.yaml");
   ASSERT_EQ(s.arguments.size(), 4u);
   EXPECT_EQ(s.arguments[0].shape.size(), 2u);

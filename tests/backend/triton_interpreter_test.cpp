@@ -33,14 +33,14 @@ bool has_torch_and_triton(const std::string& python) {
 // size and one config.
 Spec small_spec(const std::string& kernel, const std::string& file, const Bindings& size, const Config& config) {
   const fs::path folder = fs::path(TUNEKIT_SOURCE_DIR) / "kernels" / kernel;
-  std::string text = testing::read_file(folder / (file + ".yaml"));
+  std::string text = tunekit::testing::read_file(folder / (file + ".yaml"));
   for (std::size_t at; (at = text.find("bf16")) != std::string::npos;) text.replace(at, 4, "f32");
   const std::string py = file + ".py";
   for (const std::string key : {"source: ", "python: "})
     for (std::size_t at = 0; (at = text.find(key + py, at)) != std::string::npos; at += key.size())
       text.replace(at + key.size(), py.size(), (folder / py).string());
-  const fs::path dir = testing::fresh_dir("." + kernel);
-  testing::write_file(dir / (file + ".yaml"), text);
+  const fs::path dir = tunekit::testing::fresh_dir("." + kernel);
+  tunekit::testing::write_file(dir / (file + ".yaml"), text);
   Spec s = load_spec(dir / (file + ".yaml"));
   s.sizes = {size};
   for (auto& p : s.parameters) p.values = {*config.find(p.name)};
@@ -68,7 +68,7 @@ struct Interpreter : ::testing::Test {
   }
   void expect_ok(const Spec& spec) {
     TuneOptions opt;
-    opt.out_dir = testing::fresh_dir(".out");
+    opt.out_dir = tunekit::testing::fresh_dir(".out");
     opt.jobs = 1;
     TuneReport r = tune(spec, opt);
     ASSERT_EQ(r.sizes.size(), 1u);

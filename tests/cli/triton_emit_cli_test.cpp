@@ -15,13 +15,13 @@ namespace fs = std::filesystem;
 
 TEST(TritonEmitCli, TuneThenEmitThePythonFormats) {
   ::setenv("TUNEKIT_TRITON_FAKE", "1", 1);
-  const fs::path out = testing::fresh_dir();
+  const fs::path out = tunekit::testing::fresh_dir();
   const std::string spec = (fs::path(TUNEKIT_SOURCE_DIR) / "tests/backend/data/triton/fake.yaml").string();
-  auto tune = detail::run_process({testing::tunekit_exe().string(), "tune", spec, "-o", out.string(), "--no-progress",
+  auto tune = detail::run_process({tunekit::testing::tunekit_exe().string(), "tune", spec, "-o", out.string(), "--no-progress",
                                    "-j", "2"},
                                   300s);
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
-  auto emit = detail::run_process({testing::tunekit_exe().string(), "emit", spec, "-o", out.string(), "--mode", "cover"},
+  auto emit = detail::run_process({tunekit::testing::tunekit_exe().string(), "emit", spec, "-o", out.string(), "--mode", "cover"},
                                   120s);
   ::unsetenv("TUNEKIT_TRITON_FAKE");
   ASSERT_EQ(emit.exit_code, 0) << emit.output;

@@ -36,7 +36,7 @@ Policy moe_policy() {
 
 std::string run_python(const fs::path& dir, const std::string& code) {
   const fs::path script = dir / "probe.py";
-  testing::write_file(script, code);
+  tunekit::testing::write_file(script, code);
   const std::string cmd = "cd '" + dir.string() + "' && python3 probe.py 2>&1";
   std::string out;
   if (FILE* f = ::popen(cmd.c_str(), "r")) {
@@ -50,31 +50,31 @@ std::string run_python(const fs::path& dir, const std::string& code) {
 }  // namespace
 
 TEST(PythonPolicy, TheModuleDispatchesTunedAndUntunedSizes) {
-  const fs::path dir = testing::fresh_dir();
-  testing::write_file(dir / "moe_policy.py", emit_python(moe_policy()));
-  const std::string out = run_python(dir, R"(import moe_policy
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "moe_policy.py", emit_python(moe_policy()));
+  const std::string out = run_python(dir, R"Y(import moe_policy
 print(moe_policy.select(E=8, N=14336, K=4096, M=64)["BLOCK_SIZE_N"])
 print(moe_policy.select(E=8, N=14336, K=4096, M=3000)["BLOCK_SIZE_M"])
 print(moe_policy.select(E=8, N=14336, K=4096, M=2)["num_stages"])
-)");
+)Y");
   EXPECT_EQ(out, "256\n128\n2\n");
 }
 
 TEST(PythonPolicy, TritonConfigsHoldMetaParametersAndLaunchOptionsApart) {
-  const fs::path dir = testing::fresh_dir();
+  const fs::path dir = tunekit::testing::fresh_dir();
   Policy p = moe_policy();
   p.entries.push_back(p.entries.front());  // a repeated config is listed once
   p.entries.back().size["M"] = Value(2);
-  testing::write_file(dir / "triton.py", R"(class Config:
+  tunekit::testing::write_file(dir / "triton.py", R"Y(class Config:
     def __init__(self, kwargs, num_warps=4, num_stages=3, **rest):
         self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
-)");
-  testing::write_file(dir / "moe_configs.py", emit_triton_configs(p));
-  const std::string out = run_python(dir, R"(import moe_configs
+)Y");
+  tunekit::testing::write_file(dir / "moe_configs.py", emit_triton_configs(p));
+  const std::string out = run_python(dir, R"Y(import moe_configs
 print(len(moe_configs.CONFIGS))
 c = moe_configs.CONFIGS[2]
 print(sorted(c.kwargs), c.num_warps, c.num_stages)
-)");
+)Y");
   EXPECT_EQ(out, "3\n['BLOCK_SIZE_K', 'BLOCK_SIZE_M', 'BLOCK_SIZE_N', 'GROUP_SIZE_M'] 8 3\n");
   EXPECT_TRUE(is_triton_launch_option("num_warps"));
   EXPECT_FALSE(is_triton_launch_option("BLOCK_SIZE_M"));
