@@ -166,10 +166,13 @@ class FakeRunner(Runner):
         noise = float(self.behaviour.get("noise", 0.0))
         r = Result()
 
-        def sample() -> float:
+        def sample(at_most: int) -> float:
             us = t * (1.0 + noise * (2 * self.rng.random() - 1))
             r.busy_us += us
             return us
 
-        r.samples_us = collect_samples(rq.measure, (lambda: None), sample)
+        sampled = collect_samples(rq.measure, (lambda: None), sample)
+        r.samples_us = sampled.samples
+        if sampled.cut_short:
+            r.status = "slower"
         return r

@@ -26,6 +26,7 @@ STATUSES = (
     "crash",
     "timeout",
     "wrong_result",
+    "slower",
 )
 
 

@@ -446,9 +446,10 @@ class TritonRunner(Runner):
             group: List[float] = []
             state = {"next": 0, "size": 1}
 
-            def sample() -> float:
+            def sample(at_most: int) -> float:
                 if state["next"] == len(group):
-                    size = state["size"]
+                    # never more calls than the loop makes before it next decides
+                    size = max(1, min(at_most, state["size"]))
                     while len(starts) < size:
                         starts.append(torch.cuda.Event(enable_timing=True))
                         stops.append(torch.cuda.Event(enable_timing=True))
@@ -473,7 +474,10 @@ class TritonRunner(Runner):
                 state["next"] += 1
                 return group[state["next"] - 1] / batch
 
-            result.samples_us = collect_samples(m, None, sample)
+            sampled = collect_samples(m, None, sample)
+            result.samples_us = sampled.samples
+            if sampled.cut_short:
+                result.status = "slower"
         except Exception as e:
             failed = self._fail(e, "timing")
             failed.busy_us = result.busy_us
@@ -507,7 +511,7 @@ class TritonRunner(Runner):
         return graph
 
     def _time_on_host(self, rq: Request, result: Result) -> Result:
-        def sample() -> float:
+        def sample(at_most: int) -> float:
             t0 = time.perf_counter()
             self.launch()
             us = (time.perf_counter() - t0) * 1e6
@@ -515,7 +519,10 @@ class TritonRunner(Runner):
             return us
 
         try:
-            result.samples_us = collect_samples(rq.measure, None, sample)
+            sampled = collect_samples(rq.measure, None, sample)
+            result.samples_us = sampled.samples
+            if sampled.cut_short:
+                result.status = "slower"
         except Exception as e:
             failed = self._fail(e, "timing")
             failed.busy_us = result.busy_us

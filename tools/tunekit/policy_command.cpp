@@ -98,6 +98,7 @@ int run_select(const PolicyArgs& a) {
     for (const auto& s : choice->per_size)
       fmt::print("  {}: {:.3f} us, default {:.3f} us, {:.3f}x\n", Config({s.size.begin(), s.size.end()}).str(),
                  s.time.count(), s.baseline.count(), s.speedup);
+    fmt::print("{}", format_unsettled(*choice));
     return 0;
   }
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
@@ -123,6 +124,8 @@ int run_emit(const PolicyArgs& a) {
     std::ofstream(file, std::ios::binary) << text;
   }
   fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
+  if (selection_of(a.mode) == Selection::all_sizes)
+    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config)) fmt::print("{}", format_unsettled(*choice));
   // Python kernels also get a module mapping sizes to configs and a
   // triton.Config list; vLLM's MoE files when asked for.
   auto write = [](const fs::path& file, const std::string& text) {
