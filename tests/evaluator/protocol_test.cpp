@@ -61,6 +61,7 @@ TEST(Protocol, TritonFieldsRoundTripAndStayOutOtherwise) {
   const auto k = to_json(plain);
   for (const char* key : {"shape", "setup", "pass"}) EXPECT_FALSE(k.at("args")[0].contains(key)) << key;
   EXPECT_FALSE(k.at("measure").contains("graph"));
+}
 
 // The early stop's factor and the best so far reach the worker, whose
 // measurement core cuts a loser short; no best (the first config of a size)
