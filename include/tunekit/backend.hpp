@@ -20,6 +20,10 @@ struct BackendOptions {
   bool rebuild = false;            // ignore cached builds (each is rebuilt once)
   int device = 0;                  // which device of the backend's kind
   std::optional<ApplicationSpec> application;  // the command backend: what to build and run
+  // The spec being tuned, for backends whose builds read more of it than a
+  // BuildInput holds (Triton: constexprs fixed by the size); outlives the backend.
+  const Spec* spec = nullptr;
+  unsigned jobs = 0;  // build jobs (0: one per core)
 };
 
 class Backend {
@@ -45,11 +49,13 @@ class Backend {
 // named in the loader.
 struct KernelTraits {
   bool entry = true;         // names a function to call (`entry` required)
-  bool launch = false;       // a device launch: `grid` and `block` required, `shared_memory` allowed
+  bool launch = false;       // a device launch: `grid` (and `block` where `threads`) required, `shared_memory` allowed
+  bool threads = true;       // launch: threads per block come from `block` (Triton: from num_warps instead)
   bool cluster = false;      // thread-block clusters (`cluster`)
   bool tensor_maps = false;  // TMA tensor-map arguments
   bool application = false;  // built and run by the user's own commands (the spec's `application`)
   bool defines = true;       // its build takes -D defines (else `injection: none` says so)
+  bool tensors = false;      // Python kernels (Triton): argument shapes, setup functions, constexprs, Python references
   std::vector<std::string> compilers;     // the values `compiler` may take; empty: any command
   std::vector<std::string> default_flags; // `flags` when the spec gives none
   // The compiler when the spec names none, for a kernel language.

@@ -29,6 +29,10 @@ struct BuildInput {
   // them for compiled kernels; the command backend, whose build command may
   // use them directly, adds the command it runs to its own cache key.
   Config config;
+  // The problem size it is built for. Left out of hash(): only backends
+  // whose build depends on it (Triton specialises on the scalar arguments'
+  // values) read it, and key their own caches with what they use of it.
+  Bindings size;
 
   std::string hash() const;
 };

@@ -35,6 +35,9 @@ struct ResolvedArgument {
   double fill_value = 0;
   Value scalar;             // scalars
   std::optional<ResolvedTensorMap> tensor_map;  // role == tensor_map; `type` is its buffer's
+  std::vector<std::int64_t> shape;  // Triton: the tensor's shape (count is its product); empty: flat
+  std::string setup;                // Triton: "path.py:fn" that gives its value
+  bool passed = true;               // Triton: false for an input the kernel does not take
 };
 
 // Evaluates each argument's size and scalar value, and each tensor map's

@@ -43,6 +43,9 @@ struct MeasureSettings {
   double target_noise = 0.02;            // stop when relative noise of the median estimate < this
   CacheMode cache = CacheMode::cold;     // flush caches before every sample (unless hot)
   Seconds timeout{60.0};                 // per trial (build excluded); past it: Status::timeout
+  // Triton: time replays of a CUDA graph of the launch (launch-bound
+  // kernels); the CUDA worker does so by itself for short hot kernels.
+  bool graph = false;
   // Stop measuring a loser: when its first kEarlyStopSamples samples are all
   // slower than early_stop x best_so_far, sampling stops there (the trial is
   // Status::slower). 0: off. Above 1, so that no config within the noise of

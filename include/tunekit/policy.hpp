@@ -94,6 +94,36 @@ struct HeaderOptions {
 std::string emit_header(const Policy& policy, const HeaderOptions& options = {});
 std::string emit_json(const Policy& policy);
 
+// ---- For Python kernels (Triton) ---------------------------------------------
+
+// A Python module: CONFIGS, a list of (size, config) pairs, and
+// select(**size), which returns the config of that size, or of the nearest
+// tuned one by kUntunedSizeRule (no checks: Python callers check their own).
+std::string emit_python(const Policy& policy);
+
+// The launch options of Triton's CUDA backend that a config may hold; every
+// other parameter is a tl.constexpr meta-parameter.
+bool is_triton_launch_option(std::string_view name);
+
+// A Python module with CONFIGS, the policy's distinct configs as
+// triton.Config objects, for @triton.autotune(configs=CONFIGS, key=...):
+// with Selection::cover, the few configs that serve every size.
+std::string emit_triton_configs(const Policy& policy);
+
+// vLLM's and SGLang's tuned fused-MoE config files: for each (E, N) of the
+// policy's sizes, the file name vLLM looks up,
+// "E=<E>,N=<N / 2>,device_name=<device, spaces as _>[,dtype=<dtype>].json" (N
+// halved: the spec's N is the gate-up GEMM's, vLLM's the intermediate size),
+// mapping each batch size (size `batch_axis`) to BLOCK_SIZE_M/N/K,
+// GROUP_SIZE_M, num_warps and num_stages. Throws std::runtime_error when the
+// sizes lack E, N or the batch axis, or a config lacks one of those keys.
+struct VllmConfigFile {
+  std::string name;
+  std::string text;
+};
+std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::string& device, const std::string& dtype,
+                                          const std::string& batch_axis = "M");
+
 // A valid C++ identifier from any text: other characters become '_', a
 // leading digit or a keyword gets '_' added.
 std::string cpp_identifier(std::string_view text);

@@ -59,6 +59,15 @@ struct ArgumentSpec {
   double fill_value = 0;  // constant value, or the first value of a sequence
   // Scalars (role == scalar): the value, an expression.
   std::optional<Expression> value;
+  // Triton: a tensor's shape (expressions, outermost first); `size` is then
+  // their product. Empty: a flat buffer of `size` elements.
+  std::vector<Expression> shape;
+  // Triton: `fill: {setup: fn}`: the value comes from the Python function
+  // "path.py:fn", called with the other arguments and the meta-parameters.
+  std::string setup;
+  // Triton: false (`pass: false`) for an input only the setup function and
+  // the reference read; the kernel does not take it.
+  bool passed = true;
   // Tensor maps (role == tensor_map; CUDA only): `type` is the element type
   // of the buffer it describes.
   std::optional<TensorMapSpec> tensor_map;
@@ -99,6 +108,12 @@ struct KernelSpec {
   Injection injection = Injection::automatic;
   std::string arch;  // CUDA: e.g. "sm_90a"; empty: the device's own
   LaunchSpec launch;
+  // Triton: tl.constexpr values the problem size fixes (HEAD_DIM: D), by
+  // name; expressions over sizes (and parameters).
+  std::vector<std::pair<std::string, Expression>> constexprs;
+  // Triton: a config whose compiled kernel spills more registers than this
+  // is a resource_limit; none: spills are recorded, never refused.
+  std::optional<std::int64_t> max_spills;
 };
 
 struct ReferenceSpec {
@@ -109,6 +124,9 @@ struct ReferenceSpec {
   // Device kernels: the reference function's own launch; empty grid/block
   // mean the kernel's launch expressions.
   LaunchSpec launch;
+  // Triton: `reference: {torch: EXPR}`, a torch expression over the
+  // arguments (kind function, no source, no entry).
+  std::string torch_expression;
 };
 
 struct Tolerance {

@@ -101,6 +101,13 @@ BuildInput make_reference_input(const Spec& spec) {
   in.source_name = path.string();
   in.entry = ref.entry;
   if (!ref.flags.empty()) in.flags = ref.flags;
+  // A Python reference (Triton) is no build: the backend's builder records
+  // what the worker calls.
+  if (backend_for_language(spec.kernel.language).kernel.tensors) {
+    in.compiler = ref.torch_expression.empty() ? "reference:python" : "reference:torch";
+    if (!ref.torch_expression.empty()) in.entry = ref.torch_expression;
+    return in;
+  }
   // A reference function in the kernel's own source is built with the
   // default config's values, as the kernel's variants get theirs: a source
   // whose macros have no fallback (an OpenCL kernel reading TS, say) would

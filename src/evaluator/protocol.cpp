@@ -27,6 +27,11 @@ json to_json(const ResolvedArgument& a) {
     if (a.scalar.is_int()) j["scalar"] = a.scalar.as_int();
     else j["scalar"] = a.scalar.to_double();
   }
+  // Triton's fields only where set, so the keys of other backends' requests
+  // (reference caches) stay as they were.
+  if (!a.shape.empty()) j["shape"] = a.shape;
+  if (!a.setup.empty()) j["setup"] = a.setup;
+  if (!a.passed) j["pass"] = false;
   if (a.tensor_map) {
     const ResolvedTensorMap& m = *a.tensor_map;
     j["tensor_map"] = {{"of", m.of},       {"dims", m.dims},       {"box", m.box},
@@ -49,6 +54,9 @@ ResolvedArgument argument_from_json(const json& j) {
     const auto& s = j["scalar"];
     a.scalar = s.is_number_integer() ? Value(s.get<std::int64_t>()) : Value(s.get<double>());
   }
+  if (j.contains("shape")) a.shape = j["shape"].get<std::vector<std::int64_t>>();
+  a.setup = j.value("setup", std::string());
+  a.passed = j.value("pass", true);
   if (j.contains("tensor_map")) {
     const auto& t = j["tensor_map"];
     ResolvedTensorMap m;
@@ -93,6 +101,7 @@ json to_json(const WorkerRequest& r) {
   // Only when there is one, so the keys of requests without (reference
   // caches) stay as they were.
   if (r.launch.clustered()) j["cluster"] = r.launch.cluster;
+  if (m.graph) j["measure"]["graph"] = true;
   return j;
 }
 
@@ -117,6 +126,7 @@ WorkerRequest request_from_json(const json& j) {
   r.measure.target_noise = m.at("target_noise").get<double>();
   r.measure.cache = enum_from(m.at("cache"), {CacheMode::cold, CacheMode::hot, CacheMode::cold_read});
   r.measure.timeout = Seconds(m.at("timeout_s").get<double>());
+  r.measure.graph = m.value("graph", false);
   r.measure.early_stop = m.at("early_stop").get<double>();
   if (const auto& best = m.at("best_so_far_us"); !best.is_null()) r.measure.best_so_far = Microseconds(best.get<double>());
   r.seed = j.at("seed").get<std::uint64_t>();

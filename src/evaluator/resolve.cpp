@@ -16,6 +16,8 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
     r.role = a.role;
     r.fill = a.fill;
     r.fill_value = a.fill_value;
+    r.setup = a.setup;
+    r.passed = a.passed;
     if (a.role == Role::tensor_map) {
       if (!a.tensor_map) throw InputError(a.where, fmt::format("tensor map argument '{}' has no description", a.name));
       const TensorMapSpec& t = *a.tensor_map;
@@ -36,6 +38,17 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
       r.scalar = a.value->evaluate(env);
       if (r.scalar.is_string())
         throw InputError(a.value->where(), fmt::format("argument '{}' evaluates to a string", a.name));
+    } else if (!a.shape.empty()) {
+      std::int64_t n = 1;
+      for (const auto& e : a.shape) {
+        const std::int64_t d = e.evaluate_int(env);
+        if (d < 0) throw InputError(e.where(), fmt::format("a dimension of argument '{}' is negative ({})", a.name, d));
+        r.shape.push_back(d);
+        n *= d;
+      }
+      r.count = static_cast<std::uint64_t>(n);
+    } else if (!a.setup.empty() && !a.size) {
+      r.count = 0;  // the setup function makes it, whatever its size
     } else {
       if (!a.size) throw InputError(a.where, fmt::format("buffer argument '{}' has no size", a.name));
       const std::int64_t n = a.size->evaluate_int(env);

@@ -35,8 +35,19 @@ WorkerEvaluator::WorkerEvaluator(fs::path work_dir, std::vector<std::string> wor
   ::signal(SIGPIPE, SIG_IGN);
 }
 
+std::unique_ptr<WorkerEvaluator> WorkerEvaluator::with_command(fs::path work_dir, std::vector<std::string> command,
+                                                               std::uint64_t flush_bytes) {
+  auto e = std::make_unique<WorkerEvaluator>(std::move(work_dir), std::move(command), flush_bytes);
+  e->own_command_ = true;
+  return e;
+}
+
 void WorkerEvaluator::ensure_worker() {
   if (worker_.running()) return;
+  if (own_command_) {
+    worker_.start(worker_args_, log_);
+    return;
+  }
   std::vector<std::string> argv{find_worker().string()};
   argv.insert(argv.end(), worker_args_.begin(), worker_args_.end());
   worker_.start(argv, log_);

@@ -8,6 +8,11 @@ void Loader::arguments(const Item& args, Spec& s) const {
   std::map<std::string, SourceLocation> seen;
   for (const Item& el : elements(args)) {
     ArgumentSpec a = argument(el);
+    if (!backend_for_language(s.kernel.language).kernel.tensors && (!a.shape.empty() || !a.setup.empty() || !a.passed))
+      fail(el.where, "argument '" + a.name + "': 'shape', 'pass' and 'fill: {setup: ...}' apply to " +
+                         languages_with(&KernelTraits::tensors) + " kernels, not " + s.kernel.language);
+    if (!a.setup.empty() && a.setup.find(':') == std::string::npos)
+      a.setup = s.kernel.source.string() + ":" + a.setup;  // a function of the kernel's own file
     if (auto prev = seen.find(a.name); prev != seen.end())
       fail(el.where, "duplicate argument name '" + a.name + "' (first at " + prev->second.str() + ")");
     seen.emplace(a.name, el.where);
@@ -20,7 +25,7 @@ void Loader::arguments(const Item& args, Spec& s) const {
 bool not_tensor_map(const Named<Role>& r) { return r.value != Role::tensor_map; }
 
 ArgumentSpec Loader::argument(const Item& it) const {
-  Map m = map(it, {"name", "type", "size", "value", "fill", "role", "tensor_map"},
+  Map m = map(it, {"name", "type", "size", "shape", "value", "fill", "role", "tensor_map", "pass"},
               "a mapping such as {name: A, type: f32, size: N}");
   ArgumentSpec a;
   a.where = it.where;
@@ -36,13 +41,24 @@ ArgumentSpec Loader::argument(const Item& it) const {
   }
   a.type = enum_of(require(m, "type"), element_type_names());
   auto size = get(m, "size");
+  auto shape = get(m, "shape");
   auto value = get(m, "value");
   auto role = get(m, "role");
   auto fill = get(m, "fill");
   const std::string who = "argument '" + a.name + "'";
-  if (size && value)
+  // Triton: `shape` instead of `size`, `pass: false`, `fill: {setup: FN}`.
+  const bool setup_fill = fill && fill->node.IsMap() && fill->node["setup"];
+  if (size && shape) fail(shape->where, who + " has both 'size' and 'shape'; give one of them");
+  if (shape) {
+    a.shape = expressions_of(*shape, 1, 8);
+    std::string product;  // the element count, for what reads `size`
+    for (const auto& e : a.shape) product += (product.empty() ? "(" : " * (") + e.text() + ")";
+    a.size = Expression::parse(product, shape->where);
+  }
+  if (auto p = get(m, "pass")) a.passed = enum_of<bool>(*p, {{"true", true}, {"false", false}});
+  if ((size || shape) && value)
     fail(value->where, who + " has both 'size' (a buffer) and 'value' (a scalar); give one of them");
-  if (!size && !value)
+  if (!size && !shape && !value && !setup_fill)
     fail(it.where, who + " needs 'size' (a buffer's element count) or 'value' (a scalar's value)");
   if (value) {
     a.value = expression_of(*value, "an expression");
@@ -56,7 +72,7 @@ ArgumentSpec Loader::argument(const Item& it) const {
     if (fill) fail(fill->where, who + " is a scalar (it has 'value'); 'fill' applies to buffers only");
     return a;
   }
-  a.size = expression_of(*size, "an expression");
+  if (size) a.size = expression_of(*size, "an expression");
   if (role) {
     a.role = enum_of(*role, role_names(), not_tensor_map);
     if (a.role == Role::scalar)
@@ -83,6 +99,11 @@ ArgumentSpec Loader::argument(const Item& it) const {
         fail(content_loc(*fill), "fill '" + s + "' of " + who + " needs a value: {" + s + ": " +
                                      (*f == Fill::constant ? "1.5" : "0") + "}");
       a.fill = *f;
+    } else if (setup_fill) {
+      Map f = map(*fill, {"setup", "python"}, "{setup: FUNCTION} (optional: python: FILE.py, default the kernel's)");
+      const std::string fn = function_name(require(f, "setup"));
+      a.setup = fn;  // completed with the kernel's file in arguments()
+      if (auto file = get(f, "python")) a.setup = existing_file(*file, "setup function's Python file").string() + ":" + fn;
     } else if (fill->node.IsMap()) {
       Map f = map(*fill, valued, expected);
       if (f.entries.size() != 1) fail(fill->where, display(fill->path) + " must be " + expected + " (exactly one key)");

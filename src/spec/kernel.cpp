@@ -15,7 +15,7 @@ std::string languages_with(bool KernelTraits::*allowed) {
 
 KernelSpec Loader::kernel(const Item& it) const {
   Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
-                   "shared_memory", "cluster"});
+                   "shared_memory", "cluster", "constexprs", "max_spills"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
   if (auto v = get(m, "language")) {
@@ -70,9 +70,31 @@ KernelSpec Loader::kernel(const Item& it) const {
                                                  languages_with(&KernelTraits::cluster) + " kernels, not " + k.language);
     k.launch.cluster = cluster_of(*v);
   }
-  if (traits.launch && (k.launch.grid.empty() || k.launch.block.empty()))
+  if (traits.launch && !traits.threads) {
+    // Triton: threads per program come from num_warps, shared memory from the compiler.
+    for (const char* key : {"block", "shared_memory", "cluster"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a " + k.language +
+                                   " kernel: its programs' threads come from num_warps (a launch option; make it a "
+                                   "parameter) and its shared memory from the compiler");
+    if (k.launch.grid.empty())
+      fail(it.where, "a " + k.language + " kernel needs 'grid' in 'kernel': programs per dimension, expressions over "
+                     "sizes and parameters, e.g. grid: [\"ceil_div(N, BLOCK_N)\", B]");
+  } else if (traits.launch && (k.launch.grid.empty() || k.launch.block.empty())) {
     fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
                    "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
+  }
+  for (const char* key : {"constexprs", "max_spills"})
+    if (const Entry* e = m.find(key); e && !traits.tensors)
+      fail(loc(e->key_node), "'" + std::string(key) + "' applies to " + languages_with(&KernelTraits::tensors) +
+                                 " kernels, not " + k.language);
+  if (auto v = get(m, "constexprs")) {
+    Map cm = map(*v, {}, "a mapping of tl.constexpr names to expressions over sizes, e.g. {HEAD_DIM: D}");
+    for (const Entry& e : cm.entries)
+      k.constexprs.emplace_back(name_of(Item{e.key_node, v->path + "." + e.key, loc(e.key_node)}, "an identifier"),
+                                expression_of(child(cm, e), "an expression"));
+  }
+  if (auto v = get(m, "max_spills")) k.max_spills = int_of(*v, 0, "a number of spilled registers");
   if (!traits.launch && !traits.application && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
     fail(it.where, "'grid', 'block' and 'shared_memory' apply to " + languages_with(&KernelTraits::launch) +
                        " kernels, not " + k.language);
@@ -114,9 +136,23 @@ ReferenceSpec Loader::reference(const Item& it, const std::string& language) con
     else fail(content_loc(it), "bad value '" + s + "' for 'reference': expected " + expected);
     return r;
   }
-  Map m = map(it, {"source", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
+  Map m = map(it, {"source", "python", "torch", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
   r.kind = ReferenceSpec::Kind::function;
+  const bool tensors = backend_for_language(language).kernel.tensors;
+  for (const char* key : {"python", "torch"})
+    if (const Entry* e = m.find(key); e && !tensors)
+      fail(loc(e->key_node), "'reference." + std::string(key) + "' applies to " + languages_with(&KernelTraits::tensors) +
+                                 " kernels, not " + language);
+  if (auto v = get(m, "torch")) {
+    for (const char* key : {"source", "python", "entry"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'reference.torch' is a whole reference (a torch expression over the arguments); '" +
+                                   std::string(key) + "' does not go with it");
+    r.torch_expression = string_of(*v, "a torch expression over the arguments, e.g. \"a.float() @ b.float()\"");
+    return r;
+  }
   if (auto v = get(m, "source")) r.source = existing_file(*v, "reference source file");
+  if (auto v = get(m, "python")) r.source = existing_file(*v, "reference Python file");
   r.entry = function_name(require(m, "entry"));
   if (auto v = get(m, "flags")) r.flags = strings_of(*v);
   if (auto v = get(m, "grid")) r.launch.grid = expressions_of(*v, 1, 3);

@@ -12,7 +12,7 @@ void Loader::tolerance(const Item& it, Spec& s) const {
 }
 
 void Loader::measure(const Item& it, Spec& s) const {
-  Map t = map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "early_stop"});
+  Map t = map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "early_stop", "graph"});
   MeasureSettings& ms = s.measure;
   if (auto x = get(t, "warmup")) ms.warmup = std::chrono::duration_cast<Microseconds>(duration_of(*x, false));
   if (auto x = get(t, "min_samples")) ms.min_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
@@ -35,6 +35,12 @@ void Loader::measure(const Item& it, Spec& s) const {
     } catch (const std::invalid_argument& e) {
       fail(content_loc(*x), display(x->path) + ": " + e.what());
     }
+  }
+  if (auto x = get(t, "graph")) {
+    if (!backend_for_language(s.kernel.language).kernel.tensors)
+      fail(loc(t.find("graph")->key_node), "'measure.graph' applies to " + languages_with(&KernelTraits::tensors) +
+                                               " kernels (the CUDA worker replays graphs of short kernels by itself)");
+    ms.graph = enum_of<bool>(*x, {{"true", true}, {"false", false}});
   }
 }
 

@@ -115,6 +115,8 @@ class Run {
     backend_options.work_dir = options_.out_dir / "cache";
     backend_options.rebuild = options_.fresh;
     backend_options.application = spec_.application;
+    backend_options.spec = &spec_;
+    backend_options.jobs = options_.jobs;
     backend_ = make_backend(spec_.kernel.language, backend_options);
     MachineInfo machine = backend_->machine();
     for (const auto& [k, v] : options_.properties) machine.properties[k] = v;
@@ -315,7 +317,9 @@ class Run {
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
     }
     if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline) {
-      BuildResult r = builder_->build(make_build_input(spec_, source_, *p.baseline));
+      BuildInput input = make_build_input(spec_, source_, *p.baseline);
+      input.size = p.size;
+      BuildResult r = builder_->build(input);
       if (r.status != Status::ok)
         throw InputError({spec_.file.string()}, fmt::format("the default config {} is the reference, but it does not build:\n{}",
                                                             p.baseline->str(), r.log));
@@ -446,6 +450,7 @@ class Run {
       }
       b.input_of[i] = b.inputs.size();
       b.inputs.push_back(make_build_input(spec_, source_, c));
+      b.inputs.back().size = p.size;
     }
     return batch;
   }
@@ -579,7 +584,18 @@ std::string spec_hash(const Spec& spec) {
       for (const auto& e : t->box) h.add(e.text());
       h.add(fmt::format("{} {} {}", t->swizzle, t->oob_nan, t->l2_promotion));
     }
+    // Triton's argument fields only when set: other specs keep their hash.
+    if (!a.shape.empty()) {
+      h.add("shape").add(a.shape.size());
+      for (const auto& e : a.shape) h.add(e.text());
+    }
+    if (!a.setup.empty()) h.add("setup").add(a.setup);
+    if (!a.passed) h.add("not passed");
   }
+  for (const auto& [name, e] : spec.kernel.constexprs) h.add("constexpr").add(name).add(e.text());
+  if (spec.kernel.max_spills) h.add(fmt::format("max_spills={}", *spec.kernel.max_spills));
+  if (!spec.reference.torch_expression.empty()) h.add("torch").add(spec.reference.torch_expression);
+  if (spec.measure.graph) h.add("graph");
   h.add(static_cast<std::uint64_t>(spec.reference.kind)).add(spec.reference.entry);
   if (spec.reference.kind == ReferenceSpec::Kind::function && !spec.reference.source.empty())
     h.add(read_file(spec.reference.source, {spec.file.string()}));

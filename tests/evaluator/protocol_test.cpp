@@ -29,6 +29,40 @@ TEST(Protocol, UnknownCacheModeIsRejected) {
   EXPECT_THROW(request_from_json(j), std::invalid_argument);
 }
 
+// The Triton worker (python/tunekit_triton) reads shapes, setup functions,
+// `pass: false` and measure.graph; other workers' requests carry none of them,
+// so their reference-cache keys stay as they were.
+TEST(Protocol, TritonFieldsRoundTripAndStayOutOtherwise) {
+  WorkerRequest r;
+  ResolvedArgument a;
+  a.name = "ids";
+  a.type = ElementType::i32;
+  a.shape = {4, 8};
+  a.count = 32;
+  a.setup = "/k/moe.py:moe_setup";
+  a.passed = false;
+  r.arguments.push_back(a);
+  r.measure.graph = true;
+  const auto j = to_json(r);
+  EXPECT_EQ(j.at("args")[0].at("shape"), nlohmann::json::array({4, 8}));
+  EXPECT_EQ(j.at("args")[0].at("pass"), false);
+  EXPECT_TRUE(j.at("measure").at("graph").get<bool>());
+  const WorkerRequest back = request_from_json(j);
+  EXPECT_EQ(back.arguments[0].shape, a.shape);
+  EXPECT_EQ(back.arguments[0].setup, a.setup);
+  EXPECT_FALSE(back.arguments[0].passed);
+  EXPECT_TRUE(back.measure.graph);
+
+  WorkerRequest plain;
+  ResolvedArgument b;
+  b.name = "x";
+  b.count = 16;
+  plain.arguments.push_back(b);
+  const auto k = to_json(plain);
+  for (const char* key : {"shape", "setup", "pass"}) EXPECT_FALSE(k.at("args")[0].contains(key)) << key;
+  EXPECT_FALSE(k.at("measure").contains("graph"));
+}
+
 // The early stop's factor and the best so far reach the worker, whose
 // measurement core cuts a loser short; no best (the first config of a size)
 // arrives as none.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tunekit/backend.hpp"
 #include "tunekit/html_report.hpp"
 #include "tunekit/policy.hpp"
 #include "tunekit/report.hpp"
@@ -26,6 +27,7 @@ struct PolicyArgs {
   std::string mode{name_of(selection_names(), Selection::per_size)};
   double within_percent = 5;
   std::string header, json, name_space = "tunekit_policy";
+  std::string python, triton_configs, vllm_dir, vllm_dtype, vllm_batch = "M";  // emit: Python kernels' formats
   std::optional<std::uint64_t> seed;
   std::string cache;
   std::string html;  // report: the page to write
@@ -148,6 +150,31 @@ int run_emit(const PolicyArgs& a) {
   if (selection_of(a.mode) == Selection::all_sizes && l.spec.default_config)
     if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal_of(l.spec)))
       fmt::print("{}", format_unsettled(*choice));
+  // Python kernels also get a module mapping sizes to configs and a
+  // triton.Config list; vLLM's MoE files when asked for.
+  auto write = [](const fs::path& file, const std::string& text) {
+    if (file.has_parent_path()) fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+  };
+  const bool python_kernel = backend_for_language(l.spec.kernel.language).kernel.tensors;
+  if (python_kernel || !a.python.empty()) {
+    const fs::path py = a.python.empty() ? fs::path(a.out_dir) / (l.name + "_policy.py") : fs::path(a.python);
+    write(py, emit_python(p));
+    fmt::print("  Python: {} (select(**size) -> config)\n", py.string());
+  }
+  if (python_kernel || !a.triton_configs.empty()) {
+    const fs::path tc = a.triton_configs.empty() ? fs::path(a.out_dir) / (l.name + "_triton_configs.py")
+                                                 : fs::path(a.triton_configs);
+    write(tc, emit_triton_configs(p));
+    fmt::print("  triton.Config list: {} (CONFIGS, for @triton.autotune)\n", tc.string());
+  }
+  if (!a.vllm_dir.empty()) {
+    const std::string device = l.trials.front().device;
+    for (const auto& f : emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch)) {
+      write(fs::path(a.vllm_dir) / f.name, f.text);
+      fmt::print("  vLLM/SGLang fused-MoE config: {}\n", (fs::path(a.vllm_dir) / f.name).string());
+    }
+  }
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())
@@ -214,6 +241,18 @@ SubCommand add_emit_command(CLI::App& app) {
   cmd->add_option("--header", a->header, "Header to write (default: OUT_DIR/NAME_policy.hpp)");
   cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)");
   cmd->add_option("--namespace", a->name_space, "Namespace of the generated code")->capture_default_str();
+  cmd->add_option("--python", a->python,
+                  "Python module mapping sizes to configs (select(**size)); default for Triton specs: "
+                  "OUT_DIR/NAME_policy.py");
+  cmd->add_option("--triton-configs", a->triton_configs,
+                  "Python module with the chosen configs as triton.Config objects (with --mode cover: the few "
+                  "that serve every size); default for Triton specs: OUT_DIR/NAME_triton_configs.py");
+  cmd->add_option("--vllm", a->vllm_dir,
+                  "Folder for vLLM's/SGLang's fused-MoE config files, E=..,N=..,device_name=...json, one per (E, N) "
+                  "of the sizes (N halved: the spec's is the gate-up GEMM's)");
+  cmd->add_option("--vllm-dtype", a->vllm_dtype,
+                  "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)");
+  cmd->add_option("--vllm-batch", a->vllm_batch, "The size that is vLLM's batch size (num_tokens)")->capture_default_str();
   return {cmd, [a] { return run_emit(*a); }};
 }
 

@@ -3,6 +3,7 @@
 // so a kernel that crashes or hangs takes down the worker, which is then
 // replaced, and costs one trial.
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ class WorkerEvaluator final : public Evaluator {
   // `worker_args` follow the worker executable: the backend and device,
   // e.g. {"cuda", "0"}. `flush_bytes`: what a cold-cache flush overwrites (or reads).
   WorkerEvaluator(std::filesystem::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes);
+  // A worker that is not tunekit-worker (the Triton backend's Python
+  // worker): `command` is its whole argv.
+  static std::unique_ptr<WorkerEvaluator> with_command(std::filesystem::path work_dir, std::vector<std::string> command,
+                                                       std::uint64_t flush_bytes);
   TrialResult evaluate(const TrialRequest& request) override;
 
  private:
@@ -28,6 +33,7 @@ class WorkerEvaluator final : public Evaluator {
   std::filesystem::path log_;
   std::vector<std::string> worker_args_;
   std::uint64_t flush_bytes_;
+  bool own_command_ = false;  // worker_args_ is the whole argv
   Child worker_;
 };
 

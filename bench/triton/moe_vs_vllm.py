@@ -1,0 +1,266 @@
+"""tunekit's tune of the fused-MoE grouped GEMM against vLLM's tuning method, in one run.
+
+  python3 bench/triton/moe_vs_vllm.py --tunekit BIN --out DIR [--sweep-batches 1] [--batches 1,2,...,4096]
+
+The shape: Mixtral 8x7B at TP 2, the gate-up GEMM (E=8, top-2, N=14336, K=4096),
+bf16, batch sizes 1 to 4096.
+1. tunekit: `tunekit tune kernels/fused_moe/fused_moe.yaml` on that shape at every
+   batch size (the spec's search: random, 48 configs per size, after pruning by
+   shared memory and duplicate group orders; hot CUDA-graph timing as vLLM's).
+2. vLLM's method, written here from benchmarks/kernels/benchmark_moe.py: every
+   config of its published space (1,920) at each batch size of --sweep-batches,
+   timed as it times them (a CUDA graph of 10 invocations, 5 warm-up replays,
+   the mean of 20 replays). One favour to the sweep: its configs are compiled
+   ahead in 16 processes (vLLM compiles each inside its timing loop, one by
+   one), so its wall time here is shorter than vLLM's own.
+3. The full 13-batch sweep's wall time is estimated from the compile time
+   measured in 2 and its per-config timing cost measured at every batch size
+   on a sample of configs (the larger batches alone would take hours).
+4. Quality: at every batch size, tunekit's chosen config and (where swept)
+   the sweep's best are timed again by vLLM's timer, alternating, 3 rounds;
+   the ratio is sweep best / tunekit's choice (>= 0.98 is the goal).
+5. The layer: fused_moe with tunekit's configs against plain torch (routing,
+   then per-expert matmuls), Mixtral TP 2 (both GEMMs), each in eager mode,
+   and ours also replayed from a CUDA graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+common.add_kernel_paths()
+
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+E, TOPK, N, K = 8, 2, 14336, 4096
+KEYS = ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages")
+
+
+def vllm_space():
+    return [dict(zip(KEYS, v)) for v in
+            [(bm, bn, bk, g, w, s) for bm in (16, 32, 64, 128, 256) for bn in (32, 64, 128, 256)
+             for bk in (64, 128, 256) for g in (1, 16, 32, 64) for w in (4, 8) for s in (2, 3, 4, 5)]]
+
+
+def run_tunekit(args, log):
+    batches = ",".join(str(b) for b in args.batches)
+    cmd = [args.tunekit, "tune", os.path.join(common.ROOT, "kernels/fused_moe/fused_moe.yaml"),
+           "-a", f"E=[{E}]", "-a", f"topk=[{TOPK}]", "-a", f"N=[{N}]", "-a", f"K=[{K}]", "-a", f"M=[{batches}]",
+           "-o", os.path.join(args.out, "tunekit"), "--no-progress", "--fresh"]
+    log("$ " + " ".join(cmd))
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    with open(os.path.join(args.out, "tunekit.log"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    tail = "\n".join((p.stdout + p.stderr).strip().splitlines()[-6:])
+    log(f"tunekit tune: exit {p.returncode}, {wall:.1f} s wall\n{tail}")
+    with open(os.path.join(args.out, "tunekit", "fused_moe.json")) as f:
+        report = json.load(f)
+    chosen, counts = {}, {}
+    for s in report["sizes"]:
+        m = s["size"]["M"]
+        if s.get("best"):
+            chosen[m] = s["best"]["config"]
+        st = {}
+        for t in s["trials"]:
+            st[t["status"]] = st.get(t["status"], 0) + 1
+        counts[m] = st
+    return wall, chosen, counts
+
+
+class Problem:
+    def __init__(self, m, w1):
+        import torch
+
+        import fused_moe as fm
+
+        self.fm = fm
+        self.m = m
+        self.x = torch.randn(m, K, device="cuda", dtype=torch.bfloat16)
+        self.g = torch.randn(m, E, device="cuda")
+        self.w1 = w1
+        self.wts, self.ids = fm.moe_routing(self.g, TOPK)
+        self.c = torch.empty(m * TOPK, N, device="cuda", dtype=torch.bfloat16)
+        self.aligned = {}
+
+    def fn(self, config):
+        bm = config["BLOCK_SIZE_M"]
+        if bm not in self.aligned:
+            self.aligned[bm] = self.fm.moe_align_block_size(self.ids, bm, E)
+        sid, eid, tot = self.aligned[bm]
+        w = self.wts.flatten()
+        return lambda: self.fm.invoke_grouped_gemm(self.x, self.w1, self.c, w, sid, eid, tot, TOPK, config, False)
+
+
+def compile_space(space, log):
+    jobs = [("fused_moe", "fused_moe_kernel",
+             dict(a=("tensor", "bfloat16"), b=("tensor", "bfloat16"), c=("tensor", "bfloat16"),
+                  topk_weights=("tensor", "float32"), sorted_token_ids=("tensor", "int32"),
+                  expert_ids=("tensor", "int32"), num_tokens_post_padded=("tensor", "int32"), N=N, K=K, EM=1000,
+                  num_valid_tokens=2, top_k=TOPK, **c)) for c in space]
+    t0 = time.perf_counter()
+    results = common.compile_all(jobs)
+    wall = time.perf_counter() - t0
+    ok = [c for c, r in zip(space, results) if r[0] == "ok"]
+    log(f"sweep: compiled {len(space)} configs in {wall:.1f} s (16 processes): {len(ok)} ok, "
+        f"{len(space) - len(ok)} over the device's resources")
+    return wall, ok
+
+
+def vllm_time(problem, config):
+    try:
+        return common.vllm_graph_time(problem.fn(config))
+    except Exception:
+        return math.inf
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tunekit", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--batches", default=",".join(map(str, BATCHES)))
+    ap.add_argument("--sweep-batches", default="1")
+    ap.add_argument("--sample", type=int, default=3, help="configs per batch size for the sweep-cost estimate")
+    ap.add_argument("--summary", default="")
+    ap.add_argument("--previous", default="", help="a summary of an earlier run: take its sweep instead of sweeping")
+    ap.add_argument("--no-layer", action="store_true")
+    args = ap.parse_args()
+    args.batches = [int(b) for b in args.batches.split(",")]
+    sweep_batches = [int(b) for b in args.sweep_batches.split(",") if b]
+    os.makedirs(args.out, exist_ok=True)
+    lines = []
+
+    def log(s):
+        print(s, flush=True)
+        lines.append(s)
+
+    # The sweep compiles into a cache of its own, so neither side reuses the other's binaries.
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="sweep-cache-")
+    summary = {}
+    tk_wall, chosen, counts = run_tunekit(args, log)
+    summary["tunekit"] = dict(wall_s=tk_wall, chosen={str(k): v for k, v in chosen.items()},
+                              statuses={str(k): v for k, v in counts.items()})
+    common.save(args.summary, summary)
+
+    import torch
+
+    torch.manual_seed(0)
+    w1 = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / 64
+    space = vllm_space()
+    previous = {}
+    if args.previous:
+        with open(args.previous) as f:
+            previous = json.load(f)["sweep"]
+        sweep_batches = []
+        log(f"the sweep of {args.previous}: best at M in {list(previous['best'])}, "
+            f"{previous['estimated_full_wall_s']:.0f} s estimated for all batch sizes")
+    sweep_t0 = time.perf_counter()
+    compile_s, valid = compile_space(space, log) if not previous else (previous["compile_s"], [])
+    sweep = {int(m): v for m, v in previous.get("best", {}).items()}
+    for m in sweep_batches:
+        problem = Problem(m, w1)
+        t0 = time.perf_counter()
+        times = [(vllm_time(problem, c), c) for c in valid]
+        best_us, best = min(times, key=lambda t: t[0])
+        sweep[m] = dict(best=best, best_us=best_us, seconds=time.perf_counter() - t0, timed=len(times))
+        log(f"sweep M={m}: {len(times)} configs timed in {sweep[m]['seconds']:.1f} s; best {best_us:.2f} us {best}")
+    sweep_wall = time.perf_counter() - sweep_t0
+    rows, ratios = [], []
+    for m in args.batches:
+        if m not in chosen:
+            rows.append((m, "-", "-", "-", "no config ran"))
+            continue
+        problem = Problem(m, w1)
+        ours, theirs = [], []
+        for _ in range(2):
+            ours.append(vllm_time(problem, chosen[m]))
+            if m in sweep:
+                theirs.append(vllm_time(problem, sweep[m]["best"]))
+        ours_us = statistics.median(ours)
+        if m in sweep:
+            theirs_us = statistics.median(theirs)
+            ratio = theirs_us / ours_us
+            ratios.append(ratio)
+            rows.append((m, f"{theirs_us:.2f}", f"{ours_us:.2f}", f"{ratio:.3f}",
+                         " ".join(str(chosen[m][k]) for k in KEYS)))
+        else:
+            rows.append((m, "(not swept)", f"{ours_us:.2f}", "-", " ".join(str(chosen[m][k]) for k in KEYS)))
+    log(common.table(rows, ["batch", "sweep best us", "tunekit us", "sweep/tunekit", "tunekit's config (BM BN BK G w s)"]))
+    if ratios:
+        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        log(f"geomean sweep/tunekit over swept batches: {geo:.3f}; worst {min(ratios):.3f}")
+        summary["geomean"] = geo
+    common.save(args.summary, summary)
+
+    if previous:
+        estimate = previous["estimated_full_wall_s"]
+        log(f"tunekit wall {tk_wall:.1f} s for {len(args.batches)} batch sizes = {tk_wall / estimate:.1%} of the "
+            f"estimated full sweep ({estimate:.0f} s, from {args.previous})")
+        summary["sweep"] = previous
+        common.save(args.summary, summary)
+    if not previous:
+        # What the whole 13-batch sweep would take: compile once, then each batch's timing.
+        rng = random.Random(5)
+        estimate = compile_s
+        per_config = {}
+        for m in args.batches:
+            if m in sweep:
+                per_config[m] = sweep[m]["seconds"] / sweep[m]["timed"]
+            else:
+                problem = Problem(m, w1)
+                sample = rng.sample(valid, args.sample)
+                t0 = time.perf_counter()
+                for c in sample:
+                    vllm_time(problem, c)
+                per_config[m] = (time.perf_counter() - t0) / len(sample)
+            estimate += per_config[m] * len(valid)
+        log("sweep cost per config (vLLM's timer, s): " + ", ".join(f"M={m}: {per_config[m]:.3f}" for m in args.batches))
+        log(f"sweep wall: {sweep_wall:.1f} s measured over M in {sweep_batches} (compile {compile_s:.1f} s); "
+            f"the whole {len(args.batches)}-batch sweep: {estimate:.0f} s estimated")
+        summary["sweep"] = dict(measured_wall_s=sweep_wall, compile_s=compile_s, valid=len(valid),
+                                estimated_full_wall_s=estimate, per_config_s={str(k): v for k, v in per_config.items()},
+                                best={str(k): v for k, v in sweep.items()})
+
+        log(f"tunekit wall {tk_wall:.1f} s for {len(args.batches)} batch sizes = {tk_wall / estimate:.1%} of the "
+            f"estimated full sweep ({estimate:.0f} s)")
+        common.save(args.summary, summary)
+
+    if not args.no_layer:
+        # The layer against plain torch, with tunekit's configs (the gate-up config for both GEMMs, as vLLM's files do).
+        w1l = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / 64
+        w2l = torch.randn(E, K, N // 2, device="cuda", dtype=torch.bfloat16) / 64
+        import fused_moe as fm
+
+        rows = []
+        layer = []
+        for m in args.batches:
+            if m not in chosen:
+                continue
+            x = torch.randn(m, K, device="cuda", dtype=torch.bfloat16)
+            g = torch.randn(m, E, device="cuda")
+            eager = common.event_median(lambda: fm.fused_moe(x, w1l, w2l, g, TOPK, chosen[m]), reps=10)
+            graphed = common.graph_median(lambda: fm.fused_moe(x, w1l, w2l, g, TOPK, chosen[m]), reps=10, per_graph=3)
+            plain = common.event_median(lambda: fm.torch_moe(x, w1l, w2l, g, TOPK), reps=10)
+            rows.append((m, f"{plain:.1f}", f"{eager:.1f}", f"{plain / eager:.2f}x", f"{graphed:.1f}",
+                         f"{plain / graphed:.2f}x"))
+            layer.append(dict(m=m, torch_us=plain, eager_us=eager, graph_us=graphed))
+        log(common.table(rows, ["batch", "torch per-expert us", "fused_moe eager us", "torch/eager", "fused_moe graph us",
+                                "torch/graph"]))
+        summary["layer"] = layer
+    common.save(args.summary, summary)
+
+
+if __name__ == "__main__":
+    main()

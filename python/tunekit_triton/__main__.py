@@ -1,0 +1,78 @@
+"""python3 -m tunekit_triton MODE ...: the processes tunekit's Triton backend starts.
+
+  worker --device N --cache DIR       one per device: trials (requests on stdin, answers on fd 3)
+  compile-server --device N --cache DIR   one per build job: compile requests, same framing
+  inspect                              one JSON request on stdin, the kernel file's checks on stdout
+  describe --device N                  the device as constraints see it, JSON on stdout
+
+TRITON_CACHE_DIR is set from --cache before Triton is imported, so the compile
+helpers of a device and its worker share one cache: the worker loads what the
+helpers compiled. TUNEKIT_TRITON_FAKE=1 runs the fake compiler and runner
+(tunekit_triton.fake) instead of Triton, for tests without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(prog="python3 -m tunekit_triton")
+    p.add_argument("mode", choices=["worker", "compile-server", "inspect", "describe"])
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--cache", default="")
+    p.add_argument("--answer-fd", type=int, default=3, help="where answers go (tunekit passes 3)")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    if args.cache:
+        os.makedirs(args.cache, exist_ok=True)
+        os.environ["TRITON_CACHE_DIR"] = args.cache
+    from . import fake
+
+    if args.mode == "inspect":
+        from .inspect_kernel import inspect_request
+
+        print(json.dumps(inspect_request(json.loads(sys.stdin.read()))))
+        return 0
+    if args.mode == "describe":
+        from .inspect_kernel import describe
+
+        print(json.dumps(describe(args.device)))
+        return 0
+
+    from .protocol import Channel
+
+    channel = Channel(0, args.answer_fd)
+    if args.mode == "compile-server":
+        if fake.enabled():
+            handle = fake.compile_variant
+        else:
+            from .compile import handle
+        if not fake.enabled() and not os.environ.get("TRITON_INTERPRET"):
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.set_device(args.device)
+        for request in channel.requests():
+            channel.answer(handle(request))
+        return 0
+
+    from .worker import serve
+
+    if fake.enabled():
+        runner = fake.FakeRunner()
+    else:
+        from .runner import TritonRunner
+
+        runner = TritonRunner(args.device)
+    return serve(runner, channel)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Loading a kernel author's Python file and reading its @triton.jit entry.
+
+Shared by the inspect helper (load-time checks of a spec), the compile
+helper and the worker, so that all three import a file the same way: under
+a module name derived from its path, with its folder on sys.path (a kernel
+file may import its siblings).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+# Launch options of Triton's CUDA backend when the installed Triton cannot be
+# asked (the interpreter, a fake run). The live list comes from CUDAOptions.
+FALLBACK_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
+                           "launch_cooperative_grid", "launch_pdl")
+# CUDAOptions fields that are no per-launch choice a tuner should make.
+_NOT_TUNABLE = {"ptx_version", "ptx_options", "ir_override", "extern_libs", "debug", "backend_name", "arch",
+                "supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes", "allowed_dot_input_precisions",
+                "instrumentation_mode", "sanitize_overflow", "warp_size", "cluster_dims",
+                "max_num_imprecise_acc_default", "default_dot_input_precision", "enable_reflect_ftz"}
+
+
+class KernelLoadError(Exception):
+    """A located problem with the kernel file: `line` is 0 when unknown."""
+
+    def __init__(self, message: str, line: int = 0, kind: str = "import"):
+        super().__init__(message)
+        self.line = line
+        self.kind = kind
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def module_name_for(path: str) -> str:
+    return "tunekit_kernel_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
+
+
+_modules: Dict[str, Any] = {}
+
+
+def load_module(path: str):
+    """Imports `path` once per process. Raises KernelLoadError with the line
+    of the failure inside that file when the traceback names one."""
+    path = os.path.abspath(path)
+    stamp = (path, os.path.getmtime(path) if os.path.exists(path) else 0)
+    if stamp in _modules:
+        return _modules[stamp]
+    if not os.path.exists(path):
+        raise KernelLoadError(f"no such file: {path}")
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    name = module_name_for(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as e:  # SyntaxError, ImportError, anything the file raises
+        sys.modules.pop(name, None)
+        line = getattr(e, "lineno", 0) if isinstance(e, SyntaxError) else 0
+        if not line:
+            for frame in reversed(traceback.extract_tb(e.__traceback__)):
+                if os.path.abspath(frame.filename) == path:
+                    line = frame.lineno or 0
+                    break
+        raise KernelLoadError(f"{os.path.basename(path)} does not import: {type(e).__name__}: {e}", line) from e
+    _modules[stamp] = module
+    return module
+
+
+def is_jit_function(obj) -> bool:
+    return type(obj).__name__ in ("JITFunction", "InterpretedFunction") or (
+        hasattr(obj, "fn") and hasattr(obj, "run") and hasattr(obj, "arg_names"))
+
+
+def python_function(obj):
+    """The function under a @triton.jit (the decorated Python function)."""
+    return getattr(obj, "fn", obj)
+
+
+@dataclass
+class KernelSignature:
+    parameters: List[str] = field(default_factory=list)  # every parameter, in order
+    constexprs: List[str] = field(default_factory=list)
+    with_defaults: List[str] = field(default_factory=list)
+    line: int = 0  # where the function starts in its file
+
+
+def _is_constexpr(annotation) -> bool:
+    if annotation is inspect.Parameter.empty:
+        return False
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1] == "constexpr"
+    return getattr(annotation, "__name__", "") == "constexpr"
+
+
+def signature_of(jit_fn) -> KernelSignature:
+    fn = python_function(jit_fn)
+    sig = KernelSignature()
+    for p in inspect.signature(fn).parameters.values():
+        sig.parameters.append(p.name)
+        if _is_constexpr(p.annotation):
+            sig.constexprs.append(p.name)
+        if p.default is not inspect.Parameter.empty:
+            sig.with_defaults.append(p.name)
+    try:
+        sig.line = inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        sig.line = 0
+    return sig
+
+
+def jit_functions(module) -> List[str]:
+    return [n for n, v in vars(module).items() if is_jit_function(v)]
+
+
+def find_entry(module, entry: str, path: str):
+    obj = getattr(module, entry, None)
+    if obj is None or not is_jit_function(obj):
+        names = jit_functions(module)
+        what = "no @triton.jit function" if obj is None else f"'{entry}' is not a @triton.jit function"
+        raise KernelLoadError(f"{what} '{entry}' in {os.path.basename(path)}; its @triton.jit functions: "
+                              f"{', '.join(names) if names else 'none'}", 0, "entry")
+    return obj
+
+
+def find_function(module, entry: str, path: str):
+    obj = getattr(module, entry, None)
+    if obj is None or not callable(obj):
+        names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+                 and getattr(v, "__module__", None) == module.__name__]
+        raise KernelLoadError(f"no function '{entry}' in {os.path.basename(path)}; its functions: "
+                              f"{', '.join(names) if names else 'none'}", 0, "entry")
+    return obj
+
+
+def launch_option_names() -> List[str]:
+    """The launch options the installed Triton's CUDA backend takes."""
+    try:
+        import dataclasses
+
+        from triton.backends.nvidia.compiler import CUDAOptions
+
+        return [f.name for f in dataclasses.fields(CUDAOptions) if f.name not in _NOT_TUNABLE]
+    except Exception:
+        return list(FALLBACK_LAUNCH_OPTIONS)
+
+
+def split_config(config: Dict[str, Any], sig: KernelSignature, options: List[str]):
+    """(meta-parameters, launch options, unknown names) of a config."""
+    meta, opts, unknown = {}, {}, []
+    for name, value in config.items():
+        if name in sig.constexprs:
+            meta[name] = value
+        elif name in options:
+            opts[name] = value
+        else:
+            unknown.append(name)
+    return meta, opts, unknown
+
+
+def closest(name: str, candidates: List[str]) -> Optional[str]:
+    import difflib
+
+    m = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return m[0] if m else None

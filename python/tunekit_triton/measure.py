@@ -1,0 +1,180 @@
+"""The sampling loop of src/measure/measure.cpp, in Python, for the Triton worker.
+
+tunekit has one measurement core; the Triton worker cannot call the C++ one
+(it runs in a Python process), so this module is its line-by-line mirror,
+and tests/test_measure.py checks it against the same cases as
+tests/measure/measure_test.cpp. The mapping of the spec's `measure:` keys:
+
+  warmup       -> MeasureSettings.warmup_us: time spent warming up, at least one call
+  min_samples  -> min_samples
+  max_samples  -> max_samples
+  max_time     -> max_time_s: cap on sampling time (warm-up not counted)
+  noise        -> target_noise: stop once stdev/mean < this (nvbench's rule)
+  cache        -> cache: "cold" (flush by overwriting), "cold-read" (flush by reading), "hot"
+  timeout      -> enforced by the tuner, which kills the worker (not here)
+  early_stop   -> early_stop, with best_so_far_us from the tuner: a config whose first
+                  EARLY_STOP_SAMPLES samples are all over early_stop x the best so far
+                  is cut short (status slower)
+  graph        -> graph: time replays of a CUDA graph of the launch (Triton only)
+
+Nothing here imports torch or triton: the loop takes a `sample` callable and
+a clock, so a fake runner drives it on any machine.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+# A config is judged on this many samples (kEarlyStopSamples in measure.hpp).
+EARLY_STOP_SAMPLES = 3
+UNBOUNDED = 2 ** 64 - 1  # SIZE_MAX: no limit known
+
+@dataclass
+class MeasureSettings:
+    warmup_us: float = 50_000.0
+    min_samples: int = 5
+    max_samples: int = 200
+    max_time_s: float = 2.0
+    target_noise: float = 0.02
+    cache: str = "cold"
+    timeout_s: float = 60.0
+    graph: bool = False
+    early_stop: float = 3.0
+    best_so_far_us: Optional[float] = None
+
+    @staticmethod
+    def from_json(j: dict) -> "MeasureSettings":
+        return MeasureSettings(
+            warmup_us=float(j.get("warmup_us", 50_000.0)),
+            min_samples=int(j.get("min_samples", 5)),
+            max_samples=int(j.get("max_samples", 200)),
+            max_time_s=float(j.get("max_time_s", 2.0)),
+            target_noise=float(j.get("target_noise", 0.02)),
+            cache=str(j.get("cache", "cold")),
+            timeout_s=float(j.get("timeout_s", 60.0)),
+            graph=bool(j.get("graph", False)),
+            early_stop=float(j.get("early_stop", 0.0)),
+            best_so_far_us=None if j.get("best_so_far_us") is None else float(j["best_so_far_us"]),
+        )
+
+
+CACHE_MODES = ("cold", "hot", "cold-read")
+
+
+def is_cold(cache: str) -> bool:
+    return cache != "hot"
+
+
+@dataclass
+class Statistics:
+    median: float = 0.0
+    min: float = 0.0
+    max: float = 0.0
+    mean: float = 0.0
+    noise: float = 0.0  # relative standard deviation (stdev / mean)
+    count: int = 0
+
+
+def summarize(samples: List[float]) -> Statistics:
+    """As tunekit::summarize: median, extremes, mean and stdev/mean (n-1)."""
+    s = Statistics(count=len(samples))
+    if not samples:
+        return s
+    v = sorted(samples)
+    n = len(v)
+    s.min, s.max = v[0], v[-1]
+    s.median = v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+    s.mean = sum(v) / n
+    if n > 1 and s.mean > 0:
+        ss = sum((x - s.mean) ** 2 for x in v)
+        s.noise = math.sqrt(ss / (n - 1)) / s.mean
+    return s
+
+
+def early_stop_bar(s: MeasureSettings) -> Optional[float]:
+    """early_stop x best_so_far, or None (off, no best yet, or a best of 0)."""
+    if not (s.early_stop > 0) or s.best_so_far_us is None or not (s.best_so_far_us > 0):
+        return None
+    return s.best_so_far_us * s.early_stop
+
+
+@dataclass
+class Sampling:
+    samples: List[float]
+    cut_short: bool = False  # stopped by the early stop (the trial is slower)
+
+
+def collect_samples(
+    settings: MeasureSettings,
+    flush: Optional[Callable[[], None]],
+    sample: Callable[[int], float],
+    clock: Callable[[], float] = time.monotonic,
+) -> Sampling:
+    """Warm up, then sample until the noise target, max_samples, max_time or the early stop.
+
+    As tunekit::collect_samples: `flush` runs before every call (warm-up too)
+    when the cache mode is cold or cold-read and a flush is given; its time
+    is not counted. `sample(at_most)` runs the kernel once and returns
+    microseconds; `at_most` is how many more calls the loop makes, at most,
+    before it next decides something (UNBOUNDED: no limit known), so a runner
+    that enqueues calls in groups enqueues no more. `clock` returns seconds.
+    With an early-stop bar, the warm-up's calls after the first are judged
+    as they come; the first EARLY_STOP_SAMPLES samples decide, and samples
+    that do not confirm a warm-up ended early are discarded after the rest
+    of the warm-up.
+    """
+    k = EARLY_STOP_SAMPLES
+    cold = is_cold(settings.cache) and flush is not None
+    bar = early_stop_bar(settings)
+
+    def call(at_most: int) -> float:
+        if cold:
+            flush()
+        return sample(at_most)
+
+    warm_start = clock()
+    warm_calls = above_in_a_row = 0
+    looks_slower = False
+    while True:
+        at_most = UNBOUNDED if bar is None or warm_calls > k else (1 if warm_calls == 0 else k + 1 - warm_calls)
+        t = call(at_most)
+        if bar is not None and warm_calls > 0:
+            above_in_a_row = above_in_a_row + 1 if t > bar else 0
+        warm_calls += 1
+        looks_slower = above_in_a_row >= k
+        if looks_slower or (clock() - warm_start) * 1e6 >= settings.warmup_us:
+            break
+
+    out = Sampling(samples=[])
+    samples = out.samples
+    min_samples = max(1, settings.min_samples)
+    max_samples = max(min_samples, settings.max_samples)
+    judged = bar is None
+    start = clock()
+    while len(samples) < max_samples:
+        at_most = max_samples - len(samples)
+        if not judged:
+            at_most = min(at_most, k - len(samples))
+        samples.append(call(at_most))
+        if not judged and len(samples) == k:
+            judged = True
+            if min(samples) > bar:
+                out.cut_short = True
+                return out
+            if looks_slower:
+                # The calls that ended the warm-up are not confirmed: finish it, start over.
+                while (clock() - warm_start) * 1e6 < settings.warmup_us:
+                    call(UNBOUNDED)
+                samples.clear()
+                start = clock()
+                continue
+        if len(samples) < min_samples:
+            continue
+        if clock() - start >= settings.max_time_s:
+            break
+        if summarize(samples).noise < settings.target_noise:
+            break
+    return out

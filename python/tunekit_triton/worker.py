@@ -1,0 +1,88 @@
+"""The worker side of a trial, as src/evaluator/worker.cpp orders it.
+
+A runner knows how to prepare arguments, load a built variant, run it once
+and time it; handle_request() puts these in the order every tunekit worker
+uses (prepare, load, run once and verify, then time), and serve() answers
+requests until the tuner closes the pipe. A runner that reports itself
+poisoned (a sticky CUDA error such as an illegal address) makes the tuner
+replace the worker process before the next request.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Optional
+
+from .protocol import Channel, Request, Result, Verification, answer_json
+
+
+class Runner:
+    """What a backend supplies. Failures are returned as Results, never raised."""
+
+    poisoned: bool = False
+
+    def prepare(self, request: Request) -> Optional[Result]:
+        """Creates (or keeps) the argument values; a failure as a Result."""
+        raise NotImplementedError
+
+    def load(self, request: Request) -> Optional[Result]:
+        raise NotImplementedError
+
+    def run_once(self, request: Request) -> Optional[Result]:
+        raise NotImplementedError
+
+    def save_outputs(self, path: str) -> str:
+        """Writes the outputs for later verification; an error text or ''."""
+        raise NotImplementedError
+
+    def verify(self, path: str, atol: float, rtol: float) -> Verification:
+        raise NotImplementedError
+
+    def time(self, request: Request) -> Result:
+        raise NotImplementedError
+
+
+def handle_request(runner: Runner, rq: Request) -> tuple[Result, bool]:
+    """One request: (its result, whether the worker must be replaced)."""
+
+    def fail(r: Result) -> tuple[Result, bool]:
+        return r, runner.poisoned
+
+    if (failed := runner.prepare(rq)) is not None:
+        return fail(failed)
+    if (failed := runner.load(rq)) is not None:
+        return fail(failed)
+
+    if rq.op == "reference":
+        if (failed := runner.run_once(rq)) is not None:
+            return fail(failed)
+        result = Result()
+        if error := runner.save_outputs(rq.reference_file):
+            result = Result.failure("launch_error", error)
+        return result, runner.poisoned
+
+    verification = Verification()
+    if rq.reference_file:
+        if (failed := runner.run_once(rq)) is not None:
+            return fail(failed)
+        verification = runner.verify(rq.reference_file, rq.atol, rq.rtol)
+        if not verification.passed:
+            # A wrong variant is not worth timing.
+            r = Result(status="wrong_result", error=verification.detail, verification=verification)
+            return r, runner.poisoned
+    result = runner.time(rq)
+    result.verification = verification
+    return result, runner.poisoned
+
+
+def serve(runner: Runner, channel: Channel) -> int:
+    for j in channel.requests():
+        try:
+            result, restart = handle_request(runner, Request.from_json(j))
+        except Exception as e:  # a malformed request, or a bug in a runner
+            result = Result.failure("launch_error", f"exception: {type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}")
+            restart = runner.poisoned
+        channel.answer(answer_json(result, restart))
+        if restart:
+            return 0
+    return 0

@@ -1,0 +1,169 @@
+// The Triton backend end to end without Triton or a GPU: python3 runs the
+// fake compiler and runner (TUNEKIT_TRITON_FAKE=1, python/tunekit_triton/
+// fake.py), so the compile-helper pool, the worker protocol and every status
+// a trial can get are exercised here; the kernels themselves run under
+// Triton's interpreter in triton_interpreter_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/tuner.hpp"
+
+using namespace tunekit;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(TUNEKIT_SOURCE_DIR) / "tests" / "backend" / "data" / "triton";
+
+struct FakeTriton : ::testing::Test {
+  void SetUp() override { ::setenv("TUNEKIT_TRITON_FAKE", "1", 1); }
+  void TearDown() override { ::unsetenv("TUNEKIT_TRITON_FAKE"); }
+};
+
+std::map<std::string, Status> by_config(const TuneReport& r) {
+  std::map<std::string, Status> out;
+  for (const auto& t : r.all_trials()) out[t.config.str()] = t.status;
+  return out;
+}
+
+}  // namespace
+
+TEST_F(FakeTriton, EveryPlantedFailureIsRecordedAndTheBestIsFound) {
+  Spec spec = load_spec(kData / "fake.yaml");
+  TuneOptions opt;
+  opt.out_dir = tunekit::testing::fresh_dir();
+  opt.jobs = 2;
+  TuneReport report = tune(spec, opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const auto status = by_config(report);
+  EXPECT_EQ(status.at("{BLOCK: 32, MODE: 0, num_warps: 4}"), Status::ok);
+  EXPECT_EQ(status.at("{BLOCK: 32, MODE: 1, num_warps: 4}"), Status::compile_error);  // Triton's message
+  EXPECT_EQ(status.at("{BLOCK: 32, MODE: 2, num_warps: 4}"), Status::launch_error);
+  EXPECT_EQ(status.at("{BLOCK: 32, MODE: 5, num_warps: 4}"), Status::wrong_result);
+  // the compiled kernel's registers x threads over the device's, found before any launch
+  EXPECT_EQ(status.at("{BLOCK: 32, MODE: 7, num_warps: 16}"), Status::resource_limit);
+  // 256 KiB of shared memory passes the spec's constraint but not the compile check
+  EXPECT_EQ(status.at("{BLOCK: 256, MODE: 0, num_warps: 4}"), Status::resource_limit);
+  for (const auto& t : report.all_trials())
+    if (t.config.str() == "{BLOCK: 32, MODE: 1, num_warps: 4}") EXPECT_NE(t.error.find("planted compile error"), std::string::npos);
+  const SizeReport& s = report.sizes.front();
+  ASSERT_TRUE(s.best);
+  // the fake kernel takes 64 / BLOCK us: BLOCK 128 is the fastest that builds and runs right
+  EXPECT_EQ(s.trials[*s.best].config.find("BLOCK")->as_int(), 128);
+  EXPECT_NEAR(s.trials[*s.best].stats.median.count(), 0.5, 1e-9);
+}
+
+TEST_F(FakeTriton, CrashHangAndStickyErrorCostOneTrialEach) {
+  Spec spec = load_spec(kData / "faults.yaml");
+  TuneOptions opt;
+  opt.out_dir = tunekit::testing::fresh_dir();
+  opt.jobs = 1;
+  TuneReport report = tune(spec, opt);
+  const auto status = by_config(report);
+  EXPECT_EQ(status.at("{BLOCK: 64, MODE: 3, num_warps: 4}"), Status::crash);
+  EXPECT_EQ(status.at("{BLOCK: 64, MODE: 4, num_warps: 4}"), Status::timeout);
+  EXPECT_EQ(status.at("{BLOCK: 64, MODE: 6, num_warps: 4}"), Status::launch_error);
+  // the configs after each fault ran in a fresh worker
+  EXPECT_EQ(status.at("{BLOCK: 64, MODE: 0, num_warps: 4}"), Status::ok);
+  EXPECT_EQ(status.at("{BLOCK: 32, MODE: 0, num_warps: 4}"), Status::ok);
+}
+
+TEST_F(FakeTriton, AParameterTheKernelDoesNotDeclareIsLocated) {
+  try {
+    load_spec(kData / "bad_parameter.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 14) << e.what();  // MOD: [0]
+    EXPECT_NE(std::string(e.what()).find("did you mean 'MODE'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'MODE' has no value"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(FakeTriton, AKernelFileThatDoesNotImportIsLocatedInIt) {
+  try {
+    load_spec(kData / "bad_import.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(fs::path(e.where().file).filename(), "broken_import.py") << e.what();
+    EXPECT_EQ(e.where().line, 8) << e.what();
+    EXPECT_NE(std::string(e.what()).find("planted"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TritonSpec, KeysOfPythonKernelsAreRefusedElsewhere) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cu", "__global__ void k(float* x) {}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel: {source: k.cu, language: cuda, entry: k, grid: [1], block: [32]}
+arguments:
+  - {name: x, type: f32, shape: [16]}
+)Y");
+  try {
+    load_spec(dir / "s.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("apply to triton kernels"), std::string::npos) << e.what();
+  }
+  tunekit::testing::write_file(dir / "t.yaml", R"Y(kernel: {source: k.cu, language: triton, entry: k, grid: [1], block: [32]}
+arguments:
+  - {name: x, type: f32, shape: [16]}
+)Y");
+  try {
+    load_spec(dir / "t.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 1) << e.what();
+    EXPECT_NE(std::string(e.what()).find("num_warps"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(FakeTriton, ShapesSetupsAndConstexprsLoad) {  // the load-time checks run the fake inspector
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.py", "def k(x, y, n, B: 'tl.constexpr', D: 'tl.constexpr'):\n    pass\n\n"
+                                     "def prep(args, meta):\n    return {'y': None}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel:
+  source: k.py
+  language: triton
+  entry: k
+  grid: ["ceil_div(n, B)"]
+  constexprs: {D: 2 * n}
+arguments:
+  - {name: x, type: bf16, shape: [n, 4]}
+  - {name: g, type: f32, shape: [n], pass: false}
+  - {name: y, type: i32, fill: {setup: prep}}
+  - {name: n, type: i32, value: n}
+sizes: {n: 8}
+parameters: {B: [16, 32]}
+reference: {torch: "x.float() * 2"}
+measure: {graph: true}
+)Y");
+  Spec s = load_spec(dir / "s.yaml");
+  ASSERT_EQ(s.arguments.size(), 4u);
+  EXPECT_EQ(s.arguments[0].shape.size(), 2u);
+  EXPECT_EQ(s.arguments[0].size->evaluate_int({{"n", Value(8)}}), 32);
+  EXPECT_FALSE(s.arguments[1].passed);
+  EXPECT_EQ(s.arguments[2].setup, (dir / "k.py").string() + ":prep");
+  ASSERT_EQ(s.kernel.constexprs.size(), 1u);
+  EXPECT_EQ(s.kernel.constexprs[0].first, "D");
+  EXPECT_EQ(s.reference.torch_expression, "x.float() * 2");
+  EXPECT_TRUE(s.measure.graph);
+}
+
+// `tunekit space` counts a Triton spec like any other: the fused-MoE spec over
+// vLLM's 1,920 configs, with an H200's shared memory, pruned by its two
+// constraints (numbers from an independent enumeration in Python).
+TEST(TritonSpec, TheMoeSpaceIsPrunedBeforeAnythingIsCompiled) {
+  Spec s = load_spec(fs::path(TUNEKIT_SOURCE_DIR) / "kernels" / "fused_moe" / "fused_moe.yaml");
+  for (auto [m, valid] : {std::pair{1, 744u}, std::pair{4096, 1488u}}) {
+    Bindings constants{{"shared_memory_per_block_optin", Value(232448)}, {"E", Value(8)}, {"topk", Value(2)},
+                       {"N", Value(14336)}, {"K", Value(4096)}, {"M", Value(m)}};
+    Space space(s.parameters, s.constraints, constants);
+    EXPECT_EQ(space.cartesian_size(), 1920u);
+    EXPECT_EQ(space.size(), valid) << "M=" << m;
+  }
+}

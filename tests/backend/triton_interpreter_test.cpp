@@ -1,0 +1,106 @@
+// The three Triton kernels of kernels/ tuned end to end on the CPU: one
+// config each, through the real compile helpers and worker, with Triton's
+// interpreter (TRITON_INTERPRET=1) and torch's CPU tensors. It needs a
+// python3 with torch and triton: scripts/test.sh installs them from PyPI into
+// build/pyenv (about 3 minutes); without it the test says it is skipped.
+// The specs run with float32 tensors: the interpreter computes bfloat16 dots
+// wrongly (seen with triton 3.9 on the CPU), so their bf16 types are swapped.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/tuner.hpp"
+
+using namespace tunekit;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string interpreter_python() {
+  if (const char* p = std::getenv("TUNEKIT_INTERPRETER_PYTHON"); p && *p) return p;
+  return (fs::path(TUNEKIT_BINARY_DIR) / "pyenv" / "bin" / "python").string();
+}
+
+bool has_torch_and_triton(const std::string& python) {
+  if (!fs::exists(python)) return false;
+  const std::string cmd = "'" + python + "' -c 'import torch, triton' > /dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+// The kernel's spec with float32 tensors and absolute paths, shrunk to one
+// size and one config.
+Spec small_spec(const std::string& kernel, const std::string& file, const Bindings& size, const Config& config) {
+  const fs::path folder = fs::path(TUNEKIT_SOURCE_DIR) / "kernels" / kernel;
+  std::string text = tunekit::testing::read_file(folder / (file + ".yaml"));
+  for (std::size_t at; (at = text.find("bf16")) != std::string::npos;) text.replace(at, 4, "f32");
+  const std::string py = file + ".py";
+  for (const std::string key : {"source: ", "python: "})
+    for (std::size_t at = 0; (at = text.find(key + py, at)) != std::string::npos; at += key.size())
+      text.replace(at + key.size(), py.size(), (folder / py).string());
+  const fs::path dir = tunekit::testing::fresh_dir("." + kernel);
+  tunekit::testing::write_file(dir / (file + ".yaml"), text);
+  Spec s = load_spec(dir / (file + ".yaml"));
+  s.sizes = {size};
+  for (auto& p : s.parameters) p.values = {*config.find(p.name)};
+  s.default_config = config;
+  s.measure.warmup = Microseconds(0);
+  s.measure.min_samples = 1;
+  s.measure.max_samples = 2;
+  s.measure.timeout = Seconds(600);
+  return s;
+}
+
+struct Interpreter : ::testing::Test {
+  void SetUp() override {
+    python_ = interpreter_python();
+    if (!has_torch_and_triton(python_))
+      GTEST_SKIP() << "no python with torch and triton at " << python_
+                   << " (scripts/test.sh installs them from PyPI; or set TUNEKIT_INTERPRETER_PYTHON): the "
+                      "interpreter run of the Triton kernels is skipped";
+    ::setenv("TUNEKIT_PYTHON", python_.c_str(), 1);
+    ::setenv("TRITON_INTERPRET", "1", 1);
+  }
+  void TearDown() override {
+    ::unsetenv("TUNEKIT_PYTHON");
+    ::unsetenv("TRITON_INTERPRET");
+  }
+  void expect_ok(const Spec& spec) {
+    TuneOptions opt;
+    opt.out_dir = tunekit::testing::fresh_dir(".out");
+    opt.jobs = 1;
+    TuneReport r = tune(spec, opt);
+    ASSERT_EQ(r.sizes.size(), 1u);
+    ASSERT_FALSE(r.sizes[0].trials.empty());
+    const auto& t = r.sizes[0].trials.front();
+    EXPECT_EQ(t.status, Status::ok) << t.error;
+    EXPECT_TRUE(t.verification.checked);
+    EXPECT_TRUE(t.verification.passed) << t.verification.detail;
+  }
+  std::string python_;
+};
+
+}  // namespace
+
+TEST_F(Interpreter, FusedMoeGroupedGemm) {
+  expect_ok(small_spec("fused_moe", "fused_moe",
+                       {{"E", Value(4)}, {"topk", Value(2)}, {"N", Value(64)}, {"K", Value(64)}, {"M", Value(3)}},
+                       Config({{"BLOCK_SIZE_M", Value(16)}, {"BLOCK_SIZE_N", Value(32)}, {"BLOCK_SIZE_K", Value(64)},
+                               {"GROUP_SIZE_M", Value(1)}, {"num_warps", Value(4)}, {"num_stages", Value(2)}})));
+}
+
+TEST_F(Interpreter, PrefillAttentionWithAPrefix) {
+  expect_ok(small_spec("prefill_attention", "prefill_attention",
+                       {{"D", Value(16)}, {"causal", Value(1)}, {"Hq", Value(2)}, {"Hkv", Value(1)}, {"P", Value(5)},
+                        {"Lq", Value(20)}, {"B", Value(1)}},
+                       Config({{"BLOCK_M", Value(16)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)},
+                               {"num_stages", Value(2)}})));
+}
+
+TEST_F(Interpreter, DecodeAttentionSplitAndCombined) {
+  expect_ok(small_spec("decode_attention_triton", "decode_attention",
+                       {{"B", Value(1)}, {"Hq", Value(4)}, {"Hkv", Value(1)}, {"L", Value(40)}, {"D", Value(16)}},
+                       Config({{"SPLITS", Value(2)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)},
+                               {"num_stages", Value(2)}})));
+}

@@ -1,0 +1,111 @@
+// The formats `tunekit emit` writes for Python kernels, each loaded the way
+// its user loads it and asked for a size: the Python module (python3), the
+// triton.Config list (python3, with a stand-in triton module, as CI has no
+// triton), and vLLM's fused-MoE files (nlohmann, looked up as vLLM does:
+// the nearest batch size).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/policy.hpp"
+
+using namespace tunekit;
+namespace fs = std::filesystem;
+
+namespace {
+
+Config moe_config(int bm, int bn, int bk, int g, int w, int s) {
+  return Config({{"BLOCK_SIZE_M", Value(bm)}, {"BLOCK_SIZE_N", Value(bn)}, {"BLOCK_SIZE_K", Value(bk)},
+                 {"GROUP_SIZE_M", Value(g)}, {"num_warps", Value(w)}, {"num_stages", Value(s)}});
+}
+
+Policy moe_policy() {
+  Policy p;
+  p.kernel = "fused_moe";
+  p.selection = "per-size";
+  for (auto [m, c] : {std::pair{1, moe_config(16, 64, 256, 1, 4, 2)}, std::pair{64, moe_config(32, 256, 128, 16, 4, 2)},
+                      std::pair{4096, moe_config(128, 128, 64, 32, 8, 3)}})
+    p.entries.push_back({Bindings{{"E", Value(8)}, {"N", Value(14336)}, {"K", Value(4096)}, {"M", Value(m)}}, c,
+                         Microseconds(10.0 * m)});
+  return p;
+}
+
+std::string run_python(const fs::path& dir, const std::string& code) {
+  const fs::path script = dir / "probe.py";
+  tunekit::testing::write_file(script, code);
+  const std::string cmd = "cd '" + dir.string() + "' && python3 probe.py 2>&1";
+  std::string out;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, f)) out += buf;
+    ::pclose(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(PythonPolicy, TheModuleDispatchesTunedAndUntunedSizes) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "moe_policy.py", emit_python(moe_policy()));
+  const std::string out = run_python(dir, R"Y(import moe_policy
+print(moe_policy.select(E=8, N=14336, K=4096, M=64)["BLOCK_SIZE_N"])
+print(moe_policy.select(E=8, N=14336, K=4096, M=3000)["BLOCK_SIZE_M"])
+print(moe_policy.select(E=8, N=14336, K=4096, M=2)["num_stages"])
+)Y");
+  EXPECT_EQ(out, "256\n128\n2\n");
+}
+
+TEST(PythonPolicy, TritonConfigsHoldMetaParametersAndLaunchOptionsApart) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  Policy p = moe_policy();
+  p.entries.push_back(p.entries.front());  // a repeated config is listed once
+  p.entries.back().size["M"] = Value(2);
+  tunekit::testing::write_file(dir / "triton.py", R"Y(class Config:
+    def __init__(self, kwargs, num_warps=4, num_stages=3, **rest):
+        self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
+)Y");
+  tunekit::testing::write_file(dir / "moe_configs.py", emit_triton_configs(p));
+  const std::string out = run_python(dir, R"Y(import moe_configs
+print(len(moe_configs.CONFIGS))
+c = moe_configs.CONFIGS[2]
+print(sorted(c.kwargs), c.num_warps, c.num_stages)
+)Y");
+  EXPECT_EQ(out, "3\n['BLOCK_SIZE_K', 'BLOCK_SIZE_M', 'BLOCK_SIZE_N', 'GROUP_SIZE_M'] 8 3\n");
+  EXPECT_TRUE(is_triton_launch_option("num_warps"));
+  EXPECT_FALSE(is_triton_launch_option("BLOCK_SIZE_M"));
+}
+
+TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
+  Policy p = moe_policy();
+  p.entries.push_back({Bindings{{"E", Value(64)}, {"N", Value(2816)}, {"K", Value(2048)}, {"M", Value(16)}},
+                       moe_config(16, 64, 128, 1, 4, 3), std::nullopt});
+  auto files = emit_vllm_moe(p, "NVIDIA H200 (triton 3.6.0, torch 2.11.0)", "");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].name, "E=8,N=7168,device_name=NVIDIA_H200.json");
+  EXPECT_EQ(files[1].name, "E=64,N=1408,device_name=NVIDIA_H200.json");
+  const auto j = nlohmann::json::parse(files[0].text);
+  ASSERT_EQ(j.size(), 3u);
+  // vLLM picks the tuned batch size nearest to the number of tokens
+  auto lookup = [&](int tokens) {
+    std::string best;
+    long gap = -1;
+    for (const auto& [key, value] : j.items()) {
+      const long d = std::labs(std::stol(key) - tokens);
+      if (gap < 0 || d < gap) gap = d, best = key;
+    }
+    return j.at(best);
+  };
+  EXPECT_EQ(lookup(50)["BLOCK_SIZE_N"], 256);
+  EXPECT_EQ(lookup(3000)["num_warps"], 8);
+  for (const char* k : {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"})
+    EXPECT_TRUE(lookup(1).contains(k)) << k;
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200", "fp8_w8a8")[0].name, "E=8,N=7168,device_name=NVIDIA_H200,dtype=fp8_w8a8.json");
+  Policy no_e = p;
+  no_e.entries[0].size.erase("E");
+  EXPECT_THROW(emit_vllm_moe(no_e, "NVIDIA H200", ""), std::runtime_error);
+}
