@@ -209,6 +209,21 @@ TEST_F(CpuBackendTest, CallShimPassesTypedArguments) {
       << shim;
 }
 
+// A parameter reaches the source as a define: one named like a name the
+// call shim could use (T, p, q) must not rewrite the shim.
+TEST_F(CpuBackendTest, ParametersNamedLikeShortIdentifiersBuild) {
+  for (const char* language : {"c++", "c"}) {
+    BuildInput in = input(0);
+    in.language = language;
+    in.compiler = std::string(language) == "c" ? "cc" : "c++";
+    in.source = std::string(language) == "c" ? "void kernel(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = T * x[i]; }\n"
+                                              : "extern \"C\" void kernel(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = T * x[i]; }\n";
+    in.defines = {"T=2", "p=3", "q=4", "type=5"};
+    BuildResult r = builder_->build(in);
+    EXPECT_EQ(r.status, Status::ok) << language << ": " << r.log;
+  }
+}
+
 // Buffers reach entries declared with any pointer type, in C++ and in C.
 TEST_F(CpuBackendTest, ShimCallsEntriesWithConstAndHalfPointersAndCEntries) {
   BuildInput in = input(0);

@@ -20,12 +20,14 @@ std::string call_shim(const BuildInput& in) {
     call += a.role == Role::scalar ? fmt::format("*({}*)tk_args[{}]", c_type_name(a.type), i)
                                    : fmt::format("tk_pointer(tk_args[{}])", i);
   }
+  // Every name the shim declares starts with tk_: a parameter reaches the
+  // source as a -D define, and one named T or p must not rewrite the shim.
   return fmt::format(
       "\n/* tunekit: call shim */\n#include <stdint.h>\n"
       "#ifdef __cplusplus\n"
-      "struct tk_pointer {{\n  void* p;\n  explicit tk_pointer(void* q) : p(q) {{}}\n"
-      "  template <class T> operator T*() const {{ return static_cast<T*>(p); }}\n}};\n"
-      "extern \"C\"\n#else\n#define tk_pointer(p) (p)\n#endif\n"
+      "struct tk_pointer {{\n  void* tk_p;\n  explicit tk_pointer(void* tk_q) : tk_p(tk_q) {{}}\n"
+      "  template <class tk_type> operator tk_type*() const {{ return static_cast<tk_type*>(tk_p); }}\n}};\n"
+      "extern \"C\"\n#else\n#define tk_pointer(tk_p) (tk_p)\n#endif\n"
       "__attribute__((visibility(\"default\"))) void {}(void** tk_args) {{\n  (void)tk_args;\n  {}({});\n}}\n",
       kLaunchSymbol, in.entry, call);
 }
