@@ -18,6 +18,11 @@ namespace tunekit {
 struct TuneOptions {
   std::filesystem::path out_dir = "tunekit-out";
   bool fresh = false;   // ignore stored trials and the build cache
+  // Measure every stored failure again (as `ctest --rerun-failed`), keeping
+  // the stored ok trials. Without it a resume measures again only the
+  // failures that were the environment's or that ran under other settings
+  // (settings_key()).
+  bool retry_failed = false;
   unsigned jobs = 0;    // build threads; 0 = one per core
 };
 
@@ -36,6 +41,9 @@ struct SizeReport {
   std::optional<std::size_t> best;     // index into trials
   std::optional<std::size_t> baseline; // the default config's trial
   bool baseline_is_spec_default = false;
+  // Why the size's search ended early, when it did: its reference failed, so
+  // no config could be verified (the message names the reference).
+  std::string error;
   // Per trial, the command it ran, for backends that run a program
   // (Backend::command_line); empty otherwise.
   std::vector<std::vector<std::string>> commands;
@@ -57,6 +65,12 @@ struct TuneReport {
   // them: the CLI), so that the summary and the JSON can list them.
   std::vector<std::pair<std::string, std::filesystem::path>> files;
   std::size_t resumed = 0;  // trials served from the store
+  std::size_t retried = 0;  // stored failures measured again (environment's, other settings, --retry-failed)
+  bool interrupted = false; // stopped by request_stop() (stop.hpp) before the search ended
+  // What the user should know that is no trial's status: a default config
+  // outside the space at some size, a reference that failed, a constraint
+  // that raised an error.
+  std::vector<std::string> warnings;
   Seconds wall{0};
   Seconds build{0};        // compiling, summed over batches (may overlap measuring)
   Seconds build_wait{0};   // of it, the time measuring waited for builds
@@ -73,6 +87,13 @@ struct TuneReport {
 // search settings are left out on purpose: widening a space must keep
 // measured trials.
 std::string spec_hash(const Spec& spec);
+
+// The settings a trial's outcome depends on beyond spec_hash(): the
+// per-config timeout (and an application's run timeout), the tolerances and
+// the cache mode. A stored failure of the config's is reused only under the
+// same settings, so a rerun with a longer --timeout measures its timeouts
+// again.
+std::string settings_key(const Spec& spec);
 
 // Tunes every size of `spec` and returns what was measured; every trial is
 // in the store (options.out_dir/tunekit.db, or spec.output.db) before this

@@ -28,3 +28,26 @@ TEST(Protocol, UnknownCacheModeIsRejected) {
   j["measure"]["cache"] = "warm";
   EXPECT_THROW(request_from_json(j), std::invalid_argument);
 }
+
+// Item 8: only a line with the worker's token is an answer; anything else on
+// the channel (a kernel that found the descriptor) or a malformed answer is
+// said, never thrown, so it fails one config instead of the run.
+TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
+  WorkerAnswer a;
+  a.result.status = Status::crash;
+  a.result.fault = Fault::environment;
+  a.result.error = "x";
+  const std::string good = "tk0123 " + to_json(a).dump();
+  auto parsed = parse_answer(good, "tk0123");
+  ASSERT_TRUE(std::holds_alternative<WorkerAnswer>(parsed));
+  EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.status, Status::crash);
+  EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.fault, Fault::environment);
+
+  for (const std::string bad : {std::string("garbage"), "tk0123", "tk0123 ", "tk0123 {", "tk0123 [1, 2]",
+                                "tk0123 {\"status\": 7}", "tk9999 " + to_json(a).dump(), to_json(a).dump(),
+                                std::string("tk0123 {\"status\": \"ok\", \"samples_us\": \"x\"}")}) {
+    auto r = parse_answer(bad, "tk0123");
+    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << bad;
+    EXPECT_FALSE(std::get<std::string>(r).empty());
+  }
+}
