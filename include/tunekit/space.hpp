@@ -121,7 +121,7 @@ class Space {
   // first values (in for_each order) that hit it. Each constraint is tried
   // over the product of its own parameters' values, up to `limit`
   // combinations.
-  std::vector<std::string> constraint_errors(std::uint64_t limit = 1u << 20) const;
+  std::vector<std::string> constraint_errors(std::uint64_t limit = 1u << 16) const;
 
  private:
   struct Check {

@@ -1,9 +1,11 @@
 #include "evaluator/detail/host_arguments.hpp"
 
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cmath>
 #include <fstream>
 #include <limits>
 
@@ -95,7 +97,9 @@ std::vector<void*> HostArguments::pointers() {
 }
 
 std::string HostArguments::save_outputs(const std::string& file) {
-  const std::string tmp = file + ".tmp";
+  // A name of this worker's own: two tuners sharing an output folder may
+  // compute the same reference at once.
+  const std::string tmp = file + "." + std::to_string(::getpid()) + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary);
     for (std::size_t i = 0; i < args_.size(); ++i)

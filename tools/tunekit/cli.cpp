@@ -13,6 +13,7 @@
 #include "space_command.hpp"
 #include "tune_command.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/names.hpp"
 
 namespace tunekit::cli {
 

@@ -4,13 +4,14 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <set>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
