@@ -91,6 +91,7 @@ ojson trial_json(std::size_t number_, const TrialRecord& t) {
   j["error"] = t.error.empty() ? ojson(nullptr) : ojson(t.error);
   j["build_s"] = number(t.build_time.count());
   j["origin"] = t.origin;
+  if (!ok) j["fault"] = std::string(to_string(t.fault));  // whose fault the failure is
   return j;
 }
 
@@ -139,8 +140,11 @@ std::string status_counts(const std::vector<const TrialRecord*>& trials) {
   return out;
 }
 
-std::string resumed_note(std::size_t resumed) {
-  return resumed ? fmt::format("; {} resumed from the store", resumed) : std::string{};
+std::string resumed_note(std::size_t resumed, std::size_t retried = 0) {
+  std::string out = resumed ? fmt::format("; {} resumed from the store", resumed) : std::string{};
+  // Failures measured again: the environment's, other settings, --retry-failed.
+  if (retried) out += fmt::format("; {} stored failure{} measured again", retried, retried == 1 ? "" : "s");
+  return out;
 }
 
 // CCCL's choice: the one config with the best geometric-mean speedup over
@@ -260,6 +264,9 @@ std::string format_json(const TuneReport& report) {
   j["build_wait_s"] = number(report.build_wait.count());
   j["device_busy_s"] = number(report.device_busy.count());
   j["resumed"] = report.resumed;
+  j["retried"] = report.retried;
+  if (report.interrupted) j["interrupted"] = true;
+  if (!report.warnings.empty()) j["warnings"] = report.warnings;
   j["seeded_by"] = report.seeded_by;
   ojson sizes = ojson::array();
   for (const auto& s : report.sizes) {
@@ -327,16 +334,18 @@ std::string format_summary(const TuneReport& report) {
       }
       if (auto sp = speedup(best, baseline)) out += fmt::format("speedup over {}: {:.2f}x\n", label, *sp);
       out += verification_line(*best, s.trials) + '\n';
+    } else if (!s.error.empty()) {
+      out += "stopped: " + s.error.substr(0, s.error.find('\n')) + "\n";
     } else if (s.trials.empty()) {
       out += "no trials were run\n";
     } else {
       out += fmt::format("no valid config: none of the {} trial{} ran correctly\n", s.trials.size(),
                          s.trials.size() == 1 ? "" : "s");
     }
-    out += status_counts(these) + (several ? "" : resumed_note(report.resumed)) + '\n';
+    out += status_counts(these) + (several ? "" : resumed_note(report.resumed, report.retried)) + '\n';
   }
   if (several) {
-    out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed));
+    out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed, report.retried));
     out += universal_lines(report);
   }
   if (std::find(report.seeded_by.begin(), report.seeded_by.end(), kOriginRules) != report.seeded_by.end()) {
