@@ -346,9 +346,18 @@ TEST(Reliability, TwoTunersShareABuildCache) {
   Spec other = spec;
   other.output.db = f.dir / "other.db";
   TuneReport ra, rb;
-  std::thread t([&] { ra = tune(spec, a); });
+  std::string failed;
+  std::thread t([&] {
+    try {
+      ra = tune(spec, a);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  });
   rb = tune(other, b);
   t.join();
+  EXPECT_EQ(failed, "");
+  EXPECT_EQ(ra.all_trials().size(), 8u);
   for (const auto* r : {&ra, &rb})
     for (const auto& [kind, trial] : by_kind(*r)) EXPECT_EQ(trial.status, Status::ok) << kind << ": " << trial.error;
 }
