@@ -268,11 +268,16 @@ bool Child::send(const std::string& line) {
   return true;
 }
 
-void Child::mark_output() {
+void Child::note_dropped() {
   if (log_ >= 0 && dropped_ > 0) {
     const std::string note = "\n[tunekit: " + std::to_string(dropped_) + " more bytes of output not kept]\n";
     [[maybe_unused]] auto n = ::write(log_, note.data(), note.size());
   }
+  dropped_ = 0;
+}
+
+void Child::mark_output() {
+  note_dropped();
   tail_.clear();
   logged_ = 0;
   dropped_ = 0;
@@ -361,6 +366,7 @@ void Child::kill() {
   close_fd(to_child_);
   close_fd(from_child_);
   close_fd(output_);
+  note_dropped();
   close_fd(log_);
   buffer_.clear();
 }
@@ -386,6 +392,7 @@ std::string Child::reap() {
   close_fd(to_child_);
   close_fd(from_child_);
   close_fd(output_);
+  note_dropped();
   close_fd(log_);
   if (WIFSIGNALED(status)) {
     last_signal_ = WTERMSIG(status);

@@ -98,7 +98,8 @@ class Run {
     machine_json_ = machine_to_json(machine);
     report_.kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
     report_.application = spec_.application.has_value();
-    report_.db = fs::absolute(or_default(spec_.output.db, out_dir_ / "tunekit.db"));
+    // As the user gave it (the tuner's own directory never changes).
+    report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
     store_ = std::make_unique<Store>(report_.db);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     builder_ = backend_->make_builder();

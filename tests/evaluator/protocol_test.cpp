@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "evaluator/detail/protocol.hpp"
 
@@ -43,9 +46,16 @@ TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
   EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.status, Status::crash);
   EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.fault, Fault::environment);
 
-  for (const std::string bad : {std::string("garbage"), "tk0123", "tk0123 ", "tk0123 {", "tk0123 [1, 2]",
-                                "tk0123 {\"status\": 7}", "tk9999 " + to_json(a).dump(), to_json(a).dump(),
-                                std::string("tk0123 {\"status\": \"ok\", \"samples_us\": \"x\"}")}) {
+  const std::vector<std::string> bad_lines{"garbage",
+                                           "tk0123",
+                                           "tk0123 ",
+                                           "tk0123 {",
+                                           "tk0123 [1, 2]",
+                                           "tk0123 {\"status\": 7}",
+                                           "tk9999 " + to_json(a).dump(),
+                                           to_json(a).dump(),
+                                           "tk0123 {\"status\": \"ok\", \"samples_us\": \"x\"}"};
+  for (const std::string& bad : bad_lines) {
     auto r = parse_answer(bad, "tk0123");
     ASSERT_TRUE(std::holds_alternative<std::string>(r)) << bad;
     EXPECT_FALSE(std::get<std::string>(r).empty());

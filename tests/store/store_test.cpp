@@ -580,7 +580,7 @@ TEST(Store, AFailureWithoutAFaultIsTheConfigs) {
   TrialRecord r;
   r.spec_hash = "h";
   r.device = "cpu";
-  r.config = {{"BM", Value(16)}};
+  r.config = Config({{"BM", Value(16)}});
   r.status = Status::timeout;
   store.put(r);
   EXPECT_EQ(store.find("h", "cpu", r.size, r.config)->fault, Fault::config);
@@ -608,7 +608,7 @@ TEST(Store, APutWaitsForALockHeldLongerThanThirtySeconds) {
   TrialRecord r;
   r.spec_hash = "h";
   r.device = "cpu";
-  r.config = {{"BM", Value(16)}};
+  r.config = Config({{"BM", Value(16)}});
   EXPECT_NO_THROW(store.put(r));
   holder.join();
   sqlite3_close(other);

@@ -113,7 +113,7 @@ TEST(Reliability, AWorkerKilledFromOutsideIsMeasuredAgain) {
   EXPECT_EQ(second.resumed, 1u);  // the ok trial
   EXPECT_EQ(second.retried, 1u);
   EXPECT_EQ(by_kind(second)[1].status, Status::ok);
-  EXPECT_EQ(Store(second.db).find(second.spec_hash, second.device, {{"N", Value(256)}}, {{"KIND", Value(1)}})->status,
+  EXPECT_EQ(Store(second.db).find(second.spec_hash, second.device, {{"N", Value(256)}}, Config({{"KIND", Value(1)}}))->status,
             Status::ok);
 }
 
@@ -200,7 +200,7 @@ TEST(Reliability, ConfigsExcludedByWhereAreNotStored) {
   EXPECT_EQ(by_kind(full)[4].status, Status::ok);
   // And the other way round: the measured trial survives a narrowed run.
   (void)tune(narrowed, f.options);
-  EXPECT_EQ(Store(full.db).find(full.spec_hash, full.device, {{"N", Value(256)}}, {{"KIND", Value(4)}})->status,
+  EXPECT_EQ(Store(full.db).find(full.spec_hash, full.device, {{"N", Value(256)}}, Config({{"KIND", Value(4)}}))->status,
             Status::ok);
 }
 
@@ -222,7 +222,7 @@ TEST(Reliability, AKernelThatChangesDirectoryLeavesLaterConfigsAlone) {
   }
   fs::current_path(was);
   for (const auto& [kind, t] : by_kind(report)) EXPECT_EQ(t.status, Status::ok) << kind << ": " << t.error;
-  EXPECT_TRUE(report.db.is_absolute());
+  EXPECT_EQ(by_kind(report).size(), 3u);
 }
 
 // Item 8: a kernel that writes to every descriptor it can reaches the reply
@@ -283,9 +283,12 @@ TEST(Reliability, KernelOutputKeptInTheLogIsCapped) {
   Fixture f("[7]", "reference: none\n");
   TuneReport report = tune(f.spec(), f.options);
   EXPECT_EQ(by_kind(report)[7].status, Status::ok);
-  const auto log = f.options.out_dir / "cache" / "worker.log";
-  ASSERT_TRUE(fs::exists(log));
-  EXPECT_LT(fs::file_size(log), 4u << 20);
+  fs::path log;
+  for (const auto& e : fs::recursive_directory_iterator(f.options.out_dir))
+    if (e.path().filename() == "worker.log") log = e.path();
+  ASSERT_FALSE(log.empty());
+  EXPECT_LT(fs::file_size(log), 2u << 20);
+  EXPECT_NE(tunekit::testing::read_file(log).find("more bytes of output not kept"), std::string::npos);
 }
 
 // Item 19: a constraint that fails to evaluate is reported once, with its

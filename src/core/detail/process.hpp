@@ -89,6 +89,8 @@ class Child {
   // Reads what the output pipe has within `wait`; false at EOF.
   bool drain_output(std::chrono::milliseconds wait);
   void keep_output(const char* data, std::size_t n);
+  // Says in the log how much of this request's output it does not hold.
+  void note_dropped();
 
   pid_t pid_ = -1;
   int to_child_ = -1;
