@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -39,6 +40,14 @@ Channel open_worker_channel() {
   if (!std::getenv("TUNEKIT_REQUEST_FD")) return c;
   c.requests = hide(env_int("TUNEKIT_REQUEST_FD", 0));
   c.replies = hide(env_int("TUNEKIT_REPLY_FD", 3));
+  // Whatever else the tuner's process had open (a test runner's pipes, a
+  // log) is not the kernel's to write to: a write to a pipe nobody reads
+  // would kill the worker with SIGPIPE.
+  const unsigned low = static_cast<unsigned>(std::min(c.requests, c.replies));
+  const unsigned high = static_cast<unsigned>(std::max(c.requests, c.replies));
+  ::close_range(3, low - 1, 0);
+  if (high > low + 1) ::close_range(low + 1, high - 1, 0);
+  ::close_range(high + 1, ~0u, 0);
   // A kernel must not see these, nor pass them to what it starts.
   ::unsetenv("TUNEKIT_REQUEST_FD");
   ::unsetenv("TUNEKIT_REPLY_FD");

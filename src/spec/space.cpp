@@ -73,7 +73,8 @@ void Loader::space(const Map& m, Spec& s) const {
       std::map<std::string, std::unordered_set<std::string>> values_seen;
       for (std::size_t i = 0; i < s.configs.size(); ++i)
         for (const auto& [name, value] : s.configs[i]) {
-          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == name; });
+          const std::string& key = name;  // clang 14 cannot capture a structured binding
+          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
           if (p == s.parameters.end()) {
             if (auto sz = size_names_.find(name); sz != size_names_.end())
               fail(where[i], "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");

@@ -160,9 +160,13 @@ std::optional<double> read_time_us(const TimeSource& time, const std::string& ou
     case TimeSource::Kind::json: v = read_json(time.pattern, output, why); break;
   }
   if (!v) return std::nullopt;
+  if (*v < 0) {
+    why = fmt::format("the reported time {} is negative", *v);
+    return std::nullopt;
+  }
   // Zero would win every comparison: no real run takes no time.
   if (!(*v > 0) || !std::isfinite(*v)) {
-    why = fmt::format("the reported time {} is not a positive number", *v);
+    why = fmt::format("the reported time {} is not a positive number (a run that takes no time measured nothing)", *v);
     return std::nullopt;
   }
   return *v * time.to_us;
