@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config
           libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
-          libgtest-dev libgmock-dev libopenblas-dev
+          libgtest-dev libgmock-dev libopenblas-dev python3
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd)
 missing=()
 for p in "${packages[@]}"; do

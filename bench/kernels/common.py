@@ -1,16 +1,18 @@
-"""Helpers shared by the kernel benchmarks in bench/kernels (issue #5):
-running `tunekit tune` and reading its JSON export, reading a spec's launch
-expressions, compiling a .cu with CuPy, and handing torch tensors to CuPy.
+"""Helpers shared by the kernel-library benchmarks in bench/kernels: running
+`tunekit tune` and reading its JSON export, launching one config as `tunekit
+resolve` works it out (compiled with CuPy, torch tensors handed to it), timing
+under a chosen L2 flush as do_bench does, and the ideal streaming read that
+floors a bandwidth-bound kernel.
 
 Nothing here touches the GPU at import time; torch and cupy are imported by
 the functions that need them.
 """
 import json
-import math
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -75,179 +77,177 @@ def config_key(cfg):
     return tuple(sorted((k, v) for k, v in cfg.items() if k not in SIZE_PINNED))
 
 
-def gemm_mma_path(size):
-    """gemm_mma.yaml's PATH constraint: the load path a shape needs."""
-    K, N = size["K"], size["N"]
-    if size["B_NK"]:
-        return 1 if K % 8 == 0 else 2
-    return 3 if K % 8 == 0 and N % 8 == 0 else (4 if K % 8 == 0 else 5)
+# ---- a config resolved by tunekit ------------------------------------------------
+#
+# What a launch needs (the entry, the defines, grid, block, cluster, dynamic
+# shared memory, each argument's size or value, the tensor maps) comes from
+# `tunekit resolve SPEC --json`, which works it out exactly as a trial does:
+# no reading of the spec here.
+
+_tunekit = None
 
 
-# ---- spec launch expressions ----------------------------------------------------
-
-def _split_flow(text):
-    """Splits the inside of a YAML flow list at top-level commas (quotes and
-    brackets respected)."""
-    items, depth, cur, quote = [], 0, "", None
-    for ch in text:
-        if quote:
-            cur += ch
-            if ch == quote:
-                quote = None
-            continue
-        if ch in "\"'":
-            quote = ch
-            cur += ch
-        elif ch in "([{":
-            depth += 1
-            cur += ch
-        elif ch in ")]}":
-            depth -= 1
-            cur += ch
-        elif ch == "," and depth == 0:
-            items.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        items.append(cur)
-    return [i.strip().strip("\"'") for i in items]
+def use_tunekit(path):
+    """The tunekit binary resolve() runs from now on (a bench's --tunekit)."""
+    global _tunekit
+    _tunekit = path
 
 
-def _flow_value(text):
-    """A YAML flow value as Python: a mapping as a dict, a list as a list,
-    a scalar as its text (unquoted)."""
-    t = text.strip()
-    if t.startswith("{"):
-        items = (kv.split(":", 1) for kv in _split_flow(t[1:t.rindex("}")]))
-        return {k.strip(): _flow_value(v) for k, v in items}
-    if t.startswith("["):
-        return [_flow_value(x) for x in _split_flow(t[1:t.rindex("]")])]
-    return t.strip("\"'")
+def default_tunekit():
+    """The tunekit binary: use_tunekit()'s, else $TUNEKIT, else the GPU build
+    of scripts/gpu.sh (build-gpu/), else build/bin/tunekit."""
+    if _tunekit:
+        return _tunekit
+    if os.environ.get("TUNEKIT"):
+        return os.environ["TUNEKIT"]
+    for path in (os.path.join(ROOT, "build-gpu", "tunekit", "bin", "tunekit"), os.path.join(ROOT, "build", "bin", "tunekit")):
+        if os.path.exists(path):
+            return path
+    raise SystemExit("no tunekit binary: build one (scripts/gpu.sh build makes build-gpu/) or set $TUNEKIT")
 
 
-def _as_text(v):
-    """PyYAML's values with every scalar as text, as _flow_value gives them."""
-    if isinstance(v, dict):
-        return {k: _as_text(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_as_text(x) for x in v]
-    return str(v)
+class ResolveError(Exception):
+    """`tunekit resolve` refused: a name that is no parameter or size, a config
+    outside the space (unless ignore_constraints), a variant that does not
+    compile (build=True). The message is tunekit's."""
 
 
-def _section_lines(spec_path, key):
-    """The lines of a spec's top-level `key:` block, comments cut, for the
-    readers below when PyYAML is missing."""
-    inside = False
-    with open(spec_path) as f:
-        for line in f:
-            s = line.split(" #")[0].rstrip()
-            if re.match(rf"^{key}:\s*$", s):
-                inside = True
-            elif inside and s and not s.startswith(" "):
-                return
-            elif inside:
-                yield s
+_resolved = {}
 
 
-def spec_launch(spec_path):
-    """{'grid': [expr...], 'block': [expr...], 'cluster': [expr...],
-    'shared_memory': expr or None, 'flags': [flag...]} from the spec's
-    `kernel:` mapping. Uses PyYAML when present, else reads the keys from
-    flow-style lines (the style of this repository's specs)."""
-    try:
-        import yaml  # noqa: WPS433
-        with open(spec_path) as f:
-            k = yaml.safe_load(f)["kernel"]
-        as_list = lambda v: [str(x) for x in (v if isinstance(v, list) else [v])]  # noqa: E731
-        return {"grid": as_list(k["grid"]), "block": as_list(k["block"]), "cluster": as_list(k.get("cluster", 1)),
-                "shared_memory": str(k["shared_memory"]) if k.get("shared_memory") is not None else None,
-                "flags": as_list(k.get("flags", []))}
-    except ImportError:
-        pass
-    out = {"grid": None, "block": None, "cluster": ["1"], "shared_memory": None, "flags": []}
-    for s in _section_lines(spec_path, "kernel"):
-        m = re.match(r"^\s+(grid|block|cluster|shared_memory|flags):\s*(.*)$", s)
-        if not m:
-            continue
-        key, val = m.group(1), m.group(2).strip()
-        if key == "shared_memory":
-            out[key] = val.strip("\"'")
-        elif val.startswith("["):
-            out[key] = _split_flow(val[1:val.rindex("]")])
-        else:
-            out[key] = [val.strip("\"'")]
-    if out["grid"] is None or out["block"] is None:
-        raise ValueError(f"{spec_path}: cannot read kernel.grid / kernel.block")
-    return out
+def resolve_command(spec, size=None, config=None, tunekit=None, ignore_constraints=False, properties=None,
+                    build=False, out_dir=None):
+    """The `tunekit resolve ... --json` command line for one config at one size."""
+    cmd = [tunekit or default_tunekit(), "resolve", spec, "--json"]
+    for k, v in (size or {}).items():
+        cmd += ["--size", f"{k}={v}"]
+    for k, v in (config or {}).items():
+        cmd += ["--config", f"{k}={v}"]
+    if ignore_constraints:
+        cmd.append("--ignore-constraints")
+    if properties:
+        cmd += ["--properties", properties]
+    if build:
+        cmd.append("--build")
+    if out_dir:
+        cmd += ["--out-dir", out_dir]
+    return cmd
 
 
-def spec_source_entry(spec_path):
-    """The spec's kernel source (a path next to the spec) and entry."""
-    with open(spec_path) as f:
-        text = f.read()
-    src = re.search(r"^\s+source:\s*(\S+)", text, re.M).group(1)
-    entry = re.search(r"^\s+entry:\s*(\S+)", text, re.M).group(1)
-    return os.path.join(os.path.dirname(spec_path), src), entry
+def resolve(spec, size=None, config=None, tunekit=None, ignore_constraints=False, properties=None, build=False,
+            out_dir=None):
+    """tunekit's resolution of `config` (parameters it leaves out take the
+    spec's default; one a constraint pins to the size is computed for it) at
+    `size` (names it leaves out keep the spec's first size): the parsed JSON of
+    `tunekit resolve --json` (docs in `tunekit resolve --help`). Remembered per
+    arguments; raises ResolveError with tunekit's message when it refuses."""
+    cmd = resolve_command(spec, size, config, tunekit, ignore_constraints, properties, build, out_dir)
+    key = tuple(cmd)
+    if key not in _resolved:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise ResolveError(f"{' '.join(cmd)}:\n{(p.stderr or p.stdout).strip()}")
+        _resolved[key] = json.loads(p.stdout)
+    return _resolved[key]
 
 
-def spec_arguments(spec_path):
-    """The spec's `arguments` as dicts (name, type, size or value, role, ...).
-    PyYAML when present, else the flow-mapping lines (`  - {name: A, ...}`)
-    this repository's specs use."""
-    try:
-        import yaml  # noqa: WPS433
-        with open(spec_path) as f:
-            return [_as_text(a) for a in yaml.safe_load(f)["arguments"]]
-    except ImportError:
-        pass
-    out = []
-    for s in _section_lines(spec_path, "arguments"):
-        m = re.match(r"^\s+-\s*\{(.*)\}\s*$", s)
-        if m:
-            out.append(_flow_value("{" + m.group(1) + "}"))
-        elif re.match(r"^\s+-\s", s):
-            raise ValueError(f"{spec_path}: an argument that is not one flow mapping ({s.strip()}) needs PyYAML")
-    if not out:
-        raise ValueError(f"{spec_path}: cannot read its arguments")
-    return out
+_gpu_properties = []  # [the file, or None], once per process
+
+
+def gpu_properties_file(tunekit=None):
+    """This machine's first CUDA device as `tunekit devices --json` describes
+    it, saved once to a file: SpecLaunch passes it to resolve as --properties,
+    so that each resolution reads the GPU's properties without initialising
+    the driver again. None where tunekit finds no CUDA device."""
+    if not _gpu_properties:
+        path = None
+        p = subprocess.run([tunekit or default_tunekit(), "devices", "--json"], capture_output=True, text=True)
+        if p.returncode == 0:
+            cuda = [b for b in json.loads(p.stdout)["backends"] if b["backend"] == "cuda" and b["devices"]]
+            if cuda:
+                fd, path = tempfile.mkstemp(prefix="tunekit-gpu-", suffix=".json")
+                with os.fdopen(fd, "w") as f:
+                    json.dump(cuda[0]["devices"][0], f)
+        _gpu_properties.append(path)
+    return _gpu_properties[0]
+
+
+def spec_name(spec, tunekit=None, properties=None):
+    """The spec's `name`, which names tunekit's exports and emitted policies."""
+    return resolve(spec, tunekit=tunekit, ignore_constraints=True, properties=properties)["name"]
+
+
+# A resolved argument's type as numpy's scalar type (by name: numpy is only
+# imported where a kernel is launched).
+SCALAR_TYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+                "u32": "uint32", "u64": "uint64", "f16": "float16", "f32": "float32", "f64": "float64"}
+# Swizzle and L2 promotion in bytes (as resolve gives them) as the driver's enums.
+SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}
+L2_PROMOTIONS = {0: 0, 64: 1, 128: 2, 256: 3}
+
+
+def launch_plan(resolved, extra_defines=None):
+    """What a CuPy launch of a resolved config needs, in plain Python: source,
+    entry, flags, defines ("NAME=V", the config's then `extra_defines`', build
+    switches no spec sets such as WG_SKIP), grid, block and cluster as 3-tuples,
+    dynamic shared memory, and the arguments as resolve lists them."""
+    k = resolved["kernel"]
+    if k["injection"] != "defines":
+        raise ValueError(f"{resolved['spec']}: its config is written into the source (tunable lines or %RANGE%); "
+                         "launch tunekit's own build instead (tunekit resolve --build)")
+    launch = resolved["launch"]
+    if launch is None:
+        raise ValueError(f"{resolved['spec']}: a {resolved['language']} kernel has no launch geometry")
+    return {"source": k["source"], "entry": k["entry"], "flags": list(k["flags"]),
+            "defines": list(k["defines"]) + [f"{n}={v}" for n, v in (extra_defines or {}).items()],
+            "grid": tuple(launch["grid"]), "block": tuple(launch["block"]), "cluster": tuple(launch["cluster"]),
+            "smem": int(launch["shared_memory"]), "arguments": resolved["arguments"]}
 
 
 class SpecLaunch:
-    """One config of a kernel launched as its spec says (grid, block, cluster,
-    shared memory, argument list), through CuPy: `bound` gives the tensors for
-    named arguments; every other buffer is allocated zeroed (scratch and
-    counters in these specs) and scalars take their `value` expressions.
-    A clustered config, or one with tensor maps, goes through DriverLaunch.
-    Calling it launches on torch's current stream."""
+    """One config of a kernel launched as `tunekit resolve` works it out (grid,
+    block, cluster, shared memory, argument list), through CuPy: `bound` gives
+    the tensors for named buffer arguments; every other buffer is allocated
+    zeroed (scratch and counters in these specs) and scalars take their
+    resolved values. A clustered config, or one with tensor maps, goes through
+    DriverLaunch. Calling it launches on torch's current stream.
 
-    def __init__(self, spec_path, source, entry, cfg, size, bound, cache_dir):
+    cfg may leave parameters out (see resolve); extra_defines are -D switches
+    that are no parameter of the spec (WG_SKIP, FD_SKIP). A config outside the
+    spec's space is launched anyway, with a note: decode_attention.py runs one
+    shape's tuned config at shapes whose tunes pruned it."""
+
+    def __init__(self, spec_path, cfg, size, bound, cache_dir, tunekit=None, extra_defines=None):
         import numpy as np
         import torch
         self.cfg, self.size = cfg, size
-        launch = spec_launch(spec_path)
-        self.fn, self.how, self.attrs = compile_kernel(source, entry, cfg, cache_dir, launch["flags"])
-        names = dict(size, **cfg, sm_count=torch.cuda.get_device_properties(0).multi_processor_count)
-        self.grid, self.block, self.smem = launch_dims(launch, names)
-        self.cluster = cluster_dims(launch, names)
+        self.resolved = resolve(spec_path, size, cfg, tunekit, ignore_constraints=True,
+                                properties=gpu_properties_file(tunekit))
+        if not self.resolved["valid"]:
+            log(f"  note: {os.path.basename(spec_path)} {cfg} at {size} is outside the spec's space "
+                f"({self.resolved['invalid_reason']}); launched anyway")
+        plan = launch_plan(self.resolved, extra_defines)
+        self.fn, self.how, self.attrs = compile_kernel(plan["source"], plan["entry"], plan["defines"], cache_dir,
+                                                       plan["flags"])
+        self.grid, self.block, self.cluster, self.smem = plan["grid"], plan["block"], plan["cluster"], plan["smem"]
         set_smem(self.fn, self.smem)
-        dtypes = {"bf16": torch.bfloat16, "f32": torch.float32, "u32": torch.int32, "i32": torch.int32}
+        dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "f64": torch.float64,
+                  "u32": torch.int32, "i32": torch.int32, "u64": torch.int64, "i64": torch.int64, "u8": torch.uint8,
+                  "i8": torch.int8, "u16": torch.int16, "i16": torch.int16}
         self.scratch, args = {}, []  # scratch: kept on self, since a graph replays these pointers
-        spec_args = spec_arguments(spec_path)
-        for a in spec_args:
-            if "tensor_map" in a:
-                of = a["tensor_map"]["of"]
-                buf = bound.get(of)
+        for a in plan["arguments"]:
+            if a["role"] == "tensor_map":
+                m = a["tensor_map"]
+                buf = bound.get(m["of"])
                 if buf is None:
-                    raise ValueError(f"{spec_path}: tensor map {a['name']} is over {of}, which is not bound")
-                elem = next(x["type"] for x in spec_args if x["name"] == of)
-                args.append(TensorMap(buf, elem, a["tensor_map"], names))
+                    raise ValueError(f"{spec_path}: tensor map {a['name']} is over {m['of']}, which is not bound")
+                args.append(TensorMap(buf, a["type"], m))
             elif a["name"] in bound:
                 args.append(to_cupy(bound[a["name"]]))
-            elif "value" in a:
-                args.append(np.int32(eval_expr(a["value"], names)))
+            elif a["role"] == "scalar":
+                args.append(getattr(np, SCALAR_TYPES[a["type"]])(a["value"]))
             else:
-                t = torch.zeros(max(1, int(eval_expr(a["size"], names))), device="cuda", dtype=dtypes[a["type"]])
+                t = torch.zeros(max(1, int(a["count"])), device="cuda", dtype=dtypes[a["type"]])
                 self.scratch[a["name"]] = t
                 args.append(to_cupy(t))
         self.args = tuple(args)
@@ -269,62 +269,43 @@ def parse_config(text):
     return {kv.split("=")[0]: int(kv.split("=")[1]) for kv in re.split(r"[,\s]+", text.strip()) if kv}
 
 
-def eval_expr(expr, names):
-    """Evaluates a tunekit T1 expression (the Python subset) over sizes, config
-    values and machine properties."""
-    env = {"__builtins__": {}, "ceil_div": lambda a, b: -(-a // b), "min": min, "max": max, "abs": abs,
-           "ceil": math.ceil}
-    env.update(names)
-    return eval(expr, env)  # noqa: S307 (our own spec files)
-
-
-def launch_dims(launch, names):
-    grid = tuple(int(eval_expr(e, names)) for e in launch["grid"])
-    block = tuple(int(eval_expr(e, names)) for e in launch["block"])
-    smem = int(eval_expr(launch["shared_memory"], names)) if launch["shared_memory"] else 0
-    return grid, block, smem
-
-
-def cluster_dims(launch, names):
-    """The spec's thread-block cluster for these names, padded to 3 axes."""
-    c = [int(eval_expr(e, names)) for e in launch.get("cluster", ["1"])]
-    return tuple(c + [1] * (3 - len(c)))
-
-
 class TensorMap:
-    """A spec's `tensor_map` argument (docs/spec-format.md) over a torch
+    """A resolved `tensor_map` argument (docs/spec-format.md) over a torch
     tensor, encoded as tunekit's worker encodes it: cuTensorMapEncodeTiled,
     dims and box innermost first, a dense row-major array, out-of-range box
-    elements read as zero (or NaN), L2 promotion 128 bytes unless the spec says
-    otherwise. `value` is the 128-byte, 64-byte aligned CUtensorMap."""
+    elements read as zero (or NaN). `value` is the 128-byte, 64-byte aligned
+    CUtensorMap."""
     DATA_TYPES = {"bf16": 9, "f16": 6, "f32": 7, "f64": 8, "u8": 0, "i8": 0, "u16": 1, "i16": 1, "u32": 2,
                   "i32": 3, "u64": 4, "i64": 5}
-    # the spec's words (docs/spec-format.md) as the driver's enums
-    SWIZZLES = {"none": 0, "32": 1, "64": 2, "128": 3}
-    L2_PROMOTIONS = {"none": 0, "64": 1, "128": 2, "256": 3}
 
-    def __init__(self, tensor, elem_type, spec, names):
+    def __init__(self, tensor, elem_type, resolved_map):
         import ctypes
         # 128 bytes on a 64-byte boundary, as CUtensorMap is declared
         self._raw = (ctypes.c_uint8 * 192)()
         self.value = (ctypes.c_uint64 * 16).from_buffer(self._raw, -ctypes.addressof(self._raw) % 64)
-        dims = [int(eval_expr(e, names)) for e in spec["dims"]]
-        box = [int(eval_expr(e, names)) for e in spec["box"]] + [1] * (len(dims) - len(spec["box"]))
+        dims = [int(d) for d in resolved_map["dims"]]
+        box = [int(b) for b in resolved_map["box"]] + [1] * (len(dims) - len(resolved_map["box"]))
         rank = len(dims)
         strides, stride = [], tensor.element_size()
         for d in dims[:-1]:
             stride *= d
             strides.append(stride)
         u64s, u32s = ctypes.c_uint64 * rank, ctypes.c_uint32 * rank
-        l2 = self.L2_PROMOTIONS[str(spec.get("l2_promotion", "128"))]
-        oob = 1 if str(spec.get("oob", "zero")) == "nan" else 0
+        l2 = L2_PROMOTIONS[int(resolved_map["l2_promotion"])]
+        oob = 1 if resolved_map["oob"] == "nan" else 0
         self._tensor = tensor  # kept alive: the map holds its address
         rc = ctypes.CDLL("libcuda.so.1").cuTensorMapEncodeTiled(
             self.value, self.DATA_TYPES[elem_type], rank, ctypes.c_void_p(tensor.data_ptr()),
             u64s(*dims), (ctypes.c_uint64 * max(1, rank - 1))(*strides), u32s(*box), u32s(*([1] * rank)), 0,
-            self.SWIZZLES[str(spec.get("swizzle", "none"))], l2, oob)
+            SWIZZLES[int(resolved_map["swizzle"])], l2, oob)
         if rc != 0:
             raise RuntimeError(f"cuTensorMapEncodeTiled(dims {dims}, box {box}): CUresult {rc}")
+
+
+# numpy's scalar types (SCALAR_TYPES) as the ctypes a kernel parameter is passed as
+CTYPES = {"int8": "c_int8", "int16": "c_int16", "int32": "c_int32", "int64": "c_int64", "uint8": "c_uint8",
+          "uint16": "c_uint16", "uint32": "c_uint32", "uint64": "c_uint64", "float32": "c_float",
+          "float64": "c_double"}
 
 
 class DriverLaunch:
@@ -366,12 +347,12 @@ class DriverLaunch:
         for a in args:
             if isinstance(a, cp.ndarray):
                 holders.append(ctypes.c_void_p(a.data.ptr))
-            elif isinstance(a, np.int32):
-                holders.append(ctypes.c_int32(int(a)))
+            elif isinstance(a, np.generic) and a.dtype.name in CTYPES:
+                holders.append(getattr(ctypes, CTYPES[a.dtype.name])(a.item()))
             elif isinstance(a, TensorMap):
                 holders.append(a.value)  # by value: the driver copies the 128 bytes it points at
             else:
-                raise TypeError(f"DriverLaunch takes CuPy arrays, np.int32 and TensorMaps, not {type(a)}")
+                raise TypeError(f"DriverLaunch takes CuPy arrays, numpy scalars and TensorMaps, not {type(a)}")
         self._holders = holders  # kept alive: the driver reads them at each launch
         self._params = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
                                                           for h in holders])
@@ -407,19 +388,19 @@ def nvcc_path():
     return "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else "nvcc"
 
 
-def compile_kernel(source, entry, config, cache_dir, flags=()):
-    """The kernel `entry` of `source` built with the spec's `flags`, then -D
-    defines from `config`: CuPy's RawModule through NVRTC; when NVRTC refuses
-    the source (e.g. it needs sm_90a-only instructions or host headers), nvcc
-    -cubin for sm_90a loaded with RawModule(path=...)."""
+def compile_kernel(source, entry, defines, cache_dir, flags=()):
+    """The kernel `entry` of `source` built with the spec's `flags`, then
+    `defines` ("NAME=V", as -D): CuPy's RawModule through NVRTC; when NVRTC
+    refuses the source (e.g. it needs sm_90a-only instructions or host
+    headers), nvcc -cubin for sm_90a loaded with RawModule(path=...)."""
     import cupy as cp
-    key = (source, entry, tuple(flags), tuple(sorted(config.items())))  # every define, size-pinned ones too
+    key = (source, entry, tuple(flags), tuple(sorted(defines)))  # every define, size-pinned ones too
     if key in _modules:
         return _modules[key]
-    defines = list(flags) + [f"-D{k}={v}" for k, v in config.items()]
+    options = list(flags) + [f"-D{d}" for d in defines]
     with open(source) as f:
         code = f.read()
-    opts = ["-std=c++17"] + defines
+    opts = ["-std=c++17"] + options
     inc = cuda_include()
     if inc:
         opts.append("-I" + inc)
@@ -429,11 +410,12 @@ def compile_kernel(source, entry, config, cache_dir, flags=()):
         fn.attributes  # forces the compile and load now, not inside a graph capture
         how = "nvrtc"
     except Exception as e:  # noqa: BLE001
-        log(f"  NVRTC failed for {os.path.basename(source)} {config} ({str(e).splitlines()[0][:200]}); trying nvcc")
+        log(f"  NVRTC failed for {os.path.basename(source)} {' '.join(defines)} ({str(e).splitlines()[0][:200]}); "
+            "trying nvcc")
         os.makedirs(cache_dir, exist_ok=True)
-        tag = "_".join([f.lstrip("-").replace("=", "") for f in flags] + [f"{k}{v}" for k, v in config.items()])
+        tag = "_".join([f.lstrip("-").replace("=", "") for f in flags] + [d.replace("=", "") for d in defines])
         cubin = os.path.join(cache_dir, f"{os.path.splitext(os.path.basename(source))[0]}_{tag}.cubin")
-        cmd = [nvcc_path(), "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", *defines,
+        cmd = [nvcc_path(), "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", *options,
                "-o", cubin, source]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
@@ -479,172 +461,48 @@ def do_bench_us(fn, rep=200):
 #
 # do_bench (and tunekit's `cache: cold`) flush the L2 by writing 256 MB, which
 # leaves it full of dirty lines: the timed kernel then pays for writing them
-# back as its reads evict them (bench/gpu/stream_floor_probe.py: a 32 MiB read
-# takes 14.2 us after it, 12.0 us after a read flush). A read flush
-# (tunekit's `cache: cold-read`) evicts the kernel's data and leaves only
-# clean lines. Both are offered so that a figure can say which it used.
+# back as its reads evict them (docs/measurement.md: a 32 MiB read takes 14.2
+# us after it, 12.0 us after a read flush). A read flush (tunekit's `cache:
+# cold-read`) evicts the kernel's data and leaves only clean lines. Both are
+# offered so that a figure can say which it used.
 FLUSHES = ("write", "read")
-STORE_FLUSH_SRC = r"""
-extern "C" __global__ void store_flush(uint4* p, unsigned long long n, unsigned v) {
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x)
-    p[i] = make_uint4(v, v, v, v);
-}
-"""
 _flush_bufs = {}
-# The store flushes' word: (added every flush, the first flush's word minus that)
-STORE_STEPS = {"store": (1, 0), "store0": (0, 0), "store2": (2, 0), "storec": (0, 0x5A5A5A5A)}
+
+
+def _write_flush():
+    import torch
+    buf = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+    return lambda: buf.zero_()
+
+
+def _read_flush():
+    import torch
+    buf = torch.ones(256 << 20, dtype=torch.float32, device="cuda")
+    return lambda: buf.sum()
+
+
+def _no_flush():
+    # No flush, but a ~0.1 ms spin in its place: the timed launch must still
+    # find the GPU busy, or its sample holds the CPU's launch latency (15 us
+    # through DriverLaunch) instead of the kernel.
+    import torch
+    return lambda: torch.cuda._sleep(200_000)
+
+
+# kind -> what makes that flush. lab/probes/lab_common.py adds the probes'
+# kinds (the worker's own PTX flush, store kernels writing chosen words).
+FLUSH_MAKERS = {"write": _write_flush, "read": _read_flush, "none": _no_flush}
 
 
 def flush_fn(kind):
     """A function that flushes the L2 the given way ("write" as do_bench: 256 MB
-    of stores; "store": 256 MB of stores as tunekit's worker makes them, a
-    word that grows by one every flush; "store0" the same writing zeros,
-    "store2" a word that grows by two (its lowest bit never changes),
-    "storec" one constant non-zero word; "worker" the worker's own PTX kernel;
-    "read": a 1 GiB read; "none": none, for hot-cache probes)."""
-    import torch
+    of stores; "read": a 1 GiB read; "none": none, for hot-cache probes; and
+    whatever FLUSH_MAKERS holds besides)."""
     if kind not in _flush_bufs:
-        if kind == "write":
-            buf = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
-            _flush_bufs[kind] = lambda: buf.zero_()
-        elif kind in STORE_STEPS:
-            # tunekit's worker's flush (src/backend/cuda/worker.cpp): 16-byte
-            # stores of a word that grows by one every flush (the other kinds:
-            # the word STORE_STEPS gives), 4 blocks of 512 threads per SM,
-            # over 256 MB
-            import cupy as cp
-            import numpy as np
-            store = cp.RawKernel(STORE_FLUSH_SRC, "store_flush")
-            buf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
-            n16, grid, count = np.uint64(buf.numel() // 4), (4 * torch.cuda.get_device_properties(0).multi_processor_count,), [0]
-
-            step, first = STORE_STEPS[kind]
-            count[0] = first
-
-            def f():  # (on CuPy's current stream: call it under torch_stream())
-                count[0] += step
-                store(grid, (512,), (to_cupy(buf), n16, np.uint32(count[0])))
-            _flush_bufs[kind] = f
-        elif kind == "worker":
-            # the very PTX kernel tunekit's worker flushes with (its source,
-            # src/backend/cuda/worker.cpp), which the driver compiles from
-            # PTX, launched as the worker launches it
-            import re
-            import cupy as cp
-            import numpy as np
-            with open(os.path.join(ROOT, "src", "backend", "cuda", "worker.cpp")) as fh:
-                ptx = re.search(r'kFlushPtx = R"\((.*?)\)";', fh.read(), re.S).group(1)
-            path = os.path.join("/tmp", f"tunekit-flush-{os.getpid()}.ptx")
-            with open(path, "w") as fh:
-                fh.write(ptx)
-            fn = cp.RawModule(path=path).get_function("tunekit_flush")
-            buf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
-            n16, grid, count = np.uint64(buf.numel() // 4), (4 * torch.cuda.get_device_properties(0).multi_processor_count,), [0]
-
-            def f():  # (on CuPy's current stream: call it under torch_stream())
-                count[0] += 1
-                fn(grid, (512,), (to_cupy(buf), n16, np.uint32(count[0]), np.uint32(0)))
-            _flush_bufs[kind] = f
-        elif kind == "read":
-            buf = torch.ones(256 << 20, dtype=torch.float32, device="cuda")
-            _flush_bufs[kind] = lambda: buf.sum()
-        elif kind == "none":
-            # No flush, but a ~0.1 ms spin in its place: the timed launch must
-            # still find the GPU busy, or its sample holds the CPU's launch
-            # latency (15 us through DriverLaunch) instead of the kernel.
-            _flush_bufs[kind] = lambda: torch.cuda._sleep(200_000)
-        else:
-            raise ValueError(f"flush must be one of {FLUSHES + tuple(STORE_STEPS) + ('worker', 'none')}, not {kind!r}")
+        if kind not in FLUSH_MAKERS:
+            raise ValueError(f"flush must be one of {tuple(FLUSH_MAKERS)}, not {kind!r}")
+        _flush_bufs[kind] = FLUSH_MAKERS[kind]()
     return _flush_bufs[kind]
-
-
-# A flush like tunekit's worker's that leaves time stamps (for the probes
-# that place a kernel's time by %globaltimer, bench/gpu/swap_probe.py and
-# clock_probe.py): `flush_end` is the latest %globaltimer any block saw at
-# its end; for slot >= 0, flush_log[slot] holds block 0's clock64 and
-# nanoseconds over its life and its end time, so each sample comes with the
-# SM clock just before it.
-STAMPED_FLUSH_SRC = r"""
-__device__ unsigned long long flush_end;
-__device__ unsigned long long flush_log[8192 * 3];
-extern "C" __global__ void stamped_flush(uint4* p, unsigned long long n, unsigned v, int slot) {
-  unsigned long long c0 = clock64(), t0, t1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x)
-    p[i] = make_uint4(v, v, v, v);
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  const unsigned long long c1 = clock64();
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-  atomicMax(&flush_end, t1);
-  if (blockIdx.x == 0 && slot >= 0) {
-    flush_log[3 * (slot % 8192)] = c1 - c0;
-    flush_log[3 * (slot % 8192) + 1] = t1 - t0;
-    flush_log[3 * (slot % 8192) + 2] = t1;
-  }
-}
-// successive distinct %globaltimer readings of one thread: the timer's step
-extern "C" __global__ void timer_steps(unsigned long long* out, int n) {
-  unsigned long long last, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(last));
-  for (int i = 0; i < n;) {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    if (t != last) { out[i++] = t - last; last = t; }
-  }
-}
-"""
-
-
-def module_global(fn, name):
-    """A __device__ array of a CuPy-loaded kernel's module (RawKernel `fn`), as
-    a CuPy array of u64 over the same memory."""
-    import ctypes
-    import cupy as cp
-    cuda = ctypes.CDLL("libcuda.so.1")
-    mod, dptr, size = ctypes.c_void_p(), ctypes.c_uint64(), ctypes.c_size_t()
-    if cuda.cuFuncGetModule(ctypes.byref(mod), ctypes.c_void_p(fn.kernel.ptr)) != 0:
-        raise RuntimeError("cuFuncGetModule failed")
-    if cuda.cuModuleGetGlobal_v2(ctypes.byref(dptr), ctypes.byref(size), mod, name.encode()) != 0:
-        raise RuntimeError(f"no {name} in the module")
-    mem = cp.cuda.UnownedMemory(dptr.value, size.value, None)
-    return cp.ndarray((size.value // 8,), dtype=cp.uint64, memptr=cp.cuda.MemoryPointer(mem, 0))
-
-
-class StampedFlush:
-    """STAMPED_FLUSH_SRC over 256 MB, launched as tunekit's worker launches
-    its flush (4 blocks of 512 threads per SM, a value that changes every
-    flush); call it with a slot to log block 0's clock. `end` and `log` are
-    the module's flush_end and flush_log (rows of clock ticks, ns, end)."""
-
-    def __init__(self):
-        import cupy as cp
-        import torch
-        mod = cp.RawModule(code=STAMPED_FLUSH_SRC, options=("-std=c++17",))
-        self._fn = mod.get_function("stamped_flush")
-        self.end = module_global(self._fn, "flush_end")
-        self.log = module_global(self._fn, "flush_log").reshape(-1, 3)
-        self._steps = mod.get_function("timer_steps")
-        self._buf = torch.empty(256_000_000 // 4, dtype=torch.int32, device="cuda")
-        self._grid = (4 * torch.cuda.get_device_properties(0).multi_processor_count,)
-        self._count = 0
-
-    def __call__(self, slot=-1):  # (on CuPy's current stream: call it under torch_stream())
-        import numpy as np
-        self._count += 1
-        self._fn(self._grid, (512,), (to_cupy(self._buf), np.uint64(self._buf.numel() // 4), np.uint32(self._count),
-                                       np.int32(slot)))
-
-    def timer_step_ns(self, n=256):
-        """The median step of %globaltimer, in ns."""
-        import cupy as cp
-        import numpy as np
-        import torch
-        out = cp.zeros(n, dtype=cp.uint64)
-        self._steps((1,), (1,), (out, np.int32(n)))
-        torch.cuda.synchronize()
-        return int(np.median(out.get()))
 
 
 def timed_us(fn, flush="write", n=200, warmup_ms=25.0):
@@ -688,21 +546,21 @@ def timed_samples(fn, flush="write", n=200, warmup_ms=25.0):
     return [1000.0 * a.elapsed_time(b) for a, b in zip(start, end)]
 
 
-# Ways of streaming bytes from DRAM, compared by bench/gpu/stream_access_probe.py
-# (docs/PERFORMANCE.md, run 10): 16-byte register loads (ldg_U_PF_ILV: U in
-# flight per thread; PF 1 = .L2::256B hint, 2 = evict-first policy; ILV 1 =
-# grid-strided, 0 = a contiguous share per block), cp.async into a ring
-# (cpa_V_S_PF), bulk copies driven by one lane (bulk_C_S_ILV_EF: S chunks of
-# C bytes in flight; EF = evict-first), bulk copies of 8 row segments
-# (brows_SEG_S_EF) and gemm_skinny's pattern (rows_NW_D_PF_SPLIT). Nothing is
-# written unless a checksum hits a magic value.
+# Ways of streaming bytes from DRAM, the two that won when
+# lab/probes/stream_access_probe.py compared many (lab/runs/issue-5-run-10.md):
+# 16-byte register loads (ldg_U_PF_ILV: U in flight per thread; PF 1 =
+# .L2::256B hint, 2 = evict-first policy; ILV 1 = grid-strided, 0 = a
+# contiguous share per block) and bulk copies driven by one lane
+# (bulk_C_S_ILV_EF: S chunks of C bytes in flight; EF = evict-first). The
+# probe's other ways are in lab/probes/lab_common.py. Nothing is written
+# unless a checksum hits a magic value.
 STREAM_SRC = r"""
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-// -DSTREAM_TIMELINE: the bulk kernels and empty_kernel store %globaltimer per
-// block (entry, first chunk's arrival, last chunk's arrival, exit) for
-// bench/gpu/swap_probe.py's timelines.
+// -DSTREAM_TIMELINE: the bulk kernels (and the lab's empty_kernel) store
+// %globaltimer per block (entry, first chunk's arrival, last chunk's arrival,
+// exit) for lab/probes/swap_probe.py's timelines.
 #ifdef STREAM_TIMELINE
 __device__ u64 probe_times[4096 * 4];
 #define STAMP(slot)                                                     \
@@ -774,42 +632,6 @@ __device__ void ldg_stream(const uint4* p, u64 n, float* out) {
 
 __device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
 
-// V 16-byte copies per thread per stage, S stages; every thread reads back
-// one word of what it copied itself (cp.async.wait_group orders that).
-template <int V, int S, int PF>
-__device__ void cpasync_stream(const uint4* p, u64 n, float* out) {
-  extern __shared__ uint4 ring[];
-  const u64 lo = n * blockIdx.x / gridDim.x, hi = n * (blockIdx.x + 1) / gridDim.x;
-  const u64 chunk = (u64)V * blockDim.x;
-  u32 acc = 0;
-  auto issue = [&](u64 c, int s) {
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      const u64 i = c + v * blockDim.x + threadIdx.x;
-      const bool ok = i < hi;
-      const u32 dst = smem_u32(ring + (s * V + v) * blockDim.x + threadIdx.x);
-      if (PF == 2)
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(dst), "l"(p + (ok ? i : lo)), "r"(ok ? 16 : 0), "l"(evict_first_policy()));
-      else if (PF)
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" ::"r"(dst), "l"(p + (ok ? i : lo)), "r"(ok ? 16 : 0));
-      else
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(p + (ok ? i : lo)), "r"(ok ? 16 : 0));
-    }
-    asm volatile("cp.async.commit_group;");
-  };
-#pragma unroll
-  for (int s = 0; s < S; ++s) issue(lo + s * chunk, s);
-  int s = 0;
-  for (u64 c = lo; c < hi; c += chunk) {
-    asm volatile("cp.async.wait_group %0;" ::"n"(S - 1) : "memory");
-    acc ^= ring[s * V * blockDim.x + threadIdx.x].x;
-    issue(c + S * chunk, s);
-    s = s + 1 == S ? 0 : s + 1;
-  }
-  asm volatile("cp.async.wait_group 0;" ::: "memory");
-  if (acc == 0x9e3779b9u) out[blockIdx.x] = 1.f;
-}
-
 __device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
   asm volatile(
       "{\n.reg .pred done;\nWAIT_%=:\n"
@@ -863,99 +685,16 @@ __device__ void bulk_stream(const unsigned char* p, u64 nbytes, float* out) {
   if (acc == 0x9e3779b9u) out[blockIdx.x] = 1.f;
 }
 
-// gemm_stream's B pattern: rows of 8 KiB in groups of 8; unit u = (row group
-// u / (8192 / SEG), segment u % (8192 / SEG)) is 8 bulk copies of SEG bytes,
-// one per row; block b takes units i * gridDim + b (the grid sweeps B in
-// address order). One warp per block, lane 0 drives S units in flight.
-template <int SEG, int S, int EF>
-__device__ void bulkrows_stream(const unsigned char* p, int rows, float* out) {
-  extern __shared__ __align__(128) unsigned char smem[];
-  unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem + S * 8 * SEG);
-  const int segs = 8192 / SEG;
-  const u64 units = (u64)(rows / 8) * segs;
-  const u64 nch = units > blockIdx.x ? (units - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
-  u32 acc = 0;
-  if (threadIdx.x == 0) {
-    const u64 pol = evict_first_policy();
-    for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bars + s)));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    for (u64 c = 0; c < nch; ++c) {
-      const int s = (int)(c % S);
-      if (c >= S) {
-        bar_wait(smem_u32(bars + s), (u32)(((c - S) / S) & 1));
-        acc ^= *reinterpret_cast<volatile u32*>(smem + s * 8 * SEG);
-      }
-      const u64 u = c * gridDim.x + blockIdx.x;
-      const u64 base = (u / segs) * 8 * 8192 + (u % segs) * SEG;
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bars + s)), "r"(8 * SEG) : "memory");
-      for (int j = 0; j < 8; ++j) {
-        if (EF)
-          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
-                       ::"r"(smem_u32(smem + (s * 8 + j) * SEG)), "l"(p + base + j * 8192), "r"(SEG), "r"(smem_u32(bars + s)), "l"(pol) : "memory");
-        else
-          asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                       ::"r"(smem_u32(smem + (s * 8 + j) * SEG)), "l"(p + base + j * 8192), "r"(SEG), "r"(smem_u32(bars + s)) : "memory");
-      }
-    }
-    for (u64 c = nch > S ? nch - S : 0; c < nch; ++c) bar_wait(smem_u32(bars + c % S), (u32)((c / S) & 1));
-  }
-  if (acc == 0x9e3779b9u) out[blockIdx.x] = 1.f;
-}
-
-// gemm_skinny's B pattern over `rows` rows of 8 KiB: warp task = (group of
-// 8 * NW rows, one of SPLIT slices of the row); lane (g, t) loads row
-// r0 + 8j + g, bytes 64 kg + 16 t; D k-groups in flight, refilled as consumed.
-template <int NW, int D, int PF, int SPLIT>
-__device__ void rows_stream(const unsigned char* p, int rows, float* out) {
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int warps = blockDim.x >> 5;
-  const int gw = blockIdx.x * warps + (threadIdx.x >> 5), tw = gridDim.x * warps;
-  const int groups = rows / (8 * NW), tasks = groups * SPLIT;
-  const int kgs = 8192 / 64 / SPLIT;  // k-groups (64 bytes) per slice
-  u32 acc = 0;
-  for (int task = gw; task < tasks; task += tw) {
-    const int r0 = (task % groups) * 8 * NW;
-    const unsigned char* base = p + (u64)(r0 + g) * 8192 + (task / groups) * kgs * 64 + 16 * t;
-    uint4 b[D][NW];
-#pragma unroll
-    for (int d = 0; d < D; ++d)
-#pragma unroll
-      for (int j = 0; j < NW; ++j) b[d][j] = ldg<PF>(base + (u64)8 * j * 8192 + d * 64);
-    for (int kg = 0; kg < kgs; kg += D) {
-#pragma unroll
-      for (int d = 0; d < D; ++d)
-#pragma unroll
-        for (int j = 0; j < NW; ++j) {
-          acc ^= b[d][j].x ^ b[d][j].w;
-          const int k = kg + d + D;
-          b[d][j] = k < kgs ? ldg<PF>(base + (u64)8 * j * 8192 + k * 64) : make_uint4(0, 0, 0, 0);
-        }
-    }
-  }
-  if (acc == 0x9e3779b9u) out[blockIdx.x] = 1.f;
-}
-
 #define LDG(U, PF, ILV) extern "C" __global__ void ldg_##U##_##PF##_##ILV(const uint4* p, u64 n, float* o) { ldg_stream<U, PF, ILV>(p, n, o); }
 LDG(4, 0, 0) LDG(8, 0, 0) LDG(16, 0, 0) LDG(4, 0, 1) LDG(8, 0, 1) LDG(16, 0, 1) LDG(8, 1, 0) LDG(2, 0, 0) LDG(1, 0, 0) LDG(2, 0, 1)
 LDG(4, 2, 1) LDG(8, 2, 1) LDG(16, 2, 1) LDG(8, 2, 0) LDG(2, 2, 1)
-#define CPA(V, S, PF) extern "C" __global__ void cpa_##V##_##S##_##PF(const uint4* p, u64 n, float* o) { cpasync_stream<V, S, PF>(p, n, o); }
-CPA(1, 2, 0) CPA(1, 4, 0) CPA(2, 4, 0) CPA(4, 4, 0) CPA(2, 8, 0) CPA(4, 8, 0) CPA(2, 4, 1) CPA(2, 4, 2) CPA(1, 2, 2)
 #define BULK(C, S, ILV, EF) extern "C" __global__ void bulk_##C##_##S##_##ILV##_##EF(const unsigned char* p, u64 n, float* o) { bulk_stream<C, S, ILV, EF>(p, n, o); }
 BULK(4096, 4, 0, 0) BULK(4096, 8, 0, 0) BULK(8192, 4, 0, 0) BULK(8192, 8, 0, 0) BULK(16384, 4, 0, 0) BULK(16384, 8, 0, 0)
 BULK(32768, 4, 0, 0) BULK(32768, 6, 0, 0) BULK(16384, 12, 0, 0) BULK(4096, 8, 1, 0) BULK(16384, 4, 1, 0) BULK(8192, 8, 1, 0) BULK(2048, 8, 0, 0)
 BULK(4096, 8, 1, 1) BULK(16384, 4, 1, 1) BULK(8192, 8, 1, 1) BULK(16384, 4, 0, 1)
-#define BROWS(SEG, S, EF) extern "C" __global__ void brows_##SEG##_##S##_##EF(const unsigned char* p, int rows, float* o) { bulkrows_stream<SEG, S, EF>(p, rows, o); }
-BROWS(512, 16, 1) BROWS(1024, 8, 1) BROWS(2048, 4, 1) BROWS(2048, 8, 1) BROWS(4096, 2, 1) BROWS(4096, 4, 1) BROWS(8192, 2, 1) BROWS(2048, 4, 0)
-#define ROWS(NW, D, PF, SP) extern "C" __global__ void rows_##NW##_##D##_##PF##_##SP(const unsigned char* p, int rows, float* o) { rows_stream<NW, D, PF, SP>(p, rows, o); }
-ROWS(2, 4, 1, 4) ROWS(2, 4, 0, 4) ROWS(2, 8, 1, 4) ROWS(2, 8, 0, 4) ROWS(4, 4, 1, 2) ROWS(1, 8, 1, 8) ROWS(2, 4, 1, 8) ROWS(2, 8, 1, 1)
-ROWS(2, 8, 2, 4) ROWS(2, 4, 2, 4) ROWS(1, 8, 2, 8)
-extern "C" __global__ void empty_kernel(float* out) {
-  if (threadIdx.x == 0) { STAMP(0); STAMP(3); }
-  if (threadIdx.x == 1023) out[0] = 1.f;
-}
 """
 # The ideal read (stream_read_us) takes the fastest of the methods and launch
-# shapes that won in run 10: grid-strided register loads, and evict-first
+# shapes that won in the probe's comparison: grid-strided register loads, and evict-first
 # bulk copies, which were the fastest after a write flush.
 # (kernel, blocks per SM, threads)
 STREAM_SHAPES = (("ldg_2_0_1", 8, 128), ("ldg_4_0_1", 1, 1024), ("ldg_4_0_1", 4, 256), ("ldg_8_0_1", 8, 128),
@@ -975,13 +714,8 @@ def stream_module():
 def stream_smem(kernel, threads):
     """The dynamic shared memory a STREAM_SRC kernel needs, from its name."""
     kind, *n = kernel.split("_")
-    n = [int(x) for x in n]
-    if kind == "cpa":  # V copies per thread per stage, S stages
-        return n[0] * n[1] * threads * 16
     if kind == "bulk":  # S chunks of C bytes, S mbarriers
-        return n[0] * n[1] + 8 * n[1]
-    if kind == "brows":  # S stages of 8 segments of SEG bytes, S mbarriers
-        return n[1] * 8 * n[0] + 8 * n[1]
+        return int(n[0]) * int(n[1]) + 8 * int(n[1])
     return 0
 
 
@@ -996,11 +730,9 @@ def stream_launch(kernel, blocks, threads, buf, nbytes, out):
 
 
 def stream_args(kernel, buf, nbytes, out):
-    """The arguments of a STREAM_SRC kernel reading nbytes of buf: the bulk and
-    row kernels count bytes (rows of 8 KiB), the others 16-byte words."""
+    """The arguments of a STREAM_SRC kernel reading nbytes of buf: the bulk
+    kernels count bytes, the others 16-byte words."""
     import cupy as cp
-    if kernel.startswith(("rows", "brows")):
-        return (buf, cp.int32(nbytes // 8192), out)
     if kernel.startswith("bulk"):
         return (buf, cp.uint64(nbytes // 16 * 16), out)
     return (buf, cp.uint64(nbytes // 16), out)
@@ -1027,16 +759,6 @@ def stream_read_us(nbytes, flush="write", n=100):
     del buf
     _stream_cache[key] = best
     return best
-
-
-def empty_kernel_us(flush="write", n=100):
-    """An empty launch timed as timed_us: the fixed cost in every figure."""
-    import cupy as cp
-    mod = stream_module()
-    out = cp.zeros(1, dtype=cp.float32)
-    fn = mod.get_function("empty_kernel")
-    with torch_stream():
-        return timed_us(lambda: fn((1,), (1024,), (out,)), flush, n=n)
 
 
 def write_json(path, obj):

@@ -46,14 +46,10 @@ import common  # noqa: E402
 GEMM_SPEC = os.path.join(common.ROOT, "kernels", "gemm", "gemm_mma.yaml")
 GEMM_SRC = os.path.join(common.ROOT, "kernels", "gemm", "gemm_mma.cu")
 SM_SPEC = os.path.join(common.ROOT, "kernels", "decode_attention", "softmax.yaml")
-SM_SRC = os.path.join(common.ROOT, "kernels", "decode_attention", "softmax.cu")
 FLASH_SPEC = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.yaml")
-FLASH_SRC = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.cu")
-# kernel family: (spec, source, entry); the decode kernels read B as N x K only
-KERNELS = {"mma": (GEMM_SPEC, GEMM_SRC, "gemm_mma")}
-KERNELS.update({k: (os.path.join(common.ROOT, "kernels", "gemm", f"gemm_{k}.yaml"),
-                    os.path.join(common.ROOT, "kernels", "gemm", f"gemm_{k}.cu"), f"gemm_{k}")
-                for k in ("skinny", "stream", "gemv")})
+# kernel family: its spec; the decode kernels read B as N x K only
+KERNELS = {"mma": GEMM_SPEC}
+KERNELS.update({k: os.path.join(common.ROOT, "kernels", "gemm", f"gemm_{k}.yaml") for k in ("skinny", "stream", "gemv")})
 NK_ONLY = ("skinny", "stream", "gemv")
 
 HEADS, D, L, HID = 4, 128, 2048, 4096
@@ -97,25 +93,18 @@ def cfg_str(c):
 
 def gemm_launch(choice, size, A, B, C, cache_dir):
     """One launch of a library GEMM, choice = (kernel family, config), with
-    its own scratch buffers (common.SpecLaunch)."""
+    its own scratch buffers (common.SpecLaunch). A parameter the spec pins to
+    the size (gemm_mma's load PATH) is left to tunekit resolve, which computes
+    it for this size: a config tuned on another shape takes this shape's."""
     kernel, cfg = choice
-    spec, source, entry = KERNELS[kernel]
-    if "PATH" in cfg:  # gemm_mma: a config tuned on another shape takes this shape's load path
-        cfg = dict(cfg, PATH=common.gemm_mma_path(size))
-    return common.SpecLaunch(spec, source, entry, cfg, size, dict(A=A, B=B, C=C), cache_dir)
+    cfg = {k: v for k, v in cfg.items() if k not in common.SIZE_PINNED}
+    return common.SpecLaunch(KERNELS[kernel], cfg, size, dict(A=A, B=B, C=C), cache_dir)
 
 
-class Softmax:
-    def __init__(self, cfg, x, y, cache_dir):
-        import numpy as np
-        self.fn, self.how, self.attrs = common.compile_kernel(SM_SRC, "softmax_rows", cfg, cache_dir)
-        self.grid, self.block = (x.shape[0],), (int(cfg["THREADS"]),)
-        self.tensors = (x, y)
-        self.args = (common.to_cupy(x), common.to_cupy(y), np.int32(x.shape[0]), np.int32(x.shape[1]),
-                     np.float32(SCALE))
-
-    def __call__(self):
-        self.fn(self.grid, self.block, self.args)
+def softmax_launch(cfg, x, y, cache_dir):
+    """softmax.cu over the rows of x into y, launched as its spec says (one
+    block of THREADS per row; the spec's scale is 1/sqrt(128), SCALE here)."""
+    return common.SpecLaunch(SM_SPEC, cfg, {"rows": x.shape[0], "n": x.shape[1]}, dict(x=x, y=y), cache_dir)
 
 
 class Step:
@@ -134,7 +123,7 @@ class Step:
                "attn": torch.full((HEADS, D), float("nan"), **dev), "y": torch.full((1, HID), float("nan"), **dev)}
         sz = dict(MATMULS)
         return Step([("qk", gemm_launch(choices["qk"], sz["qk"], inp["q"], inp["k"], out["scores"], cache_dir)),
-                     ("softmax", Softmax(sm_cfg, out["scores"], out["p"], cache_dir)),
+                     ("softmax", softmax_launch(sm_cfg, out["scores"], out["p"], cache_dir)),
                      ("av", gemm_launch(choices["av"], sz["av"], out["p"], inp["v"], out["attn"], cache_dir)),
                      ("proj", gemm_launch(choices["proj"], sz["proj"], inp["x"], inp["w"], out["y"], cache_dir))], out)
 
@@ -144,7 +133,7 @@ class Step:
         dev = dict(device="cuda", dtype=torch.bfloat16)
         out = {"attn": torch.full((HEADS, D), float("nan"), **dev), "y": torch.full((1, HID), float("nan"), **dev)}
         # q [B=1, Hq, D], k and v [B=1, Hkv=1, L, D]: the same memory as the matmul form's inputs
-        flash = common.SpecLaunch(FLASH_SPEC, FLASH_SRC, "flash_decode", flash_cfg, FLASH_SIZE,
+        flash = common.SpecLaunch(FLASH_SPEC, flash_cfg, FLASH_SIZE,
                                   dict(q=inp["q"], k=inp["k"], v=inp["v"], out=out["attn"]), cache_dir)
         sz = dict(MATMULS)
         return Step([("flash", flash),
@@ -212,6 +201,7 @@ def main():
                     help="random configs per shape in the large-M (BM 64/128) tunes (their spaces hold 575-2644)")
     ap.add_argument("--no-tune", action="store_true", help="reuse the JSON exports of an earlier run in DIR/tunekit")
     a = ap.parse_args()
+    common.use_tunekit(a.tunekit)
     if not os.path.exists(GEMM_SPEC):
         common.fail(f"{GEMM_SPEC} does not exist yet")
     os.makedirs(a.out, exist_ok=True)
@@ -243,7 +233,7 @@ def main():
         common.fail("softmax: no config ran correctly in tunekit")
     sm_cfg = sm_best["config"]
     # The rest of the library: the decode kernels on the matmuls whose B they read, and flash_decode.
-    others = {(k, name): tuned(os.path.join(tk_dir, f"gemm_{k}_{name}.json"), KERNELS[k][0], size)
+    others = {(k, name): tuned(os.path.join(tk_dir, f"gemm_{k}_{name}.json"), KERNELS[k], size)
               for k in NK_ONLY for name, size in MATMULS if size["B_NK"] == 1}
     flash_rep = tuned(os.path.join(tk_dir, "flash_decode.json"), FLASH_SPEC, FLASH_SIZE)
 

@@ -23,7 +23,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 SPEC = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.yaml")
-SOURCE = os.path.join(common.ROOT, "kernels", "flash_decode", "flash_decode.cu")
 D = 128
 
 
@@ -63,15 +62,16 @@ def ragged_check(a):
               f"{dict(sorted(clustered.items()))}), worst max|diff| of ok trials {worst}")
 
 
-def launch(cfg, q, k, v, out, cubin_dir):
+def launch(cfg, q, k, v, out, cubin_dir, extra_defines=None):
     """One config of flash_decode.cu bound to the torch tensors q [B, Hq, D],
     k and v [B, Hkv, L, D] and out, with its own zeroed workspace and counters
-    (the kernel re-arms them), launched as the spec says (CLUSTER=1 configs
-    in their cluster)."""
+    (the kernel re-arms them), launched as `tunekit resolve` works the spec out
+    (CLUSTER=1 configs in their cluster). extra_defines: build switches that
+    are no parameter (FD_SKIP, lab/probes/flash_b1_probe.py)."""
     B, Hq, _ = q.shape
     Hkv, L = k.shape[1], k.shape[2]
-    return common.SpecLaunch(SPEC, SOURCE, "flash_decode", cfg, dict(B=B, Hq=Hq, Hkv=Hkv, L=L),
-                             dict(q=q, k=k, v=v, out=out), cubin_dir)
+    return common.SpecLaunch(SPEC, cfg, dict(B=B, Hq=Hq, Hkv=Hkv, L=L), dict(q=q, k=k, v=v, out=out), cubin_dir,
+                             extra_defines=extra_defines)
 
 
 def main():
@@ -86,6 +86,7 @@ def main():
                     help="only verify random configs on ragged sizes (L not a multiple of any chunk, GQA groups "
                          "of 1 to 8) against the fp32 reference, then stop")
     a = ap.parse_args()
+    common.use_tunekit(a.tunekit)
     os.makedirs(a.out, exist_ok=True)
     if a.check_only:
         ragged_check(a)

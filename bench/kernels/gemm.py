@@ -12,10 +12,11 @@ copy (bytes read plus written). Our kernels are timed by tunekit (median, L2
 flushed before each sample); cuBLAS by common.timed_us (do_bench's procedure:
 median, L2 flushed, an event pair per sample), on inputs drawn the same way
 (uniform in [-1, 1)). tunekit's and do_bench's medians agreed within 3% on
-SGEMM (docs/PERFORMANCE.md, issue #4), not always here, so each shape's best
-config is also launched in this process and timed as cuBLAS is ("same
-timer"), alternating with cuBLAS for --rounds rounds; the tables give the
-medians, and the same-timer ratio is the median of the rounds' ratios.
+the CUDA backend's timing kernels (docs/PERFORMANCE.md), not always here
+(docs/measurement.md), so each shape's best config is also launched in this
+process and timed as cuBLAS is ("same timer"), alternating with cuBLAS for
+--rounds rounds; the tables give the medians, and the same-timer ratio is the
+median of the rounds' ratios.
 
 --flush picks the L2 flush for both sides: `write` (default; do_bench's and
 tunekit's `cache: cold`) or `read` (tunekit's `cache: cold-read`, which leaves
@@ -51,10 +52,8 @@ SPECS = {
 
 
 def spec_name(kernel):
-    """The spec's `name:`, which names tunekit's JSON export."""
-    import re
-    with open(SPECS[kernel]) as f:
-        return re.search(r"^name:\s*(\S+)", f.read(), re.M).group(1)
+    """The spec's `name`, which names tunekit's JSON export."""
+    return common.spec_name(SPECS[kernel])
 
 
 def shipped_policy(kernel):
@@ -169,17 +168,16 @@ def same_timer_launch(a, torch, r, m, k, n, layout):
     """The tuned best launched as its spec says (common.SpecLaunch), to be timed
     as cuBLAS is (common.timed_us, the same flush, in this process): the ratio
     on one timer. The two timers differ by kernel, in both directions
-    (docs/PERFORMANCE.md, run 15): gemm_gemv at (1, 4096, 4096) reads 15.2 us
-    in tunekit's worker and 14.3 or 15.0 here; gemm_skinny's split-K cluster
-    at (4, 2048, 128) 6.0 there and 6.6 here. (launch, max abs diff against
+    (docs/measurement.md): gemm_gemv at (1, 4096, 4096) read 15.2 us in
+    tunekit's worker and 14.3 or 15.0 here; gemm_skinny's split-K cluster at
+    (4, 2048, 128) 6.0 there and 6.6 here. (launch, max abs diff against
     fp32)."""
-    src, entry = common.spec_source_entry(SPECS[r["kernel"]])
     x = torch.empty(m, k, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
     w = torch.empty(*((n, k) if layout == "nk" else (k, n)), dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
     c = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
     size = dict(M=m, K=k, N=n, B_NK=1 if layout == "nk" else 0)
     with common.torch_stream():
-        launch = common.SpecLaunch(SPECS[r["kernel"]], src, entry, r["config"], size, dict(A=x, B=w, C=c),
+        launch = common.SpecLaunch(SPECS[r["kernel"]], r["config"], size, dict(A=x, B=w, C=c),
                                    os.path.join(a.out, "cubins"))
         launch()
         torch.cuda.synchronize()
@@ -190,7 +188,7 @@ def same_timer_launch(a, torch, r, m, k, n, layout):
 def alternate(a, cublas, ours):
     """cuBLAS and our launch (None: cuBLAS alone) timed in turn for a.rounds
     rounds, each figure common.timed_us of 300 samples: a machine that drifts
-    between rounds (run 15 saw cuBLAS at 18.5 and 24.5 us for one shape in one
+    between rounds (cuBLAS once read 18.5 and 24.5 us for one shape in one
     session) moves both sides of a round's ratio. (cuBLAS times, our times)."""
     cbs, ours_us = [], []
     with common.torch_stream():
@@ -289,23 +287,23 @@ def untuned_check(a, layout, seed, torch):
     if p.returncode != 0:
         return [dict(error="the policy header did not compile")]
     lines = subprocess.run([exe], capture_output=True, text=True).stdout.split("\n")
-    src = os.path.join(ROOT, "kernels", "gemm", "gemm_mma.cu")
     rows = []
     with common.torch_stream():
         for (m_, k_, n_), line in zip(UNTUNED, lines):
             cfg = common.parse_config(line)
             size = dict(M=m_, K=k_, N=n_, B_NK=1 if layout == "nk" else 0)
             # PATH is pinned to the shape by a constraint: the header computes it
-            # for an untuned shape (tunekit emit's pinned parameters)
-            if cfg["PATH"] != common.gemm_mma_path(size):
-                common.fail(f"the policy header chose PATH={cfg['PATH']} for {size}; the spec needs "
-                            f"{common.gemm_mma_path(size)}")
+            # for an untuned shape (tunekit emit's pinned parameters), as tunekit
+            # resolve does for a config that leaves it out
+            pinned = {k: v for k, v in cfg.items() if k not in common.SIZE_PINNED}
+            need = common.resolve(SPECS["mma"], size, pinned, ignore_constraints=True)["config"]["PATH"]
+            if cfg["PATH"] != need:
+                common.fail(f"the policy header chose PATH={cfg['PATH']} for {size}; the spec needs {need}")
             A = torch.empty(m_, k_, dtype=torch.bfloat16, device="cuda").uniform_(-1, 1)
             B = torch.empty(*((n_, k_) if layout == "nk" else (k_, n_)), dtype=torch.bfloat16,
                             device="cuda").uniform_(-1, 1)
             C = torch.full((m_, n_), float("nan"), dtype=torch.bfloat16, device="cuda")
-            common.SpecLaunch(SPECS["mma"], src, "gemm_mma", cfg, size, dict(A=A, B=B, C=C),
-                              os.path.join(a.out, "cubins"))()
+            common.SpecLaunch(SPECS["mma"], cfg, size, dict(A=A, B=B, C=C), os.path.join(a.out, "cubins"))()
             torch.cuda.synchronize()
             ref = A.float() @ (B.float().t() if layout == "nk" else B.float())
             diff = (C.float() - ref).abs()
@@ -349,6 +347,7 @@ def main():
     ap.add_argument("--flush", default="write", choices=["write", "read"],
                     help="L2 flush before each sample, for tunekit and cuBLAS alike (see above)")
     a = ap.parse_args()
+    common.use_tunekit(a.tunekit)
     if a.shape and a.shape not in [s for s, _ in SUITE]:
         ap.error(f"--shape {a.shape} is not in the suite: {[s for s, _ in SUITE]}")
     os.makedirs(a.out, exist_ok=True)

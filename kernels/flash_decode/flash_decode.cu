@@ -85,7 +85,7 @@ typedef unsigned int uint32_t;
 #ifndef CLUSTER
 #define CLUSTER 0  // 1: a (b, kv head)'s SPLIT blocks combine in their cluster's shared memory
 #endif
-// Not a tunable: leaves parts out so that bench/gpu/flash_b1_probe.py can
+// Not a tunable: leaves parts out so that lab/probes/flash_b1_probe.py can
 // place the time by differences (the output is then wrong). Bits: 1 no K/V
 // reads (SMEM=1: the ring keeps whatever it held), 2 no Q.K^T, softmax or
 // P.V, 4 no split combine (CLUSTER=1: split 0 writes its own partial).

@@ -5,7 +5,7 @@
 // row (WK > 1), and none at all with WK = 1.
 //
 // Why a third decode kernel next to gemm_skinny and gemm_stream
-// (docs/PERFORMANCE.md, runs 10, 12 and 14):
+// (lab/runs/issue-5-run-10.md, -12 and -14):
 // - After the write flush, contiguous 16-byte register loads read 32 MiB in
 //   14.0-14.1 us, within 2% of the fastest way found (evict-first bulk
 //   copies, 13.9 us). gemm_skinny's mma fragment pattern (a warp load is
@@ -58,9 +58,9 @@
 // segments of LR * 16 bytes, one run of memory when a row is that long.
 // A's matching chunks come through L1 (A is read by every warp: a few KiB).
 //
-// Why teams (docs/PERFORMANCE.md, run 14): with a warp per row (WK = 1)
+// Why teams (lab/runs/issue-5-run-14.md): with a warp per row (WK = 1)
 // the grid works on every row of (1, 4096, 4096) at once, and in that order
-// the arithmetic cost 1.8 us over the bare read (bench/gpu/gemv_probe.py:
+// the arithmetic cost 1.8 us over the bare read (lab/probes/gemv_probe.py:
 // 16.3 against 14.5 us); with the warps of a block splitting each row, the
 // grid reads a window of whole rows in address order and the arithmetic
 // cost nothing measurable there. Tuned, the best team configs (WK = 8) took

@@ -5,8 +5,8 @@
 // L2 evict-first policy; A's k-range is copied once (cp.async) into shared
 // memory, where it stays for the whole launch.
 //
-// Why a second decode kernel next to gemm_skinny: bench/gpu/stream_access_probe.py
-// read 32 MiB in many ways (docs/PERFORMANCE.md, run 10). gemm_skinny's
+// Why a second decode kernel next to gemm_skinny: lab/probes/stream_access_probe.py
+// read 32 MiB in many ways (lab/runs/issue-5-run-10.md). gemm_skinny's
 // pattern (a warp load = 8 rows x 64 bytes, into registers) took 15.9 us at
 // best after a write flush. Contiguous register loads took 14.0-14.1 us, but
 // the MMA fragment layout does not give each warp load a contiguous run of a

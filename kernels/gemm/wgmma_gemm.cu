@@ -78,7 +78,7 @@
 #ifndef EVICT
 #define EVICT 0  // SWAP_AB: 1 loads B with the L2 evict-first policy (it is read once)
 #endif
-// Not a tunable: leaves parts out so that bench/gpu/swap_probe.py can place
+// Not a tunable: leaves parts out so that lab/probes/swap_probe.py can place
 // the time of a decode GEMM by differences (the output is then wrong). Bits:
 // 1 no wgmma, 2 no epilogue, 4 no copies of the narrow operand (SWAP_AB: A),
 // 8 no copies of the weights; 16 records per-block times (probe_times).

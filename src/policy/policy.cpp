@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tunekit/backend.hpp"
+#include "tunekit/machine.hpp"
 
 namespace tunekit {
 

@@ -170,7 +170,7 @@ TEST_F(CudaGpuTest, ShortKernelsTimedHotAreBatched) {
 // cold-read flushes the L2 with loads (a second kernel of the flush module);
 // one worker can switch between the modes, each flush timed anew when the
 // mode changes. The medians are printed: hot is batched, so comparing them
-// would not show whether the flush evicts (bench/gpu/stream_floor_probe.py
+// would not show whether the flush evicts (lab/probes/stream_floor_probe.py
 // measures that).
 TEST_F(CudaGpuTest, ColdReadIsTimedAndModesAlternate) {
   Artifact ref = build_ok(input(0));

@@ -10,6 +10,7 @@
 
 #include "info_command.hpp"
 #include "policy_command.hpp"
+#include "resolve_command.hpp"
 #include "space_command.hpp"
 #include "tune_command.hpp"
 #include "tunekit/error.hpp"
@@ -29,7 +30,7 @@ int run(int argc, char** argv) {
   const SubCommand commands[] = {
       add_tune_command(app),    add_space_command(app),        add_select_command(app),
       add_emit_command(app),    add_rules_report_command(app), add_report_command(app),
-      add_devices_command(app), add_plugins_command(app),
+      add_devices_command(app), add_plugins_command(app),      add_resolve_command(app),
   };
 
   // CLI11 would call a mistyped subcommand "an extra argument" and then say

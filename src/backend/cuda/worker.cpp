@@ -30,7 +30,7 @@ constexpr double kBatchTargetUs = 200.0;
 // Samples enqueued before one wait: about this much GPU time, at most
 // kMaxGroup samples. Long groups keep the GPU under the steady load that
 // triton.testing.do_bench times under: a ~5 us kernel measured with a wait
-// after each sample ran 10% faster on an H200 (bench/gpu/flush_probe.py).
+// after each sample ran 10% faster on an H200 (lab/probes/flush_probe.py).
 constexpr double kGroupTargetUs = 20000.0;
 constexpr std::size_t kMaxGroup = 512;
 constexpr std::size_t kModuleCacheSize = 8;

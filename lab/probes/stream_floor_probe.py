@@ -2,11 +2,11 @@
 """How fast can any kernel read N bytes here, and what does the L2 flush add?
 (issue #5: the floors under the decode-shape and flash-decoding goals.)
 
-  python3 bench/gpu/stream_floor_probe.py
+  python3 lab/probes/stream_floor_probe.py
 
 Times, after each of two flushes, an empty kernel and an ideal streaming read
 (common.stream_read_us: the fastest of the reads that won in
-bench/gpu/stream_access_probe.py, grid-strided 16-byte register loads and
+lab/probes/stream_access_probe.py, grid-strided 16-byte register loads and
 evict-first bulk copies; nothing written) of the bytes each goal's shape must
 read, next to the peers (cuBLAS through torch.matmul, torch SDPA) on inputs of
 those sizes:
@@ -19,10 +19,8 @@ those sizes:
 Each figure is the median of the samples, each timed by its own event pair
 (common.timed_us).
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 
 GEMMS = [(4, 128, 2048), (4, 2048, 128), (1, 4096, 4096), (16, 4096, 4096), (64, 4096, 14336)]
@@ -45,7 +43,7 @@ def main():
         print(f"{label:40s} " + "   ".join(cells), flush=True)
 
     print("# us, median; flush before each sample: " + ", ".join(common.FLUSHES))
-    print(f"{'empty kernel':40s} " + "   ".join(f"{fl} {common.empty_kernel_us(fl):7.2f}" for fl in common.FLUSHES))
+    print(f"{'empty kernel':40s} " + "   ".join(f"{fl} {lab_common.empty_kernel_us(fl):7.2f}" for fl in common.FLUSHES))
     for (m, k, n) in GEMMS:
         nbytes = 2 * (m * k + k * n + m * n)
         both(f"ideal read, {nbytes / 2**20:.2f} MiB", nbytes=nbytes)

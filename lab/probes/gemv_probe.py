@@ -2,7 +2,7 @@
 """Why is gemm_gemv slower than a plain read of the same bytes? (issue #5: the
 >= 1.3x cuBLAS goal at (1, 4096, 4096), where 1.3x needs the read floor.)
 
-  python3 bench/gpu/gemv_probe.py [--n 100]
+  python3 lab/probes/gemv_probe.py [--n 100]
 
 Runs 14a-b tuned gemm_gemv (kernels/gemm/gemm_gemv.cu), then a warp per
 row, exhaustively: its best took 16.3-16.6 us after the write flush, where
@@ -33,9 +33,8 @@ itself (bf16 out) are timed in the same run.
 """
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 
 SRC = r"""

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Is gemm_gemv's slow state (15.0 against 14.3-14.4 us at (1, 4096, 4096),
-docs/PERFORMANCE.md runs 14-15) a property of single launches, which a
+lab/runs/issue-5-run-14.md and -15.md) a property of single launches, which a
 median of 300 would average, or of whole stretches of time? (issue #5, run 15e)
 
-  python3 bench/gpu/gemv_samples_probe.py [--ctypes]
+  python3 lab/probes/gemv_samples_probe.py [--ctypes]
 
 Four rounds of 300 samples each of run 14f's config and of torch.matmul,
 timed as common.timed_us times them (torch's zero_ flush, an event pair per
@@ -17,7 +17,7 @@ worker_replica_probe.py launch it, on torch's stream (run 15m).
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 
 N = K = 4096
@@ -31,8 +31,8 @@ def main():
     w = torch.empty(N, K, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     c = torch.empty(1, N, device="cuda", dtype=torch.bfloat16)
     with common.torch_stream():
-        g = common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), os.path.join(gemm, "gemm_gemv.cu"), "gemm_gemv",
-                              CFG, dict(M=1, N=N, K=K, B_NK=1), dict(A=x, B=w, C=c), "/tmp/tunekit-gemv-samples")
+        g = common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), CFG, dict(M=1, N=N, K=K, B_NK=1),
+                              dict(A=x, B=w, C=c), "/tmp/tunekit-gemv-samples")
         launches = [("gemv", g), ("cuBLAS", lambda: torch.matmul(x, w.t()))]
         if "--ctypes" in sys.argv[1:]:
             import ctypes

@@ -3,7 +3,7 @@
 flush? (issue #5, run 15: at (1, 4096, 4096) cuBLAS took 17.5 to 24.6 us in
 one session, by flush, and gemm_gemv 14.1 to 15.4 us.)
 
-  python3 bench/gpu/placement_probe.py [--weights 4] [--flushes 3] [--passes 2]
+  python3 lab/probes/placement_probe.py [--weights 4] [--flushes 3] [--passes 2]
 
 Allocates several copies of the same (4096 x 4096) bf16 weights and several
 256 MiB flush buffers, then times gemm_gemv's run-14f config and
@@ -15,9 +15,8 @@ some state of the machine does.
 """
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 
 N = K = 4096
@@ -44,8 +43,7 @@ def main():
             flushes.append(torch.empty(64 << 20, dtype=torch.int32, device="cuda"))
     size = dict(M=1, N=N, K=K, B_NK=1)
     with common.torch_stream():
-        gemv = [common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), os.path.join(gemm, "gemm_gemv.cu"),
-                                  "gemm_gemv", CFG, size, dict(A=x, B=w, C=c), "/tmp/tunekit-placement") for w in ws]
+        gemv = [common.SpecLaunch(os.path.join(gemm, "gemm_gemv.yaml"), CFG, size, dict(A=x, B=w, C=c), "/tmp/tunekit-placement") for w in ws]
         for w, f in zip(ws, gemv):
             f()
             torch.cuda.synchronize()

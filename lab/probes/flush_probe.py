@@ -5,7 +5,7 @@ kernel, event, no wait between samples) with four flushes of 256 MB:
 torch's zero_ (what do_bench uses), a store kernel writing zeros or a
 non-zero value (what tunekit's worker does), and cudaMemsetAsync.
 
-  python3 bench/gpu/flush_probe.py
+  python3 lab/probes/flush_probe.py
 """
 import cupy as cp
 import numpy as np

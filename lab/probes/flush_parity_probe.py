@@ -4,7 +4,7 @@ next, and what decides it? (issue #5, run 18: in tunekit's worker, gemm_gemv's
 even samples at (1, 4096, 4096) took 15.39 us and its odd ones 14.72, and 30
 of its 50 trials split so by more than 3%.)
 
-  python3 bench/gpu/flush_parity_probe.py [--rounds 2] [--n 300] [--copies 1] [--flush write,worker,...]
+  python3 lab/probes/flush_parity_probe.py [--rounds 2] [--n 300] [--copies 1] [--flush write,worker,...]
 
 Times the shipped configs of gemm_gemv at (1, 4096, 4096), gemm_wgmma_swap
 at (16, 4096, 4096) and gemm_skinny at (4, 2048, 128), and cuBLAS at each
@@ -26,11 +26,9 @@ copies of the tensors, so an alternation tied to the addresses read would
 move from lag 1 to lag 2.
 """
 import argparse
-import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 from gemm import SPECS, shipped_config  # noqa: E402
 
@@ -74,8 +72,7 @@ def main():
                 x = torch.empty(m, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
                 w = torch.empty(n, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
                 c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-                fn = common.SpecLaunch(SPECS[name], *common.spec_source_entry(SPECS[name]), cfg, size,
-                                       dict(A=x, B=w, C=c), a.out)
+                fn = common.SpecLaunch(SPECS[name], cfg, size, dict(A=x, B=w, C=c), a.out)
                 fn()
                 torch.cuda.synchronize()
                 diff = (c.float() - x.float() @ w.float().t()).abs().max().item()

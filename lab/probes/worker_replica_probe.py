@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """tunekit's worker, replayed through the driver API from Python (issue #5,
 run 15i): does its way of timing explain why it reads gemm_gemv at
-(1, 4096, 4096) about 0.9 us above common.timed_us (docs/PERFORMANCE.md,
+(1, 4096, 4096) about 0.9 us above common.timed_us (lab/runs/issue-5-run-15.md,
 run 15f)?
 
-  python3 bench/gpu/worker_replica_probe.py DIR [--with-torch] [--torch-data] [--null-stream] [--carveout PERCENT]   # DIR: a `tunekit tune -o DIR` of one gemm_gemv config
+  python3 lab/probes/worker_replica_probe.py DIR [--with-torch] [--torch-data] [--null-stream] [--carveout PERCENT]   # DIR: a `tunekit tune -o DIR` of one gemm_gemv config
 
 No torch and no CuPy in this process (unless --with-torch, which
 initialises torch and calls cuBLAS once first, or --torch-data, which

@@ -5,7 +5,7 @@ on the bandwidth-bound shapes).
 
   ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section Occupancy --section WarpStateStats --section LaunchStats \
-      python3 bench/gpu/flash_decode_profile.py --B 64 --Hq 64 --Hkv 8 --L 2048 \
+      python3 lab/probes/flash_decode_profile.py --B 64 --Hq 64 --Hkv 8 --L 2048 \
       --config SPLIT=1,WARPS=4,KPW=16,SMEM=1,STAGES=3
 
 (with --no-time under a profiler). Otherwise it prints each one's median time
@@ -13,11 +13,10 @@ on the bandwidth-bound shapes).
 """
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
-from flash_decode import Launch  # noqa: E402
+from flash_decode import launch  # noqa: E402
 
 DEFAULTS = dict(SPLIT=1, WARPS=4, KPW=16, SMEM=1, STAGES=2, SCHED=0, BPS=1, COMBINE=0)
 
@@ -49,7 +48,7 @@ def main():
                   f"{common.timed_us(sdpa, 'read', n=50):.2f} us (read flush)", flush=True)
         for text in a.config or [""]:
             cfg = dict(DEFAULTS, **common.parse_config(text))
-            ours = Launch(cfg, q, k, v, out, os.path.join(a.out, "cubins"))
+            ours = launch(cfg, q, k, v, out, os.path.join(a.out, "cubins"))
             for _ in range(a.runs):
                 ours()
             torch.cuda.synchronize()

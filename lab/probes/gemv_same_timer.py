@@ -2,14 +2,14 @@
 """gemm_gemv against cuBLAS at (1, 4096, 4096) on one timer (issue #5: the
 >= 1.3x goal of that decode shape).
 
-  python3 bench/gpu/gemv_same_timer.py [--rounds 4] [--flush write[,store,store0,worker,read]] [--stream]
+  python3 lab/probes/gemv_same_timer.py [--rounds 4] [--flush write[,store,store0,worker,read]] [--stream]
                                       [--m 8] [--config 'LABEL:LR=32,KU=2,...' ...] [--cubin-dir DIR] [--side-stream]
 
 bench/kernels/gemm.py compares tunekit's time of our kernel (its worker, its
 flush) with common.timed_us's time of cuBLAS (do_bench's procedure). For
 gemm_gemv at this shape the two timers differ by more than the 3% they
 agreed within on SGEMM (issue #4): tunekit 15.0-15.25 us, timed_us 14.3-15.2
-(docs/PERFORMANCE.md, run 14). This launches run 14's two winning configs
+(lab/runs/issue-5-run-14.md). This launches run 14's two winning configs
 as their spec says (common.SpecLaunch) and times them and torch.matmul with
 common.timed_us, the same flush, alternating, for several rounds: each
 round's ratio is one apples-to-apples comparison. --stream adds
@@ -24,9 +24,8 @@ built (run 15d). The output is checked against fp32 once.
 """
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 
 N = K = 4096
@@ -71,8 +70,7 @@ def main():
     with side, common.torch_stream():
         launches = []
         for label, kernel, cfg in configs + ([(STREAM[0], STREAM[1], dict(STREAM[2], BM=bm))] if a.stream else []):
-            f = common.SpecLaunch(os.path.join(GEMM, f"gemm_{kernel}.yaml"), os.path.join(GEMM, f"gemm_{kernel}.cu"),
-                                  f"gemm_{kernel}", cfg, size, dict(A=x, B=w, C=c), cache)
+            f = common.SpecLaunch(os.path.join(GEMM, f"gemm_{kernel}.yaml"), cfg, size, dict(A=x, B=w, C=c), cache)
             c.fill_(float("nan"))  # (unwritten elements show as nan)
             f()
             torch.cuda.synchronize()

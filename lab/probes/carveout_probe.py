@@ -2,7 +2,7 @@
 """What does a kernel pay for its shared memory right after the L2 flush?
 (issue #5: the fixed cost under the latency-bound goals.)
 
-  python3 bench/gpu/carveout_probe.py
+  python3 lab/probes/carveout_probe.py
 
 do_bench's flush (torch's fill kernel) uses no shared memory, so the SMs run it
 with the largest L1. A timed kernel that asks for shared memory makes them
@@ -16,10 +16,8 @@ request once with the driver's choice of split and once with the largest.
 If the split is what costs, the carveout-only launch costs what the large
 requests do.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 
 # Identical kernels, one module per variant (CuPy caches modules by their

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Where do gemm_wgmma_swap's microseconds go on a decode shape? (issue #5: it
-stays 1.5-2 us above the ideal read of its bytes, docs/PERFORMANCE.md run 16.)
+stays 1.5-2 us above the ideal read of its bytes, lab/runs/issue-5-run-16.md.)
 
-  python3 bench/gpu/swap_probe.py [--shape 16,4096,4096] [--config BM=16,BN=64,...] [--rounds 3]
+  python3 lab/probes/swap_probe.py [--shape 16,4096,4096] [--config BM=16,BN=64,...] [--rounds 3]
 
 For each shape and config (default: the shipped policy's, plus --config
 ones), times the kernel with parts left out (wgmma_gemm.cu's WG_SKIP bits:
@@ -15,11 +15,9 @@ arrival and at exit) after a flush kernel that stores its own end time:
 launch gap, entry spread, first arrival, streaming, tail.
 """
 import argparse
-import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 from gemm import SPECS, shipped_config  # noqa: E402
 
@@ -33,7 +31,7 @@ def cfg_text(cfg):
 
 def timeline(times, launch, blocks, flush, reps):
     """Medians over reps runs (after 5 unrecorded ones) of where the time goes
-    from the end of `flush` (a common.StampedFlush) to the last block's exit,
+    from the end of `flush` (a lab_common.StampedFlush) to the last block's exit,
     in ns."""
     import numpy as np
     import torch
@@ -78,14 +76,14 @@ def main():
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     parts = [(p, dict(PARTS).get(p, f"WG_SKIP {p}")) for p in (int(x) for x in a.parts.split(","))]
     spec = SPECS["swap"]
-    flush = common.StampedFlush()
+    flush = lab_common.StampedFlush()
     # STREAM_SRC with its timestamps: the ideal read's kernels and an empty launch
-    smod = cp.RawModule(code=common.STREAM_SRC, options=("-std=c++17", "-DSTREAM_TIMELINE"))
-    stimes = common.module_global(smod.get_function("empty_kernel"), "probe_times")
+    smod = cp.RawModule(code=lab_common.STREAM_SRC, options=("-std=c++17", "-DSTREAM_TIMELINE"))
+    stimes = lab_common.module_global(smod.get_function("empty_kernel"), "probe_times")
 
     with common.torch_stream():
         print(f"%globaltimer step: {flush.timer_step_ns()} ns")
-        print(f"empty launch: {common.empty_kernel_us('write'):.2f} us (write flush)")
+        print(f"empty launch: {lab_common.empty_kernel_us('write'):.2f} us (write flush)")
 
         def print_timeline(title, rows):
             keys = list(rows[0][1])
@@ -122,8 +120,7 @@ def main():
             configs += [(common.parse_config(t), others) for t in a.config]
 
             def launch(cfg, skip):
-                return common.SpecLaunch(spec, *common.spec_source_entry(spec), dict(cfg, WG_SKIP=skip), size,
-                                         dict(A=x, B=w, C=c), a.out)
+                return common.SpecLaunch(spec, cfg, size, dict(A=x, B=w, C=c), a.out, extra_defines={"WG_SKIP": skip})
             launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
             for cfg, cparts in configs:
                 for skip, what in cparts:
@@ -158,7 +155,7 @@ def main():
                 for skip in sorted({p for p, _ in cparts} - {11, 15}):  # the parts that stream B
                     la = launch(cfg, skip | 16)
                     rows.append((f"{cfg_text(cfg)} | {dict(PARTS)[skip]}",
-                                 timeline(common.module_global(la.fn, "probe_times"), la, la.grid[0], flush,
+                                 timeline(lab_common.module_global(la.fn, "probe_times"), la, la.grid[0], flush,
                                           a.timeline_reps)))
             print_timeline(f"timeline, ({m}, {k}, {n})", rows)
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Runs a decode GEMM's tuned kernels and cuBLAS on one shape a few times
 each, for a profiler to look at (issue #5: why gemm_wgmma_swap stays 1.5-2 us
-above the ideal read of its bytes, docs/PERFORMANCE.md run 16).
+above the ideal read of its bytes, lab/runs/issue-5-run-16.md).
 
   ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
-      python3 bench/gpu/decode_gemm_profile.py --shape 16,4096,4096 --no-time
+      python3 lab/probes/decode_gemm_profile.py --shape 16,4096,4096 --no-time
 
 Without --no-time it prints each one's median (common.timed_us, write flush).
 The configs are run 16f's best (kernels/gemm/tuned/*_policy.json); --kernel
@@ -12,10 +12,8 @@ picks the kernels (swap, gemv), and --swap-config NAME=V,... runs
 gemm_wgmma_swap configs of one's own as well (repeat for several).
 """
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 from gemm import SPECS, shipped_config, shipped_policy  # noqa: E402
 
@@ -40,8 +38,7 @@ def main():
     launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
     with common.torch_stream():
         def launch(name, cfg):
-            return (f"{name} {cfg}", common.SpecLaunch(SPECS[name], *common.spec_source_entry(SPECS[name]), cfg,
-                                                       size, dict(A=x, B=w, C=c), a.out))
+            return (f"{name} {cfg}", common.SpecLaunch(SPECS[name], cfg, size, dict(A=x, B=w, C=c), a.out))
         for name in a.kernel or KERNELS:
             cfg = shipped_config(name, size)
             if cfg is None:

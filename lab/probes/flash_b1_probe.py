@@ -2,7 +2,7 @@
 """Where do flash decoding's microseconds go at B=1? (issue #5: the >= 2x SDPA
 goal at B=1, Hq=4, Hkv=1, L=2048, D=128.)
 
-  python3 bench/gpu/flash_b1_probe.py [--config SPLIT=8,WARPS=8,...]
+  python3 lab/probes/flash_b1_probe.py [--config SPLIT=8,WARPS=8,...]
 
 After each flush (common.timed_us), times
   - reading the step's 1 MiB of K and V with 8 to 264 blocks (STREAM_SRC's
@@ -19,10 +19,8 @@ After each flush (common.timed_us), times
 Inputs are randn; every flash output is checked against fp32 torch.
 """
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 import flash_decode as fd  # noqa: E402
 
@@ -86,7 +84,7 @@ def main():
             o = torch.zeros(1, 4, fd.D, device="cuda", dtype=torch.bfloat16)
             tag = ",".join(f"{n}={cfg[n]}" for n in ("SPLIT", "WARPS", "STAGES"))
             for skip, what in PARTS:
-                run = fd.launch(dict(cfg, FD_SKIP=skip), q, k, v, o, "/tmp/flash_b1_probe_cubins")
+                run = fd.launch(cfg, q, k, v, o, "/tmp/flash_b1_probe_cubins", extra_defines={"FD_SKIP": skip})
                 parts.append((f"{tag}: {what}", [common.timed_us(run, fl) for fl in ("write", "read", "none")]))
 
     print("\n| what | write flush us | read flush us | note |")

@@ -3,9 +3,9 @@
 (issue #5: what is the floor under a bandwidth-bound kernel, and how should a
 decode GEMM move B?)
 
-  python3 bench/gpu/stream_access_probe.py [--mib 32,114,1] [--n 100] [--kinds ldg,bulk-ef]
+  python3 lab/probes/stream_access_probe.py [--mib 32,114,1] [--n 100] [--kinds ldg,bulk-ef]
 
-Until run 10 (docs/PERFORMANCE.md) the "ideal read" was one method, register
+Until run 10 (lab/runs/issue-5-run-10.md) the "ideal read" was one method, register
 loads from a contiguous share per block; after do_bench's write flush SDPA
 read 512 MiB 10% faster than it, so it was no floor. This probe times, after
 both flushes, one read of the same bytes by each method over several launch
@@ -28,10 +28,8 @@ of the other benches, takes the winners); nothing is written unless a
 checksum hits a magic value. Times are medians of common.timed_us, in us.
 """
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 
 
@@ -48,7 +46,7 @@ def variants():
     for V, S, pf in ((1, 2, 0), (1, 4, 0), (2, 4, 0), (4, 4, 0), (2, 8, 0), (4, 8, 0), (2, 4, 1), (2, 4, 2), (1, 2, 2)):
         for per_sm, threads in ((1, 1024), (2, 512), (4, 256), (2, 256), (8, 128), (1, 256)):
             name = f"cpa_{V}_{S}_{pf}"
-            smem = common.stream_smem(name, threads)
+            smem = lab_common.stream_smem(name, threads)
             if smem <= 200 * 1024 and per_sm * smem <= 220 * 1024:
                 v.append(("cpasync" + "-ef" * (pf == 2), name, per_sm, threads))
     for C, S, ilv, ef in ((4096, 4, 0, 0), (4096, 8, 0, 0), (8192, 4, 0, 0), (8192, 8, 0, 0), (16384, 4, 0, 0),
@@ -57,13 +55,13 @@ def variants():
                           (4096, 8, 1, 1), (16384, 4, 1, 1), (8192, 8, 1, 1), (16384, 4, 0, 1)):
         for per_sm in (1, 2, 4, 8):
             name = f"bulk_{C}_{S}_{ilv}_{ef}"
-            if per_sm * (common.stream_smem(name, 32) + 1024) <= 228 * 1024:
+            if per_sm * (lab_common.stream_smem(name, 32) + 1024) <= 228 * 1024:
                 v.append(("bulk" + "-ef" * ef, name, per_sm, 32))
     for seg, st, ef in ((512, 16, 1), (1024, 8, 1), (2048, 4, 1), (2048, 8, 1), (4096, 2, 1), (4096, 4, 1), (8192, 2, 1),
                         (2048, 4, 0)):
         for per_sm in (1, 2):
             name = f"brows_{seg}_{st}_{ef}"
-            if per_sm * (common.stream_smem(name, 32) + 1024) <= 228 * 1024:
+            if per_sm * (lab_common.stream_smem(name, 32) + 1024) <= 228 * 1024:
                 v.append(("brows" + "-ef" * ef, name, per_sm, 32))
     for nw, d, pf, sp in ((2, 4, 1, 4), (2, 4, 0, 4), (2, 8, 1, 4), (2, 8, 0, 4), (4, 4, 1, 2), (1, 8, 1, 8), (2, 4, 1, 8), (2, 8, 1, 1),
                            (2, 8, 2, 4), (2, 4, 2, 4), (1, 8, 2, 8)):
@@ -88,7 +86,7 @@ def main():
         nbytes = int(mib * 2**20) // 8192 * 8192
         buf = cp.ones(nbytes // 4, dtype=cp.uint32)
         print(f"\n## {nbytes / 2**20:.2f} MiB")
-        print(f"empty kernel: " + ", ".join(f"{fl} {common.empty_kernel_us(fl):.2f}" for fl in common.FLUSHES))
+        print(f"empty kernel: " + ", ".join(f"{fl} {lab_common.empty_kernel_us(fl):.2f}" for fl in common.FLUSHES))
         rows = []
         with common.torch_stream():
             for kind, name, per_sm, threads in variants():
@@ -96,9 +94,9 @@ def main():
                     continue
                 if kind.startswith(("rows", "brows")) and nbytes < 8192 * 64:
                     continue
-                launch = common.stream_launch(name, sms * per_sm, threads, buf, nbytes, out)
+                launch = lab_common.stream_launch(name, sms * per_sm, threads, buf, nbytes, out)
                 t = {fl: common.timed_us(launch, fl, n=a.n) for fl in common.FLUSHES}
-                smem = common.stream_smem(name, threads)
+                smem = lab_common.stream_smem(name, threads)
                 rows.append((kind, f"{name} {per_sm}x{threads}" + (f" smem {smem // 1024}K" if smem else ""), t))
         for fl in common.FLUSHES:
             print(f"\n# after the {fl} flush, fastest first (TB/s of {nbytes / 2**20:.2f} MiB)")

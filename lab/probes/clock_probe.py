@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
-"""Does gemm_gemv's slow state (docs/PERFORMANCE.md runs 14-15: 14.9-15.1
+"""Does gemm_gemv's slow state (lab/runs/issue-5-run-14.md and -15.md: 14.9-15.1
 against 14.2-14.4 us at (1, 4096, 4096), one state per timing call) follow
 the SM clock? (issue #5)
 
-  python3 bench/gpu/clock_probe.py [--calls 8] [--n 200]
+  python3 lab/probes/clock_probe.py [--calls 8] [--n 200]
 
 Times the shipped gemm_gemv and gemm_wgmma_swap configs for (1, 4096, 4096)
 and torch.matmul in alternating calls of n samples each, as common.timed_us
 does (a 256 MB write flush before each sample, an event pair around the
-kernel, 25 ms of unrecorded pairs first). The flush is common.StampedFlush,
+kernel, 25 ms of unrecorded pairs first). The flush is lab_common.StampedFlush,
 whose block 0 reads clock64 and %globaltimer at its start and end, so each
 sample comes with the SM clock of the microseconds just before it. Prints
 per call the median time and the clock's median and range.
 
-  python3 bench/gpu/clock_probe.py --trace 3 [--kernels gemv] [--smi] [--bin-ms 10]
+  python3 lab/probes/clock_probe.py --trace 3 [--kernels gemv] [--smi] [--bin-ms 10]
 
 instead times each kernel back to back for that many seconds and prints the
 medians of its samples in bins of time, so that a state's length shows
@@ -21,12 +21,10 @@ medians of its samples in bins of time, so that a state's length shows
 of 4096 samples).
 """
 import argparse
-import os
 import statistics
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
+import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
 from gemm import SPECS, shipped_config  # noqa: E402
 
@@ -50,7 +48,7 @@ def samples(fn, flush, n):
 
 def trace(name, fn, flush, seconds, bin_ms, smi=False):
     """Samples of fn back to back for `seconds`, in batches of 4096; each
-    sample's time stamp is the end of the flush (a common.StampedFlush) before it."""
+    sample's time stamp is the end of the flush (a lab_common.StampedFlush) before it."""
     import numpy as np
     stamps, times = [], []
     while not stamps or stamps[-1] - stamps[0] < seconds * 1e9:
@@ -105,14 +103,14 @@ def main():
     x = torch.empty(m, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     w = torch.empty(n, k, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    flush = common.StampedFlush()
+    flush = lab_common.StampedFlush()
 
     with common.torch_stream():
         launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
         for name in ("gemv", "swap"):
             cfg = shipped_config(name, size)
-            launches.append((f"{name} {cfg}", common.SpecLaunch(SPECS[name], *common.spec_source_entry(SPECS[name]),
-                                                                cfg, size, dict(A=x, B=w, C=c), "/tmp/clock-probe")))
+            launches.append((f"{name} {cfg}",
+                             common.SpecLaunch(SPECS[name], cfg, size, dict(A=x, B=w, C=c), "/tmp/clock-probe")))
         ref = x.float() @ w.float().t()
         for name, fn in launches[1:]:
             fn()

@@ -1,0 +1,222 @@
+// `tunekit resolve`: one config at one size worked out as a trial runs it,
+// for harnesses that launch a kernel themselves (bench/kernels/common.py).
+// Machine properties come from files in data/, so the results do not depend
+// on this machine's caches or on a GPU being here.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::tunekit_exe;
+using tunekit::testing::write_file;
+
+namespace {
+
+const std::string kRoot = TUNEKIT_SOURCE_DIR;
+const std::string kH200 = kRoot + "/tests/cli/data/h200.json";
+// A 32 KiB L1d, where matmul.yaml's default config is valid.
+const std::string kCpu = kRoot + "/tests/cli/data/cpu_32k_l1d.json";
+
+detail::ProcessResult tunekit_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), tunekit_exe().string());
+  return detail::run_process(args, 300s, kRoot);
+}
+
+nlohmann::json resolve_json(std::vector<std::string> args) {
+  args.insert(args.begin(), "resolve");
+  args.push_back("--json");
+  auto r = tunekit_cli(args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  try {
+    return nlohmann::json::parse(r.output);
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << e.what() << "\n" << r.output;
+    return {};
+  }
+}
+
+const nlohmann::json& argument(const nlohmann::json& j, const std::string& name) {
+  for (const auto& a : j["arguments"])
+    if (a["name"] == name) return a;
+  static const nlohmann::json none;
+  ADD_FAILURE() << "no argument " << name << " in " << j["arguments"].dump();
+  return none;
+}
+
+}  // namespace
+
+TEST(Resolve, TheDefaultConfigAtTheSpecsFirstSize) {
+  const auto j = resolve_json({"examples/matmul/matmul.yaml", "--properties", kCpu});
+  EXPECT_EQ(j["name"], "matmul");
+  EXPECT_EQ(j["language"], "c++");
+  EXPECT_EQ(j["device"], "cpu: a 2-core x86-64 with AVX2, 32 KiB L1d, 1 MiB L2");
+  EXPECT_EQ(j["spec"], kRoot + "/examples/matmul/matmul.yaml");
+  EXPECT_EQ(j["size"], (nlohmann::json{{"M", 512}, {"N", 512}, {"K", 512}}));
+  EXPECT_EQ(j["config"], (nlohmann::json{{"MR", 2}, {"NR", 16}, {"KC", 256}, {"MC", 96}, {"NC", 256}, {"UNROLL", 1},
+                                         {"LOOP_ORDER", 1}, {"PAR", 0}}));
+  for (const auto& [name, from] : j["config_origin"].items()) EXPECT_EQ(from, "default") << name;
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_FALSE(j.contains("invalid_reason"));
+  EXPECT_EQ(j["kernel"]["entry"], "matmul");
+  EXPECT_EQ(j["kernel"]["source"], kRoot + "/examples/matmul/matmul.cpp");
+  EXPECT_EQ(j["kernel"]["injection"], "defines");
+  const auto defines = j["kernel"]["defines"].get<std::vector<std::string>>();
+  EXPECT_EQ(defines, (std::vector<std::string>{"MR=2", "NR=16", "KC=256", "MC=96", "NC=256", "UNROLL=1",
+                                               "LOOP_ORDER=1", "PAR=0"}));
+  EXPECT_EQ(j["kernel"]["flags"], (nlohmann::json{"-O3", "-march=native", "-fopenmp"}));
+  EXPECT_TRUE(j["launch"].is_null());  // a CPU kernel is called, not launched
+  const auto& a = argument(j, "A");
+  EXPECT_EQ(a["type"], "f32");
+  EXPECT_EQ(a["role"], "in");
+  EXPECT_EQ(a["count"], 512 * 512);
+  EXPECT_EQ(a["bytes"], 512 * 512 * 4);
+  EXPECT_EQ(argument(j, "C")["role"], "out");
+  EXPECT_EQ(argument(j, "K")["role"], "scalar");
+  EXPECT_EQ(argument(j, "K")["value"], 512);
+  EXPECT_FALSE(j.contains("artifact"));
+}
+
+TEST(Resolve, SizeAndConfigFlagsOverrideTheSpec) {
+  const auto j = resolve_json(
+      {"examples/matmul/matmul.yaml", "--properties", kCpu, "--size", "M=1024", "--config", "KC=512,UNROLL=4"});
+  EXPECT_EQ(j["size"]["M"], 1024);
+  EXPECT_EQ(j["size"]["N"], 512);
+  EXPECT_EQ(j["config"]["KC"], 512);
+  EXPECT_EQ(j["config"]["UNROLL"], 4);
+  EXPECT_EQ(j["config"]["MR"], 2);
+  EXPECT_EQ(j["config_origin"]["KC"], "--config");
+  EXPECT_EQ(j["config_origin"]["MR"], "default");
+  EXPECT_EQ(argument(j, "A")["count"], 1024 * 512);
+  EXPECT_EQ(argument(j, "M")["value"], 1024);
+}
+
+TEST(Resolve, ACudaSpecsLaunchGeometryNeedsNoGpu) {
+  const auto j = resolve_json({"kernels/flash_decode/flash_decode.yaml", "--properties", kH200, "-s",
+                               "B=1,Hq=4,Hkv=1,L=2048", "-c",
+                               "SPLIT=8,WARPS=8,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREFETCH=256,CLUSTER=1"});
+  EXPECT_EQ(j["language"], "cuda");
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_EQ(j["kernel"]["entry"], "flash_decode");
+  // grid (SPLIT, Hkv, B); the SPLIT blocks of a head are one cluster
+  EXPECT_EQ(j["launch"]["grid"], (nlohmann::json{8, 1, 1}));
+  EXPECT_EQ(j["launch"]["block"], (nlohmann::json{256, 1, 1}));
+  EXPECT_EQ(j["launch"]["cluster"], (nlohmann::json{8, 1, 1}));
+  EXPECT_EQ(j["launch"]["clustered"], true);
+  // The spec's formula by hand, G = Hq / Hkv = 4: the staged ring, the warps'
+  // partials, the split bookkeeping, the merge, and the cluster's exchange.
+  const int G = 4, SPLIT = 8, WARPS = 8;
+  const int ring = std::max(1 * WARPS * 2 * 16 * 512, WARPS * G * 512);
+  const int cluster = SPLIT * ((G * 32 + SPLIT - 1) / SPLIT) * 16 + SPLIT * G * 8;
+  EXPECT_EQ(j["launch"]["shared_memory"], ring + WARPS * 128 + (G * SPLIT + 3) / 4 * 16 + WARPS * 512 + cluster);
+  EXPECT_EQ(argument(j, "k")["count"], 1 * 1 * 2048 * 128);
+  EXPECT_EQ(argument(j, "k")["type"], "bf16");
+  EXPECT_EQ(argument(j, "workspace")["count"], 1 * 4 * SPLIT * 130);
+  EXPECT_EQ(argument(j, "workspace")["fill"], "zeros");
+  EXPECT_EQ(argument(j, "L")["value"], 2048);
+}
+
+TEST(Resolve, TensorMapsAndAParameterPinnedToTheSize) {
+  const auto j = resolve_json({"kernels/gemm/wgmma_swap.yaml", "--properties", kH200, "-s", "M=16,K=4096,N=4096",
+                               "-c", "BN=64,STAGES=8,KSUB=2,SPLIT_K=1,EVICT=1"});
+  EXPECT_EQ(j["name"], "gemm_wgmma_swap");
+  // BM == (8 if M <= 8 else 16 if M <= 16 ...): computed for M = 16, not the default's 8
+  EXPECT_EQ(j["config"]["BM"], 16);
+  EXPECT_EQ(j["config_origin"]["BM"], "pinned");
+  EXPECT_EQ(j["config_origin"]["CONSUMERS"], "default");
+  EXPECT_EQ(j["kernel"]["flags"], (nlohmann::json{"-DSWAP_AB=1"}));
+  EXPECT_EQ(j["launch"]["grid"], (nlohmann::json{4096 / 64, 1, 1}));
+  EXPECT_EQ(j["launch"]["block"], (nlohmann::json{256, 1, 1}));
+  EXPECT_EQ(j["launch"]["clustered"], false);
+  EXPECT_EQ(j["launch"]["shared_memory"], 8 * 2 * (16 + 64) * 128 + 1024);
+  const auto& b = argument(j, "tmap_b");
+  EXPECT_EQ(b["role"], "tensor_map");
+  EXPECT_EQ(b["type"], "bf16");  // its buffer's element type
+  EXPECT_EQ(b["tensor_map"]["of"], "B");
+  EXPECT_EQ(b["tensor_map"]["dims"], (nlohmann::json{4096, 4096}));
+  EXPECT_EQ(b["tensor_map"]["box"], (nlohmann::json{64, 64}));
+  EXPECT_EQ(b["tensor_map"]["swizzle"], 128);
+  EXPECT_EQ(b["tensor_map"]["oob"], "zero");
+  EXPECT_EQ(b["tensor_map"]["l2_promotion"], 128);
+  EXPECT_EQ(argument(j, "tmap_a")["tensor_map"]["box"], (nlohmann::json{64, 16}));
+}
+
+TEST(Resolve, BadInputIsNamedWithWhatWasMeant) {
+  const std::string spec = "kernels/gemm/wgmma_swap.yaml";
+  auto param = tunekit_cli({"resolve", spec, "--properties", kH200, "--config", "BNN=64"});
+  EXPECT_EQ(param.exit_code, 1) << param.output;
+  EXPECT_NE(param.output.find("--config BNN=64: 'BNN' is not a parameter"), std::string::npos) << param.output;
+  EXPECT_NE(param.output.find("did you mean 'BN'?"), std::string::npos) << param.output;
+
+  auto size = tunekit_cli({"resolve", spec, "--properties", kH200, "--size", "MM=4"});
+  EXPECT_EQ(size.exit_code, 1) << size.output;
+  EXPECT_NE(size.output.find("'MM' is not a size"), std::string::npos) << size.output;
+  EXPECT_NE(size.output.find("did you mean 'M'?"), std::string::npos) << size.output;
+
+  auto value = tunekit_cli({"resolve", spec, "--properties", kH200, "--config", "BN=48"});
+  EXPECT_EQ(value.exit_code, 1) << value.output;
+  EXPECT_NE(value.output.find("BN=48 is not one of its values (16, 32, 64, 128)"), std::string::npos) << value.output;
+
+  // A config outside the space: the constraint it breaks, where the spec has it.
+  const std::vector<std::string> too_deep{"resolve", spec, "--properties", kH200, "--config", "SPLIT_K=1,KSUB=8"};
+  auto outside = tunekit_cli(too_deep);
+  EXPECT_EQ(outside.exit_code, 1) << outside.output;
+  EXPECT_NE(outside.output.find("wgmma_swap.yaml:"), std::string::npos) << outside.output;
+  EXPECT_NE(outside.output.find("the constraint 'STAGES * KSUB * (BM + max(BN, 64)) * 128 + 1024 + 16 * STAGES <= "
+                                "shared_memory_per_block_optin' does not hold"),
+            std::string::npos)
+      << outside.output;
+
+  // ... which --ignore-constraints resolves anyway, saying so.
+  auto args = too_deep;
+  args.erase(args.begin());
+  args.push_back("--ignore-constraints");
+  const auto j = resolve_json(args);
+  EXPECT_EQ(j["valid"], false);
+  EXPECT_NE(j["invalid_reason"].get<std::string>().find("shared_memory_per_block_optin"), std::string::npos);
+  EXPECT_EQ(j["config"]["KSUB"], 8);
+
+  auto bare = tunekit_cli({"resolve", kRoot + "/examples/saxpy/saxpy.cpp"});
+  EXPECT_EQ(bare.exit_code, 1) << bare.output;
+  EXPECT_NE(bare.output.find("resolve takes a spec file"), std::string::npos) << bare.output;
+}
+
+TEST(Resolve, BuildReportsTheArtefactFromTunesCache) {
+  const auto out = fresh_dir();
+  const std::vector<std::string> args{"examples/matmul/matmul.yaml", "--properties", kCpu, "--build", "-o",
+                                      out.string()};
+  const auto first = resolve_json(args);
+  ASSERT_TRUE(first.contains("artifact")) << first.dump();
+  const std::filesystem::path path = first["artifact"]["path"].get<std::string>();
+  EXPECT_TRUE(std::filesystem::exists(path)) << path;
+  EXPECT_EQ(path.string().rfind((out / "cache").string(), 0), 0u) << path;
+  EXPECT_EQ(first["artifact"]["cached"], false);
+  const auto again = resolve_json(args);
+  EXPECT_EQ(again["artifact"]["path"], first["artifact"]["path"]);
+  EXPECT_EQ(again["artifact"]["cached"], true);
+}
+
+TEST(Resolve, AVariantThatDoesNotCompileIsExplained) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "#if X == 2\n#error X = 2 is not supported\n#endif\nextern \"C\" void k(float* y, int n) { for (int i = 0; "
+             "i < n; ++i) y[i] = X; }\n");
+  write_file(dir / "k.yaml",
+             "name: k\nkernel: {source: k.cpp, entry: k, language: c++, flags: [-O1]}\narguments:\n"
+             "  - {name: y, type: f32, size: n, role: out}\n  - {name: n, type: i32, value: n}\n"
+             "sizes: [{n: 16}]\nparameters: {X: [1, 2]}\n");
+  auto ok = tunekit_cli({"resolve", (dir / "k.yaml").string(), "--build", "-o", (dir / "out").string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("artifact:"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("X (first value)"), std::string::npos) << ok.output;  // no default: the first value
+
+  auto bad = tunekit_cli({"resolve", (dir / "k.yaml").string(), "--config", "X=2", "--build", "-o",
+                          (dir / "out").string()});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("{X: 2} at n=16 does not compile (compile_error)"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("X = 2 is not supported"), std::string::npos) << bad.output;
+}

@@ -1,0 +1,445 @@
+#include "resolve_command.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "tunekit/backend.hpp"
+#include "tunekit/builder.hpp"
+#include "tunekit/evaluator.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
+
+namespace tunekit::cli {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+struct ResolveArgs {
+  std::string spec;
+  std::vector<std::string> sizes;
+  std::vector<std::string> configs;
+  std::string properties;
+  std::string out_dir = "tunekit-out";
+  bool json = false;
+  bool build = false;
+  bool ignore_constraints = false;
+};
+
+// Where each parameter's value came from, for the report.
+constexpr const char* kFromFlag = "--config";
+constexpr const char* kFromDefault = "default";
+constexpr const char* kFromFirst = "first value";
+constexpr const char* kFromPinned = "pinned";
+
+Json to_json(const Value& v) {
+  if (v.is_int()) return v.as_int();
+  if (v.is_float()) return v.as_float();
+  return v.as_string();
+}
+
+Json to_json(const Bindings& b) {
+  Json j = Json::object();
+  for (const auto& [k, v] : b) j[k] = to_json(v);
+  return j;
+}
+
+std::string bindings_text(const Bindings& b) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : b) parts.push_back(k + "=" + v.str());
+  return parts.empty() ? "(none)" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string read_text(const fs::path& path, const std::string& spec_file) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({spec_file}, "cannot read the kernel source " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+MachineInfo machine_from_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw InputError({path}, "cannot read " + path);
+  try {
+    return machine_from_json(text.str());
+  } catch (const std::invalid_argument& e) {
+    throw InputError({path}, std::string(e.what()) + "; expected one device object of `tunekit devices --json`, such "
+                                                     "as {\"device\": \"...\", \"sm_count\": 132}");
+  }
+}
+
+// Every expression whose free names must have values for one trial.
+std::vector<const Expression*> trial_expressions(const Spec& spec) {
+  std::vector<const Expression*> out;
+  for (const auto& c : spec.constraints) out.push_back(&c);
+  const LaunchSpec& l = spec.kernel.launch;
+  for (const auto* list : {&l.grid, &l.block, &l.cluster})
+    for (const auto& e : *list) out.push_back(&e);
+  if (l.shared_memory) out.push_back(&*l.shared_memory);
+  for (const auto& a : spec.arguments) {
+    if (a.size) out.push_back(&*a.size);
+    if (a.value) out.push_back(&*a.value);
+    if (a.tensor_map) {
+      for (const auto& e : a.tensor_map->dims) out.push_back(&e);
+      for (const auto& e : a.tensor_map->box) out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+// NAME=VALUE from a flag, errors naming the flag.
+std::pair<std::string, Value> assignment(const std::string& flag, const std::string& text) {
+  try {
+    return parse_assignment(text);
+  } catch (const InputError& e) {
+    throw InputError({flag + " " + text}, e.message());
+  }
+}
+
+bool is_parameter(const Spec& spec, std::string_view name) {
+  return std::any_of(spec.parameters.begin(), spec.parameters.end(), [&](const Parameter& p) { return p.name == name; });
+}
+
+// The size to resolve at: the spec's first size with --size applied. A
+// name that is neither a size the spec declares or reads, nor a machine
+// property, is a typo until proven otherwise.
+Bindings choose_size(const Spec& spec, const ResolveArgs& a, const Bindings& machine) {
+  std::set<std::string> known;
+  for (const auto& s : spec.sizes)
+    for (const auto& [k, v] : s) known.insert(k);
+  for (const Expression* e : trial_expressions(spec))
+    for (const auto& n : e->variables())
+      if (!is_parameter(spec, n)) known.insert(n);
+  for (const auto& [k, v] : machine) known.insert(k);
+
+  Bindings size = spec.sizes.empty() ? Bindings{} : spec.sizes.front();
+  for (const auto& text : a.sizes) {
+    auto [name, value] = assignment("--size", text);
+    if (is_parameter(spec, name))
+      throw InputError({"--size " + text}, "'" + name + "' is a parameter of the spec, not a size; give it with --config");
+    if (!known.count(name)) {
+      std::string msg = "'" + name + "' is not a size of " + a.spec;
+      msg += did_you_mean(name, {known.begin(), known.end()});
+      std::vector<std::string> declared;
+      for (const auto& n : known)
+        if (!machine.count(n)) declared.push_back(n);
+      if (!declared.empty()) msg += fmt::format(" (its sizes: {})", fmt::join(declared, ", "));
+      throw InputError({"--size " + text}, msg);
+    }
+    size[name] = value;
+  }
+  return size;
+}
+
+struct ChosenConfig {
+  Config config;
+  std::vector<std::pair<std::string, std::string>> origin;  // parameter -> where its value came from
+};
+
+// The default config (else each parameter's first value), --config on top,
+// and each parameter a constraint pins to the size (a term NAME == E over
+// sizes and machine properties) computed for this size unless --config names
+// it, as an emitted policy computes it for a size it was not tuned at.
+ChosenConfig choose_config(const Spec& spec, const ResolveArgs& a, const Bindings& constants) {
+  std::map<std::string, Value, std::less<>> values;
+  std::map<std::string, std::string, std::less<>> origin;
+  for (const auto& p : spec.parameters) {
+    const Value* d = spec.default_config ? spec.default_config->find(p.name) : nullptr;
+    if (d) {
+      values[p.name] = *d;
+      origin[p.name] = kFromDefault;
+    } else if (!p.values.empty()) {
+      values[p.name] = p.values.front();
+      origin[p.name] = kFromFirst;
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& p : spec.parameters) names.push_back(p.name);
+  for (const auto& text : a.configs) {
+    auto [name, value] = assignment("--config", text);
+    if (!is_parameter(spec, name)) {
+      std::string msg = "'" + name + "' is not a parameter of " + a.spec;
+      msg += did_you_mean(name, names);
+      msg += fmt::format(" (its parameters: {})", fmt::join(names, ", "));
+      throw InputError({"--config " + text}, msg);
+    }
+    values[name] = value;
+    origin[name] = kFromFlag;
+  }
+  auto is_target = [&](const std::string& n) { return is_parameter(spec, n) && origin[n] != kFromFlag; };
+  auto is_input = [&](const std::string& n) { return !is_parameter(spec, n) && constants.count(n) > 0; };
+  for (const auto& c : spec.constraints)
+    for (const auto& [name, rule] : c.equalities(is_target, is_input)) {
+      if (origin[name] == kFromPinned) continue;  // the first rule for a name wins
+      try {
+        values[name] = rule.evaluate(constants);
+        origin[name] = kFromPinned;
+      } catch (const InputError&) {
+        // A rule that fails here (a division by zero at this size, say)
+        // pins nothing; the constraint itself then says what is wrong.
+      }
+    }
+  ChosenConfig out;
+  for (const auto& p : spec.parameters) {
+    if (!values.count(p.name)) continue;
+    out.config.set(p.name, values[p.name]);
+    out.origin.emplace_back(p.name, origin[p.name]);
+  }
+  return out;
+}
+
+// nullopt when `config` is in the space at `constants`; otherwise why not,
+// located at the failing constraint when one fails.
+std::optional<std::pair<SourceLocation, std::string>> why_invalid(const Spec& spec, const Config& config,
+                                                                  const Bindings& constants) {
+  for (const auto& p : spec.parameters) {
+    const Value* v = config.find(p.name);
+    if (!v) return std::pair{p.where, "'" + p.name + "' has no value: give --config " + p.name + "=VALUE"};
+    if (std::find(p.values.begin(), p.values.end(), *v) == p.values.end()) {
+      std::vector<std::string> listed;
+      for (const auto& x : p.values) listed.push_back(x.str());
+      return std::pair{p.where, fmt::format("{}={} is not one of its values ({})", p.name, v->str(),
+                                            fmt::join(listed, ", "))};
+    }
+  }
+  const Space space(spec.parameters, spec.constraints, constants);
+  auto why = space.why_invalid(config);
+  if (!why) return std::nullopt;
+  for (const auto& c : spec.constraints)
+    if (c.text() == *why) return std::pair{c.where(), "the constraint '" + *why + "' does not hold"};
+  return std::pair{SourceLocation{spec.file.string()}, *why};
+}
+
+Json argument_json(const ResolvedArgument& r) {
+  Json j;
+  j["name"] = r.name;
+  j["type"] = std::string(to_string(r.type));
+  j["role"] = std::string(to_string(r.role));
+  if (r.role == Role::scalar) {
+    j["value"] = to_json(r.scalar);
+  } else if (r.role == Role::tensor_map && r.tensor_map) {
+    const auto& m = *r.tensor_map;
+    j["tensor_map"] = Json{{"of", m.of},
+                           {"dims", m.dims},
+                           {"box", m.box},
+                           {"swizzle", m.swizzle},
+                           {"oob", m.oob_nan ? "nan" : "zero"},
+                           {"l2_promotion", m.l2_promotion}};
+  } else {
+    j["count"] = r.count;
+    j["bytes"] = r.count * size_of(r.type);
+    j["fill"] = std::string(to_string(r.fill));
+    if (r.fill == Fill::constant || r.fill == Fill::sequence) j["fill_value"] = r.fill_value;
+  }
+  return j;
+}
+
+std::string argument_text(const Json& a) {
+  const std::string head = fmt::format("  {:<10} {:<5} {:<10}", a["name"].get<std::string>(),
+                                       a["type"].get<std::string>(), a["role"].get<std::string>());
+  if (a.contains("value")) return head + " = " + a["value"].dump();
+  if (a.contains("tensor_map")) {
+    const Json& m = a["tensor_map"];
+    return head + fmt::format(" of {}: dims {}, box {}, swizzle {}, oob {}, l2 promotion {}",
+                              m["of"].get<std::string>(), m["dims"].dump(), m["box"].dump(), m["swizzle"].dump(),
+                              m["oob"].get<std::string>(), m["l2_promotion"].dump());
+  }
+  return head + fmt::format(" {} elements ({} bytes), fill {}", a["count"].dump(), a["bytes"].dump(),
+                            a["fill"].get<std::string>());
+}
+
+std::string built_text(bool cached, double seconds) {
+  return cached ? "from the build cache" : fmt::format("built in {:.2f} s", seconds);
+}
+
+std::string dims_text(const Json& d) {
+  return fmt::format("{}x{}x{}", d[0].get<std::uint64_t>(), d[1].get<std::uint64_t>(), d[2].get<std::uint64_t>());
+}
+
+int run_resolve(const ResolveArgs& a) {
+  if (!is_spec_file(a.spec))
+    throw InputError({a.spec}, "resolve takes a spec file (.yaml, .yml or .json), not a kernel source");
+  const Spec spec = load_spec(a.spec);
+
+  // The backend builds (--build) and, without --properties, gives this
+  // machine's properties, which constraints and launch expressions read.
+  std::unique_ptr<Backend> backend;
+  if (a.build || a.properties.empty()) {
+    BackendOptions options;
+    options.work_dir = fs::path(a.out_dir) / "cache";
+    options.application = spec.application;
+    try {
+      backend = make_backend(spec.kernel.language, options);
+    } catch (const std::runtime_error& e) {
+      if (a.build) throw InputError({a.spec}, std::string(e.what()) + "\n--build needs the spec's backend on this machine");
+      throw InputError({a.spec}, std::string(e.what()) + "\nthe constraints and launch expressions may read this machine's "
+                                                         "properties: give those of the target machine with "
+                                                         "--properties FILE (one device object of `tunekit devices "
+                                                         "--json` there)");
+    }
+  }
+  const MachineInfo machine = a.properties.empty() ? backend->machine() : machine_from_file(a.properties);
+
+  const Bindings size = choose_size(spec, a, machine.properties);
+  Bindings constants = machine.properties;
+  for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins, as in tune
+  for (const Expression* e : trial_expressions(spec))
+    for (const auto& n : e->variables())
+      if (!is_parameter(spec, n) && !constants.count(n))
+        throw InputError(e->where(), "'" + n + "' has no value here: it is not a parameter, a size of the spec or a "
+                                     "property of " + machine.device + "; give it with --size " + n + "=VALUE");
+
+  const ChosenConfig chosen = choose_config(spec, a, constants);
+  const auto invalid = why_invalid(spec, chosen.config, constants);
+  if (invalid && !a.ignore_constraints)
+    throw InputError(invalid->first, fmt::format("{} is not in the space at {} on {}: {} (--ignore-constraints "
+                                                 "resolves it anyway)", chosen.config.str(), bindings_text(size),
+                                                 machine.device, invalid->second));
+
+  Bindings env = constants;
+  for (const auto& [k, v] : chosen.config) env[k] = v;
+  const std::string source = read_text(spec.kernel.source, spec.file.string());
+  const BuildInput input = make_build_input(spec, source, chosen.config);
+  const std::vector<ResolvedArgument> arguments = resolve_arguments(spec.arguments, env);
+
+  Json out;
+  out["spec"] = fs::absolute(spec.file).lexically_normal().string();
+  out["name"] = spec.name.empty() ? spec.kernel.entry : spec.name;
+  out["language"] = spec.kernel.language;
+  out["device"] = machine.device;
+  out["size"] = to_json(size);
+  Json config = Json::object(), origin = Json::object();
+  for (const auto& [k, v] : chosen.config) config[k] = to_json(v);
+  for (const auto& [k, from] : chosen.origin) origin[k] = from;
+  out["config"] = config;
+  out["config_origin"] = origin;
+  out["valid"] = !invalid.has_value();
+  if (invalid) out["invalid_reason"] = (invalid->first.str().empty() ? "" : invalid->first.str() + ": ") + invalid->second;
+  Json kernel;
+  kernel["source"] = fs::absolute(spec.kernel.source).lexically_normal().string();
+  kernel["entry"] = input.entry;
+  // With tunable lines or %RANGE% sources the config is written into the
+  // variant's text instead of passed as defines: only --build's artefact has it.
+  kernel["injection"] = input.source == source ? "defines" : "source";
+  kernel["defines"] = input.defines;
+  kernel["flags"] = input.flags;
+  kernel["compiler"] = input.compiler;
+  kernel["arch"] = input.arch;
+  out["kernel"] = kernel;
+  if (backend_for_language(spec.kernel.language).kernel.launch) {
+    const LaunchGeometry g = resolve_launch(spec.kernel.launch, env);
+    out["launch"] = Json{{"grid", g.grid},
+                         {"block", g.block},
+                         {"cluster", g.cluster},
+                         {"clustered", g.clustered()},
+                         {"shared_memory", g.shared_memory}};
+  } else {
+    out["launch"] = nullptr;
+  }
+  Json args = Json::array();
+  for (const auto& r : arguments) args.push_back(argument_json(r));
+  out["arguments"] = args;
+  if (backend)
+    if (auto command = backend->command_line(input, env); !command.empty()) out["command"] = command;
+
+  if (a.build) {
+    const BuildResult built = backend->make_builder()->build(input);
+    if (built.status != Status::ok) {
+      fmt::print(stderr, "\nerror: {}: {} at {} does not compile ({}):\n{}\n", spec.kernel.source.string(),
+                 chosen.config.str(), bindings_text(size), to_string(built.status), built.log);
+      return 1;
+    }
+    out["artifact"] = Json{{"path", fs::absolute(built.artifact.path).lexically_normal().string()},
+                           {"hash", built.artifact.hash},
+                           {"cached", built.cached},
+                           {"build_seconds", built.time.count()}};
+  }
+
+  if (a.json) {
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("spec:      {} ({}, {})\n", out["spec"].get<std::string>(), out["name"].get<std::string>(),
+             spec.kernel.language);
+  fmt::print("device:    {}\n", machine.device);
+  fmt::print("size:      {}\n", bindings_text(size));
+  fmt::print("config:    {}\n", chosen.config.str());
+  std::vector<std::string> not_default;
+  for (const auto& [k, from] : chosen.origin)
+    if (from != std::string(kFromDefault)) not_default.push_back(k + " (" + from + ")");
+  if (!not_default.empty()) fmt::print("           not from the default: {}\n", fmt::join(not_default, ", "));
+  if (invalid) fmt::print("valid:     no: {}\n", out["invalid_reason"].get<std::string>());
+  fmt::print("entry:     {}\n", input.entry);
+  if (input.defines.empty()) fmt::print("defines:   none (the config is written into the variant's source)\n");
+  else fmt::print("defines:   -D{}\n", fmt::join(input.defines, " -D"));
+  if (!input.flags.empty()) fmt::print("flags:     {}\n", fmt::join(input.flags, " "));
+  if (out["launch"].is_object()) {
+    const Json& l = out["launch"];
+    fmt::print("launch:    grid {}, block {}, cluster {}, dynamic shared memory {} bytes\n", dims_text(l["grid"]),
+               dims_text(l["block"]), dims_text(l["cluster"]), l["shared_memory"].get<std::uint64_t>());
+  }
+  fmt::print("arguments:\n");
+  for (const auto& arg : out["arguments"]) fmt::print("{}\n", argument_text(arg));
+  if (out.contains("command")) fmt::print("command:   {}\n", fmt::join(out["command"].get<std::vector<std::string>>(), " "));
+  if (out.contains("artifact"))
+    fmt::print("artifact:  {} ({})\n", out["artifact"]["path"].get<std::string>(),
+               built_text(out["artifact"]["cached"].get<bool>(), out["artifact"]["build_seconds"].get<double>()));
+  return 0;
+}
+
+}  // namespace
+
+SubCommand add_resolve_command(CLI::App& app) {
+  auto args = std::make_shared<ResolveArgs>();
+  auto* cmd = app.add_subcommand(
+      "resolve",
+      "Work out one config of a spec at one size as a trial runs it: the kernel's entry, the defines, the launch\n"
+      "geometry (grid, block, cluster, dynamic shared memory), every argument (element counts, scalar values,\n"
+      "tensor maps) and, with --build, the compiled artefact. For harnesses that launch a tuned kernel themselves.");
+  cmd->add_option("SPEC", args->spec, "Spec file (YAML/JSON)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-s,--size", args->sizes,
+                  "Problem size NAME=VALUE, replacing that name in the spec's first size (repeat, or separate by "
+                  "commas)")
+      ->delimiter(',');
+  cmd->add_option("-c,--config", args->configs,
+                  "Parameter NAME=VALUE (repeat, or separate by commas); the others take the spec's default, else "
+                  "their first value, and a parameter a constraint pins to the size is computed for it")
+      ->delimiter(',');
+  cmd->add_option("--properties", args->properties,
+                  "Machine properties from this JSON file (one device object of `tunekit devices --json`), instead "
+                  "of this machine's: resolve a CUDA spec where there is no GPU")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--ignore-constraints", args->ignore_constraints,
+                "Resolve a config outside the space too (a tile tuned at another size, say); the output says which "
+                "constraint it breaks");
+  cmd->add_flag("--build", args->build,
+                "Also build the variant with the spec's backend into OUT_DIR/cache, as tune does, and report the "
+                "artefact's path");
+  cmd->add_option("-o,--out-dir", args->out_dir, "Folder whose cache --build uses (tune's --out-dir)")
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json,
+                "Print one JSON object: spec, name, language, device, size, config, config_origin, valid "
+                "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch}, launch {grid, "
+                "block, cluster, clustered, shared_memory} (null for CPU kernels), arguments [{name, type, role, "
+                "count, bytes, fill | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
+                "(application specs), artifact {path, hash, cached, build_seconds} (--build)");
+  cmd->footer(
+      "Exit status: 0 when resolved (and built), 1 for bad input (the message names the flag, or the spec's\n"
+      "file:line:column, with the constraint a config breaks) and for a variant that does not compile.");
+  return {cmd, [args] { return run_resolve(*args); }};
+}
+
+}  // namespace tunekit::cli
