@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config
           libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
           libgtest-dev libgmock-dev libopenblas-dev python3
-          ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd)
+          ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
+          clang libclang-rt-14-dev)  # the libFuzzer targets (scripts/fuzz.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
