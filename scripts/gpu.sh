@@ -2,7 +2,8 @@
 # tunekit's CUDA backend on a GPU machine, in one command: builds tunekit and
 # the CUDA tests (scripts/gpu/CMakeLists.txt), runs the tests and the backend
 # benchmarks of bench/gpu (planted faults, tuning overhead, timing agreement
-# with triton.testing.do_bench), prints a table, and exits 0 exactly when
+# with triton.testing.do_bench) and the early stop's saving on a GEMM tune
+# (bench/tuning/early_stop.py), prints a table, and exits 0 exactly when
 # every step it ran passed.
 #
 # Through the device tool, from a developer machine:
@@ -14,9 +15,12 @@
 #
 # A step passes when its command exits 0: test_cuda when every test passed;
 # faults.py when the two planted faults got their statuses and the other 48
-# configs were measured; overhead.py and timing_agreement.py when they ran and
-# printed their figures (their goals are in the table, not in the verdict: the
-# 5 us launch's agreement with do_bench is within do_bench's own spread).
+# configs were measured; overhead.py, timing_agreement.py and early_stop.py
+# when they ran and printed their figures (their goals are in the table, not
+# in the verdict: the 5 us launch's agreement with do_bench is within
+# do_bench's own spread, and two tunes of a GEMM may pick either of two
+# configs within noise of each other). $EARLY_STOP_ARGS replaces early_stop's
+# default arguments (the spec, and after `--` the tune's).
 # Logs go to $OUT when set (the device tool returns up to 8 files), else
 # build-gpu/out; the benchmarks' JSON summaries go there as summaries.tgz.
 # shellcheck disable=SC2317  # the step_* functions are called by name: "step_$s"
@@ -36,6 +40,7 @@ step_table=(
   "faults: 50 configs with a planted illegal address and a planted infinite loop (bench/gpu/faults.py)"
   "overhead: tuning overhead per config and GPU busy fraction, SGEMM, 244 configs (bench/gpu/overhead.py)"
   "timing: tunekit's medians against triton.testing.do_bench on the same cubin (bench/gpu/timing_agreement.py)"
+  "early_stop: gemm_skinny at (16, 4096, 4096) tuned with the early stop off and on: wall times, ratio, best configs (bench/tuning/early_stop.py)"
 )
 all_steps=("${step_table[@]%%:*}")
 if [[ "${1:-}" == --list ]]; then printf '%s\n' "${step_table[@]}"; exit 0; fi
@@ -101,6 +106,20 @@ step_timing() {
     --probe 2>&1 | tee "$out/timing.log"
   local rc=${PIPESTATUS[0]}
   detail=$(grep -E "^worst disagreement" "$out/timing.log")
+  return "$rc"
+}
+
+step_early_stop() {
+  local args
+  if [[ -n ${EARLY_STOP_ARGS:-} ]]; then
+    read -ra args <<<"$EARLY_STOP_ARGS"  # split at blanks, no globbing
+  else
+    args=(--spec kernels/gemm/gemm_skinny.yaml -- -s B_NK=1 -a "M=[16]" -a "K=[4096]" -a "N=[4096]")
+  fi
+  python3 bench/tuning/early_stop.py --tunekit "$bin/tunekit" --out "$root/build-gpu/early-stop" \
+    --summary "$json/early_stop.json" "${args[@]}" 2>&1 | tee "$out/early_stop.log"
+  local rc=${PIPESTATUS[0]}
+  detail=$(grep -E "^\| [0-9.]+ \|" "$out/early_stop.log" | awk -F'|' '{print "factor" $2 "off/on" $8 "same best:" $9}' | tr '\n' ' ')
   return "$rc"
 }
 

@@ -37,7 +37,10 @@ def main():
         c = t["config"]
         key = (c["BLOCK"], c["ITEMS"], c["MODE"])
         want = PLANTED.get(key, "ok")
-        if t["status"] != want or (want == "ok" and not t["samples_us"]):
+        # A config far behind the best may be cut short by the early stop
+        # (status slower, with its few samples): it ran, was verified and timed.
+        got = "ok" if t["status"] == "slower" else t["status"]
+        if got != want or (want == "ok" and not t["samples_us"]):
             wrong.append((key, t["status"], want, (t["error"] or "")[:200]))
     statuses = collections.Counter(t["status"] for t in trials)
     errors = {PLANTED[(t["config"]["BLOCK"], t["config"]["ITEMS"], t["config"]["MODE"])]: (t["error"] or "").splitlines()[0]

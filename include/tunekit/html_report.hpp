@@ -19,6 +19,10 @@ struct ParameterLevel {
   std::size_t trials = 0;   // ok trials with this value
   Microseconds best{0};     // the fastest of them
   Microseconds median{0};   // the median of their medians
+  std::size_t slower = 0;   // trials with this value cut short by the early stop
+  // No ok trial set this value, only trials cut short: best and median are
+  // of their few samples, lower bounds of what a full measurement would say.
+  bool bound = false;
 };
 
 struct ParameterEffect {
@@ -28,11 +32,12 @@ struct ParameterEffect {
   // choice of this parameter costs when every other parameter is chosen
   // well. 1 for a parameter with one level.
   double spread = 1;
+  bool spread_is_bound = false;  // the slowest level is a lower bound: so is the spread
 };
 
 // Over the ok trials among `trials` (one size's, of one kernel and device),
-// one entry per parameter that an ok trial sets, the largest spread first
-// (ties by name). Empty when no trial is ok.
+// and those cut short by the early stop, one entry per parameter that they
+// set, the largest spread first (ties by name). Empty when no trial is ok.
 std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& trials);
 
 // A text table of `effects`: one line per parameter, its spread, then each

@@ -31,6 +31,10 @@ std::string_view to_string(CacheMode m);
 std::optional<CacheMode> cache_mode_from_string(std::string_view name);
 inline bool is_cold(CacheMode m) { return m != CacheMode::hot; }
 
+// Early stop: a config is judged on this many samples (after the first
+// warm-up call) against the bar, early_stop x the best median so far.
+inline constexpr std::size_t kEarlyStopSamples = 3;
+
 struct MeasureSettings {
   Microseconds warmup = std::chrono::milliseconds(50);  // time spent warming up (at least one call)
   std::size_t min_samples = 5;
@@ -39,13 +43,49 @@ struct MeasureSettings {
   double target_noise = 0.02;            // stop when relative noise of the median estimate < this
   CacheMode cache = CacheMode::cold;     // flush caches before every sample (unless hot)
   Seconds timeout{60.0};                 // per trial (build excluded); past it: Status::timeout
+  // Stop measuring a loser: when its first kEarlyStopSamples samples are all
+  // slower than early_stop x best_so_far, sampling stops there (the trial is
+  // Status::slower). 0: off. Above 1, so that no config within the noise of
+  // the best can be cut.
+  double early_stop = 3.0;
+  // Per trial, from the tuner: the best median so far among the trial's
+  // size's configs. None: nothing to compare with, so no early stop.
+  std::optional<Microseconds> best_so_far;
+};
+
+// The early-stop bar of a trial: early_stop x best_so_far; none when either
+// is missing.
+std::optional<Microseconds> early_stop_bar(const MeasureSettings& s);
+
+struct Sampling {
+  std::vector<Microseconds> samples;
+  // Stopped by the early stop: every sample is slower than the bar, and
+  // there are only kEarlyStopSamples of them.
+  bool cut_short = false;
 };
 
 // Runs the sampling loop. `flush` is called before each sample when cache is
 // cold or cold_read (its time is not counted); `sample` runs the kernel once
-// and returns its duration.
-std::vector<Microseconds> collect_samples(const MeasureSettings& s, const std::function<void()>& flush,
-                                          const std::function<Microseconds()>& sample);
+// and returns its duration. Its argument says how many more calls the loop
+// will make, at most, before it next decides something (stop, or cut the
+// trial short): a backend that enqueues runs in groups enqueues no more than
+// that (SIZE_MAX: no limit known; the warm-up is timed, not counted).
+//
+// With an early-stop bar, the warm-up's calls after the first are judged
+// too: once kEarlyStopSamples of them in a row are above the bar, the
+// warm-up ends, and the first samples decide. When they do not confirm it
+// (one is at or below the bar), the warm-up is finished, they are discarded
+// and sampling starts over, as without the bar.
+Sampling collect_samples(const MeasureSettings& s, const std::function<void()>& flush,
+                         const std::function<Microseconds(std::size_t at_most)>& sample);
+// The same for a backend that runs one call at a time.
+Sampling collect_samples(const MeasureSettings& s, const std::function<void()>& flush,
+                         const std::function<Microseconds()>& sample);
+
+// measure.early_stop as written in a spec or on the command line: a factor
+// above 1, or "off" ("false", "no" and 0 too), which is 0. Throws
+// std::invalid_argument with a message saying what is expected.
+double parse_early_stop(std::string_view text);
 
 // "1.5s", "200ms", "50us", "3m" or a bare number of seconds. Throws
 // std::invalid_argument with a message saying what is expected.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tunekit/select.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -26,6 +27,10 @@ std::string format_json(const TuneReport& report);
 // shell would quote it, empty when there is none.
 std::string results_file_name(std::chrono::system_clock::time_point when);
 std::string format_results_csv(const std::vector<TrialRecord>& trials, const std::vector<std::vector<std::string>>& args);
+
+// A line saying that configs cut short by the early stop might beat `choice`
+// (UniversalChoice::unsettled_by) and how to settle it; empty when none can.
+std::string format_unsettled(const UniversalChoice& choice);
 
 // Summary printed at the end of `tunekit tune` (the console writer); with
 // rules on, it ends with format_rule_report() of the sizes (rules.hpp).

@@ -30,11 +30,17 @@ struct UniversalChoice {
   Config config;
   double geomean_speedup = 0;
   std::vector<SizeSpeedup> per_size;
+  // Configs the early stop cut short at some size (ok or cut at the others)
+  // whose geomean, with their fastest sample where they were cut, would beat
+  // this one's: the choice is settled only when this is empty (a tune with
+  // the early stop off measures them in full).
+  std::vector<Config> unsettled_by;
 };
 
 // Among the configs measured ok at every size, the one whose speedup over
 // `baseline` has the highest geometric mean. nullopt when no config is ok at
-// every size, or the baseline is not ok at every size.
+// every size, or the baseline is not ok at every size. A config cut short
+// by the early stop (Status::slower) at a size is not a candidate.
 std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>& trials, const Config& baseline);
 
 struct Cover {
@@ -45,7 +51,8 @@ struct Cover {
 
 // Exact minimum cover: every size gets a config whose time is within
 // (1 + tolerance) of that size's best. Configs not measured ok at a size do
-// not cover it.
+// not cover it (one cut short there by an early stop of factor F could not
+// have, for a tolerance under F - 1).
 Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance);
 
 }  // namespace tunekit

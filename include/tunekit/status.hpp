@@ -10,6 +10,11 @@ namespace tunekit {
 
 enum class Status {
   ok,              // built, ran, verified, measured
+  // Built, ran, verified, and cut short by the early stop: its first samples
+  // were all slower than measure.early_stop x the best median so far at its
+  // size. Its statistics are partial (a few samples), never a full
+  // measurement, so nothing chooses it; a strategy still learns its cost.
+  slower,
   invalid,         // violates a constraint (only explicit config lists get here)
   compile_error,   // the variant did not build
   resource_limit,  // built, but uses more than the device allows

@@ -31,6 +31,9 @@ class Store {
 
   std::optional<TrialRecord> find(const std::string& spec_hash, const std::string& device, const Bindings& size,
                                   const Config& config) const;
+  // The fastest median among the ok trials at this spec, device and size.
+  std::optional<Microseconds> best_median(const std::string& spec_hash, const std::string& device,
+                                          const Bindings& size) const;
   // Inserts, or replaces the trial with the same spec, device, size and
   // config. Sets record.id. The stored origin is the record's, except that a
   // 'search' record keeps a stored seed origin (the config was a seed in an

@@ -27,7 +27,9 @@ namespace tunekit {
 struct Outcome {
   Status status = Status::ok;
   // The objective to minimise (the median time in microseconds), when the
-  // config ran correctly; none when it failed.
+  // config ran correctly; none when it failed. Status::slower (cut short by
+  // the early stop) has one too: the median of its few samples, a real time
+  // at least measure.early_stop times the best so far.
   std::optional<double> cost;
 };
 

@@ -3,6 +3,7 @@
 // status, statistics and verification. The light record that the store,
 // selection, policies and reports share; none of them needs the evaluator.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,14 @@ struct Verification {
   double max_abs_diff = 0;
   double max_rel_err = 0;
   std::string detail;  // first mismatch, when failed
+};
+
+// What cut a Status::slower trial short: its first samples were all slower
+// than factor x best, the best median at its size when it ran.
+struct SlowerThan {
+  double factor = 0;
+  Microseconds best{0};
+  bool operator==(const SlowerThan&) const = default;
 };
 
 // Origins of a trial other than a seed provider's name.
@@ -53,6 +62,9 @@ struct TrialRecord {
   // environment's.
   Fault fault = Fault::none;
   std::string settings;
+  // Status::slower only: the bar it was cut against. Its samples and stats
+  // are the few it took (partial).
+  std::optional<SlowerThan> slower_than;
 };
 
 // Canonical key of a problem size (names sorted).

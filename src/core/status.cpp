@@ -5,6 +5,7 @@ namespace tunekit {
 namespace {
 constexpr Named<Status> kNames[] = {
     {Status::ok, "ok"},
+    {Status::slower, "slower"},
     {Status::invalid, "invalid"},
     {Status::compile_error, "compile_error"},
     {Status::resource_limit, "resource_limit"},

@@ -85,7 +85,9 @@ json to_json(const WorkerRequest& r) {
             {"max_time_s", m.max_time.count()},
             {"target_noise", m.target_noise},
             {"cache", std::string(to_string(m.cache))},
-            {"timeout_s", m.timeout.count()}}},
+            {"timeout_s", m.timeout.count()},
+            {"early_stop", m.early_stop},
+            {"best_so_far_us", m.best_so_far ? json(m.best_so_far->count()) : json(nullptr)}}},
           {"seed", r.seed},
           {"flush_bytes", r.flush_bytes}};
   // Only when there is one, so the keys of requests without (reference
@@ -115,6 +117,8 @@ WorkerRequest request_from_json(const json& j) {
   r.measure.target_noise = m.at("target_noise").get<double>();
   r.measure.cache = enum_from(m.at("cache"), {CacheMode::cold, CacheMode::hot, CacheMode::cold_read});
   r.measure.timeout = Seconds(m.at("timeout_s").get<double>());
+  r.measure.early_stop = m.at("early_stop").get<double>();
+  if (const auto& best = m.at("best_so_far_us"); !best.is_null()) r.measure.best_so_far = Microseconds(best.get<double>());
   r.seed = j.at("seed").get<std::uint64_t>();
   r.flush_bytes = j.at("flush_bytes").get<std::uint64_t>();
   return r;

@@ -33,29 +33,49 @@ std::vector<const TrialRecord*> ok_by_time(const std::vector<const TrialRecord*>
 }
 
 std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& trials) {
-  // parameter -> value -> the ok trials' medians, parameters in first-seen order
+  // parameter -> value -> the ok trials' medians, and those of the trials
+  // cut short (partial); parameters in first-seen order
+  struct Times {
+    std::vector<Microseconds> ok, slower;
+  };
   std::vector<std::string> order;
-  std::map<std::string, std::map<Value, std::vector<Microseconds>>> times;
+  std::map<std::string, std::map<Value, Times>> times;
+  bool any_ok = false;
   for (const auto* t : trials) {
-    if (t->status != Status::ok) continue;
+    if (t->status != Status::ok && t->status != Status::slower) continue;
+    any_ok |= t->status == Status::ok;
     for (const auto& [name, value] : t->config) {
       auto [it, fresh] = times.try_emplace(name);
       if (fresh) order.push_back(name);
-      it->second[value].push_back(t->stats.median);
+      Times& at = it->second[value];
+      (t->status == Status::ok ? at.ok : at.slower).push_back(t->stats.median);
     }
   }
   std::vector<ParameterEffect> effects;
+  if (!any_ok) return effects;
   for (const auto& name : order) {
     ParameterEffect e;
     e.parameter = name;
     Microseconds fastest = Microseconds::max(), slowest_best{0};
+    bool slowest_is_bound = false;
     for (const auto& [value, ts] : times[name]) {
-      ParameterLevel level{value, ts.size(), *std::min_element(ts.begin(), ts.end()), median_of(ts)};
+      // A value whose every trial was cut short still counts, at the times
+      // of its few samples: a lower bound, but leaving it out would hide
+      // the worst choice.
+      const bool bound = ts.ok.empty();
+      const auto& own = bound ? ts.slower : ts.ok;
+      ParameterLevel level{value, ts.ok.size(), *std::min_element(own.begin(), own.end()), median_of(own)};
+      level.slower = ts.slower.size();
+      level.bound = bound;
       fastest = std::min(fastest, level.best);
-      slowest_best = std::max(slowest_best, level.best);
+      if (level.best > slowest_best || (level.best == slowest_best && bound)) {
+        slowest_best = level.best;
+        slowest_is_bound = bound;
+      }
       e.levels.push_back(std::move(level));
     }
     e.spread = fastest.count() > 0 ? slowest_best / fastest : 1.0;
+    e.spread_is_bound = slowest_is_bound;
     effects.push_back(std::move(e));
   }
   std::stable_sort(effects.begin(), effects.end(), [](const ParameterEffect& a, const ParameterEffect& b) {
@@ -63,6 +83,16 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
   });
   return effects;
 }
+
+// A level's times as the tables print them: ">=" before a lower bound.
+std::string level_text(const ParameterLevel& l) {
+  const char* at_least = l.bound ? ">=" : "";
+  std::string out = fmt::format("{}{} / {}{} ({}", at_least, us(l.best), at_least, us(l.median), l.trials);
+  if (l.slower) out += fmt::format(", {} cut short", l.slower);
+  return out + ")";
+}
+
+std::string spread_text(const ParameterEffect& e) { return fmt::format("{}{:.2f}x", e.spread_is_bound ? ">=" : "", e.spread); }
 
 std::string size_str(const Bindings& size) {
   std::string out;
@@ -215,16 +245,17 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     h += "<p>Left: the ok configs by time. Right: each ok trial in evaluation order, and in red the fastest so far.</p>\n";
 
     const auto effects = effects_of(s.trials);
-    h += "<h3>Parameters</h3>\n<p>Per value: the best and the median time of the ok trials that set it. "
+    h += "<h3>Parameters</h3>\n<p>Per value: the best and the median time of the ok trials that set it (a value "
+         "whose every trial was cut short by the early stop: of their few samples, marked &ge;, a lower bound). "
          "Spread: the slowest value's best over the fastest value's best, largest first.</p>\n"
          "<table><tr><th>parameter</th><th>spread</th><th>value: best us / median us (ok trials)</th></tr>\n";
     for (const auto& e : effects) {
       std::string levels;
       for (const auto& l : e.levels)
-        levels += fmt::format("{}<code>{}</code>: {} / {} ({})", levels.empty() ? "" : " &nbsp; ",
-                              html_escape(l.value.str()), us(l.best), us(l.median), l.trials);
-      h += fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{:.2f}x</td><td>{}</td></tr>\n",
-                       html_escape(e.parameter), e.spread, levels);
+        levels += fmt::format("{}<code>{}</code>: {}", levels.empty() ? "" : " &nbsp; ", html_escape(l.value.str()),
+                              html_escape(level_text(l)));
+      h += fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                       html_escape(e.parameter), html_escape(spread_text(e)), levels);
     }
     h += "</table>\n<div class=\"plots\">";
     for (const auto& e : effects)
@@ -233,9 +264,30 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
          " per value, spread over its times); black: its best; grey: its median.</p>\n";
   }
 
+  std::vector<const TrialRecord*> slower;
+  for (const auto* t : s.trials)
+    if (t->status == Status::slower) slower.push_back(t);
+  if (!slower.empty()) {
+    // Not failures: they ran correctly, and were seen to be losers early.
+    h += "<h3>Cut short by the early stop</h3>\n<p>Their first samples were all slower than the bar (a multiple of "
+         "the best time so far), so sampling stopped there: the times are of those few samples, never a full "
+         "measurement, and no choice takes them.</p>\n"
+         "<table><tr><th>config</th><th>samples</th><th>min us</th><th>median us</th><th>bar</th></tr>\n";
+    for (std::size_t i = 0; i < std::min(options.failures, slower.size()); ++i) {
+      const auto& t = *slower[i];
+      const std::string bar = t.slower_than ? fmt::format("{:g} x {} us", t.slower_than->factor, us(t.slower_than->best))
+                                            : std::string("-");
+      h += fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                       "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                       html_escape(t.config.str()), t.stats.count, us(t.stats.min), us(t.stats.median), bar);
+    }
+    h += "</table>\n";
+    if (slower.size() > options.failures) h += fmt::format("<p>and {} more.</p>\n", slower.size() - options.failures);
+  }
+
   std::vector<const TrialRecord*> failed;
   for (const auto* t : s.trials)
-    if (t->status != Status::ok) failed.push_back(t);
+    if (t->status != Status::ok && t->status != Status::slower) failed.push_back(t);
   if (!failed.empty()) {
     h += "<h3>Failures</h3>\n<table><tr><th>status</th><th>config</th><th>reason</th></tr>\n";
     for (std::size_t i = 0; i < std::min(options.failures, failed.size()); ++i)
@@ -261,9 +313,8 @@ std::string format_parameter_effects(const std::vector<ParameterEffect>& effects
   for (const auto& e : effects) width = std::max(width, e.parameter.size());
   std::string out = fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
   for (const auto& e : effects) {
-    out += fmt::format("{:<{}}  {:>6.2f}x ", e.parameter, width, e.spread);
-    for (const auto& l : e.levels)
-      out += fmt::format(" {}: {} / {} ({})", l.value.str(), us(l.best), us(l.median), l.trials);
+    out += fmt::format("{:<{}}  {:>7} ", e.parameter, width, spread_text(e));
+    for (const auto& l : e.levels) out += fmt::format(" {}: {}", l.value.str(), level_text(l));
     out += '\n';
   }
   return out;

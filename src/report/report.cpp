@@ -42,6 +42,7 @@ std::string format_bindings(const Bindings& b) {
 using detail::us;
 
 std::string why_failed(const TrialRecord& t) {
+  if (t.status == Status::slower) return detail::slower_reason(t);
   std::string reason = first_line(t.error);
   if (t.status != Status::wrong_result) return reason;
   const double diff = t.verification.max_abs_diff;
@@ -91,7 +92,14 @@ ojson trial_json(std::size_t number_, const TrialRecord& t) {
   j["error"] = t.error.empty() ? ojson(nullptr) : ojson(t.error);
   j["build_s"] = number(t.build_time.count());
   j["origin"] = t.origin;
-  if (!ok) j["fault"] = std::string(to_string(t.fault));  // whose fault the failure is
+  if (!ok && t.status != Status::slower) j["fault"] = std::string(to_string(t.fault));  // whose fault the failure is
+  if (t.status == Status::slower && t.slower_than) {
+    // time_us stays null: a few samples are no full measurement.
+    j["slower_than"] = {{"factor", number(t.slower_than->factor)},
+                        {"best_us", number(t.slower_than->best.count())},
+                        {"partial_median_us", number(t.stats.median.count())}};
+    j["error"] = detail::slower_reason(t);
+  }
   return j;
 }
 
@@ -126,8 +134,9 @@ ojson pick_json(const SizeReport& s, const std::optional<std::size_t>& index) {
 }
 
 std::string status_counts(const std::vector<const TrialRecord*>& trials) {
-  constexpr std::array kOrder{Status::ok,          Status::invalid, Status::compile_error, Status::resource_limit,
-                              Status::launch_error, Status::crash,   Status::timeout,       Status::wrong_result};
+  constexpr std::array kOrder{Status::ok,           Status::slower,       Status::invalid, Status::compile_error,
+                              Status::resource_limit, Status::launch_error, Status::crash,   Status::timeout,
+                              Status::wrong_result};
   std::string out = fmt::format("{} trial{}", trials.size(), trials.size() == 1 ? "" : "s");
   std::string parts;
   for (Status s : kOrder) {
@@ -138,6 +147,25 @@ std::string status_counts(const std::vector<const TrialRecord*>& trials) {
   }
   if (!parts.empty()) out += ": " + parts;
   return out;
+}
+
+// How many trials the early stop cut short, and what that means for them.
+std::string early_stop_line(const std::vector<const TrialRecord*>& trials) {
+  std::size_t cut = 0;
+  std::optional<double> factor;
+  bool one_factor = true;
+  for (const auto* t : trials) {
+    if (t->status != Status::slower) continue;
+    ++cut;
+    if (!t->slower_than) continue;
+    if (factor && *factor != t->slower_than->factor) one_factor = false;
+    factor = t->slower_than->factor;
+  }
+  if (!cut) return {};
+  const std::string bar = factor && one_factor ? fmt::format("{:g} x", *factor) : std::string("a multiple of");
+  return fmt::format("early stop: {} trial{} cut short, slower than {} the best so far (their few samples are kept; "
+                     "never chosen; --early-stop off measures every config in full)\n",
+                     cut, cut == 1 ? "" : "s", bar);
 }
 
 std::string resumed_note(std::size_t resumed, std::size_t retried = 0) {
@@ -164,6 +192,7 @@ std::string universal_lines(const TuneReport& report) {
                                 choice->config.str(), choice->geomean_speedup);
   for (const auto& p : choice->per_size)
     out += fmt::format("  size {}: {} us, {:.2f}x\n", format_bindings(p.size), us(p.time), p.speedup);
+  out += format_unsettled(*choice);
   return out;
 }
 
@@ -195,6 +224,15 @@ std::string verification_line(const TrialRecord& t, const std::vector<TrialRecor
 
 std::string detail::us(Microseconds t) { return fmt::format("{:.3f}", t.count()); }
 
+std::string detail::slower_reason(const TrialRecord& t) {
+  const std::size_t n = t.stats.count ? t.stats.count : t.samples.size();
+  std::string out = fmt::format("cut short after {} sample{}", n, n == 1 ? "" : "s");
+  if (t.slower_than)
+    out += fmt::format(", all over {:g} x {} us, the best so far", t.slower_than->factor, us(t.slower_than->best));
+  if (n) out += fmt::format("; min {} us", us(t.stats.min));
+  return out;
+}
+
 std::string detail::first_line(std::string_view text, std::size_t limit) {
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
   std::string_view line;
@@ -212,6 +250,15 @@ std::string detail::first_line(std::string_view text, std::size_t limit) {
   std::string out(line.substr(0, cut));
   while (!out.empty() && blank(out.back())) out.pop_back();
   return out + "...";
+}
+
+std::string format_unsettled(const UniversalChoice& choice) {
+  const auto& by = choice.unsettled_by;
+  if (by.empty()) return {};
+  return fmt::format("  not settled: {} config{} cut short by the early stop at some size might beat it ({}{}); "
+                     "tune with --early-stop off to measure {} in full\n",
+                     by.size(), by.size() == 1 ? "" : "s", by.front().str(), by.size() > 1 ? ", ..." : "",
+                     by.size() == 1 ? "it" : "them");
 }
 
 std::string format_trial_line(std::size_t number, const TrialRecord& trial) {
@@ -240,7 +287,7 @@ std::string format_csv(const std::vector<TrialRecord>& trials) {
         timed ? csv_number(t.stats.noise, "{:.4f}") : "",
         std::to_string(samples),
         format_bindings(t.size),
-        t.error,
+        t.status == Status::slower ? detail::slower_reason(t) : t.error,
     };
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i) out += ',';
@@ -348,6 +395,7 @@ std::string format_summary(const TuneReport& report) {
     out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed, report.retried));
     out += universal_lines(report);
   }
+  out += early_stop_line(everything);
   if (std::find(report.seeded_by.begin(), report.seeded_by.end(), kOriginRules) != report.seeded_by.end()) {
     std::vector<RuleOutcome> outcomes;
     std::string missing;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace tunekit {
 
@@ -14,12 +15,20 @@ struct Table {
   std::map<std::string, std::size_t> size_index;                      // size key -> index
   std::map<std::string, Config> configs;                              // config key -> config
   std::map<std::string, std::map<std::size_t, Microseconds>> times;  // config key -> size -> median
+  // Trials cut short by the early stop: config key -> size -> their fastest
+  // sample, the least a full measurement could have said. Never chosen.
+  std::map<std::string, std::map<std::size_t, Microseconds>> cut;
+  std::map<std::string, Config> cut_configs;
 
   explicit Table(const std::vector<TrialRecord>& trials) {
     for (const auto& t : trials) {
       const std::string sk = size_key(t.size);
       auto [it, added] = size_index.try_emplace(sk, sizes.size());
       if (added) sizes.push_back(t.size);
+      if (t.status == Status::slower && t.stats.count > 0) {
+        cut_configs.try_emplace(t.config.key(), t.config);
+        cut[t.config.key()][it->second] = t.stats.min;
+      }
       if (t.status != Status::ok) continue;
       const std::string ck = t.config.key();
       configs.try_emplace(ck, t.config);
@@ -59,6 +68,25 @@ std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>
     for (const auto& [si, time] : per_size)
       c.per_size.push_back({table.sizes[si], time, base->second.at(si), base->second.at(si) / time});
     best = std::move(c);
+  }
+  if (!best) return best;
+  // A config cut short at some size was not measured there; at its fastest
+  // sample's time it might still have beaten the choice.
+  for (const auto& [ck, partial] : table.cut) {
+    const auto measured = table.times.find(ck);
+    double log_sum = 0;
+    std::size_t known = 0;
+    for (std::size_t si = 0; si < n; ++si) {
+      std::optional<Microseconds> time;
+      if (auto p = partial.find(si); p != partial.end()) time = p->second;
+      else if (measured != table.times.end())
+        if (auto m = measured->second.find(si); m != measured->second.end()) time = m->second;
+      if (!time || !(time->count() > 0)) break;
+      log_sum += std::log(base->second.at(si) / *time);
+      ++known;
+    }
+    if (known == n && std::exp(log_sum / static_cast<double>(n)) > best->geomean_speedup)
+      best->unsettled_by.push_back(table.cut_configs.at(ck));
   }
   return best;
 }

@@ -12,7 +12,7 @@ void Loader::tolerance(const Item& it, Spec& s) const {
 }
 
 void Loader::measure(const Item& it, Spec& s) const {
-  Map t = map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout"});
+  Map t = map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "early_stop"});
   MeasureSettings& ms = s.measure;
   if (auto x = get(t, "warmup")) ms.warmup = std::chrono::duration_cast<Microseconds>(duration_of(*x, false));
   if (auto x = get(t, "min_samples")) ms.min_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
@@ -28,6 +28,14 @@ void Loader::measure(const Item& it, Spec& s) const {
   if (auto x = get(t, "cache"))
     ms.cache = enum_of(*x, cache_mode_names());
   if (auto x = get(t, "timeout")) ms.timeout = duration_of(*x, true);
+  if (auto x = get(t, "early_stop")) {
+    if (!x->node.IsScalar()) wrong_type(*x, "a factor > 1 or off");
+    try {
+      ms.early_stop = parse_early_stop(x->node.Scalar());
+    } catch (const std::invalid_argument& e) {
+      fail(content_loc(*x), display(x->path) + ": " + e.what());
+    }
+  }
 }
 
 void Loader::output(const Item& it, Spec& s) const {

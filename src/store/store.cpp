@@ -26,10 +26,12 @@ namespace tunekit {
 namespace {
 
 // 1: the trials table; 2: + rule_seed; 3: rule_seed becomes origin, why a
-// trial ran ('search', 'default' or a seed provider's name); 4: + fault
-// (whose fault a failure is) and settings (what the outcome depends on
-// beyond the spec's hash). Older files are migrated on open.
-constexpr int kSchemaVersion = 4;
+// trial ran ('search', 'default' or a seed provider's name); 4: + slower_factor
+// and slower_best_us, the bar a trial cut short by the early stop (status
+// 'slower') was judged against; 5: + fault (whose fault a failure is) and
+// settings (what the outcome depends on beyond the spec's hash). Older files
+// are migrated on open.
+constexpr int kSchemaVersion = 5;
 
 // Another process writing (a second tuner, `sqlite3` left open in a
 // transaction) holds the lock: wait for it as long as it takes, since giving
@@ -74,6 +76,8 @@ CREATE TABLE IF NOT EXISTS trials (
   machine_json  TEXT    NOT NULL DEFAULT '',
   created_at    TEXT    NOT NULL,
   origin        TEXT    NOT NULL DEFAULT 'search',
+  slower_factor REAL,
+  slower_best_us REAL,
   fault         TEXT    NOT NULL DEFAULT 'none',
   settings      TEXT    NOT NULL DEFAULT '',
   UNIQUE (spec_hash, device, size_key, config_key)
@@ -85,7 +89,7 @@ CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
 constexpr const char* kColumns =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
-    "build_s, machine_json, created_at, origin, fault, settings";
+    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -93,9 +97,9 @@ constexpr const char* kUpsert = R"sql(
 INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, config_json, status, error,
                     median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
                     max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at,
-                    origin, fault, settings)
+                    origin, slower_factor, slower_best_us, fault, settings)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-        ?23, ?24, ?25, ?26, ?27)
+        ?23, ?24, ?25, ?26, ?27, ?28, ?29)
 ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   kernel = excluded.kernel, size_json = excluded.size_json, config_json = excluded.config_json,
   status = excluded.status, error = excluded.error, median_us = excluded.median_us, min_us = excluded.min_us,
@@ -104,6 +108,7 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   max_abs_diff = excluded.max_abs_diff, max_rel_err = excluded.max_rel_err, verified = excluded.verified,
   verify_passed = excluded.verify_passed, verify_detail = excluded.verify_detail, build_s = excluded.build_s,
   machine_json = excluded.machine_json, created_at = excluded.created_at,
+  slower_factor = excluded.slower_factor, slower_best_us = excluded.slower_best_us,
   fault = excluded.fault, settings = excluded.settings,
   origin = CASE WHEN excluded.origin = 'search' THEN trials.origin ELSE excluded.origin END
 RETURNING id, origin
@@ -239,11 +244,16 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   r.machine = st.text(21);
   r.created_at = st.text(22);
   r.origin = st.text(23);
-  const std::string fault = st.text(24);
+  if (r.status == Status::slower) {
+    const double factor = st.real(24), best = st.real(25);
+    if (!(factor > 0) || !(best > 0)) fail(path, fmt::format("trial {} is 'slower' without the bar it was cut against", r.id));
+    r.slower_than = SlowerThan{factor, Microseconds(best)};
+  }
+  const std::string fault = st.text(26);
   auto parsed_fault = fault_from_string(fault);
   if (!parsed_fault) fail(path, fmt::format("trial {} has an unknown fault '{}'", r.id, fault));
   r.fault = *parsed_fault;
-  r.settings = st.text(25);
+  r.settings = st.text(27);
   return r;
 }
 
@@ -300,23 +310,28 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file) {
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
       } else if (version >= 1 && version < kSchemaVersion) {
-        if (version <= 2) {
+        if (version <= 2)
           exec(db_, path_, "ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search'",
                fmt::format("cannot migrate the schema from version {}", version));
-          // Version 2's rule-seed flag is the origin 'rules'; version 1 had no seeds.
-          if (version == 2)
-            exec(db_, path_,
-                 "UPDATE trials SET origin = 'rules' WHERE rule_seed != 0;"
-                 "ALTER TABLE trials DROP COLUMN rule_seed;",
-                 "cannot migrate the schema from version 2");
-        }
-        // Before version 4 every failure was taken for the config's; the
+        // Version 2's rule-seed flag is the origin 'rules'; version 1 had no seeds.
+        if (version == 2)
+          exec(db_, path_,
+               "UPDATE trials SET origin = 'rules' WHERE rule_seed != 0;"
+               "ALTER TABLE trials DROP COLUMN rule_seed;",
+               "cannot migrate the schema from version 2");
+        // Before version 4 no trial was cut short.
+        if (version <= 3)
+          exec(db_, path_,
+               "ALTER TABLE trials ADD COLUMN slower_factor REAL;"
+               "ALTER TABLE trials ADD COLUMN slower_best_us REAL;",
+               fmt::format("cannot migrate the schema from version {}", version));
+        // Before version 5 every failure was taken for the config's; the
         // settings it ran under are unknown (''), so a resume measures it
         // once more and then keeps what it finds.
         exec(db_, path_,
              "ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';"
              "ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';"
-             "UPDATE trials SET fault = 'config' WHERE status != 'ok';",
+             "UPDATE trials SET fault = 'config' WHERE status NOT IN ('ok', 'slower');",
              fmt::format("cannot migrate the schema from version {}", version));
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
@@ -396,7 +411,7 @@ std::optional<TrialRecord> Store::find(const std::string& spec_hash, const std::
 void Store::put(TrialRecord& record, bool exclusive_origin) {
   if (record.created_at.empty()) record.created_at = utc_now_iso8601();
   if (record.origin.empty()) record.origin = kOriginSearch;
-  if (record.status == Status::ok) record.fault = Fault::none;
+  if (record.status == Status::ok || record.status == Status::slower) record.fault = Fault::none;  // no failure
   else if (record.fault == Fault::none) record.fault = Fault::config;
   if (!exclusive_origin || record.origin == kOriginSearch) {
     upsert(record);
@@ -426,7 +441,23 @@ void Store::put(TrialRecord& record, bool exclusive_origin) {
   }
 }
 
+std::optional<Microseconds> Store::best_median(const std::string& spec_hash, const std::string& device,
+                                               const Bindings& size) const {
+  Statement st(db_, path_,
+               "SELECT MIN(median_us) FROM trials WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 "
+               "AND status = 'ok'");
+  st.bind(1, spec_hash);
+  st.bind(2, device);
+  st.bind(3, size_key(size));
+  if (!st.step("cannot look up the best trial")) return std::nullopt;
+  const double best = st.real(0);  // NULL (no ok trial) reads as NaN
+  if (std::isnan(best)) return std::nullopt;
+  return Microseconds(best);
+}
+
 void Store::upsert(TrialRecord& record) {
+  if (record.status == Status::slower && !record.slower_than)
+    fail(path_, "cannot store a 'slower' trial without the bar it was cut against");
   Statement st(db_, path_, kUpsert);
   st.bind(1, record.spec_hash);
   st.bind(2, record.kernel);
@@ -453,8 +484,11 @@ void Store::upsert(TrialRecord& record) {
   st.bind(23, record.machine);
   st.bind(24, record.created_at);
   st.bind(25, record.origin);
-  st.bind(26, to_string(record.fault));
-  st.bind(27, record.settings);
+  const bool slower = record.status == Status::slower && record.slower_than;
+  st.bind(26, slower ? record.slower_than->factor : std::numeric_limits<double>::quiet_NaN());
+  st.bind(27, slower ? record.slower_than->best.count() : std::numeric_limits<double>::quiet_NaN());
+  st.bind(28, to_string(record.fault));
+  st.bind(29, record.settings);
   if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
   record.id = st.integer(0);
   record.origin = st.text(1);

@@ -66,11 +66,12 @@ struct SizePlan {
 };
 
 // What a strategy learns from a trial: its status and, when it ran
-// correctly, its median time.
+// correctly, its median time (of a trial cut short, the median of its few
+// samples: a real time, and a bad one).
 Outcome outcome_of(const TrialRecord& t) {
   Outcome o;
   o.status = t.status;
-  if (t.status == Status::ok) o.cost = t.stats.median.count();
+  if (t.status == Status::ok || t.status == Status::slower) o.cost = t.stats.median.count();
   return o;
 }
 
@@ -242,6 +243,7 @@ class Run {
     SizeReport sr;
     sr.size = p.size;
     sr.baseline_is_spec_default = p.baseline_is_spec_default;
+    size_best_.reset();
 
     // The default config's outputs are the reference unless the spec names a
     // reference function; it must build, since every verdict depends on it.
@@ -353,7 +355,7 @@ class Run {
     rec.origin = origin;
     if (rec.id == 0) {
       rec.settings = settings_;
-      if (rec.status == Status::ok) rec.fault = Fault::none;
+      if (rec.status == Status::ok || rec.status == Status::slower) rec.fault = Fault::none;
       else if (rec.fault == Fault::none) rec.fault = Fault::config;
     }
     // Whether a config is valid depends on this run's constraints (--where),
@@ -367,6 +369,7 @@ class Run {
     }
     p.strategy->observe(rec.config, outcome_of(rec));
     if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
+    if (rec.status == Status::ok && (!size_best_ || rec.stats.median < *size_best_)) size_best_ = rec.stats.median;
     ++done_;
     sr.trials.push_back(std::move(rec));
     notify(fmt::format("No.{}: {}", sr.trials.size(), sr.trials.back().config.str()));
@@ -398,12 +401,12 @@ class Run {
       }
       if (!options_.fresh)
         if (auto old = store_->find(report_.spec_hash, report_.device, p.size, c)) {
-          if (reusable(*old)) {
+          if (reusable(*old, p)) {
             b.ready[i] = std::move(*old);
             ++report_.resumed;
             continue;
           }
-          ++report_.retried;
+          if (old->status != Status::slower) ++report_.retried;
         }
       b.input_of[i] = b.inputs.size();
       b.inputs.push_back(make_build_input(spec_, source_, c));
@@ -411,12 +414,14 @@ class Run {
     return batch;
   }
 
-  // Whether a stored trial stands for this run: an ok trial does; a failure
+  // Whether a stored trial stands for this run: an ok trial does; one cut
+  // short by the early stop while its bar holds (still_holds()); a failure
   // only when it was the config's own under the same settings, and not when
   // the user asked to measure failures again.
-  bool reusable(const TrialRecord& old) const {
+  bool reusable(const TrialRecord& old, const SizePlan& p) const {
     if (old.status == Status::ok) return true;
-    if (old.status == Status::invalid) return false;  // stored by tunekit before schema 4
+    if (old.status == Status::slower) return still_holds(old, p);
+    if (old.status == Status::invalid) return false;  // stored by tunekit before schema 5
     if (options_.retry_failed || old.fault != Fault::config) return false;
     return old.settings == settings_;
   }
@@ -479,6 +484,9 @@ class Run {
       if (reference && reference->artifact.hash != br.artifact.hash) rq.reference = reference;
       rq.tolerance = spec_.tolerance;
       rq.measure = spec_.measure;
+      // The baseline is measured in full: the speedup over the default, and
+      // one config for all sizes, are ratios to its time.
+      if (!p.baseline || config != *p.baseline) rq.measure.best_so_far = size_best_;
       rq.seed = spec_.search.seed;
       rq.values = trial_env;
       notify(fmt::format("measuring {}", config.str()));
@@ -508,8 +516,32 @@ class Run {
       rec.samples = std::move(res.samples);
       rec.stats = res.stats;
       rec.verification = res.verification;
+      if (rec.status == Status::slower) {
+        if (rq.measure.best_so_far) {
+          rec.slower_than = SlowerThan{rq.measure.early_stop, *rq.measure.best_so_far};
+        } else {  // no bar was given: a worker out of step with this tuner
+          rec.status = Status::launch_error;
+          rec.error = "the worker cut the trial short without an early-stop bar";
+        }
+      }
       record(std::move(rec), sr, p);
     }
+  }
+
+  // Whether a stored trial can stand for this run. A trial cut short was
+  // judged against a bar (factor x the best at its size then); it stands
+  // while this run would cut it too: early stop on with a factor no larger,
+  // and an ok trial at its size, in the store, at least as fast as the best
+  // it was compared with. Otherwise (early stop off, a larger factor, or
+  // that best re-measured slower) it is measured again, as is the baseline,
+  // which is always measured in full.
+  bool still_holds(const TrialRecord& old, const SizePlan& p) const {
+    if (old.status != Status::slower) return true;
+    if (p.baseline && old.config == *p.baseline) return false;
+    const double factor = spec_.measure.early_stop;
+    if (!old.slower_than || !(factor > 0) || factor > old.slower_than->factor) return false;
+    const auto best = store_->best_median(report_.spec_hash, report_.device, old.size);
+    return best && *best <= old.slower_than->best;
   }
 
   const Spec& spec_;
@@ -529,6 +561,9 @@ class Run {
   std::string machine_json_;
   std::size_t done_ = 0, total_ = 0;
   std::optional<Microseconds> best_;
+  // The fastest ok median at the size being tuned, in this run: the early
+  // stop's reference.
+  std::optional<Microseconds> size_best_;
   std::mutex build_time_mutex_;
 };
 

@@ -48,7 +48,7 @@ constraints:
 default: {BW: 32, BH: 16, SWZ: 0}
 reference: {entry: tma_copy_ref, grid: [16], block: [256]}
 tolerance: {atol: 0, rtol: 0}
-measure: {warmup: 2ms, min_samples: 3, max_samples: 10, max_time: 50ms, timeout: 10s}
+measure: {warmup: 2ms, min_samples: 3, max_samples: 10, max_time: 50ms, timeout: 10s, early_stop: off}
 )yaml";
 
 // A 16 x 4 grid in clusters of CX x CY; CX = 3 does not divide it, 16 x 1 is
@@ -71,7 +71,7 @@ parameters:
 default: {CX: 1, CY: 1}
 reference: {entry: cluster_ids_ref, grid: [16, 4], block: [32]}
 tolerance: {atol: 0, rtol: 0}
-measure: {warmup: 2ms, min_samples: 3, max_samples: 10, max_time: 50ms, timeout: 10s}
+measure: {warmup: 2ms, min_samples: 3, max_samples: 10, max_time: 50ms, timeout: 10s, early_stop: off}
 )yaml";
 
 bool have_gpu() {

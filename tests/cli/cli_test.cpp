@@ -42,7 +42,7 @@ arguments:
   - {name: x, type: f32, size: 256}
   - {name: y, type: f32, size: 256, role: out}
   - {name: n, type: i32, value: 256}
-measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3, early_stop: off}
 )" + space);
   return (dir / "k.yaml").string();
 }
@@ -57,7 +57,7 @@ TEST(Cli, HelpListsCommandsAndOptions) {
   EXPECT_EQ(tune.exit_code, 0);
   for (const char* opt : {"TARGET", "--size", "--strategy", "--max-evals", "--max-time", "--seed", "--jobs", "--out-dir",
                           "--db", "--csv", "--json", "--fresh", "--compiler", "--flags", "--timeout", "--cache",
-                          "--reference", "--atol", "--rtol", "--entry", "--arg", "--no-progress"})
+                          "--early-stop", "--reference", "--atol", "--rtol", "--entry", "--arg", "--no-progress"})
     EXPECT_TRUE(contains(tune.output, opt)) << opt;
 }
 
@@ -99,7 +99,7 @@ configs:
   - {UNROLL: 4, SCALE: "float scale = 0.5f;"}
   - {UNROLL: 3, SCALE: "float scale = 1.0f;"}
 default: {UNROLL: 1, SCALE: "float scale = 2.0f;"}
-measure: {warmup: 1ms, max_time: 50ms, cache: hot}
+measure: {warmup: 1ms, max_time: 50ms, cache: hot, early_stop: off}
 )");
   auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--out-dir", (dir / "out").string(), "--no-progress"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -258,4 +258,41 @@ TEST(Cli, TunesTheBundledExample) {
   EXPECT_TRUE(contains(r.output, "best")) << r.output;
   EXPECT_TRUE(contains(r.output, "max abs diff")) << r.output;
   EXPECT_TRUE(fs::exists(dir / "out" / "tunekit.db"));
+}
+
+// --early-stop FACTOR|off: a planted loser (a 30 ms sleep against a kernel of
+// microseconds) is cut short and shown as slower; emit never ships it; a run
+// with the early stop off measures it in full.
+TEST(Cli, EarlyStopCutsALoserAndOffMeasuresIt) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; "
+                            "i < n; ++i) y[i] = x[i]; if (NAP) usleep(NAP); }\n");
+  write_file(dir / "k.yaml", R"(name: naps
+kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters: {NAP: [0, 30000]}
+default: {NAP: 0}
+measure: {warmup: 0us, min_samples: 5, max_samples: 5, cache: hot}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  auto bad = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--early-stop", "0.5"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "--early-stop: bad early stop '0.5': it is not above 1")) << bad.output;
+
+  auto on = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--early-stop", "3"});
+  EXPECT_EQ(on.exit_code, 0) << on.output;
+  EXPECT_TRUE(contains(on.output, "No.2: slower, {NAP: 30000} (cut short after 3 samples")) << on.output;
+  EXPECT_TRUE(contains(on.output, "2 trials: 1 ok, 1 slower")) << on.output;
+  auto emit = tunekit_cli({"emit", spec, "--out-dir", out});
+  EXPECT_EQ(emit.exit_code, 0) << emit.output;
+  const std::string policy = tunekit::testing::read_file(dir / "out" / "naps_policy.json");
+  EXPECT_TRUE(contains(policy, "\"NAP\": 0")) << policy;
+  EXPECT_FALSE(contains(policy, "30000")) << policy;
+
+  auto off = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--early-stop", "off"});
+  EXPECT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_TRUE(contains(off.output, "2 trials: 2 ok; 1 resumed from the store")) << off.output;
 }

@@ -60,4 +60,30 @@ TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
     ASSERT_TRUE(std::holds_alternative<std::string>(r)) << bad;
     EXPECT_FALSE(std::get<std::string>(r).empty());
   }
+// The early stop's factor and the best so far reach the worker, whose
+// measurement core cuts a loser short; no best (the first config of a size)
+// arrives as none.
+TEST(Protocol, EarlyStopSettingsRoundTrip) {
+  WorkerRequest r;
+  r.measure.early_stop = 2.5;
+  r.measure.best_so_far = Microseconds(123.25);
+  WorkerRequest back = request_from_json(to_json(r));
+  EXPECT_DOUBLE_EQ(back.measure.early_stop, 2.5);
+  ASSERT_TRUE(back.measure.best_so_far);
+  EXPECT_DOUBLE_EQ(back.measure.best_so_far->count(), 123.25);
+  r.measure.best_so_far.reset();
+  r.measure.early_stop = 0;
+  back = request_from_json(to_json(r));
+  EXPECT_FALSE(back.measure.best_so_far);
+  EXPECT_DOUBLE_EQ(back.measure.early_stop, 0);
+}
+
+TEST(Protocol, ASlowerAnswerKeepsItsSamples) {
+  WorkerAnswer a;
+  a.result.status = Status::slower;
+  a.result.samples = {Microseconds(40), Microseconds(41), Microseconds(42)};
+  const WorkerAnswer back = answer_from_json(to_json(a));
+  EXPECT_EQ(back.result.status, Status::slower);
+  EXPECT_EQ(back.result.samples.size(), 3u);
+  EXPECT_DOUBLE_EQ(back.result.stats.median.count(), 41);
 }

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,7 +40,7 @@ TEST(CollectSamples, StopsAtMinSamplesWhenQuiet) {
   auto samples = collect_samples(m, {}, [&] {
     ++calls;
     return Microseconds(10.0);
-  });
+  }).samples;
   EXPECT_EQ(samples.size(), 7u);
   EXPECT_EQ(calls, 8);  // one warm-up call, then the samples
 }
@@ -51,7 +53,7 @@ TEST(CollectSamples, NoisyRunsToMaxSamples) {
   m.max_time = 10s;
   m.target_noise = 0.01;
   int i = 0;
-  auto samples = collect_samples(m, {}, [&] { return Microseconds(++i % 2 ? 10.0 : 20.0); });
+  auto samples = collect_samples(m, {}, [&] { return Microseconds(++i % 2 ? 10.0 : 20.0); }).samples;
   EXPECT_EQ(samples.size(), 40u);
 }
 
@@ -66,7 +68,7 @@ TEST(CollectSamples, TimeCapEndsANoisyKernel) {
   auto samples = collect_samples(m, {}, [] {
     std::this_thread::sleep_for(1ms);
     return Microseconds(1000.0);
-  });
+  }).samples;
   auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(samples.size(), 2u);
   EXPECT_LT(samples.size(), 200u);
@@ -129,4 +131,145 @@ TEST(CollectSamples, WarmupRunsUntilItsTimeIsSpent) {
     return Microseconds(2000.0);
   });
   EXPECT_GE(calls, 5);  // ~10 warm-up calls of 2 ms, then one sample
+}
+
+// ---- The early stop: a fake kernel whose times are given, so the tests
+// count calls and samples, never time.
+
+namespace {
+
+// Settings whose warm-up is one call and whose sampling stops at
+// min_samples (a constant kernel has no noise).
+MeasureSettings early_stop_settings(double best_us, double factor = 3.0) {
+  MeasureSettings m;
+  m.warmup = 0us;
+  m.min_samples = 5;
+  m.max_samples = 50;
+  m.max_time = 1h;
+  m.target_noise = 0.01;
+  m.early_stop = factor;
+  m.best_so_far = Microseconds(best_us);
+  return m;
+}
+
+// A kernel whose n-th call (from 0) takes times[n], the last one after
+// that; it refuses to run forever, so a loop that never ends fails.
+struct ScriptedKernel {
+  std::vector<double> times;
+  std::size_t calls = 0;
+  std::vector<std::size_t> at_most;  // the hints, call by call
+  Microseconds operator()(std::size_t hint) {
+    if (calls > 100000) throw std::runtime_error("the sampling loop does not end");
+    at_most.push_back(hint);
+    const double t = times[std::min(calls, times.size() - 1)];
+    ++calls;
+    return Microseconds(t);
+  }
+};
+
+Sampling run(const MeasureSettings& m, ScriptedKernel& k) {
+  return collect_samples(m, {}, [&](std::size_t hint) { return k(hint); });
+}
+
+}  // namespace
+
+TEST(EarlyStop, TheBarIsTheFactorTimesTheBest) {
+  EXPECT_DOUBLE_EQ(early_stop_bar(early_stop_settings(10.0))->count(), 30.0);
+  EXPECT_FALSE(early_stop_bar(early_stop_settings(10.0, 0.0)));  // off
+  MeasureSettings none = early_stop_settings(10.0);
+  none.best_so_far.reset();  // the first config of a size
+  EXPECT_FALSE(early_stop_bar(none));
+  EXPECT_FALSE(early_stop_bar(early_stop_settings(0.0)));  // a best of 0 would cut everything
+}
+
+TEST(EarlyStop, ALoserIsCutAfterItsFirstSamples) {
+  ScriptedKernel k{{40.0}};
+  const Sampling s = run(early_stop_settings(10.0), k);
+  EXPECT_TRUE(s.cut_short);
+  EXPECT_EQ(s.samples.size(), kEarlyStopSamples);
+  EXPECT_EQ(k.calls, 1 + kEarlyStopSamples);  // one warm-up call
+  for (auto t : s.samples) EXPECT_DOUBLE_EQ(t.count(), 40.0);
+}
+
+TEST(EarlyStop, OneSampleAtOrUnderTheBarKeepsItGoing) {
+  // 30 is the bar itself: not slower than it.
+  for (double under : {30.0, 12.0}) {
+    ScriptedKernel k{{40.0, 40.0, under, 40.0}};  // a warm-up call, then the samples
+    MeasureSettings m = early_stop_settings(10.0);
+    m.target_noise = 1.0;  // stop at min_samples
+    const Sampling s = run(m, k);
+    EXPECT_FALSE(s.cut_short) << under;
+    EXPECT_EQ(s.samples.size(), 5u) << under;
+  }
+}
+
+TEST(EarlyStop, OffOrWithoutABestEveryConfigIsMeasuredInFull) {
+  ScriptedKernel off{{40.0}};
+  const Sampling a = run(early_stop_settings(10.0, 0.0), off);
+  EXPECT_FALSE(a.cut_short);
+  EXPECT_EQ(a.samples.size(), 5u);
+  MeasureSettings first = early_stop_settings(10.0);
+  first.best_so_far.reset();
+  ScriptedKernel k{{40.0}};
+  const Sampling b = run(first, k);
+  EXPECT_FALSE(b.cut_short);
+  EXPECT_EQ(b.samples.size(), 5u);
+}
+
+TEST(EarlyStop, FewerSamplesThanTheVerdictNeedsAreNeverCut) {
+  MeasureSettings m = early_stop_settings(10.0);
+  m.min_samples = 2;
+  m.max_samples = 2;
+  ScriptedKernel k{{40.0}};
+  const Sampling s = run(m, k);
+  EXPECT_FALSE(s.cut_short);
+  EXPECT_EQ(s.samples.size(), 2u);
+}
+
+TEST(EarlyStop, ALoserEndsItsWarmUpEarly) {
+  // A warm-up of an hour: only the verdict can end it.
+  MeasureSettings m = early_stop_settings(10.0);
+  m.warmup = 1h;
+  ScriptedKernel k{{1000.0, 40.0}};  // the first call loads the kernel
+  const Sampling s = run(m, k);
+  EXPECT_TRUE(s.cut_short);
+  EXPECT_EQ(s.samples.size(), kEarlyStopSamples);
+  // The first call, kEarlyStopSamples judged warm-up calls, the samples.
+  EXPECT_EQ(k.calls, 1 + 2 * kEarlyStopSamples);
+}
+
+TEST(EarlyStop, SamplesThatDoNotConfirmTheWarmUpStartOver) {
+  // Three slow warm-up calls end the warm-up, but the samples after them
+  // are fast: the kernel was still warming up. The rest of the warm-up runs
+  // (a second: far more than the first calls take), those samples are
+  // dropped, and sampling starts over.
+  MeasureSettings m = early_stop_settings(10.0);
+  m.warmup = 1s;
+  ScriptedKernel k{{1000.0, 40.0, 40.0, 40.0, 11.0, 11.0, 11.0, 10.0}};
+  const Sampling s = collect_samples(m, {}, [&](std::size_t hint) {
+    if (k.calls >= 7) std::this_thread::sleep_for(100us);  // no busy loop while the warm-up finishes
+    return k(hint);
+  });
+  EXPECT_FALSE(s.cut_short);
+  ASSERT_EQ(s.samples.size(), 5u);
+  for (auto t : s.samples) EXPECT_DOUBLE_EQ(t.count(), 10.0);  // none of the 11s
+  EXPECT_GT(k.calls, 1 + 2 * kEarlyStopSamples + 5);
+}
+
+TEST(EarlyStop, HintsKeepGroupsNoLargerThanTheVerdictNeeds) {
+  // A backend that enqueues samples in groups is told how many calls the
+  // loop will make before it next decides: one for the first warm-up call,
+  // then up to the verdict, then up to max_samples.
+  ScriptedKernel k{{10.0}};
+  MeasureSettings m = early_stop_settings(10.0);
+  const Sampling s = run(m, k);
+  EXPECT_FALSE(s.cut_short);
+  const std::vector<std::size_t> expected{1, 3, 2, 1, 47, 46};
+  EXPECT_EQ(k.at_most, expected);
+  // Without a bar the warm-up is timed, not counted.
+  ScriptedKernel plain{{10.0}};
+  m.best_so_far.reset();
+  (void)run(m, plain);
+  const std::vector<std::size_t> unbounded{SIZE_MAX, 50, 49, 48, 47, 46};
+  EXPECT_EQ(plain.at_most, unbounded);
 }

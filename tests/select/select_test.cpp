@@ -93,3 +93,54 @@ TEST(CoveringSet, ExactWhereGreedyIsNot) {
   for (const auto& cfg : c.configs) chosen.insert(cfg.at("C").as_int());
   EXPECT_EQ(chosen, (std::set<std::int64_t>{2, 3}));
 }
+
+namespace {
+
+// A trial cut short by the early stop: a few samples, the fastest `min_us`.
+TrialRecord cut(int m, int cfg, double min_us) {
+  TrialRecord t = trial(m, cfg, min_us * 1.1, Status::slower);
+  t.stats.min = Microseconds(min_us);
+  t.stats.count = 3;
+  t.slower_than = SlowerThan{3.0, Microseconds(min_us / 4)};
+  return t;
+}
+
+}  // namespace
+
+// Its few samples are no measurement: nothing chooses it, even when they
+// are the fastest times of their size.
+TEST(EarlyStop, NoSelectionChoosesATrialCutShort) {
+  auto t = table();
+  t.push_back(cut(1, 9, 1));
+  t.push_back(cut(2, 9, 1));
+  t.push_back(cut(3, 9, 1));
+  auto best = best_per_size(t);
+  ASSERT_EQ(best.size(), 3u);
+  for (const auto& b : best) EXPECT_NE(b.config.at("C"), Value(9));
+  EXPECT_EQ(best_for_all_sizes(t, Config({{"C", 0}}))->config.at("C"), Value(2));
+  for (const auto& c : covering_set(t, 10.0).configs) EXPECT_NE(c.at("C"), Value(9));
+}
+
+// One config for all sizes is settled only when no config cut short at a
+// size could beat it with its fastest sample there.
+TEST(EarlyStop, AllSizesSaysWhenACutConfigMightHaveWon) {
+  auto t = table();
+  // C=5: best at M=1 and M=2, cut at M=3 (its fastest sample 60 us).
+  t.push_back(trial(1, 5, 2));
+  t.push_back(trial(2, 5, 4));
+  t.push_back(cut(3, 5, 60));
+  // C=6: cut at M=1 (fastest sample 100), far behind anyway.
+  t.push_back(cut(1, 6, 100));
+  t.push_back(trial(2, 6, 30));
+  t.push_back(trial(3, 6, 40));
+  auto choice = best_for_all_sizes(t, Config({{"C", 0}}));
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->config.at("C"), Value(2));  // 1.47
+  // C=5 at best: (10/2 * 20/4 * 40/60)^(1/3) = 2.55 > 1.47; C=6: 0.63.
+  ASSERT_EQ(choice->unsettled_by.size(), 1u);
+  EXPECT_EQ(choice->unsettled_by[0].at("C"), Value(5));
+
+  t.back() = cut(3, 6, 400);
+  t[t.size() - 4] = cut(3, 5, 4000);  // now C=5 at best: (5 * 5 * 0.01)^(1/3) = 0.63
+  EXPECT_TRUE(best_for_all_sizes(t, Config({{"C", 0}}))->unsettled_by.empty());
+}

@@ -392,6 +392,20 @@ TEST_F(SpecErrors, BadCache) {
                "bad value 'warm' for 'measure.cache': expected one of cold, cold-read, hot");
 }
 
+TEST_F(SpecErrors, EarlyStop) {
+  EXPECT_DOUBLE_EQ(load_spec(write(kHead)).measure.early_stop, 3.0);  // on by default
+  for (auto [text, factor] : {std::pair{"2.5", 2.5}, std::pair{"10", 10.0}, std::pair{"off", 0.0},
+                              std::pair{"false", 0.0}, std::pair{"0", 0.0}})
+    EXPECT_DOUBLE_EQ(load_spec(write(kHead + "measure: {early_stop: " + text + "}\n")).measure.early_stop, factor)
+        << text;
+  // At 1 or below, a config as fast as the best could be cut.
+  expect_error(kHead + "measure: {early_stop: 1}\n", 6, 23,
+               "'measure.early_stop': bad early stop '1': it is not above 1; expected a factor > 1");
+  expect_error(kHead + "measure: {timeout: 5s, early_stop: often}\n", 6, 36,
+               "'measure.early_stop': bad early stop 'often': it is not a number");
+  expect_error(kHead + "measure: {early_stop: [3]}\n", 6, 23, "'measure.early_stop' must be a factor > 1 or off");
+}
+
 TEST_F(SpecErrors, CacheModes) {
   for (auto [text, mode] : {std::pair{"cold", CacheMode::cold}, std::pair{"cold-read", CacheMode::cold_read},
                             std::pair{"hot", CacheMode::hot}})

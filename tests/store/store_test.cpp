@@ -101,6 +101,7 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.machine, b.machine);
   EXPECT_EQ(a.created_at, b.created_at);
   EXPECT_EQ(a.origin, b.origin);
+  EXPECT_EQ(a.slower_than, b.slower_than);
 }
 
 std::size_t row_count(const fs::path& file) {
@@ -145,13 +146,13 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "4");
+  EXPECT_EQ(single("PRAGMA user_version"), "5");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
        {"spec_hash", "kernel", "device", "size_key", "size_json", "config_key", "config_json", "status", "error",
         "median_us", "min_us", "max_us", "mean_us", "noise", "sample_count", "samples_json", "max_abs_diff",
         "max_rel_err", "verified", "verify_passed", "verify_detail", "build_s", "machine_json", "created_at",
-        "origin", "fault", "settings", "UNIQUE (spec_hash, device, size_key, config_key)"})
+        "origin", "slower_factor", "slower_best_us", "fault", "settings", "UNIQUE (spec_hash, device, size_key, config_key)"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
@@ -500,11 +501,11 @@ PRAGMA user_version=1;
     store.put(rows[0], true);
     EXPECT_EQ(store.trials("old").size(), 1u);
   }
-  Store reopened(file);  // version 4 now: no second migration
+  Store reopened(file);  // version 5 now: no second migration
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].origin, "rules");
-  EXPECT_EQ(schema_version(file), 4);
+  EXPECT_EQ(schema_version(file), 5);
 }
 
 // A version-2 file: its rule-seed flags become the origin 'rules', the old
@@ -528,7 +529,7 @@ PRAGMA user_version=2;
     EXPECT_EQ(rows[1].origin, "search");
     EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
   }
-  EXPECT_EQ(schema_version(file), 4);
+  EXPECT_EQ(schema_version(file), 5);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -538,37 +539,135 @@ PRAGMA user_version=2;
   sqlite3_close(db);
 }
 
-// A version-3 file: its failures become the config's, with unknown settings
-// (so a resume measures them once more); its ok trials stay ok with no fault.
+// A trial cut short by the early stop keeps its few samples, its partial
+// statistics and the bar it was judged against.
+TEST(Store, ATrialCutShortRoundTripsWithItsBar) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord r = sample_record();
+  r.status = Status::slower;
+  r.samples = {Microseconds(61), Microseconds(60), Microseconds(64)};
+  r.stats = summarize(r.samples);
+  r.slower_than = SlowerThan{3.0, Microseconds(14.982)};
+  store.put(r);
+  auto back = store.find(r.spec_hash, r.device, r.size, r.config);
+  ASSERT_TRUE(back);
+  expect_same(r, *back);
+  EXPECT_EQ(back->stats.count, 3u);
+
+  // Measured again, ok: the bar goes with the old status.
+  TrialRecord ok = sample_record();
+  store.put(ok);
+  back = store.find(ok.spec_hash, ok.device, ok.size, ok.config);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->status, Status::ok);
+  EXPECT_FALSE(back->slower_than);
+}
+
+TEST(Store, ASlowerTrialWithoutItsBarIsRefused) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord r = sample_record();
+  r.status = Status::slower;
+  EXPECT_THROW(store.put(r), std::runtime_error);
+  EXPECT_TRUE(store.trials(r.spec_hash).empty());
+}
+
+TEST(Store, BestMedianIsTheFastestOkTrialOfItsSize) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord a = sample_record();
+  EXPECT_FALSE(store.best_median(a.spec_hash, a.device, a.size));
+  store.put(a);  // ok, 14.982
+  TrialRecord cut = sample_record();
+  cut.config = Config({{"BM", Value(8)}});
+  cut.status = Status::slower;  // faster than nothing that counts
+  cut.stats.median = Microseconds(1.0);
+  cut.slower_than = SlowerThan{3.0, Microseconds(0.1)};
+  store.put(cut);
+  TrialRecord other_size = sample_record();
+  other_size.size = {{"M", Value(1)}};
+  other_size.stats.median = Microseconds(2.0);
+  store.put(other_size);
+  TrialRecord faster = sample_record();
+  faster.config = Config({{"BM", Value(16)}});
+  faster.stats.median = Microseconds(12.0);
+  store.put(faster);
+  EXPECT_DOUBLE_EQ(store.best_median(a.spec_hash, a.device, a.size)->count(), 12.0);
+  EXPECT_FALSE(store.best_median(a.spec_hash, "cuda:0", a.size));
+  EXPECT_FALSE(store.best_median("other", a.device, a.size));
+}
+
+// A version-3 file (origins, no early stop) gains the bar's columns and
+// keeps its trials.
 TEST(Store, MigratesAVersion3File) {
   TempDir dir;
   fs::path file = dir.path() / "v3.db";
   create(file, std::string(kVersion1Table) + R"sql(
 ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
-INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
-                    created_at, origin)
-  VALUES ('v3', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules'),
-         ('v3', 'cpu', 'M=4', '{"M": 4}', 'BM=32', '{"BM": 32}', 'crash', 'worker killed by SIGKILL', NULL,
-          '2024-01-01T00:00:00Z', 'search');
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, median_us, created_at,
+                    origin)
+  VALUES ('v3', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', 12.5, '2024-01-01T00:00:00Z', 'rules');
 PRAGMA user_version=3;
 )sql");
   {
     Store store(file);
     auto rows = store.trials("v3");
-    ASSERT_EQ(rows.size(), 2u);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].origin, "rules");
+    EXPECT_FALSE(rows[0].slower_than);
+    TrialRecord cut = rows[0];
+    cut.config = Config({{"BM", Value(32)}});
+    cut.status = Status::slower;
+    cut.slower_than = SlowerThan{2.5, Microseconds(12.5)};
+    store.put(cut);
+  }
+  EXPECT_EQ(schema_version(file), 5);
+  Store reopened(file);
+  auto rows = reopened.trials("v3");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].slower_than, (SlowerThan{2.5, Microseconds(12.5)}));
+}
+
+// A version-4 file (early stop, no faults): its failures become the
+// config's, with unknown settings (so a resume measures them once more); ok
+// and cut-short trials have no fault.
+TEST(Store, MigratesAVersion4File) {
+  TempDir dir;
+  fs::path file = dir.path() / "v4.db";
+  create(file, std::string(kVersion1Table) + R"sql(
+ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
+ALTER TABLE trials ADD COLUMN slower_factor REAL;
+ALTER TABLE trials ADD COLUMN slower_best_us REAL;
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, origin, slower_factor, slower_best_us)
+  VALUES ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules',
+          NULL, NULL),
+         ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=32', '{"BM": 32}', 'crash', 'worker killed by SIGKILL', NULL,
+          '2024-01-01T00:00:00Z', 'search', NULL, NULL),
+         ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=64', '{"BM": 64}', 'slower', '', 40.0, '2024-01-01T00:00:00Z',
+          'search', 3.0, 12.5);
+PRAGMA user_version=4;
+)sql");
+  {
+    Store store(file);
+    auto rows = store.trials("v4");
+    ASSERT_EQ(rows.size(), 3u);
     EXPECT_EQ(rows[0].origin, "rules");
     EXPECT_EQ(rows[0].fault, Fault::none);
     EXPECT_EQ(rows[1].status, Status::crash);
     EXPECT_EQ(rows[1].fault, Fault::config);
     EXPECT_EQ(rows[1].settings, "");
+    EXPECT_EQ(rows[2].fault, Fault::none);
+    EXPECT_TRUE(rows[2].slower_than);
     rows[1].fault = Fault::environment;
     rows[1].settings = "timeout=60s";
     store.put(rows[1]);
   }
-  EXPECT_EQ(schema_version(file), 4);
+  EXPECT_EQ(schema_version(file), 5);
   Store reopened(file);
-  auto rows = reopened.trials("v3");
-  ASSERT_EQ(rows.size(), 2u);
+  auto rows = reopened.trials("v4");
+  ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1].fault, Fault::environment);
   EXPECT_EQ(rows[1].settings, "timeout=60s");
 }

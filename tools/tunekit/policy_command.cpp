@@ -96,6 +96,7 @@ int run_select(const PolicyArgs& a) {
     for (const auto& s : choice->per_size)
       fmt::print("  {}: {:.3f} us, default {:.3f} us, {:.3f}x\n", Config({s.size.begin(), s.size.end()}).str(),
                  s.time.count(), s.baseline.count(), s.speedup);
+    fmt::print("{}", format_unsettled(*choice));
     return 0;
   }
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100);
@@ -121,6 +122,8 @@ int run_emit(const PolicyArgs& a) {
     std::ofstream(file, std::ios::binary) << text;
   }
   fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
+  if (selection_of(a.mode) == Selection::all_sizes)
+    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config)) fmt::print("{}", format_unsettled(*choice));
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())

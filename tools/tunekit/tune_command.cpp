@@ -50,6 +50,7 @@ struct TuneArgs {
   std::string flags;
   std::string timeout;
   std::string cache;
+  std::string early_stop;
   bool no_progress = false;
   bool no_rules = false;
   // Bare sources (no spec).
@@ -287,6 +288,13 @@ Spec build_spec(const TuneArgs& t) {
                                         " (" + either(names_in(cache_mode_names())) + ")");
     spec.measure.cache = *mode;
   }
+  if (!t.early_stop.empty()) {
+    try {
+      spec.measure.early_stop = parse_early_stop(t.early_stop);
+    } catch (const std::invalid_argument& e) {
+      throw InputError({"--early-stop"}, e.what());
+    }
+  }
   for (const auto& [flag, value] : {std::pair{"--atol", t.atol}, std::pair{"--rtol", t.rtol}})
     if (value && !(*value >= 0 && std::isfinite(*value)))
       throw InputError({flag}, fmt::format("{} is not a tolerance; give a number of 0 or more", *value));
@@ -419,6 +427,10 @@ SubCommand add_tune_command(CLI::App& app) {
                        "cold: flush caches before each sample by overwriting a buffer (default, as triton's do_bench); "
                        "cold-read: flush by reading one, so no dirty lines are left for the kernel to write back; "
                        "hot: don't flush");
+  tune_cmd->add_option("--early-stop", t->early_stop,
+                       "FACTOR or off: cut a config short once its first samples are all slower than FACTOR times "
+                       "the best so far at its size; it is recorded as 'slower' with those samples and never chosen "
+                       "(default: the spec's measure.early_stop, else 3)");
   tune_cmd->add_option("--reference", t->reference,
                        "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
                        "outputs) or 'none'");

@@ -250,7 +250,9 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
       return run_once();
     };
     // Every run is a fresh process: there is no cache to flush.
-    result.samples = collect_samples(s, {}, sample);
+    Sampling sampled = collect_samples(s, {}, sample);
+    if (sampled.cut_short) result.status = Status::slower;
+    result.samples = std::move(sampled.samples);
   } catch (const RunFailure& f) {
     result.status = f.status;
     result.error = f.error;

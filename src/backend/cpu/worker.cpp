@@ -69,10 +69,10 @@ class CpuRunner final : public detail::KernelRunner {
     if (rq.measure.cache == CacheMode::hot)
       while (reps < (1u << 20) && time_reps(reps) < kMinBatchTime) reps *= 2;
     TrialResult r;
-    for (auto d : collect_samples(rq.measure, flush, [&] { return time_reps(reps) / static_cast<double>(reps); })) {
-      r.samples.push_back(d);
-      r.device_busy += d * static_cast<double>(reps);
-    }
+    Sampling sampled = collect_samples(rq.measure, flush, [&] { return time_reps(reps) / static_cast<double>(reps); });
+    if (sampled.cut_short) r.status = Status::slower;
+    r.samples = std::move(sampled.samples);
+    for (auto d : r.samples) r.device_busy += d * static_cast<double>(reps);
     r.stats = summarize(r.samples);
     return r;
   }

@@ -233,19 +233,22 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       // waits once per group. A group is about kGroupTargetUs of GPU work.
       std::vector<Microseconds> group;
       std::size_t next = 0, group_size = 1;
-      auto sample = [&]() -> Microseconds {
+      // A group holds no more samples than the measurement will take before
+      // its next decision (an early stop judges a loser on a few samples).
+      auto sample = [&](std::size_t at_most) -> Microseconds {
         if (next == group.size()) {
-          ensure_events(group_size);
-          for (std::size_t i = 0; i < group_size; ++i) {
+          const std::size_t n = std::clamp<std::size_t>(at_most, 1, group_size);
+          ensure_events(n);
+          for (std::size_t i = 0; i < n; ++i) {
             if (cold) flush(mode);
             check_async("cuEventRecord", d_.cuEventRecord(starts_[i], stream_));
             if (batch > 1) check_async("cuGraphLaunch", d_.cuGraphLaunch(graph.exec, stream_));
             else check_async(launch_name(), launch(stream_));
             check_async("cuEventRecord", d_.cuEventRecord(stops_[i], stream_));
           }
-          check_async("the kernel", d_.cuEventSynchronize(stops_[group_size - 1]));
+          check_async("the kernel", d_.cuEventSynchronize(stops_[n - 1]));
           group.clear();
-          for (std::size_t i = 0; i < group_size; ++i) {
+          for (std::size_t i = 0; i < n; ++i) {
             float ms = 0;
             check_async("cuEventElapsedTime", d_.cuEventElapsedTime(&ms, starts_[i], stops_[i]));
             group.push_back(Microseconds(1000.0 * static_cast<double>(ms)));
@@ -258,7 +261,9 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         }
         return group[next++] / static_cast<double>(batch);
       };
-      result.samples = collect_samples(rq.measure, {}, sample);
+      Sampling sampled = collect_samples(rq.measure, {}, sample);
+      if (sampled.cut_short) result.status = Status::slower;
+      result.samples = std::move(sampled.samples);
     } catch (const CudaFailure& f) {
       TrialResult r = *fail_call(f.what, f.code);
       r.device_busy = result.device_busy;

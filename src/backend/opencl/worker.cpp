@@ -145,10 +145,10 @@ class OpenClRunner final : public detail::KernelRunner {
            "CL_PROFILING_COMMAND_END");
         return Microseconds(static_cast<double>(end - start) / 1000.0);
       };
-      for (auto d : collect_samples(rq.measure, flush, sample)) {
-        r.samples.push_back(d);
-        r.device_busy += d;
-      }
+      Sampling sampled = collect_samples(rq.measure, flush, sample);
+      if (sampled.cut_short) r.status = Status::slower;
+      r.samples = std::move(sampled.samples);
+      for (auto d : r.samples) r.device_busy += d;
     } catch (const ClFailure& e) {
       return launch_failure(e);
     }

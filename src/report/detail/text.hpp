@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "tunekit/measure.hpp"
+#include "tunekit/trial.hpp"
 
 namespace tunekit::detail {
 
@@ -15,5 +16,9 @@ std::string first_line(std::string_view text, std::size_t limit);
 
 // A time in microseconds with three decimals, as every report prints it.
 std::string us(Microseconds t);
+
+// Why a trial was cut short by the early stop (Status::slower), in one
+// line: its samples, and the bar they were all over.
+std::string slower_reason(const TrialRecord& t);
 
 }  // namespace tunekit::detail
