@@ -60,6 +60,8 @@ TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
     ASSERT_TRUE(std::holds_alternative<std::string>(r)) << bad;
     EXPECT_FALSE(std::get<std::string>(r).empty());
   }
+}
+
 // The early stop's factor and the best so far reach the worker, whose
 // measurement core cuts a loser short; no best (the first config of a size)
 // arrives as none.
