@@ -48,7 +48,7 @@ arguments:
   - {name: n, type: i32, value: N}
 sizes: {N: 64}
 parameters: )" + params + R"(
-measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s, early_stop: off}
 )");
   return (dir / "k.yaml").string();
 }

@@ -56,6 +56,7 @@ extern "C" void scale(const float* x, float* y, int n) {
 
 // Generous time limits: a busy machine must not turn a correct config into
 // a timeout. Only the tests about timeouts lower them, around a real hang.
+// No early stop: a noisy machine must not cut a re-measured config short.
 std::string spec_text(const std::string& kinds, const std::string& extra = "") {
   return R"(name: faults
 kernel: {source: k.cpp, entry: scale, flags: [-O1]}
@@ -66,7 +67,7 @@ arguments:
 sizes: {N: 256}
 parameters: {KIND: )" +
          kinds + R"(}
-measure: {warmup: 0ms, min_samples: 2, max_samples: 3, max_time: 50ms, cache: hot, timeout: 120s}
+measure: {warmup: 0ms, min_samples: 2, max_samples: 3, max_time: 50ms, cache: hot, timeout: 120s, early_stop: off}
 tolerance: {atol: 1e-6, rtol: 0}
 )" + extra;
 }
