@@ -5,7 +5,8 @@ packages=(g++ cmake ninja-build pkg-config
           libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
           libgtest-dev libgmock-dev libopenblas-dev python3 python3-venv
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
-          zsh)  # zsh: tests/cli/completion_test.cpp checks scripts/completion/_tunekit
+          zsh                        # tests/cli/completion_test.cpp checks scripts/completion/_tunekit
+          clang libclang-rt-14-dev)  # the libFuzzer targets (scripts/fuzz.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

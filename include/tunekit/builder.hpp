@@ -53,6 +53,10 @@ struct Artifact {
 
 struct BuildResult {
   Status status = Status::ok;  // ok or compile_error
+  // A failure's cause: the variant's source (Fault::config), or the
+  // machine (a full disk, no memory, a missing compiler: Fault::environment),
+  // which a resume builds again.
+  Fault fault = Fault::none;
   Artifact artifact;
   std::string log;             // compiler output (errors and warnings)
   Seconds time{0};             // 0 when served from the cache

@@ -2,6 +2,7 @@
 // Running a built variant in isolation, verifying it, and timing it.
 #include <array>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,13 @@ struct TrialRequest {
 
 struct TrialResult {
   Status status = Status::ok;
+  // Whose fault a failure is (Fault::none means the config's, when the
+  // status is a failure): Fault::environment for a worker killed from
+  // outside, a failed reference, a machine out of memory.
+  Fault fault = Fault::none;
+  // The run was asked to stop (stop.hpp) while this trial was in flight:
+  // the trial says nothing and is not stored.
+  bool interrupted = false;
   std::string error;
   std::vector<Microseconds> samples;
   Statistics stats;
@@ -99,10 +107,18 @@ struct TrialResult {
   Seconds flush{0};        // time spent evicting the caches before samples (cold modes; never timed)
 };
 
+// The reference run failed (crashed, hung, produced NaN): nothing can be
+// verified against it. Not the trial's fault; the tuner ends the size.
+struct ReferenceError : std::runtime_error {
+  ReferenceError(Status s, const std::string& what) : std::runtime_error(what), status(s) {}
+  Status status;
+};
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
   // Never throws for a misbehaving kernel: that becomes the result's status.
+  // Throws ReferenceError when the request's reference cannot be computed.
   virtual TrialResult evaluate(const TrialRequest& request) = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -54,6 +55,10 @@ struct PlannedOutput {
 std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSettings& settings,
                                         const OutputContext& context, const std::vector<std::string>& names = {},
                                         const SourceLocation& where = {});
+
+// Why `file` must not be written as an output, or nullopt: it exists and is
+// an SQLite database (a results store). write_output() refuses such a file.
+std::optional<std::string> unsafe_output(const std::filesystem::path& file);
 
 // Runs the planned writers: the files first, each recorded in report.files,
 // then the console writers into `console`, so that a summary can say where

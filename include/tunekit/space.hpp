@@ -114,6 +114,15 @@ class Space {
   std::optional<std::string> why_invalid(const Config& c) const;
   bool contains(const Config& c) const { return !why_invalid(c).has_value(); }
 
+  // The constraints that fail to evaluate for some values of the parameters
+  // they read (a division or modulo by zero, an integer overflow, a type
+  // error): such a constraint drops those configs as if it were false, so
+  // the user is told, once per constraint: its location, what failed and the
+  // first values (in for_each order) that hit it. Each constraint is tried
+  // over the product of its own parameters' values, up to `limit`
+  // combinations.
+  std::vector<std::string> constraint_errors(std::uint64_t limit = 1u << 16) const;
+
  private:
   struct Check {
     Expression expr;         // the constraint bound to the constants

@@ -24,8 +24,23 @@ enum class Status {
   wrong_result,    // ran, but outputs differ from the reference
 };
 
+// Whose fault a failure is. A config's fault is a property of the config
+// under the settings it ran with (a resume may reuse it while they hold); an
+// environment's fault (the disk filled, the worker was killed from outside,
+// the reference failed, the harness misbehaved) says nothing about the
+// config, so a resume always measures it again.
+enum class Fault {
+  none,         // the trial is ok
+  config,       // the config failed on its own
+  environment,  // something outside the config failed
+};
+
 NameTable<Status> status_names();
 std::string_view to_string(Status s);
 std::optional<Status> status_from_string(std::string_view s);
+
+NameTable<Fault> fault_names();
+std::string_view to_string(Fault f);
+std::optional<Fault> fault_from_string(std::string_view s);
 
 }  // namespace tunekit

@@ -15,7 +15,14 @@ namespace tunekit {
 
 class Store {
  public:
-  explicit Store(const std::filesystem::path& file);
+  enum class Access {
+    read_write,  // creates the file, migrates an older schema
+    // Reads only: works on read-only storage (a mounted archive, another
+    // user's results), and never changes the file; an older schema is an
+    // error that says to open it writable once.
+    read_only,
+  };
+  explicit Store(const std::filesystem::path& file, Access access = Access::read_write);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -40,6 +47,7 @@ class Store {
 
  private:
   void upsert(TrialRecord& record);
+  void open_read_only();
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;

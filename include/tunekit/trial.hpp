@@ -56,6 +56,12 @@ struct TrialRecord {
   // that proposed it ("rules", "spec", ...). See Store::put() for how a
   // stored origin is kept.
   std::string origin{kOriginSearch};
+  // Whose fault a failure is (Fault::none when ok), and the settings the
+  // outcome depends on beyond the spec's hash (settings_key()): a resume
+  // reuses a config's failure only under the same settings, and never an
+  // environment's.
+  Fault fault = Fault::none;
+  std::string settings;
   // Status::slower only: the bar it was cut against. Its samples and stats
   // are the few it took (partial).
   std::optional<SlowerThan> slower_than;

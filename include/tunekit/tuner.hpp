@@ -18,6 +18,11 @@ namespace tunekit {
 struct TuneOptions {
   std::filesystem::path out_dir = "tunekit-out";
   bool fresh = false;   // ignore stored trials and the build cache
+  // Measure every stored failure again (as `ctest --rerun-failed`), keeping
+  // the stored ok trials. Without it a resume measures again only the
+  // failures that were the environment's or that ran under other settings
+  // (settings_key()).
+  bool retry_failed = false;
   unsigned jobs = 0;    // build threads; 0 = one per core
   // Machine properties that replace the backend's of the same name for the
   // constraints (`tunekit tune --properties`): a spec tried as on another
@@ -40,6 +45,9 @@ struct SizeReport {
   std::optional<std::size_t> best;     // index into trials
   std::optional<std::size_t> baseline; // the default config's trial
   bool baseline_is_spec_default = false;
+  // Why the size's search ended early, when it did: its reference failed, so
+  // no config could be verified (the message names the reference).
+  std::string error;
   // Per trial, the command it ran, for backends that run a program
   // (Backend::command_line); empty otherwise.
   std::vector<std::vector<std::string>> commands;
@@ -63,12 +71,15 @@ struct TuneReport {
   std::vector<Metric> metrics;  // the spec's, for the writers (computed from each trial on read)
   Objective objective;          // the spec's: what `best` was chosen by
   double target_noise = 0;      // the spec's noise target (measure.noise): a trial above it missed it
-  // Things the user should know about the run: a default config that is not
-  // valid on this machine (which constraint, which machine property), most
-  // configs missing the noise target. Printed by the console writer, kept in
-  // the JSON and the HTML.
+  // What the user should know that is no trial's status: a default config
+  // outside the space or not valid on this machine (which constraint, which
+  // machine property), a reference that failed, a constraint that raised an
+  // error, most configs missing the noise target. Printed by the console
+  // writer, kept in the JSON and the HTML.
   std::vector<std::string> warnings;
   std::size_t resumed = 0;  // trials served from the store
+  std::size_t retried = 0;  // stored failures measured again (environment's, other settings, --retry-failed)
+  bool interrupted = false; // stopped by request_stop() (stop.hpp) before the search ended
   Seconds wall{0};
   Seconds build{0};        // compiling, summed over batches (may overlap measuring)
   Seconds build_wait{0};   // of it, the time measuring waited for builds
@@ -86,6 +97,13 @@ struct TuneReport {
 // search settings are left out on purpose: widening a space must keep
 // measured trials.
 std::string spec_hash(const Spec& spec);
+
+// The settings a trial's outcome depends on beyond spec_hash(): the
+// per-config timeout (and an application's run timeout), the tolerances and
+// the cache mode. A stored failure of the config's is reused only under the
+// same settings, so a rerun with a longer --timeout measures its timeouts
+// again.
+std::string settings_key(const Spec& spec);
 
 // Tunes every size of `spec` and returns what was measured; every trial is
 // in the store (options.out_dir/tunekit.db, or spec.output.db) before this

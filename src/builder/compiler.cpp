@@ -1,8 +1,40 @@
 #include "builder/detail/compiler.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include <string_view>
+
 #include "core/detail/process.hpp"
 
 namespace tunekit::detail {
+
+namespace {
+
+// What a compiler or linker prints when the machine, not the source, stops
+// it; such a build is tried again on a resume.
+constexpr std::string_view kMachineTrouble[] = {
+    "No space left on device", "Disk quota exceeded", "Read-only file system", "Cannot allocate memory",
+    "virtual memory exhausted", "out of memory allocating", "Killed signal terminated program",
+    "Too many open files", "Resource temporarily unavailable",
+};
+
+}  // namespace
+
+std::string unique_suffix() {
+  static std::atomic<unsigned long> next{0};
+  return std::to_string(::getpid()) + "." + std::to_string(next++);
+}
+
+Fault build_fault(const std::string& log, int signal) {
+  // SIGKILL is how the OOM killer (or a user) stops a compiler.
+  if (signal == SIGKILL || signal == SIGTERM) return Fault::environment;
+  for (auto marker : kMachineTrouble)
+    if (log.find(marker) != std::string::npos) return Fault::environment;
+  return Fault::config;
+}
 
 bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r) {
   ProcessResult p;
@@ -10,6 +42,7 @@ bool run_compiler(const std::vector<std::string>& argv, const std::string& tool,
     p = run_process(argv, std::chrono::minutes(5));
   } catch (const std::exception& e) {
     r.status = Status::compile_error;
+    r.fault = Fault::environment;
     r.log = "cannot run " + tool + ": " + e.what();
     return false;
   }
@@ -17,6 +50,7 @@ bool run_compiler(const std::vector<std::string>& argv, const std::string& tool,
   r.log = std::move(p.output);
   if (!p.timed_out && p.signal == 0 && p.exit_code == 0) return true;
   r.status = Status::compile_error;
+  r.fault = p.interrupted ? Fault::environment : p.timed_out ? Fault::config : build_fault(r.log, p.signal);
   if (p.timed_out) r.log = tool + " timed out after 5 minutes\n" + r.log;
   else if (p.signal) r.log = tool + " killed by " + describe_signal(p.signal) + "\n" + r.log;
   return false;

@@ -8,8 +8,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <random>
+#include <utility>
 #include <cstring>
 #include <system_error>
+
+#include <fmt/format.h>
+
+#include "tunekit/stop.hpp"
 
 extern char** environ;
 
@@ -67,6 +73,46 @@ std::string describe_signal(int sig) {
   return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig)) + " (" + (text ? text : "?") + ")";
 }
 
+namespace {
+
+// Keeps the first and the last kKeptOutputBytes of a stream.
+class KeptOutput {
+ public:
+  void add(const char* data, std::size_t n) {
+    const std::size_t to_head = std::min(n, kKeptOutputBytes - std::min(kKeptOutputBytes, head_.size()));
+    head_.append(data, to_head);
+    data += to_head;
+    n -= to_head;
+    if (n == 0) return;
+    tail_.append(data, n);
+    if (tail_.size() > 2 * kKeptOutputBytes) {
+      const std::size_t cut = tail_.size() - kKeptOutputBytes;
+      dropped_ += cut;
+      tail_.erase(0, cut);
+    }
+  }
+  std::string take(std::uint64_t& dropped) {
+    if (tail_.size() > kKeptOutputBytes) {
+      dropped_ += tail_.size() - kKeptOutputBytes;
+      tail_.erase(0, tail_.size() - kKeptOutputBytes);
+    }
+    dropped = dropped_;
+    if (dropped_ == 0) return head_ + tail_;
+    return head_ + "\n[... " + std::to_string(dropped_) + " bytes of output not kept ...]\n" + tail_;
+  }
+
+ private:
+  std::string head_, tail_;
+  std::uint64_t dropped_ = 0;
+};
+
+// How long the output of a program that has exited is still read: what it
+// wrote just before it exited, not what a background process it left
+// behind writes later.
+constexpr auto kDrainAfterExit = std::chrono::milliseconds(200);
+
+}  // namespace
+
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
                           const std::filesystem::path& cwd) {
   ProcessResult result;
@@ -88,27 +134,54 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::dur
     fail("cannot start '" + argv[0] + "'");
   }
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(timeout);
+  KeptOutput kept;
+  int status = 0;
+  bool exited = false, eof = false;
+  Clock::time_point exited_at;
   char buf[65536];
   for (;;) {
-    pollfd p{out[0], POLLIN, 0};
-    int n = ::poll(&p, 1, ms_until(deadline));
-    if (n == 0) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
+    if (!exited) {
+      const pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) {
+        exited = true;
+        exited_at = Clock::now();
+      }
+    }
+    const auto now = Clock::now();
+    if (exited && (eof || now - exited_at >= kDrainAfterExit)) break;
+    if (!exited && stop_requested()) {
+      result.interrupted = true;
       break;
     }
+    // Checked on every pass, not only when poll() times out: a program that
+    // prints without pause must still stop at its deadline.
+    if (!exited && now >= deadline) {
+      result.timed_out = true;
+      break;
+    }
+    int wait_ms = std::min(ms_until(exited ? exited_at + kDrainAfterExit : deadline), 50);
+    pollfd p{eof ? -1 : out[0], POLLIN, 0};
+    int n = ::poll(&p, 1, wait_ms);
     if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || eof) continue;
     ssize_t got = ::read(out[0], buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    result.output.append(buf, static_cast<std::size_t>(got));
+    if (got <= 0) {
+      eof = true;
+      continue;
+    }
+    kept.add(buf, static_cast<std::size_t>(got));
   }
   ::close(out[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  // The program's process group: whatever it left running dies with it (a
+  // timed-out program, or a background process holding its output).
+  ::kill(-pid, SIGKILL);
+  if (!exited)
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  result.output = kept.take(result.output_dropped);
   result.wall = Clock::now() - start;
-  if (!result.timed_out) {
+  if (!result.timed_out && !result.interrupted) {
     if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     else result.exit_code = WEXITSTATUS(status);
   }
@@ -117,30 +190,69 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::dur
 
 Child::~Child() { kill(); }
 
+namespace {
+
+std::string random_token() {
+  std::random_device rd;
+  return fmt::format("tk{:08x}{:08x}", rd(), rd());
+}
+
+// The parent's environment with the worker's channel variables set.
+std::vector<std::string> child_environment(const std::string& token) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view v(*e);
+    if (v.starts_with("TUNEKIT_REQUEST_FD=") || v.starts_with("TUNEKIT_REPLY_FD=") ||
+        v.starts_with("TUNEKIT_REPLY_TOKEN=") || v.starts_with("TUNEKIT_PARENT_PID="))
+      continue;
+    env.emplace_back(v);
+  }
+  env.push_back("TUNEKIT_REQUEST_FD=3");
+  env.push_back("TUNEKIT_REPLY_FD=4");
+  env.push_back("TUNEKIT_REPLY_TOKEN=" + token);
+  env.push_back("TUNEKIT_PARENT_PID=" + std::to_string(::getpid()));
+  return env;
+}
+
+}  // namespace
+
 void Child::start(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   kill();
-  int in[2], back[2];
+  std::error_code ec;
+  if (std::filesystem::file_size(log, ec) > kLogRotateBytes && !ec)
+    std::filesystem::rename(log, log.string() + ".1", ec);
+  int in[2], back[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0) fail("pipe");
   if (::pipe2(back, O_CLOEXEC) != 0) fail("pipe");
+  if (::pipe2(out, O_CLOEXEC) != 0) fail("pipe");
   SpawnAttributes sa;
-  posix_spawn_file_actions_adddup2(&sa.actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&sa.actions, back[1], 3);
-  posix_spawn_file_actions_addopen(&sa.actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&sa.actions, 1, 2);
+  posix_spawn_file_actions_addopen(&sa.actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&sa.actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&sa.actions, out[1], 2);
+  posix_spawn_file_actions_adddup2(&sa.actions, in[0], 3);
+  posix_spawn_file_actions_adddup2(&sa.actions, back[1], 4);
   auto args = c_argv(argv);
-  int rc = posix_spawn(&pid_, args[0], &sa.actions, &sa.attr, args.data(), environ);
+  token_ = random_token();
+  const auto env = child_environment(token_);
+  auto envp = c_argv(env);
+  int rc = posix_spawn(&pid_, args[0], &sa.actions, &sa.attr, args.data(), envp.data());
   ::close(in[0]);
   ::close(back[1]);
+  ::close(out[1]);
   if (rc != 0) {
     ::close(in[1]);
     ::close(back[0]);
+    ::close(out[0]);
     pid_ = -1;
     errno = rc;
     fail("cannot start '" + argv[0] + "'");
   }
   to_child_ = in[1];
   from_child_ = back[0];
+  output_ = out[0];
+  log_ = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   buffer_.clear();
+  mark_output();
 }
 
 bool Child::send(const std::string& line) {
@@ -156,6 +268,57 @@ bool Child::send(const std::string& line) {
   return true;
 }
 
+void Child::note_dropped() {
+  if (log_ >= 0 && dropped_ > 0) {
+    const std::string note = "\n[tunekit: " + std::to_string(dropped_) + " more bytes of output not kept]\n";
+    [[maybe_unused]] auto n = ::write(log_, note.data(), note.size());
+  }
+  dropped_ = 0;
+}
+
+void Child::mark_output() {
+  note_dropped();
+  tail_.clear();
+  logged_ = 0;
+  dropped_ = 0;
+}
+
+std::string Child::output() const {
+  std::string text = tail_;
+  if (dropped_ > 0 || text.size() > kTailBytes) text = "..." + text.substr(text.size() - std::min(text.size(), kTailBytes));
+  return text;
+}
+
+void Child::keep_output(const char* data, std::size_t n) {
+  const std::size_t to_log = std::min(n, kLogBytesPerRequest - std::min(kLogBytesPerRequest, logged_));
+  if (log_ >= 0 && to_log > 0) {
+    [[maybe_unused]] auto w = ::write(log_, data, to_log);
+  }
+  logged_ += to_log;
+  dropped_ += n - to_log;
+  tail_.append(data, n);
+  if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+}
+
+bool Child::drain_output(std::chrono::milliseconds wait) {
+  const auto deadline = Clock::now() + wait;
+  char buf[65536];
+  while (output_ >= 0) {
+    pollfd p{output_, POLLIN, 0};
+    int n = ::poll(&p, 1, ms_until(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    ssize_t got = ::read(output_, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      close_fd(output_);
+      return false;
+    }
+    keep_output(buf, static_cast<std::size_t>(got));
+  }
+  return false;
+}
+
 std::optional<std::string> Child::receive(std::chrono::duration<double> timeout) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
   char buf[65536];
@@ -165,18 +328,29 @@ std::optional<std::string> Child::receive(std::chrono::duration<double> timeout)
       buffer_.erase(0, nl + 1);
       return line;
     }
-    if (from_child_ < 0) return std::nullopt;
-    pollfd p{from_child_, POLLIN, 0};
-    int n = ::poll(&p, 1, ms_until(deadline));
-    if (n == 0) return std::nullopt;
+    // No answer is this long: hand it over as it is, to fail as malformed.
+    if (buffer_.size() > kMaxLineBytes) return std::exchange(buffer_, {});
+    if (from_child_ < 0 || stop_requested() || Clock::now() >= deadline) return std::nullopt;
+    pollfd p[2] = {{from_child_, POLLIN, 0}, {output_, POLLIN, 0}};
+    // Short slices: a stop request may come from a signal to another thread.
+    int n = ::poll(p, 2, std::min(ms_until(deadline), 100));
     if (n < 0 && errno == EINTR) continue;
-    ssize_t got = ::read(from_child_, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      close_fd(from_child_);
-      return std::nullopt;
+    if (n <= 0) continue;
+    if (p[1].revents) {
+      ssize_t got = ::read(output_, buf, sizeof buf);
+      if (got > 0) keep_output(buf, static_cast<std::size_t>(got));
+      else if (got == 0 || errno != EINTR) close_fd(output_);
     }
-    buffer_.append(buf, static_cast<std::size_t>(got));
+    if (p[0].revents) {
+      ssize_t got = ::read(from_child_, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        close_fd(from_child_);
+        drain_output(std::chrono::milliseconds(100));
+        return std::nullopt;
+      }
+      buffer_.append(buf, static_cast<std::size_t>(got));
+    }
   }
 }
 
@@ -191,10 +365,14 @@ void Child::kill() {
   pid_ = -1;
   close_fd(to_child_);
   close_fd(from_child_);
+  close_fd(output_);
+  note_dropped();
+  close_fd(log_);
   buffer_.clear();
 }
 
 std::string Child::reap() {
+  last_signal_ = 0;
   if (pid_ <= 0) return "not running";
   int status = 0;
   // The pipe closed, so it is exiting; give it a moment, then force it.
@@ -208,10 +386,18 @@ std::string Child::reap() {
       ::waitpid(pid_, &status, 0);
     }
   }
+  // Whatever the worker's kernel left running in its group goes with it.
+  ::kill(-pid_, SIGKILL);
   pid_ = -1;
   close_fd(to_child_);
   close_fd(from_child_);
-  if (WIFSIGNALED(status)) return "killed by " + describe_signal(WTERMSIG(status));
+  close_fd(output_);
+  note_dropped();
+  close_fd(log_);
+  if (WIFSIGNALED(status)) {
+    last_signal_ = WTERMSIG(status);
+    return "killed by " + describe_signal(WTERMSIG(status));
+  }
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   return "ended";
 }

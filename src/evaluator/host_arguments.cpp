@@ -1,9 +1,15 @@
 #include "evaluator/detail/host_arguments.hpp"
 
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "evaluator/detail/host_data.hpp"
 #include "evaluator/detail/protocol.hpp"
@@ -38,7 +44,9 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
     std::string signature = argument_signature(a, i, seed);
     if (signature == signatures_[i]) continue;
     changed = true;
-    signatures_[i] = std::move(signature);
+    // Forgotten first: if this argument's buffer cannot be made, the next
+    // request makes it again instead of running with none.
+    signatures_[i].clear();
     versions_[i] = ++generated_;
     buffers_[i].reset();
     bytes_[i] = 0;
@@ -46,17 +54,28 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
     scalars_[i] = 0;
     if (a.role == Role::scalar) {
       scalars_[i] = scalar_bits(a);
+      signatures_[i] = std::move(signature);
       continue;
     }
-    if (a.role == Role::tensor_map) continue;  // encoded by the device backend
-    bytes_[i] = a.count * size_of(a.type);
+    if (a.role == Role::tensor_map) {  // encoded by the device backend
+      signatures_[i] = std::move(signature);
+      continue;
+    }
+    const std::uint64_t element = size_of(a.type);
+    if (a.count > (std::numeric_limits<std::uint64_t>::max() - 63) / element)
+      throw AllocationError(fmt::format("argument '{}': {} elements of {} bytes overflow 64 bits", a.name, a.count, element));
+    const std::uint64_t bytes = a.count * element;
     // 64-byte alignment: a cache line, and what AVX-512 loads like.
-    const std::size_t rounded = std::max<std::size_t>(64, (bytes_[i] + 63) / 64 * 64);
+    const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
     auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
-    if (!p) throw std::bad_alloc();
+    if (!p)
+      throw AllocationError(fmt::format("cannot allocate {} bytes for argument '{}' ({} elements of {})", bytes, a.name,
+                                        a.count, to_string(a.type)));
     buffers_[i].reset(p);
+    bytes_[i] = bytes;
     fill(p, a, seed * 1000003ULL + i);
     if (a.role == Role::inout) pristine_[i].assign(p, p + bytes_[i]);
+    signatures_[i] = std::move(signature);
   }
   // The tensor maps' dims and box are not in the signatures: keep the latest.
   args_ = args;
@@ -78,7 +97,9 @@ std::vector<void*> HostArguments::pointers() {
 }
 
 std::string HostArguments::save_outputs(const std::string& file) {
-  const std::string tmp = file + ".tmp";
+  // A name of this worker's own: two tuners sharing an output folder may
+  // compute the same reference at once.
+  const std::string tmp = file + "." + std::to_string(::getpid()) + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary);
     for (std::size_t i = 0; i < args_.size(); ++i)
@@ -87,6 +108,27 @@ std::string HostArguments::save_outputs(const std::string& file) {
   }
   if (std::rename(tmp.c_str(), file.c_str()) != 0) return "cannot rename " + tmp;
   return {};
+}
+
+std::string HostArguments::non_finite_output() const {
+  std::string found;
+  for (std::size_t i = 0; i < args_.size() && found.empty(); ++i) {
+    if (!is_output(i)) continue;
+    with_type(args_[i].type, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (is_float_storage<T>) {
+        const T* p = reinterpret_cast<const T*>(buffers_[i].get());
+        for (std::uint64_t k = 0; k < args_[i].count; ++k) {
+          const double v = as_double(p[k]);
+          if (!std::isfinite(v)) {
+            found = fmt::format("output '{}' has {} at element {}", args_[i].name, v, k);
+            return;
+          }
+        }
+      }
+    });
+  }
+  return found;
 }
 
 Verification HostArguments::verify(const std::string& file, const Tolerance& tol) {

@@ -144,6 +144,7 @@ json to_json(const WorkerAnswer& a) {
          {"busy_us", Microseconds(r.device_busy).count()},
          {"flush_us", Microseconds(r.flush).count()},
          {"restart", a.restart}};
+  if (r.fault != Fault::none) j["fault"] = std::string(to_string(r.fault));
   if (r.verification.checked)
     j["verification"] = {{"passed", r.verification.passed},
                          {"max_abs_diff", finite_or_null(r.verification.max_abs_diff)},
@@ -162,6 +163,7 @@ WorkerAnswer answer_from_json(const json& j) {
   r.device_busy = Microseconds(j.value("busy_us", 0.0));
   r.flush = Microseconds(j.value("flush_us", 0.0));
   a.restart = j.value("restart", false);
+  if (j.contains("fault")) r.fault = fault_from_string(j["fault"].get<std::string>()).value_or(Fault::config);
   if (j.contains("verification")) {
     const auto& v = j["verification"];
     r.verification.checked = true;
@@ -171,6 +173,27 @@ WorkerAnswer answer_from_json(const json& j) {
     r.verification.detail = v.value("detail", std::string());
   }
   return a;
+}
+
+std::variant<WorkerAnswer, std::string> parse_answer(std::string_view line, std::string_view token) {
+  auto excerpt = [&] {
+    std::string text(line.substr(0, 200));
+    for (char& c : text)
+      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    return text + (line.size() > 200 ? "..." : "");
+  };
+  if (!token.empty()) {
+    if (line.size() <= token.size() || line.substr(0, token.size()) != token || line[token.size()] != ' ')
+      return "a line on the reply channel that is not the worker's: '" + excerpt() + "'";
+    line.remove_prefix(token.size() + 1);
+  }
+  try {
+    const json j = json::parse(line);
+    if (!j.is_object()) return "a reply that is not a JSON object: '" + excerpt() + "'";
+    return answer_from_json(j);
+  } catch (const std::exception& e) {
+    return std::string("a malformed reply (") + e.what() + "): '" + excerpt() + "'";
+  }
 }
 
 }  // namespace tunekit::detail

@@ -1,10 +1,33 @@
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "tunekit/evaluator.hpp"
 
 namespace tunekit {
+
+namespace {
+
+// The range of an integer element type (u64's upper end is capped at
+// int64's, which is all a Value holds); nullopt for floating types.
+std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t) {
+  switch (t) {
+    case ElementType::i8: return std::pair<std::int64_t, std::int64_t>{INT8_MIN, INT8_MAX};
+    case ElementType::i16: return std::pair<std::int64_t, std::int64_t>{INT16_MIN, INT16_MAX};
+    case ElementType::i32: return std::pair<std::int64_t, std::int64_t>{INT32_MIN, INT32_MAX};
+    case ElementType::i64: return std::pair<std::int64_t, std::int64_t>{INT64_MIN, INT64_MAX};
+    case ElementType::u8: return std::pair<std::int64_t, std::int64_t>{0, UINT8_MAX};
+    case ElementType::u16: return std::pair<std::int64_t, std::int64_t>{0, UINT16_MAX};
+    case ElementType::u32: return std::pair<std::int64_t, std::int64_t>{0, UINT32_MAX};
+    case ElementType::u64: return std::pair<std::int64_t, std::int64_t>{0, INT64_MAX};
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
 
 std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env) {
   std::vector<ResolvedArgument> out;
@@ -38,6 +61,21 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
       r.scalar = a.value->evaluate(env);
       if (r.scalar.is_string())
         throw InputError(a.value->where(), fmt::format("argument '{}' evaluates to a string", a.name));
+      // A value its type cannot hold would reach the kernel wrapped around
+      // (4294967312 as an i32 is 16).
+      if (auto range = integer_range(a.type)) {
+        const double v = r.scalar.to_double();
+        const bool fits = r.scalar.is_int() ? (a.type == ElementType::u64 ? r.scalar.as_int() >= 0
+                                                                          : r.scalar.as_int() >= range->first &&
+                                                                                r.scalar.as_int() <= range->second)
+                                            : std::isfinite(v) && v >= static_cast<double>(range->first) &&
+                                                  v <= static_cast<double>(range->second);
+        if (!fits)
+          throw InputError(a.value->where(), fmt::format("argument '{}' = {} does not fit its type {} ({} to {})", a.name,
+                                                         r.scalar.repr(), to_string(a.type), range->first,
+                                                         a.type == ElementType::u64 ? std::string("2^64-1")
+                                                                                    : std::to_string(range->second)));
+      }
     } else if (!a.shape.empty()) {
       std::int64_t n = 1;
       for (const auto& e : a.shape) {

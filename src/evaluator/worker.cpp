@@ -1,9 +1,12 @@
 #include "evaluator/detail/worker.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+
+#include "evaluator/detail/channel.hpp"
 
 namespace tunekit::detail {
 
@@ -55,11 +58,28 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
     answer.restart = runner.poisoned();
     return answer;
   };
-  const bool changed = args.prepare(rq.arguments, rq.seed);
+  bool changed = false;
+  try {
+    changed = args.prepare(rq.arguments, rq.seed);
+  } catch (const AllocationError& e) {
+    // The machine's memory, not the kernel: the config is tried again later.
+    TrialResult r;
+    r.status = Status::resource_limit;
+    r.fault = Fault::environment;
+    r.error = e.what();
+    return fail(std::move(r));
+  }
   if (auto failed = runner.load(rq)) return fail(std::move(*failed));
 
   if (rq.op == WorkerRequest::Op::reference) {
     if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
+    // NaN would make every correct config a wrong_result, and a NaN config
+    // the winner.
+    if (std::string bad = args.non_finite_output(); !bad.empty()) {
+      result.status = Status::wrong_result;
+      result.error = "the reference's " + bad;
+      return answer;
+    }
     if (std::string error = args.save_outputs(rq.reference_file); !error.empty()) {
       result.status = Status::launch_error;
       result.error = error;
@@ -85,6 +105,7 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
 }
 
 int serve(int in_fd, int out_fd, KernelRunner& runner) {
+  const int home = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   HostArguments args;
   std::string pending, line;
   while (read_line(in_fd, pending, line)) {
@@ -98,7 +119,13 @@ int serve(int in_fd, int out_fd, KernelRunner& runner) {
       answer.restart = runner.poisoned();
     }
     std::fflush(stdout);
-    if (!write_all(out_fd, to_json(answer).dump() + "\n")) return 1;
+    std::fflush(stderr);
+    // Whatever a kernel did to the process's directory, the next request
+    // starts where the worker started (paths in requests are absolute, but a
+    // kernel's own relative paths are not).
+    if (home >= 0 && ::fchdir(home) != 0) answer.restart = true;
+    const std::string& token = reply_token();
+    if (!write_all(out_fd, (token.empty() ? "" : token + " ") + to_json(answer).dump() + "\n")) return 1;
     if (answer.restart) return 0;
   }
   return 0;

@@ -9,6 +9,7 @@
 
 #include "core/detail/hash.hpp"
 #include "evaluator/detail/protocol.hpp"
+#include "tunekit/stop.hpp"
 
 namespace tunekit::detail {
 
@@ -26,8 +27,8 @@ fs::path find_worker() {
 }
 
 WorkerEvaluator::WorkerEvaluator(fs::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes)
-    : work_dir_(std::move(work_dir)),
-      log_(work_dir_ / "worker.log"),
+    : work_dir_(fs::absolute(work_dir)),
+      log_(fs::absolute(work_dir_) / "worker.log"),
       worker_args_(std::move(worker_args)),
       flush_bytes_(flush_bytes) {
   fs::create_directories(work_dir_ / "reference");
@@ -53,21 +54,12 @@ void WorkerEvaluator::ensure_worker() {
   worker_.start(argv, log_);
 }
 
-std::string WorkerEvaluator::log_since(std::uintmax_t offset) const {
-  std::ifstream f(log_, std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(offset));
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (text.size() > 2000) text = "..." + text.substr(text.size() - 2000);
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
 namespace {
 
-std::uintmax_t file_size_or_zero(const fs::path& p) {
-  std::error_code ec;
-  auto n = fs::file_size(p, ec);
-  return ec ? 0 : n;
+// Signals that come from outside the kernel: the OOM killer's and a user's
+// (a kernel can raise them too, but then it is the rare case).
+bool killed_from_outside(int signal) {
+  return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP || signal == SIGQUIT;
 }
 
 WorkerRequest make_request(const TrialRequest& rq, std::uint64_t flush_bytes) {
@@ -105,47 +97,68 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   const fs::path cache = work_dir_ / "reference" / (Hasher().add(key.dump()).hex() + ".bin");
   if (fs::exists(cache)) return cache;
   w.reference_file = cache.string();
-  ensure_worker();
-  const auto log_offset = file_size_or_zero(log_);
   // The reference may be a slow naive kernel: give it ten trial timeouts.
   const auto limit = rq.measure.timeout * 10;
-  if (worker_.send(to_json(w).dump()))
-    if (auto line = worker_.receive(limit)) {
-      WorkerAnswer a = answer_from_json(json::parse(*line));
-      if (a.restart) worker_.kill();
-      if (a.result.status == Status::ok) return cache;
-      throw std::runtime_error("the reference failed (" + std::string(to_string(a.result.status)) + "): " + a.result.error);
-    }
-  const bool hung = !worker_.closed();
-  std::string why = hung ? fmt::format("did not finish within {:.0f} s", limit.count()) : worker_.reap();
-  worker_.kill();
-  std::string log = log_since(log_offset);
-  throw std::runtime_error("the reference run " + why + (log.empty() ? "" : ":\n" + log));
+  TrialResult r = exchange(to_json(w).dump(), limit);
+  if (r.interrupted) return {};
+  if (r.status == Status::ok) return cache;
+  throw ReferenceError(r.status, r.error);
 }
 
-TrialResult WorkerEvaluator::evaluate(const TrialRequest& rq) {
-  WorkerRequest w = make_request(rq, flush_bytes_);
-  if (rq.reference) w.reference_file = prepare_reference(rq).string();
+TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit) {
   ensure_worker();
-  const auto log_offset = file_size_or_zero(log_);
+  worker_.mark_output();
   std::optional<std::string> line;
-  if (worker_.send(to_json(w).dump())) line = worker_.receive(rq.measure.timeout);
+  if (worker_.send(request)) line = worker_.receive(limit);
+  TrialResult r;
   if (!line) {
-    TrialResult r;
+    if (stop_requested()) {
+      worker_.kill();
+      r.interrupted = true;
+      return r;
+    }
     if (!worker_.closed()) {
       r.status = Status::timeout;
-      r.error = fmt::format("no result within {:.3g} s; worker killed", rq.measure.timeout.count());
+      r.error = fmt::format("no result within {:.3g} s; worker killed", limit.count());
       worker_.kill();
     } else {
       r.status = Status::crash;
       r.error = "worker " + worker_.reap();
+      if (killed_from_outside(worker_.last_signal())) {
+        r.fault = Fault::environment;
+        r.error += " (a signal from outside the kernel, such as the OOM killer's: the config is tried again later)";
+      }
     }
-    if (std::string log = log_since(log_offset); !log.empty()) r.error += "\n" + log;
+    if (std::string log = worker_.output(); !log.empty()) r.error += "\n" + log;
     return r;
   }
-  WorkerAnswer a = answer_from_json(json::parse(*line));
+  auto parsed = parse_answer(*line, worker_.token());
+  if (auto* why = std::get_if<std::string>(&parsed)) {
+    // Only the worker writes on its channel; whatever else arrived there
+    // (a kernel that found the descriptor) fails this config, and a fresh
+    // worker serves the next.
+    worker_.kill();
+    r.status = Status::launch_error;
+    r.error = "the worker sent " + *why;
+    if (std::string log = worker_.output(); !log.empty()) r.error += "\n" + log;
+    return r;
+  }
+  WorkerAnswer a = std::get<WorkerAnswer>(std::move(parsed));
   if (a.restart) worker_.kill();
   return a.result;
+}
+
+TrialResult WorkerEvaluator::evaluate(const TrialRequest& rq) {
+  WorkerRequest w = make_request(rq, flush_bytes_);
+  if (rq.reference) {
+    w.reference_file = prepare_reference(rq).string();
+    if (stop_requested()) {
+      TrialResult r;
+      r.interrupted = true;
+      return r;
+    }
+  }
+  return exchange(to_json(w).dump(), rq.measure.timeout);
 }
 
 }  // namespace tunekit::detail

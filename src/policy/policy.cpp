@@ -172,7 +172,8 @@ std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& co
     for (auto& [name, rule] : c.equalities(
              [&](const std::string& n) { return integer_column(policy.entries, n, false); },
              [&](const std::string& n) { return std::find(sizes.begin(), sizes.end(), n) != sizes.end(); })) {
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.name == name; });
+      const std::string& key = name;  // clang 14 cannot capture a structured binding
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.name == key; });
       if (!seen && rule.to_cpp([](const std::string& n) { return std::optional<std::string>(n); }, ""))
         out.push_back({name, std::move(rule)});
     }

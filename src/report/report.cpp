@@ -109,6 +109,7 @@ ojson trial_json(std::size_t number_, const TrialRecord& t, const TrialColumns& 
   j["error"] = t.error.empty() ? ojson(nullptr) : ojson(t.error);
   j["build_s"] = number(t.build_time.count());
   j["origin"] = t.origin;
+  if (!ok && t.status != Status::slower) j["fault"] = std::string(to_string(t.fault));  // whose fault the failure is
   if (t.status == Status::slower && t.slower_than) {
     // time_us stays null: a few samples are no full measurement.
     j["slower_than"] = {{"factor", number(t.slower_than->factor)},
@@ -188,8 +189,11 @@ std::string early_stop_line(const std::vector<const TrialRecord*>& trials) {
                      cut, cut == 1 ? "" : "s", bar);
 }
 
-std::string resumed_note(std::size_t resumed) {
-  return resumed ? fmt::format("; {} resumed from the store", resumed) : std::string{};
+std::string resumed_note(std::size_t resumed, std::size_t retried = 0) {
+  std::string out = resumed ? fmt::format("; {} resumed from the store", resumed) : std::string{};
+  // Failures measured again: the environment's, other settings, --retry-failed.
+  if (retried) out += fmt::format("; {} stored failure{} measured again", retried, retried == 1 ? "" : "s");
+  return out;
 }
 
 // CCCL's choice: the one config with the best geometric-mean speedup over
@@ -379,7 +383,9 @@ std::string format_json(const TuneReport& report) {
     j["metrics"] = std::move(m);
   }
   j["target_noise"] = number(report.target_noise);
-  j["warnings"] = report.warnings;
+  j["retried"] = report.retried;
+  if (report.interrupted) j["interrupted"] = true;
+  if (!report.warnings.empty()) j["warnings"] = report.warnings;
   j["seeded_by"] = report.seeded_by;
   ojson sizes = ojson::array();
   for (const auto& s : report.sizes) {
@@ -451,16 +457,18 @@ std::string format_summary(const TuneReport& report) {
         out += fmt::format("speedup over {}{}: {:.2f}x\n", label,
                            report.objective.is_time() ? "" : " by " + report.objective.name, *sp);
       out += verification_line(*best, s.trials) + '\n';
+    } else if (!s.error.empty()) {
+      out += "stopped: " + s.error.substr(0, s.error.find('\n')) + "\n";
     } else if (s.trials.empty()) {
       out += "no trials were run\n";
     } else {
       out += fmt::format("no valid config: none of the {} trial{} ran correctly\n", s.trials.size(),
                          s.trials.size() == 1 ? "" : "s");
     }
-    out += status_counts(these) + (several ? "" : resumed_note(report.resumed)) + '\n';
+    out += status_counts(these) + (several ? "" : resumed_note(report.resumed, report.retried)) + '\n';
   }
   if (several) {
-    out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed));
+    out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed, report.retried));
     out += universal_lines(report);
   }
   out += early_stop_line(everything);

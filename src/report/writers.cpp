@@ -1,4 +1,5 @@
 // The built-in output writers, one entry each, and the one way they are run.
+#include <fstream>
 #include <sstream>
 
 #include "report/detail/files.hpp"
@@ -114,11 +115,20 @@ void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs
     if (!o.writer->writes_file) write_output(*o.writer, report, o.file, console);
 }
 
+std::optional<std::string> unsafe_output(const fs::path& file) {
+  std::ifstream f(file, std::ios::binary);
+  char header[16] = {};
+  if (f && f.read(header, sizeof header) && std::string_view(header, sizeof header) == std::string_view("SQLite format 3\0", 16))
+    return "'" + file.string() + "' is an SQLite database (a results store?); an output may not replace it";
+  return std::nullopt;
+}
+
 void write_output(const WriterInfo& writer, const TuneReport& report, const fs::path& file, std::ostream& console) {
   if (!writer.writes_file) {
     writer.write(report, console);
     return;
   }
+  if (auto why = unsafe_output(file)) throw InputError({"output " + writer.name}, *why);
   std::ostringstream text;
   writer.write(report, text);
   detail::write_file_atomically(file, text.str());

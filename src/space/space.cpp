@@ -333,6 +333,53 @@ Space::Space(std::vector<Parameter> parameters, std::vector<Expression> constrai
   }
 }
 
+std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
+  std::vector<std::string> out;
+  for (const Check& check : checks_) {
+    const std::size_t n = check.slots.size();
+    if (n == 0) {  // constant after binding the sizes: its failure empties the space
+      const Expression& c = constraints_[check.constraint];
+      if (!check.expr.evaluate(std::span<const Value>{})) {
+        std::string why = "evaluation failed";
+        try {
+          (void)check.expr.evaluate(Bindings{});
+        } catch (const InputError& e) {
+          why = e.message();
+        }
+        out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() + "': " +
+                      why + "; it counts as false, so no config is valid");
+      }
+      continue;
+    }
+    std::vector<std::uint32_t> digit(n, 0);
+    std::vector<Value> values(n);
+    for (std::uint64_t tried = 0; tried < limit; ++tried) {
+      for (std::size_t k = 0; k < n; ++k) values[k] = params_[check.slots[k]].values[digit[k]];
+      if (!check.expr.evaluate(values)) {
+        Bindings at;
+        for (std::size_t k = 0; k < n; ++k) at[params_[check.slots[k]].name] = values[k];
+        std::string why = "evaluation failed";
+        try {
+          (void)check.expr.evaluate(at);
+        } catch (const InputError& e) {
+          why = e.message();
+        }
+        const Expression& c = constraints_[check.constraint];
+        std::string first;
+        for (const auto& [name, value] : at) first += (first.empty() ? "" : ", ") + name + ": " + value.repr();
+        out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() + "': " +
+                      why + ", first at {" + first + "}; the configs where it fails count as invalid");
+        break;
+      }
+      // The next combination, the last parameter fastest (for_each order).
+      std::size_t k = n;
+      while (k > 0 && ++digit[k - 1] == params_[check.slots[k - 1]].values.size()) digit[--k] = 0;
+      if (k == 0) break;
+    }
+  }
+  return out;
+}
+
 bool Space::passes(const Check& check, std::span<const std::uint32_t> value_indices,
                    std::vector<Value>& scratch) const {
   for (std::size_t k = 0; k < check.slots.size(); ++k) {

@@ -2,6 +2,8 @@
 // level, and the entry points. Each section is read in its own file.
 #include "spec/detail/loader.hpp"
 
+#include <algorithm>
+
 #include "tunekit/annotation.hpp"
 
 namespace tunekit {
@@ -20,7 +22,14 @@ Spec Loader::load(const YAML::Node& root) {
   s.kernel = kernel(require(m, "kernel"));
   const BackendInfo& backend = backend_for_language(s.kernel.language);
   const bool command = backend.kernel.application;
-  if (auto v = get(m, "name")) s.name = string_of(*v, "a name");
+  if (auto v = get(m, "name")) {
+    s.name = string_of(*v, "a name");
+    // The name becomes file names in the output folder (NAME.csv, ...).
+    const bool control = std::any_of(s.name.begin(), s.name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+    if (s.name.find_first_of("/\\") != std::string::npos || s.name == "." || s.name == ".." || control)
+      fail(content_loc(*v), "name '" + s.name + "' must not contain '/', '\\' or control characters, nor be '.' or "
+                            "'..': it names the files in the output folder");
+  }
   else s.name = command && s.kernel.entry.empty() ? s.kernel.source.stem().string() : s.kernel.entry;
 
   if (command) {

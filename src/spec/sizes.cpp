@@ -1,5 +1,7 @@
 // Problem sizes: the spec's `sizes` section, and the grids the command line
 // and the spec build them from.
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include <fmt/format.h>
@@ -9,7 +11,31 @@
 
 namespace tunekit {
 
+namespace {
+
+// More sizes than anyone tunes, and few enough to hold in memory: a grid
+// past it is a mistake in the axes, said before it is built.
+constexpr std::uint64_t kMaxSizes = 100000;
+
+void check_grid(std::uint64_t base, const std::vector<Parameter>& axes) {
+  std::uint64_t count = base;
+  for (const auto& axis : axes) {
+    if (axis.values.empty()) return;
+    if (count > kMaxSizes / axis.values.size()) {
+      std::string shape;
+      for (const auto& a : axes) shape += (shape.empty() ? "" : " x ") + std::to_string(a.values.size()) + " " + a.name;
+      throw InputError(axes.front().where,
+                       fmt::format("the sizes' grid ({}{}) has more than {} sizes; narrow the axes",
+                                   base > 1 ? std::to_string(base) + " sizes x " : "", shape, kMaxSizes));
+    }
+    count *= axis.values.size();
+  }
+}
+
+}  // namespace
+
 std::vector<Bindings> size_grid(const std::vector<Parameter>& axes) {
+  check_grid(1, axes);
   std::vector<Bindings> out{Bindings{}};
   for (const auto& axis : axes) {
     std::vector<Bindings> next;
@@ -81,6 +107,7 @@ Parameter parse_axis(std::string_view text) {
 
 std::vector<Bindings> apply_axes(const std::vector<Bindings>& sizes, const std::vector<Parameter>& axes) {
   if (axes.empty()) return sizes;
+  check_grid(std::max<std::uint64_t>(1, sizes.size()), axes);
   std::vector<Bindings> out;
   std::set<std::string> seen;
   for (const auto& base : sizes)

@@ -1,6 +1,7 @@
 // The space: `parameters`, `constraints`, `configs` and `default`.
 #include "spec/detail/loader.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -31,6 +32,11 @@ void Loader::space(const Map& m, Spec& s) const {
     for (const Entry& e : pm.entries) {
       if (!is_identifier(e.key))
         fail(loc(e.key_node), "parameter name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
+      // It becomes a macro (-D NAME=...): a reserved name would redefine
+      // the compiler's own (__cplusplus, _GNU_SOURCE).
+      if (e.key.starts_with("__") || (e.key.size() > 1 && e.key[0] == '_' && std::isupper(static_cast<unsigned char>(e.key[1]))))
+        fail(loc(e.key_node), "parameter name '" + e.key + "' is reserved for the compiler and the C library (names "
+                              "starting with '__' or '_' and a capital letter); rename it");
       if (auto sz = size_names_.find(e.key); sz != size_names_.end())
         fail(loc(e.key_node), "'" + e.key + "' is both a parameter and a size (at " + sz->second.str() + ")");
       s.parameters.push_back(parameter(child(pm, e), e.key, loc(e.key_node)));
@@ -67,7 +73,8 @@ void Loader::space(const Map& m, Spec& s) const {
       std::map<std::string, std::unordered_set<std::string>> values_seen;
       for (std::size_t i = 0; i < s.configs.size(); ++i)
         for (const auto& [name, value] : s.configs[i]) {
-          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == name; });
+          const std::string& key = name;  // clang 14 cannot capture a structured binding
+          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
           if (p == s.parameters.end()) {
             if (auto sz = size_names_.find(name); sz != size_names_.end())
               fail(where[i], "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");
@@ -100,6 +107,13 @@ void Loader::space(const Map& m, Spec& s) const {
 
   if (auto v = get(m, "default"); v) {
     s.default_config = config(*v, &s.parameters);
+    // A value no config has can never be the baseline: say so here rather
+    // than tune without one.
+    for (const auto& p : s.parameters)
+      if (const Value* value = s.default_config->find(p.name);
+          value && std::find(p.values.begin(), p.values.end(), *value) == p.values.end())
+        fail(v->where, "default: " + p.name + " = " + value->repr() + " is not one of parameter '" + p.name +
+                           "''s values (at " + p.where.str() + "); the default config must be in the space");
   }
 }
 

@@ -8,15 +8,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <limits>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "store/detail/json_value.hpp"
+#include "tunekit/stop.hpp"
 
 namespace tunekit {
 
@@ -25,9 +28,25 @@ namespace {
 // 1: the trials table; 2: + rule_seed; 3: rule_seed becomes origin, why a
 // trial ran ('search', 'default' or a seed provider's name); 4: + slower_factor
 // and slower_best_us, the bar a trial cut short by the early stop (status
-// 'slower') was judged against. Older files are migrated on open.
-constexpr int kSchemaVersion = 4;
-constexpr int kBusyTimeoutMs = 30000;
+// 'slower') was judged against; 5: + fault (whose fault a failure is) and
+// settings (what the outcome depends on beyond the spec's hash). Older files
+// are migrated on open.
+constexpr int kSchemaVersion = 5;
+
+// Another process writing (a second tuner, `sqlite3` left open in a
+// transaction) holds the lock: wait for it as long as it takes, since giving
+// up would lose the trial in flight, but say so after a while, and stop
+// waiting when the run is asked to stop.
+constexpr int kLockNoticeAttempts = 10 + 600;  // about 30 s of the waits below
+
+int wait_for_lock(void* file, int attempts) {
+  if (stop_requested()) return 0;
+  if (attempts == kLockNoticeAttempts)
+    std::fprintf(stderr, "\ntunekit: waiting for the lock on %s, which another process holds\n",
+                 static_cast<const char*>(file));
+  std::this_thread::sleep_for(std::chrono::milliseconds(attempts < 10 ? attempts + 1 : 50));
+  return 1;
+}
 
 constexpr const char* kCreateSchema = R"sql(
 CREATE TABLE IF NOT EXISTS trials (
@@ -59,6 +78,8 @@ CREATE TABLE IF NOT EXISTS trials (
   origin        TEXT    NOT NULL DEFAULT 'search',
   slower_factor REAL,
   slower_best_us REAL,
+  fault         TEXT    NOT NULL DEFAULT 'none',
+  settings      TEXT    NOT NULL DEFAULT '',
   UNIQUE (spec_hash, device, size_key, config_key)
 );
 CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
@@ -68,7 +89,7 @@ CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
 constexpr const char* kColumns =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
-    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us";
+    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -76,9 +97,9 @@ constexpr const char* kUpsert = R"sql(
 INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, config_json, status, error,
                     median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
                     max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at,
-                    origin, slower_factor, slower_best_us)
+                    origin, slower_factor, slower_best_us, fault, settings)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-        ?23, ?24, ?25, ?26, ?27)
+        ?23, ?24, ?25, ?26, ?27, ?28, ?29)
 ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   kernel = excluded.kernel, size_json = excluded.size_json, config_json = excluded.config_json,
   status = excluded.status, error = excluded.error, median_us = excluded.median_us, min_us = excluded.min_us,
@@ -88,6 +109,7 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   verify_passed = excluded.verify_passed, verify_detail = excluded.verify_detail, build_s = excluded.build_s,
   machine_json = excluded.machine_json, created_at = excluded.created_at,
   slower_factor = excluded.slower_factor, slower_best_us = excluded.slower_best_us,
+  fault = excluded.fault, settings = excluded.settings,
   origin = CASE WHEN excluded.origin = 'search' THEN trials.origin ELSE excluded.origin END
 RETURNING id, origin
 )sql";
@@ -236,6 +258,11 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
     if (!(factor > 0) || !(best > 0)) fail(path, fmt::format("trial {} is 'slower' without the bar it was cut against", r.id));
     r.slower_than = SlowerThan{factor, Microseconds(best)};
   }
+  const std::string fault = st.text(26);
+  auto parsed_fault = fault_from_string(fault);
+  if (!parsed_fault) fail(path, fmt::format("trial {} has an unknown fault '{}'", r.id, fault));
+  r.fault = *parsed_fault;
+  r.settings = st.text(27);
   return r;
 }
 
@@ -253,9 +280,13 @@ std::string size_key(const Bindings& size) {
   return out;
 }
 
-Store::Store(const std::filesystem::path& file) : path_(file) {
+Store::Store(const std::filesystem::path& file, Access access) : path_(file) {
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
+  if (access == Access::read_only) {
+    open_read_only();
+    return;
+  }
   if (auto parent = path_.parent_path(); !parent.empty()) {
     std::filesystem::create_directories(parent, ec);
     if (ec) fail(path_, fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
@@ -266,7 +297,7 @@ Store::Store(const std::filesystem::path& file) : path_(file) {
   try {
     if (rc != SQLITE_OK) fail(path_, "cannot open", db_);
     sqlite3_extended_result_codes(db_, 1);
-    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
 
     {
       Statement wal(db_, path_, "PRAGMA journal_mode=WAL");
@@ -298,9 +329,18 @@ Store::Store(const std::filesystem::path& file) : path_(file) {
                "ALTER TABLE trials DROP COLUMN rule_seed;",
                "cannot migrate the schema from version 2");
         // Before version 4 no trial was cut short.
+        if (version <= 3)
+          exec(db_, path_,
+               "ALTER TABLE trials ADD COLUMN slower_factor REAL;"
+               "ALTER TABLE trials ADD COLUMN slower_best_us REAL;",
+               fmt::format("cannot migrate the schema from version {}", version));
+        // Before version 5 every failure was taken for the config's; the
+        // settings it ran under are unknown (''), so a resume measures it
+        // once more and then keeps what it finds.
         exec(db_, path_,
-             "ALTER TABLE trials ADD COLUMN slower_factor REAL;"
-             "ALTER TABLE trials ADD COLUMN slower_best_us REAL;",
+             "ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';"
+             "ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';"
+             "UPDATE trials SET fault = 'config' WHERE status NOT IN ('ok', 'slower');",
              fmt::format("cannot migrate the schema from version {}", version));
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
@@ -317,6 +357,46 @@ Store::Store(const std::filesystem::path& file) : path_(file) {
     sqlite3_close_v2(db_);
     db_ = nullptr;
     throw;
+  }
+}
+
+void Store::open_read_only() {
+  if (!std::filesystem::exists(path_)) fail(path_, "cannot open: no such file");
+  auto version_of = [&]() -> std::optional<std::int64_t> {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(st);
+      return std::nullopt;
+    }
+    std::optional<std::int64_t> v;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+  };
+  // A WAL file needs its shared-memory file, which read-only storage cannot
+  // create; there the file is opened as immutable (nothing else writes it).
+  for (const bool immutable : {false, true}) {
+    const std::string uri = "file:" + path_.string() + (immutable ? "?immutable=1" : "");
+    const int rc = sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX,
+                                   nullptr);
+    if (rc == SQLITE_OK) {
+      sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
+      if (auto version = version_of()) {
+        if (*version != kSchemaVersion) {
+          sqlite3_close_v2(db_);
+          db_ = nullptr;
+          fail(path_, fmt::format("schema version {} cannot be read without writing{}", *version,
+                                  *version < kSchemaVersion ? " (open it once with a command that writes, such as "
+                                                              "`tunekit tune`, to migrate it)"
+                                                            : "; it was written by a newer tunekit"));
+        }
+        return;
+      }
+    }
+    const std::string reason = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    if (immutable) fail(path_, "cannot open for reading: " + reason);
   }
 }
 
@@ -340,6 +420,8 @@ std::optional<TrialRecord> Store::find(const std::string& spec_hash, const std::
 void Store::put(TrialRecord& record, bool exclusive_origin) {
   if (record.created_at.empty()) record.created_at = utc_now_iso8601();
   if (record.origin.empty()) record.origin = kOriginSearch;
+  if (record.status == Status::ok || record.status == Status::slower) record.fault = Fault::none;  // no failure
+  else if (record.fault == Fault::none) record.fault = Fault::config;
   if (!exclusive_origin || record.origin == kOriginSearch) {
     upsert(record);
     return;
@@ -414,6 +496,8 @@ void Store::upsert(TrialRecord& record) {
   const bool slower = record.status == Status::slower && record.slower_than;
   st.bind(26, slower ? record.slower_than->factor : std::numeric_limits<double>::quiet_NaN());
   st.bind(27, slower ? record.slower_than->best.count() : std::numeric_limits<double>::quiet_NaN());
+  st.bind(28, to_string(record.fault));
+  st.bind(29, record.settings);
   if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
   record.id = st.integer(0);
   record.origin = st.text(1);

@@ -11,12 +11,14 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/detail/hash.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/objective.hpp"
 #include "tunekit/seeds.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/strategy.hpp"
 
 namespace tunekit {
@@ -108,11 +110,18 @@ std::optional<std::string> noise_warning(const TuneReport& r) {
 class Run {
  public:
   Run(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress)
-      : spec_(spec), options_(options), progress_(progress), start_(Clock::now()) {}
+      : spec_(spec),
+        options_(options),
+        progress_(progress),
+        start_(Clock::now()),
+        // Absolute: a kernel that changes the worker's directory must not
+        // move where the tuner's files are.
+        out_dir_(fs::absolute(options.out_dir)),
+        settings_(settings_key(spec)) {}
 
   TuneReport execute() {
     BackendOptions backend_options;
-    backend_options.work_dir = options_.out_dir / "cache";
+    backend_options.work_dir = out_dir_ / "cache";
     backend_options.rebuild = options_.fresh;
     backend_options.application = spec_.application;
     backend_options.spec = &spec_;
@@ -125,6 +134,7 @@ class Run {
     machine_json_ = machine_to_json(machine);
     report_.kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
     report_.application = spec_.application.has_value();
+    // As the user gave it (the tuner's own directory never changes).
     report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
     report_.metrics = spec_.metrics;
     report_.objective = spec_.objective;
@@ -149,7 +159,11 @@ class Run {
     check_entry(plans);
     for (const auto& p : plans) total_ += p.planned;
 
-    for (auto& p : plans) report_.sizes.push_back(tune_size(p, machine));
+    for (auto& p : plans) {
+      if (stop_requested()) break;
+      report_.sizes.push_back(tune_size(p, machine));
+    }
+    report_.interrupted = stop_requested();
     if (auto w = noise_warning(report_)) report_.warnings.push_back(*w);
     report_.wall = Clock::now() - start_;
     return report_;
@@ -157,11 +171,24 @@ class Run {
 
  private:
   SizePlan plan(const Bindings& size, const MachineInfo& machine) {
+    // A parameter would silently replace what the machine says (its value
+    // decides every constraint and argument that names it).
+    for (const auto& param : spec_.parameters)
+      if (machine.properties.count(param.name)) {
+        std::vector<std::string> names;
+        for (const auto& [k, v] : machine.properties) names.push_back(k);
+        throw InputError(param.where, fmt::format("parameter '{}' has the name of a property of the machine ({}); "
+                                                  "rename the parameter",
+                                                  param.name, fmt::join(names, ", ")));
+      }
     SizePlan p;
     p.size = size;
     Bindings constants = machine.properties;
     for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
+    for (auto& e : p.space->constraint_errors())
+      if (std::find(report_.warnings.begin(), report_.warnings.end(), e) == report_.warnings.end())
+        report_.warnings.push_back(std::move(e));
     if (spec_.configs.empty()) {
       std::optional<std::uint64_t> budget;
       if (spec_.search.max_evaluations) budget = *spec_.search.max_evaluations;
@@ -184,6 +211,11 @@ class Run {
     // last wrapped goes first: wrap in reverse.
     for (auto s = p.seeds.rbegin(); s != p.seeds.rend(); ++s)
       p.strategy = make_seeded(std::move(p.strategy), s->first, proposed_anyway(s->first));
+    if (spec_.default_config && !p.space->contains(*spec_.default_config))
+      report_.warnings.push_back(fmt::format(
+          "the default config {} is not in the space at size {} ({}); the first valid config is the baseline there",
+          spec_.default_config->str(), size_key(size),
+          p.space->why_invalid(*spec_.default_config).value_or("not valid")));
     if (spec_.default_config && p.space->contains(*spec_.default_config)) {
       p.baseline = spec_.default_config;
       p.baseline_is_spec_default = true;
@@ -320,9 +352,13 @@ class Run {
       BuildInput input = make_build_input(spec_, source_, *p.baseline);
       input.size = p.size;
       BuildResult r = builder_->build(input);
-      if (r.status != Status::ok)
-        throw InputError({spec_.file.string()}, fmt::format("the default config {} is the reference, but it does not build:\n{}",
-                                                            p.baseline->str(), r.log));
+      if (r.status != Status::ok) {
+        // Nothing at this size can be verified; the other sizes go on.
+        sr.error = fmt::format("the default config {} is the reference, but it does not build:\n{}", p.baseline->str(),
+                               clip(r.log, 2000));
+        report_.warnings.push_back(fmt::format("size {}: {}", size_key(p.size), sr.error));
+        return sr;
+      }
       reference = ReferenceRun{r.artifact, resolve_entry(spec_.kernel.entry, *p.baseline),
                                resolve_launch(spec_.kernel.launch, baseline_env)};
     }
@@ -346,7 +382,7 @@ class Run {
     // The next batch: the strategy's proposals, minus what this run did,
     // within the evaluation budget.
     auto next_batch = [&]() -> std::unique_ptr<Batch> {
-      if (out_of_time() || proposed >= budget) return nullptr;
+      if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
       while (queue.size() < batch) {
         auto more = p.strategy->next(batch - queue.size());
         if (more.empty()) break;
@@ -376,6 +412,11 @@ class Run {
         if (following) start_build(*following, true);
       }
       evaluate(p, *current, env, reference, sr);
+      if (!sr.error.empty() || stop_requested()) {
+        // Let a build in flight finish (it refers to the batch) and drop it.
+        if (following && following->built.valid()) following->built.wait();
+        break;
+      }
       if (!overlap) {
         following = next_batch();
         if (following) start_build(*following, false);
@@ -404,7 +445,15 @@ class Run {
     const std::string origin = p.origin_of(rec.config);
     const bool reflag = rec.id != 0 && origin != kOriginSearch && rec.origin != origin;
     rec.origin = origin;
-    if (rec.id == 0 || reflag) {
+    if (rec.id == 0) {
+      rec.settings = settings_;
+      if (rec.status == Status::ok || rec.status == Status::slower) rec.fault = Fault::none;
+      else if (rec.fault == Fault::none) rec.fault = Fault::config;
+    }
+    // Whether a config is valid depends on this run's constraints (--where),
+    // not on the config alone: an invalid verdict is never stored, so it can
+    // neither replace a measurement nor stop a later run from measuring.
+    if (rec.status != Status::invalid && (rec.id == 0 || reflag)) {
       const SeedProvider* provider = nullptr;
       for (const auto& [seed, from] : p.seeds)
         if (seed == rec.config) provider = from;
@@ -435,12 +484,6 @@ class Run {
     b.input_of.assign(b.configs.size(), SIZE_MAX);
     for (std::size_t i = 0; i < b.configs.size(); ++i) {
       const Config& c = b.configs[i];
-      if (!options_.fresh)
-        if (auto old = store_->find(report_.spec_hash, report_.device, p.size, c); old && still_holds(*old, p)) {
-          b.ready[i] = std::move(*old);
-          ++report_.resumed;
-          continue;
-        }
       if (auto why = p.space->why_invalid(c)) {
         TrialRecord r = blank_record(p, c);
         r.status = Status::invalid;
@@ -448,11 +491,32 @@ class Run {
         b.ready[i] = std::move(r);
         continue;
       }
+      if (!options_.fresh)
+        if (auto old = store_->find(report_.spec_hash, report_.device, p.size, c)) {
+          if (reusable(*old, p)) {
+            b.ready[i] = std::move(*old);
+            ++report_.resumed;
+            continue;
+          }
+          if (old->status != Status::slower) ++report_.retried;
+        }
       b.input_of[i] = b.inputs.size();
       b.inputs.push_back(make_build_input(spec_, source_, c));
       b.inputs.back().size = p.size;
     }
     return batch;
+  }
+
+  // Whether a stored trial stands for this run: an ok trial does; one cut
+  // short by the early stop while its bar holds (still_holds()); a failure
+  // only when it was the config's own under the same settings, and not when
+  // the user asked to measure failures again.
+  bool reusable(const TrialRecord& old, const SizePlan& p) const {
+    if (old.status == Status::ok) return true;
+    if (old.status == Status::slower) return still_holds(old, p);
+    if (old.status == Status::invalid) return false;  // stored by tunekit before schema 5
+    if (options_.retry_failed || old.fault != Fault::config) return false;
+    return old.settings == settings_;
   }
 
   void start_build(Batch& b, bool in_background) {
@@ -476,6 +540,7 @@ class Run {
     std::vector<BuildResult> built = b.built.get();
     report_.build_wait += Clock::now() - wait_start;
     for (std::size_t i = 0; i < b.configs.size(); ++i) {
+      if (stop_requested()) return;
       if (b.ready[i]) {
         record(std::move(*b.ready[i]), sr, p);
         continue;
@@ -486,6 +551,7 @@ class Run {
       rec.build_time = br.time;
       if (br.status != Status::ok) {
         rec.status = br.status;
+        rec.fault = br.fault;
         rec.error = clip(br.log);
         record(std::move(rec), sr, p);
         continue;
@@ -495,8 +561,18 @@ class Run {
       TrialRequest rq;
       rq.artifact = br.artifact;
       rq.entry = b.inputs[b.input_of[i]].entry;
-      rq.arguments = resolve_arguments(spec_.arguments, trial_env);
-      rq.launch = resolve_launch(spec_.kernel.launch, trial_env);
+      try {
+        rq.arguments = resolve_arguments(spec_.arguments, trial_env);
+        rq.launch = resolve_launch(spec_.kernel.launch, trial_env);
+      } catch (const InputError& e) {
+        // An argument or launch expression that fails for this config (a
+        // division by zero, a negative size, a scalar out of its type's
+        // range) is this config's failure, not the run's.
+        rec.status = Status::launch_error;
+        rec.error = e.what();
+        record(std::move(rec), sr, p);
+        continue;
+      }
       // The reference itself is not checked against itself.
       if (reference && reference->artifact.hash != br.artifact.hash) rq.reference = reference;
       rq.tolerance = spec_.tolerance;
@@ -508,11 +584,28 @@ class Run {
       rq.values = trial_env;
       notify(fmt::format("measuring {}", config.str()));
       const auto t0 = Clock::now();
-      TrialResult res = evaluator_->evaluate(rq);
+      TrialResult res;
+      try {
+        res = evaluator_->evaluate(rq);
+      } catch (const ReferenceError& e) {
+        // Every verdict at this size depends on the reference: end the size,
+        // say which reference failed, and go on with the other sizes.
+        const std::string which = spec_.reference.kind == ReferenceSpec::Kind::function
+                                      ? fmt::format("the reference function '{}'", spec_.reference.entry)
+                                      : fmt::format("the reference (the default config {})",
+                                                    p.baseline ? p.baseline->str() : std::string("?"));
+        sr.error = fmt::format("{} failed ({}), so no config could be verified: {}", which, to_string(e.status),
+                               clip(e.what(), 2000));
+        report_.warnings.push_back(fmt::format("size {}: {}", size_key(p.size), sr.error));
+        report_.measure += Clock::now() - t0;
+        return;
+      }
       report_.measure += Clock::now() - t0;
+      if (res.interrupted) return;  // stopped: the trial says nothing about the config
       report_.device_busy += res.device_busy;
       report_.flush += res.flush;
       rec.status = res.status;
+      rec.fault = res.fault;
       rec.error = clip(res.error);
       rec.samples = std::move(res.samples);
       rec.stats = res.stats;
@@ -549,6 +642,8 @@ class Run {
   const TuneOptions& options_;
   const ProgressCallback& progress_;
   Clock::time_point start_;
+  fs::path out_dir_;
+  std::string settings_;
   TuneReport report_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Builder> builder_;
@@ -618,6 +713,18 @@ std::string spec_hash(const Spec& spec) {
     h.add(app->workdir.string());
   }
   return h.hex();
+}
+
+std::string settings_key(const Spec& spec) {
+  std::string key = fmt::format("timeout={}s atol={} rtol={}", spec.measure.timeout.count(), spec.tolerance.atol,
+                                spec.tolerance.rtol);
+  if (spec.application) {
+    if (spec.application->run_timeout) key += fmt::format(" run_timeout={}s", spec.application->run_timeout->count());
+    key += fmt::format(" build_timeout={}s", spec.application->build_timeout.count());
+  } else {
+    key += fmt::format(" cache={}", to_string(spec.measure.cache));
+  }
+  return key;
 }
 
 std::optional<std::size_t> SizeReport::first_of(std::string_view origin) const {

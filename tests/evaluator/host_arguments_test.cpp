@@ -56,3 +56,27 @@ TEST(HostArguments, ResetRestoresInoutAndPoisonsOutputs) {
   EXPECT_EQ(static_cast<float*>(host.data(3))[4], acc[4]);
   EXPECT_TRUE(std::isnan(static_cast<float*>(host.data(1))[0]));
 }
+
+// Item 9: a buffer that cannot be allocated is an error naming the argument,
+// and is not remembered as made: the next request with the same arguments
+// fails the same way instead of running with a null buffer.
+TEST(HostArguments, AFailedAllocationNamesTheArgumentAndIsNotRemembered) {
+  // 2^61 floats: more than any machine has, and no overflow of 64 bits.
+  std::vector<ResolvedArgument> args{{"x", ElementType::f32, Role::in, std::uint64_t{1} << 61, Fill::zeros, 0, {}, {}},
+                                     {"y", ElementType::f32, Role::out, 16, Fill::zeros, 0, {}, {}}};
+  HostArguments h;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      h.prepare(args, 1);
+      FAIL() << "attempt " << attempt << ": the allocation succeeded";
+    } catch (const tunekit::detail::AllocationError& e) {
+      EXPECT_NE(std::string(e.what()).find("argument 'x'"), std::string::npos) << e.what();
+    }
+  }
+  // A count whose bytes overflow 64 bits is said as such.
+  args[0].count = std::uint64_t{1} << 63;
+  EXPECT_THROW(h.prepare(args, 1), tunekit::detail::AllocationError);
+  args[0].count = 16;
+  EXPECT_TRUE(h.prepare(args, 1));
+  EXPECT_NE(h.data(0), nullptr);
+}

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "evaluator/detail/protocol.hpp"
 
@@ -61,6 +64,36 @@ TEST(Protocol, TritonFieldsRoundTripAndStayOutOtherwise) {
   const auto k = to_json(plain);
   for (const char* key : {"shape", "setup", "pass"}) EXPECT_FALSE(k.at("args")[0].contains(key)) << key;
   EXPECT_FALSE(k.at("measure").contains("graph"));
+}
+
+// Item 8: only a line with the worker's token is an answer; anything else on
+// the channel (a kernel that found the descriptor) or a malformed answer is
+// said, never thrown, so it fails one config instead of the run.
+TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
+  WorkerAnswer a;
+  a.result.status = Status::crash;
+  a.result.fault = Fault::environment;
+  a.result.error = "x";
+  const std::string good = "tk0123 " + to_json(a).dump();
+  auto parsed = parse_answer(good, "tk0123");
+  ASSERT_TRUE(std::holds_alternative<WorkerAnswer>(parsed));
+  EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.status, Status::crash);
+  EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.fault, Fault::environment);
+
+  const std::vector<std::string> bad_lines{"garbage",
+                                           "tk0123",
+                                           "tk0123 ",
+                                           "tk0123 {",
+                                           "tk0123 [1, 2]",
+                                           "tk0123 {\"status\": 7}",
+                                           "tk9999 " + to_json(a).dump(),
+                                           to_json(a).dump(),
+                                           "tk0123 {\"status\": \"ok\", \"samples_us\": \"x\"}"};
+  for (const std::string& bad : bad_lines) {
+    auto r = parse_answer(bad, "tk0123");
+    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << bad;
+    EXPECT_FALSE(std::get<std::string>(r).empty());
+  }
 }
 
 // The early stop's factor and the best so far reach the worker, whose

@@ -133,6 +133,11 @@ TEST(T1Files, HandWrittenT1AndErrors) {
   EXPECT_THROW(load_t1(write("bad2.json", R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": "[1,"}]}})")),
                InputError);
   EXPECT_THROW(load_t1(write("bad3.json", "{not json")), InputError);
+  // A number past double's range: found by tests/fuzz/t1_fuzz, once an
+  // exception other than InputError that ended the program.
+  EXPECT_THROW(load_t1(write("overflow.json", "111e1115")), InputError);
+  EXPECT_THROW(load_t1(write("overflow2.json", R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": [1e999]}]}})")),
+               InputError);
   EXPECT_THROW(load_space_json(write("bad4.json", R"({"parameters": [{"name": "a", "values": [[1]]}]})")), InputError);
   EXPECT_THROW(load_space_definition(dir / "missing.json"), InputError);
 }

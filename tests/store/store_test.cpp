@@ -150,13 +150,13 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "4");
+  EXPECT_EQ(single("PRAGMA user_version"), "5");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
        {"spec_hash", "kernel", "device", "size_key", "size_json", "config_key", "config_json", "status", "error",
         "median_us", "min_us", "max_us", "mean_us", "noise", "sample_count", "samples_json", "max_abs_diff",
         "max_rel_err", "verified", "verify_passed", "verify_detail", "build_s", "machine_json", "created_at",
-        "origin", "UNIQUE (spec_hash, device, size_key, config_key)"})
+        "origin", "slower_factor", "slower_best_us", "fault", "settings", "UNIQUE (spec_hash, device, size_key, config_key)"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
@@ -520,11 +520,11 @@ PRAGMA user_version=1;
     store.put(rows[0], true);
     EXPECT_EQ(store.trials("old").size(), 1u);
   }
-  Store reopened(file);  // version 4 now: no second migration
+  Store reopened(file);  // version 5 now: no second migration
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].origin, "rules");
-  EXPECT_EQ(schema_version(file), 4);
+  EXPECT_EQ(schema_version(file), 5);
 }
 
 // A version-2 file: its rule-seed flags become the origin 'rules', the old
@@ -548,7 +548,7 @@ PRAGMA user_version=2;
     EXPECT_EQ(rows[1].origin, "search");
     EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
   }
-  EXPECT_EQ(schema_version(file), 4);
+  EXPECT_EQ(schema_version(file), 5);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -641,9 +641,94 @@ PRAGMA user_version=3;
     cut.slower_than = SlowerThan{2.5, Microseconds(12.5)};
     store.put(cut);
   }
-  EXPECT_EQ(schema_version(file), 4);
+  EXPECT_EQ(schema_version(file), 5);
   Store reopened(file);
   auto rows = reopened.trials("v3");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].slower_than, (SlowerThan{2.5, Microseconds(12.5)}));
+}
+
+// A version-4 file (early stop, no faults): its failures become the
+// config's, with unknown settings (so a resume measures them once more); ok
+// and cut-short trials have no fault.
+TEST(Store, MigratesAVersion4File) {
+  TempDir dir;
+  fs::path file = dir.path() / "v4.db";
+  create(file, std::string(kVersion1Table) + R"sql(
+ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
+ALTER TABLE trials ADD COLUMN slower_factor REAL;
+ALTER TABLE trials ADD COLUMN slower_best_us REAL;
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, origin, slower_factor, slower_best_us)
+  VALUES ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules',
+          NULL, NULL),
+         ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=32', '{"BM": 32}', 'crash', 'worker killed by SIGKILL', NULL,
+          '2024-01-01T00:00:00Z', 'search', NULL, NULL),
+         ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=64', '{"BM": 64}', 'slower', '', 40.0, '2024-01-01T00:00:00Z',
+          'search', 3.0, 12.5);
+PRAGMA user_version=4;
+)sql");
+  {
+    Store store(file);
+    auto rows = store.trials("v4");
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0].origin, "rules");
+    EXPECT_EQ(rows[0].fault, Fault::none);
+    EXPECT_EQ(rows[1].status, Status::crash);
+    EXPECT_EQ(rows[1].fault, Fault::config);
+    EXPECT_EQ(rows[1].settings, "");
+    EXPECT_EQ(rows[2].fault, Fault::none);
+    EXPECT_TRUE(rows[2].slower_than);
+    rows[1].fault = Fault::environment;
+    rows[1].settings = "timeout=60s";
+    store.put(rows[1]);
+  }
+  EXPECT_EQ(schema_version(file), 5);
+  Store reopened(file);
+  auto rows = reopened.trials("v4");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].fault, Fault::environment);
+  EXPECT_EQ(rows[1].settings, "timeout=60s");
+}
+
+// An ok trial has no fault; a failure stored without one is the config's.
+TEST(Store, AFailureWithoutAFaultIsTheConfigs) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  TrialRecord r;
+  r.spec_hash = "h";
+  r.device = "cpu";
+  r.config = Config({{"BM", Value(16)}});
+  r.status = Status::timeout;
+  store.put(r);
+  EXPECT_EQ(store.find("h", "cpu", r.size, r.config)->fault, Fault::config);
+  r.status = Status::ok;
+  r.fault = Fault::environment;
+  store.put(r);
+  EXPECT_EQ(store.find("h", "cpu", r.size, r.config)->fault, Fault::none);
+}
+
+// Item 13: another process that holds the write lock for longer than the
+// old 30-second limit delays a put(); it does not fail it (the trial in
+// flight would be lost).
+TEST(Store, APutWaitsForALockHeldLongerThanThirtySeconds) {
+  TempDir dir;
+  const fs::path file = dir.path() / "locked.db";
+  { Store create(file); }
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::thread holder([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(32));
+    sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+  });
+  Store store(file);
+  TrialRecord r;
+  r.spec_hash = "h";
+  r.device = "cpu";
+  r.config = Config({{"BM", Value(16)}});
+  EXPECT_NO_THROW(store.put(r));
+  holder.join();
+  sqlite3_close(other);
+  EXPECT_EQ(store.all().size(), 1u);
 }

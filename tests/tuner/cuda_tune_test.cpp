@@ -50,7 +50,7 @@ constraints:
   - BLOCK <= max_threads_per_block
 default: {BLOCK: 256, KIND: 0}
 tolerance: {atol: 0, rtol: 0}
-measure: {warmup: 2ms, min_samples: 5, max_samples: 30, max_time: 100ms, timeout: 3s, early_stop: off}
+measure: {warmup: 2ms, min_samples: 5, max_samples: 30, max_time: 100ms, timeout: 30s, early_stop: off}
 )yaml";
 
 bool have_gpu() {

@@ -70,7 +70,7 @@ configs:
 default: {{KIND: 0, BS: 64}}
 reference: {{entry: scale_ref}}
 tolerance: {{atol: 1e-6, rtol: 0}}
-measure: {{warmup: 1ms, min_samples: 3, max_samples: 20, max_time: 200ms, cache: hot, timeout: 4s, early_stop: off}}
+measure: {{warmup: 1ms, min_samples: 3, max_samples: 20, max_time: 200ms, cache: hot, timeout: 30s, early_stop: off}}
 )yaml";
 
 }  // namespace

@@ -61,7 +61,7 @@ constraints:
 default: {KIND: 6}
 reference: {entry: scale_ref}
 tolerance: {atol: 1e-6, rtol: 0}
-measure: {warmup: 1ms, min_samples: 3, max_samples: 20, max_time: 200ms, cache: hot, timeout: 2s}
+measure: {warmup: 1ms, min_samples: 3, max_samples: 20, max_time: 200ms, cache: hot, timeout: 30s}
 )" + extra;
 }
 

@@ -1,11 +1,13 @@
 // tunekit-worker BACKEND [DEVICE]: runs variants for one device in a process
 // of its own, so a kernel that crashes, hangs or corrupts its context takes
-// down this process, not the tuner. Requests arrive on stdin; answers go to
-// fd 3 (stdout and stderr are the kernel's, and go to a log).
+// down this process, not the tuner. Requests arrive on one private pipe and
+// answers leave on another (see channel.hpp); stdout and stderr are the
+// kernel's, and the tuner keeps a bounded part of them in a log.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "evaluator/detail/channel.hpp"
 #include "tunekit/backend.hpp"
 
 int main(int argc, char** argv) {
@@ -18,5 +20,6 @@ int main(int argc, char** argv) {
                          : tunekit::unknown_name_message("backend", name, tunekit::backends().names()).c_str());
     return 2;
   }
-  return backend->run_worker(0, 3, device);
+  const tunekit::detail::Channel channel = tunekit::detail::open_worker_channel();
+  return backend->run_worker(channel.requests, channel.replies, device);
 }

@@ -2,6 +2,10 @@
 // Everything it does is reachable from the library API.
 #include "cli.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "info_command.hpp"
@@ -10,6 +14,7 @@
 #include "space_command.hpp"
 #include "tune_command.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/names.hpp"
 
 namespace tunekit::cli {
 
@@ -28,7 +33,27 @@ int run(int argc, char** argv) {
       add_devices_command(app), add_plugins_command(app),      add_resolve_command(app),
   };
 
-  CLI11_PARSE(app, argc, argv);
+  // CLI11 would call a mistyped subcommand "an extra argument" and then say
+  // a subcommand is required.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.command->get_name());
+    const std::string given = argv[1];
+    if (std::find(names.begin(), names.end(), given) == names.end()) {
+      fmt::print(stderr, "error: unknown subcommand '{}'{} (the subcommands: {}; `tunekit --help` says more)\n", given,
+                 did_you_mean(given, names), either(names));
+      return 1;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A usage error is bad input: exit 1, as documented, not CLI11's codes.
+    (void)app.exit(e);
+    return 1;
+  }
   try {
     for (const auto& c : commands)
       if (c.command->parsed()) return c.run();

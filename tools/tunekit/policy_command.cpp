@@ -76,7 +76,7 @@ Loaded load(const PolicyArgs& a) {
   if (!a.cache.empty()) l.spec.measure.cache = *cache_mode_from_string(a.cache);
   const fs::path db = !a.db.empty() ? fs::path(a.db) : !l.spec.output.db.empty() ? l.spec.output.db : fs::path(a.out_dir) / "tunekit.db";
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
-  l.trials = Store(db).trials(spec_hash(l.spec));
+  l.trials = Store(db, Store::Access::read_only).trials(spec_hash(l.spec));
   if (l.trials.empty())
     throw InputError({a.spec}, "the database " + db.string() + " has no trials of this spec (as it is now); tune it first");
   return l;
@@ -203,7 +203,7 @@ int run_report(const PolicyArgs& a) {
   } else {  // everything the database holds, whatever spec it came from
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
-    l.trials = Store(db).all();
+    l.trials = Store(db, Store::Access::read_only).all();
     l.name = "tunekit";
     if (l.trials.empty()) throw InputError({db.string()}, "the database has no trials");
   }

@@ -2,10 +2,17 @@
 // run the output writers.
 #include "tune_command.hpp"
 
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -15,6 +22,7 @@
 #include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -32,13 +40,14 @@ struct TuneArgs {
   std::string strategy;
   std::vector<std::string> options;  // the strategy's, NAME=VALUE
   std::vector<std::string> outputs;  // writer names; empty: the writers' defaults
-  std::size_t max_evals = 0;
+  std::optional<std::int64_t> max_evals;
   std::string max_time;
-  std::optional<std::uint64_t> seed;
+  std::optional<std::int64_t> seed;
   unsigned jobs = 0;
   std::string out_dir = "tunekit-out";
   std::string db, csv, json, html;
   bool fresh = false;
+  bool retry_failed = false;
   std::string compiler;
   std::string flags;
   std::string timeout;
@@ -123,6 +132,80 @@ ArgumentSpec parse_arg_option(const std::string& text) {
   return a;
 }
 
+// A duration flag: bad text is bad input (exit 1) at the flag.
+Seconds duration_flag(const std::string& flag, const std::string& text, bool positive) {
+  Seconds d;
+  try {
+    d = parse_duration(text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError({flag}, e.what());
+  }
+  if (positive && d.count() <= 0)
+    throw InputError({flag}, "'" + text + "' is not a positive duration; give a limit such as 10s or 5m");
+  return d;
+}
+
+// The names a size may give a value: those of the spec's sizes, and the free
+// names of its expressions (arguments, launch, constraints) and of an
+// application's commands, less its parameters. A size named otherwise
+// changes nothing that runs, so the same work would be tuned twice.
+std::set<std::string> size_names_used(const Spec& spec) {
+  std::set<std::string> names;
+  for (const auto& size : spec.sizes)
+    for (const auto& [k, v] : size) names.insert(k);
+  auto add = [&](const Expression& e) { names.insert(e.variables().begin(), e.variables().end()); };
+  for (const auto& a : spec.arguments) {
+    if (a.size) add(*a.size);
+    if (a.value) add(*a.value);
+    if (a.tensor_map) {
+      for (const auto& e : a.tensor_map->dims) add(e);
+      for (const auto& e : a.tensor_map->box) add(e);
+    }
+  }
+  for (const auto* dims : {&spec.kernel.launch.grid, &spec.kernel.launch.block, &spec.kernel.launch.cluster})
+    for (const auto& e : *dims) add(e);
+  if (spec.kernel.launch.shared_memory) add(*spec.kernel.launch.shared_memory);
+  for (const auto& c : spec.constraints) add(c);
+  if (const auto& app = spec.application)
+    for (const auto* argv : {&app->build, &app->run})
+      for (const auto& word : *argv) {
+        try {
+          for (auto& n : placeholder_names(word)) names.insert(std::move(n));
+        } catch (const InputError&) {  // the loader has checked them
+        }
+      }
+  for (const auto& p : spec.parameters) names.erase(p.name);
+  return names;
+}
+
+// A size given on the command line: a name the spec uses, and a number
+// (a malformed axis such as 'M=[1,2' would otherwise be the string "[1,2").
+void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
+                     const std::string& name, const std::vector<Value>& values) {
+  if (std::any_of(spec.parameters.begin(), spec.parameters.end(), [&](const Parameter& p) { return p.name == name; }))
+    throw InputError({flag}, "'" + name + "' is a parameter of the spec, not a size; a run's parameters are narrowed "
+                             "with --where");
+  if (!known.count(name)) {
+    const std::vector<std::string> list(known.begin(), known.end());
+    throw InputError({flag}, "the spec uses no size named '" + name + "'" + did_you_mean(name, list) +
+                                 (list.empty() ? " (it uses no size at all)" : " (its sizes: " + either(list) + ")"));
+  }
+  for (const auto& v : values)
+    if (v.is_string())
+      throw InputError({flag}, "'" + v.str() + "' is not a number; a size is an integer or a float, e.g. " + name +
+                                   "=4096 or " + name + "=[1024,2048]");
+}
+
+// No output may replace the results store, the spec or a source: an export
+// pointed at the store by mistake would destroy a week of measurements.
+void check_output_file(const std::string& flag, const fs::path& file, const std::vector<std::pair<std::string, fs::path>>& kept) {
+  std::error_code ec;
+  for (const auto& [what, path] : kept)
+    if (fs::weakly_canonical(fs::absolute(file), ec) == fs::weakly_canonical(fs::absolute(path), ec))
+      throw InputError({flag}, "'" + file.string() + "' is " + what + "; an output may not replace it");
+  if (auto why = unsafe_output(file)) throw InputError({flag}, *why);
+}
+
 Spec build_spec(const TuneArgs& t) {
   const fs::path target = t.target;
   Spec spec;
@@ -148,10 +231,14 @@ Spec build_spec(const TuneArgs& t) {
       spec.reference.entry = t.reference;
     }
   }
+  const std::set<std::string> known_sizes = size_names_used(spec);
   if (!t.sizes.empty()) {
     Bindings overrides;
     for (const auto& s : t.sizes) {
+      if (s.find('=') == std::string::npos || s.front() == '=')
+        throw InputError({"--size " + s}, "expected NAME=VALUE, e.g. --size N=4096");
       auto [name, value] = parse_assignment(s);
+      check_size_flag(spec, known_sizes, "--size " + s, name, {value});
       overrides[name] = value;
     }
     if (spec.sizes.empty()) spec.sizes.emplace_back();
@@ -160,7 +247,10 @@ Spec build_spec(const TuneArgs& t) {
   }
   if (spec.sizes.empty()) spec.sizes.emplace_back();
   std::vector<Parameter> axes;
-  for (const auto& a : t.axes) axes.push_back(parse_axis(a));
+  for (const auto& a : t.axes) {
+    axes.push_back(parse_axis(a));
+    check_size_flag(spec, known_sizes, "-a " + a, axes.back().name, axes.back().values);
+  }
   spec.sizes = apply_axes(spec.sizes, axes);
   // A narrower search for this run only: the results stay the spec's, since a
   // constraint decides which configs run, not what a config measures.
@@ -175,9 +265,17 @@ Spec build_spec(const TuneArgs& t) {
   for (const auto& o : t.options) spec.search.options.push_back(parse_option_assignment(o, {"--option " + o}));
   (void)Options::resolve("strategy '" + spec.search.strategy + "'", strategies().get(spec.search.strategy).options,
                          spec.search.options);
-  if (t.max_evals) spec.search.max_evaluations = t.max_evals;
-  if (!t.max_time.empty()) spec.search.max_time = parse_duration(t.max_time);
-  if (t.seed) spec.search.seed = *t.seed;
+  if (t.max_evals) {
+    if (*t.max_evals < 1)
+      throw InputError({"--max-evals"}, fmt::format("{} is not a number of trials; give 1 or more (leave the flag out "
+                                                    "for no limit)", *t.max_evals));
+    spec.search.max_evaluations = static_cast<std::size_t>(*t.max_evals);
+  }
+  if (!t.max_time.empty()) spec.search.max_time = duration_flag("--max-time", t.max_time, true);
+  if (t.seed) {
+    if (*t.seed < 0) throw InputError({"--seed"}, fmt::format("{} is negative; a seed is 0 or more", *t.seed));
+    spec.search.seed = static_cast<std::uint64_t>(*t.seed);
+  }
   if (!t.db.empty()) spec.output.db = t.db;
   for (const auto& name : t.outputs) (void)writers().get(name, {"--output"});  // before the tune, not after
   if (!t.csv.empty()) spec.output.files["csv"] = t.csv;
@@ -185,7 +283,7 @@ Spec build_spec(const TuneArgs& t) {
   if (!t.html.empty()) spec.output.files["html"] = t.html;
   if (!t.compiler.empty()) spec.kernel.compiler = t.compiler;
   if (!t.flags.empty()) spec.kernel.flags = split_words(t.flags);
-  if (!t.timeout.empty()) spec.measure.timeout = parse_duration(t.timeout);
+  if (!t.timeout.empty()) spec.measure.timeout = duration_flag("--timeout", t.timeout, true);
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);
     if (!mode)
@@ -200,6 +298,9 @@ Spec build_spec(const TuneArgs& t) {
       throw InputError({"--early-stop"}, e.what());
     }
   }
+  for (const auto& [flag, value] : {std::pair{"--atol", t.atol}, std::pair{"--rtol", t.rtol}})
+    if (value && !(*value >= 0 && std::isfinite(*value)))
+      throw InputError({flag}, fmt::format("{} is not a tolerance; give a number of 0 or more", *value));
   if (t.atol) spec.tolerance.atol = *t.atol;
   if (t.rtol) spec.tolerance.rtol = *t.rtol;
   if (t.no_rules) spec.search.rules.clear();
@@ -228,21 +329,74 @@ std::string where_suffix(const std::vector<std::string>& where) {
   return ".where-" + (text.empty() ? std::string("x") : text);
 }
 
+// Ctrl-C and SIGTERM stop the run between trials: what is done is stored
+// and reported; a second signal ends the process at once.
+std::atomic<int> g_signal{0};
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_signal.exchange(sig) != 0) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  request_stop();
+}
+
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    clear_stop();
+    g_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: a wait returns early and looks at the flag
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, &old_[index(sig)]);
+  }
+  ~StopOnSignals() {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &old_[index(sig)], nullptr);
+  }
+  int signal() const { return g_signal; }
+
+ private:
+  static int index(int sig) { return sig == SIGINT ? 0 : sig == SIGTERM ? 1 : 2; }
+  struct sigaction old_[3] {};
+};
+
 int run_tune(const TuneArgs& t) {
   const Spec spec = build_spec(t);
   TuneOptions options;
   options.out_dir = t.out_dir;
   options.fresh = t.fresh;
+  options.retry_failed = t.retry_failed;
   options.jobs = t.jobs;
   if (!t.properties.empty()) options.properties = load_machine_file(t.properties).properties;
+  // Before a week of tuning, not after: no explicit output may replace the
+  // store, the spec or the kernel's source.
+  const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
+  std::vector<std::pair<std::string, fs::path>> kept{{"the results database", db}, {"the spec", spec.file},
+                                                      {"the kernel's source", spec.kernel.source}};
+  if (!spec.reference.source.empty()) kept.emplace_back("the reference's source", spec.reference.source);
+  for (const auto& [name, file] : spec.output.files) check_output_file("--" + name, file, kept);
+
   ProgressBar bar(stderr);
   ProgressCallback progress;
   if (!t.no_progress) progress = [&](const ProgressEvent& e) { bar.update(e); };
+  StopOnSignals signals;
   TuneReport report = tune(spec, options, progress);
   bar.finish();
   const OutputContext context{t.out_dir, std::chrono::system_clock::now(), where_suffix(t.where)};
-  write_outputs(report, plan_outputs(report, spec.output, context, t.outputs, {"--output"}), std::cout);
+  const auto planned = plan_outputs(report, spec.output, context, t.outputs, {"--output"});
+  kept[0].second = report.db;
+  for (const auto& o : planned)
+    if (o.writer->writes_file) check_output_file("--output " + o.writer->name, o.file, kept);
+  write_outputs(report, planned, std::cout);
   std::cout.flush();
+  if (report.interrupted) {
+    fmt::print(stderr, "\nstopped by {}: the trials done are stored in {}; run the same command to resume\n",
+               signals.signal() ? std::string(strsignal(signals.signal())) : std::string("request"), report.db.string());
+    return 128 + (signals.signal() ? signals.signal() : SIGINT);
+  }
   for (const auto& s : report.sizes)
     if (s.best) return 0;
   return 3;  // nothing worked: scripts should notice
@@ -275,7 +429,7 @@ SubCommand add_tune_command(CLI::App& app) {
                        "Output writers to run, by name (repeat, or separate with commas; default: console, csv, json, "
                        "html, and mskpp for applications; `tunekit plugins` lists them)")
       ->delimiter(',');
-  tune_cmd->add_option("--max-evals", t->max_evals, "Stop after this many trials per size");
+  tune_cmd->add_option("--max-evals", t->max_evals, "Stop after this many trials per size (1 or more)");
   tune_cmd->add_option("--max-time", t->max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
   tune_cmd->add_option("--seed", t->seed, "Seed for random search and for the input data (default: the spec's, else 1)");
   tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (default: one per core)");
@@ -288,6 +442,10 @@ SubCommand add_tune_command(CLI::App& app) {
                        "HTML report with plots: the fastest configs, convergence, each parameter's values, the "
                        "failures (default: OUT_DIR/NAME.html)");
   tune_cmd->add_flag("--fresh", t->fresh, "Rebuild and rerun everything instead of resuming from the DB and build cache");
+  tune_cmd->add_flag("--retry-failed", t->retry_failed,
+                     "Measure every stored failure again and keep the stored good trials (as ctest --rerun-failed). "
+                     "Without it a resume measures again only the failures that were not the config's own (a killed "
+                     "worker, a full disk) or that ran under other settings (timeout, tolerances, cache mode)");
   tune_cmd->add_option("--compiler", t->compiler, "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
   tune_cmd->add_option("--flags", t->flags, "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
   tune_cmd->add_option("--timeout", t->timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
@@ -324,9 +482,13 @@ SubCommand add_tune_command(CLI::App& app) {
       "(\"No.3: 14.982 us, {BM: 64, ...}\", or its status when it failed: invalid,\n"
       "compile_error, crash, timeout, wrong_result, launch_error), the best config,\n"
       "its speedup over the default config, the verification outcome, and where\n"
-      "the results went-> A rerun resumes from the results DB.\n"
-      "Exit status: 0 if some config ran correctly, 1 for bad input (the message\n"
-      "names file:line:column), 2 for other errors, 3 if no config ran correctly.");
+      "the results went. A rerun resumes from the results DB.\n"
+      "Ctrl-C or SIGTERM stops the run after the trial in flight; what is done\n"
+      "stays stored, and the same command resumes it.\n"
+      "Exit status: 0 if some config ran correctly; 1 for bad input (a spec error\n"
+      "names file:line:column, a flag error names the flag, an unknown subcommand\n"
+      "says so); 2 for other errors; 3 if no config ran correctly; 128+N when\n"
+      "stopped by signal N (130 for Ctrl-C, 143 for SIGTERM).");
 
   return {tune_cmd, [t] { return run_tune(*t); }};
 }

@@ -4,6 +4,7 @@
 
 #include "backend/command/detail/command_backend.hpp"
 #include "core/detail/hash.hpp"
+#include "builder/detail/compiler.hpp"
 #include "core/detail/process.hpp"
 
 namespace tunekit::command {
@@ -113,6 +114,7 @@ BuildResult CommandBuilder::build(const BuildInput& in) {
       p = detail::run_process(argv, app_.build_timeout, app_.workdir);
     } catch (const std::exception& e) {
       r.status = Status::compile_error;
+      r.fault = Fault::environment;
       r.log = fmt::format("cannot run the build command: {}\n$ {}", e.what(), detail::shell_quote(argv));
       return r;
     }
@@ -123,6 +125,7 @@ BuildResult CommandBuilder::build(const BuildInput& in) {
                         : p.signal ? "killed by " + detail::describe_signal(p.signal)
                                    : fmt::format("exited with code {}", p.exit_code);
       r.status = Status::compile_error;
+      r.fault = p.interrupted ? Fault::environment : p.timed_out ? Fault::config : detail::build_fault(r.log, p.signal);
       // The first line is what a console line shows: the status and the
       // first thing the build said.
       const std::string said = first_output_line(r.log);

@@ -1,3 +1,5 @@
+#include <signal.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <regex>
@@ -142,6 +144,8 @@ std::optional<double> read_regex(const std::string& pattern, const std::string& 
 struct RunFailure {
   Status status;
   std::string error;
+  Fault fault = Fault::none;
+  bool interrupted = false;
 };
 
 }  // namespace
@@ -158,6 +162,11 @@ std::optional<double> read_time_us(const TimeSource& time, const std::string& ou
   if (!v) return std::nullopt;
   if (*v < 0) {
     why = fmt::format("the reported time {} is negative", *v);
+    return std::nullopt;
+  }
+  // Zero would win every comparison: no real run takes no time.
+  if (!(*v > 0) || !std::isfinite(*v)) {
+    why = fmt::format("the reported time {} is not a positive number (a run that takes no time measured nothing)", *v);
     return std::nullopt;
   }
   return *v * time.to_us;
@@ -195,8 +204,15 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
       return RunFailure{s, fmt::format("{}{}\n$ {}   (in {})\n{}", why, said.empty() ? "" : ": " + said, shown,
                                        app_.workdir.string(), output_tail(p.output))};
     };
+    if (p.interrupted) throw RunFailure{Status::launch_error, "stopped", Fault::environment, true};
     if (p.timed_out) throw failure(Status::timeout, fmt::format("run timed out after {:.3g} s; killed", timeout.count()));
-    if (p.signal) throw failure(Status::crash, "run killed by " + detail::describe_signal(p.signal));
+    if (p.signal) {
+      RunFailure f = failure(Status::crash, "run killed by " + detail::describe_signal(p.signal));
+      // The OOM killer's and a user's signals: not the config's doing.
+      if (p.signal == SIGKILL || p.signal == SIGTERM || p.signal == SIGINT || p.signal == SIGHUP)
+        f.fault = Fault::environment;
+      throw f;
+    }
     if (p.exit_code != 0) throw failure(Status::crash, fmt::format("run exited with code {}", p.exit_code));
     if (app_.time.kind == TimeSource::Kind::wall) return std::chrono::duration_cast<Microseconds>(p.wall);
     std::string why;
@@ -240,6 +256,8 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
   } catch (const RunFailure& f) {
     result.status = f.status;
     result.error = f.error;
+    result.fault = f.fault;
+    result.interrupted = f.interrupted;
     result.samples.clear();
     return result;
   }

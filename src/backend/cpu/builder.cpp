@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -50,22 +52,42 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
     built_.insert(hash);
   }
   const bool c = in.language == "c";
-  const fs::path src = cache_dir_ / (hash + (c ? ".c" : ".cpp"));
+  // Names of this process's own: two tuners sharing the cache build the
+  // same variant side by side, and each renames its own library into place.
+  const std::string own = hash + "." + detail::unique_suffix();
+  const fs::path src = cache_dir_ / (own + (c ? ".c" : ".cpp"));
   {
     std::ofstream f(src, std::ios::binary);
     f << "#line 1 \"" << in.source_name << "\"\n" << in.source << call_shim(in);
+    f.flush();
+    if (!f) {
+      const int error = errno;
+      r.status = Status::compile_error;
+      r.fault = Fault::environment;
+      r.log = fmt::format("cannot write {}: {}", src.string(), std::strerror(error));
+      return r;
+    }
   }
-  const fs::path tmp = cache_dir_ / (hash + ".tmp.so");
+  const fs::path tmp = cache_dir_ / (own + ".tmp.so");
   std::vector<std::string> argv{in.compiler};
   argv.insert(argv.end(), in.flags.begin(), in.flags.end());
   for (const auto& d : in.defines) argv.push_back("-D" + d);
   argv.insert(argv.end(), {"-shared", "-fPIC", "-o", tmp.string(), src.string()});
   if (!detail::run_compiler(argv, "the compiler", r)) {
-    fs::remove(tmp);
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    fs::remove(src, ec);
     return r;
   }
-  fs::rename(tmp, r.artifact.path);  // atomic: a killed run never leaves half a library
-  fs::remove(src);
+  std::error_code ec;
+  fs::rename(tmp, r.artifact.path, ec);  // atomic: a killed run never leaves half a library
+  if (ec) {
+    fs::remove(tmp, ec);
+    r.status = Status::compile_error;
+    r.fault = Fault::environment;
+    r.log = fmt::format("cannot move the library into the cache ({}): {}", r.artifact.path.string(), ec.message());
+  }
+  fs::remove(src, ec);
   return r;
 }
 

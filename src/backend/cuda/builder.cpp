@@ -117,7 +117,7 @@ std::string read_file(const fs::path& p) {
 
 // Writes through a temporary name, so a killed run never leaves half a file.
 void write_atomically(const fs::path& file, std::string_view bytes) {
-  const fs::path tmp = file.string() + ".tmp";
+  const fs::path tmp = file.string() + "." + detail::unique_suffix() + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -304,8 +304,9 @@ BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& ar
 }
 
 BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arch, BuildResult r) {
-  const fs::path src = cache_dir_ / (r.artifact.hash + ".cu");
-  const fs::path tmp = cache_dir_ / (r.artifact.hash + ".tmp.cubin");
+  const std::string own = r.artifact.hash + "." + detail::unique_suffix();
+  const fs::path src = cache_dir_ / (own + ".cu");
+  const fs::path tmp = cache_dir_ / (own + ".tmp.cubin");
   {
     std::ofstream f(src, std::ios::binary);
     f << "#line 1 \"" << in.source_name << "\"\n" << in.source << "\n";

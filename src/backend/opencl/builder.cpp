@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "backend/opencl/detail/opencl.hpp"
+#include "builder/detail/compiler.hpp"
 #include "core/detail/hash.hpp"
 
 namespace tunekit::opencl {
@@ -154,9 +155,8 @@ BuildResult OpenClBuilder::build(const BuildInput& in) {
     r.log = "the driver gave no program binary (CL_PROGRAM_BINARIES): " + error_name(err) + "\n" + r.log;
     return r;
   }
-  // Per thread: two threads may build the same variant at once.
-  const fs::path tmp =
-      cache_dir_ / fmt::format("{}.{}.tmp.clbin", hash, std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  // Its own: two threads, or two tuners, may build the same variant at once.
+  const fs::path tmp = cache_dir_ / fmt::format("{}.{}.tmp.clbin", hash, detail::unique_suffix());
   try {
     write_artifact(tmp, {in.entry, std::move(binary)});
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -15,11 +16,20 @@ struct ProcessResult {
   int exit_code = -1;  // valid when signal == 0 and !timed_out
   int signal = 0;      // terminating signal, 0 if it exited
   bool timed_out = false;
-  std::string output;  // stdout and stderr, interleaved
+  bool interrupted = false;  // stop_requested() (stop.hpp): killed before it ended
+  std::string output;  // stdout and stderr, interleaved; at most the limit's head and tail
+  std::uint64_t output_dropped = 0;  // bytes of output between the head and the tail, not kept
   std::chrono::duration<double> wall{0};
 };
 
+// What run_process keeps of a child's output: this much of its head and of
+// its tail. A program that prints gigabytes costs no memory.
+inline constexpr std::size_t kKeptOutputBytes = 1 << 20;
+
 // Runs argv[0] (searched in PATH) to completion, capturing its output.
+// The timeout holds however much the program prints. When the program
+// itself has exited, a background process it left holding the output does
+// not keep the run going: it is killed with the program's process group.
 // Throws std::system_error only when the process cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
                           const std::filesystem::path& cwd = {});
@@ -31,10 +41,23 @@ std::string shell_quote(const std::vector<std::string>& argv);
 // "SIGSEGV (Segmentation fault)".
 std::string describe_signal(int sig);
 
-// A long-lived child talking over two pipes: we write requests to its stdin,
-// it answers on its fd 3. Its stdout and stderr go to `log`.
+// A long-lived child talking over two private pipes: requests go to the
+// descriptor named by $TUNEKIT_REQUEST_FD, answers come back on
+// $TUNEKIT_REPLY_FD, each prefixed with $TUNEKIT_REPLY_TOKEN. Its stdin is
+// /dev/null; its stdout and stderr come back through a third pipe that the
+// tuner drains while it waits: at most kLogBytesPerRequest of it per request
+// go to `log`, and the last few kilobytes are kept for error messages.
+// The child is in a process group of its own and, through
+// $TUNEKIT_PARENT_PID, asks to be killed when this process dies.
 class Child {
  public:
+  static constexpr std::size_t kLogBytesPerRequest = 1 << 20;
+  // A log larger than this when a child starts is moved to LOG.1.
+  static constexpr std::uintmax_t kLogRotateBytes = 64ull << 20;
+  // What output() keeps, and the longest answer line taken.
+  static constexpr std::size_t kTailBytes = 2000;
+  static constexpr std::size_t kMaxLineBytes = 64 << 20;
+
   Child() = default;
   ~Child();
   Child(const Child&) = delete;
@@ -44,21 +67,42 @@ class Child {
   bool running() const { return pid_ > 0; }
   // True once the child closed its answer pipe (it exited or crashed).
   bool closed() const { return from_child_ < 0; }
+  const std::string& token() const { return token_; }
   // Sends one line (a newline is appended). False if the child is gone.
   bool send(const std::string& line);
-  // Waits up to `timeout` for one line. nullopt on timeout or EOF; then
-  // exited() tells which.
+  // Waits up to `timeout` for one line, draining the child's output
+  // meanwhile. nullopt on timeout, on EOF (closed() tells which) and when
+  // stop_requested().
   std::optional<std::string> receive(std::chrono::duration<double> timeout);
-  // Kills (SIGKILL) and reaps. Returns the wait status description.
+  // Kills (SIGKILL, the whole process group) and reaps.
   void kill();
   // Reaps an exited child; returns its terminating signal or exit code text.
   std::string reap();
+  // The signal that ended the child reaped last (0: it exited).
+  int last_signal() const { return last_signal_; }
+  // Starts a new request's output: output() then returns what the child
+  // printed since (its last few kilobytes).
+  void mark_output();
+  std::string output() const;
 
  private:
+  // Reads what the output pipe has within `wait`; false at EOF.
+  bool drain_output(std::chrono::milliseconds wait);
+  void keep_output(const char* data, std::size_t n);
+  // Says in the log how much of this request's output it does not hold.
+  void note_dropped();
+
   pid_t pid_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;
+  int output_ = -1;
+  int log_ = -1;
+  std::string token_;
   std::string buffer_;
+  std::string tail_;
+  std::size_t logged_ = 0;   // this request's output written to the log
+  std::size_t dropped_ = 0;  // and not written
+  int last_signal_ = 0;
 };
 
 }  // namespace tunekit::detail

@@ -5,6 +5,7 @@
 // buffers on the device.
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@ namespace tunekit::detail {
 std::string argument_signature(const std::vector<ResolvedArgument>& args, std::uint64_t seed);
 // The same for the argument at `index` alone.
 std::string argument_signature(const ResolvedArgument& arg, std::size_t index, std::uint64_t seed);
+
+// A buffer that cannot be allocated (or whose size overflows); the message
+// names the argument.
+struct AllocationError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class HostArguments {
  public:
@@ -48,6 +55,9 @@ class HostArguments {
   // Host pointers in call order: buffers' data, or the scalar's storage.
   std::vector<void*> pointers();
 
+  // The first NaN or infinity in a floating-point output ("output 'y' has
+  // nan at element 3"), or empty: a reference must produce numbers.
+  std::string non_finite_output() const;
   // Saves the outputs (after a reference run) to `file`; empty or an error.
   std::string save_outputs(const std::string& file);
   // Compares the outputs with those saved in `file`.

@@ -162,7 +162,11 @@ inline std::uint64_t scalar_bits(const ResolvedArgument& a) {
   std::uint64_t bits = 0;
   with_type(a.type, [&](auto zero) {
     using T = decltype(zero);
-    T v = a.scalar.is_int() && !is_float_storage<T> ? static_cast<T>(a.scalar.as_int()) : from_double<T>(a.scalar.to_double());
+    // if constexpr: a 16-bit float has no conversion from an integer (clang
+    // checks both arms of a conditional expression).
+    T v;
+    if constexpr (is_float_storage<T>) v = from_double<T>(a.scalar.to_double());
+    else v = a.scalar.is_int() ? static_cast<T>(a.scalar.as_int()) : from_double<T>(a.scalar.to_double());
     std::memcpy(&bits, &v, sizeof(T));
   });
   return bits;

@@ -4,6 +4,8 @@
 // so whatever a kernel prints cannot corrupt the stream.
 #include <cmath>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,5 +44,9 @@ WorkerRequest request_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const WorkerAnswer& a);
 WorkerAnswer answer_from_json(const nlohmann::json& j);
+
+// One line from the reply channel: the answer, or why it is not one (no
+// token, not JSON, a field of the wrong type). Never throws.
+std::variant<WorkerAnswer, std::string> parse_answer(std::string_view line, std::string_view token);
 
 }  // namespace tunekit::detail

@@ -27,7 +27,9 @@ class WorkerEvaluator final : public Evaluator {
   void ensure_worker();
   // Computes (once, kept on disk) the reference outputs for `request`.
   std::filesystem::path prepare_reference(const TrialRequest& request);
-  std::string log_since(std::uintmax_t offset) const;
+  // Sends one request and waits up to `limit` for its answer; a worker that
+  // dies, hangs or answers garbage becomes the result's status.
+  TrialResult exchange(const std::string& request, Seconds limit);
 
   std::filesystem::path work_dir_;
   std::filesystem::path log_;

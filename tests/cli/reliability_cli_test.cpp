@@ -1,0 +1,352 @@
+// The command line under hostile or careless use (issue #22): outputs that
+// would replace the store, flags out of range, signals that stop a run, a
+// space too large to list. Each test is one defect's regression test.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "cli.hpp"
+#include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/store.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::tunekit_exe;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::seconds timeout = 300s) {
+  args.insert(args.begin(), tunekit_exe().string());
+  return detail::run_process(args, timeout);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// y = 2x over N, KIND 0..3 (KIND 3 hangs while `hang_mark` exists).
+std::string write_spec(const fs::path& dir, const std::string& params = "{KIND: [0, 1, 2, 3]}",
+                       const fs::path& hang_mark = {}) {
+  write_file(dir / "k.cpp", "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) {\n"
+                            "#if KIND == 3\n  if (access(\"" + hang_mark.string() +
+                                "\", F_OK) == 0) for (volatile int i = 0;;) ++i;\n#endif\n"
+                                "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f, flags: [-O0]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 64}
+parameters: )" + params + R"(
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s, early_stop: off}
+)");
+  return (dir / "k.yaml").string();
+}
+
+// The process's state letter from /proc (R, S, Z ...), or 0 when it is gone.
+char process_state(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() ? 0 : text[close + 2];
+}
+
+// The pid of a tunekit-worker whose parent is `parent`, once one runs.
+pid_t wait_for_worker(pid_t parent, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream f(e.path() / "stat");
+      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      auto open = text.find('('), close = text.rfind(')');
+      if (open == std::string::npos || close == std::string::npos) continue;
+      if (text.substr(open + 1, close - open - 1) != "tunekit-worker") continue;
+      if (std::stol(text.substr(close + 4)) == parent) return std::stoi(name);
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return -1;
+}
+
+pid_t spawn_tune(const std::vector<std::string>& args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+bool gone_within(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const char s = process_state(pid);
+    if (s == 0 || s == 'Z' || s == 'X') return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+// Item 1: an export pointed at the results database (or the spec) is
+// refused before anything runs, and the database is left as it was.
+TEST(ReliabilityCli, AnOutputPointedAtTheStoreOrTheSpecIsRefused) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  const std::string out = (dir / "out").string(), db = (dir / "out" / "tunekit.db").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "-o", out, "--no-progress"}).exit_code, 0);
+  const auto before = fs::file_size(db);
+  for (const char* flag : {"--csv", "--json", "--html"}) {
+    auto r = tunekit_cli({"tune", spec, "-o", out, "--no-progress", flag, db});
+    EXPECT_EQ(r.exit_code, 1) << flag << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "the results database")) << r.output;
+    r = tunekit_cli({"tune", spec, "-o", out, "--no-progress", flag, spec});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "is the spec")) << r.output;
+  }
+  // A store elsewhere (another run's) is recognised by its contents.
+  fs::copy_file(db, dir / "other.db");
+  auto r = tunekit_cli({"tune", spec, "-o", out, "--no-progress", "--csv", (dir / "other.db").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "SQLite database")) << r.output;
+  EXPECT_EQ(fs::file_size(db), before);
+  EXPECT_EQ(Store(db).all().size(), 1u);
+}
+
+// Item 20: usage errors exit 1, as documented, and say what was wrong.
+TEST(ReliabilityCli, UsageErrorsExitOneAndSayWhatIsWrong) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  auto r = tunekit_cli({"tnue", spec});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "unknown subcommand 'tnue'")) << r.output;
+  EXPECT_TRUE(contains(r.output, "did you mean 'tune'")) << r.output;
+  EXPECT_FALSE(contains(r.output, "A subcommand is required")) << r.output;
+
+  r = tunekit_cli({"tune", spec, "--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  r = tunekit_cli({"tune"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(tunekit_cli({"--help"}).exit_code, 0);
+
+  // Durations: a bad one is bad input (1, naming the flag), and so is zero.
+  for (const char* bad : {"0", "0s", "abc", "-1s"}) {
+    r = tunekit_cli({"tune", spec, "--no-progress", "--timeout", bad});
+    EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "--timeout")) << r.output;
+  }
+  r = tunekit_cli({"tune", spec, "--no-progress", "--max-time", "soon"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--max-time")) << r.output;
+}
+
+// Item 26: counts, seeds and tolerances out of range are refused at the flag
+// instead of meaning "unlimited" or wrapping around.
+TEST(ReliabilityCli, OutOfRangeNumbersAreRefusedAtTheFlag) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  const std::vector<std::vector<std::string>> cases = {
+      {"--max-evals", "0"}, {"--max-evals", "-1"}, {"--seed", "-1"},
+      {"--atol", "-1"},     {"--rtol", "-0.5"},    {"--atol", "nan"},
+  };
+  for (const auto& c : cases) {
+    auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string(), c[0], c[1]});
+    EXPECT_EQ(r.exit_code, 1) << c[0] << " " << c[1] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, c[0])) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "out" / "tunekit.db"));
+}
+
+// Items 20 and 25: a malformed or unknown size on the command line is
+// refused at the flag, not later at a line of the spec; a name the spec
+// never uses would tune the same work twice.
+TEST(ReliabilityCli, SizeFlagsAreCheckedAtTheFlag) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  struct Case {
+    std::vector<std::string> flag;
+    std::string said;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"-a", "N=[1,2"}, "-a N=[1,2"},
+           {{"-a", "Q=[1,2]"}, "no size named 'Q'"},
+           {{"--size", "NN=4"}, "did you mean 'N'"},
+           {{"-a", "KIND=[1]"}, "is a parameter"},
+           {{"--size", "N"}, "expected NAME=VALUE"},
+       }) {
+    std::vector<std::string> args{"tune", spec, "--no-progress", "-o", (dir / "out").string()};
+    args.insert(args.end(), c.flag.begin(), c.flag.end());
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << c.flag[1] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, c.said)) << r.output;
+    EXPECT_FALSE(contains(r.output, "k.yaml:")) << r.output;
+  }
+}
+
+// Item 16: an axis grid too large to hold is refused before it is built.
+TEST(ReliabilityCli, AHugeAxisGridIsRefused) {
+  const auto dir = fresh_dir();
+  std::string spec = write_spec(dir, "{KIND: [0]}");
+  std::string text = tunekit::testing::read_file(spec);
+  text.replace(text.find("sizes: {N: 64}"), 14, "sizes: {N: 64, M: 1}");
+  text.replace(text.find("value: N}"), 9, "value: N * M}");
+  write_file(spec, text);
+  auto r = tunekit_cli({"tune", spec, "--no-progress", "-a", "N=[1:1000000]", "-a", "M=[1:1000000]"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "more than 100000 sizes")) << r.output;
+  EXPECT_FALSE(contains(r.output, "bad_alloc")) << r.output;
+}
+
+// Item 7: SIGTERM (and Ctrl-C's SIGINT) stop a run whose kernel hangs: the
+// trials done are stored, the worker dies with its tuner, the exit status
+// says which signal. SIGKILL leaves the tuner no say: the worker dies by its
+// parent-death signal.
+TEST(ReliabilityCli, ASignalStopsTheRunAndTheWorkerDiesWithItsTuner) {
+  for (int sig : {SIGTERM, SIGINT, SIGKILL}) {
+    const auto dir = fresh_dir("." + std::to_string(sig));
+    const fs::path mark = dir / "HANG";
+    write_file(mark, "");
+    const std::string spec = write_spec(dir, "{KIND: [0, 3]}", mark);
+    const std::string db = (dir / "out" / "tunekit.db").string();
+    pid_t tuner = spawn_tune({tunekit_exe().string(), "tune", spec, "-o", (dir / "out").string(), "--no-progress",
+                              "--timeout", "300s"});
+    ASSERT_GT(tuner, 0);
+    // KIND 0 (the baseline) runs first, then KIND 3 hangs: wait for its
+    // trial in the store, then for the hang.
+    const pid_t worker = wait_for_worker(tuner, 120s);
+    ASSERT_GT(worker, 0);
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      try {  // the tuner may be creating the file
+        if (fs::exists(db) && Store(db, Store::Access::read_only).all().size() == 1) break;
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    std::this_thread::sleep_for(500ms);
+    ASSERT_EQ(::kill(tuner, sig), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(tuner, &status, 0), tuner);
+    if (sig == SIGKILL) {
+      EXPECT_TRUE(WIFSIGNALED(status));
+    } else {
+      ASSERT_TRUE(WIFEXITED(status)) << status;
+      EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    }
+    EXPECT_TRUE(gone_within(worker, 30s)) << "the worker of a tuner stopped by signal " << sig << " still runs";
+    // What was done is stored; the hanging trial is not (it is no one's verdict).
+    const auto trials = Store(db).all();
+    ASSERT_EQ(trials.size(), 1u) << sig;
+    EXPECT_EQ(trials[0].config.at("KIND"), Value(0));
+    EXPECT_EQ(trials[0].status, Status::ok);
+  }
+}
+
+// Item 10: exhaustive search over 10^12 configs with --max-evals 2 runs two
+// trials in little memory: nothing materialises the space. The command runs
+// in a child process of its own (cli::run), which reports its own peak
+// resident memory: the worker's and the compiler's are theirs, not the
+// tuner's.
+TEST(ReliabilityCli, AHugeSpaceWithASmallBudgetStaysSmall) {
+  const auto dir = fresh_dir();
+  std::string values = "\"0:999:1\"";
+  const std::string spec =
+      write_spec(dir, "{A: " + values + ", B: " + values + ", C: " + values + ", D: " + values + "}");
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(report[0]);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    const std::string out = (dir / "out").string();
+    std::vector<std::string> args{"tunekit", "tune", spec, "-o", out, "--no-progress", "--max-evals", "2",
+                                  "--strategy", "exhaustive"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = tunekit::cli::run(static_cast<int>(args.size()), argv.data());
+    rusage self{};
+    ::getrusage(RUSAGE_SELF, &self);
+    const long kib = self.ru_maxrss;
+    [[maybe_unused]] auto w = ::write(report[1], &kib, sizeof kib);
+    _exit(rc);
+  }
+  ::close(report[1]);
+  long peak_kib = -1;
+  ASSERT_EQ(::read(report[0], &peak_kib, sizeof peak_kib), static_cast<ssize_t>(sizeof peak_kib));
+  ::close(report[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_GT(peak_kib, 0);
+  EXPECT_LT(peak_kib, 500 * 1024) << "the tuner's peak RSS in KiB";  // the space's list would take terabytes
+  EXPECT_EQ(Store(dir / "out" / "tunekit.db").all().size(), 2u);
+}
+
+// Item 21: `report` and `select` read a database on storage they cannot
+// write. As root the test drops to an unprivileged user, for whom a folder
+// of root's (0555) with the database (0444) is read-only storage; the
+// programs and the spec are copied there, so that user can reach them.
+TEST(ReliabilityCli, ReportAndSelectReadAReadOnlyDatabase) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  ASSERT_EQ(tunekit_cli({"tune", spec, "-o", (dir / "out").string(), "--no-progress"}).exit_code, 0);
+  char pattern[] = "/tmp/tunekit-ro-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const fs::path ro = pattern;
+  for (const auto& e : fs::directory_iterator(dir / "out"))
+    if (e.path().filename().string().rfind("tunekit.db", 0) == 0) fs::copy_file(e.path(), ro / e.path().filename());
+  for (const char* f : {"k.yaml", "k.cpp"}) fs::copy_file(dir / f, ro / f);
+  for (const auto& exe : {tunekit_exe(), tunekit_exe().parent_path() / "tunekit-worker"})
+    fs::copy_file(exe, ro / exe.filename());
+  for (const auto& e : fs::directory_iterator(ro)) fs::permissions(e.path(), fs::perms(0555));
+  fs::permissions(ro, fs::perms(0555));
+
+  for (const std::string command : {"select", "report"}) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(100);
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      const std::string exe = (ro / "tunekit").string(), db = (ro / "tunekit.db").string(),
+                        spec_copy = (ro / "k.yaml").string(), html = ro.string() + ".html";
+      if (command == "select")
+        execl(exe.c_str(), exe.c_str(), "select", spec_copy.c_str(), "--db", db.c_str(), nullptr);
+      else
+        execl(exe.c_str(), exe.c_str(), "report", "--db", db.c_str(), "--html", html.c_str(), nullptr);
+      _exit(127);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  }
+  EXPECT_TRUE(fs::exists(ro.string() + ".html"));
+  fs::remove(ro.string() + ".html");
+  fs::permissions(ro, fs::perms(0755));
+  fs::remove_all(ro);
+}

@@ -1,0 +1,28 @@
+// Child processes under a hostile program (issue #22): one that prints
+// without end, one that leaves a background process holding its output.
+#include <gtest/gtest.h>
+
+#include "core/detail/process.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+
+// Item 15: output is kept up to a cap, and the timeout holds however much
+// the program prints (`yes` never pauses, so a deadline checked only when
+// the pipe is quiet was never reached).
+TEST(Process, EndlessOutputIsCappedAndTheTimeoutHolds) {
+  auto r = detail::run_process({"yes"}, 3s);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_GT(r.output_dropped, 0u);
+  EXPECT_LE(r.output.size(), 2 * detail::kKeptOutputBytes + 200);
+  EXPECT_NE(r.output.find("bytes of output not kept"), std::string::npos);
+}
+
+// Item 17: a program that exits 0 and leaves a background process holding
+// its output has ended: not a timeout, and the leftover is killed.
+TEST(Process, ABackgroundProcessHoldingTheOutputDoesNotHoldTheRun) {
+  auto r = detail::run_process({"sh", "-c", "sleep 600 & echo done"}, 120s);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, "done\n");
+}

@@ -1,0 +1,2 @@
+#define V 1 // tunable: ["a", "b"]
+int x = V;

@@ -1,0 +1,88 @@
+// What the spec loader refuses that it once accepted in silence, and lists
+// large enough to show it loads them in linear time (issue #22).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/spec.hpp"
+
+using namespace tunekit;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string load_error(const fs::path& dir, const std::string& yaml) {
+  write_file(dir / "k.cpp", "extern \"C\" void f(float* y) { y[0] = 1; }\n");
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n" + yaml);
+  try {
+    (void)load_spec(dir / "k.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+// Item 22: the name becomes the output files' names; a path in it would
+// write outside the output folder.
+TEST(SpecLimits, ANameWithAPathIsRefused) {
+  const auto dir = fresh_dir();
+  for (const char* name : {"../../x", "a/b", "..", "."}) {
+    const std::string e = load_error(dir, std::string("name: '") + name + "'\n");
+    EXPECT_TRUE(contains(e, "k.yaml:4:")) << name << ": " << e;
+    EXPECT_TRUE(contains(e, "must not contain '/'")) << e;
+  }
+  EXPECT_EQ(load_error(dir, "name: my_kernel.v2\n"), "");
+}
+
+// Item 28: a parameter is a macro; a reserved name would redefine the
+// compiler's own.
+TEST(SpecLimits, AReservedParameterNameIsRefused) {
+  const auto dir = fresh_dir();
+  for (const char* name : {"__cplusplus", "_GNU_SOURCE", "__x"}) {
+    const std::string e = load_error(dir, std::string("parameters: {") + name + ": [1, 2]}\n");
+    EXPECT_TRUE(contains(e, "is reserved")) << name << ": " << e;
+    EXPECT_TRUE(contains(e, "k.yaml:4:")) << e;
+  }
+  EXPECT_EQ(load_error(dir, "parameters: {_tile: [1, 2], x_: [1]}\n"), "");
+}
+
+// Item 23: a default config with a value no config has is refused where it
+// is written, instead of being dropped.
+TEST(SpecLimits, ADefaultOutsideTheParametersValuesIsRefused) {
+  const auto dir = fresh_dir();
+  const std::string e = load_error(dir, "parameters: {BM: [16, 32]}\ndefault: {BM: 48}\n");
+  EXPECT_TRUE(contains(e, "k.yaml:5:")) << e;
+  EXPECT_TRUE(contains(e, "BM = 48 is not one of parameter 'BM''s values")) << e;
+  EXPECT_EQ(load_error(dir, "parameters: {BM: [16, 32]}\ndefault: {BM: 32}\n"), "");
+}
+
+// Item 11: value lists and configs lists load in linear time. 200,000 values
+// and 100,000 configs: the quadratic duplicate checks took hours on these
+// (past the test's timeout); a linear load takes seconds.
+TEST(SpecLimits, LongValueAndConfigListsLoad) {
+  const auto dir = fresh_dir();
+  std::string values, configs;
+  values.reserve(200000 * 8);
+  for (int i = 0; i < 200000; ++i) values += (i ? ", " : "") + std::to_string(i);
+  configs.reserve(100000 * 12);
+  for (int i = 0; i < 100000; ++i) configs += std::string(i ? ", " : "") + "{X: " + std::to_string(i) + "}";
+  write_file(dir / "k.cpp", "extern \"C\" void f(float* y) { y[0] = 1; }\n");
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n"
+                             "parameters: {X: [" + values + "]}\nconfigs: [" + configs + "]\n");
+  const Spec s = load_spec(dir / "k.yaml");
+  ASSERT_EQ(s.parameters.size(), 1u);
+  EXPECT_EQ(s.parameters[0].values.size(), 200000u);
+  EXPECT_EQ(s.configs.size(), 100000u);
+  // A duplicate far down the list is still found, with both places.
+  configs += ", {X: 99999}";
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n"
+                             "parameters: {X: [" + values + "]}\nconfigs: [" + configs + "]\n");
+  EXPECT_THROW((void)load_spec(dir / "k.yaml"), InputError);
+}

@@ -1,0 +1,404 @@
+// What a resume may trust, and what one misbehaving kernel may cost: the
+// regression tests of issue #22 that run the whole loop. Each plants the
+// fault for real (a kernel that kills its worker, a compiler that meets a
+// full disk, a kernel that hangs) and checks what is stored and what a rerun
+// does with it.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <map>
+#include <thread>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/store.hpp"
+#include "tunekit/tuner.hpp"
+
+using namespace tunekit;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+// KIND 0 and 4 compute y = 2x. While the file MARK exists, KIND 1 kills its
+// worker with SIGKILL (as the OOM killer would), KIND 2 aborts, KIND 5
+// hangs. KIND 3 changes the worker's directory; KIND 6 writes a line to
+// every descriptor it can; KIND 7 prints 16 MiB a call.
+std::string kernel(const fs::path& mark) {
+  return R"(#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+static bool marked() { return access(")" +
+         mark.string() + R"(", F_OK) == 0; }
+extern "C" void scale(const float* x, float* y, int n) {
+#if KIND == 1
+  if (marked()) kill(getpid(), SIGKILL);
+#elif KIND == 2
+  if (marked()) std::abort();
+#elif KIND == 3
+  if (chdir("/") != 0) std::abort();
+#elif KIND == 5
+  if (marked()) for (volatile int i = 0;;) ++i;
+#elif KIND == 6
+  for (int fd = 3; fd < 1024; ++fd) { ssize_t w = write(fd, "garbage\n", 8); (void)w; }
+#elif KIND == 7
+  static char line[4096];
+  std::memset(line, 'x', sizeof line);
+  for (int i = 0; i < 4096; ++i) fwrite(line, 1, sizeof line, stdout);
+#endif
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+}
+)";
+}
+
+// Generous time limits: a busy machine must not turn a correct config into
+// a timeout. Only the tests about timeouts lower them, around a real hang.
+// No early stop: a noisy machine must not cut a re-measured config short.
+std::string spec_text(const std::string& kinds, const std::string& extra = "") {
+  return R"(name: faults
+kernel: {source: k.cpp, entry: scale, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 256}
+parameters: {KIND: )" +
+         kinds + R"(}
+measure: {warmup: 0ms, min_samples: 2, max_samples: 3, max_time: 50ms, cache: hot, timeout: 120s, early_stop: off}
+tolerance: {atol: 1e-6, rtol: 0}
+)" + extra;
+}
+
+struct Fixture {
+  fs::path dir = fresh_dir();
+  fs::path mark = dir / "MARK";
+  TuneOptions options;
+
+  Fixture(const std::string& kinds, const std::string& extra = "") {
+    write_file(dir / "k.cpp", kernel(mark));
+    write_file(dir / "k.yaml", spec_text(kinds, extra));
+    write_file(mark, "");
+    options.out_dir = dir / "out";
+  }
+  Spec spec() const { return load_spec(dir / "k.yaml"); }
+  void clear_mark() const { fs::remove(mark); }
+};
+
+std::map<std::int64_t, TrialRecord> by_kind(const TuneReport& r) {
+  std::map<std::int64_t, TrialRecord> out;
+  for (const auto& t : r.all_trials()) out[t.config.at("KIND").as_int()] = t;
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+// Item 3: a worker killed from outside is the environment's fault; a rerun
+// measures the config again instead of trusting the stored crash.
+TEST(Reliability, AWorkerKilledFromOutsideIsMeasuredAgain) {
+  Fixture f("[0, 1]", "default: {KIND: 0}\n");
+  const Spec spec = f.spec();
+  auto first = by_kind(tune(spec, f.options));
+  EXPECT_EQ(first[1].status, Status::crash);
+  EXPECT_EQ(first[1].fault, Fault::environment);
+  EXPECT_TRUE(contains(first[1].error, "SIGKILL")) << first[1].error;
+  EXPECT_EQ(first[0].status, Status::ok);
+  EXPECT_EQ(first[0].fault, Fault::none);
+
+  f.clear_mark();
+  TuneReport second = tune(spec, f.options);
+  EXPECT_EQ(second.resumed, 1u);  // the ok trial
+  EXPECT_EQ(second.retried, 1u);
+  EXPECT_EQ(by_kind(second)[1].status, Status::ok);
+  EXPECT_EQ(Store(second.db).find(second.spec_hash, second.device, {{"N", Value(256)}}, Config({{"KIND", Value(1)}}))->status,
+            Status::ok);
+}
+
+// Item 4: a build that meets a full disk is not the config's fault. The
+// compiler here writes its output to /dev/full while the mark exists, so the
+// "No space left on device" comes from the kernel, as on a full disk.
+TEST(Reliability, ABuildOnAFullDiskIsBuiltAgain) {
+  Fixture f("[0, 4]", "default: {KIND: 0}\n");
+  write_file(f.dir / "cc.sh", "#!/bin/sh\ncase \"$*\" in *KIND=4*) [ -e '" + f.mark.string() +
+                                  "' ] && exec c++ \"$@\" -o /dev/full;; esac\nexec c++ \"$@\"\n");
+  fs::permissions(f.dir / "cc.sh", fs::perms::owner_all);
+  Spec spec = f.spec();
+  spec.kernel.compiler = (f.dir / "cc.sh").string();
+  auto first = by_kind(tune(spec, f.options));
+  EXPECT_EQ(first[4].status, Status::compile_error);
+  EXPECT_EQ(first[4].fault, Fault::environment) << first[4].error;
+  EXPECT_TRUE(contains(first[4].error, "No space left on device")) << first[4].error;
+
+  f.clear_mark();
+  auto second = by_kind(tune(spec, f.options));
+  EXPECT_EQ(second[4].status, Status::ok) << second[4].error;
+}
+
+// Item 5: a stored timeout belongs to the timeout it ran under. The same
+// settings reuse it; a longer --timeout measures it again. The hang is real.
+TEST(Reliability, ATimeoutIsMeasuredAgainUnderALongerTimeout) {
+  Fixture f("[5]", "reference: none\n");
+  Spec spec = f.spec();
+  spec.measure.timeout = Seconds(2);
+  auto first = by_kind(tune(spec, f.options));
+  EXPECT_EQ(first[5].status, Status::timeout);
+  EXPECT_EQ(first[5].fault, Fault::config);
+  EXPECT_TRUE(contains(first[5].settings, "timeout=2s")) << first[5].settings;
+
+  f.clear_mark();
+  TuneReport same = tune(spec, f.options);  // the same settings: the stored timeout stands
+  EXPECT_EQ(same.resumed, 1u);
+  EXPECT_EQ(by_kind(same)[5].status, Status::timeout);
+
+  spec.measure.timeout = Seconds(120);
+  TuneReport longer = tune(spec, f.options);
+  EXPECT_EQ(longer.resumed, 0u);
+  EXPECT_EQ(longer.retried, 1u);
+  EXPECT_EQ(by_kind(longer)[5].status, Status::ok);
+}
+
+// --retry-failed measures every stored failure again (a config's own too)
+// and keeps the good trials as they are.
+TEST(Reliability, RetryFailedMeasuresFailuresAgainAndKeepsGoodTrials) {
+  Fixture f("[0, 2]", "default: {KIND: 0}\n");
+  const Spec spec = f.spec();
+  auto first = by_kind(tune(spec, f.options));
+  EXPECT_EQ(first[2].status, Status::crash);  // SIGABRT: the config's own
+  EXPECT_EQ(first[2].fault, Fault::config);
+
+  f.clear_mark();
+  TuneReport resumed = tune(spec, f.options);
+  EXPECT_EQ(resumed.resumed, 2u);
+  EXPECT_EQ(by_kind(resumed)[2].status, Status::crash);
+
+  TuneOptions retry = f.options;
+  retry.retry_failed = true;
+  TuneReport retried = tune(spec, retry);
+  EXPECT_EQ(retried.resumed, 1u);
+  EXPECT_EQ(retried.retried, 1u);
+  auto after = by_kind(retried);
+  EXPECT_EQ(after[2].status, Status::ok);
+  EXPECT_EQ(after[0].id, first[0].id);
+  EXPECT_EQ(after[0].created_at, first[0].created_at);
+  EXPECT_EQ(after[0].samples, first[0].samples);
+}
+
+// Item 2: a config that a run's extra constraint (--where) excludes from a
+// `configs:` list is reported invalid but not stored, so a full run later
+// measures it, and an earlier measurement is never replaced by 'invalid'.
+TEST(Reliability, ConfigsExcludedByWhereAreNotStored) {
+  Fixture f("[0, 4]", "configs: [{KIND: 0}, {KIND: 4}]\n");
+  Spec narrowed = f.spec();
+  narrowed.constraints.push_back(Expression::parse("KIND != 4", {"--where KIND != 4"}));
+  auto first = by_kind(tune(narrowed, f.options));
+  EXPECT_EQ(first[4].status, Status::invalid);
+  EXPECT_EQ(first[0].status, Status::ok);
+  TuneReport full = tune(f.spec(), f.options);
+  EXPECT_EQ(by_kind(full)[4].status, Status::ok);
+  // And the other way round: the measured trial survives a narrowed run.
+  (void)tune(narrowed, f.options);
+  EXPECT_EQ(Store(full.db).find(full.spec_hash, full.device, {{"N", Value(256)}}, Config({{"KIND", Value(4)}}))->status,
+            Status::ok);
+}
+
+// Item 6: a kernel that changes the shared worker's directory costs nothing
+// to the configs after it, even with a relative output folder.
+TEST(Reliability, AKernelThatChangesDirectoryLeavesLaterConfigsAlone) {
+  Fixture f("[3, 0, 4]", "default: {KIND: 3}\n");
+  const Spec spec = f.spec();
+  const fs::path was = fs::current_path();
+  fs::current_path(f.dir);
+  TuneOptions relative;
+  relative.out_dir = "out";
+  TuneReport report;
+  try {
+    report = tune(spec, relative);
+  } catch (...) {
+    fs::current_path(was);
+    throw;
+  }
+  fs::current_path(was);
+  for (const auto& [kind, t] : by_kind(report)) EXPECT_EQ(t.status, Status::ok) << kind << ": " << t.error;
+  EXPECT_EQ(by_kind(report).size(), 3u);
+}
+
+// Item 8: a kernel that writes to every descriptor it can reaches the reply
+// channel only through its hidden descriptor, and then fails its own config
+// (the line lacks the worker's token); the run goes on, and so does a rerun.
+TEST(Reliability, AKernelWritingOnTheReplyChannelFailsOnlyItsConfig) {
+  Fixture f("[0, 6, 4]", "default: {KIND: 0}\n");
+  const Spec spec = f.spec();
+  for (int run = 0; run < 2; ++run) {
+    auto t = by_kind(tune(spec, f.options));
+    EXPECT_EQ(t[0].status, Status::ok);
+    EXPECT_EQ(t[4].status, Status::ok) << t[4].error;
+    EXPECT_EQ(t[6].status, Status::launch_error);
+    EXPECT_TRUE(contains(t[6].error, "not the worker's")) << t[6].error;
+  }
+}
+
+// Item 14: a reference that crashes ends its size, with a message naming
+// the config, and the other sizes go on.
+TEST(Reliability, AReferenceThatCrashesEndsOnlyItsSizeAndIsNamed) {
+  Fixture f("[0, 2]", "default: {KIND: 2}\nreference: default\n");
+  std::string text = spec_text("[0, 2]", "default: {KIND: 2}\nreference: default\n");
+  text.replace(text.find("sizes: {N: 256}"), 15, "sizes: [{N: 256}, {N: 512}]");
+  write_file(f.dir / "k.yaml", text);
+  Spec spec = f.spec();
+  // KIND 2 aborts at N=256 only.
+  write_file(f.dir / "k.cpp", "#include <cstdlib>\nextern \"C\" void scale(const float* x, float* y, int n) {\n"
+                              "#if KIND == 2\n  if (n == 256) std::abort();\n#endif\n"
+                              "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
+  TuneReport report = tune(spec, f.options);
+  ASSERT_EQ(report.sizes.size(), 2u);
+  EXPECT_TRUE(contains(report.sizes[0].error, "the default config {KIND: 2}")) << report.sizes[0].error;
+  EXPECT_TRUE(contains(report.sizes[0].error, "crash")) << report.sizes[0].error;
+  EXPECT_FALSE(report.sizes[0].best);
+  EXPECT_TRUE(report.sizes[1].error.empty());
+  EXPECT_TRUE(report.sizes[1].best);
+  EXPECT_FALSE(report.warnings.empty());
+}
+
+// Item 18: a reference whose outputs hold NaN is refused; no config is
+// judged against it.
+TEST(Reliability, AReferenceThatOutputsNaNIsRefused) {
+  Fixture f("[0]", "reference: {entry: nan_ref}\n");
+  write_file(f.dir / "k.cpp", "#include <cmath>\nextern \"C\" void scale(const float* x, float* y, int n) {\n"
+                              "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n"
+                              "extern \"C\" void nan_ref(const float* x, float* y, int n) {\n"
+                              "  for (int i = 0; i < n; ++i) y[i] = i == 3 ? NAN : 2 * x[i];\n}\n");
+  TuneReport report = tune(f.spec(), f.options);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  EXPECT_TRUE(contains(report.sizes[0].error, "output 'y' has nan at element 3")) << report.sizes[0].error;
+  EXPECT_TRUE(contains(report.sizes[0].error, "the reference function 'nan_ref'")) << report.sizes[0].error;
+  EXPECT_FALSE(report.sizes[0].best);
+}
+
+// Item 15: what a kernel prints goes to the worker's log up to a cap per
+// trial; 16 MiB a call cost neither the log nor the tuner's memory.
+TEST(Reliability, KernelOutputKeptInTheLogIsCapped) {
+  Fixture f("[7]", "reference: none\n");
+  TuneReport report = tune(f.spec(), f.options);
+  EXPECT_EQ(by_kind(report)[7].status, Status::ok);
+  fs::path log;
+  for (const auto& e : fs::recursive_directory_iterator(f.options.out_dir))
+    if (e.path().filename() == "worker.log") log = e.path();
+  ASSERT_FALSE(log.empty());
+  EXPECT_LT(fs::file_size(log), 2u << 20);
+  EXPECT_NE(tunekit::testing::read_file(log).find("more bytes of output not kept"), std::string::npos);
+}
+
+// Item 19: a constraint that fails to evaluate is reported once, with its
+// location and the first values that hit it, not silently taken as false.
+TEST(Reliability, AConstraintThatFailsToEvaluateIsReported) {
+  Fixture f("[0, 1, 4]", "constraints: ['4 % KIND == 0']\ndefault: {KIND: 4}\n");
+  TuneReport report = tune(f.spec(), f.options);
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_TRUE(contains(report.warnings[0], "k.yaml:")) << report.warnings[0];
+  EXPECT_TRUE(contains(report.warnings[0], "modulo by zero") || contains(report.warnings[0], "division by zero"))
+      << report.warnings[0];
+  EXPECT_TRUE(contains(report.warnings[0], "{KIND: 0}")) << report.warnings[0];
+}
+
+// Item 23: a default config that the constraints exclude at a size is said,
+// not dropped in silence.
+TEST(Reliability, ADefaultOutsideTheSpaceIsWarned) {
+  Fixture f("[0, 4]", "constraints: ['KIND != 4']\ndefault: {KIND: 4}\n");
+  TuneReport report = tune(f.spec(), f.options);
+  ASSERT_FALSE(report.warnings.empty());
+  EXPECT_TRUE(contains(report.warnings[0], "the default config {KIND: 4} is not in the space")) << report.warnings[0];
+}
+
+// Item 24: a scalar its type cannot hold fails the config, naming the
+// argument, instead of reaching the kernel wrapped around.
+TEST(Reliability, AScalarOutOfItsTypesRangeFailsNamingTheArgument) {
+  Fixture f("[0]", "reference: none\n");
+  std::string text = spec_text("[0]", "reference: none\n");
+  text.replace(text.find("value: N}"), 9, "value: 4294967312}");
+  write_file(f.dir / "k.yaml", text);
+  auto t = by_kind(tune(f.spec(), f.options));
+  EXPECT_EQ(t[0].status, Status::launch_error);
+  EXPECT_TRUE(contains(t[0].error, "argument 'n' = 4294967312 does not fit its type i32")) << t[0].error;
+}
+
+// Item 28: a parameter named like a machine property would replace it.
+TEST(Reliability, AParameterNamedLikeAMachinePropertyIsAnError) {
+  Fixture f("[0]");
+  std::string text = spec_text("[0]");
+  text.replace(text.find("{KIND: [0]}"), 11, "{KIND: [0], cores: [1, 2]}");
+  write_file(f.dir / "k.yaml", text);
+  try {
+    (void)tune(f.spec(), f.options);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "parameter 'cores' has the name of a property of the machine")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "k.yaml:")) << e.what();
+  }
+}
+
+// Item 12: two tuners sharing one output folder (and build cache) build the
+// same variants side by side; each renames its own files into place.
+TEST(Reliability, TwoTunersShareABuildCache) {
+  Fixture f("[0, 4, 10, 11, 12, 13, 14, 15]", "default: {KIND: 0}\n");
+  const Spec spec = f.spec();
+  TuneOptions a = f.options, b = f.options;
+  b.out_dir = f.dir / "out";  // the same cache; each its own store
+  Spec other = spec;
+  other.output.db = f.dir / "other.db";
+  TuneReport ra, rb;
+  std::string failed;
+  std::thread t([&] {
+    try {
+      ra = tune(spec, a);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  });
+  rb = tune(other, b);
+  t.join();
+  EXPECT_EQ(failed, "");
+  EXPECT_EQ(ra.all_trials().size(), 8u);
+  for (const auto* r : {&ra, &rb})
+    for (const auto& [kind, trial] : by_kind(*r)) EXPECT_EQ(trial.status, Status::ok) << kind << ": " << trial.error;
+}
+
+// Item 27: an application that reports a time of 0 has measured nothing; it
+// fails instead of winning.
+TEST(Reliability, AnApplicationReportingZeroTimeDoesNotWin) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "int k;\n");
+  write_file(dir / "app.yaml", "name: app\nkernel: {source: k.cpp, language: command}\n"
+                               "parameters: {P: [0, 3]}\n"
+                               "application:\n  run: [sh, -c, 'echo time: {P}']\n"
+                               "  time: {regex: 'time: ([0-9.]+)'}\n"
+                               "measure: {min_samples: 1, max_samples: 1, timeout: 120s}\n");
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  std::map<std::int64_t, TrialRecord> t;
+  for (const auto& r : tune(load_spec(dir / "app.yaml"), options).all_trials()) t[r.config.at("P").as_int()] = r;
+  EXPECT_EQ(t[0].status, Status::launch_error);
+  EXPECT_TRUE(contains(t[0].error, "not a positive number")) << t[0].error;
+  EXPECT_EQ(t[3].status, Status::ok);
+}
+
+// Item 17: a run that exits 0 but leaves a background process holding its
+// output is over when it exits: it is not a timeout, and the leftover dies.
+TEST(Reliability, AnApplicationLeavingABackgroundProcessIsNotATimeout) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "int k;\n");
+  write_file(dir / "app.yaml", "name: app\nkernel: {source: k.cpp, language: command}\n"
+                               "parameters: {P: [1]}\n"
+                               "application:\n  build: [sh, -c, 'sleep 600 & echo built']\n"
+                               "  run: [sh, -c, 'sleep 600 & echo time: {P}']\n"
+                               "  time: {regex: 'time: ([0-9.]+)'}\n  run_timeout: 60s\n  build_timeout: 60s\n"
+                               "measure: {min_samples: 1, max_samples: 1}\n");
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  const auto trials = tune(load_spec(dir / "app.yaml"), options).all_trials();
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0].status, Status::ok) << trials[0].error;
+}
