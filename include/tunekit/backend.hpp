@@ -31,6 +31,8 @@ struct BackendOptions {
   bool rebuild = false;            // ignore cached builds (each is rebuilt once)
   int device = 0;                  // which device of the backend's kind
   std::optional<ApplicationSpec> application;  // the command backend: what to build and run
+  std::filesystem::path recording;             // the replay backend: the recorded results it serves
+  std::string recording_kernel;                // the replay backend: the spec's name, to pick a store's kernel
 };
 
 class Backend {
@@ -49,6 +51,10 @@ class Backend {
   virtual std::vector<std::string> command_line(const BuildInput& /*input*/, const Bindings& /*values*/) const {
     return {};
   }
+  // A backend that simulates its trials (replay) keeps its own clock: the
+  // recorded compile and run time of the trials it served. The tuner's time
+  // budget (search.max_time) counts it instead of the wall clock.
+  virtual std::optional<Seconds> clock() const { return std::nullopt; }
 };
 
 // What a backend's kernels take in a spec's `kernel` section: the spec

@@ -19,6 +19,10 @@ struct TuneOptions {
   std::filesystem::path out_dir = "tunekit-out";
   bool fresh = false;   // ignore stored trials and the build cache
   unsigned jobs = 0;    // build threads; 0 = one per core
+  // Recorded results to replay instead of building and running (a Kernel
+  // Tuner cache or a tunekit DB; recording.hpp): the replay backend serves
+  // every trial, and search.max_time counts the recorded times.
+  std::filesystem::path replay;
 };
 
 struct ProgressEvent {

@@ -966,7 +966,7 @@ Spec Loader::load(const YAML::Node& root) {
   }
 
   if (auto v = get(m, "search")) {
-    Map t = map(*v, {"strategy", "options", "max_evals", "max_time", "seed", "rules", "seeds"});
+    Map t = map(*v, {"strategy", "options", "max_evals", "max_time", "seed", "rules", "seeds", "transfer"});
     if (auto x = get(t, "strategy")) {
       s.search.strategy_where = content_loc(*x);
       s.search.strategy = name_in(*x, strategies());
@@ -984,6 +984,8 @@ Spec Loader::load(const YAML::Node& root) {
     if (auto x = get(t, "max_evals")) s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
     if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);
     if (auto x = get(t, "seed")) s.search.seed = static_cast<std::uint64_t>(int_of(*x, 0, "an integer >= 0"));
+    if (auto x = get(t, "transfer"))
+      s.search.transfer = static_cast<std::size_t>(int_of(*x, 0, "an integer >= 0 (configs carried over from the nearest tuned sizes; 0: none)"));
     if (auto x = get(t, "rules"); x && !x->node.IsNull()) {
       // One entry per matmul: {M: [BM, M], N: [BN, N], K: [BK, "K // SPLIT_K"]};
       // an axis is [tile parameter, axis length] or just the parameter (the

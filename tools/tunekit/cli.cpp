@@ -6,6 +6,7 @@
 
 #include "info_command.hpp"
 #include "policy_command.hpp"
+#include "replay_command.hpp"
 #include "space_command.hpp"
 #include "tune_command.hpp"
 #include "tunekit/error.hpp"
@@ -24,7 +25,7 @@ int run(int argc, char** argv) {
   const SubCommand commands[] = {
       add_tune_command(app),    add_space_command(app),        add_select_command(app),
       add_emit_command(app),    add_rules_report_command(app), add_report_command(app),
-      add_devices_command(app), add_plugins_command(app),
+      add_devices_command(app), add_plugins_command(app),       add_replay_command(app),
   };
 
   CLI11_PARSE(app, argc, argv);

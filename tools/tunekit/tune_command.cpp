@@ -29,8 +29,10 @@ struct TuneArgs {
   std::string strategy;
   std::vector<std::string> options;  // the strategy's, NAME=VALUE
   std::vector<std::string> outputs;  // writer names; empty: the writers' defaults
-  std::size_t max_evals = 0;
+  std::optional<std::int64_t> max_evals;
   std::string max_time;
+  std::string replay;
+  bool no_transfer = false;
   std::optional<std::uint64_t> seed;
   unsigned jobs = 0;
   std::string out_dir = "tunekit-out";
@@ -160,7 +162,11 @@ Spec build_spec(const TuneArgs& t) {
   for (const auto& o : t.options) spec.search.options.push_back(parse_option_assignment(o, {"--option " + o}));
   (void)Options::resolve("strategy '" + spec.search.strategy + "'", strategies().get(spec.search.strategy).options,
                          spec.search.options);
-  if (t.max_evals) spec.search.max_evaluations = t.max_evals;
+  if (t.max_evals) {
+    if (*t.max_evals < 1) throw InputError({"--max-evals"}, fmt::format("a budget of {} evaluations: expected an integer >= 1", *t.max_evals));
+    spec.search.max_evaluations = static_cast<std::size_t>(*t.max_evals);
+  }
+  if (t.no_transfer) spec.search.transfer = 0;
   if (!t.max_time.empty()) spec.search.max_time = parse_duration(t.max_time);
   if (t.seed) spec.search.seed = *t.seed;
   if (!t.db.empty()) spec.output.db = t.db;
@@ -188,6 +194,7 @@ int run_tune(const TuneArgs& t) {
   options.out_dir = t.out_dir;
   options.fresh = t.fresh;
   options.jobs = t.jobs;
+  options.replay = t.replay;
   ProgressBar bar(stderr);
   ProgressCallback progress;
   if (!t.no_progress) progress = [&](const ProgressEvent& e) { bar.update(e); };
@@ -220,15 +227,28 @@ SubCommand add_tune_command(CLI::App& app) {
                        "Extra constraint for this run, e.g. --where 'CLUSTER == 1' (repeat: all must hold); results "
                        "go to the same DB as the spec's");
   tune_cmd->add_option("--strategy", t->strategy,
-                       "Search strategy, by name (`tunekit plugins` lists them; default: the spec's, else exhaustive)");
+                       "Search strategy, by name (`tunekit plugins` lists them; default: the spec's, else auto: "
+                       "exhaustive unless a budget is smaller than the space)");
   tune_cmd->add_option("--option", t->options,
                        "An option of the strategy, NAME=VALUE (repeat for several; `tunekit plugins` lists them)");
   tune_cmd->add_option("--output", t->outputs,
                        "Output writers to run, by name (repeat, or separate with commas; default: console, csv, json, "
                        "html, and mskpp for applications; `tunekit plugins` lists them)")
       ->delimiter(',');
-  tune_cmd->add_option("--max-evals", t->max_evals, "Stop after this many trials per size");
-  tune_cmd->add_option("--max-time", t->max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
+  tune_cmd->add_option("--max-evals", t->max_evals,
+                       "Stop after this many trials per size (seeds and the default config included). With a budget "
+                       "smaller than the space, the default strategy (auto) searches instead of enumerating");
+  tune_cmd->add_option("--max-time", t->max_time,
+                       "Stop proposing configs after this long, e.g. 90s or 5m (with --replay: recorded compile and "
+                       "run time)");
+  tune_cmd->add_option("--replay", t->replay,
+                       "Evaluate configs by looking them up in recorded results instead of running them: a Kernel "
+                       "Tuner cache (original or T4, gzipped or not) or a tunekit results DB. Its parameters must be "
+                       "the spec's; a config it lacks is an error")
+      ->check(CLI::ExistingFile);
+  tune_cmd->add_flag("--no-transfer", t->no_transfer,
+                     "Do not seed each size with the fastest configs of the nearest sizes tuned before "
+                     "(search.transfer), for an A/B comparison");
   tune_cmd->add_option("--seed", t->seed, "Seed for random search and for the input data (default: the spec's, else 1)");
   tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (default: one per core)");
   tune_cmd->add_option("-o,--out-dir", t->out_dir, "Folder for the results DB, CSV, JSON and the build cache")
