@@ -5,10 +5,17 @@
 // strategy's CPU time.
 //
 //   search_bench --cache FILE --t1 FILE [--cache FILE --t1 FILE ...]
+//                [--synthetic T1 ...]
 //                [--strategies a,b,...] [--budgets 0.01,0.02,0.05] [--seeds N]
 //                [--first-seed K] [--option STRATEGY:NAME=VALUE ...]
+//
+// --synthetic T1: a made-up recording of every valid config of T1's space
+// (log time a sum of random per-value and per-pair effects, 5% failures), to
+// measure the strategies' cost on large spaces that have no recording.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -34,9 +41,51 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// Every valid config of `space` with a made-up time.
+Recording synthetic_recording(const std::string& t1, const Space& space) {
+  std::mt19937_64 rng(20261201);
+  std::normal_distribution<double> normal;
+  const auto& params = space.parameters();
+  std::vector<std::vector<double>> main(params.size());
+  for (std::size_t p = 0; p < params.size(); ++p)
+    for (std::size_t v = 0; v < params[p].values.size(); ++v) main[p].push_back(0.5 * normal(rng));
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  std::vector<std::vector<double>> pair_effect;
+  for (std::size_t p = 0; p < params.size(); ++p)
+    for (std::size_t q = p + 1; q < params.size(); ++q)
+      if (rng() % 4 == 0) {
+        pairs.emplace_back(p, q);
+        std::vector<double> e(params[p].values.size() * params[q].values.size());
+        for (auto& x : e) x = 0.3 * normal(rng);
+        pair_effect.push_back(std::move(e));
+      }
+  std::vector<RecordedResult> results;
+  space.for_each([&](std::span<const std::uint32_t> ix) {
+    RecordedResult r;
+    r.values.assign(ix.begin(), ix.end());
+    double y = 0;
+    for (std::size_t p = 0; p < params.size(); ++p) y += main[p][ix[p]];
+    for (std::size_t k = 0; k < pairs.size(); ++k)
+      y += pair_effect[k][ix[pairs[k].first] * params[pairs[k].second].values.size() + ix[pairs[k].second]];
+    if (rng() % 20 == 0) {
+      r.status = Status::launch_error;
+      r.error = "RuntimeFailedConfig";
+    } else {
+      r.time = Microseconds(1000.0 * std::exp(y + 0.02 * normal(rng)));
+    }
+    r.compile_time = Seconds(1.0);
+    r.run_time = Seconds(0.1);
+    results.push_back(std::move(r));
+    return true;
+  });
+  return Recording("synthetic:" + t1, Recording::Format::kernel_tuner, "synthetic", "synthetic", {}, params,
+                   std::move(results));
+}
+
 int usage() {
   std::fprintf(stderr,
-               "usage: search_bench --cache FILE --t1 FILE [...] [--strategies a,b] [--budgets 0.01,0.02,0.05]\n"
+               "usage: search_bench --cache FILE --t1 FILE [...] [--synthetic T1] [--strategies a,b]\n"
+               "                    [--budgets 0.01,0.02,0.05]\n"
                "                    [--seeds N] [--first-seed K] [--option STRATEGY:NAME=VALUE]\n");
   return 2;
 }
@@ -58,6 +107,7 @@ int main(int argc, char** argv) {
     };
     try {
       if (a == "--cache") caches.emplace_back(value(), "");
+      else if (a == "--synthetic") caches.emplace_back("", value());
       else if (a == "--t1") {
         if (caches.empty()) return usage();
         caches.back().second = value();
@@ -83,15 +133,19 @@ int main(int argc, char** argv) {
 
   try {
     for (const auto& [cache, t1] : caches) {
-      const Recording recording = load_recording(cache);
-      std::vector<Parameter> params = recording.parameters();
+      std::vector<Parameter> params;
       std::vector<Expression> constraints;
       if (!t1.empty()) {
         SpaceDefinition def = load_t1(t1);
         params = def.parameters;
         constraints = def.constraints;
       }
+      std::optional<Recording> loaded;
+      if (!cache.empty()) loaded.emplace(load_recording(cache));
+      if (params.empty()) params = loaded->parameters();
       const Space space(params, constraints);
+      if (!loaded) loaded.emplace(synthetic_recording(t1, space));
+      const Recording& recording = *loaded;
       const ReplayTable table(recording, space);
       table.require_complete();
       const std::uint64_t n = space.size();
@@ -99,7 +153,7 @@ int main(int argc, char** argv) {
         for (double fraction : budgets) {
           const std::uint64_t budget = evaluations_for_fraction(fraction, n);
           nlohmann::json row;
-          row["cache"] = cache;
+          row["cache"] = cache.empty() ? "synthetic:" + t1 : cache;
           row["space"] = n;
           row["strategy"] = name;
           row["budget_fraction"] = fraction;

@@ -9,22 +9,11 @@
 #include <vector>
 
 #include "tunekit/builder.hpp"
+#include "tunekit/machine.hpp"
 #include "tunekit/evaluator.hpp"
 #include "tunekit/registry.hpp"
 
 namespace tunekit {
-
-struct MachineInfo {
-  std::string device;     // e.g. "cpu: AMD EPYC (2 cores)"
-  Bindings properties;    // l1d_bytes, l2_bytes, l3_bytes, cores, ...
-};
-
-// A machine as one JSON object, {"device": name, property: value, ...}: the
-// form trials record, `tunekit devices --json` prints and `tunekit space
-// --properties` reads. machine_from_json throws std::invalid_argument for
-// anything else (a value that is neither a number nor a string, say).
-std::string machine_to_json(const MachineInfo& m);
-MachineInfo machine_from_json(std::string_view json);
 
 struct BackendOptions {
   std::filesystem::path work_dir;  // build cache and scratch files

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tunekit/names.hpp"
 #include "tunekit/statistics.hpp"
 #include "tunekit/units.hpp"
 
@@ -23,8 +24,9 @@ namespace tunekit {
 // nobody times. hot: no flush.
 enum class CacheMode { cold, hot, cold_read };
 
-// "cold", "hot", "cold-read": the names in specs, on the command line and in
+// "cold", "cold-read", "hot": the names in specs, on the command line and in
 // the worker protocol.
+NameTable<CacheMode> cache_mode_names();
 std::string_view to_string(CacheMode m);
 std::optional<CacheMode> cache_mode_from_string(std::string_view name);
 inline bool is_cold(CacheMode m) { return m != CacheMode::hot; }

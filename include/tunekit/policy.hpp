@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tunekit/constraint.hpp"
+#include "tunekit/names.hpp"
 #include "tunekit/select.hpp"
 
 namespace tunekit {
@@ -46,6 +47,7 @@ struct Policy {
 };
 
 enum class Selection { per_size, all_sizes, cover };
+NameTable<Selection> selection_names();  // "per-size", "all-sizes", "cover"
 
 // Builds the policy for `trials` (one kernel, one device). `baseline` is
 // needed by Selection::all_sizes; `tolerance` by Selection::cover. Throws

@@ -9,6 +9,7 @@
 
 #include "tunekit/constraint.hpp"
 #include "tunekit/measure.hpp"
+#include "tunekit/names.hpp"
 #include "tunekit/options.hpp"
 #include "tunekit/rules.hpp"
 #include "tunekit/space.hpp"
@@ -16,6 +17,7 @@
 namespace tunekit {
 
 enum class ElementType { f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64 };
+NameTable<ElementType> element_type_names();
 std::string_view to_string(ElementType t);
 std::optional<ElementType> element_type_from_string(std::string_view s);
 std::size_t size_of(ElementType t);
@@ -24,7 +26,10 @@ bool is_floating(ElementType t);
 
 enum class Fill { random, constant, sequence, zeros };
 enum class Role { in, out, inout, scalar, tensor_map };
+NameTable<Fill> fill_names();
+NameTable<Role> role_names();  // tensor_map last: a buffer's or scalar's role is one of the others
 std::string_view to_string(Fill f);
+inline bool fill_takes_value(Fill f) { return f == Fill::constant || f == Fill::sequence; }
 std::string_view to_string(Role r);
 
 // A TMA tensor map (CUDA, compute capability 9.0 on): a tiled view of the
@@ -66,6 +71,9 @@ enum class Injection {
   tunable_lines,  // msKPP: "// tunable" and "// tunable: ALIAS" lines replaced
   range_defines,  // CCCL: "#define NAME value" prepended to the source
 };
+// "auto", "defines", "tunable", "range"; "none" spells `defines` for a
+// backend whose build takes no defines (its kernel reads no -D values).
+NameTable<Injection> injection_names();
 
 // How a device kernel is launched: CUDA blocks of threads, OpenCL
 // work-groups of work-items. Expressions over sizes and parameters.

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "tunekit/names.hpp"
+
 namespace tunekit {
 
 enum class Status {
@@ -17,6 +19,7 @@ enum class Status {
   wrong_result,    // ran, but outputs differ from the reference
 };
 
+NameTable<Status> status_names();
 std::string_view to_string(Status s);
 std::optional<Status> status_from_string(std::string_view s);
 

@@ -1,12 +1,9 @@
 #include "tunekit/status.hpp"
 
-#include <array>
-#include <utility>
-
 namespace tunekit {
 
 namespace {
-constexpr std::array<std::pair<Status, std::string_view>, 8> kNames{{
+constexpr Named<Status> kNames[] = {
     {Status::ok, "ok"},
     {Status::invalid, "invalid"},
     {Status::compile_error, "compile_error"},
@@ -15,19 +12,11 @@ constexpr std::array<std::pair<Status, std::string_view>, 8> kNames{{
     {Status::crash, "crash"},
     {Status::timeout, "timeout"},
     {Status::wrong_result, "wrong_result"},
-}};
+};
 }  // namespace
 
-std::string_view to_string(Status s) {
-  for (auto [status, name] : kNames)
-    if (status == s) return name;
-  return "unknown";
-}
-
-std::optional<Status> status_from_string(std::string_view s) {
-  for (auto [status, name] : kNames)
-    if (name == s) return status;
-  return std::nullopt;
-}
+NameTable<Status> status_names() { return kNames; }
+std::string_view to_string(Status s) { return name_of(status_names(), s); }
+std::optional<Status> status_from_string(std::string_view s) { return value_named(status_names(), s); }
 
 }  // namespace tunekit

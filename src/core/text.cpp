@@ -1,4 +1,6 @@
 #include "core/detail/text.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/names.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -51,6 +53,12 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
 }  // namespace tunekit::detail
 
 namespace tunekit {
+
+std::string either(const std::vector<std::string>& names) {
+  if (names.size() <= 1) return detail::join(names);
+  std::vector<std::string> head(names.begin(), names.end() - 1);
+  return detail::join(head) + " or " + names.back();
+}
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   if (auto near = detail::closest_match(word, candidates)) return "; did you mean '" + *near + "'?";

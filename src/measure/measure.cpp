@@ -7,20 +7,14 @@
 
 namespace tunekit {
 
-std::string_view to_string(CacheMode m) {
-  switch (m) {
-    case CacheMode::cold: return "cold";
-    case CacheMode::hot: return "hot";
-    case CacheMode::cold_read: return "cold-read";
-  }
-  return "?";
-}
+namespace {
+constexpr Named<CacheMode> kCacheModes[] = {
+    {CacheMode::cold, "cold"}, {CacheMode::cold_read, "cold-read"}, {CacheMode::hot, "hot"}};
+}  // namespace
 
-std::optional<CacheMode> cache_mode_from_string(std::string_view name) {
-  for (CacheMode m : {CacheMode::cold, CacheMode::hot, CacheMode::cold_read})
-    if (to_string(m) == name) return m;
-  return std::nullopt;
-}
+NameTable<CacheMode> cache_mode_names() { return kCacheModes; }
+std::string_view to_string(CacheMode m) { return name_of(cache_mode_names(), m); }
+std::optional<CacheMode> cache_mode_from_string(std::string_view name) { return value_named(cache_mode_names(), name); }
 
 Statistics summarize(std::span<const Microseconds> samples) {
   Statistics s;

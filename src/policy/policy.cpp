@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tunekit/backend.hpp"
+#include "tunekit/machine.hpp"
 
 namespace tunekit {
 
@@ -117,18 +117,25 @@ std::string cpp_string_literal(std::string_view text) {
   return out + "\"";
 }
 
+namespace {
+constexpr Named<Selection> kSelections[] = {
+    {Selection::per_size, "per-size"}, {Selection::all_sizes, "all-sizes"}, {Selection::cover, "cover"}};
+}  // namespace
+
+NameTable<Selection> selection_names() { return kSelections; }
+
 Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& trials, Selection selection,
                    const std::optional<Config>& baseline, double tolerance) {
   Policy p;
   p.kernel = kernel;
   switch (selection) {
     case Selection::per_size: {
-      p.selection = "per-size";
+      p.selection = name_of(selection_names(), selection);
       for (auto& b : best_per_size(trials)) p.entries.push_back({b.size, b.config, b.time});
       break;
     }
     case Selection::all_sizes: {
-      p.selection = "all-sizes";
+      p.selection = name_of(selection_names(), selection);
       if (!baseline) throw std::runtime_error("one config for all sizes needs the default config as the baseline");
       auto choice = best_for_all_sizes(trials, *baseline);
       if (!choice) throw std::runtime_error("no config ran correctly at every size, together with the default config");
@@ -136,7 +143,7 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
       break;
     }
     case Selection::cover: {
-      p.selection = fmt::format("cover (within {:g}%)", tolerance * 100);
+      p.selection = fmt::format("{} (within {:g}%)", name_of(selection_names(), selection), tolerance * 100);
       Cover c = covering_set(trials, tolerance);
       for (std::size_t i = 0; i < c.per_size.size(); ++i) {
         const Config& cfg = c.configs[c.config_of_size[i]];

@@ -167,6 +167,28 @@ void AdditiveModel::fit(int sweeps) {
   noise_ = std::sqrt((rss + 0.01) / static_cast<double>(n + 1));
 }
 
+void AdditiveModel::absorb(std::size_t first) {
+  for (std::size_t i = first; i < y_.size(); ++i) absorb_one(i);
+}
+
+void AdditiveModel::absorb_one(std::size_t i) {
+  const auto& x = xs_[i];
+  for (auto& g : groups_) {
+    const double r = y_[i] - mean_ - fitted_[i];
+    if (g.kind == Kind::trend) {
+      const double z = g.z[x[static_cast<std::size_t>(g.p)]];
+      const double delta = z * r / (g.zz + g.shrink);
+      g.effect[0] += delta;
+      fitted_[i] += delta * z;  // the other observations' fits go stale until the next fit()
+      continue;
+    }
+    const std::uint32_t c = cell(g, x);
+    const double delta = r / (g.count[c] + g.shrink);
+    g.effect[c] += delta;
+    fitted_[i] += delta;
+  }
+}
+
 double AdditiveModel::predict(std::span<const std::uint32_t> x) const {
   double f = mean_;
   for (const auto& g : groups_) f += contribution(g, g.effect, x);

@@ -1,12 +1,16 @@
 // Model-guided local search: an additive surrogate of log time with pairwise
 // interactions (detail/additive_model.hpp), refitted as each result comes in,
-// orders the valid neighbours of the current config, so a descent measures
-// the promising moves first; at a local optimum the search restarts from the
-// candidate the surrogate likes best among random draws and perturbations of
-// the fastest config. Thompson sampling keeps the choices exploratory.
+// picks among the valid neighbours of a descent's current config the one with
+// the highest expected improvement, so a descent measures promising moves
+// first and values it knows little about before ones it knows are slow.
+// Several descents (walkers) start from the fastest configs of the initial
+// sample; the fastest walker that is not stuck moves. A walker is stuck after
+// `patience` neighbours measured without improvement; when all are, the
+// slowest restarts from the random draw (or perturbation of the fastest
+// config) with the highest expected improvement over the fastest time.
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "search/detail/additive_model.hpp"
 #include "search/detail/builtin.hpp"
@@ -18,8 +22,10 @@ namespace {
 
 struct SurrogateOptions {
   std::size_t initial;     // random configs before the model leads
-  std::size_t patience;    // neighbours measured without improvement before a restart
+  std::size_t walkers;     // descents kept at once
+  std::size_t patience;    // neighbours measured without improvement before a walker is stuck
   std::size_t random;      // random candidates of a restart
+  double explore;          // share of the proposals that probe the whole space
   double failure_penalty;  // a failed config counts as this factor slower than the slowest measured
   bool pairs;
 };
@@ -42,83 +48,155 @@ class SurrogateSearch : public IndexedSearch {
   }
 
   void learn(const Observation& o) override {
+    std::optional<double> y;
     if (o.cost) {
-      const double y = std::log(*o.cost);
-      worst_ = ok_ == 0 ? y : std::max(worst_, y);
+      y = std::log(*o.cost);
+      worst_ = ok_ == 0 ? *y : std::max(worst_, *y);
       ++ok_;
-      model_.add(o.x, y);
+      model_.add(o.x, *y);
       for (const Indices& f : failed_) model_.add(f, worst_ + std::log(o_.failure_penalty));
       failed_.clear();
       dirty_ = true;
-      if (!has_current_ || y < current_cost_ || (restart_ && o.rank == *restart_)) {
-        // First improvement (or the restart point): the descent moves here.
-        restart_.reset();
-        current_ = o.x;
-        current_cost_ = y;
-        has_current_ = true;
-        misses_ = 0;
-        return;
-      }
     } else if (ok_ == 0) {
       failed_.push_back(o.x);
     } else {
       model_.add(o.x, worst_ + std::log(o_.failure_penalty));
       dirty_ = true;
     }
-    ++misses_;
+    auto owner = proposed_by_.find(o.rank);
+    if (owner == proposed_by_.end()) {
+      // An initial draw, a seed or a probe: faster than every walker, it
+      // takes over the slowest.
+      if (y && !walkers_.empty()) {
+        std::size_t slowest = 0;
+        bool faster = true;
+        for (std::size_t i = 0; i < walkers_.size(); ++i) {
+          faster = faster && *y < walkers_[i].cost;
+          if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
+        }
+        if (faster) walkers_[slowest] = Walker{o.x, *y, 0, std::nullopt};
+      }
+      return;
+    }
+    Walker& w = walkers_[owner->second];
+    proposed_by_.erase(owner);
+    if (y && (*y < w.cost || (w.start && o.rank == *w.start))) {
+      // First improvement (or the walker's new start): it moves here.
+      w.x = o.x;
+      w.cost = *y;
+      w.misses = 0;
+      w.start.reset();
+    } else {
+      ++w.misses;
+    }
   }
 
  private:
+  struct Walker {
+    Indices x;
+    double cost = INFINITY;  // log time
+    std::size_t misses = 0;
+    std::optional<std::uint64_t> start;  // a restart point not measured yet
+  };
+
   static ModelShape shape(const SurrogateOptions& o) {
     ModelShape m;
     m.pairs = o.pairs;
     return m;
   }
 
+  // Walkers start at the fastest distinct configs measured so far.
+  void start_walkers() {
+    if (!walkers_.empty()) return;
+    std::vector<const Observation*> ranked;
+    for (const auto& o : observations())
+      if (o.cost) ranked.push_back(&o);
+    std::sort(ranked.begin(), ranked.end(), [](const Observation* a, const Observation* b) { return *a->cost < *b->cost; });
+    for (std::size_t i = 0; i < ranked.size() && walkers_.size() < std::max<std::size_t>(1, o_.walkers); ++i) {
+      Walker w;
+      w.x = ranked[i]->x;
+      w.cost = std::log(*ranked[i]->cost);
+      walkers_.push_back(std::move(w));
+    }
+  }
+
   std::optional<std::uint64_t> guided() {
     if (dirty_) {
-      model_.fit(2);
+      // A full fit while it is cheap, then as the data grows by a tenth;
+      // in between, each new result nudges the effects it touches.
+      if (model_.size() <= kAlwaysFit || model_.size() >= fitted_at_ + fitted_at_ / 10) {
+        model_.fit(2);
+        fitted_at_ = model_.size();
+      } else {
+        model_.absorb(absorbed_);
+      }
+      absorbed_ = model_.size();
       dirty_ = false;
     }
-    if (!has_current_ && best()) {
-      current_ = best()->x;
-      current_cost_ = std::log(*best()->cost);
-      has_current_ = true;
+    start_walkers();
+    // Now and then a probe of the whole space, so a descent in a poor
+    // region does not take the whole budget.
+    ++steps_;
+    if (o_.explore > 0 && std::fmod(static_cast<double>(steps_) * o_.explore, 1.0) + o_.explore >= 1.0)
+      if (auto r = restart_point()) return r;
+    // The fastest walker that is not stuck moves; when all are stuck, the
+    // slowest restarts.
+    std::optional<std::size_t> turn;
+    for (std::size_t i = 0; i < walkers_.size(); ++i)
+      if (walkers_[i].misses < o_.patience && (!turn || walkers_[i].cost < walkers_[*turn].cost)) turn = i;
+    if (turn) {
+      Walker& w = walkers_[*turn];
+      std::vector<Indices> moves = neighbours(w.x, Neighbourhood::hamming);
+      if (auto r = best_of(std::move(moves), std::isfinite(w.cost) ? w.cost : best_cost())) {
+        proposed_by_[*r] = *turn;
+        return r;
+      }
+      w.misses = o_.patience;  // nothing left around it
     }
-    if (misses_ < o_.patience) {
-      if (auto r = best_of(neighbours(current_, Neighbourhood::hamming), current_cost_)) return r;
+    std::size_t slowest = 0;
+    for (std::size_t i = 1; i < walkers_.size(); ++i)
+      if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
+    auto r = restart_point();
+    if (r) {
+      Walker& w = walkers_[slowest];
+      w.x = indices(*r);
+      w.cost = INFINITY;
+      w.misses = 0;
+      w.start = r;
+      proposed_by_[*r] = slowest;
     }
-    // A local optimum (or one that looks like it): restart.
-    misses_ = 0;
+    return r;
+  }
+
+  double best_cost() const { return std::log(*best()->cost); }
+
+  // The random draw or perturbation of the fastest config with the highest
+  // expected improvement over the fastest time.
+  std::optional<std::uint64_t> restart_point() {
     std::vector<Indices> pool;
     for (std::size_t k = 0; k < o_.random; ++k) pool.push_back(indices(uniform_below(rng_, space_size())));
-    if (const Observation* b = best()) {
-      for (int k = 0; k < 8; ++k) {
-        Indices x = b->x;
-        for (int s = 0; s < 3; ++s) {
-          auto near = neighbours(x, Neighbourhood::hamming);
-          if (near.empty()) break;
-          x = near[uniform_below(rng_, near.size())];
-        }
-        pool.push_back(std::move(x));
+    for (int k = 0; k < 8; ++k) {
+      Indices x = best()->x;
+      for (int s = 0; s < 3; ++s) {
+        auto near = neighbours(x, Neighbourhood::hamming);
+        if (near.empty()) break;
+        x = near[uniform_below(rng_, near.size())];
       }
+      pool.push_back(std::move(x));
     }
-    // The descent goes on from the restart point, however fast it turns out;
-    // until its result is in, from the fastest config.
-    restart_ = best_of(std::move(pool), std::log(*best()->cost));
-    return restart_;
+    return best_of(std::move(pool), best_cost());
   }
 
   // The untried config of `configs` with the highest expected improvement
   // over the log time `target`.
   std::optional<std::uint64_t> best_of(std::vector<Indices> configs, double target) {
     std::optional<std::uint64_t> pick;
-    double best = INFINITY;
+    double best = -1;
     for (const auto& x : configs) {
       auto r = rank_of(x);
       if (!r || tried(*r)) continue;
-      const double v = -model_.expected_improvement(x, target);
-      if (v < best) {
+      const double v = model_.expected_improvement(x, target);
+      if (v > best) {
         best = v;
         pick = r;
       }
@@ -131,12 +209,13 @@ class SurrogateSearch : public IndexedSearch {
   std::size_t ok_ = 0;
   double worst_ = 0;
   bool dirty_ = false;
+  static constexpr std::size_t kAlwaysFit = 256;
+  std::size_t fitted_at_ = 0;
+  std::size_t absorbed_ = 0;  // observations the model has taken in
   std::vector<Indices> failed_;
-  bool has_current_ = false;
-  Indices current_;
-  double current_cost_ = 0;  // log time
-  std::size_t misses_ = 0;
-  std::optional<std::uint64_t> restart_;
+  std::vector<Walker> walkers_;
+  std::unordered_map<std::uint64_t, std::size_t> proposed_by_;  // rank -> walker
+  std::uint64_t steps_ = 0;
 };
 
 }  // namespace
@@ -144,12 +223,14 @@ class SurrogateSearch : public IndexedSearch {
 StrategyInfo surrogate_strategy() {
   return {"surrogate",
           "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
-          "result, orders the valid neighbours of the current config; restarts where the model points at a local "
-          "optimum (Thompson sampling)",
+          "result, picks each descent's next move among the valid neighbours by expected improvement; stuck "
+          "descents restart where the model expects most",
           {
               integer_option("initial", 8, "random configs measured before the model leads", 2, 1e6),
-              integer_option("patience", 16, "neighbours measured without improvement before a restart", 1, 1e6),
-              integer_option("random", 64, "random candidates of a restart", 0, 1e6),
+              integer_option("walkers", 1, "descents kept at once, started from the fastest initial configs", 1, 64),
+              integer_option("patience", 16, "neighbours measured without improvement before a descent is stuck", 1, 1e6),
+              integer_option("random", 32, "random candidates of a restart", 0, 1e6),
+              real_option("explore", 0.0, "share of the proposals that probe the whole space (a restart's candidates) instead of a descent", 0, 1),
               real_option("failure_penalty", 2.0, "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
               boolean_option("pairs", true, "model the interaction of every pair of parameters"),
           },
@@ -157,9 +238,10 @@ StrategyInfo surrogate_strategy() {
             if (!has_usable_index(c.space)) return random_fallback(c);
             return std::make_unique<SurrogateSearch>(
                 c, SurrogateOptions{static_cast<std::size_t>(c.options.integer("initial")),
+                                    static_cast<std::size_t>(c.options.integer("walkers")),
                                     static_cast<std::size_t>(c.options.integer("patience")),
                                     static_cast<std::size_t>(c.options.integer("random")),
-                                    c.options.real("failure_penalty"), c.options.boolean("pairs")});
+                                    c.options.real("explore"), c.options.real("failure_penalty"), c.options.boolean("pairs")});
           }};
 }
 

@@ -1,7 +1,10 @@
+// Problem sizes: the spec's `sizes` section, and the grids the command line
+// and the spec build them from.
 #include <set>
 
 #include <fmt/format.h>
 
+#include "spec/detail/loader.hpp"
 #include "tunekit/spec.hpp"
 
 namespace tunekit {
@@ -92,3 +95,53 @@ std::vector<Bindings> apply_axes(const std::vector<Bindings>& sizes, const std::
 }
 
 }  // namespace tunekit
+
+namespace tunekit::spec_detail {
+
+// The `sizes` section: one mapping, a list of them, or {grid: {...}}.
+std::vector<Bindings> Loader::sizes(const Item& it) {
+  auto one = [&](const Item& m_item) {
+    Map m = map(m_item, {}, "a mapping of size names to values, e.g. {M: 256, N: 256}");
+    Bindings b;
+    for (const Entry& e : m.entries) {
+      Item v = child(m, e);
+      if (!is_identifier(e.key))
+        fail(loc(e.key_node), "size name '" + e.key + "' in " + context_name(m_item.path) + " is not a valid name");
+      b.emplace(e.key, value_of(v));
+      size_names_.try_emplace(e.key, loc(e.key_node));
+    }
+    return b;
+  };
+  // {grid: {M: [1, 4], N: "1024:4096:1024"}}: every combination of the
+  // axes' values (each axis written like a parameter's values).
+  auto grid = [&](const Item& g_item, std::vector<Bindings>& out) {
+    Map m = map(g_item, {}, "a mapping of size names to value lists, e.g. {M: [1, 4, 16], N: '1024:8192:1024'}");
+    std::vector<Parameter> axes;
+    for (const Entry& e : m.entries) {
+      if (!is_identifier(e.key))
+        fail(loc(e.key_node), "size name '" + e.key + "' in " + context_name(g_item.path) + " is not a valid name");
+      axes.push_back(parameter(child(m, e), e.key, loc(e.key_node)));
+      size_names_.try_emplace(e.key, loc(e.key_node));
+    }
+    for (const Bindings& b : size_grid(axes)) out.push_back(b);
+  };
+  auto is_grid = [&](const Item& x) { return x.node.IsMap() && x.node.size() == 1 && x.node["grid"]; };
+  std::vector<Bindings> out;
+  if (it.node.IsNull()) {
+  } else if (is_grid(it)) {
+    grid(child(map(it, {"grid"}), *map(it, {"grid"}).find("grid")), out);
+  } else if (it.node.IsMap()) {
+    out.push_back(one(it));
+  } else if (it.node.IsSequence()) {
+    for (const Item& el : elements(it)) {
+      if (is_grid(el)) grid(child(map(el, {"grid"}), *map(el, {"grid"}).find("grid")), out);
+      else out.push_back(one(el));
+    }
+  } else {
+    wrong_type(it, "a mapping of size names to values or a list of them");
+  }
+  if (out.empty()) out.emplace_back();
+  return out;
+}
+
+}  // namespace tunekit::spec_detail

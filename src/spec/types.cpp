@@ -1,5 +1,7 @@
 // Names of the spec's enumerations.
+#include <array>
 #include <cstdint>
+#include <iterator>
 
 #include "tunekit/spec.hpp"
 
@@ -24,6 +26,22 @@ constexpr TypeInfo kTypes[] = {
     {ElementType::u32, "u32", 4, "uint32_t"},   {ElementType::u64, "u64", 8, "uint64_t"},
 };
 
+constexpr auto kTypeNames = [] {
+  std::array<Named<ElementType>, std::size(kTypes)> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = {kTypes[i].type, kTypes[i].name};
+  return out;
+}();
+
+constexpr Named<Fill> kFills[] = {
+    {Fill::random, "random"}, {Fill::constant, "constant"}, {Fill::sequence, "sequence"}, {Fill::zeros, "zeros"}};
+constexpr Named<Role> kRoles[] = {{Role::in, "in"},         {Role::out, "out"}, {Role::inout, "inout"},
+                                  {Role::scalar, "scalar"}, {Role::tensor_map, "tensor_map"}};
+constexpr Named<Injection> kInjections[] = {{Injection::automatic, "auto"},
+                                            {Injection::defines, "defines"},
+                                            {Injection::tunable_lines, "tunable"},
+                                            {Injection::range_defines, "range"},
+                                            {Injection::defines, "none"}};
+
 const TypeInfo& info(ElementType t) {
   for (const auto& i : kTypes)
     if (i.type == t) return i;
@@ -34,36 +52,20 @@ const TypeInfo& info(ElementType t) {
 
 std::string_view to_string(ElementType t) { return info(t).name; }
 
-std::optional<ElementType> element_type_from_string(std::string_view s) {
-  for (const auto& i : kTypes)
-    if (i.name == s) return i.type;
-  return std::nullopt;
-}
+std::optional<ElementType> element_type_from_string(std::string_view s) { return value_named(element_type_names(), s); }
+
+NameTable<ElementType> element_type_names() { return kTypeNames; }
+NameTable<Fill> fill_names() { return kFills; }
+NameTable<Role> role_names() { return kRoles; }
+NameTable<Injection> injection_names() { return kInjections; }
 
 std::size_t size_of(ElementType t) { return info(t).bytes; }
 
 const char* c_type_name(ElementType t) { return info(t).c_name; }
 
-std::string_view to_string(Fill f) {
-  switch (f) {
-    case Fill::random: return "random";
-    case Fill::constant: return "constant";
-    case Fill::sequence: return "sequence";
-    case Fill::zeros: return "zeros";
-  }
-  return "?";
-}
+std::string_view to_string(Fill f) { return name_of(fill_names(), f); }
 
-std::string_view to_string(Role r) {
-  switch (r) {
-    case Role::in: return "in";
-    case Role::out: return "out";
-    case Role::inout: return "inout";
-    case Role::scalar: return "scalar";
-    case Role::tensor_map: return "tensor_map";
-  }
-  return "?";
-}
+std::string_view to_string(Role r) { return name_of(role_names(), r); }
 
 }  // namespace tunekit
 

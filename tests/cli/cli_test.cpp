@@ -142,7 +142,7 @@ TEST(Cli, ColdReadCacheModeIsTunedAndSelectedByName) {
 
   auto bad = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "cold_read"});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
-  EXPECT_TRUE(contains(bad.output, "unknown cache mode 'cold_read' (cold, cold-read, hot)")) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "unknown cache mode 'cold_read'; did you mean 'cold-read'? (cold, cold-read or hot)")) << bad.output;
 
   auto r = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "cold-read"});
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -371,7 +371,7 @@ TEST_F(SpecErrors, BadRole) {
 
 TEST_F(SpecErrors, BadFill) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: zero}\n", 3,
-               41, "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v} or {sequence: start}; did you mean 'zeros'?");
+               41, "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v} or {sequence: v}; did you mean 'zeros'?");
 }
 
 TEST_F(SpecErrors, FillConstantNeedsValue) {

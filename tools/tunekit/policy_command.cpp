@@ -23,7 +23,7 @@ struct PolicyArgs {
   std::string spec;
   std::string db;
   std::string out_dir = "tunekit-out";
-  std::string mode = "per-size";
+  std::string mode{name_of(selection_names(), Selection::per_size)};
   double within_percent = 5;
   std::string header, json, name_space = "tunekit_policy";
   std::optional<std::uint64_t> seed;
@@ -41,7 +41,8 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a.cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)")
       ->check([](const std::string& v) {
-        return cache_mode_from_string(v) ? std::string() : "expected cold, cold-read or hot, not '" + v + "'";
+        return cache_mode_from_string(v) ? std::string()
+                                         : "expected " + either(names_in(cache_mode_names())) + ", not '" + v + "'";
       });
 }
 
@@ -51,7 +52,10 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
                   "per-size: the best config of each size; all-sizes: one config for every size, the best "
                   "geometric-mean speedup over the default; cover: the fewest configs that give every size one "
                   "within --within percent of its best")
-      ->check(CLI::IsMember({"per-size", "all-sizes", "cover"}))
+      ->check([](const std::string& v) {
+        return value_named(selection_names(), v) ? std::string()
+                                                 : "expected " + either(names_in(selection_names())) + ", not '" + v + "'";
+      })
       ->capture_default_str();
   cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")->capture_default_str();
 }
@@ -76,13 +80,11 @@ Loaded load(const PolicyArgs& a) {
   return l;
 }
 
-Selection selection_of(const std::string& mode) {
-  return mode == "all-sizes" ? Selection::all_sizes : mode == "cover" ? Selection::cover : Selection::per_size;
-}
+Selection selection_of(const std::string& mode) { return value_named(selection_names(), mode).value_or(Selection::per_size); }
 
 int run_select(const PolicyArgs& a) {
   Loaded l = load(a);
-  if (a.mode == "all-sizes") {
+  if (selection_of(a.mode) == Selection::all_sizes) {
     if (!l.spec.default_config) throw InputError({a.spec}, "all-sizes compares with the default config; the spec has no 'default'");
     auto choice = best_for_all_sizes(l.trials, *l.spec.default_config);
     if (!choice) {

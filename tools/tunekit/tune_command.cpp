@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "progress.hpp"
 #include "tunekit/output.hpp"
@@ -86,24 +87,34 @@ ArgumentSpec parse_arg_option(const std::string& text) {
   if (!type) return fail("unknown element type '" + parts[0] + "'");
   a.type = *type;
   a.size = Expression::parse(parts[1], where);
+  // A buffer's role and fill, by the names specs use (names.hpp); a number
+  // for FILL is a constant fill, and `sequence` counts from 0.
+  std::vector<std::string> roles;
+  for (const auto& r : role_names())
+    if (r.value != Role::scalar && r.value != Role::tensor_map) roles.emplace_back(r.name);
   if (parts.size() == 4) {
-    if (parts[3] == "in") a.role = Role::in;
-    else if (parts[3] == "out") a.role = Role::out;
-    else if (parts[3] == "inout") a.role = Role::inout;
-    else return fail("unknown role '" + parts[3] + "' (in, out, inout)");
+    auto role = value_named(role_names(), parts[3]);
+    if (!role || *role == Role::scalar || *role == Role::tensor_map)
+      return fail("unknown role '" + parts[3] + "' (" + either(roles) + ")");
+    a.role = *role;
   }
   a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
   if (parts.size() >= 3) {
     const auto& f = parts[2];
-    if (f == "random") a.fill = Fill::random;
-    else if (f == "zeros") a.fill = Fill::zeros;
-    else if (f == "sequence") a.fill = Fill::sequence;
-    else {
+    if (auto named = value_named(fill_names(), f); named && *named != Fill::constant) {
+      a.fill = *named;
+    } else {
       try {
-        a.fill_value = std::stod(f);
+        std::size_t used = 0;
+        a.fill_value = std::stod(f, &used);
+        if (used != f.size()) throw std::invalid_argument(f);
         a.fill = Fill::constant;
       } catch (const std::exception&) {
-        return fail("unknown fill '" + f + "' (random, zeros, sequence or a number)");
+        std::vector<std::string> fills;
+        for (const auto& n : fill_names())
+          if (n.value != Fill::constant) fills.emplace_back(n.name);
+        fills.emplace_back("a number");
+        return fail("unknown fill '" + f + "' (" + either(fills) + ")");
       }
     }
   }
@@ -179,7 +190,9 @@ Spec build_spec(const TuneArgs& t) {
   if (!t.timeout.empty()) spec.measure.timeout = parse_duration(t.timeout);
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);
-    if (!mode) throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "' (cold, cold-read, hot)");
+    if (!mode)
+      throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "'" + did_you_mean(t.cache, names_in(cache_mode_names())) +
+                                        " (" + either(names_in(cache_mode_names())) + ")");
     spec.measure.cache = *mode;
   }
   if (t.atol) spec.tolerance.atol = *t.atol;
@@ -276,8 +289,8 @@ SubCommand add_tune_command(CLI::App& app) {
   tune_cmd->add_option("--arg", t->args,
                        "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
                        "(FILL random|zeros|sequence|NUMBER, ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
-                       "TYPE f32|f64|i8|i16|i32|i64|u8|u16|u32|u64; SIZE and VALUE are expressions over sizes and "
-                       "parameters");
+                       "TYPE " + fmt::format("{}", fmt::join(names_in(element_type_names()), "|")) +
+                           "; SIZE and VALUE are expressions over sizes and parameters");
   tune_cmd->add_flag("--no-progress", t->no_progress, "Do not draw the progress bar");
   tune_cmd->add_flag("--no-rules", t->no_rules,
                      "Do not seed the search with the spec's matmul tile rules (search.rules), for an A/B comparison");

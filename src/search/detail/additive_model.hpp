@@ -35,8 +35,13 @@ class AdditiveModel {
   AdditiveModel(const std::vector<Parameter>& parameters, const ModelShape& shape);
 
   void add(std::span<const std::uint32_t> x, double y);
-  // Gauss-Seidel sweeps over the groups, starting from the current effects.
+  // Gauss-Seidel sweeps over the groups, starting from the current effects:
+  // O(observations x groups) each.
   void fit(int sweeps);
+  // The share of a sweep of the observations from `first` on: each group's
+  // effect at their cells moves by their residual, shrunk; O(groups) per
+  // observation. Between full fits, it keeps a long search's step cheap.
+  void absorb(std::size_t first);
   std::size_t size() const { return y_.size(); }
 
   double predict(std::span<const std::uint32_t> x) const;
@@ -74,6 +79,8 @@ class AdditiveModel {
     if (g.kind == Kind::trend) return e[0] * g.z[x[static_cast<std::size_t>(g.p)]];
     return e[cell(g, x)];
   }
+
+  void absorb_one(std::size_t i);
 
   std::vector<Group> groups_;
   std::vector<std::vector<std::uint32_t>> xs_;  // per observation

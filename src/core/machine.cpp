@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tunekit/backend.hpp"
+#include "tunekit/machine.hpp"
 
 namespace tunekit {
 

@@ -1,0 +1,134 @@
+// The `kernel` and `reference` sections, checked against the backend's traits.
+#include "spec/detail/loader.hpp"
+
+namespace tunekit::spec_detail {
+
+std::string languages_with(bool KernelTraits::*allowed) {
+  std::vector<std::string> out;
+  for (const BackendInfo& b : backends().entries())
+    if (b.kernel.*allowed) out.insert(out.end(), b.languages.begin(), b.languages.end());
+  if (out.size() <= 1) return join(out);
+  const std::string last = out.back();
+  out.pop_back();
+  return join(out) + " and " + last;
+}
+
+KernelSpec Loader::kernel(const Item& it) const {
+  Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
+                   "shared_memory", "cluster"});
+  KernelSpec k;
+  k.source = existing_file(require(m, "source"), "kernel source file");
+  if (auto v = get(m, "language")) {
+    const std::vector<std::string> known = kernel_languages();
+    std::string name = string_of(*v, "a kernel language");
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string msg = "bad value '" + name + "' for " + display(v->path) + ": expected one of " + join(known);
+      if (auto near = closest_match(name, known)) msg += "; did you mean '" + *near + "'?";
+      fail(content_loc(*v), msg);
+    }
+    k.language = name;
+  }
+  const KernelTraits& traits = backend_for_language(k.language).kernel;
+  k.flags = traits.default_flags;
+  if (traits.application) {
+    // An application: the user's build and run commands ('application')
+    // replace the compiler and the call, so there is no entry to call.
+    for (const char* key : {"compiler", "flags", "arch", "grid", "block", "shared_memory", "cluster"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a " + k.language +
+                                   " kernel: its build and run commands are given in 'application'");
+  }
+  if (traits.entry) k.entry = function_name(require(m, "entry"));
+  else if (auto v = get(m, "entry")) k.entry = function_name(*v);
+  if (auto v = get(m, "compiler")) {
+    if (!traits.compilers.empty()) {
+      const std::string name = string_of(*v, "one of " + join(traits.compilers));
+      if (std::find(traits.compilers.begin(), traits.compilers.end(), name) == traits.compilers.end()) {
+        std::string msg = "bad value '" + name + "' for " + display(v->path) + ": expected one of " + join(traits.compilers);
+        if (auto near = closest_match(name, traits.compilers)) msg += "; did you mean '" + *near + "'?";
+        fail(content_loc(*v), msg);
+      }
+      k.compiler = name;
+    } else {
+      k.compiler = string_of(*v, "a compiler command");
+    }
+  }
+  if (auto v = get(m, "flags")) k.flags = strings_of(*v);
+  if (auto v = get(m, "arch")) k.arch = string_of(*v, "an architecture such as sm_90a");
+  if (auto v = get(m, "grid")) k.launch.grid = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "shared_memory")) k.launch.shared_memory = expression_of(*v, "an expression (bytes)");
+  if (auto v = get(m, "cluster")) {
+    if (!traits.cluster)
+      fail(loc(m.find("cluster")->key_node), "'cluster' (thread-block clusters) applies to " +
+                                                 languages_with(&KernelTraits::cluster) + " kernels, not " + k.language);
+    k.launch.cluster = cluster_of(*v);
+  }
+  if (traits.launch && (k.launch.grid.empty() || k.launch.block.empty()))
+    fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
+                   "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
+  if (!traits.launch && !traits.application && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
+    fail(it.where, "'grid', 'block' and 'shared_memory' apply to " + languages_with(&KernelTraits::launch) +
+                       " kernels, not " + k.language);
+  if (auto v = get(m, "injection"))
+    // A build without defines spells `defines` "none": nothing reaches it that way.
+    k.injection = enum_of(*v, injection_names(), [&](const Named<Injection>& n) {
+      return n.value != Injection::defines || (n.name == "none") != traits.defines;
+    });
+  return k;
+}
+
+// cluster: [2, 1, 1]: blocks per thread-block cluster (CUDA).
+std::vector<Expression> Loader::cluster_of(const Item& it) const {
+  std::vector<Expression> c = expressions_of(it, 1, 3);
+  std::int64_t blocks = 1;
+  bool fixed = true;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    auto v = constant_int(c[i]);
+    if (!v) {
+      fixed = false;
+      continue;
+    }
+    if (*v < 1) fail(c[i].where(), fmt::format("cluster[{}] = {} must be at least 1", i, *v));
+    blocks *= *v;
+  }
+  // 8 blocks is the portable size; Hopper and later take up to 16.
+  if (fixed && blocks > 16)
+    fail(c.front().where(), fmt::format("a cluster of {} blocks; no GPU allows more than 16", blocks));
+  return c;
+}
+
+ReferenceSpec Loader::reference(const Item& it, const std::string& language) const {
+  ReferenceSpec r;
+  const std::string expected = "'default', 'none' or a mapping {source, entry, flags}";
+  if (it.node.IsScalar()) {
+    const std::string& s = it.node.Scalar();
+    if (s == "default") r.kind = ReferenceSpec::Kind::default_config;
+    else if (s == "none") r.kind = ReferenceSpec::Kind::none;
+    else fail(content_loc(it), "bad value '" + s + "' for 'reference': expected " + expected);
+    return r;
+  }
+  Map m = map(it, {"source", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
+  r.kind = ReferenceSpec::Kind::function;
+  if (auto v = get(m, "source")) r.source = existing_file(*v, "reference source file");
+  r.entry = function_name(require(m, "entry"));
+  if (auto v = get(m, "flags")) r.flags = strings_of(*v);
+  if (auto v = get(m, "grid")) r.launch.grid = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "block")) r.launch.block = expressions_of(*v, 1, 3);
+  if (auto v = get(m, "shared_memory")) r.launch.shared_memory = expression_of(*v, "an expression (bytes)");
+  if (r.launch.grid.empty() != r.launch.block.empty())
+    fail(it.where, "'reference' needs both 'grid' and 'block', or neither (then the kernel's launch is used)");
+  if (auto v = get(m, "cluster")) {
+    const SourceLocation key = loc(m.find("cluster")->key_node);
+    if (!backend_for_language(language).kernel.cluster)
+      fail(key, "'cluster' (thread-block clusters) applies to " + languages_with(&KernelTraits::cluster) +
+                    " kernels, not " + language);
+    if (r.launch.grid.empty())
+      fail(key, "'reference.cluster' needs the reference's own 'grid' and 'block' (without them the kernel's "
+                "launch, its cluster included, is used)");
+    r.launch.cluster = cluster_of(*v);
+  }
+  return r;
+}
+
+}  // namespace tunekit::spec_detail

@@ -1,0 +1,128 @@
+// Loading a spec (YAML or JSON, through yaml-cpp): the document, its top
+// level, and the entry points. Each section is read in its own file.
+#include "spec/detail/loader.hpp"
+
+#include "tunekit/annotation.hpp"
+
+namespace tunekit {
+
+namespace spec_detail {
+
+Spec Loader::load(const YAML::Node& root) {
+  Item top{root, "", loc(root)};
+  if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
+  if (root.IsNull()) fail(top.where, "the spec is empty; expected a mapping with at least 'kernel' and 'arguments'");
+  Map m = map(top,
+              {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "reference",
+               "tolerance", "measure", "search", "output", "application"},
+              "a mapping with at least 'kernel' and 'arguments'");
+  Spec s;
+  s.kernel = kernel(require(m, "kernel"));
+  const BackendInfo& backend = backend_for_language(s.kernel.language);
+  const bool command = backend.kernel.application;
+  if (auto v = get(m, "name")) s.name = string_of(*v, "a name");
+  else s.name = command && s.kernel.entry.empty() ? s.kernel.source.stem().string() : s.kernel.entry;
+
+  if (command) {
+    // The application checks its own results: nothing is passed by
+    // tunekit, and nothing is compared with a reference.
+    for (const char* key : {"arguments", "reference", "tolerance"})
+      if (const Entry* e = m.find(key))
+        fail(loc(e->key_node), "'" + std::string(key) + "' does not apply to a " + s.kernel.language +
+                                   " kernel (kernel.language: " + s.kernel.language +
+                                   "): the application gets its values through placeholders in "
+                                   "'application.run' and checks its own results");
+    s.reference.kind = ReferenceSpec::Kind::none;
+  } else {
+    if (const Entry* e = m.find("application"))
+      fail(loc(e->key_node), "'application' needs 'kernel.language: " + languages_with(&KernelTraits::application) +
+                                 "' (got '" + s.kernel.language + "')");
+    arguments(require(m, "arguments"), s);
+  }
+
+  if (auto v = get(m, "sizes")) s.sizes = sizes(*v);
+  else s.sizes.emplace_back();
+  space(m, s);
+  if (auto v = get(m, "reference")) s.reference = reference(*v, s.kernel.language);
+  if (auto v = get(m, "tolerance")) tolerance(*v, s);
+  if (auto v = get(m, "measure")) measure(*v, s);
+  if (auto v = get(m, "search")) search(*v, s);
+  if (auto v = get(m, "output")) output(*v, s);
+  if (command) s.application = application(require(m, "application"), s);
+  if (backend.check_spec) backend.check_spec(s);
+  return s;
+}
+
+}  // namespace spec_detail
+
+using namespace spec_detail;
+
+Spec load_spec(const fs::path& file) {
+  const std::string name = file.string();
+  std::error_code ec;
+  if (!fs::exists(file, ec)) throw InputError(SourceLocation{name, 0, 0}, "spec file not found");
+  if (fs::is_directory(file, ec)) throw InputError(SourceLocation{name, 0, 0}, "spec path is a directory, not a file");
+  bool ok = false;
+  std::string text = read_text(file, ok);
+  if (!ok) throw InputError(SourceLocation{name, 0, 0}, "cannot read spec file");
+  fs::path absolute = fs::absolute(file, ec).lexically_normal();
+  if (ec) absolute = file;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
+    throw InputError(where, "YAML syntax error: " + e.msg);
+  }
+  try {
+    Loader loader(name, std::move(text), absolute.parent_path());
+    Spec spec = loader.load(root);
+    spec.file = absolute;
+    return spec;
+  } catch (const YAML::Exception& e) {  // not expected: the loader checks types first
+    SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
+    throw InputError(where, e.msg);
+  }
+}
+
+Spec spec_from_source(const fs::path& source) {
+  const std::string name = source.string();
+  std::error_code ec;
+  if (!fs::exists(source, ec)) throw InputError(SourceLocation{name, 0, 0}, "source file not found");
+  if (!fs::is_regular_file(source, ec)) throw InputError(SourceLocation{name, 0, 0}, "source path is not a regular file");
+  bool ok = false;
+  std::string text = read_text(source, ok);
+  if (!ok) throw InputError(SourceLocation{name, 0, 0}, "cannot read source file");
+  fs::path absolute = fs::absolute(source, ec).lexically_normal();
+  if (ec) absolute = source;
+  Spec spec;
+  spec.file = absolute;
+  spec.kernel.source = absolute;
+  spec.kernel.injection = Injection::range_defines;
+  spec.parameters = parameters_from_ranges(parse_range_annotations(text, name), name);
+  spec.sizes.emplace_back();
+  return spec;
+}
+
+std::pair<std::string, Value> parse_assignment(std::string_view text) {
+  std::size_t eq = text.find('=');
+  const std::string expected = "expected NAME=VALUE, e.g. M=4096";
+  if (eq == std::string_view::npos)
+    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': " + expected);
+  std::string_view name = trim(text.substr(0, eq));
+  std::string_view value = trim(text.substr(eq + 1));
+  if (!is_identifier(name))
+    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': '" + std::string(name) +
+                                           "' is not a valid name; " + expected);
+  if (value.empty())
+    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': the value is missing; " + expected);
+  return {std::string(name), parse_value_text(value)};
+}
+
+std::vector<Value> parse_range(std::string_view text, const SourceLocation& where) {
+  IntRange r = parse_int_range(text, where, /*require_step=*/false);
+  std::vector<Value> out;
+  append_range(r, out);
+  return out;
+}
+}  // namespace tunekit

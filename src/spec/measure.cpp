@@ -1,0 +1,45 @@
+// The `tolerance`, `measure` and `output` sections.
+#include "spec/detail/loader.hpp"
+
+#include "tunekit/output.hpp"
+
+namespace tunekit::spec_detail {
+
+void Loader::tolerance(const Item& it, Spec& s) const {
+  Map t = map(it, {"atol", "rtol"}, "a mapping {atol: number, rtol: number}");
+  if (auto x = get(t, "atol")) s.tolerance.atol = non_negative(*x);
+  if (auto x = get(t, "rtol")) s.tolerance.rtol = non_negative(*x);
+}
+
+void Loader::measure(const Item& it, Spec& s) const {
+  Map t = map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout"});
+  MeasureSettings& ms = s.measure;
+  if (auto x = get(t, "warmup")) ms.warmup = std::chrono::duration_cast<Microseconds>(duration_of(*x, false));
+  if (auto x = get(t, "min_samples")) ms.min_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+  if (auto x = get(t, "max_samples")) ms.max_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+  if (ms.min_samples > ms.max_samples) {
+    auto x = get(t, "max_samples");
+    Item at = x ? *x : *get(t, "min_samples");
+    fail(content_loc(at), "'measure.min_samples' (" + std::to_string(ms.min_samples) + ") exceeds 'measure.max_samples' (" +
+                              std::to_string(ms.max_samples) + ")");
+  }
+  if (auto x = get(t, "max_time")) ms.max_time = duration_of(*x, true);
+  if (auto x = get(t, "noise")) ms.target_noise = non_negative(*x);
+  if (auto x = get(t, "cache"))
+    ms.cache = enum_of(*x, cache_mode_names());
+  if (auto x = get(t, "timeout")) ms.timeout = duration_of(*x, true);
+}
+
+void Loader::output(const Item& it, Spec& s) const {
+  std::vector<std::string> keys{"db"};
+  for (const WriterInfo& w : writers().entries())
+    if (w.writes_file) keys.push_back(w.name);
+  Map t = map(it, keys);
+  for (const Entry& e : t.entries) {
+    const std::string file = string_of(child(t, e), "a file path");
+    if (e.key == "db") s.output.db = file;
+    else s.output.files[e.key] = file;
+  }
+}
+
+}  // namespace tunekit::spec_detail

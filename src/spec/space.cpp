@@ -1,0 +1,199 @@
+// The space: `parameters`, `constraints`, `configs` and `default`.
+#include "spec/detail/loader.hpp"
+
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tunekit/annotation.hpp"
+
+namespace tunekit::spec_detail {
+
+namespace {
+
+// Equal for values that compare equal as parameter values: a number and its
+// float spelling (64 and 64.0) are the same value, a string never equals a
+// number.
+std::string value_identity(const Value& v) {
+  if (v.is_string()) return "s" + v.as_string();
+  const double d = v.to_double();
+  if (v.is_int()) return "n" + std::to_string(v.as_int());
+  if (d == std::floor(d) && std::fabs(d) < 9.2e18) return "n" + std::to_string(static_cast<std::int64_t>(d));
+  return "f" + v.repr();
+}
+
+}  // namespace
+
+void Loader::space(const Map& m, Spec& s) const {
+  bool declared = false;
+  if (auto v = get(m, "parameters"); v && !v->node.IsNull()) {
+    Map pm = map(*v, {}, "a mapping of parameter names to their values");
+    for (const Entry& e : pm.entries) {
+      if (!is_identifier(e.key))
+        fail(loc(e.key_node), "parameter name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
+      if (auto sz = size_names_.find(e.key); sz != size_names_.end())
+        fail(loc(e.key_node), "'" + e.key + "' is both a parameter and a size (at " + sz->second.str() + ")");
+      s.parameters.push_back(parameter(child(pm, e), e.key, loc(e.key_node)));
+    }
+    declared = true;
+  }
+
+  if (auto v = get(m, "constraints"); v && !v->node.IsNull()) {
+    const std::string expected = "a list of expressions";
+    if (v->node.IsScalar()) s.constraints.push_back(expression_of(*v, expected));
+    else if (v->node.IsSequence())
+      for (const Item& el : elements(*v)) {
+        if (!el.node.IsScalar()) fail(el.where, display(v->path) + " must be " + expected + ", but " + display(el.path) + " is " + kind_of(el.node));
+        s.constraints.push_back(expression_of(el, "an expression"));
+      }
+    else wrong_type(*v, expected);
+  }
+
+  if (auto v = get(m, "configs"); v && !v->node.IsNull()) {
+    if (!v->node.IsSequence()) wrong_type(*v, "a list of configs (mappings of parameter names to values)");
+    std::vector<SourceLocation> where;
+    std::unordered_map<std::string, std::size_t> index;  // config key -> position: linear, for lists of 10^5 configs
+    for (const Item& el : elements(*v)) {
+      Config c = config(el, declared ? &s.parameters : nullptr);
+      if (auto [j, fresh] = index.try_emplace(c.key(), s.configs.size()); !fresh)
+        fail(el.where, "config " + c.str() + " repeats configs[" + std::to_string(j->second) + "] (at " +
+                           where[j->second].str() + ")");
+      s.configs.push_back(std::move(c));
+      where.push_back(el.where);
+    }
+    if (!declared && !s.configs.empty()) {
+      // The parameters are implied: each name with its distinct values, in
+      // order of appearance.
+      std::map<std::string, std::unordered_set<std::string>> values_seen;
+      for (std::size_t i = 0; i < s.configs.size(); ++i)
+        for (const auto& [name, value] : s.configs[i]) {
+          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == name; });
+          if (p == s.parameters.end()) {
+            if (auto sz = size_names_.find(name); sz != size_names_.end())
+              fail(where[i], "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");
+            s.parameters.push_back(Parameter{name, {}, where[i]});
+            p = s.parameters.end() - 1;
+          }
+          if (values_seen[name].insert(value_identity(value)).second) p->values.push_back(value);
+        }
+      // Like a declared space's configs, each one gives every parameter.
+      for (std::size_t i = 0; i < s.configs.size(); ++i) {
+        std::vector<std::string> missing;
+        for (const auto& p : s.parameters)
+          if (!s.configs[i].find(p.name)) missing.push_back(p.name);
+        if (!missing.empty())
+          fail(where[i], "'configs[" + std::to_string(i) + "]' misses parameter" + (missing.size() > 1 ? "s " : " ") +
+                             join(missing) + "; a config gives every parameter a value");
+      }
+      declared = true;
+    }
+  }
+
+  if (!declared && s.configs.empty()) {
+    // A CCCL-style source declares its own parameters with %RANGE% lines.
+    bool ok = false;
+    std::string source = read_text(s.kernel.source, ok);
+    if (ok && source.find("%RANGE%") != std::string::npos)
+      s.parameters = parameters_from_ranges(parse_range_annotations(source, s.kernel.source.string()),
+                                            s.kernel.source.string());
+  }
+
+  if (auto v = get(m, "default"); v) {
+    s.default_config = config(*v, &s.parameters);
+  }
+}
+
+Parameter Loader::parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const {
+  Parameter p;
+  p.name = name;
+  p.where = name_where;
+  const std::string expected =
+      "a list of values, a range 'start:end:step' or {pow2: [lo, hi]}";
+  if (it.node.IsSequence()) {
+    std::vector<Item> els = elements(it);
+    if (els.empty()) fail(it.where, "parameter '" + name + "' has no values");
+    std::unordered_map<std::string, std::size_t> seen;  // value -> index: linear, for lists of 10^5 values
+    for (const Item& el : els) {
+      if (!el.node.IsScalar()) wrong_type(el, "a value (int, float or string)");
+      Value v = value_of(el);
+      if (auto [j, fresh] = seen.try_emplace(value_identity(v), p.values.size()); !fresh)
+        fail(content_loc(el), "duplicate value " + v.repr() + " in parameter '" + name + "' (also at index " +
+                                  std::to_string(j->second) + ")");
+      p.values.push_back(std::move(v));
+    }
+  } else if (it.node.IsMap()) {
+    Map m = map(it, {"pow2"}, expected);
+    Item range = require(m, "pow2");
+    const std::string pexp = "a list [lo, hi] of two powers of two";
+    if (!range.node.IsSequence() || range.node.size() != 2) wrong_type(range, pexp);
+    std::vector<Item> ends = elements(range);
+    std::int64_t lo = int_of(ends[0], 1, "a power of two >= 1");
+    std::int64_t hi = int_of(ends[1], 1, "a power of two >= 1");
+    for (int i = 0; i < 2; ++i) {
+      std::int64_t v = i == 0 ? lo : hi;
+      if ((v & (v - 1)) != 0)
+        fail(content_loc(ends[i]), display(range.path) + ": " + std::to_string(v) + " is not a power of two");
+    }
+    if (lo > hi) fail(range.where, display(range.path) + ": lo (" + std::to_string(lo) + ") is greater than hi (" + std::to_string(hi) + ")");
+    for (std::int64_t v = lo;; v *= 2) {
+      p.values.emplace_back(v);
+      if (v == hi) break;
+    }
+  } else if (it.node.IsScalar()) {
+    const std::string& s = it.node.Scalar();
+    if (s.find(':') != std::string::npos) {
+      IntRange r;
+      try {
+        r = parse_int_range(s, content_loc(it), /*require_step=*/false);
+      } catch (const InputError& e) {
+        throw InputError(e.where(), "parameter '" + name + "': " + e.message());
+      }
+      append_range(r, p.values);
+    } else {
+      p.values.push_back(value_of(it));
+    }
+  } else {
+    wrong_type(it, expected);
+  }
+  return p;
+}
+
+Config Loader::config(const Item& it, const std::vector<Parameter>* declared) const {
+  Map m = map(it, {}, "a mapping of parameter names to values");
+  std::vector<std::pair<std::string, Value>> entries;
+  for (const Entry& e : m.entries) {
+    if (!is_identifier(e.key)) fail(loc(e.key_node), "'" + e.key + "' is not a valid parameter name");
+    if (declared) {
+      bool known = std::any_of(declared->begin(), declared->end(), [&](const Parameter& p) { return p.name == e.key; });
+      if (!known) {
+        std::vector<std::string> names;
+        for (const auto& p : *declared) names.push_back(p.name);
+        std::string msg = "unknown parameter '" + e.key + "' in " + context_name(it.path);
+        if (names.empty()) {
+          msg += "; the spec declares no parameters";
+        } else {
+          if (auto near = closest_match(e.key, names)) msg += "; did you mean '" + *near + "'?";
+          msg += " (parameters: " + join(names) + ")";
+        }
+        fail(loc(e.key_node), msg);
+      }
+    }
+    entries.emplace_back(e.key, value_of(child(m, e)));
+  }
+  if (declared) {  // parameter order; a config names every parameter
+    std::vector<std::pair<std::string, Value>> ordered;
+    std::vector<std::string> missing;
+    for (const auto& p : *declared) {
+      auto e = std::find_if(entries.begin(), entries.end(), [&](const auto& x) { return x.first == p.name; });
+      if (e == entries.end()) missing.push_back(p.name);
+      else ordered.push_back(std::move(*e));
+    }
+    if (!missing.empty())
+      fail(it.where, context_name(it.path) + " misses parameter" + (missing.size() > 1 ? "s " : " ") + join(missing) +
+                         "; a config gives every parameter a value");
+    entries = std::move(ordered);
+  }
+  return Config(std::move(entries));
+}
+
+}  // namespace tunekit::spec_detail
