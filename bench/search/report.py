@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Prints the search benchmark's tables from the two sides' JSON lines.
 
-Usage: report.py TUNEKIT.jsonl KT.jsonl
+Usage: report.py TUNEKIT.jsonl [KT.jsonl]
 
-For each budget: one row per strategy (tunekit's and Kernel Tuner's), with
-the median and the 10th percentile of the fraction of optimum over seeds for
-each cache, the mean over caches of those medians and of those 10th
-percentiles, and the strategy's CPU time per evaluation. Then, per budget,
-tunekit's auto against Kernel Tuner's best strategy (by mean of medians) and
-the goals of issue #23.
+Per budget: one row per strategy (tunekit's and Kernel Tuner's) with the
+mean over caches of the per-cache median and 10th percentile of the fraction
+of optimum, the worst cache's median, and the CPU time per evaluation; with
+four caches or fewer, each cache's median / 10th percentile too, else a second
+table per cache of tunekit's auto against Kernel Tuner's best strategy (the
+one with the highest mean of medians at that budget). Then a verdict line per
+budget: auto against Kernel Tuner's best, and the goals of issue #23. Only
+strategies with results on every cache are shown.
 """
 import json
 import os
@@ -53,6 +55,17 @@ def short(cache):
     return name
 
 
+class Line:
+    def __init__(self, side, name, by_cache, caches):
+        self.side, self.name = side, name
+        self.meds = [percentile(by_cache[c]["fractions"], 50) for c in caches]
+        self.p10s = [percentile(by_cache[c]["fractions"], 10) for c in caches]
+        evals = sum(sum(by_cache[c]["evaluations"]) for c in caches)
+        self.cpu = sum(by_cache[c]["cpu_seconds"] for c in caches) * 1e3 / max(1, evals)
+        self.mean = sum(self.meds) / len(self.meds)
+        self.p10 = sum(self.p10s) / len(self.p10s)
+
+
 def main():
     rows = load(sys.argv[1], "tunekit") + load(sys.argv[2] if len(sys.argv) > 2 else None, "KT")
     if not rows:
@@ -62,62 +75,53 @@ def main():
     for r in rows:
         if r["cache"] not in caches:
             caches.append(r["cache"])
+    wide = len(caches) <= 4
     budgets = sorted({r["budget_fraction"] for r in rows})
     seeds = sorted({len(r["fractions"]) for r in rows})
-    print(f"Fraction of optimum (optimum time / best time found): median / 10th percentile over "
-          f"{'/'.join(map(str, seeds))} seeds per cache; mean = mean over the {len(caches)} caches.")
+    print(f"Fraction of optimum (optimum time / best time found): median and 10th percentile (p10) over "
+          f"{'/'.join(map(str, seeds))} seeds per cache; 'mean' = mean over the {len(caches)} caches.")
     for i, c in enumerate(caches):
         n = next(r["space"] for r in rows if r["cache"] == c)
         print(f"  [{i + 1}] {short(c)} ({n} valid configs)")
-    summary = []
     for b in budgets:
         print()
-        evals = {short(r["cache"]): r["budget"] for r in rows if r["budget_fraction"] == b}
-        print(f"Budget {b * 100:g}% of the space ({', '.join(f'{k}: {v}' for k, v in evals.items())} evaluations)")
-        head = f"{'strategy':<32}" + "".join(f"{'[' + str(i + 1) + '] med/p10':>15}" for i in range(len(caches)))
-        head += f"{'mean med':>10}{'mean p10':>10}{'CPU ms/eval':>13}"
-        print(head)
-        print("-" * len(head))
+        evals = sorted({r["budget"] for r in rows if r["budget_fraction"] == b})
+        print(f"Budget {b * 100:g}% of the space ({', '.join(map(str, evals))} evaluations)")
         table = {}
         for r in rows:
             if r["budget_fraction"] != b:
                 continue
-            name = r["strategy"] if r["side"] == "tunekit" else "KT " + r["strategy"]
-            if r["side"] == "tunekit" and r.get("as_run", name) != name:
-                name = r["as_run"]
+            name = r.get("as_run", r["strategy"]) if r["side"] == "tunekit" else "KT " + r["strategy"]
             table.setdefault((r["side"], name), {})[r["cache"]] = r
-        lines = []
-        for (side, name), by_cache in table.items():
-            meds = [percentile(by_cache[c]["fractions"], 50) for c in caches if c in by_cache]
-            p10s = [percentile(by_cache[c]["fractions"], 10) for c in caches if c in by_cache]
-            if len(meds) != len(caches):
-                continue
-            evals_total = sum(sum(by_cache[c]["evaluations"]) for c in caches)
-            cpu = sum(by_cache[c]["cpu_seconds"] for c in caches) * 1e3 / max(1, evals_total)
-            # Kernel Tuner's own account of its strategies' time, when it has one.
-            kt_strategy = [by_cache[c].get("strategy_ms_per_evaluation") for c in caches]
-            lines.append((side, name, meds, p10s, cpu, kt_strategy))
-        for side, name, meds, p10s, cpu, kt_strategy in sorted(lines, key=lambda x: (x[0] != "tunekit", -sum(x[2]))):
-            cells = "".join(f"{m:>8.3f}/{p:<6.3f}" for m, p in zip(meds, p10s))
-            cpu_text = f"{cpu:>13.4f}"
-            print(f"{name:<32}{cells}{sum(meds) / len(meds):>10.3f}{sum(p10s) / len(p10s):>10.3f}{cpu_text}")
-        tk = [x for x in lines if x[0] == "tunekit" and x[1].startswith("auto")]
-        kt = [x for x in lines if x[0] == "KT"]
-        if tk:
-            t = tk[0]
-            t_mean, t_p10 = sum(t[2]) / len(t[2]), sum(t[3]) / len(t[3])
-            line = f"=> tunekit {t[1]}: mean of medians {t_mean:.3f} (mean p10 {t_p10:.3f})"
-            if kt:
-                best = max(kt, key=lambda x: sum(x[2]))
-                k_mean, k_p10 = sum(best[2]) / len(best[2]), sum(best[3]) / len(best[3])
-                line += (f"; Kernel Tuner's best, {best[1][3:]}: {k_mean:.3f} (p10 {k_p10:.3f}); "
-                         f"ratio {t_mean / k_mean:.3f}, {'ahead' if t_mean > k_mean else 'NOT ahead'}")
+        lines = [Line(side, name, bc, caches) for (side, name), bc in table.items() if len(bc) == len(caches)]
+        lines.sort(key=lambda x: (x.side != "tunekit", -x.mean))
+        head = f"{'strategy':<30}{'mean med':>9}{'mean p10':>9}{'worst med':>10}{'CPU ms/eval':>12}"
+        if wide:
+            head += "".join(f"{'[' + str(i + 1) + '] med/p10':>16}" for i in range(len(caches)))
+        print(head)
+        print("-" * len(head))
+        for x in lines:
+            text = f"{x.name:<30}{x.mean:>9.3f}{x.p10:>9.3f}{min(x.meds):>10.3f}{x.cpu:>12.4f}"
+            if wide:
+                text += "".join(f"{m:>9.3f}/{p:<6.3f}" for m, p in zip(x.meds, x.p10s))
+            print(text)
+        auto = next((x for x in lines if x.side == "tunekit" and x.name.startswith("auto")), None)
+        kt = [x for x in lines if x.side == "KT"]
+        best = max(kt, key=lambda x: x.mean) if kt else None
+        if auto and best and not wide:
+            print(f"{'':<4}{'cache':<34}{auto.name + ' med/p10':>24}{best.name + ' med/p10':>32}")
+            for i, c in enumerate(caches):
+                print(f"{'':<4}{short(c):<34}{auto.meds[i]:>17.3f}/{auto.p10s[i]:<6.3f}{best.meds[i]:>25.3f}/{best.p10s[i]:<6.3f}")
+        if auto:
+            line = f"=> tunekit {auto.name}: mean of medians {auto.mean:.3f} (mean p10 {auto.p10:.3f})"
+            if best:
+                line += (f"; Kernel Tuner's best, {best.name[3:]}: {best.mean:.3f} (p10 {best.p10:.3f}); "
+                         f"{'ahead' if auto.mean > best.mean else 'NOT ahead'} by {auto.mean - best.mean:+.3f}")
             goal = GOALS.get(round(b, 4))
             if goal:
-                ok = t_mean >= goal[0] and (goal[1] is None or t_p10 >= goal[1])
+                ok = auto.mean >= goal[0] and (goal[1] is None or auto.p10 >= goal[1])
                 line += f"; goal >= {goal[0]}" + (f" (p10 >= {goal[1]})" if goal[1] else "") + (": met" if ok else ": not met")
             print(line)
-            summary.append(line)
     return 0
 
 

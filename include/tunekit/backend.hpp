@@ -22,6 +22,7 @@ struct BackendOptions {
   std::optional<ApplicationSpec> application;  // the command backend: what to build and run
   std::filesystem::path recording;             // the replay backend: the recorded results it serves
   std::string recording_kernel;                // the replay backend: the spec's name, to pick a store's kernel
+  std::vector<std::string> parameters;         // the replay backend: the spec's parameters, checked against the recording
 };
 
 class Backend {

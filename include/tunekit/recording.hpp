@@ -95,6 +95,11 @@ std::vector<Recording> load_recordings(const std::filesystem::path& file, const 
 // when there are several.
 Recording load_recording(const std::filesystem::path& file, const RecordingFilter& filter = {});
 
+// Throws InputError naming the recording's file when `names` (a space's or
+// a spec's parameters) are not the recorded parameters: a name it lacks, or
+// a recorded parameter with several values that `names` lacks.
+void check_parameters(const Recording& recording, const std::vector<std::string>& names);
+
 // A recording bound to a space: the recorded result of each valid config by
 // its index in the space, so a replay looks configs up in O(1). The space's
 // parameters must be the recording's (same names; each value of the space

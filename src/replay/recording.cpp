@@ -455,6 +455,21 @@ Recording load_recording(const fs::path& file, const RecordingFilter& filter) {
 
 // ---------------------------------------------------------------- ReplayTable
 
+void check_parameters(const Recording& recording, const std::vector<std::string>& names) {
+  std::vector<std::string> recorded, lacking, extra;
+  for (const auto& p : recording.parameters()) recorded.push_back(p.name);
+  for (const auto& n : names)
+    if (std::find(recorded.begin(), recorded.end(), n) == recorded.end()) lacking.push_back(n);
+  for (const auto& p : recording.parameters())
+    if (std::find(names.begin(), names.end(), p.name) == names.end() && p.values.size() > 1) extra.push_back(p.name);
+  if (lacking.empty() && extra.empty()) return;
+  std::string msg = "its parameters do not match the space's (a recording of another kernel?):";
+  if (!lacking.empty()) msg += " the recording has no " + detail::join(lacking) + ";";
+  if (!extra.empty()) msg += " the space has no " + detail::join(extra) + ";";
+  msg += " recorded: " + detail::join(recorded) + "; space: " + detail::join(names);
+  fail(recording.file(), msg);
+}
+
 namespace {
 constexpr std::uint64_t kDenseLimit = std::uint64_t{1} << 24;
 }
@@ -466,23 +481,11 @@ ReplayTable::ReplayTable(const Recording& recording, const Space& space) : recor
   std::vector<std::string> rnames, snames;
   for (const auto& p : rparams) rnames.push_back(p.name);
   for (const auto& p : sparams) snames.push_back(p.name);
+  check_parameters(recording, snames);
   // Space parameter -> recording parameter.
   std::vector<std::size_t> from(sparams.size());
-  std::vector<std::string> lacking, extra;
-  for (std::size_t s = 0; s < sparams.size(); ++s) {
-    auto it = std::find(rnames.begin(), rnames.end(), sparams[s].name);
-    if (it == rnames.end()) lacking.push_back(sparams[s].name);
-    else from[s] = static_cast<std::size_t>(it - rnames.begin());
-  }
-  for (const auto& p : rparams)
-    if (std::find(snames.begin(), snames.end(), p.name) == snames.end() && p.values.size() > 1) extra.push_back(p.name);
-  if (!lacking.empty() || !extra.empty()) {
-    std::string msg = "its parameters do not match the space's (a recording of another kernel?):";
-    if (!lacking.empty()) msg += " the recording has no " + detail::join(lacking) + ";";
-    if (!extra.empty()) msg += " the space has no " + detail::join(extra) + ";";
-    msg += " recorded: " + detail::join(rnames) + "; space: " + detail::join(snames);
-    fail(file, msg);
-  }
+  for (std::size_t s = 0; s < sparams.size(); ++s)
+    from[s] = static_cast<std::size_t>(std::find(rnames.begin(), rnames.end(), sparams[s].name) - rnames.begin());
   to_space_.assign(rparams.size(), {});
   for (std::size_t r = 0; r < rparams.size(); ++r) to_space_[r].assign(rparams[r].values.size(), -1);
   for (std::size_t s = 0; s < sparams.size(); ++s) {

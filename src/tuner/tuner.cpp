@@ -87,6 +87,7 @@ class Run {
     if (!options_.replay.empty()) {
       backend_options.recording = options_.replay;
       backend_options.recording_kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
+      for (const auto& p : spec_.parameters) backend_options.parameters.push_back(p.name);
       backend_ = backends().get("replay").make(backend_options);
     } else {
       backend_ = make_backend(spec_.kernel.language, backend_options);

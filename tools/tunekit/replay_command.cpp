@@ -93,6 +93,11 @@ int run_replay(const ReplayArgs& a) {
     constraints = def.constraints;
     space_from = "the parameters and restrictions of " + a.t1;
   } else if (spec) {
+    // Names first: a cache of another kernel is reported as such, before
+    // the spec's constraints ask for properties the recording lacks.
+    std::vector<std::string> names;
+    for (const auto& p : spec->parameters) names.push_back(p.name);
+    check_parameters(recording, names);
     params = spec->parameters;
     constraints = spec->constraints;
     space_from = "the parameters and constraints of " + a.spec;

@@ -60,7 +60,8 @@ class ReplayEvaluator final : public Evaluator {
       out.samples = {*r->time};
       out.stats = summarize(out.samples);
     }
-    out.device_busy = r->run_time;
+    // The recorded run time is the backend's clock (search.max_time), not
+    // device time of this run.
     std::lock_guard lock(shared_->mutex);
     shared_->clock += r->cost();
     return out;
@@ -105,6 +106,8 @@ class ReplayBackend final : public Backend {
                                                                    fmt::join(kernels, ", "), options.recording_kernel));
       shared_->recordings = std::move(mine);
     }
+    if (!options.parameters.empty())
+      for (const auto& r : shared_->recordings) check_parameters(r, options.parameters);
     const Recording& first = shared_->recordings.front();
     std::string device = first.device().empty() ? options.recording.filename().string() : first.device();
     for (const auto& r : shared_->recordings)
