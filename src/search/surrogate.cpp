@@ -26,6 +26,7 @@ struct SurrogateOptions {
   std::size_t patience;    // neighbours measured without improvement before a walker is stuck
   std::size_t random;      // random candidates of a restart
   double explore;          // share of the proposals that probe the whole space
+  double min_gain;         // an improvement smaller than this (relative) does not renew a walker's patience
   double failure_penalty;  // a failed config counts as this factor slower than the slowest measured
   bool pairs;
 };
@@ -81,10 +82,14 @@ class SurrogateSearch : public IndexedSearch {
     Walker& w = walkers_[owner->second];
     proposed_by_.erase(owner);
     if (y && (*y < w.cost || (w.start && o.rank == *w.start))) {
-      // First improvement (or the walker's new start): it moves here.
+      // First improvement (or the walker's new start): it moves here. A
+      // small gain moves it but does not renew its patience, so a descent
+      // that creeps through a poor region gives way.
+      const bool renews = w.start || !std::isfinite(w.cost) || *y < w.cost - std::log1p(o_.min_gain);
       w.x = o.x;
       w.cost = *y;
-      w.misses = 0;
+      if (renews) w.misses = 0;
+      else ++w.misses;
       w.start.reset();
     } else {
       ++w.misses;
@@ -230,6 +235,7 @@ StrategyInfo surrogate_strategy() {
               integer_option("walkers", 1, "descents kept at once, started from the fastest initial configs", 1, 64),
               integer_option("patience", 16, "neighbours measured without improvement before a descent is stuck", 1, 1e6),
               integer_option("random", 32, "random candidates of a restart", 0, 1e6),
+              real_option("min_gain", 0.0, "an improvement smaller than this share of the time moves a descent but does not renew its patience", 0, 1),
               real_option("explore", 0.0, "share of the proposals that probe the whole space (a restart's candidates) instead of a descent", 0, 1),
               real_option("failure_penalty", 2.0, "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
               boolean_option("pairs", true, "model the interaction of every pair of parameters"),
@@ -241,7 +247,7 @@ StrategyInfo surrogate_strategy() {
                                     static_cast<std::size_t>(c.options.integer("walkers")),
                                     static_cast<std::size_t>(c.options.integer("patience")),
                                     static_cast<std::size_t>(c.options.integer("random")),
-                                    c.options.real("explore"), c.options.real("failure_penalty"), c.options.boolean("pairs")});
+                                    c.options.real("explore"), c.options.real("min_gain"), c.options.real("failure_penalty"), c.options.boolean("pairs")});
           }};
 }
 
