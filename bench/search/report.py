@@ -2,6 +2,7 @@
 """Prints the search benchmark's tables from the two sides' JSON lines.
 
 Usage: report.py TUNEKIT.jsonl [KT.jsonl]
+       report.py --cost-only SYNTHETIC.jsonl
 
 Per budget: one row per strategy (tunekit's and Kernel Tuner's) with the
 mean over caches of the per-cache median and 10th percentile of the fraction
@@ -66,7 +67,34 @@ class Line:
         self.p10 = sum(self.p10s) / len(self.p10s)
 
 
+def cost_only(path):
+    """CPU time per evaluation per strategy and budget (a synthetic recording:
+    its fractions of optimum mean nothing)."""
+    rows = load(path, "tunekit")
+    if not rows:
+        return 1
+    budgets = sorted({r["budget_fraction"] for r in rows})
+    evals = {b: next(r["budget"] for r in rows if r["budget_fraction"] == b) for b in budgets}
+    print(f"Strategy CPU time per evaluation (ms) on {short(rows[0]['cache'])}: {rows[0]['space']} valid configs, "
+          "a synthetic recording")
+    print(f"{'strategy':<30}" + "".join(f"{f'{b * 100:g}% ({evals[b]})':>16}" for b in budgets))
+    names = []
+    for r in rows:
+        name = r.get("as_run", r["strategy"])
+        if name not in names:
+            names.append(name)
+    for n in names:
+        cells = []
+        for b in budgets:
+            rs = [r for r in rows if r.get("as_run", r["strategy"]) == n and r["budget_fraction"] == b]
+            cells.append(f"{rs[0]['cpu_ms_per_evaluation']:>16.4f}" if rs else f"{'-':>16}")
+        print(f"{n:<30}" + "".join(cells))
+    return 0
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--cost-only":
+        return cost_only(sys.argv[2])
     rows = load(sys.argv[1], "tunekit") + load(sys.argv[2] if len(sys.argv) > 2 else None, "KT")
     if not rows:
         print("no results")

@@ -13,7 +13,10 @@
 #      simulation mode (bench/search/kt_search.py), same budgets and seeds;
 #   5. prints per budget the median and 10th percentile of the fraction of
 #      optimum per cache, their mean over caches, and each strategy's CPU
-#      time per evaluation (bench/search/report.py).
+#      time per evaluation (bench/search/report.py);
+#   6. tunekit's CPU time per evaluation on a space of 10^5 valid configs:
+#      the hub's GEMM space (../shared/t1/gemm_milo.json, 116,928 valid
+#      configs) with a synthetic recording, 3 seeds.
 #
 # Usage: bench/search/run.sh [options]
 #   --case CACHE T1     a recorded cache and its T1 file (repeat; default: the
@@ -23,6 +26,7 @@
 #   --strategies LIST   tunekit's (default: every registered one)
 #   --kt-strategies LIST  Kernel Tuner's (default: the eight of shared/caches/README.md)
 #   --no-kt             tunekit only
+#   --large T1          the large space of step 6 (default: ../shared/t1/gemm_milo.json; 'none' skips it)
 #   --jobs N            Kernel Tuner runs in parallel (default 2)
 #   --build DIR         build folder (default: build)
 #   --venv DIR          Kernel Tuner's venv (default: build-search/kt-venv)
@@ -44,6 +48,7 @@ kt_strategies="random_sample,genetic_algorithm,adaptive_tabu_greywolf,pso,simula
 kt=1
 jobs=2
 cases=()
+large="$root/../shared/t1/gemm_milo.json"
 CXX=${CXX:-g++}
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -57,6 +62,7 @@ while [ $# -gt 0 ]; do
     --strategies) strategies=${2:?}; shift 2 ;;
     --kt-strategies) kt_strategies=${2:?}; shift 2 ;;
     --no-kt) kt=0; shift ;;
+    --large) large=${2:?}; shift 2 ;;
     --jobs) jobs=${2:?}; shift 2 ;;
     --build) build=${2:?}; shift 2 ;;
     --venv) venv=${2:?}; shift 2 ;;
@@ -119,4 +125,13 @@ cpu=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 echo
 echo "$(date -u +%Y-%m-%d), $cpu ($(nproc) cores)"
 python3 "$here/report.py" "$out/tunekit.jsonl" "$out/kt.jsonl"
+
+# ---- 6. cost on a large space ----------------------------------------------------
+if [ "$large" != none ] && [ -f "$large" ]; then
+  echo "[run] tunekit on a synthetic recording of $large" >&2
+  "$out/search_bench" --synthetic "$large" ${strategies:+--strategies "$strategies"} --budgets "$budgets" --seeds 3 \
+    >"$out/large.jsonl"
+  echo
+  python3 "$here/report.py" --cost-only "$out/large.jsonl"
+fi
 echo "raw results: $out/tunekit.jsonl $out/kt.jsonl" >&2

@@ -131,6 +131,32 @@ Indices IndexedSearch::recombine(std::span<const std::uint32_t> from, std::span<
   return child;
 }
 
+std::optional<Indices> IndexedSearch::random_neighbour(std::span<const std::uint32_t> x) {
+  std::vector<std::size_t> order;
+  for (std::size_t p = 0; p < cardinality_.size(); ++p)
+    if (cardinality_[p] > 1) order.push_back(p);
+  Indices y(x.begin(), x.end());
+  std::vector<std::uint32_t> values;
+  // Parameters in a random order; the first with another valid value moves.
+  for (std::size_t i = order.size(); i > 0; --i) {
+    const std::size_t k = uniform_below(rng_, i);
+    const std::size_t p = order[k];
+    order[k] = order[i - 1];
+    values.clear();
+    for (std::uint32_t v = 0; v < cardinality_[p]; ++v) {
+      if (v == x[p]) continue;
+      y[p] = v;
+      if (valid(y)) values.push_back(v);
+    }
+    y[p] = x[p];
+    if (!values.empty()) {
+      y[p] = values[uniform_below(rng_, values.size())];
+      return y;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::uint64_t> IndexedSearch::untried_neighbour(std::span<const std::uint32_t> x, bool adjacent_first) {
   for (int round = adjacent_first ? 0 : 1; round < 2; ++round) {
     auto near = neighbours(x, round == 0 ? Neighbourhood::adjacent : Neighbourhood::hamming);

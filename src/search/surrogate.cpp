@@ -178,35 +178,47 @@ class SurrogateSearch : public IndexedSearch {
   // The random draw or perturbation of the fastest config with the highest
   // expected improvement over the fastest time.
   std::optional<std::uint64_t> restart_point() {
-    std::vector<Indices> pool;
-    for (std::size_t k = 0; k < o_.random; ++k) pool.push_back(indices(uniform_below(rng_, space_size())));
+    std::vector<Candidate> pool;
+    for (std::size_t k = 0; k < o_.random; ++k) {
+      const std::uint64_t r = uniform_below(rng_, space_size());
+      if (!tried(r)) pool.push_back({r, indices(r)});
+    }
     for (int k = 0; k < 8; ++k) {
       Indices x = best()->x;
-      for (int s = 0; s < 3; ++s) {
-        auto near = neighbours(x, Neighbourhood::hamming);
-        if (near.empty()) break;
-        x = near[uniform_below(rng_, near.size())];
-      }
-      pool.push_back(std::move(x));
+      for (int s = 0; s < 3; ++s)
+        if (auto y = random_neighbour(x)) x = std::move(*y);
+      pool.push_back({std::nullopt, std::move(x)});
     }
     return best_of(std::move(pool), best_cost());
   }
 
   // The untried config of `configs` with the highest expected improvement
   // over the log time `target`.
-  std::optional<std::uint64_t> best_of(std::vector<Indices> configs, double target) {
+  struct Candidate {
+    std::optional<std::uint64_t> rank;  // when known already
+    Indices x;
+  };
+
+  std::optional<std::uint64_t> best_of(std::vector<Candidate> configs, double target) {
     std::optional<std::uint64_t> pick;
     double best = -1;
-    for (const auto& x : configs) {
-      auto r = rank_of(x);
+    for (const auto& c : configs) {
+      auto r = c.rank ? c.rank : rank_of(c.x);
       if (!r || tried(*r)) continue;
-      const double v = model_.expected_improvement(x, target);
+      const double v = model_.expected_improvement(c.x, target);
       if (v > best) {
         best = v;
         pick = r;
       }
     }
     return pick;
+  }
+
+  std::optional<std::uint64_t> best_of(std::vector<Indices> configs, double target) {
+    std::vector<Candidate> c;
+    c.reserve(configs.size());
+    for (auto& x : configs) c.push_back({std::nullopt, std::move(x)});
+    return best_of(std::move(c), target);
   }
 
   SurrogateOptions o_;

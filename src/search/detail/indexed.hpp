@@ -80,6 +80,11 @@ class IndexedSearch : public Strategy {
   // random order, wherever the result stays valid. Each parameter takes
   // `to`'s value with probability `rate`.
   Indices recombine(std::span<const std::uint32_t> from, std::span<const std::uint32_t> to, double rate);
+  // A valid neighbour of `x` drawn at random: a random parameter among those
+  // with another valid value, then one of those values. Costs the values of
+  // the parameters it looks at, not the whole neighbourhood. None when `x`
+  // has no valid neighbour.
+  std::optional<Indices> random_neighbour(std::span<const std::uint32_t> x);
   // A random untried config among the valid neighbours of `x` (adjacent
   // ones first when `adjacent_first`), else none.
   std::optional<std::uint64_t> untried_neighbour(std::span<const std::uint32_t> x, bool adjacent_first);
