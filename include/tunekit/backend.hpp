@@ -24,6 +24,9 @@ struct BackendOptions {
   // BuildInput holds (Triton: constexprs fixed by the size); outlives the backend.
   const Spec* spec = nullptr;
   unsigned jobs = 0;  // build jobs (0: one per core)
+  std::filesystem::path recording;             // the replay backend: the recorded results it serves
+  std::string recording_kernel;                // the replay backend: the spec's name, to pick a store's kernel
+  std::vector<std::string> parameters;         // the replay backend: the spec's parameters, checked against the recording
 };
 
 class Backend {
@@ -42,6 +45,10 @@ class Backend {
   virtual std::vector<std::string> command_line(const BuildInput& /*input*/, const Bindings& /*values*/) const {
     return {};
   }
+  // A backend that simulates its trials (replay) keeps its own clock: the
+  // recorded compile and run time of the trials it served. The tuner's time
+  // budget (search.max_time) counts it instead of the wall clock.
+  virtual std::optional<Seconds> clock() const { return std::nullopt; }
 };
 
 // What a backend's kernels take in a spec's `kernel` section: the spec

@@ -5,6 +5,7 @@
 // seed provider; the tuner evaluates them first, records the provider's
 // origin with their trials, and lets the strategy observe their results.
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -16,10 +17,21 @@ namespace tunekit {
 
 // The origin of search.seeds' trials.
 inline constexpr std::string_view kOriginSpecSeeds = "spec";
+// The origin of the configs transferred from the sizes tuned before.
+inline constexpr std::string_view kOriginTransfer = "transfer";
+
+// A size tuned before this one (earlier in this run, or in an earlier run of
+// the same spec on the same device, from the store): its fastest configs.
+struct TunedSize {
+  Bindings size;
+  std::vector<Config> fastest;  // fastest first
+};
 
 struct SeedContext {
   const Space& space;         // this size's constrained space
   const Bindings& constants;  // the size and the machine's properties
+  const Bindings& size;       // the size alone
+  std::span<const TunedSize> tuned;  // the sizes tuned before (empty unless the provider learns())
 };
 
 class SeedProvider {
@@ -30,13 +42,17 @@ class SeedProvider {
   // True when it gives at most one config per size: the store then keeps one
   // trial per size with this origin, the latest run's.
   virtual bool one_per_size() const { return false; }
+  // True when its seeds depend on the sizes tuned before (ctx.tuned): the
+  // tuner then asks it when the size's turn comes, after the sizes before it.
+  virtual bool learns() const { return false; }
   // Valid configs of ctx.space, in the order they are to be tried.
   virtual std::vector<Config> seeds(const SeedContext& ctx) const = 0;
 };
 
 // The spec's seed providers, in the order their seeds are tried: the tile
-// rules (search.rules), then search.seeds. A config two providers give is
-// tried once, with the first one's origin.
+// rules (search.rules), then search.seeds, then transfer (search.transfer:
+// the fastest configs of the nearest sizes tuned before). A config two
+// providers give is tried once, with the first one's origin.
 std::vector<std::unique_ptr<SeedProvider>> seed_providers(const Spec& spec);
 
 }  // namespace tunekit

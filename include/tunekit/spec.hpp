@@ -135,7 +135,7 @@ struct Tolerance {
 };
 
 struct SearchSettings {
-  std::string strategy = "exhaustive";  // a name in strategies() (strategy.hpp)
+  std::string strategy = "auto";  // a name in strategies() (strategy.hpp)
   SourceLocation strategy_where;        // where it was named, for errors
   std::vector<OptionValue> options;     // the strategy's options (search.options), checked at load
   std::optional<std::size_t> max_evaluations;
@@ -146,6 +146,9 @@ struct SearchSettings {
   // rule config and before the search, at each size where they are valid
   // (named in part in the spec; the default config fills in the rest).
   std::vector<Config> seeds;
+  // Transfer across sizes: each size's search starts with this many of the
+  // fastest configs of the nearest sizes tuned before (0: none).
+  std::size_t transfer = 3;
 };
 
 struct OutputSettings {

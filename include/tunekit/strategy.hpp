@@ -36,10 +36,13 @@ struct Outcome {
 class Strategy {
  public:
   virtual ~Strategy() = default;
-  // Up to `n` configs of the space, none proposed before; fewer than `n`
-  // only when it has nothing more to propose, and empty once it is done.
-  // The tuner calls observe() for every evaluated config before it asks
-  // again, so a strategy that waits for results proposes from what it has.
+  // Up to `n` configs of the space, none proposed before; empty once it is
+  // done. Fewer than `n` when it has nothing more to propose, or when it
+  // wants the results of what it proposed before it goes on (a guided
+  // strategy with a small budget): the tuner then evaluates what it got
+  // before it asks again. The tuner calls observe() for every evaluated
+  // config before it asks again, so a strategy that waits for results
+  // proposes from what it has.
   virtual std::vector<Config> next(std::size_t n) = 0;
   // The outcome of a config: one it proposed, a seed, the baseline, or a
   // trial resumed from the store. May come for configs it never proposed.
@@ -49,6 +52,9 @@ class Strategy {
   }
   // How many configs it will propose in all, when known.
   virtual std::optional<std::uint64_t> planned() const { return std::nullopt; }
+  // What it is doing, when its name does not say it all: `auto` names the
+  // strategy it chose. Empty otherwise.
+  virtual std::string describe() const { return {}; }
 };
 
 struct StrategyContext {
@@ -56,6 +62,7 @@ struct StrategyContext {
   std::uint64_t seed = 1;               // for every random choice it makes
   std::optional<std::uint64_t> budget;  // evaluations it will be given, when limited
   const Options& options;               // its options, checked against its StrategyInfo
+  bool time_limited = false;            // the search stops after a time budget (search.max_time)
 };
 
 struct StrategyInfo {
@@ -74,7 +81,7 @@ Registry<StrategyInfo>& strategies();
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, std::uint64_t seed,
                                         std::optional<std::uint64_t> budget,
                                         const std::vector<OptionValue>& options = {},
-                                        const SourceLocation& where = {});
+                                        const SourceLocation& where = {}, bool time_limited = false);
 
 // ---- Compositions the tuner uses.
 

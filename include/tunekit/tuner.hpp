@@ -28,6 +28,10 @@ struct TuneOptions {
   // constraints (`tunekit tune --properties`): a spec tried as on another
   // machine, say one with other caches. The kernels still run here.
   Bindings properties;
+  // Recorded results to replay instead of building and running (a Kernel
+  // Tuner cache or a tunekit DB; recording.hpp): the replay backend serves
+  // every trial, and search.max_time counts the recorded times.
+  std::filesystem::path replay;
 };
 
 struct ProgressEvent {

@@ -39,7 +39,9 @@ std::string expected(const OptionSpec& s) {
 }  // namespace
 
 std::string describe(const OptionSpec& s) {
-  return fmt::format("{} ({}, default {}): {}", s.name, expected(s), s.default_value.str(), s.help);
+  const std::string value = s.type == OptionSpec::Type::boolean ? (s.default_value.truthy() ? "true" : "false")
+                                                                 : s.default_value.str();
+  return fmt::format("{} ({}, default {}): {}", s.name, expected(s), value, s.help);
 }
 
 OptionValue parse_option_assignment(std::string_view text, const SourceLocation& where) {

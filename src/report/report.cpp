@@ -397,6 +397,7 @@ std::string format_json(const TuneReport& report) {
     auto sp = speedup(pick(s, s.best), pick(s, s.baseline), report);
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
     sj["seeds"] = s.count_of(kOriginSpecSeeds);
+    sj["transfer"] = s.count_of(kOriginTransfer);
     // How the rule config fared (search.rules); null when rules were off or
     // the size has no valid config.
     const auto rule = s.first_of(kOriginRules);
@@ -441,6 +442,13 @@ std::string format_summary(const TuneReport& report) {
       out += first == last ? fmt::format("seed (search.seeds): No.{}\n", first)
                            : fmt::format("seeds (search.seeds): No.{} to No.{}\n", first, last);
     }
+    if (const std::size_t moved = s.count_of(kOriginTransfer)) {  // right after search.seeds
+      const std::size_t first = *s.first_of(kOriginTransfer) + 1, last = first + moved - 1;
+      out += first == last
+                 ? fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{}\n", first)
+                 : fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{} to No.{}\n", first, last);
+    }
+
     if (best && best->status == Status::ok) {
       out += fmt::format("best: No.{} {} us {}{}\n", *best_index + 1, us(best->stats.median), best->config.str(),
                          objective_note(report, *best));

@@ -32,15 +32,21 @@ class SeededStrategy : public Strategy {
       out.push_back(seed_);
       seed_given_ = true;
     }
+    // Asks again only when the seed's removal left a gap: a strategy that
+    // proposed fewer than asked wants its results first.
     while (out.size() < n) {
-      auto more = inner_->next(n - out.size());
+      const std::size_t want = n - out.size();
+      auto more = inner_->next(want);
       if (more.empty()) break;
+      const bool full = more.size() == want;
       for (auto& c : more)
         if (c.key() != seed_key_) out.push_back(std::move(c));
+      if (!full) break;
     }
     return out;
   }
   void observe(const Config& config, const Outcome& outcome) override { inner_->observe(config, outcome); }
+  std::string describe() const override { return inner_->describe(); }
   std::optional<std::uint64_t> planned() const override {
     auto p = inner_->planned();
     if (!p) return std::nullopt;

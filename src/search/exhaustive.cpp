@@ -1,6 +1,8 @@
 // Every valid config, in enumeration (lexicographic) order. Lazy: configs
 // come from the space's index one batch at a time, so a budget of 2 over a
 // space of 10^12 configs costs two lookups, not the whole enumeration.
+#include <unordered_set>
+
 #include "search/detail/builtin.hpp"
 
 namespace tunekit::detail {
@@ -15,20 +17,36 @@ class ExhaustiveStrategy : public Strategy {
     std::vector<Config> out;
     if (space_.indexable()) {
       const std::uint64_t total = space_.count();
-      while (out.size() < n && pos_ < total) out.push_back(space_.at(pos_++));
+      while (out.size() < n && pos_ < total) {
+        const std::uint64_t r = pos_++;
+        if (!measured_.count(r)) out.push_back(space_.at(r));
+      }
       return out;
     }
     // Not indexable (the index would outgrow its memory budget): walk the
     // enumeration again from the start, skipping what was proposed. Each
     // call costs the walk up to the new position, which a budget bounds.
     std::uint64_t seen = 0;
+    std::uint64_t walked = 0;
     space_.for_each([&](std::span<const std::uint32_t> ix) {
       if (seen++ < pos_) return true;
-      out.push_back(space_.config_at(ix));
+      ++walked;
+      Config c = space_.config_at(ix);
+      if (!measured_keys_.count(c.key())) out.push_back(std::move(c));
       return out.size() < n;
     });
-    pos_ += out.size();
+    pos_ += walked;
     return out;
+  }
+
+  // A config measured before this search reached it (a seed, the default
+  // config) is not proposed again.
+  void observe(const Config& config, const Outcome&) override {
+    if (space_.indexable()) {
+      if (auto r = space_.index_of(config); r && *r >= pos_) measured_.insert(*r);
+    } else {
+      measured_keys_.insert(config.key());
+    }
   }
 
   std::optional<std::uint64_t> planned() const override {
@@ -40,6 +58,8 @@ class ExhaustiveStrategy : public Strategy {
  private:
   Space space_;  // a copy: it shares the index
   std::uint64_t pos_ = 0;
+  std::unordered_set<std::uint64_t> measured_;
+  std::unordered_set<std::string> measured_keys_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Uniform sampling without replacement from the valid configs.
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "search/detail/builtin.hpp"
 
@@ -23,9 +24,14 @@ class IndexedRandomStrategy : public Strategy {
       moved_[j] = at(pos_);
       moved_.erase(pos_);
       ++pos_;
-      out.push_back(space_.at(picked));
+      if (!measured_.count(picked)) out.push_back(space_.at(picked));
     }
     return out;
+  }
+  // A config measured before this search drew it (a seed, the default
+  // config) is not proposed again.
+  void observe(const Config& config, const Outcome&) override {
+    if (auto r = space_.index_of(config)) measured_.insert(*r);
   }
   std::optional<std::uint64_t> planned() const override { return n_; }
 
@@ -39,6 +45,7 @@ class IndexedRandomStrategy : public Strategy {
   std::mt19937_64 rng_;
   std::uint64_t pos_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> moved_;
+  std::unordered_set<std::uint64_t> measured_;
 };
 
 // More valid configs than 64 bits count, or no index: uniform draws, the ones
@@ -53,6 +60,9 @@ class DrawingRandomStrategy : public Strategy {
       if (seen_.insert(ix).second) out.push_back(space_.config_at(ix));
     }
     return out;
+  }
+  void observe(const Config& config, const Outcome&) override {
+    if (auto ix = space_.indices_of(config)) seen_.insert(*ix);
   }
 
  private:
@@ -76,14 +86,19 @@ class ShuffledStrategy : public Strategy {
   }
   std::vector<Config> next(std::size_t n) override {
     std::vector<Config> out;
-    while (out.size() < n && pos_ < configs_.size()) out.push_back(configs_[pos_++]);
+    while (out.size() < n && pos_ < configs_.size()) {
+      Config& c = configs_[pos_++];
+      if (!measured_.count(c.key())) out.push_back(c);
+    }
     return out;
   }
+  void observe(const Config& config, const Outcome&) override { measured_.insert(config.key()); }
   std::optional<std::uint64_t> planned() const override { return configs_.size(); }
 
  private:
   std::vector<Config> configs_;
   std::size_t pos_ = 0;
+  std::unordered_set<std::string> measured_;
 };
 
 std::unique_ptr<Strategy> make_random(const Space& space, std::uint64_t seed) {

@@ -2,6 +2,8 @@
 #include "tunekit/rules.hpp"
 #include "tunekit/seeds.hpp"
 
+#include "seeds/detail/transfer.hpp"
+
 namespace tunekit {
 
 namespace {
@@ -45,6 +47,10 @@ std::vector<std::unique_ptr<SeedProvider>> seed_providers(const Spec& spec) {
   if (!spec.search.rules.empty())
     out.push_back(std::make_unique<RulesProvider>(spec.search.rules, spec.default_config));
   if (!spec.search.seeds.empty()) out.push_back(std::make_unique<ListedSeeds>(spec.search.seeds));
+  // Transfer needs sizes to transfer between: more than one in the spec, or
+  // a rerun whose store has others (the tuner hands it what it knows).
+  if (spec.search.transfer > 0 && spec.configs.empty())
+    out.push_back(detail::make_transfer_provider(spec.search.transfer));
   return out;
 }
 

@@ -1,4 +1,4 @@
-// The `search` section: strategy and options, budgets, tile rules and seeds.
+// The `search` section: strategy and options, budgets, tile rules, seeds and transfer.
 #include "spec/detail/loader.hpp"
 
 #include "tunekit/strategy.hpp"
@@ -6,7 +6,7 @@
 namespace tunekit::spec_detail {
 
 void Loader::search(const Item& it, Spec& s) const {
-  Map t = map(it, {"strategy", "options", "max_evals", "max_time", "seed", "rules", "seeds"});
+  Map t = map(it, {"strategy", "options", "max_evals", "max_time", "seed", "rules", "seeds", "transfer"});
   if (auto x = get(t, "strategy")) {
     s.search.strategy_where = content_loc(*x);
     s.search.strategy = name_in(*x, strategies());
@@ -24,6 +24,9 @@ void Loader::search(const Item& it, Spec& s) const {
   if (auto x = get(t, "max_evals")) s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
   if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);
   if (auto x = get(t, "seed")) s.search.seed = static_cast<std::uint64_t>(int_of(*x, 0, "an integer >= 0"));
+  if (auto x = get(t, "transfer"))
+    s.search.transfer = static_cast<std::size_t>(
+        int_of(*x, 0, "an integer >= 0 (configs carried over from the nearest tuned sizes; 0: none)"));
   if (auto x = get(t, "rules"); x && !x->node.IsNull()) {
     // One entry per matmul: {M: [BM, M], N: [BN, N], K: [BK, "K // SPLIT_K"]};
     // an axis is [tile parameter, axis length] or just the parameter (the

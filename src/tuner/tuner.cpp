@@ -4,6 +4,8 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -57,6 +59,7 @@ struct SizePlan {
   // each with its provider (for the origin it records).
   std::vector<std::pair<Config, const SeedProvider*>> seeds;
   std::size_t planned = 0;
+  Bindings constants;  // the size and the machine's properties
 
   // Why `c` runs in this size's search.
   std::string origin_of(const Config& c) const {
@@ -126,7 +129,14 @@ class Run {
     backend_options.application = spec_.application;
     backend_options.spec = &spec_;
     backend_options.jobs = options_.jobs;
-    backend_ = make_backend(spec_.kernel.language, backend_options);
+    if (!options_.replay.empty()) {
+      backend_options.recording = options_.replay;
+      backend_options.recording_kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
+      for (const auto& p : spec_.parameters) backend_options.parameters.push_back(p.name);
+      backend_ = backends().get("replay").make(backend_options);
+    } else {
+      backend_ = make_backend(spec_.kernel.language, backend_options);
+    }
     MachineInfo machine = backend_->machine();
     for (const auto& [k, v] : options_.properties) machine.properties[k] = v;
     report_.device = machine.device;
@@ -154,6 +164,7 @@ class Run {
 
     providers_ = seed_providers(spec_);
     for (const auto& p : providers_) report_.seeded_by.emplace_back(p->origin());
+    if (!options_.fresh) remember_stored_sizes();
     std::vector<SizePlan> plans;
     for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
     check_entry(plans);
@@ -193,37 +204,35 @@ class Run {
       std::optional<std::uint64_t> budget;
       if (spec_.search.max_evaluations) budget = *spec_.search.max_evaluations;
       p.strategy = make_strategy(spec_.search.strategy, *p.space, spec_.search.seed, budget, spec_.search.options,
-                                 spec_.search.strategy_where);
+                                 spec_.search.strategy_where, spec_.search.max_time.has_value());
     } else {
       p.strategy = make_list(spec_.configs);
     }
-    const SeedContext context{*p.space, constants};
-    for (const auto& provider : providers_)
+    p.constants = constants;
+    // Seeds that depend on the sizes tuned before (transfer) are asked for
+    // when the size's turn comes (seed_learned); the others now.
+    const SeedContext context{*p.space, constants, size, {}};
+    for (const auto& provider : providers_) {
+      if (provider->learns()) continue;
       for (auto& c : provider->seeds(context))
         if (std::none_of(p.seeds.begin(), p.seeds.end(), [&](const auto& s) { return s.first == c; }))
           p.seeds.emplace_back(std::move(c), provider.get());
-    // A search over the space proposes every valid config, a seed among them;
-    // a list, only what it lists.
-    auto proposed_anyway = [&](const Config& seed) {
-      return spec_.configs.empty() || std::find(spec_.configs.begin(), spec_.configs.end(), seed) != spec_.configs.end();
-    };
-    // Each wrapper proposes its seed ahead of the strategy it wraps, so the
-    // last wrapped goes first: wrap in reverse.
-    for (auto s = p.seeds.rbegin(); s != p.seeds.rend(); ++s)
-      p.strategy = make_seeded(std::move(p.strategy), s->first, proposed_anyway(s->first));
-    if (spec_.default_config && !p.space->contains(*spec_.default_config))
-      report_.warnings.push_back(fmt::format(
-          "the default config {} is not in the space at size {} ({}); the first valid config is the baseline there",
-          spec_.default_config->str(), size_key(size),
-          p.space->why_invalid(*spec_.default_config).value_or("not valid")));
+    }
+    std::size_t extra = 0;  // seeds the strategy would not propose
+    for (const auto& seed : p.seeds) extra += proposed_anyway(seed.first) ? 0 : 1;
     if (spec_.default_config && p.space->contains(*spec_.default_config)) {
       p.baseline = spec_.default_config;
       p.baseline_is_spec_default = true;
     } else {
       // The baseline falls back to the first valid config: say why, since
       // every speedup is then over another config than the spec's.
-      if (auto why = default_config_problem(spec_, size, machine.properties))
+      if (spec_.default_config) {
+        auto why = default_config_problem(spec_, size, machine.properties);
+        if (!why)  // valid on its own, but a list or --where leaves it out
+          why = fmt::format("the default {} is not in the space at size {} ({})", spec_.default_config->str(),
+                            size_key(size), p.space->why_invalid(*spec_.default_config).value_or("not listed"));
         warn(*why + "; speedups are over the first valid config instead");
+      }
       if (!spec_.configs.empty()) {
         for (const auto& c : spec_.configs)
           if (p.space->contains(c)) {
@@ -234,7 +243,7 @@ class Run {
         p.baseline = first.front();
       }
     }
-    p.planned = static_cast<std::size_t>(std::min<std::uint64_t>(p.strategy->planned().value_or(0), SIZE_MAX));
+    p.planned = static_cast<std::size_t>(std::min<std::uint64_t>(p.strategy->planned().value_or(0), SIZE_MAX - extra)) + extra;
     if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
       // the seeded strategy counts it already
       bool listed = std::any_of(p.seeds.begin(), p.seeds.end(), [&](const auto& s) { return s.first == *p.baseline; });
@@ -243,6 +252,63 @@ class Run {
     }
     if (spec_.search.max_evaluations) p.planned = std::min(p.planned, *spec_.search.max_evaluations);
     return p;
+  }
+
+  // A search over the space proposes every valid config, a seed among them;
+  // a list, only what it lists.
+  bool proposed_anyway(const Config& seed) const {
+    return spec_.configs.empty() || std::find(spec_.configs.begin(), spec_.configs.end(), seed) != spec_.configs.end();
+  }
+
+  // The seeds of providers that learn from the sizes tuned before, then every
+  // seed wrapped around the strategy, in provider order.
+  void seed(SizePlan& p) {
+    if (spec_.configs.empty()) {
+      std::vector<std::pair<Config, const SeedProvider*>> all;
+      const SeedContext context{*p.space, p.constants, p.size, tuned_};
+      for (const auto& provider : providers_) {
+        if (!provider->learns()) {
+          for (const auto& s : p.seeds)
+            if (s.second == provider.get()) all.push_back(s);
+          continue;
+        }
+        for (auto& c : provider->seeds(context))
+          if (std::none_of(all.begin(), all.end(), [&](const auto& s) { return s.first == c; }) &&
+              std::none_of(p.seeds.begin(), p.seeds.end(), [&](const auto& s) { return s.first == c; }))
+            all.emplace_back(std::move(c), provider.get());
+      }
+      p.seeds = std::move(all);
+    }
+    // Each wrapper proposes its seed ahead of the strategy it wraps, so the
+    // last wrapped goes first: wrap in reverse.
+    for (auto s = p.seeds.rbegin(); s != p.seeds.rend(); ++s)
+      p.strategy = make_seeded(std::move(p.strategy), s->first, proposed_anyway(s->first));
+  }
+
+  // The fastest configs of each size this spec was tuned at on this device,
+  // from the store: what transfer seeds the first sizes of a rerun with.
+  void remember_stored_sizes() {
+    std::map<std::string, std::vector<const TrialRecord*>> by_size;
+    const std::vector<TrialRecord> stored = store_->trials(report_.spec_hash);
+    for (const auto& t : stored)
+      if (t.device == report_.device && t.status == Status::ok) by_size[size_key(t.size)].push_back(&t);
+    for (auto& [key, trials] : by_size) remember(trials.front()->size, trials);
+  }
+
+  void remember(const Bindings& size, std::vector<const TrialRecord*> trials) {
+    // By the spec's objective, as the search ranks them; a trial whose metric
+    // fails ranks last.
+    auto cost = [&](const TrialRecord* t) {
+      return objective_cost(spec_.objective, spec_.metrics, *t).value_or(std::numeric_limits<double>::infinity());
+    };
+    std::stable_sort(trials.begin(), trials.end(),
+                     [&](const TrialRecord* a, const TrialRecord* b) { return cost(a) < cost(b); });
+    TunedSize t;
+    t.size = size;
+    for (std::size_t i = 0; i < trials.size() && i < kRemembered; ++i) t.fastest.push_back(trials[i]->config);
+    auto same = std::find_if(tuned_.begin(), tuned_.end(), [&](const TunedSize& x) { return size_key(x.size) == size_key(size); });
+    if (same != tuned_.end()) *same = std::move(t);
+    else tuned_.push_back(std::move(t));
   }
 
   // What a trial ran (command backend), for the results table; empty when
@@ -299,8 +365,12 @@ class Run {
       report_.warnings.push_back(message);
   }
 
+  // The time budget counts the backend's own clock when it has one (a
+  // replay's recorded times), else the wall clock.
   bool out_of_time() const {
-    return spec_.search.max_time && Seconds(Clock::now() - start_) >= *spec_.search.max_time;
+    if (!spec_.search.max_time) return false;
+    const auto simulated = backend_->clock();
+    return (simulated ? *simulated : Seconds(Clock::now() - start_)) >= *spec_.search.max_time;
   }
 
   void notify(std::string current) {
@@ -330,6 +400,7 @@ class Run {
     sr.size = p.size;
     sr.baseline_is_spec_default = p.baseline_is_spec_default;
     size_best_.reset();
+    seed(p);
 
     // The default config's outputs are the reference unless the spec names a
     // reference function; it must build, since every verdict depends on it.
@@ -384,10 +455,14 @@ class Run {
     auto next_batch = [&]() -> std::unique_ptr<Batch> {
       if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
       while (queue.size() < batch) {
-        auto more = p.strategy->next(batch - queue.size());
+        const std::size_t want = batch - queue.size();
+        auto more = p.strategy->next(want);
         if (more.empty()) break;
+        // Fewer than asked: the strategy wants these results first.
+        const bool waits = more.size() < want;
         for (auto& c : more)
           if (!seen.count(c.key())) queue.push_back(std::move(c));
+        if (waits) break;
       }
       std::vector<Config> todo;
       for (auto& c : queue)
@@ -435,6 +510,10 @@ class Run {
     }
     sr.commands.resize(sr.trials.size());
     for (std::size_t i = 0; i < sr.trials.size(); ++i) sr.commands[i] = command_of(sr.trials[i], machine);
+    std::vector<const TrialRecord*> ok;
+    for (const auto& t : sr.trials)
+      if (t.status == Status::ok) ok.push_back(&t);
+    if (!ok.empty()) remember(p.size, ok);
     return sr;
   }
 
@@ -650,6 +729,8 @@ class Run {
   std::unique_ptr<Evaluator> evaluator_;
   std::unique_ptr<Store> store_;
   std::vector<std::unique_ptr<SeedProvider>> providers_;
+  static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
+  std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   std::optional<Artifact> reference_function_;
   std::string source_;
   std::string machine_json_;

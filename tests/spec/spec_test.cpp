@@ -193,7 +193,8 @@ TEST(LoadSpec, Defaults) {
   EXPECT_EQ(s.measure.min_samples, m.min_samples);
   EXPECT_EQ(s.measure.max_samples, m.max_samples);
   EXPECT_EQ(s.measure.cache, CacheMode::cold);
-  EXPECT_EQ(s.search.strategy, "exhaustive");
+  EXPECT_EQ(s.search.strategy, "auto");  // exhaustive without a budget
+  EXPECT_EQ(s.search.transfer, 3u);
   EXPECT_FALSE(s.search.max_evaluations.has_value());
   EXPECT_EQ(s.search.seed, 1u);
   EXPECT_TRUE(s.output.db.empty());
@@ -381,10 +382,13 @@ TEST_F(SpecErrors, FillConstantNeedsValue) {
 
 TEST_F(SpecErrors, BadStrategy) {
   // Any registered strategy is accepted; the message lists them.
-  expect_error(kHead + "search: {strategy: annealing}\n", 6, 20, "unknown strategy 'annealing' (known: exhaustive");
+  expect_error(kHead + "search: {strategy: annealling}\n", 6, 20, "unknown strategy 'annealling'; did you mean 'annealing'?");
+  expect_error(kHead + "search: {strategy: simplex}\n", 6, 20, "unknown strategy 'simplex' (known: auto, exhaustive, random");
   expect_error(kHead + "search: {strategy: randon}\n", 6, 20, "unknown strategy 'randon'; did you mean 'random'?");
   expect_error(kHead + "search: {strategy: random, options: {size: 3}}\n", 6, 38,
                "option 'size': strategy 'random' takes no options");
+  expect_error(kHead + "search: {strategy: genetic, options: {popsize: 3}}\n", 6, 39, "'popsize'");
+  expect_error(kHead + "search: {transfer: -1}\n", 6, 20, "an integer >= 0");
 }
 
 TEST_F(SpecErrors, BadCache) {

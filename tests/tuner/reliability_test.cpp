@@ -310,7 +310,7 @@ TEST(Reliability, ADefaultOutsideTheSpaceIsWarned) {
   Fixture f("[0, 4]", "constraints: ['KIND != 4']\ndefault: {KIND: 4}\n");
   TuneReport report = tune(f.spec(), f.options);
   ASSERT_FALSE(report.warnings.empty());
-  EXPECT_TRUE(contains(report.warnings[0], "the default config {KIND: 4} is not in the space")) << report.warnings[0];
+  EXPECT_TRUE(contains(report.warnings[0], "the default {KIND: 4} breaks the constraint `KIND != 4`")) << report.warnings[0];
 }
 
 // Item 24: a scalar its type cannot hold fails the config, naming the

@@ -3,6 +3,7 @@
 // a seed the constraints rule out at a size is left out there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -114,4 +115,47 @@ TEST(TuneSeeds, ASpecThatListsItsConfigsTriesTheSeedsFirstAndCountsThem) {
   expect_distinct(s);
   ASSERT_TRUE(total);
   EXPECT_EQ(*total, 4u);
+}
+
+TEST(TuneSeeds, TransferFollowsTheSeedsAndPrecedesTheDefault) {
+  // With transfer on, size 1 tries the rule config, its seeds, then the
+  // fastest configs size 0 measured (where valid at size 1 and not tried
+  // already), then the default config; size 0 has nothing to transfer.
+  const auto dir = fresh_dir();
+  Spec spec = load_spec(kSpec);
+  spec.search.seeds = {tiles(16, 32, 16)};
+  spec.search.transfer = 2;
+  spec.search.max_evaluations = 8;
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport report = tune(spec, opt);
+  ASSERT_EQ(report.sizes.size(), 2u);
+  EXPECT_EQ(report.seeded_by, (std::vector<std::string>{"rules", "spec", "transfer"}));
+  EXPECT_EQ(report.sizes[0].count_of(kOriginTransfer), 0u);
+  const SizeReport& s1 = report.sizes[1];
+  // Size 0's ok trials, fastest first.
+  std::vector<const TrialRecord*> fastest;
+  for (const auto& t : report.sizes[0].trials)
+    if (t.status == Status::ok) fastest.push_back(&t);
+  std::stable_sort(fastest.begin(), fastest.end(),
+                   [](const TrialRecord* a, const TrialRecord* b) { return a->stats.median < b->stats.median; });
+  std::vector<Config> expected_transfer;
+  for (const TrialRecord* t : fastest) {
+    const Config& c = t->config;
+    if (expected_transfer.size() == 2) break;
+    if (c == s1.trials[0].config || c == tiles(16, 32, 16)) continue;  // the rule config and the seed come first
+    expected_transfer.push_back(c);
+  }
+  std::size_t i = 0;
+  EXPECT_EQ(s1.trials[i++].origin, kOriginRules);
+  EXPECT_EQ(s1.trials[i++].origin, kOriginSpecSeeds);
+  for (const Config& c : expected_transfer) {
+    EXPECT_EQ(s1.trials[i].origin, kOriginTransfer);
+    EXPECT_EQ(s1.trials[i++].config, c);
+  }
+  EXPECT_EQ(s1.trials[i].config, *spec.default_config);
+  expect_distinct(s1);
+  const std::string summary = format_summary(report);
+  EXPECT_NE(summary.find("transferred from the nearest tuned sizes (search.transfer): No.3 to No.4"), std::string::npos)
+      << summary;
 }

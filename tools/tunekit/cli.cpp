@@ -11,6 +11,7 @@
 #include "info_command.hpp"
 #include "policy_command.hpp"
 #include "resolve_command.hpp"
+#include "replay_command.hpp"
 #include "space_command.hpp"
 #include "tune_command.hpp"
 #include "tunekit/error.hpp"
@@ -31,6 +32,7 @@ int run(int argc, char** argv) {
       add_tune_command(app),    add_space_command(app),        add_select_command(app),
       add_emit_command(app),    add_rules_report_command(app), add_report_command(app),
       add_devices_command(app), add_plugins_command(app),      add_resolve_command(app),
+      add_replay_command(app),
   };
 
   // CLI11 would call a mistyped subcommand "an extra argument" and then say

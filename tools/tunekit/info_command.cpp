@@ -57,8 +57,10 @@ std::string plugins_text() {
     out += option_lines(s.options, "    option ");
   }
   out += "backends (kernel.language):\n";
-  for (const auto& b : backends().entries())
-    out += fmt::format("  {} ({}): {}\n", b.name, fmt::join(b.languages, ", "), b.summary);
+  for (const auto& b : backends().entries()) {
+    if (b.languages.empty()) out += fmt::format("  {}: {}\n", b.name, b.summary);
+    else out += fmt::format("  {} ({}): {}\n", b.name, fmt::join(b.languages, ", "), b.summary);
+  }
   out += "output writers (--output, the spec's output:):\n";
   for (const auto& w : writers().entries()) out += fmt::format("  {}: {}\n", w.name, w.summary);
   return out;
@@ -80,9 +82,10 @@ std::string plugins_markdown() {
     for (const auto& o : s.options) options += (options.empty() ? "" : "<br>") + describe(o);
     out += fmt::format("| `{}` | {} | {} |\n", s.name, s.summary, options.empty() ? "none" : options);
   }
-  out += "\n## Backends\n\nChosen by the spec's `kernel.language`.\n\n| backend | languages | what it does |\n|---|---|---|\n";
+  out += "\n## Backends\n\nChosen by the spec's `kernel.language`; `replay` by `tunekit tune --replay FILE`.\n\n| backend | languages | what it does |\n|---|---|---|\n";
   for (const auto& b : backends().entries())
-    out += fmt::format("| `{}` | {} | {} |\n", b.name, fmt::join(b.languages, ", "), b.summary);
+    out += fmt::format("| `{}` | {} | {} |\n", b.name, b.languages.empty() ? "(none)" : fmt::format("{}", fmt::join(b.languages, ", ")),
+                       b.summary);
   out += "\n## Output writers\n\nChosen with `--output`; files can be named in the spec's `output:`.\n\n"
          "| writer | what it writes |\n|---|---|\n";
   for (const auto& w : writers().entries()) out += fmt::format("| `{}` | {} |\n", w.name, w.summary);

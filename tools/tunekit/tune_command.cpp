@@ -42,6 +42,8 @@ struct TuneArgs {
   std::vector<std::string> outputs;  // writer names; empty: the writers' defaults
   std::optional<std::int64_t> max_evals;
   std::string max_time;
+  std::string replay;
+  bool no_transfer = false;
   std::optional<std::int64_t> seed;
   unsigned jobs = 0;
   std::string out_dir = "tunekit-out";
@@ -276,6 +278,7 @@ Spec build_spec(const TuneArgs& t) {
     if (*t.seed < 0) throw InputError({"--seed"}, fmt::format("{} is negative; a seed is 0 or more", *t.seed));
     spec.search.seed = static_cast<std::uint64_t>(*t.seed);
   }
+  if (t.no_transfer) spec.search.transfer = 0;
   if (!t.db.empty()) spec.output.db = t.db;
   for (const auto& name : t.outputs) (void)writers().get(name, {"--output"});  // before the tune, not after
   if (!t.csv.empty()) spec.output.files["csv"] = t.csv;
@@ -379,6 +382,7 @@ int run_tune(const TuneArgs& t) {
   if (!spec.reference.source.empty()) kept.emplace_back("the reference's source", spec.reference.source);
   for (const auto& [name, file] : spec.output.files) check_output_file("--" + name, file, kept);
 
+  options.replay = t.replay;
   ProgressBar bar(stderr);
   ProgressCallback progress;
   if (!t.no_progress) progress = [&](const ProgressEvent& e) { bar.update(e); };
@@ -422,15 +426,28 @@ SubCommand add_tune_command(CLI::App& app) {
                        "go to the same DB as the spec's, the CSV, JSON and HTML to NAME.where-CLUSTER_1.* so the full "
                        "run's stay");
   tune_cmd->add_option("--strategy", t->strategy,
-                       "Search strategy, by name (`tunekit plugins` lists them; default: the spec's, else exhaustive)");
+                       "Search strategy, by name (`tunekit plugins` lists them; default: the spec's, else auto: "
+                       "exhaustive unless a budget is smaller than the space)");
   tune_cmd->add_option("--option", t->options,
                        "An option of the strategy, NAME=VALUE (repeat for several; `tunekit plugins` lists them)");
   tune_cmd->add_option("--output", t->outputs,
                        "Output writers to run, by name (repeat, or separate with commas; default: console, csv, json, "
                        "html, and mskpp for applications; `tunekit plugins` lists them)")
       ->delimiter(',');
-  tune_cmd->add_option("--max-evals", t->max_evals, "Stop after this many trials per size (1 or more)");
-  tune_cmd->add_option("--max-time", t->max_time, "Stop proposing configs after this long, e.g. 90s or 5m");
+  tune_cmd->add_option("--max-evals", t->max_evals,
+                       "Stop after this many trials per size (seeds and the default config included). With a budget "
+                       "smaller than the space, the default strategy (auto) searches instead of enumerating");
+  tune_cmd->add_option("--max-time", t->max_time,
+                       "Stop proposing configs after this long, e.g. 90s or 5m (with --replay: recorded compile and "
+                       "run time)");
+  tune_cmd->add_option("--replay", t->replay,
+                       "Evaluate configs by looking them up in recorded results instead of running them: a Kernel "
+                       "Tuner cache (original or T4, gzipped or not) or a tunekit results DB. Its parameters must be "
+                       "the spec's; a config it lacks is an error")
+      ->check(CLI::ExistingFile);
+  tune_cmd->add_flag("--no-transfer", t->no_transfer,
+                     "Do not seed each size with the fastest configs of the nearest sizes tuned before "
+                     "(search.transfer), for an A/B comparison");
   tune_cmd->add_option("--seed", t->seed, "Seed for random search and for the input data (default: the spec's, else 1)");
   tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (default: one per core)");
   tune_cmd->add_option("-o,--out-dir", t->out_dir, "Folder for the results DB, CSV, JSON and the build cache")

@@ -5,7 +5,7 @@
 // replaced by its stand-in (src/backend/unavailable/<folder>.cpp).
 #include "tunekit/backend.hpp"
 
-#define TUNEKIT_BUILTIN_BACKENDS(X) X(cpu) X(cuda) X(opencl) X(triton) X(command)
+#define TUNEKIT_BUILTIN_BACKENDS(X) X(cpu) X(cuda) X(opencl) X(triton) X(command) X(replay)
 
 namespace tunekit {
 

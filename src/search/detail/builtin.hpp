@@ -10,6 +10,14 @@ namespace tunekit::detail {
 
 void register_builtin_strategies(Registry<StrategyInfo>& registry);
 
+StrategyInfo random_strategy();
+
+// Option declarations, for the strategies' tables.
+OptionSpec integer_option(std::string name, std::int64_t value, std::string help, double min, double max);
+OptionSpec real_option(std::string name, double value, std::string help, double min, double max);
+OptionSpec boolean_option(std::string name, bool value, std::string help);
+OptionSpec text_option(std::string name, std::string value, std::string help, std::vector<std::string> choices);
+
 // Unbiased integer in [0, n): rejection of the short last block, so a seed
 // gives the same draws with every standard library.
 std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n);

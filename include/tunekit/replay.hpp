@@ -1,0 +1,54 @@
+#pragma once
+// Replaying a search on recorded results (recording.hpp): a strategy proposes
+// configs, the recording answers with what each one measured, in process and
+// without a device, so a strategy's thousands of runs take seconds. The
+// benchmark of the strategies and `tunekit replay` run this loop;
+// `tunekit tune --replay` runs the tuner's own loop on the same recording.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunekit/options.hpp"
+#include "tunekit/recording.hpp"
+#include "tunekit/units.hpp"
+
+namespace tunekit {
+
+struct ReplaySettings {
+  std::string strategy = "auto";
+  std::vector<OptionValue> options;              // the strategy's
+  std::optional<std::uint64_t> max_evaluations;  // distinct configs evaluated, failures included
+  // Simulated time: the recorded compile and run time of the configs
+  // evaluated so far. The evaluation that crosses it still counts.
+  std::optional<Seconds> max_time;
+  std::uint64_t seed = 1;
+  std::size_t batch = 1;  // configs asked of the strategy at once, as the tuner asks for a batch
+};
+
+struct ReplayRun {
+  std::string strategy;    // the strategy's name; for auto, "auto: " and what it chose
+  std::uint64_t evaluations = 0;
+  std::uint64_t failed = 0;
+  // The recorded time of each evaluated config, in evaluation order; none for
+  // a failed one.
+  std::vector<std::optional<Microseconds>> trace;
+  std::optional<Microseconds> best_time;
+  std::optional<Config> best;
+  Microseconds optimum_time{0};
+  double fraction_of_optimum = 0;  // optimum time / best time found; 0 when nothing succeeded
+  Seconds strategy_cpu{0};         // CPU time spent in the strategy's calls (next, observe)
+  Seconds simulated{0};            // recorded compile and run time of the evaluated configs
+};
+
+// One replayed search. The table must be complete (ReplayTable::require_complete):
+// otherwise InputError naming the first config the recording lacks, as
+// soon as the strategy proposes it. Throws InputError for an unknown
+// strategy or option, or a budget of 0 or beyond the space.
+ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings);
+
+// The evaluations a share of the space stands for: ceil(fraction * valid
+// configs), at least 1.
+std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size);
+
+}  // namespace tunekit

@@ -1,0 +1,156 @@
+// The replay backend: trials answered from recorded results (recording.hpp)
+// instead of run, for `tunekit tune --replay FILE`. It serves no kernel
+// language; the tuner picks it when TuneOptions::replay names a recording.
+// Building is a no-op; the evaluator looks the trial's size and config up
+// (a recorded failure is the trial's status), and the backend's clock
+// advances by each served trial's recorded compile and run time, which is
+// what search.max_time counts here.
+#include <mutex>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "backend/detail/registry.hpp"
+#include "tunekit/recording.hpp"
+
+namespace tunekit::replay {
+
+namespace {
+
+struct Shared {
+  std::vector<Recording> recordings;
+  std::mutex mutex;
+  Seconds clock{0};
+};
+
+class ReplayBuilder final : public Builder {
+ public:
+  BuildResult build(const BuildInput& input) override {
+    BuildResult r;
+    r.artifact.hash = "replay:" + input.config.key();
+    r.cached = true;
+    return r;
+  }
+};
+
+class ReplayEvaluator final : public Evaluator {
+ public:
+  explicit ReplayEvaluator(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+
+  TrialResult evaluate(const TrialRequest& rq) override {
+    const Recording& rec = recording_for(rq.values);
+    std::vector<std::pair<std::string, Value>> entries;
+    for (const auto& p : rec.parameters()) {
+      auto it = rq.values.find(p.name);
+      if (it == rq.values.end())
+        throw InputError({rec.file().string()},
+                         fmt::format("it records parameter '{}', which the spec does not have (a recording of another kernel?)", p.name));
+      entries.emplace_back(p.name, it->second);
+    }
+    const Config config(std::move(entries));
+    const RecordedResult* r = rec.find(config);
+    if (!r)
+      throw InputError({rec.file().string()}, fmt::format("the recording lacks {}{}", config.str(),
+                                                          rec.size().empty() ? "" : " at " + size_key(rec.size())));
+    TrialResult out;
+    out.status = r->status;
+    out.error = r->error;
+    if (r->time) {
+      out.samples = {*r->time};
+      out.stats = summarize(out.samples);
+    }
+    // The recorded run time is the backend's clock (search.max_time), not
+    // device time of this run.
+    std::lock_guard lock(shared_->mutex);
+    shared_->clock += r->cost();
+    return out;
+  }
+
+ private:
+  // The recording of the trial's size: a store's recording names its size;
+  // a Kernel Tuner cache, which records one unnamed size, fits any.
+  const Recording& recording_for(const Bindings& values) const {
+    for (const Recording& r : shared_->recordings) {
+      bool match = true;
+      for (const auto& [k, v] : r.size()) {
+        auto it = values.find(k);
+        match = match && it != values.end() && it->second == v;
+      }
+      if (match) return r;
+    }
+    const Recording& any = shared_->recordings.front();
+    std::vector<std::string> sizes;
+    for (const Recording& r : shared_->recordings) sizes.push_back(size_key(r.size()));
+    throw InputError({any.file().string()}, fmt::format("it records no trials at this size (it has: {})", fmt::join(sizes, "; ")));
+  }
+
+  std::shared_ptr<Shared> shared_;
+};
+
+class ReplayBackend final : public Backend {
+ public:
+  explicit ReplayBackend(const BackendOptions& options) : shared_(std::make_shared<Shared>()) {
+    if (options.recording.empty())
+      throw std::runtime_error("the replay backend needs a recording (tunekit tune --replay FILE)");
+    shared_->recordings = load_recordings(options.recording);
+    // A store may hold several kernels: the spec's, by its name.
+    std::set<std::string> kernels;
+    for (const auto& r : shared_->recordings) kernels.insert(r.kernel());
+    if (kernels.size() > 1) {
+      std::vector<Recording> mine;
+      for (auto& r : shared_->recordings)
+        if (r.kernel() == options.recording_kernel) mine.push_back(std::move(r));
+      if (mine.empty())
+        throw InputError({options.recording.string()}, fmt::format("it records kernels {}, none named '{}' as the spec",
+                                                                   fmt::join(kernels, ", "), options.recording_kernel));
+      shared_->recordings = std::move(mine);
+    }
+    if (!options.parameters.empty())
+      for (const auto& r : shared_->recordings) check_parameters(r, options.parameters);
+    const Recording& first = shared_->recordings.front();
+    std::string device = first.device().empty() ? options.recording.filename().string() : first.device();
+    for (const auto& r : shared_->recordings)
+      if (r.device() != first.device())
+        throw InputError({options.recording.string()},
+                         fmt::format("it records several devices ('{}', '{}'); replay one device's results", first.device(), r.device()));
+    if (!first.machine().empty()) {
+      try {
+        machine_ = machine_from_json(first.machine());
+      } catch (const std::exception&) {
+        machine_ = {};
+      }
+    }
+    machine_.device = "replay: " + device;
+  }
+  std::string_view name() const override { return "replay"; }
+  const MachineInfo& machine() const override { return machine_; }
+  std::unique_ptr<Builder> make_builder() override { return std::make_unique<ReplayBuilder>(); }
+  std::unique_ptr<Evaluator> make_evaluator() override { return std::make_unique<ReplayEvaluator>(shared_); }
+  bool measures_while_building() const override { return false; }
+  std::optional<Seconds> clock() const override {
+    std::lock_guard lock(shared_->mutex);
+    return shared_->clock;
+  }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+  MachineInfo machine_;
+};
+
+}  // namespace
+
+BackendInfo backend_info() {
+  BackendInfo b;
+  b.name = "replay";
+  b.summary = "recorded results instead of runs (`tunekit tune --replay FILE`): Kernel Tuner caches (original or "
+              "T4, gzipped or not) or a tunekit results DB; a recorded failure is the trial's status, and "
+              "search.max_time counts the recorded compile and run times";
+  b.make = [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<ReplayBackend>(o); };
+  b.list_devices = [] {
+    return DeviceListing{"replay", {}, "serves recorded results: tunekit tune --replay FILE, tunekit replay FILE"};
+  };
+  return b;
+}
+
+}  // namespace tunekit::replay

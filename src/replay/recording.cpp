@@ -1,0 +1,578 @@
+// Reading recorded results: Kernel Tuner caches (original and T4, gzipped or
+// not) and tunekit stores.
+#include "tunekit/recording.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/detail/text.hpp"
+#include "tunekit/store.hpp"
+
+namespace tunekit {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+[[noreturn]] void fail(const fs::path& file, const std::string& why) { throw InputError({file.string()}, why); }
+
+// The whole file, inflated when it is gzipped (zlib reads plain files as
+// they are).
+std::string read_contents(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) fail(file, "no such file");
+  gzFile in = gzopen(file.c_str(), "rb");
+  if (!in) fail(file, "cannot open: " + std::string(std::strerror(errno)));
+  std::string out;
+  char buffer[1 << 16];
+  while (true) {
+    const int n = gzread(in, buffer, sizeof buffer);
+    if (n < 0) {
+      int code = 0;
+      const std::string why = gzerror(in, &code);
+      gzclose(in);
+      fail(file, "cannot read it: " + why);
+    }
+    if (n == 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  // gzread reports a gzip stream cut short only as an end of file; gzclose's
+  // status says whether the stream ended where it should.
+  int code = 0;
+  const bool direct = gzdirect(in) != 0;
+  const std::string why = gzerror(in, &code);
+  const int closed = gzclose(in);
+  if (!direct && (code == Z_BUF_ERROR || closed == Z_BUF_ERROR))
+    fail(file, "the gzip stream is truncated (" + (why.empty() ? std::string("unexpected end of file") : why) + ")");
+  return out;
+}
+
+Value value_of(const Json& j, const fs::path& file, const std::string& what) {
+  if (j.is_boolean()) return Value(static_cast<std::int64_t>(j.get<bool>()));
+  if (j.is_number_integer()) return Value(j.get<std::int64_t>());
+  if (j.is_number()) return Value(j.get<double>());
+  if (j.is_string()) return Value(j.get<std::string>());
+  fail(file, what + " is " + j.dump() + ", not a number or a string");
+}
+
+double number_or(const Json& obj, const char* key, double fallback = 0) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number()) return fallback;
+  return it->get<double>();
+}
+
+Seconds ms(double v) { return Seconds(v / 1e3); }
+
+// Kernel Tuner's error strings and T4's invalidity values.
+std::optional<Status> kt_error_status(std::string_view s) {
+  if (s == "InvalidConfig") return Status::invalid;
+  if (s == "CompilationFailedConfig") return Status::compile_error;
+  if (s == "RuntimeFailedConfig") return Status::launch_error;
+  if (s == "ErrorConfig") return Status::launch_error;
+  return std::nullopt;
+}
+
+std::optional<Status> t4_status(std::string_view s) {
+  if (s == "correct") return Status::ok;
+  if (s == "compile") return Status::compile_error;
+  if (s == "runtime") return Status::launch_error;
+  if (s == "constraints") return Status::invalid;
+  if (s == "correctness") return Status::wrong_result;
+  if (s == "timeout") return Status::timeout;
+  return std::nullopt;
+}
+
+// Builds value lists as configs come in: Kernel Tuner's declared lists when
+// it has them, else the values seen.
+class ParameterTable {
+ public:
+  void declare(std::string name, std::vector<Value> values) {
+    index_.emplace(name, params_.size());
+    params_.push_back(Parameter{std::move(name), std::move(values), {}});
+  }
+  bool empty() const { return params_.empty(); }
+  // The value index of `v` for parameter `name`, added when `grow`.
+  std::optional<std::uint32_t> index(const std::string& name, const Value& v, bool grow) {
+    auto it = index_.find(name);
+    if (it == index_.end()) {
+      if (!grow) return std::nullopt;
+      declare(name, {});
+      it = index_.find(name);
+    }
+    auto& values = params_[it->second].values;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (values[i] == v) return static_cast<std::uint32_t>(i);
+    if (!grow) return std::nullopt;
+    values.push_back(v);
+    return static_cast<std::uint32_t>(values.size() - 1);
+  }
+  std::size_t position(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? SIZE_MAX : it->second;
+  }
+  const std::vector<Parameter>& parameters() const { return params_; }
+
+  // Values seen are sorted (numbers ascending, then strings), so that
+  // "adjacent" means what it does for a declared list; results are remapped.
+  void sort_values(std::vector<RecordedResult>& results) {
+    std::vector<std::vector<std::uint32_t>> remap(params_.size());
+    for (std::size_t p = 0; p < params_.size(); ++p) {
+      auto& values = params_[p].values;
+      std::vector<std::uint32_t> order(values.size());
+      for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return values[a] < values[b]; });
+      remap[p].resize(values.size());
+      std::vector<Value> sorted;
+      for (std::uint32_t i = 0; i < order.size(); ++i) {
+        remap[p][order[i]] = i;
+        sorted.push_back(values[order[i]]);
+      }
+      values = std::move(sorted);
+    }
+    for (auto& r : results)
+      for (std::size_t p = 0; p < r.values.size(); ++p) r.values[p] = remap[p][r.values[p]];
+  }
+
+ private:
+  std::vector<Parameter> params_;
+  std::map<std::string, std::size_t> index_;
+};
+
+// One config's values, in the table's parameter order.
+std::vector<std::uint32_t> values_of(const Json& config, ParameterTable& table, bool grow, const fs::path& file,
+                                     const std::string& where) {
+  std::vector<std::uint32_t> out(table.parameters().size(), UINT32_MAX);
+  for (const auto& [name, j] : config.items()) {
+    const std::size_t p = table.position(name);
+    if (p == SIZE_MAX && !grow) continue;  // a metric, "time", "times" ...
+    const Value v = value_of(j, file, where + "'s " + name);
+    auto ix = table.index(name, v, grow);
+    if (!ix) fail(file, fmt::format("{} has {} = {}, which is not among the values of '{}' in tune_params", where, name,
+                                    v.repr(), name));
+    if (out.size() < table.parameters().size()) out.resize(table.parameters().size(), UINT32_MAX);
+    out[table.position(name)] = *ix;
+  }
+  for (std::size_t p = 0; p < out.size(); ++p)
+    if (out[p] == UINT32_MAX)
+      fail(file, fmt::format("{} has no value for parameter '{}'", where, table.parameters()[p].name));
+  return out;
+}
+
+Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
+  const Json& cache = doc.at("cache");
+  if (!cache.is_object()) fail(file, "its \"cache\" is not an object of results");
+  ParameterTable table;
+  std::vector<std::string> keys;
+  if (auto k = doc.find("tune_params_keys"); k != doc.end() && k->is_array())
+    for (const auto& n : *k) keys.push_back(n.get<std::string>());
+  auto tp = doc.find("tune_params");
+  if (tp == doc.end() || !tp->is_object()) fail(file, "it has a \"cache\" but no \"tune_params\" (is it a Kernel Tuner cache?)");
+  if (keys.empty())
+    for (const auto& [name, v] : tp->items()) keys.push_back(name);
+  for (const auto& name : keys) {
+    auto values = tp->find(name);
+    if (values == tp->end() || !values->is_array())
+      fail(file, "tune_params has no list of values for '" + name + "' (named in tune_params_keys)");
+    std::vector<Value> list;
+    for (const auto& v : *values) list.push_back(value_of(v, file, "a value of tune_params['" + name + "']"));
+    table.declare(name, std::move(list));
+  }
+  std::vector<RecordedResult> results;
+  results.reserve(cache.size());
+  for (const auto& [key, entry] : cache.items()) {
+    const std::string where = "cache entry \"" + key + "\"";
+    if (!entry.is_object()) fail(file, where + " is not an object");
+    RecordedResult r;
+    r.values = values_of(entry, table, false, file, where);
+    // Kernel Tuner marks a failure with its error's name in any field
+    // (normally the objective's).
+    for (const auto& [name, v] : entry.items())
+      if (v.is_string())
+        if (auto s = kt_error_status(v.get<std::string>())) {
+          r.status = *s;
+          r.error = v.get<std::string>();
+        }
+    if (r.error.empty()) {
+      auto t = entry.find("time");
+      if (t == entry.end()) fail(file, where + " has no \"time\"");
+      if (!t->is_number()) fail(file, where + " has time " + t->dump() + ", neither a number nor an error name");
+      const double v = t->get<double>();
+      // Old caches write 1e20 for a config that failed.
+      if (!std::isfinite(v) || v >= 1e20) {
+        r.status = Status::launch_error;
+        r.error = "time " + t->dump();
+      } else {
+        r.time = Microseconds(v * 1e3);
+      }
+    }
+    r.compile_time = ms(number_or(entry, "compile_time"));
+    r.run_time = ms(number_or(entry, "benchmark_time") + number_or(entry, "verification_time"));
+    results.push_back(std::move(r));
+  }
+  std::string kernel = doc.contains("kernel_name") && doc["kernel_name"].is_string() ? doc["kernel_name"].get<std::string>() : "";
+  std::string device = doc.contains("device_name") && doc["device_name"].is_string() ? doc["device_name"].get<std::string>() : "";
+  return Recording(file, Recording::Format::kernel_tuner, std::move(kernel), std::move(device), {}, table.parameters(),
+                   std::move(results));
+}
+
+Recording read_t4(const fs::path& file, const Json& doc) {
+  const Json& list = doc.at("results");
+  if (!list.is_array()) fail(file, "its \"results\" is not a list (is it a T4 results file?)");
+  ParameterTable table;
+  std::vector<RecordedResult> results;
+  results.reserve(list.size());
+  std::size_t i = 0;
+  for (const Json& entry : list) {
+    const std::string where = fmt::format("results[{}]", i++);
+    if (!entry.is_object()) fail(file, where + " is not an object");
+    auto config = entry.find("configuration");
+    if (config == entry.end() || !config->is_object()) fail(file, where + " has no \"configuration\" object");
+    RecordedResult r;
+    r.values = values_of(*config, table, true, file, where + ".configuration");
+    const std::string invalidity = entry.contains("invalidity") && entry["invalidity"].is_string()
+                                       ? entry["invalidity"].get<std::string>()
+                                       : "correct";
+    auto status = t4_status(invalidity);
+    if (!status) fail(file, where + " has invalidity \"" + invalidity + "\" (T4 allows correct, compile, runtime, correctness, constraints, timeout)");
+    r.status = *status;
+    // The objective: "time" among the measurements (its unit is the file's, milliseconds).
+    std::optional<double> time;
+    if (auto m = entry.find("measurements"); m != entry.end() && m->is_array())
+      for (const auto& x : *m)
+        if (x.is_object() && x.value("name", "") == "time" && x.contains("value")) {
+          if (x["value"].is_number()) time = x["value"].get<double>();
+          else if (x["value"].is_string() && r.status == Status::ok) r.status = kt_error_status(x["value"].get<std::string>()).value_or(Status::launch_error);
+          if (x["value"].is_string()) r.error = x["value"].get<std::string>();
+        }
+    if (r.status == Status::ok) {
+      if (!time) fail(file, where + " is correct but has no \"time\" measurement");
+      r.time = Microseconds(*time * 1e3);
+    } else if (r.error.empty()) {
+      r.error = invalidity;
+    }
+    if (auto t = entry.find("times"); t != entry.end() && t->is_object()) {
+      r.compile_time = ms(number_or(*t, "compilation", number_or(*t, "compilation_time")));
+      double run = number_or(*t, "validation");
+      if (auto rt = t->find("runtimes"); rt != t->end() && rt->is_array())
+        for (const auto& x : *rt)
+          if (x.is_number()) run += x.get<double>();
+      r.run_time = ms(run);
+    }
+    results.push_back(std::move(r));
+  }
+  table.sort_values(results);
+  return Recording(file, Recording::Format::kernel_tuner_t4, "", "", {}, table.parameters(), std::move(results));
+}
+
+std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& filter) {
+  std::vector<TrialRecord> trials;
+  try {
+    trials = Store(file).all();
+  } catch (const std::exception& e) {
+    fail(file, std::string("cannot read it as a tunekit results database: ") + e.what());
+  }
+  struct Group {
+    std::string kernel, device;
+    Bindings size;
+    std::string machine;
+    ParameterTable table;
+    std::vector<RecordedResult> results;
+    std::set<std::string> keys;
+  };
+  std::map<std::string, Group> groups;  // by kernel, device, size
+  for (const TrialRecord& t : trials) {
+    if (!filter.kernel.empty() && t.kernel != filter.kernel) continue;
+    if (!filter.device.empty() && t.device != filter.device) continue;
+    if (filter.size && size_key(*filter.size) != size_key(t.size)) continue;
+    Group& g = groups[t.kernel + '\x1f' + t.device + '\x1f' + size_key(t.size)];
+    g.kernel = t.kernel;
+    g.device = t.device;
+    g.size = t.size;
+    if (g.machine.empty()) g.machine = t.machine;
+    // A trial is stored once per spec hash: keep the first of a config.
+    if (!g.keys.insert(t.config.key()).second) continue;
+    RecordedResult r;
+    for (const auto& [name, v] : t.config) {
+      const auto ix = *g.table.index(name, v, true);
+      const std::size_t p = g.table.position(name);
+      if (r.values.size() <= p) r.values.resize(p + 1, UINT32_MAX);
+      r.values[p] = ix;
+    }
+    r.status = t.status;
+    r.error = t.error;
+    if (t.status == Status::ok) r.time = t.stats.median;
+    r.compile_time = t.build_time;
+    Microseconds run{0};
+    for (auto s : t.samples) run += s;
+    r.run_time = std::chrono::duration_cast<Seconds>(run);
+    g.results.push_back(std::move(r));
+  }
+  std::vector<Recording> out;
+  for (auto& [key, g] : groups) {
+    const std::size_t n = g.table.parameters().size();
+    for (const auto& r : g.results)
+      if (r.values.size() != n || std::count(r.values.begin(), r.values.end(), UINT32_MAX))
+        fail(file, fmt::format("kernel '{}' at {} has trials with different parameters", g.kernel, size_key(g.size)));
+    g.table.sort_values(g.results);
+    out.emplace_back(file, Recording::Format::tunekit, g.kernel, g.device, g.size, g.table.parameters(),
+                     std::move(g.results), g.machine);
+  }
+  return out;
+}
+
+std::string describe(const Recording& r) {
+  std::string s = "kernel '" + r.kernel() + "' on '" + r.device() + "'";
+  if (!r.size().empty()) s += " at " + size_key(r.size());
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(Recording::Format f) {
+  switch (f) {
+    case Recording::Format::kernel_tuner: return "kernel_tuner";
+    case Recording::Format::kernel_tuner_t4: return "kernel_tuner_t4";
+    case Recording::Format::tunekit: return "tunekit";
+  }
+  return "?";
+}
+
+namespace {
+std::string pack(const std::vector<std::uint32_t>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(std::uint32_t));
+}
+}  // namespace
+
+Recording::Recording(fs::path file, Format format, std::string kernel, std::string device, Bindings size,
+                     std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine)
+    : file_(std::move(file)),
+      format_(format),
+      kernel_(std::move(kernel)),
+      device_(std::move(device)),
+      size_(std::move(size)),
+      machine_(std::move(machine)),
+      parameters_(std::move(parameters)),
+      results_(std::move(results)) {
+  by_key_.reserve(results_.size());
+  for (std::size_t i = 0; i < results_.size(); ++i) by_key_.emplace(pack(results_[i].values), i);
+}
+
+std::size_t Recording::ok_count() const {
+  return static_cast<std::size_t>(
+      std::count_if(results_.begin(), results_.end(), [](const RecordedResult& r) { return r.status == Status::ok; }));
+}
+
+const RecordedResult* Recording::find(const Config& config) const {
+  std::vector<std::uint32_t> values(parameters_.size());
+  for (std::size_t p = 0; p < parameters_.size(); ++p) {
+    const Value* v = config.find(parameters_[p].name);
+    if (!v) return nullptr;
+    const auto& list = parameters_[p].values;
+    auto it = std::find(list.begin(), list.end(), *v);
+    if (it == list.end()) return nullptr;
+    values[p] = static_cast<std::uint32_t>(it - list.begin());
+  }
+  auto it = by_key_.find(pack(values));
+  return it == by_key_.end() ? nullptr : &results_[it->second];
+}
+
+Config Recording::config_of(const RecordedResult& r) const {
+  std::vector<std::pair<std::string, Value>> entries;
+  for (std::size_t p = 0; p < parameters_.size(); ++p) entries.emplace_back(parameters_[p].name, parameters_[p].values[r.values[p]]);
+  return Config(std::move(entries));
+}
+
+std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilter& filter) {
+  std::string text = read_contents(file);
+  std::vector<Recording> out;
+  if (text.rfind(std::string("SQLite format 3\0", 16), 0) == 0) {
+    out = read_store(file, filter);
+    if (out.empty()) {
+      std::string what = "it holds no trials";
+      if (!filter.kernel.empty() || !filter.device.empty() || filter.size) what += " that match the filter";
+      fail(file, what);
+    }
+  } else {
+    Json doc;
+    try {
+      doc = Json::parse(text);
+    } catch (const Json::parse_error& first) {
+      // Kernel Tuner appends to an open cache ("...},") and closes it at the
+      // end of a run; it reads a cache left open by closing it.
+      std::string closed = text;
+      while (!closed.empty() && std::isspace(static_cast<unsigned char>(closed.back()))) closed.pop_back();
+      bool recovered = false;
+      if (!closed.empty() && closed.back() == ',' && closed.find("\"cache\"") != std::string::npos) {
+        closed.pop_back();
+        closed += "}\n}";
+        try {
+          doc = Json::parse(closed);
+          recovered = true;
+        } catch (const Json::parse_error&) {
+        }
+      }
+      if (!recovered) {
+        if (text.empty()) fail(file, "it is empty");
+        fail(file, fmt::format("it is not valid JSON (truncated?): {}", first.what()));
+      }
+    }
+    if (!doc.is_object()) fail(file, "it is not a JSON object (expected a Kernel Tuner cache or T4 results file)");
+    if (doc.contains("cache")) out.push_back(read_kernel_tuner(file, doc));
+    else if (doc.contains("results")) out.push_back(read_t4(file, doc));
+    else
+      fail(file, "it is neither a Kernel Tuner cache (no \"cache\" key) nor a T4 results file (no \"results\" key)");
+    const Recording& r = out.back();
+    if (!filter.kernel.empty() && !r.kernel().empty() && r.kernel() != filter.kernel)
+      fail(file, "it records kernel '" + r.kernel() + "', not '" + filter.kernel + "'");
+    if (!filter.device.empty() && r.device() != filter.device)
+      fail(file, "it records device '" + r.device() + "', not '" + filter.device + "'");
+  }
+  for (const Recording& r : out) {
+    if (r.results().empty()) fail(file, "it records no configs (" + describe(r) + ")");
+    if (r.ok_count() == 0)
+      fail(file, fmt::format("none of its {} configs succeeded ({}): there is nothing to replay", r.results().size(),
+                             describe(r)));
+  }
+  return out;
+}
+
+Recording load_recording(const fs::path& file, const RecordingFilter& filter) {
+  std::vector<Recording> all = load_recordings(file, filter);
+  if (all.size() == 1) return std::move(all.front());
+  std::vector<std::string> names;
+  for (const auto& r : all) names.push_back(describe(r));
+  fail(file, fmt::format("it holds {} recordings; pick one (kernel, device, size): {}", all.size(), detail::join(names, "; ")));
+}
+
+// ---------------------------------------------------------------- ReplayTable
+
+void check_parameters(const Recording& recording, const std::vector<std::string>& names) {
+  std::vector<std::string> recorded, lacking, extra;
+  for (const auto& p : recording.parameters()) recorded.push_back(p.name);
+  for (const auto& n : names)
+    if (std::find(recorded.begin(), recorded.end(), n) == recorded.end()) lacking.push_back(n);
+  for (const auto& p : recording.parameters())
+    if (std::find(names.begin(), names.end(), p.name) == names.end() && p.values.size() > 1) extra.push_back(p.name);
+  if (lacking.empty() && extra.empty()) return;
+  std::string msg = "its parameters do not match the space's (a recording of another kernel?):";
+  if (!lacking.empty()) msg += " the recording has no " + detail::join(lacking) + ";";
+  if (!extra.empty()) msg += " the space has no " + detail::join(extra) + ";";
+  msg += " recorded: " + detail::join(recorded) + "; space: " + detail::join(names);
+  fail(recording.file(), msg);
+}
+
+namespace {
+constexpr std::uint64_t kDenseLimit = std::uint64_t{1} << 24;
+}
+
+ReplayTable::ReplayTable(const Recording& recording, const Space& space) : recording_(&recording), space_(space) {
+  const fs::path& file = recording.file();
+  const auto& rparams = recording.parameters();
+  const auto& sparams = space.parameters();
+  std::vector<std::string> rnames, snames;
+  for (const auto& p : rparams) rnames.push_back(p.name);
+  for (const auto& p : sparams) snames.push_back(p.name);
+  check_parameters(recording, snames);
+  // Space parameter -> recording parameter.
+  std::vector<std::size_t> from(sparams.size());
+  for (std::size_t s = 0; s < sparams.size(); ++s)
+    from[s] = static_cast<std::size_t>(std::find(rnames.begin(), rnames.end(), sparams[s].name) - rnames.begin());
+  to_space_.assign(rparams.size(), {});
+  for (std::size_t r = 0; r < rparams.size(); ++r) to_space_[r].assign(rparams[r].values.size(), -1);
+  for (std::size_t s = 0; s < sparams.size(); ++s) {
+    const auto& rp = rparams[from[s]];
+    for (std::size_t v = 0; v < sparams[s].values.size(); ++v) {
+      auto it = std::find(rp.values.begin(), rp.values.end(), sparams[s].values[v]);
+      if (it == rp.values.end()) {
+        std::vector<std::string> recorded;
+        for (const auto& x : rp.values) recorded.push_back(x.repr());
+        fail(file, fmt::format("the space's {} = {} is not recorded (recorded values: {})", sparams[s].name,
+                               sparams[s].values[v].repr(), detail::join(recorded)));
+      }
+      to_space_[from[s]][static_cast<std::size_t>(it - rp.values.begin())] = static_cast<std::int64_t>(v);
+    }
+  }
+  if (!space_.indexable()) return;  // looked up by config (find) instead
+  const std::uint64_t n = space_.size();
+  const bool dense = n <= kDenseLimit;
+  if (dense) dense_.assign(static_cast<std::size_t>(n), -1);
+  std::vector<std::uint32_t> ix(sparams.size());
+  std::uint64_t mapped = 0;
+  const auto& results = recording.results();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    bool inside = true;
+    for (std::size_t s = 0; s < sparams.size() && inside; ++s) {
+      const std::int64_t v = to_space_[from[s]][results[i].values[from[s]]];
+      inside = v >= 0;
+      ix[s] = static_cast<std::uint32_t>(v);
+    }
+    if (!inside) continue;
+    // A parameter the space does not have must hold its one value.
+    auto rank = space_.index_of(std::span<const std::uint32_t>(ix));
+    if (!rank) continue;  // recorded, but the space's constraints exclude it
+    if (dense) {
+      if (dense_[*rank] >= 0) continue;
+      dense_[*rank] = static_cast<std::int32_t>(i);
+    } else if (!sparse_.emplace(*rank, static_cast<std::uint32_t>(i)).second) {
+      continue;
+    }
+    ++mapped;
+    const RecordedResult& r = results[i];
+    if (r.time && (!optimum_ || *r.time < *at(*optimum_)->time)) optimum_ = *rank;
+  }
+  missing_ = n - mapped;
+}
+
+const RecordedResult* ReplayTable::at(std::uint64_t index) const {
+  if (!dense_.empty() || sparse_.empty()) {
+    if (index >= dense_.size() || dense_[index] < 0) return nullptr;
+    return &recording_->results()[static_cast<std::size_t>(dense_[index])];
+  }
+  auto it = sparse_.find(index);
+  return it == sparse_.end() ? nullptr : &recording_->results()[it->second];
+}
+
+const RecordedResult* ReplayTable::find(const Config& config) const {
+  if (space_.indexable()) {
+    auto rank = space_.index_of(config);
+    return rank ? at(*rank) : nullptr;
+  }
+  return space_.contains(config) ? recording_->find(config) : nullptr;
+}
+
+std::optional<Config> ReplayTable::first_missing() const {
+  if (missing_ == 0) return std::nullopt;
+  std::optional<Config> out;
+  std::uint64_t i = 0;
+  space_.for_each([&](std::span<const std::uint32_t> ix) {
+    if (!at(i++)) {
+      out = space_.config_at(ix);
+      return false;
+    }
+    return true;
+  });
+  return out;
+}
+
+void ReplayTable::require_complete() const {
+  if (auto c = first_missing())
+    fail(recording_->file(), fmt::format("it lacks {} of the space's {} valid configs, such as {} (a recording of "
+                                         "another space? give the kernel's restrictions, e.g. with its T1 file)",
+                                         missing_, space_.size(), c->str()));
+}
+
+std::optional<Microseconds> ReplayTable::optimum_time() const {
+  if (!optimum_) return std::nullopt;
+  return at(*optimum_)->time;
+}
+
+}  // namespace tunekit

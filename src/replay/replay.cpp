@@ -1,0 +1,99 @@
+// The in-process replay loop.
+#include "tunekit/replay.hpp"
+
+#include <ctime>
+
+#include <cmath>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "tunekit/strategy.hpp"
+
+namespace tunekit {
+
+namespace {
+
+// CPU time of this thread: what the strategy's own work costs, whatever else
+// the machine runs.
+Seconds thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return Seconds(static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9);
+}
+
+}  // namespace
+
+std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size) {
+  const double n = std::ceil(fraction * static_cast<double>(space_size) - 1e-9);
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(n));
+}
+
+ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
+  const Space& space = table.space();
+  const std::uint64_t size = space.size();
+  if (settings.max_evaluations && (*settings.max_evaluations == 0 || *settings.max_evaluations > size))
+    throw InputError({"--max-evals"}, fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",
+                                                  *settings.max_evaluations, size));
+  const std::uint64_t budget = settings.max_evaluations.value_or(size);
+  const auto optimum = table.optimum_time();
+  if (!optimum)
+    throw InputError({table.recording().file().string()}, "no config of the space succeeded in the recording");
+
+  ReplayRun run;
+  run.optimum_time = *optimum;
+  Seconds cpu{0};
+  auto t0 = thread_cpu();
+  auto strategy = make_strategy(settings.strategy, space, settings.seed, settings.max_evaluations, settings.options,
+                                {"--strategy"});
+  cpu += thread_cpu() - t0;
+  run.strategy = settings.strategy;
+  if (auto d = strategy->describe(); !d.empty()) run.strategy += ": " + d;
+
+  std::unordered_set<std::uint64_t> seen;
+  const std::size_t batch = std::max<std::size_t>(1, settings.batch);
+  bool done = false;
+  while (!done && run.evaluations < budget && !(settings.max_time && run.simulated >= *settings.max_time)) {
+    t0 = thread_cpu();
+    std::vector<Config> proposed = strategy->next(std::min<std::uint64_t>(batch, budget - run.evaluations));
+    cpu += thread_cpu() - t0;
+    if (proposed.empty()) break;
+    for (const Config& c : proposed) {
+      if (run.evaluations >= budget || (settings.max_time && run.simulated >= *settings.max_time)) {
+        done = true;
+        break;
+      }
+      Outcome outcome;
+      const auto rank = space.index_of(c);
+      if (rank && !seen.insert(*rank).second) continue;  // the tuner evaluates a config once
+      const RecordedResult* r = rank ? table.at(*rank) : nullptr;
+      if (rank && !r)
+        throw InputError({table.recording().file().string()},
+                         fmt::format("the recording lacks {}, a valid config of the space", c.str()));
+      ++run.evaluations;
+      if (!r) {
+        outcome.status = Status::invalid;  // outside the space: the tuner records it as such
+        run.trace.push_back(std::nullopt);
+        ++run.failed;
+      } else {
+        outcome.status = r->status;
+        if (r->time) outcome.cost = r->time->count();
+        run.trace.push_back(r->time);
+        if (!r->time) ++run.failed;
+        run.simulated += r->cost();
+        if (r->time && (!run.best_time || *r->time < *run.best_time)) {
+          run.best_time = r->time;
+          run.best = c;
+        }
+      }
+      t0 = thread_cpu();
+      strategy->observe(c, outcome);
+      cpu += thread_cpu() - t0;
+    }
+  }
+  run.strategy_cpu = cpu;
+  if (run.best_time) run.fraction_of_optimum = run.optimum_time / *run.best_time;
+  return run;
+}
+
+}  // namespace tunekit

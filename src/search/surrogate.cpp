@@ -1,0 +1,266 @@
+// Model-guided local search: an additive surrogate of log time with pairwise
+// interactions (detail/additive_model.hpp), refitted as each result comes in,
+// picks among the valid neighbours of a descent's current config the one with
+// the highest expected improvement, so a descent measures promising moves
+// first and values it knows little about before ones it knows are slow.
+// Several descents (walkers) start from the fastest configs of the initial
+// sample; the fastest walker that is not stuck moves. A walker is stuck after
+// `patience` neighbours measured without improvement; when all are, the
+// slowest restarts from the random draw (or perturbation of the fastest
+// config) with the highest expected improvement over the fastest time.
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "search/detail/additive_model.hpp"
+#include "search/detail/builtin.hpp"
+#include "search/detail/indexed.hpp"
+
+namespace tunekit::detail {
+
+namespace {
+
+struct SurrogateOptions {
+  std::size_t initial;     // random configs before the model leads
+  std::size_t walkers;     // descents kept at once
+  std::size_t patience;    // neighbours measured without improvement before a walker is stuck
+  std::size_t random;      // random candidates of a restart
+  double explore;          // share of the proposals that probe the whole space
+  double min_gain;         // an improvement smaller than this (relative) does not renew a walker's patience
+  double failure_penalty;  // a failed config counts as this factor slower than the slowest measured
+  bool pairs;
+};
+
+class SurrogateSearch : public IndexedSearch {
+ public:
+  SurrogateSearch(const StrategyContext& c, SurrogateOptions o)
+      : IndexedSearch(c.space, c.seed, c.budget), o_(o), model_(c.space.parameters(), shape(o)) {}
+
+ protected:
+  void propose(std::size_t n, std::vector<std::uint64_t>& out) override {
+    while (out.size() < n) {
+      std::optional<std::uint64_t> r;
+      if (ok_ < std::max<std::size_t>(2, o_.initial)) r = draw_untried();
+      else r = guided();
+      if (!r) r = draw_untried();
+      if (!r || !claim(*r)) break;
+      out.push_back(*r);
+    }
+  }
+
+  void learn(const Observation& o) override {
+    std::optional<double> y;
+    if (o.cost) {
+      y = std::log(*o.cost);
+      worst_ = ok_ == 0 ? *y : std::max(worst_, *y);
+      ++ok_;
+      model_.add(o.x, *y);
+      for (const Indices& f : failed_) model_.add(f, worst_ + std::log(o_.failure_penalty));
+      failed_.clear();
+      dirty_ = true;
+    } else if (ok_ == 0) {
+      failed_.push_back(o.x);
+    } else {
+      model_.add(o.x, worst_ + std::log(o_.failure_penalty));
+      dirty_ = true;
+    }
+    auto owner = proposed_by_.find(o.rank);
+    if (owner == proposed_by_.end()) {
+      // An initial draw, a seed or a probe: faster than every walker, it
+      // takes over the slowest.
+      if (y && !walkers_.empty()) {
+        std::size_t slowest = 0;
+        bool faster = true;
+        for (std::size_t i = 0; i < walkers_.size(); ++i) {
+          faster = faster && *y < walkers_[i].cost;
+          if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
+        }
+        if (faster) walkers_[slowest] = Walker{o.x, *y, 0, std::nullopt};
+      }
+      return;
+    }
+    Walker& w = walkers_[owner->second];
+    proposed_by_.erase(owner);
+    if (y && (*y < w.cost || (w.start && o.rank == *w.start))) {
+      // First improvement (or the walker's new start): it moves here. A
+      // small gain moves it but does not renew its patience, so a descent
+      // that creeps through a poor region gives way.
+      const bool renews = w.start || !std::isfinite(w.cost) || *y < w.cost - std::log1p(o_.min_gain);
+      w.x = o.x;
+      w.cost = *y;
+      if (renews) w.misses = 0;
+      else ++w.misses;
+      w.start.reset();
+    } else {
+      ++w.misses;
+    }
+  }
+
+ private:
+  struct Walker {
+    Indices x;
+    double cost = INFINITY;  // log time
+    std::size_t misses = 0;
+    std::optional<std::uint64_t> start;  // a restart point not measured yet
+  };
+
+  static ModelShape shape(const SurrogateOptions& o) {
+    ModelShape m;
+    m.pairs = o.pairs;
+    return m;
+  }
+
+  // Walkers start at the fastest distinct configs measured so far.
+  void start_walkers() {
+    if (!walkers_.empty()) return;
+    std::vector<const Observation*> ranked;
+    for (const auto& o : observations())
+      if (o.cost) ranked.push_back(&o);
+    std::sort(ranked.begin(), ranked.end(), [](const Observation* a, const Observation* b) { return *a->cost < *b->cost; });
+    for (std::size_t i = 0; i < ranked.size() && walkers_.size() < std::max<std::size_t>(1, o_.walkers); ++i) {
+      Walker w;
+      w.x = ranked[i]->x;
+      w.cost = std::log(*ranked[i]->cost);
+      walkers_.push_back(std::move(w));
+    }
+  }
+
+  std::optional<std::uint64_t> guided() {
+    if (dirty_) {
+      // A full fit while it is cheap, then as the data grows by a tenth;
+      // in between, each new result nudges the effects it touches.
+      if (model_.size() <= kAlwaysFit || model_.size() >= fitted_at_ + fitted_at_ / 10) {
+        model_.fit(2);
+        fitted_at_ = model_.size();
+      } else {
+        model_.absorb(absorbed_);
+      }
+      absorbed_ = model_.size();
+      dirty_ = false;
+    }
+    start_walkers();
+    // Now and then a probe of the whole space, so a descent in a poor
+    // region does not take the whole budget.
+    ++steps_;
+    if (o_.explore > 0 && std::fmod(static_cast<double>(steps_) * o_.explore, 1.0) + o_.explore >= 1.0)
+      if (auto r = restart_point()) return r;
+    // The fastest walker that is not stuck moves; when all are stuck, the
+    // slowest restarts.
+    std::optional<std::size_t> turn;
+    for (std::size_t i = 0; i < walkers_.size(); ++i)
+      if (walkers_[i].misses < o_.patience && (!turn || walkers_[i].cost < walkers_[*turn].cost)) turn = i;
+    if (turn) {
+      Walker& w = walkers_[*turn];
+      std::vector<Indices> moves = neighbours(w.x, Neighbourhood::hamming);
+      if (auto r = best_of(std::move(moves), std::isfinite(w.cost) ? w.cost : best_cost())) {
+        proposed_by_[*r] = *turn;
+        return r;
+      }
+      w.misses = o_.patience;  // nothing left around it
+    }
+    std::size_t slowest = 0;
+    for (std::size_t i = 1; i < walkers_.size(); ++i)
+      if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
+    auto r = restart_point();
+    if (r) {
+      Walker& w = walkers_[slowest];
+      w.x = indices(*r);
+      w.cost = INFINITY;
+      w.misses = 0;
+      w.start = r;
+      proposed_by_[*r] = slowest;
+    }
+    return r;
+  }
+
+  double best_cost() const { return std::log(*best()->cost); }
+
+  // The random draw or perturbation of the fastest config with the highest
+  // expected improvement over the fastest time.
+  std::optional<std::uint64_t> restart_point() {
+    std::vector<Candidate> pool;
+    for (std::size_t k = 0; k < o_.random; ++k) {
+      const std::uint64_t r = uniform_below(rng_, space_size());
+      if (!tried(r)) pool.push_back({r, indices(r)});
+    }
+    for (int k = 0; k < 8; ++k) {
+      Indices x = best()->x;
+      for (int s = 0; s < 3; ++s)
+        if (auto y = random_neighbour(x)) x = std::move(*y);
+      pool.push_back({std::nullopt, std::move(x)});
+    }
+    return best_of(std::move(pool), best_cost());
+  }
+
+  // The untried config of `configs` with the highest expected improvement
+  // over the log time `target`.
+  struct Candidate {
+    std::optional<std::uint64_t> rank;  // when known already
+    Indices x;
+  };
+
+  std::optional<std::uint64_t> best_of(std::vector<Candidate> configs, double target) {
+    std::optional<std::uint64_t> pick;
+    double best = -1;
+    for (const auto& c : configs) {
+      auto r = c.rank ? c.rank : rank_of(c.x);
+      if (!r || tried(*r)) continue;
+      const double v = model_.expected_improvement(c.x, target);
+      if (v > best) {
+        best = v;
+        pick = r;
+      }
+    }
+    return pick;
+  }
+
+  std::optional<std::uint64_t> best_of(std::vector<Indices> configs, double target) {
+    std::vector<Candidate> c;
+    c.reserve(configs.size());
+    for (auto& x : configs) c.push_back({std::nullopt, std::move(x)});
+    return best_of(std::move(c), target);
+  }
+
+  SurrogateOptions o_;
+  AdditiveModel model_;
+  std::size_t ok_ = 0;
+  double worst_ = 0;
+  bool dirty_ = false;
+  static constexpr std::size_t kAlwaysFit = 256;
+  std::size_t fitted_at_ = 0;
+  std::size_t absorbed_ = 0;  // observations the model has taken in
+  std::vector<Indices> failed_;
+  std::vector<Walker> walkers_;
+  std::unordered_map<std::uint64_t, std::size_t> proposed_by_;  // rank -> walker
+  std::uint64_t steps_ = 0;
+};
+
+}  // namespace
+
+StrategyInfo surrogate_strategy() {
+  return {"surrogate",
+          "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
+          "result, picks each descent's next move among the valid neighbours by expected improvement; stuck "
+          "descents restart where the model expects most",
+          {
+              integer_option("initial", 8, "random configs measured before the model leads", 2, 1e6),
+              integer_option("walkers", 1, "descents kept at once, started from the fastest initial configs", 1, 64),
+              integer_option("patience", 16, "neighbours measured without improvement before a descent is stuck", 1, 1e6),
+              integer_option("random", 32, "random candidates of a restart", 0, 1e6),
+              real_option("min_gain", 0.0, "an improvement smaller than this share of the time moves a descent but does not renew its patience", 0, 1),
+              real_option("explore", 0.0, "share of the proposals that probe the whole space (a restart's candidates) instead of a descent", 0, 1),
+              real_option("failure_penalty", 2.0, "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
+              boolean_option("pairs", true, "model the interaction of every pair of parameters"),
+          },
+          [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
+            if (!has_usable_index(c.space)) return random_fallback(c);
+            return std::make_unique<SurrogateSearch>(
+                c, SurrogateOptions{static_cast<std::size_t>(c.options.integer("initial")),
+                                    static_cast<std::size_t>(c.options.integer("walkers")),
+                                    static_cast<std::size_t>(c.options.integer("patience")),
+                                    static_cast<std::size_t>(c.options.integer("random")),
+                                    c.options.real("explore"), c.options.real("min_gain"), c.options.real("failure_penalty"), c.options.boolean("pairs")});
+          }};
+}
+
+}  // namespace tunekit::detail

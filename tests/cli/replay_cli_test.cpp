@@ -1,0 +1,191 @@
+// `tunekit replay` and `tunekit tune --replay` as a user (or a benchmark
+// script) meets them: the JSON, bad input, and the tuner's loop on recorded
+// results (seeds, transfer across sizes, the simulated clock).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/store.hpp"
+
+using namespace tunekit;
+using namespace std::chrono_literals;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::read_file;
+using tunekit::testing::tunekit_exe;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data";
+const std::string kCache = (kData / "conv_small.json.gz").string();
+const std::string kT1 = (kData / "conv_small.T1.json").string();
+const std::string kSpec = (kData / "conv_small.yaml").string();
+
+detail::ProcessResult tunekit_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), tunekit_exe().string());
+  return detail::run_process(args, 300s);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The last line that parses as a JSON object.
+nlohmann::json last_json(const std::string& output) {
+  std::istringstream in(output);
+  nlohmann::json j;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') j = nlohmann::json::parse(line, nullptr, false);
+  return j;
+}
+
+}  // namespace
+
+TEST(ReplayCli, JsonHasWhatScriptsRead) {
+  auto r = tunekit_cli({"replay", kCache, "--t1", kT1, "--max-fraction", "0.02", "--seed", "4", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = last_json(r.output);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  for (const char* key : {"strategy", "evaluations", "best_time", "optimum_time", "fraction_of_optimum",
+                          "strategy_cpu_seconds", "trace"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["strategy"], "auto: surrogate");
+  EXPECT_EQ(j["evaluations"], 26);  // ceil(0.02 * 1264)
+  EXPECT_EQ(j["trace"].size(), 26u);
+  EXPECT_NEAR(j["fraction_of_optimum"].get<double>(), j["optimum_time"].get<double>() / j["best_time"].get<double>(),
+              1e-12);
+  // The same seed replays the same trace.
+  auto again = tunekit_cli({"replay", kCache, "--t1", kT1, "--max-fraction", "0.02", "--seed", "4", "--json"});
+  EXPECT_EQ(last_json(again.output)["trace"], j["trace"]);
+  // Exhaustive, the whole space: the optimum itself; failures are null.
+  auto all = tunekit_cli({"replay", kCache, "--spec", kSpec, "--strategy", "exhaustive", "--json"});
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  const auto a = last_json(all.output);
+  EXPECT_DOUBLE_EQ(a["fraction_of_optimum"].get<double>(), 1.0);
+  std::size_t nulls = 0;
+  for (const auto& t : a["trace"]) nulls += t.is_null() ? 1 : 0;
+  EXPECT_EQ(nulls, a["failed"].get<std::size_t>());
+  EXPECT_GT(nulls, 0u);
+}
+
+TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
+  const fs::path dir = fresh_dir();
+  const std::string gz = read_file(kCache);
+  write_file(dir / "cut.json.gz", gz.substr(0, gz.size() / 3));
+  write_file(dir / "notes.json", "not json at all\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> expect;
+  };
+  const std::string matmul = (fs::path(TUNEKIT_SOURCE_DIR) / "examples" / "matmul" / "matmul.yaml").string();
+  const std::vector<Case> cases{
+      {{"replay", (dir / "cut.json.gz").string(), "--t1", kT1}, {"cut.json.gz", "truncated"}},
+      {{"replay", (dir / "notes.json").string(), "--t1", kT1}, {"notes.json", "not valid JSON"}},
+      // A cache of another kernel: its parameters are not the spec's.
+      {{"replay", kCache, "--spec", matmul}, {"conv_small.json.gz", "do not match", "MR"}},
+      {{"replay", kCache, "--t1", kT1, "--max-evals", "0"}, {"--max-evals", "expected 1 to 1264"}},
+      {{"replay", kCache, "--t1", kT1, "--max-evals", "5000"}, {"--max-evals", "expected 1 to 1264"}},
+      {{"replay", kCache, "--t1", kT1, "--max-fraction", "1.5"}, {"--max-fraction", "(0, 1]"}},
+      {{"replay", kCache, "--t1", kT1, "--strategy", "genetik"}, {"did you mean 'genetic'", "surrogate"}},
+      {{"replay", kCache, "--t1", kT1, "--strategy", "genetic", "--option", "popsize=4"}, {"'popsize'", "population"}},
+  };
+  for (const auto& c : cases) {
+    auto r = tunekit_cli(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args[1] << "\n" << r.output;
+    for (const auto& e : c.expect) EXPECT_TRUE(contains(r.output, e)) << e << "\n" << r.output;
+  }
+}
+
+TEST(TuneReplay, RunsTheTunersLoopOnARecording) {
+  const fs::path dir = fresh_dir();
+  auto r = tunekit_cli({"tune", kSpec, "--replay", kCache, "--max-evals", "20", "-o", dir.string(), "--no-progress",
+                        "--output", "json", "--json", (dir / "out.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_file(dir / "out.json"));
+  EXPECT_EQ(j["device"], "replay: NVIDIA A100-PCIE-40GB");
+  ASSERT_EQ(j["sizes"].size(), 1u);
+  const auto& trials = j["sizes"][0]["trials"];
+  ASSERT_EQ(trials.size(), 20u);
+  EXPECT_EQ(trials[0]["origin"], "default");  // the spec's default config, first
+  // Trials carry the recorded times (us here, ms in the cache).
+  EXPECT_NEAR(trials[0]["time_us"].get<double>(), 3875.3279224038124, 1e-6);
+  // The budget in recorded time: the tune stops once 10 s of recorded
+  // compile and run time are spent, well before 20 configs.
+  auto t = tunekit_cli({"tune", kSpec, "--replay", kCache, "--max-time", "10s", "-o", (dir / "t").string(),
+                        "--no-progress", "--output", "json", "--json", (dir / "t.json").string()});
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const auto tj = nlohmann::json::parse(read_file(dir / "t.json"));
+  const std::size_t n = tj["sizes"][0]["trials"].size();
+  EXPECT_GE(n, 1u);
+  EXPECT_LT(n, 20u);
+  // A spec whose parameters the recording lacks.
+  auto bad = tunekit_cli({"tune", (fs::path(TUNEKIT_SOURCE_DIR) / "examples" / "matmul" / "matmul.yaml").string(),
+                          "--replay", kCache, "--max-evals", "3", "-o", (dir / "b").string(), "--no-progress"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "conv_small.json.gz")) << bad.output;
+}
+
+TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
+  // A store of exhaustive tunes at three sizes: the fastest BM is M / 8 (at
+  // least 8), the others slower the farther they are from it.
+  const fs::path dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* y, int m) { (void)y; (void)m; }\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: y, type: f32, size: M, role: out}
+  - {name: m, type: i32, value: M}
+sizes: [{M: 64}, {M: 512}, {M: 256}]
+parameters:
+  BM: [8, 16, 32, 64, 128]
+  UNROLL: [1, 2, 4, 8]
+default: {BM: 8, UNROLL: 1}
+search: {transfer: 2}
+)");
+  {
+    Store store(dir / "recorded.db");
+    for (int m : {64, 512, 256})
+      for (int bm : {8, 16, 32, 64, 128})
+        for (int u : {1, 2, 4, 8}) {
+          TrialRecord t;
+          t.spec_hash = "recorded";
+          t.kernel = "k";
+          t.device = "cpu: recorded";
+          t.size = {{"M", m}};
+          t.config = Config({{"BM", bm}, {"UNROLL", u}});
+          const double best_bm = std::max(8, m / 8);
+          const double x = std::abs(std::log2(bm / best_bm)) + std::abs(std::log2(u / 4.0)) * 0.5;
+          t.samples = {Microseconds(100.0 * (1.0 + x))};
+          t.stats = summarize(t.samples);
+          store.put(t);
+        }
+  }
+  auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--replay", (dir / "recorded.db").string(), "--max-evals",
+                        "6", "-o", (dir / "out").string(), "--no-progress", "--output", "console,json", "--json",
+                        (dir / "out.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_file(dir / "out.json"));
+  ASSERT_EQ(j["sizes"].size(), 3u);
+  EXPECT_EQ(j["sizes"][0]["transfer"], 0);  // the first size has nothing to learn from
+  // M = 256 comes after 64 and 512: its nearest tuned sizes are 512 (log2
+  // distance 1) and 64 (2); their fastest configs come first.
+  const auto& third = j["sizes"][2];
+  EXPECT_EQ(third["size"]["M"], 256);
+  EXPECT_EQ(third["transfer"], 2);
+  ASSERT_GE(third["trials"].size(), 2u);
+  EXPECT_EQ(third["trials"][0]["origin"], "transfer");
+  // The first transferred config is the fastest that M = 512's search measured.
+  const nlohmann::json* fastest = nullptr;
+  for (const auto& t : j["sizes"][1]["trials"])
+    if (t["status"] == "ok" && (!fastest || t["time_us"] < (*fastest)["time_us"])) fastest = &t;
+  ASSERT_NE(fastest, nullptr);
+  EXPECT_EQ(third["trials"][0]["config"], (*fastest)["config"]);
+  EXPECT_TRUE(contains(r.output, "transferred from the nearest tuned sizes")) << r.output;
+  // --no-transfer: none.
+  auto n = tunekit_cli({"tune", (dir / "k.yaml").string(), "--replay", (dir / "recorded.db").string(), "--max-evals",
+                        "6", "--no-transfer", "-o", (dir / "n").string(), "--no-progress", "--output", "json", "--json",
+                        (dir / "n.json").string()});
+  ASSERT_EQ(n.exit_code, 0) << n.output;
+  for (const auto& s : nlohmann::json::parse(read_file(dir / "n.json"))["sizes"]) EXPECT_EQ(s["transfer"], 0);
+}

@@ -1,0 +1,240 @@
+// Reading recorded results: Kernel Tuner caches (original, T4, gzipped or
+// not, left open), tunekit stores, and the errors a wrong file gets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/recording.hpp"
+#include "tunekit/store.hpp"
+#include "tunekit/t1.hpp"
+
+using namespace tunekit;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::read_file;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data";
+
+Space t1_space(const fs::path& t1) {
+  SpaceDefinition def = load_t1(t1);
+  return Space(def.parameters, def.constraints);
+}
+
+// A tiny cache in Kernel Tuner's format: a in {1, 2, 4}, b in {0, 1}; a = 4
+// with b = 1 failed at run time.
+const char* kTinyCache = R"({
+"device_name": "Test GPU",
+"kernel_name": "tiny",
+"problem_size": [64],
+"tune_params_keys": ["a", "b"],
+"tune_params": {"a": [1, 2, 4], "b": [0, 1]},
+"objective": "time",
+"cache": {
+"1,0": {"a": 1, "b": 0, "time": 3.0, "compile_time": 100.0, "benchmark_time": 20.0, "verification_time": 0},
+"1,1": {"a": 1, "b": 1, "time": 2.5, "compile_time": 100.0, "benchmark_time": 20.0, "verification_time": 0},
+"2,0": {"a": 2, "b": 0, "time": 2.0, "compile_time": 100.0, "benchmark_time": 20.0, "verification_time": 0},
+"2,1": {"a": 2, "b": 1, "time": 1.5, "compile_time": 100.0, "benchmark_time": 20.0, "verification_time": 0},
+"4,0": {"a": 4, "b": 0, "time": 1.25, "compile_time": 100.0, "benchmark_time": 20.0, "verification_time": 0},
+"4,1": {"a": 4, "b": 1, "time": "RuntimeFailedConfig", "compile_time": 100.0, "benchmark_time": 0, "verification_time": 0}
+}
+})";
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The message of the InputError `f` throws.
+template <typename F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+}  // namespace
+
+TEST(Recording, ReadsKernelTunerCache) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "tiny.json", kTinyCache);
+  const Recording r = load_recording(dir / "tiny.json");
+  EXPECT_EQ(r.format(), Recording::Format::kernel_tuner);
+  EXPECT_EQ(r.kernel(), "tiny");
+  EXPECT_EQ(r.device(), "Test GPU");
+  ASSERT_EQ(r.parameters().size(), 2u);
+  EXPECT_EQ(r.parameters()[0].name, "a");
+  EXPECT_EQ(r.results().size(), 6u);
+  EXPECT_EQ(r.ok_count(), 5u);
+  const RecordedResult* best = r.find(Config({{"a", 4}, {"b", 0}}));
+  ASSERT_NE(best, nullptr);
+  ASSERT_TRUE(best->time);
+  EXPECT_DOUBLE_EQ(best->time->count(), 1250.0);  // ms in the file, us here
+  EXPECT_DOUBLE_EQ(best->compile_time.count(), 0.1);
+  EXPECT_DOUBLE_EQ(best->run_time.count(), 0.02);
+  const RecordedResult* failed = r.find(Config({{"a", 4}, {"b", 1}}));
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->status, Status::launch_error);
+  EXPECT_EQ(failed->error, "RuntimeFailedConfig");
+  EXPECT_FALSE(failed->time);
+  EXPECT_EQ(r.find(Config({{"a", 8}, {"b", 0}})), nullptr);
+}
+
+TEST(Recording, ReadsACacheLeftOpenAsKernelTunerDoes) {
+  // An interrupted Kernel Tuner run leaves "...}," with no closing braces.
+  std::string open = kTinyCache;
+  open = open.substr(0, open.rfind("}\n}")) + ",\n";
+  const fs::path dir = fresh_dir();
+  write_file(dir / "open.json", open);
+  EXPECT_EQ(load_recording(dir / "open.json").results().size(), 6u);
+}
+
+TEST(Recording, OriginalAndT4GzippedAgree) {
+  const Recording kt = load_recording(kData / "conv_small.json.gz");
+  const Recording t4 = load_recording(kData / "conv_small_T4.json.gz");
+  EXPECT_EQ(t4.format(), Recording::Format::kernel_tuner_t4);
+  ASSERT_EQ(kt.results().size(), t4.results().size());
+  EXPECT_EQ(kt.ok_count(), t4.ok_count());
+  EXPECT_LT(kt.ok_count(), kt.results().size());  // the fixture holds failures
+  std::size_t compared = 0;
+  for (const auto& a : kt.results()) {
+    const RecordedResult* b = t4.find(kt.config_of(a));
+    ASSERT_NE(b, nullptr) << kt.config_of(a).str();
+    EXPECT_EQ(a.status, b->status);
+    ASSERT_EQ(a.time.has_value(), b->time.has_value());
+    if (a.time) EXPECT_DOUBLE_EQ(a.time->count(), b->time->count());
+    EXPECT_NEAR(a.cost().count(), b->cost().count(), 1e-9);
+    ++compared;
+  }
+  EXPECT_EQ(compared, kt.results().size());
+  // T4 has no value lists: they are the values seen, numbers ascending.
+  for (const auto& p : t4.parameters()) EXPECT_TRUE(std::is_sorted(p.values.begin(), p.values.end())) << p.name;
+}
+
+TEST(Recording, TableCoversTheT1Space) {
+  const Recording r = load_recording(kData / "conv_small.json.gz");
+  const Space space = t1_space(kData / "conv_small.T1.json");
+  const ReplayTable table(r, space);
+  EXPECT_EQ(table.missing(), 0u);
+  EXPECT_NO_THROW(table.require_complete());
+  ASSERT_TRUE(table.optimum());
+  // The optimum is the fastest successful recorded config.
+  double fastest = INFINITY;
+  for (const auto& x : r.results())
+    if (x.time) fastest = std::min(fastest, x.time->count());
+  EXPECT_DOUBLE_EQ(table.optimum_time()->count(), fastest);
+  for (std::uint64_t i = 0; i < space.size(); i += 97) {
+    const RecordedResult* a = table.at(i);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a, table.find(space.at(i)));
+  }
+}
+
+TEST(Recording, MissingConfigIsAnErrorThatNamesIt) {
+  const fs::path dir = fresh_dir();
+  std::string text = kTinyCache;
+  const auto line = text.find("\"2,1\"");
+  text.erase(line, text.find('\n', line) + 1 - line);
+  write_file(dir / "gap.json", text);
+  const Recording r = load_recording(dir / "gap.json");
+  const Space space({{"a", {1, 2, 4}, {}}, {"b", {0, 1}, {}}}, {});
+  const ReplayTable table(r, space);
+  EXPECT_EQ(table.missing(), 1u);
+  const std::string msg = input_error([&] { table.require_complete(); });
+  EXPECT_TRUE(contains(msg, "gap.json")) << msg;
+  EXPECT_TRUE(contains(msg, "{a: 2, b: 1}")) << msg;
+}
+
+TEST(Recording, BadFilesNameTheFile) {
+  const fs::path dir = fresh_dir();
+  // Truncated gzip.
+  const std::string gz = read_file(kData / "conv_small.json.gz");
+  write_file(dir / "cut.json.gz", gz.substr(0, gz.size() / 2));
+  std::string msg = input_error([&] { load_recording(dir / "cut.json.gz"); });
+  EXPECT_TRUE(contains(msg, "cut.json.gz")) << msg;
+  EXPECT_TRUE(contains(msg, "truncated")) << msg;
+  // Truncated JSON.
+  write_file(dir / "cut.json", std::string(kTinyCache).substr(0, 300));
+  msg = input_error([&] { load_recording(dir / "cut.json"); });
+  EXPECT_TRUE(contains(msg, "cut.json")) << msg;
+  EXPECT_TRUE(contains(msg, "not valid JSON")) << msg;
+  // Not JSON at all.
+  write_file(dir / "notes.txt", "block_size_x = 32\n");
+  msg = input_error([&] { load_recording(dir / "notes.txt"); });
+  EXPECT_TRUE(contains(msg, "notes.txt")) << msg;
+  // JSON, but not a recording.
+  write_file(dir / "other.json", R"({"parameters": []})");
+  msg = input_error([&] { load_recording(dir / "other.json"); });
+  EXPECT_TRUE(contains(msg, "neither a Kernel Tuner cache")) << msg;
+  // No successful config.
+  std::string failed = kTinyCache;
+  for (const char* t : {"3.0", "2.5", "2.0", "1.5", "1.25"}) {
+    const std::string from = std::string("\"time\": ") + t;
+    failed.replace(failed.find(from), from.size(), "\"time\": \"CompilationFailedConfig\"");
+  }
+  write_file(dir / "failed.json", failed);
+  msg = input_error([&] { load_recording(dir / "failed.json"); });
+  EXPECT_TRUE(contains(msg, "failed.json")) << msg;
+  EXPECT_TRUE(contains(msg, "none of its 6 configs succeeded")) << msg;
+  // Missing file.
+  msg = input_error([&] { load_recording(dir / "absent.json"); });
+  EXPECT_TRUE(contains(msg, "absent.json")) << msg;
+}
+
+TEST(Recording, ParametersOfAnotherKernelAreAnError) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "tiny.json", kTinyCache);
+  const Recording r = load_recording(dir / "tiny.json");
+  const Space other({{"BM", {64, 128}, {}}, {"b", {0, 1}, {}}}, {});
+  std::string msg = input_error([&] { ReplayTable(r, other); });
+  EXPECT_TRUE(contains(msg, "tiny.json")) << msg;
+  EXPECT_TRUE(contains(msg, "do not match")) << msg;
+  EXPECT_TRUE(contains(msg, "BM")) << msg;
+  // Same names, a value the recording does not have.
+  const Space wider({{"a", {1, 2, 4, 8}, {}}, {"b", {0, 1}, {}}}, {});
+  msg = input_error([&] { ReplayTable(r, wider); });
+  EXPECT_TRUE(contains(msg, "a = 8 is not recorded")) << msg;
+}
+
+TEST(Recording, ReadsATunekitStorePerSize) {
+  const fs::path dir = fresh_dir();
+  {
+    Store store(dir / "t.db");
+    for (int m : {64, 128})
+      for (int bm : {8, 16, 32}) {
+        TrialRecord t;
+        t.spec_hash = "h";
+        t.kernel = "gemm";
+        t.device = "cpu: test";
+        t.size = {{"M", m}};
+        t.config = Config({{"BM", bm}});
+        t.status = bm == 32 && m == 64 ? Status::compile_error : Status::ok;
+        if (t.status == Status::ok) {
+          t.samples = {Microseconds(100.0 * m / bm), Microseconds(100.0 * m / bm)};
+          t.stats = summarize(t.samples);
+        }
+        t.build_time = Seconds(0.5);
+        t.machine = R"({"device": "cpu: test", "cores": 2})";
+        store.put(t);
+      }
+  }
+  const auto all = load_recordings(dir / "t.db");
+  ASSERT_EQ(all.size(), 2u);
+  const Recording r = load_recording(dir / "t.db", RecordingFilter{"", "", Bindings{{"M", 128}}});
+  EXPECT_EQ(r.format(), Recording::Format::tunekit);
+  EXPECT_EQ(r.size().at("M").as_int(), 128);
+  EXPECT_EQ(r.ok_count(), 3u);
+  const RecordedResult* x = r.find(Config({{"BM", 32}}));
+  ASSERT_NE(x, nullptr);
+  EXPECT_DOUBLE_EQ(x->time->count(), 400.0);
+  EXPECT_DOUBLE_EQ(x->compile_time.count(), 0.5);
+  EXPECT_TRUE(contains(r.machine(), "\"cores\""));
+  const Recording small = load_recording(dir / "t.db", RecordingFilter{"", "", Bindings{{"M", 64}}});
+  EXPECT_EQ(small.find(Config({{"BM", 32}}))->status, Status::compile_error);
+  // Two recordings, no filter: the error lists them.
+  const std::string msg = input_error([&] { load_recording(dir / "t.db"); });
+  EXPECT_TRUE(contains(msg, "2 recordings")) << msg;
+}

@@ -1,0 +1,122 @@
+// The in-process replay loop on the recorded convolution subspace.
+#include <gtest/gtest.h>
+
+#include "tunekit/replay.hpp"
+#include "tunekit/strategy.hpp"
+#include "tunekit/t1.hpp"
+
+using namespace tunekit;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data";
+
+struct Fixture {
+  Recording recording = load_recording(kData / "conv_small.json.gz");
+  SpaceDefinition def = load_t1(kData / "conv_small.T1.json");
+  Space space{def.parameters, def.constraints};
+  ReplayTable table{recording, space};
+};
+
+const Fixture& fixture() {
+  static const Fixture f;
+  return f;
+}
+
+std::string input_error(const ReplaySettings& s) {
+  try {
+    replay(fixture().table, s);
+  } catch (const InputError& e) {
+    return std::string(e.where().str()) + ": " + e.what();
+  }
+  return "(no InputError)";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(Replay, ExhaustiveFindsTheOptimum) {
+  ReplaySettings s;
+  s.strategy = "exhaustive";
+  const ReplayRun run = replay(fixture().table, s);
+  EXPECT_EQ(run.evaluations, fixture().space.size());
+  EXPECT_DOUBLE_EQ(run.fraction_of_optimum, 1.0);
+  ASSERT_TRUE(run.best_time);
+  EXPECT_EQ(*run.best_time, *fixture().table.optimum_time());
+  std::uint64_t nulls = 0;
+  for (const auto& t : run.trace) nulls += t ? 0 : 1;
+  EXPECT_EQ(nulls, run.failed);
+  EXPECT_EQ(run.failed, fixture().recording.results().size() - fixture().recording.ok_count());
+  double cost = 0;
+  for (const auto& r : fixture().recording.results()) cost += r.cost().count();
+  EXPECT_NEAR(run.simulated.count(), cost, 1e-6);
+}
+
+TEST(Replay, BudgetSeedAndTrace) {
+  ReplaySettings s;
+  s.strategy = "random";
+  s.max_evaluations = 25;
+  s.seed = 3;
+  const ReplayRun a = replay(fixture().table, s);
+  const ReplayRun b = replay(fixture().table, s);
+  EXPECT_EQ(a.evaluations, 25u);
+  ASSERT_EQ(a.trace.size(), 25u);
+  EXPECT_EQ(a.trace, b.trace);
+  s.seed = 4;
+  EXPECT_NE(replay(fixture().table, s).trace, a.trace);
+  // The best is the fastest of the trace.
+  std::optional<Microseconds> fastest;
+  for (const auto& t : a.trace)
+    if (t && (!fastest || *t < *fastest)) fastest = t;
+  EXPECT_EQ(fastest, a.best_time);
+  EXPECT_NEAR(a.fraction_of_optimum, fixture().table.optimum_time()->count() / fastest->count(), 1e-12);
+}
+
+TEST(Replay, SimulatedTimeBudget) {
+  ReplaySettings s;
+  s.strategy = "exhaustive";
+  s.max_time = Seconds(30);
+  const ReplayRun run = replay(fixture().table, s);
+  EXPECT_GT(run.evaluations, 0u);
+  EXPECT_LT(run.evaluations, fixture().space.size());
+  EXPECT_GE(run.simulated.count(), 30.0);
+  // The evaluation that crossed the limit was the last one.
+  EXPECT_LT(run.simulated.count() - fixture().table.at(run.evaluations - 1)->cost().count(), 30.0);
+}
+
+TEST(Replay, FractionBudgetRoundsUp) {
+  EXPECT_EQ(evaluations_for_fraction(0.01, 4362), 44u);
+  EXPECT_EQ(evaluations_for_fraction(0.05, 11130), 557u);
+  EXPECT_EQ(evaluations_for_fraction(0.02, 100), 2u);
+  EXPECT_EQ(evaluations_for_fraction(1e-9, 100), 1u);
+}
+
+TEST(Replay, BadSettingsSayWhatIsExpected) {
+  ReplaySettings s;
+  s.max_evaluations = 0;
+  std::string msg = input_error(s);
+  EXPECT_TRUE(contains(msg, "--max-evals")) << msg;
+  s.max_evaluations = fixture().space.size() + 1;
+  msg = input_error(s);
+  EXPECT_TRUE(contains(msg, "expected 1 to " + std::to_string(fixture().space.size()))) << msg;
+  s.max_evaluations = 10;
+  s.strategy = "genetc";
+  msg = input_error(s);
+  EXPECT_TRUE(contains(msg, "did you mean 'genetic'")) << msg;
+  EXPECT_TRUE(contains(msg, "surrogate")) << msg;  // the known ones are listed
+  s.strategy = "genetic";
+  s.options = {parse_option_assignment("popsize=10", {"--option popsize=10"})};
+  msg = input_error(s);
+  EXPECT_TRUE(contains(msg, "unknown option") && contains(msg, "'popsize'")) << msg;
+  EXPECT_TRUE(contains(msg, "population")) << msg;
+}
+
+TEST(Replay, AutoSaysWhatItChose) {
+  ReplaySettings s;
+  s.max_evaluations = 30;
+  EXPECT_EQ(replay(fixture().table, s).strategy, "auto: surrogate");
+  s.max_evaluations.reset();
+  EXPECT_EQ(replay(fixture().table, s).strategy, "auto: exhaustive");
+}

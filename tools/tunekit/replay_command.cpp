@@ -1,0 +1,236 @@
+// `tunekit replay`: a search replayed on recorded results, no device needed.
+#include "replay_command.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "tunekit/backend.hpp"
+#include "tunekit/recording.hpp"
+#include "tunekit/replay.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/strategy.hpp"
+#include "tunekit/t1.hpp"
+
+namespace tunekit::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ReplayArgs {
+  std::string recording;
+  std::string t1;
+  std::string spec;
+  std::vector<std::string> sizes;
+  std::string properties;
+  std::string kernel, device;
+  std::string strategy = "auto";
+  std::vector<std::string> options;
+  std::optional<std::int64_t> max_evals;
+  std::optional<double> max_fraction;
+  std::string max_time;
+  std::uint64_t seed = 1;
+  std::size_t batch = 1;
+  bool json = false;
+};
+
+std::string read_text(const fs::path& p, const std::string& flag) {
+  std::ifstream f(p);
+  if (!f) throw InputError({flag}, "cannot read '" + p.string() + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+double ms(Microseconds t) { return t.count() / 1e3; }
+
+int run_replay(const ReplayArgs& a) {
+  // What to search: the recording's parameters with a T1 file's restrictions,
+  // or a spec's parameters and constraints at one of its sizes.
+  RecordingFilter filter{a.kernel, a.device, std::nullopt};
+  Bindings size;
+  for (const auto& s : a.sizes) {
+    auto [name, value] = parse_assignment(s);
+    size[name] = value;
+  }
+  std::optional<Spec> spec;
+  if (!a.spec.empty()) {
+    spec = load_spec(a.spec);
+    if (size.empty()) {
+      if (spec->sizes.size() > 1)
+        throw InputError({"--size"}, fmt::format("{} has {} sizes; pick one with --size NAME=VALUE", a.spec, spec->sizes.size()));
+      if (!spec->sizes.empty()) size = spec->sizes.front();
+    } else if (!spec->sizes.empty()) {
+      Bindings full = spec->sizes.front();
+      for (const auto& [k, v] : size) full[k] = v;
+      size = full;
+    }
+  }
+  if (!size.empty()) filter.size = size;
+  std::vector<Recording> found = load_recordings(a.recording, filter);
+  // A Kernel Tuner cache records one (unnamed) problem size: any size fits it.
+  if (found.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& r : found) names.push_back(fmt::format("'{}' on '{}' at {}", r.kernel(), r.device(), size_key(r.size())));
+    throw InputError({a.recording}, fmt::format("it holds {} recordings; pick one with --kernel, --device or --size: {}",
+                                                found.size(), fmt::join(names, "; ")));
+  }
+  const Recording& recording = found.front();
+
+  std::vector<Parameter> params = recording.parameters();
+  std::vector<Expression> constraints;
+  Bindings constants;
+  std::string space_from = "the recording's parameters";
+  if (!a.t1.empty()) {
+    SpaceDefinition def = load_t1(a.t1);
+    params = def.parameters;
+    constraints = def.constraints;
+    space_from = "the parameters and restrictions of " + a.t1;
+  } else if (spec) {
+    // Names first: a cache of another kernel is reported as such, before
+    // the spec's constraints ask for properties the recording lacks.
+    std::vector<std::string> names;
+    for (const auto& p : spec->parameters) names.push_back(p.name);
+    check_parameters(recording, names);
+    params = spec->parameters;
+    constraints = spec->constraints;
+    space_from = "the parameters and constraints of " + a.spec;
+    // Machine properties the constraints may use: --properties, else the
+    // recording's own machine (a tunekit store keeps it).
+    std::string machine = a.properties.empty() ? recording.machine() : read_text(a.properties, "--properties");
+    if (!machine.empty()) {
+      try {
+        constants = machine_from_json(machine).properties;
+      } catch (const std::exception& e) {
+        throw InputError({a.properties.empty() ? a.recording : a.properties}, std::string("bad machine description: ") + e.what());
+      }
+    }
+    for (const auto& [k, v] : size) constants[k] = v;
+  }
+  const Space space(params, constraints, constants);
+  if (!space.indexable())
+    throw InputError({a.recording}, "the space is too large to index, so it cannot be replayed");
+  const ReplayTable table(recording, space);
+  table.require_complete();
+  const std::uint64_t n = space.size();
+
+  ReplaySettings settings;
+  settings.strategy = a.strategy;
+  for (const auto& o : a.options) settings.options.push_back(parse_option_assignment(o, {"--option " + o}));
+  if (a.max_evals) {
+    if (*a.max_evals < 1 || static_cast<std::uint64_t>(*a.max_evals) > n)
+      throw InputError({"--max-evals"}, fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",
+                                                    *a.max_evals, n));
+    settings.max_evaluations = static_cast<std::uint64_t>(*a.max_evals);
+  }
+  if (a.max_fraction) {
+    if (!(*a.max_fraction > 0 && *a.max_fraction <= 1))
+      throw InputError({"--max-fraction"}, fmt::format("a budget of {} of the space: expected a share in (0, 1]", *a.max_fraction));
+    settings.max_evaluations = evaluations_for_fraction(*a.max_fraction, n);
+  }
+  if (!a.max_time.empty()) settings.max_time = parse_duration(a.max_time);
+  settings.seed = a.seed;
+  settings.batch = a.batch;
+  const ReplayRun run = replay(table, settings);
+
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["strategy"] = run.strategy;
+    j["evaluations"] = run.evaluations;
+    j["best_time"] = run.best_time ? nlohmann::ordered_json(ms(*run.best_time)) : nlohmann::ordered_json(nullptr);
+    j["optimum_time"] = ms(run.optimum_time);
+    j["fraction_of_optimum"] = run.fraction_of_optimum;
+    j["strategy_cpu_seconds"] = run.strategy_cpu.count();
+    j["time_unit"] = "ms";
+    j["failed"] = run.failed;
+    j["budget"] = settings.max_evaluations ? nlohmann::ordered_json(*settings.max_evaluations) : nlohmann::ordered_json(nullptr);
+    j["space_size"] = n;
+    j["seed"] = a.seed;
+    j["simulated_seconds"] = run.simulated.count();
+    j["recording"] = a.recording;
+    j["format"] = to_string(recording.format());
+    j["kernel"] = recording.kernel();
+    j["device"] = recording.device();
+    if (run.best) {
+      nlohmann::ordered_json c = nlohmann::ordered_json::object();
+      for (const auto& [k, v] : *run.best) {
+        if (v.is_int()) c[k] = v.as_int();
+        else if (v.is_float()) c[k] = v.as_float();
+        else c[k] = v.as_string();
+      }
+      j["best_config"] = c;
+    }
+    nlohmann::ordered_json trace = nlohmann::ordered_json::array();
+    for (const auto& t : run.trace) trace.push_back(t ? nlohmann::ordered_json(ms(*t)) : nlohmann::ordered_json(nullptr));
+    j["trace"] = trace;
+    fmt::print("{}\n", j.dump());
+    return 0;
+  }
+  fmt::print("replay of {} ({}", a.recording, to_string(recording.format()));
+  if (!recording.kernel().empty()) fmt::print(", kernel {}", recording.kernel());
+  if (!recording.device().empty()) fmt::print(" on {}", recording.device());
+  fmt::print(")\n");
+  fmt::print("space:     {} valid configs, from {}\n", n, space_from);
+  fmt::print("strategy:  {}, seed {}, {} evaluations ({:.2f}% of the space; {} failed)\n", run.strategy, a.seed,
+             run.evaluations, 100.0 * static_cast<double>(run.evaluations) / static_cast<double>(n), run.failed);
+  if (run.best)
+    fmt::print("best:      {:.6g} ms {}\n", ms(*run.best_time), run.best->str());
+  else
+    fmt::print("best:      none (every config tried failed)\n");
+  fmt::print("optimum:   {:.6g} ms; fraction of optimum {:.4f}\n", ms(run.optimum_time), run.fraction_of_optimum);
+  fmt::print("cost:      strategy CPU {:.3f} ms ({:.4f} ms per evaluation); simulated tuning time {:.1f} s\n",
+             run.strategy_cpu.count() * 1e3,
+             run.evaluations ? run.strategy_cpu.count() * 1e3 / static_cast<double>(run.evaluations) : 0.0,
+             run.simulated.count());
+  return 0;
+}
+
+}  // namespace
+
+SubCommand add_replay_command(CLI::App& app) {
+  auto a = std::make_shared<ReplayArgs>();
+  auto* cmd = app.add_subcommand(
+      "replay",
+      "Replay a search on recorded results: each config the strategy proposes is looked up in RECORDING\n"
+      "(a Kernel Tuner cache, original or T4, gzipped or not, or a tunekit results DB) instead of run.\n"
+      "A config recorded as failed is a failed evaluation; its recorded compile and run time are its cost.");
+  cmd->add_option("RECORDING", a->recording, "Kernel Tuner cache (.json, .json.gz, T4) or tunekit results DB")
+      ->required()
+      ->check(CLI::ExistingFile);
+  auto* t1 = cmd->add_option("--t1", a->t1, "Kernel Tuner T1 file whose restrictions make the space (parameters: the recording's)")
+                 ->check(CLI::ExistingFile);
+  cmd->add_option("--spec", a->spec, "tunekit spec whose parameters and constraints make the space")
+      ->check(CLI::ExistingFile)
+      ->excludes(t1);
+  cmd->add_option("-s,--size", a->sizes, "Problem size NAME=VALUE: the spec's size to replay, and the DB recording to use");
+  cmd->add_option("--properties", a->properties,
+                  "Machine description (tunekit devices --json) for a spec's constraints (default: the DB's machine)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", a->kernel, "DB recordings: the kernel's name");
+  cmd->add_option("--device", a->device, "DB recordings: the device's name");
+  cmd->add_option("--strategy", a->strategy, "Search strategy (`tunekit plugins` lists them)")->capture_default_str();
+  cmd->add_option("--option", a->options, "An option of the strategy, NAME=VALUE (repeat for several)");
+  auto* evals = cmd->add_option("--max-evals", a->max_evals, "Budget: distinct configs evaluated, failures included");
+  cmd->add_option("--max-fraction", a->max_fraction, "Budget as a share of the valid configs, e.g. 0.02 (rounded up)")
+      ->excludes(evals);
+  cmd->add_option("--max-time", a->max_time, "Budget in simulated time (recorded compile + run), e.g. 10m");
+  cmd->add_option("--seed", a->seed, "Seed of the strategy's random choices")->capture_default_str();
+  cmd->add_option("--batch", a->batch, "Configs asked of the strategy at a time (the tuner asks for a batch)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", a->json,
+                "Print one JSON object: strategy, evaluations, best_time, optimum_time, fraction_of_optimum, "
+                "strategy_cpu_seconds, trace (times in evaluation order, null for a failed config), and more; "
+                "times in ms");
+  cmd->footer("Without a budget the whole space is evaluated. Exit status: 0, or 1 for bad input (the message names\n"
+              "the file or the flag).");
+  return {cmd, [a] { return run_replay(*a); }};
+}
+
+}  // namespace tunekit::cli
