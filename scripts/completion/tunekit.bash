@@ -24,7 +24,7 @@ _tunekit() {
     esac
   done
 
-  local subcommands="tune space select emit rules-report report resolve devices plugins"
+  local subcommands="tune space select emit rules-report report resolve replay devices plugins"
   if [[ -z "$sub" ]]; then
     COMPREPLY=($(compgen -W "$subcommands -h --help --version" -- "$cur"))
     return
@@ -37,11 +37,11 @@ _tunekit() {
     --mode) COMPREPLY=($(compgen -W "per-size all-sizes cover" -- "$cur")); return ;;
     --reference) COMPREPLY=($(compgen -W "default none" -- "$cur")); return ;;
     --early-stop) COMPREPLY=($(compgen -W "off 2 3 5" -- "$cur")); return ;;
-    -o|--out-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --db|--csv|--json|--html|--header|--write|--properties|--compiler)
+    -o|--out-dir|--vllm) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --db|--csv|--json|--html|--header|--write|--properties|--compiler|--replay|--t1|--spec|--python|--triton-configs)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -s|--size|-a|--axis|--where|--option|--max-evals|--max-time|--seed|-j|--jobs|--flags|--timeout|--atol|--rtol|\
-    --entry|--arg|--within|--namespace|-c|--config)
+    --entry|--arg|--within|--namespace|-c|--config|--kernel|--device|--max-fraction|--batch|--vllm-dtype|--vllm-batch)
       return ;;
   esac
 
@@ -50,13 +50,17 @@ _tunekit() {
     tune)
       options="-h --help -s --size -a --axis --where --strategy --option --output --max-evals --max-time --seed
                -j --jobs -o --out-dir --db --csv --json --html --fresh --compiler --flags --timeout --cache
-               --properties --early-stop --reference --atol --rtol --entry --arg --no-progress --no-rules" ;;
+               --properties --early-stop --reference --atol --rtol --entry --arg --no-progress --no-rules
+               --retry-failed --replay --no-transfer" ;;
     space) options="-h --help -s --size --properties --where --json --write" ;;
     select) options="-h --help --db -o --out-dir --seed --cache --mode --within" ;;
-    emit) options="-h --help --db -o --out-dir --seed --cache --mode --within --header --json --namespace" ;;
+    emit) options="-h --help --db -o --out-dir --seed --cache --mode --within --header --json --namespace
+                   --python --triton-configs --vllm --vllm-dtype --vllm-batch" ;;
     rules-report) options="-h --help --db -o --out-dir --seed --cache" ;;
     report) options="-h --help --db -o --out-dir --seed --cache --html" ;;
     resolve) options="-h --help -s --size -c --config --properties --ignore-constraints --build -o --out-dir --json" ;;
+    replay) options="-h --help --t1 --spec -s --size --properties --kernel --device --strategy --option --max-evals
+                     --max-fraction --max-time --seed --batch --json" ;;
     devices) options="-h --help --json" ;;
     plugins) options="-h --help --markdown" ;;
   esac
