@@ -1,6 +1,6 @@
 """python3 -m tunekit_triton MODE ...: the processes tunekit's Triton backend starts.
 
-  worker --device N --cache DIR       one per device: trials (requests on stdin, answers on fd 3)
+  worker --device N --cache DIR       one per device: trials (the channel of protocol.open_channel)
   compile-server --device N --cache DIR   one per build job: compile requests, same framing
   inspect                              one JSON request on stdin, the kernel file's checks on stdout
   describe --device N                  the device as constraints see it, JSON on stdout
@@ -24,7 +24,7 @@ def _parse(argv):
     p.add_argument("mode", choices=["worker", "compile-server", "inspect", "describe"])
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--cache", default="")
-    p.add_argument("--answer-fd", type=int, default=3, help="where answers go (tunekit passes 3)")
+    p.add_argument("--answer-fd", type=int, default=3, help="where answers go when started by hand (tunekit names its own pipes in the environment)")
     return p.parse_args(argv)
 
 
@@ -46,9 +46,9 @@ def main(argv=None) -> int:
         print(json.dumps(describe(args.device)))
         return 0
 
-    from .protocol import Channel
+    from .protocol import open_channel
 
-    channel = Channel(0, args.answer_fd)
+    channel = open_channel(args.answer_fd)
     if args.mode == "compile-server":
         if fake.enabled():
             handle = fake.compile_variant

@@ -1,8 +1,8 @@
 """The tuner <-> worker protocol of src/evaluator/detail/protocol.hpp.
 
-One JSON object per line: requests arrive on stdin, answers leave on fd 3, so
-whatever a kernel (or Triton, or torch) prints on stdout or stderr goes to the
-worker's log and cannot corrupt the stream. The same framing serves the
+One JSON object per line, on two pipes that tunekit names in the environment
+(open_channel()), so whatever a kernel (or Triton, or torch) prints on stdout
+or stderr goes to the worker's log and cannot corrupt the stream. The same framing serves the
 compile helper (`compile` requests) and the fake runner used by the tests.
 """
 
@@ -152,11 +152,13 @@ def answer_json(result: Result, restart: bool) -> dict:
 
 
 class Channel:
-    """Reads request lines from `in_fd`, writes answer lines to `out_fd`."""
+    """Reads request lines from `in_fd`, writes answer lines to `out_fd`, each
+    prefixed with `token` and a space when there is one."""
 
-    def __init__(self, in_fd: int = 0, out_fd: int = 3):
+    def __init__(self, in_fd: int = 0, out_fd: int = 3, token: str = ""):
         self._in = os.fdopen(in_fd, "r", buffering=1, closefd=False)
         self._out = os.fdopen(out_fd, "w", buffering=1, closefd=False)
+        self._prefix = token + " " if token else ""
 
     def requests(self) -> Iterator[dict]:
         for line in self._in:
@@ -167,8 +169,56 @@ class Channel:
     def answer(self, j: dict) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
-        self._out.write(json.dumps(j) + "\n")
+        self._out.write(self._prefix + json.dumps(j) + "\n")
         self._out.flush()
+
+
+def _hide(fd: int) -> int:
+    """Moves `fd` to a free descriptor at a random place above 100, where a
+    kernel that writes to fd 3 or 4 does not find it."""
+    import fcntl
+    import random
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100 + random.randrange(800))
+    os.close(fd)
+    return moved
+
+
+def open_channel(answer_fd: int = 3) -> Channel:
+    """The worker's end of src/evaluator/detail/channel.hpp's channel: as
+    tunekit starts it, requests on $TUNEKIT_REQUEST_FD and answers on
+    $TUNEKIT_REPLY_FD, prefixed with $TUNEKIT_REPLY_TOKEN, both moved out of a
+    kernel's way; the process exits within half a second of the tuner
+    ($TUNEKIT_PARENT_PID).
+    Started by hand (no variables): stdin and `answer_fd`."""
+    parent = os.environ.get("TUNEKIT_PARENT_PID")
+    if parent:
+        # Not prctl(PR_SET_PDEATHSIG): it fires when the *thread* that
+        # started us ends, and compile helpers are started by build threads
+        # that end after each batch. A watcher sees the tuner itself go.
+        import threading
+        import time
+
+        def watch(pid: int) -> None:
+            while os.getppid() == pid:
+                time.sleep(0.5)
+            os._exit(1)
+
+        if os.getppid() != int(parent):  # the tuner died already
+            os._exit(1)
+        threading.Thread(target=watch, args=(int(parent),), daemon=True, name="tunekit-parent-watch").start()
+    if "TUNEKIT_REQUEST_FD" not in os.environ:
+        return Channel(0, answer_fd)
+    requests = _hide(int(os.environ.pop("TUNEKIT_REQUEST_FD")))
+    replies = _hide(int(os.environ.pop("TUNEKIT_REPLY_FD", "4")))
+    token = os.environ.pop("TUNEKIT_REPLY_TOKEN", "")
+    # Whatever else the tuner's process had open is not the kernel's: a write
+    # to a pipe nobody reads would kill the worker with SIGPIPE.
+    low, high = sorted((requests, replies))
+    os.closerange(3, low)
+    os.closerange(low + 1, high)
+    os.closerange(high + 1, 65536)
+    return Channel(requests, replies, token)
 
 
 def statistics_of(result: Result):

@@ -32,6 +32,10 @@ int hide(int fd) {
 
 Channel open_worker_channel() {
   if (const char* parent = std::getenv("TUNEKIT_PARENT_PID"); parent && *parent) {
+    // The signal comes when the *thread* that started the worker ends: the
+    // evaluator starts it from the thread that runs the trials, which lives
+    // as long as the run. (The Triton compile helpers, started by build
+    // threads, watch their parent instead: python/tunekit_triton/protocol.py.)
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // The tuner may have died before the request took effect.
     if (::getppid() != std::atoi(parent)) std::_Exit(1);

@@ -127,8 +127,9 @@ TEST(OpenClTune, PlantedFailuresAreRecordedAndTheBestIsFound) {
   EXPECT_TRUE(s.trials[*s.best].verification.checked);
   EXPECT_GT(s.trials[*s.best].stats.median.count(), 0.0);
 
-  // A rerun resumes: nothing is rebuilt or rerun.
+  // A rerun resumes: nothing is rebuilt or rerun. The invalid config is
+  // not stored (a constraint decides it again), so 8 of the 9 come back.
   TuneReport again = tune(spec, opt);
-  EXPECT_EQ(again.resumed, 9u);
+  EXPECT_EQ(again.resumed, 8u);
   EXPECT_EQ(again.measure.count(), 0.0);
 }

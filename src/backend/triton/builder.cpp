@@ -5,6 +5,7 @@
 // source, the entry, the config, the constexprs the size fixes and the
 // scalar arguments' values (Triton specialises on them).
 #include <fstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -148,6 +149,7 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   const auto t0 = Clock::now();
   std::unique_ptr<detail::Child> helper;
   std::optional<std::string> line;
+  std::string helper_token;  // what its answers start with
   std::string failure;
   try {
     helper = acquire();
@@ -157,6 +159,7 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
     return r;  // acquire() gave its slot back
   }
   try {
+    helper_token = helper->token();
     if (helper->send(rq.dump())) line = helper->receive(kCompileTimeout);
     if (!line) {
       failure = helper->closed() ? "the compile helper died (" + helper->reap() + ")"
@@ -174,7 +177,10 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   json answer;
   if (line) {
     try {
-      answer = json::parse(*line);
+      std::string_view text = *line;
+      const std::string prefix = helper_token + ' ';
+      if (!helper_token.empty() && !text.starts_with(prefix)) throw std::runtime_error("no token");
+      answer = json::parse(text.substr(helper_token.empty() ? 0 : prefix.size()));
     } catch (const std::exception& e) {
       failure = "the compile helper answered something unreadable: " + line->substr(0, 200);
     }
