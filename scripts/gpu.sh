@@ -3,11 +3,13 @@
 # the CUDA tests (scripts/gpu/CMakeLists.txt), runs the tests and the backend
 # benchmarks of bench/gpu (planted faults, tuning overhead, timing agreement
 # with triton.testing.do_bench) and the early stop's saving on a GEMM tune
-# (bench/tuning/early_stop.py), prints a table, and exits 0 exactly when
-# every step it ran passed.
+# (bench/tuning/early_stop.py), the default search strategy against exhaustive and
+# random on the Hopper GEMM (bench/search/gpu_check.sh), and a planted fault
+# under @triton.autotune and tunekit (bench/triton), prints a table, and
+# exits 0 exactly when every step it ran passed.
 #
 # Through the device tool, from a developer machine:
-#   scripts/gpu.sh --prepare            # once, here: sqlite3.h into build-gpu-deps/ (git ignores build-*)
+#   scripts/gpu.sh --prepare            # once, here: sqlite3.h and zlib.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
 # `scripts/gpu.sh STEP...` runs some of the steps (`--list` prints them; the
 # default is all); `scripts/gpu.sh build` only builds, as kernels/bench.sh and
@@ -19,8 +21,11 @@
 # when they ran and printed their figures (their goals are in the table, not
 # in the verdict: the 5 us launch's agreement with do_bench is within
 # do_bench's own spread, and two tunes of a GEMM may pick either of two
-# configs within noise of each other). $EARLY_STOP_ARGS replaces early_stop's
-# default arguments (the spec, and after `--` the tune's).
+# configs within noise of each other); search.sh and autotune_fault.py when
+# they ran and printed their tables (the search goal, auto >= 0.98 of the
+# exhaustive best, is a figure). $EARLY_STOP_ARGS replaces early_stop's
+# default arguments (the spec, and after `--` the tune's); $SEARCH_SEEDS the
+# replayed seeds of the search check (default 10).
 # Logs go to $OUT when set (the device tool returns up to 8 files), else
 # build-gpu/out; the benchmarks' JSON summaries go there as summaries.tgz.
 # shellcheck disable=SC2317  # the step_* functions are called by name: "step_$s"
@@ -30,7 +35,8 @@ root=$PWD
 
 if [[ "${1:-}" == --prepare ]]; then
   mkdir -p build-gpu-deps
-  cp /usr/include/sqlite3.h build-gpu-deps/ && echo "build-gpu-deps/sqlite3.h ready: carry build-gpu-deps"
+  cp /usr/include/sqlite3.h /usr/include/zlib.h /usr/include/zconf.h build-gpu-deps/ &&
+    echo "build-gpu-deps/{sqlite3,zlib,zconf}.h ready: carry build-gpu-deps"
   exit $?
 fi
 
@@ -41,6 +47,8 @@ step_table=(
   "overhead: tuning overhead per config and GPU busy fraction, SGEMM, 244 configs (bench/gpu/overhead.py)"
   "timing: tunekit's medians against triton.testing.do_bench on the same cubin (bench/gpu/timing_agreement.py)"
   "early_stop: gemm_skinny at (16, 4096, 4096) tuned with the early stop off and on: wall times, ratio, best configs (bench/tuning/early_stop.py)"
+  "search: wgmma_gemm at three shapes, 30 evaluations under auto and random against an exhaustive tune (bench/search/gpu_check.sh)"
+  "triton: a planted out-of-bounds config and 16 MoE configs, @triton.autotune against tunekit (bench/triton/autotune_fault.py)"
 )
 all_steps=("${step_table[@]%%:*}")
 if [[ "${1:-}" == --list ]]; then printf '%s\n' "${step_table[@]}"; exit 0; fi
@@ -64,6 +72,12 @@ if [[ ! -f /usr/include/sqlite3.h ]]; then
   [[ -f build-gpu-deps/sqlite3.h ]] || { echo "no sqlite3.h: run scripts/gpu.sh --prepare here and carry build-gpu-deps"; exit 2; }
   for lib in /usr/lib/x86_64-linux-gnu/libsqlite3.so* /usr/lib64/libsqlite3.so* ""; do [[ -e $lib ]] && break; done
   cmake_args+=(-DSQLite3_INCLUDE_DIR="$root/build-gpu-deps" -DSQLite3_LIBRARY="$lib")
+fi
+if [[ ! -f /usr/include/zlib.h ]]; then
+  # Nor, perhaps, zlib's (replay reads gzipped Kernel Tuner caches).
+  [[ -f build-gpu-deps/zlib.h ]] || { echo "no zlib.h: run scripts/gpu.sh --prepare here and carry build-gpu-deps"; exit 2; }
+  for lib in /usr/lib/x86_64-linux-gnu/libz.so* /usr/lib64/libz.so* ""; do [[ -e $lib ]] && break; done
+  cmake_args+=(-DZLIB_INCLUDE_DIR="$root/build-gpu-deps" -DZLIB_LIBRARY="$lib")
 fi
 t0=$(date +%s)
 if ! { cmake "${cmake_args[@]}" >"$out/build.log" 2>&1 &&
@@ -120,6 +134,23 @@ step_early_stop() {
     --summary "$json/early_stop.json" "${args[@]}" 2>&1 | tee "$out/early_stop.log"
   local rc=${PIPESTATUS[0]}
   detail=$(grep -E "^\| [0-9.]+ \|" "$out/early_stop.log" | awk -F'|' '{print "factor" $2 "off/on" $8 "same best:" $9}' | tr '\n' ' ')
+  return "$rc"
+}
+
+step_search() {
+  bench/search/gpu_check.sh --tunekit "$bin/tunekit" --out "$root/build-gpu/search" --seeds "${SEARCH_SEEDS:-10}" \
+    2>&1 | tee "$out/search.log"
+  local rc=${PIPESTATUS[0]}
+  cp "$root/build-gpu/search/results.jsonl" "$json/search.json" 2>/dev/null
+  detail=$(grep -E "^auto, live" "$out/search.log")
+  return "$rc"
+}
+
+step_triton() {
+  TUNEKIT_TRITON_PATH=$root/python python3 bench/triton/autotune_fault.py --tunekit "$bin/tunekit" \
+    --out "$root/build-gpu/triton" --summary "$json/triton.json" 2>&1 | tee "$out/triton.log"
+  local rc=${PIPESTATUS[0]}
+  detail=$(grep -E "^@triton.autotune with|^tunekit with" "$out/triton.log" | cut -c1-80 | tr '\n' ' ')
   return "$rc"
 }
 
