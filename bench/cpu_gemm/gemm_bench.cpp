@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
   for (auto& x : A) x = dist(rng);
   for (auto& x : B) x = dist(rng);
 
-  void (*fn)(const float*, const float*, float*, int, int, int) =
-      impl == "kernel" ? matmul : impl == "naive" ? matmul_naive : openblas_ref;
+  void (*fn)(const float*, const float*, float*, int, int, int) = impl == "kernel"  ? matmul
+                                                                  : impl == "naive" ? matmul_naive
+                                                                                    : openblas_ref;
 
   using clk = std::chrono::steady_clock;
   for (int w = 0; w < warmup; ++w) fn(A.data(), B.data(), C.data(), M, N, K);

@@ -4,7 +4,8 @@
 # configs transferred from the nearest sizes tuned before it.
 #
 # The sizes are replayed (tunekit tune --replay) from a database of
-# exhaustive tunes of examples/matmul at seven sizes on a CPU,
+# exhaustive tunes of examples/matmul at seven square sizes, 256 to 768, on a CPU
+# (small enough that --record takes minutes on two cores),
 # bench/search/data/matmul_sizes.db (--record makes a new one on this
 # machine). Each seed runs the multi-size tune twice, with the default
 # search.transfer and with --no-transfer, under auto with a budget of
@@ -49,7 +50,7 @@ cp "$root/examples/matmul/matmul.cpp" "$out/"
 python3 - "$spec" "$out/matmul_sizes.yaml" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-sizes = "sizes:\n" + "".join(f"  - {{M: {m}, N: {m}, K: {m}}}\n" for m in (512, 640, 768, 896, 1024, 1280, 1536))
+sizes = "sizes:\n" + "".join(f"  - {{M: {m}, N: {m}, K: {m}}}\n" for m in (256, 320, 384, 448, 512, 640, 768))
 text = re.sub(r"^sizes:\n(  - .*\n)+", sizes, text, flags=re.M)
 open(sys.argv[2], "w").write(text)
 PY

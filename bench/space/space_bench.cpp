@@ -97,8 +97,9 @@ Result build(const Input& in, int repeat) {
     flat.resize(at);
     const auto t1 = std::chrono::steady_clock::now();
     mat.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    if (flat.size() != r.valid * width) std::fprintf(stderr, "space_bench: materialised %zu bytes, expected %llu\n",
-                                                     flat.size(), static_cast<unsigned long long>(r.valid * width));
+    if (flat.size() != r.valid * width)
+      std::fprintf(stderr, "space_bench: materialised %zu bytes, expected %llu\n", flat.size(),
+                   static_cast<unsigned long long>(r.valid * width));
   }
   std::sort(mat.begin(), mat.end());
   r.materialise_ms = mat[mat.size() / 2];
@@ -182,9 +183,10 @@ int main(int argc, char** argv) {
     std::printf("%-14s %5s %5s %12s %10llu %10.3f %10.3f %10.3f %11zu %9s %12.3f\n", "total", "", "", "",
                 static_cast<unsigned long long>(total_valid), total_first, total_median, total_min, total_bytes, "",
                 total_mat);
-    std::printf("(times in ms: parse constraints + Space + index build, single thread; median/min of %d builds;\n"
-                " +all: build and materialise every valid config into a flat array, median of %d)\n",
-                repeat, std::max(1, repeat / 5));
+    std::printf(
+        "(times in ms: parse constraints + Space + index build, single thread; median/min of %d builds;\n"
+        " +all: build and materialise every valid config into a flat array, median of %d)\n",
+        repeat, std::max(1, repeat / 5));
   }
   return status;
 }

@@ -16,8 +16,8 @@
 std::string tune_from_cpp(const std::filesystem::path& spec_file, const std::filesystem::path& out_dir) {
   // A bad spec throws tunekit::InputError, whose what() is "file:line:col: message".
   tunekit::Spec spec = tunekit::load_spec(spec_file);
-  spec.search.strategy = "random";   // what --strategy sets
-  spec.search.max_evaluations = 4;   // what --max-evals sets: per size
+  spec.search.strategy = "random";  // what --strategy sets
+  spec.search.max_evaluations = 4;  // what --max-evals sets: per size
 
   tunekit::TuneOptions options;
   options.out_dir = out_dir;  // the store (tunekit.db) and the build cache
@@ -47,7 +47,8 @@ std::string tune_from_cpp(const std::filesystem::path& spec_file, const std::fil
   // Every trial of this spec is in the store, this run's and earlier runs':
   // what `tunekit select` reads.
   const tunekit::Store store(report.db);
-  for (const tunekit::SizeBest& b : tunekit::best_per_size(store.trials(report.spec_hash), {spec.objective, spec.metrics}))
+  for (const tunekit::SizeBest& b :
+       tunekit::best_per_size(store.trials(report.spec_hash), {spec.objective, spec.metrics}))
     std::cout << "stored best at " << tunekit::Config({b.size.begin(), b.size.end()}).str() << ": " << b.config.str()
               << "\n";
   return first_best;

@@ -16,17 +16,17 @@
 namespace tunekit {
 
 struct BackendOptions {
-  std::filesystem::path work_dir;  // build cache and scratch files
-  bool rebuild = false;            // ignore cached builds (each is rebuilt once)
-  int device = 0;                  // which device of the backend's kind
+  std::filesystem::path work_dir;              // build cache and scratch files
+  bool rebuild = false;                        // ignore cached builds (each is rebuilt once)
+  int device = 0;                              // which device of the backend's kind
   std::optional<ApplicationSpec> application;  // the command backend: what to build and run
   // The spec being tuned, for backends whose builds read more of it than a
   // BuildInput holds (Triton: constexprs fixed by the size); outlives the backend.
   const Spec* spec = nullptr;
-  unsigned jobs = 0;  // build jobs (0: one per core)
-  std::filesystem::path recording;             // the replay backend: the recorded results it serves
-  std::string recording_kernel;                // the replay backend: the spec's name, to pick a store's kernel
-  std::vector<std::string> parameters;         // the replay backend: the spec's parameters, checked against the recording
+  unsigned jobs = 0;                    // build jobs (0: one per core)
+  std::filesystem::path recording;      // the replay backend: the recorded results it serves
+  std::string recording_kernel;         // the replay backend: the spec's name, to pick a store's kernel
+  std::vector<std::string> parameters;  // the replay backend: the spec's parameters, checked against the recording
 };
 
 class Backend {
@@ -63,8 +63,8 @@ struct KernelTraits {
   bool application = false;  // built and run by the user's own commands (the spec's `application`)
   bool defines = true;       // its build takes -D defines (else `injection: none` says so)
   bool tensors = false;      // Python kernels (Triton): argument shapes, setup functions, constexprs, Python references
-  std::vector<std::string> compilers;     // the values `compiler` may take; empty: any command
-  std::vector<std::string> default_flags; // `flags` when the spec gives none
+  std::vector<std::string> compilers;      // the values `compiler` may take; empty: any command
+  std::vector<std::string> default_flags;  // `flags` when the spec gives none
   // The compiler when the spec names none, for a kernel language.
   std::function<std::string(std::string_view language)> default_compiler;
 };

@@ -16,11 +16,11 @@ namespace tunekit {
 // Everything that determines a build. Two equal BuildInputs give the same
 // artifact, so hash() names the cache entry.
 struct BuildInput {
-  std::string source;                // final text, annotations applied
-  std::string source_name;           // original path, for diagnostics
-  std::vector<std::string> defines;  // "NAME=value", passed as -D
-  std::string entry;                 // function to call, placeholders resolved
-  std::string arch;                  // device architecture (CUDA), empty for the device's own
+  std::string source;                   // final text, annotations applied
+  std::string source_name;              // original path, for diagnostics
+  std::vector<std::string> defines;     // "NAME=value", passed as -D
+  std::string entry;                    // function to call, placeholders resolved
+  std::string arch;                     // device architecture (CUDA), empty for the device's own
   std::vector<ArgumentSpec> arguments;  // types and roles shape the call
   std::string language;
   std::string compiler;
@@ -58,8 +58,8 @@ struct BuildResult {
   // which a resume builds again.
   Fault fault = Fault::none;
   Artifact artifact;
-  std::string log;             // compiler output (errors and warnings)
-  Seconds time{0};             // 0 when served from the cache
+  std::string log;  // compiler output (errors and warnings)
+  Seconds time{0};  // 0 when served from the cache
   bool cached = false;
 };
 

@@ -36,7 +36,7 @@ namespace tunekit {
 namespace detail {
 struct Program;
 struct ExpressionAccess;  // the compiled program, for the space engine (src/constraint/detail)
-}
+}  // namespace detail
 
 class Expression {
  public:

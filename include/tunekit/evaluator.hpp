@@ -17,12 +17,12 @@ namespace tunekit {
 // A tensor map's extents worked out for one config and size (checked by the
 // CUDA worker, where a bad one becomes the trial's status).
 struct ResolvedTensorMap {
-  std::string of;                   // the buffer argument
-  std::vector<std::int64_t> dims;   // innermost first, elements
+  std::string of;                  // the buffer argument
+  std::vector<std::int64_t> dims;  // innermost first, elements
   std::vector<std::int64_t> box;
-  int swizzle = 0;                  // bytes: 0, 32, 64, 128
+  int swizzle = 0;  // bytes: 0, 32, 64, 128
   bool oob_nan = false;
-  int l2_promotion = 128;           // bytes: 0, 64, 128, 256
+  int l2_promotion = 128;  // bytes: 0, 64, 128, 256
   bool operator==(const ResolvedTensorMap&) const = default;
 };
 
@@ -34,11 +34,11 @@ struct ResolvedArgument {
   std::uint64_t count = 0;  // elements (buffers)
   Fill fill = Fill::random;
   double fill_value = 0;
-  Value scalar;             // scalars
+  Value scalar;                                 // scalars
   std::optional<ResolvedTensorMap> tensor_map;  // role == tensor_map; `type` is its buffer's
-  std::vector<std::int64_t> shape;  // Triton: the tensor's shape (count is its product); empty: flat
-  std::string setup;                // Triton: "path.py:fn" that gives its value
-  bool passed = true;               // Triton: false for an input the kernel does not take
+  std::vector<std::int64_t> shape;              // Triton: the tensor's shape (count is its product); empty: flat
+  std::string setup;                            // Triton: "path.py:fn" that gives its value
+  bool passed = true;                           // Triton: false for an input the kernel does not take
 };
 
 // Evaluates each argument's size and scalar value, and each tensor map's
@@ -52,7 +52,7 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
 struct LaunchGeometry {
   std::array<std::uint64_t, 3> grid{1, 1, 1};
   std::array<std::uint64_t, 3> block{1, 1, 1};
-  std::uint64_t shared_memory = 0;  // dynamic, bytes
+  std::uint64_t shared_memory = 0;                // dynamic, bytes
   std::array<std::uint64_t, 3> cluster{1, 1, 1};  // CUDA: blocks per thread-block cluster
   bool clustered() const { return cluster[0] * cluster[1] * cluster[2] > 1; }
 };
@@ -80,14 +80,14 @@ struct ReferenceRun {
 
 struct TrialRequest {
   Artifact artifact;
-  std::string entry;                  // the resolved kernel name (device backends)
-  LaunchGeometry launch;              // device backends
+  std::string entry;      // the resolved kernel name (device backends)
+  LaunchGeometry launch;  // device backends
   std::vector<ResolvedArgument> arguments;
   std::optional<ReferenceRun> reference;  // none: outputs are not verified
   Tolerance tolerance;
   MeasureSettings measure;
-  std::uint64_t seed = 1;             // input fill
-  Bindings values;                    // the trial's size, config and machine properties (command backend)
+  std::uint64_t seed = 1;  // input fill
+  Bindings values;         // the trial's size, config and machine properties (command backend)
 };
 
 struct TrialResult {

@@ -18,10 +18,10 @@ namespace tunekit {
 // How one value of a parameter fared among one size's ok trials.
 struct ParameterLevel {
   Value value;
-  std::size_t trials = 0;   // ok trials with this value
-  Microseconds best{0};     // the fastest of them
-  Microseconds median{0};   // the median of their medians
-  std::size_t slower = 0;   // trials with this value cut short by the early stop
+  std::size_t trials = 0;  // ok trials with this value
+  Microseconds best{0};    // the fastest of them
+  Microseconds median{0};  // the median of their medians
+  std::size_t slower = 0;  // trials with this value cut short by the early stop
   // No ok trial set this value, only trials cut short: best and median are
   // of their few samples, lower bounds of what a full measurement would say.
   bool bound = false;
@@ -53,12 +53,12 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials);
 
 struct HtmlReportOptions {
   std::string title = "tunekit results";
-  std::size_t top = 10;           // fastest configs listed per size
-  std::size_t failures = 50;      // failed trials listed per size (the rest counted)
-  std::size_t points = 400;       // at most this many dots per parameter value (evenly spread over its times)
-  std::optional<Config> baseline;  // the default config: marked in the plots, its time drawn across sizes
-  double target_noise = 0;         // trials whose noise is above it are flagged (0: no target)
-  std::vector<Metric> metrics;     // a column each in the tables of the fastest configs
+  std::size_t top = 10;               // fastest configs listed per size
+  std::size_t failures = 50;          // failed trials listed per size (the rest counted)
+  std::size_t points = 400;           // at most this many dots per parameter value (evenly spread over its times)
+  std::optional<Config> baseline;     // the default config: marked in the plots, its time drawn across sizes
+  double target_noise = 0;            // trials whose noise is above it are flagged (0: no target)
+  std::vector<Metric> metrics;        // a column each in the tables of the fastest configs
   std::vector<std::string> warnings;  // shown at the top (a tune's TuneReport::warnings)
 };
 

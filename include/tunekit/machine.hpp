@@ -10,8 +10,8 @@
 namespace tunekit {
 
 struct MachineInfo {
-  std::string device;     // e.g. "cpu: AMD EPYC (2 cores)"
-  Bindings properties;    // l1d_bytes, l2_bytes, l3_bytes, cores, ...
+  std::string device;   // e.g. "cpu: AMD EPYC (2 cores)"
+  Bindings properties;  // l1d_bytes, l2_bytes, l3_bytes, cores, ...
 };
 
 // A machine as one JSON object, {"device": name, property: value, ...}: the

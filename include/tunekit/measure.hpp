@@ -39,10 +39,10 @@ struct MeasureSettings {
   Microseconds warmup = std::chrono::milliseconds(50);  // time spent warming up (at least one call)
   std::size_t min_samples = 5;
   std::size_t max_samples = 200;
-  Seconds max_time{2.0};                 // cap on sampling time per trial
-  double target_noise = 0.02;            // stop when relative noise of the median estimate < this
-  CacheMode cache = CacheMode::cold;     // flush caches before every sample (unless hot)
-  Seconds timeout{60.0};                 // per trial (build excluded); past it: Status::timeout
+  Seconds max_time{2.0};              // cap on sampling time per trial
+  double target_noise = 0.02;         // stop when relative noise of the median estimate < this
+  CacheMode cache = CacheMode::cold;  // flush caches before every sample (unless hot)
+  Seconds timeout{60.0};              // per trial (build excluded); past it: Status::timeout
   // Triton: time replays of a CUDA graph of the launch (launch-bound
   // kernels); the CUDA worker does so by itself for short hot kernels.
   bool graph = false;

@@ -38,7 +38,7 @@ Bindings metric_bindings(const TrialRecord& trial);
 // Each metric's value for an ok trial, in declaration order; a metric whose
 // expression fails (a division by zero) is nullopt. Empty for other trials.
 std::vector<std::pair<std::string, std::optional<double>>> metric_values(const std::vector<Metric>& metrics,
-                                                                          const TrialRecord& trial);
+                                                                         const TrialRecord& trial);
 
 // The objective's value for a trial (microseconds for time), nullopt when the
 // trial did not run correctly or its metric fails.

@@ -106,7 +106,8 @@ class Tuner {
       for (const auto& [k, v] : size) {
         auto it = e.size.find(k);
         if (it == e.size.end()) continue;
-        const double a = v < 1 ? 1.0 : static_cast<double>(v), b = it->second < 1 ? 1.0 : static_cast<double>(it->second);
+        const double a = v < 1 ? 1.0 : static_cast<double>(v),
+                     b = it->second < 1 ? 1.0 : static_cast<double>(it->second);
         d *= a > b ? a / b : b / a;
       }
       if (!best || d < best_d) best = &e, best_d = d;

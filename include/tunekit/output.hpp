@@ -29,8 +29,8 @@ struct OutputContext {
 };
 
 struct WriterInfo {
-  std::string name;     // as in `--output NAME` and the spec's `output:` keys
-  std::string summary;  // one line, for `tunekit plugins` and the docs
+  std::string name;         // as in `--output NAME` and the spec's `output:` keys
+  std::string summary;      // one line, for `tunekit plugins` and the docs
   bool writes_file = true;  // false: it writes to the console
   // The file it writes when none is given (writes_file only).
   std::function<std::filesystem::path(const TuneReport&, const OutputContext&)> default_file;

@@ -39,7 +39,7 @@ struct PolicyChecks {
 };
 
 struct Policy {
-  std::string kernel;     // names the generated types and function
+  std::string kernel;  // names the generated types and function
   // The spec's size names in declaration order: `<kernel>_select` takes the
   // sizes in this order (names it lacks follow, sorted).
   std::vector<std::string> size_order;

@@ -24,10 +24,10 @@ namespace tunekit {
 struct RecordedResult {
   std::vector<std::uint32_t> values;  // value index per recording parameter
   Status status = Status::ok;
-  std::string error;                  // as recorded, e.g. "RuntimeFailedConfig"; empty when ok
-  std::optional<Microseconds> time;   // the objective (Kernel Tuner's "time", tunekit's median), when ok
+  std::string error;                 // as recorded, e.g. "RuntimeFailedConfig"; empty when ok
+  std::optional<Microseconds> time;  // the objective (Kernel Tuner's "time", tunekit's median), when ok
   Seconds compile_time{0};
-  Seconds run_time{0};                // benchmarking and verification
+  Seconds run_time{0};  // benchmarking and verification
   Seconds cost() const { return compile_time + run_time; }
 };
 

@@ -32,7 +32,8 @@ class Registry {
   // Throws std::invalid_argument when the name is empty or taken.
   Entry& add(Entry entry) {
     if (entry.name.empty()) throw std::invalid_argument("a " + kind_ + " needs a name");
-    if (find(entry.name)) throw std::invalid_argument("a " + kind_ + " named '" + entry.name + "' is registered already");
+    if (find(entry.name))
+      throw std::invalid_argument("a " + kind_ + " named '" + entry.name + "' is registered already");
     return entries_.emplace_back(std::move(entry));
   }
   // Removes an entry (tests that add a toy one clean up with it).

@@ -27,7 +27,7 @@ struct ReplaySettings {
 };
 
 struct ReplayRun {
-  std::string strategy;    // the strategy's name; for auto, "auto: " and what it chose
+  std::string strategy;  // the strategy's name; for auto, "auto: " and what it chose
   std::uint64_t evaluations = 0;
   std::uint64_t failed = 0;
   // The recorded time of each evaluated config, in evaluation order; none for

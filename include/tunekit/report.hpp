@@ -40,7 +40,8 @@ std::string format_json(const TuneReport& report);
 // trial, else its status; Args is `args[i]` (the command the trial ran) as a
 // shell would quote it, empty when there is none.
 std::string results_file_name(std::chrono::system_clock::time_point when);
-std::string format_results_csv(const std::vector<TrialRecord>& trials, const std::vector<std::vector<std::string>>& args);
+std::string format_results_csv(const std::vector<TrialRecord>& trials,
+                               const std::vector<std::vector<std::string>>& args);
 
 // A line saying that configs cut short by the early stop might beat `choice`
 // (UniversalChoice::unsettled_by) and how to settle it; empty when none can.

@@ -43,26 +43,26 @@ struct MatmulRule {
 inline constexpr double kTinyM = 16;
 
 enum class TileReason {
-  tiny_m,       // rule 4: the smallest tile >= M (one tile covers every row)
-  not_split,    // rule 2: the largest tile <= L (L itself if it is a value)
-  large,        // rule 3: the largest tile
+  tiny_m,          // rule 4: the smallest tile >= M (one tile covers every row)
+  not_split,       // rule 2: the largest tile <= L (L itself if it is a value)
+  large,           // rule 3: the largest tile
   axis_too_short,  // every tile exceeds L: the smallest
 };
 std::string_view to_string(TileReason r);
 
 // The rules' choice for one tiled axis.
 struct TileChoice {
-  std::size_t rule = 0;   // index into the rules
-  char axis = 'M';        // 'M', 'N' or 'K'
+  std::size_t rule = 0;  // index into the rules
+  char axis = 'M';       // 'M', 'N' or 'K'
   std::string parameter;
-  double length = 0;      // the axis length, evaluated
-  Value value;            // the tile the rules chose for this axis
+  double length = 0;  // the axis length, evaluated
+  Value value;        // the tile the rules chose for this axis
   TileReason reason = TileReason::large;
 };
 
 struct RuleConfig {
-  Config config;  // valid in the space: the seed
-  Config wanted;  // the rules' own config, before the constraints (may be invalid)
+  Config config;                  // valid in the space: the seed
+  Config wanted;                  // the rules' own config, before the constraints (may be invalid)
   std::vector<TileChoice> tiles;  // one per tiled axis, in rule order, then M, N, K
   bool repaired() const { return !(config == wanted); }
 };

@@ -28,10 +28,13 @@ struct TunedSize {
 };
 
 struct SeedContext {
-  const Space& space;         // this size's constrained space
-  const Bindings& constants;  // the size and the machine's properties
-  const Bindings& size;       // the size alone
+  const Space& space;                // this size's constrained space
+  const Bindings& constants;         // the size and the machine's properties
+  const Bindings& size;              // the size alone
   std::span<const TunedSize> tuned;  // the sizes tuned before (empty unless the provider learns())
+  // Configs other providers seed at this size already (for a provider that
+  // learns()): it skips them, so its count is of configs it adds.
+  std::span<const Config> taken = {};
 };
 
 class SeedProvider {

@@ -134,7 +134,7 @@ class Space {
   struct Cache;   // the lazily built index (space.cpp)
   friend class detail::SpaceIndex;
 
-  const detail::SpaceIndex* index() const;  // null if not indexable
+  const detail::SpaceIndex* index() const;          // null if not indexable
   const detail::SpaceIndex& require_index() const;  // throws std::length_error
 
   bool passes(const Check& check, std::span<const std::uint32_t> value_indices, std::vector<Value>& scratch) const;

@@ -88,8 +88,8 @@ NameTable<Injection> injection_names();
 // How a device kernel is launched: CUDA blocks of threads, OpenCL
 // work-groups of work-items. Expressions over sizes and parameters.
 struct LaunchSpec {
-  std::vector<Expression> grid;   // 1 to 3: blocks (work-groups) per dimension
-  std::vector<Expression> block;  // 1 to 3: threads (work-items) per block
+  std::vector<Expression> grid;             // 1 to 3: blocks (work-groups) per dimension
+  std::vector<Expression> block;            // 1 to 3: threads (work-items) per block
   std::optional<Expression> shared_memory;  // dynamic shared memory, bytes (CUDA)
   std::vector<Expression> cluster;          // CUDA: 1 to 3, blocks per thread-block cluster; empty: no cluster
 };
@@ -99,7 +99,7 @@ struct KernelSpec {
   // The function to call. `{NAME}` is replaced by the config's value of NAME,
   // so a template kernel is named by expression: "gemm<{BM}, {BN}>".
   std::string entry;
-  SourceLocation entry_where;     // where the spec names it (for errors)
+  SourceLocation entry_where;    // where the spec names it (for errors)
   std::string language = "c++";  // "c++" or "c" (CPU), "cuda", "opencl", "command" (an application)
   // CPU: the compiler command (empty: $CXX, else c++; C: $CC, else cc).
   // CUDA: "nvrtc" (default, in-process) or "nvcc".
@@ -135,9 +135,9 @@ struct Tolerance {
 };
 
 struct SearchSettings {
-  std::string strategy = "auto";  // a name in strategies() (strategy.hpp)
-  SourceLocation strategy_where;        // where it was named, for errors
-  std::vector<OptionValue> options;     // the strategy's options (search.options), checked at load
+  std::string strategy = "auto";     // a name in strategies() (strategy.hpp)
+  SourceLocation strategy_where;     // where it was named, for errors
+  std::vector<OptionValue> options;  // the strategy's options (search.options), checked at load
   std::optional<std::size_t> max_evaluations;
   std::optional<Seconds> max_time;
   std::uint64_t seed = 1;
@@ -167,9 +167,9 @@ struct OutputSettings {
 // the program as they are, never through a shell.
 struct TimeSource {
   enum class Kind { wall, regex, json } kind = Kind::wall;
-  std::string pattern;   // regex: the first group (else the whole match) of its last match;
-                         // json: a dotted path such as "result.time" or "runs[0].us"
-  double to_us = 1.0;    // multiplier from the printed unit to microseconds
+  std::string pattern;  // regex: the first group (else the whole match) of its last match;
+                        // json: a dotted path such as "result.time" or "runs[0].us"
+  double to_us = 1.0;   // multiplier from the printed unit to microseconds
   SourceLocation where;
 };
 
@@ -180,7 +180,7 @@ struct ApplicationSpec {
   std::size_t warmup = 1;          // runs before the timed ones
   Seconds build_timeout{300.0};
   std::optional<Seconds> run_timeout;  // per run; default: measure.timeout
-  std::filesystem::path workdir;   // absolute; the working directory of build and run (default: the spec's folder)
+  std::filesystem::path workdir;       // absolute; the working directory of build and run (default: the spec's folder)
   SourceLocation where;
 };
 
@@ -197,7 +197,7 @@ struct Spec {
   std::string name;            // for reports and the store; default: the entry
   KernelSpec kernel;
   std::vector<ArgumentSpec> arguments;
-  std::vector<Bindings> sizes;  // at least one (possibly empty) binding set
+  std::vector<Bindings> sizes;          // at least one (possibly empty) binding set
   std::vector<std::string> size_names;  // the sizes' names in the order the spec declares them
   std::vector<Parameter> parameters;
   std::vector<Expression> constraints;
@@ -209,8 +209,8 @@ struct Spec {
   SearchSettings search;
   OutputSettings output;
   std::optional<ApplicationSpec> application;  // kernel.language: command
-  std::vector<Metric> metrics;  // user metrics (metrics:), in declaration order
-  Objective objective;          // what "best" means (objective:); default: the median time
+  std::vector<Metric> metrics;                 // user metrics (metrics:), in declaration order
+  Objective objective;                         // what "best" means (objective:); default: the median time
 };
 
 // Loads a YAML or JSON spec. Paths inside it are relative to its folder.

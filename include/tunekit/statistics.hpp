@@ -18,7 +18,7 @@ struct Statistics {
   // where it would dominate a standard deviation; more samples narrow it.
   // With fewer than 6 samples the interval is the whole range.
   double noise = 0;
-  double spread = 0;     // relative standard deviation, stdev / mean (nvbench's "noise")
+  double spread = 0;  // relative standard deviation, stdev / mean (nvbench's "noise")
   // Two groups of times: at least a fifth of the samples on each side of a
   // gap wider than twice either group's interquartile range (and 1% of the
   // median); at least 10 samples.

@@ -9,7 +9,7 @@
 namespace tunekit {
 
 enum class Status {
-  ok,              // built, ran, verified, measured
+  ok,  // built, ran, verified, measured
   // Built, ran, verified, and cut short by the early stop: its first samples
   // were all slower than measure.early_stop x the best median so far at its
   // size. Its statistics are partial (a few samples), never a full

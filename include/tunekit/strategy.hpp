@@ -80,8 +80,8 @@ Registry<StrategyInfo>& strategies();
 // option (naming the known ones).
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, std::uint64_t seed,
                                         std::optional<std::uint64_t> budget,
-                                        const std::vector<OptionValue>& options = {},
-                                        const SourceLocation& where = {}, bool time_limited = false);
+                                        const std::vector<OptionValue>& options = {}, const SourceLocation& where = {},
+                                        bool time_limited = false);
 
 // ---- Compositions the tuner uses.
 

@@ -29,7 +29,7 @@ struct SpaceDefinition {
   std::string format;  // "t1", "json" (neutral) or "spec"
   std::vector<Parameter> parameters;
   std::vector<Expression> constraints;
-  Bindings constants;  // a spec's first size set; empty otherwise
+  Bindings constants;                               // a spec's first size set; empty otherwise
   std::optional<std::uint64_t> expected_cartesian;  // neutral JSON's "expected"
   std::optional<std::uint64_t> expected_valid;
 };

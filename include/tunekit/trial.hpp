@@ -37,9 +37,9 @@ inline constexpr std::string_view kOriginSearch = "search";
 inline constexpr std::string_view kOriginBaseline = "default";
 
 struct TrialRecord {
-  std::int64_t id = 0;      // row id, assigned by insert()
-  std::string spec_hash;    // what was tuned (see Tuner)
-  std::string kernel;       // spec name
+  std::int64_t id = 0;    // row id, assigned by insert()
+  std::string spec_hash;  // what was tuned (see Tuner)
+  std::string kernel;     // spec name
   std::string device;
   Bindings size;
   Config config;
@@ -49,8 +49,8 @@ struct TrialRecord {
   std::vector<Microseconds> samples;
   Verification verification;
   Seconds build_time{0};
-  std::string machine;      // JSON description of the machine
-  std::string created_at;   // ISO 8601 UTC, set by insert() when empty
+  std::string machine;     // JSON description of the machine
+  std::string created_at;  // ISO 8601 UTC, set by insert() when empty
   // Why the config was evaluated: kOriginSearch (the strategy proposed it),
   // kOriginBaseline (the default config), or the name of the seed provider
   // that proposed it ("rules", "spec", ...). See Store::put() for how a

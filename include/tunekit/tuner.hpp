@@ -17,13 +17,13 @@ namespace tunekit {
 
 struct TuneOptions {
   std::filesystem::path out_dir = "tunekit-out";
-  bool fresh = false;   // ignore stored trials and the build cache
+  bool fresh = false;  // ignore stored trials and the build cache
   // Measure every stored failure again (as `ctest --rerun-failed`), keeping
   // the stored ok trials. Without it a resume measures again only the
   // failures that were the environment's or that ran under other settings
   // (settings_key()).
   bool retry_failed = false;
-  unsigned jobs = 0;    // build threads; 0 = one per core
+  unsigned jobs = 0;  // build threads; 0 = one per core
   // Machine properties that replace the backend's of the same name for the
   // constraints (`tunekit tune --properties`): a spec tried as on another
   // machine, say one with other caches. The kernels still run here.
@@ -45,9 +45,9 @@ using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
 struct SizeReport {
   Bindings size;
-  std::vector<TrialRecord> trials;     // in evaluation order; each trial's origin says why it ran
-  std::optional<std::size_t> best;     // index into trials
-  std::optional<std::size_t> baseline; // the default config's trial
+  std::vector<TrialRecord> trials;      // in evaluation order; each trial's origin says why it ran
+  std::optional<std::size_t> best;      // index into trials
+  std::optional<std::size_t> baseline;  // the default config's trial
   bool baseline_is_spec_default = false;
   // Why the size's search ended early, when it did: its reference failed, so
   // no config could be verified (the message names the reference).
@@ -81,9 +81,9 @@ struct TuneReport {
   // error, most configs missing the noise target. Printed by the console
   // writer, kept in the JSON and the HTML.
   std::vector<std::string> warnings;
-  std::size_t resumed = 0;  // trials served from the store
-  std::size_t retried = 0;  // stored failures measured again (environment's, other settings, --retry-failed)
-  bool interrupted = false; // stopped by request_stop() (stop.hpp) before the search ended
+  std::size_t resumed = 0;   // trials served from the store
+  std::size_t retried = 0;   // stored failures measured again (environment's, other settings, --retry-failed)
+  bool interrupted = false;  // stopped by request_stop() (stop.hpp) before the search ended
   Seconds wall{0};
   Seconds build{0};        // compiling, summed over batches (may overlap measuring)
   Seconds build_wait{0};   // of it, the time measuring waited for builds

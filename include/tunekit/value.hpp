@@ -13,11 +13,11 @@ namespace tunekit {
 class Value {
  public:
   Value() : v_(std::int64_t{0}) {}
-  Value(std::int64_t i) : v_(i) {}                  // NOLINT(google-explicit-constructor)
-  Value(int i) : v_(std::int64_t{i}) {}             // NOLINT(google-explicit-constructor)
-  Value(double d) : v_(d) {}                        // NOLINT(google-explicit-constructor)
-  Value(std::string s) : v_(std::move(s)) {}        // NOLINT(google-explicit-constructor)
-  Value(const char* s) : v_(std::string(s)) {}      // NOLINT(google-explicit-constructor)
+  Value(std::int64_t i) : v_(i) {}              // NOLINT(google-explicit-constructor)
+  Value(int i) : v_(std::int64_t{i}) {}         // NOLINT(google-explicit-constructor)
+  Value(double d) : v_(d) {}                    // NOLINT(google-explicit-constructor)
+  Value(std::string s) : v_(std::move(s)) {}    // NOLINT(google-explicit-constructor)
+  Value(const char* s) : v_(std::string(s)) {}  // NOLINT(google-explicit-constructor)
 
   bool is_int() const { return std::holds_alternative<std::int64_t>(v_); }
   bool is_float() const { return std::holds_alternative<double>(v_); }

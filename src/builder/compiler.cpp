@@ -16,9 +16,9 @@ namespace {
 // What a compiler or linker prints when the machine, not the source, stops
 // it; such a build is tried again on a resume.
 constexpr std::string_view kMachineTrouble[] = {
-    "No space left on device", "Disk quota exceeded", "Read-only file system", "Cannot allocate memory",
-    "virtual memory exhausted", "out of memory allocating", "Killed signal terminated program",
-    "Too many open files", "Resource temporarily unavailable",
+    "No space left on device",          "Disk quota exceeded",      "Read-only file system",
+    "Cannot allocate memory",           "virtual memory exhausted", "out of memory allocating",
+    "Killed signal terminated program", "Too many open files",      "Resource temporarily unavailable",
 };
 
 }  // namespace

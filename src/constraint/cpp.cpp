@@ -33,19 +33,25 @@ class CppWriter {
         // either way; INT64_MIN has no literal of its own)
         if (n.value.as_int() == INT64_MIN) return std::string("(-9223372036854775807 - 1)");
         return n.value.as_int() < 0 ? fmt::format("({})", n.value.as_int()) : std::to_string(n.value.as_int());
-      case Kind::Var: return name_(n.name);
+      case Kind::Var:
+        return name_(n.name);
       case Kind::Unary: {
         auto a = write(*n.kids[0]);
         if (!a) return std::nullopt;
         switch (static_cast<UnOp>(n.op)) {
-          case UnOp::Neg: return "(-" + *a + ")";
-          case UnOp::Pos: return *a;
-          case UnOp::Invert: return "(~" + *a + ")";
-          case UnOp::Not: return "std::int64_t(!" + *a + ")";
+          case UnOp::Neg:
+            return "(-" + *a + ")";
+          case UnOp::Pos:
+            return *a;
+          case UnOp::Invert:
+            return "(~" + *a + ")";
+          case UnOp::Not:
+            return "std::int64_t(!" + *a + ")";
         }
         return std::nullopt;
       }
-      case Kind::Binary: return binary(n);
+      case Kind::Binary:
+        return binary(n);
       case Kind::And:
       case Kind::Or: {
         // Python: `a and b` is a if a is falsy, else b; `a or b` the reverse.
@@ -53,18 +59,22 @@ class CppWriter {
         for (std::size_t k = n.kids.size() - 1; acc && k-- > 0;) {
           auto a = write(*n.kids[k]);
           if (!a) return std::nullopt;
-          acc = n.kind == Kind::And ? fmt::format("({0} ? {1} : {0})", *a, *acc) : fmt::format("({0} ? {0} : {1})", *a, *acc);
+          acc = n.kind == Kind::And ? fmt::format("({0} ? {1} : {0})", *a, *acc)
+                                    : fmt::format("({0} ? {0} : {1})", *a, *acc);
         }
         return acc;
       }
-      case Kind::Compare: return compare(n);
-      case Kind::Call: return call(n);
+      case Kind::Compare:
+        return compare(n);
+      case Kind::Call:
+        return call(n);
       case Kind::IfElse: {
         auto x = write(*n.kids[0]), c = write(*n.kids[1]), y = write(*n.kids[2]);
         if (!x || !c || !y) return std::nullopt;
         return fmt::format("({} ? {} : {})", *c, *x, *y);
       }
-      case Kind::List: return std::nullopt;  // only inside 'in', handled there
+      case Kind::List:
+        return std::nullopt;  // only inside 'in', handled there
     }
     return std::nullopt;
   }
@@ -83,17 +93,28 @@ class CppWriter {
     auto a = write(*n.kids[0]), b = write(*n.kids[1]);
     if (!a || !b) return std::nullopt;
     switch (op) {
-      case BinOp::Add: return fmt::format("({} + {})", *a, *b);
-      case BinOp::Sub: return fmt::format("({} - {})", *a, *b);
-      case BinOp::Mul: return fmt::format("({} * {})", *a, *b);
-      case BinOp::FloorDiv: return fmt::format("{}floordiv({}, {})", h_, *a, *b);
-      case BinOp::Mod: return fmt::format("{}mod({}, {})", h_, *a, *b);
-      case BinOp::BitAnd: return fmt::format("({} & {})", *a, *b);
-      case BinOp::BitOr: return fmt::format("({} | {})", *a, *b);
-      case BinOp::BitXor: return fmt::format("({} ^ {})", *a, *b);
-      case BinOp::Shl: return fmt::format("({} * (std::int64_t{{1}} << {}))", *a, *b);
-      case BinOp::Shr: return fmt::format("{}floordiv({}, std::int64_t{{1}} << {})", h_, *a, *b);
-      default: return std::nullopt;
+      case BinOp::Add:
+        return fmt::format("({} + {})", *a, *b);
+      case BinOp::Sub:
+        return fmt::format("({} - {})", *a, *b);
+      case BinOp::Mul:
+        return fmt::format("({} * {})", *a, *b);
+      case BinOp::FloorDiv:
+        return fmt::format("{}floordiv({}, {})", h_, *a, *b);
+      case BinOp::Mod:
+        return fmt::format("{}mod({}, {})", h_, *a, *b);
+      case BinOp::BitAnd:
+        return fmt::format("({} & {})", *a, *b);
+      case BinOp::BitOr:
+        return fmt::format("({} | {})", *a, *b);
+      case BinOp::BitXor:
+        return fmt::format("({} ^ {})", *a, *b);
+      case BinOp::Shl:
+        return fmt::format("({} * (std::int64_t{{1}} << {}))", *a, *b);
+      case BinOp::Shr:
+        return fmt::format("{}floordiv({}, std::int64_t{{1}} << {})", h_, *a, *b);
+      default:
+        return std::nullopt;
     }
   }
 
@@ -139,11 +160,15 @@ class CppWriter {
         for (std::size_t i = 1; i < args.size(); ++i) acc = fmt::format("{}{}({}, {})", h_, f, acc, args[i]);
         return acc;
       }
-      case Fn::Abs: return fmt::format("{}abs({})", h_, args[0]);
-      case Fn::CeilDiv: return fmt::format("{}ceil_div({}, {})", h_, args[0], args[1]);
-      case Fn::Int: return args[0];  // of an int (anything else was refused above)
+      case Fn::Abs:
+        return fmt::format("{}abs({})", h_, args[0]);
+      case Fn::CeilDiv:
+        return fmt::format("{}ceil_div({}, {})", h_, args[0], args[1]);
+      case Fn::Int:
+        return args[0];  // of an int (anything else was refused above)
       case Fn::Float:
-      case Fn::Round: return std::nullopt;
+      case Fn::Round:
+        return std::nullopt;
     }
     return std::nullopt;
   }
@@ -159,8 +184,8 @@ void free_names(const Node& n, std::vector<std::string>& out) {
 
 }  // namespace
 
-std::optional<std::string> Expression::to_cpp(
-    const std::function<std::optional<std::string>(const std::string&)>& name, std::string_view helpers) const {
+std::optional<std::string> Expression::to_cpp(const std::function<std::optional<std::string>(const std::string&)>& name,
+                                              std::string_view helpers) const {
   if (!program_ || !program_->tree) return std::nullopt;
   return CppWriter(name, helpers).write(*program_->tree);
 }
@@ -173,8 +198,7 @@ std::vector<std::pair<std::string, Expression>> Expression::equalities(
   std::vector<const Node*> terms;
   if (program_->tree->kind == Kind::And)
     for (const auto& k : program_->tree->kids) terms.push_back(k.get());
-  else
-    terms.push_back(program_->tree.get());
+  else terms.push_back(program_->tree.get());
   for (const Node* t : terms) {
     if (t->kind != Kind::Compare || t->cmps.size() != 1 || t->cmps[0] != Cmp::Eq) continue;
     for (int side = 0; side < 2; ++side) {
@@ -188,9 +212,8 @@ std::vector<std::pair<std::string, Expression>> Expression::equalities(
       if (!inputs_only) continue;
       // E re-parsed from its own text: its text() is E, not the whole constraint
       const std::string_view text = program_->text;
-      out.emplace_back(target.name,
-                       Expression::parse(text.substr(value->begin, value->end - value->begin),
-                                         program_->where.shifted(detail::char_index(text, value->begin))));
+      out.emplace_back(target.name, Expression::parse(text.substr(value->begin, value->end - value->begin),
+                                                      program_->where.shifted(detail::char_index(text, value->begin))));
       break;
     }
   }

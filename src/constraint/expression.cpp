@@ -51,7 +51,8 @@ std::string describe_failure(const Program& p, const detail::Failure& f) {
       return "division by zero" + where;
     case Fail::Overflow:
       return "integer overflow" + where + " (integers are 64-bit; use a float operand to allow larger values)";
-    case Fail::Complex: return "negative number raised to a fractional power" + where + " (the result is complex)";
+    case Fail::Complex:
+      return "negative number raised to a fractional power" + where + " (the result is complex)";
     case Fail::Value:
       if (op == Op::Shl || op == Op::Shr) return "negative shift count" + where;
       if (is_call) return "invalid argument for " + op_text + "()" + where;
@@ -62,9 +63,10 @@ std::string describe_failure(const Program& p, const detail::Failure& f) {
       if (is_compare)
         return "'" + op_text + "' is not supported between '" + type_name(f.a) + "' and '" + type_name(f.b) + "'" +
                where;
-      return "unsupported operand types for '" + op_text + "': '" + type_name(f.a) + "' and '" + type_name(f.b) +
-             "'" + where;
-    case Fail::None: break;
+      return "unsupported operand types for '" + op_text + "': '" + type_name(f.a) + "' and '" + type_name(f.b) + "'" +
+             where;
+    case Fail::None:
+      break;
   }
   return "evaluation failed" + where;
 }

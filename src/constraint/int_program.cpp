@@ -1,7 +1,6 @@
 // The int-only register program (see detail/int_program.hpp).
 #include "constraint/detail/int_program.hpp"
 
-
 namespace tunekit::detail {
 
 using Code = IntProgram::Code;
@@ -40,9 +39,9 @@ class IntCompiler {
         if (op == BinOp::Div) return false;  // always a float
         std::int32_t a, b;
         if (!gen(*n.kids[0], a) || !gen(*n.kids[1], b)) return false;
-        static constexpr Code codes[] = {Code::Add,      Code::Sub,    Code::Mul,   Code::Add /*Div*/,
-                                         Code::FloorDiv, Code::Mod,    Code::Pow,   Code::BitAnd,
-                                         Code::BitOr,    Code::BitXor, Code::Shl,   Code::Shr};
+        static constexpr Code codes[] = {Code::Add,      Code::Sub,    Code::Mul, Code::Add /*Div*/,
+                                         Code::FloorDiv, Code::Mod,    Code::Pow, Code::BitAnd,
+                                         Code::BitOr,    Code::BitXor, Code::Shl, Code::Shr};
         reg = fresh();
         emit(codes[n.op], reg, a, b);
         return true;
@@ -56,7 +55,8 @@ class IntCompiler {
           std::int32_t r;
           if (!gen(*n.kids[k], r)) return false;
           emit(Code::Mov, reg, r);
-          if (k + 1 < n.kids.size()) exits.push_back(emit(n.kind == Kind::And ? Code::JumpIfZero : Code::JumpIfNonZero, 0, reg));
+          if (k + 1 < n.kids.size())
+            exits.push_back(emit(n.kind == Kind::And ? Code::JumpIfZero : Code::JumpIfNonZero, 0, reg));
         }
         for (auto e : exits) patch(e);
         return true;
@@ -111,14 +111,24 @@ class IntCompiler {
           case Fn::Max: {
             reg = fresh();
             emit(Code::Mov, reg, args[0]);
-            for (std::size_t k = 1; k < args.size(); ++k) emit(fn == Fn::Min ? Code::Min : Code::Max, reg, reg, args[k]);
+            for (std::size_t k = 1; k < args.size(); ++k)
+              emit(fn == Fn::Min ? Code::Min : Code::Max, reg, reg, args[k]);
             return true;
           }
-          case Fn::Abs: reg = fresh(); emit(Code::Abs, reg, args[0]); return true;
-          case Fn::CeilDiv: reg = fresh(); emit(Code::CeilDiv, reg, args[0], args[1]); return true;
+          case Fn::Abs:
+            reg = fresh();
+            emit(Code::Abs, reg, args[0]);
+            return true;
+          case Fn::CeilDiv:
+            reg = fresh();
+            emit(Code::CeilDiv, reg, args[0], args[1]);
+            return true;
           case Fn::Int:
-          case Fn::Round: reg = args[0]; return true;  // the identity on ints
-          case Fn::Float: return false;
+          case Fn::Round:
+            reg = args[0];
+            return true;  // the identity on ints
+          case Fn::Float:
+            return false;
         }
         return false;
       }
@@ -136,7 +146,8 @@ class IntCompiler {
         patch(to_end);
         return true;
       }
-      case Kind::List: return false;
+      case Kind::List:
+        return false;
     }
     return false;
   }
@@ -225,9 +236,9 @@ inline int execute(const IntProgram::Op* ops, std::size_t count, std::int64_t* r
     const std::int64_t a = r[op.a];
     std::int64_t& d = r[op.dst];
     switch (op.code) {
-#define TK_BIN(NAME)                                           \
-  case Code::NAME:                                             \
-    o = bin<BinOp::NAME>(a, r[op.b], d, temps);                \
+#define TK_BIN(NAME)                                              \
+  case Code::NAME:                                                \
+    o = bin<BinOp::NAME>(a, r[op.b], d, temps);                   \
     if (o != IntProgram::Outcome::ok) return static_cast<int>(o); \
     break;
       // The common ones inline (the same int semantics as binary_op).
@@ -265,27 +276,47 @@ inline int execute(const IntProgram::Op* ops, std::size_t count, std::int64_t* r
         }
         break;
       }
-      TK_BIN(Pow)
-      TK_BIN(BitAnd)
-      TK_BIN(BitOr)
-      TK_BIN(BitXor)
-      TK_BIN(Shl)
-      TK_BIN(Shr)
+        TK_BIN(Pow)
+        TK_BIN(BitAnd)
+        TK_BIN(BitOr)
+        TK_BIN(BitXor)
+        TK_BIN(Shl)
+        TK_BIN(Shr)
 #undef TK_BIN
       case Code::Neg:
         if (a == INT64_MIN) return 1;
         d = -a;
         break;
-      case Code::Invert: d = ~a; break;
-      case Code::Not: d = a == 0; break;
-      case Code::Eq: d = a == r[op.b]; break;
-      case Code::Ne: d = a != r[op.b]; break;
-      case Code::Lt: d = a < r[op.b]; break;
-      case Code::Le: d = a <= r[op.b]; break;
-      case Code::Gt: d = a > r[op.b]; break;
-      case Code::Ge: d = a >= r[op.b]; break;
-      case Code::Min: d = r[op.b] < a ? r[op.b] : a; break;
-      case Code::Max: d = r[op.b] > a ? r[op.b] : a; break;
+      case Code::Invert:
+        d = ~a;
+        break;
+      case Code::Not:
+        d = a == 0;
+        break;
+      case Code::Eq:
+        d = a == r[op.b];
+        break;
+      case Code::Ne:
+        d = a != r[op.b];
+        break;
+      case Code::Lt:
+        d = a < r[op.b];
+        break;
+      case Code::Le:
+        d = a <= r[op.b];
+        break;
+      case Code::Gt:
+        d = a > r[op.b];
+        break;
+      case Code::Ge:
+        d = a >= r[op.b];
+        break;
+      case Code::Min:
+        d = r[op.b] < a ? r[op.b] : a;
+        break;
+      case Code::Max:
+        d = r[op.b] > a ? r[op.b] : a;
+        break;
       case Code::Abs:
         if (a == INT64_MIN) return 1;
         d = a < 0 ? -a : a;
@@ -297,16 +328,24 @@ inline int execute(const IntProgram::Op* ops, std::size_t count, std::int64_t* r
         d = res.i;
         break;
       }
-      case Code::Mov: d = a; break;
-      case Code::Set: d = op.b; break;
+      case Code::Mov:
+        d = a;
+        break;
+      case Code::Set:
+        d = op.b;
+        break;
       case Code::JumpIfZero:
         if (a == 0) pc = static_cast<std::size_t>(op.b) - 1;
         break;
       case Code::JumpIfNonZero:
         if (a != 0) pc = static_cast<std::size_t>(op.b) - 1;
         break;
-      case Code::Jump: pc = static_cast<std::size_t>(op.b) - 1; break;
-      case Code::Store: store[op.b] = int_slot(a); break;
+      case Code::Jump:
+        pc = static_cast<std::size_t>(op.b) - 1;
+        break;
+      case Code::Store:
+        store[op.b] = int_slot(a);
+        break;
       case Code::Reject:
         if (a == 0) return 3;
         break;
@@ -338,9 +377,12 @@ IntProgram::StepsOutcome IntProgram::run_steps(Slot* vars, std::int64_t* r) cons
   }
   for (const auto& [reg, value] : constants_) r[reg] = value;
   switch (execute(ops_.data(), ops_.size(), r, vars)) {
-    case 0: return StepsOutcome::ok;
-    case 3: return StepsOutcome::rejected;
-    default: return StepsOutcome::bail;
+    case 0:
+      return StepsOutcome::ok;
+    case 3:
+      return StepsOutcome::rejected;
+    default:
+      return StepsOutcome::bail;
   }
 }
 

@@ -34,9 +34,9 @@ constexpr std::array<Fn, 7> kFunctionIds{Fn::Min, Fn::Max, Fn::Abs, Fn::CeilDiv,
 
 bool is_reserved(std::string_view w) {
   static constexpr std::array<std::string_view, 27> words{
-      "None",   "as",     "assert", "async",  "await",  "break",    "class",  "continue", "def",
-      "del",    "elif",   "except", "finally", "for",   "from",     "global", "import",   "is",
-      "lambda", "nonlocal", "pass", "raise",  "return", "try",      "while",  "with",     "yield"};
+      "None",   "as",       "assert", "async",   "await",  "break", "class",  "continue", "def",
+      "del",    "elif",     "except", "finally", "for",    "from",  "global", "import",   "is",
+      "lambda", "nonlocal", "pass",   "raise",   "return", "try",   "while",  "with",     "yield"};
   for (auto r : words)
     if (r == w) return true;
   return false;
@@ -53,7 +53,8 @@ class Parser {
     const Token& t = peek();
     if (t.kind != Tok::End) {
       if (t.kind == Tok::RParen || t.kind == Tok::RBrack) fail(t.begin, "unmatched '" + std::string(t.text) + "'");
-      if (t.kind == Tok::Comma) fail(t.begin, "unexpected ','; a list or tuple needs brackets and can only follow 'in'");
+      if (t.kind == Tok::Comma)
+        fail(t.begin, "unexpected ','; a list or tuple needs brackets and can only follow 'in'");
       fail(t.begin, "unexpected " + describe(t) + "; expected an operator or the end of the expression");
     }
     validate(*n, false);
@@ -70,12 +71,17 @@ class Parser {
 
   static std::string describe(const Token& t) {
     switch (t.kind) {
-      case Tok::End: return "the end of the expression";
+      case Tok::End:
+        return "the end of the expression";
       case Tok::Int:
-      case Tok::Float: return "number " + std::string(t.text);
-      case Tok::Str: return "string " + std::string(t.text);
-      case Tok::Name: return "name '" + std::string(t.text) + "'";
-      default: return "'" + std::string(t.text) + "'";
+      case Tok::Float:
+        return "number " + std::string(t.text);
+      case Tok::Str:
+        return "string " + std::string(t.text);
+      case Tok::Name:
+        return "name '" + std::string(t.text) + "'";
+      default:
+        return "'" + std::string(t.text) + "'";
     }
   }
 
@@ -95,7 +101,8 @@ class Parser {
       }
       char c = text_[i];
       auto at = [&](int k) { return i + k < n ? text_[i + k] : '\0'; };
-      if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && std::isdigit(static_cast<unsigned char>(at(1))))) {
+      if (std::isdigit(static_cast<unsigned char>(c)) ||
+          (c == '.' && std::isdigit(static_cast<unsigned char>(at(1))))) {
         i = number(i, t);
       } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
         while (i < n && (std::isalnum(static_cast<unsigned char>(text_[i])) || text_[i] == '_')) ++i;
@@ -109,20 +116,41 @@ class Parser {
             two == ">>") {
           i += 2;
         } else if (two == "&&" || two == "||") {
-          fail(i, std::string("unexpected '") + std::string(two) + "'; use '" + (c == '&' ? "and" : "or") +
-                      "' instead");
+          fail(i,
+               std::string("unexpected '") + std::string(two) + "'; use '" + (c == '&' ? "and" : "or") + "' instead");
         } else {
           switch (c) {
-            case '+': case '-': case '*': case '/': case '%': case '<': case '>': case '&': case '|': case '^':
+            case '+':
+            case '-':
+            case '*':
+            case '/':
+            case '%':
+            case '<':
+            case '>':
+            case '&':
+            case '|':
+            case '^':
             case '~':
               break;
-            case '(': t.kind = Tok::LParen; break;
-            case ')': t.kind = Tok::RParen; break;
-            case '[': t.kind = Tok::LBrack; break;
-            case ']': t.kind = Tok::RBrack; break;
-            case ',': t.kind = Tok::Comma; break;
-            case '!': fail(i, "unexpected '!'; use 'not' instead");
-            case '=': fail(i, "unexpected '='; did you mean '=='?");
+            case '(':
+              t.kind = Tok::LParen;
+              break;
+            case ')':
+              t.kind = Tok::RParen;
+              break;
+            case '[':
+              t.kind = Tok::LBrack;
+              break;
+            case ']':
+              t.kind = Tok::RBrack;
+              break;
+            case ',':
+              t.kind = Tok::Comma;
+              break;
+            case '!':
+              fail(i, "unexpected '!'; use 'not' instead");
+            case '=':
+              fail(i, "unexpected '='; did you mean '=='?");
             default: {
               int len = 1;
               auto u = static_cast<unsigned char>(c);
@@ -153,7 +181,8 @@ class Parser {
       clean.clear();
       bool based = !prefix.empty();
       auto digit = [based](char ch) {
-        return based ? std::isalnum(static_cast<unsigned char>(ch)) != 0 : std::isdigit(static_cast<unsigned char>(ch)) != 0;
+        return based ? std::isalnum(static_cast<unsigned char>(ch)) != 0
+                     : std::isdigit(static_cast<unsigned char>(ch)) != 0;
       };
       for (std::size_t k = 0; k < s.size(); ++k) {
         if (s[k] == '_') {
@@ -242,14 +271,31 @@ class Parser {
       if (c == '\\' && i + 1 < n) {
         char e = text_[i + 1];
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case '0': out += '\0'; break;
-          case '\\': out += '\\'; break;
-          case '\'': out += '\''; break;
-          case '"': out += '"'; break;
-          default: out += '\\'; out += e; break;  // Python keeps unknown escapes
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case '0':
+            out += '\0';
+            break;
+          case '\\':
+            out += '\\';
+            break;
+          case '\'':
+            out += '\'';
+            break;
+          case '"':
+            out += '"';
+            break;
+          default:
+            out += '\\';
+            out += e;
+            break;  // Python keeps unknown escapes
         }
         i += 2;
         continue;
@@ -308,8 +354,9 @@ class Parser {
     if (!is_word("if")) return body;
     const Token& kw = take();
     NodePtr cond = operand_after(kw, [this] { return disjunction(); });
-    if (!is_word("else")) fail(peek().begin, "expected 'else' after the condition of 'if' at column " +
-                                                 std::to_string(column_of(kw.begin)));
+    if (!is_word("else"))
+      fail(peek().begin,
+           "expected 'else' after the condition of 'if' at column " + std::to_string(column_of(kw.begin)));
     const Token& el = take();
     NodePtr other = operand_after(el, [this] { return expression(); });
     Node n;
@@ -335,15 +382,27 @@ class Parser {
 
   bool starts_operand(const Token& t) const {
     switch (t.kind) {
-      case Tok::Int: case Tok::Float: case Tok::Str: case Tok::LParen: case Tok::LBrack: return true;
-      case Tok::Name: return t.text != "and" && t.text != "or" && t.text != "in" && t.text != "if" && t.text != "else";
-      case Tok::Op: return t.text == "-" || t.text == "+" || t.text == "~";
-      default: return false;
+      case Tok::Int:
+      case Tok::Float:
+      case Tok::Str:
+      case Tok::LParen:
+      case Tok::LBrack:
+        return true;
+      case Tok::Name:
+        return t.text != "and" && t.text != "or" && t.text != "in" && t.text != "if" && t.text != "else";
+      case Tok::Op:
+        return t.text == "-" || t.text == "+" || t.text == "~";
+      default:
+        return false;
     }
   }
 
-  NodePtr disjunction() { return logical("or", Kind::Or, [this] { return conjunction(); }); }
-  NodePtr conjunction() { return logical("and", Kind::And, [this] { return inversion(); }); }
+  NodePtr disjunction() {
+    return logical("or", Kind::Or, [this] { return conjunction(); });
+  }
+  NodePtr conjunction() {
+    return logical("and", Kind::And, [this] { return inversion(); });
+  }
 
   template <class F>
   NodePtr logical(std::string_view word, Kind kind, F next) {
@@ -443,13 +502,21 @@ class Parser {
     }
   }
 
-  NodePtr bit_or() { return binary_level({{"|", BinOp::BitOr}}, [this] { return bit_xor(); }); }
-  NodePtr bit_xor() { return binary_level({{"^", BinOp::BitXor}}, [this] { return bit_and(); }); }
-  NodePtr bit_and() { return binary_level({{"&", BinOp::BitAnd}}, [this] { return shift(); }); }
+  NodePtr bit_or() {
+    return binary_level({{"|", BinOp::BitOr}}, [this] { return bit_xor(); });
+  }
+  NodePtr bit_xor() {
+    return binary_level({{"^", BinOp::BitXor}}, [this] { return bit_and(); });
+  }
+  NodePtr bit_and() {
+    return binary_level({{"&", BinOp::BitAnd}}, [this] { return shift(); });
+  }
   NodePtr shift() {
     return binary_level({{"<<", BinOp::Shl}, {">>", BinOp::Shr}}, [this] { return sum(); });
   }
-  NodePtr sum() { return binary_level({{"+", BinOp::Add}, {"-", BinOp::Sub}}, [this] { return term(); }); }
+  NodePtr sum() {
+    return binary_level({{"+", BinOp::Add}, {"-", BinOp::Sub}}, [this] { return term(); });
+  }
   NodePtr term() {
     return binary_level({{"*", BinOp::Mul}, {"/", BinOp::Div}, {"//", BinOp::FloorDiv}, {"%", BinOp::Mod}},
                         [this] { return factor(); });
@@ -507,10 +574,14 @@ class Parser {
         if (peek().kind == Tok::LParen) fail(peek().begin, "a literal cannot be called like a function");
         return make(std::move(n));
       }
-      case Tok::Name: return name();
-      case Tok::LParen: return parenthesized();
-      case Tok::LBrack: return list();
-      default: break;
+      case Tok::Name:
+        return name();
+      case Tok::LParen:
+        return parenthesized();
+      case Tok::LBrack:
+        return list();
+      default:
+        break;
     }
     if (t.kind == Tok::End) {
       if (last_) fail(t.begin, "expected an expression after '" + std::string(last_->text) + "'");
@@ -531,8 +602,7 @@ class Parser {
       n.value = Value(std::int64_t{t.text == "True" ? 1 : 0});
       return make(std::move(n));
     }
-    if (t.text == "and" || t.text == "or" || t.text == "not" || t.text == "in" || t.text == "if" ||
-        t.text == "else")
+    if (t.text == "and" || t.text == "or" || t.text == "not" || t.text == "in" || t.text == "if" || t.text == "else")
       fail(t.begin, "expected an expression, found '" + std::string(t.text) + "'");
     if (is_reserved(t.text)) fail(t.begin, "'" + std::string(t.text) + "' is not supported in expressions");
     if (peek().kind != Tok::LParen) {
@@ -545,8 +615,8 @@ class Parser {
     for (std::size_t k = 0; k < kFunctions.size(); ++k)
       if (kFunctions[k] == t.text) fn = kFunctionIds[k];
     if (!fn)
-      fail(t.begin, "unknown function '" + std::string(t.text) +
-                        "'; known: abs, ceil_div, float, int, max, min, round");
+      fail(t.begin,
+           "unknown function '" + std::string(t.text) + "'; known: abs, ceil_div, float, int, max, min, round");
     const Token& open = take();
     std::vector<NodePtr> args = sequence(open, Tok::RParen, ")");
     n.end = last_->end;
@@ -566,8 +636,8 @@ class Parser {
     } else {
       int want = *fn == Fn::CeilDiv ? 2 : 1;
       if (count != want)
-        fail(t.begin, fname + "() expects " + std::to_string(want) + " argument" + (want == 1 ? "" : "s") +
-                          ", got " + std::to_string(count));
+        fail(t.begin, fname + "() expects " + std::to_string(want) + " argument" + (want == 1 ? "" : "s") + ", got " +
+                          std::to_string(count));
     }
     n.kids = std::move(args);
     return make(std::move(n));

@@ -8,87 +8,138 @@ namespace tunekit::detail {
 
 const char* spelling(BinOp op) {
   switch (op) {
-    case BinOp::Add: return "+";
-    case BinOp::Sub: return "-";
-    case BinOp::Mul: return "*";
-    case BinOp::Div: return "/";
-    case BinOp::FloorDiv: return "//";
-    case BinOp::Mod: return "%";
-    case BinOp::Pow: return "**";
-    case BinOp::BitAnd: return "&";
-    case BinOp::BitOr: return "|";
-    case BinOp::BitXor: return "^";
-    case BinOp::Shl: return "<<";
-    case BinOp::Shr: return ">>";
+    case BinOp::Add:
+      return "+";
+    case BinOp::Sub:
+      return "-";
+    case BinOp::Mul:
+      return "*";
+    case BinOp::Div:
+      return "/";
+    case BinOp::FloorDiv:
+      return "//";
+    case BinOp::Mod:
+      return "%";
+    case BinOp::Pow:
+      return "**";
+    case BinOp::BitAnd:
+      return "&";
+    case BinOp::BitOr:
+      return "|";
+    case BinOp::BitXor:
+      return "^";
+    case BinOp::Shl:
+      return "<<";
+    case BinOp::Shr:
+      return ">>";
   }
   return "?";
 }
 
 const char* spelling(UnOp op) {
   switch (op) {
-    case UnOp::Neg: return "-";
-    case UnOp::Pos: return "+";
-    case UnOp::Invert: return "~";
-    case UnOp::Not: return "not";
+    case UnOp::Neg:
+      return "-";
+    case UnOp::Pos:
+      return "+";
+    case UnOp::Invert:
+      return "~";
+    case UnOp::Not:
+      return "not";
   }
   return "?";
 }
 
 const char* spelling(Cmp op) {
   switch (op) {
-    case Cmp::Eq: return "==";
-    case Cmp::Ne: return "!=";
-    case Cmp::Lt: return "<";
-    case Cmp::Le: return "<=";
-    case Cmp::Gt: return ">";
-    case Cmp::Ge: return ">=";
-    case Cmp::In: return "in";
-    case Cmp::NotIn: return "not in";
+    case Cmp::Eq:
+      return "==";
+    case Cmp::Ne:
+      return "!=";
+    case Cmp::Lt:
+      return "<";
+    case Cmp::Le:
+      return "<=";
+    case Cmp::Gt:
+      return ">";
+    case Cmp::Ge:
+      return ">=";
+    case Cmp::In:
+      return "in";
+    case Cmp::NotIn:
+      return "not in";
   }
   return "?";
 }
 
 const char* spelling(Fn fn) {
   switch (fn) {
-    case Fn::Min: return "min";
-    case Fn::Max: return "max";
-    case Fn::Abs: return "abs";
-    case Fn::CeilDiv: return "ceil_div";
-    case Fn::Int: return "int";
-    case Fn::Float: return "float";
-    case Fn::Round: return "round";
+    case Fn::Min:
+      return "min";
+    case Fn::Max:
+      return "max";
+    case Fn::Abs:
+      return "abs";
+    case Fn::CeilDiv:
+      return "ceil_div";
+    case Fn::Int:
+      return "int";
+    case Fn::Float:
+      return "float";
+    case Fn::Round:
+      return "round";
   }
   return "?";
 }
 
 Fail binary(BinOp op, Slot a, Slot b, Slot& out, Temps& temps) {
   switch (op) {
-    case BinOp::Add: return binary_op<BinOp::Add>(a, b, out, temps);
-    case BinOp::Sub: return binary_op<BinOp::Sub>(a, b, out, temps);
-    case BinOp::Mul: return binary_op<BinOp::Mul>(a, b, out, temps);
-    case BinOp::Div: return binary_op<BinOp::Div>(a, b, out, temps);
-    case BinOp::FloorDiv: return binary_op<BinOp::FloorDiv>(a, b, out, temps);
-    case BinOp::Mod: return binary_op<BinOp::Mod>(a, b, out, temps);
-    case BinOp::Pow: return binary_op<BinOp::Pow>(a, b, out, temps);
-    case BinOp::BitAnd: return binary_op<BinOp::BitAnd>(a, b, out, temps);
-    case BinOp::BitOr: return binary_op<BinOp::BitOr>(a, b, out, temps);
-    case BinOp::BitXor: return binary_op<BinOp::BitXor>(a, b, out, temps);
-    case BinOp::Shl: return binary_op<BinOp::Shl>(a, b, out, temps);
-    case BinOp::Shr: return binary_op<BinOp::Shr>(a, b, out, temps);
+    case BinOp::Add:
+      return binary_op<BinOp::Add>(a, b, out, temps);
+    case BinOp::Sub:
+      return binary_op<BinOp::Sub>(a, b, out, temps);
+    case BinOp::Mul:
+      return binary_op<BinOp::Mul>(a, b, out, temps);
+    case BinOp::Div:
+      return binary_op<BinOp::Div>(a, b, out, temps);
+    case BinOp::FloorDiv:
+      return binary_op<BinOp::FloorDiv>(a, b, out, temps);
+    case BinOp::Mod:
+      return binary_op<BinOp::Mod>(a, b, out, temps);
+    case BinOp::Pow:
+      return binary_op<BinOp::Pow>(a, b, out, temps);
+    case BinOp::BitAnd:
+      return binary_op<BinOp::BitAnd>(a, b, out, temps);
+    case BinOp::BitOr:
+      return binary_op<BinOp::BitOr>(a, b, out, temps);
+    case BinOp::BitXor:
+      return binary_op<BinOp::BitXor>(a, b, out, temps);
+    case BinOp::Shl:
+      return binary_op<BinOp::Shl>(a, b, out, temps);
+    case BinOp::Shr:
+      return binary_op<BinOp::Shr>(a, b, out, temps);
   }
   return Fail::Type;
 }
 
 Fail compare(Cmp op, const Slot& a, const Slot& b, bool& out) {
   switch (op) {
-    case Cmp::Eq: return compare_op<Cmp::Eq>(a, b, out);
-    case Cmp::Ne: return compare_op<Cmp::Ne>(a, b, out);
-    case Cmp::Lt: return compare_op<Cmp::Lt>(a, b, out);
-    case Cmp::Le: return compare_op<Cmp::Le>(a, b, out);
-    case Cmp::Gt: return compare_op<Cmp::Gt>(a, b, out);
-    case Cmp::Ge: return compare_op<Cmp::Ge>(a, b, out);
-    case Cmp::In: return compare_op<Cmp::In>(a, b, out);
-    case Cmp::NotIn: return compare_op<Cmp::NotIn>(a, b, out);
+    case Cmp::Eq:
+      return compare_op<Cmp::Eq>(a, b, out);
+    case Cmp::Ne:
+      return compare_op<Cmp::Ne>(a, b, out);
+    case Cmp::Lt:
+      return compare_op<Cmp::Lt>(a, b, out);
+    case Cmp::Le:
+      return compare_op<Cmp::Le>(a, b, out);
+    case Cmp::Gt:
+      return compare_op<Cmp::Gt>(a, b, out);
+    case Cmp::Ge:
+      return compare_op<Cmp::Ge>(a, b, out);
+    case Cmp::In:
+      return compare_op<Cmp::In>(a, b, out);
+    case Cmp::NotIn:
+      return compare_op<Cmp::NotIn>(a, b, out);
   }
   return Fail::Type;
 }
@@ -193,8 +244,10 @@ Fail extreme(const Slot* args, int n, Slot& out) {
 
 Fail call(Fn fn, const Slot* args, int n, Slot& out, Temps& temps) {
   switch (fn) {
-    case Fn::Min: return extreme<true>(args, n, out);
-    case Fn::Max: return extreme<false>(args, n, out);
+    case Fn::Min:
+      return extreme<true>(args, n, out);
+    case Fn::Max:
+      return extreme<false>(args, n, out);
     case Fn::Abs: {
       const Slot& a = args[0];
       if (a.tag == Tag::Int) {

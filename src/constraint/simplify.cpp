@@ -53,7 +53,8 @@ bool fold_compare(const Node& n, const std::vector<NodePtr>& kids, bool& result)
 NodePtr simplify(const NodePtr& node, const Bindings* constants) {
   const Node& n = *node;
   switch (n.kind) {
-    case Kind::Const: return node;
+    case Kind::Const:
+      return node;
     case Kind::Var: {
       if (constants) {
         auto it = constants->find(n.name);
@@ -61,7 +62,8 @@ NodePtr simplify(const NodePtr& node, const Bindings* constants) {
       }
       return node;
     }
-    default: break;
+    default:
+      break;
   }
 
   std::vector<NodePtr> kids;
@@ -94,8 +96,7 @@ NodePtr simplify(const NodePtr& node, const Bindings* constants) {
     case Kind::Binary: {
       if (!is_const(kids[0]) || !is_const(kids[1])) return rebuilt();
       Slot out;
-      if (binary(static_cast<BinOp>(n.op), slot_of(kids[0]->value), slot_of(kids[1]->value), out, temps) !=
-          Fail::None)
+      if (binary(static_cast<BinOp>(n.op), slot_of(kids[0]->value), slot_of(kids[1]->value), out, temps) != Fail::None)
         return rebuilt();
       return constant_like(n, value_of(out));
     }
@@ -148,8 +149,10 @@ NodePtr simplify(const NodePtr& node, const Bindings* constants) {
       if (!is_const(kids[1])) return rebuilt();
       return truthy(slot_of(kids[1]->value)) ? kids[0] : kids[2];
     }
-    case Kind::List: return rebuilt();
-    default: return rebuilt();
+    case Kind::List:
+      return rebuilt();
+    default:
+      return rebuilt();
   }
 }
 

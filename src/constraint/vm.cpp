@@ -11,14 +11,22 @@ namespace {
 
 inline Fail compare_dispatch(Cmp op, const Slot& a, const Slot& b, bool& out) {
   switch (op) {
-    case Cmp::Eq: return compare_op<Cmp::Eq>(a, b, out);
-    case Cmp::Ne: return compare_op<Cmp::Ne>(a, b, out);
-    case Cmp::Lt: return compare_op<Cmp::Lt>(a, b, out);
-    case Cmp::Le: return compare_op<Cmp::Le>(a, b, out);
-    case Cmp::Gt: return compare_op<Cmp::Gt>(a, b, out);
-    case Cmp::Ge: return compare_op<Cmp::Ge>(a, b, out);
-    case Cmp::In: return compare_op<Cmp::In>(a, b, out);
-    case Cmp::NotIn: return compare_op<Cmp::NotIn>(a, b, out);
+    case Cmp::Eq:
+      return compare_op<Cmp::Eq>(a, b, out);
+    case Cmp::Ne:
+      return compare_op<Cmp::Ne>(a, b, out);
+    case Cmp::Lt:
+      return compare_op<Cmp::Lt>(a, b, out);
+    case Cmp::Le:
+      return compare_op<Cmp::Le>(a, b, out);
+    case Cmp::Gt:
+      return compare_op<Cmp::Gt>(a, b, out);
+    case Cmp::Ge:
+      return compare_op<Cmp::Ge>(a, b, out);
+    case Cmp::In:
+      return compare_op<Cmp::In>(a, b, out);
+    case Cmp::NotIn:
+      return compare_op<Cmp::NotIn>(a, b, out);
   }
   return Fail::Type;
 }
@@ -55,31 +63,33 @@ inline bool run_impl(const Program& p, Vars vars, Slot& result, Temps& temps, Fa
   int pc = 0;
   Fail f = Fail::None;
 
-#define TK_BINARY(NAME)                                                  \
-  case Op::NAME:                                                         \
+#define TK_BINARY(NAME)                                                    \
+  case Op::NAME:                                                           \
     f = binary_op<BinOp::NAME>(st[sp - 2], st[sp - 1], st[sp - 2], temps); \
-    if (f != Fail::None) goto error;                                     \
-    --sp;                                                                \
+    if (f != Fail::None) goto error;                                       \
+    --sp;                                                                  \
     break;
-#define TK_COMPARE(NAME)                                       \
-  case Op::NAME: {                                             \
-    bool r = false;                                            \
-    f = compare_op<Cmp::NAME>(st[sp - 2], st[sp - 1], r);      \
-    if (f != Fail::None) goto error;                           \
-    --sp;                                                      \
-    st[sp - 1] = int_slot(r ? 1 : 0);                          \
-    break;                                                     \
+#define TK_COMPARE(NAME)                                  \
+  case Op::NAME: {                                        \
+    bool r = false;                                       \
+    f = compare_op<Cmp::NAME>(st[sp - 2], st[sp - 1], r); \
+    if (f != Fail::None) goto error;                      \
+    --sp;                                                 \
+    st[sp - 1] = int_slot(r ? 1 : 0);                     \
+    break;                                                \
   }
-#define TK_UNARY(NAME)                                  \
-  case Op::NAME:                                        \
-    f = unary(UnOp::NAME, st[sp - 1], st[sp - 1]);      \
-    if (f != Fail::None) goto error;                    \
+#define TK_UNARY(NAME)                             \
+  case Op::NAME:                                   \
+    f = unary(UnOp::NAME, st[sp - 1], st[sp - 1]); \
+    if (f != Fail::None) goto error;               \
     break;
 
   for (; pc < n; ++pc) {
     const Instr in = code[pc];
     switch (in.op) {
-      case Op::Const: st[sp++] = consts[in.arg]; break;
+      case Op::Const:
+        st[sp++] = consts[in.arg];
+        break;
       case Op::Var:
         st[sp] = vars.load(in.arg);
         if constexpr (Vars::kMayFail) {
@@ -91,30 +101,32 @@ inline bool run_impl(const Program& p, Vars vars, Slot& result, Temps& temps, Fa
         }
         ++sp;
         break;
-      TK_BINARY(Add)
-      TK_BINARY(Sub)
-      TK_BINARY(Mul)
-      TK_BINARY(Div)
-      TK_BINARY(FloorDiv)
-      TK_BINARY(Mod)
-      TK_BINARY(Pow)
-      TK_BINARY(BitAnd)
-      TK_BINARY(BitOr)
-      TK_BINARY(BitXor)
-      TK_BINARY(Shl)
-      TK_BINARY(Shr)
-      TK_UNARY(Neg)
-      TK_UNARY(Pos)
-      TK_UNARY(Invert)
-      case Op::Not: st[sp - 1] = int_slot(truthy(st[sp - 1]) ? 0 : 1); break;
-      TK_COMPARE(Eq)
-      TK_COMPARE(Ne)
-      TK_COMPARE(Lt)
-      TK_COMPARE(Le)
-      TK_COMPARE(Gt)
-      TK_COMPARE(Ge)
-      TK_COMPARE(In)
-      TK_COMPARE(NotIn)
+        TK_BINARY(Add)
+        TK_BINARY(Sub)
+        TK_BINARY(Mul)
+        TK_BINARY(Div)
+        TK_BINARY(FloorDiv)
+        TK_BINARY(Mod)
+        TK_BINARY(Pow)
+        TK_BINARY(BitAnd)
+        TK_BINARY(BitOr)
+        TK_BINARY(BitXor)
+        TK_BINARY(Shl)
+        TK_BINARY(Shr)
+        TK_UNARY(Neg)
+        TK_UNARY(Pos)
+        TK_UNARY(Invert)
+      case Op::Not:
+        st[sp - 1] = int_slot(truthy(st[sp - 1]) ? 0 : 1);
+        break;
+        TK_COMPARE(Eq)
+        TK_COMPARE(Ne)
+        TK_COMPARE(Lt)
+        TK_COMPARE(Le)
+        TK_COMPARE(Gt)
+        TK_COMPARE(Ge)
+        TK_COMPARE(In)
+        TK_COMPARE(NotIn)
       case Op::Chain: {
         bool r = false;
         f = compare_dispatch(static_cast<Cmp>(in.sub), st[sp - 2], st[sp - 1], r);
@@ -154,7 +166,9 @@ inline bool run_impl(const Program& p, Vars vars, Slot& result, Temps& temps, Fa
         --sp;
         if (!truthy(st[sp])) pc = in.arg - 1;
         break;
-      case Op::Jump: pc = in.arg - 1; break;
+      case Op::Jump:
+        pc = in.arg - 1;
+        break;
       case Op::Call: {
         const int k = in.arg;
         Slot out;

@@ -45,8 +45,9 @@ MachineInfo load_machine_file(const std::string& file) {
     return machine_from_json(text.str());
   } catch (const std::invalid_argument& e) {
     throw InputError(SourceLocation{file, 0, 0},
-                     std::string(e.what()) + "; expected one device object of `tunekit devices --json`, such as "
-                                             "{\"device\": \"...\", \"l1d_bytes\": 32768}");
+                     std::string(e.what()) +
+                         "; expected one device object of `tunekit devices --json`, such as "
+                         "{\"device\": \"...\", \"l1d_bytes\": 32768}");
   }
 }
 

@@ -13,10 +13,14 @@ namespace tunekit {
 
 std::string_view to_string(OptionSpec::Type t) {
   switch (t) {
-    case OptionSpec::Type::integer: return "integer";
-    case OptionSpec::Type::real: return "number";
-    case OptionSpec::Type::boolean: return "true or false";
-    case OptionSpec::Type::text: return "text";
+    case OptionSpec::Type::integer:
+      return "integer";
+    case OptionSpec::Type::real:
+      return "number";
+    case OptionSpec::Type::boolean:
+      return "true or false";
+    case OptionSpec::Type::text:
+      return "text";
   }
   return "?";
 }
@@ -39,8 +43,8 @@ std::string expected(const OptionSpec& s) {
 }  // namespace
 
 std::string describe(const OptionSpec& s) {
-  const std::string value = s.type == OptionSpec::Type::boolean ? (s.default_value.truthy() ? "true" : "false")
-                                                                 : s.default_value.str();
+  const std::string value =
+      s.type == OptionSpec::Type::boolean ? (s.default_value.truthy() ? "true" : "false") : s.default_value.str();
   return fmt::format("{} ({}, default {}): {}", s.name, expected(s), value, s.help);
 }
 
@@ -80,12 +84,13 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
   for (const OptionValue& g : given) {
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == g.name; });
     if (spec == specs.end()) {
-      if (names.empty()) throw InputError(g.where, "option '" + g.name + "': " + std::string(owner) + " takes no options");
+      if (names.empty())
+        throw InputError(g.where, "option '" + g.name + "': " + std::string(owner) + " takes no options");
       throw InputError(g.where, unknown_name_message(fmt::format("option of {}", owner), g.name, names));
     }
     auto bad = [&]() -> InputError {
-      return InputError(g.where, fmt::format("option '{}' of {} must be {}, got {}", g.name, owner, expected(*spec),
-                                             g.value.repr()));
+      return InputError(
+          g.where, fmt::format("option '{}' of {} must be {}, got {}", g.name, owner, expected(*spec), g.value.repr()));
     };
     Value v = g.value;
     switch (spec->type) {

@@ -285,7 +285,8 @@ void Child::mark_output() {
 
 std::string Child::output() const {
   std::string text = tail_;
-  if (dropped_ > 0 || text.size() > kTailBytes) text = "..." + text.substr(text.size() - std::min(text.size(), kTailBytes));
+  if (dropped_ > 0 || text.size() > kTailBytes)
+    text = "..." + text.substr(text.size() - std::min(text.size(), kTailBytes));
   return text;
 }
 
@@ -406,8 +407,9 @@ std::string shell_quote(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {
     if (!out.empty()) out += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                         "0123456789_-+=/.,:@%") == std::string::npos;
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-+=/.,:@%") == std::string::npos;
     if (plain) {
       out += a;
       continue;

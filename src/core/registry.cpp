@@ -5,8 +5,8 @@
 namespace tunekit {
 
 std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known) {
-  return "unknown " + std::string(kind) + " '" + std::string(name) + "'" + did_you_mean(name, known) + " (known: " +
-         detail::join(known) + ")";
+  return "unknown " + std::string(kind) + " '" + std::string(name) + "'" + did_you_mean(name, known) +
+         " (known: " + detail::join(known) + ")";
 }
 
 }  // namespace tunekit

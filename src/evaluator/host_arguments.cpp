@@ -63,7 +63,8 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
     }
     const std::uint64_t element = size_of(a.type);
     if (a.count > (std::numeric_limits<std::uint64_t>::max() - 63) / element)
-      throw AllocationError(fmt::format("argument '{}': {} elements of {} bytes overflow 64 bits", a.name, a.count, element));
+      throw AllocationError(
+          fmt::format("argument '{}': {} elements of {} bytes overflow 64 bits", a.name, a.count, element));
     const std::uint64_t bytes = a.count * element;
     // 64-byte alignment: a cache line, and what AVX-512 loads like.
     const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);

@@ -21,7 +21,7 @@ E enum_from(const json& j, std::initializer_list<E> all) {
 }  // namespace
 
 json to_json(const ResolvedArgument& a) {
-  json j{{"name", a.name}, {"type", std::string(to_string(a.type))}, {"role", std::string(to_string(a.role))},
+  json j{{"name", a.name},   {"type", std::string(to_string(a.type))}, {"role", std::string(to_string(a.role))},
          {"count", a.count}, {"fill", std::string(to_string(a.fill))}, {"fill_value", a.fill_value}};
   if (a.role == Role::scalar) {
     if (a.scalar.is_int()) j["scalar"] = a.scalar.as_int();
@@ -34,7 +34,7 @@ json to_json(const ResolvedArgument& a) {
   if (!a.passed) j["pass"] = false;
   if (a.tensor_map) {
     const ResolvedTensorMap& m = *a.tensor_map;
-    j["tensor_map"] = {{"of", m.of},       {"dims", m.dims},       {"box", m.box},
+    j["tensor_map"] = {{"of", m.of},           {"dims", m.dims},       {"box", m.box},
                        {"swizzle", m.swizzle}, {"oob_nan", m.oob_nan}, {"l2_promotion", m.l2_promotion}};
   }
   return j;
@@ -76,28 +76,28 @@ json to_json(const WorkerRequest& r) {
   for (const auto& a : r.arguments) args.push_back(to_json(a));
   const auto& m = r.measure;
   json j{{"op", r.op == WorkerRequest::Op::reference ? "reference" : "trial"},
-          {"artifact", r.artifact.path.string()},
-          {"hash", r.artifact.hash},
-          {"entry", r.entry},
-          {"grid", r.launch.grid},
-          {"block", r.launch.block},
-          {"shared_memory", r.launch.shared_memory},
-          {"args", args},
-          {"reference_file", r.reference_file},
-          {"atol", r.tolerance.atol},
-          {"rtol", r.tolerance.rtol},
-          {"measure",
-           {{"warmup_us", m.warmup.count()},
-            {"min_samples", m.min_samples},
-            {"max_samples", m.max_samples},
-            {"max_time_s", m.max_time.count()},
-            {"target_noise", m.target_noise},
-            {"cache", std::string(to_string(m.cache))},
-            {"timeout_s", m.timeout.count()},
-            {"early_stop", m.early_stop},
-            {"best_so_far_us", m.best_so_far ? json(m.best_so_far->count()) : json(nullptr)}}},
-          {"seed", r.seed},
-          {"flush_bytes", r.flush_bytes}};
+         {"artifact", r.artifact.path.string()},
+         {"hash", r.artifact.hash},
+         {"entry", r.entry},
+         {"grid", r.launch.grid},
+         {"block", r.launch.block},
+         {"shared_memory", r.launch.shared_memory},
+         {"args", args},
+         {"reference_file", r.reference_file},
+         {"atol", r.tolerance.atol},
+         {"rtol", r.tolerance.rtol},
+         {"measure",
+          {{"warmup_us", m.warmup.count()},
+           {"min_samples", m.min_samples},
+           {"max_samples", m.max_samples},
+           {"max_time_s", m.max_time.count()},
+           {"target_noise", m.target_noise},
+           {"cache", std::string(to_string(m.cache))},
+           {"timeout_s", m.timeout.count()},
+           {"early_stop", m.early_stop},
+           {"best_so_far_us", m.best_so_far ? json(m.best_so_far->count()) : json(nullptr)}}},
+         {"seed", r.seed},
+         {"flush_bytes", r.flush_bytes}};
   // Only when there is one, so the keys of requests without (reference
   // caches) stay as they were.
   if (r.launch.clustered()) j["cluster"] = r.launch.cluster;
@@ -128,7 +128,8 @@ WorkerRequest request_from_json(const json& j) {
   r.measure.timeout = Seconds(m.at("timeout_s").get<double>());
   r.measure.graph = m.value("graph", false);
   r.measure.early_stop = m.at("early_stop").get<double>();
-  if (const auto& best = m.at("best_so_far_us"); !best.is_null()) r.measure.best_so_far = Microseconds(best.get<double>());
+  if (const auto& best = m.at("best_so_far_us"); !best.is_null())
+    r.measure.best_so_far = Microseconds(best.get<double>());
   r.seed = j.at("seed").get<std::uint64_t>();
   r.flush_bytes = j.at("flush_bytes").get<std::uint64_t>();
   return r;

@@ -15,15 +15,24 @@ namespace {
 // int64's, which is all a Value holds); nullopt for floating types.
 std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t) {
   switch (t) {
-    case ElementType::i8: return std::pair<std::int64_t, std::int64_t>{INT8_MIN, INT8_MAX};
-    case ElementType::i16: return std::pair<std::int64_t, std::int64_t>{INT16_MIN, INT16_MAX};
-    case ElementType::i32: return std::pair<std::int64_t, std::int64_t>{INT32_MIN, INT32_MAX};
-    case ElementType::i64: return std::pair<std::int64_t, std::int64_t>{INT64_MIN, INT64_MAX};
-    case ElementType::u8: return std::pair<std::int64_t, std::int64_t>{0, UINT8_MAX};
-    case ElementType::u16: return std::pair<std::int64_t, std::int64_t>{0, UINT16_MAX};
-    case ElementType::u32: return std::pair<std::int64_t, std::int64_t>{0, UINT32_MAX};
-    case ElementType::u64: return std::pair<std::int64_t, std::int64_t>{0, INT64_MAX};
-    default: return std::nullopt;
+    case ElementType::i8:
+      return std::pair<std::int64_t, std::int64_t>{INT8_MIN, INT8_MAX};
+    case ElementType::i16:
+      return std::pair<std::int64_t, std::int64_t>{INT16_MIN, INT16_MAX};
+    case ElementType::i32:
+      return std::pair<std::int64_t, std::int64_t>{INT32_MIN, INT32_MAX};
+    case ElementType::i64:
+      return std::pair<std::int64_t, std::int64_t>{INT64_MIN, INT64_MAX};
+    case ElementType::u8:
+      return std::pair<std::int64_t, std::int64_t>{0, UINT8_MAX};
+    case ElementType::u16:
+      return std::pair<std::int64_t, std::int64_t>{0, UINT16_MAX};
+    case ElementType::u32:
+      return std::pair<std::int64_t, std::int64_t>{0, UINT32_MAX};
+    case ElementType::u64:
+      return std::pair<std::int64_t, std::int64_t>{0, INT64_MAX};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -46,7 +55,8 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
       const TensorMapSpec& t = *a.tensor_map;
       auto of = std::find_if(args.begin(), args.end(), [&](const ArgumentSpec& b) { return b.name == t.of; });
       if (of == args.end() || of->role == Role::scalar || of->role == Role::tensor_map)
-        throw InputError(t.where, fmt::format("tensor map '{}': 'of' must name a buffer argument, got '{}'", a.name, t.of));
+        throw InputError(t.where,
+                         fmt::format("tensor map '{}': 'of' must name a buffer argument, got '{}'", a.name, t.of));
       r.type = of->type;
       ResolvedTensorMap m;
       m.of = t.of;
@@ -65,14 +75,14 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
       // (4294967312 as an i32 is 16).
       if (auto range = integer_range(a.type)) {
         const double v = r.scalar.to_double();
-        const bool fits = r.scalar.is_int() ? (a.type == ElementType::u64 ? r.scalar.as_int() >= 0
-                                                                          : r.scalar.as_int() >= range->first &&
-                                                                                r.scalar.as_int() <= range->second)
-                                            : std::isfinite(v) && v >= static_cast<double>(range->first) &&
-                                                  v <= static_cast<double>(range->second);
+        const bool fits =
+            r.scalar.is_int()
+                ? (a.type == ElementType::u64 ? r.scalar.as_int() >= 0
+                                              : r.scalar.as_int() >= range->first && r.scalar.as_int() <= range->second)
+                : std::isfinite(v) && v >= static_cast<double>(range->first) && v <= static_cast<double>(range->second);
         if (!fits)
-          throw InputError(a.value->where(), fmt::format("argument '{}' = {} does not fit its type {} ({} to {})", a.name,
-                                                         r.scalar.repr(), to_string(a.type), range->first,
+          throw InputError(a.value->where(), fmt::format("argument '{}' = {} does not fit its type {} ({} to {})",
+                                                         a.name, r.scalar.repr(), to_string(a.type), range->first,
                                                          a.type == ElementType::u64 ? std::string("2^64-1")
                                                                                     : std::to_string(range->second)));
       }
@@ -90,8 +100,7 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
     } else {
       if (!a.size) throw InputError(a.where, fmt::format("buffer argument '{}' has no size", a.name));
       const std::int64_t n = a.size->evaluate_int(env);
-      if (n < 0)
-        throw InputError(a.size->where(), fmt::format("size of argument '{}' is negative ({})", a.name, n));
+      if (n < 0) throw InputError(a.size->where(), fmt::format("size of argument '{}' is negative ({})", a.name, n));
       r.count = static_cast<std::uint64_t>(n);
     }
     out.push_back(std::move(r));

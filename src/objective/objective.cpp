@@ -37,7 +37,7 @@ std::optional<double> evaluate_metric(const Metric& m, const Bindings& env) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::optional<double>>> metric_values(const std::vector<Metric>& metrics,
-                                                                          const TrialRecord& trial) {
+                                                                         const TrialRecord& trial) {
   std::vector<std::pair<std::string, std::optional<double>>> out;
   if (trial.status != Status::ok || metrics.empty()) return out;
   const Bindings env = metric_bindings(trial);

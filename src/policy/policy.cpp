@@ -15,16 +15,20 @@ namespace tunekit {
 namespace {
 
 constexpr std::array<std::string_view, 97> kKeywords = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-    "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
-    "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main",
-    "size_t", "int64_t", "std"};
+    "alignas",     "alignof",   "and",        "and_eq",    "asm",      "auto",         "bitand",
+    "bitor",       "bool",      "break",      "case",      "catch",    "char",         "char8_t",
+    "char16_t",    "char32_t",  "class",      "compl",     "concept",  "const",        "consteval",
+    "constexpr",   "constinit", "const_cast", "continue",  "co_await", "co_return",    "co_yield",
+    "decltype",    "default",   "delete",     "do",        "double",   "dynamic_cast", "else",
+    "enum",        "explicit",  "export",     "extern",    "false",    "float",        "for",
+    "friend",      "goto",      "if",         "inline",    "int",      "long",         "mutable",
+    "namespace",   "new",       "noexcept",   "not",       "not_eq",   "nullptr",      "operator",
+    "or",          "or_eq",     "private",    "protected", "public",   "register",     "reinterpret_cast",
+    "requires",    "return",    "short",      "signed",    "sizeof",   "static",       "static_assert",
+    "static_cast", "struct",    "switch",     "template",  "this",     "thread_local", "throw",
+    "true",        "try",       "typedef",    "typeid",    "typename", "union",        "unsigned",
+    "using",       "virtual",   "void",       "volatile",  "wchar_t",  "while",        "xor",
+    "xor_eq",      "main",      "size_t",     "int64_t",   "std"};
 
 // How a column of values is typed in the header.
 enum class Kind { integer, floating, string };
@@ -40,9 +44,12 @@ Kind kind_of(const std::vector<const Value*>& values) {
 
 const char* c_type(Kind k) {
   switch (k) {
-    case Kind::integer: return "std::int64_t";
-    case Kind::floating: return "double";
-    case Kind::string: return "const char*";
+    case Kind::integer:
+      return "std::int64_t";
+    case Kind::floating:
+      return "double";
+    case Kind::string:
+      return "const char*";
   }
   return "";
 }
@@ -104,11 +111,21 @@ std::string cpp_string_literal(std::string_view text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '?': out += "\\?"; break;  // no trigraphs
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '?':
+        out += "\\?";
+        break;  // no trigraphs
       default:
         if (c < 0x20 || c >= 0x7f) out += fmt::format("\\{:03o}", c);  // octal: never swallows a following digit
         else out += static_cast<char>(c);
@@ -169,9 +186,9 @@ std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& co
   const auto sizes = names_of(policy.entries, true);
   std::vector<PinnedParameter> out;
   for (const auto& c : constraints)
-    for (auto& [name, rule] : c.equalities(
-             [&](const std::string& n) { return integer_column(policy.entries, n, false); },
-             [&](const std::string& n) { return std::find(sizes.begin(), sizes.end(), n) != sizes.end(); })) {
+    for (auto& [name, rule] :
+         c.equalities([&](const std::string& n) { return integer_column(policy.entries, n, false); },
+                      [&](const std::string& n) { return std::find(sizes.begin(), sizes.end(), n) != sizes.end(); })) {
       const std::string& key = name;  // clang 14 cannot capture a structured binding
       const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.name == key; });
       if (!seen && rule.to_cpp([](const std::string& n) { return std::optional<std::string>(n); }, ""))
@@ -244,7 +261,8 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   for (const auto& n : size_names) {
     size_ids.push_back(ident(n));
     size_kinds.push_back(kind_of(column(n, true)));
-    if (size_kinds.back() == Kind::string) throw std::runtime_error("size '" + n + "' has string values; sizes must be numbers");
+    if (size_kinds.back() == Kind::string)
+      throw std::runtime_error("size '" + n + "' has string values; sizes must be numbers");
   }
   for (const auto& n : param_names) {
     param_ids.push_back(ident(n));
@@ -306,19 +324,22 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   }
   for (const auto& text : policy.checks.unchecked) {
     std::string t = text;
-    std::replace_if(t.begin(), t.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::replace_if(
+        t.begin(), t.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     h += "// Not checked (not integer C++): " + t + "\n";
   }
   for (const auto& p : pins) {
     std::string rule = p.source->name + " == " + p.source->rule.text();
-    std::replace_if(rule.begin(), rule.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::replace_if(
+        rule.begin(), rule.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     h += "// " + p.source->name + " is pinned to the size by the spec (" + rule +
          "):\n// an untuned size gets it computed from its own size.\n";
   }
   h += "#pragma once\n#include <cstddef>\n#include <cstdint>\n\n";
   h += "namespace " + cpp_identifier(options.name_space) + " {\n\n";
   h += "struct " + k + "_config {\n";
-  for (std::size_t i = 0; i < param_ids.size(); ++i) h += fmt::format("  {} {};\n", c_type(param_kinds[i]), param_ids[i]);
+  for (std::size_t i = 0; i < param_ids.size(); ++i)
+    h += fmt::format("  {} {};\n", c_type(param_kinds[i]), param_ids[i]);
   h += "};\n\nstruct " + k + "_size {\n";
   for (std::size_t i = 0; i < size_ids.size(); ++i) h += fmt::format("  {} {};\n", c_type(size_kinds[i]), size_ids[i]);
   h += "};\n\n";
@@ -333,7 +354,8 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   h += fmt::format("inline constexpr {0}_config {0}_tuned_configs[] = {{\n", k);
   for (const auto& e : policy.entries) {
     std::vector<std::string> v;
-    for (std::size_t i = 0; i < param_names.size(); ++i) v.push_back(literal(e.config.at(param_names[i]), param_kinds[i]));
+    for (std::size_t i = 0; i < param_names.size(); ++i)
+      v.push_back(literal(e.config.at(param_names[i]), param_kinds[i]));
     h += "    {" + fmt::format("{}", fmt::join(v, ", ")) + "},\n";
   }
   h += "};\n\n";
@@ -357,21 +379,25 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   for (std::size_t i = 0; i < size_ids.size(); ++i) {
     params.push_back(fmt::format("{} {}", c_type(size_kinds[i]), size_ids[i]));
     exact.push_back(fmt::format("s.{0} == {0}", size_ids[i]));
-    dist.push_back(fmt::format("detail_{0}::ratio(static_cast<double>(s.{1}), static_cast<double>({1}))", k, size_ids[i]));
+    dist.push_back(
+        fmt::format("detail_{0}::ratio(static_cast<double>(s.{1}), static_cast<double>({1}))", k, size_ids[i]));
   }
   if (size_ids.empty()) {
     exact.push_back("true");
     dist.push_back("1.0");
   }
-  h += fmt::format("// The config for a problem size: exact for a tuned size, else the nearest\n// tuned size's (see the "
-                   "rule above). The sizes in the spec's order: {}.\n",
-                   size_names.empty() ? std::string("none") : fmt::format("{}", fmt::join(size_names, ", ")));
+  h += fmt::format(
+      "// The config for a problem size: exact for a tuned size, else the nearest\n// tuned size's (see the "
+      "rule above). The sizes in the spec's order: {}.\n",
+      size_names.empty() ? std::string("none") : fmt::format("{}", fmt::join(size_names, ", ")));
   h += fmt::format("constexpr {}_config {}_select({}) noexcept {{\n", k, k, fmt::join(params, ", "));
-  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n", k, k, k);
+  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n",
+                   k, k, k);
   h += fmt::format("    if ({}) return {}_tuned_configs[i];\n  }}\n", fmt::join(exact, " && "), k);
   h += "  std::size_t best = 0;\n  double best_distance = 0;\n";
   if (!checks.empty()) h += fmt::format("  std::size_t allowed = {}_tuned_count;\n  double allowed_distance = 0;\n", k);
-  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n", k, k, k);
+  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n",
+                   k, k, k);
   h += fmt::format("    const double d = {};\n", fmt::join(dist, " * "));
   h += "    if (i == 0 || d < best_distance) {\n      best = i;\n      best_distance = d;\n    }\n";
   if (!checks.empty()) {
@@ -397,9 +423,11 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     // fields were set by name.
     std::vector<std::string> fields;
     for (const auto& id : size_ids) fields.push_back("size." + id);
-    h += fmt::format("// The same, with the sizes as named fields.\nconstexpr {0}_config {0}_select(const {0}_size& size) noexcept {{\n"
-                     "  return {0}_select({1});\n}}\n\n",
-                     k, fmt::join(fields, ", "));
+    h += fmt::format(
+        "// The same, with the sizes as named fields.\nconstexpr {0}_config {0}_select(const {0}_size& size) noexcept "
+        "{{\n"
+        "  return {0}_select({1});\n}}\n\n",
+        k, fmt::join(fields, ", "));
   }
   h += "}  // namespace " + cpp_identifier(options.name_space) + "\n";
   return h;

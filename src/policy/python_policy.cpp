@@ -26,7 +26,8 @@ std::string python_literal(const Value& v) {
 
 std::string python_dict(const std::vector<std::pair<std::string, Value>>& items) {
   std::string out = "{";
-  for (const auto& [k, v] : items) out += (out.size() > 1 ? ", " : "") + nlohmann::json(k).dump() + ": " + python_literal(v);
+  for (const auto& [k, v] : items)
+    out += (out.size() > 1 ? ", " : "") + nlohmann::json(k).dump() + ": " + python_literal(v);
   return out + "}";
 }
 
@@ -35,9 +36,9 @@ std::vector<std::pair<std::string, Value>> items_of(const Map& m) {
   return {m.begin(), m.end()};
 }
 
-constexpr std::array<const char*, 8> kLaunchOptions{"num_warps", "num_stages", "num_ctas", "maxnreg",
-                                                    "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl",
-                                                    "num_buffers_warp_spec"};
+constexpr std::array<const char*, 8> kLaunchOptions{"num_warps",  "num_stages",           "num_ctas",
+                                                    "maxnreg",    "enable_fp_fusion",     "launch_cooperative_grid",
+                                                    "launch_pdl", "num_buffers_warp_spec"};
 
 }  // namespace
 
@@ -107,15 +108,16 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
     auto get = [&](const std::string& name) -> std::int64_t {
       auto it = e.size.find(name);
       if (it == e.size.end() || !it->second.is_int())
-        throw std::runtime_error("vLLM's MoE files need integer sizes E, N and " + batch_axis + "; a tuned size lacks " +
-                                 name);
+        throw std::runtime_error("vLLM's MoE files need integer sizes E, N and " + batch_axis +
+                                 "; a tuned size lacks " + name);
       return it->second.as_int();
     };
     nlohmann::ordered_json config;
     for (const char* k : keys) {
       const Value* v = e.config.find(k);
-      if (!v) throw std::runtime_error(std::string("vLLM's MoE files need ") + k + " in every config; " +
-                                       e.config.str() + " lacks it");
+      if (!v)
+        throw std::runtime_error(std::string("vLLM's MoE files need ") + k + " in every config; " + e.config.str() +
+                                 " lacks it");
       config[k] = v->as_int();
     }
     files[{get("E"), get("N")}][get(batch_axis)] = config;

@@ -156,8 +156,9 @@ std::vector<std::uint32_t> values_of(const Json& config, ParameterTable& table, 
     if (p == SIZE_MAX && !grow) continue;  // a metric, "time", "times" ...
     const Value v = value_of(j, file, where + "'s " + name);
     auto ix = table.index(name, v, grow);
-    if (!ix) fail(file, fmt::format("{} has {} = {}, which is not among the values of '{}' in tune_params", where, name,
-                                    v.repr(), name));
+    if (!ix)
+      fail(file, fmt::format("{} has {} = {}, which is not among the values of '{}' in tune_params", where, name,
+                             v.repr(), name));
     if (out.size() < table.parameters().size()) out.resize(table.parameters().size(), UINT32_MAX);
     out[table.position(name)] = *ix;
   }
@@ -175,7 +176,8 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
   if (auto k = doc.find("tune_params_keys"); k != doc.end() && k->is_array())
     for (const auto& n : *k) keys.push_back(n.get<std::string>());
   auto tp = doc.find("tune_params");
-  if (tp == doc.end() || !tp->is_object()) fail(file, "it has a \"cache\" but no \"tune_params\" (is it a Kernel Tuner cache?)");
+  if (tp == doc.end() || !tp->is_object())
+    fail(file, "it has a \"cache\" but no \"tune_params\" (is it a Kernel Tuner cache?)");
   if (keys.empty())
     for (const auto& [name, v] : tp->items()) keys.push_back(name);
   for (const auto& name : keys) {
@@ -218,8 +220,10 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
     r.run_time = ms(number_or(entry, "benchmark_time") + number_or(entry, "verification_time"));
     results.push_back(std::move(r));
   }
-  std::string kernel = doc.contains("kernel_name") && doc["kernel_name"].is_string() ? doc["kernel_name"].get<std::string>() : "";
-  std::string device = doc.contains("device_name") && doc["device_name"].is_string() ? doc["device_name"].get<std::string>() : "";
+  std::string kernel =
+      doc.contains("kernel_name") && doc["kernel_name"].is_string() ? doc["kernel_name"].get<std::string>() : "";
+  std::string device =
+      doc.contains("device_name") && doc["device_name"].is_string() ? doc["device_name"].get<std::string>() : "";
   return Recording(file, Recording::Format::kernel_tuner, std::move(kernel), std::move(device), {}, table.parameters(),
                    std::move(results));
 }
@@ -242,7 +246,9 @@ Recording read_t4(const fs::path& file, const Json& doc) {
                                        ? entry["invalidity"].get<std::string>()
                                        : "correct";
     auto status = t4_status(invalidity);
-    if (!status) fail(file, where + " has invalidity \"" + invalidity + "\" (T4 allows correct, compile, runtime, correctness, constraints, timeout)");
+    if (!status)
+      fail(file, where + " has invalidity \"" + invalidity +
+                     "\" (T4 allows correct, compile, runtime, correctness, constraints, timeout)");
     r.status = *status;
     // The objective: "time" among the measurements (its unit is the file's, milliseconds).
     std::optional<double> time;
@@ -250,7 +256,8 @@ Recording read_t4(const fs::path& file, const Json& doc) {
       for (const auto& x : *m)
         if (x.is_object() && x.value("name", "") == "time" && x.contains("value")) {
           if (x["value"].is_number()) time = x["value"].get<double>();
-          else if (x["value"].is_string() && r.status == Status::ok) r.status = kt_error_status(x["value"].get<std::string>()).value_or(Status::launch_error);
+          else if (x["value"].is_string() && r.status == Status::ok)
+            r.status = kt_error_status(x["value"].get<std::string>()).value_or(Status::launch_error);
           if (x["value"].is_string()) r.error = x["value"].get<std::string>();
         }
     if (r.status == Status::ok) {
@@ -339,9 +346,12 @@ std::string describe(const Recording& r) {
 
 std::string_view to_string(Recording::Format f) {
   switch (f) {
-    case Recording::Format::kernel_tuner: return "kernel_tuner";
-    case Recording::Format::kernel_tuner_t4: return "kernel_tuner_t4";
-    case Recording::Format::tunekit: return "tunekit";
+    case Recording::Format::kernel_tuner:
+      return "kernel_tuner";
+    case Recording::Format::kernel_tuner_t4:
+      return "kernel_tuner_t4";
+    case Recording::Format::tunekit:
+      return "tunekit";
   }
   return "?";
 }
@@ -387,7 +397,8 @@ const RecordedResult* Recording::find(const Config& config) const {
 
 Config Recording::config_of(const RecordedResult& r) const {
   std::vector<std::pair<std::string, Value>> entries;
-  for (std::size_t p = 0; p < parameters_.size(); ++p) entries.emplace_back(parameters_[p].name, parameters_[p].values[r.values[p]]);
+  for (std::size_t p = 0; p < parameters_.size(); ++p)
+    entries.emplace_back(parameters_[p].name, parameters_[p].values[r.values[p]]);
   return Config(std::move(entries));
 }
 
@@ -428,8 +439,7 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
     if (!doc.is_object()) fail(file, "it is not a JSON object (expected a Kernel Tuner cache or T4 results file)");
     if (doc.contains("cache")) out.push_back(read_kernel_tuner(file, doc));
     else if (doc.contains("results")) out.push_back(read_t4(file, doc));
-    else
-      fail(file, "it is neither a Kernel Tuner cache (no \"cache\" key) nor a T4 results file (no \"results\" key)");
+    else fail(file, "it is neither a Kernel Tuner cache (no \"cache\" key) nor a T4 results file (no \"results\" key)");
     const Recording& r = out.back();
     if (!filter.kernel.empty() && !r.kernel().empty() && r.kernel() != filter.kernel)
       fail(file, "it records kernel '" + r.kernel() + "', not '" + filter.kernel + "'");
@@ -450,7 +460,8 @@ Recording load_recording(const fs::path& file, const RecordingFilter& filter) {
   if (all.size() == 1) return std::move(all.front());
   std::vector<std::string> names;
   for (const auto& r : all) names.push_back(describe(r));
-  fail(file, fmt::format("it holds {} recordings; pick one (kernel, device, size): {}", all.size(), detail::join(names, "; ")));
+  fail(file, fmt::format("it holds {} recordings; pick one (kernel, device, size): {}", all.size(),
+                         detail::join(names, "; ")));
 }
 
 // ---------------------------------------------------------------- ReplayTable

@@ -33,8 +33,9 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
   const Space& space = table.space();
   const std::uint64_t size = space.size();
   if (settings.max_evaluations && (*settings.max_evaluations == 0 || *settings.max_evaluations > size))
-    throw InputError({"--max-evals"}, fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",
-                                                  *settings.max_evaluations, size));
+    throw InputError({"--max-evals"},
+                     fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",
+                                 *settings.max_evaluations, size));
   const std::uint64_t budget = settings.max_evaluations.value_or(size);
   const auto optimum = table.optimum_time();
   if (!optimum)

@@ -92,7 +92,9 @@ std::string level_text(const ParameterLevel& l) {
   return out + ")";
 }
 
-std::string spread_text(const ParameterEffect& e) { return fmt::format("{}{:.2f}x", e.spread_is_bound ? ">=" : "", e.spread); }
+std::string spread_text(const ParameterEffect& e) {
+  return fmt::format("{}{:.2f}x", e.spread_is_bound ? ">=" : "", e.spread);
+}
 
 std::string size_str(const Bindings& size) {
   std::string out;
@@ -182,8 +184,7 @@ std::string strip_plot(const ParameterEffect& e, const std::vector<const TrialRe
   for (const auto* t : ok)
     if (const Value* v = t->config.find(e.parameter)) times[*v].push_back(t->stats.median.count());
   const int width = std::max(220, 70 + kStripWidth * static_cast<int>(e.levels.size()));
-  detail::SvgChart chart(width, kTall, detail::Axis{-0.5, e.levels.size() - 0.5, false, e.parameter},
-                         time_axis(ok));
+  detail::SvgChart chart(width, kTall, detail::Axis{-0.5, e.levels.size() - 0.5, false, e.parameter}, time_axis(ok));
   std::vector<std::pair<double, std::string>> ticks;
   for (std::size_t i = 0; i < e.levels.size(); ++i) {
     const auto& level = e.levels[i];
@@ -259,10 +260,11 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     std::size_t missed = 0;
     for (const auto* t : ok) missed += missed_target(*t, options);
     if (missed_target(*ok.front(), options))
-      h += fmt::format("<p class=\"warn\">The fastest config's noise is {:.1f}%, over the {:g}% target: configs "
-                       "within that of it may be faster. Rerun on a quieter machine or with more samples "
-                       "(measure.max_time).</p>\n",
-                       100 * ok.front()->stats.noise, 100 * options.target_noise);
+      h += fmt::format(
+          "<p class=\"warn\">The fastest config's noise is {:.1f}%, over the {:g}% target: configs "
+          "within that of it may be faster. Rerun on a quieter machine or with more samples "
+          "(measure.max_time).</p>\n",
+          100 * ok.front()->stats.noise, 100 * options.target_noise);
     if (options.target_noise > 0 && missed)
       h += fmt::format("<p>{} of {} ok configs missed the noise target ({:g}%): their noise is marked.</p>\n", missed,
                        ok.size(), 100 * options.target_noise);
@@ -278,7 +280,8 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
       const auto& t = *row;
       const std::size_t rank = static_cast<std::size_t>(std::find(ok.begin(), ok.end(), row) - ok.begin()) + 1;
       h += fmt::format(
-          "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num{}\">{:.1f}%{}</td>"
+          "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+          "class=\"num{}\">{:.1f}%{}</td>"
           "{}<td class=\"num\">{}</td><td><code>{}</code>{}</td></tr>\n",
           rank, us(t.stats.median), us(t.stats.min), missed_target(t, options) ? " noisy" : "", 100 * t.stats.noise,
           t.stats.bimodal ? " (two groups)" : "", metric_cells(t, options),
@@ -322,11 +325,13 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
          "<table><tr><th>config</th><th>samples</th><th>min us</th><th>median us</th><th>bar</th></tr>\n";
     for (std::size_t i = 0; i < std::min(options.failures, slower.size()); ++i) {
       const auto& t = *slower[i];
-      const std::string bar = t.slower_than ? fmt::format("{:g} x {} us", t.slower_than->factor, us(t.slower_than->best))
-                                            : std::string("-");
-      h += fmt::format("<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-                       "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
-                       html_escape(t.config.str()), t.stats.count, us(t.stats.min), us(t.stats.median), bar);
+      const std::string bar = t.slower_than
+                                  ? fmt::format("{:g} x {} us", t.slower_than->factor, us(t.slower_than->best))
+                                  : std::string("-");
+      h += fmt::format(
+          "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+          html_escape(t.config.str()), t.stats.count, us(t.stats.min), us(t.stats.median), bar);
     }
     h += "</table>\n";
     if (slower.size() > options.failures) h += fmt::format("<p>and {} more.</p>\n", slower.size() - options.failures);
@@ -341,8 +346,7 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
       h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td></tr>\n", to_string(failed[i]->status),
                        html_escape(failed[i]->config.str()), html_escape(detail::first_line(failed[i]->error, 300)));
     h += "</table>\n";
-    if (failed.size() > options.failures)
-      h += fmt::format("<p>and {} more.</p>\n", failed.size() - options.failures);
+    if (failed.size() > options.failures) h += fmt::format("<p>and {} more.</p>\n", failed.size() - options.failures);
   }
   return h;
 }
@@ -358,7 +362,8 @@ std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& t
 std::string format_parameter_effects(const std::vector<ParameterEffect>& effects) {
   std::size_t width = 9;
   for (const auto& e : effects) width = std::max(width, e.parameter.size());
-  std::string out = fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
+  std::string out =
+      fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
   for (const auto& e : effects) {
     out += fmt::format("{:<{}}  {:>7} ", e.parameter, width, spread_text(e));
     for (const auto& l : e.levels) out += fmt::format(" {}: {}", l.value.str(), level_text(l));
@@ -372,7 +377,8 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
   for (const auto& s : sections_of(trials)) {
     const auto effects = effects_of(s.trials);
     out += fmt::format("{} on {}, {}: {} trials\n{}", s.kernel, s.device, Config({s.size.begin(), s.size.end()}).str(),
-                       s.trials.size(), effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
+                       s.trials.size(),
+                       effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
   }
   return out;
 }
@@ -433,9 +439,8 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
       h += fmt::format(
           "<tr><td><a href=\"#s{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
-          i, html_escape(sections[i].kernel), html_escape(size_str(sections[i].size)),
-          html_escape(sections[i].device), sections[i].trials.size(), ok.size(),
-          ok.empty() ? std::string("-") : us(ok.front()->stats.median),
+          i, html_escape(sections[i].kernel), html_escape(size_str(sections[i].size)), html_escape(sections[i].device),
+          sections[i].trials.size(), ok.size(), ok.empty() ? std::string("-") : us(ok.front()->stats.median),
           ok.empty() ? std::string() : html_escape(ok.front()->config.str()));
     }
     h += "</table>\n";

@@ -69,8 +69,6 @@ std::optional<double> speedup(const TrialRecord* best, const TrialRecord* baseli
 // Numbers JSON can hold; NaN and infinities become null.
 ojson number(double d) { return std::isfinite(d) ? ojson(d) : ojson(nullptr); }
 
-
-
 std::string csv_number(double d, const char* spec) {
   if (!std::isfinite(d)) return std::isnan(d) ? "" : (d > 0 ? "inf" : "-inf");
   return fmt::format(fmt::runtime(spec), d);
@@ -97,7 +95,8 @@ ojson trial_json(std::size_t number_, const TrialRecord& t, const TrialColumns& 
   j["missed_noise_target"] = missed_target(t, columns.target_noise);
   if (!columns.metrics.empty()) {
     ojson m = ojson::object();
-    for (const auto& [name, value] : metric_values(columns.metrics, t)) m[name] = value ? number(*value) : ojson(nullptr);
+    for (const auto& [name, value] : metric_values(columns.metrics, t))
+      m[name] = value ? number(*value) : ojson(nullptr);
     j["metrics"] = std::move(m);
   }
   ojson samples = ojson::array();
@@ -155,9 +154,9 @@ ojson pick_json(const SizeReport& s, const std::optional<std::size_t>& index, co
 }
 
 std::string status_counts(const std::vector<const TrialRecord*>& trials) {
-  constexpr std::array kOrder{Status::ok,           Status::slower,       Status::invalid, Status::compile_error,
-                              Status::resource_limit, Status::launch_error, Status::crash,   Status::timeout,
-                              Status::wrong_result};
+  constexpr std::array kOrder{
+      Status::ok,           Status::slower, Status::invalid, Status::compile_error, Status::resource_limit,
+      Status::launch_error, Status::crash,  Status::timeout, Status::wrong_result};
   std::string out = fmt::format("{} trial{}", trials.size(), trials.size() == 1 ? "" : "s");
   std::string parts;
   for (Status s : kOrder) {
@@ -184,9 +183,10 @@ std::string early_stop_line(const std::vector<const TrialRecord*>& trials) {
   }
   if (!cut) return {};
   const std::string bar = factor && one_factor ? fmt::format("{:g} x", *factor) : std::string("a multiple of");
-  return fmt::format("early stop: {} trial{} cut short, slower than {} the best so far (their few samples are kept; "
-                     "never chosen; --early-stop off measures every config in full)\n",
-                     cut, cut == 1 ? "" : "s", bar);
+  return fmt::format(
+      "early stop: {} trial{} cut short, slower than {} the best so far (their few samples are kept; "
+      "never chosen; --early-stop off measures every config in full)\n",
+      cut, cut == 1 ? "" : "s", bar);
 }
 
 std::string resumed_note(std::size_t resumed, std::size_t retried = 0) {
@@ -240,9 +240,10 @@ std::string verification_line(const TrialRecord& t, const std::vector<TrialRecor
         }
       }
     if (!checked) return "verification: not checked (no reference)";
-    return fmt::format("verification: the best config's outputs are the reference; {} of {} other configs matched "
-                       "them (max abs diff {:.3g})",
-                       passed, checked, worst);
+    return fmt::format(
+        "verification: the best config's outputs are the reference; {} of {} other configs matched "
+        "them (max abs diff {:.3g})",
+        passed, checked, worst);
   }
   return fmt::format("verification: max abs diff {:.3g}, max rel err {:.3g} ({})", v.max_abs_diff, v.max_rel_err,
                      v.passed ? "within tolerance" : "FAILED");
@@ -283,10 +284,11 @@ std::string detail::first_line(std::string_view text, std::size_t limit) {
 std::string format_unsettled(const UniversalChoice& choice) {
   const auto& by = choice.unsettled_by;
   if (by.empty()) return {};
-  return fmt::format("  not settled: {} config{} cut short by the early stop at some size might beat it ({}{}); "
-                     "tune with --early-stop off to measure {} in full\n",
-                     by.size(), by.size() == 1 ? "" : "s", by.front().str(), by.size() > 1 ? ", ..." : "",
-                     by.size() == 1 ? "it" : "them");
+  return fmt::format(
+      "  not settled: {} config{} cut short by the early stop at some size might beat it ({}{}); "
+      "tune with --early-stop off to measure {} in full\n",
+      by.size(), by.size() == 1 ? "" : "s", by.front().str(), by.size() > 1 ? ", ..." : "",
+      by.size() == 1 ? "it" : "them");
 }
 
 TrialColumns columns_of(const TuneReport& report) { return TrialColumns{report.metrics, report.target_noise}; }
@@ -318,9 +320,9 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
     for (const auto& [k, v] : t.size) add(size_names, k);
     for (const auto& [k, v] : t.config) add(param_names, k);
   }
-  std::vector<std::string> header{"No.", "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",
-                                  "Min(us)", "Noise", "Samples", "Size", "Error", "Spread",
-                                  "Bimodal", "MissedNoiseTarget"};
+  std::vector<std::string> header{"No.",       "Config",  "Time(us)", "Status",           "MaxAbsDiff",
+                                  "MaxRelErr", "Min(us)", "Noise",    "Samples",          "Size",
+                                  "Error",     "Spread",  "Bimodal",  "MissedNoiseTarget"};
   for (const auto& m : columns.metrics) header.push_back(m.name);
   header.insert(header.end(), size_names.begin(), size_names.end());
   header.insert(header.end(), param_names.begin(), param_names.end());
@@ -403,7 +405,8 @@ std::string format_json(const TuneReport& report) {
     const auto rule = s.first_of(kOriginRules);
     sj["rules"] = rule ? rule_outcome_json(rule_outcome(s.trials, *rule)) : ojson(nullptr);
     ojson trials = ojson::array();
-    for (std::size_t i = 0; i < s.trials.size(); ++i) trials.push_back(trial_json(i + 1, s.trials[i], columns_of(report)));
+    for (std::size_t i = 0; i < s.trials.size(); ++i)
+      trials.push_back(trial_json(i + 1, s.trials[i], columns_of(report)));
     sj["trials"] = std::move(trials);
     sizes.push_back(std::move(sj));
   }
@@ -430,7 +433,8 @@ std::string format_summary(const TuneReport& report) {
     if (!pick(s, best_index)) {  // not chosen by the caller: take the best ok trial by the objective
       std::optional<double> best_cost;
       for (std::size_t i = 0; i < s.trials.size(); ++i)
-        if (auto c = objective_cost(report.objective, report.metrics, s.trials[i]); c && (!best_cost || *c < *best_cost)) {
+        if (auto c = objective_cost(report.objective, report.metrics, s.trials[i]);
+            c && (!best_cost || *c < *best_cost)) {
           best_cost = c;
           best_index = i;
         }
@@ -444,9 +448,9 @@ std::string format_summary(const TuneReport& report) {
     }
     if (const std::size_t moved = s.count_of(kOriginTransfer)) {  // right after search.seeds
       const std::size_t first = *s.first_of(kOriginTransfer) + 1, last = first + moved - 1;
-      out += first == last
-                 ? fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{}\n", first)
-                 : fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{} to No.{}\n", first, last);
+      out += first == last ? fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{}\n", first)
+                           : fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{} to No.{}\n",
+                                         first, last);
     }
 
     if (best && best->status == Status::ok) {
@@ -497,10 +501,11 @@ std::string format_summary(const TuneReport& report) {
     const double other = std::max(0.0, report.wall.count() - report.build_wait.count() - report.measure.count());
     const std::string flushing =
         report.flush.count() > 0 ? fmt::format(" ({:.1f} s of it flushing caches)", report.flush.count()) : "";
-    out += fmt::format("time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s{}, other {:.1f} s; "
-                       "kernels ran {:.0f}% of the time\n",
-                       report.wall.count(), report.build.count(), report.build_wait.count(), report.measure.count(),
-                       flushing, other, 100.0 * report.device_busy.count() / report.wall.count());
+    out += fmt::format(
+        "time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s{}, other {:.1f} s; "
+        "kernels ran {:.0f}% of the time\n",
+        report.wall.count(), report.build.count(), report.build_wait.count(), report.measure.count(), flushing, other,
+        100.0 * report.device_busy.count() / report.wall.count());
   }
   for (const auto& w : report.warnings) out += "warning: " + w + "\n";
   std::vector<std::string> files;

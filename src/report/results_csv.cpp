@@ -22,14 +22,16 @@ std::string results_file_name(std::chrono::system_clock::time_point when) {
   return std::string("TUNEKIT_RESULTS_") + stamp + ".csv";
 }
 
-std::string format_results_csv(const std::vector<TrialRecord>& trials, const std::vector<std::vector<std::string>>& args) {
+std::string format_results_csv(const std::vector<TrialRecord>& trials,
+                               const std::vector<std::vector<std::string>>& args) {
   std::string out = "No.,Config,Duration(us),Args\n";
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const TrialRecord& t = trials[i];
     const std::string duration =
         t.status == Status::ok ? fmt::format("{:.3f}", t.stats.median.count()) : std::string(to_string(t.status));
     const std::string line = i < args.size() && !args[i].empty() ? detail::shell_quote(args[i]) : std::string();
-    out += fmt::format("{},{},{},{}\n", i + 1, detail::csv_field(t.config.str()), detail::csv_field(duration), detail::csv_field(line));
+    out += fmt::format("{},{},{},{}\n", i + 1, detail::csv_field(t.config.str()), detail::csv_field(duration),
+                       detail::csv_field(line));
   }
   return out;
 }

@@ -24,12 +24,23 @@ std::string html_escape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -136,8 +147,9 @@ std::string SvgChart::str(std::string_view title) const {
                      html_escape(label));
   s += fmt::format("<text class=\"label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>", (left + right) / 2,
                    height_ - 6, html_escape(x_.label));
-  s += fmt::format("<text class=\"label\" transform=\"translate(14,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-                   (top + bottom) / 2, html_escape(y_.label));
+  s += fmt::format(
+      "<text class=\"label\" transform=\"translate(14,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+      (top + bottom) / 2, html_escape(y_.label));
   s += marks_;
   return s + "</svg>";
 }

@@ -39,8 +39,7 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
   r.add(file_writer("csv",
                     "one row per trial: config, time, status, verification, noise, size, error, then a column per "
                     "metric, size and parameter",
-                    ".csv",
-                    [](const TuneReport& report, std::ostream& out) {
+                    ".csv", [](const TuneReport& report, std::ostream& out) {
                       out << format_csv(report.all_trials(), columns_of(report));
                     }));
   r.add(file_writer("json", "the whole report: per size the best, the baseline, seeds and every trial", ".json",
@@ -118,7 +117,8 @@ void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs
 std::optional<std::string> unsafe_output(const fs::path& file) {
   std::ifstream f(file, std::ios::binary);
   char header[16] = {};
-  if (f && f.read(header, sizeof header) && std::string_view(header, sizeof header) == std::string_view("SQLite format 3\0", 16))
+  if (f && f.read(header, sizeof header) &&
+      std::string_view(header, sizeof header) == std::string_view("SQLite format 3\0", 16))
     return "'" + file.string() + "' is an SQLite database (a results store?); an output may not replace it";
   return std::nullopt;
 }

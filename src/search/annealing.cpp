@@ -74,23 +74,23 @@ class AnnealingSearch : public IndexedSearch {
 }  // namespace
 
 StrategyInfo annealing_strategy() {
-  return {"annealing",
-          "simulated annealing over valid neighbours, cooling geometrically over the budget; restarts near the "
-          "fastest config when every neighbour was tried",
-          {
-              real_option("t_start", 0.2,
-               "start temperature: a 20% slower neighbour is accepted with probability 1/e at 0.2", 1e-6, 1e6),
-              real_option("t_end", 0.005, "end temperature (at the end of the budget)", 1e-9, 1e6),
-              text_option("neighbourhood", "hamming",
-                          "hamming: another value of one parameter; adjacent: the next or previous value of one parameter",
-                          {"hamming", "adjacent"}),
-          },
-          [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
-            if (!has_usable_index(c.space)) return random_fallback(c);
-            return std::make_unique<AnnealingSearch>(
-                c, AnnealingOptions{c.options.real("t_start"), c.options.real("t_end"),
-                                    c.options.text("neighbourhood") == "adjacent"});
-          }};
+  return {
+      "annealing",
+      "simulated annealing over valid neighbours, cooling geometrically over the budget; restarts near the "
+      "fastest config when every neighbour was tried",
+      {
+          real_option("t_start", 0.2,
+                      "start temperature: a 20% slower neighbour is accepted with probability 1/e at 0.2", 1e-6, 1e6),
+          real_option("t_end", 0.005, "end temperature (at the end of the budget)", 1e-9, 1e6),
+          text_option("neighbourhood", "hamming",
+                      "hamming: another value of one parameter; adjacent: the next or previous value of one parameter",
+                      {"hamming", "adjacent"}),
+      },
+      [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
+        if (!has_usable_index(c.space)) return random_fallback(c);
+        return std::make_unique<AnnealingSearch>(c, AnnealingOptions{c.options.real("t_start"), c.options.real("t_end"),
+                                                                     c.options.text("neighbourhood") == "adjacent"});
+      }};
 }
 
 }  // namespace tunekit::detail

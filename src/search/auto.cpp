@@ -14,7 +14,8 @@ namespace {
 // Forwards to the chosen strategy and says which it is.
 class AutoStrategy : public Strategy {
  public:
-  AutoStrategy(std::unique_ptr<Strategy> inner, std::string chosen) : inner_(std::move(inner)), chosen_(std::move(chosen)) {}
+  AutoStrategy(std::unique_ptr<Strategy> inner, std::string chosen)
+      : inner_(std::move(inner)), chosen_(std::move(chosen)) {}
   std::vector<Config> next(std::size_t n) override { return inner_->next(n); }
   void observe(const Config& config, const Outcome& outcome) override { inner_->observe(config, outcome); }
   std::optional<std::uint64_t> planned() const override { return inner_->planned(); }
@@ -45,8 +46,8 @@ StrategyInfo auto_strategy() {
             const std::string chosen = auto_choice(c.space, c.budget, c.time_limited);
             const StrategyInfo info = chosen == "exhaustive" ? exhaustive_strategy() : surrogate_strategy();
             const Options defaults = Options::resolve("strategy '" + info.name + "'", info.options, {});
-            return std::make_unique<AutoStrategy>(info.make(StrategyContext{c.space, c.seed, c.budget, defaults, c.time_limited}),
-                                                  chosen);
+            return std::make_unique<AutoStrategy>(
+                info.make(StrategyContext{c.space, c.seed, c.budget, defaults, c.time_limited}), chosen);
           }};
 }
 

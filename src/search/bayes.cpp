@@ -84,7 +84,9 @@ class BayesSearch : public IndexedSearch {
     const auto& obs = observations();
     std::vector<std::size_t> pick(obs.size());
     std::iota(pick.begin(), pick.end(), 0);
-    auto cost = [&](std::size_t i) { return obs[i].cost ? std::log(*obs[i].cost) : worst_ + std::log(kFailurePenalty); };
+    auto cost = [&](std::size_t i) {
+      return obs[i].cost ? std::log(*obs[i].cost) : worst_ + std::log(kFailurePenalty);
+    };
     if (pick.size() > o_.max_points) {
       const std::size_t fastest = o_.max_points / 2;
       std::partial_sort(pick.begin(), pick.begin() + static_cast<std::ptrdiff_t>(fastest), pick.end(),
@@ -194,17 +196,19 @@ StrategyInfo bayes_strategy() {
           "improvement over candidates drawn from the valid space",
           {
               integer_option("initial", 10, "random configs measured before the model leads", 2, 1e6),
-              integer_option("candidates", 256, "random candidates per step (with the neighbours of the 3 fastest)", 1, 1e6),
-              integer_option("max_points", 160, "observations the process is fitted on (the fastest half, the most recent half)", 8, 1e5),
+              integer_option("candidates", 256, "random candidates per step (with the neighbours of the 3 fastest)", 1,
+                             1e6),
+              integer_option("max_points", 160,
+                             "observations the process is fitted on (the fastest half, the most recent half)", 8, 1e5),
               real_option("exploration", 0.01, "xi of expected improvement, in standard deviations of log time", 0, 10),
           },
           [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
             if (!has_usable_index(c.space)) return random_fallback(c);
             return std::make_unique<BayesSearch>(
-                c, BayesOptions{static_cast<std::size_t>(c.options.integer("initial")),
-                                static_cast<std::size_t>(c.options.integer("candidates")),
-                                static_cast<std::size_t>(c.options.integer("max_points")),
-                                c.options.real("exploration")});
+                c,
+                BayesOptions{static_cast<std::size_t>(c.options.integer("initial")),
+                             static_cast<std::size_t>(c.options.integer("candidates")),
+                             static_cast<std::size_t>(c.options.integer("max_points")), c.options.real("exploration")});
           }};
 }
 

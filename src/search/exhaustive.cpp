@@ -65,7 +65,9 @@ class ExhaustiveStrategy : public Strategy {
 }  // namespace
 
 StrategyInfo exhaustive_strategy() {
-  return {"exhaustive", "every valid config, in enumeration order (lazily, so a budget bounds the work)", {},
+  return {"exhaustive",
+          "every valid config, in enumeration order (lazily, so a budget bounds the work)",
+          {},
           [](const StrategyContext& c) { return std::make_unique<ExhaustiveStrategy>(c.space); }};
 }
 

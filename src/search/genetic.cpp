@@ -21,8 +21,7 @@ struct GeneticOptions {
 
 class GeneticSearch : public IndexedSearch {
  public:
-  GeneticSearch(const StrategyContext& c, GeneticOptions o)
-      : IndexedSearch(c.space, c.seed, c.budget), o_(o) {}
+  GeneticSearch(const StrategyContext& c, GeneticOptions o) : IndexedSearch(c.space, c.seed, c.budget), o_(o) {}
 
  protected:
   void propose(std::size_t n, std::vector<std::uint64_t>& out) override {
@@ -83,22 +82,23 @@ class GeneticSearch : public IndexedSearch {
 }  // namespace
 
 StrategyInfo genetic_strategy() {
-  return {"genetic",
-          "steady-state genetic algorithm: tournament selection among the fastest configs, recombination and "
-          "mutation inside the valid space",
-          {
-              integer_option("population", 20, "configs in the population (the fastest measured)", 2, 1e6),
-              integer_option("tournament", 2, "configs drawn per parent pick; the fastest wins", 1, 64),
-              real_option("crossover", 0.5, "share of the differing parameters a child takes from its second parent", 0, 1),
-              real_option("mutation", 0.3, "chance of each further mutation step (one move to a valid neighbour)", 0, 0.95),
-          },
-          [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
-            if (!has_usable_index(c.space)) return random_fallback(c);
-            return std::make_unique<GeneticSearch>(
-                c, GeneticOptions{static_cast<std::size_t>(c.options.integer("population")),
-                                  static_cast<std::size_t>(c.options.integer("tournament")),
-                                  c.options.real("crossover"), c.options.real("mutation")});
-          }};
+  return {
+      "genetic",
+      "steady-state genetic algorithm: tournament selection among the fastest configs, recombination and "
+      "mutation inside the valid space",
+      {
+          integer_option("population", 20, "configs in the population (the fastest measured)", 2, 1e6),
+          integer_option("tournament", 2, "configs drawn per parent pick; the fastest wins", 1, 64),
+          real_option("crossover", 0.5, "share of the differing parameters a child takes from its second parent", 0, 1),
+          real_option("mutation", 0.3, "chance of each further mutation step (one move to a valid neighbour)", 0, 0.95),
+      },
+      [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
+        if (!has_usable_index(c.space)) return random_fallback(c);
+        return std::make_unique<GeneticSearch>(
+            c, GeneticOptions{static_cast<std::size_t>(c.options.integer("population")),
+                              static_cast<std::size_t>(c.options.integer("tournament")), c.options.real("crossover"),
+                              c.options.real("mutation")});
+      }};
 }
 
 }  // namespace tunekit::detail

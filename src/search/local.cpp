@@ -16,13 +16,14 @@ namespace tunekit::detail {
 namespace {
 
 struct LocalOptions {
-  std::size_t kick;        // random moves of the first kick
-  std::size_t max_kick;    // the kick grows up to this
+  std::size_t kick;      // random moves of the first kick
+  std::size_t max_kick;  // the kick grows up to this
 };
 
 class LocalSearch : public IndexedSearch {
  public:
-  LocalSearch(const StrategyContext& c, LocalOptions o) : IndexedSearch(c.space, c.seed, c.budget), o_(o), kick_(o.kick) {}
+  LocalSearch(const StrategyContext& c, LocalOptions o)
+      : IndexedSearch(c.space, c.seed, c.budget), o_(o), kick_(o.kick) {}
 
  protected:
   void propose(std::size_t n, std::vector<std::uint64_t>& out) override {
@@ -112,16 +113,17 @@ class LocalSearch : public IndexedSearch {
 StrategyInfo local_strategy() {
   return {"local",
           "iterated local search: first-improvement descent through valid neighbours (adjacent values first, then "
-          "any value of one parameter), random-walk kicks from the fastest config at local optima; measured configs are tabu",
+          "any value of one parameter), random-walk kicks from the fastest config at local optima; measured configs "
+          "are tabu",
           {
               integer_option("kick", 2, "random moves of the first kick from a local optimum", 1, 1000),
               integer_option("max_kick", 6, "the kick grows by one move per fruitless kick, up to this", 1, 1000),
           },
           [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
             if (!has_usable_index(c.space)) return random_fallback(c);
-            return std::make_unique<LocalSearch>(
-                c, LocalOptions{static_cast<std::size_t>(c.options.integer("kick")),
-                                static_cast<std::size_t>(c.options.integer("max_kick"))});
+            return std::make_unique<LocalSearch>(c,
+                                                 LocalOptions{static_cast<std::size_t>(c.options.integer("kick")),
+                                                              static_cast<std::size_t>(c.options.integer("max_kick"))});
           }};
 }
 

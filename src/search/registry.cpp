@@ -4,7 +4,7 @@
 namespace tunekit {
 
 Registry<StrategyInfo>& strategies() {
-  static Registry<StrategyInfo>& registry = [] () -> Registry<StrategyInfo>& {
+  static Registry<StrategyInfo>& registry = []() -> Registry<StrategyInfo>& {
     static Registry<StrategyInfo> r("strategy");
     detail::register_builtin_strategies(r);
     return r;

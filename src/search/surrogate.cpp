@@ -116,7 +116,8 @@ class SurrogateSearch : public IndexedSearch {
     std::vector<const Observation*> ranked;
     for (const auto& o : observations())
       if (o.cost) ranked.push_back(&o);
-    std::sort(ranked.begin(), ranked.end(), [](const Observation* a, const Observation* b) { return *a->cost < *b->cost; });
+    std::sort(ranked.begin(), ranked.end(),
+              [](const Observation* a, const Observation* b) { return *a->cost < *b->cost; });
     for (std::size_t i = 0; i < ranked.size() && walkers_.size() < std::max<std::size_t>(1, o_.walkers); ++i) {
       Walker w;
       w.x = ranked[i]->x;
@@ -238,29 +239,37 @@ class SurrogateSearch : public IndexedSearch {
 }  // namespace
 
 StrategyInfo surrogate_strategy() {
-  return {"surrogate",
-          "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
-          "result, picks each descent's next move among the valid neighbours by expected improvement; stuck "
-          "descents restart where the model expects most",
-          {
-              integer_option("initial", 8, "random configs measured before the model leads", 2, 1e6),
-              integer_option("walkers", 1, "descents kept at once, started from the fastest initial configs", 1, 64),
-              integer_option("patience", 16, "neighbours measured without improvement before a descent is stuck", 1, 1e6),
-              integer_option("random", 32, "random candidates of a restart", 0, 1e6),
-              real_option("min_gain", 0.0, "an improvement smaller than this share of the time moves a descent but does not renew its patience", 0, 1),
-              real_option("explore", 0.0, "share of the proposals that probe the whole space (a restart's candidates) instead of a descent", 0, 1),
-              real_option("failure_penalty", 2.0, "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
-              boolean_option("pairs", true, "model the interaction of every pair of parameters"),
-          },
-          [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
-            if (!has_usable_index(c.space)) return random_fallback(c);
-            return std::make_unique<SurrogateSearch>(
-                c, SurrogateOptions{static_cast<std::size_t>(c.options.integer("initial")),
-                                    static_cast<std::size_t>(c.options.integer("walkers")),
-                                    static_cast<std::size_t>(c.options.integer("patience")),
-                                    static_cast<std::size_t>(c.options.integer("random")),
-                                    c.options.real("explore"), c.options.real("min_gain"), c.options.real("failure_penalty"), c.options.boolean("pairs")});
-          }};
+  return {
+      "surrogate",
+      "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
+      "result, picks each descent's next move among the valid neighbours by expected improvement; stuck "
+      "descents restart where the model expects most",
+      {
+          integer_option("initial", 8, "random configs measured before the model leads", 2, 1e6),
+          integer_option("walkers", 1, "descents kept at once, started from the fastest initial configs", 1, 64),
+          integer_option("patience", 16, "neighbours measured without improvement before a descent is stuck", 1, 1e6),
+          integer_option("random", 32, "random candidates of a restart", 0, 1e6),
+          real_option(
+              "min_gain", 0.0,
+              "an improvement smaller than this share of the time moves a descent but does not renew its patience", 0,
+              1),
+          real_option("explore", 0.0,
+                      "share of the proposals that probe the whole space (a restart's candidates) instead of a descent",
+                      0, 1),
+          real_option("failure_penalty", 2.0,
+                      "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
+          boolean_option("pairs", true, "model the interaction of every pair of parameters"),
+      },
+      [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
+        if (!has_usable_index(c.space)) return random_fallback(c);
+        return std::make_unique<SurrogateSearch>(
+            c, SurrogateOptions{static_cast<std::size_t>(c.options.integer("initial")),
+                                static_cast<std::size_t>(c.options.integer("walkers")),
+                                static_cast<std::size_t>(c.options.integer("patience")),
+                                static_cast<std::size_t>(c.options.integer("random")), c.options.real("explore"),
+                                c.options.real("min_gain"), c.options.real("failure_penalty"),
+                                c.options.boolean("pairs")});
+      }};
 }
 
 }  // namespace tunekit::detail

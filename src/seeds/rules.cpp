@@ -12,10 +12,14 @@ namespace tunekit {
 
 std::string_view to_string(TileReason r) {
   switch (r) {
-    case TileReason::tiny_m: return "tiny M: the smallest tile >= M";
-    case TileReason::not_split: return "small axis, not split: the largest tile <= the axis";
-    case TileReason::large: return "large axis: the largest tile";
-    case TileReason::axis_too_short: return "every tile exceeds the axis: the smallest";
+    case TileReason::tiny_m:
+      return "tiny M: the smallest tile >= M";
+    case TileReason::not_split:
+      return "small axis, not split: the largest tile <= the axis";
+    case TileReason::large:
+      return "large axis: the largest tile";
+    case TileReason::axis_too_short:
+      return "every tile exceeds the axis: the smallest";
   }
   return "?";
 }
@@ -83,7 +87,7 @@ std::pair<Value, TileReason> choose_tile(const std::vector<Value>& values, doubl
 double length_of(const Axis& a, const Bindings& constants, const Config& config) {
   Bindings env = constants;
   for (const auto& [name, value] : config) env[name] = value;  // parameters shadow constants
-  const Value v = a.tile->length.evaluate(env);  // throws InputError at the expression
+  const Value v = a.tile->length.evaluate(env);                // throws InputError at the expression
   if (!v.is_number())
     throw InputError(a.tile->length.where(), std::string("the length of axis ") + a.name + " ('" +
                                                  a.tile->length.text() + "') is '" + v.str() + "', not a number");
@@ -149,9 +153,8 @@ std::vector<Value> by_preference(const std::vector<Value>& values, const Value& 
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
   } else {
     auto dist = [&](std::size_t i) { return i > w ? i - w : w - i; };
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return std::pair(dist(a), a) < std::pair(dist(b), b);
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return std::pair(dist(a), a) < std::pair(dist(b), b); });
   }
   std::vector<Value> out;
   for (std::size_t i : order) out.push_back(values[i]);
@@ -197,11 +200,12 @@ std::optional<RuleConfig> rule_config(const Space& space, const Bindings& consta
   std::set<std::string> tile_names;
   for (const Axis& a : axes) {
     const Parameter* p = find_parameter(space, a.tile->parameter);
-    if (!p) throw InputError(a.tile->where, "tile parameter '" + a.tile->parameter + "' is not a parameter of the space");
+    if (!p)
+      throw InputError(a.tile->where, "tile parameter '" + a.tile->parameter + "' is not a parameter of the space");
     for (const Value& v : p->values)
       if (!v.is_number())
-        throw InputError(a.tile->where, "tile parameter '" + p->name + "' must have numeric values, but it has '" +
-                                            v.str() + "'");
+        throw InputError(a.tile->where,
+                         "tile parameter '" + p->name + "' must have numeric values, but it has '" + v.str() + "'");
     tile_names.insert(p->name);
   }
   for (const auto& p : space.parameters())

@@ -11,7 +11,8 @@
 namespace tunekit {
 
 double expected_draws_to_first(std::size_t n, std::size_t b) {
-  if (b == 0 || b > n) throw std::invalid_argument(fmt::format("expected_draws_to_first: need 1 <= b <= n, got n={} b={}", n, b));
+  if (b == 0 || b > n)
+    throw std::invalid_argument(fmt::format("expected_draws_to_first: need 1 <= b <= n, got n={} b={}", n, b));
   // Draw the n items in a uniformly random order (without replacement); X is
   // the position of the first of the b marked ones. The b marked items cut
   // the n - b others into b + 1 runs (before the first marked item, between
@@ -104,15 +105,15 @@ std::string format_rule_report(const std::vector<RuleOutcome>& outcomes) {
     const std::string rank = o.rank ? fmt::format("{}/{}", *o.rank, o.ok) : "-";
     const std::string beaten =
         o.beaten_by ? fmt::format("No.{} ({} ev.)", *o.beaten_by + 1, *o.evaluations_to_beat) : "never";
-    const std::string random = o.expected_random_evaluations
-                                   ? fmt::format("{:.1f} ev.", *o.expected_random_evaluations)
-                                   : "never";
+    const std::string random =
+        o.expected_random_evaluations ? fmt::format("{:.1f} ev.", *o.expected_random_evaluations) : "never";
     out += fmt::format(fmt::runtime(row), size_text(o), width, time, best, ratio, rank, beaten, random);
     out += fmt::format("    rule config No.{}: {}\n", o.seed + 1, o.config.str());
   }
-  out += "  rank: among the ok trials; first faster: the first faster trial in run order, with the evaluations made "
-         "by then;\n  random search: the expected evaluations for uniform random search to draw a faster config, "
-         "(n+1)/(b+1)\n  with n evaluations of which b are faster. Evaluations count every trial but invalid ones.\n";
+  out +=
+      "  rank: among the ok trials; first faster: the first faster trial in run order, with the evaluations made "
+      "by then;\n  random search: the expected evaluations for uniform random search to draw a faster config, "
+      "(n+1)/(b+1)\n  with n evaluations of which b are faster. Evaluations count every trial but invalid ones.\n";
   return out;
 }
 

@@ -35,7 +35,7 @@ double size_distance(const Bindings& a, const Bindings& b) {
 }
 
 std::vector<Config> transfer_seeds(const Space& space, const Bindings& size, std::span<const TunedSize> tuned,
-                                   std::size_t count, std::size_t nearest) {
+                                   std::size_t count, std::size_t nearest, std::span<const Config> taken) {
   std::vector<std::pair<double, const TunedSize*>> near;
   const std::string own = size_key(size);
   for (const auto& t : tuned)
@@ -51,7 +51,9 @@ std::vector<Config> transfer_seeds(const Space& space, const Bindings& size, std
       if (rank >= t->fastest.size()) continue;
       any = true;
       const Config& c = t->fastest[rank];
-      if (out.size() < count && space.contains(c) && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+      if (out.size() < count && space.contains(c) && std::find(out.begin(), out.end(), c) == out.end() &&
+          std::find(taken.begin(), taken.end(), c) == taken.end())
+        out.push_back(c);
     }
     if (!any) break;
   }
@@ -66,7 +68,7 @@ class TransferProvider : public SeedProvider {
   std::string_view origin() const override { return kOriginTransfer; }
   bool learns() const override { return true; }
   std::vector<Config> seeds(const SeedContext& ctx) const override {
-    return transfer_seeds(ctx.space, ctx.size, ctx.tuned, count_, kNearestSizes);
+    return transfer_seeds(ctx.space, ctx.size, ctx.tuned, count_, kNearestSizes, ctx.taken);
   }
 
  private:

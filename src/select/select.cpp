@@ -58,8 +58,7 @@ struct Table {
 };
 
 UniversalChoice choose(const Table& table, const std::function<std::optional<double>(std::size_t, double)>& gain,
-                       const std::function<Microseconds(std::size_t)>& reference_time, bool against_best,
-                       bool& found) {
+                       const std::function<Microseconds(std::size_t)>& reference_time, bool against_best, bool& found) {
   const std::size_t n = table.sizes.size();
   UniversalChoice best;
   found = false;
@@ -80,7 +79,8 @@ UniversalChoice choose(const Table& table, const std::function<std::optional<dou
     const double geomean = std::exp(log_sum / static_cast<double>(n));
     if (found && geomean <= best.geomean_speedup) continue;
     UniversalChoice c{table.configs.at(ck), geomean, {}, {}, against_best};
-    for (const auto& [si, m] : per_size) c.per_size.push_back({table.sizes[si], m.time, reference_time(si), *gain(si, m.value)});
+    for (const auto& [si, m] : per_size)
+      c.per_size.push_back({table.sizes[si], m.time, reference_time(si), *gain(si, m.value)});
     best = std::move(c);
     found = true;
   }
@@ -181,8 +181,8 @@ std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::
   std::size_t widest = 0;
   for (const auto& [ck, at] : ok_at) widest = std::max(widest, at.size());
   if (widest < sizes.size()) {
-    const std::string none = fmt::format("no config ran correctly at all {} sizes (the most any did is {})",
-                                         sizes.size(), widest);
+    const std::string none =
+        fmt::format("no config ran correctly at all {} sizes (the most any did is {})", sizes.size(), widest);
     out += (out.empty() ? "" : "; ") + none;
   }
   return out.empty() ? "every size has a config that ran correctly at all of them" : out;
@@ -262,7 +262,7 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, con
     for (std::size_t c = 0; c < best_choice.size(); ++c) {
       const auto& per_size = table.values.at(sets[best_choice[c]].second);
       if (auto it = per_size.find(sizes[i]); it != per_size.end() && sets[best_choice[c]].first[i] &&
-                                              (!fastest || table.better(it->second.value, *fastest))) {
+                                             (!fastest || table.better(it->second.value, *fastest))) {
         fastest = it->second.value;
         cover.config_of_size[i] = c;
       }

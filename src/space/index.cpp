@@ -95,9 +95,7 @@ class Memo {
     }
   }
   std::uint32_t& id(std::uint32_t entry) { return ids_[entry]; }
-  std::size_t bytes() const {
-    return keys_.capacity() * 8 + ids_.capacity() * 4 + table_.capacity() * 4;
-  }
+  std::size_t bytes() const { return keys_.capacity() * 8 + ids_.capacity() * 4 + table_.capacity() * 4; }
   void release() {
     std::vector<std::uint64_t>().swap(keys_);
     std::vector<std::uint32_t>().swap(ids_);
@@ -134,9 +132,9 @@ class Memo {
 
 struct IndexInput {
   const std::vector<Parameter>* params = nullptr;
-  std::vector<NodePtr> trees;                // per check: the bound constraint's tree
-  std::vector<std::vector<int>> reads;       // per check: the parameters it reads, sorted
-  std::vector<std::vector<int>> groups;      // independent groups of parameters
+  std::vector<NodePtr> trees;            // per check: the bound constraint's tree
+  std::vector<std::vector<int>> reads;   // per check: the parameters it reads, sorted
+  std::vector<std::vector<int>> groups;  // independent groups of parameters
 };
 
 class IndexBuilder {
@@ -164,7 +162,8 @@ class IndexBuilder {
     for (std::size_t g = 0; g < in_.groups.size(); ++g)
       for (int p : in_.groups[g]) owner[p] = static_cast<int>(g);
     std::vector<std::vector<int>> group_checks(in_.groups.size());
-    for (std::size_t c = 0; c < in_.reads.size(); ++c) group_checks[owner[in_.reads[c][0]]].push_back(static_cast<int>(c));
+    for (std::size_t c = 0; c < in_.reads.size(); ++c)
+      group_checks[owner[in_.reads[c][0]]].push_back(static_cast<int>(c));
     for (std::size_t g = 0; g < in_.groups.size(); ++g) {
       out_.roots_.push_back(in_.groups[g][0]);
       split(in_.groups[g], group_checks[g]);
@@ -261,14 +260,14 @@ class IndexBuilder {
     const Program* prog;     // null: a check of a value computed earlier
     const IntProgram* fast;  // the int-only fast path of prog, if it has one
     bool check;
-    NodePtr tree;            // what prog computes
+    NodePtr tree;  // what prog computes
   };
   struct PNode {
-    std::vector<int> cons;      // constraints that read this parameter or a later one of its component
-    std::vector<int> checks;    // constraints completed by this parameter
-    std::vector<int> children;  // first parameter of each child component
-    std::vector<int> ctx;       // slots: the context
-    std::vector<Step> steps;    // per value: units to compute and checks, in order
+    std::vector<int> cons;              // constraints that read this parameter or a later one of its component
+    std::vector<int> checks;            // constraints completed by this parameter
+    std::vector<int> children;          // first parameter of each child component
+    std::vector<int> ctx;               // slots: the context
+    std::vector<Step> steps;            // per value: units to compute and checks, in order
     const IntProgram* fused = nullptr;  // all steps in one int-only program, if they allow it
     int var_slot = -1;
     Memo memo;
@@ -487,9 +486,15 @@ class IndexBuilder {
   static void key_words(const Slot& s, std::uint64_t* w) {
     w[0] = static_cast<std::uint64_t>(s.tag);
     switch (s.tag) {
-      case Tag::Int: w[1] = static_cast<std::uint64_t>(s.i); return;
-      case Tag::Float: w[1] = std::bit_cast<std::uint64_t>(s.d); return;
-      case Tag::Str: w[1] = reinterpret_cast<std::uintptr_t>(s.s); return;
+      case Tag::Int:
+        w[1] = static_cast<std::uint64_t>(s.i);
+        return;
+      case Tag::Float:
+        w[1] = std::bit_cast<std::uint64_t>(s.d);
+        return;
+      case Tag::Str:
+        w[1] = reinterpret_cast<std::uintptr_t>(s.s);
+        return;
     }
     w[1] = 0;  // an error
   }
@@ -500,9 +505,12 @@ class IndexBuilder {
     if (s.fast) {
       std::int64_t v = 0;
       switch (s.fast->run(val_.data(), regs_.data(), v)) {
-        case IntProgram::Outcome::ok: return int_slot(v);
-        case IntProgram::Outcome::error: return error_slot();
-        case IntProgram::Outcome::bail: break;
+        case IntProgram::Outcome::ok:
+          return int_slot(v);
+        case IntProgram::Outcome::error:
+          return error_slot();
+        case IntProgram::Outcome::bail:
+          break;
       }
     }
     Slot r;
@@ -636,7 +644,7 @@ class IndexBuilder {
 
   std::vector<std::vector<Slot>> pv_;
   std::vector<Slot> val_;
-  std::vector<std::uint64_t> key_;  // a context's key (sized for the widest)
+  std::vector<std::uint64_t> key_;   // a context's key (sized for the widest)
   std::vector<std::uint32_t> vidx_;  // the current value index of each parameter
   std::unordered_set<std::string> strings_;
   Temps temps_;

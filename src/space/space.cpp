@@ -57,8 +57,8 @@ constexpr std::uint64_t kTableBudgetBytes = std::uint64_t{1} << 23;
 struct Space::Solver {
   struct Level {
     int param = 0;
-    std::vector<int> checks;               // checks to run once `param` has a value
-    std::vector<int> key_params;           // the frontier
+    std::vector<int> checks;      // checks to run once `param` has a value
+    std::vector<int> key_params;  // the frontier
     std::vector<std::uint64_t> key_strides;
     bool memo = false;         // key space small enough to index
     bool full_prefix = false;  // the key is every earlier parameter: counts never repeat
@@ -293,8 +293,8 @@ Space::Space(std::vector<Parameter> parameters, std::vector<Expression> constrai
         std::string known_params, known_constants;
         for (const auto& p : params_) known_params += (known_params.empty() ? "" : ", ") + p.name;
         for (const auto& [n, v] : usable) known_constants += (known_constants.empty() ? "" : ", ") + n;
-        throw InputError(c.where(), "unknown name '" + name + "' in constraint '" + c.text() +
-                                        "'; known: parameters " + (known_params.empty() ? "(none)" : known_params) +
+        throw InputError(c.where(), "unknown name '" + name + "' in constraint '" + c.text() + "'; known: parameters " +
+                                        (known_params.empty() ? "(none)" : known_params) +
                                         "; sizes/machine properties " +
                                         (known_constants.empty() ? "(none)" : known_constants));
       }
@@ -346,8 +346,8 @@ std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
         } catch (const InputError& e) {
           why = e.message();
         }
-        out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() + "': " +
-                      why + "; it counts as false, so no config is valid");
+        out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() +
+                      "': " + why + "; it counts as false, so no config is valid");
       }
       continue;
     }
@@ -367,8 +367,8 @@ std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
         const Expression& c = constraints_[check.constraint];
         std::string first;
         for (const auto& [name, value] : at) first += (first.empty() ? "" : ", ") + name + ": " + value.repr();
-        out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() + "': " +
-                      why + ", first at {" + first + "}; the configs where it fails count as invalid");
+        out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() +
+                      "': " + why + ", first at {" + first + "}; the configs where it fails count as invalid");
         break;
       }
       // The next combination, the last parameter fastest (for_each order).
@@ -413,8 +413,9 @@ const detail::SpaceIndex* Space::index() const {
 
 const detail::SpaceIndex& Space::require_index() const {
   const detail::SpaceIndex* ix = index();
-  if (!ix) throw std::length_error("tunekit: this space is too large to index (its index would exceed " +
-                                   std::to_string(index_budget_) + " bytes)");
+  if (!ix)
+    throw std::length_error("tunekit: this space is too large to index (its index would exceed " +
+                            std::to_string(index_budget_) + " bytes)");
   return *ix;
 }
 
@@ -494,7 +495,7 @@ std::vector<std::uint32_t> Space::random_indices(std::mt19937_64& rng) const {
 Config Space::random(std::mt19937_64& rng) const { return config_at(random_indices(rng)); }
 
 std::vector<std::vector<std::uint32_t>> Space::neighbours(std::span<const std::uint32_t> value_indices,
-                                                         Neighbourhood kind) const {
+                                                          Neighbourhood kind) const {
   std::vector<std::vector<std::uint32_t>> out;
   if (value_indices.size() != params_.size()) return out;
   for (std::size_t p = 0; p < params_.size(); ++p)

@@ -15,8 +15,8 @@ using spec_detail::trim;
 
 // The lines of a source, without their terminators ("\n" or "\r\n").
 struct Line {
-  std::string_view text;      // without "\r"
-  std::string_view ending;    // "\n", "\r\n" or "" (the last line)
+  std::string_view text;    // without "\r"
+  std::string_view ending;  // "\n", "\r\n" or "" (the last line)
 };
 
 std::vector<Line> split_lines(std::string_view source) {
@@ -139,8 +139,7 @@ std::optional<Tunable> tunable_of(std::string_view line, bool& in_block, int lin
     while (end > 0 && is_blank(line[end - 1])) --end;
   std::size_t begin = end;
   if (eq != std::string_view::npos)
-    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(line[begin - 1])) || line[begin - 1] == '_'))
-      --begin;
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(line[begin - 1])) || line[begin - 1] == '_')) --begin;
   if (eq == std::string_view::npos || begin == end || !is_identifier(line.substr(begin, end - begin))) {
     std::size_t first = line.find_first_not_of(" \t");
     throw InputError(SourceLocation{file, line_no, static_cast<int>((eq == std::string_view::npos ? first : eq) + 1)},
@@ -243,18 +242,18 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     std::size_t end_column = text.find_last_not_of(" \t") + 1;  // just past the last character
     static const char* names[] = {"a parameter name", "a label", "a range start:end:step"};
     if (fields.size() < 3)
-      throw InputError(where(end_column), std::string("malformed %RANGE% line: missing ") + names[fields.size()] +
-                                              "; " + expected);
+      throw InputError(where(end_column),
+                       std::string("malformed %RANGE% line: missing ") + names[fields.size()] + "; " + expected);
     if (fields.size() > 3)
-      throw InputError(where(fields[3].second), "malformed %RANGE% line: unexpected '" +
-                                                    std::string(fields[3].first) + "' after the range; " + expected);
+      throw InputError(where(fields[3].second), "malformed %RANGE% line: unexpected '" + std::string(fields[3].first) +
+                                                    "' after the range; " + expected);
     auto [name, name_pos] = fields[0];
     if (!is_identifier(name))
-      throw InputError(where(name_pos), "malformed %RANGE% line: '" + std::string(name) +
-                                            "' is not a valid macro name; " + expected);
+      throw InputError(where(name_pos),
+                       "malformed %RANGE% line: '" + std::string(name) + "' is not a valid macro name; " + expected);
     if (auto prev = seen.find(name); prev != seen.end())
-      throw InputError(where(name_pos), "duplicate %RANGE% parameter '" + std::string(name) + "' (first declared on line " +
-                                            std::to_string(prev->second) + ")");
+      throw InputError(where(name_pos), "duplicate %RANGE% parameter '" + std::string(name) +
+                                            "' (first declared on line " + std::to_string(prev->second) + ")");
     spec_detail::IntRange r;
     try {
       r = spec_detail::parse_int_range(fields[2].first, where(fields[2].second), /*require_step=*/true);
@@ -280,8 +279,7 @@ std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>
   for (const auto& r : ranges) {
     SourceLocation where{file, r.line, 0};
     spec_detail::IntRange range{r.start, r.end, r.step};
-    if (auto err = spec_detail::check_range(range))
-      throw InputError(where, "bad %RANGE% for " + r.name + ": " + *err);
+    if (auto err = spec_detail::check_range(range)) throw InputError(where, "bad %RANGE% for " + r.name + ": " + *err);
     for (const auto& p : out)
       if (p.name == r.name) throw InputError(where, "duplicate %RANGE% parameter '" + r.name + "'");
     Parameter p;

@@ -16,7 +16,9 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
     if (p.is_relative()) p = dir_ / p;
     p = p.lexically_normal();
     std::error_code ec;
-    if (!fs::is_directory(p, ec)) fail(content_loc(*v), "'application.workdir' '" + v->node.Scalar() + "' is not a folder (looked for " + p.string() + ")");
+    if (!fs::is_directory(p, ec))
+      fail(content_loc(*v),
+           "'application.workdir' '" + v->node.Scalar() + "' is not a folder (looked for " + p.string() + ")");
     a.workdir = p;
   }
   // Placeholders name a variant path, a parameter or (in `run` only) a
@@ -24,13 +26,15 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
   // `--size` on the command line may add sizes.
   auto check_argv = [&](const Item& argv_item, bool is_build) {
     if (!argv_item.node.IsSequence())
-      wrong_type(argv_item, "a list of strings (an argv: no shell runs it, so 'bash build.sh' is written "
-                            "[bash, build.sh])");
+      wrong_type(argv_item,
+                 "a list of strings (an argv: no shell runs it, so 'bash build.sh' is written "
+                 "[bash, build.sh])");
     std::vector<Item> els = elements(argv_item);
     for (const Item& el : els)
       if (el.node.IsMap())
-        fail(el.where, display(el.path) + " is a mapping: quote an element that is a placeholder, e.g. \"{M}\" "
-                       "(YAML reads a bare {M} as a mapping)");
+        fail(el.where, display(el.path) +
+                           " is a mapping: quote an element that is a placeholder, e.g. \"{M}\" "
+                           "(YAML reads a bare {M} as a mapping)");
     std::vector<std::string> argv = strings_of(argv_item);
     std::vector<std::string> known{"source", "dir", "binary"};
     for (const auto& p : s.parameters) known.push_back(p.name);
@@ -39,7 +43,8 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
         if (!is_build || std::find(known.begin(), known.end(), name) != known.end()) continue;
         std::string msg = "placeholder {" + name + "} in " + display(els[i].path) + " names no parameter";
         if (std::any_of(s.sizes.begin(), s.sizes.end(), [&](const Bindings& b) { return b.count(name) > 0; }))
-          msg += ": '" + name + "' is a problem size, and sizes reach only the run command (one build serves every size)";
+          msg +=
+              ": '" + name + "' is a problem size, and sizes reach only the run command (one build serves every size)";
         else if (auto near = closest_match(name, known)) msg += "; did you mean {" + *near + "}?";
         msg += " (known here: " + join(known) + ")";
         fail(content_loc(els[i]), msg);
@@ -49,19 +54,23 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
   };
   if (auto v = get(m, "build"); v && !v->node.IsNull()) {
     a.build = check_argv(*v, true);
-    if (a.build.empty() || a.build[0].empty()) fail(v->where, "'application.build' must be a non-empty argv list, e.g. [bash, build.sh, '{source}', '{binary}']");
+    if (a.build.empty() || a.build[0].empty())
+      fail(v->where,
+           "'application.build' must be a non-empty argv list, e.g. [bash, build.sh, '{source}', '{binary}']");
   }
   {
     Item v = require(m, "run");
     a.run = check_argv(v, false);
-    if (a.run.empty() || a.run[0].empty()) fail(v.where, "'application.run' must be a non-empty argv list, e.g. ['{binary}', '{M}']");
+    if (a.run.empty() || a.run[0].empty())
+      fail(v.where, "'application.run' must be a non-empty argv list, e.g. ['{binary}', '{M}']");
   }
   if (auto v = get(m, "time")) {
     TimeSource& t = a.time;
     t.where = content_loc(*v);
     const std::string expected = "'wall', {regex: 'time: ([0-9.]+)'} or {json: 'a.b.c'}, with an optional unit";
     if (v->node.IsScalar()) {
-      if (v->node.Scalar() != "wall") fail(content_loc(*v), "bad value '" + v->node.Scalar() + "' for 'application.time': expected " + expected);
+      if (v->node.Scalar() != "wall")
+        fail(content_loc(*v), "bad value '" + v->node.Scalar() + "' for 'application.time': expected " + expected);
     } else {
       Map tm = map(*v, {"regex", "json", "unit"}, expected);
       auto rx = get(tm, "regex");
@@ -76,11 +85,11 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
         try {
           std::regex re(t.pattern);
         } catch (const std::regex_error& e) {
-          fail(content_loc(src), "'application.time.regex' is not a valid regular expression: " + std::string(e.what()));
+          fail(content_loc(src),
+               "'application.time.regex' is not a valid regular expression: " + std::string(e.what()));
         }
       }
-      if (auto u = get(tm, "unit"))
-        t.to_us = enum_of<double>(*u, {{"us", 1.0}, {"ns", 1e-3}, {"ms", 1e3}, {"s", 1e6}});
+      if (auto u = get(tm, "unit")) t.to_us = enum_of<double>(*u, {{"us", 1.0}, {"ns", 1e-3}, {"ms", 1e3}, {"s", 1e6}});
     }
   }
   if (auto v = get(m, "warmup")) a.warmup = static_cast<std::size_t>(int_of(*v, 0, "an integer >= 0 (runs)"));

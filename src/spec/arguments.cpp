@@ -66,8 +66,8 @@ ArgumentSpec Loader::argument(const Item& it) const {
     if (role) {
       Role r = enum_of(*role, role_names(), not_tensor_map);
       if (r != Role::scalar)
-        fail(content_loc(*role), who + " is a scalar (it has 'value'), so its role is 'scalar', not '" +
-                                     std::string(to_string(r)) + "'");
+        fail(content_loc(*role),
+             who + " is a scalar (it has 'value'), so its role is 'scalar', not '" + std::string(to_string(r)) + "'");
     }
     if (fill) fail(fill->where, who + " is a scalar (it has 'value'); 'fill' applies to buffers only");
     return a;
@@ -103,7 +103,8 @@ ArgumentSpec Loader::argument(const Item& it) const {
       Map f = map(*fill, {"setup", "python"}, "{setup: FUNCTION} (optional: python: FILE.py, default the kernel's)");
       const std::string fn = function_name(require(f, "setup"));
       a.setup = fn;  // completed with the kernel's file in arguments()
-      if (auto file = get(f, "python")) a.setup = existing_file(*file, "setup function's Python file").string() + ":" + fn;
+      if (auto file = get(f, "python"))
+        a.setup = existing_file(*file, "setup function's Python file").string() + ":" + fn;
     } else if (fill->node.IsMap()) {
       Map f = map(*fill, valued, expected);
       if (f.entries.size() != 1) fail(fill->where, display(fill->path) + " must be " + expected + " (exactly one key)");
@@ -149,7 +150,8 @@ TensorMapSpec Loader::tensor_map(const Item& it, const std::string& arg) const {
     if (auto d = constant_int(t.dims[i]); d && *d < 1)
       fail(t.dims[i].where(), fmt::format("tensor map '{}': dims[{}] = {} must be at least 1", arg, i, *d));
     if (auto b = constant_int(t.box[i]); b && (*b < 1 || *b > 256))
-      fail(t.box[i].where(), fmt::format("tensor map '{}': box[{}] = {}; a box extent is 1 to 256 elements", arg, i, *b));
+      fail(t.box[i].where(),
+           fmt::format("tensor map '{}': box[{}] = {}; a box extent is 1 to 256 elements", arg, i, *b));
   }
   return t;
 }
@@ -164,7 +166,8 @@ void Loader::check_tensor_maps(Spec& s) const {
       fail(a.where, "argument '" + a.name + "' is a tensor map, which needs kernel.language: " +
                         languages_with(&KernelTraits::tensor_maps) + " (TMA, compute capability 9.0 on), not " +
                         s.kernel.language);
-    auto of = std::find_if(s.arguments.begin(), s.arguments.end(), [&](const ArgumentSpec& b) { return b.name == t.of; });
+    auto of =
+        std::find_if(s.arguments.begin(), s.arguments.end(), [&](const ArgumentSpec& b) { return b.name == t.of; });
     std::vector<std::string> buffers;
     for (const auto& b : s.arguments)
       if (b.role != Role::scalar && b.role != Role::tensor_map) buffers.push_back(b.name);

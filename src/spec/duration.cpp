@@ -33,7 +33,8 @@ Seconds parse_duration(std::string_view text) {
   std::string_view number = s.substr(0, i);
   std::string_view unit = spec_detail::trim(s.substr(i));
   auto value = spec_detail::parse_float(number);
-  if (!value) throw bad(number.empty() ? "it does not start with a number" : "'" + std::string(number) + "' is not a number");
+  if (!value)
+    throw bad(number.empty() ? "it does not start with a number" : "'" + std::string(number) + "' is not a number");
   if (!std::isfinite(*value)) throw bad("it is not finite");
   if (*value < 0) throw bad("it is negative");
   double scale = 0;

@@ -50,7 +50,8 @@ KernelSpec Loader::kernel(const Item& it) const {
     if (!traits.compilers.empty()) {
       const std::string name = string_of(*v, "one of " + join(traits.compilers));
       if (std::find(traits.compilers.begin(), traits.compilers.end(), name) == traits.compilers.end()) {
-        std::string msg = "bad value '" + name + "' for " + display(v->path) + ": expected one of " + join(traits.compilers);
+        std::string msg =
+            "bad value '" + name + "' for " + display(v->path) + ": expected one of " + join(traits.compilers);
         if (auto near = closest_match(name, traits.compilers)) msg += "; did you mean '" + *near + "'?";
         fail(content_loc(*v), msg);
       }
@@ -67,7 +68,8 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (auto v = get(m, "cluster")) {
     if (!traits.cluster)
       fail(loc(m.find("cluster")->key_node), "'cluster' (thread-block clusters) applies to " +
-                                                 languages_with(&KernelTraits::cluster) + " kernels, not " + k.language);
+                                                 languages_with(&KernelTraits::cluster) + " kernels, not " +
+                                                 k.language);
     k.launch.cluster = cluster_of(*v);
   }
   if (traits.launch && !traits.threads) {
@@ -78,11 +80,14 @@ KernelSpec Loader::kernel(const Item& it) const {
                                    " kernel: its programs' threads come from num_warps (a launch option; make it a "
                                    "parameter) and its shared memory from the compiler");
     if (k.launch.grid.empty())
-      fail(it.where, "a " + k.language + " kernel needs 'grid' in 'kernel': programs per dimension, expressions over "
-                     "sizes and parameters, e.g. grid: [\"ceil_div(N, BLOCK_N)\", B]");
+      fail(it.where, "a " + k.language +
+                         " kernel needs 'grid' in 'kernel': programs per dimension, expressions over "
+                         "sizes and parameters, e.g. grid: [\"ceil_div(N, BLOCK_N)\", B]");
   } else if (traits.launch && (k.launch.grid.empty() || k.launch.block.empty())) {
-    fail(it.where, "a " + k.language + " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
-                   "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
+    fail(it.where,
+         "a " + k.language +
+             " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
+             "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
   }
   for (const char* key : {"constexprs", "max_spills"})
     if (const Entry* e = m.find(key); e && !traits.tensors)
@@ -95,7 +100,8 @@ KernelSpec Loader::kernel(const Item& it) const {
                                 expression_of(child(cm, e), "an expression"));
   }
   if (auto v = get(m, "max_spills")) k.max_spills = int_of(*v, 0, "a number of spilled registers");
-  if (!traits.launch && !traits.application && (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
+  if (!traits.launch && !traits.application &&
+      (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
     fail(it.where, "'grid', 'block' and 'shared_memory' apply to " + languages_with(&KernelTraits::launch) +
                        " kernels, not " + k.language);
   if (auto v = get(m, "injection"))
@@ -136,13 +142,14 @@ ReferenceSpec Loader::reference(const Item& it, const std::string& language) con
     else fail(content_loc(it), "bad value '" + s + "' for 'reference': expected " + expected);
     return r;
   }
-  Map m = map(it, {"source", "python", "torch", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
+  Map m =
+      map(it, {"source", "python", "torch", "entry", "flags", "grid", "block", "shared_memory", "cluster"}, expected);
   r.kind = ReferenceSpec::Kind::function;
   const bool tensors = backend_for_language(language).kernel.tensors;
   for (const char* key : {"python", "torch"})
     if (const Entry* e = m.find(key); e && !tensors)
-      fail(loc(e->key_node), "'reference." + std::string(key) + "' applies to " + languages_with(&KernelTraits::tensors) +
-                                 " kernels, not " + language);
+      fail(loc(e->key_node), "'reference." + std::string(key) + "' applies to " +
+                                 languages_with(&KernelTraits::tensors) + " kernels, not " + language);
   if (auto v = get(m, "torch")) {
     for (const char* key : {"source", "python", "entry"})
       if (const Entry* e = m.find(key))
@@ -166,8 +173,9 @@ ReferenceSpec Loader::reference(const Item& it, const std::string& language) con
       fail(key, "'cluster' (thread-block clusters) applies to " + languages_with(&KernelTraits::cluster) +
                     " kernels, not " + language);
     if (r.launch.grid.empty())
-      fail(key, "'reference.cluster' needs the reference's own 'grid' and 'block' (without them the kernel's "
-                "launch, its cluster included, is used)");
+      fail(key,
+           "'reference.cluster' needs the reference's own 'grid' and 'block' (without them the kernel's "
+           "launch, its cluster included, is used)");
     r.launch.cluster = cluster_of(*v);
   }
   return r;

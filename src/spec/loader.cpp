@@ -25,12 +25,13 @@ Spec Loader::load(const YAML::Node& root) {
   if (auto v = get(m, "name")) {
     s.name = string_of(*v, "a name");
     // The name becomes file names in the output folder (NAME.csv, ...).
-    const bool control = std::any_of(s.name.begin(), s.name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+    const bool control =
+        std::any_of(s.name.begin(), s.name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
     if (s.name.find_first_of("/\\") != std::string::npos || s.name == "." || s.name == ".." || control)
-      fail(content_loc(*v), "name '" + s.name + "' must not contain '/', '\\' or control characters, nor be '.' or "
-                            "'..': it names the files in the output folder");
-  }
-  else s.name = command && s.kernel.entry.empty() ? s.kernel.source.stem().string() : s.kernel.entry;
+      fail(content_loc(*v), "name '" + s.name +
+                                "' must not contain '/', '\\' or control characters, nor be '.' or "
+                                "'..': it names the files in the output folder");
+  } else s.name = command && s.kernel.entry.empty() ? s.kernel.source.stem().string() : s.kernel.entry;
 
   if (command) {
     // The application checks its own results: nothing is passed by
@@ -101,7 +102,8 @@ Spec spec_from_source(const fs::path& source) {
   const std::string name = source.string();
   std::error_code ec;
   if (!fs::exists(source, ec)) throw InputError(SourceLocation{name, 0, 0}, "source file not found");
-  if (!fs::is_regular_file(source, ec)) throw InputError(SourceLocation{name, 0, 0}, "source path is not a regular file");
+  if (!fs::is_regular_file(source, ec))
+    throw InputError(SourceLocation{name, 0, 0}, "source path is not a regular file");
   bool ok = false;
   std::string text = read_text(source, ok);
   if (!ok) throw InputError(SourceLocation{name, 0, 0}, "cannot read source file");

@@ -12,7 +12,8 @@ void Loader::tolerance(const Item& it, Spec& s) const {
 }
 
 void Loader::measure(const Item& it, Spec& s) const {
-  Map t = map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "early_stop", "graph"});
+  Map t =
+      map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "early_stop", "graph"});
   MeasureSettings& ms = s.measure;
   if (auto x = get(t, "warmup")) ms.warmup = std::chrono::duration_cast<Microseconds>(duration_of(*x, false));
   if (auto x = get(t, "min_samples")) ms.min_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
@@ -20,13 +21,12 @@ void Loader::measure(const Item& it, Spec& s) const {
   if (ms.min_samples > ms.max_samples) {
     auto x = get(t, "max_samples");
     Item at = x ? *x : *get(t, "min_samples");
-    fail(content_loc(at), "'measure.min_samples' (" + std::to_string(ms.min_samples) + ") exceeds 'measure.max_samples' (" +
-                              std::to_string(ms.max_samples) + ")");
+    fail(content_loc(at), "'measure.min_samples' (" + std::to_string(ms.min_samples) +
+                              ") exceeds 'measure.max_samples' (" + std::to_string(ms.max_samples) + ")");
   }
   if (auto x = get(t, "max_time")) ms.max_time = duration_of(*x, true);
   if (auto x = get(t, "noise")) ms.target_noise = non_negative(*x);
-  if (auto x = get(t, "cache"))
-    ms.cache = enum_of(*x, cache_mode_names());
+  if (auto x = get(t, "cache")) ms.cache = enum_of(*x, cache_mode_names());
   if (auto x = get(t, "timeout")) ms.timeout = duration_of(*x, true);
   if (auto x = get(t, "early_stop")) {
     if (!x->node.IsScalar()) wrong_type(*x, "a factor > 1 or off");

@@ -15,18 +15,20 @@ void Loader::metrics(const Item& it, Spec& s) const {
   for (const auto& p : s.parameters) known.push_back(p.name);
   for (const Entry& e : m.entries) {
     if (!is_identifier(e.key))
-      fail(loc(e.key_node), "metric name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
+      fail(loc(e.key_node),
+           "metric name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
     if (e.key == "time" || std::find(known.begin(), known.end(), e.key) != known.end())
-      fail(loc(e.key_node), "metric '" + e.key + "' has the name of a " +
-                                (e.key == "time" || e.key == "time_s" || e.key == "time_us" ? std::string("measured time")
-                                                                                            : "size or parameter") +
-                                "; give it another name");
+      fail(loc(e.key_node),
+           "metric '" + e.key + "' has the name of a " +
+               (e.key == "time" || e.key == "time_s" || e.key == "time_us" ? std::string("measured time")
+                                                                           : "size or parameter") +
+               "; give it another name");
     const Item value = child(m, e);
     Expression expr = expression_of(value, "an expression over sizes, parameters and time_s or time_us");
     for (const auto& name : expr.variables())
       if (std::find(known.begin(), known.end(), name) == known.end()) {
-        std::string msg = "metric '" + e.key + "' uses '" + name +
-                          "', which is neither a size, a parameter, time_s nor time_us";
+        std::string msg =
+            "metric '" + e.key + "' uses '" + name + "', which is neither a size, a parameter, time_s nor time_us";
         if (auto near = closest_match(name, known)) msg += "; did you mean '" + *near + "'?";
         fail(content_loc(value), msg);
       }

@@ -55,7 +55,8 @@ void scan_placeholders(std::string_view text, const SourceLocation& where, OnLit
 std::vector<std::string> placeholder_names(std::string_view text, const SourceLocation& where) {
   std::vector<std::string> names;
   scan_placeholders(
-      text, where, [](const std::string&) {}, [&](std::string n, const SourceLocation&) { names.push_back(std::move(n)); });
+      text, where, [](const std::string&) {},
+      [&](std::string n, const SourceLocation&) { names.push_back(std::move(n)); });
   return names;
 }
 

@@ -21,7 +21,8 @@ void Loader::search(const Item& it, Spec& s) const {
   // Checked now, so a typo is reported where it was written.
   (void)Options::resolve("strategy '" + s.search.strategy + "'", strategies().get(s.search.strategy).options,
                          s.search.options);
-  if (auto x = get(t, "max_evals")) s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+  if (auto x = get(t, "max_evals"))
+    s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
   if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);
   if (auto x = get(t, "seed")) s.search.seed = static_cast<std::uint64_t>(int_of(*x, 0, "an integer >= 0"));
   if (auto x = get(t, "transfer"))
@@ -95,7 +96,8 @@ Config Loader::seed(const Item& it, const Spec& s) const {
   Map m = map(it, {}, "a mapping of parameter names to values");
   std::vector<std::pair<std::string, Value>> given;
   for (const Entry& e : m.entries) {
-    auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == e.key; });
+    auto p =
+        std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == e.key; });
     if (p == s.parameters.end()) {
       std::vector<std::string> names;
       for (const auto& q : s.parameters) names.push_back(q.name);

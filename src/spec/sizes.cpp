@@ -82,7 +82,8 @@ Parameter parse_axis(std::string_view text) {
       std::size_t start = 0;
       while (start <= inner.size()) {
         auto comma = inner.find(',', start);
-        std::string_view item = inner.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        std::string_view item =
+            inner.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
         while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
         if (item.empty()) throw InputError(where, "empty value in the list; " + expected);

@@ -31,12 +31,15 @@ void Loader::space(const Map& m, Spec& s) const {
     Map pm = map(*v, {}, "a mapping of parameter names to their values");
     for (const Entry& e : pm.entries) {
       if (!is_identifier(e.key))
-        fail(loc(e.key_node), "parameter name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
+        fail(loc(e.key_node),
+             "parameter name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
       // It becomes a macro (-D NAME=...): a reserved name would redefine
       // the compiler's own (__cplusplus, _GNU_SOURCE).
-      if (e.key.starts_with("__") || (e.key.size() > 1 && e.key[0] == '_' && std::isupper(static_cast<unsigned char>(e.key[1]))))
-        fail(loc(e.key_node), "parameter name '" + e.key + "' is reserved for the compiler and the C library (names "
-                              "starting with '__' or '_' and a capital letter); rename it");
+      if (e.key.starts_with("__") ||
+          (e.key.size() > 1 && e.key[0] == '_' && std::isupper(static_cast<unsigned char>(e.key[1]))))
+        fail(loc(e.key_node), "parameter name '" + e.key +
+                                  "' is reserved for the compiler and the C library (names "
+                                  "starting with '__' or '_' and a capital letter); rename it");
       if (auto sz = size_names_.find(e.key); sz != size_names_.end())
         fail(loc(e.key_node), "'" + e.key + "' is both a parameter and a size (at " + sz->second.str() + ")");
       s.parameters.push_back(parameter(child(pm, e), e.key, loc(e.key_node)));
@@ -49,7 +52,9 @@ void Loader::space(const Map& m, Spec& s) const {
     if (v->node.IsScalar()) s.constraints.push_back(expression_of(*v, expected));
     else if (v->node.IsSequence())
       for (const Item& el : elements(*v)) {
-        if (!el.node.IsScalar()) fail(el.where, display(v->path) + " must be " + expected + ", but " + display(el.path) + " is " + kind_of(el.node));
+        if (!el.node.IsScalar())
+          fail(el.where,
+               display(v->path) + " must be " + expected + ", but " + display(el.path) + " is " + kind_of(el.node));
         s.constraints.push_back(expression_of(el, "an expression"));
       }
     else wrong_type(*v, expected);
@@ -74,7 +79,8 @@ void Loader::space(const Map& m, Spec& s) const {
       for (std::size_t i = 0; i < s.configs.size(); ++i)
         for (const auto& [name, value] : s.configs[i]) {
           const std::string& key = name;  // clang 14 cannot capture a structured binding
-          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
+          auto p =
+              std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
           if (p == s.parameters.end()) {
             if (auto sz = size_names_.find(name); sz != size_names_.end())
               fail(where[i], "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");
@@ -101,8 +107,8 @@ void Loader::space(const Map& m, Spec& s) const {
     bool ok = false;
     std::string source = read_text(s.kernel.source, ok);
     if (ok && source.find("%RANGE%") != std::string::npos)
-      s.parameters = parameters_from_ranges(parse_range_annotations(source, s.kernel.source.string()),
-                                            s.kernel.source.string());
+      s.parameters =
+          parameters_from_ranges(parse_range_annotations(source, s.kernel.source.string()), s.kernel.source.string());
   }
 
   if (auto v = get(m, "default"); v) {
@@ -117,8 +123,7 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
   Parameter p;
   p.name = name;
   p.where = name_where;
-  const std::string expected =
-      "a list of values, a range 'start:end:step' or {pow2: [lo, hi]}";
+  const std::string expected = "a list of values, a range 'start:end:step' or {pow2: [lo, hi]}";
   if (it.node.IsSequence()) {
     std::vector<Item> els = elements(it);
     if (els.empty()) fail(it.where, "parameter '" + name + "' has no values");
@@ -144,7 +149,9 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
       if ((v & (v - 1)) != 0)
         fail(content_loc(ends[i]), display(range.path) + ": " + std::to_string(v) + " is not a power of two");
     }
-    if (lo > hi) fail(range.where, display(range.path) + ": lo (" + std::to_string(lo) + ") is greater than hi (" + std::to_string(hi) + ")");
+    if (lo > hi)
+      fail(range.where,
+           display(range.path) + ": lo (" + std::to_string(lo) + ") is greater than hi (" + std::to_string(hi) + ")");
     for (std::int64_t v = lo;; v *= 2) {
       p.values.emplace_back(v);
       if (v == hi) break;

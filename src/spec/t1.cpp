@@ -35,13 +35,13 @@ struct Clause {
 
 struct ListExpr {
   enum class Kind { literal, range, comprehension, concat, slice, repeat, sorted } kind = Kind::literal;
-  int pos = 0;                      // offset in the text, for messages
-  std::vector<Expression> items;    // literal: elements; range: arguments; repeat: the count
-  std::vector<bool> present;        // slice: which of start, stop, step are given (items holds them)
-  Expression element;               // comprehension
-  std::vector<Clause> clauses;      // comprehension
-  std::vector<ListPtr> parts;       // concat: operands; slice, repeat, sorted: the list
-  bool reverse = false;             // sorted(..., reverse=True)
+  int pos = 0;                    // offset in the text, for messages
+  std::vector<Expression> items;  // literal: elements; range: arguments; repeat: the count
+  std::vector<bool> present;      // slice: which of start, stop, step are given (items holds them)
+  Expression element;             // comprehension
+  std::vector<Clause> clauses;    // comprehension
+  std::vector<ListPtr> parts;     // concat: operands; slice, repeat, sorted: the list
+  bool reverse = false;           // sorted(..., reverse=True)
 };
 
 class ListParser {
@@ -117,7 +117,8 @@ class ListParser {
       }
       if (depth > 0) continue;
       if (c == ',' || (stop_plus && c == '+')) break;
-      if ((stop_for || stop_if) && std::isalpha(static_cast<unsigned char>(c)) && (i == 0 || !ident_char(text_[i - 1]))) {
+      if ((stop_for || stop_if) && std::isalpha(static_cast<unsigned char>(c)) &&
+          (i == 0 || !ident_char(text_[i - 1]))) {
         std::size_t e = i;
         while (e < text_.size() && ident_char(text_[e])) ++e;
         std::string_view w = text_.substr(i, e - i);
@@ -353,7 +354,9 @@ class ListEvaluator {
         }
         break;
       }
-      case ListExpr::Kind::comprehension: comprehend(e, 0, env, out); break;
+      case ListExpr::Kind::comprehension:
+        comprehend(e, 0, env, out);
+        break;
       case ListExpr::Kind::concat:
         for (const auto& part : e.parts) {
           auto v = eval(*part, env);
@@ -363,17 +366,21 @@ class ListEvaluator {
       case ListExpr::Kind::repeat: {
         auto base = eval(*e.parts[0], env);
         Value n = e.items[0].evaluate(env);
-        if (!n.is_int()) parser_.fail(static_cast<std::size_t>(e.pos), "a list can only be repeated an integer number of times");
+        if (!n.is_int())
+          parser_.fail(static_cast<std::size_t>(e.pos), "a list can only be repeated an integer number of times");
         for (std::int64_t k = 0; k < n.as_int(); ++k)
           for (const auto& x : base) push(out, x, e);
         break;
       }
-      case ListExpr::Kind::slice: out = slice(e, eval(*e.parts[0], env), env); break;
+      case ListExpr::Kind::slice:
+        out = slice(e, eval(*e.parts[0], env), env);
+        break;
       case ListExpr::Kind::sorted: {
         out = eval(*e.parts[0], env);
         bool numbers = std::all_of(out.begin(), out.end(), [](const Value& v) { return v.is_number(); });
         bool strings = std::all_of(out.begin(), out.end(), [](const Value& v) { return v.is_string(); });
-        if (!numbers && !strings) parser_.fail(static_cast<std::size_t>(e.pos), "sorted() of a list of numbers and strings");
+        if (!numbers && !strings)
+          parser_.fail(static_cast<std::size_t>(e.pos), "sorted() of a list of numbers and strings");
         std::stable_sort(out.begin(), out.end(), [&](const Value& a, const Value& b) {
           if (numbers) return e.reverse ? b.to_double() < a.to_double() : a.to_double() < b.to_double();
           return e.reverse ? b.as_string() < a.as_string() : a.as_string() < b.as_string();
@@ -387,7 +394,8 @@ class ListEvaluator {
  private:
   void push(std::vector<Value>& out, Value v, const ListExpr& e) {
     if (++produced_ > kMaxListLength)
-      parser_.fail(static_cast<std::size_t>(e.pos), "the list has more than " + std::to_string(kMaxListLength) + " elements");
+      parser_.fail(static_cast<std::size_t>(e.pos),
+                   "the list has more than " + std::to_string(kMaxListLength) + " elements");
     out.push_back(std::move(v));
   }
 
@@ -436,7 +444,8 @@ class ListEvaluator {
     std::int64_t start = adjust(bound(0), step < 0 ? n - 1 : 0);
     std::int64_t stop = adjust(bound(1), step < 0 ? -1 : n);
     std::vector<Value> out;
-    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(base[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+      out.push_back(base[static_cast<std::size_t>(i)]);
     return out;
   }
 
@@ -543,7 +552,8 @@ SpaceDefinition neutral_from_json(const nlohmann::json& j, const fs::path& file)
   }
   if (j.contains("expected") && j["expected"].is_object()) {
     const auto& e = j["expected"];
-    if (e.contains("cartesian") && e["cartesian"].is_number_unsigned()) out.expected_cartesian = e["cartesian"].get<std::uint64_t>();
+    if (e.contains("cartesian") && e["cartesian"].is_number_unsigned())
+      out.expected_cartesian = e["cartesian"].get<std::uint64_t>();
     if (e.contains("valid") && e["valid"].is_number_unsigned()) out.expected_valid = e["valid"].get<std::uint64_t>();
   }
   return out;

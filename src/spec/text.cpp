@@ -36,8 +36,8 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
   constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   if (!negative && magnitude > max) return std::nullopt;
   if (negative && magnitude > max + 1) return std::nullopt;
-  if (negative) return magnitude == max + 1 ? std::numeric_limits<std::int64_t>::min()
-                                            : -static_cast<std::int64_t>(magnitude);
+  if (negative)
+    return magnitude == max + 1 ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(magnitude);
   return static_cast<std::int64_t>(magnitude);
 }
 

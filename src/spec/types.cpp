@@ -18,12 +18,12 @@ struct TypeInfo {
 
 // f16 and bf16 are stored as their 16-bit patterns on the host.
 constexpr TypeInfo kTypes[] = {
-    {ElementType::f32, "f32", 4, "float"},      {ElementType::f64, "f64", 8, "double"},
-    {ElementType::f16, "f16", 2, "_Float16"},   {ElementType::bf16, "bf16", 2, "uint16_t"},
-    {ElementType::i8, "i8", 1, "int8_t"},       {ElementType::i16, "i16", 2, "int16_t"},
-    {ElementType::i32, "i32", 4, "int32_t"},    {ElementType::i64, "i64", 8, "int64_t"},
-    {ElementType::u8, "u8", 1, "uint8_t"},      {ElementType::u16, "u16", 2, "uint16_t"},
-    {ElementType::u32, "u32", 4, "uint32_t"},   {ElementType::u64, "u64", 8, "uint64_t"},
+    {ElementType::f32, "f32", 4, "float"},    {ElementType::f64, "f64", 8, "double"},
+    {ElementType::f16, "f16", 2, "_Float16"}, {ElementType::bf16, "bf16", 2, "uint16_t"},
+    {ElementType::i8, "i8", 1, "int8_t"},     {ElementType::i16, "i16", 2, "int16_t"},
+    {ElementType::i32, "i32", 4, "int32_t"},  {ElementType::i64, "i64", 8, "int64_t"},
+    {ElementType::u8, "u8", 1, "uint8_t"},    {ElementType::u16, "u16", 2, "uint16_t"},
+    {ElementType::u32, "u32", 4, "uint32_t"}, {ElementType::u64, "u64", 8, "uint64_t"},
 };
 
 constexpr auto kTypeNames = [] {
@@ -34,8 +34,11 @@ constexpr auto kTypeNames = [] {
 
 constexpr Named<Fill> kFills[] = {
     {Fill::random, "random"}, {Fill::constant, "constant"}, {Fill::sequence, "sequence"}, {Fill::zeros, "zeros"}};
-constexpr Named<Role> kRoles[] = {{Role::in, "in"},         {Role::out, "out"}, {Role::inout, "inout"},
-                                  {Role::scalar, "scalar"}, {Role::tensor_map, "tensor_map"}};
+constexpr Named<Role> kRoles[] = {{Role::in, "in"},
+                                  {Role::out, "out"},
+                                  {Role::inout, "inout"},
+                                  {Role::scalar, "scalar"},
+                                  {Role::tensor_map, "tensor_map"}};
 constexpr Named<Injection> kInjections[] = {{Injection::automatic, "auto"},
                                             {Injection::defines, "defines"},
                                             {Injection::tunable_lines, "tunable"},

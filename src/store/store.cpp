@@ -255,7 +255,8 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   r.origin = st.text(23);
   if (r.status == Status::slower) {
     const double factor = st.real(24), best = st.real(25);
-    if (!(factor > 0) || !(best > 0)) fail(path, fmt::format("trial {} is 'slower' without the bar it was cut against", r.id));
+    if (!(factor > 0) || !(best > 0))
+      fail(path, fmt::format("trial {} is 'slower' without the bar it was cut against", r.id));
     r.slower_than = SlowerThan{factor, Microseconds(best)};
   }
   const std::string fault = st.text(26);
@@ -292,8 +293,8 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file) {
     if (ec) fail(path_, fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
   }
 
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   try {
     if (rc != SQLITE_OK) fail(path_, "cannot open", db_);
     sqlite3_extended_result_codes(db_, 1);
@@ -377,8 +378,8 @@ void Store::open_read_only() {
   // create; there the file is opened as immutable (nothing else writes it).
   for (const bool immutable : {false, true}) {
     const std::string uri = "file:" + path_.string() + (immutable ? "?immutable=1" : "");
-    const int rc = sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX,
-                                   nullptr);
+    const int rc =
+        sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
     if (rc == SQLITE_OK) {
       sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
       if (auto version = version_of()) {

@@ -243,7 +243,8 @@ class Run {
         p.baseline = first.front();
       }
     }
-    p.planned = static_cast<std::size_t>(std::min<std::uint64_t>(p.strategy->planned().value_or(0), SIZE_MAX - extra)) + extra;
+    p.planned =
+        static_cast<std::size_t>(std::min<std::uint64_t>(p.strategy->planned().value_or(0), SIZE_MAX - extra)) + extra;
     if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
       // the seeded strategy counts it already
       bool listed = std::any_of(p.seeds.begin(), p.seeds.end(), [&](const auto& s) { return s.first == *p.baseline; });
@@ -265,7 +266,9 @@ class Run {
   void seed(SizePlan& p) {
     if (spec_.configs.empty()) {
       std::vector<std::pair<Config, const SeedProvider*>> all;
-      const SeedContext context{*p.space, p.constants, p.size, tuned_};
+      std::vector<Config> taken;
+      for (const auto& s : p.seeds) taken.push_back(s.first);
+      const SeedContext context{*p.space, p.constants, p.size, tuned_, taken};
       for (const auto& provider : providers_) {
         if (!provider->learns()) {
           for (const auto& s : p.seeds)
@@ -306,7 +309,8 @@ class Run {
     TunedSize t;
     t.size = size;
     for (std::size_t i = 0; i < trials.size() && i < kRemembered; ++i) t.fastest.push_back(trials[i]->config);
-    auto same = std::find_if(tuned_.begin(), tuned_.end(), [&](const TunedSize& x) { return size_key(x.size) == size_key(size); });
+    auto same = std::find_if(tuned_.begin(), tuned_.end(),
+                             [&](const TunedSize& x) { return size_key(x.size) == size_key(size); });
     if (same != tuned_.end()) *same = std::move(t);
     else tuned_.push_back(std::move(t));
   }
@@ -337,8 +341,8 @@ class Run {
     const SizePlan* first = nullptr;
     for (const auto& p : plans)
       if (p.baseline && !first) first = &p;
-    const SourceLocation where = spec_.kernel.entry_where.file.empty() ? SourceLocation{spec_.file.string()}
-                                                                       : spec_.kernel.entry_where;
+    const SourceLocation where =
+        spec_.kernel.entry_where.file.empty() ? SourceLocation{spec_.file.string()} : spec_.kernel.entry_where;
     std::string message = fmt::format("kernel.entry '{}' does not appear in {}", spec_.kernel.entry,
                                       spec_.kernel.source.filename().string());
     if (!first) throw InputError(where, message);
@@ -784,7 +788,8 @@ std::string spec_hash(const Spec& spec) {
   // resume another's trials. cold, the default, adds nothing: specs keep the
   // hash they had before the mode took part (applications: no flush precedes
   // their runs, so the mode means nothing there).
-  if (spec.measure.cache != CacheMode::cold && !spec.application) h.add(fmt::format("cache={}", to_string(spec.measure.cache)));
+  if (spec.measure.cache != CacheMode::cold && !spec.application)
+    h.add(fmt::format("cache={}", to_string(spec.measure.cache)));
   if (const auto& app = spec.application) {  // what an application-level trial builds, runs and reads
     h.add(app->build.size());
     for (const auto& a : app->build) h.add(a);

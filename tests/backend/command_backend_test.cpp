@@ -177,8 +177,7 @@ echo built)");
   EXPECT_EQ(slurp(r.artifact.path), "int t = 8;\n");
   EXPECT_EQ(slurp(r.artifact.path.parent_path() / "app"), "int t = 8;\n");
   const std::string d = r.artifact.path.parent_path().string();
-  EXPECT_EQ(slurp(app_.workdir / "builds.log"),
-            r.artifact.path.string() + " " + d + "/app " + d + " -DT=8\n");
+  EXPECT_EQ(slurp(app_.workdir / "builds.log"), r.artifact.path.string() + " " + d + "/app " + d + " -DT=8\n");
   EXPECT_NE(r.log.find("built"), std::string::npos);
 
   BuildResult again = b->make_builder()->build(input("int t = 8;\n", c));  // a new run: served from disk

@@ -100,7 +100,8 @@ class CpuBackendTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(CpuBackendTest, MachinePropertiesArePositive) {
-  for (const char* key : {"l1d_bytes", "l2_bytes", "l3_bytes", "cores", "simd_bytes", "vector_registers", "page_bytes"}) {
+  for (const char* key :
+       {"l1d_bytes", "l2_bytes", "l3_bytes", "cores", "simd_bytes", "vector_registers", "page_bytes"}) {
     ASSERT_TRUE(backend_->machine().properties.count(key)) << key;
     EXPECT_GT(backend_->machine().properties.at(key).as_int(), 0) << key;
   }
@@ -178,8 +179,8 @@ TEST_F(CpuBackendTest, EachFailureBecomesItsStatusAndTheRunGoesOn) {
     Status expected;
     const char* in_error;
   } cases[] = {
-      {1, Status::crash, "SIGSEGV"},      {2, Status::crash, "SIGABRT"},       {3, Status::timeout, "no result"},
-      {4, Status::wrong_result, "[3]"},   {5, Status::wrong_result, "[0]"},    {7, Status::launch_error, "boom"},
+      {1, Status::crash, "SIGSEGV"},    {2, Status::crash, "SIGABRT"},    {3, Status::timeout, "no result"},
+      {4, Status::wrong_result, "[3]"}, {5, Status::wrong_result, "[0]"}, {7, Status::launch_error, "boom"},
   };
   for (const auto& c : cases) {
     TrialResult r = evaluator_->evaluate(request(build_ok(c.kind), ref, c.kind == 3 ? Seconds(3) : Seconds(120)));
@@ -218,8 +219,10 @@ TEST_F(CpuBackendTest, ParametersNamedLikeShortIdentifiersBuild) {
     BuildInput in = input(0);
     in.language = language;
     in.compiler = std::string(language) == "c" ? "cc" : "c++";
-    in.source = std::string(language) == "c" ? "void kernel(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = T * x[i]; }\n"
-                                              : "extern \"C\" void kernel(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = T * x[i]; }\n";
+    in.source = std::string(language) == "c"
+                    ? "void kernel(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = T * x[i]; }\n"
+                    : "extern \"C\" void kernel(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
+                      "T * x[i]; }\n";
     in.defines = {"T=2", "p=3", "q=4", "type=5"};
     BuildResult r = builder_->build(in);
     EXPECT_EQ(r.status, Status::ok) << language << ": " << r.log;

@@ -181,8 +181,8 @@ TEST_F(CudaGpuTest, ColdReadIsTimedAndModesAlternate) {
     ASSERT_EQ(r.status, Status::ok) << to_string(mode) << ": " << r.error;
     EXPECT_GE(r.samples.size(), 5u) << to_string(mode);
     EXPECT_GT(r.stats.median.count(), 0.0) << to_string(mode);
-    std::printf("%s: median %.2f us over %zu samples\n", std::string(to_string(mode)).c_str(),
-                r.stats.median.count(), r.samples.size());
+    std::printf("%s: median %.2f us over %zu samples\n", std::string(to_string(mode)).c_str(), r.stats.median.count(),
+                r.samples.size());
   }
 
   TrialRequest rq = request(build_ok(input(0, "kernel", {"UNUSED=1"})), ref);
@@ -211,7 +211,8 @@ TEST_F(CudaGpuTest, EachFailureBecomesItsStatusAndTheRunGoesOn) {
     EXPECT_EQ(r.status, c.expected) << "kind " << c.kind << ": " << r.error;
     EXPECT_NE(r.error.find(c.in_error), std::string::npos) << "kind " << c.kind << ": " << r.error;
     // The next trial runs, in a fresh worker where needed.
-    TrialResult ok = evaluator_->evaluate(request(build_ok(input(0, "kernel", {"AFTER=" + std::to_string(c.kind)})), ref));
+    TrialResult ok =
+        evaluator_->evaluate(request(build_ok(input(0, "kernel", {"AFTER=" + std::to_string(c.kind)})), ref));
     EXPECT_EQ(ok.status, Status::ok) << "after kind " << c.kind << ": " << ok.error;
   }
 }
@@ -235,9 +236,8 @@ TEST_F(CudaGpuTest, EveryElementTypeReachesTheKernel) {
   struct Case {
     const char* type;
     ElementType t;
-  } cases[] = {{"float", ElementType::f32},      {"double", ElementType::f64},
-               {"__half", ElementType::f16},     {"__nv_bfloat16", ElementType::bf16},
-               {"int", ElementType::i32},        {"long long", ElementType::i64},
+  } cases[] = {{"float", ElementType::f32},          {"double", ElementType::f64}, {"__half", ElementType::f16},
+               {"__nv_bfloat16", ElementType::bf16}, {"int", ElementType::i32},    {"long long", ElementType::i64},
                {"unsigned char", ElementType::u8}};
   for (const auto& c : cases) {
     const std::string t = c.type;

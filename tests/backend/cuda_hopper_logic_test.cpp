@@ -111,8 +111,8 @@ TEST(CudaHopperLogic, EncodingIsADenseRowMajorArray) {
   EXPECT_EQ(e.rank, 3u);
   EXPECT_EQ(e.dims[0], 200u);
   EXPECT_EQ(e.dims[2], 3u);
-  EXPECT_EQ(e.strides[0], 400u);        // bytes of a row
-  EXPECT_EQ(e.strides[1], 400u * 77);   // of a plane
+  EXPECT_EQ(e.strides[0], 400u);       // bytes of a row
+  EXPECT_EQ(e.strides[1], 400u * 77);  // of a plane
   EXPECT_EQ(e.box[0], 64u);
   EXPECT_EQ(e.box[1], 32u);
   EXPECT_EQ(e.element_strides[0], 1u);

@@ -70,7 +70,8 @@ TEST(CudaLogic, DeviceLimitsAreConstraintVariables) {
   EXPECT_EQ(p.at("arch").as_string(), "sm_90a");
 
   // They prune a space before anything is built.
-  std::vector<Parameter> params{{"BM", {32, 64, 128, 256}, {}}, {"BK", {8, 16, 32, 64}, {}}, {"T", {256, 512, 1024, 2048}, {}}};
+  std::vector<Parameter> params{
+      {"BM", {32, 64, 128, 256}, {}}, {"BK", {8, 16, 32, 64}, {}}, {"T", {256, 512, 1024, 2048}, {}}};
   std::vector<Expression> constraints{Expression::parse("(BM + BM) * BK * 4 <= shared_memory_per_block"),
                                       Expression::parse("T <= max_threads_per_block")};
   Space space(params, constraints, p);
@@ -88,8 +89,8 @@ TEST(CudaLogic, GeometryOverTheDeviceLimitsIsRefused) {
   auto threads = check_geometry(d, geometry(2048));
   ASSERT_TRUE(threads);
   EXPECT_NE(threads->find("2048 threads"), std::string::npos) << *threads;
-  EXPECT_TRUE(check_geometry(d, geometry(256, 0, 70000)));   // grid.y
-  EXPECT_TRUE(check_geometry(d, geometry(256, 232449)));     // dynamic shared memory
+  EXPECT_TRUE(check_geometry(d, geometry(256, 0, 70000)));  // grid.y
+  EXPECT_TRUE(check_geometry(d, geometry(256, 232449)));    // dynamic shared memory
   EXPECT_FALSE(check_geometry(d, geometry(256, 232448)));
 }
 
@@ -156,8 +157,9 @@ TEST(CudaLogic, SidecarRoundTrips) {
 
 TEST(CudaLogic, SpecLaunchAndArgumentsResolvePerConfig) {
   const auto dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "k.cu", "template <int B> __global__ void k(const __half* x, __nv_bfloat16* y, "
-                                             "unsigned char* m, long long* c, float s, int n) {}\n");
+  tunekit::testing::write_file(dir / "k.cu",
+                               "template <int B> __global__ void k(const __half* x, __nv_bfloat16* y, "
+                               "unsigned char* m, long long* c, float s, int n) {}\n");
   tunekit::testing::write_file(dir / "k.yaml", R"yaml(kernel:
   source: k.cu
   language: cuda

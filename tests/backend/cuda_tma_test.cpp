@@ -169,8 +169,8 @@ TEST_F(CudaTmaTest, MisalignedStrideIsARecordedStatus) {
   }
   // A box TMA refuses (inner extent over the swizzle span) is a
   // resource_limit of that config only.
-  TuneReport wide = run(replace(kCopySpec, "box: [64, BH], swizzle: 128", "box: [BW * 2, BH], swizzle: 128"),
-                        "wide.yaml");
+  TuneReport wide =
+      run(replace(kCopySpec, "box: [64, BH], swizzle: 128", "box: [BW * 2, BH], swizzle: 128"), "wide.yaml");
   ASSERT_EQ(wide.sizes.size(), 1u);
   std::map<std::string, Status> seen;
   for (const auto& t : wide.sizes[0].trials) {

@@ -9,7 +9,8 @@
 using namespace tunekit;
 
 TEST(MachineJson, RoundTripsAndRefusesWhatIsNotAMachine) {
-  const MachineInfo m{"gpu: X", {{"sm_count", Value(132)}, {"clock_ghz", Value(1.98)}, {"arch", Value(std::string("sm_90a"))}}};
+  const MachineInfo m{"gpu: X",
+                      {{"sm_count", Value(132)}, {"clock_ghz", Value(1.98)}, {"arch", Value(std::string("sm_90a"))}}};
   const MachineInfo back = machine_from_json(machine_to_json(m));
   EXPECT_EQ(back.device, "gpu: X");
   EXPECT_EQ(back.properties, m.properties);

@@ -58,10 +58,10 @@ const std::string& unavailable() {
   return why;
 }
 
-#define SKIP_WITHOUT_OPENCL()                                                         \
-  if (!unavailable().empty()) {                                                       \
+#define SKIP_WITHOUT_OPENCL()                                                        \
+  if (!unavailable().empty()) {                                                      \
     std::fprintf(stderr, "no OpenCL device, skipping: %s\n", unavailable().c_str()); \
-    GTEST_SKIP() << "no OpenCL device: " << unavailable();                            \
+    GTEST_SKIP() << "no OpenCL device: " << unavailable();                           \
   }
 
 class OpenClBackendTest : public ::testing::Test {
@@ -273,8 +273,13 @@ __kernel void affine_ref(__global const float* x, __global float* y, float a, lo
     s.type = t;
     return s;
   };
-  in.arguments = {in.arguments[0], in.arguments[1], scalar("a", ElementType::f32), scalar("b", ElementType::i64),
-                  scalar("c", ElementType::u8), scalar("w", ElementType::i32), scalar("h", ElementType::i32)};
+  in.arguments = {in.arguments[0],
+                  in.arguments[1],
+                  scalar("a", ElementType::f32),
+                  scalar("b", ElementType::i64),
+                  scalar("c", ElementType::u8),
+                  scalar("w", ElementType::i32),
+                  scalar("h", ElementType::i32)};
   BuildResult kernel = builder_->build(in);
   ASSERT_EQ(kernel.status, Status::ok) << kernel.log;
   in.entry = "affine_ref";
@@ -308,9 +313,9 @@ TEST(OpenClUnavailable, DevicesAndTuneSayWhy) {
             std::string::npos)
       << tunekit::testing::read_file(dir / "devices.txt");
   const std::string spec = std::string(TUNEKIT_SOURCE_DIR) + "/examples/opencl/matmul.yaml";
-  const int rc = std::system((env + exe + " tune " + spec + " -o " + (dir / "out").string() + " > " +
-                              (dir / "tune.txt").string() + " 2>&1")
-                                 .c_str());
+  const int rc = std::system(
+      (env + exe + " tune " + spec + " -o " + (dir / "out").string() + " > " + (dir / "tune.txt").string() + " 2>&1")
+          .c_str());
   EXPECT_NE(rc, 0);
   EXPECT_NE(tunekit::testing::read_file(dir / "tune.txt").find("no OpenCL platform found"), std::string::npos)
       << tunekit::testing::read_file(dir / "tune.txt");

@@ -51,7 +51,8 @@ TEST_F(FakeTriton, EveryPlantedFailureIsRecordedAndTheBestIsFound) {
   // 256 KiB of shared memory passes the spec's constraint but not the compile check
   EXPECT_EQ(status.at("{BLOCK: 256, MODE: 0, num_warps: 4}"), Status::resource_limit);
   for (const auto& t : report.all_trials())
-    if (t.config.str() == "{BLOCK: 32, MODE: 1, num_warps: 4}") EXPECT_NE(t.error.find("planted compile error"), std::string::npos);
+    if (t.config.str() == "{BLOCK: 32, MODE: 1, num_warps: 4}")
+      EXPECT_NE(t.error.find("planted compile error"), std::string::npos);
   const SizeReport& s = report.sizes.front();
   ASSERT_TRUE(s.best);
   // the fake kernel takes 64 / BLOCK us: BLOCK 128 is the fastest that builds and runs right
@@ -99,7 +100,8 @@ TEST_F(FakeTriton, AKernelFileThatDoesNotImportIsLocatedInIt) {
 TEST(TritonSpec, KeysOfPythonKernelsAreRefusedElsewhere) {
   const fs::path dir = tunekit::testing::fresh_dir();
   tunekit::testing::write_file(dir / "k.cu", "__global__ void k(float* x) {}\n");
-  tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel: {source: k.cu, language: cuda, entry: k, grid: [1], block: [32]}
+  tunekit::testing::write_file(dir / "s.yaml",
+                               R"Y(kernel: {source: k.cu, language: cuda, entry: k, grid: [1], block: [32]}
 arguments:
   - {name: x, type: f32, shape: [16]}
 )Y");
@@ -109,7 +111,8 @@ arguments:
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("apply to triton kernels"), std::string::npos) << e.what();
   }
-  tunekit::testing::write_file(dir / "t.yaml", R"Y(kernel: {source: k.cu, language: triton, entry: k, grid: [1], block: [32]}
+  tunekit::testing::write_file(dir / "t.yaml",
+                               R"Y(kernel: {source: k.cu, language: triton, entry: k, grid: [1], block: [32]}
 arguments:
   - {name: x, type: f32, shape: [16]}
 )Y");
@@ -124,8 +127,9 @@ arguments:
 
 TEST_F(FakeTriton, ShapesSetupsAndConstexprsLoad) {  // the load-time checks run the fake inspector
   const fs::path dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "k.py", "def k(x, y, n, B: 'tl.constexpr', D: 'tl.constexpr'):\n    pass\n\n"
-                                     "def prep(args, meta):\n    return {'y': None}\n");
+  tunekit::testing::write_file(dir / "k.py",
+                               "def k(x, y, n, B: 'tl.constexpr', D: 'tl.constexpr'):\n    pass\n\n"
+                               "def prep(args, meta):\n    return {'y': None}\n");
   tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel:
   source: k.py
   language: triton
@@ -160,8 +164,12 @@ measure: {graph: true}
 TEST(TritonSpec, TheMoeSpaceIsPrunedBeforeAnythingIsCompiled) {
   Spec s = load_spec(fs::path(TUNEKIT_SOURCE_DIR) / "kernels" / "fused_moe" / "fused_moe.yaml");
   for (auto [m, valid] : {std::pair{1, 744u}, std::pair{4096, 1488u}}) {
-    Bindings constants{{"shared_memory_per_block_optin", Value(232448)}, {"E", Value(8)}, {"topk", Value(2)},
-                       {"N", Value(14336)}, {"K", Value(4096)}, {"M", Value(m)}};
+    Bindings constants{{"shared_memory_per_block_optin", Value(232448)},
+                       {"E", Value(8)},
+                       {"topk", Value(2)},
+                       {"N", Value(14336)},
+                       {"K", Value(4096)},
+                       {"M", Value(m)}};
     Space space(s.parameters, s.constraints, constants);
     EXPECT_EQ(space.cartesian_size(), 1920u);
     EXPECT_EQ(space.size(), valid) << "M=" << m;

@@ -86,21 +86,30 @@ struct Interpreter : ::testing::Test {
 TEST_F(Interpreter, FusedMoeGroupedGemm) {
   expect_ok(small_spec("fused_moe", "fused_moe",
                        {{"E", Value(4)}, {"topk", Value(2)}, {"N", Value(64)}, {"K", Value(64)}, {"M", Value(3)}},
-                       Config({{"BLOCK_SIZE_M", Value(16)}, {"BLOCK_SIZE_N", Value(32)}, {"BLOCK_SIZE_K", Value(64)},
-                               {"GROUP_SIZE_M", Value(1)}, {"num_warps", Value(4)}, {"num_stages", Value(2)}})));
+                       Config({{"BLOCK_SIZE_M", Value(16)},
+                               {"BLOCK_SIZE_N", Value(32)},
+                               {"BLOCK_SIZE_K", Value(64)},
+                               {"GROUP_SIZE_M", Value(1)},
+                               {"num_warps", Value(4)},
+                               {"num_stages", Value(2)}})));
 }
 
 TEST_F(Interpreter, PrefillAttentionWithAPrefix) {
-  expect_ok(small_spec("prefill_attention", "prefill_attention",
-                       {{"D", Value(16)}, {"causal", Value(1)}, {"Hq", Value(2)}, {"Hkv", Value(1)}, {"P", Value(5)},
-                        {"Lq", Value(20)}, {"B", Value(1)}},
-                       Config({{"BLOCK_M", Value(16)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)},
-                               {"num_stages", Value(2)}})));
+  expect_ok(small_spec(
+      "prefill_attention", "prefill_attention",
+      {{"D", Value(16)},
+       {"causal", Value(1)},
+       {"Hq", Value(2)},
+       {"Hkv", Value(1)},
+       {"P", Value(5)},
+       {"Lq", Value(20)},
+       {"B", Value(1)}},
+      Config({{"BLOCK_M", Value(16)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)}, {"num_stages", Value(2)}})));
 }
 
 TEST_F(Interpreter, DecodeAttentionSplitAndCombined) {
-  expect_ok(small_spec("decode_attention_triton", "decode_attention",
-                       {{"B", Value(1)}, {"Hq", Value(4)}, {"Hkv", Value(1)}, {"L", Value(40)}, {"D", Value(16)}},
-                       Config({{"SPLITS", Value(2)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)},
-                               {"num_stages", Value(2)}})));
+  expect_ok(small_spec(
+      "decode_attention_triton", "decode_attention",
+      {{"B", Value(1)}, {"Hq", Value(4)}, {"Hkv", Value(1)}, {"L", Value(40)}, {"D", Value(16)}},
+      Config({{"SPLITS", Value(2)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)}, {"num_stages", Value(2)}})));
 }

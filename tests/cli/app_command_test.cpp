@@ -67,19 +67,22 @@ TEST(AppCommand, ShellMetacharactersStayLiteral) {
   std::string yaml_value = "'";  // YAML single-quoted: '' is a quote
   for (char c : value) yaml_value += c == '\'' ? std::string("''") : std::string(1, c);
   yaml_value += "'";
-  write_file(dir / "app.yaml", "kernel: {source: k.cpp, language: command}\n"
-                               "parameters:\n  P: [" + yaml_value + "]\n"
-                               "application:\n"
-                               "  build: [bash, build.sh, '{P}']\n"
-                               "  run: [bash, run.sh, '{P}', '--p={P}', '$HOME', '*']\n"
-                               "  time: {regex: 'time: ([0-9.]+)'}\n"
-                               "measure: {min_samples: 1, max_samples: 1}\n");
+  write_file(dir / "app.yaml",
+             "kernel: {source: k.cpp, language: command}\n"
+             "parameters:\n  P: [" +
+                 yaml_value +
+                 "]\n"
+                 "application:\n"
+                 "  build: [bash, build.sh, '{P}']\n"
+                 "  run: [bash, run.sh, '{P}', '--p={P}', '$HOME', '*']\n"
+                 "  time: {regex: 'time: ([0-9.]+)'}\n"
+                 "measure: {min_samples: 1, max_samples: 1}\n");
   // From another folder, with a relative --out-dir: the variant's paths
   // must still hold when the commands run in the spec's folder.
   fs::create_directories(dir / "elsewhere");
-  auto r = detail::run_process({tunekit_exe().string(), "tune", (dir / "app.yaml").string(), "--out-dir", "out",
-                                "--no-progress"},
-                               300s, dir / "elsewhere");
+  auto r = detail::run_process(
+      {tunekit_exe().string(), "tune", (dir / "app.yaml").string(), "--out-dir", "out", "--no-progress"}, 300s,
+      dir / "elsewhere");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "No.1: 1.000 us, {P: " + value + "}")) << r.output;
   EXPECT_EQ(read_file(dir / "build_argv.txt"), "[" + value + "]\n");
@@ -97,8 +100,9 @@ TEST(AppCommand, ShellMetacharactersStayLiteral) {
 TEST(AppCommand, FailuresAreRecordedAndTheRunGoesOn) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "// KIND comes in through the commands\n");
-  write_file(dir / "build.sh", "if [ \"$1\" = build_fails ]; then echo 'error: no such header' >&2; exit 1; fi\n"
-                               "echo \"$1\" > \"$2\"\n");
+  write_file(dir / "build.sh",
+             "if [ \"$1\" = build_fails ]; then echo 'error: no such header' >&2; exit 1; fi\n"
+             "echo \"$1\" > \"$2\"\n");
   write_file(dir / "run.sh", R"(kind=$(cat "$1")
 case $kind in
   fast) echo '{"result": {"ms": 0.25}}' ;;
@@ -126,14 +130,15 @@ measure: {min_samples: 2, max_samples: 2}
   auto r = tunekit_cli({"tune", (dir / "app.yaml").string(), "--out-dir", out, "--no-progress"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "No.1: 2000.000 us, {KIND: slow}")) << r.output;
-  EXPECT_TRUE(contains(r.output, "No.2: compile_error, {KIND: build_fails} (build command exited with code 1: "
-                                 "error: no such header)"))
+  EXPECT_TRUE(contains(r.output,
+                       "No.2: compile_error, {KIND: build_fails} (build command exited with code 1: "
+                       "error: no such header)"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "No.3: crash, {KIND: crash} (run exited with code 4: checking)")) << r.output;
   EXPECT_TRUE(contains(r.output, "No.4: crash, {KIND: segv} (run killed by SIGSEGV")) << r.output;
   EXPECT_TRUE(contains(r.output, "No.5: timeout, {KIND: hang} (run timed out after 10 s; killed)")) << r.output;
-  EXPECT_TRUE(contains(r.output, "No.6: launch_error, {KIND: notime} (no time in the output: the JSON output")
-              || contains(r.output, "No.6: launch_error, {KIND: notime} (no time in the output: the output holds no JSON"))
+  EXPECT_TRUE(contains(r.output, "No.6: launch_error, {KIND: notime} (no time in the output: the JSON output") ||
+              contains(r.output, "No.6: launch_error, {KIND: notime} (no time in the output: the output holds no JSON"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "No.7: 250.000 us, {KIND: fast}")) << r.output;
   EXPECT_TRUE(contains(r.output, "best: No.7 250.000 us {KIND: fast}")) << r.output;
@@ -172,14 +177,15 @@ TEST(AppExamples, MsKppMatmulOnTheCpu) {
     EXPECT_TRUE(std::regex_search(r.output, std::regex("No\\." + std::to_string(i) +
                                                        R"(: [0-9.]+ us, \{L1TileShape: GemmShape<\d+, \d+, \d+>, )"
                                                        R"(L0_TILE: using L0TileShape = GemmShape<\d+, \d+, \d+>;\})")))
-        << "No." << i << "\n" << r.output;
+        << "No." << i << "\n"
+        << r.output;
   EXPECT_FALSE(contains(r.output, "No.13:")) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(best: No\.\d+ [0-9.]+ us \{L1TileShape: GemmShape<)")))
       << r.output;
   EXPECT_TRUE(contains(r.output, "12 trials: 12 ok")) << r.output;
   EXPECT_TRUE(contains(r.output, "within tolerance")) << r.output;  // checked against matmul_naive
-  std::cout << r.output << "took "
-            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
+  std::cout << r.output << "took " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+            << " s\n";
 }
 
 // The same kernel tuned at application level: build.sh compiles each
@@ -191,9 +197,10 @@ TEST(AppExamples, MsKppMatmulApplicationLevel) {
   auto r = tunekit_cli({"tune", spec.string(), "--out-dir", (dir / "out").string(), "--no-progress"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int i = 1; i <= 12; ++i)
-    EXPECT_TRUE(std::regex_search(r.output, std::regex("No\\." + std::to_string(i) +
-                                                       R"(: [0-9.]+ us, \{L1TileShape: GemmShape<)")))
-        << "No." << i << "\n" << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output, std::regex("No\\." + std::to_string(i) + R"(: [0-9.]+ us, \{L1TileShape: GemmShape<)")))
+        << "No." << i << "\n"
+        << r.output;
   EXPECT_TRUE(contains(r.output, "12 trials: 12 ok")) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(best: No\.\d+ [0-9.]+ us \{L1TileShape: GemmShape<)")))
       << r.output;
@@ -202,14 +209,15 @@ TEST(AppExamples, MsKppMatmulApplicationLevel) {
   ASSERT_EQ(rows.size(), 13u) << read_file(csv_file);
   EXPECT_EQ(rows[0], "No.,Config,Duration(us),Args");
   for (std::size_t i = 1; i < rows.size(); ++i)
-    EXPECT_TRUE(std::regex_match(rows[i], std::regex(std::to_string(i) +
-                                                     R"(,"\{L1TileShape: GemmShape<[^"]+>;\}",[0-9.]+,/\S+/app 512 512 512 3)")))
+    EXPECT_TRUE(std::regex_match(
+        rows[i],
+        std::regex(std::to_string(i) + R"(,"\{L1TileShape: GemmShape<[^"]+>;\}",[0-9.]+,/\S+/app 512 512 512 3)")))
         << rows[i];
   // Nothing was written into the example's folder.
   for (const auto& e : fs::directory_iterator(spec.parent_path()))
     EXPECT_TRUE(e.path().filename() == "main.cpp" || e.path().filename() == "build.sh" ||
                 e.path().filename() == "matmul_app.yaml" || e.path().filename() == "README.md")
         << e.path();
-  std::cout << r.output << "took "
-            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
+  std::cout << r.output << "took " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+            << " s\n";
 }

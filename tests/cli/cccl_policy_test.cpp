@@ -31,5 +31,6 @@ TEST(CcclPolicy, GeomeanWinnerShipsInAHeaderAProgramUses) {
   // The program reports the config that `select` chose.
   const auto items = used.substr(used.find("TUNE_ITEMS="), used.find(" TUNE_LANES") - used.find("TUNE_ITEMS="));
   EXPECT_NE(chosen.find(items.substr(0, items.find('=')) + ": " + items.substr(items.find('=') + 1)), std::string::npos)
-      << chosen << "\n" << used;
+      << chosen << "\n"
+      << used;
 }

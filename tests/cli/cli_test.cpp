@@ -35,8 +35,10 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // YAML of its parameters and constraints), three samples a config. Returns
 // the spec's path.
 std::string write_identity_spec(const fs::path& dir, const std::string& factor, const std::string& space) {
-  write_file(dir / "k.cpp", "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
-                            "x[i] * (" + factor + ") / (" + factor + "); }\n");
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
+             "x[i] * (" +
+                 factor + ") / (" + factor + "); }\n");
   write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
 arguments:
   - {name: x, type: f32, size: 256}
@@ -55,9 +57,10 @@ TEST(Cli, HelpListsCommandsAndOptions) {
   for (const char* word : {"tune", "space", "devices", "--version"}) EXPECT_TRUE(contains(top.output, word)) << word;
   auto tune = tunekit_cli({"tune", "--help"});
   EXPECT_EQ(tune.exit_code, 0);
-  for (const char* opt : {"TARGET", "--size", "--strategy", "--max-evals", "--max-time", "--seed", "--jobs", "--out-dir",
-                          "--db", "--csv", "--json", "--fresh", "--compiler", "--flags", "--timeout", "--cache",
-                          "--early-stop", "--reference", "--atol", "--rtol", "--entry", "--arg", "--no-progress"})
+  for (const char* opt : {"TARGET",     "--size",    "--strategy", "--max-evals", "--max-time",   "--seed",
+                          "--jobs",     "--out-dir", "--db",       "--csv",       "--json",       "--fresh",
+                          "--compiler", "--flags",   "--timeout",  "--cache",     "--early-stop", "--reference",
+                          "--atol",     "--rtol",    "--entry",    "--arg",       "--no-progress"})
     EXPECT_TRUE(contains(tune.output, opt)) << opt;
 }
 
@@ -71,8 +74,9 @@ TEST(Cli, DevicesListsTheCpu) {
 TEST(Cli, BadSpecGivesALocatedMessageNotACrash) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "extern \"C\" void f(float* x) { x[0] = 1; }\n");
-  write_file(dir / "bad.yaml", "kernel:\n  source: k.cpp\n  entry: f\narguments:\n  - {name: x, type: f32, size: 4}\n"
-                               "parameters:\n  A: [1, 2]\nconstraints:\n  - A * (2 + \n");
+  write_file(dir / "bad.yaml",
+             "kernel:\n  source: k.cpp\n  entry: f\narguments:\n  - {name: x, type: f32, size: 4}\n"
+             "parameters:\n  A: [1, 2]\nconstraints:\n  - A * (2 + \n");
   auto r = tunekit_cli({"tune", (dir / "bad.yaml").string(), "--out-dir", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.signal, 0);
@@ -121,9 +125,27 @@ extern "C" void saxpy(const float* x, float* y, int n) {
   static_assert(TUNE_BLOCK % 64 == 0, "block");
 }
 )");
-  auto r = tunekit_cli({"tune", (dir / "saxpy.cpp").string(), "--size", "N=4096", "--entry", "saxpy", "--arg",
-                        "x:f32:N", "--arg", "y:f32:N:1.0:inout", "--arg", "n:i32=N", "--flags", "-O2",
-                        "--out-dir", (dir / "out").string(), "--no-progress", "--cache", "hot", "--timeout", "20s"});
+  auto r = tunekit_cli({"tune",
+                        (dir / "saxpy.cpp").string(),
+                        "--size",
+                        "N=4096",
+                        "--entry",
+                        "saxpy",
+                        "--arg",
+                        "x:f32:N",
+                        "--arg",
+                        "y:f32:N:1.0:inout",
+                        "--arg",
+                        "n:i32=N",
+                        "--flags",
+                        "-O2",
+                        "--out-dir",
+                        (dir / "out").string(),
+                        "--no-progress",
+                        "--cache",
+                        "hot",
+                        "--timeout",
+                        "20s"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "No.16: ")) << r.output;  // 4 unrolls x 4 blocks
   EXPECT_FALSE(contains(r.output, "No.17: ")) << r.output;
@@ -142,7 +164,9 @@ TEST(Cli, ColdReadCacheModeIsTunedAndSelectedByName) {
 
   auto bad = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "cold_read"});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
-  EXPECT_TRUE(contains(bad.output, "unknown cache mode 'cold_read'; did you mean 'cold-read'? (cold, cold-read or hot)")) << bad.output;
+  EXPECT_TRUE(
+      contains(bad.output, "unknown cache mode 'cold_read'; did you mean 'cold-read'? (cold, cold-read or hot)"))
+      << bad.output;
 
   auto r = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "cold-read"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -265,8 +289,9 @@ TEST(Cli, TunesTheBundledExample) {
 // with the early stop off measures it in full.
 TEST(Cli, EarlyStopCutsALoserAndOffMeasuresIt) {
   const auto dir = fresh_dir();
-  write_file(dir / "k.cpp", "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; "
-                            "i < n; ++i) y[i] = x[i]; if (NAP) usleep(NAP); }\n");
+  write_file(dir / "k.cpp",
+             "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; "
+             "i < n; ++i) y[i] = x[i]; if (NAP) usleep(NAP); }\n");
   write_file(dir / "k.yaml", R"(name: naps
 kernel: {source: k.cpp, entry: f, flags: [-O1]}
 arguments:

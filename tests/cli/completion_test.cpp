@@ -35,7 +35,8 @@ std::vector<std::string> subcommands() {
   const auto start = text.find("Subcommands:");
   EXPECT_NE(start, std::string::npos) << text;
   std::regex line(R"(\n  ([a-z][a-z-]*)\s)");
-  for (std::sregex_iterator it(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(), line), end; it != end; ++it)
+  for (std::sregex_iterator it(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(), line), end; it != end;
+       ++it)
     out.push_back((*it)[1]);
   return out;
 }
@@ -57,17 +58,17 @@ std::set<std::string> options(const std::string& sub) {
 }
 
 bool has_word(const std::string& text, const std::string& word) {
-  return std::regex_search(text, std::regex("(^|[^a-zA-Z0-9-])" + std::regex_replace(word, std::regex("-"), "\\-") +
-                                            "($|[^a-zA-Z0-9-])"));
+  return std::regex_search(
+      text, std::regex("(^|[^a-zA-Z0-9-])" + std::regex_replace(word, std::regex("-"), "\\-") + "($|[^a-zA-Z0-9-])"));
 }
 
 // What bash completes for the words typed so far (the last may be partial).
 std::set<std::string> bash_complete(const std::vector<std::string>& typed) {
   std::string words = "tunekit";
   for (const auto& w : typed) words += " '" + w + "'";
-  const std::string script = "source '" + kBash + "'; COMP_WORDS=(" + words + "); COMP_CWORD=" +
-                             std::to_string(typed.size()) + "; COMP_WORDS[0]='" + tunekit_exe().string() +
-                             "'; _tunekit; printf '%s\\n' \"${COMPREPLY[@]}\"";
+  const std::string script = "source '" + kBash + "'; COMP_WORDS=(" + words +
+                             "); COMP_CWORD=" + std::to_string(typed.size()) + "; COMP_WORDS[0]='" +
+                             tunekit_exe().string() + "'; _tunekit; printf '%s\\n' \"${COMPREPLY[@]}\"";
   auto r = detail::run_process({"bash", "-c", script}, 60s);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::set<std::string> out;

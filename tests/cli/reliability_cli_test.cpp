@@ -36,10 +36,12 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // y = 2x over N, KIND 0..3 (KIND 3 hangs while `hang_mark` exists).
 std::string write_spec(const fs::path& dir, const std::string& params = "{KIND: [0, 1, 2, 3]}",
                        const fs::path& hang_mark = {}) {
-  write_file(dir / "k.cpp", "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) {\n"
-                            "#if KIND == 3\n  if (access(\"" + hang_mark.string() +
-                                "\", F_OK) == 0) for (volatile int i = 0;;) ++i;\n#endif\n"
-                                "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
+  write_file(dir / "k.cpp",
+             "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) {\n"
+             "#if KIND == 3\n  if (access(\"" +
+                 hang_mark.string() +
+                 "\", F_OK) == 0) for (volatile int i = 0;;) ++i;\n#endif\n"
+                 "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
   write_file(dir / "k.yaml", R"(name: k
 kernel: {source: k.cpp, entry: f, flags: [-O0]}
 arguments:
@@ -227,8 +229,8 @@ TEST(ReliabilityCli, ASignalStopsTheRunAndTheWorkerDiesWithItsTuner) {
     write_file(mark, "");
     const std::string spec = write_spec(dir, "{KIND: [0, 3]}", mark);
     const std::string db = (dir / "out" / "tunekit.db").string();
-    pid_t tuner = spawn_tune({tunekit_exe().string(), "tune", spec, "-o", (dir / "out").string(), "--no-progress",
-                              "--timeout", "300s"});
+    pid_t tuner = spawn_tune(
+        {tunekit_exe().string(), "tune", spec, "-o", (dir / "out").string(), "--no-progress", "--timeout", "300s"});
     ASSERT_GT(tuner, 0);
     // KIND 0 (the baseline) runs first, then KIND 3 hangs: wait for its
     // trial in the store, then for the hang.
@@ -280,8 +282,8 @@ TEST(ReliabilityCli, AHugeSpaceWithASmallBudgetStaysSmall) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     const std::string out = (dir / "out").string();
-    std::vector<std::string> args{"tunekit", "tune", spec, "-o", out, "--no-progress", "--max-evals", "2",
-                                  "--strategy", "exhaustive"};
+    std::vector<std::string> args{"tunekit",       "tune",        spec, "-o",         out,
+                                  "--no-progress", "--max-evals", "2",  "--strategy", "exhaustive"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -336,8 +338,7 @@ TEST(ReliabilityCli, ReportAndSelectReadAReadOnlyDatabase) {
                         spec_copy = (ro / "k.yaml").string(), html = ro.string() + ".html";
       if (command == "select")
         execl(exe.c_str(), exe.c_str(), "select", spec_copy.c_str(), "--db", db.c_str(), nullptr);
-      else
-        execl(exe.c_str(), exe.c_str(), "report", "--db", db.c_str(), "--html", html.c_str(), nullptr);
+      else execl(exe.c_str(), exe.c_str(), "report", "--db", db.c_str(), "--html", html.c_str(), nullptr);
       _exit(127);
     }
     int status = 0;

@@ -47,8 +47,8 @@ TEST(ReplayCli, JsonHasWhatScriptsRead) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = last_json(r.output);
   ASSERT_TRUE(j.is_object()) << r.output;
-  for (const char* key : {"strategy", "evaluations", "best_time", "optimum_time", "fraction_of_optimum",
-                          "strategy_cpu_seconds", "trace"})
+  for (const char* key :
+       {"strategy", "evaluations", "best_time", "optimum_time", "fraction_of_optimum", "strategy_cpu_seconds", "trace"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["strategy"], "auto: surrogate");
   EXPECT_EQ(j["evaluations"], 26);  // ceil(0.02 * 1264)

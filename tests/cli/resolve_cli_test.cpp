@@ -58,8 +58,10 @@ TEST(Resolve, TheDefaultConfigAtTheSpecsFirstSize) {
   EXPECT_EQ(j["device"], "cpu: a 2-core x86-64 with AVX2, 32 KiB L1d, 1 MiB L2");
   EXPECT_EQ(j["spec"], kRoot + "/examples/matmul/matmul.yaml");
   EXPECT_EQ(j["size"], (nlohmann::json{{"M", 512}, {"N", 512}, {"K", 512}}));
-  EXPECT_EQ(j["config"], (nlohmann::json{{"MR", 2}, {"NR", 16}, {"KC", 512}, {"MC", 64}, {"NC", 256}, {"UNROLL", 1},
-                                         {"LOOP_ORDER", 1}, {"PAR", 0}}));
+  EXPECT_EQ(
+      j["config"],
+      (nlohmann::json{
+          {"MR", 2}, {"NR", 16}, {"KC", 512}, {"MC", 64}, {"NC", 256}, {"UNROLL", 1}, {"LOOP_ORDER", 1}, {"PAR", 0}}));
   for (const auto& [name, from] : j["config_origin"].items()) EXPECT_EQ(from, "default") << name;
   EXPECT_EQ(j["valid"], true);
   EXPECT_FALSE(j.contains("invalid_reason"));
@@ -67,8 +69,8 @@ TEST(Resolve, TheDefaultConfigAtTheSpecsFirstSize) {
   EXPECT_EQ(j["kernel"]["source"], kRoot + "/examples/matmul/matmul.cpp");
   EXPECT_EQ(j["kernel"]["injection"], "defines");
   const auto defines = j["kernel"]["defines"].get<std::vector<std::string>>();
-  EXPECT_EQ(defines, (std::vector<std::string>{"MR=2", "NR=16", "KC=512", "MC=64", "NC=256", "UNROLL=1",
-                                               "LOOP_ORDER=1", "PAR=0"}));
+  EXPECT_EQ(defines, (std::vector<std::string>{"MR=2", "NR=16", "KC=512", "MC=64", "NC=256", "UNROLL=1", "LOOP_ORDER=1",
+                                               "PAR=0"}));
   EXPECT_EQ(j["kernel"]["flags"], (nlohmann::json{"-O3", "-march=native", "-fopenmp"}));
   EXPECT_TRUE(j["launch"].is_null());  // a CPU kernel is called, not launched
   const auto& a = argument(j, "A");
@@ -97,9 +99,9 @@ TEST(Resolve, SizeAndConfigFlagsOverrideTheSpec) {
 }
 
 TEST(Resolve, ACudaSpecsLaunchGeometryNeedsNoGpu) {
-  const auto j = resolve_json({"kernels/flash_decode/flash_decode.yaml", "--properties", kH200, "-s",
-                               "B=1,Hq=4,Hkv=1,L=2048", "-c",
-                               "SPLIT=8,WARPS=8,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREFETCH=256,CLUSTER=1"});
+  const auto j =
+      resolve_json({"kernels/flash_decode/flash_decode.yaml", "--properties", kH200, "-s", "B=1,Hq=4,Hkv=1,L=2048",
+                    "-c", "SPLIT=8,WARPS=8,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREFETCH=256,CLUSTER=1"});
   EXPECT_EQ(j["language"], "cuda");
   EXPECT_EQ(j["valid"], true);
   EXPECT_EQ(j["kernel"]["entry"], "flash_decode");
@@ -122,8 +124,8 @@ TEST(Resolve, ACudaSpecsLaunchGeometryNeedsNoGpu) {
 }
 
 TEST(Resolve, TensorMapsAndAParameterPinnedToTheSize) {
-  const auto j = resolve_json({"kernels/gemm/wgmma_swap.yaml", "--properties", kH200, "-s", "M=16,K=4096,N=4096",
-                               "-c", "BN=64,STAGES=8,KSUB=2,SPLIT_K=1,EVICT=1"});
+  const auto j = resolve_json({"kernels/gemm/wgmma_swap.yaml", "--properties", kH200, "-s", "M=16,K=4096,N=4096", "-c",
+                               "BN=64,STAGES=8,KSUB=2,SPLIT_K=1,EVICT=1"});
   EXPECT_EQ(j["name"], "gemm_wgmma_swap");
   // BM == (8 if M <= 8 else 16 if M <= 16 ...): computed for M = 16, not the default's 8
   EXPECT_EQ(j["config"]["BM"], 16);
@@ -188,8 +190,8 @@ TEST(Resolve, BadInputIsNamedWithWhatWasMeant) {
 
 TEST(Resolve, BuildReportsTheArtefactFromTunesCache) {
   const auto out = fresh_dir();
-  const std::vector<std::string> args{"examples/matmul/matmul.yaml", "--properties", kCpu, "--build", "-o",
-                                      out.string()};
+  const std::vector<std::string> args{
+      "examples/matmul/matmul.yaml", "--properties", kCpu, "--build", "-o", out.string()};
   const auto first = resolve_json(args);
   ASSERT_TRUE(first.contains("artifact")) << first.dump();
   const std::filesystem::path path = first["artifact"]["path"].get<std::string>();
@@ -203,9 +205,10 @@ TEST(Resolve, BuildReportsTheArtefactFromTunesCache) {
 
 TEST(Resolve, AVariantThatDoesNotCompileIsExplained) {
   const auto dir = fresh_dir();
-  write_file(dir / "k.cpp",
-             "#if X == 2\n#error X = 2 is not supported\n#endif\nextern \"C\" void k(float* y, int n) { for (int i = 0; "
-             "i < n; ++i) y[i] = X; }\n");
+  write_file(
+      dir / "k.cpp",
+      "#if X == 2\n#error X = 2 is not supported\n#endif\nextern \"C\" void k(float* y, int n) { for (int i = 0; "
+      "i < n; ++i) y[i] = X; }\n");
   write_file(dir / "k.yaml",
              "name: k\nkernel: {source: k.cpp, entry: k, language: c++, flags: [-O1]}\narguments:\n"
              "  - {name: y, type: f32, size: n, role: out}\n  - {name: n, type: i32, value: n}\n"
@@ -215,8 +218,8 @@ TEST(Resolve, AVariantThatDoesNotCompileIsExplained) {
   EXPECT_NE(ok.output.find("artifact:"), std::string::npos) << ok.output;
   EXPECT_NE(ok.output.find("X (first value)"), std::string::npos) << ok.output;  // no default: the first value
 
-  auto bad = tunekit_cli({"resolve", (dir / "k.yaml").string(), "--config", "X=2", "--build", "-o",
-                          (dir / "out").string()});
+  auto bad =
+      tunekit_cli({"resolve", (dir / "k.yaml").string(), "--config", "X=2", "--build", "-o", (dir / "out").string()});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_NE(bad.output.find("{X: 2} at n=16 does not compile (compile_error)"), std::string::npos) << bad.output;
   EXPECT_NE(bad.output.find("X = 2 is not supported"), std::string::npos) << bad.output;

@@ -41,8 +41,7 @@ TEST(CliRules, TuneReportsTheRuleConfigAndNoRulesTurnsItOff) {
   const auto dir = fresh_dir();
   const std::string spec = one_size_spec(dir);
   const std::string out = (dir / "out").string();
-  auto r = run_cli({"tune", spec, "--max-evals", "4",
-                    "--out-dir", out, "--no-progress"});
+  auto r = run_cli({"tune", spec, "--max-evals", "4", "--out-dir", out, "--no-progress"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "No.1: ")) << r.output;
   EXPECT_TRUE(contains(r.output, "{BM: 8, BN: 64, BK: 32}")) << r.output;
@@ -72,8 +71,7 @@ TEST(CliRules, TuneReportsTheRuleConfigAndNoRulesTurnsItOff) {
   EXPECT_TRUE(contains(report.output, "rule config No.1: {BM: 8, BN: 64, BK: 32}")) << report.output;
 
   const std::string out2 = (dir / "out2").string();
-  auto plain = run_cli({"tune", spec, "--max-evals", "3",
-                        "--out-dir", out2, "--no-progress", "--no-rules"});
+  auto plain = run_cli({"tune", spec, "--max-evals", "3", "--out-dir", out2, "--no-progress", "--no-rules"});
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_FALSE(contains(plain.output, "rule config")) << plain.output;
   EXPECT_TRUE(contains(plain.output, "No.1: ")) << plain.output;

@@ -84,7 +84,8 @@ TEST(SpaceProperties, ACudaSpecCountsWithAGpusPropertiesAnywhere) {
   auto bad = tunekit_cli({"space", spec, "--properties", (dir / "bad.json").string()});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find((dir / "bad.json").string() + ": a machine description must be a JSON object"),
-            std::string::npos) << bad.output;
+            std::string::npos)
+      << bad.output;
   EXPECT_NE(bad.output.find("one device object of `tunekit devices --json`"), std::string::npos);
 
   // Without a GPU and without --properties, the error says how to go on.

@@ -29,29 +29,54 @@ const std::vector<std::int64_t> kB = {-4, -1, 0, 1, 3, 8};
 
 TEST(ToCpp, AgreesWithTheInterpreter) {
   const std::vector<std::string> texts = {
-      "a // b", "a % b", "ceil_div(a, b)", "-a // 3", "a % -3", "min(a, b, 3)", "max(a, b)", "max([b, a])",
-      "abs(a - b)", "a if a > b else b * 2", "a and b", "a or b", "a and b or 7", "not a", "a < b < 5",
-      "a == b", "a != 0 and b >= 1", "a in [1, 2, 16]", "a not in (0, 5)", "(a & 6) | (b ^ 3)", "~a", "a << 2",
-      "a >> 1", "-a >> 3", "16 * ceil_div(a, 16)", "int(a) + -b", "+a - (a > 2) * 10",
+      "a // b",
+      "a % b",
+      "ceil_div(a, b)",
+      "-a // 3",
+      "a % -3",
+      "min(a, b, 3)",
+      "max(a, b)",
+      "max([b, a])",
+      "abs(a - b)",
+      "a if a > b else b * 2",
+      "a and b",
+      "a or b",
+      "a and b or 7",
+      "not a",
+      "a < b < 5",
+      "a == b",
+      "a != 0 and b >= 1",
+      "a in [1, 2, 16]",
+      "a not in (0, 5)",
+      "(a & 6) | (b ^ 3)",
+      "~a",
+      "a << 2",
+      "a >> 1",
+      "-a >> 3",
+      "16 * ceil_div(a, 16)",
+      "int(a) + -b",
+      "+a - (a > 2) * 10",
       "(a if a <= 2 else (4 if a <= 4 else (8 if a <= 8 else 16 * ceil_div(a, 16))))"};
   std::string body;
   for (const auto& t : texts) {
     auto code = Expression::parse(t).to_cpp(ab, "h::");
     ASSERT_TRUE(code.has_value()) << t;
-    body += "  for (std::int64_t a : as) for (std::int64_t b : bs) { (void)a; (void)b; std::printf(\"%lld\\n\", (long long)(" +
-            *code + ")); }\n";
+    body +=
+        "  for (std::int64_t a : as) for (std::int64_t b : bs) { (void)a; (void)b; std::printf(\"%lld\\n\", (long "
+        "long)(" +
+        *code + ")); }\n";
   }
   std::string as, bs;
   for (auto v : kA) as += std::to_string(v) + ", ";
   for (auto v : kB) bs += std::to_string(v) + ", ";
   const auto dir = tunekit::testing::fresh_dir();
   tunekit::testing::write_file(dir / "main.cpp", "#include <cstdint>\n#include <cstdio>\nnamespace h {\n" +
-                                                     cpp_int_helpers() + "}\nint main() {\n  const std::int64_t as[] = {" +
-                                                     as + "};\n  const std::int64_t bs[] = {" + bs + "};\n" + body +
-                                                     "}\n");
-  auto c = detail::run_process({"c++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", (dir / "main").string(),
-                                (dir / "main.cpp").string()},
-                               std::chrono::seconds(120));
+                                                     cpp_int_helpers() +
+                                                     "}\nint main() {\n  const std::int64_t as[] = {" + as +
+                                                     "};\n  const std::int64_t bs[] = {" + bs + "};\n" + body + "}\n");
+  auto c = detail::run_process(
+      {"c++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", (dir / "main").string(), (dir / "main.cpp").string()},
+      std::chrono::seconds(120));
   ASSERT_EQ(c.exit_code, 0) << c.output;
   auto r = detail::run_process({(dir / "main").string()}, std::chrono::seconds(30));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -76,8 +101,8 @@ TEST(ToCpp, AgreesWithTheInterpreter) {
 }
 
 TEST(ToCpp, RefusesWhatNeedsMoreThanIntegers) {
-  for (const char* t : {"a / b", "a ** 2", "float(a)", "round(a)", "a << b", "a >> 64", "a == 'x'", "1.5 * a",
-                        "a in 'abc'", "c + 1"}) {
+  for (const char* t :
+       {"a / b", "a ** 2", "float(a)", "round(a)", "a << b", "a >> 64", "a == 'x'", "1.5 * a", "a in 'abc'", "c + 1"}) {
     EXPECT_FALSE(Expression::parse(t).to_cpp(ab, "h::").has_value()) << t;
   }
 }

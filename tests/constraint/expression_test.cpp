@@ -53,8 +53,7 @@ std::vector<Value> values_for(const Expression& e, const Bindings& env) {
 // Evaluates `text` three ways and requires them to agree with `want`
 // (nullopt = Python raises): through the interpreter with a value span, with
 // evaluate(Bindings), and with every variable bound (constant folding).
-testing::AssertionResult evaluates(std::string_view text, const std::optional<Value>& want,
-                                   const Bindings& env = {}) {
+testing::AssertionResult evaluates(std::string_view text, const std::optional<Value>& want, const Bindings& env = {}) {
   Expression e = Expression::parse(text);
   std::optional<Value> got = e.evaluate(values_for(e, env));
   if (!same(got, want))
@@ -70,8 +69,7 @@ testing::AssertionResult evaluates(std::string_view text, const std::optional<Va
   if (!folded.variables().empty())
     return testing::AssertionFailure() << "'" << text << "' still has free variables after bind";
   std::optional<Value> via_fold = folded.evaluate(std::span<const Value>{});
-  if (!same(via_fold, want))
-    return testing::AssertionFailure() << "'" << text << "' folded to " << show(via_fold);
+  if (!same(via_fold, want)) return testing::AssertionFailure() << "'" << text << "' folded to " << show(via_fold);
   if (e.test(values_for(e, env)) != (want && want->truthy()))
     return testing::AssertionFailure() << "'" << text << "' test() disagrees with truthiness";
   return testing::AssertionSuccess();
@@ -127,10 +125,10 @@ TEST(ExpressionArithmetic, ModuloTakesTheSignOfTheDivisor) {
   EXPECT_TRUE(evaluates("a % b", F(-0.0), {{"a", 4.0}, {"b", -2}}));
   EXPECT_TRUE(evaluates("a % b", F(1.5), {{"a", -0.5}, {"b", 2}}));
   // gemm: the modulo operand is a float from true division
-  EXPECT_TRUE(evaluates("KWG % ((MDIMC * NDIMC)/MDIMA) == 0", I(1),
-                        {{"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 8}, {"MDIMA", 8}}));
-  EXPECT_TRUE(evaluates("KWG % ((MDIMC * NDIMC)/MDIMA) == 0", I(0),
-                        {{"KWG", 16}, {"MDIMC", 32}, {"NDIMC", 32}, {"MDIMA", 8}}));
+  EXPECT_TRUE(
+      evaluates("KWG % ((MDIMC * NDIMC)/MDIMA) == 0", I(1), {{"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 8}, {"MDIMA", 8}}));
+  EXPECT_TRUE(
+      evaluates("KWG % ((MDIMC * NDIMC)/MDIMA) == 0", I(0), {{"KWG", 16}, {"MDIMC", 32}, {"NDIMC", 32}, {"MDIMA", 8}}));
 }
 
 TEST(ExpressionArithmetic, PowerIsRightAssociativeAndBindsTighterThanUnaryMinus) {

@@ -34,19 +34,27 @@ class Gen {
     switch (uniform(0, 11)) {
       case 0:
       case 1:
-      case 2: return "(" + expr(depth - 1) + " " + bin[uniform(0, 10)] + " " + expr(depth - 1) + ")";
+      case 2:
+        return "(" + expr(depth - 1) + " " + bin[uniform(0, 10)] + " " + expr(depth - 1) + ")";
       case 3: {
         std::string s = expr(depth - 1);
         for (int k = uniform(1, 3); k > 0; --k) s += std::string(" ") + cmp[uniform(0, 5)] + " " + expr(depth - 1);
         return "(" + s + ")";
       }
-      case 4: return "(" + expr(depth - 1) + (chance(0.5) ? " and " : " or ") + expr(depth - 1) + ")";
-      case 5: return "(not " + expr(depth - 1) + ")";
-      case 6: return std::string("(") + (chance(0.5) ? "-" : "~") + expr(depth - 1) + ")";
-      case 7: return "(" + expr(depth - 1) + " if " + expr(depth - 1) + " else " + expr(depth - 1) + ")";
-      case 8: return std::string(chance(0.5) ? "min(" : "max(") + expr(depth - 1) + ", " + expr(depth - 1) + ")";
-      case 9: return "ceil_div(" + expr(depth - 1) + ", " + expr(depth - 1) + ")";
-      case 10: return std::string(chance(0.5) ? "abs(" : (chance(0.5) ? "int(" : "round(")) + expr(depth - 1) + ")";
+      case 4:
+        return "(" + expr(depth - 1) + (chance(0.5) ? " and " : " or ") + expr(depth - 1) + ")";
+      case 5:
+        return "(not " + expr(depth - 1) + ")";
+      case 6:
+        return std::string("(") + (chance(0.5) ? "-" : "~") + expr(depth - 1) + ")";
+      case 7:
+        return "(" + expr(depth - 1) + " if " + expr(depth - 1) + " else " + expr(depth - 1) + ")";
+      case 8:
+        return std::string(chance(0.5) ? "min(" : "max(") + expr(depth - 1) + ", " + expr(depth - 1) + ")";
+      case 9:
+        return "ceil_div(" + expr(depth - 1) + ", " + expr(depth - 1) + ")";
+      case 10:
+        return std::string(chance(0.5) ? "abs(" : (chance(0.5) ? "int(" : "round(")) + expr(depth - 1) + ")";
       default:
         return "(" + expr(depth - 1) + (chance(0.5) ? " in [" : " not in [") + expr(depth - 1) + ", " + leaf() + "])";
     }
@@ -103,7 +111,8 @@ TEST(IntProgram, AgreesWithTheInterpreter) {
       }
     }
   }
-  std::printf("[ int path ] %d equal values, %d equal errors, %d handed to the interpreter\n", compared, errors, bailed);
+  std::printf("[ int path ] %d equal values, %d equal errors, %d handed to the interpreter\n", compared, errors,
+              bailed);
   EXPECT_LT(uncompiled, 300);
   EXPECT_GT(compared, 5000);
   EXPECT_GT(errors, 500);

@@ -35,7 +35,8 @@ void run_readme(const std::vector<std::string>& extra_tune_args, bool expect_def
     auto r = detail::run_process(argv, std::chrono::minutes(5), root);
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.output;
     if (verb == "tune") EXPECT_NE(r.output.find("best: "), std::string::npos) << command << "\n" << r.output;
-    if (verb == "emit") EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "matmul_policy.hpp")) << r.output;
+    if (verb == "emit")
+      EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "matmul_policy.hpp")) << r.output;
     if (!expect_default_valid) continue;
     // The bundled defaults hold on this machine: no warning about them, and
     // one config for all sizes is found against the default itself.

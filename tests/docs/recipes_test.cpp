@@ -72,8 +72,8 @@ TEST(Recipes, AStrategyAddedThroughTheRegistryRunsFromTheCommandLineByName) {
   add_toys();
   const auto dir = fresh_dir();
   const auto out = dir / "out";
-  ASSERT_EQ(run_cli({"tune", formula_spec(dir).string(), "--strategy", "backwards", "--option", "skip=1",
-                     "--max-evals", "4", "-o", out.string(), "--no-progress"}),
+  ASSERT_EQ(run_cli({"tune", formula_spec(dir).string(), "--strategy", "backwards", "--option", "skip=1", "--max-evals",
+                     "4", "-o", out.string(), "--no-progress"}),
             0);
   auto j = nlohmann::json::parse(read_file(out / "X.json"));
   const auto& trials = j["sizes"][0]["trials"];
@@ -112,7 +112,8 @@ TEST(Recipes, ThePageShowsTheCompiledFiles) {
   std::set<std::string> shown;
   for (std::sregex_iterator it(page.begin(), page.end(), block), end; it != end; ++it) {
     const std::string file = (*it)[1];
-    EXPECT_EQ((*it)[2].str(), read_file(root + "/" + file)) << file << " differs from its listing in docs/architecture.md";
+    EXPECT_EQ((*it)[2].str(), read_file(root + "/" + file))
+        << file << " differs from its listing in docs/architecture.md";
     shown.insert(file);
   }
   EXPECT_EQ(shown, (std::set<std::string>{"docs/recipes/toy_backend.cpp", "docs/recipes/toy_strategy.cpp",

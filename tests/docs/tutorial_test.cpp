@@ -53,9 +53,8 @@ TEST(Tutorial, EveryCommandRunsAndTheProgramUsesTheEmittedHeader) {
   ASSERT_TRUE(std::filesystem::exists(out / "transpose_policy.hpp"));
   // The page's compile command, with the test's output folder for tunekit-out.
   const auto exe = out / "use_policy";
-  auto c = detail::run_process({"c++", "-std=c++17", "-I", out.string(), kRoot + "/docs/tutorial/use_policy.cpp", "-o",
-                                exe.string()},
-                               2min);
+  auto c = detail::run_process(
+      {"c++", "-std=c++17", "-I", out.string(), kRoot + "/docs/tutorial/use_policy.cpp", "-o", exe.string()}, 2min);
   ASSERT_EQ(c.exit_code, 0) << c.output;
   auto r = detail::run_process({exe.string()}, 1min);
   EXPECT_EQ(r.exit_code, 0) << r.output;

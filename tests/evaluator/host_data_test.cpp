@@ -11,8 +11,8 @@ using namespace tunekit::detail;
 TEST(Half, KnownBitPatterns) {
   EXPECT_EQ(to_half(1.0f).bits, 0x3c00);
   EXPECT_EQ(to_half(-2.0f).bits, 0xc000);
-  EXPECT_EQ(to_half(65504.0f).bits, 0x7bff);      // largest finite
-  EXPECT_EQ(to_half(1e6f).bits, 0x7c00);          // overflow to inf
+  EXPECT_EQ(to_half(65504.0f).bits, 0x7bff);       // largest finite
+  EXPECT_EQ(to_half(1e6f).bits, 0x7c00);           // overflow to inf
   EXPECT_EQ(to_half(5.9604645e-8f).bits, 0x0001);  // smallest subnormal
   EXPECT_EQ(to_half(0.0f).bits, 0x0000);
   EXPECT_TRUE(std::isnan(to_float(to_half(NAN))));
@@ -38,8 +38,8 @@ TEST(BFloat16, ConversionsRoundToNearestEven) {
   EXPECT_EQ(to_bfloat16(1.0f).bits, 0x3f80);
   EXPECT_EQ(to_bfloat16(-3.0f).bits, 0xc040);
   EXPECT_FLOAT_EQ(to_float(BFloat16{0x3f80}), 1.0f);
-  EXPECT_EQ(to_bfloat16(1.0f + 0x1.0p-8f).bits, 0x3f80);       // tie -> even
-  EXPECT_EQ(to_bfloat16(1.0f + 3 * 0x1.0p-8f).bits, 0x3f82);   // tie -> even (up)
+  EXPECT_EQ(to_bfloat16(1.0f + 0x1.0p-8f).bits, 0x3f80);      // tie -> even
+  EXPECT_EQ(to_bfloat16(1.0f + 3 * 0x1.0p-8f).bits, 0x3f82);  // tie -> even (up)
   EXPECT_TRUE(std::isnan(to_float(to_bfloat16(NAN))));
 }
 

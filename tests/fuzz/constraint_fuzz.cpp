@@ -16,9 +16,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   using tunekit::Value;
-  const std::vector<Value> kinds{Value(std::int64_t{0}), Value(std::int64_t{1}), Value(std::int64_t{-3}),
-                                 Value(std::int64_t{INT64_MAX}), Value(std::int64_t{INT64_MIN}), Value(2.5),
-                                 Value(-0.0), Value(std::string("s"))};
+  const std::vector<Value> kinds{Value(std::int64_t{0}),
+                                 Value(std::int64_t{1}),
+                                 Value(std::int64_t{-3}),
+                                 Value(std::int64_t{INT64_MAX}),
+                                 Value(std::int64_t{INT64_MIN}),
+                                 Value(2.5),
+                                 Value(-0.0),
+                                 Value(std::string("s"))};
   const std::size_t n = e.variables().size();
   for (std::size_t k = 0; k < kinds.size(); ++k) {
     std::vector<Value> values(n);

@@ -24,8 +24,8 @@ inline const std::filesystem::path& scratch() {
 
 inline std::filesystem::path write_input(const char* name, const std::uint8_t* data, std::size_t size) {
   const auto file = scratch() / name;
-  std::ofstream(file, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                                static_cast<std::streamsize>(size));
+  std::ofstream(file, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return file;
 }
 

@@ -86,9 +86,9 @@ TEST(CollectSamples, StopsAtMinSamplesWhenQuiet) {
   m.target_noise = 0.01;
   int calls = 0;
   auto samples = collect_samples(m, {}, [&] {
-    ++calls;
-    return Microseconds(10.0);
-  }).samples;
+                   ++calls;
+                   return Microseconds(10.0);
+                 }).samples;
   EXPECT_EQ(samples.size(), 7u);
   EXPECT_EQ(calls, 8);  // one warm-up call, then the samples
 }
@@ -114,9 +114,9 @@ TEST(CollectSamples, TimeCapEndsANoisyKernel) {
   m.target_noise = 0.0;
   auto t0 = std::chrono::steady_clock::now();
   auto samples = collect_samples(m, {}, [] {
-    std::this_thread::sleep_for(1ms);
-    return Microseconds(1000.0);
-  }).samples;
+                   std::this_thread::sleep_for(1ms);
+                   return Microseconds(1000.0);
+                 }).samples;
   auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(samples.size(), 2u);
   EXPECT_LT(samples.size(), 200u);
@@ -130,11 +130,17 @@ TEST(CollectSamples, ColdCacheFlushesBeforeEverySample) {
   m.max_samples = 5;
   m.cache = CacheMode::cold;
   int flushes = 0, runs = 0;
-  collect_samples(m, [&] { ++flushes; }, [&] { ++runs; return Microseconds(1.0); });
+  collect_samples(
+      m, [&] { ++flushes; },
+      [&] {
+        ++runs;
+        return Microseconds(1.0);
+      });
   EXPECT_EQ(flushes, runs);
   m.cache = CacheMode::hot;
   flushes = 0;
-  collect_samples(m, [&] { ++flushes; }, [&] { return Microseconds(1.0); });
+  collect_samples(
+      m, [&] { ++flushes; }, [&] { return Microseconds(1.0); });
   EXPECT_EQ(flushes, 0);
 }
 
@@ -146,8 +152,17 @@ TEST(CollectSamples, ColdReadFlushesBeforeEverySampleLikeCold) {
   m.cache = CacheMode::cold_read;
   int flushes = 0, runs = 0;
   std::vector<std::string> order;
-  collect_samples(m, [&] { ++flushes; order.push_back("flush"); },
-                  [&] { ++runs; order.push_back("run"); return Microseconds(1.0); });
+  collect_samples(
+      m,
+      [&] {
+        ++flushes;
+        order.push_back("flush");
+      },
+      [&] {
+        ++runs;
+        order.push_back("run");
+        return Microseconds(1.0);
+      });
   EXPECT_EQ(flushes, runs);
   EXPECT_EQ(runs, 6);  // one warm-up call, five samples
   for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i % 2 ? "run" : "flush") << i;

@@ -34,11 +34,12 @@ std::vector<TrialRecord> trials() {
 
 std::string compile_and_run(const std::filesystem::path& dir, const std::string& header, const std::string& main_body) {
   tunekit::testing::write_file(dir / "policy.hpp", header);
-  tunekit::testing::write_file(dir / "main.cpp", "#include <cstdio>\n#include <cstring>\n#include \"policy.hpp\"\nint main() {\n" +
-                                                     main_body + "\n}\n");
-  auto c = detail::run_process({"c++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", (dir / "main").string(),
-                                (dir / "main.cpp").string()},
-                               std::chrono::seconds(120));
+  tunekit::testing::write_file(
+      dir / "main.cpp",
+      "#include <cstdio>\n#include <cstring>\n#include \"policy.hpp\"\nint main() {\n" + main_body + "\n}\n");
+  auto c = detail::run_process(
+      {"c++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", (dir / "main").string(), (dir / "main.cpp").string()},
+      std::chrono::seconds(120));
   EXPECT_EQ(c.exit_code, 0) << c.output << "\n" << header;
   auto r = detail::run_process({(dir / "main").string()}, std::chrono::seconds(30));
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -152,11 +153,11 @@ TEST(PolicyHeader, PassesOverTunedConfigsTheConstraintsRejectAtAnUntunedSize) {
   std::vector<TrialRecord> trials{t(64, 64, 2), t(1024, 128, 1), t(4096, 256, 1)};
   trials[0].machine = R"({"device": "some GPU", "smem_bytes": 150000, "clock_ghz": 1.5, "arch": "sm_90a"})";
   Policy p = make_policy("mm", trials, Selection::per_size, std::nullopt);
-  const std::vector<Expression> constraints = {
-      Expression::parse("CL == 1 or ceil_div(M, BM) % 2 == 0"), Expression::parse("BM * 1000 <= smem_bytes"),
-      Expression::parse("N % 64 == 0"),
-      Expression::parse("BM / 2 >= 1"),           // true division: not integer C++
-      Expression::parse("clock_ghz * BM > 1")};   // a float property
+  const std::vector<Expression> constraints = {Expression::parse("CL == 1 or ceil_div(M, BM) % 2 == 0"),
+                                               Expression::parse("BM * 1000 <= smem_bytes"),
+                                               Expression::parse("N % 64 == 0"),
+                                               Expression::parse("BM / 2 >= 1"),  // true division: not integer C++
+                                               Expression::parse("clock_ghz * BM > 1")};  // a float property
   const Bindings machine = machine_properties(trials);
   EXPECT_EQ(machine.count("device"), 0u);
   EXPECT_EQ(machine.at("smem_bytes"), Value(150000));
@@ -169,7 +170,8 @@ TEST(PolicyHeader, PassesOverTunedConfigsTheConstraintsRejectAtAnUntunedSize) {
   const auto dir = tunekit::testing::fresh_dir();
   const std::string header = emit_header(p);
   EXPECT_NE(header.find("// Constraints checked: 3 of the spec's, with the tuned device's smem_bytes = 150000."),
-            std::string::npos) << header;
+            std::string::npos)
+      << header;
   EXPECT_NE(header.find("// Not checked (not integer C++): BM / 2 >= 1"), std::string::npos);
   // Tuned sizes exactly (even M = 4096's, which the cap rejects: the header
   // does not second-guess a tune). M = 100: the nearest (M = 64) is allowed,

@@ -19,8 +19,12 @@ namespace fs = std::filesystem;
 namespace {
 
 Config moe_config(int bm, int bn, int bk, int g, int w, int s) {
-  return Config({{"BLOCK_SIZE_M", Value(bm)}, {"BLOCK_SIZE_N", Value(bn)}, {"BLOCK_SIZE_K", Value(bk)},
-                 {"GROUP_SIZE_M", Value(g)}, {"num_warps", Value(w)}, {"num_stages", Value(s)}});
+  return Config({{"BLOCK_SIZE_M", Value(bm)},
+                 {"BLOCK_SIZE_N", Value(bn)},
+                 {"BLOCK_SIZE_K", Value(bk)},
+                 {"GROUP_SIZE_M", Value(g)},
+                 {"num_warps", Value(w)},
+                 {"num_stages", Value(s)}});
 }
 
 Policy moe_policy() {
@@ -104,7 +108,8 @@ TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
   EXPECT_EQ(lookup(3000)["num_warps"], 8);
   for (const char* k : {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"})
     EXPECT_TRUE(lookup(1).contains(k)) << k;
-  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200", "fp8_w8a8")[0].name, "E=8,N=7168,device_name=NVIDIA_H200,dtype=fp8_w8a8.json");
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200", "fp8_w8a8")[0].name,
+            "E=8,N=7168,device_name=NVIDIA_H200,dtype=fp8_w8a8.json");
   Policy no_e = p;
   no_e.entries[0].size.erase("E");
   EXPECT_THROW(emit_vllm_moe(no_e, "NVIDIA H200", ""), std::runtime_error);

@@ -12,7 +12,8 @@ using namespace tunekit;
 
 namespace {
 
-TrialRecord trial(Config config, Status status, double us, std::string kernel = "k", Bindings size = {{"N", Value(64)}}) {
+TrialRecord trial(Config config, Status status, double us, std::string kernel = "k",
+                  Bindings size = {{"N", Value(64)}}) {
   TrialRecord t;
   t.kernel = std::move(kernel);
   t.device = "cpu";
@@ -36,9 +37,9 @@ std::size_t count(const std::string& text, const std::string& part) {
 
 TEST(ParameterEffects, EachValuesBestAndMedianAndTheSpread) {
   const std::vector<TrialRecord> trials = {
-      trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::ok, 25), trial(ab(1, "x"), Status::ok, 10),
-      trial(ab(1, "x"), Status::ok, 20), trial(ab(2, "x"), Status::ok, 15),
-      trial(ab(3, "x"), Status::crash, 0),  // failed: no level of its own
+      trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::ok, 25),
+      trial(ab(1, "x"), Status::ok, 10), trial(ab(1, "x"), Status::ok, 20),
+      trial(ab(2, "x"), Status::ok, 15), trial(ab(3, "x"), Status::crash, 0),  // failed: no level of its own
   };
   const auto effects = parameter_effects(trials);
   ASSERT_EQ(effects.size(), 2u);

@@ -219,10 +219,10 @@ TEST(Csv, ParsesBackWithQuoting) {
   ASSERT_EQ(rows.size(), 5u);
   // The fixed columns, then one per size name and one per parameter, in
   // order of first appearance.
-  std::vector<std::string> header{"No.",     "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",
-                                  "Min(us)", "Noise",  "Samples",  "Size",   "Error",      "Spread",
-                                  "Bimodal", "MissedNoiseTarget",  "M",    "N",          "BM",
-                                  "BN",      "MODE"};
+  std::vector<std::string> header{
+      "No.",   "Config",  "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr", "Min(us)",
+      "Noise", "Samples", "Size",     "Error",  "Spread",     "Bimodal",   "MissedNoiseTarget",
+      "M",     "N",       "BM",       "BN",     "MODE"};
   EXPECT_EQ(rows[0], header);
   for (const auto& r : rows) ASSERT_EQ(r.size(), header.size());
 

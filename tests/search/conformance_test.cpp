@@ -73,7 +73,8 @@ Drive drive(const std::string& name, const ReplayTable& table, std::uint64_t see
   while (d.proposed.size() < limit) {
     const auto configs = s->next(batch);
     if (configs.empty()) break;
-    if (configs.size() > batch) d.problems.push_back("returned " + std::to_string(configs.size()) + " for a batch of " + std::to_string(batch));
+    if (configs.size() > batch)
+      d.problems.push_back("returned " + std::to_string(configs.size()) + " for a batch of " + std::to_string(batch));
     for (const auto& c : configs) {
       if (!space.contains(c)) d.problems.push_back("invalid config " + c.str());
       if (!seen.insert(c.key()).second) d.problems.push_back("proposed twice (or a seed) " + c.str());

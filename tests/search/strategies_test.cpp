@@ -12,7 +12,8 @@ Space small_space() {
 }
 std::vector<Config> drain(Strategy& s, std::size_t step) {
   std::vector<Config> all;
-  for (auto batch = s.next(step); !batch.empty(); batch = s.next(step)) all.insert(all.end(), batch.begin(), batch.end());
+  for (auto batch = s.next(step); !batch.empty(); batch = s.next(step))
+    all.insert(all.end(), batch.begin(), batch.end());
   return all;
 }
 }  // namespace
@@ -47,7 +48,8 @@ TEST(Random, FirstPickIsRoughlyUniform) {
   const auto n = space.count();
   std::map<std::string, int> hits;
   const int trials = 4000;
-  for (int seed = 0; seed < trials; ++seed) hits[make_strategy("random", space, seed, std::nullopt)->next(1).at(0).key()]++;
+  for (int seed = 0; seed < trials; ++seed)
+    hits[make_strategy("random", space, seed, std::nullopt)->next(1).at(0).key()]++;
   ASSERT_EQ(hits.size(), n);
   // Chi-square with n-1 degrees of freedom; 40 is far beyond the 99.9% point for n <= 12.
   double chi2 = 0, expected = double(trials) / double(n);

@@ -54,8 +54,9 @@ TEST(RuleReport, ExpectedDrawsMatchesBruteForce) {
 TEST(RuleReport, OutcomeOfASeededRun) {
   // Run order: the rule config first (30 us), then the default (40), an
   // invalid config, a compile error, a faster one (20), a tie (30), the best (10).
-  std::vector<TrialRecord> t{trial(16, Status::ok, 30, true), trial(32, Status::ok, 40), trial(48, Status::invalid, 0),
-                             trial(64, Status::compile_error, 0), trial(96, Status::ok, 20), trial(112, Status::ok, 30),
+  std::vector<TrialRecord> t{trial(16, Status::ok, 30, true), trial(32, Status::ok, 40),
+                             trial(48, Status::invalid, 0),   trial(64, Status::compile_error, 0),
+                             trial(96, Status::ok, 20),       trial(112, Status::ok, 30),
                              trial(128, Status::ok, 10)};
   RuleOutcome o = rule_outcome(t, 0);
   EXPECT_EQ(o.seed, 0u);
@@ -102,14 +103,14 @@ TEST(RuleReport, FailedRuleConfigIsBeatenByAnyOkTrial) {
 TEST(RuleReport, OutcomesPerDeviceAndSizeFromStoredTrials) {
   // Two sizes interleaved as a store returns them; a size without a seed
   // has no outcome.
-  std::vector<TrialRecord> t{trial(16, Status::ok, 5, false, 4),  trial(16, Status::ok, 30, true, 64),
-                             trial(32, Status::ok, 8, true, 4),   trial(32, Status::ok, 20, false, 64),
+  std::vector<TrialRecord> t{trial(16, Status::ok, 5, false, 4), trial(16, Status::ok, 30, true, 64),
+                             trial(32, Status::ok, 8, true, 4), trial(32, Status::ok, 20, false, 64),
                              trial(64, Status::ok, 1, false, 99)};
   auto outs = rule_outcomes(t);
   ASSERT_EQ(outs.size(), 2u);
   EXPECT_EQ(outs[0].size.at("M"), Value(4));  // the order of first appearance
-  EXPECT_EQ(outs[0].seed, 1u);               // index within its size
-  EXPECT_EQ(*outs[0].beaten_by, 0u);         // 5 us, measured before the seed
+  EXPECT_EQ(outs[0].seed, 1u);                // index within its size
+  EXPECT_EQ(*outs[0].beaten_by, 0u);          // 5 us, measured before the seed
   EXPECT_EQ(outs[1].size.at("M"), Value(64));
   EXPECT_EQ(outs[1].seed, 0u);
   EXPECT_EQ(*outs[1].evaluations_to_beat, 2u);

@@ -77,13 +77,13 @@ TEST(RuleConfig, IssueShapes) {
   };
   using R = TileReason;
   const std::vector<Case> cases{
-      {4, 128, 2048, 16, 256, 128, R::tiny_m, R::large, R::not_split},     // K = 128 taken whole
-      {4, 2048, 128, 16, 128, 128, R::tiny_m, R::not_split, R::large},     // N = 128 taken whole
-      {1, 4096, 4096, 16, 256, 128, R::tiny_m, R::large, R::large},        // GEMV-like decode step
-      {16, 4096, 4096, 16, 256, 128, R::tiny_m, R::large, R::large},       // M = 16 is still tiny
-      {64, 4096, 14336, 64, 256, 128, R::not_split, R::large, R::large},   // M = 64 not split
-      {4096, 4096, 4096, 128, 256, 128, R::large, R::large, R::large},     // all large
-      {1000, 1000, 1000, 128, 256, 128, R::large, R::large, R::large},     // not powers of two
+      {4, 128, 2048, 16, 256, 128, R::tiny_m, R::large, R::not_split},    // K = 128 taken whole
+      {4, 2048, 128, 16, 128, 128, R::tiny_m, R::not_split, R::large},    // N = 128 taken whole
+      {1, 4096, 4096, 16, 256, 128, R::tiny_m, R::large, R::large},       // GEMV-like decode step
+      {16, 4096, 4096, 16, 256, 128, R::tiny_m, R::large, R::large},      // M = 16 is still tiny
+      {64, 4096, 14336, 64, 256, 128, R::not_split, R::large, R::large},  // M = 64 not split
+      {4096, 4096, 4096, 128, 256, 128, R::large, R::large, R::large},    // all large
+      {1000, 1000, 1000, 128, 256, 128, R::large, R::large, R::large},    // not powers of two
       {3000, 1536, 777, 128, 256, 128, R::large, R::large, R::large},
   };
   for (const auto& c : cases) {
@@ -223,11 +223,11 @@ TEST(RuleConfig, LengthReadsAParameter) {
 // projection), each with its own tiles; a tile shared by two axes takes the
 // smaller of their tiles.
 TEST(RuleConfig, SeveralMatmuls) {
-  std::vector<Parameter> params{param("BQ", {16, 32, 64}),   param("BKV", {32, 64, 128, 256}),
-                                param("BD", {32, 64, 128}),  param("BO_M", {16, 32, 64, 128}),
+  std::vector<Parameter> params{param("BQ", {16, 32, 64}),     param("BKV", {32, 64, 128, 256}),
+                                param("BD", {32, 64, 128}),    param("BO_M", {16, 32, 64, 128}),
                                 param("BO_N", {64, 128, 256}), param("BO_K", {32, 64, 128})};
-  const Bindings sizes{{"group", Value(8)}, {"seq", Value(200)}, {"d", Value(128)}, {"hidden", Value(4096)},
-                       {"B", Value(4)}};
+  const Bindings sizes{
+      {"group", Value(8)}, {"seq", Value(200)}, {"d", Value(128)}, {"hidden", Value(4096)}, {"B", Value(4)}};
   MatmulRule qk, av, out;
   qk.m = axis("BQ", "group");  // 8 query heads per KV head: tiny M
   qk.n = axis("BKV", "seq");
@@ -253,8 +253,8 @@ TEST(RuleConfig, SeveralMatmuls) {
 
   // A parameter on two axes of different lengths takes the smaller tile.
   MatmulRule first, second;
-  first.m = axis("BM", "M");         // M = 4: tiny, 16
-  second.m = axis("BM", "M * 16");   // 64: 64
+  first.m = axis("BM", "M");        // M = 4: tiny, 16
+  second.m = axis("BM", "M * 16");  // 64: 64
   RuleConfig shared = derive({param("BM", {16, 32, 64, 128})}, {}, {{"M", Value(4)}}, {first, second});
   EXPECT_EQ(at(shared.config, "BM"), 16);
   EXPECT_EQ(choice(shared, 1, 'M').value, Value(64));

@@ -47,4 +47,10 @@ TEST(Transfer, NearestSizesFastestFirstValidOnly) {
   for (const auto& c : seeds) EXPECT_TRUE(space.contains(c));
   EXPECT_TRUE(transfer_seeds(space, {{"M", 128}}, {}, 3, 2).empty());
   EXPECT_EQ(transfer_seeds(space, {{"M", 128}, {"N", 1024}}, history, 1, 2).size(), 1u);
+  // A config another provider seeds already is skipped, and the count is
+  // made up from the next fastest.
+  const std::vector<Config> taken{Config({{"BM", 64}})};
+  got.clear();
+  for (const auto& c : transfer_seeds(space, {{"M", 128}, {"N", 1024}}, history, 2, 2, taken)) got.push_back(c.str());
+  EXPECT_EQ(got, (std::vector<std::string>{"{BM: 128}", "{BM: 16}"}));
 }

@@ -91,7 +91,7 @@ TEST(Index, AtAndIndexOfFollowForEachOrder) {
   EXPECT_THROW(s.at(want.size()), std::out_of_range);
   EXPECT_FALSE(s.index_of(Config({{"a", 3}, {"b", 0}, {"c", 0}, {"d", 0}})).has_value());  // a < c fails
   EXPECT_FALSE(s.index_of(Config({{"a", 9}, {"b", 0}, {"c", 0}, {"d", 0}})).has_value());  // not a value
-  EXPECT_FALSE(s.index_of(Config({{"a", 0}})).has_value());                                 // incomplete
+  EXPECT_FALSE(s.index_of(Config({{"a", 0}})).has_value());                                // incomplete
 }
 
 TEST(Index, DegenerateSpaces) {

@@ -51,7 +51,8 @@ class Generator {
     if (kind >= 7) pool.insert(pool.end(), floats.begin(), floats.end());
     if (kind == 9) pool = strings, pool.push_back(Value(1));
     std::shuffle(pool.begin(), pool.end(), rng_);
-    pool.resize(static_cast<std::size_t>(uniform(chance(0.1) ? 1 : 2, std::min<int>(4, static_cast<int>(pool.size())))));
+    pool.resize(
+        static_cast<std::size_t>(uniform(chance(0.1) ? 1 : 2, std::min<int>(4, static_cast<int>(pool.size())))));
     return pool;
   }
 
@@ -136,8 +137,8 @@ struct RandomSpace {
   }
 };
 
-RandomSpace make_space(Generator& g, int min_params, int max_params, std::uint64_t max_cartesian,
-                       int max_constraints, int max_arity = 3) {
+RandomSpace make_space(Generator& g, int min_params, int max_params, std::uint64_t max_cartesian, int max_constraints,
+                       int max_arity = 3) {
   RandomSpace s;
   while (true) {
     s.params.clear();
@@ -237,14 +238,15 @@ void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
   std::mt19937_64 rng(g.uniform(0, 1 << 30));
   if (!want.empty())
     for (int k = 0; k < 10; ++k) EXPECT_EQ(valid.count(space.random_indices(rng)), 1u);
-  else
-    EXPECT_THROW(space.random(rng), std::out_of_range);
+  else EXPECT_THROW(space.random(rng), std::out_of_range);
 
   // Neighbours of a few configs, valid or not, against brute force.
   for (int probe = 0; probe < 4; ++probe) {
     std::vector<std::uint32_t> ix;
-    for (const auto& p : rs.params) ix.push_back(static_cast<std::uint32_t>(g.uniform(0, static_cast<int>(p.values.size()) - 1)));
-    if (probe == 0 && !want.empty()) ix = want[static_cast<std::size_t>(g.uniform(0, static_cast<int>(want.size()) - 1))];
+    for (const auto& p : rs.params)
+      ix.push_back(static_cast<std::uint32_t>(g.uniform(0, static_cast<int>(p.values.size()) - 1)));
+    if (probe == 0 && !want.empty())
+      ix = want[static_cast<std::size_t>(g.uniform(0, static_cast<int>(want.size()) - 1))];
     std::vector<std::vector<std::uint32_t>> hamming, adjacent;
     for (std::size_t p = 0; p < ix.size(); ++p)
       for (std::uint32_t v = 0; v < rs.params[p].values.size(); ++v) {
@@ -277,7 +279,8 @@ void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
   if (!check_membership) return;
   for (int probe = 0; probe < 40; ++probe) {
     std::vector<std::uint32_t> ix;
-    for (const auto& p : rs.params) ix.push_back(static_cast<std::uint32_t>(g.uniform(0, static_cast<int>(p.values.size()) - 1)));
+    for (const auto& p : rs.params)
+      ix.push_back(static_cast<std::uint32_t>(g.uniform(0, static_cast<int>(p.values.size()) - 1)));
     Config c = space.config_at(ix);
     EXPECT_EQ(space.contains(c), valid.count(ix) == 1) << c.str();
     EXPECT_EQ(space.contains_indices(ix), valid.count(ix) == 1) << c.str();

@@ -71,8 +71,7 @@ TEST(Space, SimpleConstraintCounts) {
 }
 
 TEST(Space, ForEachIsLexicographicAndPruned) {
-  Space s({param("a", ints(0, 2)), param("b", ints(0, 2)), param("c", ints(0, 1))},
-          exprs({"a + b == 2", "c <= a"}));
+  Space s({param("a", ints(0, 2)), param("b", ints(0, 2)), param("c", ints(0, 1))}, exprs({"a + b == 2", "c <= a"}));
   std::vector<std::vector<std::uint32_t>> want{{0, 2, 0}, {1, 1, 0}, {1, 1, 1}, {2, 0, 0}, {2, 0, 1}};
   EXPECT_EQ(all_indices(s), want);
   EXPECT_EQ(s.count(), 5u);

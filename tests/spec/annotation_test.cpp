@@ -122,8 +122,7 @@ TEST(Tunable, NotTunableComments) {
 
 TEST(Tunable, StringWithSlashesBeforeTheComment) {
   std::string src = "const char* URL = \"http://x\"; // tunable\n";
-  EXPECT_EQ(apply_tunable_lines(src, cfg({{"URL", "\"https://y\""}}), "k.cpp"),
-            "const char* URL = \"https://y\";\n");
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"URL", "\"https://y\""}}), "k.cpp"), "const char* URL = \"https://y\";\n");
 }
 
 TEST(Tunable, DigitSeparator) {
@@ -149,8 +148,7 @@ TEST(Tunable, MultipleKeysAndValueTypes) {
 
 TEST(Tunable, LineEndingsPreserved) {
   std::string src = "int A = 1; // tunable\r\nint B = 2;\r\nint C = 3; // tunable";
-  EXPECT_EQ(apply_tunable_lines(src, cfg({{"A", 4}, {"C", 5}}), "k.cpp"),
-            "int A = 4;\r\nint B = 2;\r\nint C = 5;");
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"A", 4}, {"C", 5}}), "k.cpp"), "int A = 4;\r\nint B = 2;\r\nint C = 5;");
 }
 
 TEST(Tunable, EmptyConfigLeavesSourceAlone) {
@@ -180,8 +178,11 @@ TEST(Tunable, UnmatchedKeyInSourceWithoutTunables) {
 }
 
 TEST(Tunable, LineWithoutAssignment) {
-  expect_error([] { apply_tunable_lines("int a;\n  foo(); // tunable\n", cfg({{"a", 1}}), "k.cpp"); }, "k.cpp", 2, 3,
-               "must assign a name");
+  expect_error(
+      [] {
+        apply_tunable_lines("int a;\n  foo(); // tunable\n", cfg({{"a", 1}}), "k.cpp");
+      },
+      "k.cpp", 2, 3, "must assign a name");
 }
 
 TEST(Tunable, HasTunableLines) {
@@ -243,7 +244,8 @@ TEST(Range, EndNotOnStepIsInclusiveUpToLastStep) {
 }
 
 TEST(Range, MissingName) {
-  expect_error([] { parse_range_annotations("int x;\n// %RANGE%\n", "b.cu"); }, "b.cu", 2, 11, "missing a parameter name");
+  expect_error([] { parse_range_annotations("int x;\n// %RANGE%\n", "b.cu"); }, "b.cu", 2, 11,
+               "missing a parameter name");
 }
 
 TEST(Range, MissingLabel) {
@@ -340,10 +342,11 @@ TEST(PrependDefines, EscapesFileName) {
 }
 
 TEST(Range, ProseMentioningTheMarkerIsNotAnAnnotation) {
-  const std::string src = "// Tuned with %RANGE% annotations: no spec needed.\n"
-                          "int x = 1;  // see %RANGE% below\n"
-                          "//   %RANGE% TUNE_A a 1:3:1\n"
-                          "//%RANGE% TUNE_B b 2:4:2\n";
+  const std::string src =
+      "// Tuned with %RANGE% annotations: no spec needed.\n"
+      "int x = 1;  // see %RANGE% below\n"
+      "//   %RANGE% TUNE_A a 1:3:1\n"
+      "//%RANGE% TUNE_B b 2:4:2\n";
   auto ranges = parse_range_annotations(src, "k.cpp");
   ASSERT_EQ(ranges.size(), 2u);
   EXPECT_EQ(ranges[0].name, "TUNE_A");

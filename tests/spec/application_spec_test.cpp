@@ -150,9 +150,7 @@ TEST_F(ApplicationSpec_, BuildPlaceholderTypo) {
   expect_error(kHead + "  build: [make, '{sourse}']\n", 6, 18, "did you mean {source}?");
 }
 
-TEST_F(ApplicationSpec_, UnclosedBrace) {
-  expect_error(kHead + "  build: [make, 'x{T']\n", 6, 19, "unclosed '{'");
-}
+TEST_F(ApplicationSpec_, UnclosedBrace) { expect_error(kHead + "  build: [make, 'x{T']\n", 6, 19, "unclosed '{'"); }
 
 TEST_F(ApplicationSpec_, BadTimeString) {
   expect_error(kHead + "  time: cpu\n", 6, 9, "bad value 'cpu' for 'application.time'");
@@ -175,10 +173,6 @@ TEST_F(ApplicationSpec_, BadWorkdir) {
   expect_error(kHead + "  workdir: nowhere\n", 6, 12, "'application.workdir' 'nowhere' is not a folder");
 }
 
-TEST_F(ApplicationSpec_, NegativeWarmup) {
-  expect_error(kHead + "  warmup: -1\n", 6, 11, "must be an integer >= 0");
-}
+TEST_F(ApplicationSpec_, NegativeWarmup) { expect_error(kHead + "  warmup: -1\n", 6, 11, "must be an integer >= 0"); }
 
-TEST_F(ApplicationSpec_, ZeroTimeout) {
-  expect_error(kHead + "  run_timeout: 0s\n", 6, 16, "must be a duration > 0");
-}
+TEST_F(ApplicationSpec_, ZeroTimeout) { expect_error(kHead + "  run_timeout: 0s\n", 6, 16, "must be a duration > 0"); }

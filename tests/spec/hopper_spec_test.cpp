@@ -42,10 +42,10 @@ const std::string kCuda =
 }  // namespace
 
 TEST_F(HopperSpec, TensorMapArgumentIsParsed) {
-  Spec s = load_spec(write(kCuda +
-                           "  - {name: tmap_a, tensor_map: {of: A, dims: [K, M], box: [BK, BM], swizzle: 128}}\n"
-                           "  - name: tmap_b\n"
-                           "    tensor_map: {of: A, dims: [K, M, 1], box: [BK, BM, 1], oob: nan, l2_promotion: 256}\n"));
+  Spec s = load_spec(
+      write(kCuda + "  - {name: tmap_a, tensor_map: {of: A, dims: [K, M], box: [BK, BM], swizzle: 128}}\n"
+                    "  - name: tmap_b\n"
+                    "    tensor_map: {of: A, dims: [K, M, 1], box: [BK, BM, 1], oob: nan, l2_promotion: 256}\n"));
   ASSERT_EQ(s.arguments.size(), 3u);
   const ArgumentSpec& a = s.arguments[1];
   EXPECT_EQ(a.name, "tmap_a");
@@ -71,10 +71,11 @@ TEST_F(HopperSpec, TensorMapArgumentIsParsed) {
 }
 
 TEST_F(HopperSpec, TensorMapMayComeBeforeItsBuffer) {
-  Spec s = load_spec(write("kernel: {source: k.cu, entry: k, language: cuda, grid: [1], block: [1]}\n"
-                           "arguments:\n"
-                           "  - {name: t, tensor_map: {of: B, dims: [8], box: [8]}}\n"
-                           "  - {name: B, type: f32, size: 8}\n"));
+  Spec s =
+      load_spec(write("kernel: {source: k.cu, entry: k, language: cuda, grid: [1], block: [1]}\n"
+                      "arguments:\n"
+                      "  - {name: t, tensor_map: {of: B, dims: [8], box: [8]}}\n"
+                      "  - {name: B, type: f32, size: 8}\n"));
   EXPECT_EQ(s.arguments[0].type, ElementType::f32);
 }
 
@@ -97,8 +98,8 @@ TEST_F(HopperSpec, TensorMapKeysAreChecked) {
                "a list of 1 to 5 expressions");
   expect_error(kCuda + "  - {name: t, tensor_map: {of: A, dims: [K], box: [8], swizzle: 16}}\n", 9, 65,
                "expected one of none, 32, 64, 128");
-  expect_error(kCuda + "  - {name: t, tensor_map: {of: A, dims: [K], box: [8], oob: nan, l2_promotion: 32}}\n", 9,
-               80, "expected one of none, 64, 128, 256");
+  expect_error(kCuda + "  - {name: t, tensor_map: {of: A, dims: [K], box: [8], oob: nan, l2_promotion: 32}}\n", 9, 80,
+               "expected one of none, 64, 128, 256");
 }
 
 TEST_F(HopperSpec, LiteralBoxesAreCheckedAtLoad) {
@@ -114,23 +115,26 @@ TEST_F(HopperSpec, LiteralBoxesAreCheckedAtLoad) {
   expect_error(kCuda + "  - {name: t, tensor_map: {of: A, dims: [100, M], box: [64, 8]}}\n", 9, 42,
                "multiples of 16 bytes");
   expect_error(kCuda + "  - {name: t, tensor_map: {of: A, dims: [0], box: [8]}}\n", 9, 42, "dims[0] = 0");
-  expect_error(kCuda + "  - {name: i, type: i32, size: 8}\n  - {name: t, tensor_map: {of: i, dims: [8], box: [8], oob: nan}}\n",
-               10, 27, "oob: nan needs a floating-point buffer");
+  expect_error(
+      kCuda + "  - {name: i, type: i32, size: 8}\n  - {name: t, tensor_map: {of: i, dims: [8], box: [8], oob: nan}}\n",
+      10, 27, "oob: nan needs a floating-point buffer");
 }
 
 TEST_F(HopperSpec, TensorMapsNeedCuda) {
-  expect_error("kernel: {source: k.cpp, entry: k}\n"
-               "arguments:\n"
-               "  - {name: A, type: f32, size: 64}\n"
-               "  - {name: t, tensor_map: {of: A, dims: [64], box: [16]}}\n",
-               4, 5, "needs kernel.language: cuda");
+  expect_error(
+      "kernel: {source: k.cpp, entry: k}\n"
+      "arguments:\n"
+      "  - {name: A, type: f32, size: 64}\n"
+      "  - {name: t, tensor_map: {of: A, dims: [64], box: [16]}}\n",
+      4, 5, "needs kernel.language: cuda");
 }
 
 TEST_F(HopperSpec, ClusterIsParsed) {
-  Spec s = load_spec(write("kernel:\n  source: k.cu\n  entry: k\n  language: cuda\n  grid: [8, 4]\n  block: [128]\n"
-                           "  cluster: [CX, 2]\n"
-                           "arguments:\n  - {name: A, type: f32, size: 8}\n"
-                           "reference: {entry: k, grid: [8, 4], block: [32], cluster: [2]}\n"));
+  Spec s =
+      load_spec(write("kernel:\n  source: k.cu\n  entry: k\n  language: cuda\n  grid: [8, 4]\n  block: [128]\n"
+                      "  cluster: [CX, 2]\n"
+                      "arguments:\n  - {name: A, type: f32, size: 8}\n"
+                      "reference: {entry: k, grid: [8, 4], block: [32], cluster: [2]}\n"));
   ASSERT_EQ(s.kernel.launch.cluster.size(), 2u);
   EXPECT_EQ(s.kernel.launch.cluster[0].text(), "CX");
   EXPECT_EQ(s.kernel.launch.cluster[1].text(), "2");

@@ -33,12 +33,11 @@ using RuleSpec = tunekit::testing::SpecErrors;
 }  // namespace
 
 TEST_F(RuleSpec, LongAndShortForms) {
-  Spec s = load_spec(write(kHead +
-                           "search:\n"
-                           "  strategy: random\n"
-                           "  rules:\n"
-                           "    - {M: [BM, M], N: [BN, N], K: [BK, \"K // SPLIT_K\"]}\n"
-                           "    - {N: BN, K: [BK, 64]}\n"));
+  Spec s = load_spec(write(kHead + "search:\n"
+                                   "  strategy: random\n"
+                                   "  rules:\n"
+                                   "    - {M: [BM, M], N: [BN, N], K: [BK, \"K // SPLIT_K\"]}\n"
+                                   "    - {N: BN, K: [BK, 64]}\n"));
   EXPECT_EQ(s.search.strategy, "random");
   ASSERT_EQ(s.search.rules.size(), 2u);
   const MatmulRule& a = s.search.rules[0];
@@ -68,7 +67,8 @@ TEST_F(RuleSpec, LongAndShortForms) {
 TEST_F(RuleSpec, LocatedErrors) {
   const std::string s = kHead + "search:\n  rules:\n";  // entries start on line 11
   expect_error(s + "    - {M: [BM, M], X: [BN, N]}\n", 11, 20, "unknown key 'X' in 'search.rules[0]'");
-  expect_error(s + "    - {M: [BQ, M]}\n", 11, 12, "'BQ' in 'search.rules[0].M' is not a parameter; did you mean 'BM'?");
+  expect_error(s + "    - {M: [BQ, M]}\n", 11, 12,
+               "'BQ' in 'search.rules[0].M' is not a parameter; did you mean 'BM'?");
   expect_error(s + "    - {M: [M, M]}\n", 11, 12, "'M' in 'search.rules[0].M' is not a parameter");
   expect_error(s + "    - {K: [BK, \"K // \"]}\n", 11, 22, "expected an expression after '//'");
   expect_error(s + "    - {K: [BK, K, 2]}\n", 11, 11, "must be [tile parameter, axis length]");
@@ -78,9 +78,10 @@ TEST_F(RuleSpec, LocatedErrors) {
   expect_error(kHead + "search: {rules: {M: [BM, M]}}\n", 9, 17, "must be a list of matmul tile rules");
   expect_error(s + "    - {M: [BM, M]}\n    - {M: [BM, M], M: [BM, M]}\n", 12, 20, "duplicate key 'M'");
   // A tile must be numeric.
-  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4}\n"
-               "parameters:\n  BM: [16, wide]\nsearch:\n  rules:\n    - {M: BM}\n",
-               8, 11, "tile parameter 'BM' in 'search.rules[0].M' must have numeric values, but it has 'wide'");
+  expect_error(
+      "kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4}\n"
+      "parameters:\n  BM: [16, wide]\nsearch:\n  rules:\n    - {M: BM}\n",
+      8, 11, "tile parameter 'BM' in 'search.rules[0].M' must have numeric values, but it has 'wide'");
   // rules is an allowed key of search; a typo is caught.
   expect_error(kHead + "search: {rule: []}\n", 9, 10, "did you mean 'rules'?");
 }

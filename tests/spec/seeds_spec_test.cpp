@@ -30,12 +30,11 @@ Config cfg(int bm, int bn, int stages, int persistent) {
 }  // namespace
 
 TEST_F(SeedSpec, PartialSeedsTakeTheDefaultForTheRest) {
-  Spec s = load_spec(write(kHead +
-                           "search:\n"
-                           "  seeds:\n"
-                           "    - {BN: 256, STAGES: 3, PERSISTENT: 1}\n"
-                           "    - {BM: 64}\n"
-                           "    - {PERSISTENT: 1, BM: 256, BN: 64, STAGES: 2}\n"));
+  Spec s = load_spec(write(kHead + "search:\n"
+                                   "  seeds:\n"
+                                   "    - {BN: 256, STAGES: 3, PERSISTENT: 1}\n"
+                                   "    - {BM: 64}\n"
+                                   "    - {PERSISTENT: 1, BM: 256, BN: 64, STAGES: 2}\n"));
   ASSERT_EQ(s.search.seeds.size(), 3u);
   EXPECT_EQ(s.search.seeds[0], cfg(128, 256, 3, 1));
   EXPECT_EQ(s.search.seeds[1], cfg(64, 128, 4, 0));
@@ -55,7 +54,8 @@ TEST_F(SeedSpec, PartialSeedsTakeTheDefaultForTheRest) {
 
 TEST_F(SeedSpec, LocatedErrors) {
   const std::string s = kHead + "search:\n  seeds:\n";  // entries start on line 12
-  expect_error(s + "    - {BM: 64, STAGE: 3}\n", 12, 16, "unknown parameter 'STAGE' in 'search.seeds[0]'; did you mean 'STAGES'?");
+  expect_error(s + "    - {BM: 64, STAGE: 3}\n", 12, 16,
+               "unknown parameter 'STAGE' in 'search.seeds[0]'; did you mean 'STAGES'?");
   expect_error(s + "    - {BM: 96}\n", 12, 12, "'96' in 'search.seeds[0]' is not one of BM's values (64, 128, 256)");
   expect_error(s + "    - [BM, 64]\n", 12, 7, "must be a mapping of parameter names to values");
   expect_error(kHead + "search: {seeds: {BM: 64}}\n", 10, 17, "must be a list of configs to try first");

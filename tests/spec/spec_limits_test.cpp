@@ -16,7 +16,8 @@ namespace {
 
 std::string load_error(const fs::path& dir, const std::string& yaml) {
   write_file(dir / "k.cpp", "extern \"C\" void f(float* y) { y[0] = 1; }\n");
-  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n" + yaml);
+  write_file(dir / "k.yaml",
+             "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n" + yaml);
   try {
     (void)load_spec(dir / "k.yaml");
   } catch (const InputError& e) {
@@ -77,15 +78,19 @@ TEST(SpecLimits, LongValueAndConfigListsLoad) {
   configs.reserve(100000 * 12);
   for (int i = 0; i < 100000; ++i) configs += std::string(i ? ", " : "") + "{X: " + std::to_string(i) + "}";
   write_file(dir / "k.cpp", "extern \"C\" void f(float* y) { y[0] = 1; }\n");
-  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n"
-                             "parameters: {X: [" + values + "]}\nconfigs: [" + configs + "]\n");
+  write_file(dir / "k.yaml",
+             "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n"
+             "parameters: {X: [" +
+                 values + "]}\nconfigs: [" + configs + "]\n");
   const Spec s = load_spec(dir / "k.yaml");
   ASSERT_EQ(s.parameters.size(), 1u);
   EXPECT_EQ(s.parameters[0].values.size(), 200000u);
   EXPECT_EQ(s.configs.size(), 100000u);
   // A duplicate far down the list is still found, with both places.
   configs += ", {X: 99999}";
-  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n"
-                             "parameters: {X: [" + values + "]}\nconfigs: [" + configs + "]\n");
+  write_file(dir / "k.yaml",
+             "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n"
+             "parameters: {X: [" +
+                 values + "]}\nconfigs: [" + configs + "]\n");
   EXPECT_THROW((void)load_spec(dir / "k.yaml"), InputError);
 }

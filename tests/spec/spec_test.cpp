@@ -294,8 +294,7 @@ TEST_F(SpecErrors, EmptyFile) { expect_error("", 1, 1, "the spec is empty"); }
 TEST_F(SpecErrors, NotAMapping) { expect_error("- a\n- b\n", 1, 1, "the spec must be a mapping"); }
 
 TEST_F(SpecErrors, UnknownTopLevelKeyWithSuggestion) {
-  expect_error(kHead + "paramters:\n  X: [1]\n", 6, 1,
-               "unknown key 'paramters' in spec; did you mean 'parameters'?");
+  expect_error(kHead + "paramters:\n  X: [1]\n", 6, 1, "unknown key 'paramters' in spec; did you mean 'parameters'?");
 }
 
 TEST_F(SpecErrors, UnknownKeyListsAllowedKeys) {
@@ -315,9 +314,7 @@ TEST_F(SpecErrors, MissingEntry) {
   expect_error("kernel:\n  source: k.cpp\narguments: []\n", 2, 3, "missing required key 'entry' in 'kernel'");
 }
 
-TEST_F(SpecErrors, MissingKernel) {
-  expect_error("arguments: []\n", 1, 1, "missing required key 'kernel' in spec");
-}
+TEST_F(SpecErrors, MissingKernel) { expect_error("arguments: []\n", 1, 1, "missing required key 'kernel' in spec"); }
 
 TEST_F(SpecErrors, MissingArguments) {
   expect_error("kernel: {source: k.cpp, entry: k}\n", 1, 1, "missing required key 'arguments' in spec");
@@ -344,11 +341,13 @@ TEST_F(SpecErrors, ArgumentsWrongType) {
 }
 
 TEST_F(SpecErrors, NullValueLocatedAtKey) {
-  expect_error("kernel:\n  source: k.cpp\n  entry:\narguments: []\n", 3, 3, "'kernel.entry' must be a function name, got nothing");
+  expect_error("kernel:\n  source: k.cpp\n  entry:\narguments: []\n", 3, 3,
+               "'kernel.entry' must be a function name, got nothing");
 }
 
 TEST_F(SpecErrors, IntegerWrongType) {
-  expect_error(kHead + "measure: {min_samples: many}\n", 6, 24, "'measure.min_samples' must be an integer >= 1, got 'many'");
+  expect_error(kHead + "measure: {min_samples: many}\n", 6, 24,
+               "'measure.min_samples' must be an integer >= 1, got 'many'");
 }
 
 TEST_F(SpecErrors, IntegerTooSmall) {
@@ -360,9 +359,10 @@ TEST_F(SpecErrors, MinSamplesAboveMax) {
 }
 
 TEST_F(SpecErrors, BadElementType) {
-  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: float32, size: 4}\n", 3, 21,
-               "bad value 'float32' for 'arguments[0].type': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, "
-               "u32, u64");
+  expect_error(
+      "kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: float32, size: 4}\n", 3, 21,
+      "bad value 'float32' for 'arguments[0].type': expected one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, "
+      "u32, u64");
 }
 
 TEST_F(SpecErrors, BadRole) {
@@ -371,19 +371,22 @@ TEST_F(SpecErrors, BadRole) {
 }
 
 TEST_F(SpecErrors, BadFill) {
-  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: zero}\n", 3,
-               41, "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v} or {sequence: v}; did you mean 'zeros'?");
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: zero}\n", 3, 41,
+               "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v} or {sequence: v}; did "
+               "you mean 'zeros'?");
 }
 
 TEST_F(SpecErrors, FillConstantNeedsValue) {
-  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: constant}\n",
-               3, 41, "needs a value: {constant: 1.5}");
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: constant}\n", 3,
+               41, "needs a value: {constant: 1.5}");
 }
 
 TEST_F(SpecErrors, BadStrategy) {
   // Any registered strategy is accepted; the message lists them.
-  expect_error(kHead + "search: {strategy: annealling}\n", 6, 20, "unknown strategy 'annealling'; did you mean 'annealing'?");
-  expect_error(kHead + "search: {strategy: simplex}\n", 6, 20, "unknown strategy 'simplex' (known: auto, exhaustive, random");
+  expect_error(kHead + "search: {strategy: annealling}\n", 6, 20,
+               "unknown strategy 'annealling'; did you mean 'annealing'?");
+  expect_error(kHead + "search: {strategy: simplex}\n", 6, 20,
+               "unknown strategy 'simplex' (known: auto, exhaustive, random");
   expect_error(kHead + "search: {strategy: randon}\n", 6, 20, "unknown strategy 'randon'; did you mean 'random'?");
   expect_error(kHead + "search: {strategy: random, options: {size: 3}}\n", 6, 38,
                "option 'size': strategy 'random' takes no options");
@@ -426,8 +429,7 @@ TEST_F(SpecErrors, BadInjection) {
 }
 
 TEST_F(SpecErrors, BadLanguage) {
-  expect_error("kernel: {source: k.cpp, entry: k, language: rust}\narguments: []\n", 1, 45,
-               "expected one of c++, c");
+  expect_error("kernel: {source: k.cpp, entry: k, language: rust}\narguments: []\n", 1, 45, "expected one of c++, c");
 }
 
 TEST_F(SpecErrors, BadReferenceString) {
@@ -444,19 +446,19 @@ TEST_F(SpecErrors, ScalarWithSizeAndValue) {
 }
 
 TEST_F(SpecErrors, ArgumentWithoutSizeOrValue) {
-  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32}\n", 3, 5,
-               "needs 'size'");
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32}\n", 3, 5, "needs 'size'");
 }
 
 TEST_F(SpecErrors, ScalarWithOutRole) {
-  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32, value: N, role: out}\n", 3,
-               42, "is a scalar (it has 'value'), so its role is 'scalar'");
+  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32, value: N, role: out}\n", 3, 42,
+               "is a scalar (it has 'value'), so its role is 'scalar'");
 }
 
 TEST_F(SpecErrors, DuplicateArgument) {
-  expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32, value: N}\n"
-               "  - {name: N, type: f32, size: 4}\n",
-               4, 5, "duplicate argument name 'N'");
+  expect_error(
+      "kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: N, type: i32, value: N}\n"
+      "  - {name: N, type: f32, size: 4}\n",
+      4, 5, "duplicate argument name 'N'");
 }
 
 TEST_F(SpecErrors, BadArgumentName) {
@@ -473,20 +475,17 @@ TEST_F(SpecErrors, RangeZeroStep) {
   expect_error(kHead + "parameters:\n  KC: 64:256:0\n", 7, 14, "the step must not be 0");
 }
 
-TEST_F(SpecErrors, RangeEmpty) {
-  expect_error(kHead + "parameters:\n  KC: '256:64:64'\n", 7, 8, "the range is empty");
-}
+TEST_F(SpecErrors, RangeEmpty) { expect_error(kHead + "parameters:\n  KC: '256:64:64'\n", 7, 8, "the range is empty"); }
 
-TEST_F(SpecErrors, RangeTooBig) {
-  expect_error(kHead + "parameters:\n  KC: 0:1000000000000\n", 7, 7, "at most");
-}
+TEST_F(SpecErrors, RangeTooBig) { expect_error(kHead + "parameters:\n  KC: 0:1000000000000\n", 7, 7, "at most"); }
 
 TEST_F(SpecErrors, Pow2NotPowerOfTwo) {
   expect_error(kHead + "parameters:\n  NR: {pow2: [4, 12]}\n", 7, 18, "12 is not a power of two");
 }
 
 TEST_F(SpecErrors, Pow2WrongShape) {
-  expect_error(kHead + "parameters:\n  NR: {pow2: 4}\n", 7, 14, "'parameters.NR.pow2' must be a list [lo, hi] of two powers of two");
+  expect_error(kHead + "parameters:\n  NR: {pow2: 4}\n", 7, 14,
+               "'parameters.NR.pow2' must be a list [lo, hi] of two powers of two");
 }
 
 TEST_F(SpecErrors, Pow2Reversed) {
@@ -536,14 +535,13 @@ TEST_F(SpecErrors, BadConstraintExpressionBlockScalar) {
   expect_error(kHead + "constraints: |\n    MC +* 2\n", 7, 9, "*");
 }
 
-TEST_F(SpecErrors, BadConstraintExpressionQuoted) {
-  expect_error(kHead + "constraints: [\"MC $ 2\"]\n", 6, 19, "");
-}
+TEST_F(SpecErrors, BadConstraintExpressionQuoted) { expect_error(kHead + "constraints: [\"MC $ 2\"]\n", 6, 19, ""); }
 
 TEST_F(SpecErrors, BadConstraintExpressionJson) {
-  expect_error("{\"kernel\": {\"source\": \"k.cpp\", \"entry\": \"k\"},\n"
-               " \"arguments\": [{\"name\": \"X\", \"type\": \"f32\", \"size\": \"N $ 2\"}]}\n",
-               2, 56, "", "spec.json");
+  expect_error(
+      "{\"kernel\": {\"source\": \"k.cpp\", \"entry\": \"k\"},\n"
+      " \"arguments\": [{\"name\": \"X\", \"type\": \"f32\", \"size\": \"N $ 2\"}]}\n",
+      2, 56, "", "spec.json");
 }
 
 TEST_F(SpecErrors, BadSizeExpression) {
@@ -591,7 +589,8 @@ TEST_F(SpecErrors, DuplicateConfig) {
 }
 
 TEST_F(SpecErrors, ConfigValueNotScalar) {
-  expect_error(kHead + "configs:\n  - {BM: [1, 2]}\n", 7, 10, "'configs[0].BM' must be a value (int, float or string), got a list");
+  expect_error(kHead + "configs:\n  - {BM: [1, 2]}\n", 7, 10,
+               "'configs[0].BM' must be a value (int, float or string), got a list");
 }
 
 TEST_F(SpecErrors, ToleranceNegative) {
@@ -629,9 +628,7 @@ TEST(SpecFromSource, RangeParameters) {
   ASSERT_EQ(s.sizes.size(), 1u);
 }
 
-TEST(SpecFromSource, MissingSource) {
-  EXPECT_THROW(spec_from_source(kData / "no_such_file.cu"), InputError);
-}
+TEST(SpecFromSource, MissingSource) { EXPECT_THROW(spec_from_source(kData / "no_such_file.cu"), InputError); }
 
 TEST(ParseAssignment, Kinds) {
   auto [n, v] = parse_assignment("M=4096");

@@ -81,8 +81,9 @@ TEST(T1Files, SharedT1CountsMatchPython) {
     std::uint64_t cartesian, valid;
   };
   // From tests/spec/data/t1/README.md (Python's eval over the Cartesian product).
-  for (const Want& w : {Want{"convolution_milo.json", 10, 4, 10240, 4362}, Want{"dedispersion_milo.json", 8, 3, 22272, 11130},
-                        Want{"hotspot_milo.json", 10, 4, 4440000, 82984}, Want{"gemm_milo.json", 17, 8, 663552, 116928}}) {
+  for (const Want& w :
+       {Want{"convolution_milo.json", 10, 4, 10240, 4362}, Want{"dedispersion_milo.json", 8, 3, 22272, 11130},
+        Want{"hotspot_milo.json", 10, 4, 4440000, 82984}, Want{"gemm_milo.json", 17, 8, 663552, 116928}}) {
     SpaceDefinition d = load_space_definition(t1_dir() / w.file);
     EXPECT_EQ(d.format, "t1");
     EXPECT_EQ(d.parameters.size(), w.params) << w.file;
@@ -130,13 +131,15 @@ TEST(T1Files, HandWrittenT1AndErrors) {
   EXPECT_EQ(s.count(), want);
 
   EXPECT_THROW(load_t1(write("bad1.json", R"({"ConfigurationSpace": {}})")), InputError);
-  EXPECT_THROW(load_t1(write("bad2.json", R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": "[1,"}]}})")),
-               InputError);
+  EXPECT_THROW(
+      load_t1(write("bad2.json", R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": "[1,"}]}})")),
+      InputError);
   EXPECT_THROW(load_t1(write("bad3.json", "{not json")), InputError);
   // A number past double's range: found by tests/fuzz/t1_fuzz, once an
   // exception other than InputError that ended the program.
   EXPECT_THROW(load_t1(write("overflow.json", "111e1115")), InputError);
-  EXPECT_THROW(load_t1(write("overflow2.json", R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": [1e999]}]}})")),
+  EXPECT_THROW(load_t1(write("overflow2.json",
+                             R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": [1e999]}]}})")),
                InputError);
   EXPECT_THROW(load_space_json(write("bad4.json", R"({"parameters": [{"name": "a", "values": [[1]]}]})")), InputError);
   EXPECT_THROW(load_space_definition(dir / "missing.json"), InputError);

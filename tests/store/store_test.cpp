@@ -43,7 +43,10 @@ TrialRecord sample_record() {
   r.device = "cpu:0";
   r.size = {{"M", Value(512)}, {"N", Value(256)}, {"K", Value(128)}};
   // Deliberately not in name order: order must survive the round trip.
-  r.config = Config({{"BN", Value(128)}, {"BM", Value(64)}, {"ALPHA", Value(2.0)}, {"LAYOUT", Value("row'major")},
+  r.config = Config({{"BN", Value(128)},
+                     {"BM", Value(64)},
+                     {"ALPHA", Value(2.0)},
+                     {"LAYOUT", Value("row'major")},
                      {"SCALE", Value(0.1)}});
   r.status = Status::ok;
   r.error = "";
@@ -152,11 +155,16 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(single("PRAGMA user_version"), "5");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
-  for (const char* column :
-       {"spec_hash", "kernel", "device", "size_key", "size_json", "config_key", "config_json", "status", "error",
-        "median_us", "min_us", "max_us", "mean_us", "noise", "sample_count", "samples_json", "max_abs_diff",
-        "max_rel_err", "verified", "verify_passed", "verify_detail", "build_s", "machine_json", "created_at",
-        "origin", "slower_factor", "slower_best_us", "fault", "settings", "UNIQUE (spec_hash, device, size_key, config_key)"})
+  for (const char* column : {"spec_hash",    "kernel",        "device",
+                             "size_key",     "size_json",     "config_key",
+                             "config_json",  "status",        "error",
+                             "median_us",    "min_us",        "max_us",
+                             "mean_us",      "noise",         "sample_count",
+                             "samples_json", "max_abs_diff",  "max_rel_err",
+                             "verified",     "verify_passed", "verify_detail",
+                             "build_s",      "machine_json",  "created_at",
+                             "origin",       "slower_factor", "slower_best_us",
+                             "fault",        "settings",      "UNIQUE (spec_hash, device, size_key, config_key)"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
@@ -175,7 +183,10 @@ TEST(Store, PutFindRoundTripsEveryField) {
   EXPECT_EQ(r.created_at.back(), 'Z');
 
   // Looked up with the config in a different order and an equal size.
-  Config shuffled({{"SCALE", Value(0.1)}, {"ALPHA", Value(2.0)}, {"BM", Value(64)}, {"LAYOUT", Value("row'major")},
+  Config shuffled({{"SCALE", Value(0.1)},
+                   {"ALPHA", Value(2.0)},
+                   {"BM", Value(64)},
+                   {"LAYOUT", Value("row'major")},
                    {"BN", Value(128)}});
   Bindings size{{"K", Value(128)}, {"N", Value(256)}, {"M", Value(512)}};
   auto found = store.find("abc123", "cpu:0", size, shuffled);
@@ -194,7 +205,10 @@ TEST(Store, PutFindRoundTripsEveryField) {
   EXPECT_FALSE(store.find("abc123", "cpu:0", {{"M", Value(512)}}, shuffled).has_value());
   EXPECT_FALSE(store.find("abc123", "cpu:0", size, Config({{"BM", Value(64)}})).has_value());
   // 64.0 is not the same key as 64.
-  Config as_float({{"BN", Value(128)}, {"BM", Value(64.0)}, {"ALPHA", Value(2.0)}, {"LAYOUT", Value("row'major")},
+  Config as_float({{"BN", Value(128)},
+                   {"BM", Value(64.0)},
+                   {"ALPHA", Value(2.0)},
+                   {"LAYOUT", Value("row'major")},
                    {"SCALE", Value(0.1)}});
   EXPECT_FALSE(store.find("abc123", "cpu:0", size, as_float).has_value());
 }

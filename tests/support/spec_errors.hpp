@@ -20,8 +20,8 @@ class SpecErrors : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() / ("tunekit_" + std::string(info->test_suite_name()) + "_" +
-                                                     std::to_string(::getpid()) + "_" + info->name());
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tunekit_" + std::string(info->test_suite_name()) + "_" + std::to_string(::getpid()) + "_" + info->name());
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "k.cpp") << "void k() {}\n";
   }

@@ -73,8 +73,8 @@ TEST(CudaTune, PlantedFaultsAreRecordedAndTheRestIsMeasured) {
   ASSERT_EQ(report.sizes.size(), 1u);
   const auto& trials = report.sizes[0].trials;
   ASSERT_EQ(trials.size(), 8u);  // BLOCK=2048 is pruned by max_threads_per_block
-  std::map<std::int64_t, Status> expected{{0, Status::ok}, {1, Status::launch_error}, {2, Status::timeout},
-                                          {3, Status::compile_error}};
+  std::map<std::int64_t, Status> expected{
+      {0, Status::ok}, {1, Status::launch_error}, {2, Status::timeout}, {3, Status::compile_error}};
   for (const auto& t : trials) {
     const auto kind = t.config.at("KIND").as_int();
     EXPECT_EQ(t.status, expected[kind]) << t.config.str() << ": " << t.error;

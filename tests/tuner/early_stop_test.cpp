@@ -150,7 +150,8 @@ TEST(EarlyStop, TheStoreKeepsThemAndNoChoiceTakesThem) {
   const Config fast = stored.front().config;  // the default, evaluated first
   ASSERT_EQ(fast.str(), kFast);
   for (Selection how : {Selection::per_size, Selection::all_sizes, Selection::cover}) {
-    const Policy p = make_policy("losers", stored, how, fast, 100.0);  // a cover tolerance of 100x: the losers would cover
+    const Policy p =
+        make_policy("losers", stored, how, fast, 100.0);  // a cover tolerance of 100x: the losers would cover
     ASSERT_EQ(p.entries.size(), 1u);
     EXPECT_EQ(p.entries[0].config.str(), kFast);
   }

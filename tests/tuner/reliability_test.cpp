@@ -114,8 +114,9 @@ TEST(Reliability, AWorkerKilledFromOutsideIsMeasuredAgain) {
   EXPECT_EQ(second.resumed, 1u);  // the ok trial
   EXPECT_EQ(second.retried, 1u);
   EXPECT_EQ(by_kind(second)[1].status, Status::ok);
-  EXPECT_EQ(Store(second.db).find(second.spec_hash, second.device, {{"N", Value(256)}}, Config({{"KIND", Value(1)}}))->status,
-            Status::ok);
+  EXPECT_EQ(
+      Store(second.db).find(second.spec_hash, second.device, {{"N", Value(256)}}, Config({{"KIND", Value(1)}}))->status,
+      Status::ok);
 }
 
 // Item 4: a build that meets a full disk is not the config's fault. The
@@ -250,9 +251,10 @@ TEST(Reliability, AReferenceThatCrashesEndsOnlyItsSizeAndIsNamed) {
   write_file(f.dir / "k.yaml", text);
   Spec spec = f.spec();
   // KIND 2 aborts at N=256 only.
-  write_file(f.dir / "k.cpp", "#include <cstdlib>\nextern \"C\" void scale(const float* x, float* y, int n) {\n"
-                              "#if KIND == 2\n  if (n == 256) std::abort();\n#endif\n"
-                              "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
+  write_file(f.dir / "k.cpp",
+             "#include <cstdlib>\nextern \"C\" void scale(const float* x, float* y, int n) {\n"
+             "#if KIND == 2\n  if (n == 256) std::abort();\n#endif\n"
+             "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
   TuneReport report = tune(spec, f.options);
   ASSERT_EQ(report.sizes.size(), 2u);
   EXPECT_TRUE(contains(report.sizes[0].error, "the default config {KIND: 2}")) << report.sizes[0].error;
@@ -267,10 +269,11 @@ TEST(Reliability, AReferenceThatCrashesEndsOnlyItsSizeAndIsNamed) {
 // judged against it.
 TEST(Reliability, AReferenceThatOutputsNaNIsRefused) {
   Fixture f("[0]", "reference: {entry: nan_ref}\n");
-  write_file(f.dir / "k.cpp", "#include <cmath>\nextern \"C\" void scale(const float* x, float* y, int n) {\n"
-                              "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n"
-                              "extern \"C\" void nan_ref(const float* x, float* y, int n) {\n"
-                              "  for (int i = 0; i < n; ++i) y[i] = i == 3 ? NAN : 2 * x[i];\n}\n");
+  write_file(f.dir / "k.cpp",
+             "#include <cmath>\nextern \"C\" void scale(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n"
+             "extern \"C\" void nan_ref(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = i == 3 ? NAN : 2 * x[i];\n}\n");
   TuneReport report = tune(f.spec(), f.options);
   ASSERT_EQ(report.sizes.size(), 1u);
   EXPECT_TRUE(contains(report.sizes[0].error, "output 'y' has nan at element 3")) << report.sizes[0].error;
@@ -310,7 +313,8 @@ TEST(Reliability, ADefaultOutsideTheSpaceIsWarned) {
   Fixture f("[0, 4]", "constraints: ['KIND != 4']\ndefault: {KIND: 4}\n");
   TuneReport report = tune(f.spec(), f.options);
   ASSERT_FALSE(report.warnings.empty());
-  EXPECT_TRUE(contains(report.warnings[0], "the default {KIND: 4} breaks the constraint `KIND != 4`")) << report.warnings[0];
+  EXPECT_TRUE(contains(report.warnings[0], "the default {KIND: 4} breaks the constraint `KIND != 4`"))
+      << report.warnings[0];
 }
 
 // Item 24: a scalar its type cannot hold fails the config, naming the
@@ -371,11 +375,12 @@ TEST(Reliability, TwoTunersShareABuildCache) {
 TEST(Reliability, AnApplicationReportingZeroTimeDoesNotWin) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "int k;\n");
-  write_file(dir / "app.yaml", "name: app\nkernel: {source: k.cpp, language: command}\n"
-                               "parameters: {P: [0, 3]}\n"
-                               "application:\n  run: [sh, -c, 'echo time: {P}']\n"
-                               "  time: {regex: 'time: ([0-9.]+)'}\n"
-                               "measure: {min_samples: 1, max_samples: 1, timeout: 120s}\n");
+  write_file(dir / "app.yaml",
+             "name: app\nkernel: {source: k.cpp, language: command}\n"
+             "parameters: {P: [0, 3]}\n"
+             "application:\n  run: [sh, -c, 'echo time: {P}']\n"
+             "  time: {regex: 'time: ([0-9.]+)'}\n"
+             "measure: {min_samples: 1, max_samples: 1, timeout: 120s}\n");
   TuneOptions options;
   options.out_dir = dir / "out";
   std::map<std::int64_t, TrialRecord> t;
@@ -390,12 +395,13 @@ TEST(Reliability, AnApplicationReportingZeroTimeDoesNotWin) {
 TEST(Reliability, AnApplicationLeavingABackgroundProcessIsNotATimeout) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "int k;\n");
-  write_file(dir / "app.yaml", "name: app\nkernel: {source: k.cpp, language: command}\n"
-                               "parameters: {P: [1]}\n"
-                               "application:\n  build: [sh, -c, 'sleep 600 & echo built']\n"
-                               "  run: [sh, -c, 'sleep 600 & echo time: {P}']\n"
-                               "  time: {regex: 'time: ([0-9.]+)'}\n  run_timeout: 60s\n  build_timeout: 60s\n"
-                               "measure: {min_samples: 1, max_samples: 1}\n");
+  write_file(dir / "app.yaml",
+             "name: app\nkernel: {source: k.cpp, language: command}\n"
+             "parameters: {P: [1]}\n"
+             "application:\n  build: [sh, -c, 'sleep 600 & echo built']\n"
+             "  run: [sh, -c, 'sleep 600 & echo time: {P}']\n"
+             "  time: {regex: 'time: ([0-9.]+)'}\n  run_timeout: 60s\n  build_timeout: 60s\n"
+             "measure: {min_samples: 1, max_samples: 1}\n");
   TuneOptions options;
   options.out_dir = dir / "out";
   const auto trials = tune(load_spec(dir / "app.yaml"), options).all_trials();

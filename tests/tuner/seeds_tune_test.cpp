@@ -26,7 +26,8 @@ using tunekit::testing::tiles;
 
 void expect_distinct(const SizeReport& s) {
   std::set<std::string> keys;
-  for (const auto& t : s.trials) EXPECT_TRUE(keys.insert(t.config.key()).second) << "evaluated twice: " << t.config.str();
+  for (const auto& t : s.trials)
+    EXPECT_TRUE(keys.insert(t.config.key()).second) << "evaluated twice: " << t.config.str();
 }
 
 }  // namespace

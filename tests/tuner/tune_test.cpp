@@ -245,7 +245,8 @@ TEST(Tune, SizeWithoutValidConfigsIsReportedAndTheRunGoesOn) {
     for (const auto& t : r.sizes[1].trials) {
       EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
       // (the default config is the reference itself in the second case)
-      if (function_reference || t.config.at("KIND").as_int() != 0) EXPECT_TRUE(t.verification.checked) << t.config.str();
+      if (function_reference || t.config.at("KIND").as_int() != 0)
+        EXPECT_TRUE(t.verification.checked) << t.config.str();
     }
     EXPECT_NE(format_summary(r).find("no trials were run"), std::string::npos) << format_summary(r);
   }

@@ -20,19 +20,19 @@
 namespace tunekit::cli {
 
 int run(int argc, char** argv) {
-  CLI::App app{"tunekit: auto-tune compute kernels.\n"
-               "Declare a search space in a spec file (YAML/JSON) or in the kernel source,\n"
-               "then `tunekit tune` builds every variant, runs it in an isolated worker,\n"
-               "verifies it against a reference, times it, and keeps every result in SQLite.",
-               "tunekit"};
+  CLI::App app{
+      "tunekit: auto-tune compute kernels.\n"
+      "Declare a search space in a spec file (YAML/JSON) or in the kernel source,\n"
+      "then `tunekit tune` builds every variant, runs it in an isolated worker,\n"
+      "verifies it against a reference, times it, and keeps every result in SQLite.",
+      "tunekit"};
   app.set_version_flag("--version", "tunekit 0.1.0");
   app.require_subcommand(1);
 
   const SubCommand commands[] = {
-      add_tune_command(app),    add_space_command(app),        add_select_command(app),
-      add_emit_command(app),    add_rules_report_command(app), add_report_command(app),
-      add_devices_command(app), add_plugins_command(app),      add_resolve_command(app),
-      add_replay_command(app),
+      add_tune_command(app),         add_space_command(app),  add_select_command(app),  add_emit_command(app),
+      add_rules_report_command(app), add_report_command(app), add_devices_command(app), add_plugins_command(app),
+      add_resolve_command(app),      add_replay_command(app),
   };
 
   // CLI11 would call a mistyped subcommand "an extra argument" and then say

@@ -82,12 +82,15 @@ std::string plugins_markdown() {
     for (const auto& o : s.options) options += (options.empty() ? "" : "<br>") + describe(o);
     out += fmt::format("| `{}` | {} | {} |\n", s.name, s.summary, options.empty() ? "none" : options);
   }
-  out += "\n## Backends\n\nChosen by the spec's `kernel.language`; `replay` by `tunekit tune --replay FILE`.\n\n| backend | languages | what it does |\n|---|---|---|\n";
+  out +=
+      "\n## Backends\n\nChosen by the spec's `kernel.language`; `replay` by `tunekit tune --replay FILE`.\n\n| backend "
+      "| languages | what it does |\n|---|---|---|\n";
   for (const auto& b : backends().entries())
-    out += fmt::format("| `{}` | {} | {} |\n", b.name, b.languages.empty() ? "(none)" : fmt::format("{}", fmt::join(b.languages, ", ")),
-                       b.summary);
-  out += "\n## Output writers\n\nChosen with `--output`; files can be named in the spec's `output:`.\n\n"
-         "| writer | what it writes |\n|---|---|\n";
+    out += fmt::format("| `{}` | {} | {} |\n", b.name,
+                       b.languages.empty() ? "(none)" : fmt::format("{}", fmt::join(b.languages, ", ")), b.summary);
+  out +=
+      "\n## Output writers\n\nChosen with `--output`; files can be named in the spec's `output:`.\n\n"
+      "| writer | what it writes |\n|---|---|\n";
   for (const auto& w : writers().entries()) out += fmt::format("| `{}` | {} |\n", w.name, w.summary);
   return out;
 }
@@ -103,7 +106,8 @@ SubCommand add_devices_command(CLI::App& app) {
 
 SubCommand add_plugins_command(CLI::App& app) {
   auto markdown = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("plugins", "List the search strategies (with their options), backends and output writers");
+  auto* cmd =
+      app.add_subcommand("plugins", "List the search strategies (with their options), backends and output writers");
   cmd->add_flag("--markdown", *markdown, "Print the list as a Markdown page (docs/plugins.md)");
   return {cmd, [markdown] {
             fmt::print("{}", *markdown ? plugins_markdown() : plugins_text());

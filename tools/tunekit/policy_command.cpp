@@ -55,8 +55,9 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
                   "geometric-mean speedup over the default; cover: the fewest configs that give every size one "
                   "within --within percent of its best")
       ->check([](const std::string& v) {
-        return value_named(selection_names(), v) ? std::string()
-                                                 : "expected " + either(names_in(selection_names())) + ", not '" + v + "'";
+        return value_named(selection_names(), v)
+                   ? std::string()
+                   : "expected " + either(names_in(selection_names())) + ", not '" + v + "'";
       })
       ->capture_default_str();
   cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")->capture_default_str();
@@ -74,15 +75,20 @@ Loaded load(const PolicyArgs& a) {
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
   if (a.seed) l.spec.search.seed = *a.seed;
   if (!a.cache.empty()) l.spec.measure.cache = *cache_mode_from_string(a.cache);
-  const fs::path db = !a.db.empty() ? fs::path(a.db) : !l.spec.output.db.empty() ? l.spec.output.db : fs::path(a.out_dir) / "tunekit.db";
+  const fs::path db = !a.db.empty()               ? fs::path(a.db)
+                      : !l.spec.output.db.empty() ? l.spec.output.db
+                                                  : fs::path(a.out_dir) / "tunekit.db";
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
   l.trials = Store(db, Store::Access::read_only).trials(spec_hash(l.spec));
   if (l.trials.empty())
-    throw InputError({a.spec}, "the database " + db.string() + " has no trials of this spec (as it is now); tune it first");
+    throw InputError({a.spec},
+                     "the database " + db.string() + " has no trials of this spec (as it is now); tune it first");
   return l;
 }
 
-Selection selection_of(const std::string& mode) { return value_named(selection_names(), mode).value_or(Selection::per_size); }
+Selection selection_of(const std::string& mode) {
+  return value_named(selection_names(), mode).value_or(Selection::per_size);
+}
 
 Goal goal_of(const Spec& spec) { return Goal{spec.objective, spec.metrics}; }
 
@@ -125,8 +131,8 @@ int run_select(const PolicyArgs& a) {
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100, goal);
   std::set<std::string> distinct;
   for (const auto& e : p.entries) distinct.insert(e.config.key());
-  fmt::print("{} sizes, {} distinct config{} ({}){}\n", p.entries.size(), distinct.size(), distinct.size() == 1 ? "" : "s",
-             p.selection, by);
+  fmt::print("{} sizes, {} distinct config{} ({}){}\n", p.entries.size(), distinct.size(),
+             distinct.size() == 1 ? "" : "s", p.selection, by);
   for (const auto& e : p.entries)
     fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(),
                e.time ? fmt::format(" {:.3f} us", e.time->count()) : "");
@@ -163,8 +169,8 @@ int run_emit(const PolicyArgs& a) {
     fmt::print("  Python: {} (select(**size) -> config)\n", py.string());
   }
   if (python_kernel || !a.triton_configs.empty()) {
-    const fs::path tc = a.triton_configs.empty() ? fs::path(a.out_dir) / (l.name + "_triton_configs.py")
-                                                 : fs::path(a.triton_configs);
+    const fs::path tc =
+        a.triton_configs.empty() ? fs::path(a.out_dir) / (l.name + "_triton_configs.py") : fs::path(a.triton_configs);
     write(tc, emit_triton_configs(p));
     fmt::print("  triton.Config list: {} (CONFIGS, for @triton.autotune)\n", tc.string());
   }
@@ -188,8 +194,9 @@ int run_rules_report(const PolicyArgs& a) {
   Loaded l = load(a);
   auto outcomes = rule_outcomes(l.trials);
   if (outcomes.empty()) {
-    fmt::print("no trial of this spec is a rule config: tune it with 'search.rules' in the spec (and without "
-               "--no-rules) first\n");
+    fmt::print(
+        "no trial of this spec is a rule config: tune it with 'search.rules' in the spec (and without "
+        "--no-rules) first\n");
     return 3;
   }
   fmt::print("{}", format_rule_report(outcomes));
@@ -250,9 +257,11 @@ SubCommand add_emit_command(CLI::App& app) {
   cmd->add_option("--vllm", a->vllm_dir,
                   "Folder for vLLM's/SGLang's fused-MoE config files, E=..,N=..,device_name=...json, one per (E, N) "
                   "of the sizes (N halved: the spec's is the gate-up GEMM's)");
-  cmd->add_option("--vllm-dtype", a->vllm_dtype,
-                  "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)");
-  cmd->add_option("--vllm-batch", a->vllm_batch, "The size that is vLLM's batch size (num_tokens)")->capture_default_str();
+  cmd->add_option(
+      "--vllm-dtype", a->vllm_dtype,
+      "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)");
+  cmd->add_option("--vllm-batch", a->vllm_batch, "The size that is vLLM's batch size (num_tokens)")
+      ->capture_default_str();
   return {cmd, [a] { return run_emit(*a); }};
 }
 
@@ -262,10 +271,11 @@ SubCommand add_rules_report_command(CLI::App& app) {
                                  "How far each size's rule config (the matmul tile rules of search.rules, evaluated "
                                  "first) is from the best, and how many evaluations it took to beat it");
   add_spec_and_db(cmd, *a);
-  cmd->footer("Columns: the rule config's time; the best time; their ratio; the rule config's rank among the ok\n"
-              "trials; the first faster trial in run order (evaluations so far, invalid trials not counted); the\n"
-              "expected evaluations for uniform random search to beat it, (n+1)/(b+1) with n evaluations of\n"
-              "which b are faster. Sizes resumed across runs are in the order their trials were first measured.");
+  cmd->footer(
+      "Columns: the rule config's time; the best time; their ratio; the rule config's rank among the ok\n"
+      "trials; the first faster trial in run order (evaluations so far, invalid trials not counted); the\n"
+      "expected evaluations for uniform random search to beat it, (n+1)/(b+1) with n evaluations of\n"
+      "which b are faster. Sizes resumed across runs are in the order their trials were first measured.");
   return {cmd, [a] { return run_rules_report(*a); }};
 }
 
@@ -281,8 +291,9 @@ SubCommand add_report_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a->cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)");
   cmd->add_option("--html", a->html, "Page to write (default: OUT_DIR/NAME.html, NAME the spec's or tunekit)");
-  cmd->footer("Per parameter: its spread, the slowest value's best time over the fastest value's best (largest\n"
-              "first), then each value's best and median time over the ok trials that set it.");
+  cmd->footer(
+      "Per parameter: its spread, the slowest value's best time over the fastest value's best (largest\n"
+      "first), then each value's best and median time over the ok trials that set it.");
   return {cmd, [a] { return run_report(*a); }};
 }
 

@@ -64,7 +64,8 @@ int run_replay(const ReplayArgs& a) {
     spec = load_spec(a.spec);
     if (size.empty()) {
       if (spec->sizes.size() > 1)
-        throw InputError({"--size"}, fmt::format("{} has {} sizes; pick one with --size NAME=VALUE", a.spec, spec->sizes.size()));
+        throw InputError({"--size"},
+                         fmt::format("{} has {} sizes; pick one with --size NAME=VALUE", a.spec, spec->sizes.size()));
       if (!spec->sizes.empty()) size = spec->sizes.front();
     } else if (!spec->sizes.empty()) {
       Bindings full = spec->sizes.front();
@@ -77,9 +78,11 @@ int run_replay(const ReplayArgs& a) {
   // A Kernel Tuner cache records one (unnamed) problem size: any size fits it.
   if (found.size() > 1) {
     std::vector<std::string> names;
-    for (const auto& r : found) names.push_back(fmt::format("'{}' on '{}' at {}", r.kernel(), r.device(), size_key(r.size())));
-    throw InputError({a.recording}, fmt::format("it holds {} recordings; pick one with --kernel, --device or --size: {}",
-                                                found.size(), fmt::join(names, "; ")));
+    for (const auto& r : found)
+      names.push_back(fmt::format("'{}' on '{}' at {}", r.kernel(), r.device(), size_key(r.size())));
+    throw InputError({a.recording},
+                     fmt::format("it holds {} recordings; pick one with --kernel, --device or --size: {}", found.size(),
+                                 fmt::join(names, "; ")));
   }
   const Recording& recording = found.front();
 
@@ -108,14 +111,14 @@ int run_replay(const ReplayArgs& a) {
       try {
         constants = machine_from_json(machine).properties;
       } catch (const std::exception& e) {
-        throw InputError({a.properties.empty() ? a.recording : a.properties}, std::string("bad machine description: ") + e.what());
+        throw InputError({a.properties.empty() ? a.recording : a.properties},
+                         std::string("bad machine description: ") + e.what());
       }
     }
     for (const auto& [k, v] : size) constants[k] = v;
   }
   const Space space(params, constraints, constants);
-  if (!space.indexable())
-    throw InputError({a.recording}, "the space is too large to index, so it cannot be replayed");
+  if (!space.indexable()) throw InputError({a.recording}, "the space is too large to index, so it cannot be replayed");
   const ReplayTable table(recording, space);
   table.require_complete();
   const std::uint64_t n = space.size();
@@ -125,13 +128,15 @@ int run_replay(const ReplayArgs& a) {
   for (const auto& o : a.options) settings.options.push_back(parse_option_assignment(o, {"--option " + o}));
   if (a.max_evals) {
     if (*a.max_evals < 1 || static_cast<std::uint64_t>(*a.max_evals) > n)
-      throw InputError({"--max-evals"}, fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",
-                                                    *a.max_evals, n));
+      throw InputError(
+          {"--max-evals"},
+          fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)", *a.max_evals, n));
     settings.max_evaluations = static_cast<std::uint64_t>(*a.max_evals);
   }
   if (a.max_fraction) {
     if (!(*a.max_fraction > 0 && *a.max_fraction <= 1))
-      throw InputError({"--max-fraction"}, fmt::format("a budget of {} of the space: expected a share in (0, 1]", *a.max_fraction));
+      throw InputError({"--max-fraction"},
+                       fmt::format("a budget of {} of the space: expected a share in (0, 1]", *a.max_fraction));
     settings.max_evaluations = evaluations_for_fraction(*a.max_fraction, n);
   }
   if (!a.max_time.empty()) settings.max_time = parse_duration(a.max_time);
@@ -149,7 +154,8 @@ int run_replay(const ReplayArgs& a) {
     j["strategy_cpu_seconds"] = run.strategy_cpu.count();
     j["time_unit"] = "ms";
     j["failed"] = run.failed;
-    j["budget"] = settings.max_evaluations ? nlohmann::ordered_json(*settings.max_evaluations) : nlohmann::ordered_json(nullptr);
+    j["budget"] =
+        settings.max_evaluations ? nlohmann::ordered_json(*settings.max_evaluations) : nlohmann::ordered_json(nullptr);
     j["space_size"] = n;
     j["seed"] = a.seed;
     j["simulated_seconds"] = run.simulated.count();
@@ -167,7 +173,8 @@ int run_replay(const ReplayArgs& a) {
       j["best_config"] = c;
     }
     nlohmann::ordered_json trace = nlohmann::ordered_json::array();
-    for (const auto& t : run.trace) trace.push_back(t ? nlohmann::ordered_json(ms(*t)) : nlohmann::ordered_json(nullptr));
+    for (const auto& t : run.trace)
+      trace.push_back(t ? nlohmann::ordered_json(ms(*t)) : nlohmann::ordered_json(nullptr));
     j["trace"] = trace;
     fmt::print("{}\n", j.dump());
     return 0;
@@ -179,10 +186,8 @@ int run_replay(const ReplayArgs& a) {
   fmt::print("space:     {} valid configs, from {}\n", n, space_from);
   fmt::print("strategy:  {}, seed {}, {} evaluations ({:.2f}% of the space; {} failed)\n", run.strategy, a.seed,
              run.evaluations, 100.0 * static_cast<double>(run.evaluations) / static_cast<double>(n), run.failed);
-  if (run.best)
-    fmt::print("best:      {:.6g} ms {}\n", ms(*run.best_time), run.best->str());
-  else
-    fmt::print("best:      none (every config tried failed)\n");
+  if (run.best) fmt::print("best:      {:.6g} ms {}\n", ms(*run.best_time), run.best->str());
+  else fmt::print("best:      none (every config tried failed)\n");
   fmt::print("optimum:   {:.6g} ms; fraction of optimum {:.4f}\n", ms(run.optimum_time), run.fraction_of_optimum);
   fmt::print("cost:      strategy CPU {:.3f} ms ({:.4f} ms per evaluation); simulated tuning time {:.1f} s\n",
              run.strategy_cpu.count() * 1e3,
@@ -203,12 +208,14 @@ SubCommand add_replay_command(CLI::App& app) {
   cmd->add_option("RECORDING", a->recording, "Kernel Tuner cache (.json, .json.gz, T4) or tunekit results DB")
       ->required()
       ->check(CLI::ExistingFile);
-  auto* t1 = cmd->add_option("--t1", a->t1, "Kernel Tuner T1 file whose restrictions make the space (parameters: the recording's)")
+  auto* t1 = cmd->add_option("--t1", a->t1,
+                             "Kernel Tuner T1 file whose restrictions make the space (parameters: the recording's)")
                  ->check(CLI::ExistingFile);
   cmd->add_option("--spec", a->spec, "tunekit spec whose parameters and constraints make the space")
       ->check(CLI::ExistingFile)
       ->excludes(t1);
-  cmd->add_option("-s,--size", a->sizes, "Problem size NAME=VALUE: the spec's size to replay, and the DB recording to use");
+  cmd->add_option("-s,--size", a->sizes,
+                  "Problem size NAME=VALUE: the spec's size to replay, and the DB recording to use");
   cmd->add_option("--properties", a->properties,
                   "Machine description (tunekit devices --json) for a spec's constraints (default: the DB's machine)")
       ->check(CLI::ExistingFile);
@@ -228,8 +235,9 @@ SubCommand add_replay_command(CLI::App& app) {
                 "Print one JSON object: strategy, evaluations, best_time, optimum_time, fraction_of_optimum, "
                 "strategy_cpu_seconds, trace (times in evaluation order, null for a failed config), and more; "
                 "times in ms");
-  cmd->footer("Without a budget the whole space is evaluated. Exit status: 0, or 1 for bad input (the message names\n"
-              "the file or the flag).");
+  cmd->footer(
+      "Without a budget the whole space is evaluated. Exit status: 0, or 1 for bad input (the message names\n"
+      "the file or the flag).");
   return {cmd, [a] { return run_replay(*a); }};
 }
 

@@ -76,8 +76,9 @@ MachineInfo machine_from_file(const std::string& path) {
   try {
     return machine_from_json(text.str());
   } catch (const std::invalid_argument& e) {
-    throw InputError({path}, std::string(e.what()) + "; expected one device object of `tunekit devices --json`, such "
-                                                     "as {\"device\": \"...\", \"sm_count\": 132}");
+    throw InputError({path}, std::string(e.what()) +
+                                 "; expected one device object of `tunekit devices --json`, such "
+                                 "as {\"device\": \"...\", \"sm_count\": 132}");
   }
 }
 
@@ -110,7 +111,8 @@ std::pair<std::string, Value> assignment(const std::string& flag, const std::str
 }
 
 bool is_parameter(const Spec& spec, std::string_view name) {
-  return std::any_of(spec.parameters.begin(), spec.parameters.end(), [&](const Parameter& p) { return p.name == name; });
+  return std::any_of(spec.parameters.begin(), spec.parameters.end(),
+                     [&](const Parameter& p) { return p.name == name; });
 }
 
 // The size to resolve at: the spec's first size with --size applied. A
@@ -129,7 +131,8 @@ Bindings choose_size(const Spec& spec, const ResolveArgs& a, const Bindings& mac
   for (const auto& text : a.sizes) {
     auto [name, value] = assignment("--size", text);
     if (is_parameter(spec, name))
-      throw InputError({"--size " + text}, "'" + name + "' is a parameter of the spec, not a size; give it with --config");
+      throw InputError({"--size " + text},
+                       "'" + name + "' is a parameter of the spec, not a size; give it with --config");
     if (!known.count(name)) {
       std::string msg = "'" + name + "' is not a size of " + a.spec;
       msg += did_you_mean(name, {known.begin(), known.end()});
@@ -211,8 +214,8 @@ std::optional<std::pair<SourceLocation, std::string>> why_invalid(const Spec& sp
     if (std::find(p.values.begin(), p.values.end(), *v) == p.values.end()) {
       std::vector<std::string> listed;
       for (const auto& x : p.values) listed.push_back(x.str());
-      return std::pair{p.where, fmt::format("{}={} is not one of its values ({})", p.name, v->str(),
-                                            fmt::join(listed, ", "))};
+      return std::pair{p.where,
+                       fmt::format("{}={} is not one of its values ({})", p.name, v->str(), fmt::join(listed, ", "))};
     }
   }
   const Space space(spec.parameters, spec.constraints, constants);
@@ -284,11 +287,13 @@ int run_resolve(const ResolveArgs& a) {
     try {
       backend = make_backend(spec.kernel.language, options);
     } catch (const std::runtime_error& e) {
-      if (a.build) throw InputError({a.spec}, std::string(e.what()) + "\n--build needs the spec's backend on this machine");
-      throw InputError({a.spec}, std::string(e.what()) + "\nthe constraints and launch expressions may read this machine's "
-                                                         "properties: give those of the target machine with "
-                                                         "--properties FILE (one device object of `tunekit devices "
-                                                         "--json` there)");
+      if (a.build)
+        throw InputError({a.spec}, std::string(e.what()) + "\n--build needs the spec's backend on this machine");
+      throw InputError({a.spec}, std::string(e.what()) +
+                                     "\nthe constraints and launch expressions may read this machine's "
+                                     "properties: give those of the target machine with "
+                                     "--properties FILE (one device object of `tunekit devices "
+                                     "--json` there)");
     }
   }
   const MachineInfo machine = a.properties.empty() ? backend->machine() : machine_from_file(a.properties);
@@ -299,15 +304,18 @@ int run_resolve(const ResolveArgs& a) {
   for (const Expression* e : trial_expressions(spec))
     for (const auto& n : e->variables())
       if (!is_parameter(spec, n) && !constants.count(n))
-        throw InputError(e->where(), "'" + n + "' has no value here: it is not a parameter, a size of the spec or a "
-                                     "property of " + machine.device + "; give it with --size " + n + "=VALUE");
+        throw InputError(e->where(), "'" + n +
+                                         "' has no value here: it is not a parameter, a size of the spec or a "
+                                         "property of " +
+                                         machine.device + "; give it with --size " + n + "=VALUE");
 
   const ChosenConfig chosen = choose_config(spec, a, constants);
   const auto invalid = why_invalid(spec, chosen.config, constants);
   if (invalid && !a.ignore_constraints)
-    throw InputError(invalid->first, fmt::format("{} is not in the space at {} on {}: {} (--ignore-constraints "
-                                                 "resolves it anyway)", chosen.config.str(), bindings_text(size),
-                                                 machine.device, invalid->second));
+    throw InputError(invalid->first,
+                     fmt::format("{} is not in the space at {} on {}: {} (--ignore-constraints "
+                                 "resolves it anyway)",
+                                 chosen.config.str(), bindings_text(size), machine.device, invalid->second));
 
   Bindings env = constants;
   for (const auto& [k, v] : chosen.config) env[k] = v;
@@ -327,7 +335,8 @@ int run_resolve(const ResolveArgs& a) {
   out["config"] = config;
   out["config_origin"] = origin;
   out["valid"] = !invalid.has_value();
-  if (invalid) out["invalid_reason"] = (invalid->first.str().empty() ? "" : invalid->first.str() + ": ") + invalid->second;
+  if (invalid)
+    out["invalid_reason"] = (invalid->first.str().empty() ? "" : invalid->first.str() + ": ") + invalid->second;
   Json kernel;
   kernel["source"] = fs::absolute(spec.kernel.source).lexically_normal().string();
   kernel["entry"] = input.entry;
@@ -393,7 +402,8 @@ int run_resolve(const ResolveArgs& a) {
   }
   fmt::print("arguments:\n");
   for (const auto& arg : out["arguments"]) fmt::print("{}\n", argument_text(arg));
-  if (out.contains("command")) fmt::print("command:   {}\n", fmt::join(out["command"].get<std::vector<std::string>>(), " "));
+  if (out.contains("command"))
+    fmt::print("command:   {}\n", fmt::join(out["command"].get<std::vector<std::string>>(), " "));
   if (out.contains("artifact"))
     fmt::print("artifact:  {} ({})\n", out["artifact"]["path"].get<std::string>(),
                built_text(out["artifact"]["cached"].get<bool>(), out["artifact"]["build_seconds"].get<double>()));

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
@@ -31,23 +32,6 @@ struct SpaceArgs {
   bool json = false;
   std::string write;
 };
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        else out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // A CSV field: quoted when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& s) {
@@ -87,9 +71,10 @@ SpaceDefinition load(const SpaceArgs& a) {
       constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;
     } catch (const std::runtime_error& e) {
       throw InputError(SourceLocation{a.file, 0, 0},
-                       std::string(e.what()) + "\nthe constraints may read this machine's properties: give those of "
-                                               "the target machine with --properties FILE (one device object of "
-                                               "`tunekit devices --json` there)");
+                       std::string(e.what()) +
+                           "\nthe constraints may read this machine's properties: give those of "
+                           "the target machine with --properties FILE (one device object of "
+                           "`tunekit devices --json` there)");
     }
   }
   for (const auto& [k, v] : def.constants) constants[k] = v;
@@ -166,16 +151,24 @@ int run_space(const SpaceArgs& a) {
   }
 
   if (a.json) {
-    fmt::print(
-        "{{\"file\": {}, \"name\": {}, \"format\": {}, \"parameters\": {}, \"constraints\": {}, \"cartesian\": {}, "
-        "\"valid\": {}, \"saturated\": {}, \"seconds\": {:.6f}, \"bytes\": {}, \"bytes_per_config\": {:.4f}, "
-        "\"indexable\": {}, \"peak_rss_bytes\": {}, \"listed\": {}, \"default_problem\": {}{}}}\n",
-        json_string(a.file), json_string(def.name), json_string(def.format), space.parameters().size(),
-        space.constraints().size(), space.cartesian_size(), valid, valid == UINT64_MAX ? "true" : "false",
-        took.count(), bytes, per_config, indexed ? "true" : "false", peak_rss(),
-        listed ? std::to_string(spec->configs.size()) : std::string("null"),
-        default_problem ? json_string(*default_problem) : std::string("null"),
-        a.write.empty() ? std::string() : ", \"written\": " + json_string(a.write));
+    nlohmann::ordered_json j;
+    j["file"] = a.file;
+    j["name"] = def.name;
+    j["format"] = def.format;
+    j["parameters"] = space.parameters().size();
+    j["constraints"] = space.constraints().size();
+    j["cartesian"] = space.cartesian_size();
+    j["valid"] = valid;
+    j["saturated"] = valid == UINT64_MAX;
+    j["seconds"] = took.count();
+    j["bytes"] = bytes;
+    j["bytes_per_config"] = per_config;
+    j["indexable"] = indexed;
+    j["peak_rss_bytes"] = peak_rss();
+    j["listed"] = listed ? nlohmann::ordered_json(spec->configs.size()) : nlohmann::ordered_json(nullptr);
+    j["default_problem"] = default_problem ? nlohmann::ordered_json(*default_problem) : nlohmann::ordered_json(nullptr);
+    if (!a.write.empty()) j["written"] = a.write;
+    fmt::print("{}\n", j.dump());
     return 0;
   }
   fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\n", space.parameters().size(),
@@ -183,10 +176,8 @@ int run_space(const SpaceArgs& a) {
   if (listed) fmt::print("listed:      {} (the spec's configs: list; only those run)\n", spec->configs.size());
   fmt::print("valid:       {}{}\nseconds:     {:.6f}\n", valid_text, listed ? " (of the listed configs)" : "",
              took.count());
-  if (indexed)
-    fmt::print("bytes:       {} ({:.2f} per valid config; the index)\n", bytes, per_config);
-  else
-    fmt::print("bytes:       0 (too large to index: counted by search)\n");
+  if (indexed) fmt::print("bytes:       {} ({:.2f} per valid config; the index)\n", bytes, per_config);
+  else fmt::print("bytes:       0 (too large to index: counted by search)\n");
   fmt::print("peak rss:    {} bytes (this process)\n", peak_rss());
   if (!a.write.empty()) fmt::print("written:     {}\n", a.write);
   if (default_problem) fmt::print("warning: {}\n", *default_problem);

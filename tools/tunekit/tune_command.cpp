@@ -185,8 +185,9 @@ std::set<std::string> size_names_used(const Spec& spec) {
 void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
                      const std::string& name, const std::vector<Value>& values) {
   if (std::any_of(spec.parameters.begin(), spec.parameters.end(), [&](const Parameter& p) { return p.name == name; }))
-    throw InputError({flag}, "'" + name + "' is a parameter of the spec, not a size; a run's parameters are narrowed "
-                             "with --where");
+    throw InputError({flag}, "'" + name +
+                                 "' is a parameter of the spec, not a size; a run's parameters are narrowed "
+                                 "with --where");
   if (!known.count(name)) {
     const std::vector<std::string> list(known.begin(), known.end());
     throw InputError({flag}, "the spec uses no size named '" + name + "'" + did_you_mean(name, list) +
@@ -200,7 +201,8 @@ void check_size_flag(const Spec& spec, const std::set<std::string>& known, const
 
 // No output may replace the results store, the spec or a source: an export
 // pointed at the store by mistake would destroy a week of measurements.
-void check_output_file(const std::string& flag, const fs::path& file, const std::vector<std::pair<std::string, fs::path>>& kept) {
+void check_output_file(const std::string& flag, const fs::path& file,
+                       const std::vector<std::pair<std::string, fs::path>>& kept) {
   std::error_code ec;
   for (const auto& [what, path] : kept)
     if (fs::weakly_canonical(fs::absolute(file), ec) == fs::weakly_canonical(fs::absolute(path), ec))
@@ -220,8 +222,9 @@ Spec build_spec(const TuneArgs& t) {
     spec.kernel.entry = t.entry;
     spec.name = t.entry;
     if (t.args.empty())
-      throw InputError({"--arg"}, "tuning a bare source needs its arguments: --arg NAME:TYPE:SIZE[:FILL[:ROLE]] "
-                                  "or --arg NAME:TYPE=VALUE, once per argument, in call order");
+      throw InputError({"--arg"},
+                       "tuning a bare source needs its arguments: --arg NAME:TYPE:SIZE[:FILL[:ROLE]] "
+                       "or --arg NAME:TYPE=VALUE, once per argument, in call order");
     for (const auto& a : t.args) spec.arguments.push_back(parse_arg_option(a));
     spec.reference.kind = ReferenceSpec::Kind::default_config;
   }
@@ -270,7 +273,8 @@ Spec build_spec(const TuneArgs& t) {
   if (t.max_evals) {
     if (*t.max_evals < 1)
       throw InputError({"--max-evals"}, fmt::format("{} is not a number of trials; give 1 or more (leave the flag out "
-                                                    "for no limit)", *t.max_evals));
+                                                    "for no limit)",
+                                                    *t.max_evals));
     spec.search.max_evaluations = static_cast<std::size_t>(*t.max_evals);
   }
   if (!t.max_time.empty()) spec.search.max_time = duration_flag("--max-time", t.max_time, true);
@@ -290,8 +294,9 @@ Spec build_spec(const TuneArgs& t) {
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);
     if (!mode)
-      throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "'" + did_you_mean(t.cache, names_in(cache_mode_names())) +
-                                        " (" + either(names_in(cache_mode_names())) + ")");
+      throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "'" +
+                                        did_you_mean(t.cache, names_in(cache_mode_names())) + " (" +
+                                        either(names_in(cache_mode_names())) + ")");
     spec.measure.cache = *mode;
   }
   if (!t.early_stop.empty()) {
@@ -363,7 +368,7 @@ class StopOnSignals {
 
  private:
   static int index(int sig) { return sig == SIGINT ? 0 : sig == SIGTERM ? 1 : 2; }
-  struct sigaction old_[3] {};
+  struct sigaction old_[3]{};
 };
 
 int run_tune(const TuneArgs& t) {
@@ -377,8 +382,8 @@ int run_tune(const TuneArgs& t) {
   // Before a week of tuning, not after: no explicit output may replace the
   // store, the spec or the kernel's source.
   const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
-  std::vector<std::pair<std::string, fs::path>> kept{{"the results database", db}, {"the spec", spec.file},
-                                                      {"the kernel's source", spec.kernel.source}};
+  std::vector<std::pair<std::string, fs::path>> kept{
+      {"the results database", db}, {"the spec", spec.file}, {"the kernel's source", spec.kernel.source}};
   if (!spec.reference.source.empty()) kept.emplace_back("the reference's source", spec.reference.source);
   for (const auto& [name, file] : spec.output.files) check_output_file("--" + name, file, kept);
 
@@ -398,7 +403,8 @@ int run_tune(const TuneArgs& t) {
   std::cout.flush();
   if (report.interrupted) {
     fmt::print(stderr, "\nstopped by {}: the trials done are stored in {}; run the same command to resume\n",
-               signals.signal() ? std::string(strsignal(signals.signal())) : std::string("request"), report.db.string());
+               signals.signal() ? std::string(strsignal(signals.signal())) : std::string("request"),
+               report.db.string());
     return 128 + (signals.signal() ? signals.signal() : SIGINT);
   }
   for (const auto& s : report.sizes)
@@ -410,10 +416,11 @@ int run_tune(const TuneArgs& t) {
 
 SubCommand add_tune_command(CLI::App& app) {
   auto t = std::make_shared<TuneArgs>();
-  auto* tune_cmd = app.add_subcommand("tune", "Tune a kernel: search its space, print the best config.\n"
-                                              "TARGET is a spec (.yaml/.yml/.json) or a kernel source whose\n"
-                                              "parameters come from %RANGE% annotations (then --entry and\n"
-                                              "--arg describe the call).");
+  auto* tune_cmd = app.add_subcommand("tune",
+                                      "Tune a kernel: search its space, print the best config.\n"
+                                      "TARGET is a spec (.yaml/.yml/.json) or a kernel source whose\n"
+                                      "parameters come from %RANGE% annotations (then --entry and\n"
+                                      "--arg describe the call).");
   tune_cmd->add_option("TARGET", t->target, "Spec file, or kernel source")->required()->check(CLI::ExistingFile);
   tune_cmd->add_option("-s,--size", t->sizes,
                        "Problem size NAME=VALUE; repeat for several names. Overrides that name in every size of the "
@@ -430,9 +437,10 @@ SubCommand add_tune_command(CLI::App& app) {
                        "exhaustive unless a budget is smaller than the space)");
   tune_cmd->add_option("--option", t->options,
                        "An option of the strategy, NAME=VALUE (repeat for several; `tunekit plugins` lists them)");
-  tune_cmd->add_option("--output", t->outputs,
-                       "Output writers to run, by name (repeat, or separate with commas; default: console, csv, json, "
-                       "html, and mskpp for applications; `tunekit plugins` lists them)")
+  tune_cmd
+      ->add_option("--output", t->outputs,
+                   "Output writers to run, by name (repeat, or separate with commas; default: console, csv, json, "
+                   "html, and mskpp for applications; `tunekit plugins` lists them)")
       ->delimiter(',');
   tune_cmd->add_option("--max-evals", t->max_evals,
                        "Stop after this many trials per size (seeds and the default config included). With a budget "
@@ -440,41 +448,48 @@ SubCommand add_tune_command(CLI::App& app) {
   tune_cmd->add_option("--max-time", t->max_time,
                        "Stop proposing configs after this long, e.g. 90s or 5m (with --replay: recorded compile and "
                        "run time)");
-  tune_cmd->add_option("--replay", t->replay,
-                       "Evaluate configs by looking them up in recorded results instead of running them: a Kernel "
-                       "Tuner cache (original or T4, gzipped or not) or a tunekit results DB. Its parameters must be "
-                       "the spec's; a config it lacks is an error")
+  tune_cmd
+      ->add_option("--replay", t->replay,
+                   "Evaluate configs by looking them up in recorded results instead of running them: a Kernel "
+                   "Tuner cache (original or T4, gzipped or not) or a tunekit results DB. Its parameters must be "
+                   "the spec's; a config it lacks is an error")
       ->check(CLI::ExistingFile);
   tune_cmd->add_flag("--no-transfer", t->no_transfer,
                      "Do not seed each size with the fastest configs of the nearest sizes tuned before "
                      "(search.transfer), for an A/B comparison");
-  tune_cmd->add_option("--seed", t->seed, "Seed for random search and for the input data (default: the spec's, else 1)");
+  tune_cmd->add_option("--seed", t->seed,
+                       "Seed for random search and for the input data (default: the spec's, else 1)");
   tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (default: one per core)");
   tune_cmd->add_option("-o,--out-dir", t->out_dir, "Folder for the results DB, CSV, JSON and the build cache")
       ->capture_default_str();
-  tune_cmd->add_option("--db", t->db, "Results database (default: OUT_DIR/tunekit->db)");
+  tune_cmd->add_option("--db", t->db, "Results database (default: OUT_DIR/tunekit.db)");
   tune_cmd->add_option("--csv", t->csv, "CSV export (default: OUT_DIR/NAME.csv)");
   tune_cmd->add_option("--json", t->json, "JSON export (default: OUT_DIR/NAME.json)");
   tune_cmd->add_option("--html", t->html,
                        "HTML report with plots: the fastest configs, convergence, each parameter's values, the "
                        "failures (default: OUT_DIR/NAME.html)");
-  tune_cmd->add_flag("--fresh", t->fresh, "Rebuild and rerun everything instead of resuming from the DB and build cache");
+  tune_cmd->add_flag("--fresh", t->fresh,
+                     "Rebuild and rerun everything instead of resuming from the DB and build cache");
   tune_cmd->add_flag("--retry-failed", t->retry_failed,
                      "Measure every stored failure again and keep the stored good trials (as ctest --rerun-failed). "
                      "Without it a resume measures again only the failures that were not the config's own (a killed "
                      "worker, a full disk) or that ran under other settings (timeout, tolerances, cache mode)");
-  tune_cmd->add_option("--compiler", t->compiler, "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
-  tune_cmd->add_option("--flags", t->flags, "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
+  tune_cmd->add_option("--compiler", t->compiler,
+                       "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
+  tune_cmd->add_option("--flags", t->flags,
+                       "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
   tune_cmd->add_option("--timeout", t->timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
-  tune_cmd->add_option("--cache", t->cache,
-                       "cold (default): evict the kernel's data from the caches before each sample (CPU: its buffers, "
-                       "line by line; GPU: by overwriting a buffer larger than the L2, as triton's do_bench); "
-                       "cold-read: on a GPU, flush by reading that buffer, so no dirty lines are left for the kernel to "
-                       "write back (on a CPU, the same as cold); hot: don't flush");
-  tune_cmd->add_option("--properties", t->properties,
-                       "Machine properties for the constraints from this JSON file (one device object of `tunekit "
-                       "devices --json`), replacing this machine's: try a spec as on a machine with other caches "
-                       "(the kernels still run here)")
+  tune_cmd->add_option(
+      "--cache", t->cache,
+      "cold (default): evict the kernel's data from the caches before each sample (CPU: its buffers, "
+      "line by line; GPU: by overwriting a buffer larger than the L2, as triton's do_bench); "
+      "cold-read: on a GPU, flush by reading that buffer, so no dirty lines are left for the kernel to "
+      "write back (on a CPU, the same as cold); hot: don't flush");
+  tune_cmd
+      ->add_option("--properties", t->properties,
+                   "Machine properties for the constraints from this JSON file (one device object of `tunekit "
+                   "devices --json`), replacing this machine's: try a spec as on a machine with other caches "
+                   "(the kernels still run here)")
       ->check(CLI::ExistingFile);
   tune_cmd->add_option("--early-stop", t->early_stop,
                        "FACTOR or off: cut a config short once its first samples are all slower than FACTOR times "
@@ -489,7 +504,8 @@ SubCommand add_tune_command(CLI::App& app) {
   tune_cmd->add_option("--arg", t->args,
                        "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
                        "(FILL random|zeros|sequence|NUMBER, ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
-                       "TYPE " + fmt::format("{}", fmt::join(names_in(element_type_names()), "|")) +
+                       "TYPE " +
+                           fmt::format("{}", fmt::join(names_in(element_type_names()), "|")) +
                            "; SIZE and VALUE are expressions over sizes and parameters");
   tune_cmd->add_flag("--no-progress", t->no_progress, "Do not draw the progress bar");
   tune_cmd->add_flag("--no-rules", t->no_rules,

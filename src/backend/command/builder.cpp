@@ -122,8 +122,8 @@ BuildResult CommandBuilder::build(const BuildInput& in) {
     r.log = std::move(p.output);
     if (p.timed_out || p.signal != 0 || p.exit_code != 0) {
       std::string why = p.timed_out ? fmt::format("timed out after {:.3g} s; killed", app_.build_timeout.count())
-                        : p.signal ? "killed by " + detail::describe_signal(p.signal)
-                                   : fmt::format("exited with code {}", p.exit_code);
+                        : p.signal  ? "killed by " + detail::describe_signal(p.signal)
+                                    : fmt::format("exited with code {}", p.exit_code);
       r.status = Status::compile_error;
       r.fault = p.interrupted ? Fault::environment : p.timed_out ? Fault::config : detail::build_fault(r.log, p.signal);
       // The first line is what a console line shows: the status and the

@@ -40,8 +40,9 @@ class CommandBackend final : public Backend {
   // `tunekit space`) do not.
   const ApplicationSpec& application() const {
     if (!options_.application)
-      throw InputError({}, "a command kernel (kernel.language: command) needs an 'application' section with its "
-                           "'run' command");
+      throw InputError({},
+                       "a command kernel (kernel.language: command) needs an 'application' section with its "
+                       "'run' command");
     return *options_.application;
   }
 
@@ -62,7 +63,9 @@ BackendInfo backend_info() {
                 "a whole application built by the user's build command and timed by running it (msKPP autotune_v2)",
                 k,
                 [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<CommandBackend>(o); },
-                [] { return DeviceListing{"command", {host_machine()}, {}}; },
+                [] {
+                  return DeviceListing{"command", {host_machine()}, {}};
+                },
                 {},  // programs run as child processes of the tuner, each one isolated already
                 {}};
   return b;

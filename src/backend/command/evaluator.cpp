@@ -93,7 +93,8 @@ std::optional<double> read_json(const std::string& path, const std::string& outp
     if (first != std::string::npos && (line[first] == '{' || line[first] == '[')) candidates.push_back(line);
     end = begin == 0 ? 0 : begin - 1;
   }
-  if (auto open = output.find('{'), close = output.rfind('}'); open != std::string::npos && close != std::string::npos && open < close)
+  if (auto open = output.find('{'), close = output.rfind('}');
+      open != std::string::npos && close != std::string::npos && open < close)
     candidates.push_back(output.substr(open, close - open + 1));
   bool parsed = false;
   std::string first_why;
@@ -156,8 +157,12 @@ std::optional<double> read_time_us(const TimeSource& time, const std::string& ou
     case TimeSource::Kind::wall:
       why = "wall time is measured, not read";
       return std::nullopt;
-    case TimeSource::Kind::regex: v = read_regex(time.pattern, output, why); break;
-    case TimeSource::Kind::json: v = read_json(time.pattern, output, why); break;
+    case TimeSource::Kind::regex:
+      v = read_regex(time.pattern, output, why);
+      break;
+    case TimeSource::Kind::json:
+      v = read_json(time.pattern, output, why);
+      break;
   }
   if (!v) return std::nullopt;
   if (*v < 0) {
@@ -205,7 +210,8 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
                                        app_.workdir.string(), output_tail(p.output))};
     };
     if (p.interrupted) throw RunFailure{Status::launch_error, "stopped", Fault::environment, true};
-    if (p.timed_out) throw failure(Status::timeout, fmt::format("run timed out after {:.3g} s; killed", timeout.count()));
+    if (p.timed_out)
+      throw failure(Status::timeout, fmt::format("run timed out after {:.3g} s; killed", timeout.count()));
     if (p.signal) {
       RunFailure f = failure(Status::crash, "run killed by " + detail::describe_signal(p.signal));
       // The OOM killer's and a user's signals: not the config's doing.
@@ -220,7 +226,7 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
     if (!us) {
       // The first line of the error is what the console shows.
       RunFailure f{Status::launch_error, fmt::format("no time in the output: {}\n$ {}   (in {})\n{}", why, shown,
-                                                      app_.workdir.string(), output_tail(p.output))};
+                                                     app_.workdir.string(), output_tail(p.output))};
       throw f;
     }
     return Microseconds(*us);

@@ -55,7 +55,9 @@ BackendInfo backend_info() {
           "C and C++ kernels compiled by the host compiler into shared objects, run in a worker process",
           kernel_traits(),
           [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<CpuBackend>(o); },
-          [] { return DeviceListing{"cpu", {probe_machine()}, {}}; },
+          [] {
+            return DeviceListing{"cpu", {probe_machine()}, {}};
+          },
           run_worker,
           {}};
 }

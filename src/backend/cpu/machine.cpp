@@ -69,9 +69,12 @@ MachineInfo probe_machine() {
 #else
   const std::int64_t simd = 16, registers = 16;
 #endif
-  m.properties = {{"l1d_bytes", l1d},   {"l2_bytes", l2},
-                  {"l3_bytes", l3},     {"cores", cores},
-                  {"simd_bytes", simd}, {"vector_registers", registers},
+  m.properties = {{"l1d_bytes", l1d},
+                  {"l2_bytes", l2},
+                  {"l3_bytes", l3},
+                  {"cores", cores},
+                  {"simd_bytes", simd},
+                  {"vector_registers", registers},
                   {"page_bytes", static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE))}};
   m.device = fmt::format("cpu: {} ({} cores)", model_name(), cores);
   return m;

@@ -142,7 +142,9 @@ std::string nvcc_path() {
 
 CubinInfo inspect_cubin(std::string_view b) {
   CubinInfo info;
-  if (b.size() < 64 || b.substr(0, 4) != std::string_view("\x7f" "ELF", 4)) {
+  if (b.size() < 64 || b.substr(0, 4) != std::string_view("\x7f"
+                                                          "ELF",
+                                                          4)) {
     info.error = "not an ELF file";
     return info;
   }
@@ -290,14 +292,13 @@ BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& ar
   std::size_t size = 0;
   if (nvrtcResult e = n.nvrtcGetCUBINSize(prog, &size); e != NVRTC_SUCCESS || size == 0) {
     r.status = Status::compile_error;
-    r.log = fmt::format("no cubin for {} (is it a real architecture, sm_XX?): {}\n{}", arch,
-                        n.nvrtcGetErrorString(e), r.log);
+    r.log = fmt::format("no cubin for {} (is it a real architecture, sm_XX?): {}\n{}", arch, n.nvrtcGetErrorString(e),
+                        r.log);
     return r;
   }
   std::string cubin(size, '\0');
   n.nvrtcGetCUBIN(prog, cubin.data());
-  write_sidecar(sidecar_path(r.artifact.path),
-                {in.entry, lowered, arch, fmt::format("nvrtc {}.{}", n.major, n.minor)});
+  write_sidecar(sidecar_path(r.artifact.path), {in.entry, lowered, arch, fmt::format("nvrtc {}.{}", n.major, n.minor)});
   write_atomically(r.artifact.path, cubin);
   r.time = Clock::now() - t0;
   return r;

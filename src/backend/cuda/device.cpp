@@ -18,7 +18,8 @@ DeviceLimits query_device(const Driver& d, int ordinal) {
   if (ordinal < 0 || ordinal >= count)
     throw std::runtime_error(fmt::format("no CUDA device {} (found {})", ordinal, count));
   CUdevice dev = 0;
-  if (CUresult r = d.cuDeviceGet(&dev, ordinal); r != CUDA_SUCCESS) throw std::runtime_error("cuDeviceGet: " + describe(r));
+  if (CUresult r = d.cuDeviceGet(&dev, ordinal); r != CUDA_SUCCESS)
+    throw std::runtime_error("cuDeviceGet: " + describe(r));
   char name[256] = {};
   d.cuDeviceGetName(name, sizeof name - 1, dev);
   l.name = name;
@@ -52,9 +53,7 @@ DeviceLimits query_device(const Driver& d, int ordinal) {
   return l;
 }
 
-std::string default_arch(int major, int minor) {
-  return fmt::format("sm_{}{}{}", major, minor, major >= 9 ? "a" : "");
-}
+std::string default_arch(int major, int minor) { return fmt::format("sm_{}{}{}", major, minor, major >= 9 ? "a" : ""); }
 
 MachineInfo machine_info(const DeviceLimits& d) {
   MachineInfo m;
@@ -128,18 +127,28 @@ std::string list(const std::vector<std::int64_t>& v) { return fmt::format("[{}]"
 
 int data_type_of(ElementType t) {
   switch (t) {
-    case ElementType::f32: return kTensorMapFloat32;
-    case ElementType::f64: return kTensorMapFloat64;
-    case ElementType::f16: return kTensorMapFloat16;
-    case ElementType::bf16: return kTensorMapBfloat16;
+    case ElementType::f32:
+      return kTensorMapFloat32;
+    case ElementType::f64:
+      return kTensorMapFloat64;
+    case ElementType::f16:
+      return kTensorMapFloat16;
+    case ElementType::bf16:
+      return kTensorMapBfloat16;
     case ElementType::i8:
-    case ElementType::u8: return kTensorMapUint8;  // TMA copies bits: signedness does not matter
+    case ElementType::u8:
+      return kTensorMapUint8;  // TMA copies bits: signedness does not matter
     case ElementType::i16:
-    case ElementType::u16: return kTensorMapUint16;
-    case ElementType::i32: return kTensorMapInt32;
-    case ElementType::u32: return kTensorMapUint32;
-    case ElementType::i64: return kTensorMapInt64;
-    case ElementType::u64: return kTensorMapUint64;
+    case ElementType::u16:
+      return kTensorMapUint16;
+    case ElementType::i32:
+      return kTensorMapInt32;
+    case ElementType::u32:
+      return kTensorMapUint32;
+    case ElementType::i64:
+      return kTensorMapInt64;
+    case ElementType::u64:
+      return kTensorMapUint64;
   }
   return kTensorMapUint8;
 }
@@ -164,8 +173,9 @@ std::optional<TensorMapProblem> check_tensor_map(const std::string& name, const 
   for (std::size_t i = 0; i < rank; ++i) {
     if (m.dims[i] < 1 || static_cast<std::uint64_t>(m.dims[i]) > (1ull << 32))
       return launch_error(fmt::format("dims[{}] = {}; TMA takes 1 to 2^32", i, m.dims[i]));
-    elements = static_cast<std::uint64_t>(m.dims[i]) > UINT64_MAX / elements ? UINT64_MAX
-                                                                               : elements * static_cast<std::uint64_t>(m.dims[i]);
+    elements = static_cast<std::uint64_t>(m.dims[i]) > UINT64_MAX / elements
+                   ? UINT64_MAX
+                   : elements * static_cast<std::uint64_t>(m.dims[i]);
   }
   if (elements > buffer_elements)
     return launch_error(fmt::format("the dims cover {} elements, but '{}' has {}", elements, m.of, buffer_elements));
@@ -173,20 +183,21 @@ std::optional<TensorMapProblem> check_tensor_map(const std::string& name, const 
   for (std::size_t i = 0; i + 1 < rank; ++i) {
     stride *= static_cast<std::uint64_t>(m.dims[i]);
     if (stride % 16 != 0)
-      return launch_error(fmt::format("the global stride of dimension {} is {} bytes, not a multiple of 16 as TMA "
-                                      "needs (a row is dims[0] = {} elements of {} bytes)",
-                                      i + 1, stride, m.dims[0], elem));
+      return launch_error(
+          fmt::format("the global stride of dimension {} is {} bytes, not a multiple of 16 as TMA "
+                      "needs (a row is dims[0] = {} elements of {} bytes)",
+                      i + 1, stride, m.dims[0], elem));
     if (stride >= (1ull << 40))
-      return launch_error(fmt::format("the global stride of dimension {} is {} bytes; TMA takes less than 2^40", i + 1,
-                                      stride));
+      return launch_error(
+          fmt::format("the global stride of dimension {} is {} bytes; TMA takes less than 2^40", i + 1, stride));
   }
   for (std::size_t i = 0; i < rank; ++i)
     if (m.box[i] < 1 || m.box[i] > 256)
       return resource_limit(fmt::format("box[{}] = {}; a box extent is 1 to 256 elements", i, m.box[i]));
   const std::uint64_t inner = static_cast<std::uint64_t>(m.box[0]) * elem;
   if (inner % 16 != 0)
-    return resource_limit(fmt::format("the inner box extent box[0] = {} is {} bytes; TMA needs a multiple of 16 bytes",
-                                      m.box[0], inner));
+    return resource_limit(
+        fmt::format("the inner box extent box[0] = {} is {} bytes; TMA needs a multiple of 16 bytes", m.box[0], inner));
   if (m.swizzle != 0 && m.swizzle != 32 && m.swizzle != 64 && m.swizzle != 128)
     return launch_error(fmt::format("swizzle {}; expected 0 (none), 32, 64 or 128", m.swizzle));
   if (m.swizzle != 0 && inner > static_cast<std::uint64_t>(m.swizzle))
@@ -224,8 +235,7 @@ TensorMapEncoding tensor_map_encoding(const ResolvedTensorMap& m, ElementType ty
   return e;
 }
 
-std::optional<std::string> check_resources(const FunctionResources& f, const DeviceLimits& d,
-                                           const LaunchGeometry& g) {
+std::optional<std::string> check_resources(const FunctionResources& f, const DeviceLimits& d, const LaunchGeometry& g) {
   const std::uint64_t threads = g.block[0] * g.block[1] * g.block[2];
   if (f.max_threads_per_block > 0 && threads > static_cast<std::uint64_t>(f.max_threads_per_block))
     return fmt::format("block of {} threads, but at {} registers per thread the function allows at most {}", threads,

@@ -46,7 +46,8 @@ Loaded load() {
       bind(lib, d.cuGetErrorName, {"cuGetErrorName"}, missing) &&
       bind(lib, d.cuGetErrorString, {"cuGetErrorString"}, missing) &&
       bind(lib, d.cuDeviceGetCount, {"cuDeviceGetCount"}, missing) &&
-      bind(lib, d.cuDeviceGet, {"cuDeviceGet"}, missing) && bind(lib, d.cuDeviceGetName, {"cuDeviceGetName"}, missing) &&
+      bind(lib, d.cuDeviceGet, {"cuDeviceGet"}, missing) &&
+      bind(lib, d.cuDeviceGetName, {"cuDeviceGetName"}, missing) &&
       bind(lib, d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing) &&
       bind(lib, d.cuDeviceTotalMem, {"cuDeviceTotalMem_v2", "cuDeviceTotalMem"}, missing) &&
       bind(lib, d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing) &&

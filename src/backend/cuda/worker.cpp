@@ -143,7 +143,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       const std::string image = read_file(path);
       if (image.empty()) return failure(Status::launch_error, "cannot read the cubin " + path);
       CUmodule m = nullptr;
-      if (CUresult r = d_.cuModuleLoadData(&m, image.data()); r != CUDA_SUCCESS) return fail_call("cuModuleLoadData", r);
+      if (CUresult r = d_.cuModuleLoadData(&m, image.data()); r != CUDA_SUCCESS)
+        return fail_call("cuModuleLoadData", r);
       std::string symbol = rq.entry;
       if (auto side = read_sidecar(sidecar_path(rq.artifact.path))) symbol = side->lowered;
       modules_.push_front({path, m, symbol});
@@ -155,7 +156,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     }
     CUfunction f = nullptr;
     if (CUresult r = d_.cuModuleGetFunction(&f, it->module, it->symbol.c_str()); r != CUDA_SUCCESS)
-      return failure(Status::launch_error, fmt::format("kernel '{}' ({}) not found in the cubin: {}", rq.entry, it->symbol, describe(r)));
+      return failure(Status::launch_error,
+                     fmt::format("kernel '{}' ({}) not found in the cubin: {}", rq.entry, it->symbol, describe(r)));
     FunctionResources res;
     d_.cuFuncGetAttribute(&res.registers, kFuncNumRegs, f);
     d_.cuFuncGetAttribute(&res.static_shared, kFuncSharedSizeBytes, f);
@@ -164,10 +166,11 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     if (auto why = check_resources(res, limits_, launch_)) return failure(Status::resource_limit, *why);
     // Past 48 KiB a block's dynamic shared memory must be asked for.
     if (launch_.shared_memory + static_cast<std::uint64_t>(res.static_shared) > kDefaultDynamicSharedLimit)
-      if (CUresult r = d_.cuFuncSetAttribute(f, kFuncMaxDynamicSharedSizeBytes, static_cast<int>(launch_.shared_memory));
+      if (CUresult r =
+              d_.cuFuncSetAttribute(f, kFuncMaxDynamicSharedSizeBytes, static_cast<int>(launch_.shared_memory));
           r != CUDA_SUCCESS)
-        return failure(Status::resource_limit,
-                       fmt::format("{} bytes of dynamic shared memory refused: {}", launch_.shared_memory, describe(r)));
+        return failure(Status::resource_limit, fmt::format("{} bytes of dynamic shared memory refused: {}",
+                                                           launch_.shared_memory, describe(r)));
     if (launch_.cluster[0] * launch_.cluster[1] * launch_.cluster[2] > kMaxPortableClusterBlocks)
       if (CUresult r = d_.cuFuncSetAttribute(f, kFuncNonPortableClusterSizeAllowed, 1); r != CUDA_SUCCESS)
         return failure(Status::resource_limit,
@@ -382,7 +385,6 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     check_async("the L2 flush", d_.cuLaunchKernel(flush_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr));
   }
 
-
   void ensure_events(std::size_t n) {
     while (starts_.size() < n) {
       CUevent a = nullptr, b = nullptr;
@@ -458,7 +460,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     params_.assign(args.size(), nullptr);
     maps_.resize(args.size());  // never resized while params_ points into it
     for (std::size_t i = 0; i < args.size(); ++i)
-      params_[i] = args.is_buffer(i) ? static_cast<void*>(&buffers_[i])
+      params_[i] = args.is_buffer(i)       ? static_cast<void*>(&buffers_[i])
                    : args.is_tensor_map(i) ? static_cast<void*>(&maps_[i])
                                            : args.scalar(i);
     if (auto failed = encode_tensor_maps(args, rq.op == tunekit::detail::WorkerRequest::Op::reference)) return failed;
@@ -520,9 +522,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
                      "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12.0 on), which tensor maps need");
     const TensorMapEncoding e = tensor_map_encoding(m, type);
     if (CUresult r = d_.cuTensorMapEncodeTiled(&maps_[i], e.data_type, e.rank, reinterpret_cast<void*>(buffers_[of]),
-                                               e.dims.data(), e.strides.data(), e.box.data(),
-                                               e.element_strides.data(), kTensorMapInterleaveNone, e.swizzle,
-                                               e.l2_promotion, e.oob_fill);
+                                               e.dims.data(), e.strides.data(), e.box.data(), e.element_strides.data(),
+                                               kTensorMapInterleaveNone, e.swizzle, e.l2_promotion, e.oob_fill);
         r != CUDA_SUCCESS)
       return failure(Status::launch_error,
                      fmt::format("cuTensorMapEncodeTiled for tensor map '{}' (of '{}', {}, dims [{}], box [{}], "
@@ -542,7 +543,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     if (size == 1) r = d_.cuMemsetD8Async(buffers_[i], static_cast<unsigned char>(pattern), a.count, stream_);
     else if (size == 2) r = d_.cuMemsetD16Async(buffers_[i], static_cast<unsigned short>(pattern), a.count, stream_);
     else if (size == 4) r = d_.cuMemsetD32Async(buffers_[i], static_cast<unsigned>(pattern), a.count, stream_);
-    else r = d_.cuMemcpyHtoDAsync(buffers_[i], args.data(i), args.bytes(i), stream_);  // the host copy is poisoned already
+    else
+      r = d_.cuMemcpyHtoDAsync(buffers_[i], args.data(i), args.bytes(i), stream_);  // the host copy is poisoned already
     return r;
   }
 
@@ -565,10 +567,10 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   LaunchGeometry launch_;
   std::vector<CUdeviceptr> buffers_;
   std::vector<void*> params_;
-  std::vector<CUtensorMap> maps_;  // one slot per argument; the tensor maps' params_ point here
-  std::string skipped_maps_;       // reference runs: the maps passed zeroed, and why
-  std::vector<std::size_t> capacity_;     // bytes allocated per argument
-  std::vector<std::uint64_t> uploaded_;   // the host version each device copy holds
+  std::vector<CUtensorMap> maps_;        // one slot per argument; the tensor maps' params_ point here
+  std::string skipped_maps_;             // reference runs: the maps passed zeroed, and why
+  std::vector<std::size_t> capacity_;    // bytes allocated per argument
+  std::vector<std::uint64_t> uploaded_;  // the host version each device copy holds
   CUdeviceptr flush_ = 0;
   std::uint64_t flush_bytes_ = 0;
   double flush_us_ = 0;

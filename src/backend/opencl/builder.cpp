@@ -78,7 +78,10 @@ ArtifactFile read_artifact(const fs::path& path) {
 }
 
 OpenClBuilder::OpenClBuilder(std::shared_ptr<DeviceContext> ctx, fs::path cache_dir, bool rebuild)
-    : ctx_(std::move(ctx)), identity_(device_identity(ctx_->ref())), cache_dir_(std::move(cache_dir)), rebuild_(rebuild) {
+    : ctx_(std::move(ctx)),
+      identity_(device_identity(ctx_->ref())),
+      cache_dir_(std::move(cache_dir)),
+      rebuild_(rebuild) {
   fs::create_directories(cache_dir_);
 }
 
@@ -149,7 +152,8 @@ BuildResult OpenClBuilder::build(const BuildInput& in) {
   err = cl.clGetProgramInfo(b.program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
   std::vector<unsigned char> binary(size);
   unsigned char* data = binary.data();
-  if (err == CL_SUCCESS && size > 0) err = cl.clGetProgramInfo(b.program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
+  if (err == CL_SUCCESS && size > 0)
+    err = cl.clGetProgramInfo(b.program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
   if (err != CL_SUCCESS || size == 0) {
     r.status = Status::compile_error;
     r.log = "the driver gave no program binary (CL_PROGRAM_BINARIES): " + error_name(err) + "\n" + r.log;

@@ -61,7 +61,8 @@ std::vector<DeviceRef> enumerate_devices(std::string& why) {
     cl_uint nd = 0;
     err = cl->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
     if (err != CL_SUCCESS || nd == 0) {
-      if (err != CL_SUCCESS && err != CL_DEVICE_NOT_FOUND) errors += "; " + platform_string(p, CL_PLATFORM_NAME) + ": " + error_name(err);
+      if (err != CL_SUCCESS && err != CL_DEVICE_NOT_FOUND)
+        errors += "; " + platform_string(p, CL_PLATFORM_NAME) + ": " + error_name(err);
       continue;
     }
     std::vector<cl_device_id> devices(nd);
@@ -127,7 +128,8 @@ MachineInfo describe(const DeviceContext& ctx) {
   for (int i = 0; i < 3; ++i) m.properties[fmt::format("max_work_item_sizes_{}", i)] = i64(sizes[i]);
   // The warp / wavefront / SIMD width, as a built kernel reports it; drivers
   // cache such a tiny build, so this costs little after the first time.
-  SourceBuild probe = build_from_source(ctx, "__kernel void tunekit_probe(__global int* x) { x[get_global_id(0)] = 1; }", "");
+  SourceBuild probe =
+      build_from_source(ctx, "__kernel void tunekit_probe(__global int* x) { x[get_global_id(0)] = 1; }", "");
   if (probe.program) {
     cl_int err = CL_SUCCESS;
     cl_kernel k = api().clCreateKernel(probe.program, "tunekit_probe", &err);

@@ -262,8 +262,8 @@ class OpenClRunner final : public detail::KernelRunner {
     cl_uint nargs = 0;
     if (cl.clGetKernelInfo(kernel_, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr) == CL_SUCCESS &&
         nargs != rq.arguments.size())
-      return failure(Status::launch_error, fmt::format("kernel '{}' takes {} arguments; the spec declares {}",
-                                                       entry_, nargs, rq.arguments.size()));
+      return failure(Status::launch_error, fmt::format("kernel '{}' takes {} arguments; the spec declares {}", entry_,
+                                                       nargs, rq.arguments.size()));
     return std::nullopt;
   }
 
@@ -326,8 +326,8 @@ class OpenClRunner final : public detail::KernelRunner {
       local[i] = rq.launch.block[i];
       if (rq.launch.grid[i] > 1 || rq.launch.block[i] > 1) dims = i + 1;
     }
-    cl_int err =
-        api().clEnqueueNDRangeKernel(queue_, kernel_, dims, nullptr, global, free_local_ ? nullptr : local, 0, nullptr, ev);
+    cl_int err = api().clEnqueueNDRangeKernel(queue_, kernel_, dims, nullptr, global, free_local_ ? nullptr : local, 0,
+                                              nullptr, ev);
     if (err != CL_SUCCESS) throw ClFailure(err, "clEnqueueNDRangeKernel");
   }
 

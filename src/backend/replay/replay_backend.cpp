@@ -44,8 +44,10 @@ class ReplayEvaluator final : public Evaluator {
     for (const auto& p : rec.parameters()) {
       auto it = rq.values.find(p.name);
       if (it == rq.values.end())
-        throw InputError({rec.file().string()},
-                         fmt::format("it records parameter '{}', which the spec does not have (a recording of another kernel?)", p.name));
+        throw InputError(
+            {rec.file().string()},
+            fmt::format("it records parameter '{}', which the spec does not have (a recording of another kernel?)",
+                        p.name));
       entries.emplace_back(p.name, it->second);
     }
     const Config config(std::move(entries));
@@ -82,7 +84,8 @@ class ReplayEvaluator final : public Evaluator {
     const Recording& any = shared_->recordings.front();
     std::vector<std::string> sizes;
     for (const Recording& r : shared_->recordings) sizes.push_back(size_key(r.size()));
-    throw InputError({any.file().string()}, fmt::format("it records no trials at this size (it has: {})", fmt::join(sizes, "; ")));
+    throw InputError({any.file().string()},
+                     fmt::format("it records no trials at this size (it has: {})", fmt::join(sizes, "; ")));
   }
 
   std::shared_ptr<Shared> shared_;
@@ -113,7 +116,8 @@ class ReplayBackend final : public Backend {
     for (const auto& r : shared_->recordings)
       if (r.device() != first.device())
         throw InputError({options.recording.string()},
-                         fmt::format("it records several devices ('{}', '{}'); replay one device's results", first.device(), r.device()));
+                         fmt::format("it records several devices ('{}', '{}'); replay one device's results",
+                                     first.device(), r.device()));
     if (!first.machine().empty()) {
       try {
         machine_ = machine_from_json(first.machine());
@@ -143,9 +147,10 @@ class ReplayBackend final : public Backend {
 BackendInfo backend_info() {
   BackendInfo b;
   b.name = "replay";
-  b.summary = "recorded results instead of runs (`tunekit tune --replay FILE`): Kernel Tuner caches (original or "
-              "T4, gzipped or not) or a tunekit results DB; a recorded failure is the trial's status, and "
-              "search.max_time counts the recorded compile and run times";
+  b.summary =
+      "recorded results instead of runs (`tunekit tune --replay FILE`): Kernel Tuner caches (original or "
+      "T4, gzipped or not) or a tunekit results DB; a recorded failure is the trial's status, and "
+      "search.max_time counts the recorded compile and run times";
   b.make = [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<ReplayBackend>(o); };
   b.list_devices = [] {
     return DeviceListing{"replay", {}, "serves recorded results: tunekit tune --replay FILE, tunekit replay FILE"};

@@ -68,9 +68,9 @@ std::unique_ptr<detail::Child> TritonBuilder::acquire() {
   lock.unlock();
   auto h = std::make_unique<detail::Child>();
   try {
-    h->start(python_command(py_, {"compile-server", "--device", std::to_string(device_), "--cache",
-                                  triton_cache_.string()}),
-             dir_ / fmt::format("compile-helper-{}.log", reinterpret_cast<std::uintptr_t>(h.get()) % 100000));
+    h->start(
+        python_command(py_, {"compile-server", "--device", std::to_string(device_), "--cache", triton_cache_.string()}),
+        dir_ / fmt::format("compile-helper-{}.log", reinterpret_cast<std::uintptr_t>(h.get()) % 100000));
   } catch (...) {
     std::lock_guard relock(mutex_);
     --live_;
@@ -120,9 +120,9 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   json limits = json::object();
   for (const char* k : {"shared_memory_per_block_optin", "registers_per_block", "max_threads_per_block"})
     if (auto it = machine_.properties.find(k); it != machine_.properties.end()) limits[k] = value_json(it->second);
-  json rq{{"op", "compile"},      {"source", fs::absolute(in.source_name).string()},
-          {"entry", in.entry},    {"config", config},
-          {"args", args},         {"limits", limits}};
+  json rq{{"op", "compile"},   {"source", fs::absolute(in.source_name).string()},
+          {"entry", in.entry}, {"config", config},
+          {"args", args},      {"limits", limits}};
   if (spec_ && spec_->kernel.max_spills) rq["max_spills"] = *spec_->kernel.max_spills;
   // Scalars' values matter only through Triton's specialisation, but the
   // whole request is the key: simple, and never too coarse.
@@ -192,12 +192,12 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   }
   r.status = status_from_string(answer.value("status", "compile_error")).value_or(Status::compile_error);
   r.log = answer.value("error", "");
-  if (answer.contains("resources") && r.status == Status::ok)
-    r.log = "resources: " + answer["resources"].dump();
+  if (answer.contains("resources") && r.status == Status::ok) r.log = "resources: " + answer["resources"].dump();
   {
     std::lock_guard lock(mutex_);
     built_.insert(key);
-    std::ofstream(outcome) << json{{"status", std::string(to_string(r.status))}, {"error", answer.value("error", "")},
+    std::ofstream(outcome) << json{{"status", std::string(to_string(r.status))},
+                                   {"error", answer.value("error", "")},
                                    {"resources", answer.value("resources", json::object())}}
                                   .dump()
                            << "\n";

@@ -99,13 +99,15 @@ MachineInfo describe_device(const PythonSetup& py, int device) {
     r = detail::run_process(python_command(py, {"describe", "--device", std::to_string(device)}),
                             std::chrono::seconds(300));
   } catch (const std::exception& e) {
-    throw std::runtime_error("the triton backend cannot start " + py.interpreter + " (set TUNEKIT_PYTHON): " + e.what());
+    throw std::runtime_error("the triton backend cannot start " + py.interpreter +
+                             " (set TUNEKIT_PYTHON): " + e.what());
   }
   auto j = r.exit_code == 0 ? last_json_line(r.output) : std::nullopt;
   if (!j)
-    throw std::runtime_error(fmt::format("the triton backend needs {} with torch and triton, and a GPU (or "
-                                         "TRITON_INTERPRET=1); `python3 -m tunekit_triton describe` failed{}:\n{}",
-                                         py.interpreter, r.timed_out ? " (timed out)" : "", tail(r.output)));
+    throw std::runtime_error(
+        fmt::format("the triton backend needs {} with torch and triton, and a GPU (or "
+                    "TRITON_INTERPRET=1); `python3 -m tunekit_triton describe` failed{}:\n{}",
+                    py.interpreter, r.timed_out ? " (timed out)" : "", tail(r.output)));
   MachineInfo m;
   m.device = j->value("device", std::string("triton device"));
   for (const auto& [k, v] : j->items()) {
@@ -138,18 +140,18 @@ void check_spec(const Spec& spec) {
   rq["arguments"] = args;
   rq["setups"] = setups;
   if (spec.reference.kind == ReferenceSpec::Kind::function && spec.reference.torch_expression.empty())
-    rq["reference"] = {{"source", (spec.reference.source.empty() ? spec.kernel.source : spec.reference.source).string()},
-                       {"entry", spec.reference.entry}};
+    rq["reference"] = {
+        {"source", (spec.reference.source.empty() ? spec.kernel.source : spec.reference.source).string()},
+        {"entry", spec.reference.entry}};
   detail::ProcessResult r;
   const fs::path request = fs::temp_directory_path() / fmt::format("tunekit-inspect-{}.json", ::getpid());
-  {
-    std::ofstream(request) << rq.dump();
-  }
+  { std::ofstream(request) << rq.dump(); }
   try {
     auto argv = python_command(py, {"inspect"});
     // run_process has no stdin: the shell-free way is a file on stdin via python itself
-    argv[2] = "import sys; sys.stdin = open(sys.argv.pop(1)); sys.path.insert(0, sys.argv.pop(1)); "
-              "from tunekit_triton.__main__ import main; sys.exit(main())";
+    argv[2] =
+        "import sys; sys.stdin = open(sys.argv.pop(1)); sys.path.insert(0, sys.argv.pop(1)); "
+        "from tunekit_triton.__main__ import main; sys.exit(main())";
     argv.insert(argv.begin() + 3, request.string());
     r = detail::run_process(argv, std::chrono::seconds(300));
   } catch (const std::exception&) {
@@ -204,7 +206,8 @@ class TritonBackend final : public Backend {
   std::unique_ptr<Evaluator> make_evaluator() override {
     return tunekit::detail::WorkerEvaluator::with_command(
         options_.work_dir / "triton" / fmt::format("device{}", options_.device),
-        python_command(py_, {"worker", "--device", std::to_string(options_.device), "--cache", triton_cache().string()}),
+        python_command(py_,
+                       {"worker", "--device", std::to_string(options_.device), "--cache", triton_cache().string()}),
         flush_bytes_for(machine_));
   }
   // The compile helpers run on the host cores while the GPU measures.
@@ -249,8 +252,9 @@ BackendInfo backend_info() {
   BackendInfo b;
   b.name = "triton";
   b.languages = {"triton"};
-  b.summary = "@triton.jit kernels in Python files, compiled ahead in parallel by Python helpers, run by one Python "
-              "worker per GPU";
+  b.summary =
+      "@triton.jit kernels in Python files, compiled ahead in parallel by Python helpers, run by one Python "
+      "worker per GPU";
   b.kernel = std::move(k);
   b.make = make_triton_backend;
   b.list_devices = list_triton_devices;

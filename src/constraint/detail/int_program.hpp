@@ -22,8 +22,7 @@ class IntProgram {
 
   // nullopt if `tree` uses something that is never an int (a float or str
   // constant, `/`, float()). Var names map to slots through var_slot.
-  static std::optional<IntProgram> compile(const NodePtr& tree,
-                                           const std::function<int(const std::string&)>& var_slot);
+  static std::optional<IntProgram> compile(const NodePtr& tree, const std::function<int(const std::string&)>& var_slot);
 
   // Runs over `vars` (slots as in run_slots). `regs` is scratch space of at
   // least registers() entries.
@@ -48,12 +47,32 @@ class IntProgram {
   std::size_t registers() const { return registers_; }
 
   enum class Code : std::uint8_t {
-    Add, Sub, Mul, FloorDiv, Mod, Pow, BitAnd, BitOr, BitXor, Shl, Shr,  // binary, via binary_op
-    Neg, Invert, Not,                                                    // unary
-    Eq, Ne, Lt, Le, Gt, Ge,                                              // comparisons -> 0/1
-    Min, Max, Abs, CeilDiv,                                              // calls
-    Mov,        // dst = a
-    Set,        // dst = b (an immediate)
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+    Pow,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,  // binary, via binary_op
+    Neg,
+    Invert,
+    Not,  // unary
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,  // comparisons -> 0/1
+    Min,
+    Max,
+    Abs,
+    CeilDiv,        // calls
+    Mov,            // dst = a
+    Set,            // dst = b (an immediate)
     JumpIfZero,     // if a == 0: jump to b
     JumpIfNonZero,  // if a != 0: jump to b
     Jump,           // jump to b

@@ -41,7 +41,7 @@ struct Node {
   std::string name;
   std::vector<NodePtr> kids;
   std::vector<Cmp> cmps;
-  int begin = 0;   // source span [begin, end) in bytes of the original text
+  int begin = 0;  // source span [begin, end) in bytes of the original text
   int end = 0;
   int op_pos = 0;  // byte offset of the operator / function name
   int depth = 1;   // height of the subtree (bounded by the parser)
@@ -57,23 +57,44 @@ NodePtr simplify(const NodePtr& node, const Bindings* constants);
 // ------------------------------------------------------------------ program
 
 enum class Op : std::uint8_t {
-  Const,   // push consts[arg]
-  Var,     // push variable arg
+  Const,  // push consts[arg]
+  Var,    // push variable arg
   // binary arithmetic: pop b, pop a, push a OP b
-  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, BitAnd, BitOr, BitXor, Shl, Shr,
-  Neg, Pos, Invert, Not,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr,
+  Neg,
+  Pos,
+  Invert,
+  Not,
   // comparisons: pop b, pop a, push bool
-  Eq, Ne, Lt, Le, Gt, Ge, In, NotIn,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  In,
+  NotIn,
   // chained comparison step: pop b, pop a; if a OP b push b and go on,
   // else push False and jump to arg. `cmp` holds the Cmp.
   Chain,
-  InList,      // pop arg elements and x, push x in elements
-  NotInList,   // pop arg elements and x, push x not in elements
+  InList,            // pop arg elements and x, push x in elements
+  NotInList,         // pop arg elements and x, push x not in elements
   JumpIfFalseOrPop,  // if top is falsy jump to arg, else pop
   JumpIfTrueOrPop,   // if top is truthy jump to arg, else pop
   PopJumpIfFalse,    // pop; if falsy jump to arg
   Jump,
-  Call,        // `cmp` holds the Fn, arg the number of arguments
+  Call,  // `cmp` holds the Fn, arg the number of arguments
 };
 
 struct Instr {
@@ -89,7 +110,7 @@ struct Program {
   NodePtr tree;  // simplified tree, the input of bind()
 
   std::vector<Instr> code;
-  std::vector<Value> constants;    // owns the strings const_slots point at
+  std::vector<Value> constants;  // owns the strings const_slots point at
   std::vector<Slot> const_slots;
   std::vector<const Node*> origin;  // per instruction: the node it came from (for messages)
   int max_stack = 0;

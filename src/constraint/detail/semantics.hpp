@@ -55,27 +55,36 @@ inline Slot slot_of(const Value& v) {
 
 inline Value value_of(const Slot& s) {
   switch (s.tag) {
-    case Tag::Int: return Value(s.i);
-    case Tag::Float: return Value(s.d);
-    case Tag::Str: break;
+    case Tag::Int:
+      return Value(s.i);
+    case Tag::Float:
+      return Value(s.d);
+    case Tag::Str:
+      break;
   }
   return Value(*s.s);
 }
 
 inline bool truthy(const Slot& s) {
   switch (s.tag) {
-    case Tag::Int: return s.i != 0;
-    case Tag::Float: return s.d != 0.0;
-    case Tag::Str: break;
+    case Tag::Int:
+      return s.i != 0;
+    case Tag::Float:
+      return s.d != 0.0;
+    case Tag::Str:
+      break;
   }
   return !s.s->empty();
 }
 
 inline const char* type_name(Tag t) {
   switch (t) {
-    case Tag::Int: return "int";
-    case Tag::Float: return "float";
-    case Tag::Str: break;
+    case Tag::Int:
+      return "int";
+    case Tag::Float:
+      return "float";
+    case Tag::Str:
+      break;
   }
   return "str";
 }
@@ -335,7 +344,9 @@ Fail binary(BinOp op, Slot a, Slot b, Slot& out, Temps& temps);
 
 inline Fail unary(UnOp op, Slot a, Slot& out) {
   switch (op) {
-    case UnOp::Not: out = int_slot(truthy(a) ? 0 : 1); return Fail::None;
+    case UnOp::Not:
+      out = int_slot(truthy(a) ? 0 : 1);
+      return Fail::None;
     case UnOp::Pos:
       if (a.tag == Tag::Str) return Fail::Type;
       out = a;

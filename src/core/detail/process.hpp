@@ -16,8 +16,8 @@ struct ProcessResult {
   int exit_code = -1;  // valid when signal == 0 and !timed_out
   int signal = 0;      // terminating signal, 0 if it exited
   bool timed_out = false;
-  bool interrupted = false;  // stop_requested() (stop.hpp): killed before it ended
-  std::string output;  // stdout and stderr, interleaved; at most the limit's head and tail
+  bool interrupted = false;          // stop_requested() (stop.hpp): killed before it ended
+  std::string output;                // stdout and stderr, interleaved; at most the limit's head and tail
   std::uint64_t output_dropped = 0;  // bytes of output between the head and the tail, not kept
   std::chrono::duration<double> wall{0};
 };

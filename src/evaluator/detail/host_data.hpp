@@ -73,7 +73,7 @@ inline BFloat16 to_bfloat16(float f) {
   std::uint32_t x;
   std::memcpy(&x, &f, 4);
   if ((x & 0x7fffffffu) > 0x7f800000u) return {static_cast<std::uint16_t>((x >> 16) | 0x40u)};  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
+  x += 0x7fffu + ((x >> 16) & 1u);                                                              // round to nearest even
   return {static_cast<std::uint16_t>(x >> 16)};
 }
 
@@ -81,18 +81,42 @@ inline BFloat16 to_bfloat16(float f) {
 template <class F>
 void with_type(ElementType t, F&& f) {
   switch (t) {
-    case ElementType::f32: f(float{}); break;
-    case ElementType::f64: f(double{}); break;
-    case ElementType::f16: f(Half{}); break;
-    case ElementType::bf16: f(BFloat16{}); break;
-    case ElementType::i8: f(std::int8_t{}); break;
-    case ElementType::i16: f(std::int16_t{}); break;
-    case ElementType::i32: f(std::int32_t{}); break;
-    case ElementType::i64: f(std::int64_t{}); break;
-    case ElementType::u8: f(std::uint8_t{}); break;
-    case ElementType::u16: f(std::uint16_t{}); break;
-    case ElementType::u32: f(std::uint32_t{}); break;
-    case ElementType::u64: f(std::uint64_t{}); break;
+    case ElementType::f32:
+      f(float{});
+      break;
+    case ElementType::f64:
+      f(double{});
+      break;
+    case ElementType::f16:
+      f(Half{});
+      break;
+    case ElementType::bf16:
+      f(BFloat16{});
+      break;
+    case ElementType::i8:
+      f(std::int8_t{});
+      break;
+    case ElementType::i16:
+      f(std::int16_t{});
+      break;
+    case ElementType::i32:
+      f(std::int32_t{});
+      break;
+    case ElementType::i64:
+      f(std::int64_t{});
+      break;
+    case ElementType::u8:
+      f(std::uint8_t{});
+      break;
+    case ElementType::u16:
+      f(std::uint16_t{});
+      break;
+    case ElementType::u32:
+      f(std::uint32_t{});
+      break;
+    case ElementType::u64:
+      f(std::uint64_t{});
+      break;
   }
 }
 
@@ -129,9 +153,15 @@ inline void fill(void* data, const ResolvedArgument& a, std::uint64_t seed) {
     for (std::uint64_t i = 0; i < a.count; ++i) {
       double v = 0;
       switch (a.fill) {
-        case Fill::zeros: v = 0; break;
-        case Fill::constant: v = a.fill_value; break;
-        case Fill::sequence: v = a.fill_value + static_cast<double>(i); break;
+        case Fill::zeros:
+          v = 0;
+          break;
+        case Fill::constant:
+          v = a.fill_value;
+          break;
+        case Fill::sequence:
+          v = a.fill_value + static_cast<double>(i);
+          break;
         case Fill::random:
           if constexpr (is_float_storage<T>) v = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
           else v = static_cast<double>(splitmix64(state) % 100);

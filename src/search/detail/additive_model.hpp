@@ -67,9 +67,9 @@ class AdditiveModel {
     std::uint32_t stride = 1;                 // cell = map_p[x[p]] * stride + map_q[x[q]]
     std::vector<double> z;                    // trend: the feature per value of p
     double shrink = 1;
-    std::vector<double> effect, sampled;      // per cell (trend: one coefficient)
+    std::vector<double> effect, sampled;  // per cell (trend: one coefficient)
     std::vector<std::uint32_t> count;
-    double zz = 0;                            // trend: sum of z^2 over observations
+    double zz = 0;  // trend: sum of z^2 over observations
   };
   std::uint32_t cell(const Group& g, std::span<const std::uint32_t> x) const {
     const std::uint32_t a = g.map_p[x[static_cast<std::size_t>(g.p)]];

@@ -20,8 +20,8 @@ using Indices = std::vector<std::uint32_t>;
 
 struct Observation {
   std::uint64_t rank = 0;
-  Indices x;                  // value indices
-  std::optional<double> cost; // none: the config failed
+  Indices x;                   // value indices
+  std::optional<double> cost;  // none: the config failed
 };
 
 // Ranks proposed or observed: a bitmap for spaces up to 2^27 configs, a hash

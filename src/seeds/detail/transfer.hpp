@@ -12,10 +12,11 @@ namespace tunekit::detail {
 // names both have; a name only one has, or two different strings, adds 64.
 double size_distance(const Bindings& a, const Bindings& b);
 
-// Up to `count` configs valid in `space`: the fastest of the `nearest`
-// sizes in `tuned` (other than `size`), taken in turn, nearest first.
+// Up to `count` configs valid in `space` and not in `taken`: the fastest of
+// the `nearest` sizes in `tuned` (other than `size`), taken in turn, nearest
+// first.
 std::vector<Config> transfer_seeds(const Space& space, const Bindings& size, std::span<const TunedSize> tuned,
-                                   std::size_t count, std::size_t nearest);
+                                   std::size_t count, std::size_t nearest, std::span<const Config> taken = {});
 
 std::unique_ptr<SeedProvider> make_transfer_provider(std::size_t count);
 

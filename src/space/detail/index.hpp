@@ -61,8 +61,8 @@ class SpaceIndex {
   std::size_t edge_count() const;
 
   struct Layer {
-    int arity = 0;           // number of child components
-    int width = 1;           // bytes per stored value index: 1, 2 or 4
+    int arity = 0;                        // number of child components
+    int width = 1;                        // bytes per stored value index: 1, 2 or 4
     std::vector<std::uint32_t> first{0};  // per node: its first edge; one extra entry at the end
     std::vector<std::uint8_t> values;     // per edge: the value index, `width` bytes little-endian
     std::vector<std::uint32_t> kids;      // per edge: `arity` child node ids
@@ -97,10 +97,10 @@ class SpaceIndex {
   friend class IndexBuilder;
 
   int n_ = 0;
-  std::vector<Layer> layers_;                // per parameter
-  std::vector<std::vector<int>> children_;   // per parameter: the first parameter of each child component
-  std::vector<int> roots_;                   // first parameter of each root component
-  std::vector<std::uint32_t> root_nodes_;    // their nodes
+  std::vector<Layer> layers_;               // per parameter
+  std::vector<std::vector<int>> children_;  // per parameter: the first parameter of each child component
+  std::vector<int> roots_;                  // first parameter of each root component
+  std::vector<std::uint32_t> root_nodes_;   // their nodes
   std::uint64_t total_ = 0;
   bool saturated_ = false;
   bool empty_ = false;  // no valid config at all

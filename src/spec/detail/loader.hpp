@@ -38,10 +38,14 @@ inline std::string read_text(const fs::path& file, bool& ok) {
 
 inline std::string kind_of(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "nothing";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "nothing";
   }
 }
 
@@ -83,11 +87,13 @@ std::string languages_with(bool KernelTraits::*allowed);
 
 class Loader {
  public:
-  Loader(std::string file, std::string text, fs::path dir) : file_(std::move(file)), text_(std::move(text)), dir_(std::move(dir)) {
+  Loader(std::string file, std::string text, fs::path dir)
+      : file_(std::move(file)), text_(std::move(text)), dir_(std::move(dir)) {
     std::size_t begin = 0;
     while (begin <= text_.size()) {
       std::size_t nl = text_.find('\n', begin);
-      std::string_view line = std::string_view(text_).substr(begin, nl == std::string::npos ? std::string::npos : nl - begin);
+      std::string_view line =
+          std::string_view(text_).substr(begin, nl == std::string::npos ? std::string::npos : nl - begin);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       lines_.push_back(line);
       if (nl == std::string::npos) break;
@@ -159,8 +165,7 @@ class Loader {
     for (auto iter = it.node.begin(); iter != it.node.end(); ++iter) {
       const auto kv = *iter;  // by value: operator-> yields a temporary
       const YAML::Node key = kv.first;
-      if (!key.IsScalar())
-        fail(loc(key), "keys in " + context_name(it.path) + " must be names, got " + kind_of(key));
+      if (!key.IsScalar()) fail(loc(key), "keys in " + context_name(it.path) + " must be names, got " + kind_of(key));
       std::string k = key.Scalar();
       if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
         std::string msg = "unknown key '" + k + "' in " + context_name(it.path);
@@ -169,7 +174,8 @@ class Loader {
         fail(loc(key), msg);
       }
       if (auto prev = seen.find(k); prev != seen.end())
-        fail(loc(key), "duplicate key '" + k + "' in " + context_name(it.path) + " (first at " + prev->second.str() + ")");
+        fail(loc(key),
+             "duplicate key '" + k + "' in " + context_name(it.path) + " (first at " + prev->second.str() + ")");
       seen.emplace(k, loc(key));
       m.entries.push_back(Entry{k, key, kv.second});
     }
@@ -195,7 +201,8 @@ class Loader {
   std::string name_of(const Item& it, const std::string& what) const {
     std::string s = string_of(it, what);
     if (!is_identifier(s))
-      fail(content_loc(it), display(it.path) + " must be " + what + " (letters, digits and '_', not starting with a digit), got '" + s + "'");
+      fail(content_loc(it), display(it.path) + " must be " + what +
+                                " (letters, digits and '_', not starting with a digit), got '" + s + "'");
     return s;
   }
 
@@ -208,14 +215,17 @@ class Loader {
     std::string s = full;
     if (auto lt = full.find('<'); lt != std::string::npos) {
       if (full.back() != '>' || lt == 0)
-        fail(content_loc(it), display(it.path) + " must be a function name or name<template arguments>, got '" + full + "'");
+        fail(content_loc(it),
+             display(it.path) + " must be a function name or name<template arguments>, got '" + full + "'");
       s = full.substr(0, lt);
     }
     std::size_t begin = 0;
     for (;;) {
       std::size_t sep = s.find("::", begin);
-      std::string_view part = std::string_view(s).substr(begin, sep == std::string::npos ? std::string::npos : sep - begin);
-      if (!is_identifier(part)) fail(content_loc(it), display(it.path) + " must be a function name, got '" + full + "'");
+      std::string_view part =
+          std::string_view(s).substr(begin, sep == std::string::npos ? std::string::npos : sep - begin);
+      if (!is_identifier(part))
+        fail(content_loc(it), display(it.path) + " must be a function name, got '" + full + "'");
       if (sep == std::string::npos) return full;
       begin = sep + 2;
     }
@@ -285,7 +295,8 @@ class Loader {
   // One of the names in `table` (an enumeration's, names.hpp), those `keep`
   // accepts when given.
   template <typename E, typename Keep = bool (*)(const Named<E>&)>
-  E enum_of(const Item& it, NameTable<E> table, Keep keep = [](const Named<E>&) { return true; }) const {
+  E enum_of(
+      const Item& it, NameTable<E> table, Keep keep = [](const Named<E>&) { return true; }) const {
     std::vector<std::string> names;
     for (const auto& n : table)
       if (keep(n)) names.emplace_back(n.name);
@@ -312,7 +323,9 @@ class Loader {
     if (!it.node.IsSequence()) wrong_type(it, expected);
     std::vector<std::string> out;
     for (const Item& el : elements(it)) {
-      if (!el.node.IsScalar()) fail(el.where, display(it.path) + " must be " + expected + ", but " + display(el.path) + " is " + kind_of(el.node));
+      if (!el.node.IsScalar())
+        fail(el.where,
+             display(it.path) + " must be " + expected + ", but " + display(el.path) + " is " + kind_of(el.node));
       out.push_back(el.node.Scalar());
     }
     return out;
@@ -349,9 +362,9 @@ class Loader {
     if (p.is_relative()) p = dir_ / p;
     p = p.lexically_normal();
     std::error_code ec;
-    if (!fs::exists(p, ec))
-      fail(content_loc(it), what + " '" + text + "' not found (looked for " + p.string() + ")");
-    if (!fs::is_regular_file(p, ec)) fail(content_loc(it), what + " '" + text + "' is not a regular file (" + p.string() + ")");
+    if (!fs::exists(p, ec)) fail(content_loc(it), what + " '" + text + "' not found (looked for " + p.string() + ")");
+    if (!fs::is_regular_file(p, ec))
+      fail(content_loc(it), what + " '" + text + "' is not a regular file (" + p.string() + ")");
     return p;
   }
 

@@ -65,10 +65,10 @@ inline constexpr int kMaxRegistersPerThread = 255;
 
 // What cuFuncGetAttribute says about a built function.
 struct FunctionResources {
-  int registers = 0;             // per thread
-  int static_shared = 0;         // bytes
-  int local_bytes = 0;           // per thread (spills, stack)
-  int max_threads_per_block = 0; // given its register use
+  int registers = 0;              // per thread
+  int static_shared = 0;          // bytes
+  int local_bytes = 0;            // per thread (spills, stack)
+  int max_threads_per_block = 0;  // given its register use
 };
 
 // Dynamic shared memory a block may use without cuFuncSetAttribute.
@@ -100,8 +100,8 @@ struct TensorMapProblem {
 };
 // Checks map `name` over a buffer of `buffer_elements` elements of `type`
 // against cuTensorMapEncodeTiled's rules, or nullopt when they hold.
-std::optional<TensorMapProblem> check_tensor_map(const std::string& name, const ResolvedTensorMap& map, ElementType type,
-                                                 std::uint64_t buffer_elements);
+std::optional<TensorMapProblem> check_tensor_map(const std::string& name, const ResolvedTensorMap& map,
+                                                 ElementType type, std::uint64_t buffer_elements);
 
 // cuTensorMapEncodeTiled's arguments for a checked map: a dense row-major
 // array (strides[i] = dims[0] * ... * dims[i] * element size), element
@@ -130,10 +130,10 @@ std::optional<std::string> check_resources(const FunctionResources& f, const Dev
 // launch. For a template entry ("gemm<128, 64>") `lowered` is its mangled
 // name, which cuModuleGetFunction needs.
 struct KernelSymbol {
-  std::string entry;    // as written in the spec, placeholders resolved
-  std::string lowered;  // the symbol in the cubin
-  std::string arch;     // e.g. sm_90a
-  std::string compiler; // "nvrtc 13.0" or the nvcc command
+  std::string entry;     // as written in the spec, placeholders resolved
+  std::string lowered;   // the symbol in the cubin
+  std::string arch;      // e.g. sm_90a
+  std::string compiler;  // "nvrtc 13.0" or the nvcc command
 };
 std::filesystem::path sidecar_path(const std::filesystem::path& cubin);
 void write_sidecar(const std::filesystem::path& file, const KernelSymbol& s);
@@ -149,10 +149,10 @@ std::filesystem::path cuda_include_dir();
 // What a cubin's ELF header and symbol table say.
 struct CubinInfo {
   bool valid = false;
-  std::string error;        // when not valid
-  int machine = 0;          // EM_CUDA = 190
-  unsigned flags = 0;       // e_flags
-  int sm = 0;               // the SM version encoded in e_flags (90 for sm_90/sm_90a)
+  std::string error;                   // when not valid
+  int machine = 0;                     // EM_CUDA = 190
+  unsigned flags = 0;                  // e_flags
+  int sm = 0;                          // the SM version encoded in e_flags (90 for sm_90/sm_90a)
   std::vector<std::string> functions;  // global and weak function symbols
 };
 CubinInfo inspect_cubin(std::string_view bytes);

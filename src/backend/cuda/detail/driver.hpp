@@ -145,7 +145,7 @@ inline constexpr int kTensorMapSwizzleNone = 0, kTensorMapSwizzle32B = 1, kTenso
                      kTensorMapSwizzle128B = 3;
 inline constexpr int kTensorMapL2PromotionNone = 0, kTensorMapL2Promotion64B = 1, kTensorMapL2Promotion128B = 2,
                      kTensorMapL2Promotion256B = 3;
-inline constexpr int kTensorMapOobFillNone = 0;          // out-of-bounds elements read as zero
+inline constexpr int kTensorMapOobFillNone = 0;               // out-of-bounds elements read as zero
 inline constexpr int kTensorMapOobFillNanRequestZeroFma = 1;  // ... as NaN
 
 inline constexpr unsigned kStreamNonBlocking = 0x1;
@@ -180,8 +180,8 @@ struct Driver {
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
   CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, std::size_t, CUstream);
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, std::size_t, CUstream);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             CUstream, void**, void**);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**);
   CUresult (*cuStreamCreate)(CUstream*, unsigned);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuStreamBeginCapture)(CUstream, int);

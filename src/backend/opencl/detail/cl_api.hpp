@@ -10,14 +10,15 @@
 namespace tunekit::opencl {
 
 struct ClApi {
-#define TUNEKIT_CL_FUNCTIONS(X)                                                                               \
-  X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)            \
-  X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource)            \
-  X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramInfo) X(clGetProgramBuildInfo)                  \
-  X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) X(clGetKernelInfo) X(clGetKernelWorkGroupInfo) X(clSetKernelArg)      \
-  X(clCreateBuffer) X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) \
-  X(clEnqueueNDRangeKernel) X(clFinish) X(clWaitForEvents) X(clGetEventInfo) X(clGetEventProfilingInfo)      \
-  X(clReleaseEvent)
+#define TUNEKIT_CL_FUNCTIONS(X)                                                                                     \
+  X(clGetPlatformIDs)                                                                                               \
+  X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext) X(clReleaseContext)                  \
+      X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource) X(clCreateProgramWithBinary)    \
+          X(clBuildProgram) X(clGetProgramInfo) X(clGetProgramBuildInfo) X(clReleaseProgram) X(clCreateKernel)      \
+              X(clReleaseKernel) X(clGetKernelInfo) X(clGetKernelWorkGroupInfo) X(clSetKernelArg) X(clCreateBuffer) \
+                  X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer)       \
+                      X(clEnqueueNDRangeKernel) X(clFinish) X(clWaitForEvents) X(clGetEventInfo)                    \
+                          X(clGetEventProfilingInfo) X(clReleaseEvent)
 #define TUNEKIT_CL_POINTER(name) decltype(&::name) name = nullptr;
   TUNEKIT_CL_FUNCTIONS(TUNEKIT_CL_POINTER)
 #undef TUNEKIT_CL_POINTER

@@ -82,7 +82,7 @@ struct ArtifactFile {
 };
 inline constexpr const char* kArtifactMagic = "tunekit-opencl-binary 1";
 void write_artifact(const std::filesystem::path& path, const ArtifactFile& a);  // throws on I/O errors
-ArtifactFile read_artifact(const std::filesystem::path& path);                   // throws if malformed
+ArtifactFile read_artifact(const std::filesystem::path& path);                  // throws if malformed
 
 class OpenClBuilder final : public Builder {
  public:

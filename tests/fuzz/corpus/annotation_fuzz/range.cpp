@@ -1,4 +1,4 @@
 // %RANGE% TUNE_ITEMS_PER_THREAD ipt 7:24:1
-//   %RANGE%   TUNE_THREADS   tpb   128:1024:32   
+//   %RANGE%   TUNE_THREADS   tpb   128:1024:32
 // %RANGE% TUNE_DOWN d 8:2:-3
 int x = TUNE_THREADS;

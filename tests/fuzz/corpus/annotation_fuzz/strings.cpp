@@ -1,2 +1,2 @@
-#define V 1 // tunable: ["a", "b"]
+#define V 1  // tunable: ["a", "b"]
 int x = V;
