@@ -5,6 +5,10 @@
 // does with it.
 #include <gtest/gtest.h>
 
+#include <fmt/ranges.h>
+
+#include <fmt/format.h>
+
 #include <unistd.h>
 
 #include <map>
@@ -300,11 +304,14 @@ TEST(Reliability, KernelOutputKeptInTheLogIsCapped) {
 TEST(Reliability, AConstraintThatFailsToEvaluateIsReported) {
   Fixture f("[0, 1, 4]", "constraints: ['4 % KIND == 0']\ndefault: {KIND: 4}\n");
   TuneReport report = tune(f.spec(), f.options);
-  ASSERT_EQ(report.warnings.size(), 1u);
-  EXPECT_TRUE(contains(report.warnings[0], "k.yaml:")) << report.warnings[0];
-  EXPECT_TRUE(contains(report.warnings[0], "modulo by zero") || contains(report.warnings[0], "division by zero"))
-      << report.warnings[0];
-  EXPECT_TRUE(contains(report.warnings[0], "{KIND: 0}")) << report.warnings[0];
+  // Once: the other warnings a busy machine may add (noise) are not about it.
+  std::vector<std::string> about;
+  for (const auto& w : report.warnings)
+    if (contains(w, "4 % KIND == 0")) about.push_back(w);
+  ASSERT_EQ(about.size(), 1u) << fmt::format("{}", fmt::join(report.warnings, "\n"));
+  EXPECT_TRUE(contains(about[0], "k.yaml:")) << about[0];
+  EXPECT_TRUE(contains(about[0], "modulo by zero") || contains(about[0], "division by zero")) << about[0];
+  EXPECT_TRUE(contains(about[0], "{KIND: 0}")) << about[0];
 }
 
 // Item 23: a default config that the constraints exclude at a size is said,
