@@ -197,9 +197,7 @@ class Run {
     Bindings constants = machine.properties;
     for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
-    for (auto& e : p.space->constraint_errors())
-      if (std::find(report_.warnings.begin(), report_.warnings.end(), e) == report_.warnings.end())
-        report_.warnings.push_back(std::move(e));
+    for (const auto& e : p.space->constraint_errors()) warn(e);
     if (spec_.configs.empty()) {
       std::optional<std::uint64_t> budget;
       if (spec_.search.max_evaluations) budget = *spec_.search.max_evaluations;
@@ -210,7 +208,7 @@ class Run {
     }
     p.constants = constants;
     // Seeds that depend on the sizes tuned before (transfer) are asked for
-    // when the size's turn comes (seed_learned); the others now.
+    // when the size's turn comes (seed()); the others now.
     const SeedContext context{*p.space, constants, size, {}};
     for (const auto& provider : providers_) {
       if (provider->learns()) continue;
