@@ -187,5 +187,7 @@ search: {transfer: 2}
                         "6", "--no-transfer", "-o", (dir / "n").string(), "--no-progress", "--output", "json", "--json",
                         (dir / "n.json").string()});
   ASSERT_EQ(n.exit_code, 0) << n.output;
-  for (const auto& s : nlohmann::json::parse(read_file(dir / "n.json"))["sizes"]) EXPECT_EQ(s["transfer"], 0);
+  // Named: a range-for over a member of a temporary would read freed memory.
+  const auto none = nlohmann::json::parse(read_file(dir / "n.json"));
+  for (const auto& s : none["sizes"]) EXPECT_EQ(s["transfer"], 0);
 }
