@@ -15,7 +15,7 @@
 #      optimum per cache, their mean over caches, and each strategy's CPU
 #      time per evaluation (bench/search/report.py);
 #   6. tunekit's CPU time per evaluation on a space of 10^5 valid configs:
-#      the hub's GEMM space (../shared/t1/gemm_milo.json, 116,928 valid
+#      the hub's GEMM space (tests/spec/data/t1/gemm_milo.json, 116,928 valid
 #      configs) with a synthetic recording, 3 seeds.
 #
 # Usage: bench/search/run.sh [options]
@@ -26,7 +26,7 @@
 #   --strategies LIST   tunekit's (default: every registered one)
 #   --kt-strategies LIST  Kernel Tuner's (default: the eight of shared/caches/README.md)
 #   --no-kt             tunekit only
-#   --large T1          the large space of step 6 (default: ../shared/t1/gemm_milo.json; 'none' skips it)
+#   --large T1          the large space of step 6 (default: tests/spec/data/t1/gemm_milo.json; 'none' skips it)
 #   --jobs N            Kernel Tuner runs in parallel (default 2)
 #   --build DIR         build folder (default: build)
 #   --venv DIR          Kernel Tuner's venv (default: build-search/kt-venv)
@@ -48,7 +48,7 @@ kt_strategies="random_sample,genetic_algorithm,adaptive_tabu_greywolf,pso,simula
 kt=1
 jobs=2
 cases=()
-large="$root/../shared/t1/gemm_milo.json"
+large="$root/tests/spec/data/t1/gemm_milo.json"  # the hub's GEMM space, kept in the repository
 CXX=${CXX:-g++}
 
 die() { echo "run.sh: $*" >&2; exit 1; }

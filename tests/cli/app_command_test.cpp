@@ -7,10 +7,13 @@
 #include <regex>
 
 #include "core/detail/process.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/store.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
+using tunekit::testing::tunekit_cli;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::read_file;
@@ -19,13 +22,6 @@ using tunekit::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-
-detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::seconds timeout = 300s) {
-  args.insert(args.begin(), tunekit_exe().string());
-  return detail::run_process(args, timeout);
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The one TUNEKIT_RESULTS_<14 digits>.csv in `dir`.
 fs::path results_csv(const fs::path& dir) {

@@ -12,10 +12,13 @@
 #include <thread>
 
 #include "core/detail/process.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/store.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
+using tunekit::testing::tunekit_cli;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::tunekit_exe;
@@ -23,13 +26,6 @@ using tunekit::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-
-detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::seconds timeout = 300s) {
-  args.insert(args.begin(), tunekit_exe().string());
-  return detail::run_process(args, timeout);
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A small CPU spec in dir: y = x * F / F for the factor F over `space` (the
 // YAML of its parameters and constraints), three samples a config. Returns

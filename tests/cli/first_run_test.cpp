@@ -9,9 +9,12 @@
 
 #include "core/detail/process.hpp"
 #include "progress.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
+using tunekit::testing::tunekit_cli;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::read_file;
@@ -20,13 +23,6 @@ using tunekit::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-
-detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::seconds timeout = 300s) {
-  args.insert(args.begin(), tunekit_exe().string());
-  return detail::run_process(args, timeout);
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // y = x over `extra` (YAML: parameters, constraints, default ...), three
 // samples a config.

@@ -14,10 +14,13 @@
 
 #include "cli.hpp"
 #include "core/detail/process.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/store.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
+using tunekit::testing::tunekit_cli;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::tunekit_exe;
@@ -25,13 +28,6 @@ using tunekit::testing::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-
-detail::ProcessResult tunekit_cli(std::vector<std::string> args, std::chrono::seconds timeout = 300s) {
-  args.insert(args.begin(), tunekit_exe().string());
-  return detail::run_process(args, timeout);
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // y = 2x over N, KIND 0..3 (KIND 3 hangs while `hang_mark` exists).
 std::string write_spec(const fs::path& dir, const std::string& params = "{KIND: [0, 1, 2, 3]}",

@@ -6,10 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/detail/process.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/store.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
+using tunekit::testing::tunekit_cli;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::read_file;
@@ -23,13 +26,6 @@ const fs::path kData = fs::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data
 const std::string kCache = (kData / "conv_small.json.gz").string();
 const std::string kT1 = (kData / "conv_small.T1.json").string();
 const std::string kSpec = (kData / "conv_small.yaml").string();
-
-detail::ProcessResult tunekit_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), tunekit_exe().string());
-  return detail::run_process(args, 300s);
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The last line that parses as a JSON object.
 nlohmann::json last_json(const std::string& output) {

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "core/detail/process.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::read_file;
@@ -19,8 +21,6 @@ detail::ProcessResult run_cli(std::vector<std::string> args) {
   args.insert(args.begin(), tunekit_exe().string());
   return detail::run_process(args, 300s);
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const std::filesystem::path kData = std::filesystem::path(TUNEKIT_SOURCE_DIR) / "tests/tuner/data";
 

@@ -6,23 +6,20 @@
 #include <nlohmann/json.hpp>
 
 #include "core/detail/process.hpp"
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
 
 using namespace tunekit;
+using tunekit::testing::tunekit_cli;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::tunekit_exe;
 using tunekit::testing::write_file;
 
 namespace {
-
-detail::ProcessResult tunekit_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), tunekit_exe().string());
-  return detail::run_process(args, 120s);
-}
 
 // The "valid: N" line of `tunekit space`.
 std::string valid_line(const std::string& output) {

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/recording.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/t1.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::read_file;
 using tunekit::testing::write_file;
@@ -42,8 +44,6 @@ const char* kTinyCache = R"({
 "4,1": {"a": 4, "b": 1, "time": "RuntimeFailedConfig", "compile_time": 100.0, "benchmark_time": 0, "verification_time": 0}
 }
 })";
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The message of the InputError `f` throws.
 template <typename F>

@@ -5,7 +5,10 @@
 #include "tunekit/strategy.hpp"
 #include "tunekit/t1.hpp"
 
+#include "support/cli.hpp"
+
 using namespace tunekit;
+using tunekit::testing::contains;
 namespace fs = std::filesystem;
 
 namespace {
@@ -32,8 +35,6 @@ std::string input_error(const ReplaySettings& s) {
   }
   return "(no InputError)";
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

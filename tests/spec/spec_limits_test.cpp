@@ -4,10 +4,12 @@
 
 #include <string>
 
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/spec.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::write_file;
 namespace fs = std::filesystem;
@@ -25,8 +27,6 @@ std::string load_error(const fs::path& dir, const std::string& yaml) {
   }
   return "";
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

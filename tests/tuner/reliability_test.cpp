@@ -14,11 +14,13 @@
 #include <map>
 #include <thread>
 
+#include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
 using namespace tunekit;
+using tunekit::testing::contains;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::write_file;
 namespace fs = std::filesystem;
@@ -96,8 +98,6 @@ std::map<std::int64_t, TrialRecord> by_kind(const TuneReport& r) {
   for (const auto& t : r.all_trials()) out[t.config.at("KIND").as_int()] = t;
   return out;
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

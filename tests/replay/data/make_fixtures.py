@@ -11,14 +11,17 @@ copy in ../shared/caches), small enough to keep in the repository:
   conv_small.T1.json     the T1 spec of the subspace: the restricted value
                          lists and convolution_milo's four conditions
 
-Run from the repository root: python3 tests/replay/data/make_fixtures.py [CACHE]
+Run from the repository root: python3 tests/replay/data/make_fixtures.py CACHE
+(CACHE: that cache file; the tests read only the fixtures this writes).
 """
 import gzip
 import json
 import sys
 from collections import OrderedDict
 
-SRC = sys.argv[1] if len(sys.argv) > 1 else "../shared/caches/convolution_milo_A100.json.gz"
+if len(sys.argv) != 2:
+    sys.exit("usage: make_fixtures.py CACHE (benchmark_hub's convolution_milo/A100.json.gz)")
+SRC = sys.argv[1]
 OUT = "tests/replay/data/"
 KEEP = OrderedDict([
     ("block_size_x", [16, 32, 48, 64, 128, 256]),
