@@ -65,9 +65,12 @@ def one_run(job):
     doc, tune_params, restrictions = load_problem(cache, t1)
     random.seed(seed)
     np.random.seed(seed)
+    # Older caches record a scalar problem size.
+    size = doc["problem_size"]
+    size = tuple(size) if isinstance(size, (list, tuple)) else (size,)
     t0 = time.process_time()
     results, _ = kernel_tuner.tune_kernel(
-        doc["kernel_name"], "// simulated", tuple(doc["problem_size"]), [], tune_params,
+        doc["kernel_name"], "// simulated", size, [], tune_params,
         restrictions=restrictions or None, strategy=strategy, strategy_options={"max_fevals": budget},
         cache=cache, simulation_mode=True, verbose=False, quiet=True)
     cpu = time.process_time() - t0

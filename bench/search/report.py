@@ -44,6 +44,9 @@ def load(path, side):
             print(f"{side}: {r['error']}")
             continue
         r["side"] = side
+        # Caches are matched by file name, so that results recorded from
+        # another folder (Kernel Tuner's, run earlier) line up.
+        r["cache"] = os.path.basename(r["cache"])
         rows.append(r)
     return rows
 
@@ -90,6 +93,16 @@ def cost_only(path):
             cells.append(f"{rs[0]['cpu_ms_per_evaluation']:>16.4f}" if rs else f"{'-':>16}")
         print(f"{n:<30}" + "".join(cells))
     return 0
+
+
+def verdict(auto, best):
+    """Ahead or not on the mean of medians; where those are level at the
+    printed precision (both 1.000 at 5%, say), the 10th percentiles decide."""
+    d = round(auto.mean, 3) - round(best.mean, 3)
+    if d != 0:
+        return f"{'ahead' if d > 0 else 'NOT ahead'} by {d:+.3f}"
+    p = auto.p10 - best.p10
+    return f"level on medians; {'ahead' if p > 0 else 'NOT ahead'} on p10 by {p:+.3f}"
 
 
 def main():
@@ -143,8 +156,7 @@ def main():
         if auto:
             line = f"=> tunekit {auto.name}: mean of medians {auto.mean:.3f} (mean p10 {auto.p10:.3f})"
             if best:
-                line += (f"; Kernel Tuner's best, {best.name[3:]}: {best.mean:.3f} (p10 {best.p10:.3f}); "
-                         f"{'ahead' if auto.mean > best.mean else 'NOT ahead'} by {auto.mean - best.mean:+.3f}")
+                line += f"; Kernel Tuner's best, {best.name[3:]}: {best.mean:.3f} (p10 {best.p10:.3f}); " + verdict(auto, best)
             goal = GOALS.get(round(b, 4))
             if goal:
                 ok = auto.mean >= goal[0] and (goal[1] is None or auto.p10 >= goal[1])

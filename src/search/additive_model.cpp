@@ -122,10 +122,22 @@ void AdditiveModel::add(std::span<const std::uint32_t> x, double y) {
     f += contribution(g, g.effect, x);
   }
   xs_.emplace_back(x.begin(), x.end());
+  raw_.push_back(y);
+  y = std::min(y, ceiling_);
   y_.push_back(y);
   sum_ += y;
   mean_ = sum_ / static_cast<double>(y_.size());
   fitted_.push_back(f);  // the groups' part; the mean is added when read
+}
+
+void AdditiveModel::cap(double ceiling) {
+  ceiling_ = ceiling;
+  sum_ = 0;
+  for (std::size_t i = 0; i < y_.size(); ++i) {
+    y_[i] = std::min(raw_[i], ceiling_);
+    sum_ += y_[i];
+  }
+  if (!y_.empty()) mean_ = sum_ / static_cast<double>(y_.size());
 }
 
 void AdditiveModel::fit(int sweeps) {
@@ -215,15 +227,37 @@ double AdditiveModel::expected_improvement(std::span<const std::uint32_t> x, dou
 }
 
 void AdditiveModel::sample(std::mt19937_64& rng) {
-  std::normal_distribution<double> normal(0.0, 1.0);
+  // A draw needs thousands of normal variates (every cell of every pair),
+  // and Thompson sampling does not need them exact: a fixed table of 4096
+  // standard normal draws, indexed by 12 random bits at a time, costs a
+  // few instructions each where std::normal_distribution costs dozens.
+  static const std::vector<double> table = [] {
+    std::mt19937_64 g(0x5eed);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::vector<double> t(4096);
+    for (auto& v : t) v = normal(g);
+    return t;
+  }();
+  std::uint64_t bits = 0;
+  int left = 0;
+  auto normal = [&] {
+    if (left == 0) {
+      bits = rng();
+      left = 5;
+    }
+    --left;
+    const double v = table[bits & 4095];
+    bits >>= 12;
+    return v;
+  };
   for (auto& g : groups_) {
     g.sampled.resize(g.effect.size());
     if (g.kind == Kind::trend) {
-      g.sampled[0] = g.effect[0] + noise_ * std::sqrt(1.0 / (g.zz + g.shrink)) * normal(rng);
+      g.sampled[0] = g.effect[0] + noise_ * std::sqrt(1.0 / (g.zz + g.shrink)) * normal();
       continue;
     }
     for (std::size_t c = 0; c < g.effect.size(); ++c)
-      g.sampled[c] = g.effect[c] + noise_ * std::sqrt(1.0 / (g.count[c] + g.shrink)) * normal(rng);
+      g.sampled[c] = g.effect[c] + noise_ * std::sqrt(1.0 / (g.count[c] + g.shrink)) * normal();
   }
 }
 

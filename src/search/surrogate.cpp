@@ -6,8 +6,17 @@
 // Several descents (walkers) start from the fastest configs of the initial
 // sample; the fastest walker that is not stuck moves. A walker is stuck after
 // `patience` neighbours measured without improvement; when all are, the
-// slowest restarts from the random draw (or perturbation of the fastest
-// config) with the highest expected improvement over the fastest time.
+// slowest restarts at the best candidate among random draws and
+// perturbations of the fastest config.
+//
+// A share of the steps (`explore`) probes the whole space instead: the best
+// of random draws under a draw from the model's posterior (Thompson
+// sampling). Descents alone settle on the broad plateau they start in; on
+// the convolution caches of bench/search the fastest configs lie in a
+// narrow basin elsewhere, which only such probes find. The model sees every
+// time above `cap` times the fastest as that: the many configs 10 to 100
+// times slower would otherwise set the effects that rank the fast ones.
+// docs/search.md gives the measurements behind the defaults.
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -28,6 +37,8 @@ struct SurrogateOptions {
   double explore;          // share of the proposals that probe the whole space
   double min_gain;         // an improvement smaller than this (relative) does not renew a walker's patience
   double failure_penalty;  // a failed config counts as this factor slower than the slowest measured
+  bool thompson;           // restarts pick by a posterior draw, not expected improvement
+  double cap;              // the model sees no time above this factor of the fastest (0: no cap)
   bool pairs;
 };
 
@@ -127,11 +138,20 @@ class SurrogateSearch : public IndexedSearch {
   }
 
   std::optional<std::uint64_t> guided() {
+    if (o_.cap > 0 && ok_ > 0) {
+      const double ceiling = best_cost() + std::log(o_.cap);
+      if (ceiling < ceiling_) {
+        ceiling_ = ceiling;
+        model_.cap(ceiling);  // the next full fit takes it in
+        dirty_ = true;
+      }
+    }
     if (dirty_) {
-      // A full fit while it is cheap, then as the data grows by a tenth;
+      // A full fit while it is cheap (one sweep: it starts from the last
+      // fit, which lacks one point), then as the data grows by a quarter;
       // in between, each new result nudges the effects it touches.
-      if (model_.size() <= kAlwaysFit || model_.size() >= fitted_at_ + fitted_at_ / 10) {
-        model_.fit(2);
+      if (model_.size() <= kAlwaysFit || model_.size() >= fitted_at_ + fitted_at_ / 4) {
+        model_.fit(model_.size() <= kAlwaysFit ? 1 : 2);
         fitted_at_ = model_.size();
       } else {
         model_.absorb(absorbed_);
@@ -144,7 +164,7 @@ class SurrogateSearch : public IndexedSearch {
     // region does not take the whole budget.
     ++steps_;
     if (o_.explore > 0 && std::fmod(static_cast<double>(steps_) * o_.explore, 1.0) + o_.explore >= 1.0)
-      if (auto r = restart_point()) return r;
+      if (auto r = restart_point(false)) return r;
     // The fastest walker that is not stuck moves; when all are stuck, the
     // slowest restarts.
     std::optional<std::size_t> turn;
@@ -162,7 +182,7 @@ class SurrogateSearch : public IndexedSearch {
     std::size_t slowest = 0;
     for (std::size_t i = 1; i < walkers_.size(); ++i)
       if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
-    auto r = restart_point();
+    auto r = restart_point(true);
     if (r) {
       Walker& w = walkers_[slowest];
       w.x = indices(*r);
@@ -176,21 +196,35 @@ class SurrogateSearch : public IndexedSearch {
 
   double best_cost() const { return std::log(*best()->cost); }
 
-  // The random draw or perturbation of the fastest config with the highest
-  // expected improvement over the fastest time.
-  std::optional<std::uint64_t> restart_point() {
+  // The best of `random` draws from the whole space and, for a restart
+  // (not a probe), perturbations of the fastest config: by a draw from the
+  // model's posterior (Thompson) or by expected improvement over the
+  // fastest time.
+  std::optional<std::uint64_t> restart_point(bool near_best) {
     std::vector<Candidate> pool;
     for (std::size_t k = 0; k < o_.random; ++k) {
       const std::uint64_t r = uniform_below(rng_, space_size());
       if (!tried(r)) pool.push_back({r, indices(r)});
     }
-    for (int k = 0; k < 8; ++k) {
+    for (int k = 0; near_best && k < 8; ++k) {
       Indices x = best()->x;
       for (int s = 0; s < 3; ++s)
         if (auto y = random_neighbour(x)) x = std::move(*y);
       pool.push_back({std::nullopt, std::move(x)});
     }
-    return best_of(std::move(pool), best_cost());
+    if (!o_.thompson) return best_of(std::move(pool), best_cost());
+    model_.sample(rng_);
+    std::optional<std::uint64_t> pick;
+    double low = INFINITY;
+    for (const auto& c : pool) {
+      const double v = model_.predict_sampled(c.x);
+      if (v >= low) continue;
+      auto r = c.rank ? c.rank : rank_of(c.x);  // ranked only when it leads: ranking costs more than scoring
+      if (!r || tried(*r)) continue;
+      low = v;
+      pick = r;
+    }
+    return pick;
   }
 
   // The untried config of `configs` with the highest expected improvement
@@ -227,7 +261,8 @@ class SurrogateSearch : public IndexedSearch {
   std::size_t ok_ = 0;
   double worst_ = 0;
   bool dirty_ = false;
-  static constexpr std::size_t kAlwaysFit = 256;
+  double ceiling_ = INFINITY;
+  static constexpr std::size_t kAlwaysFit = 128;
   std::size_t fitted_at_ = 0;
   std::size_t absorbed_ = 0;  // observations the model has taken in
   std::vector<Indices> failed_;
@@ -243,21 +278,25 @@ StrategyInfo surrogate_strategy() {
       "surrogate",
       "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
       "result, picks each descent's next move among the valid neighbours by expected improvement; stuck "
-      "descents restart where the model expects most",
+      "descents restart, and a share of the steps probes the whole space, where a draw from the model expects most",
       {
           integer_option("initial", 8, "random configs measured before the model leads", 2, 1e6),
-          integer_option("walkers", 1, "descents kept at once, started from the fastest initial configs", 1, 64),
-          integer_option("patience", 16, "neighbours measured without improvement before a descent is stuck", 1, 1e6),
-          integer_option("random", 32, "random candidates of a restart", 0, 1e6),
+          integer_option("walkers", 4, "descents kept at once, started from the fastest initial configs", 1, 64),
+          integer_option("patience", 8, "neighbours measured without improvement before a descent is stuck", 1, 1e6),
+          integer_option("random", 32, "random candidates of a restart or a probe", 0, 1e6),
           real_option(
               "min_gain", 0.0,
               "an improvement smaller than this share of the time moves a descent but does not renew its patience", 0,
               1),
-          real_option("explore", 0.0,
+          real_option("explore", 0.4,
                       "share of the proposals that probe the whole space (a restart's candidates) instead of a descent",
                       0, 1),
           real_option("failure_penalty", 2.0,
                       "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
+          boolean_option("thompson", true, "restarts and probes pick by a draw from the model's posterior"),
+          real_option("cap", 2.0,
+                      "the model sees every time above this factor of the fastest so far as that factor (0: no cap)",
+                      0, 1e6),
           boolean_option("pairs", true, "model the interaction of every pair of parameters"),
       },
       [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
@@ -268,7 +307,7 @@ StrategyInfo surrogate_strategy() {
                                 static_cast<std::size_t>(c.options.integer("patience")),
                                 static_cast<std::size_t>(c.options.integer("random")), c.options.real("explore"),
                                 c.options.real("min_gain"), c.options.real("failure_penalty"),
-                                c.options.boolean("pairs")});
+                                c.options.boolean("thompson"), c.options.real("cap"), c.options.boolean("pairs")});
       }};
 }
 

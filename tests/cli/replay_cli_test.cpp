@@ -46,7 +46,7 @@ TEST(ReplayCli, JsonHasWhatScriptsRead) {
   for (const char* key :
        {"strategy", "evaluations", "best_time", "optimum_time", "fraction_of_optimum", "strategy_cpu_seconds", "trace"})
     EXPECT_TRUE(j.contains(key)) << key;
-  EXPECT_EQ(j["strategy"], "auto: surrogate");
+  EXPECT_EQ(j["strategy"], "auto: surrogate+genetic");
   EXPECT_EQ(j["evaluations"], 26);  // ceil(0.02 * 1264)
   EXPECT_EQ(j["trace"].size(), 26u);
   EXPECT_NEAR(j["fraction_of_optimum"].get<double>(), j["optimum_time"].get<double>() / j["best_time"].get<double>(),

@@ -12,6 +12,7 @@
 // it has. Fitting costs O(observations x groups) per sweep, a prediction
 // O(groups): a strategy's step stays in microseconds where a Gaussian
 // process would cost O(observations^3).
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <span>
@@ -35,6 +36,10 @@ class AdditiveModel {
   AdditiveModel(const std::vector<Parameter>& parameters, const ModelShape& shape);
 
   void add(std::span<const std::uint32_t> x, double y);
+  // Every target above `ceiling` counts as `ceiling` (infinity: none), so
+  // that a few configs many times slower than the rest do not set the
+  // effects that rank the fast ones. The next fit() takes it in.
+  void cap(double ceiling);
   // Gauss-Seidel sweeps over the groups, starting from the current effects:
   // O(observations x groups) each.
   void fit(int sweeps);
@@ -84,7 +89,8 @@ class AdditiveModel {
 
   std::vector<Group> groups_;
   std::vector<std::vector<std::uint32_t>> xs_;  // per observation
-  std::vector<double> y_, fitted_;
+  std::vector<double> raw_, y_, fitted_;  // targets as added, and capped
+  double ceiling_ = INFINITY;
   std::vector<double> sums_;  // scratch, per cell
   double mean_ = 0, sum_ = 0, noise_ = 1;
 };
