@@ -33,11 +33,11 @@ struct SurrogateOptions {
   std::size_t initial;     // random configs before the model leads
   std::size_t walkers;     // descents kept at once
   std::size_t patience;    // neighbours measured without improvement before a walker is stuck
-  std::size_t random;      // random candidates of a restart
+  std::size_t random;      // random candidates of a restart or a probe
   double explore;          // share of the proposals that probe the whole space
   double min_gain;         // an improvement smaller than this (relative) does not renew a walker's patience
   double failure_penalty;  // a failed config counts as this factor slower than the slowest measured
-  bool thompson;           // restarts pick by a posterior draw, not expected improvement
+  bool thompson;           // restarts and probes pick by a posterior draw, not expected improvement
   double cap;              // the model sees no time above this factor of the fastest (0: no cap)
   bool pairs;
 };
@@ -295,8 +295,8 @@ StrategyInfo surrogate_strategy() {
                       "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
           boolean_option("thompson", true, "restarts and probes pick by a draw from the model's posterior"),
           real_option("cap", 2.0,
-                      "the model sees every time above this factor of the fastest so far as that factor (0: no cap)",
-                      0, 1e6),
+                      "the model sees every time above this factor of the fastest so far as that factor (0: no cap)", 0,
+                      1e6),
           boolean_option("pairs", true, "model the interaction of every pair of parameters"),
       },
       [](const StrategyContext& c) -> std::unique_ptr<Strategy> {

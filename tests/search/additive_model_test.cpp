@@ -49,7 +49,8 @@ double at(const AdditiveModel& m, std::uint32_t a, std::uint32_t b) {
 
 TEST(AdditiveModel, RanksByTheFittedEffects) {
   // b = 2 is fast whatever a is; a = 0 is a little faster than the others.
-  const auto model = fitted([](std::uint32_t a, std::uint32_t b) { return (b == 2 ? 0.0 : 1.0) + (a == 0 ? 0.0 : 0.1); });
+  const auto model =
+      fitted([](std::uint32_t a, std::uint32_t b) { return (b == 2 ? 0.0 : 1.0) + (a == 0 ? 0.0 : 0.1); });
   EXPECT_LT(at(model, 0, 2), at(model, 1, 2));
   EXPECT_LT(at(model, 1, 2), at(model, 0, 0));
 }

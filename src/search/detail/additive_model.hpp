@@ -89,7 +89,7 @@ class AdditiveModel {
 
   std::vector<Group> groups_;
   std::vector<std::vector<std::uint32_t>> xs_;  // per observation
-  std::vector<double> raw_, y_, fitted_;  // targets as added, and capped
+  std::vector<double> raw_, y_, fitted_;        // targets as added, and capped
   double ceiling_ = INFINITY;
   std::vector<double> sums_;  // scratch, per cell
   double mean_ = 0, sum_ = 0, noise_ = 1;
