@@ -40,11 +40,13 @@ constexpr std::size_t kGeneticAfter = 100, kGeneticEvery = 3;
 // found in 75 of 100 seeds instead of 62).
 class Interleaved : public Strategy {
  public:
-  Interleaved(std::unique_ptr<Strategy> first, std::unique_ptr<Strategy> second, std::size_t start, std::size_t every)
-      : first_(std::move(first)), second_(std::move(second)), start_(start), every_(every) {}
+  Interleaved(std::unique_ptr<Strategy> first, std::unique_ptr<Strategy> second, std::size_t start, std::size_t every,
+              std::optional<std::uint64_t> budget)
+      : first_(std::move(first)), second_(std::move(second)), start_(start), every_(every), budget_(budget) {}
 
   std::vector<Config> next(std::size_t n) override {
     std::vector<Config> out;
+    n = batch_limit(budget_, n);  // the batches its parts would hand out
     // Each asks for one at a time; a config both propose in one batch is
     // kept once (a strategy only skips what it has seen the result of).
     for (std::size_t asked = 0; out.size() < n && asked < 2 * n + 2; ++asked) {
@@ -65,6 +67,7 @@ class Interleaved : public Strategy {
  private:
   std::unique_ptr<Strategy> first_, second_;
   std::size_t start_, every_;
+  std::optional<std::uint64_t> budget_;
   std::size_t turn_ = 0;
   std::set<std::string> proposed_;
 };
@@ -98,7 +101,7 @@ StrategyInfo auto_strategy() {
             return std::make_unique<AutoStrategy>(
                 std::make_unique<Interleaved>(with_defaults(surrogate_strategy(), c, c.seed),
                                               with_defaults(genetic_strategy(), c, c.seed + 1), kGeneticAfter,
-                                              kGeneticEvery),
+                                              kGeneticEvery, c.budget),
                 chosen);
           }};
 }

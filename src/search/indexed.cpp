@@ -44,13 +44,16 @@ IndexedSearch::IndexedSearch(const Space& space, std::uint64_t seed, std::option
   for (const auto& p : space.parameters()) cardinality_.push_back(static_cast<std::uint32_t>(p.values.size()));
 }
 
+std::size_t batch_limit(std::optional<std::uint64_t> budget, std::size_t n) {
+  if (!budget) return n;
+  return std::min<std::size_t>(n, static_cast<std::size_t>(std::max<std::uint64_t>(1, (*budget + 9) / 10)));
+}
+
 std::vector<Config> IndexedSearch::next(std::size_t n) {
   std::vector<Config> out;
   if (n == 0 || untried() == 0) return out;
   std::vector<std::uint64_t> ranks;
-  // With a budget, a tenth of it at a time: the tuner evaluates a batch
-  // before it asks again, so the search learns from what it measured.
-  if (budget_) n = std::min<std::size_t>(n, static_cast<std::size_t>(std::max<std::uint64_t>(1, (*budget_ + 9) / 10)));
+  n = batch_limit(budget_, n);
   propose(n, ranks);
   // A strategy with nothing in mind while nothing is pending would stop the
   // search early: it gets a random config instead.

@@ -115,6 +115,11 @@ class IndexedSearch : public Strategy {
   std::unordered_map<std::uint64_t, std::uint64_t> moved_;
 };
 
+// How many configs a guided strategy hands out when asked for `n`: with a
+// budget, a tenth of it at a time, so that the tuner evaluates a batch
+// before it asks again and the search learns from what it measured.
+std::size_t batch_limit(std::optional<std::uint64_t> budget, std::size_t n);
+
 // The guided strategies need the index; on a space that has none (it would
 // outgrow its memory budget) or more configs than 64 bits count, they fall
 // back to random search.
