@@ -1,6 +1,7 @@
 """tunekit's tune of the fused-MoE grouped GEMM against vLLM's tuning method, in one run.
 
-  python3 bench/triton/moe_vs_vllm.py --tunekit BIN --out DIR [--sweep-batches 1] [--batches 1,2,...,4096]
+  python3 bench/triton/moe_vs_vllm.py --tunekit BIN --out DIR [--sweep-batches 1] [--sweep-part K/N]
+                                      [--previous SUMMARY] [--summary FILE] [--batches 1,2,...,4096]
 
 The shape: Mixtral 8x7B at TP 2, the gate-up GEMM (E=8, top-2, N=14336, K=4096),
 bf16, batch sizes 1 to 4096.
@@ -13,11 +14,17 @@ bf16, batch sizes 1 to 4096.
    the mean of 20 replays). One favour to the sweep: its configs are compiled
    ahead in 16 processes (vLLM compiles each inside its timing loop, one by
    one), so its wall time here is shorter than vLLM's own.
-3. The full 13-batch sweep's wall time is estimated from the compile time
-   measured in 2 and its per-config timing cost measured at every batch size
-   on a sample of configs (the larger batches alone would take hours).
+   The whole sweep takes longer than a session's device time (batch 4096
+   alone about 45 minutes), so a run can sweep one part of the space
+   (--sweep-part K/N: the configs at positions K modulo N) and carry on the
+   record of earlier runs (--previous, a summary this script wrote):
+   bench/triton/sweep_record.py merges them, and a batch size counts as
+   swept once its parts cover the space. The summary lists what is left.
+3. The full 13-batch sweep's wall time: the compile time measured in 2, each
+   swept batch size's timing, and for the others the per-config timing cost
+   measured on a sample of configs times the configs that compile.
 4. Quality: at every batch size, tunekit's chosen config and (where swept)
-   the sweep's best are timed again by vLLM's timer, alternating, 3 rounds;
+   the sweep's best are timed again by vLLM's timer, alternating, 2 rounds;
    the ratio is sweep best / tunekit's choice (>= 0.98 is the goal).
 5. The layer: fused_moe with tunekit's configs against plain torch (routing,
    then per-expert matmuls), Mixtral TP 2 (both GEMMs), each in eager mode,
@@ -39,6 +46,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import sweep_record  # noqa: E402
 
 common.add_kernel_paths()
 
@@ -131,14 +139,23 @@ def main():
     ap.add_argument("--tunekit", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--batches", default=",".join(map(str, BATCHES)))
-    ap.add_argument("--sweep-batches", default="1")
+    ap.add_argument("--sweep-batches", default="1", help="batch sizes to sweep in this run (empty: none)")
+    ap.add_argument("--sweep-part", default="0/1", help="K/N: sweep the configs at positions K modulo N")
     ap.add_argument("--sample", type=int, default=3, help="configs per batch size for the sweep-cost estimate")
     ap.add_argument("--summary", default="")
-    ap.add_argument("--previous", default="", help="a summary of an earlier run: take its sweep instead of sweeping")
+    ap.add_argument("--previous", default="", help="a summary of an earlier run: its sweep is carried on")
     ap.add_argument("--no-layer", action="store_true")
     args = ap.parse_args()
     args.batches = [int(b) for b in args.batches.split(",")]
     sweep_batches = [int(b) for b in args.sweep_batches.split(",") if b]
+    try:
+        part = sweep_record.parse_part(args.sweep_part)
+        record = sweep_record.empty()
+        if args.previous:
+            with open(args.previous) as f:
+                record = sweep_record.load(json.load(f).get("sweep"))
+    except (sweep_record.SweepError, OSError, json.JSONDecodeError) as e:
+        sys.exit(f"moe_vs_vllm.py: {e}")
     os.makedirs(args.out, exist_ok=True)
     lines = []
 
@@ -158,25 +175,46 @@ def main():
 
     torch.manual_seed(0)
     w1 = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / 64
-    space = vllm_space()
-    previous = {}
     if args.previous:
-        with open(args.previous) as f:
-            previous = json.load(f)["sweep"]
-        sweep_batches = []
-        log(f"the sweep of {args.previous}: best at M in {list(previous['best'])}, "
-            f"{previous['estimated_full_wall_s']:.0f} s estimated for all batch sizes")
+        log(f"the sweep of {args.previous}: swept at M in {sorted(sweep_record.swept(record))}")
+    # This run's part: compiled when it sweeps a batch size or the record
+    # lacks a batch size's per-config cost.
+    todo_cost = [m for m in args.batches
+                 if m not in sweep_batches and m not in sweep_record.swept(record) and str(m) not in record["per_config_s"]]
+    valid = []
+    compiled = None
+    if sweep_batches or todo_cost:
+        compile_s, valid = compile_space(sweep_record.part_of(vllm_space(), part), log)
+        compiled = dict(seconds=compile_s, valid=len(valid))
     sweep_t0 = time.perf_counter()
-    compile_s, valid = compile_space(space, log) if not previous else (previous["compile_s"], [])
-    sweep = {int(m): v for m, v in previous.get("best", {}).items()}
+    timed = {}
     for m in sweep_batches:
         problem = Problem(m, w1)
         t0 = time.perf_counter()
         times = [(vllm_time(problem, c), c) for c in valid]
         best_us, best = min(times, key=lambda t: t[0])
-        sweep[m] = dict(best=best, best_us=best_us, seconds=time.perf_counter() - t0, timed=len(times))
-        log(f"sweep M={m}: {len(times)} configs timed in {sweep[m]['seconds']:.1f} s; best {best_us:.2f} us {best}")
+        timed[m] = dict(best=best, best_us=best_us, seconds=time.perf_counter() - t0, timed=len(times))
+        log(f"sweep M={m}, part {args.sweep_part}: {len(times)} configs timed in {timed[m]['seconds']:.1f} s; "
+            f"best {best_us:.2f} us {best}")
     sweep_wall = time.perf_counter() - sweep_t0
+    record = sweep_record.merge(record, part, compiled, timed)
+    # The per-config cost where no sweep says it: a sample of this part's configs.
+    rng = random.Random(5)
+    for m in todo_cost:
+        if not valid:
+            break
+        problem = Problem(m, w1)
+        sample = rng.sample(valid, min(args.sample, len(valid)))
+        t0 = time.perf_counter()
+        for c in sample:
+            vllm_time(problem, c)
+        record["per_config_s"][str(m)] = (time.perf_counter() - t0) / len(sample)
+    for m, e in sweep_record.swept(record).items():
+        record["per_config_s"][str(m)] = e["seconds"] / e["timed"]
+    summary["sweep"] = record
+    common.save(args.summary, summary)
+    sweep = sweep_record.swept(record)
+
     rows, ratios = [], []
     for m in args.batches:
         if m not in chosen:
@@ -202,40 +240,22 @@ def main():
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         log(f"geomean sweep/tunekit over swept batches: {geo:.3f}; worst {min(ratios):.3f}")
         summary["geomean"] = geo
+
+    left = sweep_record.missing(record, args.batches, part[1])
+    summary["sweep_left"] = {str(m): ks for m, ks in left.items()}
+    if left:
+        log(f"left to sweep (parts of {part[1]}): " + ", ".join(f"M={m}: {ks}" for m, ks in left.items()))
+    estimate = sweep_record.full_wall(record, args.batches)
+    log(f"sweep wall this run: {sweep_wall:.1f} s over M in {sweep_batches}, part {args.sweep_part}")
+    if estimate is None:
+        log("the whole sweep's wall time: not known yet (a part's compile or a batch size's cost is missing)")
+    else:
+        log("sweep cost per config (vLLM's timer, s): "
+            + ", ".join(f"M={m}: {record['per_config_s'][str(m)]:.3f}" for m in args.batches))
+        log(f"the whole {len(args.batches)}-batch sweep: {estimate:.0f} s ({'measured' if not left else 'estimated'}); "
+            f"tunekit wall {tk_wall:.1f} s = {tk_wall / estimate:.1%} of it")
+        summary["estimated_full_wall_s"] = estimate
     common.save(args.summary, summary)
-
-    if previous:
-        estimate = previous["estimated_full_wall_s"]
-        log(f"tunekit wall {tk_wall:.1f} s for {len(args.batches)} batch sizes = {tk_wall / estimate:.1%} of the "
-            f"estimated full sweep ({estimate:.0f} s, from {args.previous})")
-        summary["sweep"] = previous
-        common.save(args.summary, summary)
-    if not previous:
-        # What the whole 13-batch sweep would take: compile once, then each batch's timing.
-        rng = random.Random(5)
-        estimate = compile_s
-        per_config = {}
-        for m in args.batches:
-            if m in sweep:
-                per_config[m] = sweep[m]["seconds"] / sweep[m]["timed"]
-            else:
-                problem = Problem(m, w1)
-                sample = rng.sample(valid, args.sample)
-                t0 = time.perf_counter()
-                for c in sample:
-                    vllm_time(problem, c)
-                per_config[m] = (time.perf_counter() - t0) / len(sample)
-            estimate += per_config[m] * len(valid)
-        log("sweep cost per config (vLLM's timer, s): " + ", ".join(f"M={m}: {per_config[m]:.3f}" for m in args.batches))
-        log(f"sweep wall: {sweep_wall:.1f} s measured over M in {sweep_batches} (compile {compile_s:.1f} s); "
-            f"the whole {len(args.batches)}-batch sweep: {estimate:.0f} s estimated")
-        summary["sweep"] = dict(measured_wall_s=sweep_wall, compile_s=compile_s, valid=len(valid),
-                                estimated_full_wall_s=estimate, per_config_s={str(k): v for k, v in per_config.items()},
-                                best={str(k): v for k, v in sweep.items()})
-
-        log(f"tunekit wall {tk_wall:.1f} s for {len(args.batches)} batch sizes = {tk_wall / estimate:.1%} of the "
-            f"estimated full sweep ({estimate:.0f} s)")
-        common.save(args.summary, summary)
 
     if not args.no_layer:
         # The layer against plain torch, with tunekit's configs (the gate-up config for both GEMMs, as vLLM's files do).
