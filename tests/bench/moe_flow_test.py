@@ -1,0 +1,124 @@
+"""bench/triton/moe_vs_vllm.py's flow without a GPU: three runs that spread
+vLLM's sweep over parts, each carrying on the last one's record.
+
+torch, the fused-MoE module, the compiles and the timer are stand-ins (the
+timer returns a time per config, so each part's best is known); the script's
+own code, its record and its summary are real.
+
+  python3 -m unittest -v moe_flow_test   (from tests/bench)
+"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import types
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class _Tensor:
+    def __truediv__(self, other):
+        return self
+
+    def flatten(self):
+        return self
+
+
+def _stand_ins():
+    torch = types.ModuleType("torch")
+    torch.bfloat16 = "bfloat16"
+    torch.manual_seed = lambda seed: None
+    torch.randn = lambda *a, **k: _Tensor()
+    torch.empty = lambda *a, **k: _Tensor()
+    fm = types.ModuleType("fused_moe")
+    fm.moe_routing = lambda g, k: (_Tensor(), _Tensor())
+    fm.moe_align_block_size = lambda ids, bm, e: (_Tensor(), _Tensor(), _Tensor())
+    fm.invoke_grouped_gemm = lambda *a: None
+    return {"torch": torch, "fused_moe": fm}
+
+
+def time_of(config):
+    """A made-up time per config: the fastest has BLOCK_SIZE_M 64, BLOCK_SIZE_N 128, BLOCK_SIZE_K 64."""
+    return (10.0 + abs(config["BLOCK_SIZE_M"] - 64) / 8 + abs(config["BLOCK_SIZE_N"] - 128) / 16
+            + abs(config["BLOCK_SIZE_K"] - 64) / 32 + config["num_stages"] / 100 + config["GROUP_SIZE_M"] / 1000
+            + config["num_warps"] / 10000)
+
+
+class MoeFlow(unittest.TestCase):
+    def setUp(self):
+        self._modules = dict(sys.modules)
+        sys.modules.update(_stand_ins())
+        sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
+        for name in ("common", "moe_vs_vllm", "sweep_record"):
+            sys.modules.pop(name, None)
+        import common
+        import moe_vs_vllm
+
+        self.mv = moe_vs_vllm
+        last_config = {}
+
+        def fn(self_problem, config):
+            last_config["c"] = config
+            return lambda: None
+
+        moe_vs_vllm.Problem.fn = fn
+        common.vllm_graph_time = lambda f: time_of(last_config["c"])
+        # A third of the configs do not compile (over the shared memory, say).
+        common.compile_all = lambda jobs: [("OutOfResources: x", 0.0, 0, 0, 0) if i % 3 == 0 else ("ok", 0.01, 0, 0, 0)
+                                           for i, _ in enumerate(jobs)]
+        space = moe_vs_vllm.vllm_space()
+        moe_vs_vllm.run_tunekit = lambda args, log: (
+            5.0, {m: space[7] for m in args.batches}, {m: {"ok": 40} for m in args.batches})
+        self.dir = tempfile.mkdtemp(prefix="moe-flow-")
+
+    def tearDown(self):
+        for name in [n for n in sys.modules if n not in self._modules]:
+            del sys.modules[name]
+        sys.modules.update(self._modules)
+        sys.path.remove(os.path.join(ROOT, "bench", "triton"))
+
+    def run_script(self, *argv):
+        sys.argv = ["moe_vs_vllm.py", "--tunekit", "unused", "--out", self.dir, "--no-layer", "--batches", "1,2,4096",
+                    "--sample", "2", *argv]
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.mv.main()
+        return out.getvalue()
+
+    def summary(self, name):
+        with open(os.path.join(self.dir, name)) as f:
+            return json.load(f)
+
+    def test_a_sweep_spread_over_runs_is_merged_and_what_is_left_is_listed(self):
+        s1 = os.path.join(self.dir, "s1.json")
+        out = self.run_script("--sweep-batches", "1", "--summary", s1)
+        first = self.summary("s1.json")
+        self.assertEqual(first["sweep_left"], {"2": [0], "4096": [0]})
+        self.assertIn("sweep/tunekit", out)
+
+        s2 = os.path.join(self.dir, "s2.json")
+        self.run_script("--sweep-batches", "4096", "--sweep-part", "0/2", "--previous", s1, "--summary", s2)
+        self.assertEqual(self.summary("s2.json")["sweep_left"], {"2": [0, 1], "4096": [1]})
+
+        s3 = os.path.join(self.dir, "s3.json")
+        out = self.run_script("--sweep-batches", "4096,2", "--sweep-part", "1/2", "--previous", s2, "--summary", s3)
+        third = self.summary("s3.json")
+        self.assertEqual(third["sweep_left"], {"2": [0]})  # batch 2 has only part 1 of 2
+        timed = third["sweep"]["timed"]
+        self.assertEqual(sorted(timed["4096"]), ["0/2", "1/2"])
+        # Every config that compiles was timed once at 4096, over the two parts.
+        valid = sum(1 for i in range(len(self.mv.vllm_space())) if i % 3 != 0)
+        self.assertEqual(sum(e["timed"] for e in timed["4096"].values()), valid)
+        # The best over the parts is the space's best among the configs that compile.
+        best = min((c for i, c in enumerate(self.mv.vllm_space()) if i % 3 != 0), key=time_of)
+        best_4096 = min(timed["4096"].values(), key=lambda e: e["best_us"])["best"]
+        self.assertEqual(best_4096, best)
+        self.assertIn("| 4096 ", out)
+        self.assertIn("the whole 3-batch sweep", out)
+        self.assertIn("estimated_full_wall_s", third)
+
+
+if __name__ == "__main__":
+    unittest.main()
