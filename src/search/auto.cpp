@@ -9,10 +9,6 @@
 
 namespace tunekit::detail {
 
-StrategyInfo exhaustive_strategy();
-StrategyInfo surrogate_strategy();
-StrategyInfo genetic_strategy();
-
 namespace {
 
 // Forwards to the chosen strategy and says which it is.
@@ -72,11 +68,6 @@ class Interleaved : public Strategy {
   std::set<std::string> proposed_;
 };
 
-std::unique_ptr<Strategy> with_defaults(const StrategyInfo& info, const StrategyContext& c, std::uint64_t seed) {
-  const Options defaults = Options::resolve("strategy '" + info.name + "'", info.options, {});
-  return info.make(StrategyContext{c.space, seed, c.budget, defaults, c.time_limited});
-}
-
 }  // namespace
 
 // The choice, by name; the StrategyContext's options are auto's (none), so
@@ -96,11 +87,12 @@ StrategyInfo auto_strategy() {
           {},
           [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
             const std::string chosen = auto_choice(c.space, c.budget, c.time_limited);
-            if (chosen == "exhaustive")
-              return std::make_unique<AutoStrategy>(with_defaults(exhaustive_strategy(), c, c.seed), chosen);
+            auto make = [&](std::string_view name, std::uint64_t seed) {
+              return make_strategy(name, c.space, seed, c.budget, {}, {}, c.time_limited);
+            };
+            if (chosen == "exhaustive") return std::make_unique<AutoStrategy>(make("exhaustive", c.seed), chosen);
             return std::make_unique<AutoStrategy>(
-                std::make_unique<Interleaved>(with_defaults(surrogate_strategy(), c, c.seed),
-                                              with_defaults(genetic_strategy(), c, c.seed + 1), kGeneticAfter,
+                std::make_unique<Interleaved>(make("surrogate", c.seed), make("genetic", c.seed + 1), kGeneticAfter,
                                               kGeneticEvery, c.budget),
                 chosen);
           }};

@@ -140,8 +140,7 @@ class SurrogateSearch : public IndexedSearch {
   std::optional<std::uint64_t> guided() {
     if (o_.cap > 0 && ok_ > 0) {
       const double ceiling = best_cost() + std::log(o_.cap);
-      if (ceiling < ceiling_) {
-        ceiling_ = ceiling;
+      if (ceiling < model_.ceiling()) {
         model_.cap(ceiling);  // the next full fit takes it in
         dirty_ = true;
       }
@@ -173,7 +172,7 @@ class SurrogateSearch : public IndexedSearch {
     if (turn) {
       Walker& w = walkers_[*turn];
       std::vector<Indices> moves = neighbours(w.x, Neighbourhood::hamming);
-      if (auto r = best_of(std::move(moves), std::isfinite(w.cost) ? w.cost : best_cost())) {
+      if (auto r = best_move(std::move(moves), std::isfinite(w.cost) ? w.cost : best_cost())) {
         proposed_by_[*r] = *turn;
         return r;
       }
@@ -212,48 +211,40 @@ class SurrogateSearch : public IndexedSearch {
         if (auto y = random_neighbour(x)) x = std::move(*y);
       pool.push_back({std::nullopt, std::move(x)});
     }
-    if (!o_.thompson) return best_of(std::move(pool), best_cost());
+    if (!o_.thompson)
+      return best_of(pool, [&](const Indices& x) { return model_.expected_improvement(x, best_cost()); });
     model_.sample(rng_);
-    std::optional<std::uint64_t> pick;
-    double low = INFINITY;
-    for (const auto& c : pool) {
-      const double v = model_.predict_sampled(c.x);
-      if (v >= low) continue;
-      auto r = c.rank ? c.rank : rank_of(c.x);  // ranked only when it leads: ranking costs more than scoring
-      if (!r || tried(*r)) continue;
-      low = v;
-      pick = r;
-    }
-    return pick;
+    return best_of(pool, [&](const Indices& x) { return -model_.predict_sampled(x); });
   }
 
-  // The untried config of `configs` with the highest expected improvement
-  // over the log time `target`.
   struct Candidate {
     std::optional<std::uint64_t> rank;  // when known already
     Indices x;
   };
 
-  std::optional<std::uint64_t> best_of(std::vector<Candidate> configs, double target) {
+  // The untried valid config of `configs` with the highest score. A
+  // candidate is ranked only when it leads: ranking costs more than scoring.
+  template <class Score>
+  std::optional<std::uint64_t> best_of(const std::vector<Candidate>& configs, Score score) {
     std::optional<std::uint64_t> pick;
-    double best = -1;
+    double top = -INFINITY;
     for (const auto& c : configs) {
+      const double v = score(c.x);
+      if (!(v > top)) continue;
       auto r = c.rank ? c.rank : rank_of(c.x);
       if (!r || tried(*r)) continue;
-      const double v = model_.expected_improvement(c.x, target);
-      if (v > best) {
-        best = v;
-        pick = r;
-      }
+      top = v;
+      pick = r;
     }
     return pick;
   }
 
-  std::optional<std::uint64_t> best_of(std::vector<Indices> configs, double target) {
+  // The move with the highest expected improvement over the log time `target`.
+  std::optional<std::uint64_t> best_move(std::vector<Indices> moves, double target) {
     std::vector<Candidate> c;
-    c.reserve(configs.size());
-    for (auto& x : configs) c.push_back({std::nullopt, std::move(x)});
-    return best_of(std::move(c), target);
+    c.reserve(moves.size());
+    for (auto& x : moves) c.push_back({std::nullopt, std::move(x)});
+    return best_of(c, [&](const Indices& x) { return model_.expected_improvement(x, target); });
   }
 
   SurrogateOptions o_;
@@ -261,7 +252,6 @@ class SurrogateSearch : public IndexedSearch {
   std::size_t ok_ = 0;
   double worst_ = 0;
   bool dirty_ = false;
-  double ceiling_ = INFINITY;
   static constexpr std::size_t kAlwaysFit = 128;
   std::size_t fitted_at_ = 0;
   std::size_t absorbed_ = 0;  // observations the model has taken in

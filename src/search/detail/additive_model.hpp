@@ -40,6 +40,7 @@ class AdditiveModel {
   // that a few configs many times slower than the rest do not set the
   // effects that rank the fast ones. The next fit() takes it in.
   void cap(double ceiling);
+  double ceiling() const { return ceiling_; }
   // Gauss-Seidel sweeps over the groups, starting from the current effects:
   // O(observations x groups) each.
   void fit(int sweeps);
