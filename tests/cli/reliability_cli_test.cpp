@@ -51,10 +51,22 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s
   return (dir / "k.yaml").string();
 }
 
+// A /proc/PID/stat file's text, or "" when the process is gone. A process
+// that exits between the open and the read makes the read fail (ESRCH),
+// which libstdc++ throws: on a busy machine processes come and go all the
+// time.
+std::string proc_stat(const fs::path& path) {
+  try {
+    std::ifstream f(path);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 // The process's state letter from /proc (R, S, Z ...), or 0 when it is gone.
 char process_state(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string text = proc_stat("/proc/" + std::to_string(pid) + "/stat");
   auto close = text.rfind(')');
   return close == std::string::npos || close + 2 >= text.size() ? 0 : text[close + 2];
 }
@@ -63,11 +75,11 @@ char process_state(pid_t pid) {
 pid_t wait_for_worker(pid_t parent, std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
-    for (const auto& e : fs::directory_iterator("/proc")) {
-      const std::string name = e.path().filename().string();
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream f(e.path() / "stat");
-      std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      const std::string text = proc_stat(it->path() / "stat");
       auto open = text.find('('), close = text.rfind(')');
       if (open == std::string::npos || close == std::string::npos) continue;
       if (text.substr(open + 1, close - open - 1) != "tunekit-worker") continue;
