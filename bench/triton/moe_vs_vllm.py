@@ -1,12 +1,13 @@
 """tunekit's tune of the fused-MoE grouped GEMM against vLLM's tuning method, in one run.
 
   python3 bench/triton/moe_vs_vllm.py --tunekit BIN --out DIR [--sweep-batches 1] [--sweep-part K/N]
-                                      [--previous SUMMARY] [--summary FILE] [--batches 1,2,...,4096]
+                                      [--previous SUMMARY [--keep-tunekit]] [--sweep-cache DIR]
+                                      [--summary FILE] [--times FILE] [--batches 1,2,...,4096]
 
 The shape: Mixtral 8x7B at TP 2, the gate-up GEMM (E=8, top-2, N=14336, K=4096),
 bf16, batch sizes 1 to 4096.
 1. tunekit: `tunekit tune kernels/fused_moe/fused_moe.yaml` on that shape at every
-   batch size (the spec's search: random, 48 configs per size, after pruning by
+   batch size (the spec's search: auto, 48 configs per size, after pruning by
    shared memory and duplicate group orders; hot CUDA-graph timing as vLLM's).
 2. vLLM's method, written here from benchmarks/kernels/benchmark_moe.py: every
    config of its published space (1,920) at each batch size of --sweep-batches,
@@ -20,6 +21,10 @@ bf16, batch sizes 1 to 4096.
    record of earlier runs (--previous, a summary this script wrote):
    bench/triton/sweep_record.py merges them, and a batch size counts as
    swept once its parts cover the space. The summary lists what is left.
+   Runs that follow each other on one machine can share the sweep's Triton
+   cache (--sweep-cache; the record keeps each part's first, cold compile
+   time) and tunekit's tune (--keep-tunekit: the chosen configs and wall of
+   --previous, so that every batch size is judged against one tune).
 3. The full 13-batch sweep's wall time: the compile time measured in 2, each
    swept batch size's timing, and for the others the per-config timing cost
    measured on a sample of configs times the configs that compile.
@@ -144,16 +149,27 @@ def main():
     ap.add_argument("--sample", type=int, default=3, help="configs per batch size for the sweep-cost estimate")
     ap.add_argument("--summary", default="")
     ap.add_argument("--previous", default="", help="a summary of an earlier run: its sweep is carried on")
+    ap.add_argument("--keep-tunekit", action="store_true",
+                    help="take tunekit's tune from --previous instead of tuning again")
+    ap.add_argument("--sweep-cache", default="", help="the sweep's Triton cache (default: a fresh one)")
+    ap.add_argument("--times", default="",
+                    help="append each swept batch size's time of every config to this JSON-lines file")
     ap.add_argument("--no-layer", action="store_true")
     args = ap.parse_args()
+    if args.keep_tunekit and not args.previous:
+        sys.exit("moe_vs_vllm.py: --keep-tunekit takes the tune of --previous: give --previous SUMMARY")
     args.batches = [int(b) for b in args.batches.split(",")]
     sweep_batches = [int(b) for b in args.sweep_batches.split(",") if b]
     try:
         part = sweep_record.parse_part(args.sweep_part)
         record = sweep_record.empty()
+        previous = {}
         if args.previous:
             with open(args.previous) as f:
-                record = sweep_record.load(json.load(f).get("sweep"))
+                previous = json.load(f)
+            record = sweep_record.load(previous.get("sweep"))
+            if args.keep_tunekit and not previous.get("tunekit", {}).get("chosen"):
+                raise sweep_record.SweepError(f"--keep-tunekit: {args.previous} has no tunekit configs to keep")
     except (sweep_record.SweepError, OSError, json.JSONDecodeError) as e:
         sys.exit(f"moe_vs_vllm.py: {e}")
     os.makedirs(args.out, exist_ok=True)
@@ -164,11 +180,19 @@ def main():
         lines.append(s)
 
     # The sweep compiles into a cache of its own, so neither side reuses the other's binaries.
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="sweep-cache-")
+    if args.sweep_cache:
+        os.makedirs(args.sweep_cache, exist_ok=True)
+    os.environ["TRITON_CACHE_DIR"] = args.sweep_cache or tempfile.mkdtemp(prefix="sweep-cache-")
     summary = {}
-    tk_wall, chosen, counts = run_tunekit(args, log)
-    summary["tunekit"] = dict(wall_s=tk_wall, chosen={str(k): v for k, v in chosen.items()},
-                              statuses={str(k): v for k, v in counts.items()})
+    if args.keep_tunekit:
+        summary["tunekit"] = previous["tunekit"]
+        tk_wall = summary["tunekit"]["wall_s"]
+        chosen = {int(m): c for m, c in summary["tunekit"]["chosen"].items()}
+        log(f"tunekit's tune of {args.previous}: {tk_wall:.1f} s wall, configs at M in {sorted(chosen)}")
+    else:
+        tk_wall, chosen, counts = run_tunekit(args, log)
+        summary["tunekit"] = dict(wall_s=tk_wall, chosen={str(k): v for k, v in chosen.items()},
+                                  statuses={str(k): v for k, v in counts.items()})
     common.save(args.summary, summary)
 
     import torch
@@ -188,6 +212,8 @@ def main():
         compiled = dict(seconds=compile_s, valid=len(valid))
     sweep_t0 = time.perf_counter()
     timed = {}
+    if compiled is not None:
+        record = sweep_record.merge(record, part, compiled, {})
     for m in sweep_batches:
         problem = Problem(m, w1)
         t0 = time.perf_counter()
@@ -196,8 +222,17 @@ def main():
         timed[m] = dict(best=best, best_us=best_us, seconds=time.perf_counter() - t0, timed=len(times))
         log(f"sweep M={m}, part {args.sweep_part}: {len(times)} configs timed in {timed[m]['seconds']:.1f} s; "
             f"best {best_us:.2f} us {best}")
+        if args.times:
+            # Every config's time (inf: failed), for replaying searches over the sweep's data.
+            with open(args.times, "a") as f:
+                f.write(json.dumps({"M": m, "part": args.sweep_part, "keys": list(KEYS),
+                                    "times": [[c[k] for k in KEYS] + [t if math.isfinite(t) else None]
+                                              for t, c in times]}) + "\n")
+        # Saved after each batch size: a run cut short by its time limit keeps what it swept.
+        record = sweep_record.merge(record, part, None, {m: timed[m]})
+        summary["sweep"] = record
+        common.save(args.summary, summary)
     sweep_wall = time.perf_counter() - sweep_t0
-    record = sweep_record.merge(record, part, compiled, timed)
     # The per-config cost where no sweep says it: a sample of this part's configs.
     rng = random.Random(5)
     for m in todo_cost:

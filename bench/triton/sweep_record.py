@@ -67,11 +67,13 @@ def merge(record: dict, part: tuple[int, int], compiled: dict | None, timed: dic
     """A new record: `record` with one run's part added, its compile
     ({"seconds", "valid"}; None when it compiled nothing) and, per batch
     size, its best config, best time, seconds and count timed. A part timed
-    again at a batch size replaces the earlier entry."""
+    again at a batch size replaces the earlier entry. A part's first compile
+    stays: a later run may find its binaries in a warm cache (--sweep-cache),
+    which says nothing of what compiling them costs."""
     key = f"{part[0]}/{part[1]}"
     out = load(record)
     if compiled is not None:
-        out["compiled"][key] = dict(compiled)
+        out["compiled"].setdefault(key, dict(compiled))
     for m, entry in timed.items():
         out["timed"].setdefault(str(m), {})[key] = dict(entry)
     return out

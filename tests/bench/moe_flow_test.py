@@ -119,6 +119,39 @@ class MoeFlow(unittest.TestCase):
         self.assertIn("the whole 3-batch sweep", out)
         self.assertIn("estimated_full_wall_s", third)
 
+    def test_a_later_run_can_keep_the_tune_and_the_compile_of_an_earlier_one(self):
+        s1 = os.path.join(self.dir, "s1.json")
+        cache = os.path.join(self.dir, "triton-cache")
+        times = os.path.join(self.dir, "times.jsonl")
+        self.run_script("--sweep-batches", "1", "--sweep-cache", cache, "--summary", s1, "--times", times)
+        with open(times) as f:
+            lines = [json.loads(line) for line in f]
+        self.assertEqual([(r["M"], r["part"]) for r in lines], [(1, "0/1")])
+        space = self.mv.vllm_space()
+        self.assertEqual(len(lines[0]["times"]), sum(1 for i in range(len(space)) if i % 3 != 0))
+        first_row = lines[0]["times"][0]  # position 1 of the space: position 0 does not compile
+        self.assertEqual(first_row[-1], time_of(space[1]))
+        self.assertEqual(os.environ["TRITON_CACHE_DIR"], cache)
+        first = self.summary("s1.json")
+
+        def no_tune(args, log):
+            raise AssertionError("--keep-tunekit tuned again")
+
+        self.mv.run_tunekit = no_tune
+        s2 = os.path.join(self.dir, "s2.json")
+        out = self.run_script("--sweep-batches", "2", "--previous", s1, "--keep-tunekit", "--sweep-cache", cache,
+                              "--summary", s2)
+        second = self.summary("s2.json")
+        self.assertEqual(second["tunekit"], first["tunekit"])
+        self.assertIn("tunekit's tune of", out)
+        self.assertEqual(second["sweep_left"], {"4096": [0]})
+        self.assertEqual(second["sweep"]["compiled"], first["sweep"]["compiled"])
+
+    def test_keep_tunekit_without_a_previous_run_is_refused(self):
+        with self.assertRaises(SystemExit) as e:
+            self.run_script("--keep-tunekit")
+        self.assertIn("give --previous", str(e.exception.code))
+
 
 if __name__ == "__main__":
     unittest.main()

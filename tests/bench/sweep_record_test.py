@@ -65,6 +65,13 @@ class SweepRecord(unittest.TestCase):
         self.assertEqual(r0, sr.empty())
         self.assertEqual(list(r1["timed"]["1"]), ["0/2"])
 
+    def test_a_part_compiled_again_keeps_its_first_compile_time(self):
+        # The second run found the binaries in a warm cache: 2 s is not what compiling them costs.
+        r = sr.merge(sr.empty(), (0, 1), compiled(110.0, valid=1304), {1: entry(57.5, "a")})
+        r = sr.merge(r, (0, 1), compiled(2.0, valid=1304), {2: entry(60.0, "b")})
+        self.assertEqual(r["compiled"]["0/1"], {"seconds": 110.0, "valid": 1304})
+        self.assertEqual(sr.full_wall(r, [1, 2]), 110.0 + 10.0 + 10.0)  # compile once, each batch its seconds
+
     def test_the_full_wall_needs_every_compile_and_every_cost(self):
         r = sr.merge(sr.empty(), (0, 2), compiled(30.0), {1: entry(60.0, "a")})
         r = sr.merge(r, (1, 2), compiled(32.0), {1: entry(57.5, "c")})
