@@ -7,7 +7,7 @@
 The shape: Mixtral 8x7B at TP 2, the gate-up GEMM (E=8, top-2, N=14336, K=4096),
 bf16, batch sizes 1 to 4096.
 1. tunekit: `tunekit tune kernels/fused_moe/fused_moe.yaml` on that shape at every
-   batch size (the spec's search: auto, 48 configs per size, after pruning by
+   batch size (the spec's search: auto, 96 configs per size, after pruning by
    shared memory and duplicate group orders; hot CUDA-graph timing as vLLM's).
 2. vLLM's method, written here from benchmarks/kernels/benchmark_moe.py: every
    config of its published space (1,920) at each batch size of --sweep-batches,

@@ -1,0 +1,85 @@
+"""Replays tunekit's search of the MoE spec over the H200 sweep's recorded times.
+
+  python3 lab/runs/issue-21/moe_replay.py [--tunekit build/bin/tunekit] [--seeds 50] [--budget 48]
+
+Each times_*.jsonl line (one batch size: every config of vLLM's space timed by
+vLLM's timer, null where it did not compile) becomes a Kernel Tuner cache;
+`tunekit replay --spec kernels/fused_moe/fused_moe.yaml` then searches the
+spec's space (its shared-memory and group constraints, H200 properties) with
+each strategy for SEEDS seeds at BUDGET evaluations, as the live tune does
+per batch size, but without transfer from neighbouring sizes. Prints, per
+batch size and strategy, the median and minimum over seeds of best found /
+sweep best. The live tune is one draw of this, plus transfer.
+"""
+import argparse
+import glob
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+
+
+def kt_cache(line, path):
+    """The sweep's configs that compiled are in `times` (null: failed when timed);
+    the rest of vLLM's space did not compile (over the H200's resources)."""
+    keys = line["keys"]
+    tune_params = {k: sorted({row[i] for row in line["times"]}) for i, k in enumerate(keys)}
+    timed = {tuple(row[:-1]): row[-1] for row in line["times"]}
+    cache = {}
+    for values in itertools.product(*tune_params.values()):
+        us = timed.get(values)
+        entry = dict(zip(keys, values))
+        entry["time"] = (us / 1000 if us is not None else "RuntimeFailedConfig") if values in timed \
+            else "CompilationFailedConfig"
+        entry["compile_time"] = 0.0
+        cache[",".join(str(v) for v in values)] = entry
+    doc = {"device_name": "NVIDIA H200", "kernel_name": "fused_moe_kernel", "problem_size": [line["M"]],
+           "tune_params_keys": keys, "tune_params": tune_params, "objective": "time", "cache": cache}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tunekit", default=os.path.join(ROOT, "build/bin/tunekit"))
+    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--budget", type=int, default=48)
+    ap.add_argument("--strategies", default="auto,random")
+    args = ap.parse_args()
+    lines = []
+    for path in sorted(glob.glob(os.path.join(HERE, "times_*.jsonl"))):
+        with open(path) as f:
+            lines += [json.loads(x) for x in f]
+    work = tempfile.mkdtemp(prefix="moe-replay-")
+    spec = os.path.join(ROOT, "kernels/fused_moe/fused_moe.yaml")
+    props = os.path.join(ROOT, "tests/cli/data/h200.json")
+    print(f"| M | valid in spec | {' | '.join(args.strategies.split(','))} |")
+    print("|---|---|" + "---|" * len(args.strategies.split(",")))
+    for line in sorted(lines, key=lambda x: x["M"]):
+        m = line["M"]
+        cache = os.path.join(work, f"moe_M{m}.json")
+        kt_cache(line, cache)
+        cells, valid = [], None
+        for strategy in args.strategies.split(","):
+            fractions = []
+            for seed in range(1, args.seeds + 1):
+                cmd = [args.tunekit, "replay", cache, "--spec", spec, "--properties", props,
+                       "-s", "E=8", "-s", "topk=2", "-s", "N=14336", "-s", "K=4096", "-s", f"M={m}",
+                       "--strategy", strategy, "--max-evals", str(args.budget), "--seed", str(seed), "--json"]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                if p.returncode != 0:
+                    raise SystemExit(f"{' '.join(cmd)}\n{p.stderr}")
+                r = json.loads(p.stdout)
+                fractions.append(r["fraction_of_optimum"])
+                valid = r.get("valid", valid)
+            cells.append(f"{statistics.median(fractions):.3f} (min {min(fractions):.3f})")
+        print(f"| {m} | {valid} | {' | '.join(cells)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
