@@ -10,6 +10,14 @@ each strategy for SEEDS seeds at BUDGET evaluations, as the live tune does
 per batch size, but without transfer from neighbouring sizes. Prints, per
 batch size and strategy, the median and minimum over seeds of best found /
 sweep best. The live tune is one draw of this, plus transfer.
+
+  python3 lab/runs/issue-21/moe_replay.py --shipped "vllm_E=8,N=7168,device_name=NVIDIA_H200.json"
+
+instead reads, in the same recorded times, tunekit's pick (from --summary)
+and the config vLLM ships for this shape on the H200 (its
+fused_moe/configs file of that name, copied here at vLLM commit c6991a3),
+as fractions of the sweep's best: one measurement for all three, but of the
+kernel written here, not vLLM's.
 """
 import argparse
 import glob
@@ -50,11 +58,17 @@ def main():
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--budget", type=int, default=48)
     ap.add_argument("--strategies", default="auto,random")
+    ap.add_argument("--shipped", default="",
+                    help="instead: the sweep's own time of each batch size's config in this vLLM-format file "
+                         "and of tunekit's pick in --summary, as fractions of the sweep's best")
+    ap.add_argument("--summary", default=os.path.join(HERE, "moe_c.json"))
     args = ap.parse_args()
     lines = []
     for path in sorted(glob.glob(os.path.join(HERE, "times_*.jsonl"))):
         with open(path) as f:
             lines += [json.loads(x) for x in f]
+    if args.shipped:
+        return shipped(args, lines)
     work = tempfile.mkdtemp(prefix="moe-replay-")
     spec = os.path.join(ROOT, "kernels/fused_moe/fused_moe.yaml")
     props = os.path.join(ROOT, "tests/cli/data/h200.json")
@@ -79,6 +93,24 @@ def main():
                 valid = r.get("valid", valid)
             cells.append(f"{statistics.median(fractions):.3f} (min {min(fractions):.3f})")
         print(f"| {m} | {valid} | {' | '.join(cells)} |", flush=True)
+
+
+def shipped(args, lines):
+    with open(args.shipped) as f:
+        theirs = json.load(f)
+    with open(args.summary) as f:
+        ours = json.load(f)["tunekit"]["chosen"]
+    print("| M | sweep best us | tunekit's pick | shipped config |")
+    print("|---|---|---|---|")
+    for line in sorted(lines, key=lambda x: x["M"]):
+        m, keys = line["M"], line["keys"]
+        t = {tuple(r[:-1]): r[-1] for r in line["times"]}
+        best = min(v for v in t.values() if v is not None)
+        cells = []
+        for config in (ours.get(str(m)), theirs.get(str(m))):
+            us = t.get(tuple(config[k] for k in keys)) if config else None
+            cells.append(f"{best / us:.3f} ({us:.1f} us)" if us else "-")
+        print(f"| {m} | {best:.1f} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":
