@@ -54,6 +54,24 @@ def vllm_graph_time(fn, iters: int = 20, invocations: int = 10) -> float:
     return total / (iters * invocations) * 1000.0
 
 
+# Launches of `fn` in vllm_graph_time: one before the capture, 5 warm-up
+# replays and `iters` timed ones of `invocations` each (capturing runs nothing).
+VLLM_LAUNCHES = 1 + 5 * 10 + 20 * 10
+
+
+def one_launch_us(fn) -> float:
+    """Microseconds of one launch of `fn` after an untimed one: a rough time,
+    enough to tell a config far slower than another."""
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1000.0
+
+
 _flush = None
 
 

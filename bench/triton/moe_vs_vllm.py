@@ -2,7 +2,7 @@
 
   python3 bench/triton/moe_vs_vllm.py --tunekit BIN --out DIR [--sweep-batches 1] [--sweep-part K/N]
                                       [--previous SUMMARY [--keep-tunekit]] [--sweep-cache DIR]
-                                      [--summary FILE] [--times FILE] [--batches 1,2,...,4096]
+                                      [--summary FILE] [--times FILE] [--sweep-cut F] [--batches 1,2,...,4096]
 
 The shape: Mixtral 8x7B at TP 2, the gate-up GEMM (E=8, top-2, N=14336, K=4096),
 bf16, batch sizes 1 to 4096.
@@ -25,6 +25,14 @@ bf16, batch sizes 1 to 4096.
    cache (--sweep-cache; the record keeps each part's first, cold compile
    time) and tunekit's tune (--keep-tunekit: the chosen configs and wall of
    --previous, so that every batch size is judged against one tune).
+   --sweep-cut F shortens the sweep where most configs are slow (batch 512
+   and up): a config whose one timed launch is over F times the best time
+   so far is not timed further (it cannot be the best). The sweep times
+   tunekit's pick first, so the bar is low from the start. What vLLM's timer
+   would have spent on a cut config is estimated (its launch time times the
+   timer's launches, plus the per-config overhead the full timings show),
+   so the sweep's wall time stays vLLM's, and the summary says how much of
+   it is estimated.
 3. The full 13-batch sweep's wall time: the compile time measured in 2, each
    swept batch size's timing, and for the others the per-config timing cost
    measured on a sample of configs times the configs that compile.
@@ -139,6 +147,38 @@ def vllm_time(problem, config):
         return math.inf
 
 
+def sweep_batch(problem, configs, first, cut_factor):
+    """Every config timed by vLLM's timer, `first` (when among them) first:
+    [(us, config, cut)], and what the cut saved. With `cut_factor`, a config
+    whose one launch is over that factor of the best so far keeps that
+    launch's time; what vLLM's timer would have spent on it is estimated."""
+    order = sorted(configs, key=lambda c: c != first)
+    out, full = [], []  # full: (seconds, us) of each config timed in full
+    best = math.inf
+    for c in order:
+        if cut_factor and math.isfinite(best):
+            try:
+                rough = common.one_launch_us(problem.fn(c))
+            except Exception:
+                rough = math.inf
+            if rough > cut_factor * best:
+                out.append((rough, c, True))
+                continue
+        t0 = time.perf_counter()
+        us = vllm_time(problem, c)
+        full.append((time.perf_counter() - t0, us))
+        out.append((us, c, False))
+        best = min(best, us)
+    # A full timing costs its launches plus a per-config overhead (the graph's
+    # capture, the syncs); the overhead is what the full timings show beyond
+    # their launches.
+    overheads = sorted(s - common.VLLM_LAUNCHES * us * 1e-6 for s, us in full if math.isfinite(us))
+    overhead = max(0.0, overheads[len(overheads) // 2]) if overheads else 0.0
+    cut = [us for us, _, was_cut in out if was_cut]
+    estimated = sum(common.VLLM_LAUNCHES * us * 1e-6 + overhead for us in cut if math.isfinite(us))
+    return out, dict(count=len(cut), estimated_s=estimated, full_s=sum(s for s, _ in full))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tunekit", required=True)
@@ -154,8 +194,13 @@ def main():
     ap.add_argument("--sweep-cache", default="", help="the sweep's Triton cache (default: a fresh one)")
     ap.add_argument("--times", default="",
                     help="append each swept batch size's time of every config to this JSON-lines file")
+    ap.add_argument("--sweep-cut", type=float, default=0.0,
+                    help="time no further a config whose one launch is over this factor of the best (0: off)")
     ap.add_argument("--no-layer", action="store_true")
     args = ap.parse_args()
+    if args.sweep_cut and args.sweep_cut < 1.5:
+        sys.exit(f"moe_vs_vllm.py: --sweep-cut {args.sweep_cut}: expected 0 (off) or a factor >= 1.5, "
+                 "far enough above one launch's noise")
     if args.keep_tunekit and not args.previous:
         sys.exit("moe_vs_vllm.py: --keep-tunekit takes the tune of --previous: give --previous SUMMARY")
     args.batches = [int(b) for b in args.batches.split(",")]
@@ -217,17 +262,24 @@ def main():
     for m in sweep_batches:
         problem = Problem(m, w1)
         t0 = time.perf_counter()
-        times = [(vllm_time(problem, c), c) for c in valid]
-        best_us, best = min(times, key=lambda t: t[0])
+        times, cut = sweep_batch(problem, valid, chosen.get(m), args.sweep_cut)
+        best_us, best = min(((t, c) for t, c, _ in times), key=lambda t: t[0])
         timed[m] = dict(best=best, best_us=best_us, seconds=time.perf_counter() - t0, timed=len(times))
-        log(f"sweep M={m}, part {args.sweep_part}: {len(times)} configs timed in {timed[m]['seconds']:.1f} s; "
-            f"best {best_us:.2f} us {best}")
+        if args.sweep_cut:
+            timed[m].update(wall_s=timed[m]["seconds"], cut=cut["count"], cut_estimated_s=cut["estimated_s"])
+            timed[m]["seconds"] = cut["full_s"] + cut["estimated_s"]
+        log(f"sweep M={m}, part {args.sweep_part}: {len(times)} configs timed in {time.perf_counter() - t0:.1f} s"
+            + (f" ({cut['count']} cut after one launch; vLLM's timer: {timed[m]['seconds']:.1f} s, "
+               f"{cut['estimated_s']:.1f} s of it estimated)" if args.sweep_cut else "")
+            + f"; best {best_us:.2f} us {best}")
         if args.times:
-            # Every config's time (inf: failed), for replaying searches over the sweep's data.
+            # Every config's time (null: failed; a cut config's is its one launch), for
+            # replaying searches over the sweep's data.
             with open(args.times, "a") as f:
                 f.write(json.dumps({"M": m, "part": args.sweep_part, "keys": list(KEYS),
                                     "times": [[c[k] for k in KEYS] + [t if math.isfinite(t) else None]
-                                              for t, c in times]}) + "\n")
+                                              for t, c, _ in times],
+                                    "cut": [i for i, (_, _, was_cut) in enumerate(times) if was_cut]}) + "\n")
         # Saved after each batch size: a run cut short by its time limit keeps what it swept.
         record = sweep_record.merge(record, part, None, {m: timed[m]})
         summary["sweep"] = record

@@ -129,8 +129,10 @@ class MoeFlow(unittest.TestCase):
         self.assertEqual([(r["M"], r["part"]) for r in lines], [(1, "0/1")])
         space = self.mv.vllm_space()
         self.assertEqual(len(lines[0]["times"]), sum(1 for i in range(len(space)) if i % 3 != 0))
-        first_row = lines[0]["times"][0]  # position 1 of the space: position 0 does not compile
-        self.assertEqual(first_row[-1], time_of(space[1]))
+        first_row = lines[0]["times"][0]  # tunekit's pick (the stand-in tune picks position 7) is timed first
+        self.assertEqual(first_row[:-1], [space[7][k] for k in self.mv.KEYS])
+        self.assertEqual(first_row[-1], time_of(space[7]))
+        self.assertEqual(lines[0]["cut"], [])
         self.assertEqual(os.environ["TRITON_CACHE_DIR"], cache)
         first = self.summary("s1.json")
 
@@ -146,6 +148,40 @@ class MoeFlow(unittest.TestCase):
         self.assertIn("tunekit's tune of", out)
         self.assertEqual(second["sweep_left"], {"4096": [0]})
         self.assertEqual(second["sweep"]["compiled"], first["sweep"]["compiled"])
+
+    def test_a_cut_sweep_finds_the_same_best_and_estimates_what_vllm_would_have_spent(self):
+        import common
+
+        launches = []
+
+        def one_launch(fn):
+            fn()  # the stand-in Problem.fn records the config in last_config
+            launches.append(1)
+            return common.vllm_graph_time(fn)
+
+        common.one_launch_us = one_launch
+        full, cut = os.path.join(self.dir, "full.json"), os.path.join(self.dir, "cut.json")
+        times = os.path.join(self.dir, "times.jsonl")
+        self.run_script("--sweep-batches", "4096", "--summary", full)
+        self.run_script("--sweep-batches", "4096", "--summary", cut, "--sweep-cut", "1.5", "--times", times)
+        entry_full = self.summary("full.json")["sweep"]["timed"]["4096"]["0/1"]
+        entry_cut = self.summary("cut.json")["sweep"]["timed"]["4096"]["0/1"]
+        self.assertEqual(entry_cut["best"], entry_full["best"])
+        self.assertEqual(entry_cut["timed"], entry_full["timed"])
+        # Made-up times span 10 to 50 us: a cut at 1.5x the best so far leaves out most configs.
+        self.assertGreater(entry_cut["cut"], entry_cut["timed"] // 2)
+        self.assertEqual(len(launches), entry_cut["timed"] - 1)  # all but the first
+        self.assertGreater(entry_cut["cut_estimated_s"], 0)
+        self.assertGreaterEqual(entry_cut["seconds"], entry_cut["cut_estimated_s"])
+        with open(times) as f:
+            line = json.loads(f.readline())
+        self.assertEqual(len(line["cut"]), entry_cut["cut"])
+        self.assertEqual(len(line["times"]), entry_cut["timed"])
+
+    def test_a_cut_too_close_to_the_noise_is_refused(self):
+        with self.assertRaises(SystemExit) as e:
+            self.run_script("--sweep-cut", "1.1")
+        self.assertIn("expected 0 (off) or a factor >= 1.5", str(e.exception.code))
 
     def test_keep_tunekit_without_a_previous_run_is_refused(self):
         with self.assertRaises(SystemExit) as e:
