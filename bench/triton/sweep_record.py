@@ -11,6 +11,9 @@ is the best over those parts, its sweep time the sum of theirs.
 
 Record layout (the "sweep" object of the summary JSON):
   timed:        {"M": {"K/N": {"best": config, "best_us": float, "seconds": float, "timed": int}}}
+                (a sweep cut short with --sweep-cut adds "wall_s", "cut" and
+                "cut_estimated_s": its seconds are then what vLLM's timer would
+                have taken, the cut configs' share estimated)
   compiled:     {"K/N": {"seconds": float, "valid": int}}: each part's compile (a config
                 compiles once for all batch sizes) and how many of its configs compile
   per_config_s: {"M": seconds}: the timing cost of one config at M, measured or sampled
