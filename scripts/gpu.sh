@@ -27,7 +27,8 @@
 # default arguments (the spec, and after `--` the tune's); $SEARCH_SEEDS the
 # replayed seeds of the search check (default 10).
 # Logs go to $OUT when set (the device tool returns up to 8 files), else
-# build-gpu/out; the benchmarks' JSON summaries go there as summaries.tgz.
+# build-gpu/out; the benchmarks' JSON summaries (and the search check's
+# exhaustive databases) go there as summaries.tgz.
 # shellcheck disable=SC2317  # the step_* functions are called by name: "step_$s"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -142,6 +143,8 @@ step_search() {
     2>&1 | tee "$out/search.log"
   local rc=${PIPESTATUS[0]}
   cp "$root/build-gpu/search/results.jsonl" "$json/search.json" 2>/dev/null
+  # The exhaustive tunes' databases: recorded H200 spaces that `tunekit replay` searches offline.
+  cp "$root"/build-gpu/search/exhaustive-*.db "$json/" 2>/dev/null
   detail=$(grep -E "^auto, live" "$out/search.log")
   return "$rc"
 }
@@ -163,8 +166,7 @@ for s in "${all_steps[@]}"; do
   if "step_$s"; then verdict[$s]=PASS; else verdict[$s]="FAIL"; failed=1; fi
   details[$s]=${detail:-"(no result line; see $s.log)"}
 done
-summaries=("$json"/*.json)
-[[ -e ${summaries[0]} ]] && tar czf "$out/summaries.tgz" -C "$json" "${summaries[@]##*/}"
+(cd "$json" && shopt -s nullglob && files=(*.json *.db) && ((${#files[@]})) && tar czf "$out/summaries.tgz" "${files[@]}")
 rm -rf "$json"
 
 echo
