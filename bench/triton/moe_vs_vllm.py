@@ -244,12 +244,13 @@ def main():
 
     torch.manual_seed(0)
     w1 = torch.randn(E, N, K, device="cuda", dtype=torch.bfloat16) / 64
+    swept_before = sweep_record.swept(record)
     if args.previous:
-        log(f"the sweep of {args.previous}: swept at M in {sorted(sweep_record.swept(record))}")
+        log(f"the sweep of {args.previous}: swept at M in {sorted(swept_before)}")
     # This run's part: compiled when it sweeps a batch size or the record
     # lacks a batch size's per-config cost.
     todo_cost = [m for m in args.batches
-                 if m not in sweep_batches and m not in sweep_record.swept(record) and str(m) not in record["per_config_s"]]
+                 if m not in sweep_batches and m not in swept_before and str(m) not in record["per_config_s"]]
     valid = []
     compiled = None
     if sweep_batches or todo_cost:
@@ -302,11 +303,11 @@ def main():
     for m, e in timed.items():
         if e["timed"]:
             record["per_config_s"][str(m)] = e["seconds"] / e["timed"]
-    for m, e in sweep_record.swept(record).items():
+    sweep = sweep_record.swept(record)
+    for m, e in sweep.items():
         record["per_config_s"][str(m)] = e["seconds"] / e["timed"]
     summary["sweep"] = record
     common.save(args.summary, summary)
-    sweep = sweep_record.swept(record)
 
     rows, ratios = [], []
     for m in args.batches:
