@@ -121,7 +121,8 @@ TEST(TuneSeeds, ASpecThatListsItsConfigsTriesTheSeedsFirstAndCountsThem) {
 TEST(TuneSeeds, TransferFollowsTheSeedsAndPrecedesTheDefault) {
   // With transfer on, size 1 tries the rule config, its seeds, then the
   // fastest configs size 0 measured (where valid at size 1 and not tried
-  // already), then the default config; size 0 has nothing to transfer.
+  // already), then the default config unless it was among them; size 0 has
+  // nothing to transfer.
   const auto dir = fresh_dir();
   Spec spec = load_spec(kSpec);
   spec.search.seeds = {tiles(16, 32, 16)};
@@ -154,7 +155,12 @@ TEST(TuneSeeds, TransferFollowsTheSeedsAndPrecedesTheDefault) {
     EXPECT_EQ(s1.trials[i].origin, kOriginTransfer);
     EXPECT_EQ(s1.trials[i++].config, c);
   }
-  EXPECT_EQ(s1.trials[i].config, *spec.default_config);
+  // Which configs size 0 measured fastest depends on the machine's load: the
+  // default among them is transferred, and then not tried a second time.
+  if (std::find(expected_transfer.begin(), expected_transfer.end(), *spec.default_config) == expected_transfer.end())
+    EXPECT_EQ(s1.trials[i].config, *spec.default_config);
+  else
+    EXPECT_NE(s1.trials[i].config, *spec.default_config);
   expect_distinct(s1);
   const std::string summary = format_summary(report);
   EXPECT_NE(summary.find("transferred from the nearest tuned sizes (search.transfer): No.3 to No.4"), std::string::npos)
