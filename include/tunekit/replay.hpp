@@ -33,6 +33,7 @@ struct ReplayRun {
   // The recorded time of each evaluated config, in evaluation order; none for
   // a failed one.
   std::vector<std::optional<Microseconds>> trace;
+  std::vector<Config> configs;  // the config of each evaluation, in the same order
   std::optional<Microseconds> best_time;
   std::optional<Config> best;
   Microseconds optimum_time{0};

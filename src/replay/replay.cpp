@@ -72,6 +72,7 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
         throw InputError({table.recording().file().string()},
                          fmt::format("the recording lacks {}, a valid config of the space", c.str()));
       ++run.evaluations;
+      run.configs.push_back(c);
       if (!r) {
         outcome.status = Status::invalid;  // outside the space: the tuner records it as such
         run.trace.push_back(std::nullopt);

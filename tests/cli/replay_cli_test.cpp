@@ -49,11 +49,20 @@ TEST(ReplayCli, JsonHasWhatScriptsRead) {
   EXPECT_EQ(j["strategy"], "auto: surrogate+genetic");
   EXPECT_EQ(j["evaluations"], 26);  // ceil(0.02 * 1264)
   EXPECT_EQ(j["trace"].size(), 26u);
+  // Each time's config beside it: the fastest in the trace is the best config.
+  ASSERT_EQ(j["trace_configs"].size(), 26u);
+  std::size_t fastest = 0;
+  for (std::size_t i = 0; i < 26; ++i)
+    if (!j["trace"][i].is_null() &&
+        (j["trace"][fastest].is_null() || j["trace"][i].get<double>() < j["trace"][fastest].get<double>()))
+      fastest = i;
+  EXPECT_EQ(j["trace_configs"][fastest], j["best_config"]);
   EXPECT_NEAR(j["fraction_of_optimum"].get<double>(), j["optimum_time"].get<double>() / j["best_time"].get<double>(),
               1e-12);
   // The same seed replays the same trace.
   auto again = tunekit_cli({"replay", kCache, "--t1", kT1, "--max-fraction", "0.02", "--seed", "4", "--json"});
   EXPECT_EQ(last_json(again.output)["trace"], j["trace"]);
+  EXPECT_EQ(last_json(again.output)["trace_configs"], j["trace_configs"]);
   // Exhaustive, the whole space: the optimum itself; failures are null.
   auto all = tunekit_cli({"replay", kCache, "--spec", kSpec, "--strategy", "exhaustive", "--json"});
   ASSERT_EQ(all.exit_code, 0) << all.output;

@@ -163,19 +163,23 @@ int run_replay(const ReplayArgs& a) {
     j["format"] = to_string(recording.format());
     j["kernel"] = recording.kernel();
     j["device"] = recording.device();
-    if (run.best) {
+    auto config_json = [](const Config& config) {
       nlohmann::ordered_json c = nlohmann::ordered_json::object();
-      for (const auto& [k, v] : *run.best) {
+      for (const auto& [k, v] : config) {
         if (v.is_int()) c[k] = v.as_int();
         else if (v.is_float()) c[k] = v.as_float();
         else c[k] = v.as_string();
       }
-      j["best_config"] = c;
-    }
+      return c;
+    };
+    if (run.best) j["best_config"] = config_json(*run.best);
     nlohmann::ordered_json trace = nlohmann::ordered_json::array();
     for (const auto& t : run.trace)
       trace.push_back(t ? nlohmann::ordered_json(ms(*t)) : nlohmann::ordered_json(nullptr));
     j["trace"] = trace;
+    nlohmann::ordered_json configs = nlohmann::ordered_json::array();
+    for (const auto& c : run.configs) configs.push_back(config_json(c));
+    j["trace_configs"] = configs;
     fmt::print("{}\n", j.dump());
     return 0;
   }
@@ -233,7 +237,8 @@ SubCommand add_replay_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", a->json,
                 "Print one JSON object: strategy, evaluations, best_time, optimum_time, fraction_of_optimum, "
-                "strategy_cpu_seconds, trace (times in evaluation order, null for a failed config), and more; "
+                "strategy_cpu_seconds, trace (times in evaluation order, null for a failed config), trace_configs "
+                "(the configs in the same order), and more; "
                 "times in ms");
   cmd->footer(
       "Without a budget the whole space is evaluated. Exit status: 0, or 1 for bad input (the message names\n"

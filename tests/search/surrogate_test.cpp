@@ -1,0 +1,79 @@
+// How `surrogate` moves a descent: the parameters in turn, and across a
+// constraint by changing a second parameter (`repair`). Probes are switched
+// off (explore 0) and the walker's start is set by observed seeds, so the
+// moves are the descent's alone.
+#include <gtest/gtest.h>
+
+#include "tunekit/strategy.hpp"
+
+using namespace tunekit;
+
+namespace {
+
+Config cfg(std::vector<std::pair<std::string, Value>> entries) { return Config(std::move(entries)); }
+
+Outcome took(double us) {
+  Outcome o;
+  o.cost = us;
+  return o;
+}
+
+std::vector<OptionValue> options(std::initializer_list<std::string_view> assignments) {
+  std::vector<OptionValue> out;
+  for (auto a : assignments) out.push_back(parse_option_assignment(a, {"test"}));
+  return out;
+}
+
+std::vector<std::string> differing(const Config& a, const Config& b) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : a)
+    if (!(b.at(name) == value)) names.push_back(name);
+  return names;
+}
+
+}  // namespace
+
+TEST(Surrogate, ADescentTakesTheParametersInTurn) {
+  Space space(
+      {{"a", {0, 1, 2, 3, 4, 5, 6, 7}, {}}, {"b", {0, 1, 2, 3, 4, 5, 6, 7}, {}}, {"c", {0, 1, 2, 3, 4, 5, 6, 7}, {}}},
+      {});
+  auto s = make_strategy("surrogate", space, 7, 200,
+                         options({"explore=0", "walkers=1", "initial=2", "patience=100", "sweep=1"}));
+  const Config start = cfg({{"a", 3}, {"b", 3}, {"c", 3}});
+  s->observe(start, took(1.0));
+  s->observe(cfg({{"a", 0}, {"b", 0}, {"c", 0}}), took(5.0));
+  // Nothing is faster than the start, so the walker stays there and each
+  // move is one parameter away from it: a, b, c, a, b, c, ...
+  const std::vector<std::string> names{"a", "b", "c"};
+  for (std::size_t i = 0; i < 12; ++i) {
+    auto next = s->next(1);
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(differing(start, next.front()), std::vector<std::string>{names[i % 3]}) << next.front().str();
+    s->observe(next.front(), took(10.0));
+  }
+}
+
+TEST(Surrogate, RepairCrossesAConstraintThatASingleMoveCannot) {
+  // Padding only where the block is not a multiple of 32, as in the
+  // convolution caches: from a padded 48, blocks 32 and 64 need pad 0 too.
+  Space space({{"bx", {16, 32, 48, 64}, {}}, {"pad", {0, 1}, {}}, {"t", {1, 2}, {}}},
+              {Expression::parse("pad == 0 or bx % 32 != 0")});
+  const Config start = cfg({{"bx", 48}, {"pad", 1}, {"t", 2}});
+  auto first_move = [&](bool repair) {
+    auto s = make_strategy("surrogate", space, 3, 12,
+                           options({"explore=0", "walkers=1", "initial=2", "patience=100", "sweep=1",
+                                    repair ? "repair=true" : "repair=false"}));
+    s->observe(start, took(2.0));
+    s->observe(cfg({{"bx", 16}, {"pad", 1}, {"t", 2}}), took(2.5));  // bx's one valid single move, tried
+    s->observe(cfg({{"bx", 48}, {"pad", 0}, {"t", 2}}), took(9.0));  // pad's, tried
+    auto next = s->next(1);
+    EXPECT_EQ(next.size(), 1u);
+    return next.empty() ? Config() : next.front();
+  };
+  // bx first: with repair its moves to 32 and 64 (pad 0) are open.
+  const Config repaired = first_move(true);
+  EXPECT_EQ(differing(start, repaired), (std::vector<std::string>{"bx", "pad"})) << repaired.str();
+  EXPECT_TRUE(space.contains(repaired)) << repaired.str();
+  // Without it bx and pad have nothing untried: the turn passes to t.
+  EXPECT_EQ(first_move(false), cfg({{"bx", 48}, {"pad", 1}, {"t", 1}}));
+}
