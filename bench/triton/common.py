@@ -29,7 +29,12 @@ def add_kernel_paths():
             sys.path.insert(0, p)
 
 
-def vllm_graph_time(fn, iters: int = 20, invocations: int = 10) -> float:
+# vLLM's MoE tuner times a config by VLLM_ITERS replays of a graph of
+# VLLM_INVOCATIONS calls, after VLLM_WARMUP replays.
+VLLM_ITERS, VLLM_INVOCATIONS, VLLM_WARMUP = 20, 10, 5
+
+
+def vllm_graph_time(fn, iters: int = VLLM_ITERS, invocations: int = VLLM_INVOCATIONS) -> float:
     """Microseconds per invocation, as vLLM's MoE tuner times a config."""
     fn()
     torch.cuda.synchronize()
@@ -38,7 +43,7 @@ def vllm_graph_time(fn, iters: int = 20, invocations: int = 10) -> float:
         for _ in range(invocations):
             fn()
     torch.cuda.synchronize()
-    for _ in range(5):
+    for _ in range(VLLM_WARMUP):
         graph.replay()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -54,22 +59,15 @@ def vllm_graph_time(fn, iters: int = 20, invocations: int = 10) -> float:
     return total / (iters * invocations) * 1000.0
 
 
-# Launches of `fn` in vllm_graph_time: one before the capture, 5 warm-up
-# replays and `iters` timed ones of `invocations` each (capturing runs nothing).
-VLLM_LAUNCHES = 1 + 5 * 10 + 20 * 10
+# Launches of `fn` in vllm_graph_time with its defaults: one before the
+# capture, then every call of each replay (capturing runs nothing).
+VLLM_LAUNCHES = 1 + (VLLM_WARMUP + VLLM_ITERS) * VLLM_INVOCATIONS
 
 
 def one_launch_us(fn) -> float:
     """Microseconds of one launch of `fn` after an untimed one: a rough time,
     enough to tell a config far slower than another."""
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) * 1000.0
+    return event_median(fn, reps=1, warmup=1, cold=False)
 
 
 _flush = None

@@ -179,12 +179,10 @@ class SurrogateSearch : public IndexedSearch {
       Walker& w = walkers_[*turn];
       const double target = std::isfinite(w.cost) ? w.cost : best_cost();
       ++w.moves;
-      if (o_.sweep > 0 && std::fmod(static_cast<double>(w.moves) * o_.sweep, 1.0) + o_.sweep >= 1.0)
-        if (auto r = sweep_move(w, target)) {
-          proposed_by_[*r] = *turn;
-          return r;
-        }
-      if (auto r = best_move(neighbours(w.x, Neighbourhood::hamming), target)) {
+      // A sweep move's candidates, over all parameters, include every valid
+      // neighbour: when it finds none untried, neither would the best move.
+      const bool in_turn = o_.sweep > 0 && std::fmod(static_cast<double>(w.moves) * o_.sweep, 1.0) + o_.sweep >= 1.0;
+      if (auto r = in_turn ? sweep_move(w, target) : best_move(neighbours(w.x, Neighbourhood::hamming), target)) {
         proposed_by_[*r] = *turn;
         return r;
       }
