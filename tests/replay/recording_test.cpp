@@ -6,6 +6,7 @@
 
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
+#include "tunekit/constraint.hpp"
 #include "tunekit/recording.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/t1.hpp"
@@ -193,10 +194,28 @@ TEST(Recording, ParametersOfAnotherKernelAreAnError) {
   EXPECT_TRUE(contains(msg, "tiny.json")) << msg;
   EXPECT_TRUE(contains(msg, "do not match")) << msg;
   EXPECT_TRUE(contains(msg, "BM")) << msg;
-  // Same names, a value the recording does not have.
+}
+
+TEST(Recording, AnUnrecordedValueIsMissingOnlyWhereAValidConfigNeedsIt) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "tiny.json", kTinyCache);
+  const Recording r = load_recording(dir / "tiny.json");
+  // a = 8 was never recorded: the configs that hold it are missing, named.
   const Space wider({{"a", {1, 2, 4, 8}, {}}, {"b", {0, 1}, {}}}, {});
-  msg = input_error([&] { ReplayTable(r, wider); });
-  EXPECT_TRUE(contains(msg, "a = 8 is not recorded")) << msg;
+  const ReplayTable gap(r, wider);
+  EXPECT_EQ(gap.missing(), 2u);
+  const std::string msg = input_error([&] { gap.require_complete(); });
+  EXPECT_TRUE(contains(msg, "tiny.json")) << msg;
+  EXPECT_TRUE(contains(msg, "{a: 8, b: 0}")) << msg;
+  // A constraint that rules a = 8 out (as a spec's constraints do at some
+  // sizes): the recording covers the space.
+  const Space ruled_out({{"a", {1, 2, 4, 8}, {}}, {"b", {0, 1}, {}}}, {Expression::parse("a < 8")});
+  const ReplayTable whole(r, ruled_out);
+  EXPECT_EQ(whole.missing(), 0u);
+  EXPECT_NO_THROW(whole.require_complete());
+  // The optimum is a = 4, b = 0 (1.25 ms).
+  ASSERT_TRUE(whole.optimum());
+  EXPECT_EQ(ruled_out.at(*whole.optimum()).str(), "{a: 4, b: 0}");
 }
 
 TEST(Recording, ReadsATunekitStorePerSize) {
