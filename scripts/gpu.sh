@@ -25,7 +25,8 @@
 # they ran and printed their tables (the search goal, auto >= 0.98 of the
 # exhaustive best, is a figure). $EARLY_STOP_ARGS replaces early_stop's
 # default arguments (the spec, and after `--` the tune's); $SEARCH_SEEDS the
-# replayed seeds of the search check (default 10).
+# replayed seeds of the search check (default 10), $SEARCH_LIVE_SEEDS its live
+# tunes per strategy and shape (default 3).
 # Logs go to $OUT when set (the device tool returns up to 8 files), else
 # build-gpu/out; the benchmarks' JSON summaries (and the search check's
 # exhaustive databases) go there as summaries.tgz.
@@ -140,7 +141,7 @@ step_early_stop() {
 
 step_search() {
   bench/search/gpu_check.sh --tunekit "$bin/tunekit" --out "$root/build-gpu/search" --seeds "${SEARCH_SEEDS:-10}" \
-    2>&1 | tee "$out/search.log"
+    --live-seeds "${SEARCH_LIVE_SEEDS:-3}" 2>&1 | tee "$out/search.log"
   local rc=${PIPESTATUS[0]}
   cp "$root/build-gpu/search/results.jsonl" "$json/search.json" 2>/dev/null
   # The exhaustive tunes' databases: recorded H200 spaces that `tunekit replay` searches offline.
