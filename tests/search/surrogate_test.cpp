@@ -1,5 +1,6 @@
-// How `surrogate` moves a descent: the parameters in turn, and across a
-// constraint by changing a second parameter (`repair`). Probes are switched
+// How `surrogate` moves a descent: the parameters in turn, across a
+// constraint by changing a second parameter (`repair`), and from a find far
+// from every descent (`spread`). Probes are switched
 // off (explore 0) and the walker's start is set by observed seeds, so the
 // moves are the descent's alone.
 #include <gtest/gtest.h>
@@ -76,4 +77,40 @@ TEST(Surrogate, RepairCrossesAConstraintThatASingleMoveCannot) {
   EXPECT_TRUE(space.contains(repaired)) << repaired.str();
   // Without it bx and pad have nothing untried: the turn passes to t.
   EXPECT_EQ(first_move(false), cfg({{"bx", 48}, {"pad", 1}, {"t", 1}}));
+}
+
+TEST(Surrogate, AFarFindFasterThanTheSlowestDescentStartsOneOfItsOwn) {
+  Space space({{"a", {0, 1, 2, 3, 4, 5, 6, 7}, {}},
+               {"b", {0, 1, 2, 3, 4, 5, 6, 7}, {}},
+               {"c", {0, 1, 2, 3, 4, 5, 6, 7}, {}},
+               {"d", {0, 1, 2, 3, 4, 5, 6, 7}, {}}},
+              {});
+  const Config fast = cfg({{"a", 3}, {"b", 3}, {"c", 3}, {"d", 3}});
+  const Config slow = cfg({{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}});
+  const Config far = cfg({{"a", 6}, {"b", 6}, {"c", 6}, {"d", 6}});  // 4 parameters from each
+  // The descent that moves after the fastest one is stuck.
+  auto second_descent = [&](std::string_view spread) {
+    auto s = make_strategy("surrogate", space, 5, 200,
+                           options({"explore=0", "walkers=2", "initial=2", "patience=1", "sweep=1", spread}));
+    s->observe(fast, took(1.0));
+    s->observe(slow, took(5.0));
+    auto first = s->next(1);  // the descents start at fast and slow; fast moves
+    EXPECT_EQ(first.size(), 1u);
+    if (first.empty()) return Config();
+    EXPECT_EQ(differing(fast, first.front()).size(), 1u) << first.front().str();
+    s->observe(first.front(), took(10.0));  // no better: fast's descent is stuck
+    s->observe(far, took(3.0));             // found elsewhere (a seed, a probe)
+    auto next = s->next(1);
+    EXPECT_EQ(next.size(), 1u);
+    return next.empty() ? Config() : next.front();
+  };
+  // With spread 4 the far find replaces the slow descent and moves next.
+  const Config spread = second_descent("spread=4");
+  EXPECT_EQ(differing(far, spread).size(), 1u) << spread.str();
+  // With spread 0 it is not faster than every descent: the slow one moves.
+  const Config off = second_descent("spread=0");
+  EXPECT_EQ(differing(slow, off).size(), 1u) << off.str();
+  // Nor with spread 5: it is only 4 parameters from each descent.
+  const Config near = second_descent("spread=5");
+  EXPECT_EQ(differing(slow, near).size(), 1u) << near.str();
 }
