@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "store/detail/json_value.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/recording.hpp"
 #include "tunekit/replay.hpp"
@@ -163,22 +164,13 @@ int run_replay(const ReplayArgs& a) {
     j["format"] = to_string(recording.format());
     j["kernel"] = recording.kernel();
     j["device"] = recording.device();
-    auto config_json = [](const Config& config) {
-      nlohmann::ordered_json c = nlohmann::ordered_json::object();
-      for (const auto& [k, v] : config) {
-        if (v.is_int()) c[k] = v.as_int();
-        else if (v.is_float()) c[k] = v.as_float();
-        else c[k] = v.as_string();
-      }
-      return c;
-    };
-    if (run.best) j["best_config"] = config_json(*run.best);
+    if (run.best) j["best_config"] = detail::config_to_json(*run.best);
     nlohmann::ordered_json trace = nlohmann::ordered_json::array();
     for (const auto& t : run.trace)
       trace.push_back(t ? nlohmann::ordered_json(ms(*t)) : nlohmann::ordered_json(nullptr));
     j["trace"] = trace;
     nlohmann::ordered_json configs = nlohmann::ordered_json::array();
-    for (const auto& c : run.configs) configs.push_back(config_json(c));
+    for (const auto& c : run.configs) configs.push_back(detail::config_to_json(c));
     j["trace_configs"] = configs;
     fmt::print("{}\n", j.dump());
     return 0;
