@@ -46,8 +46,8 @@ class Options {
   Options() = default;
   // Each given value checked against `specs` (name, type, bounds, choices;
   // an int is accepted for a real), the others set to their defaults.
-  // Throws InputError at the value's location: "unknown option 'popsize' of
-  // strategy 'genetic'; did you mean 'population'? (known: ...)", or what was
+  // Throws InputError at the value's location: "unknown option 'mutaton' of
+  // strategy 'genetic'; did you mean 'mutation'? (known: ...)", or what was
   // expected. A name given twice: the later wins.
   static Options resolve(std::string_view owner, const std::vector<OptionSpec>& specs,
                          const std::vector<OptionValue>& given);

@@ -86,7 +86,15 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
     if (spec == specs.end()) {
       if (names.empty())
         throw InputError(g.where, "option '" + g.name + "': " + std::string(owner) + " takes no options");
-      throw InputError(g.where, unknown_name_message(fmt::format("option of {}", owner), g.name, names));
+      // "genetic:population=40" (bench/search's form, which names the
+      // strategy too) is answered with the form that works here.
+      const auto colon = g.name.find(':');
+      if (colon != std::string::npos &&
+          std::find(names.begin(), names.end(), g.name.substr(colon + 1)) != names.end())
+        throw InputError(g.where, fmt::format("option '{}' of {}: write it as {}=VALUE (the option's name alone)",
+                                              g.name, owner, g.name.substr(colon + 1)));
+      throw InputError(g.where, fmt::format("unknown option '{}' of {}{} (known: {})", g.name, owner,
+                                            did_you_mean(g.name, names), detail::join(names)));
     }
     auto bad = [&]() -> InputError {
       return InputError(
