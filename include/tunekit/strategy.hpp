@@ -75,6 +75,12 @@ struct StrategyInfo {
 // The process-wide registry, with the built-in strategies.
 Registry<StrategyInfo>& strategies();
 
+// `given` checked against the strategy's declared options, the others at
+// their defaults. Throws InputError at the bad value: an option this
+// strategy lacks names the strategies that have it (`walkers` under `auto`
+// is surrogate's).
+Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given);
+
 // The named strategy over `space`, its options resolved against its
 // declaration. Throws InputError at `where` for an unknown name or a bad
 // option (naming the known ones).

@@ -89,8 +89,7 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
       // "genetic:population=40" (bench/search's form, which names the
       // strategy too) is answered with the form that works here.
       const auto colon = g.name.find(':');
-      if (colon != std::string::npos &&
-          std::find(names.begin(), names.end(), g.name.substr(colon + 1)) != names.end())
+      if (colon != std::string::npos && std::find(names.begin(), names.end(), g.name.substr(colon + 1)) != names.end())
         throw InputError(g.where, fmt::format("option '{}' of {}: write it as {}=VALUE (the option's name alone)",
                                               g.name, owner, g.name.substr(colon + 1)));
       throw InputError(g.where, fmt::format("unknown option '{}' of {}{} (known: {})", g.name, owner,

@@ -19,8 +19,7 @@ void Loader::search(const Item& it, Spec& s) const {
     }
   }
   // Checked now, so a typo is reported where it was written.
-  (void)Options::resolve("strategy '" + s.search.strategy + "'", strategies().get(s.search.strategy).options,
-                         s.search.options);
+  (void)strategy_options(strategies().get(s.search.strategy), s.search.options);
   if (auto x = get(t, "max_evals"))
     s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
   if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);

@@ -114,6 +114,9 @@ TEST(Replay, BadSettingsSayWhatIsExpected) {
   EXPECT_TRUE(contains(msg, "population")) << msg;  // the known ones are listed
   s.options = {parse_option_assignment("mutaton=0.1", {"--option mutaton=0.1"})};
   EXPECT_TRUE(contains(input_error(s), "did you mean 'mutation'")) << input_error(s);
+  s.options = {parse_option_assignment("walkers=2", {"--option walkers=2"})};
+  msg = input_error(s);
+  EXPECT_TRUE(contains(msg, "'walkers' is an option of strategy 'surrogate'")) << msg;
   // bench/search's STRATEGY:NAME form gets the form that works here.
   s.options = {parse_option_assignment("genetic:population=10", {"--option genetic:population=10"})};
   msg = input_error(s);

@@ -391,6 +391,10 @@ TEST_F(SpecErrors, BadStrategy) {
   expect_error(kHead + "search: {strategy: random, options: {size: 3}}\n", 6, 38,
                "option 'size': strategy 'random' takes no options");
   expect_error(kHead + "search: {strategy: genetic, options: {popsize: 3}}\n", 6, 39, "'popsize'");
+  // An option of another strategy: the message says whose it is.
+  expect_error(kHead + "search: {options: {walkers: 2}}\n", 6, 20,
+               "strategy 'auto' takes no options; 'walkers' is an option of strategy 'surrogate': choose that "
+               "strategy to set it");
   expect_error(kHead + "search: {transfer: -1}\n", 6, 20, "an integer >= 0");
 }
 
