@@ -16,8 +16,10 @@
 namespace tunekit {
 
 // The message for a name no entry has: "unknown strategy 'genetc'; did you
-// mean 'genetic'? (known: exhaustive, genetic, random)".
-std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known);
+// mean 'genetic'? (known: exhaustive, genetic, random)"; with an `owner`,
+// "unknown option 'mutaton' of strategy 'genetic'; did you mean ...".
+std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known,
+                                 std::string_view owner = {});
 
 // `Entry` has a `std::string name`. Entries keep their address once added,
 // so a pointer from find() stays valid. Registration is not synchronised:

@@ -92,8 +92,7 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
       if (colon != std::string::npos && std::find(names.begin(), names.end(), g.name.substr(colon + 1)) != names.end())
         throw InputError(g.where, fmt::format("option '{}' of {}: write it as {}=VALUE (the option's name alone)",
                                               g.name, owner, g.name.substr(colon + 1)));
-      throw InputError(g.where, fmt::format("unknown option '{}' of {}{} (known: {})", g.name, owner,
-                                            did_you_mean(g.name, names), detail::join(names)));
+      throw InputError(g.where, unknown_name_message("option", g.name, names, owner));
     }
     auto bad = [&]() -> InputError {
       return InputError(
