@@ -5,6 +5,7 @@
 // `tunekit plugins` see the same list, and a bad value is reported where it
 // was written.
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -48,9 +49,11 @@ class Options {
   // an int is accepted for a real), the others set to their defaults.
   // Throws InputError at the value's location: "unknown option 'mutaton' of
   // strategy 'genetic'; did you mean 'mutation'? (known: ...)", or what was
-  // expected. A name given twice: the later wins.
+  // expected. A name given twice: the later wins. `elsewhere`, when given,
+  // adds to the message for an undeclared name (say, whose option it is).
   static Options resolve(std::string_view owner, const std::vector<OptionSpec>& specs,
-                         const std::vector<OptionValue>& given);
+                         const std::vector<OptionValue>& given,
+                         const std::function<std::string(const std::string& name)>& elsewhere = {});
 
   // Typed access; throws std::out_of_range for a name that was not declared.
   std::int64_t integer(std::string_view name) const;

@@ -76,7 +76,8 @@ OptionValue parse_option_assignment(std::string_view text, const SourceLocation&
 }
 
 Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& specs,
-                         const std::vector<OptionValue>& given) {
+                         const std::vector<OptionValue>& given,
+                         const std::function<std::string(const std::string& name)>& elsewhere) {
   Options out;
   for (const OptionSpec& s : specs) out.values_[s.name] = s.default_value;
   std::vector<std::string> names;
@@ -84,15 +85,16 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
   for (const OptionValue& g : given) {
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == g.name; });
     if (spec == specs.end()) {
+      const std::string hint = elsewhere ? elsewhere(g.name) : std::string();
       if (names.empty())
-        throw InputError(g.where, "option '" + g.name + "': " + std::string(owner) + " takes no options");
+        throw InputError(g.where, "option '" + g.name + "': " + std::string(owner) + " takes no options" + hint);
       // "genetic:population=40" (bench/search's form, which names the
       // strategy too) is answered with the form that works here.
       const auto colon = g.name.find(':');
       if (colon != std::string::npos && std::find(names.begin(), names.end(), g.name.substr(colon + 1)) != names.end())
         throw InputError(g.where, fmt::format("option '{}' of {}: write it as {}=VALUE (the option's name alone)",
                                               g.name, owner, g.name.substr(colon + 1)));
-      throw InputError(g.where, unknown_name_message("option", g.name, names, owner));
+      throw InputError(g.where, unknown_name_message("option", g.name, names, owner) + hint);
     }
     auto bad = [&]() -> InputError {
       return InputError(

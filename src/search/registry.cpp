@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "search/detail/builtin.hpp"
 #include "tunekit/names.hpp"
 #include "tunekit/strategy.hpp"
@@ -16,25 +14,16 @@ Registry<StrategyInfo>& strategies() {
 }
 
 Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given) {
-  try {
-    return Options::resolve("strategy '" + info.name + "'", info.options, given);
-  } catch (const InputError& e) {
-    // A name this strategy does not declare may be another's: say whose.
-    // (The error is about the first undeclared name only if it is where
-    // that name was written: an earlier bad value is reported as it is.)
-    auto undeclared = std::find_if(given.begin(), given.end(), [&](const OptionValue& g) {
-      return std::none_of(info.options.begin(), info.options.end(),
-                          [&](const OptionSpec& o) { return o.name == g.name; });
-    });
-    if (undeclared == given.end() || undeclared->where.str() != e.where().str()) throw;
+  // A name this strategy does not declare may be another's: say whose.
+  auto elsewhere = [](const std::string& option) {
     std::vector<std::string> owners;
     for (const std::string& name : strategies().names())
       for (const OptionSpec& o : strategies().get(name).options)
-        if (o.name == undeclared->name) owners.push_back("'" + name + "'");
-    if (owners.empty()) throw;
-    throw InputError(e.where(), e.message() + "; '" + undeclared->name + "' is an option of strategy " +
-                                    either(owners) + ": choose that strategy to set it");
-  }
+        if (o.name == option) owners.push_back("'" + name + "'");
+    if (owners.empty()) return std::string();
+    return "; '" + option + "' is an option of strategy " + either(owners) + ": choose that strategy to set it";
+  };
+  return Options::resolve("strategy '" + info.name + "'", info.options, given, elsewhere);
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, std::uint64_t seed,
