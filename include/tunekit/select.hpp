@@ -78,7 +78,8 @@ struct Cover {
 // Exact minimum cover: every size gets a config within (1 + tolerance) of
 // that size's best by the goal. Configs not measured ok at a size do not
 // cover it (one cut short there by an early stop of factor F could not
-// have, for a tolerance under F - 1).
+// have, for a tolerance under F - 1). Throws std::invalid_argument for a
+// tolerance that is negative or not finite.
 Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, const Goal& goal = {});
 
 }  // namespace tunekit

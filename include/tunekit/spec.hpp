@@ -227,6 +227,18 @@ Spec load_spec(const std::filesystem::path& file);
 std::optional<std::string> default_config_problem(const Spec& spec, const Bindings& size,
                                                   const Bindings& machine_properties);
 
+// Every expression of `spec` whose names take values at a trial: the
+// constraints, the launch geometry (grid, block, cluster, shared memory) and
+// the arguments' sizes, values and tensor maps.
+std::vector<const Expression*> trial_expressions(const Spec& spec);
+
+// Throws InputError, located at the expression, for the first name in
+// trial_expressions(spec) that is neither a parameter nor one of `known`
+// (a size's names and the machine's properties), with the nearest name.
+// Without it such a typo fails every trial, each one stored as the
+// config's failure.
+void check_expression_names(const Spec& spec, const Bindings& known);
+
 // True for the extensions a spec file has (.yaml, .yml, .json); anything
 // else is taken for a kernel source.
 bool is_spec_file(const std::filesystem::path& path);

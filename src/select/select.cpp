@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -189,6 +190,9 @@ std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::
 }
 
 Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, const Goal& goal) {
+  // A negative or NaN tolerance covers no size, not even with its own best.
+  if (!(tolerance >= 0) || !std::isfinite(tolerance))
+    throw std::invalid_argument(fmt::format("the tolerance of a cover must be a finite number >= 0, not {}", tolerance));
   Table table(trials, goal);
   Cover cover;
   cover.per_size = best_per_size(trials, goal);

@@ -291,9 +291,17 @@ Space::Space(std::vector<Parameter> parameters, std::vector<Expression> constrai
       auto it = index.find(name);
       if (it == index.end()) {
         std::string known_params, known_constants;
-        for (const auto& p : params_) known_params += (known_params.empty() ? "" : ", ") + p.name;
-        for (const auto& [n, v] : usable) known_constants += (known_constants.empty() ? "" : ", ") + n;
-        throw InputError(c.where(), "unknown name '" + name + "' in constraint '" + c.text() + "'; known: parameters " +
+        std::vector<std::string> known;
+        for (const auto& p : params_) {
+          known_params += (known_params.empty() ? "" : ", ") + p.name;
+          known.push_back(p.name);
+        }
+        for (const auto& [n, v] : usable) {
+          known_constants += (known_constants.empty() ? "" : ", ") + n;
+          known.push_back(n);
+        }
+        throw InputError(c.where(), "unknown name '" + name + "' in constraint '" + c.text() + "'" +
+                                        did_you_mean(name, known) + "; known: parameters " +
                                         (known_params.empty() ? "(none)" : known_params) +
                                         "; sizes/machine properties " +
                                         (known_constants.empty() ? "(none)" : known_constants));

@@ -196,6 +196,7 @@ class Run {
     p.size = size;
     Bindings constants = machine.properties;
     for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins
+    check_expression_names(spec_, constants);
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
     for (const auto& e : p.space->constraint_errors()) warn(e);
     if (spec_.configs.empty()) {

@@ -169,6 +169,65 @@ TEST(ReliabilityCli, UsageErrorsExitOneAndSayWhatIsWrong) {
   EXPECT_TRUE(contains(r.output, "--max-time")) << r.output;
 }
 
+// A name no parameter, size or machine property has, in an argument or
+// the launch geometry, is the spec's error before any trial: not a
+// launch error stored as every config's failure.
+TEST(ReliabilityCli, AnUnknownNameInAnArgumentIsTheSpecsErrorNotTheConfigs) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  std::string text = tunekit::testing::read_file(spec);
+  const auto at = text.find("value: N}");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 9, "value: NN}");
+  write_file(spec, text);
+  const fs::path out = dir / "out";
+  const auto tune = tunekit_cli({"tune", spec, "-o", out.string(), "--no-progress"});
+  const auto space = tunekit_cli({"space", spec});
+  for (const auto* r : {&tune, &space}) {
+    EXPECT_EQ(r->exit_code, 1) << r->output;
+    EXPECT_TRUE(contains(r->output, "k.yaml:6:")) << r->output;  // the argument's line
+    EXPECT_TRUE(contains(r->output, "unknown name 'NN' in 'NN'; did you mean 'N'?")) << r->output;
+  }
+  EXPECT_TRUE(!fs::exists(out / "tunekit.db") || Store(out / "tunekit.db").all().empty());
+}
+
+// A misspelt flag is named, with the nearest flag of its command; a number
+// flag says what it expected, and no value is wrapped, clamped or crashes.
+TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  auto r = tunekit_cli({"tune", spec, "--max-eval", "2"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "unknown flag '--max-eval' of `tunekit tune`; did you mean '--max-evals'?"))
+      << r.output;
+  r = tunekit_cli({"select", spec, "--mod", "cover"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "did you mean '--mode'?")) << r.output;
+
+  const std::vector<std::vector<std::string>> bad = {
+      {"tune", spec, "--max-evals", "abc"},
+      {"tune", spec, "--seed", "99999999999999999999999"},
+      {"tune", spec, "--jobs", "-1"},
+      {"tune", spec, "--atol", "abc"},
+      {"select", spec, "--seed", "-1"},
+      {"select", spec, "--mode", "cover", "--within", "-5"},
+      {"emit", spec, "--mode", "cover", "--within", "nan"},
+  };
+  for (const auto& args : bad) {
+    r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << args[2] << " " << args.back() << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, args[args.size() - 2] + ": ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "expected")) << r.output;
+  }
+
+  // An output folder that is a file: the flag, not a filesystem exception.
+  write_file(dir / "afile", "x\n");
+  r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "afile").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--out-dir " + (dir / "afile").string() + ": is a file; expected a folder"))
+      << r.output;
+}
+
 // Item 26: counts, seeds and tolerances out of range are refused at the flag
 // instead of meaning "unlimited" or wrapping around.
 TEST(ReliabilityCli, OutOfRangeNumbersAreRefusedAtTheFlag) {

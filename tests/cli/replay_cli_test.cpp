@@ -94,6 +94,11 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
       {{"replay", kCache, "--t1", kT1, "--max-fraction", "1.5"}, {"--max-fraction", "(0, 1]"}},
       {{"replay", kCache, "--t1", kT1, "--strategy", "genetik"}, {"did you mean 'genetic'", "surrogate"}},
       {{"replay", kCache, "--t1", kT1, "--strategy", "genetic", "--option", "popsize=4"}, {"'popsize'", "population"}},
+      // Not wrapped to 2^64 - 1, not a run of no evaluations.
+      {{"replay", kCache, "--t1", kT1, "--seed", "-1"}, {"--seed", "expected a whole number >= 0"}},
+      {{"replay", kCache, "--t1", kT1, "--batch", "0"}, {"--batch", "expected a whole number >= 1"}},
+      {{"replay", kCache, "--t1", kT1, "--max-time", "0"}, {"--max-time", "not a positive duration"}},
+      {{"replay", kCache, "--t1", kT1, "--max-time", "-5s"}, {"--max-time", "negative"}},
   };
   for (const auto& c : cases) {
     auto r = tunekit_cli(c.args);

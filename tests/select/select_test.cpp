@@ -74,6 +74,8 @@ TEST(CoveringSet, FewestConfigsWithinTolerance) {
   EXPECT_EQ(covering_set(table(), 0.0).configs.size(), 3u);
   // Wide tolerance: one config covers all (C=2 is within 120% of every best).
   EXPECT_EQ(covering_set(table(), 1.2).configs.size(), 1u);
+  // No size is within a negative tolerance of its own best: an error, not an empty cover.
+  for (double bad : {-0.05, std::nan(""), double(INFINITY)}) EXPECT_THROW(covering_set(table(), bad), std::invalid_argument);
 }
 
 TEST(CoveringSet, ExactWhereGreedyIsNot) {

@@ -3,11 +3,13 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "flags.hpp"
 #include "info_command.hpp"
 #include "policy_command.hpp"
 #include "resolve_command.hpp"
@@ -18,6 +20,39 @@
 #include "tunekit/names.hpp"
 
 namespace tunekit::cli {
+
+namespace {
+
+// The flags a subcommand knows, as written on the command line.
+std::vector<std::string> flag_names(const CLI::App& sub) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const auto& l : o->get_lnames()) out.push_back("--" + l);
+    for (const auto& s : o->get_snames()) out.push_back("-" + s);
+  }
+  return out;
+}
+
+// CLI11 calls a misspelt flag "an argument that was not expected" and lists
+// it after its value; this names it, with the nearest flag of the command.
+bool explain_unknown_flag(const CLI::App& sub, int argc, char** argv) {
+  const auto known = flag_names(sub);
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--") break;
+    if (flag.size() < 2 || flag[0] != '-' || (flag[1] != '-' && std::isdigit(static_cast<unsigned char>(flag[1]))))
+      continue;
+    if (const auto eq = flag.find('='); eq != std::string::npos) flag.resize(eq);
+    if (flag.size() > 2 && flag[1] != '-') flag.resize(2);  // -j4: the short flag -j
+    if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
+    fmt::print(stderr, "error: unknown flag '{}' of `tunekit {}`{} (`tunekit {} --help` lists its flags)\n", flag,
+               sub.get_name(), did_you_mean(flag, known), sub.get_name());
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int run(int argc, char** argv) {
   CLI::App app{
@@ -35,6 +70,8 @@ int run(int argc, char** argv) {
       add_resolve_command(app),      add_replay_command(app),
   };
 
+  check_numbers(app);
+
   // CLI11 would call a mistyped subcommand "an extra argument" and then say
   // a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {
@@ -51,6 +88,11 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    for (const auto& c : commands)
+      if (c.command->get_name() == argv[1] && explain_unknown_flag(*c.command, argc, argv)) return 1;
+    (void)app.exit(e);
+    return 1;
   } catch (const CLI::ParseError& e) {
     // A usage error is bad input: exit 1, as documented, not CLI11's codes.
     (void)app.exit(e);

@@ -1,5 +1,6 @@
 #include "policy_command.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <memory>
@@ -60,7 +61,14 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
                    : "expected " + either(names_in(selection_names())) + ", not '" + v + "'";
       })
       ->capture_default_str();
-  cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")->capture_default_str();
+  cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")
+      ->check([](const std::string& v) {
+        double x = 0;
+        return CLI::detail::lexical_cast(v, x) && std::isfinite(x) && x >= 0
+                   ? std::string()
+                   : "expected a percentage >= 0, not '" + v + "'";
+      })
+      ->capture_default_str();
 }
 
 struct Loaded {

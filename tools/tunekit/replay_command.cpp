@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "flags.hpp"
 #include "store/detail/json_value.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/recording.hpp"
@@ -140,7 +141,7 @@ int run_replay(const ReplayArgs& a) {
                        fmt::format("a budget of {} of the space: expected a share in (0, 1]", *a.max_fraction));
     settings.max_evaluations = evaluations_for_fraction(*a.max_fraction, n);
   }
-  if (!a.max_time.empty()) settings.max_time = parse_duration(a.max_time);
+  if (!a.max_time.empty()) settings.max_time = duration_flag("--max-time", a.max_time, true);
   settings.seed = a.seed;
   settings.batch = a.batch;
   const ReplayRun run = replay(table, settings);
@@ -226,7 +227,7 @@ SubCommand add_replay_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "Seed of the strategy's random choices")->capture_default_str();
   cmd->add_option("--batch", a->batch, "Configs asked of the strategy at a time (the tuner asks for a batch)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_flag("--json", a->json,
                 "Print one JSON object: strategy, evaluations, best_time, optimum_time, fraction_of_optimum, "
                 "strategy_cpu_seconds, trace (times in evaluation order, null for a failed config), trace_configs "

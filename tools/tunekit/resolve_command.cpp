@@ -82,25 +82,6 @@ MachineInfo machine_from_file(const std::string& path) {
   }
 }
 
-// Every expression whose free names must have values for one trial.
-std::vector<const Expression*> trial_expressions(const Spec& spec) {
-  std::vector<const Expression*> out;
-  for (const auto& c : spec.constraints) out.push_back(&c);
-  const LaunchSpec& l = spec.kernel.launch;
-  for (const auto* list : {&l.grid, &l.block, &l.cluster})
-    for (const auto& e : *list) out.push_back(&e);
-  if (l.shared_memory) out.push_back(&*l.shared_memory);
-  for (const auto& a : spec.arguments) {
-    if (a.size) out.push_back(&*a.size);
-    if (a.value) out.push_back(&*a.value);
-    if (a.tensor_map) {
-      for (const auto& e : a.tensor_map->dims) out.push_back(&e);
-      for (const auto& e : a.tensor_map->box) out.push_back(&e);
-    }
-  }
-  return out;
-}
-
 // NAME=VALUE from a flag, errors naming the flag.
 std::pair<std::string, Value> assignment(const std::string& flag, const std::string& text) {
   try {

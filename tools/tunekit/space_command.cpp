@@ -97,7 +97,10 @@ std::size_t peak_rss() {
 int run_space(const SpaceArgs& a) {
   SpaceDefinition def = load(a);
   std::optional<Spec> spec;
-  if (def.format == "spec") spec = load_spec(a.file);
+  if (def.format == "spec") {
+    spec = load_spec(a.file);
+    check_expression_names(*spec, def.constants);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   Space space(def.parameters, def.constraints, def.constants);
   const bool indexed = space.build();
@@ -168,6 +171,7 @@ int run_space(const SpaceArgs& a) {
     j["listed"] = listed ? nlohmann::ordered_json(spec->configs.size()) : nlohmann::ordered_json(nullptr);
     j["default_problem"] = default_problem ? nlohmann::ordered_json(*default_problem) : nlohmann::ordered_json(nullptr);
     if (!a.write.empty()) j["written"] = a.write;
+    j["constraint_errors"] = space.constraint_errors();
     fmt::print("{}\n", j.dump());
     return 0;
   }
@@ -181,6 +185,9 @@ int run_space(const SpaceArgs& a) {
   fmt::print("peak rss:    {} bytes (this process)\n", peak_rss());
   if (!a.write.empty()) fmt::print("written:     {}\n", a.write);
   if (default_problem) fmt::print("warning: {}\n", *default_problem);
+  // A constraint that cannot be evaluated (a division by zero) rules its
+  // configs out: say so, or "valid: 0" has no reason.
+  for (const auto& e : space.constraint_errors()) fmt::print("warning: {}\n", e);
   return 0;
 }
 

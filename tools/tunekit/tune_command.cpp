@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "flags.hpp"
 #include "progress.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
@@ -134,19 +135,6 @@ ArgumentSpec parse_arg_option(const std::string& text) {
   return a;
 }
 
-// A duration flag: bad text is bad input (exit 1) at the flag.
-Seconds duration_flag(const std::string& flag, const std::string& text, bool positive) {
-  Seconds d;
-  try {
-    d = parse_duration(text);
-  } catch (const std::invalid_argument& e) {
-    throw InputError({flag}, e.what());
-  }
-  if (positive && d.count() <= 0)
-    throw InputError({flag}, "'" + text + "' is not a positive duration; give a limit such as 10s or 5m");
-  return d;
-}
-
 // The names a size may give a value: those of the spec's sizes, and the free
 // names of its expressions (arguments, launch, constraints) and of an
 // application's commands, less its parameters. A size named otherwise
@@ -155,19 +143,7 @@ std::set<std::string> size_names_used(const Spec& spec) {
   std::set<std::string> names;
   for (const auto& size : spec.sizes)
     for (const auto& [k, v] : size) names.insert(k);
-  auto add = [&](const Expression& e) { names.insert(e.variables().begin(), e.variables().end()); };
-  for (const auto& a : spec.arguments) {
-    if (a.size) add(*a.size);
-    if (a.value) add(*a.value);
-    if (a.tensor_map) {
-      for (const auto& e : a.tensor_map->dims) add(e);
-      for (const auto& e : a.tensor_map->box) add(e);
-    }
-  }
-  for (const auto* dims : {&spec.kernel.launch.grid, &spec.kernel.launch.block, &spec.kernel.launch.cluster})
-    for (const auto& e : *dims) add(e);
-  if (spec.kernel.launch.shared_memory) add(*spec.kernel.launch.shared_memory);
-  for (const auto& c : spec.constraints) add(c);
+  for (const Expression* e : trial_expressions(spec)) names.insert(e->variables().begin(), e->variables().end());
   if (const auto& app = spec.application)
     for (const auto* argv : {&app->build, &app->run})
       for (const auto& word : *argv) {
@@ -371,8 +347,20 @@ class StopOnSignals {
   struct sigaction old_[3]{};
 };
 
+// The output folder: made now, so a path that cannot be one is bad input
+// at its flag before anything is built.
+void make_out_dir(const std::string& dir) {
+  if (dir.empty()) throw InputError({"--out-dir"}, "empty; expected a folder, e.g. -o tunekit-out");
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw InputError({"--out-dir " + dir}, "is a file; expected a folder (new or existing)");
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError({"--out-dir " + dir}, "cannot make this folder: " + ec.message());
+}
+
 int run_tune(const TuneArgs& t) {
   const Spec spec = build_spec(t);
+  make_out_dir(t.out_dir);
   TuneOptions options;
   options.out_dir = t.out_dir;
   options.fresh = t.fresh;
@@ -459,7 +447,7 @@ SubCommand add_tune_command(CLI::App& app) {
                      "(search.transfer), for an A/B comparison");
   tune_cmd->add_option("--seed", t->seed,
                        "Seed for random search and for the input data (default: the spec's, else 1)");
-  tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (default: one per core)");
+  tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (0, the default: one per core)");
   tune_cmd->add_option("-o,--out-dir", t->out_dir, "Folder for the results DB, CSV, JSON and the build cache")
       ->capture_default_str();
   tune_cmd->add_option("--db", t->db, "Results database (default: OUT_DIR/tunekit.db)");
