@@ -26,6 +26,12 @@ class Helper:
                                      pass_fds=(w,), env=env, text=True)
         os.close(w)
         self.answers = os.fdopen(r, "r")
+        if mode == "worker":
+            # A worker says it is ready before its first request.
+            first = self.answers.readline() if select.select([self.answers], [], [], 120.0)[0] else ""
+            if not first or json.loads(first) != {"ready": True}:
+                self.close()
+                raise AssertionError(f"the worker's first line is {first!r}, not {{\"ready\": true}}")
 
     def ask(self, request, timeout=30.0):
         self.proc.stdin.write(json.dumps(request) + "\n")

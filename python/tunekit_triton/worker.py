@@ -76,6 +76,9 @@ def handle_request(runner: Runner, rq: Request) -> tuple[Result, bool]:
 
 
 def serve(runner: Runner, channel: Channel) -> int:
+    # Started, imports done: the tuner's clock for the first trial starts now
+    # (src/evaluator/detail/protocol.hpp, ready_line).
+    channel.answer({"ready": True})
     for j in channel.requests():
         try:
             result, restart = handle_request(runner, Request.from_json(j))

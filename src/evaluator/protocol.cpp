@@ -176,25 +176,54 @@ WorkerAnswer answer_from_json(const json& j) {
   return a;
 }
 
-std::variant<WorkerAnswer, std::string> parse_answer(std::string_view line, std::string_view token) {
-  auto excerpt = [&] {
-    std::string text(line.substr(0, 200));
-    for (char& c : text)
-      if (static_cast<unsigned char>(c) < 0x20) c = '?';
-    return text + (line.size() > 200 ? "..." : "");
-  };
+namespace {
+
+std::string excerpt(std::string_view line) {
+  std::string text(line.substr(0, 200));
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  return text + (line.size() > 200 ? "..." : "");
+}
+
+// The JSON object of a reply line, or why there is none. `line` loses its
+// token.
+std::variant<json, std::string> reply_object(std::string_view& line, std::string_view token) {
   if (!token.empty()) {
     if (line.size() <= token.size() || line.substr(0, token.size()) != token || line[token.size()] != ' ')
-      return "a line on the reply channel that is not the worker's: '" + excerpt() + "'";
+      return "a line on the reply channel that is not the worker's: '" + excerpt(line) + "'";
     line.remove_prefix(token.size() + 1);
   }
   try {
-    const json j = json::parse(line);
-    if (!j.is_object()) return "a reply that is not a JSON object: '" + excerpt() + "'";
-    return answer_from_json(j);
+    json j = json::parse(line);
+    if (!j.is_object()) return "a reply that is not a JSON object: '" + excerpt(line) + "'";
+    return j;
   } catch (const std::exception& e) {
-    return std::string("a malformed reply (") + e.what() + "): '" + excerpt() + "'";
+    return std::string("a malformed reply (") + e.what() + "): '" + excerpt(line) + "'";
   }
+}
+
+}  // namespace
+
+std::variant<WorkerAnswer, std::string> parse_answer(std::string_view line, std::string_view token) {
+  auto j = reply_object(line, token);
+  if (auto* why = std::get_if<std::string>(&j)) return std::move(*why);
+  try {
+    return answer_from_json(std::get<json>(j));
+  } catch (const std::exception& e) {
+    return std::string("a malformed reply (") + e.what() + "): '" + excerpt(line) + "'";
+  }
+}
+
+std::string ready_line(std::string_view token) {
+  return (token.empty() ? std::string() : std::string(token) + " ") + R"({"ready":true})";
+}
+
+std::optional<std::string> not_ready(std::string_view line, std::string_view token) {
+  auto j = reply_object(line, token);
+  if (auto* why = std::get_if<std::string>(&j)) return std::move(*why);
+  const json& o = std::get<json>(j);
+  if (auto it = o.find("ready"); it != o.end() && *it == true) return std::nullopt;
+  return "a first line that is not {\"ready\": true}: '" + excerpt(line) + "'";
 }
 
 }  // namespace tunekit::detail

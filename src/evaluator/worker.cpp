@@ -107,6 +107,7 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
 int serve(int in_fd, int out_fd, KernelRunner& runner) {
   const int home = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   HostArguments args;
+  if (!write_all(out_fd, ready_line(reply_token()) + "\n")) return 1;
   std::string pending, line;
   while (read_line(in_fd, pending, line)) {
     WorkerAnswer answer;

@@ -43,15 +43,34 @@ std::unique_ptr<WorkerEvaluator> WorkerEvaluator::with_command(fs::path work_dir
   return e;
 }
 
-void WorkerEvaluator::ensure_worker() {
-  if (worker_.running()) return;
-  if (own_command_) {
-    worker_.start(worker_args_, log_);
-    return;
-  }
-  std::vector<std::string> argv{find_worker().string()};
+std::optional<TrialResult> WorkerEvaluator::ensure_worker() {
+  if (worker_.running()) return std::nullopt;
+  std::vector<std::string> argv;
+  if (!own_command_) argv.push_back(find_worker().string());
   argv.insert(argv.end(), worker_args_.begin(), worker_args_.end());
   worker_.start(argv, log_);
+  // A Python worker imports torch and Triton before it is ready: seconds,
+  // more on a busy machine. None of that is the first trial's time.
+  worker_.mark_output();
+  const auto line = worker_.receive(kStartLimit);
+  std::optional<std::string> why;
+  if (line) {
+    why = not_ready(*line, worker_.token());
+    if (!why) return std::nullopt;
+  }
+  TrialResult r;
+  if (!line && stop_requested()) {
+    r.interrupted = true;
+  } else {
+    r.status = Status::crash;
+    r.fault = Fault::environment;
+    if (why) r.error = "the worker sent " + *why;
+    else if (!worker_.closed()) r.error = fmt::format("the worker did not start within {:.3g} s", kStartLimit.count());
+    else r.error = "the worker exited before it started: " + worker_.reap();
+    if (std::string log = worker_.output(); !log.empty()) r.error += "\n" + log;
+  }
+  worker_.kill();
+  return r;
 }
 
 namespace {
@@ -106,7 +125,7 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
 }
 
 TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit) {
-  ensure_worker();
+  if (auto failed = ensure_worker()) return *failed;
   worker_.mark_output();
   std::optional<std::string> line;
   if (worker_.send(request)) line = worker_.receive(limit);

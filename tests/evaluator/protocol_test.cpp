@@ -96,6 +96,21 @@ TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
   }
 }
 
+// A worker's first line says it has started: with its token, and nothing
+// else passes for it (not an answer, not another worker's line).
+TEST(Protocol, TheReadyLineIsTokenedAndNothingElsePassesForIt) {
+  EXPECT_EQ(not_ready(ready_line("tk0123"), "tk0123"), std::nullopt);
+  EXPECT_EQ(not_ready("tk0123 {\"ready\": true}", "tk0123"), std::nullopt);  // Python's json.dumps
+  EXPECT_EQ(not_ready(ready_line(""), ""), std::nullopt);                      // a worker started by hand
+  WorkerAnswer a;
+  for (const std::string& bad : {ready_line("tk9999"), std::string(R"({"ready":true})"), std::string("tk0123 hello"),
+                                 std::string(R"(tk0123 {"ready":false})"), "tk0123 " + to_json(a).dump()}) {
+    auto why = not_ready(bad, "tk0123");
+    ASSERT_TRUE(why) << bad;
+    EXPECT_FALSE(why->empty());
+  }
+}
+
 // The early stop's factor and the best so far reach the worker, whose
 // measurement core cuts a loser short; no best (the first config of a size)
 // arrives as none.

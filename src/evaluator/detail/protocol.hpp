@@ -3,6 +3,7 @@
 // per line. Requests go to the worker's stdin, answers come back on its fd 3,
 // so whatever a kernel prints cannot corrupt the stream.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -48,5 +49,13 @@ WorkerAnswer answer_from_json(const nlohmann::json& j);
 // One line from the reply channel: the answer, or why it is not one (no
 // token, not JSON, a field of the wrong type). Never throws.
 std::variant<WorkerAnswer, std::string> parse_answer(std::string_view line, std::string_view token);
+
+// A worker's first line, once it has started (a Python worker: after its
+// imports), before any request: {"ready": true}, with the token. The tuner
+// waits for it apart from any trial, so a slow start is never a config's
+// timeout.
+std::string ready_line(std::string_view token);
+// Why `line` is not the ready line; nullopt when it is. Never throws.
+std::optional<std::string> not_ready(std::string_view line, std::string_view token);
 
 }  // namespace tunekit::detail

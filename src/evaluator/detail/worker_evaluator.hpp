@@ -4,6 +4,7 @@
 // replaced, and costs one trial.
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,11 @@ class WorkerEvaluator final : public Evaluator {
   TrialResult evaluate(const TrialRequest& request) override;
 
  private:
-  void ensure_worker();
+  // Starts a worker when none runs and waits up to kStartLimit for its
+  // ready line: a worker that cannot start is the environment's failure,
+  // which it returns.
+  std::optional<TrialResult> ensure_worker();
+  static constexpr Seconds kStartLimit{120.0};
   // Computes (once, kept on disk) the reference outputs for `request`.
   std::filesystem::path prepare_reference(const TrialRequest& request);
   // Sends one request and waits up to `limit` for its answer; a worker that

@@ -1,0 +1,72 @@
+// The tuner's side of a worker process, with stand-in workers (bash
+// scripts that speak the protocol): a worker's start is never charged to its
+// first trial, and a worker that cannot start is the environment's failure,
+// not the config's.
+#include <gtest/gtest.h>
+
+#include "evaluator/detail/protocol.hpp"
+#include "evaluator/detail/worker_evaluator.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace tunekit;
+using namespace tunekit::detail;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A worker that waits `delay` seconds, says it is ready, and answers each
+// request with an ok result of one 5 us sample.
+std::vector<std::string> slow_starting_worker(const fs::path& dir, int delay) {
+  WorkerAnswer a;
+  a.result.status = Status::ok;
+  a.result.samples = {Microseconds(5.0)};
+  a.result.stats.median = Microseconds(5.0);
+  tunekit::testing::write_file(dir / "answer.json", to_json(a).dump() + "\n");
+  tunekit::testing::write_file(dir / "worker.sh", "sleep " + std::to_string(delay) +
+                                                      "\n"
+                                                      "printf '%s {\"ready\": true}\\n' \"$TUNEKIT_REPLY_TOKEN\" >&4\n"
+                                                      "while read -r line <&3; do\n"
+                                                      "  printf '%s %s\\n' \"$TUNEKIT_REPLY_TOKEN\" \"$(cat " +
+                                                      (dir / "answer.json").string() + ")\" >&4\n"
+                                                      "done\n");
+  return {"/bin/bash", (dir / "worker.sh").string()};
+}
+
+TrialRequest request(Seconds timeout) {
+  TrialRequest rq;
+  rq.measure.timeout = timeout;
+  return rq;
+}
+
+}  // namespace
+
+// The worker takes longer to start than a trial may take: the trial is
+// still ok, as the start is waited for apart (a Python worker importing
+// torch on a busy machine).
+TEST(WorkerEvaluator, ASlowStartIsNotTheFirstTrialsTimeout) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  auto e = WorkerEvaluator::with_command(dir / "work", slow_starting_worker(dir, 20), 0);
+  const TrialResult r = e->evaluate(request(Seconds(15)));
+  EXPECT_EQ(r.status, Status::ok) << r.error;
+  ASSERT_EQ(r.samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.samples[0].count(), 5.0);
+}
+
+TEST(WorkerEvaluator, AWorkerThatCannotStartIsTheEnvironmentsFailure) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "exits.sh", "echo 'no device here' >&2\nexit 3\n");
+  auto e = WorkerEvaluator::with_command(dir / "work", {"/bin/bash", (dir / "exits.sh").string()}, 0);
+  TrialResult r = e->evaluate(request(Seconds(60)));
+  EXPECT_EQ(r.status, Status::crash);
+  EXPECT_EQ(r.fault, Fault::environment);
+  EXPECT_NE(r.error.find("the worker exited before it started: exited with code 3"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("no device here"), std::string::npos) << r.error;
+
+  // Something other than the ready line first: the same.
+  tunekit::testing::write_file(dir / "talks.sh", "printf '%s hello\\n' \"$TUNEKIT_REPLY_TOKEN\" >&4\nsleep 600\n");
+  e = WorkerEvaluator::with_command(dir / "work2", {"/bin/bash", (dir / "talks.sh").string()}, 0);
+  r = e->evaluate(request(Seconds(60)));
+  EXPECT_EQ(r.status, Status::crash);
+  EXPECT_EQ(r.fault, Fault::environment);
+  EXPECT_NE(r.error.find("the worker sent a malformed reply"), std::string::npos) << r.error;
+}
