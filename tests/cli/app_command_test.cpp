@@ -105,7 +105,7 @@ case $kind in
   slow) echo 'progress...'; echo '{"result": {"ms": 2}}' ;;
   crash) echo 'checking' ; exit 4 ;;
   segv) kill -SEGV $$ ;;
-  hang) sleep 60 ;;
+  hang) sleep 600 ;;
   notime) echo 'done' ;;
 esac
 )");
@@ -119,7 +119,7 @@ application:
   run: [bash, run.sh, "{dir}/kind.txt", "{N}"]
   time: {json: result.ms, unit: ms}
   warmup: 0
-  run_timeout: 10s
+  run_timeout: 30s
 measure: {min_samples: 2, max_samples: 2}
 )");
   const std::string out = (dir / "out").string();
@@ -132,7 +132,7 @@ measure: {min_samples: 2, max_samples: 2}
       << r.output;
   EXPECT_TRUE(contains(r.output, "No.3: crash, {KIND: crash} (run exited with code 4: checking)")) << r.output;
   EXPECT_TRUE(contains(r.output, "No.4: crash, {KIND: segv} (run killed by SIGSEGV")) << r.output;
-  EXPECT_TRUE(contains(r.output, "No.5: timeout, {KIND: hang} (run timed out after 10 s; killed)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "No.5: timeout, {KIND: hang} (run timed out after 30 s; killed)")) << r.output;
   EXPECT_TRUE(contains(r.output, "No.6: launch_error, {KIND: notime} (no time in the output: the JSON output") ||
               contains(r.output, "No.6: launch_error, {KIND: notime} (no time in the output: the output holds no JSON"))
       << r.output;

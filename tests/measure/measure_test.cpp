@@ -112,15 +112,14 @@ TEST(CollectSamples, TimeCapEndsANoisyKernel) {
   m.max_samples = 1000000;
   m.max_time = 50ms;
   m.target_noise = 0.0;
-  auto t0 = std::chrono::steady_clock::now();
+  // Each sample takes 1 ms or more: the 50 ms cap ends the run by the 50th
+  // of the million allowed, however busy the machine.
   auto samples = collect_samples(m, {}, [] {
                    std::this_thread::sleep_for(1ms);
                    return Microseconds(1000.0);
                  }).samples;
-  auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(samples.size(), 2u);
-  EXPECT_LT(samples.size(), 200u);
-  EXPECT_LT(took, 2s);
+  EXPECT_LE(samples.size(), 50u);
 }
 
 TEST(CollectSamples, ColdCacheFlushesBeforeEverySample) {

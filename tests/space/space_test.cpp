@@ -216,10 +216,11 @@ TEST(Space, DeadEndsAreNotExplored) {
   // A constraint between the first and the last parameter with 10^8
   // combinations of free parameters in between. Plain depth-first search
   // would walk all of them for every failing value of `a`.
+  // A regression shows as this test running past ctest's limit (600 s): the
+  // last space alone would take 10^10 constraint evaluations.
   std::vector<Parameter> ps{param("a", ints(0, 9))};
   for (int i = 0; i < 8; ++i) ps.push_back(param("m" + std::to_string(i), ints(0, 9)));
   ps.push_back(param("z", ints(0, 9)));
-  auto start = std::chrono::steady_clock::now();
   Space s(ps, exprs({"a == 9 and z == 9"}));
   EXPECT_EQ(s.count(), 100000000u);
   auto first = s.enumerate(3);
@@ -236,8 +237,6 @@ TEST(Space, DeadEndsAreNotExplored) {
   Space none(ps, exprs({"a > 100 * z + 9"}));
   EXPECT_EQ(none.count(), 0u);
   EXPECT_TRUE(none.enumerate().empty());
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 2.0);
 }
 
 TEST(Space, ConfigAtAndIndicesOf) {
