@@ -26,7 +26,6 @@ Seconds duration_flag(const std::string& flag, const std::string& text, bool pos
   return d;
 }
 
-
 CLI::Validator at_least(std::uint64_t min) {
   return CLI::Validator(
       [min](std::string& v) -> std::string {
