@@ -42,6 +42,10 @@ struct OptionValue {
 // true/false, else text. Throws InputError at `where` without '='.
 OptionValue parse_option_assignment(std::string_view text, const SourceLocation& where);
 
+// Each of `texts`, given with `flag` (e.g. "--option"), as above; a name
+// given twice is an InputError: which one was meant cannot be known.
+std::vector<OptionValue> parse_option_assignments(const std::vector<std::string>& texts, std::string_view flag);
+
 class Options {
  public:
   Options() = default;

@@ -75,6 +75,19 @@ OptionValue parse_option_assignment(std::string_view text, const SourceLocation&
   return o;
 }
 
+std::vector<OptionValue> parse_option_assignments(const std::vector<std::string>& texts, std::string_view flag) {
+  std::vector<OptionValue> out;
+  for (const auto& t : texts) {
+    OptionValue o = parse_option_assignment(t, {std::string(flag) + " " + t});
+    for (const auto& before : out)
+      if (before.name == o.name)
+        throw InputError(o.where, fmt::format("'{}' is given twice ({} and {}); give it once", o.name,
+                                              before.where.file, o.where.file));
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& specs,
                          const std::vector<OptionValue>& given,
                          const std::function<std::string(const std::string& name)>& elsewhere) {

@@ -126,7 +126,7 @@ class SurrogateSearch : public IndexedSearch {
     double cost = INFINITY;  // log time
     std::size_t misses = 0;
     std::optional<std::uint64_t> start;  // a restart point not measured yet
-    std::vector<std::size_t> round;      // the parameters its sweep moves take in turn
+    std::vector<std::size_t> round{};    // the parameters its sweep moves take in turn
     std::size_t next = 0;                // the next in `round`
     std::uint64_t moves = 0;             // moves proposed, for the share `sweep`
   };

@@ -220,6 +220,21 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
     EXPECT_TRUE(contains(r.output, "expected")) << r.output;
   }
 
+  // Given twice, empty, or unknown to the command: said, not a silent choice.
+  write_file(dir / "notes.txt", "no parameters here\n");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"tune", spec, "--strategy", "genetic", "--option", "population=5", "--option", "population=6"},
+       "'population' is given twice (--option population=5 and --option population=6)"},
+      {{"tune", spec, "--strategy", ""}, "unknown strategy ''"},
+      {{"space", spec, "-s", "Q=1"}, "--size Q=1: the spec uses no size named 'Q'"},
+      {{"space", (dir / "notes.txt").string()}, "no tunable parameter here"},
+  };
+  for (const auto& [args, message] : refused) {
+    r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, message)) << message << "\n" << r.output;
+  }
+
   // An output folder that is a file: the flag, not a filesystem exception.
   write_file(dir / "afile", "x\n");
   r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "afile").string()});

@@ -1,5 +1,6 @@
 #include "flags.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tunekit/error.hpp"
+#include "tunekit/names.hpp"
 #include "tunekit/measure.hpp"
 
 namespace tunekit::cli {
@@ -66,6 +68,46 @@ void check_numbers(CLI::App& app) {
         });
       }
     }
+}
+
+// The names a size may give a value: those of the spec's sizes, and the free
+// names of its expressions (arguments, launch, constraints) and of an
+// application's commands, less its parameters. A size named otherwise
+// changes nothing that runs, so the same work would be tuned twice.
+std::set<std::string> size_names_used(const Spec& spec) {
+  std::set<std::string> names;
+  for (const auto& size : spec.sizes)
+    for (const auto& [k, v] : size) names.insert(k);
+  for (const Expression* e : trial_expressions(spec)) names.insert(e->variables().begin(), e->variables().end());
+  if (const auto& app = spec.application)
+    for (const auto* argv : {&app->build, &app->run})
+      for (const auto& word : *argv) {
+        try {
+          for (auto& n : placeholder_names(word)) names.insert(std::move(n));
+        } catch (const InputError&) {  // the loader has checked them
+        }
+      }
+  for (const auto& p : spec.parameters) names.erase(p.name);
+  return names;
+}
+
+// A size given on the command line: a name the spec uses, and a number
+// (a malformed axis such as 'M=[1,2' would otherwise be the string "[1,2").
+void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
+                     const std::string& name, const std::vector<Value>& values) {
+  if (std::any_of(spec.parameters.begin(), spec.parameters.end(), [&](const Parameter& p) { return p.name == name; }))
+    throw InputError({flag}, "'" + name +
+                                 "' is a parameter of the spec, not a size; a run's parameters are narrowed "
+                                 "with --where");
+  if (!known.count(name)) {
+    const std::vector<std::string> list(known.begin(), known.end());
+    throw InputError({flag}, "the spec uses no size named '" + name + "'" + did_you_mean(name, list) +
+                                 (list.empty() ? " (it uses no size at all)" : " (its sizes: " + either(list) + ")"));
+  }
+  for (const auto& v : values)
+    if (v.is_string())
+      throw InputError({flag}, "'" + v.str() + "' is not a number; a size is an integer or a float, e.g. " + name +
+                                   "=4096 or " + name + "=[1024,2048]");
 }
 
 }  // namespace tunekit::cli

@@ -2,10 +2,13 @@
 // What the subcommands share about their flags: the checks that make a bad
 // value bad input at its flag (exit 1), not a crash or a silent default.
 #include <cstdint>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "tunekit/spec.hpp"
 #include "tunekit/units.hpp"
 
 namespace tunekit::cli {
@@ -16,6 +19,16 @@ Seconds duration_flag(const std::string& flag, const std::string& text, bool pos
 
 // A whole-number flag's lower bound, with a message that says so.
 CLI::Validator at_least(std::uint64_t min);
+
+// The names a size flag (-s, -a) may give a value: the spec's sizes and
+// the free names of its expressions and of an application's commands, less
+// its parameters.
+std::set<std::string> size_names_used(const Spec& spec);
+
+// A size given on the command line (`flag`, as typed): a name of `known`,
+// not a parameter, and numbers; else InputError naming the flag.
+void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
+                     const std::string& name, const std::vector<Value>& values);
 
 // Gives every whole-number and real-number flag of every subcommand of
 // `app` a check that runs before CLI11 converts the value.

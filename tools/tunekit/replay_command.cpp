@@ -127,7 +127,7 @@ int run_replay(const ReplayArgs& a) {
 
   ReplaySettings settings;
   settings.strategy = a.strategy;
-  for (const auto& o : a.options) settings.options.push_back(parse_option_assignment(o, {"--option " + o}));
+  settings.options = parse_option_assignments(a.options, "--option");
   if (a.max_evals) {
     if (*a.max_evals < 1 || static_cast<std::uint64_t>(*a.max_evals) > n)
       throw InputError(

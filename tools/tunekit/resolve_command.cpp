@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "flags.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
 #include "tunekit/evaluator.hpp"
@@ -100,12 +101,7 @@ bool is_parameter(const Spec& spec, std::string_view name) {
 // name that is neither a size the spec declares or reads, nor a machine
 // property, is a typo until proven otherwise.
 Bindings choose_size(const Spec& spec, const ResolveArgs& a, const Bindings& machine) {
-  std::set<std::string> known;
-  for (const auto& s : spec.sizes)
-    for (const auto& [k, v] : s) known.insert(k);
-  for (const Expression* e : trial_expressions(spec))
-    for (const auto& n : e->variables())
-      if (!is_parameter(spec, n)) known.insert(n);
+  std::set<std::string> known = size_names_used(spec);
   for (const auto& [k, v] : machine) known.insert(k);
 
   Bindings size = spec.sizes.empty() ? Bindings{} : spec.sizes.front();

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "flags.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
@@ -50,16 +51,24 @@ std::string csv_field(const std::string& s) {
 SpaceDefinition load(const SpaceArgs& a) {
   SpaceDefinition def;
   std::string language;
+  std::optional<Spec> spec;
   if (is_spec_file(a.file)) {
     def = load_space_definition(a.file);
-    if (def.format == "spec") language = load_spec(a.file).kernel.language;
+    if (def.format == "spec") {
+      spec = load_spec(a.file);
+      language = spec->kernel.language;
+    }
   } else {
-    Spec spec = spec_from_source(a.file);
-    def.name = spec.name;
+    const Spec source = spec_from_source(a.file);
+    if (source.parameters.empty())
+      throw InputError(SourceLocation{a.file, 0, 0},
+                       "no tunable parameter here: expected a spec (.yaml, .yml, .json), a Kernel Tuner T1 or "
+                       "space JSON file, or a source with `// tunable` lines or %RANGE% annotations");
+    def.name = source.name;
     def.format = "source";
-    def.parameters = spec.parameters;
-    def.constraints = spec.constraints;
-    language = spec.kernel.language;
+    def.parameters = source.parameters;
+    def.constraints = source.constraints;
+    language = source.kernel.language;
   }
   // The machine's properties: from --properties (a GPU's, say, on a machine
   // without one), else from this machine's backend for the spec's language.
@@ -79,8 +88,10 @@ SpaceDefinition load(const SpaceArgs& a) {
   }
   for (const auto& [k, v] : def.constants) constants[k] = v;
   def.constants = std::move(constants);
+  const std::set<std::string> known = spec ? size_names_used(*spec) : std::set<std::string>{};
   for (const auto& s : a.sizes) {
     auto [name, value] = parse_assignment(s);
+    if (spec) check_size_flag(*spec, known, "--size " + s, name, {value});
     def.constants[name] = value;
   }
   for (const auto& w : a.where) def.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));

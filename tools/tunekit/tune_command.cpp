@@ -38,7 +38,7 @@ struct TuneArgs {
   std::vector<std::string> sizes;
   std::vector<std::string> axes;
   std::vector<std::string> where;  // constraints for this run, on top of the spec's
-  std::string strategy;
+  std::optional<std::string> strategy;
   std::vector<std::string> options;  // the strategy's, NAME=VALUE
   std::vector<std::string> outputs;  // writer names; empty: the writers' defaults
   std::optional<std::int64_t> max_evals;
@@ -135,46 +135,6 @@ ArgumentSpec parse_arg_option(const std::string& text) {
   return a;
 }
 
-// The names a size may give a value: those of the spec's sizes, and the free
-// names of its expressions (arguments, launch, constraints) and of an
-// application's commands, less its parameters. A size named otherwise
-// changes nothing that runs, so the same work would be tuned twice.
-std::set<std::string> size_names_used(const Spec& spec) {
-  std::set<std::string> names;
-  for (const auto& size : spec.sizes)
-    for (const auto& [k, v] : size) names.insert(k);
-  for (const Expression* e : trial_expressions(spec)) names.insert(e->variables().begin(), e->variables().end());
-  if (const auto& app = spec.application)
-    for (const auto* argv : {&app->build, &app->run})
-      for (const auto& word : *argv) {
-        try {
-          for (auto& n : placeholder_names(word)) names.insert(std::move(n));
-        } catch (const InputError&) {  // the loader has checked them
-        }
-      }
-  for (const auto& p : spec.parameters) names.erase(p.name);
-  return names;
-}
-
-// A size given on the command line: a name the spec uses, and a number
-// (a malformed axis such as 'M=[1,2' would otherwise be the string "[1,2").
-void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
-                     const std::string& name, const std::vector<Value>& values) {
-  if (std::any_of(spec.parameters.begin(), spec.parameters.end(), [&](const Parameter& p) { return p.name == name; }))
-    throw InputError({flag}, "'" + name +
-                                 "' is a parameter of the spec, not a size; a run's parameters are narrowed "
-                                 "with --where");
-  if (!known.count(name)) {
-    const std::vector<std::string> list(known.begin(), known.end());
-    throw InputError({flag}, "the spec uses no size named '" + name + "'" + did_you_mean(name, list) +
-                                 (list.empty() ? " (it uses no size at all)" : " (its sizes: " + either(list) + ")"));
-  }
-  for (const auto& v : values)
-    if (v.is_string())
-      throw InputError({flag}, "'" + v.str() + "' is not a number; a size is an integer or a float, e.g. " + name +
-                                   "=4096 or " + name + "=[1024,2048]");
-}
-
 // No output may replace the results store, the spec or a source: an export
 // pointed at the store by mistake would destroy a week of measurements.
 void check_output_file(const std::string& flag, const fs::path& file,
@@ -236,14 +196,14 @@ Spec build_spec(const TuneArgs& t) {
   // A narrower search for this run only: the results stay the spec's, since a
   // constraint decides which configs run, not what a config measures.
   for (const auto& w : t.where) spec.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
-  if (!t.strategy.empty()) {
-    const StrategyInfo& info = strategies().get(t.strategy, {"--strategy"});
+  if (t.strategy) {
+    const StrategyInfo& info = strategies().get(*t.strategy, {"--strategy"});
     // The spec's options are for the spec's strategy.
     if (info.name != spec.search.strategy) spec.search.options.clear();
     spec.search.strategy = info.name;
     spec.search.strategy_where = {"--strategy"};
   }
-  for (const auto& o : t.options) spec.search.options.push_back(parse_option_assignment(o, {"--option " + o}));
+  for (auto& o : parse_option_assignments(t.options, "--option")) spec.search.options.push_back(std::move(o));
   (void)Options::resolve("strategy '" + spec.search.strategy + "'", strategies().get(spec.search.strategy).options,
                          spec.search.options);
   if (t.max_evals) {
