@@ -228,8 +228,9 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
                                                   const Bindings& machine_properties);
 
 // Every expression of `spec` whose names take values at a trial: the
-// constraints, the launch geometry (grid, block, cluster, shared memory) and
-// the arguments' sizes, values and tensor maps.
+// constraints, the kernel's and the reference's launch geometry (grid,
+// block, cluster, shared memory) and the arguments' sizes, values, shapes
+// and tensor maps.
 std::vector<const Expression*> trial_expressions(const Spec& spec);
 
 // Throws InputError, located at the expression, for the first name in

@@ -12,13 +12,15 @@ namespace tunekit {
 std::vector<const Expression*> trial_expressions(const Spec& spec) {
   std::vector<const Expression*> out;
   for (const auto& c : spec.constraints) out.push_back(&c);
-  const LaunchSpec& l = spec.kernel.launch;
-  for (const auto* list : {&l.grid, &l.block, &l.cluster})
-    for (const auto& e : *list) out.push_back(&e);
-  if (l.shared_memory) out.push_back(&*l.shared_memory);
+  for (const LaunchSpec* l : {&spec.kernel.launch, &spec.reference.launch}) {
+    for (const auto* list : {&l->grid, &l->block, &l->cluster})
+      for (const auto& e : *list) out.push_back(&e);
+    if (l->shared_memory) out.push_back(&*l->shared_memory);
+  }
   for (const auto& a : spec.arguments) {
     if (a.size) out.push_back(&*a.size);
     if (a.value) out.push_back(&*a.value);
+    for (const auto& e : a.shape) out.push_back(&e);
     if (a.tensor_map) {
       for (const auto& e : a.tensor_map->dims) out.push_back(&e);
       for (const auto& e : a.tensor_map->box) out.push_back(&e);

@@ -12,6 +12,7 @@
 #include "tunekit/error.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
 using namespace tunekit;
@@ -73,6 +74,31 @@ TEST_F(FakeTriton, CrashHangAndStickyErrorCostOneTrialEach) {
   // the configs after each fault ran in a fresh worker
   EXPECT_EQ(status.at("{BLOCK: 64, MODE: 0, num_warps: 4}"), Status::ok);
   EXPECT_EQ(status.at("{BLOCK: 32, MODE: 0, num_warps: 4}"), Status::ok);
+}
+
+// A typo in an argument's shape is the spec's error, at its line, before
+// any trial: not a launch error stored against every config.
+TEST_F(FakeTriton, AnUnknownNameInAShapeIsLocatedBeforeAnyTrial) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  fs::copy_file(kData / "fake_kernel.py", dir / "fake_kernel.py");
+  std::string text = tunekit::testing::read_file(kData / "fake.yaml");
+  const auto at = text.find("shape: [n], role: out");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 10, "shape: [nn]");
+  tunekit::testing::write_file(dir / "fake.yaml", text);
+  const Spec spec = load_spec(dir / "fake.yaml");
+  try {
+    check_expression_names(spec, {{"n", Value(4096)}, {"shared_memory_per_block_optin", Value(232448)}});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 11) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown name 'nn' in '(nn)'; did you mean 'n'?"), std::string::npos)
+        << e.what();
+  }
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  EXPECT_THROW(tune(spec, opt), InputError);
+  EXPECT_FALSE(fs::exists(dir / "out" / "tunekit.db") && !Store(dir / "out" / "tunekit.db").all().empty());
 }
 
 TEST_F(FakeTriton, AParameterTheKernelDoesNotDeclareIsLocated) {
