@@ -47,8 +47,13 @@ std::string csv_field(const std::string& s) {
 
 // The parameters, constraints and constants of FILE: a T1 or neutral JSON
 // space, a spec (with the machine's properties and its first size set), or
-// an annotated source.
-SpaceDefinition load(const SpaceArgs& a) {
+// an annotated source; and the spec, loaded once.
+struct Loaded {
+  SpaceDefinition def;
+  std::optional<Spec> spec;  // FILE's, when it is a spec
+};
+
+Loaded load(const SpaceArgs& a) {
   SpaceDefinition def;
   std::string language;
   std::optional<Spec> spec;
@@ -95,7 +100,7 @@ SpaceDefinition load(const SpaceArgs& a) {
     def.constants[name] = value;
   }
   for (const auto& w : a.where) def.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
-  return def;
+  return {std::move(def), std::move(spec)};
 }
 
 // Peak resident memory of this process, bytes.
@@ -106,12 +111,8 @@ std::size_t peak_rss() {
 }
 
 int run_space(const SpaceArgs& a) {
-  SpaceDefinition def = load(a);
-  std::optional<Spec> spec;
-  if (def.format == "spec") {
-    spec = load_spec(a.file);
-    check_expression_names(*spec, def.constants);
-  }
+  auto [def, spec] = load(a);
+  if (spec) check_expression_names(*spec, def.constants);
   const auto t0 = std::chrono::steady_clock::now();
   Space space(def.parameters, def.constraints, def.constants);
   const bool indexed = space.build();

@@ -204,8 +204,7 @@ Spec build_spec(const TuneArgs& t) {
     spec.search.strategy_where = {"--strategy"};
   }
   for (auto& o : parse_option_assignments(t.options, "--option")) spec.search.options.push_back(std::move(o));
-  (void)Options::resolve("strategy '" + spec.search.strategy + "'", strategies().get(spec.search.strategy).options,
-                         spec.search.options);
+  (void)strategy_options(strategies().get(spec.search.strategy), spec.search.options);
   if (t.max_evals) {
     if (*t.max_evals < 1)
       throw InputError({"--max-evals"}, fmt::format("{} is not a number of trials; give 1 or more (leave the flag out "
