@@ -6,7 +6,7 @@
 # The sizes are replayed (tunekit tune --replay) from a database of
 # exhaustive tunes of examples/matmul at seven square sizes, 256 to 768, on a CPU
 # (small enough that --record takes minutes on two cores),
-# bench/search/data/matmul_sizes.db (--record makes a new one on this
+# bench/search/data/matmul_sizes.db, kept gzipped (--record makes a new one on this
 # machine). Each seed runs the multi-size tune twice, with the default
 # search.transfer and with --no-transfer, under auto with a budget of
 # --budget evaluations per size (a quarter to a third of a size's space);
@@ -61,7 +61,9 @@ if [ "$record" = 1 ]; then
   rm -f "$db" "$db-wal" "$db-shm"
   "$tunekit" tune "$spec" --strategy exhaustive --no-transfer --db "$db" -o "$out/record" --no-progress --output console >"$out/record.log"
 fi
-[ -f "$db" ] || die "no recording at $db (run with --record)"
+# The repository keeps the recording gzipped (git ignores *.db).
+if [ ! -f "$db" ] && [ -f "$db.gz" ]; then gunzip -c "$db.gz" >"$db" || die "cannot unpack $db.gz"; fi
+[ -f "$db" ] || die "no recording at $db or $db.gz (run with --record)"
 
 rows="$out/runs.jsonl"
 : >"$rows"
