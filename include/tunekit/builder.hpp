@@ -43,8 +43,11 @@ BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, 
 // `entry` with each {NAME} replaced by the config's value of NAME. Throws
 // InputError for a name that is not in the config.
 std::string resolve_entry(const std::string& entry, const Config& config);
-// The reference function's build (ReferenceSpec::Kind::function).
-BuildInput make_reference_input(const Spec& spec);
+// The reference function's build (ReferenceSpec::Kind::function). A
+// reference in the kernel's own source is built with `values` injected as a
+// variant's would be (a valid config: the tuner's baseline), else with the
+// spec's default config.
+BuildInput make_reference_input(const Spec& spec, const Config* values = nullptr);
 
 struct Artifact {
   std::filesystem::path path;  // shared object, cubin, ...

@@ -84,12 +84,17 @@ inline constexpr const char* kCheckedSizeRule =
     "does (then the nearest, which <kernel>_allowed() reports as not allowed)";
 
 struct HeaderOptions {
-  std::string name_space = "tunekit_policy";
+  std::string name_space = "tunekit_policy";  // C++ identifiers joined by "::"
 };
+
+// Why `name` cannot be the header's namespace (it must be C++ identifiers
+// joined by "::", none of them a keyword); nullopt when it can.
+std::optional<std::string> namespace_problem(std::string_view name);
 
 // A C++17 header: `<kernel>_config`, `<kernel>_select(sizes...)`, and the
 // tables behind it. Names from users become valid identifiers; string
-// values are escaped. Pinned parameters are recomputed for untuned sizes;
+// values are escaped. Throws std::invalid_argument for a namespace that
+// namespace_problem() refuses. Pinned parameters are recomputed for untuned sizes;
 // with checks, `<kernel>_allowed(config, sizes...)` evaluates them.
 std::string emit_header(const Policy& policy, const HeaderOptions& options = {});
 std::string emit_json(const Policy& policy);

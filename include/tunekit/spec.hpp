@@ -105,6 +105,9 @@ struct KernelSpec {
   // CUDA: "nvrtc" (default, in-process) or "nvcc".
   std::string compiler;
   std::vector<std::string> flags{"-O3", "-march=native"};  // device languages default to none
+  // Where the compiler and the flags were given (a spec line, or a flag such
+  // as --compiler); empty for the defaults. A build that fails names them.
+  SourceLocation compiler_where, flags_where;
   Injection injection = Injection::automatic;
   std::string arch;  // CUDA: e.g. "sm_90a"; empty: the device's own
   LaunchSpec launch;

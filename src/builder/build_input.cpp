@@ -89,7 +89,7 @@ BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, 
   return in;
 }
 
-BuildInput make_reference_input(const Spec& spec) {
+BuildInput make_reference_input(const Spec& spec, const Config* values) {
   BuildInput in = common_input(spec);
   const auto& ref = spec.reference;
   const auto path = ref.source.empty() ? spec.kernel.source : ref.source;
@@ -108,20 +108,23 @@ BuildInput make_reference_input(const Spec& spec) {
     if (!ref.torch_expression.empty()) in.entry = ref.torch_expression;
     return in;
   }
-  // A reference function in the kernel's own source is built with the
-  // default config's values, as the kernel's variants get theirs: a source
-  // whose macros have no fallback (an OpenCL kernel reading TS, say) would
-  // not build without them. A source with tunable lines keeps its own
-  // values, and a separate reference source gets nothing injected.
+  // A reference function in the kernel's own source is built with a
+  // config's values, as the kernel's variants get theirs: a source whose
+  // macros have no fallback (an OpenCL kernel reading TS, say) would not
+  // build without them. A valid config's, when the caller has one: a default
+  // outside its lists would fail the source's own checks (static_assert) and
+  // blame the reference. A source with tunable lines keeps its own values,
+  // and a separate reference source gets nothing injected.
   const bool own_source = ref.source.empty() || ref.source == spec.kernel.source;
-  if (own_source && spec.default_config) {
+  if (!values && spec.default_config) values = &*spec.default_config;
+  if (own_source && values) {
     switch (resolve_injection(spec.kernel.injection, in.source, in.source_name)) {
       case Injection::range_defines:
-        in.source = prepend_defines(in.source, *spec.default_config, in.source_name);
+        in.source = prepend_defines(in.source, *values, in.source_name);
         break;
       case Injection::defines:
       case Injection::automatic:
-        for (const auto& [name, value] : *spec.default_config) in.defines.push_back(name + "=" + value.str());
+        for (const auto& [name, value] : *values) in.defines.push_back(name + "=" + value.str());
         break;
       case Injection::tunable_lines:
         break;

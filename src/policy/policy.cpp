@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <set>
 #include <stdexcept>
 
@@ -95,6 +96,29 @@ bool integer_column(const std::vector<PolicyEntry>& entries, const std::string& 
 }
 
 }  // namespace
+
+std::optional<std::string> namespace_problem(std::string_view name) {
+  const std::string expected = "expected C++ identifiers joined by '::', such as myproject::tuned";
+  if (name.empty()) return "an empty namespace; " + expected;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = std::min(name.find("::", start), name.size());
+    const std::string_view part = name.substr(start, end - start);
+    if (part.empty()) return fmt::format("'{}' has an empty part; {}", name, expected);
+    const bool identifier =
+        !std::isdigit(static_cast<unsigned char>(part.front())) &&
+        std::all_of(part.begin(), part.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!identifier) return fmt::format("'{}' is not an identifier; {}", part, expected);
+    if (part.find("__") != std::string_view::npos || (part.size() > 1 && part[0] == '_' && std::isupper(static_cast<unsigned char>(part[1]))))
+      return fmt::format("'{}' is reserved for the implementation (a double underscore, or an underscore and a "
+                         "capital); {}",
+                         part, expected);
+    if (std::find(kKeywords.begin(), kKeywords.end(), part) != kKeywords.end())
+      return fmt::format("'{}' is a C++ keyword or a name the header uses; {}", part, expected);
+    if (end == name.size()) return std::nullopt;
+    start = end + 2;
+  }
+}
 
 std::string cpp_identifier(std::string_view text) {
   std::string out;
@@ -336,7 +360,8 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
          "):\n// an untuned size gets it computed from its own size.\n";
   }
   h += "#pragma once\n#include <cstddef>\n#include <cstdint>\n\n";
-  h += "namespace " + cpp_identifier(options.name_space) + " {\n\n";
+  if (auto why = namespace_problem(options.name_space)) throw std::invalid_argument("namespace " + *why);
+  h += "namespace " + options.name_space + " {\n\n";
   h += "struct " + k + "_config {\n";
   for (std::size_t i = 0; i < param_ids.size(); ++i)
     h += fmt::format("  {} {};\n", c_type(param_kinds[i]), param_ids[i]);
@@ -429,7 +454,7 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
         "  return {0}_select({1});\n}}\n\n",
         k, fmt::join(fields, ", "));
   }
-  h += "}  // namespace " + cpp_identifier(options.name_space) + "\n";
+  h += "}  // namespace " + options.name_space + "\n";
   return h;
 }
 

@@ -59,8 +59,12 @@ KernelSpec Loader::kernel(const Item& it) const {
     } else {
       k.compiler = string_of(*v, "a compiler command");
     }
+    k.compiler_where = content_loc(*v);
   }
-  if (auto v = get(m, "flags")) k.flags = strings_of(*v);
+  if (auto v = get(m, "flags")) {
+    k.flags = strings_of(*v);
+    k.flags_where = content_loc(*v);
+  }
   if (auto v = get(m, "arch")) k.arch = string_of(*v, "an architecture such as sm_90a");
   if (auto v = get(m, "grid")) k.launch.grid = expressions_of(*v, 1, 3);
   if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);

@@ -2,6 +2,7 @@
 // and the spec build them from.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -103,6 +104,13 @@ Parameter parse_axis(std::string_view text) {
         throw InputError(where, "[pow2] takes exponents from 0 to 62, got " + v.repr());
       v = Value(std::int64_t{1} << v.as_int());
     }
+  // A value listed twice would tune the same size twice, or (as a size grid
+  // dedupes) once with no word said; the spec's lists refuse it too.
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < p.values.size(); ++i)
+    if (auto [at, fresh] = seen.try_emplace(p.values[i].repr(), i); !fresh)
+      throw InputError(where, fmt::format("duplicate value {} in '{}' (also at index {})", p.values[i].repr(), name,
+                                          at->second));
   return p;
 }
 

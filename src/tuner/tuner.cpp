@@ -154,20 +154,13 @@ class Run {
     builder_ = backend_->make_builder();
     evaluator_ = backend_->make_evaluator();
 
-    if (spec_.reference.kind == ReferenceSpec::Kind::function) {
-      BuildResult r = builder_->build(make_reference_input(spec_));
-      if (r.status != Status::ok)
-        throw InputError({spec_.file.string()},
-                         fmt::format("the reference function '{}' does not build:\n{}", spec_.reference.entry, r.log));
-      reference_function_ = r.artifact;
-    }
-
     providers_ = seed_providers(spec_);
     for (const auto& p : providers_) report_.seeded_by.emplace_back(p->origin());
     if (!options_.fresh) remember_stored_sizes();
     std::vector<SizePlan> plans;
     for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
     check_entry(plans);
+    if (spec_.reference.kind == ReferenceSpec::Kind::function) build_reference_function(plans);
     for (const auto& p : plans) total_ += p.planned;
 
     for (auto& p : plans) {
@@ -252,6 +245,51 @@ class Run {
     }
     if (spec_.search.max_evaluations) p.planned = std::min(p.planned, *spec_.search.max_evaluations);
     return p;
+  }
+
+  // Built with the first size's baseline injected (a valid config; the
+  // spec's default when it is one). A failure is the input's: the reference's
+  // source, or the compiler or flags the user gave, which the message names.
+  void build_reference_function(const std::vector<SizePlan>& plans) {
+    const Config* values = nullptr;
+    for (const auto& p : plans)
+      if (p.baseline) {
+        values = &*p.baseline;
+        break;
+      }
+    BuildResult r = builder_->build(make_reference_input(spec_, values));
+    if (r.status == Status::ok) {
+      reference_function_ = r.artifact;
+      return;
+    }
+    blame_given_compiler(r, fmt::format("the reference function '{}'", spec_.reference.entry));
+    throw InputError({spec_.file.string()}, fmt::format("the reference function '{}' does not build{}:\n{}",
+                                                        spec_.reference.entry, given_build_settings(), r.log));
+  }
+
+  // A compiler the user named that cannot run here (not installed, say) is
+  // their input's error, located where they named it, not a failure of the
+  // first build (`what`) or of every config after it.
+  void blame_given_compiler(const BuildResult& r, const std::string& what) const {
+    const KernelSpec& k = spec_.kernel;
+    if (r.fault == Fault::environment && !k.compiler_where.file.empty())
+      throw InputError(k.compiler_where,
+                       fmt::format("the compiler '{}' cannot build here ({} was the first build):\n{}", k.compiler, what,
+                                   clip(r.log, 2000)));
+  }
+
+  // " (with the flags '-O2 -x' of --flags)": the compiler and flags given
+  // on the command line, for a failed build's message (the spec's are in
+  // the file the message names); empty when there are none.
+  std::string given_build_settings() const {
+    const KernelSpec& k = spec_.kernel;
+    const auto flag = [](const SourceLocation& where) { return !where.file.empty() && where.line == 0; };
+    std::vector<std::string> given;
+    if (flag(k.compiler_where))
+      given.push_back(fmt::format("the compiler '{}' of {}", k.compiler, k.compiler_where.str()));
+    if (flag(k.flags_where))
+      given.push_back(fmt::format("the flags '{}' of {}", fmt::join(k.flags, " "), k.flags_where.str()));
+    return given.empty() ? "" : fmt::format(" (with {})", fmt::join(given, " and "));
   }
 
   // A search over the space proposes every valid config, a seed among them;
@@ -427,9 +465,12 @@ class Run {
       input.size = p.size;
       BuildResult r = builder_->build(input);
       if (r.status != Status::ok) {
+        blame_given_compiler(r, "the reference config " + p.baseline->str());
         // Nothing at this size can be verified; the other sizes go on.
-        sr.error = fmt::format("the default config {} is the reference, but it does not build:\n{}", p.baseline->str(),
-                               clip(r.log, 2000));
+        sr.error = fmt::format("the {} config {} is the reference, but it {}{}:\n{}",
+                               p.baseline_is_spec_default ? "default" : "baseline", p.baseline->str(),
+                               r.fault == Fault::environment ? "cannot be built here" : "does not build",
+                               given_build_settings(), clip(r.log, 2000));
         report_.warnings.push_back(fmt::format("size {}: {}", size_key(p.size), sr.error));
         return sr;
       }

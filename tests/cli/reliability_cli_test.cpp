@@ -286,6 +286,85 @@ TEST(ReliabilityCli, SizeFlagsAreCheckedAtTheFlag) {
   }
 }
 
+// A compiler or flags given on the command line that cannot build are
+// named as such, not as the reference's failure; a value or an argument
+// given twice is refused, not deduplicated; a namespace that is no C++ name
+// is refused, not rewritten; a --seed filter that matches nothing is named.
+TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  const std::string out = (dir / "out").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string said;
+    int exit_code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"tune", spec, "--compiler", "tunekit-no-such-cc"},
+            "--compiler: the compiler 'tunekit-no-such-cc' cannot build here",
+            1},
+           {{"tune", spec, "--flags=-ftunekit-no-such-flag"}, "(with the flags '-ftunekit-no-such-flag' of --flags)", 3},
+           {{"tune", spec, "-a", "N=[8,16,8]"}, "-a N=[8,16,8]: duplicate value 8 in 'N' (also at index 0)", 1},
+           {{"tune", (dir / "k.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",
+             "y:f32:N:0:out", "--arg", "x:f32:N"},
+            "--arg x:f32:N: argument 'x' is given twice",
+            1},
+       }) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--no-progress", "-o", out});
+    const auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.output;
+    EXPECT_TRUE(contains(r.output, c.said)) << c.said << "\n" << r.output;
+  }
+
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  const std::string db = out + "/tunekit.db";
+  auto r = tunekit_cli({"emit", spec, "--db", db, "-o", out, "--namespace", "my ns"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--namespace: 'my ns' is not an identifier")) << r.output;
+  r = tunekit_cli({"emit", spec, "--db", db, "-o", out, "--namespace", "lab::tuned"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(tunekit::testing::read_file(out + "/k_policy.hpp"), "namespace lab::tuned {"));
+  r = tunekit_cli({"select", spec, "--db", db, "--seed", "7"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--seed: the database " + db + " has no trials of this spec with --seed 7; it has "
+                                 "the spec's own (leave out --seed 7)"))
+      << r.output;
+  r = tunekit_cli({"report", "--db", db, "--seed", "7"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--seed: picks the trials of a spec tuned with that setting: give the SPEC too"))
+      << r.output;
+}
+
+// A default outside its lists is warned about and the first valid config is
+// the baseline; a reference function in the kernel's source is built with
+// that config's values, not with the default's, which the source's own
+// checks refuse.
+TEST(ReliabilityCli, ADefaultOutsideItsListsDoesNotBreakTheReferenceBuild) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "static_assert(KIND != 5, \"KIND 5 is not a kind\");\n"
+             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n"
+             "extern \"C\" void g(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i] + x[i]; }\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f, flags: [-O0]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 64}
+parameters: {KIND: [0, 1]}
+default: {KIND: 5}
+reference: {entry: g}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s, early_stop: off}
+)");
+  const auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "the default {KIND: 5} is outside its lists")) << r.output;
+  EXPECT_FALSE(contains(r.output, "does not build")) << r.output;
+  EXPECT_TRUE(contains(r.output, "2 trials: 2 ok")) << r.output;
+}
+
 // Item 16: an axis grid too large to hold is refused before it is built.
 TEST(ReliabilityCli, AHugeAxisGridIsRefused) {
   const auto dir = fresh_dir();

@@ -58,6 +58,18 @@ TEST(Identifiers, AreValidAndDistinctFromKeywords) {
   EXPECT_EQ(cpp_string_literal("a\"b\\c\n\x01?"), "\"a\\\"b\\\\c\\n\\001\\?\"");
 }
 
+// The namespace is written as given or refused: a silent rewrite would
+// leave the user's `using namespace` pointing at nothing.
+TEST(PolicyHeader, ANamespaceIsTakenAsGivenOrRefused) {
+  for (const char* good : {"tunekit_policy", "my::ns", "a1::_b::c_"}) EXPECT_EQ(namespace_problem(good), std::nullopt) << good;
+  for (const char* bad : {"", "my ns", "a::", "::a", "a:::b", "1abc", "class", "a::std", "a__b", "_Reserved"})
+    EXPECT_NE(namespace_problem(bad), std::nullopt) << bad;
+  EXPECT_EQ(namespace_problem("x::int"), "'int' is a C++ keyword or a name the header uses; expected C++ identifiers "
+                                         "joined by '::', such as myproject::tuned");
+  Policy p = make_policy("matmul-v2", trials(), Selection::per_size, std::nullopt);
+  EXPECT_THROW((void)emit_header(p, {"my ns"}), std::invalid_argument);
+}
+
 TEST(PolicyHeader, ReturnsTunedConfigsExactlyAndNearestOtherwise) {
   const auto dir = tunekit::testing::fresh_dir();
   Policy p = make_policy("matmul-v2", trials(), Selection::per_size, std::nullopt);
@@ -66,7 +78,7 @@ TEST(PolicyHeader, ReturnsTunedConfigsExactlyAndNearestOtherwise) {
   // Tuned sizes: exact. Untuned: M=8,N=900 is nearest (in log space) to
   // 16x1024; M=300,N=200 to 256x256; M=2048,N=8192 to 4096x4096.
   const std::string out = compile_and_run(dir, header, R"(
-  using namespace my_u_ns;
+  using namespace my::ns;
   constexpr auto a = matmul_v2_select(16, 1024);
   static_assert(a.BM == 16, "constexpr");
   const auto b = matmul_v2_select(4096, 4096);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tunekit/backend.hpp"
 #include "tunekit/html_report.hpp"
@@ -81,16 +82,31 @@ Loaded load(const PolicyArgs& a) {
   Loaded l;
   l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
+  const std::string declared_hash = spec_hash(l.spec);
   if (a.seed) l.spec.search.seed = *a.seed;
   if (!a.cache.empty()) l.spec.measure.cache = *cache_mode_from_string(a.cache);
   const fs::path db = !a.db.empty()               ? fs::path(a.db)
                       : !l.spec.output.db.empty() ? l.spec.output.db
                                                   : fs::path(a.out_dir) / "tunekit.db";
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
-  l.trials = Store(db, Store::Access::read_only).trials(spec_hash(l.spec));
-  if (l.trials.empty())
-    throw InputError({a.spec},
-                     "the database " + db.string() + " has no trials of this spec (as it is now); tune it first");
+  Store store(db, Store::Access::read_only);
+  l.trials = store.trials(spec_hash(l.spec));
+  if (l.trials.empty()) {
+    // Name the filters that found nothing, and whether the spec's own
+    // settings would have.
+    std::vector<std::string> given;
+    if (a.seed) given.push_back(fmt::format("--seed {}", *a.seed));
+    if (!a.cache.empty()) given.push_back("--cache " + a.cache);
+    if (given.empty())
+      throw InputError({a.spec},
+                       "the database " + db.string() + " has no trials of this spec (as it is now); tune it first");
+    const std::string flags = fmt::format("{}", fmt::join(given, " and "));
+    throw InputError({given.front().substr(0, given.front().find(' '))},
+                     fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
+                                 store.trials(declared_hash).empty()
+                                     ? "give the input seed and cache mode the tune ran with, or tune it first"
+                                     : "it has the spec's own (leave out " + flags + ")"));
+  }
   return l;
 }
 
@@ -148,6 +164,7 @@ int run_select(const PolicyArgs& a) {
 }
 
 int run_emit(const PolicyArgs& a) {
+  if (auto why = namespace_problem(a.name_space)) throw InputError({"--namespace"}, *why);
   Loaded l = load(a);
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100,
                          goal_of(l.spec));
@@ -216,6 +233,9 @@ int run_report(const PolicyArgs& a) {
   if (!a.spec.empty()) {
     l = load(a);
   } else {  // everything the database holds, whatever spec it came from
+    if (a.seed || !a.cache.empty())
+      throw InputError({a.seed ? "--seed" : "--cache"},
+                       "picks the trials of a spec tuned with that setting: give the SPEC too");
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
     l.trials = Store(db, Store::Access::read_only).all();
@@ -255,7 +275,7 @@ SubCommand add_emit_command(CLI::App& app) {
   add_common(cmd, *a);
   cmd->add_option("--header", a->header, "Header to write (default: OUT_DIR/NAME_policy.hpp)");
   cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)");
-  cmd->add_option("--namespace", a->name_space, "Namespace of the generated code")->capture_default_str();
+  cmd->add_option("--namespace", a->name_space, "Namespace of the generated code: C++ identifiers joined by ::")->capture_default_str();
   cmd->add_option("--python", a->python,
                   "Python module mapping sizes to configs (select(**size)); default for Triton specs: "
                   "OUT_DIR/NAME_policy.py");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -161,7 +162,14 @@ Spec build_spec(const TuneArgs& t) {
       throw InputError({"--arg"},
                        "tuning a bare source needs its arguments: --arg NAME:TYPE:SIZE[:FILL[:ROLE]] "
                        "or --arg NAME:TYPE=VALUE, once per argument, in call order");
-    for (const auto& a : t.args) spec.arguments.push_back(parse_arg_option(a));
+    std::map<std::string, std::string> named;  // argument name -> its --arg
+    for (const auto& a : t.args) {
+      spec.arguments.push_back(parse_arg_option(a));
+      if (auto [it, fresh] = named.try_emplace(spec.arguments.back().name, a); !fresh)
+        throw InputError({"--arg " + a}, fmt::format("argument '{}' is given twice (also by --arg {}); each argument "
+                                                     "of the call takes one --arg, in call order",
+                                                     it->first, it->second));
+    }
     spec.reference.kind = ReferenceSpec::Kind::default_config;
   }
   if (!t.reference.empty()) {
@@ -223,8 +231,29 @@ Spec build_spec(const TuneArgs& t) {
   if (!t.csv.empty()) spec.output.files["csv"] = t.csv;
   if (!t.json.empty()) spec.output.files["json"] = t.json;
   if (!t.html.empty()) spec.output.files["html"] = t.html;
-  if (!t.compiler.empty()) spec.kernel.compiler = t.compiler;
-  if (!t.flags.empty()) spec.kernel.flags = split_words(t.flags);
+  if (!t.compiler.empty() || !t.flags.empty()) {
+    // Held to what the spec's kernel.compiler and kernel.flags may be, and
+    // remembered as the flags' own: a build that fails names them.
+    const KernelTraits& traits = backend_for_language(spec.kernel.language).kernel;
+    const std::string flag = t.compiler.empty() ? "--flags" : "--compiler";
+    if (traits.application)
+      throw InputError({flag}, fmt::format("does not apply to a {} kernel: its build and run commands are given in "
+                                           "the spec's 'application'",
+                                           spec.kernel.language));
+    if (!t.compiler.empty()) {
+      const auto& known = traits.compilers;
+      if (!known.empty() && std::find(known.begin(), known.end(), t.compiler) == known.end())
+        throw InputError({"--compiler"}, fmt::format("'{}' is not a compiler of {} kernels: expected {}{}", t.compiler,
+                                                     spec.kernel.language, either(known),
+                                                     did_you_mean(t.compiler, known)));
+      spec.kernel.compiler = t.compiler;
+      spec.kernel.compiler_where = {"--compiler"};
+    }
+    if (!t.flags.empty()) {
+      spec.kernel.flags = split_words(t.flags);
+      spec.kernel.flags_where = {"--flags"};
+    }
+  }
   if (!t.timeout.empty()) spec.measure.timeout = duration_flag("--timeout", t.timeout, true);
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);
