@@ -71,7 +71,9 @@ Drive drive(const std::string& name, const ReplayTable& table, std::uint64_t see
     s->observe(c, outcome_of(table, c));
   }
   while (d.proposed.size() < limit) {
-    const auto configs = s->next(batch);
+    // Never more than the limit: a strategy may hand out short batches (a
+    // descent's new start waits for its result), so the last one is cut.
+    const auto configs = s->next(std::min(batch, limit - d.proposed.size()));
     if (configs.empty()) break;
     if (configs.size() > batch)
       d.problems.push_back("returned " + std::to_string(configs.size()) + " for a batch of " + std::to_string(batch));

@@ -64,3 +64,51 @@ TEST(List, KeepsOrderAndInvalidEntries) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].str(), "{a: 3, b: 8}");
 }
+
+namespace {
+std::size_t parameters_apart(const Config& a, const Config& b) {
+  std::size_t d = 0;
+  for (const auto& [name, value] : a) d += !(b.at(name) == value);
+  return d;
+}
+}  // namespace
+
+// `local` at a local optimum (by default) starts the next descent at a
+// random config and follows that descent's own improvements although they
+// are slower than the fastest config, so it runs to its own optimum.
+TEST(Local, ARestartedDescentFollowsItsOwnImprovements) {
+  const Space space({{"a", {0, 1, 2, 3, 4}, {}}, {"b", {0, 1, 2, 3, 4}, {}}, {"c", {0, 1, 2, 3, 4}, {}}}, {});
+  const Config origin({{"a", 0}, {"b", 0}, {"c", 0}});
+  auto took = [](double us) {
+    Outcome o;
+    o.cost = us;
+    return o;
+  };
+  for (const std::uint64_t seed : {1, 2, 3, 4, 5}) {
+    auto s = make_strategy("local", space, seed, 125);
+    s->observe(origin, took(1.0));
+    // Every neighbour of the origin is slower: it is a local optimum.
+    for (std::size_t i = 0; i < 12; ++i) {
+      auto next = s->next(1);
+      ASSERT_EQ(next.size(), 1u);
+      ASSERT_EQ(parameters_apart(origin, next.front()), 1u) << next.front().str();
+      s->observe(next.front(), took(5.0));
+    }
+    const Config start = s->next(1).at(0);
+    s->observe(start, took(3.0));
+    const Config better = s->next(1).at(0);
+    ASSERT_EQ(parameters_apart(start, better), 1u) << better.str();
+    s->observe(better, took(2.0));  // faster than the start, slower than the origin
+    // The descent moved to `better`: what follows are its neighbours, some
+    // of them two parameters from the start.
+    std::size_t two_apart = 0;
+    for (std::size_t i = 0; i < 6; ++i) {
+      auto next = s->next(1);
+      ASSERT_EQ(next.size(), 1u);
+      EXPECT_EQ(parameters_apart(better, next.front()), 1u) << next.front().str();
+      two_apart += parameters_apart(start, next.front()) == 2;
+      s->observe(next.front(), took(4.0));
+    }
+    EXPECT_GT(two_apart, 0u) << "seed " << seed;
+  }
+}
