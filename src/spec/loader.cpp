@@ -14,6 +14,11 @@ Spec Loader::load(const YAML::Node& root) {
   Item top{root, "", loc(root)};
   if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
   if (root.IsNull()) fail(top.where, "the spec is empty; expected a mapping with at least 'kernel' and 'arguments'");
+  if (root.IsMap() && root["ConfigurationSpace"])
+    fail(top.where,
+         "a Kernel Tuner T1 file (it has 'ConfigurationSpace'), not a tunekit spec: `tunekit space FILE` counts its "
+         "space and `tunekit replay CACHE --t1 FILE` replays a recorded cache over it; to tune its kernel, write a "
+         "spec (docs/spec-format.md): its TuningParameters become 'parameters' and its Conditions 'constraints'");
   Map m = map(top,
               {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "reference",
                "tolerance", "measure", "search", "output", "application", "metrics", "objective"},
