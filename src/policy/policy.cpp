@@ -105,14 +105,16 @@ std::optional<std::string> namespace_problem(std::string_view name) {
     const std::size_t end = std::min(name.find("::", start), name.size());
     const std::string_view part = name.substr(start, end - start);
     if (part.empty()) return fmt::format("'{}' has an empty part; {}", name, expected);
-    const bool identifier =
-        !std::isdigit(static_cast<unsigned char>(part.front())) &&
-        std::all_of(part.begin(), part.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    const bool identifier = !std::isdigit(static_cast<unsigned char>(part.front())) &&
+                            std::all_of(part.begin(), part.end(),
+                                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
     if (!identifier) return fmt::format("'{}' is not an identifier; {}", part, expected);
-    if (part.find("__") != std::string_view::npos || (part.size() > 1 && part[0] == '_' && std::isupper(static_cast<unsigned char>(part[1]))))
-      return fmt::format("'{}' is reserved for the implementation (a double underscore, or an underscore and a "
-                         "capital); {}",
-                         part, expected);
+    if (part.find("__") != std::string_view::npos ||
+        (part.size() > 1 && part[0] == '_' && std::isupper(static_cast<unsigned char>(part[1]))))
+      return fmt::format(
+          "'{}' is reserved for the implementation (a double underscore, or an underscore and a "
+          "capital); {}",
+          part, expected);
     if (std::find(kKeywords.begin(), kKeywords.end(), part) != kKeywords.end())
       return fmt::format("'{}' is a C++ keyword or a name the header uses; {}", part, expected);
     if (end == name.size()) return std::nullopt;

@@ -127,24 +127,24 @@ class LocalSearch : public IndexedSearch {
 }  // namespace
 
 StrategyInfo local_strategy() {
-  return {"local",
-          "iterated local search: first-improvement descent through valid neighbours (adjacent values first, then "
-          "any value of one parameter); at a local optimum a new descent from a random config (or a random-walk kick "
-          "from the fastest); measured configs are tabu",
-          {
-              integer_option("kick", 2, "with restart false: random moves of the first kick from a local optimum", 1, 1000),
-              integer_option("max_kick", 6, "the kick grows by one move per fruitless kick, up to this", 1, 1000),
-              boolean_option("restart", true,
-                             "at a local optimum, start the next descent at a random config; false: at the end of a "
-                             "kick from the fastest"),
-          },
-          [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
-            if (!has_usable_index(c.space)) return random_fallback(c);
-            return std::make_unique<LocalSearch>(c,
-                                                 LocalOptions{static_cast<std::size_t>(c.options.integer("kick")),
-                                                              static_cast<std::size_t>(c.options.integer("max_kick")),
-                                                              c.options.boolean("restart")});
-          }};
+  return {
+      "local",
+      "iterated local search: first-improvement descent through valid neighbours (adjacent values first, then "
+      "any value of one parameter); at a local optimum a new descent from a random config (or a random-walk kick "
+      "from the fastest); measured configs are tabu",
+      {
+          integer_option("kick", 2, "with restart false: random moves of the first kick from a local optimum", 1, 1000),
+          integer_option("max_kick", 6, "the kick grows by one move per fruitless kick, up to this", 1, 1000),
+          boolean_option("restart", true,
+                         "at a local optimum, start the next descent at a random config; false: at the end of a "
+                         "kick from the fastest"),
+      },
+      [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
+        if (!has_usable_index(c.space)) return random_fallback(c);
+        return std::make_unique<LocalSearch>(
+            c, LocalOptions{static_cast<std::size_t>(c.options.integer("kick")),
+                            static_cast<std::size_t>(c.options.integer("max_kick")), c.options.boolean("restart")});
+      }};
 }
 
 }  // namespace tunekit::detail

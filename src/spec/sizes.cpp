@@ -109,8 +109,8 @@ Parameter parse_axis(std::string_view text) {
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < p.values.size(); ++i)
     if (auto [at, fresh] = seen.try_emplace(p.values[i].repr(), i); !fresh)
-      throw InputError(where, fmt::format("duplicate value {} in '{}' (also at index {})", p.values[i].repr(), name,
-                                          at->second));
+      throw InputError(
+          where, fmt::format("duplicate value {} in '{}' (also at index {})", p.values[i].repr(), name, at->second));
   return p;
 }
 

@@ -274,8 +274,8 @@ class Run {
     const KernelSpec& k = spec_.kernel;
     if (r.fault == Fault::environment && !k.compiler_where.file.empty())
       throw InputError(k.compiler_where,
-                       fmt::format("the compiler '{}' cannot build here ({} was the first build):\n{}", k.compiler, what,
-                                   clip(r.log, 2000)));
+                       fmt::format("the compiler '{}' cannot build here ({} was the first build):\n{}", k.compiler,
+                                   what, clip(r.log, 2000)));
   }
 
   // " (with the flags '-O2 -x' of --flags)": the compiler and flags given

@@ -303,7 +303,9 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
            {{"tune", spec, "--compiler", "tunekit-no-such-cc"},
             "--compiler: the compiler 'tunekit-no-such-cc' cannot build here",
             1},
-           {{"tune", spec, "--flags=-ftunekit-no-such-flag"}, "(with the flags '-ftunekit-no-such-flag' of --flags)", 3},
+           {{"tune", spec, "--flags=-ftunekit-no-such-flag"},
+            "(with the flags '-ftunekit-no-such-flag' of --flags)",
+            3},
            {{"tune", spec, "-a", "N=[8,16,8]"}, "-a N=[8,16,8]: duplicate value 8 in 'N' (also at index 0)", 1},
            {{"tune", (dir / "k.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",
              "y:f32:N:0:out", "--arg", "x:f32:N"},
@@ -327,8 +329,9 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
   EXPECT_TRUE(contains(tunekit::testing::read_file(out + "/k_policy.hpp"), "namespace lab::tuned {"));
   r = tunekit_cli({"select", spec, "--db", db, "--seed", "7"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "--seed: the database " + db + " has no trials of this spec with --seed 7; it has "
-                                 "the spec's own (leave out --seed 7)"))
+  EXPECT_TRUE(contains(r.output, "--seed: the database " + db +
+                                     " has no trials of this spec with --seed 7; it has "
+                                     "the spec's own (leave out --seed 7)"))
       << r.output;
   r = tunekit_cli({"report", "--db", db, "--seed", "7"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -342,10 +345,11 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
 // checks refuse.
 TEST(ReliabilityCli, ADefaultOutsideItsListsDoesNotBreakTheReferenceBuild) {
   const auto dir = fresh_dir();
-  write_file(dir / "k.cpp",
-             "static_assert(KIND != 5, \"KIND 5 is not a kind\");\n"
-             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n"
-             "extern \"C\" void g(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i] + x[i]; }\n");
+  write_file(
+      dir / "k.cpp",
+      "static_assert(KIND != 5, \"KIND 5 is not a kind\");\n"
+      "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n"
+      "extern \"C\" void g(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i] + x[i]; }\n");
   write_file(dir / "k.yaml", R"(name: k
 kernel: {source: k.cpp, entry: f, flags: [-O0]}
 arguments:

@@ -61,11 +61,13 @@ TEST(Identifiers, AreValidAndDistinctFromKeywords) {
 // The namespace is written as given or refused: a silent rewrite would
 // leave the user's `using namespace` pointing at nothing.
 TEST(PolicyHeader, ANamespaceIsTakenAsGivenOrRefused) {
-  for (const char* good : {"tunekit_policy", "my::ns", "a1::_b::c_"}) EXPECT_EQ(namespace_problem(good), std::nullopt) << good;
+  for (const char* good : {"tunekit_policy", "my::ns", "a1::_b::c_"})
+    EXPECT_EQ(namespace_problem(good), std::nullopt) << good;
   for (const char* bad : {"", "my ns", "a::", "::a", "a:::b", "1abc", "class", "a::std", "a__b", "_Reserved"})
     EXPECT_NE(namespace_problem(bad), std::nullopt) << bad;
-  EXPECT_EQ(namespace_problem("x::int"), "'int' is a C++ keyword or a name the header uses; expected C++ identifiers "
-                                         "joined by '::', such as myproject::tuned");
+  EXPECT_EQ(namespace_problem("x::int"),
+            "'int' is a C++ keyword or a name the header uses; expected C++ identifiers "
+            "joined by '::', such as myproject::tuned");
   Policy p = make_policy("matmul-v2", trials(), Selection::per_size, std::nullopt);
   EXPECT_THROW((void)emit_header(p, {"my ns"}), std::invalid_argument);
 }

@@ -275,7 +275,8 @@ SubCommand add_emit_command(CLI::App& app) {
   add_common(cmd, *a);
   cmd->add_option("--header", a->header, "Header to write (default: OUT_DIR/NAME_policy.hpp)");
   cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)");
-  cmd->add_option("--namespace", a->name_space, "Namespace of the generated code: C++ identifiers joined by ::")->capture_default_str();
+  cmd->add_option("--namespace", a->name_space, "Namespace of the generated code: C++ identifiers joined by ::")
+      ->capture_default_str();
   cmd->add_option("--python", a->python,
                   "Python module mapping sizes to configs (select(**size)); default for Triton specs: "
                   "OUT_DIR/NAME_policy.py");

@@ -243,9 +243,9 @@ Spec build_spec(const TuneArgs& t) {
     if (!t.compiler.empty()) {
       const auto& known = traits.compilers;
       if (!known.empty() && std::find(known.begin(), known.end(), t.compiler) == known.end())
-        throw InputError({"--compiler"}, fmt::format("'{}' is not a compiler of {} kernels: expected {}{}", t.compiler,
-                                                     spec.kernel.language, either(known),
-                                                     did_you_mean(t.compiler, known)));
+        throw InputError({"--compiler"},
+                         fmt::format("'{}' is not a compiler of {} kernels: expected {}{}", t.compiler,
+                                     spec.kernel.language, either(known), did_you_mean(t.compiler, known)));
       spec.kernel.compiler = t.compiler;
       spec.kernel.compiler_where = {"--compiler"};
     }
