@@ -345,24 +345,14 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
 // checks refuse.
 TEST(ReliabilityCli, ADefaultOutsideItsListsDoesNotBreakTheReferenceBuild) {
   const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
   write_file(
       dir / "k.cpp",
       "static_assert(KIND != 5, \"KIND 5 is not a kind\");\n"
       "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n"
       "extern \"C\" void g(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i] + x[i]; }\n");
-  write_file(dir / "k.yaml", R"(name: k
-kernel: {source: k.cpp, entry: f, flags: [-O0]}
-arguments:
-  - {name: x, type: f32, size: N}
-  - {name: y, type: f32, size: N, role: out}
-  - {name: n, type: i32, value: N}
-sizes: {N: 64}
-parameters: {KIND: [0, 1]}
-default: {KIND: 5}
-reference: {entry: g}
-measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s, early_stop: off}
-)");
-  const auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--no-progress", "-o", (dir / "out").string()});
+  write_file(spec, tunekit::testing::read_file(spec) + "default: {KIND: 5}\nreference: {entry: g}\n");
+  const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "the default {KIND: 5} is outside its lists")) << r.output;
   EXPECT_FALSE(contains(r.output, "does not build")) << r.output;
