@@ -69,6 +69,11 @@ struct KernelTraits {
   std::function<std::string(std::string_view language)> default_compiler;
 };
 
+// Why `name` cannot be the `compiler` of a kernel with these traits
+// ("expected one of nvrtc, nvcc; did you mean 'nvrtc'?"); nullopt when it
+// can (always, where `compilers` is empty: any command).
+std::optional<std::string> compiler_problem(const KernelTraits& traits, std::string_view name);
+
 struct DeviceListing;
 
 // A backend as a plugin: the kernel languages it serves, what its kernels

@@ -24,6 +24,8 @@
 
 namespace tunekit {
 
+struct Spec;
+
 struct SpaceDefinition {
   std::string name;
   std::string format;  // "t1", "json" (neutral) or "spec"
@@ -42,6 +44,11 @@ SpaceDefinition load_space_json(const std::filesystem::path& file);
 // "parameters" is a list is neutral JSON, anything else a tunekit spec
 // (load_spec; machine properties are not added here).
 SpaceDefinition load_space_definition(const std::filesystem::path& file);
+// The T1 or neutral JSON space of `file`, by content as above; nullopt for
+// anything else (a spec, for load_spec and space_definition).
+std::optional<SpaceDefinition> load_space_file(const std::filesystem::path& file);
+// A spec's space: its parameters, constraints and first size set.
+SpaceDefinition space_definition(const Spec& spec);
 
 // Evaluates a T1 `Values` expression to its list, with Python semantics.
 // Supported: list and tuple literals of expressions (the constraint

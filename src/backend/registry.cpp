@@ -1,6 +1,7 @@
 #include "backend/detail/registry.hpp"
 
 #include "core/detail/text.hpp"
+#include "tunekit/error.hpp"
 
 #include <algorithm>
 
@@ -15,6 +16,12 @@ Registry<BackendInfo>& backends() {
     return r;
   }();
   return registry;
+}
+
+std::optional<std::string> compiler_problem(const KernelTraits& traits, std::string_view name) {
+  const auto& known = traits.compilers;
+  if (known.empty() || std::find(known.begin(), known.end(), name) != known.end()) return std::nullopt;
+  return "expected one of " + detail::join(known) + did_you_mean(name, known);
 }
 
 std::vector<std::string> kernel_languages() {

@@ -49,12 +49,8 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (auto v = get(m, "compiler")) {
     if (!traits.compilers.empty()) {
       const std::string name = string_of(*v, "one of " + join(traits.compilers));
-      if (std::find(traits.compilers.begin(), traits.compilers.end(), name) == traits.compilers.end()) {
-        std::string msg =
-            "bad value '" + name + "' for " + display(v->path) + ": expected one of " + join(traits.compilers);
-        if (auto near = closest_match(name, traits.compilers)) msg += "; did you mean '" + *near + "'?";
-        fail(content_loc(*v), msg);
-      }
+      if (auto why = compiler_problem(traits, name))
+        fail(content_loc(*v), "bad value '" + name + "' for " + display(v->path) + ": " + *why);
       k.compiler = name;
     } else {
       k.compiler = string_of(*v, "a compiler command");

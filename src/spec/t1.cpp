@@ -573,22 +573,29 @@ SpaceDefinition load_t1(const fs::path& file) { return t1_from_json(read_json(fi
 
 SpaceDefinition load_space_json(const fs::path& file) { return neutral_from_json(read_json(file), file); }
 
-SpaceDefinition load_space_definition(const fs::path& file) {
+std::optional<SpaceDefinition> load_space_file(const fs::path& file) {
   std::string ext = file.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (ext == ".json") {
-    nlohmann::json j = read_json(file);
-    if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(j, file);
-    if (j.is_object() && j.contains("parameters") && j["parameters"].is_array()) return neutral_from_json(j, file);
-  }
-  Spec spec = load_spec(file);
+  if (ext != ".json") return std::nullopt;
+  nlohmann::json j = read_json(file);
+  if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(j, file);
+  if (j.is_object() && j.contains("parameters") && j["parameters"].is_array()) return neutral_from_json(j, file);
+  return std::nullopt;
+}
+
+SpaceDefinition space_definition(const Spec& spec) {
   SpaceDefinition out;
   out.format = "spec";
   out.name = spec.name;
-  out.parameters = std::move(spec.parameters);
-  out.constraints = std::move(spec.constraints);
+  out.parameters = spec.parameters;
+  out.constraints = spec.constraints;
   if (!spec.sizes.empty()) out.constants = spec.sizes.front();
   return out;
+}
+
+SpaceDefinition load_space_definition(const fs::path& file) {
+  if (auto d = load_space_file(file)) return std::move(*d);
+  return space_definition(load_spec(file));
 }
 
 }  // namespace tunekit

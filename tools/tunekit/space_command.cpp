@@ -58,9 +58,11 @@ Loaded load(const SpaceArgs& a) {
   std::string language;
   std::optional<Spec> spec;
   if (is_spec_file(a.file)) {
-    def = load_space_definition(a.file);
-    if (def.format == "spec") {
+    if (auto space_file = load_space_file(a.file)) {
+      def = std::move(*space_file);
+    } else {
       spec = load_spec(a.file);
+      def = space_definition(*spec);
       language = spec->kernel.language;
     }
   } else {

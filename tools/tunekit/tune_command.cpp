@@ -241,11 +241,9 @@ Spec build_spec(const TuneArgs& t) {
                                            "the spec's 'application'",
                                            spec.kernel.language));
     if (!t.compiler.empty()) {
-      const auto& known = traits.compilers;
-      if (!known.empty() && std::find(known.begin(), known.end(), t.compiler) == known.end())
-        throw InputError({"--compiler"},
-                         fmt::format("'{}' is not a compiler of {} kernels: expected {}{}", t.compiler,
-                                     spec.kernel.language, either(known), did_you_mean(t.compiler, known)));
+      if (auto why = compiler_problem(traits, t.compiler))
+        throw InputError({"--compiler"}, fmt::format("'{}' is not a compiler of {} kernels: {}", t.compiler,
+                                                     spec.kernel.language, *why));
       spec.kernel.compiler = t.compiler;
       spec.kernel.compiler_where = {"--compiler"};
     }
