@@ -146,7 +146,7 @@ step_search() {
   cp "$root/build-gpu/search/results.jsonl" "$json/search.json" 2>/dev/null
   # The exhaustive tunes' databases: recorded H200 spaces that `tunekit replay` searches offline.
   cp "$root"/build-gpu/search/exhaustive-*.db "$json/" 2>/dev/null
-  detail=$(grep -E "^auto, live" "$out/search.log")
+  detail=$(grep -E "^auto, (live|confirmed)" "$out/search.log" | tr "\n" " ")
   return "$rc"
 }
 
