@@ -19,8 +19,16 @@
 // narrow basin elsewhere, which only such probes find. The model sees every
 // time above `cap` times the fastest as that: the many configs 10 to 100
 // times slower would otherwise set the effects that rank the fast ones.
+//
+// Once `switch_after` results are in, a switch that every walker holds at
+// the same value (a parameter of two values, such as "use shared memory")
+// gets one descent of its own at its other value, which never changes it.
+// Such a switch often picks another algorithm: the model, fitted mostly
+// around the walkers, judges the other value by configs that are slow for
+// other reasons, and no walker would try it where it pays.
 // docs/search.md gives the measurements behind the defaults.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 
@@ -46,6 +54,9 @@ struct SurrogateOptions {
   double sweep;        // share of a descent's moves that take its parameters in turn
   bool repair;         // a move to a value invalid with the rest also changes one other parameter
   std::size_t spread;  // a find this many parameters from every walker may replace the slowest (0: never)
+  std::size_t switch_after;     // results before a neglected switch gets a descent (0: never)
+  double switch_share;          // share of the proposals that descent takes while it lasts
+  std::size_t switch_patience;  // its moves without improvement before it ends
 };
 
 class SurrogateSearch : public IndexedSearch {
@@ -72,6 +83,7 @@ class SurrogateSearch : public IndexedSearch {
       worst_ = ok_ == 0 ? *y : std::max(worst_, *y);
       ++ok_;
       model_.add(o.x, *y);
+      note_fastest(o, *y);
       for (const Indices& f : failed_) model_.add(f, worst_ + std::log(o_.failure_penalty));
       failed_.clear();
       dirty_ = true;
@@ -100,6 +112,27 @@ class SurrogateSearch : public IndexedSearch {
           if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
         }
         if (fastest || (apart && *y < walkers_[slowest].cost)) walkers_[slowest] = Walker{o.x, *y, 0, std::nullopt};
+      }
+      return;
+    }
+    if (owner->second == kSwitchDescent) {
+      proposed_by_.erase(owner);
+      Walker& w = switch_->walker;
+      if (y && *y < w.cost) {
+        w.x = o.x;
+        w.cost = *y;
+        w.misses = 0;
+        // Faster than every walker: a walker takes it over too, so the
+        // search goes on from it with the switch free again.
+        std::size_t slowest = 0;
+        bool fastest = true;
+        for (std::size_t i = 0; i < walkers_.size(); ++i) {
+          fastest = fastest && *y < walkers_[i].cost;
+          if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
+        }
+        if (fastest) walkers_[slowest] = Walker{o.x, *y, 0, std::nullopt};
+      } else {
+        ++w.misses;
       }
       return;
     }
@@ -175,10 +208,11 @@ class SurrogateSearch : public IndexedSearch {
       dirty_ = false;
     }
     start_walkers();
+    if (auto r = switch_move()) return r;
     // Now and then a probe of the whole space, so a descent in a poor
     // region does not take the whole budget.
     ++steps_;
-    if (o_.explore > 0 && std::fmod(static_cast<double>(steps_) * o_.explore, 1.0) + o_.explore >= 1.0)
+    if (in_share(steps_, o_.explore))
       if (auto r = restart_point(false)) return r;
     // The fastest walker that is not stuck moves; when all are stuck, the
     // slowest restarts.
@@ -191,7 +225,7 @@ class SurrogateSearch : public IndexedSearch {
       ++w.moves;
       // A sweep move's candidates, over all parameters, include every valid
       // neighbour: when it finds none untried, neither would the best move.
-      const bool in_turn = o_.sweep > 0 && std::fmod(static_cast<double>(w.moves) * o_.sweep, 1.0) + o_.sweep >= 1.0;
+      const bool in_turn = in_share(w.moves, o_.sweep);
       if (auto r = in_turn ? sweep_move(w, target) : best_move(neighbours(w.x, Neighbourhood::hamming), target)) {
         proposed_by_[*r] = *turn;
         return r;
@@ -215,6 +249,12 @@ class SurrogateSearch : public IndexedSearch {
 
   double best_cost() const { return std::log(*best()->cost); }
 
+  // Whether the n-th of a series of turns (from 1) is one of the `share`
+  // spread evenly through it.
+  static bool in_share(std::uint64_t n, double share) {
+    return share > 0 && std::fmod(static_cast<double>(n) * share, 1.0) + share >= 1.0;
+  }
+
   static std::size_t distance(const Indices& a, const Indices& b) {
     std::size_t d = 0;
     for (std::size_t k = 0; k < a.size(); ++k) d += a[k] != b[k];
@@ -227,16 +267,82 @@ class SurrogateSearch : public IndexedSearch {
   // from configs slow for another reason (bench/search, 150 seeds: at 2% on
   // the A4000 convolution cache the fast basin is reached in 53% of the
   // seeds instead of 29%).
-  std::optional<std::uint64_t> sweep_move(Walker& w, double target) {
+  // A parameter `held` is never moved, not even by a repair.
+  std::optional<std::uint64_t> sweep_move(Walker& w, double target, std::optional<std::size_t> held = std::nullopt) {
     // Enough turns to reach every parameter once, across a new round.
     for (std::size_t k = 0; k <= w.x.size(); ++k) {
       if (w.next >= w.round.size()) {
         w.round = by_predicted_gain(w.x);
         w.next = 0;
       }
-      if (auto r = best_move(moves_along(w.x, w.round[w.next++]), target)) return r;
+      std::vector<Indices> moves = moves_along(w.x, w.round[w.next++]);
+      if (held) std::erase_if(moves, [&](const Indices& y) { return y[*held] != w.x[*held]; });
+      if (auto r = best_move(std::move(moves), target)) return r;
     }
     return std::nullopt;
+  }
+
+  // The switch descent's next move, when it is its turn: it starts once
+  // `switch_after` results are in, at the fastest config measured with the
+  // neglected value, and ends after `switch_patience` moves without
+  // improvement (one per search: bench/search found a second one no help).
+  std::optional<std::uint64_t> switch_move() {
+    if (o_.switch_after == 0 || ok_ < o_.switch_after || (switch_ && switch_->ended)) return std::nullopt;
+    if (!switch_ && !(switch_ = neglected_switch())) return std::nullopt;  // none yet
+    if (!in_share(++switch_turns_, o_.switch_share)) return std::nullopt;
+    Walker& w = switch_->walker;
+    std::optional<std::uint64_t> r;
+    if (w.misses < o_.switch_patience) r = sweep_move(w, w.cost, switch_->parameter);
+    if (!r) {
+      switch_->ended = true;
+      return std::nullopt;
+    }
+    proposed_by_[*r] = kSwitchDescent;
+    return r;
+  }
+
+  // `o` is the last of observations().
+  void note_fastest(const Observation& o, double y) {
+    fastest_with_.resize(o.x.size());
+    for (std::size_t p = 0; p < o.x.size(); ++p) {
+      if (cardinality(p) != 2) continue;
+      auto& f = fastest_with_[p][o.x[p]];
+      if (!f || y < std::log(*observations()[*f].cost)) f = observations().size() - 1;
+    }
+  }
+
+  struct SwitchDescent {
+    std::size_t parameter = 0;
+    Walker walker;
+    bool ended = false;
+  };
+
+  // Among the parameters of two values that every walker holds at one
+  // value, and whose other value has a measured config, the one whose flip
+  // the model predicts slowest from the fastest config: the value the
+  // walkers are least likely ever to try.
+  std::optional<SwitchDescent> neglected_switch() const {
+    const Indices& fastest = best()->x;
+    std::optional<SwitchDescent> pick;
+    double slowest = -INFINITY;
+    for (std::size_t p = 0; p < fastest.size(); ++p) {
+      if (cardinality(p) != 2) continue;
+      const std::uint32_t held = walkers_.front().x[p];
+      if (!std::all_of(walkers_.begin(), walkers_.end(), [&](const Walker& w) { return w.x[p] == held; })) continue;
+      const auto at = fastest_with_[p][1 - held];
+      if (!at) continue;
+      const Observation& start = observations()[*at];
+      Indices flipped = fastest;
+      flipped[p] = 1 - held;
+      const double slower = model_.predict(flipped) - model_.predict(fastest);
+      if (slower <= slowest) continue;
+      slowest = slower;
+      pick.emplace();
+      pick->parameter = p;
+      pick->walker.x = start.x;
+      pick->walker.cost = std::log(*start.cost);
+    }
+    return pick;
   }
 
   // A round's order: the parameters by the largest gain the model predicts
@@ -355,7 +461,13 @@ class SurrogateSearch : public IndexedSearch {
   std::size_t absorbed_ = 0;  // observations the model has taken in
   std::vector<Indices> failed_;
   std::vector<Walker> walkers_;
-  std::unordered_map<std::uint64_t, std::size_t> proposed_by_;  // rank -> walker
+  std::unordered_map<std::uint64_t, std::size_t> proposed_by_;  // rank -> walker (or kSwitchDescent)
+  static constexpr std::size_t kSwitchDescent = static_cast<std::size_t>(-1);
+  std::optional<SwitchDescent> switch_;
+  // Per parameter of two values, per value: the fastest result with it
+  // (an index into observations()).
+  std::vector<std::array<std::optional<std::size_t>, 2>> fastest_with_;
+  std::uint64_t switch_turns_ = 0;
   std::uint64_t steps_ = 0;
 };
 
@@ -366,7 +478,8 @@ StrategyInfo surrogate_strategy() {
       "surrogate",
       "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
       "result, picks each descent's next move by expected improvement among the valid configs that differ in "
-      "its next parameter in turn (by predicted gain); stuck descents restart, and a share of the steps probes the whole space, where "
+      "its next parameter in turn (by predicted gain); stuck descents restart, and a share of the steps probes the "
+      "whole space, where "
       "a draw from the model expects most",
       {
           integer_option("initial", 8, "random configs measured before the model leads", 2, 1e6),
@@ -400,18 +513,29 @@ StrategyInfo surrogate_strategy() {
               "at least this many parameters starts a descent in place of the slowest when faster than it "
               "(0: only when faster than every descent)",
               0, 1e6),
+          integer_option("switch_after", 50,
+                         "results after which a parameter of two values that every descent holds at one value (a "
+                         "switch such as shared memory on or off) gets one descent of its own at the other value "
+                         "(0: never)",
+                         0, 1e6),
+          real_option("switch_share", 0.5, "share of the proposals that the switch's descent takes while it lasts",
+                      0.01, 1),
+          integer_option("switch_patience", 4, "moves without improvement after which the switch's descent ends", 1,
+                         1e6),
       },
       [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
         if (!has_usable_index(c.space)) return random_fallback(c);
         return std::make_unique<SurrogateSearch>(
-            c, SurrogateOptions{static_cast<std::size_t>(c.options.integer("initial")),
-                                static_cast<std::size_t>(c.options.integer("walkers")),
-                                static_cast<std::size_t>(c.options.integer("patience")),
-                                static_cast<std::size_t>(c.options.integer("random")), c.options.real("explore"),
-                                c.options.real("min_gain"), c.options.real("failure_penalty"),
-                                c.options.boolean("thompson"), c.options.real("cap"), c.options.boolean("pairs"),
-                                c.options.real("sweep"), c.options.boolean("repair"),
-                                static_cast<std::size_t>(c.options.integer("spread"))});
+            c, SurrogateOptions{
+                   static_cast<std::size_t>(c.options.integer("initial")),
+                   static_cast<std::size_t>(c.options.integer("walkers")),
+                   static_cast<std::size_t>(c.options.integer("patience")),
+                   static_cast<std::size_t>(c.options.integer("random")), c.options.real("explore"),
+                   c.options.real("min_gain"), c.options.real("failure_penalty"), c.options.boolean("thompson"),
+                   c.options.real("cap"), c.options.boolean("pairs"), c.options.real("sweep"),
+                   c.options.boolean("repair"), static_cast<std::size_t>(c.options.integer("spread")),
+                   static_cast<std::size_t>(c.options.integer("switch_after")), c.options.real("switch_share"),
+                   static_cast<std::size_t>(c.options.integer("switch_patience"))});
       }};
 }
 

@@ -1,6 +1,7 @@
 // How `surrogate` moves a descent: the parameters in turn, across a
-// constraint by changing a second parameter (`repair`), and from a find far
-// from every descent (`spread`). Probes are switched
+// constraint by changing a second parameter (`repair`), from a find far
+// from every descent (`spread`), and at the value of a switch that no
+// descent holds (`switch_after`). Probes are switched
 // off (explore 0) and the walker's start is set by observed seeds, so the
 // moves are the descent's alone.
 #include <gtest/gtest.h>
@@ -113,4 +114,40 @@ TEST(Surrogate, AFarFindFasterThanTheSlowestDescentStartsOneOfItsOwn) {
   // Nor with spread 5: it is only 4 parameters from each descent.
   const Config near = second_descent("spread=5");
   EXPECT_EQ(differing(slow, near).size(), 1u) << near.str();
+}
+
+TEST(Surrogate, ASwitchNoDescentHoldsGetsADescentOfItsOwn) {
+  Space space({{"a", {0, 1, 2, 3, 4, 5, 6, 7}, {}},
+               {"b", {0, 1, 2, 3, 4, 5, 6, 7}, {}},
+               {"c", {0, 1, 2, 3, 4, 5, 6, 7}, {}},
+               {"shmem", {0, 1}, {}}},
+              {});
+  const Config walker = cfg({{"a", 3}, {"b", 3}, {"c", 3}, {"shmem", 1}});
+  const Config other = cfg({{"a", 5}, {"b", 5}, {"c", 5}, {"shmem", 0}});  // the only result without shmem
+  auto strategy = [&](std::string_view after) {
+    auto s = make_strategy("surrogate", space, 9, 200,
+                           options({"explore=0", "walkers=1", "initial=2", "patience=100", "sweep=1", after,
+                                    "switch_share=1", "switch_patience=100"}));
+    s->observe(walker, took(1.0));
+    s->observe(cfg({{"a", 0}, {"b", 0}, {"c", 0}, {"shmem", 1}}), took(5.0));
+    s->observe(cfg({{"a", 7}, {"b", 7}, {"c", 7}, {"shmem", 1}}), took(6.0));
+    s->observe(other, took(8.0));
+    return s;
+  };
+  // After 4 results the one descent holds shmem 1: a descent starts at the
+  // fastest config without it and moves a, b and c, never shmem.
+  auto s = strategy("switch_after=4");
+  for (int i = 0; i < 6; ++i) {
+    auto next = s->next(1);
+    ASSERT_EQ(next.size(), 1u);
+    const auto moved = differing(other, next.front());
+    ASSERT_EQ(moved.size(), 1u) << next.front().str();
+    EXPECT_NE(moved.front(), "shmem") << next.front().str();
+    s->observe(next.front(), took(9.0));  // no better: it stays at `other`
+  }
+  // Without it the walker moves, from shmem 1.
+  auto off = strategy("switch_after=0");
+  auto next = off->next(1);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(differing(walker, next.front()).size(), 1u) << next.front().str();
 }
