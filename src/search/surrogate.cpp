@@ -59,6 +59,26 @@ struct SurrogateOptions {
   std::size_t switch_patience;  // its moves without improvement before it ends
 };
 
+// A descent, and the descent of a switch that every walker holds at one
+// value (it never moves `parameter`). They live outside SurrogateSearch:
+// nested there, SwitchDescent is not yet default-constructible for clang
+// where the class declares its std::optional members.
+struct Walker {
+  Indices x;
+  double cost = INFINITY;  // log time
+  std::size_t misses = 0;
+  std::optional<std::uint64_t> start;  // a restart point not measured yet
+  std::vector<std::size_t> round{};    // the parameters its sweep moves take in turn
+  std::size_t next = 0;                // the next in `round`
+  std::uint64_t moves = 0;             // moves proposed, for the share `sweep`
+};
+
+struct SwitchDescent {
+  std::size_t parameter = 0;
+  Walker walker;
+  bool ended = false;
+};
+
 class SurrogateSearch : public IndexedSearch {
  public:
   SurrogateSearch(const StrategyContext& c, SurrogateOptions o)
@@ -154,16 +174,6 @@ class SurrogateSearch : public IndexedSearch {
   }
 
  private:
-  struct Walker {
-    Indices x;
-    double cost = INFINITY;  // log time
-    std::size_t misses = 0;
-    std::optional<std::uint64_t> start;  // a restart point not measured yet
-    std::vector<std::size_t> round{};    // the parameters its sweep moves take in turn
-    std::size_t next = 0;                // the next in `round`
-    std::uint64_t moves = 0;             // moves proposed, for the share `sweep`
-  };
-
   static ModelShape shape(const SurrogateOptions& o) {
     ModelShape m;
     m.pairs = o.pairs;
@@ -310,12 +320,6 @@ class SurrogateSearch : public IndexedSearch {
       if (!f || y < std::log(*observations()[*f].cost)) f = observations().size() - 1;
     }
   }
-
-  struct SwitchDescent {
-    std::size_t parameter = 0;
-    Walker walker;
-    bool ended = false;
-  };
 
   // Among the parameters of two values that every walker holds at one
   // value, and whose other value has a measured config, the one whose flip
