@@ -103,7 +103,7 @@ class SurrogateSearch : public IndexedSearch {
       worst_ = ok_ == 0 ? *y : std::max(worst_, *y);
       ++ok_;
       model_.add(o.x, *y);
-      note_fastest(o, *y);
+      note_fastest(o);
       for (const Indices& f : failed_) model_.add(f, worst_ + std::log(o_.failure_penalty));
       failed_.clear();
       dirty_ = true;
@@ -123,16 +123,7 @@ class SurrogateSearch : public IndexedSearch {
       // (bench/search, 300 seeds: the 10th percentile at 1% on the held-out
       // caches from 0.857 to 0.878, the means unchanged or up by 0.002 to
       // 0.006).
-      if (y && !walkers_.empty()) {
-        std::size_t slowest = 0;
-        bool fastest = true, apart = o_.spread > 0;
-        for (std::size_t i = 0; i < walkers_.size(); ++i) {
-          fastest = fastest && *y < walkers_[i].cost;
-          apart = apart && distance(o.x, walkers_[i].x) >= o_.spread;
-          if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
-        }
-        if (fastest || (apart && *y < walkers_[slowest].cost)) walkers_[slowest] = Walker{o.x, *y, 0, std::nullopt};
-      }
+      if (y) offer(o.x, *y, o_.spread);
       return;
     }
     if (owner->second == kSwitchDescent) {
@@ -144,13 +135,7 @@ class SurrogateSearch : public IndexedSearch {
         w.misses = 0;
         // Faster than every walker: a walker takes it over too, so the
         // search goes on from it with the switch free again.
-        std::size_t slowest = 0;
-        bool fastest = true;
-        for (std::size_t i = 0; i < walkers_.size(); ++i) {
-          fastest = fastest && *y < walkers_[i].cost;
-          if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
-        }
-        if (fastest) walkers_[slowest] = Walker{o.x, *y, 0, std::nullopt};
+        offer(o.x, *y, 0);
       } else {
         ++w.misses;
       }
@@ -242,9 +227,7 @@ class SurrogateSearch : public IndexedSearch {
       }
       w.misses = o_.patience;  // nothing left around it
     }
-    std::size_t slowest = 0;
-    for (std::size_t i = 1; i < walkers_.size(); ++i)
-      if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
+    const std::size_t slowest = slowest_walker();
     auto r = restart_point(true);
     if (r) {
       Walker& w = walkers_[slowest];
@@ -258,6 +241,27 @@ class SurrogateSearch : public IndexedSearch {
   }
 
   double best_cost() const { return std::log(*best()->cost); }
+
+  std::size_t slowest_walker() const {
+    std::size_t slowest = 0;
+    for (std::size_t i = 1; i < walkers_.size(); ++i)
+      if (walkers_[i].cost > walkers_[slowest].cost) slowest = i;
+    return slowest;
+  }
+
+  // A find at x (log time y) takes over the slowest walker when it is faster
+  // than every walker, or (with `spread` above 0) faster than the slowest and
+  // at least `spread` parameters from each.
+  void offer(const Indices& x, double y, std::size_t spread) {
+    if (walkers_.empty()) return;
+    const std::size_t slowest = slowest_walker();
+    bool fastest = true, apart = spread > 0;
+    for (const Walker& w : walkers_) {
+      fastest = fastest && y < w.cost;
+      apart = apart && distance(x, w.x) >= spread;
+    }
+    if (fastest || (apart && y < walkers_[slowest].cost)) walkers_[slowest] = Walker{x, y, 0, std::nullopt};
+  }
 
   // Whether the n-th of a series of turns (from 1) is one of the `share`
   // spread evenly through it.
@@ -312,12 +316,12 @@ class SurrogateSearch : public IndexedSearch {
   }
 
   // `o` is the last of observations().
-  void note_fastest(const Observation& o, double y) {
+  void note_fastest(const Observation& o) {
     fastest_with_.resize(o.x.size());
     for (std::size_t p = 0; p < o.x.size(); ++p) {
       if (cardinality(p) != 2) continue;
       auto& f = fastest_with_[p][o.x[p]];
-      if (!f || y < std::log(*observations()[*f].cost)) f = observations().size() - 1;
+      if (!f || *o.cost < *observations()[*f].cost) f = observations().size() - 1;
     }
   }
 
