@@ -66,9 +66,9 @@ class GeneticSearch : public IndexedSearch {
       auto r = rank_of(x);
       const bool fresh = r && !tried(*r);
       if (fresh && uniform01(rng_) >= o_.mutation) return r;
-      auto near = neighbours(x, Neighbourhood::hamming);
-      if (near.empty()) break;
-      x = near[uniform_below(rng_, near.size())];
+      auto near = random_neighbour(x);
+      if (!near) break;
+      x = std::move(*near);
     }
     auto r = rank_of(x);
     if (r && !tried(*r)) return r;

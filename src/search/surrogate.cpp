@@ -3,9 +3,10 @@
 // picks a descent's next move: it takes the parameters in turn (in rounds
 // ordered by the gain the model predicts along each) and, among the
 // valid configs where only that parameter differs (or a second one too, where
-// the constraints demand it), measures the one with the highest expected
-// improvement, so a descent measures promising moves first and values it
-// knows little about before ones it knows are slow.
+// the constraints demand it, or in a trade that keeps their product), measures
+// the one with the highest expected improvement, so a descent measures
+// promising moves first and values it knows little about before ones it
+// knows are slow.
 // Several descents (walkers) start from the fastest configs of the initial
 // sample; the fastest walker that is not stuck moves. A walker is stuck after
 // `patience` neighbours measured without improvement; when all are, the
@@ -53,6 +54,7 @@ struct SurrogateOptions {
   bool pairs;
   double sweep;        // share of a descent's moves that take its parameters in turn
   bool repair;         // a move to a value invalid with the rest also changes one other parameter
+  bool trade;          // a move along a quantity may move another the opposite way, keeping their product
   std::size_t spread;  // a find this many parameters from every walker may replace the slowest (0: never)
   std::size_t switch_after;     // results before a neglected switch gets a descent (0: never)
   double switch_share;          // share of the proposals that descent takes while it lasts
@@ -82,7 +84,19 @@ struct SwitchDescent {
 class SurrogateSearch : public IndexedSearch {
  public:
   SurrogateSearch(const StrategyContext& c, SurrogateOptions o)
-      : IndexedSearch(c.space, c.seed, c.budget), o_(o), model_(c.space.parameters(), shape(o)) {}
+      : IndexedSearch(c.space, c.seed, c.budget), o_(o), model_(c.space.parameters(), shape(o)) {
+    if (!o_.trade) return;
+    const auto& params = c.space.parameters();
+    log_values_.resize(params.size());
+    for (std::size_t p = 0; p < params.size(); ++p) {
+      const auto& values = params[p].values;
+      // Two values make a switch, not a quantity (and a 0 has no log).
+      if (values.size() < 3 ||
+          !std::all_of(values.begin(), values.end(), [](const Value& v) { return v.is_number() && v.to_double() > 0; }))
+        continue;
+      for (const Value& v : values) log_values_[p].push_back(std::log(v.to_double()));
+    }
+  }
 
  protected:
   void propose(std::size_t n, std::vector<std::uint64_t>& out) override {
@@ -359,13 +373,15 @@ class SurrogateSearch : public IndexedSearch {
   // GEMM's EPILOGUE and GROUP_M) came too late for a budget of 30: replayed
   // on six exhaustive H200 databases of kernels/gemm/wgmma_gemm.yaml, 100
   // seeds each, 54 runs reach 0.98 of the best that did not and 33 the other
-  // way; the bench/search caches level over 500 seeds.
+  // way; the bench/search caches level over 500 seeds. Trades are left out
+  // of the gain: with them a round costs about five times the predictions on
+  // the hub's GEMM space, for an order no better in bench/search (300 seeds).
   std::vector<std::size_t> by_predicted_gain(const Indices& x) const {
     const double here = model_.predict(x);
     std::vector<std::pair<double, std::size_t>> gain;
     for (std::size_t p = 0; p < x.size(); ++p) {
       double lowest = here;
-      for (const auto& y : moves_along(x, p)) lowest = std::min(lowest, model_.predict(y));
+      for (const auto& y : moves_along(x, p, false)) lowest = std::min(lowest, model_.predict(y));
       gain.emplace_back(here - lowest, p);
     }
     std::stable_sort(gain.begin(), gain.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -383,7 +399,8 @@ class SurrogateSearch : public IndexedSearch {
   // config no single move reaches the unpadded blocks of 64 to 256 where
   // the MI250X's fastest configs are (bench/search, 150 seeds: the mean
   // fraction of optimum on the shared caches at 2% from 0.928 to 0.944).
-  std::vector<Indices> moves_along(const Indices& x, std::size_t p) const {
+  // With `trade` and `trades`, the trades led by p as well.
+  std::vector<Indices> moves_along(const Indices& x, std::size_t p, bool trades = true) const {
     std::vector<Indices> out;
     Indices y = x;
     for (std::uint32_t v = 0; v < cardinality(p); ++v) {
@@ -404,25 +421,69 @@ class SurrogateSearch : public IndexedSearch {
       }
       y[p] = x[p];
     }
+    if (o_.trade && trades) add_trades(x, p, out);
     return out;
+  }
+
+  // Trades led by p: p takes another value and each other quantity q the
+  // value nearest to keeping the product of the two, where that is another
+  // value of q and the config is valid (block_size_y 2 -> 1 with
+  // tile_size_y 2 -> 4: the rows a block covers stay the same). Kernels
+  // trade threads for work per thread, tile height for width, stages for
+  // tile size; where the fastest configs lie across such a trade, every
+  // single move from a config near them is slower and a descent stops
+  // short. Steepest descent over every config of the convolution caches,
+  // with trades among the moves, ends within 0.95 of the optimum from 16%
+  // of the starts instead of 9% (A100), 81% instead of 62% (MI250X) and
+  // 38% instead of 21% (W6600).
+  void add_trades(const Indices& x, std::size_t p, std::vector<Indices>& out) const {
+    if (log_values_[p].empty()) return;
+    for (std::size_t q = 0; q < x.size(); ++q) {
+      const auto& lq = log_values_[q];
+      if (q == p || lq.empty()) continue;
+      for (std::uint32_t a = 0; a < log_values_[p].size(); ++a) {
+        if (a == x[p]) continue;
+        const double want = lq[x[q]] - (log_values_[p][a] - log_values_[p][x[p]]);
+        std::uint32_t b = 0;
+        for (std::uint32_t u = 1; u < lq.size(); ++u)
+          if (std::abs(lq[u] - want) < std::abs(lq[b] - want)) b = u;
+        if (b == x[q]) continue;
+        Indices y = x;
+        y[p] = a;
+        y[q] = b;
+        if (valid(y)) out.push_back(std::move(y));
+      }
+    }
   }
 
   // The best of `random` draws from the whole space and, for a restart
   // (not a probe), perturbations of the fastest config: by a draw from the
   // model's posterior (Thompson) or by expected improvement over the
   // fastest time.
+  // The pool's storage is kept from call to call: probes come every few
+  // steps, and allocating each candidate afresh cost more than scoring it.
   std::optional<std::uint64_t> restart_point(bool near_best) {
-    std::vector<Candidate> pool;
+    std::size_t used = 0;
+    auto slot = [&]() -> Candidate& {
+      if (used == pool_.size()) pool_.emplace_back();
+      return pool_[used++];
+    };
     for (std::size_t k = 0; k < o_.random; ++k) {
       const std::uint64_t r = uniform_below(rng_, space_size());
-      if (!tried(r)) pool.push_back({r, indices(r)});
+      if (tried(r)) continue;
+      Candidate& c = slot();
+      c.rank = r;
+      c.x.resize(parameter_count());
+      space_.indices_at(r, c.x);
     }
     for (int k = 0; near_best && k < 8; ++k) {
-      Indices x = best()->x;
+      Candidate& c = slot();
+      c.rank.reset();
+      c.x = best()->x;
       for (int s = 0; s < 3; ++s)
-        if (auto y = random_neighbour(x)) x = std::move(*y);
-      pool.push_back({std::nullopt, std::move(x)});
+        if (auto y = random_neighbour(c.x)) c.x = std::move(*y);
     }
+    const std::span<const Candidate> pool(pool_.data(), used);
     if (!o_.thompson)
       return best_of(pool, [&](const Indices& x) { return model_.expected_improvement(x, best_cost()); });
     model_.sample(rng_);
@@ -437,7 +498,7 @@ class SurrogateSearch : public IndexedSearch {
   // The untried valid config of `configs` with the highest score. A
   // candidate is ranked only when it leads: ranking costs more than scoring.
   template <class Score>
-  std::optional<std::uint64_t> best_of(const std::vector<Candidate>& configs, Score score) {
+  std::optional<std::uint64_t> best_of(std::span<const Candidate> configs, Score score) {
     std::optional<std::uint64_t> pick;
     double top = -INFINITY;
     for (const auto& c : configs) {
@@ -460,6 +521,9 @@ class SurrogateSearch : public IndexedSearch {
   }
 
   SurrogateOptions o_;
+  // Per parameter, the logs of its values where it is a quantity that
+  // trades take part in (see add_trades); empty for the others.
+  std::vector<std::vector<double>> log_values_;
   AdditiveModel model_;
   std::size_t ok_ = 0;
   double worst_ = 0;
@@ -468,6 +532,7 @@ class SurrogateSearch : public IndexedSearch {
   std::size_t fitted_at_ = 0;
   std::size_t absorbed_ = 0;  // observations the model has taken in
   std::vector<Indices> failed_;
+  std::vector<Candidate> pool_;  // restart_point's, reused
   std::vector<Walker> walkers_;
   std::unordered_map<std::uint64_t, std::size_t> proposed_by_;  // rank -> walker (or kSwitchDescent)
   static constexpr std::size_t kSwitchDescent = static_cast<std::size_t>(-1);
@@ -486,7 +551,8 @@ StrategyInfo surrogate_strategy() {
       "surrogate",
       "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
       "result, picks each descent's next move by expected improvement among the valid configs that differ in "
-      "its next parameter in turn (by predicted gain); stuck descents restart, and a share of the steps probes the "
+      "its next parameter in turn (by predicted gain) or trade it for another quantity; stuck descents restart, and a "
+      "share of the steps probes the "
       "whole space, where "
       "a draw from the model expects most",
       {
@@ -515,6 +581,10 @@ StrategyInfo surrogate_strategy() {
           boolean_option("repair", true,
                          "a sweep move to a value the constraints rule out with the rest of the config also changes "
                          "one other parameter, to make it valid"),
+          boolean_option("trade", true,
+                         "a move along a parameter of three or more positive numbers may move another such "
+                         "parameter the opposite way, to the value that keeps their product nearest (block_size_y "
+                         "2 -> 1 with tile_size_y 2 -> 4)"),
           integer_option(
               "spread", 3,
               "a config no descent proposed (a probe, a seed, an initial draw) that differs from every descent in "
@@ -534,16 +604,17 @@ StrategyInfo surrogate_strategy() {
       [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
         if (!has_usable_index(c.space)) return random_fallback(c);
         return std::make_unique<SurrogateSearch>(
-            c, SurrogateOptions{
-                   static_cast<std::size_t>(c.options.integer("initial")),
-                   static_cast<std::size_t>(c.options.integer("walkers")),
-                   static_cast<std::size_t>(c.options.integer("patience")),
-                   static_cast<std::size_t>(c.options.integer("random")), c.options.real("explore"),
-                   c.options.real("min_gain"), c.options.real("failure_penalty"), c.options.boolean("thompson"),
-                   c.options.real("cap"), c.options.boolean("pairs"), c.options.real("sweep"),
-                   c.options.boolean("repair"), static_cast<std::size_t>(c.options.integer("spread")),
-                   static_cast<std::size_t>(c.options.integer("switch_after")), c.options.real("switch_share"),
-                   static_cast<std::size_t>(c.options.integer("switch_patience"))});
+            c, SurrogateOptions{static_cast<std::size_t>(c.options.integer("initial")),
+                                static_cast<std::size_t>(c.options.integer("walkers")),
+                                static_cast<std::size_t>(c.options.integer("patience")),
+                                static_cast<std::size_t>(c.options.integer("random")), c.options.real("explore"),
+                                c.options.real("min_gain"), c.options.real("failure_penalty"),
+                                c.options.boolean("thompson"), c.options.real("cap"), c.options.boolean("pairs"),
+                                c.options.real("sweep"), c.options.boolean("repair"), c.options.boolean("trade"),
+                                static_cast<std::size_t>(c.options.integer("spread")),
+                                static_cast<std::size_t>(c.options.integer("switch_after")),
+                                c.options.real("switch_share"),
+                                static_cast<std::size_t>(c.options.integer("switch_patience"))});
       }};
 }
 

@@ -29,6 +29,7 @@
 // every later evaluation would see identical inputs.
 #include "space/detail/index.hpp"
 
+#include <array>
 #include <algorithm>
 #include <bit>
 #include <numeric>
@@ -726,12 +727,26 @@ std::size_t SpaceIndex::Layer::find_rank(std::uint32_t node, std::uint64_t q) co
 namespace {
 
 // Current node per parameter, seeded with the roots.
+// The node each parameter's layer is at. On the stack for spaces of up to
+// kInline parameters: rank, at and contains run once per candidate a search
+// looks at, and a heap allocation each was a fifth of `auto`'s CPU time on
+// the hub's GEMM space (bench/search/run.sh --large).
 struct Cursor {
-  std::vector<std::uint32_t> node;
-  Cursor(int n, const std::vector<int>& roots, const std::vector<std::uint32_t>& root_nodes)
-      : node(static_cast<std::size_t>(n), 0) {
+  static constexpr int kInline = 32;
+  std::array<std::uint32_t, kInline> inline_{};
+  std::vector<std::uint32_t> heap_;
+  std::uint32_t* node;
+  Cursor(int n, const std::vector<int>& roots, const std::vector<std::uint32_t>& root_nodes) {
+    if (n <= kInline) {
+      node = inline_.data();
+    } else {
+      heap_.assign(static_cast<std::size_t>(n), 0);
+      node = heap_.data();
+    }
     for (std::size_t r = 0; r < roots.size(); ++r) node[roots[r]] = root_nodes[r];
   }
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
 };
 
 }  // namespace

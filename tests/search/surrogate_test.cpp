@@ -1,10 +1,13 @@
 // How `surrogate` moves a descent: the parameters in turn, across a
-// constraint by changing a second parameter (`repair`), from a find far
+// constraint by changing a second parameter (`repair`), in trades of one
+// quantity for another (`trade`), from a find far
 // from every descent (`spread`), and at the value of a switch that no
 // descent holds (`switch_after`). Probes are switched
 // off (explore 0) and the walker's start is set by observed seeds, so the
 // moves are the descent's alone.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "tunekit/strategy.hpp"
 
@@ -53,6 +56,43 @@ TEST(Surrogate, ADescentTakesTheParametersInTurn) {
     EXPECT_EQ(differing(start, next.front()), std::vector<std::string>{names[i % 3]}) << next.front().str();
     s->observe(next.front(), took(10.0));
   }
+}
+
+TEST(Surrogate, ADescentTradesOneQuantityForAnother) {
+  // rows = block_y * tile_y, as in the convolution caches; `flag` has a 0,
+  // so it is no quantity, and `mode` is no number.
+  Space space(
+      {{"block_y", {1, 2, 4, 8}, {}}, {"tile_y", {1, 2, 4, 8}, {}}, {"flag", {0, 1, 2}, {}}, {"mode", {"a", "b"}, {}}},
+      {});
+  const Config start = cfg({{"block_y", 2}, {"tile_y", 2}, {"flag", 1}, {"mode", "a"}});
+  // The first n proposals: the walker's neighbours while it has untried ones.
+  auto proposals = [&](std::string_view trade, int n) {
+    auto s = make_strategy(
+        "surrogate", space, 7, 100,
+        options({"explore=0", "walkers=1", "initial=2", "patience=100", "sweep=1", "switch_after=0", trade}));
+    s->observe(start, took(1.0));
+    s->observe(cfg({{"block_y", 8}, {"tile_y", 8}, {"flag", 0}, {"mode", "b"}}), took(5.0));
+    std::vector<Config> out;
+    for (int i = 0; i < n; ++i) {
+      auto next = s->next(1);
+      if (next.empty()) break;
+      out.push_back(next.front());
+      s->observe(next.front(), took(10.0));  // no better: the walker stays
+    }
+    return out;
+  };
+  // 9 single moves and 4 trades: to 1 x 4 and 4 x 1, and to 8 x 1 and 1 x 8,
+  // the nearest to keeping 4 rows where block_y or tile_y goes to 8.
+  std::set<std::pair<std::int64_t, std::int64_t>> trades;
+  for (const Config& c : proposals("trade=true", 13)) {
+    const auto moved = differing(start, c);
+    if (moved.size() == 1) continue;
+    ASSERT_EQ(moved, (std::vector<std::string>{"block_y", "tile_y"})) << c.str();
+    trades.emplace(c.at("block_y").as_int(), c.at("tile_y").as_int());
+  }
+  EXPECT_EQ(trades, (std::set<std::pair<std::int64_t, std::int64_t>>{{1, 4}, {4, 1}, {8, 1}, {1, 8}}));
+  // Without trades every move is a single one.
+  for (const Config& c : proposals("trade=false", 9)) EXPECT_EQ(differing(start, c).size(), 1u) << c.str();
 }
 
 TEST(Surrogate, RepairCrossesAConstraintThatASingleMoveCannot) {
