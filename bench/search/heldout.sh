@@ -14,24 +14,9 @@
 # given, e.g. --no-kt, --seeds 20, --kt-strategies genetic_algorithm,adaptive_tabu_greywolf.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-die() { echo "heldout.sh: $*" >&2; exit 1; }
-[ $# -ge 1 ] || die "usage: heldout.sh HUB [run.sh options] (see its header)"
-case "$1" in -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;; esac
-hub=$1
-shift
-[ -d "$hub/cachefiles" ] || die "$hub: no cachefiles/ folder (is it the benchmark hub?)"
-
-dir="$root/build-search/heldout"
-mkdir -p "$dir"
-cases=()
-add() {  # add SOURCE NAME T1
-  [ -f "$1" ] || die "missing in the hub: $1"
-  [ -f "$3" ] || die "missing in the hub: $3"
-  ln -sf "$1" "$dir/$2.json.gz"
-  cases+=(--case "$dir/$2.json.gz" "$3")
-}
+set_name=heldout
+# shellcheck source=bench/search/hub_cases.sh
+source "$(dirname "${BASH_SOURCE[0]}")/hub_cases.sh"
 for gpu in A4000 A6000 W6600 W7800; do
   add "$hub/cachefiles/convolution_milo/$gpu.json.gz" "convolution_milo_$gpu" "$hub/kernels/convolution_milo.json"
 done
@@ -42,4 +27,4 @@ old="$hub/currently_unused"
 add "$old/cachefiles/KernelTuner data/convolution/RTX_3090.json.gz" old_convolution_RTX_3090 "$old/kernels/convolution.json"
 add "$old/cachefiles/KernelTuner data/pnpoly/RTX_3090.json.gz" old_pnpoly_RTX_3090 "$old/kernels/pnpoly.json"
 
-exec "$here/run.sh" "${cases[@]}" --large none --out "$root/build-search/heldout-bench" "$@"
+run_cases "$@"

@@ -23,24 +23,9 @@
 # --seeds 20, --kt-strategies genetic_algorithm,adaptive_tabu_greywolf.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-die() { echo "unseen.sh: $*" >&2; exit 1; }
-[ $# -ge 1 ] || die "usage: unseen.sh HUB [run.sh options] (see its header)"
-case "$1" in -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;; esac
-hub=$1
-shift
-[ -d "$hub/currently_unused" ] || die "$hub: no currently_unused/ folder (is it the benchmark hub?)"
-
-dir="$root/build-search/unseen"
-mkdir -p "$dir"
-cases=()
-add() {  # add SOURCE NAME T1
-  [ -f "$1" ] || die "missing in the hub: $1"
-  [ -f "$3" ] || die "missing: $3"
-  ln -sf "$1" "$dir/$2.json.gz"
-  cases+=(--case "$dir/$2.json.gz" "$3")
-}
+set_name=unseen
+# shellcheck source=bench/search/hub_cases.sh
+source "$(dirname "${BASH_SOURCE[0]}")/hub_cases.sh"
 kt="$hub/currently_unused/cachefiles/KernelTuner data"
 old="$hub/currently_unused/kernels"
 add "$kt/convolution_milo/a4000.json.gz" convolution_milo_original_A4000 "$here/data/convolution_milo_original.T1.json"
@@ -57,4 +42,4 @@ for gpu in RTX_2080_Ti RTX_3090 RTX_Titan; do
   add "$kt/gemm/$gpu.json.gz" "clblast_gemm_$gpu" "$here/data/clblast_gemm.T1.json"
 done
 
-exec "$here/run.sh" "${cases[@]}" --large none --out "$root/build-search/unseen-bench" "$@"
+run_cases "$@"
