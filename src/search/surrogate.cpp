@@ -459,9 +459,9 @@ class SurrogateSearch : public IndexedSearch {
   // The best of `random` draws from the whole space and, for a restart
   // (not a probe), perturbations of the fastest config: by a draw from the
   // model's posterior (Thompson) or by expected improvement over the
-  // fastest time.
-  // The pool's storage is kept from call to call: probes come every few
-  // steps, and allocating each candidate afresh cost more than scoring it.
+  // fastest time. The pool's storage is kept from call to call: probes come
+  // every few steps, and allocating each candidate afresh cost more than
+  // scoring it.
   std::optional<std::uint64_t> restart_point(bool near_best) {
     std::size_t used = 0;
     auto slot = [&]() -> Candidate& {
@@ -551,10 +551,8 @@ StrategyInfo surrogate_strategy() {
       "surrogate",
       "model-guided local search: an additive model of log time with pairwise interactions, refitted after each "
       "result, picks each descent's next move by expected improvement among the valid configs that differ in "
-      "its next parameter in turn (by predicted gain) or trade it for another quantity; stuck descents restart, and a "
-      "share of the steps probes the "
-      "whole space, where "
-      "a draw from the model expects most",
+      "its next parameter in turn (by predicted gain) or trade it for another quantity; stuck descents restart, "
+      "and a share of the steps probes the whole space, where a draw from the model expects most",
       {
           integer_option("initial", 8, "random configs measured before the model leads", 2, 1e6),
           integer_option("walkers", 4, "descents kept at once, started from the fastest initial configs", 1, 64),
