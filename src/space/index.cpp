@@ -29,8 +29,8 @@
 // every later evaluation would see identical inputs.
 #include "space/detail/index.hpp"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <numeric>
 #include <string>
@@ -726,11 +726,10 @@ std::size_t SpaceIndex::Layer::find_rank(std::uint32_t node, std::uint64_t q) co
 
 namespace {
 
-// Current node per parameter, seeded with the roots.
-// The node each parameter's layer is at. On the stack for spaces of up to
-// kInline parameters: rank, at and contains run once per candidate a search
-// looks at, and a heap allocation each was a fifth of `auto`'s CPU time on
-// the hub's GEMM space (bench/search/run.sh --large).
+// Current node per parameter, seeded with the roots. On the stack for
+// spaces of up to kInline parameters: rank, at and contains run once per
+// candidate a search looks at, and malloc and free were a large share of
+// `auto`'s profile on the hub's GEMM space (bench/search/run.sh --large).
 struct Cursor {
   static constexpr int kInline = 32;
   std::array<std::uint32_t, kInline> inline_{};
