@@ -90,6 +90,13 @@ class Space {
   // Membership by value indices (a walk of the index; the constraints are
   // evaluated instead when the space is not indexable).
   bool contains_indices(std::span<const std::uint32_t> value_indices) const;
+  // Where value indices leave the space: a parameter p such that changing
+  // only parameters after p never makes them valid (with the index, the
+  // first p at which no valid config agrees with them on every parameter
+  // up to p; without it, the last parameter). Their size when they are
+  // valid. A search that repairs an invalid config tries only the
+  // parameters up to p.
+  std::size_t first_invalid(std::span<const std::uint32_t> value_indices) const;
   // A valid config drawn uniformly at random. Throws std::out_of_range if
   // the space is empty.
   Config random(std::mt19937_64& rng) const;

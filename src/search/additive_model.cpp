@@ -34,15 +34,10 @@ std::vector<double> positions(const Parameter& p) {
   return z;
 }
 
-std::vector<std::uint32_t> identity(std::size_t n) {
-  std::vector<std::uint32_t> m(n);
-  for (std::size_t i = 0; i < n; ++i) m[i] = static_cast<std::uint32_t>(i);
-  return m;
-}
-
 }  // namespace
 
-AdditiveModel::AdditiveModel(const std::vector<Parameter>& parameters, const ModelShape& shape) {
+AdditiveModel::AdditiveModel(const std::vector<Parameter>& parameters, const ModelShape& shape)
+    : width_(parameters.size()) {
   std::vector<int> active;
   for (std::size_t p = 0; p < parameters.size(); ++p)
     if (parameters[p].values.size() > 1) active.push_back(static_cast<int>(p));
@@ -59,7 +54,6 @@ AdditiveModel::AdditiveModel(const std::vector<Parameter>& parameters, const Mod
         g.p = p;
         g.shrink = shape.shrink_trend;
         for (double x : z) g.z.push_back(power == 1 ? x : x * x - mean_sq);
-        g.map_p.assign(n, 0);
         g.effect.assign(1, 0.0);
         g.count.assign(1, 0);
         groups_.push_back(std::move(g));
@@ -83,7 +77,6 @@ AdditiveModel::AdditiveModel(const std::vector<Parameter>& parameters, const Mod
     Group g;
     g.p = p;
     g.shrink = shape.shrink_main;
-    g.map_p = identity(n);
     g.effect.assign(n, 0.0);
     g.count.assign(n, 0);
     groups_.push_back(std::move(g));
@@ -97,8 +90,6 @@ AdditiveModel::AdditiveModel(const std::vector<Parameter>& parameters, const Mod
         g.q = active[j];
         const std::size_t np = parameters[static_cast<std::size_t>(g.p)].values.size();
         const std::size_t nq = parameters[static_cast<std::size_t>(g.q)].values.size();
-        g.map_p = identity(np);
-        g.map_q = identity(nq);
         g.stride = static_cast<std::uint32_t>(nq);
         g.shrink = shape.shrink_pair;
         g.effect.assign(np * nq, 0.0);
@@ -110,7 +101,8 @@ AdditiveModel::AdditiveModel(const std::vector<Parameter>& parameters, const Mod
   sums_.assign(widest, 0.0);
 }
 
-void AdditiveModel::add(std::span<const std::uint32_t> x, double y) {
+void AdditiveModel::add(std::span<const std::uint32_t> values, double y) {
+  const std::uint32_t* x = values.data();
   double f = 0;
   for (auto& g : groups_) {
     if (g.kind == Kind::trend) {
@@ -121,7 +113,7 @@ void AdditiveModel::add(std::span<const std::uint32_t> x, double y) {
     }
     f += contribution(g, g.effect, x);
   }
-  xs_.emplace_back(x.begin(), x.end());
+  xs_.insert(xs_.end(), values.begin(), values.end());
   raw_.push_back(y);
   y = std::min(y, ceiling_);
   y_.push_back(y);
@@ -149,18 +141,18 @@ void AdditiveModel::fit(int sweeps) {
         double zr = 0;
         const auto p = static_cast<std::size_t>(g.p);
         for (std::size_t i = 0; i < n; ++i) {
-          const double z = g.z[xs_[i][p]];
+          const double z = g.z[xs(i)[p]];
           zr += z * (y_[i] - mean_ - fitted_[i] + g.effect[0] * z);
         }
         const double beta = zr / (g.zz + g.shrink);
         const double delta = beta - g.effect[0];
         g.effect[0] = beta;
-        for (std::size_t i = 0; i < n; ++i) fitted_[i] += delta * g.z[xs_[i][p]];
+        for (std::size_t i = 0; i < n; ++i) fitted_[i] += delta * g.z[xs(i)[p]];
         continue;
       }
       std::fill(sums_.begin(), sums_.begin() + static_cast<std::ptrdiff_t>(g.effect.size()), 0.0);
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t c = cell(g, xs_[i]);
+        const std::uint32_t c = cell(g, xs(i));
         sums_[c] += y_[i] - mean_ - fitted_[i] + g.effect[c];
       }
       for (std::size_t c = 0; c < g.effect.size(); ++c) {
@@ -168,7 +160,7 @@ void AdditiveModel::fit(int sweeps) {
         sums_[c] = e - g.effect[c];  // now the change
         g.effect[c] = e;
       }
-      for (std::size_t i = 0; i < n; ++i) fitted_[i] += sums_[cell(g, xs_[i])];
+      for (std::size_t i = 0; i < n; ++i) fitted_[i] += sums_[cell(g, xs(i))];
     }
   }
   double rss = 0;
@@ -184,7 +176,7 @@ void AdditiveModel::absorb(std::size_t first) {
 }
 
 void AdditiveModel::absorb_one(std::size_t i) {
-  const auto& x = xs_[i];
+  const std::uint32_t* x = xs(i);
   for (auto& g : groups_) {
     const double r = y_[i] - mean_ - fitted_[i];
     if (g.kind == Kind::trend) {
@@ -203,7 +195,7 @@ void AdditiveModel::absorb_one(std::size_t i) {
 
 double AdditiveModel::predict(std::span<const std::uint32_t> x) const {
   double f = mean_;
-  for (const auto& g : groups_) f += contribution(g, g.effect, x);
+  for (const auto& g : groups_) f += contribution(g, g.effect, x.data());
   return f;
 }
 
@@ -214,7 +206,7 @@ double AdditiveModel::spread(std::span<const std::uint32_t> x) const {
       const double z = g.z[x[static_cast<std::size_t>(g.p)]];
       v += z * z / (g.zz + g.shrink);
     } else {
-      v += 1.0 / (g.count[cell(g, x)] + g.shrink);
+      v += 1.0 / (g.count[cell(g, x.data())] + g.shrink);
     }
   }
   return noise_ * std::sqrt(v);
@@ -263,7 +255,7 @@ void AdditiveModel::sample(std::mt19937_64& rng) {
 
 double AdditiveModel::predict_sampled(std::span<const std::uint32_t> x) const {
   double f = mean_;
-  for (const auto& g : groups_) f += contribution(g, g.sampled, x);
+  for (const auto& g : groups_) f += contribution(g, g.sampled, x.data());
   return f;
 }
 

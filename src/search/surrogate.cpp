@@ -406,10 +406,14 @@ class SurrogateSearch : public IndexedSearch {
     for (std::uint32_t v = 0; v < cardinality(p); ++v) {
       if (v == x[p]) continue;
       y[p] = v;
-      if (valid(y)) {
+      const std::size_t invalid_at = first_invalid(y);
+      if (invalid_at == y.size()) {
         out.push_back(y);
       } else if (o_.repair) {
-        for (std::size_t q = 0; q < y.size(); ++q) {
+        // A parameter after the one where y leaves the space cannot bring
+        // it back: the repairs skip them (checking them was 3% of `auto`'s
+        // instructions on the hub's GEMM space).
+        for (std::size_t q = 0; q <= invalid_at; ++q) {
           if (q == p) continue;
           for (std::uint32_t u = 0; u < cardinality(q); ++u) {
             if (u == x[q]) continue;

@@ -789,16 +789,20 @@ std::optional<std::uint64_t> SpaceIndex::rank(const std::uint32_t* idx) const {
 }
 
 bool SpaceIndex::contains(const std::uint32_t* idx) const {
-  if (empty_) return false;
+  return !empty_ && first_invalid(idx) == static_cast<std::size_t>(n_);
+}
+
+std::size_t SpaceIndex::first_invalid(const std::uint32_t* idx) const {
+  if (empty_) return 0;
   Cursor cur(n_, roots_, root_nodes_);
   for (int f = 0; f < n_; ++f) {
     const Layer& L = layers_[f];
     const std::size_t e = L.find_value(cur.node[f], idx[f]);
-    if (e == SIZE_MAX) return false;
+    if (e == SIZE_MAX) return static_cast<std::size_t>(f);
     const std::size_t a = static_cast<std::size_t>(L.arity);
     for (std::size_t j = 0; j < a; ++j) cur.node[children_[f][j]] = L.kids[e * a + j];
   }
-  return true;
+  return static_cast<std::size_t>(n_);
 }
 
 void SpaceIndex::random(std::mt19937_64& rng, std::uint32_t* out) const {

@@ -480,6 +480,13 @@ std::optional<std::uint64_t> Space::index_of(const Config& c) const {
   return index_of(std::span<const std::uint32_t>(*ix));
 }
 
+std::size_t Space::first_invalid(std::span<const std::uint32_t> value_indices) const {
+  const std::size_t n = params_.size();
+  if (value_indices.size() != n) return 0;
+  if (const detail::SpaceIndex* ix = index()) return ix->first_invalid(value_indices.data());
+  return contains_indices(value_indices) ? n : n == 0 ? 0 : n - 1;
+}
+
 bool Space::contains_indices(std::span<const std::uint32_t> value_indices) const {
   if (value_indices.size() != params_.size()) return false;
   for (std::size_t p = 0; p < params_.size(); ++p)
@@ -624,8 +631,13 @@ std::optional<std::uint32_t> index_in(const std::vector<Value>& values, const Va
 std::optional<std::vector<std::uint32_t>> Space::indices_of(const Config& c) const {
   std::vector<std::uint32_t> out;
   out.reserve(params_.size());
-  for (const auto& p : params_) {
-    const Value* v = c.find(p.name);
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    const Parameter& p = params_[k];
+    // A config the space made lists its parameters in the space's order:
+    // looked up there first, a lookup costs one name comparison, not k.
+    const Value* v = k < c.size() && (c.begin() + static_cast<std::ptrdiff_t>(k))->first == p.name
+                         ? &(c.begin() + static_cast<std::ptrdiff_t>(k))->second
+                         : c.find(p.name);
     if (!v) return std::nullopt;
     auto j = index_in(p.values, *v);
     if (!j) return std::nullopt;

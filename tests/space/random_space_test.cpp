@@ -235,12 +235,30 @@ void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
   }
   EXPECT_THROW(space.at(want.size()), std::out_of_range);
   std::set<std::vector<std::uint32_t>> valid(want.begin(), want.end());
+  // first_invalid(ix) = f: no valid config agrees with ix on every
+  // parameter up to f; with the index (`tight`) one agrees on every
+  // parameter before f, unless the space is empty.
+  auto check_first_invalid = [&](const Space& s, const std::vector<std::uint32_t>& ix, bool tight) {
+    auto agrees_up_to = [&](std::size_t n) {
+      return std::any_of(valid.begin(), valid.end(),
+                         [&](const auto& v) { return std::equal(ix.begin(), ix.begin() + n, v.begin()); });
+    };
+    const std::size_t f = s.first_invalid(ix);
+    if (valid.count(ix)) {
+      EXPECT_EQ(f, ix.size());
+      return;
+    }
+    ASSERT_LT(f, ix.size());
+    EXPECT_FALSE(agrees_up_to(f + 1));
+    if (tight) EXPECT_EQ(agrees_up_to(f), !want.empty());
+  };
   std::mt19937_64 rng(g.uniform(0, 1 << 30));
   if (!want.empty())
     for (int k = 0; k < 10; ++k) EXPECT_EQ(valid.count(space.random_indices(rng)), 1u);
   else EXPECT_THROW(space.random(rng), std::out_of_range);
 
   // Neighbours of a few configs, valid or not, against brute force.
+  std::vector<std::vector<std::uint32_t>> probes;
   for (int probe = 0; probe < 4; ++probe) {
     std::vector<std::uint32_t> ix;
     for (const auto& p : rs.params)
@@ -260,6 +278,9 @@ void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
     EXPECT_EQ(space.neighbours(std::span<const std::uint32_t>(ix), tunekit::Neighbourhood::hamming), hamming);
     EXPECT_EQ(space.neighbours(std::span<const std::uint32_t>(ix), tunekit::Neighbourhood::adjacent), adjacent);
     EXPECT_EQ(space.contains_indices(ix), valid.count(ix) == 1);
+
+    check_first_invalid(space, ix, true);
+    probes.push_back(ix);
   }
 
   // The fallback when the index is over budget gives the same answers.
@@ -275,6 +296,7 @@ void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
   });
   EXPECT_TRUE(same);
   EXPECT_EQ(visited, want.size());
+  for (const auto& ix : probes) check_first_invalid(bounded, ix, false);
 
   if (!check_membership) return;
   for (int probe = 0; probe < 40; ++probe) {

@@ -69,27 +69,31 @@ class AdditiveModel {
   struct Group {
     Kind kind = Kind::value;
     int p = -1, q = -1;
-    std::vector<std::uint32_t> map_p, map_q;  // value index -> cell part
-    std::uint32_t stride = 1;                 // cell = map_p[x[p]] * stride + map_q[x[q]]
+    std::vector<std::uint32_t> map_p;         // value index -> cell part; empty: the value index itself
+    std::uint32_t stride = 1;                 // cell = map_p[x[p]] * stride + x[q]
     std::vector<double> z;                    // trend: the feature per value of p
     double shrink = 1;
     std::vector<double> effect, sampled;  // per cell (trend: one coefficient)
     std::vector<std::uint32_t> count;
     double zz = 0;  // trend: sum of z^2 over observations
   };
-  std::uint32_t cell(const Group& g, std::span<const std::uint32_t> x) const {
-    const std::uint32_t a = g.map_p[x[static_cast<std::size_t>(g.p)]];
-    return g.q < 0 ? a : a * g.stride + g.map_q[x[static_cast<std::size_t>(g.q)]];
+  static std::uint32_t cell(const Group& g, const std::uint32_t* x) {
+    const std::uint32_t v = x[static_cast<std::size_t>(g.p)];
+    const std::uint32_t a = g.map_p.empty() ? v : g.map_p[v];
+    return g.q < 0 ? a : a * g.stride + x[static_cast<std::size_t>(g.q)];
   }
-  double contribution(const Group& g, const std::vector<double>& e, std::span<const std::uint32_t> x) const {
+  static double contribution(const Group& g, const std::vector<double>& e, const std::uint32_t* x) {
     if (g.kind == Kind::trend) return e[0] * g.z[x[static_cast<std::size_t>(g.p)]];
     return e[cell(g, x)];
   }
+  // Observation i's value indices.
+  const std::uint32_t* xs(std::size_t i) const { return xs_.data() + i * width_; }
 
   void absorb_one(std::size_t i);
 
   std::vector<Group> groups_;
-  std::vector<std::vector<std::uint32_t>> xs_;  // per observation
+  std::size_t width_ = 0;          // parameters per observation
+  std::vector<std::uint32_t> xs_;  // the observations' value indices, one after another: a fit reads them all
   std::vector<double> raw_, y_, fitted_;        // targets as added, and capped
   double ceiling_ = INFINITY;
   std::vector<double> sums_;  // scratch, per cell

@@ -71,6 +71,7 @@ class IndexedSearch : public Strategy {
   Indices indices(std::uint64_t rank) const;
   std::optional<std::uint64_t> rank_of(std::span<const std::uint32_t> x) const;
   bool valid(std::span<const std::uint32_t> x) const { return space_.contains_indices(x); }
+  std::size_t first_invalid(std::span<const std::uint32_t> x) const { return space_.first_invalid(x); }
   // The valid configs one parameter away.
   std::vector<Indices> neighbours(std::span<const std::uint32_t> x, Neighbourhood kind) const {
     return space_.neighbours(x, kind);

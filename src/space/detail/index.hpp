@@ -50,6 +50,10 @@ class SpaceIndex {
   // Requires !saturated() for the rank (membership works regardless).
   std::optional<std::uint64_t> rank(const std::uint32_t* idx) const;
   bool contains(const std::uint32_t* idx) const;
+  // The first parameter whose value the walk of idx finds no edge for (no
+  // valid config agrees with idx up to and including it); the number of
+  // parameters when idx is valid.
+  std::size_t first_invalid(const std::uint32_t* idx) const;
   // Uniform among the valid configs; requires total() > 0 and that no
   // node count saturated (checked: throws std::overflow_error).
   void random(std::mt19937_64& rng, std::uint32_t* out) const;
