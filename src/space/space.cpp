@@ -635,9 +635,8 @@ std::optional<std::vector<std::uint32_t>> Space::indices_of(const Config& c) con
     const Parameter& p = params_[k];
     // A config the space made lists its parameters in the space's order:
     // looked up there first, a lookup costs one name comparison, not k.
-    const Value* v = k < c.size() && (c.begin() + static_cast<std::ptrdiff_t>(k))->first == p.name
-                         ? &(c.begin() + static_cast<std::ptrdiff_t>(k))->second
-                         : c.find(p.name);
+    const auto at_k = c.begin() + static_cast<std::ptrdiff_t>(std::min(k, c.size()));
+    const Value* v = at_k != c.end() && at_k->first == p.name ? &at_k->second : c.find(p.name);
     if (!v) return std::nullopt;
     auto j = index_in(p.values, *v);
     if (!j) return std::nullopt;
