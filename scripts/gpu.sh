@@ -17,11 +17,12 @@
 #
 # A step passes when its command exits 0: test_cuda when every test passed;
 # faults.py when the two planted faults got their statuses and the other 48
-# configs were measured; overhead.py, timing_agreement.py and early_stop.py
-# when they ran and printed their figures (their goals are in the table, not
-# in the verdict: the 5 us launch's agreement with do_bench is within
-# do_bench's own spread, and two tunes of a GEMM may pick either of two
-# configs within noise of each other); search.sh and autotune_fault.py when
+# configs were measured; overhead.py and timing_agreement.py when they ran
+# and printed their figures (their goals are in the table, not in the
+# verdict: the 5 us launch's agreement with do_bench is within do_bench's own
+# spread); early_stop.py when no early-stop tune cut short a config that an
+# off tune found best (two tunes of a GEMM may still pick either of two
+# configs within noise of each other, which the table shows); search.sh and autotune_fault.py when
 # they ran and printed their tables (the search goal, auto >= 0.98 of the
 # exhaustive best, is a figure). $EARLY_STOP_ARGS replaces early_stop's
 # default arguments (the spec, and after `--` the tune's); $SEARCH_SEEDS the
@@ -135,7 +136,7 @@ step_early_stop() {
   python3 bench/tuning/early_stop.py --tunekit "$bin/tunekit" --out "$root/build-gpu/early-stop" \
     --summary "$json/early_stop.json" "${args[@]}" 2>&1 | tee "$out/early_stop.log"
   local rc=${PIPESTATUS[0]}
-  detail=$(grep -E "^\| [0-9.]+ \|" "$out/early_stop.log" | awk -F'|' '{print "factor" $2 "off/on" $8 "same best:" $9}' | tr '\n' ' ')
+  detail=$(grep -E "^\| [0-9.]+ \|" "$out/early_stop.log" | awk -F'|' '{print "factor" $2 "off/on" $8 "same best:" $9 "off best cut:" $10}' | tr '\n' ' ')
   return "$rc"
 }
 

@@ -22,7 +22,10 @@ wall time across rounds. "same best" compares each size's best config with
 the off tunes' best; where they differ it gives the off tune's time of the
 config the early-stop tune chose, so a swap of two configs within noise of
 each other shows as such (two off tunes can swap them too: the priming tune
-is listed for that).
+and each off round are listed for that). "off best cut" is the question the
+early stop must answer no to: whether an early-stop tune cut short a config
+that some off tune (the priming one included) found best. A config it
+measured in full and then ranked second lost on noise, not to the cut.
 """
 import argparse
 import json
@@ -63,15 +66,17 @@ def summary_of(rep):
     trials = [t for s in rep["sizes"] for t in s["trials"]]
     best = {}
     times = {}  # size -> config key -> time_us of the ok trials
+    cut = {}  # size -> the config keys cut short
     for s in rep["sizes"]:
         key = size_key(s["size"])
         b = s["best"]
         best[key] = (json.dumps(b["config"], sort_keys=True), b["time_us"]) if b else (None, None)
         times[key] = {json.dumps(t["config"], sort_keys=True): t["time_us"] for t in s["trials"] if t["status"] == "ok"}
+        cut[key] = [json.dumps(t["config"], sort_keys=True) for t in s["trials"] if t["status"] == "slower"]
     return {
         "wall_s": rep["wall_s"], "measure_s": rep["measure_s"], "build_wait_s": rep["build_wait_s"],
         "trials": len(trials), "slower": sum(t["status"] == "slower" for t in trials),
-        "ok": sum(t["status"] == "ok" for t in trials), "best": best, "times": times,
+        "ok": sum(t["status"] == "ok" for t in trials), "best": best, "times": times, "cut": cut,
     }
 
 
@@ -101,47 +106,67 @@ def main():
 
     off_best = runs["off"][0]["best"]
     off_times = runs["off"][0]["times"]
+    # Every config an off tune found best, per size: the priming tune's too.
+    off_bests = {}
+    for x in [prime] + runs["off"]:
+        for size, (config, _) in x["best"].items():
+            off_bests.setdefault(size, set()).add(config)
     print()
     print(f"spec: {os.path.relpath(a.spec, ROOT)} {' '.join(extra)}; {a.rounds} rounds, order rotating; "
           f"priming tune (off, compiling): wall {prime['wall_s']:.1f} s")
     print()
     print("| early stop | wall s (rounds) | median wall s | measure s (rounds) | trials | cut short | "
-          "ratio off/on (wall) | same best as off |")
-    print("|---|---|---|---|---|---|---|---|")
+          "ratio off/on (wall) | same best as off | off best cut |")
+    print("|---|---|---|---|---|---|---|---|---|")
     median_off = statistics.median(x["wall_s"] for x in runs["off"])
     figures = {"spec": a.spec, "tune_args": extra, "rounds": a.rounds, "prime": prime, "settings": {}}
     for s in settings:
         walls = [x["wall_s"] for x in runs[s]]
         med = statistics.median(walls)
         same, notes = True, []
-        for x in runs[s]:
+        off_best_cut = False
+        for r, x in enumerate(runs[s]):
+            for size, configs in off_bests.items():
+                lost = sorted(configs & set(x["cut"].get(size, [])))
+                off_best_cut = off_best_cut or bool(lost)
+                for config in lost:
+                    notes.append(f"round {r}, size {size}: an off tune's best {config} was CUT SHORT here")
             for size, (config, time_us) in x["best"].items():
                 ref, ref_us = off_best.get(size, (None, None))
                 if config != ref:
                     same = False
                     theirs = off_times.get(size, {}).get(config)
-                    notes.append(f"size {size}: {config} {time_us:.3f} us here; the off tune's best {ref} "
-                                 f"{ref_us:.3f} us, and {'%.3f us' % theirs if theirs else 'no time'} for this one")
+                    mine = x["times"].get(size, {}).get(ref)
+                    notes.append(f"round {r}, size {size}: {config} {time_us:.3f} us here; the off tune's best {ref} "
+                                 f"{ref_us:.3f} us, here {'%.3f us (measured in full)' % mine if mine else 'no time'}; "
+                                 f"the off tune's time for this one {'%.3f us' % theirs if theirs else 'none'}")
         ratio = median_off / med if med > 0 else float("nan")
         measures = ", ".join("%.1f" % x["measure_s"] for x in runs[s])
         cuts = ", ".join(str(x["slower"]) for x in runs[s])
         print(f"| {s} | {', '.join('%.1f' % w for w in walls)} | {med:.1f} | {measures} | {runs[s][0]['trials']} | "
-              f"{cuts} | {ratio:.2f}x | {'yes' if same else 'NO'} |")
+              f"{cuts} | {ratio:.2f}x | {'yes' if same else 'NO'} | {'-' if s == 'off' else 'YES' if off_best_cut else 'no'} |")
         for n in notes:
             print(f"    {s}: {n}")
         figures["settings"][s] = {"runs": runs[s], "median_wall_s": med, "ratio_off_over_on": ratio,
-                                  "same_best": same, "notes": notes}
+                                  "same_best": same, "off_best_cut": off_best_cut if s != "off" else None,
+                                  "notes": notes}
     print()
     for size, (config, time_us) in off_best.items():
         print(f"best (off, round 0) at {size}: {config} {time_us:.3f} us; priming tune: "
               f"{prime['best'].get(size, (None,))[0]}")
+        others = [f"round {r}: {x['best'][size][0]} {x['best'][size][1]:.3f} us" for r, x in enumerate(runs["off"])
+                  if r > 0 and x["best"].get(size, (None,))[0] != config]
+        if others:
+            print(f"    the off tunes disagree among themselves: {'; '.join(others)}")
+    cut = [s for s, f in figures["settings"].items() if f["off_best_cut"]]
     if a.summary:
-        for s in figures["settings"].values():
-            for x in s["runs"]:
-                x.pop("times")
-        figures["prime"].pop("times")
+        for x in [prime] + [x for s in figures["settings"].values() for x in s["runs"]]:
+            x.pop("times")
+            x.pop("cut")
         with open(a.summary, "w") as f:
             json.dump(figures, f, indent=2)
+    if cut:
+        sys.exit(f"the early stop ({', '.join(cut)}) cut short a config that an off tune found best")
 
 
 if __name__ == "__main__":
