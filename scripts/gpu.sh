@@ -136,7 +136,7 @@ step_early_stop() {
   python3 bench/tuning/early_stop.py --tunekit "$bin/tunekit" --out "$root/build-gpu/early-stop" \
     --summary "$json/early_stop.json" "${args[@]}" 2>&1 | tee "$out/early_stop.log"
   local rc=${PIPESTATUS[0]}
-  detail=$(grep -E "^\| [0-9.]+ \|" "$out/early_stop.log" | awk -F'|' '{print "factor" $2 "off/on" $8 "same best:" $9 "off best cut:" $10}' | tr '\n' ' ')
+  detail=$(grep -E "^\| [0-9.]+ \|" "$out/early_stop.log" | awk -F'|' '{print "factor" $2 "off/on" $9 "same best:" $10 "off best cut:" $11}' | tr '\n' ' ')
   return "$rc"
 }
 

@@ -3,7 +3,8 @@
 measure.early_stop off and on, in one run, and the best config each finds.
 
   python3 bench/tuning/early_stop.py [--tunekit build/bin/tunekit] [--spec SPEC]
-      [--factors 3 [2 ...]] [--rounds 2] [--out DIR] [--summary FILE] [-- TUNE ARGS...]
+      [--factors 3 [2 ...]] [--rounds 2] [--out DIR] [--summary FILE] [--report-only]
+      [-- TUNE ARGS...]
 
 Everything after `--` goes to every `tunekit tune` (sizes, --where, ...).
 Defaults: examples/matmul/matmul.yaml on the CPU. On the H200:
@@ -26,6 +27,9 @@ and each off round are listed for that). "off best cut" is the question the
 early stop must answer no to: whether an early-stop tune cut short a config
 that some off tune (the priming one included) found best. A config it
 measured in full and then ranked second lost on noise, not to the cut.
+Each tune's line is printed as it ends; `--report-only` makes the report
+from the tunes' JSON files in --out without running any (a run stopped by a
+time limit part-way reports the tunes it finished).
 """
 import argparse
 import json
@@ -75,6 +79,7 @@ def summary_of(rep):
         cut[key] = [json.dumps(t["config"], sort_keys=True) for t in s["trials"] if t["status"] == "slower"]
     return {
         "wall_s": rep["wall_s"], "measure_s": rep["measure_s"], "build_wait_s": rep["build_wait_s"],
+        "device_busy_s": rep.get("device_busy_s"), "build_s": rep.get("build_s"),
         "trials": len(trials), "slower": sum(t["status"] == "slower" for t in trials),
         "ok": sum(t["status"] == "ok" for t in trials), "best": best, "times": times, "cut": cut,
     }
@@ -93,16 +98,39 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench-early-stop"))
     ap.add_argument("--summary", help="write the figures as JSON here")
+    ap.add_argument("--report-only", action="store_true",
+                    help="run nothing: report the tunes whose JSON reports are in --out (of a run stopped "
+                    "part-way, say); a tune missing there is left out")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
 
-    prime = summary_of(tune(a, "prime-off", "off", extra))
+    def one(tag, early_stop):
+        """A tune's summary, printed as it comes so that a run stopped part-way still says something."""
+        if a.report_only:
+            path = os.path.join(a.out, tag + ".json")
+            if not os.path.exists(path):
+                return None
+            with open(path) as f:
+                x = summary_of(json.load(f))
+        else:
+            x = summary_of(tune(a, tag, early_stop, extra))
+        bests = "; ".join(f"{c} {t:.3f} us" for c, t in x["best"].values() if c)
+        print(f"  {tag}: wall {x['wall_s']:.1f} s, {x['slower']} of {x['trials']} cut short; best {bests}", flush=True)
+        return x
+
+    prime = one("prime-off", "off")
+    if prime is None:
+        sys.exit(f"no prime-off.json in {a.out}")
     settings = ["off"] + a.factors
     runs = {s: [] for s in settings}
     for r in range(a.rounds):
         k = r % len(settings)
         for s in settings[k:] + settings[:k]:
-            runs[s].append(summary_of(tune(a, f"r{r}-{'off' if s == 'off' else 'es' + s}", s, extra)))
+            x = one(f"r{r}-{'off' if s == 'off' else 'es' + s}", s)
+            if x is not None:
+                runs[s].append(x)
+    if not all(runs.values()):
+        sys.exit(f"no tune of {', '.join(s for s in settings if not runs[s])} to report")
 
     off_best = runs["off"][0]["best"]
     off_times = runs["off"][0]["times"]
@@ -113,11 +141,11 @@ def main():
             off_bests.setdefault(size, set()).add(config)
     print()
     print(f"spec: {os.path.relpath(a.spec, ROOT)} {' '.join(extra)}; {a.rounds} rounds, order rotating; "
-          f"priming tune (off, compiling): wall {prime['wall_s']:.1f} s")
+          f"priming tune (off): wall {prime['wall_s']:.1f} s, building {prime['build_s'] or 0:.1f} s of it")
     print()
-    print("| early stop | wall s (rounds) | median wall s | measure s (rounds) | trials | cut short | "
-          "ratio off/on (wall) | same best as off | off best cut |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| early stop | wall s (rounds) | median wall s | measure s (rounds) | device busy s (rounds) | trials | "
+          "cut short | ratio off/on (wall) | same best as off | off best cut |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     median_off = statistics.median(x["wall_s"] for x in runs["off"])
     figures = {"spec": a.spec, "tune_args": extra, "rounds": a.rounds, "prime": prime, "settings": {}}
     for s in settings:
@@ -142,8 +170,9 @@ def main():
                                  f"the off tune's time for this one {'%.3f us' % theirs if theirs else 'none'}")
         ratio = median_off / med if med > 0 else float("nan")
         measures = ", ".join("%.1f" % x["measure_s"] for x in runs[s])
+        busy = ", ".join("-" if x["device_busy_s"] is None else "%.1f" % x["device_busy_s"] for x in runs[s])
         cuts = ", ".join(str(x["slower"]) for x in runs[s])
-        print(f"| {s} | {', '.join('%.1f' % w for w in walls)} | {med:.1f} | {measures} | {runs[s][0]['trials']} | "
+        print(f"| {s} | {', '.join('%.1f' % w for w in walls)} | {med:.1f} | {measures} | {busy} | {runs[s][0]['trials']} | "
               f"{cuts} | {ratio:.2f}x | {'yes' if same else 'NO'} | {'-' if s == 'off' else 'YES' if off_best_cut else 'no'} |")
         for n in notes:
             print(f"    {s}: {n}")
