@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <random>
+
+#include <fmt/format.h>
 
 #include "tunekit/evaluator.hpp"
 
@@ -55,4 +59,131 @@ TEST(CompareOutputs, IntegersExactUnlessTolerated) {
   std::vector<std::int32_t> got{5, 8};
   EXPECT_FALSE(compare_outputs(ElementType::i32, got.data(), expected.data(), 2, {0, 0}, "n").passed);
   EXPECT_TRUE(compare_outputs(ElementType::i32, got.data(), expected.data(), 2, {1, 0}, "n").passed);
+}
+
+// Outputs of 16 and 32-bit floats are screened block by block in float
+// (verify.cpp); the verdict must be the element rule's, to the element.
+namespace {
+
+double half_to_double(std::uint16_t h) {
+  const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0x1f) return mantissa ? NAN : sign * INFINITY;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  return sign * std::ldexp(mantissa | 0x400, exponent - 25);
+}
+
+double bf16_to_double(std::uint16_t b) {
+  const std::uint32_t x = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+struct Rule {
+  std::uint64_t bad = 0, first = 0;
+  double max_abs = 0;
+};
+
+// The rule as docs/spec-format.md states it, element by element, in double.
+Rule element_rule(const std::vector<double>& got, const std::vector<double>& expected, Tolerance tol) {
+  Rule r;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    bool ok;
+    if (std::isnan(expected[i])) {
+      ok = std::isnan(got[i]);
+    } else {
+      const double d = std::fabs(got[i] - expected[i]);
+      ok = std::isfinite(d) && d <= tol.atol + tol.rtol * std::fabs(expected[i]);
+      if (std::isfinite(d)) r.max_abs = std::max(r.max_abs, d);
+      else r.max_abs = INFINITY;
+    }
+    if (!ok && !r.bad++) r.first = i;
+  }
+  return r;
+}
+
+// Pairs of 16-bit outputs: most within the tolerance, some exactly on its
+// bound, some one step over, and, with `specials`, zeros, subnormals,
+// infinities and NaN, spread over several blocks and a ragged tail.
+template <class Decode>
+void check_16_bit(ElementType type, Decode decode, std::uint16_t one, bool specials, std::uint32_t seed) {
+  const std::size_t n = 3 * 4096 + 37;
+  std::mt19937 rng(seed);
+  std::vector<std::uint16_t> expected(n), got(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    expected[i] = static_cast<std::uint16_t>(one + (rng() & 0x3f));  // [1, 2), few steps apart
+    got[i] = expected[i];
+    const std::uint32_t roll = rng() % 1000;
+    if (roll < 300) got[i] = static_cast<std::uint16_t>(expected[i] + (rng() % 3));                   // 0 to 2 steps up
+    else if (roll < 310) got[i] = static_cast<std::uint16_t>(expected[i] + 8);                        // on the bound
+    else if (roll < 313) got[i] = static_cast<std::uint16_t>(expected[i] + 9);                        // one step over
+    else if (specials && roll < 320) expected[i] = got[i] = 0;                                        // zeros
+    else if (specials && roll < 323) expected[i] = got[i] = static_cast<std::uint16_t>(rng() & 0x3);  // subnormals
+    else if (specials && roll < 325) got[i] = 0x7fff;                                                 // NaN
+    else if (specials && roll < 327) expected[i] = got[i] = 0x7f80;  // bfloat16 infinity
+  }
+  // One step of the values in [1, 2) is 2^-7 (bfloat16) or 2^-10 (half):
+  // the bound is 8 steps, as atol, with rtol 0.
+  const double step = decode(static_cast<std::uint16_t>(one + 1)) - decode(one);
+  const Tolerance tol{8 * step, 0.0};
+  for (std::size_t len : {n, std::size_t{4096}, std::size_t{5}}) {
+    std::vector<double> g(len), e(len);
+    for (std::size_t i = 0; i < len; ++i) {
+      g[i] = decode(got[i]);
+      e[i] = decode(expected[i]);
+    }
+    const Rule rule = element_rule(g, e, tol);
+    const Verification v = compare_outputs(type, got.data(), expected.data(), len, tol, "C");
+    SCOPED_TRACE(testing::Message() << "seed " << seed << ", " << len << " elements");
+    EXPECT_EQ(v.passed, rule.bad == 0);
+    if (rule.bad) {
+      EXPECT_NE(v.detail.find(fmt::format("{} of {}", rule.bad, len)), std::string::npos) << v.detail;
+      EXPECT_NE(v.detail.find(fmt::format("[{}]", rule.first)), std::string::npos) << v.detail;
+    }
+    if (std::isinf(rule.max_abs)) EXPECT_TRUE(std::isinf(v.max_abs_diff));
+    else EXPECT_NEAR(v.max_abs_diff, rule.max_abs, rule.max_abs * 1e-6);
+  }
+}
+
+}  // namespace
+
+TEST(CompareOutputs, ScreenedBFloat16AgreesWithTheElementRule) {
+  for (std::uint32_t seed : {1u, 2u, 3u}) check_16_bit(ElementType::bf16, bf16_to_double, 0x3f80, true, seed);
+}
+
+TEST(CompareOutputs, ScreenedHalfAgreesWithTheElementRule) {
+  // 0x7f80 is a half NaN too; the subnormals are the half's own.
+  for (std::uint32_t seed : {1u, 2u, 3u}) check_16_bit(ElementType::f16, half_to_double, 0x3c00, true, seed);
+}
+
+TEST(CompareOutputs, ScreenedBlocksWithinToleranceStillReportTheirMaxima) {
+  // Every element passes, so every block is decided by the screen alone.
+  for (std::uint32_t seed : {4u, 5u}) check_16_bit(ElementType::bf16, bf16_to_double, 0x3f80, false, seed);
+}
+
+TEST(CompareOutputs, ScreenedFloatOnTheBoundPasses) {
+  // d == atol + rtol * |e| exactly in double: the element rule passes it,
+  // the float screen leaves it to the careful loop, which must agree.
+  const std::size_t n = 2 * 4096 + 3;
+  std::vector<float> expected(n, 3.0f), got(n, 3.0f);
+  got[5000] = 3.5f;
+  const Tolerance tol{0.25, 0.25 / 3.0};  // 0.25 + 0.25 / 3 * 3: not exact in double either way
+  const double bound = tol.atol + tol.rtol * 3.0;
+  const Verification v = compare_outputs(ElementType::f32, got.data(), expected.data(), n, tol, "C");
+  EXPECT_EQ(v.passed, 0.5 <= bound) << bound;
+  const Tolerance exact{0.5, 0.0};
+  EXPECT_TRUE(compare_outputs(ElementType::f32, got.data(), expected.data(), n, exact, "C").passed);
+  got[6000] = std::nextafter(3.5f, 4.0f);
+  const Verification over = compare_outputs(ElementType::f32, got.data(), expected.data(), n, exact, "C");
+  EXPECT_FALSE(over.passed);
+  EXPECT_NE(over.detail.find("1 of 8195"), std::string::npos) << over.detail;
+  EXPECT_NE(over.detail.find("[6000]"), std::string::npos) << over.detail;
+}
+
+TEST(CompareOutputs, NegativeToleranceFailsEvenEqualOutputsAsTheRuleSays) {
+  // No spec can give one (tolerances are >= 0), but compare_outputs is
+  // public: the screen must not pass what the rule fails.
+  const std::vector<float> same(5000, 1.0f);
+  EXPECT_FALSE(compare_outputs(ElementType::f32, same.data(), same.data(), same.size(), {-1e-3, 0}, "C").passed);
 }

@@ -60,7 +60,11 @@ class HostArguments {
   std::string non_finite_output() const;
   // Saves the outputs (after a reference run) to `file`; empty or an error.
   std::string save_outputs(const std::string& file);
-  // Compares the outputs with those saved in `file`.
+  // Compares the outputs with those saved in `file`. The file's contents
+  // are kept for the next call with the same file: a reference file's name
+  // is the hash of what it holds (WorkerEvaluator::prepare_reference), and
+  // reading a 4096 x 4096 GEMM's outputs again for each trial cost more
+  // than comparing them.
   Verification verify(const std::string& file, const Tolerance& tol);
 
  private:
@@ -75,6 +79,9 @@ class HostArguments {
   std::vector<std::size_t> bytes_;
   std::vector<std::vector<std::byte>> pristine_;  // inout buffers' generated contents
   std::vector<std::uint64_t> scalars_;
+  std::string expected_file_;  // the reference file whose outputs expected_ holds
+  std::unique_ptr<std::byte[]> expected_;
+  std::size_t expected_bytes_ = 0;
 };
 
 }  // namespace tunekit::detail
