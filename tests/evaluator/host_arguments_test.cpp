@@ -114,3 +114,24 @@ TEST(HostArguments, VerifyComparesEachOutputWithItsPartOfTheReference) {
   EXPECT_FALSE(v.passed);
   EXPECT_NE(v.detail.find("reference outputs unreadable"), std::string::npos) << v.detail;
 }
+
+// The file packs the outputs; each is compared from an aligned copy (a
+// 3-element bfloat16 output puts the next one 6 bytes into the file).
+TEST(HostArguments, VerifyReadsOutputsOfOddSizesEachFromItsOwnPlace) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::vector<ResolvedArgument> args{{"small", ElementType::bf16, Role::out, 3, Fill::zeros, 0, {}, {}},
+                                           {"wide", ElementType::f64, Role::out, 5, Fill::zeros, 0, {}, {}}};
+  HostArguments host;
+  host.prepare(args, 1);
+  auto* wide = static_cast<double*>(host.data(1));
+  for (int i = 0; i < 5; ++i) wide[i] = 0.5 * i;
+  std::memset(host.data(0), 0, 6);
+  const std::string ref = (dir / "ref.bin").string();
+  ASSERT_EQ(host.save_outputs(ref), "");
+  EXPECT_TRUE(host.verify(ref, {0, 0}).passed);
+  wide[4] = 7.0;
+  const Verification v = host.verify(ref, {0, 0});
+  EXPECT_FALSE(v.passed);
+  EXPECT_NE(v.detail.find("wide: 1 of 5 elements differ; first at [4]: got 7, expected 2"), std::string::npos)
+      << v.detail;
+}
