@@ -85,7 +85,7 @@ struct Rule {
   double max_abs = 0;
 };
 
-// The rule as docs/spec-format.md states it, element by element, in double.
+// The rule as docs/spec-format.md ("Arguments") states it, element by element.
 Rule element_rule(const std::vector<double>& got, const std::vector<double>& expected, Tolerance tol) {
   Rule r;
   for (std::size_t i = 0; i < got.size(); ++i) {
