@@ -89,17 +89,25 @@ float as_screen(T v) {
   }
 }
 
+// The screen's tolerances: the spec's rounded down to float. With a margin
+// of 2^-20 (float's rounding of the difference and of the bound is within
+// 2^-22), and no bound below float's smallest normal, where rounding is not
+// relative, they pass nothing the rule in double fails.
+struct ScreenTolerance {
+  explicit ScreenTolerance(const Tolerance& tol)
+      : atol(std::nextafter(static_cast<float>(tol.atol), 0.0f)),
+        rtol(std::nextafter(static_cast<float>(tol.rtol), 0.0f)) {}
+  float atol, rtol;
+  static constexpr float kMargin = 1.0f + 1.0f / (1 << 20);
+  static constexpr float kLowestBound = std::numeric_limits<float>::min();
+};
+
 template <class T>
-bool screen_block(const T* got, const T* expected, std::uint64_t from, std::uint64_t to, const Tolerance& tol,
+bool screen_block(const T* got, const T* expected, std::uint64_t from, std::uint64_t to, const ScreenTolerance& tol,
                   double& max_abs, double& max_rel) {
   using C = float;
-  // The tolerances rounded down, a margin of 2^-20 (float's rounding of the
-  // difference and of the bound is within 2^-22), and no bound below
-  // float's smallest normal, where rounding is not relative.
-  const C atol = std::nextafter(static_cast<float>(tol.atol), 0.0f);
-  const C rtol = std::nextafter(static_cast<float>(tol.rtol), 0.0f);
-  const C margin = C(1) + C(1) / C(1 << 20);
-  const C lowest_bound = std::numeric_limits<C>::min();
+  const C atol = tol.atol, rtol = tol.rtol, margin = ScreenTolerance::kMargin;
+  const C lowest_bound = ScreenTolerance::kLowestBound;
   constexpr std::size_t kLanes = 16;
   C top_abs[kLanes] = {}, top_rel[kLanes] = {};
   unsigned fails[kLanes] = {};
@@ -139,11 +147,12 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
   constexpr std::uint64_t kBlock = 4096;
   // The screen's margin assumes tolerances of 0 or more (a spec's are).
   const bool screened = kScreened<T> && tol.atol >= 0 && tol.rtol >= 0;
+  const ScreenTolerance screen_tol(tol);
   for (std::uint64_t from = 0; from < n; from += kBlock) {
     const std::uint64_t to = std::min(n, from + kBlock);
     if constexpr (kScreened<T>) {
       double max_abs = 0, max_rel = 0;
-      if (screened && screen_block(got, expected, from, to, tol, max_abs, max_rel)) {
+      if (screened && screen_block(got, expected, from, to, screen_tol, max_abs, max_rel)) {
         v.max_abs_diff = std::max(v.max_abs_diff, max_abs);
         v.max_rel_err = std::max(v.max_rel_err, max_rel);
         continue;
