@@ -105,6 +105,7 @@ struct TrialResult {
   Verification verification;
   Seconds device_busy{0};  // time the device spent running this trial's kernels
   Seconds flush{0};        // time spent evicting the caches before samples (cold modes; never timed)
+  Seconds verify{0};       // time spent comparing the outputs with the reference, on the host
 };
 
 // The reference run failed (crashed, hung, produced NaN): nothing can be

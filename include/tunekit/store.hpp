@@ -18,8 +18,9 @@ class Store {
   enum class Access {
     read_write,  // creates the file, migrates an older schema
     // Reads only: works on read-only storage (a mounted archive, another
-    // user's results), and never changes the file; an older schema is an
-    // error that says to open it writable once.
+    // user's results), and never changes the file; the schema before the
+    // last is read as it is, an older one is an error that says to open it
+    // writable once.
     read_only,
   };
   explicit Store(const std::filesystem::path& file, Access access = Access::read_write);
@@ -51,6 +52,7 @@ class Store {
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
+  const char* columns_;  // what a SELECT reads, in the order read_row() expects
 };
 
 }  // namespace tunekit

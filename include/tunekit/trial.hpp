@@ -49,6 +49,12 @@ struct TrialRecord {
   std::vector<Microseconds> samples;
   Verification verification;
   Seconds build_time{0};
+  // Where the rest of the trial's cost went (0: not recorded, as in stores
+  // before schema 6): the evaluator's whole time for it (arguments, loading,
+  // the verification run and check, warm-up, samples, the worker's round
+  // trip), and of that the comparison with the reference.
+  Seconds eval_time{0};
+  Seconds verify_time{0};
   std::string machine;     // JSON description of the machine
   std::string created_at;  // ISO 8601 UTC, set by insert() when empty
   // Why the config was evaluated: kOriginSearch (the strategy proposed it),

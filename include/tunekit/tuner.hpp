@@ -90,6 +90,7 @@ struct TuneReport {
   Seconds measure{0};      // in the evaluator: running, verifying, timing
   Seconds device_busy{0};  // the device running kernels (what backends report)
   Seconds flush{0};        // of measure, evicting the caches before cold samples
+  Seconds verify{0};       // of measure, comparing outputs with the reference on the host
 
   // Every trial, sizes in order.
   std::vector<TrialRecord> all_trials() const;

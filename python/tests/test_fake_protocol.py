@@ -104,6 +104,7 @@ class FakeProtocol(unittest.TestCase):
         self.assertEqual(len(result["samples_us"]), 5)  # noiseless: stops at min_samples
         self.assertAlmostEqual(result["samples_us"][0], 1.0)
         self.assertTrue(result["verification"]["passed"])
+        self.assertGreater(result["verify_us"], 0.0)  # the comparison's time, on the host
         self.assertFalse(result["restart"])
 
     def test_compile_error_carries_the_message(self):

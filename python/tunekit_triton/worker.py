@@ -10,6 +10,7 @@ replace the worker process before the next request.
 
 from __future__ import annotations
 
+import time
 import traceback
 from typing import Optional
 
@@ -62,16 +63,20 @@ def handle_request(runner: Runner, rq: Request) -> tuple[Result, bool]:
         return result, runner.poisoned
 
     verification = Verification()
+    verify_us = 0.0
     if rq.reference_file:
         if (failed := runner.run_once(rq)) is not None:
             return fail(failed)
+        t0 = time.perf_counter()
         verification = runner.verify(rq.reference_file, rq.atol, rq.rtol)
+        verify_us = (time.perf_counter() - t0) * 1e6
         if not verification.passed:
             # A wrong variant is not worth timing.
-            r = Result(status="wrong_result", error=verification.detail, verification=verification)
+            r = Result(status="wrong_result", error=verification.detail, verification=verification, verify_us=verify_us)
             return r, runner.poisoned
     result = runner.time(rq)
     result.verification = verification
+    result.verify_us = verify_us
     return result, runner.poisoned
 
 

@@ -144,6 +144,7 @@ json to_json(const WorkerAnswer& a) {
          {"samples_us", samples},
          {"busy_us", Microseconds(r.device_busy).count()},
          {"flush_us", Microseconds(r.flush).count()},
+         {"verify_us", Microseconds(r.verify).count()},
          {"restart", a.restart}};
   if (r.fault != Fault::none) j["fault"] = std::string(to_string(r.fault));
   if (r.verification.checked)
@@ -163,6 +164,7 @@ WorkerAnswer answer_from_json(const json& j) {
   r.stats = summarize(r.samples);
   r.device_busy = Microseconds(j.value("busy_us", 0.0));
   r.flush = Microseconds(j.value("flush_us", 0.0));
+  r.verify = Microseconds(j.value("verify_us", 0.0));
   a.restart = j.value("restart", false);
   if (j.contains("fault")) r.fault = fault_from_string(j["fault"].get<std::string>()).value_or(Fault::config);
   if (j.contains("verification")) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 
 #include "evaluator/detail/channel.hpp"
@@ -89,7 +90,9 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
 
   if (!rq.reference_file.empty()) {
     if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
+    const auto t0 = std::chrono::steady_clock::now();
     result.verification = args.verify(rq.reference_file, rq.tolerance);
+    result.verify = std::chrono::steady_clock::now() - t0;
     if (!result.verification.passed) {
       // A wrong variant is not worth timing.
       result.status = Status::wrong_result;
@@ -97,9 +100,10 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
       return answer;
     }
   }
-  Verification verified = result.verification;
+  const TrialResult verified = std::move(result);
   result = runner.time(rq, args);
-  result.verification = verified;
+  result.verification = verified.verification;
+  result.verify = verified.verify;
   answer.restart = runner.poisoned();
   return answer;
 }

@@ -107,6 +107,9 @@ ojson trial_json(std::size_t number_, const TrialRecord& t, const TrialColumns& 
   j["max_rel_err"] = t.verification.checked ? number(t.verification.max_rel_err) : ojson(nullptr);
   j["error"] = t.error.empty() ? ojson(nullptr) : ojson(t.error);
   j["build_s"] = number(t.build_time.count());
+  // Not recorded (0) in stores before schema 6: null, not a time of 0.
+  j["eval_s"] = t.eval_time.count() > 0 ? number(t.eval_time.count()) : ojson(nullptr);
+  j["verify_s"] = t.eval_time.count() > 0 ? number(t.verify_time.count()) : ojson(nullptr);
   j["origin"] = t.origin;
   if (!ok && t.status != Status::slower) j["fault"] = std::string(to_string(t.fault));  // whose fault the failure is
   if (t.status == Status::slower && t.slower_than) {
@@ -377,6 +380,7 @@ std::string format_json(const TuneReport& report) {
   j["build_wait_s"] = number(report.build_wait.count());
   j["device_busy_s"] = number(report.device_busy.count());
   j["flush_s"] = number(report.flush.count());
+  j["verify_s"] = number(report.verify.count());
   j["resumed"] = report.resumed;
   j["objective"] = {{"name", report.objective.name}, {"maximize", report.objective.maximize}};
   if (!report.metrics.empty()) {
@@ -499,8 +503,12 @@ std::string format_summary(const TuneReport& report) {
   if (report.wall.count() > 0) {
     // Builds may overlap measuring; only the wait for them adds to the wall.
     const double other = std::max(0.0, report.wall.count() - report.build_wait.count() - report.measure.count());
-    const std::string flushing =
-        report.flush.count() > 0 ? fmt::format(" ({:.1f} s of it flushing caches)", report.flush.count()) : "";
+    std::vector<std::string> parts;
+    if (report.flush.count() > 0) parts.push_back(fmt::format("{:.1f} s flushing caches", report.flush.count()));
+    // Verifying small outputs takes microseconds: not worth a "0.0 s".
+    if (report.verify.count() >= 0.05)
+      parts.push_back(fmt::format("{:.1f} s verifying outputs", report.verify.count()));
+    const std::string flushing = parts.empty() ? "" : fmt::format(" (of it {})", fmt::join(parts, ", "));
     out += fmt::format(
         "time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s{}, other {:.1f} s; "
         "kernels ran {:.0f}% of the time\n",

@@ -31,7 +31,7 @@ namespace {
 // 'slower') was judged against; 5: + fault (whose fault a failure is) and
 // settings (what the outcome depends on beyond the spec's hash). Older files
 // are migrated on open.
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 // Another process writing (a second tuner, `sqlite3` left open in a
 // transaction) holds the lock: wait for it as long as it takes, since giving
@@ -80,6 +80,8 @@ CREATE TABLE IF NOT EXISTS trials (
   slower_best_us REAL,
   fault         TEXT    NOT NULL DEFAULT 'none',
   settings      TEXT    NOT NULL DEFAULT '',
+  eval_s        REAL,
+  verify_s      REAL,
   UNIQUE (spec_hash, device, size_key, config_key)
 );
 CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
@@ -89,7 +91,13 @@ CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
 constexpr const char* kColumns =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
-    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings";
+    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s";
+// Version 5 lacks only the last two, which read as not recorded: a file
+// opened for reading is read as it is, never migrated.
+constexpr const char* kColumnsVersion5 =
+    "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
+    "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
+    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings, NULL, NULL";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -97,9 +105,9 @@ constexpr const char* kUpsert = R"sql(
 INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, config_json, status, error,
                     median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
                     max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at,
-                    origin, slower_factor, slower_best_us, fault, settings)
+                    origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-        ?23, ?24, ?25, ?26, ?27, ?28, ?29)
+        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)
 ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   kernel = excluded.kernel, size_json = excluded.size_json, config_json = excluded.config_json,
   status = excluded.status, error = excluded.error, median_us = excluded.median_us, min_us = excluded.min_us,
@@ -109,7 +117,7 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   verify_passed = excluded.verify_passed, verify_detail = excluded.verify_detail, build_s = excluded.build_s,
   machine_json = excluded.machine_json, created_at = excluded.created_at,
   slower_factor = excluded.slower_factor, slower_best_us = excluded.slower_best_us,
-  fault = excluded.fault, settings = excluded.settings,
+  fault = excluded.fault, settings = excluded.settings, eval_s = excluded.eval_s, verify_s = excluded.verify_s,
   origin = CASE WHEN excluded.origin = 'search' THEN trials.origin ELSE excluded.origin END
 RETURNING id, origin
 )sql";
@@ -159,6 +167,9 @@ class Statement {
   double real(int col) const {
     if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
     return sqlite3_column_double(stmt_, col);
+  }
+  double real_or(int col, double absent) const {
+    return sqlite3_column_type(stmt_, col) == SQLITE_NULL ? absent : sqlite3_column_double(stmt_, col);
   }
   std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
 
@@ -264,6 +275,8 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   if (!parsed_fault) fail(path, fmt::format("trial {} has an unknown fault '{}'", r.id, fault));
   r.fault = *parsed_fault;
   r.settings = st.text(27);
+  r.eval_time = Seconds(st.real_or(28, 0));
+  r.verify_time = Seconds(st.real_or(29, 0));
   return r;
 }
 
@@ -281,7 +294,7 @@ std::string size_key(const Bindings& size) {
   return out;
 }
 
-Store::Store(const std::filesystem::path& file, Access access) : path_(file) {
+Store::Store(const std::filesystem::path& file, Access access) : path_(file), columns_(kColumns) {
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
   if (access == Access::read_only) {
@@ -338,10 +351,17 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file) {
         // Before version 5 every failure was taken for the config's; the
         // settings it ran under are unknown (''), so a resume measures it
         // once more and then keeps what it finds.
+        if (version <= 4)
+          exec(db_, path_,
+               "ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';"
+               "ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';"
+               "UPDATE trials SET fault = 'config' WHERE status NOT IN ('ok', 'slower');",
+               fmt::format("cannot migrate the schema from version {}", version));
+        // Before version 6 a trial's evaluation and verification times were
+        // not kept: NULL, read as not recorded.
         exec(db_, path_,
-             "ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';"
-             "ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';"
-             "UPDATE trials SET fault = 'config' WHERE status NOT IN ('ok', 'slower');",
+             "ALTER TABLE trials ADD COLUMN eval_s REAL;"
+             "ALTER TABLE trials ADD COLUMN verify_s REAL;",
              fmt::format("cannot migrate the schema from version {}", version));
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
@@ -383,7 +403,8 @@ void Store::open_read_only() {
     if (rc == SQLITE_OK) {
       sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
       if (auto version = version_of()) {
-        if (*version != kSchemaVersion) {
+        if (*version == 5) columns_ = kColumnsVersion5;
+        else if (*version != kSchemaVersion) {
           sqlite3_close_v2(db_);
           db_ = nullptr;
           fail(path_, fmt::format("schema version {} cannot be read without writing{}", *version,
@@ -408,7 +429,7 @@ Store::~Store() {
 std::optional<TrialRecord> Store::find(const std::string& spec_hash, const std::string& device, const Bindings& size,
                                        const Config& config) const {
   std::string sql = fmt::format(
-      "SELECT {} FROM trials WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 AND config_key = ?4", kColumns);
+      "SELECT {} FROM trials WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 AND config_key = ?4", columns_);
   Statement st(db_, path_, sql.c_str());
   st.bind(1, spec_hash);
   st.bind(2, device);
@@ -499,6 +520,8 @@ void Store::upsert(TrialRecord& record) {
   st.bind(27, slower ? record.slower_than->best.count() : std::numeric_limits<double>::quiet_NaN());
   st.bind(28, to_string(record.fault));
   st.bind(29, record.settings);
+  st.bind(30, record.eval_time.count());
+  st.bind(31, record.verify_time.count());
   if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
   record.id = st.integer(0);
   record.origin = st.text(1);
@@ -507,7 +530,7 @@ void Store::upsert(TrialRecord& record) {
 }
 
 std::vector<TrialRecord> Store::trials(const std::string& spec_hash) const {
-  std::string sql = fmt::format("SELECT {} FROM trials WHERE spec_hash = ?1 ORDER BY id", kColumns);
+  std::string sql = fmt::format("SELECT {} FROM trials WHERE spec_hash = ?1 ORDER BY id", columns_);
   Statement st(db_, path_, sql.c_str());
   st.bind(1, spec_hash);
   std::vector<TrialRecord> out;
@@ -516,7 +539,7 @@ std::vector<TrialRecord> Store::trials(const std::string& spec_hash) const {
 }
 
 std::vector<TrialRecord> Store::all() const {
-  std::string sql = fmt::format("SELECT {} FROM trials ORDER BY id", kColumns);
+  std::string sql = fmt::format("SELECT {} FROM trials ORDER BY id", columns_);
   Statement st(db_, path_, sql.c_str());
   std::vector<TrialRecord> out;
   while (st.step("cannot read trials")) out.push_back(read_row(st, path_));

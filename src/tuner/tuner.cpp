@@ -723,10 +723,13 @@ class Run {
         report_.measure += Clock::now() - t0;
         return;
       }
-      report_.measure += Clock::now() - t0;
+      rec.eval_time = Clock::now() - t0;
+      report_.measure += rec.eval_time;
       if (res.interrupted) return;  // stopped: the trial says nothing about the config
       report_.device_busy += res.device_busy;
       report_.flush += res.flush;
+      report_.verify += res.verify;
+      rec.verify_time = res.verify;
       rec.status = res.status;
       rec.fault = res.fault;
       rec.error = clip(res.error);

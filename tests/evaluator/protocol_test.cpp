@@ -74,11 +74,13 @@ TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
   a.result.status = Status::crash;
   a.result.fault = Fault::environment;
   a.result.error = "x";
+  a.result.verify = Microseconds(1500);
   const std::string good = "tk0123 " + to_json(a).dump();
   auto parsed = parse_answer(good, "tk0123");
   ASSERT_TRUE(std::holds_alternative<WorkerAnswer>(parsed));
   EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.status, Status::crash);
   EXPECT_EQ(std::get<WorkerAnswer>(parsed).result.fault, Fault::environment);
+  EXPECT_DOUBLE_EQ(std::get<WorkerAnswer>(parsed).result.verify.count(), 0.0015);
 
   const std::vector<std::string> bad_lines{"garbage",
                                            "tk0123",
@@ -101,7 +103,7 @@ TEST(Protocol, OnlyTokenedWellFormedLinesAreAnswers) {
 TEST(Protocol, TheReadyLineIsTokenedAndNothingElsePassesForIt) {
   EXPECT_EQ(not_ready(ready_line("tk0123"), "tk0123"), std::nullopt);
   EXPECT_EQ(not_ready("tk0123 {\"ready\": true}", "tk0123"), std::nullopt);  // Python's json.dumps
-  EXPECT_EQ(not_ready(ready_line(""), ""), std::nullopt);                      // a worker started by hand
+  EXPECT_EQ(not_ready(ready_line(""), ""), std::nullopt);                    // a worker started by hand
   WorkerAnswer a;
   for (const std::string& bad : {ready_line("tk9999"), std::string(R"({"ready":true})"), std::string("tk0123 hello"),
                                  std::string(R"(tk0123 {"ready":false})"), "tk0123 " + to_json(a).dump()}) {

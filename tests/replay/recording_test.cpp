@@ -236,6 +236,8 @@ TEST(Recording, ReadsATunekitStorePerSize) {
           t.stats = summarize(t.samples);
         }
         t.build_time = Seconds(0.5);
+        // The trial's whole evaluation, where recorded, is its run cost.
+        if (bm == 16) t.eval_time = Seconds(0.25);
         t.machine = R"({"device": "cpu: test", "cores": 2})";
         store.put(t);
       }
@@ -250,6 +252,8 @@ TEST(Recording, ReadsATunekitStorePerSize) {
   ASSERT_NE(x, nullptr);
   EXPECT_DOUBLE_EQ(x->time->count(), 400.0);
   EXPECT_DOUBLE_EQ(x->compile_time.count(), 0.5);
+  EXPECT_DOUBLE_EQ(x->run_time.count(), 800e-6);  // no evaluation time recorded: its samples
+  EXPECT_DOUBLE_EQ(r.find(Config({{"BM", 16}}))->run_time.count(), 0.25);
   EXPECT_TRUE(contains(r.machine(), "\"cores\""));
   const Recording small = load_recording(dir / "t.db", RecordingFilter{"", "", Bindings{{"M", 64}}});
   EXPECT_EQ(small.find(Config({{"BM", 32}}))->status, Status::compile_error);

@@ -308,7 +308,13 @@ TEST(Summary, FlushTimeWarningsAndAMetricObjective) {
   report.objective = Objective{"rate", true, {}};
   std::string text = format_summary(report);
   auto has = [&](const std::string& needle) { return text.find(needle) != std::string::npos; };
-  EXPECT_TRUE(has("measure 6.0 s (0.8 s of it flushing caches)")) << text;
+  EXPECT_TRUE(has("measure 6.0 s (of it 0.8 s flushing caches)")) << text;
+  report.verify = Seconds(0.01);
+  EXPECT_EQ(format_summary(report).find("verifying"), std::string::npos) << format_summary(report);
+  report.verify = Seconds(0.25);
+  EXPECT_NE(format_summary(report).find("measure 6.0 s (of it 0.8 s flushing caches, 0.2 s verifying outputs)"),
+            std::string::npos)
+      << format_summary(report);
   EXPECT_TRUE(has("warning: the default {BM: 64, BN: 64} breaks the constraint `l1d_bytes >= 1`\n")) << text;
   EXPECT_TRUE(has("No.1: 20.000 us, {BM: 64, BN: 64}, rate 204.8\n")) << text;
   // rate: 64*64/20 = 204.8 for the default, 128*128/12.345 = 1327.18 for the best.

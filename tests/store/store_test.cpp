@@ -65,6 +65,8 @@ TrialRecord sample_record() {
   r.verification.max_rel_err = 3.5e-7;
   r.verification.detail = "";
   r.build_time = Seconds(0.875);
+  r.eval_time = Seconds(0.0625);
+  r.verify_time = Seconds(0.015625);
   r.machine = R"({"cpu":"Xeon","cores":16})";
   return r;
 }
@@ -105,6 +107,8 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.verification.max_rel_err, b.verification.max_rel_err);
   EXPECT_EQ(a.verification.detail, b.verification.detail);
   EXPECT_EQ(a.build_time.count(), b.build_time.count());
+  EXPECT_EQ(a.eval_time.count(), b.eval_time.count());
+  EXPECT_EQ(a.verify_time.count(), b.verify_time.count());
   EXPECT_EQ(a.machine, b.machine);
   EXPECT_EQ(a.created_at, b.created_at);
   EXPECT_EQ(a.origin, b.origin);
@@ -153,18 +157,17 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "5");
+  EXPECT_EQ(single("PRAGMA user_version"), "6");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
-  for (const char* column : {"spec_hash",    "kernel",        "device",
-                             "size_key",     "size_json",     "config_key",
-                             "config_json",  "status",        "error",
-                             "median_us",    "min_us",        "max_us",
-                             "mean_us",      "noise",         "sample_count",
-                             "samples_json", "max_abs_diff",  "max_rel_err",
-                             "verified",     "verify_passed", "verify_detail",
-                             "build_s",      "machine_json",  "created_at",
-                             "origin",       "slower_factor", "slower_best_us",
-                             "fault",        "settings",      "UNIQUE (spec_hash, device, size_key, config_key)"})
+  for (const char* column :
+       {"spec_hash",     "kernel",        "device",         "size_key",
+        "size_json",     "config_key",    "config_json",    "status",
+        "error",         "median_us",     "min_us",         "max_us",
+        "mean_us",       "noise",         "sample_count",   "samples_json",
+        "max_abs_diff",  "max_rel_err",   "verified",       "verify_passed",
+        "verify_detail", "build_s",       "machine_json",   "created_at",
+        "origin",        "slower_factor", "slower_best_us", "fault",
+        "settings",      "eval_s",        "verify_s",       "UNIQUE (spec_hash, device, size_key, config_key)"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
@@ -534,11 +537,11 @@ PRAGMA user_version=1;
     store.put(rows[0], true);
     EXPECT_EQ(store.trials("old").size(), 1u);
   }
-  Store reopened(file);  // version 5 now: no second migration
+  Store reopened(file);  // version 6 now: no second migration
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].origin, "rules");
-  EXPECT_EQ(schema_version(file), 5);
+  EXPECT_EQ(schema_version(file), 6);
 }
 
 // A version-2 file: its rule-seed flags become the origin 'rules', the old
@@ -562,7 +565,7 @@ PRAGMA user_version=2;
     EXPECT_EQ(rows[1].origin, "search");
     EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
   }
-  EXPECT_EQ(schema_version(file), 5);
+  EXPECT_EQ(schema_version(file), 6);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -655,7 +658,7 @@ PRAGMA user_version=3;
     cut.slower_than = SlowerThan{2.5, Microseconds(12.5)};
     store.put(cut);
   }
-  EXPECT_EQ(schema_version(file), 5);
+  EXPECT_EQ(schema_version(file), 6);
   Store reopened(file);
   auto rows = reopened.trials("v3");
   ASSERT_EQ(rows.size(), 2u);
@@ -682,6 +685,12 @@ INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_j
           'search', 3.0, 12.5);
 PRAGMA user_version=4;
 )sql");
+  try {
+    Store read(file, Store::Access::read_only);
+    FAIL() << "a version-4 file is not read without writing";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("open it once with a command that writes"), std::string::npos) << e.what();
+  }
   {
     Store store(file);
     auto rows = store.trials("v4");
@@ -697,12 +706,56 @@ PRAGMA user_version=4;
     rows[1].settings = "timeout=60s";
     store.put(rows[1]);
   }
-  EXPECT_EQ(schema_version(file), 5);
+  EXPECT_EQ(schema_version(file), 6);
   Store reopened(file);
   auto rows = reopened.trials("v4");
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1].fault, Fault::environment);
   EXPECT_EQ(rows[1].settings, "timeout=60s");
+}
+
+// Version 5 lacks only the evaluation and verification times: read as it
+// is (the times not recorded, 0), also without writing; migrated on a
+// writable open, where they can be stored.
+TEST(Store, ReadsAndMigratesAVersion5File) {
+  TempDir dir;
+  fs::path file = dir.path() / "v5.db";
+  create(file, std::string(kVersion1Table) + R"sql(
+ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
+ALTER TABLE trials ADD COLUMN slower_factor REAL;
+ALTER TABLE trials ADD COLUMN slower_best_us REAL;
+ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';
+ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, build_s)
+  VALUES ('v5', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 0.5);
+PRAGMA user_version=5;
+)sql");
+  {
+    Store read(file, Store::Access::read_only);
+    auto rows = read.trials("v5");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].stats.median.count(), 12.5);
+    EXPECT_EQ(rows[0].build_time.count(), 0.5);
+    EXPECT_EQ(rows[0].eval_time.count(), 0);
+    EXPECT_EQ(rows[0].verify_time.count(), 0);
+  }
+  EXPECT_EQ(schema_version(file), 5);  // reading changed nothing
+  {
+    Store store(file);
+    auto rows = store.trials("v5");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].eval_time.count(), 0);
+    rows[0].eval_time = Seconds(0.75);
+    rows[0].verify_time = Seconds(0.125);
+    store.put(rows[0]);
+  }
+  EXPECT_EQ(schema_version(file), 6);
+  Store reopened(file, Store::Access::read_only);
+  auto rows = reopened.trials("v5");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].eval_time.count(), 0.75);
+  EXPECT_EQ(rows[0].verify_time.count(), 0.125);
 }
 
 // An ok trial has no fault; a failure stored without one is the config's.

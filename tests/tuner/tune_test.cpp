@@ -100,6 +100,20 @@ TEST(Tune, PlantedFailuresAreRecordedAndTheBestIsFound) {
   EXPECT_EQ(s.trials[*s.best].config.at("KIND"), Value(0));
   EXPECT_TRUE(s.trials[*s.best].verification.checked);
   EXPECT_LT(s.trials[*s.best].stats.median, s.trials[0].stats.median);
+  // Where each trial's time went: the evaluator's whole time for it, and of
+  // that the comparison with the reference. A config that failed to compile
+  // never reached the evaluator.
+  for (const auto& t : s.trials) {
+    if (t.status == Status::compile_error) {
+      EXPECT_EQ(t.eval_time.count(), 0);
+      continue;
+    }
+    EXPECT_GT(t.eval_time.count(), 0) << t.config.str();
+    EXPECT_LE(t.verify_time, t.eval_time) << t.config.str();
+  }
+  EXPECT_GT(s.trials[*s.best].verify_time.count(), 0);
+  EXPECT_GT(report.verify.count(), 0);
+  EXPECT_LE(report.verify, report.measure);
 
   // Everything went to the store; the default writers give the CSV and the JSON.
   Store store(report.db);
