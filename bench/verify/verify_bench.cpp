@@ -3,7 +3,9 @@
 // element-by-element loop of the same rule, and HostArguments::verify's
 // first call on a reference file (it reads the file) against the next (it
 // keeps the file's contents). One output of N x N elements; N = 4096 is a
-// 4096^3 GEMM's. Prints the best of --repeat runs of each.
+// 4096^3 GEMM's. Prints the best of --repeat runs of each. compare_outputs
+// splits a large output over the cores it may use (up to 8); the element
+// loop runs on one.
 //
 //   bench/verify/run.sh [--n 4096] [--repeat 7]
 #include <algorithm>
@@ -18,6 +20,7 @@
 
 #include "evaluator/detail/host_arguments.hpp"
 #include "evaluator/detail/host_data.hpp"
+#include "evaluator/detail/verify.hpp"
 #include "tunekit/evaluator.hpp"
 
 using namespace tunekit;
@@ -97,8 +100,9 @@ int main(int argc, char** argv) {
     }
   }
   const std::uint64_t n = side * side;
-  std::printf("compare_outputs, best of %d: one output of %llu x %llu elements\n\n", repeat,
-              static_cast<unsigned long long>(side), static_cast<unsigned long long>(side));
+  std::printf("compare_outputs, best of %d: one output of %llu x %llu elements, on up to %zu cores\n\n", repeat,
+              static_cast<unsigned long long>(side), static_cast<unsigned long long>(side),
+              std::min(tunekit::detail::usable_cores(), tunekit::detail::kVerifyMaxParts));
   std::printf(
       "| type | elements | tunekit ms | element by element ms | ratio | verdict |\n|---|---|---|---|---|---|\n");
   row<detail::BFloat16>("bf16", ElementType::bf16, n, repeat);

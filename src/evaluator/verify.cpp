@@ -1,8 +1,15 @@
+#include "evaluator/detail/verify.hpp"
+
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <system_error>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -139,26 +146,68 @@ bool screen_block(const T* got, const T* expected, std::uint64_t from, std::uint
   return failed == 0;
 }
 
-template <class T>
-Verification compare(const T* got, const T* expected, std::uint64_t n, const Tolerance& tol, std::string_view name) {
-  Verification v;
-  v.checked = true;
+// What one part of an output gives: its maxima, its failures and the first.
+struct Tally {
+  double max_abs = 0, max_rel = 0;
   std::uint64_t bad = 0, first_bad = 0;
+};
+
+template <class T>
+Tally compare_range(const T* got, const T* expected, std::uint64_t from, std::uint64_t to, const Tolerance& tol) {
+  Verification v;
+  Tally t;
   constexpr std::uint64_t kBlock = 4096;
   // The screen's margin assumes tolerances of 0 or more (a spec's are).
   const bool screened = kScreened<T> && tol.atol >= 0 && tol.rtol >= 0;
   const ScreenTolerance screen_tol(tol);
-  for (std::uint64_t from = 0; from < n; from += kBlock) {
-    const std::uint64_t to = std::min(n, from + kBlock);
+  for (std::uint64_t at = from; at < to; at += kBlock) {
+    const std::uint64_t end = std::min(to, at + kBlock);
     if constexpr (kScreened<T>) {
       double max_abs = 0, max_rel = 0;
-      if (screened && screen_block(got, expected, from, to, screen_tol, max_abs, max_rel)) {
+      if (screened && screen_block(got, expected, at, end, screen_tol, max_abs, max_rel)) {
         v.max_abs_diff = std::max(v.max_abs_diff, max_abs);
         v.max_rel_err = std::max(v.max_rel_err, max_rel);
         continue;
       }
     }
-    compare_block(got, expected, from, to, tol, v, bad, first_bad);
+    compare_block(got, expected, at, end, tol, v, t.bad, t.first_bad);
+  }
+  t.max_abs = v.max_abs_diff;
+  t.max_rel = v.max_rel_err;
+  return t;
+}
+
+// The parts are contiguous and in order, each on its own thread but the
+// first: the verdict, the count, the first failure and the maxima are the
+// same as from one pass.
+template <class T>
+Verification compare(const T* got, const T* expected, std::uint64_t n, const Tolerance& tol, std::string_view name,
+                     std::size_t parts) {
+  parts = std::max<std::size_t>(1, std::min<std::uint64_t>(parts, n / detail::kVerifyPartElements));
+  std::vector<Tally> tallies(parts);
+  auto bounds = [&](std::size_t p) { return n / parts * p; };
+  auto run = [&](std::size_t p) {
+    tallies[p] = compare_range(got, expected, bounds(p), p + 1 == parts ? n : bounds(p + 1), tol);
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t p = 1; p < parts; ++p) {
+    try {
+      threads.emplace_back(run, p);
+    } catch (const std::system_error&) {
+      run(p);  // no thread to be had: this one does it
+    }
+  }
+  run(0);
+  for (auto& t : threads) t.join();
+
+  Verification v;
+  v.checked = true;
+  std::uint64_t bad = 0, first_bad = 0;
+  for (const Tally& t : tallies) {
+    v.max_abs_diff = std::max(v.max_abs_diff, t.max_abs);
+    v.max_rel_err = std::max(v.max_rel_err, t.max_rel);
+    if (t.bad && !bad) first_bad = t.first_bad;
+    bad += t.bad;
   }
   v.passed = bad == 0;
   if (!v.passed)
@@ -169,14 +218,37 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
 
 }  // namespace
 
-Verification compare_outputs(ElementType type, const void* got, const void* expected, std::uint64_t count,
-                             const Tolerance& tol, std::string_view name) {
+namespace detail {
+
+Verification compare_outputs_in_parts(ElementType type, const void* got, const void* expected, std::uint64_t count,
+                                      const Tolerance& tol, std::string_view name, std::size_t parts) {
   Verification v;
-  detail::with_type(type, [&](auto zero) {
+  with_type(type, [&](auto zero) {
     using T = decltype(zero);
-    v = compare(static_cast<const T*>(got), static_cast<const T*>(expected), count, tol, name);
+    v = compare(static_cast<const T*>(got), static_cast<const T*>(expected), count, tol, name, parts);
   });
   return v;
+}
+
+std::size_t usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace detail
+
+// A large output is compared on several cores: a 4096^2 bfloat16 output
+// took 17.8 ms a trial on one core of the H200's host, a third of the
+// trial's whole evaluation (lab/runs/issue-23/time_split_h200_4096.log).
+// Nothing runs on the device meanwhile, so the threads take nothing from a
+// measurement; the cores are those the worker may run on (a worker pinned
+// to one core compares on it alone).
+Verification compare_outputs(ElementType type, const void* got, const void* expected, std::uint64_t count,
+                             const Tolerance& tol, std::string_view name) {
+  static const std::size_t parts = std::min<std::size_t>(detail::usable_cores(), detail::kVerifyMaxParts);
+  return detail::compare_outputs_in_parts(type, got, expected, count, tol, name, parts);
 }
 
 }  // namespace tunekit

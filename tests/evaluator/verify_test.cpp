@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "evaluator/detail/verify.hpp"
 #include "tunekit/evaluator.hpp"
 
 using namespace tunekit;
@@ -186,4 +187,46 @@ TEST(CompareOutputs, NegativeToleranceFailsEvenEqualOutputsAsTheRuleSays) {
   // public: the screen must not pass what the rule fails.
   const std::vector<float> same(5000, 1.0f);
   EXPECT_FALSE(compare_outputs(ElementType::f32, same.data(), same.data(), same.size(), {-1e-3, 0}, "C").passed);
+}
+
+// A large output is compared in parts on several threads; whatever the
+// number of parts, the verdict, the count, the first failure (in detail)
+// and the maxima are those of one pass.
+TEST(CompareOutputs, PartsGiveTheVerdictOfOnePass) {
+  const std::uint64_t n = 3 * detail::kVerifyPartElements + 37;
+  std::vector<float> expected(n), got(n);
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = got[i] = 1.0f + static_cast<float>(i % 1000) / 1000;
+  const Tolerance tol{1e-3, 0};
+  auto check = [&](const std::string& what) {
+    SCOPED_TRACE(what);
+    const Verification one =
+        detail::compare_outputs_in_parts(ElementType::f32, got.data(), expected.data(), n, tol, "C", 1);
+    for (std::size_t parts : {2, 3, 8}) {
+      const Verification v =
+          detail::compare_outputs_in_parts(ElementType::f32, got.data(), expected.data(), n, tol, "C", parts);
+      EXPECT_EQ(v.passed, one.passed) << parts;
+      EXPECT_EQ(v.detail, one.detail) << parts;
+      EXPECT_EQ(v.max_abs_diff, one.max_abs_diff) << parts;
+      EXPECT_EQ(v.max_rel_err, one.max_rel_err) << parts;
+    }
+    return one;
+  };
+  EXPECT_TRUE(check("all equal").passed);
+  // Within the tolerance, the largest difference in the last part.
+  got[n - 5] += 5e-4f;
+  got[10] += 1e-4f;
+  const Verification close = check("within the tolerance");
+  EXPECT_TRUE(close.passed);
+  EXPECT_NEAR(close.max_abs_diff, 5e-4, 1e-6);
+  // Failures in the second and third parts, and a NaN in the last: the first
+  // is the second part's.
+  const std::uint64_t first = detail::kVerifyPartElements + 4099;
+  got[first] += 0.5f;
+  got[2 * detail::kVerifyPartElements + 1] -= 0.25f;
+  got[n - 1] = NAN;
+  const Verification wrong = check("three failures");
+  EXPECT_FALSE(wrong.passed);
+  EXPECT_NE(wrong.detail.find(fmt::format("3 of {} elements differ; first at [{}]", n, first)), std::string::npos)
+      << wrong.detail;
+  EXPECT_TRUE(std::isinf(wrong.max_abs_diff));
 }
