@@ -52,7 +52,7 @@ class Store {
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
-  const char* columns_;  // what a SELECT reads, in the order read_row() expects
+  const std::string* columns_;  // what a SELECT reads, in the order read_row() expects
 };
 
 }  // namespace tunekit

@@ -320,8 +320,8 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
     r.compile_time = t.build_time;
     // The trial's whole evaluation where the store has it (schema 6 on);
     // before, only its samples, which leave out warm-up, verification and
-    // the worker's round trip (a tenth of the cost of a 4096^3 GEMM's trial
-    // on the H200).
+    // the worker's round trip (on the H200, a 4096^3 GEMM's samples are a
+    // tenth of its trial's evaluation).
     if (t.eval_time.count() > 0) {
       r.run_time = t.eval_time;
     } else {

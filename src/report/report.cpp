@@ -508,11 +508,11 @@ std::string format_summary(const TuneReport& report) {
     // Verifying small outputs takes microseconds: not worth a "0.0 s".
     if (report.verify.count() >= 0.05)
       parts.push_back(fmt::format("{:.1f} s verifying outputs", report.verify.count()));
-    const std::string flushing = parts.empty() ? "" : fmt::format(" (of it {})", fmt::join(parts, ", "));
+    const std::string of_measure = parts.empty() ? "" : fmt::format(" (of it {})", fmt::join(parts, ", "));
     out += fmt::format(
         "time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s{}, other {:.1f} s; "
         "kernels ran {:.0f}% of the time\n",
-        report.wall.count(), report.build.count(), report.build_wait.count(), report.measure.count(), flushing, other,
+        report.wall.count(), report.build.count(), report.build_wait.count(), report.measure.count(), of_measure, other,
         100.0 * report.device_busy.count() / report.wall.count());
   }
   for (const auto& w : report.warnings) out += "warning: " + w + "\n";

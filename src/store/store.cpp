@@ -88,16 +88,14 @@ CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
 )sql";
 
 // Column list shared by every SELECT, in the order read_row() expects.
-constexpr const char* kColumns =
+// Version 5 lacks only the last two, which read as not recorded: a file of
+// version 5 opened for reading is read as it is, never migrated.
+const std::string kColumnsOfVersion5 =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
-    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s";
-// Version 5 lacks only the last two, which read as not recorded: a file
-// opened for reading is read as it is, never migrated.
-constexpr const char* kColumnsVersion5 =
-    "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
-    "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
-    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings, NULL, NULL";
+    "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings";
+const std::string kColumns = kColumnsOfVersion5 + ", eval_s, verify_s";
+const std::string kColumnsReadingVersion5 = kColumnsOfVersion5 + ", NULL, NULL";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -294,7 +292,7 @@ std::string size_key(const Bindings& size) {
   return out;
 }
 
-Store::Store(const std::filesystem::path& file, Access access) : path_(file), columns_(kColumns) {
+Store::Store(const std::filesystem::path& file, Access access) : path_(file), columns_(&kColumns) {
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
   if (access == Access::read_only) {
@@ -403,7 +401,7 @@ void Store::open_read_only() {
     if (rc == SQLITE_OK) {
       sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
       if (auto version = version_of()) {
-        if (*version == 5) columns_ = kColumnsVersion5;
+        if (*version == 5) columns_ = &kColumnsReadingVersion5;
         else if (*version != kSchemaVersion) {
           sqlite3_close_v2(db_);
           db_ = nullptr;
@@ -429,7 +427,7 @@ Store::~Store() {
 std::optional<TrialRecord> Store::find(const std::string& spec_hash, const std::string& device, const Bindings& size,
                                        const Config& config) const {
   std::string sql = fmt::format(
-      "SELECT {} FROM trials WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 AND config_key = ?4", columns_);
+      "SELECT {} FROM trials WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 AND config_key = ?4", *columns_);
   Statement st(db_, path_, sql.c_str());
   st.bind(1, spec_hash);
   st.bind(2, device);
@@ -530,7 +528,7 @@ void Store::upsert(TrialRecord& record) {
 }
 
 std::vector<TrialRecord> Store::trials(const std::string& spec_hash) const {
-  std::string sql = fmt::format("SELECT {} FROM trials WHERE spec_hash = ?1 ORDER BY id", columns_);
+  std::string sql = fmt::format("SELECT {} FROM trials WHERE spec_hash = ?1 ORDER BY id", *columns_);
   Statement st(db_, path_, sql.c_str());
   st.bind(1, spec_hash);
   std::vector<TrialRecord> out;
@@ -539,7 +537,7 @@ std::vector<TrialRecord> Store::trials(const std::string& spec_hash) const {
 }
 
 std::vector<TrialRecord> Store::all() const {
-  std::string sql = fmt::format("SELECT {} FROM trials ORDER BY id", columns_);
+  std::string sql = fmt::format("SELECT {} FROM trials ORDER BY id", *columns_);
   Statement st(db_, path_, sql.c_str());
   std::vector<TrialRecord> out;
   while (st.step("cannot read trials")) out.push_back(read_row(st, path_));
