@@ -507,6 +507,18 @@ CREATE TABLE trials (
 CREATE INDEX trials_by_spec ON trials (spec_hash, id);
 )sql";
 
+// The columns versions 3 and 4 added (version 3 replaced version 2's
+// rule_seed with origin), and those version 5 added.
+constexpr const char* kVersion4Columns = R"sql(
+ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
+ALTER TABLE trials ADD COLUMN slower_factor REAL;
+ALTER TABLE trials ADD COLUMN slower_best_us REAL;
+)sql";
+constexpr const char* kVersion5Columns = R"sql(
+ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';
+ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+)sql";
+
 void create(const fs::path& file, const std::string& sql) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
@@ -671,10 +683,7 @@ PRAGMA user_version=3;
 TEST(Store, MigratesAVersion4File) {
   TempDir dir;
   fs::path file = dir.path() / "v4.db";
-  create(file, std::string(kVersion1Table) + R"sql(
-ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
-ALTER TABLE trials ADD COLUMN slower_factor REAL;
-ALTER TABLE trials ADD COLUMN slower_best_us REAL;
+  create(file, std::string(kVersion1Table) + kVersion4Columns + R"sql(
 INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
                     created_at, origin, slower_factor, slower_best_us)
   VALUES ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules',
@@ -720,12 +729,7 @@ PRAGMA user_version=4;
 TEST(Store, ReadsAndMigratesAVersion5File) {
   TempDir dir;
   fs::path file = dir.path() / "v5.db";
-  create(file, std::string(kVersion1Table) + R"sql(
-ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
-ALTER TABLE trials ADD COLUMN slower_factor REAL;
-ALTER TABLE trials ADD COLUMN slower_best_us REAL;
-ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';
-ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+  create(file, std::string(kVersion1Table) + kVersion4Columns + kVersion5Columns + R"sql(
 INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
                     created_at, build_s)
   VALUES ('v5', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 0.5);
