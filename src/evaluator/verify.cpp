@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <type_traits>
@@ -20,14 +21,20 @@ namespace tunekit {
 
 namespace {
 
+// What a part of an output gives: its maxima, its failures and the first.
+struct Tally {
+  double max_abs = 0, max_rel = 0;
+  std::uint64_t bad = 0, first_bad = 0;
+};
+
 // The careful loop: every case of NaN and infinity, and where the first
 // failing element is. Its maxima and counts are kept in locals: updated
-// through the references, they were stored at every element.
+// through the reference, they were stored at every element.
 template <class T>
 void compare_block(const T* got, const T* expected, std::uint64_t from, std::uint64_t to, const Tolerance& tol,
-                   Verification& v, std::uint64_t& bad_out, std::uint64_t& first_bad_out) {
-  double max_abs = v.max_abs_diff, max_rel = v.max_rel_err;
-  std::uint64_t bad = bad_out, first_bad = first_bad_out;
+                   Tally& tally) {
+  double max_abs = tally.max_abs, max_rel = tally.max_rel;
+  std::uint64_t bad = tally.bad, first_bad = tally.first_bad;
   for (std::uint64_t i = from; i < to; ++i) {
     const double g = detail::as_double(got[i]);
     const double e = detail::as_double(expected[i]);
@@ -50,10 +57,7 @@ void compare_block(const T* got, const T* expected, std::uint64_t from, std::uin
     if (!(diff <= tol.atol + tol.rtol * std::fabs(e)))
       if (!bad++) first_bad = i;
   }
-  v.max_abs_diff = max_abs;
-  v.max_rel_err = max_rel;
-  bad_out = bad;
-  first_bad_out = first_bad;
+  tally = Tally{max_abs, max_rel, bad, first_bad};
 }
 
 // Every verified trial compares its whole output, and the careful loop takes
@@ -146,34 +150,25 @@ bool screen_block(const T* got, const T* expected, std::uint64_t from, std::uint
   return failed == 0;
 }
 
-// What one part of an output gives: its maxima, its failures and the first.
-struct Tally {
-  double max_abs = 0, max_rel = 0;
-  std::uint64_t bad = 0, first_bad = 0;
-};
-
+// `screen`: the screen's tolerances, or none where the block goes straight
+// to the careful loop.
 template <class T>
-Tally compare_range(const T* got, const T* expected, std::uint64_t from, std::uint64_t to, const Tolerance& tol) {
-  Verification v;
+Tally compare_range(const T* got, const T* expected, std::uint64_t from, std::uint64_t to, const Tolerance& tol,
+                    const std::optional<ScreenTolerance>& screen) {
   Tally t;
   constexpr std::uint64_t kBlock = 4096;
-  // The screen's margin assumes tolerances of 0 or more (a spec's are).
-  const bool screened = kScreened<T> && tol.atol >= 0 && tol.rtol >= 0;
-  const ScreenTolerance screen_tol(tol);
   for (std::uint64_t at = from; at < to; at += kBlock) {
     const std::uint64_t end = std::min(to, at + kBlock);
     if constexpr (kScreened<T>) {
       double max_abs = 0, max_rel = 0;
-      if (screened && screen_block(got, expected, at, end, screen_tol, max_abs, max_rel)) {
-        v.max_abs_diff = std::max(v.max_abs_diff, max_abs);
-        v.max_rel_err = std::max(v.max_rel_err, max_rel);
+      if (screen && screen_block(got, expected, at, end, *screen, max_abs, max_rel)) {
+        t.max_abs = std::max(t.max_abs, max_abs);
+        t.max_rel = std::max(t.max_rel, max_rel);
         continue;
       }
     }
-    compare_block(got, expected, at, end, tol, v, t.bad, t.first_bad);
+    compare_block(got, expected, at, end, tol, t);
   }
-  t.max_abs = v.max_abs_diff;
-  t.max_rel = v.max_rel_err;
   return t;
 }
 
@@ -185,9 +180,12 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
                      std::size_t parts) {
   parts = std::max<std::size_t>(1, std::min<std::uint64_t>(parts, n / detail::kVerifyPartElements));
   std::vector<Tally> tallies(parts);
+  // The screen's margin assumes tolerances of 0 or more (a spec's are).
+  std::optional<ScreenTolerance> screen;
+  if (kScreened<T> && tol.atol >= 0 && tol.rtol >= 0) screen.emplace(tol);
   auto bounds = [&](std::size_t p) { return n / parts * p; };
   auto run = [&](std::size_t p) {
-    tallies[p] = compare_range(got, expected, bounds(p), p + 1 == parts ? n : bounds(p + 1), tol);
+    tallies[p] = compare_range(got, expected, bounds(p), p + 1 == parts ? n : bounds(p + 1), tol, screen);
   };
   std::vector<std::thread> threads;
   for (std::size_t p = 1; p < parts; ++p) {
