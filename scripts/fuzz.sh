@@ -3,37 +3,31 @@
 # whole library) and runs each one.
 #   scripts/fuzz.sh            1,000,000 executions per target (the local run)
 #   scripts/fuzz.sh RUNS       RUNS executions per target
-#   scripts/fuzz.sh smoke      CI: the seed corpus, then 10 s of fuzzing, per target,
-#                              built unoptimised (preset fuzz-smoke, build-fuzz-smoke/):
-#                              half the build time, which on CI's two cores is
-#                              most of the run; the other modes build at -O1
-# New inputs go to BUILD/corpus/<target> (not into the repository); a
-# crash leaves BUILD/crash-<target>-* and fails the script.
+#   scripts/fuzz.sh smoke      CI: the seed corpus, then 10 s of fuzzing, per target
+# New inputs go to build-fuzz/corpus/<target> (not into the repository); a
+# crash leaves build-fuzz/crash-<target>-* and fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-1000000}"
 targets=(spec_fuzz constraint_fuzz t1_fuzz annotation_fuzz reply_fuzz)
-preset=fuzz
-[ "$mode" = smoke ] && preset=fuzz-smoke
-dir="build-$preset"
-cmake --preset "$preset" >/dev/null
-cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
+cmake --preset fuzz >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 status=0
 passed=0
 failed=0
 for t in "${targets[@]}"; do
-  work="$dir/corpus/$t"
+  work="build-fuzz/corpus/$t"
   mkdir -p "$work"
-  args=(-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$dir/crash-$t-" -print_final_stats=1)
+  args=(-timeout=10 -rss_limit_mb=2048 -artifact_prefix="build-fuzz/crash-$t-" -print_final_stats=1)
   if [ "$mode" = smoke ]; then args+=(-max_total_time=10); else args+=(-runs="$mode"); fi
   echo "== $t"
   rc=0
-  "$dir/bin/$t" "${args[@]}" "$work" "tests/fuzz/corpus/$t" > "$dir/$t.log" 2>&1 || rc=$?
-  tail -n 12 "$dir/$t.log"
+  "build-fuzz/bin/$t" "${args[@]}" "$work" "tests/fuzz/corpus/$t" > "build-fuzz/$t.log" 2>&1 || rc=$?
+  tail -n 12 "build-fuzz/$t.log"
   if [ "$rc" -eq 0 ]; then
     passed=$((passed + 1))
   else
-    echo "$t failed ($rc): see $dir/$t.log"
+    echo "$t failed ($rc): see build-fuzz/$t.log"
     failed=$((failed + 1))
     status=1
   fi
