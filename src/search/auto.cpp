@@ -1,8 +1,11 @@
 // The default strategy: exhaustive search when the budget covers the space
 // (or there is no budget), else the guided strategy that bench/search shows
-// best at such budgets, with a share of genetic children once the budget
-// runs long. docs/search.md gives the rule and its evidence.
+// best at such budgets, blended with genetic children and Bayesian
+// optimisation once the budget runs long. docs/search.md gives the rule and
+// its evidence.
+#include <iterator>
 #include <set>
+#include <vector>
 
 #include "search/detail/builtin.hpp"
 #include "search/detail/indexed.hpp"
@@ -26,48 +29,56 @@ class AutoStrategy : public Strategy {
   std::string chosen_;
 };
 
-constexpr std::size_t kGeneticAfter = 100, kGeneticEvery = 3;
+// The guided strategy alone for the first kBlendAfter proposals, then a
+// cycle of proposals from three: `surrogate` (0), a `genetic` child (1) and
+// `bayes` (2). All three observe every result, so each takes the others'
+// finds as seeds. Why the blend (bench/search, lab/runs/issue-23/tuning.md):
+// - genetic children recombine the fastest configs the model found, which
+//   reaches narrow basins that the model's probes miss (the A4000
+//   convolution cache at 5% of the space: the fastest basin in 75 of 100
+//   seeds instead of 62);
+// - the Gaussian process's expected improvement goes where it knows least,
+//   corners of the box included, where the additive model ranks configs by
+//   effects learnt elsewhere: on the held-out caches at 5% (900 seeds) the
+//   mean of medians went from 0.983 to 0.999 (W6600 convolution 0.836 ->
+//   0.990, W6600 dedispersion 0.977 -> 1.000), at 1 and 2% it stayed level,
+//   and on the shared caches the 5% p10 went from 0.977 to 0.961.
+constexpr std::size_t kBlendAfter = 100;
+constexpr std::size_t kCycle[] = {1, 2, 0, 2, 0, 2};  // by proposal number mod 6
+// `bayes` with a smaller pool and process than its defaults: it observes
+// every result, so its conditioning is paid at every step; this keeps
+// `auto` at 276 thousand instructions per evaluation on the hub's GEMM
+// space (390 with the defaults, 162 without `bayes`).
+const std::vector<OptionValue> kBayesInAuto = {{"candidates", std::int64_t{64}, {}},
+                                               {"max_points", std::int64_t{64}, {}}};
 
-// The guided strategy, and after `start` proposals every `every`-th from a
-// second one. Both observe every result, so each takes the other's finds as
-// seeds: the genetic children recombine the fastest configs the model found,
-// which reaches narrow basins that the model's probes miss (bench/search:
-// on the A4000 convolution cache at 5% of the space, the fastest basin is
-// found in 75 of 100 seeds instead of 62).
 class Interleaved : public Strategy {
  public:
-  Interleaved(const Space& space, std::unique_ptr<Strategy> first, std::unique_ptr<Strategy> second, std::size_t start,
-              std::size_t every, std::optional<std::uint64_t> budget)
-      : space_(space),
-        first_(std::move(first)),
-        second_(std::move(second)),
-        start_(start),
-        every_(every),
-        budget_(budget),
-        proposed_(space.size()) {}
+  Interleaved(const Space& space, std::vector<std::unique_ptr<Strategy>> parts, std::optional<std::uint64_t> budget)
+      : space_(space), parts_(std::move(parts)), budget_(budget), proposed_(space.size()) {}
 
   std::vector<Config> next(std::size_t n) override {
     std::vector<Config> out;
     n = batch_limit(budget_, n);  // the batches its parts would hand out
-    // Each asks for one at a time; a config both propose in one batch is
+    // Each asks for one at a time; a config two propose in one batch is
     // kept once (a strategy only skips what it has seen the result of).
     for (std::size_t asked = 0; out.size() < n && asked < 2 * n + 2; ++asked) {
       ++turn_;
-      Strategy* s = turn_ > start_ && turn_ % every_ == 0 ? second_.get() : first_.get();
-      auto c = s->next(1);
-      if (c.empty()) c = (s == first_.get() ? second_ : first_)->next(1);
+      const std::size_t first = turn_ > kBlendAfter ? kCycle[turn_ % std::size(kCycle)] : 0;
+      // A part with nothing to propose hands its turn to the next.
+      std::vector<Config> c;
+      for (std::size_t k = 0; k < parts_.size() && c.empty(); ++k) c = parts_[(first + k) % parts_.size()]->next(1);
       if (c.empty()) break;
       if (fresh(c.front())) out.push_back(std::move(c.front()));
     }
     return out;
   }
   void observe(const Config& config, const Outcome& outcome) override {
-    first_->observe(config, outcome);
-    second_->observe(config, outcome);
+    for (auto& p : parts_) p->observe(config, outcome);
   }
 
  private:
-  // Whether neither part proposed `c` before. By rank: a config's key is a
+  // Whether no part proposed `c` before. By rank: a config's key is a
   // formatted string, and formatting every proposal was 6% of `auto`'s
   // instructions on the hub's GEMM space.
   bool fresh(const Config& c) {
@@ -76,8 +87,7 @@ class Interleaved : public Strategy {
   }
 
   const Space& space_;
-  std::unique_ptr<Strategy> first_, second_;
-  std::size_t start_, every_;
+  std::vector<std::unique_ptr<Strategy>> parts_;
   std::optional<std::uint64_t> budget_;
   std::size_t turn_ = 0;
   RankSet proposed_;
@@ -92,25 +102,27 @@ std::string auto_choice(const Space& space, std::optional<std::uint64_t> budget,
   const std::uint64_t n = space.count();
   const bool covers = budget ? *budget >= n : !time_limited;
   if (covers || !has_usable_index(space)) return "exhaustive";
-  return "surrogate+genetic";
+  return "surrogate+genetic+bayes";
 }
 
 StrategyInfo auto_strategy() {
   return {"auto",
           "the default: exhaustive when the budget covers the space or there is none; otherwise the model-guided "
-          "`surrogate`, the best in bench/search at budgets of 1 to 5% of the space, with every third proposal "
-          "after the first 100 a `genetic` child of the fastest configs (docs/search.md)",
+          "`surrogate`, the best in bench/search at budgets of 1 to 5% of the space; after the first 100 proposals, "
+          "of every six one is a `genetic` child of the fastest configs and three come from `bayes` (docs/search.md)",
           {},
           [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
             const std::string chosen = auto_choice(c.space, c.budget, c.time_limited);
-            auto make = [&](std::string_view name, std::uint64_t seed) {
-              return make_strategy(name, c.space, seed, c.budget, {}, {}, c.time_limited);
+            auto make = [&](std::string_view name, std::uint64_t seed, const std::vector<OptionValue>& options = {}) {
+              return make_strategy(name, c.space, seed, c.budget, options, {}, c.time_limited);
             };
             if (chosen == "exhaustive") return std::make_unique<AutoStrategy>(make("exhaustive", c.seed), chosen);
-            return std::make_unique<AutoStrategy>(
-                std::make_unique<Interleaved>(c.space, make("surrogate", c.seed), make("genetic", c.seed + 1),
-                                              kGeneticAfter, kGeneticEvery, c.budget),
-                chosen);
+            std::vector<std::unique_ptr<Strategy>> parts;
+            parts.push_back(make("surrogate", c.seed));
+            parts.push_back(make("genetic", c.seed + 1));
+            parts.push_back(make("bayes", c.seed + 2, kBayesInAuto));
+            return std::make_unique<AutoStrategy>(std::make_unique<Interleaved>(c.space, std::move(parts), c.budget),
+                                                  chosen);
           }};
 }
 

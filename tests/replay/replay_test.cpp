@@ -127,7 +127,7 @@ TEST(Replay, BadSettingsSayWhatIsExpected) {
 TEST(Replay, AutoSaysWhatItChose) {
   ReplaySettings s;
   s.max_evaluations = 30;
-  EXPECT_EQ(replay(fixture().table, s).strategy, "auto: surrogate+genetic");
+  EXPECT_EQ(replay(fixture().table, s).strategy, "auto: surrogate+genetic+bayes");
   s.max_evaluations.reset();
   EXPECT_EQ(replay(fixture().table, s).strategy, "auto: exhaustive");
 }
