@@ -52,10 +52,10 @@ struct SurrogateOptions {
   bool thompson;           // restarts and probes pick by a posterior draw, not expected improvement
   double cap;              // the model sees no time above this factor of the fastest (0: no cap)
   bool pairs;
-  double sweep;        // share of a descent's moves that take its parameters in turn
-  bool repair;         // a move to a value invalid with the rest also changes one other parameter
-  bool trade;          // a move along a quantity may move another the opposite way, keeping their product
-  std::size_t spread;  // a find this many parameters from every walker may replace the slowest (0: never)
+  double sweep;                 // share of a descent's moves that take its parameters in turn
+  bool repair;                  // a move to a value invalid with the rest also changes one other parameter
+  bool trade;                   // a move along a quantity may move another the opposite way, keeping their product
+  std::size_t spread;           // a find this many parameters from every walker may replace the slowest (0: never)
   std::size_t switch_after;     // results before a neglected switch gets a descent (0: never)
   double switch_share;          // share of the proposals that descent takes while it lasts
   std::size_t switch_patience;  // its moves without improvement before it ends
@@ -130,7 +130,7 @@ class SurrogateSearch : public IndexedSearch {
     auto owner = proposed_by_.find(o.rank);
     if (owner == proposed_by_.end()) {
       // A config no walker proposed (an initial draw, a seed, a probe, or
-      // under `auto` a genetic child) takes over the slowest walker
+      // under `auto` a genetic child or a pick of `bayes`) takes over the slowest walker
       // when it is faster than every walker, or faster than the slowest and
       // `spread` parameters or more from each: a second basin gets a
       // descent of its own instead of waiting to beat the first one's best
