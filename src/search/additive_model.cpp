@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "search/detail/expected_improvement.hpp"
+
 namespace tunekit::detail {
 
 namespace {
@@ -213,9 +215,7 @@ double AdditiveModel::spread(std::span<const std::uint32_t> x) const {
 }
 
 double AdditiveModel::expected_improvement(std::span<const std::uint32_t> x, double target) const {
-  const double mu = predict(x), s = std::max(1e-12, spread(x));
-  const double u = (target - mu) / s;
-  return (target - mu) * 0.5 * std::erfc(-u / std::sqrt(2.0)) + s * std::exp(-0.5 * u * u) / std::sqrt(2.0 * M_PI);
+  return detail::expected_improvement(target - predict(x), std::max(1e-12, spread(x)));
 }
 
 void AdditiveModel::sample(std::mt19937_64& rng) {

@@ -30,6 +30,7 @@
 #include <unordered_set>
 
 #include "search/detail/builtin.hpp"
+#include "search/detail/expected_improvement.hpp"
 #include "search/detail/gaussian_process.hpp"
 #include "search/detail/indexed.hpp"
 
@@ -49,13 +50,6 @@ constexpr std::size_t kTop = 3;          // the fastest configs whose neighbours
 constexpr std::size_t kNeighbours = 8;   // of each of them, at most
 constexpr std::size_t kCorners = 64;     // corner draws per refit
 constexpr double kScales[] = {0.15, 0.3, 0.6, 1.2};  // length scales tried, per sqrt(dimension)
-const double kInvSqrt2Pi = 1.0 / std::sqrt(2.0 * M_PI);
-
-double expected_improvement(double improvement, double variance) {
-  const double s = std::sqrt(std::max(variance, 1e-12));
-  const double u = improvement / s;
-  return improvement * 0.5 * std::erfc(-u / std::sqrt(2.0)) + s * std::exp(-0.5 * u * u) * kInvSqrt2Pi;
-}
 
 class BayesSearch : public IndexedSearch {
  public:
@@ -85,11 +79,11 @@ class BayesSearch : public IndexedSearch {
         top_.emplace_back(*o.cost, observations().size() - 1);
         std::sort(top_.begin(), top_.end());
         if (top_.size() > kTop) top_.pop_back();
-        if (fitted_) new_tops_.push_back(observations().size() - 1);
+        if (fitted()) new_tops_.push_back(observations().size() - 1);
       }
     }
     // A full process takes the observation at the next refit.
-    if (fitted_) process_.condition(features(o.x), (log_cost(o) - mean_) / sd_);
+    if (fitted()) process_.condition(features(o.x), (log_cost(o) - mean_) / sd_);
   }
 
  private:
@@ -152,12 +146,11 @@ class BayesSearch : public IndexedSearch {
     }
     const auto length = process_.fit(z, y, lengths);
     if (length) scale_ = *length / unit;
-    fitted_ = length.has_value();
     fitted_at_ = obs.size();
     pool_.clear();
     pooled_.clear();
     new_tops_.clear();
-    if (!fitted_) return;
+    if (!fitted()) return;
 
     std::vector<std::uint64_t> ranks;
     for (const auto& [cost, i] : top_) admit_neighbours(obs[i].x, ranks);
@@ -200,8 +193,8 @@ class BayesSearch : public IndexedSearch {
   }
 
   std::optional<std::uint64_t> guided() {
-    if (!fitted_ || observations().size() >= 2 * fitted_at_ || process_.full() || pool_.empty()) refit();
-    if (!fitted_) return std::nullopt;
+    if (!fitted() || observations().size() >= 2 * fitted_at_ || process_.full() || pool_.empty()) refit();
+    if (!fitted()) return std::nullopt;
     if (!new_tops_.empty()) {
       std::vector<std::uint64_t> ranks;
       for (std::size_t i : new_tops_) admit_neighbours(observations()[i].x, ranks);
@@ -218,11 +211,10 @@ class BayesSearch : public IndexedSearch {
       }
       const auto jj = static_cast<Eigen::Index>(j);
       const double improvement = incumbent - process_.mean(jj) - o_.exploration;
-      const double variance = process_.variance(jj);
-      // EI <= max(improvement, 0) + s phi(0): most candidates are passed
-      // over without erfc and exp.
-      if (std::max(improvement, 0.0) + std::sqrt(std::max(variance, 1e-12)) * kInvSqrt2Pi > best) {
-        const double ei = expected_improvement(improvement, variance);
+      const double sd = std::sqrt(std::max(process_.variance(jj), 1e-12));
+      // Most candidates are passed over on the bound, without erfc and exp.
+      if (expected_improvement_bound(improvement, sd) > best) {
+        const double ei = expected_improvement(improvement, sd);
         if (ei > best) {
           best = ei;
           pick = j;
@@ -243,8 +235,10 @@ class BayesSearch : public IndexedSearch {
   std::vector<std::pair<double, std::size_t>> top_;  // (cost, observation) of the fastest, fastest first
   std::vector<std::size_t> new_tops_;                // observations that joined top_ since the pool was drawn
 
+  // A failed fit leaves the process empty, and every fit has 2 points or more.
+  bool fitted() const { return process_.points() > 0; }
+
   GaussianProcess process_;
-  bool fitted_ = false;
   double scale_ = 0;                 // the length scale, per sqrt(dimension)
   std::size_t scaled_at_ = 0;        // observations when it was chosen
   std::size_t fitted_at_ = 0;        // observations at the last refit

@@ -42,6 +42,7 @@ std::optional<double> GaussianProcess::fit(const Eigen::MatrixXd& z, const Eigen
   for (Eigen::Index j = 0; j < n; ++j)
     for (Eigen::Index i = j; i < n; ++i) distance(i, j) = (z.col(i) - z.col(j)).norm();
   Eigen::LLT<Eigen::MatrixXd> best;
+  Eigen::VectorXd best_w;  // L^-1 y under the chosen length
   std::optional<double> chosen;
   double best_ll = -std::numeric_limits<double>::infinity();
   for (double length : lengths) {
@@ -53,12 +54,13 @@ std::optional<double> GaussianProcess::fit(const Eigen::MatrixXd& z, const Eigen
     Eigen::LLT<Eigen::MatrixXd> llt(k);  // reads the lower triangle only
     if (llt.info() != Eigen::Success) continue;
     // log p(y) up to a constant: -y^T K^-1 y / 2 - log det L.
-    const Eigen::VectorXd a = llt.matrixL().solve(y.head(n));
-    const double ll = -0.5 * a.squaredNorm() - llt.matrixLLT().diagonal().array().log().sum();
+    Eigen::VectorXd w = llt.matrixL().solve(y.head(n));
+    const double ll = -0.5 * w.squaredNorm() - llt.matrixLLT().diagonal().array().log().sum();
     if (!chosen || ll > best_ll) {
       best_ll = ll;
       chosen = length;
       best = std::move(llt);
+      best_w = std::move(w);
     }
   }
   if (!chosen) return std::nullopt;
@@ -66,16 +68,21 @@ std::optional<double> GaussianProcess::fit(const Eigen::MatrixXd& z, const Eigen
   n_ = n;
   z_.leftCols(n) = z.leftCols(n);
   l_.topLeftCorner(n, n) = best.matrixL();
-  w_.head(n) = best.matrixL().solve(y.head(n));
+  w_.head(n) = best_w;
   if (n > 0) lowest_ = y.head(n).minCoeff();
   return chosen;
 }
 
-bool GaussianProcess::condition(const Eigen::VectorXd& z, double y) {
-  if (full()) return false;
+Eigen::VectorXd GaussianProcess::whitened(const Eigen::VectorXd& z) const {
   Eigen::VectorXd v(n_);
   for (Eigen::Index i = 0; i < n_; ++i) v[i] = kernel(z_.col(i), z);
   l_.topLeftCorner(n_, n_).triangularView<Eigen::Lower>().solveInPlace(v);
+  return v;
+}
+
+bool GaussianProcess::condition(const Eigen::VectorXd& z, double y) {
+  if (full()) return false;
+  const Eigen::VectorXd v = whitened(z);
   const double s2 = 1.0 + kNoise - v.squaredNorm();
   if (!(s2 > 1e-8)) return false;
   const double diagonal = std::sqrt(s2);
@@ -141,9 +148,7 @@ void GaussianProcess::remove_candidate(Eigen::Index j) {
 }
 
 std::pair<double, double> GaussianProcess::predict(const Eigen::VectorXd& z) const {
-  Eigen::VectorXd v(n_);
-  for (Eigen::Index i = 0; i < n_; ++i) v[i] = kernel(z_.col(i), z);
-  l_.topLeftCorner(n_, n_).triangularView<Eigen::Lower>().solveInPlace(v);
+  const Eigen::VectorXd v = whitened(z);
   return {v.dot(w_.head(n_)), 1.0 - v.squaredNorm()};
 }
 

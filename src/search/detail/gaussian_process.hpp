@@ -49,6 +49,8 @@ class GaussianProcess {
 
  private:
   double kernel(const Eigen::Ref<const Eigen::VectorXd>& a, const Eigen::Ref<const Eigen::VectorXd>& b) const;
+  // L^-1 k(points, z): O(n^2).
+  Eigen::VectorXd whitened(const Eigen::VectorXd& z) const;
 
   Eigen::Index dimension_, capacity_;
   double length_ = 1;
