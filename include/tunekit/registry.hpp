@@ -5,6 +5,7 @@
 // test adds its own with add() before it parses a spec or a command line.
 // Spec loading, the command line, the worker and `tunekit plugins` all read
 // the same registry, so a name is defined in exactly one place.
+#include <concepts>
 #include <deque>
 #include <stdexcept>
 #include <string>
@@ -18,8 +19,17 @@ namespace tunekit {
 // The message for a name no entry has: "unknown strategy 'genetc'; did you
 // mean 'genetic'? (known: exhaustive, genetic, random)"; with an `owner`,
 // "unknown option 'mutaton' of strategy 'genetic'; did you mean ...".
+// `aliases` (other spellings, each "alias (name)") are offered too.
 std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known,
-                                 std::string_view owner = {});
+                                 std::string_view owner = {}, const std::vector<std::string>& aliases = {});
+
+// An entry may also answer to other names (`std::vector<std::string>
+// aliases`): a strategy to Kernel Tuner's name for the same algorithm, so a
+// spec or command line written for Kernel Tuner works unchanged.
+template <typename Entry>
+concept HasAliases = requires(const Entry& e) {
+  { e.aliases } -> std::convertible_to<const std::vector<std::string>&>;
+};
 
 // `Entry` has a `std::string name`. Entries keep their address once added,
 // so a pointer from find() stays valid. Registration is not synchronised:
@@ -31,11 +41,15 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Throws std::invalid_argument when the name is empty or taken.
+  // Throws std::invalid_argument when the name or an alias is empty or taken.
   Entry& add(Entry entry) {
     if (entry.name.empty()) throw std::invalid_argument("a " + kind_ + " needs a name");
-    if (find(entry.name))
-      throw std::invalid_argument("a " + kind_ + " named '" + entry.name + "' is registered already");
+    std::vector<std::string> spellings{entry.name};
+    if constexpr (HasAliases<Entry>) spellings.insert(spellings.end(), entry.aliases.begin(), entry.aliases.end());
+    for (const std::string& s : spellings) {
+      if (s.empty()) throw std::invalid_argument("a " + kind_ + "'s alias is empty ('" + entry.name + "')");
+      if (find(s)) throw std::invalid_argument("a " + kind_ + " named '" + s + "' is registered already");
+    }
     return entries_.emplace_back(std::move(entry));
   }
   // Removes an entry (tests that add a toy one clean up with it).
@@ -48,17 +62,31 @@ class Registry {
     return false;
   }
 
+  // By name or alias.
   const Entry* find(std::string_view name) const {
-    for (const Entry& e : entries_)
+    for (const Entry& e : entries_) {
       if (e.name == name) return &e;
+      if constexpr (HasAliases<Entry>)
+        for (const std::string& a : e.aliases)
+          if (a == name) return &e;
+    }
     return nullptr;
   }
   // The entry, or InputError at `where` naming the known ones.
   const Entry& get(std::string_view name, const SourceLocation& where = {}) const {
     if (const Entry* e = find(name)) return *e;
-    throw InputError(where, unknown_name_message(kind_, name, names()));
+    throw InputError(where, unknown_name_message(name));
+  }
+  // The message get() throws for a name no entry has.
+  std::string unknown_name_message(std::string_view name) const {
+    std::vector<std::string> aliases;
+    if constexpr (HasAliases<Entry>)
+      for (const Entry& e : entries_)
+        for (const std::string& a : e.aliases) aliases.push_back(a + " (" + e.name + ")");
+    return tunekit::unknown_name_message(kind_, name, names(), {}, aliases);
   }
 
+  // The entries' own names, without aliases.
   std::vector<std::string> names() const {
     std::vector<std::string> out;
     for (const Entry& e : entries_) out.push_back(e.name);

@@ -70,6 +70,9 @@ struct StrategyInfo {
   std::string summary;  // one line, for `tunekit plugins` and the docs
   std::vector<OptionSpec> options;
   std::function<std::unique_ptr<Strategy>(const StrategyContext&)> make;
+  // Other names it answers to: Kernel Tuner's for the same algorithm
+  // (genetic_algorithm), so a Kernel Tuner user's spelling works.
+  std::vector<std::string> aliases = {};
 };
 
 // The process-wide registry, with the built-in strategies.

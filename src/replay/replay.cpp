@@ -48,7 +48,7 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
   auto strategy = make_strategy(settings.strategy, space, settings.seed, settings.max_evaluations, settings.options,
                                 {"--strategy"});
   cpu += thread_cpu() - t0;
-  run.strategy = settings.strategy;
+  run.strategy = strategies().get(settings.strategy).name;  // not an alias
   if (auto d = strategy->describe(); !d.empty()) run.strategy += ": " + d;
 
   std::unordered_set<std::uint64_t> seen;

@@ -90,7 +90,8 @@ StrategyInfo annealing_strategy() {
         if (!has_usable_index(c.space)) return random_fallback(c);
         return std::make_unique<AnnealingSearch>(c, AnnealingOptions{c.options.real("t_start"), c.options.real("t_end"),
                                                                      c.options.text("neighbourhood") == "adjacent"});
-      }};
+      },
+      {"simulated_annealing"}};
 }
 
 }  // namespace tunekit::detail

@@ -271,7 +271,8 @@ StrategyInfo bayes_strategy() {
                 BayesOptions{static_cast<std::size_t>(c.options.integer("initial")),
                              static_cast<std::size_t>(c.options.integer("candidates")),
                              static_cast<std::size_t>(c.options.integer("max_points")), c.options.real("exploration")});
-          }};
+          },
+          {"bayes_opt"}};
 }
 
 }  // namespace tunekit::detail

@@ -107,7 +107,8 @@ StrategyInfo diffevo_strategy() {
             return std::make_unique<DiffEvoSearch>(
                 c, DiffEvoOptions{static_cast<std::size_t>(c.options.integer("population")), c.options.real("f"),
                                   c.options.real("crossover")});
-          }};
+          },
+          {"diff_evo"}};
 }
 
 }  // namespace tunekit::detail

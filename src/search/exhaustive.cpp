@@ -68,7 +68,8 @@ StrategyInfo exhaustive_strategy() {
   return {"exhaustive",
           "every valid config, in enumeration order (lazily, so a budget bounds the work)",
           {},
-          [](const StrategyContext& c) { return std::make_unique<ExhaustiveStrategy>(c.space); }};
+          [](const StrategyContext& c) { return std::make_unique<ExhaustiveStrategy>(c.space); },
+          {"brute_force"}};
 }
 
 }  // namespace tunekit::detail

@@ -98,7 +98,8 @@ StrategyInfo genetic_strategy() {
             c, GeneticOptions{static_cast<std::size_t>(c.options.integer("population")),
                               static_cast<std::size_t>(c.options.integer("tournament")), c.options.real("crossover"),
                               c.options.real("mutation")});
-      }};
+      },
+      {"genetic_algorithm"}};
 }
 
 }  // namespace tunekit::detail

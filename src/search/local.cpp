@@ -144,7 +144,8 @@ StrategyInfo local_strategy() {
         return std::make_unique<LocalSearch>(
             c, LocalOptions{static_cast<std::size_t>(c.options.integer("kick")),
                             static_cast<std::size_t>(c.options.integer("max_kick")), c.options.boolean("restart")});
-      }};
+      },
+      {"greedy_ils", "greedy_mls", "mls"}};
 }
 
 }  // namespace tunekit::detail

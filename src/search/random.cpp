@@ -112,9 +112,11 @@ std::unique_ptr<Strategy> make_random(const Space& space, std::uint64_t seed) {
 }  // namespace
 
 StrategyInfo random_strategy() {
-  return {"random", "uniform sampling without replacement from the valid configs", {}, [](const StrategyContext& c) {
-            return make_random(c.space, c.seed);
-          }};
+  return {"random",
+          "uniform sampling without replacement from the valid configs",
+          {},
+          [](const StrategyContext& c) { return make_random(c.space, c.seed); },
+          {"random_sample"}};
 }
 
 }  // namespace tunekit::detail

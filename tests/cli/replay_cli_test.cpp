@@ -74,6 +74,19 @@ TEST(ReplayCli, JsonHasWhatScriptsRead) {
   EXPECT_GT(nulls, 0u);
 }
 
+// A Kernel Tuner user's strategy name runs tunekit's strategy of the same
+// algorithm, and the JSON names tunekit's.
+TEST(ReplayCli, KernelTunersStrategyNamesWork) {
+  auto theirs = tunekit_cli(
+      {"replay", kCache, "--t1", kT1, "--strategy", "genetic_algorithm", "--max-evals", "20", "--seed", "3", "--json"});
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.output;
+  auto ours = tunekit_cli(
+      {"replay", kCache, "--t1", kT1, "--strategy", "genetic", "--max-evals", "20", "--seed", "3", "--json"});
+  ASSERT_EQ(ours.exit_code, 0) << ours.output;
+  EXPECT_EQ(last_json(theirs.output)["strategy"], "genetic");
+  EXPECT_EQ(last_json(theirs.output)["trace_configs"], last_json(ours.output)["trace_configs"]);
+}
+
 TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
   const fs::path dir = fresh_dir();
   const std::string gz = read_file(kCache);
@@ -93,6 +106,8 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
       {{"replay", kCache, "--t1", kT1, "--max-evals", "5000"}, {"--max-evals", "expected 1 to 1264"}},
       {{"replay", kCache, "--t1", kT1, "--max-fraction", "1.5"}, {"--max-fraction", "(0, 1]"}},
       {{"replay", kCache, "--t1", kT1, "--strategy", "genetik"}, {"did you mean 'genetic'", "surrogate"}},
+      {{"replay", kCache, "--t1", kT1, "--strategy", "bayes_optt"},
+       {"did you mean 'bayes_opt'", "also:", "bayes_opt (bayes)"}},
       {{"replay", kCache, "--t1", kT1, "--strategy", "genetic", "--option", "popsize=4"}, {"'popsize'", "population"}},
       // Not wrapped to 2^64 - 1, not a run of no evaluations.
       {{"replay", kCache, "--t1", kT1, "--seed", "-1"}, {"--seed", "expected a whole number >= 0"}},

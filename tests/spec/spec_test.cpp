@@ -214,6 +214,15 @@ TEST(LoadSpec, RangeSourceParametersWhenNoneDeclared) {
   EXPECT_TRUE(s.sizes[0].empty());
 }
 
+// A strategy named as Kernel Tuner names it is stored under tunekit's name,
+// with its options checked against that strategy.
+TEST_F(SpecErrors, KernelTunersStrategyNameIsAnAlias) {
+  Spec s = load_spec(write(kHead + "search: {strategy: genetic_algorithm, options: {population: 12}}\n"));
+  EXPECT_EQ(s.search.strategy, "genetic");
+  ASSERT_EQ(s.search.options.size(), 1u);
+  EXPECT_EQ(s.search.options[0].name, "population");
+}
+
 TEST_F(SpecErrors, ConfigsImplyParameters) {
   fs::path p = write(kHead +
                      "configs:\n"
@@ -395,6 +404,8 @@ TEST_F(SpecErrors, BadStrategy) {
   expect_error(kHead + "search: {strategy: simplex}\n", 6, 20,
                "unknown strategy 'simplex' (known: auto, exhaustive, random");
   expect_error(kHead + "search: {strategy: randon}\n", 6, 20, "unknown strategy 'randon'; did you mean 'random'?");
+  // Kernel Tuner's names are aliases, offered for their misspellings too.
+  expect_error(kHead + "search: {strategy: simulated_anealing}\n", 6, 20, "did you mean 'simulated_annealing'?");
   expect_error(kHead + "search: {strategy: random, options: {size: 3}}\n", 6, 38,
                "option 'size': strategy 'random' takes no options");
   expect_error(kHead + "search: {strategy: genetic, options: {popsize: 3}}\n", 6, 39, "'popsize'");

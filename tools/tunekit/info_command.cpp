@@ -53,7 +53,8 @@ std::string option_lines(const std::vector<OptionSpec>& options, std::string_vie
 std::string plugins_text() {
   std::string out = "strategies (search.strategy, --strategy):\n";
   for (const auto& s : strategies().entries()) {
-    out += fmt::format("  {}: {}\n", s.name, s.summary);
+    if (s.aliases.empty()) out += fmt::format("  {}: {}\n", s.name, s.summary);
+    else out += fmt::format("  {} (also {}): {}\n", s.name, fmt::join(s.aliases, ", "), s.summary);
     out += option_lines(s.options, "    option ");
   }
   out += "backends (kernel.language):\n";
@@ -75,12 +76,15 @@ std::string plugins_markdown() {
       "(a test checks that this page matches). See docs/architecture.md for how to add one.\n\n"
       "## Search strategies\n\n"
       "Chosen with `search.strategy` in a spec or `--strategy` on the command line; options go in\n"
-      "`search.options` or `--option NAME=VALUE`.\n\n"
+      "`search.options` or `--option NAME=VALUE`. A strategy also answers to Kernel Tuner's name for the\n"
+      "same algorithm (its aliases).\n\n"
       "| strategy | what it does | options |\n|---|---|---|\n";
   for (const auto& s : strategies().entries()) {
     std::string options;
     for (const auto& o : s.options) options += (options.empty() ? "" : "<br>") + describe(o);
-    out += fmt::format("| `{}` | {} | {} |\n", s.name, s.summary, options.empty() ? "none" : options);
+    std::string name = fmt::format("`{}`", s.name);
+    if (!s.aliases.empty()) name += fmt::format(" (also `{}`)", fmt::join(s.aliases, "`, `"));
+    out += fmt::format("| {} | {} | {} |\n", name, s.summary, options.empty() ? "none" : options);
   }
   out +=
       "\n## Backends\n\nChosen by the spec's `kernel.language`; `replay` by `tunekit tune --replay FILE`.\n\n| backend "

@@ -310,12 +310,14 @@ class Loader {
     fail(content_loc(it), msg);
   }
 
-  // A name registered in `registry` (a strategy, a backend's language...).
+  // A name registered in `registry` (a strategy, a backend's language...):
+  // the entry's own name, where `it` gives an alias.
   template <typename Entry>
   std::string name_in(const Item& it, const Registry<Entry>& registry) const {
     const std::string name = string_of(it, "a " + registry.kind() + " name");
-    if (!registry.find(name)) fail(content_loc(it), unknown_name_message(registry.kind(), name, registry.names()));
-    return name;
+    const Entry* e = registry.find(name);
+    if (!e) fail(content_loc(it), registry.unknown_name_message(name));
+    return e->name;
   }
 
   std::vector<std::string> strings_of(const Item& it) const {
