@@ -14,8 +14,18 @@ Registry<StrategyInfo>& strategies() {
 }
 
 Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given) {
-  // A name this strategy does not declare may be another's: say whose.
+  // A name this strategy does not declare may be another's: say whose. Kernel
+  // Tuner passes its budget among the strategy's options; here it is the
+  // search's own setting.
   auto elsewhere = [](const std::string& option) {
+    if (option == "max_fevals")
+      return std::string(
+          "; Kernel Tuner's max_fevals is tunekit's budget: search.max_evals in a spec, --max-evals on "
+          "the command line");
+    if (option == "time_limit")
+      return std::string(
+          "; Kernel Tuner's time_limit is tunekit's budget: search.max_time in a spec, --max-time on "
+          "the command line");
     std::vector<std::string> owners;
     for (const std::string& name : strategies().names())
       for (const OptionSpec& o : strategies().get(name).options)

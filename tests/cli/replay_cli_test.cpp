@@ -109,6 +109,8 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
       {{"replay", kCache, "--t1", kT1, "--strategy", "bayes_optt"},
        {"did you mean 'bayes_opt'", "also:", "bayes_opt (bayes)"}},
       {{"replay", kCache, "--t1", kT1, "--strategy", "genetic", "--option", "popsize=4"}, {"'popsize'", "population"}},
+      {{"replay", kCache, "--t1", kT1, "--strategy", "genetic_algorithm", "--option", "max_fevals=40"},
+       {"--option max_fevals=40", "--max-evals on the command line"}},
       // Not wrapped to 2^64 - 1, not a run of no evaluations.
       {{"replay", kCache, "--t1", kT1, "--seed", "-1"}, {"--seed", "expected a whole number >= 0"}},
       {{"replay", kCache, "--t1", kT1, "--batch", "0"}, {"--batch", "expected a whole number >= 1"}},

@@ -413,6 +413,9 @@ TEST_F(SpecErrors, BadStrategy) {
   expect_error(kHead + "search: {options: {walkers: 2}}\n", 6, 20,
                "strategy 'auto' takes no options; 'walkers' is an option of strategy 'surrogate': choose that "
                "strategy to set it");
+  // Kernel Tuner's budget, given as its users give it: where it goes here.
+  expect_error(kHead + "search: {strategy: genetic_algorithm, options: {max_fevals: 100}}\n", 6, 49,
+               "Kernel Tuner's max_fevals is tunekit's budget: search.max_evals in a spec");
   expect_error(kHead + "search: {transfer: -1}\n", 6, 20, "an integer >= 0");
 }
 
