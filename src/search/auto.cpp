@@ -29,10 +29,11 @@ class AutoStrategy : public Strategy {
   std::string chosen_;
 };
 
-// The guided strategy alone for the first kBlendAfter proposals, then a
-// cycle of proposals from three: `surrogate` (0), a `genetic` child (1) and
-// `bayes` (2). All three observe every result, so each takes the others'
-// finds as seeds. Why the blend (bench/search, lab/runs/issue-23/tuning.md):
+// The guided strategy alone for the first kBayesFrom proposals, then with
+// one in six from `bayes` up to kBlendAfter, then a cycle of proposals from
+// three: `surrogate` (0), a `genetic` child (1) and `bayes` (2). All three
+// observe every result, so each takes the others' finds as seeds. Why the
+// blend (bench/search, lab/runs/issue-23/tuning.md):
 // - genetic children recombine the fastest configs the model found, which
 //   reaches narrow basins that the model's probes miss (the A4000
 //   convolution cache at 5% of the space: the fastest basin in 75 of 100
@@ -42,9 +43,22 @@ class AutoStrategy : public Strategy {
 //   effects learnt elsewhere: on the held-out caches at 5% (900 seeds) the
 //   mean of medians went from 0.983 to 0.999 (W6600 convolution 0.836 ->
 //   0.990, W6600 dedispersion 0.977 -> 1.000), at 1 and 2% it stayed level,
-//   and on the shared caches the 5% p10 went from 0.977 to 0.961.
+//   and on the shared caches the 5% p10 went from 0.977 to 0.961;
+// - its picks from the 50th proposal on escape traps that need two
+//   parameters changed at once where one is at an end of its range (the
+//   RTX 3090 pnpoly cache at 2%: 10th percentile 0.868 -> 0.997), which
+//   took the held-out caches' 2% p10 from 0.929 to 0.935 (900 seeds, with
+//   `surrogate`'s endgame); from the 50th with the full share, the shared
+//   caches' 2% mean fell by 0.013.
+constexpr std::size_t kBayesFrom = 50;
 constexpr std::size_t kBlendAfter = 100;
 constexpr std::size_t kCycle[] = {1, 2, 0, 2, 0, 2};  // by proposal number mod 6
+
+// Which part proposes the n-th time (from 1).
+constexpr std::size_t part_for(std::size_t turn) {
+  if (turn > kBlendAfter) return kCycle[turn % std::size(kCycle)];
+  return turn > kBayesFrom && turn % std::size(kCycle) == 0 ? 2 : 0;
+}
 // `bayes` with a smaller pool and process than its defaults: it observes
 // every result, so its conditioning is paid at every step; this keeps
 // `auto` at 276 thousand instructions per evaluation on the hub's GEMM
@@ -63,8 +77,7 @@ class Interleaved : public Strategy {
     // Each asks for one at a time; a config two propose in one batch is
     // kept once (a strategy only skips what it has seen the result of).
     for (std::size_t asked = 0; out.size() < n && asked < 2 * n + 2; ++asked) {
-      ++turn_;
-      const std::size_t first = turn_ > kBlendAfter ? kCycle[turn_ % std::size(kCycle)] : 0;
+      const std::size_t first = part_for(++turn_);
       // A part with nothing to propose hands its turn to the next.
       std::vector<Config> c;
       for (std::size_t k = 0; k < parts_.size() && c.empty(); ++k) c = parts_[(first + k) % parts_.size()]->next(1);
@@ -108,8 +121,9 @@ std::string auto_choice(const Space& space, std::optional<std::uint64_t> budget,
 StrategyInfo auto_strategy() {
   return {"auto",
           "the default: exhaustive when the budget covers the space or there is none; otherwise the model-guided "
-          "`surrogate`, the best in bench/search at budgets of 1 to 5% of the space; after the first 100 proposals, "
-          "of every six one is a `genetic` child of the fastest configs and three come from `bayes` (docs/search.md)",
+          "`surrogate`, the best in bench/search at budgets of 1 to 5% of the space; from the 50th proposal one in "
+          "six comes from `bayes`, and after the first 100, of every six one is a `genetic` child of the fastest "
+          "configs and three come from `bayes` (docs/search.md)",
           {},
           [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
             const std::string chosen = auto_choice(c.space, c.budget, c.time_limited);

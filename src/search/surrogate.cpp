@@ -17,7 +17,9 @@
 // of random draws under a draw from the model's posterior (Thompson
 // sampling). Descents alone settle on the broad plateau they start in; on
 // the convolution caches of bench/search the fastest configs lie in a
-// narrow basin elsewhere, which only such probes find. The model sees every
+// narrow basin elsewhere, which only such probes find. In the last
+// `endgame` share of a budget there are no probes: a basin a probe finds
+// there has no evaluations left to be descended. The model sees every
 // time above `cap` times the fastest as that: the many configs 10 to 100
 // times slower would otherwise set the effects that rank the fast ones.
 //
@@ -47,6 +49,7 @@ struct SurrogateOptions {
   std::size_t patience;    // neighbours measured without improvement before a walker is stuck
   std::size_t random;      // random candidates of a restart or a probe
   double explore;          // share of the proposals that probe the whole space
+  double endgame;          // share of the budget, at its end, without probes
   double min_gain;         // an improvement smaller than this (relative) does not renew a walker's patience
   double failure_penalty;  // a failed config counts as this factor slower than the slowest measured
   bool thompson;           // restarts and probes pick by a posterior draw, not expected improvement
@@ -221,7 +224,7 @@ class SurrogateSearch : public IndexedSearch {
     // Now and then a probe of the whole space, so a descent in a poor
     // region does not take the whole budget.
     ++steps_;
-    if (in_share(steps_, o_.explore))
+    if (in_share(steps_, o_.explore) && !in_endgame())
       if (auto r = restart_point(false)) return r;
     // The fastest walker that is not stuck moves; when all are stuck, the
     // slowest restarts.
@@ -255,6 +258,13 @@ class SurrogateSearch : public IndexedSearch {
   }
 
   double best_cost() const { return std::log(*best()->cost); }
+
+  // Whether the results in and those awaited reach the budget's last
+  // `endgame` share.
+  bool in_endgame() const {
+    const auto b = budget();
+    return b && static_cast<double>(observations().size() + pending()) >= (1 - o_.endgame) * static_cast<double>(*b);
+  }
 
   std::size_t slowest_walker() const {
     std::size_t slowest = 0;
@@ -569,6 +579,10 @@ StrategyInfo surrogate_strategy() {
           real_option("explore", 0.4,
                       "share of the proposals that probe the whole space (a restart's candidates) instead of a descent",
                       0, 1),
+          real_option("endgame", 0.25,
+                      "share of an evaluation budget, at its end, with no probes: the descents take every step, since "
+                      "a basin a probe finds there has no evaluations left to be descended",
+                      0, 1),
           real_option("failure_penalty", 2.0,
                       "a failed config counts as this many times slower than the slowest measured", 1, 1e6),
           boolean_option("thompson", true, "restarts and probes pick by a draw from the model's posterior"),
@@ -610,10 +624,10 @@ StrategyInfo surrogate_strategy() {
                                 static_cast<std::size_t>(c.options.integer("walkers")),
                                 static_cast<std::size_t>(c.options.integer("patience")),
                                 static_cast<std::size_t>(c.options.integer("random")), c.options.real("explore"),
-                                c.options.real("min_gain"), c.options.real("failure_penalty"),
-                                c.options.boolean("thompson"), c.options.real("cap"), c.options.boolean("pairs"),
-                                c.options.real("sweep"), c.options.boolean("repair"), c.options.boolean("trade"),
-                                static_cast<std::size_t>(c.options.integer("spread")),
+                                c.options.real("endgame"), c.options.real("min_gain"),
+                                c.options.real("failure_penalty"), c.options.boolean("thompson"), c.options.real("cap"),
+                                c.options.boolean("pairs"), c.options.real("sweep"), c.options.boolean("repair"),
+                                c.options.boolean("trade"), static_cast<std::size_t>(c.options.integer("spread")),
                                 static_cast<std::size_t>(c.options.integer("switch_after")),
                                 c.options.real("switch_share"),
                                 static_cast<std::size_t>(c.options.integer("switch_patience"))});

@@ -191,3 +191,43 @@ TEST(Surrogate, ASwitchNoDescentHoldsGetsADescentOfItsOwn) {
   ASSERT_EQ(next.size(), 1u);
   EXPECT_EQ(differing(walker, next.front()).size(), 1u) << next.front().str();
 }
+
+// In the budget's last `endgame` share there are no probes: with every
+// other step a probe (explore 1), the proposals that reach into it are the
+// descent's moves, one parameter from its start, while before it (and with
+// no endgame) they are draws from the whole space.
+TEST(Surrogate, NoProbesInTheEndgame) {
+  // 33 neighbours of the start: more than the endgame's 20 moves.
+  const std::vector<Value> twelve{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  Space space({{"a", twelve, {}}, {"b", twelve, {}}, {"c", twelve, {}}}, {});
+  const Config start = cfg({{"a", 3}, {"b", 3}, {"c", 3}});
+  // Per proposal, the number of parameters in which it differs from start.
+  auto distances = [&](std::string_view endgame) {
+    auto s = make_strategy("surrogate", space, 11, 40,
+                           options({"explore=1", "walkers=1", "initial=2", "patience=100", endgame}));
+    s->observe(start, took(1.0));
+    s->observe(cfg({{"a", 0}, {"b", 0}, {"c", 0}}), took(5.0));
+    std::vector<std::size_t> out;
+    for (int i = 0; i < 38; ++i) {
+      auto next = s->next(1);
+      if (next.empty()) break;
+      out.push_back(differing(start, next.front()).size());
+      s->observe(next.front(), took(10.0));
+    }
+    return out;
+  };
+  auto far = [](const std::vector<std::size_t>& d, std::size_t from, std::size_t to) {
+    std::size_t n = 0;
+    for (std::size_t i = from; i < to; ++i) n += d[i] > 1;
+    return n;
+  };
+  // Results 1 and 2 are the observed ones; the 19th proposal makes 20 of 40.
+  const auto half = distances("endgame=0.5");
+  ASSERT_EQ(half.size(), 38u);
+  EXPECT_GE(far(half, 0, 18), 12u);  // probes: a random config is 1 parameter from start in 34 of 1728
+  EXPECT_EQ(far(half, 18, 38), 0u);
+  for (std::size_t i = 18; i < 38; ++i) EXPECT_EQ(half[i], 1u) << i;
+  const auto none = distances("endgame=0");
+  ASSERT_EQ(none.size(), 38u);
+  EXPECT_GE(far(none, 18, 38), 12u);
+}

@@ -6,6 +6,8 @@
 # scratch switch read there is compared by running this twice.
 #
 #   lab/runs/issue-23/gemm_replay.sh [SEEDS] [TUNEKIT]   (defaults: 100, build/bin/tunekit)
+# STRATEGY (default auto) and OPTIONS (NAME=VALUE ..., each passed with
+# --option) replay another strategy, or one with other options.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 seeds=${1:-100}
@@ -30,7 +32,9 @@ def tune(args):
     m, k, n = re.search(r'exhaustive-(\d+)x(\d+)x(\d+)', db).groups()
     out = f'{work}/{os.path.basename(db)}.{seed}'
     subprocess.run([tunekit, 'tune', 'kernels/gemm/wgmma_gemm.yaml', '-a', f'M=[{m}]', '-a', f'K=[{k}]',
-                    '-a', f'N=[{n}]', '--strategy', 'auto', '--max-evals', '30', '--seed', str(seed),
+                    '-a', f'N=[{n}]', '--strategy', os.environ.get('STRATEGY', 'auto'),
+                    *[a for o in os.environ.get('OPTIONS', '').split() for a in ('--option', o)],
+                    '--max-evals', '30', '--seed', str(seed),
                     '--replay', db, '--db', out + '.db', '--json', out + '.json', '--fresh',
                     '--out-dir', out + '.d', '--output', 'json'], check=True, capture_output=True)
     with open(out + '.json') as f:
