@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tunekit/error.hpp"
@@ -19,9 +20,11 @@ namespace tunekit {
 // The message for a name no entry has: "unknown strategy 'genetc'; did you
 // mean 'genetic'? (known: exhaustive, genetic, random)"; with an `owner`,
 // "unknown option 'mutaton' of strategy 'genetic'; did you mean ...".
-// `aliases` (other spellings, each "alias (name)") are offered too.
+// `aliases`, other spellings as {alias, the name it stands for}, are offered
+// too and listed after the names.
 std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& known,
-                                 std::string_view owner = {}, const std::vector<std::string>& aliases = {});
+                                 std::string_view owner = {},
+                                 const std::vector<std::pair<std::string, std::string>>& aliases = {});
 
 // An entry may also answer to other names (`std::vector<std::string>
 // aliases`): a strategy to Kernel Tuner's name for the same algorithm, so a
@@ -79,10 +82,10 @@ class Registry {
   }
   // The message get() throws for a name no entry has.
   std::string unknown_name_message(std::string_view name) const {
-    std::vector<std::string> aliases;
+    std::vector<std::pair<std::string, std::string>> aliases;
     if constexpr (HasAliases<Entry>)
       for (const Entry& e : entries_)
-        for (const std::string& a : e.aliases) aliases.push_back(a + " (" + e.name + ")");
+        for (const std::string& a : e.aliases) aliases.emplace_back(a, e.name);
     return tunekit::unknown_name_message(kind_, name, names(), {}, aliases);
   }
 

@@ -44,12 +44,12 @@ class AutoStrategy : public Strategy {
 //   mean of medians went from 0.983 to 0.999 (W6600 convolution 0.836 ->
 //   0.990, W6600 dedispersion 0.977 -> 1.000), at 1 and 2% it stayed level,
 //   and on the shared caches the 5% p10 went from 0.977 to 0.961;
-// - its picks from the 50th proposal on escape traps that need two
-//   parameters changed at once where one is at an end of its range (the
-//   RTX 3090 pnpoly cache at 2%: 10th percentile 0.868 -> 0.997), which
-//   took the held-out caches' 2% p10 from 0.929 to 0.935 (900 seeds, with
-//   `surrogate`'s endgame); from the 50th with the full share, the shared
-//   caches' 2% mean fell by 0.013.
+// - one `bayes` pick in six from the 50th proposal escapes traps whose way
+//   out changes two parameters at once, each to an end of its range (the
+//   RTX 3090 pnpoly cache at 2%: 10th percentile 0.868 -> 0.997); with
+//   `surrogate`'s endgame that took the held-out caches' 2% p10 from 0.929
+//   to 0.935 (900 seeds). The blend's full share from the 50th cost the
+//   shared caches' 2% mean 0.013.
 constexpr std::size_t kBayesFrom = 50;
 constexpr std::size_t kBlendAfter = 100;
 constexpr std::size_t kCycle[] = {1, 2, 0, 2, 0, 2};  // by proposal number mod 6
@@ -61,7 +61,7 @@ constexpr std::size_t part_for(std::size_t turn) {
 }
 // `bayes` with a smaller pool and process than its defaults: it observes
 // every result, so its conditioning is paid at every step; this keeps
-// `auto` at 276 thousand instructions per evaluation on the hub's GEMM
+// `auto` at 278 thousand instructions per evaluation on the hub's GEMM
 // space (390 with the defaults, 162 without `bayes`).
 const std::vector<OptionValue> kBayesInAuto = {{"candidates", std::int64_t{64}, {}},
                                                {"max_points", std::int64_t{64}, {}}};
