@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "search/detail/builtin.hpp"
 #include "tunekit/names.hpp"
 #include "tunekit/strategy.hpp"
@@ -18,14 +20,14 @@ Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue
   // Tuner passes its budget among the strategy's options; here it is the
   // search's own setting.
   auto elsewhere = [](const std::string& option) {
-    if (option == "max_fevals")
-      return std::string(
-          "; Kernel Tuner's max_fevals is tunekit's budget: search.max_evals in a spec, --max-evals on "
-          "the command line");
-    if (option == "time_limit")
-      return std::string(
-          "; Kernel Tuner's time_limit is tunekit's budget: search.max_time in a spec, --max-time on "
-          "the command line");
+    struct Budget {
+      const char *kernel_tuner, *spec, *flag;
+    };
+    for (const Budget& b : {Budget{"max_fevals", "search.max_evals", "--max-evals"},
+                            Budget{"time_limit", "search.max_time", "--max-time"}})
+      if (option == b.kernel_tuner)
+        return fmt::format("; Kernel Tuner's {} is tunekit's budget: {} in a spec, {} on the command line",
+                           b.kernel_tuner, b.spec, b.flag);
     std::vector<std::string> owners;
     for (const std::string& name : strategies().names())
       for (const OptionSpec& o : strategies().get(name).options)
