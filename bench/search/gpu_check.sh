@@ -27,6 +27,9 @@
 #      config scores 1 and one that found another scores the two configs'
 #      ratio, measured side by side. The verdict is the median over the live
 #      seeds of these confirmed fractions; step 2's figures stay in the table.
+#      (Each tune of steps 1 and 2 already measures its three fastest configs
+#      again side by side before naming its best: measure.confirm, on by
+#      default. Step 4's rounds are one measurement of each config apiece.)
 # GPU time: the exhaustive part is most of it. On an H200 the three shapes'
 # spaces hold 973, 767 and 296 valid configs (`tunekit space` with the H200's
 # properties: 2036 in all). Measured as the spec says (up to 300 ms a config)
@@ -123,7 +126,8 @@ PY
   echo "[gpu] $tag: the tunes' best configs measured again, $rounds rounds" >&2
   for ((r = 1; r <= rounds; r++)); do
     "$tunekit" tune "$full_spec" --no-progress --output json "${axes[@]}" --strategy exhaustive --no-rules \
-      --where "$where" --db "$out/confirm-$tag-$r.db" --json "$out/confirm-$tag-$r.json" -o "$out/work" --fresh >/dev/null
+      --where "$where" --confirm off --db "$out/confirm-$tag-$r.db" --json "$out/confirm-$tag-$r.json" -o "$out/work" \
+      --fresh >/dev/null
   done
   python3 - "$out" "$tag" "$seeds" "$live_seeds" "$rounds" >>"$results" <<'PY'
 import json, sys

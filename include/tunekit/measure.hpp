@@ -51,10 +51,25 @@ struct MeasureSettings {
   // Status::slower). 0: off. Above 1, so that no config within the noise of
   // the best can be cut.
   double early_stop = 3.0;
+  // Name the best on more than one measurement: at the end of each size, the
+  // `confirm` fastest configs within kConfirmWithin of the best are measured
+  // again, side by side, `confirm_rounds` times each (the order rotated
+  // between rounds), and each one's statistics pool all its samples. Each
+  // trial was measured once, at its own moment, and the least of many noisy
+  // medians favours one caught at a lucky moment; on a GPU the clocks drift
+  // between trials by more than the near-best configs differ (H200 GEMM: 2
+  // to 3%). 0 or 1: off. The tuner's to run, not the worker's: not sent to
+  // the worker.
+  std::size_t confirm = 3;
+  std::size_t confirm_rounds = 3;
   // Per trial, from the tuner: the best median so far among the trial's
   // size's configs. None: nothing to compare with, so no early stop.
   std::optional<Microseconds> best_so_far;
 };
+
+// Configs slower than this factor x the best are not confirmed: measuring
+// again cannot reorder them, since the drift between trials is a few per cent.
+inline constexpr double kConfirmWithin = 1.10;
 
 // The early-stop bar of a trial: early_stop x best_so_far; none when either
 // is missing.

@@ -55,6 +55,10 @@ struct SizeReport {
   // Per trial, the command it ran, for backends that run a program
   // (Backend::command_line); empty otherwise.
   std::vector<std::vector<std::string>> commands;
+  // The trials measured again side by side before the best was named
+  // (measure.confirm), in the order they ranked before; their statistics
+  // pool every sample.
+  std::vector<std::size_t> confirmed;
 
   // The first trial, and the number of trials, with this origin.
   std::optional<std::size_t> first_of(std::string_view origin) const;

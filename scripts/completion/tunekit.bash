@@ -37,6 +37,7 @@ _tunekit() {
     --mode) COMPREPLY=($(compgen -W "per-size all-sizes cover" -- "$cur")); return ;;
     --reference) COMPREPLY=($(compgen -W "default none" -- "$cur")); return ;;
     --early-stop) COMPREPLY=($(compgen -W "off 2 3 5" -- "$cur")); return ;;
+    --confirm) COMPREPLY=($(compgen -W "off 2 3 5" -- "$cur")); return ;;
     -o|--out-dir|--vllm) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --db|--csv|--json|--html|--header|--write|--properties|--compiler|--replay|--t1|--spec|--python|--triton-configs)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -50,7 +51,7 @@ _tunekit() {
     tune)
       options="-h --help -s --size -a --axis --where --strategy --option --output --max-evals --max-time --seed
                -j --jobs -o --out-dir --db --csv --json --html --fresh --compiler --flags --timeout --cache
-               --properties --early-stop --reference --atol --rtol --entry --arg --no-progress --no-rules
+               --properties --early-stop --confirm --reference --atol --rtol --entry --arg --no-progress --no-rules
                --retry-failed --replay --no-transfer" ;;
     space) options="-h --help -s --size --properties --where --json --write" ;;
     select) options="-h --help --db -o --out-dir --seed --cache --mode --within" ;;

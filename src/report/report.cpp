@@ -412,6 +412,9 @@ std::string format_json(const TuneReport& report) {
     for (std::size_t i = 0; i < s.trials.size(); ++i)
       trials.push_back(trial_json(i + 1, s.trials[i], columns_of(report)));
     sj["trials"] = std::move(trials);
+    ojson confirmed = ojson::array();  // trial numbers, as in "trials"
+    for (std::size_t i : s.confirmed) confirmed.push_back(i + 1);
+    sj["confirmed"] = std::move(confirmed);
     sizes.push_back(std::move(sj));
   }
   j["sizes"] = std::move(sizes);
@@ -473,6 +476,12 @@ std::string format_summary(const TuneReport& report) {
         out += fmt::format("speedup over {}{}: {:.2f}x\n", label,
                            report.objective.is_time() ? "" : " by " + report.objective.name, *sp);
       out += verification_line(*best, s.trials) + '\n';
+      if (!s.confirmed.empty()) {
+        std::vector<std::string> numbers;
+        for (std::size_t i : s.confirmed) numbers.push_back(fmt::format("No.{}", i + 1));
+        out += fmt::format("confirmed: {} measured again side by side; the best is named on all their samples\n",
+                           fmt::join(numbers, ", "));
+      }
     } else if (!s.error.empty()) {
       out += "stopped: " + s.error.substr(0, s.error.find('\n')) + "\n";
     } else if (s.trials.empty()) {

@@ -12,8 +12,8 @@ void Loader::tolerance(const Item& it, Spec& s) const {
 }
 
 void Loader::measure(const Item& it, Spec& s) const {
-  Map t =
-      map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "early_stop", "graph"});
+  Map t = map(it, {"warmup", "min_samples", "max_samples", "max_time", "noise", "cache", "timeout", "early_stop",
+                   "confirm", "confirm_rounds", "graph"});
   MeasureSettings& ms = s.measure;
   if (auto x = get(t, "warmup")) ms.warmup = std::chrono::duration_cast<Microseconds>(duration_of(*x, false));
   if (auto x = get(t, "min_samples")) ms.min_samples = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
@@ -36,6 +36,12 @@ void Loader::measure(const Item& it, Spec& s) const {
       fail(content_loc(*x), display(x->path) + ": " + e.what());
     }
   }
+  if (auto x = get(t, "confirm")) {
+    const bool off = x->node.IsScalar() && (x->node.Scalar() == "off" || x->node.Scalar() == "false");
+    ms.confirm =
+        off ? 0 : static_cast<std::size_t>(int_of(*x, 0, "a count of the fastest configs to measure again, or off"));
+  }
+  if (auto x = get(t, "confirm_rounds")) ms.confirm_rounds = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
   if (auto x = get(t, "graph")) {
     if (!backend_for_language(s.kernel.language).kernel.tensors)
       fail(loc(t.find("graph")->key_node), "'measure.graph' applies to " + languages_with(&KernelTraits::tensors) +

@@ -441,6 +441,7 @@ class Run {
     sr.size = p.size;
     sr.baseline_is_spec_default = p.baseline_is_spec_default;
     size_best_.reset();
+    measured_.clear();
     seed(p);
 
     // The default config's outputs are the reference unless the spec names a
@@ -543,6 +544,8 @@ class Run {
       current = std::move(following);
     }
 
+    if (sr.error.empty() && !stop_requested()) confirm(p, sr, env);
+
     std::optional<double> best_cost;
     for (std::size_t i = 0; i < sr.trials.size(); ++i) {
       const auto& t = sr.trials[i];
@@ -559,6 +562,98 @@ class Run {
       if (t.status == Status::ok) ok.push_back(&t);
     if (!ok.empty()) remember(p.size, ok);
     return sr;
+  }
+
+  // measure.confirm: the fastest configs of the size, measured again side by
+  // side (see MeasureSettings::confirm). A run that measured none of them
+  // anew keeps what the store says, so resuming a tune measures nothing. A
+  // simulating backend (replay) would serve the same recorded times again.
+  void confirm(const SizePlan& p, SizeReport& sr, const Bindings& env) {
+    const MeasureSettings& ms = spec_.measure;
+    if (ms.confirm < 2 || ms.confirm_rounds == 0 || backend_->clock()) return;
+    std::vector<std::pair<double, std::size_t>> ranked;
+    for (std::size_t i = 0; i < sr.trials.size(); ++i)
+      if (sr.trials[i].status == Status::ok)
+        if (auto cost = objective_cost(spec_.objective, spec_.metrics, sr.trials[i])) ranked.emplace_back(*cost, i);
+    std::sort(ranked.begin(), ranked.end());
+    std::vector<std::size_t> top;
+    for (const auto& [cost, i] : ranked) {
+      if (top.size() == ms.confirm) break;
+      if (!top.empty() &&
+          sr.trials[i].stats.median.count() > kConfirmWithin * sr.trials[top.front()].stats.median.count())
+        continue;
+      top.push_back(i);
+    }
+    if (top.size() < 2 ||
+        std::none_of(top.begin(), top.end(), [&](std::size_t i) { return measured_.count(sr.trials[i].config.key()); }))
+      return;
+
+    struct Candidate {
+      std::size_t trial;
+      TrialRequest request;
+      std::vector<Microseconds> samples;
+      bool dropped = false;
+    };
+    std::vector<Candidate> candidates;
+    for (std::size_t i : top) {
+      const Config& config = sr.trials[i].config;
+      BuildInput input = make_build_input(spec_, source_, config);
+      input.size = p.size;
+      BuildResult built = builder_->build(input);  // from the build cache: it built before
+      if (built.status != Status::ok) continue;
+      Bindings values = env;
+      for (const auto& [k, v] : config) values[k] = v;
+      Candidate c{i, {}, {}, false};
+      c.request.artifact = built.artifact;
+      c.request.entry = input.entry;
+      c.request.arguments = resolve_arguments(spec_.arguments, values);
+      c.request.launch = resolve_launch(spec_.kernel.launch, values);
+      c.request.tolerance = spec_.tolerance;
+      c.request.measure = spec_.measure;  // in full: no early-stop bar; verified before, so no reference
+      c.request.seed = spec_.search.seed;
+      c.request.values = std::move(values);
+      candidates.push_back(std::move(c));
+    }
+    if (candidates.size() < 2) return;
+    notify(fmt::format("confirming the {} fastest configs", candidates.size()));
+    for (std::size_t round = 0; round < ms.confirm_rounds; ++round)
+      for (std::size_t j = 0; j < candidates.size(); ++j) {
+        if (out_of_time() || stop_requested()) return;
+        Candidate& c = candidates[(j + round) % candidates.size()];
+        if (c.dropped) continue;
+        const auto t0 = Clock::now();
+        TrialResult res = evaluator_->evaluate(c.request);
+        report_.measure += Clock::now() - t0;
+        if (res.interrupted) return;
+        report_.device_busy += res.device_busy;
+        report_.flush += res.flush;
+        if (res.status == Status::ok) {
+          c.samples.insert(c.samples.end(), res.samples.begin(), res.samples.end());
+          continue;
+        }
+        // A config that fails when measured again fails: it cannot be the
+        // best. A failure of the environment's says nothing of the config,
+        // which keeps its first measurement.
+        c.dropped = true;
+        TrialRecord& t = sr.trials[c.trial];
+        if (res.fault == Fault::environment) {
+          warn(fmt::format("{} could not be measured again to confirm it ({}): {}", t.config.str(),
+                           to_string(res.status), clip(res.error, 500)));
+          continue;
+        }
+        t.status = res.status;
+        t.fault = res.fault;
+        t.error = "measured again to confirm it as one of the fastest: " + clip(res.error);
+        store_->put(t);
+      }
+    for (const Candidate& c : candidates) {
+      if (c.dropped || c.samples.empty()) continue;
+      TrialRecord& t = sr.trials[c.trial];
+      t.samples.insert(t.samples.end(), c.samples.begin(), c.samples.end());
+      t.stats = summarize(t.samples);
+      store_->put(t);
+      sr.confirmed.push_back(c.trial);
+    }
   }
 
   // Records from the store have an id; new ones are saved first. Each trial
@@ -726,6 +821,7 @@ class Run {
       rec.eval_time = Clock::now() - t0;
       report_.measure += rec.eval_time;
       if (res.interrupted) return;  // stopped: the trial says nothing about the config
+      measured_.insert(config.key());
       report_.device_busy += res.device_busy;
       report_.flush += res.flush;
       report_.verify += res.verify;
@@ -786,6 +882,7 @@ class Run {
   // The fastest ok median at the size being tuned, in this run: the early
   // stop's reference.
   std::optional<Microseconds> size_best_;
+  std::set<std::string> measured_;  // the configs this run measured at the size being tuned (keys)
   std::mutex build_time_mutex_;
 };
 

@@ -53,10 +53,10 @@ TEST(Cli, HelpListsCommandsAndOptions) {
   for (const char* word : {"tune", "space", "devices", "--version"}) EXPECT_TRUE(contains(top.output, word)) << word;
   auto tune = tunekit_cli({"tune", "--help"});
   EXPECT_EQ(tune.exit_code, 0);
-  for (const char* opt : {"TARGET",     "--size",    "--strategy", "--max-evals", "--max-time",   "--seed",
-                          "--jobs",     "--out-dir", "--db",       "--csv",       "--json",       "--fresh",
-                          "--compiler", "--flags",   "--timeout",  "--cache",     "--early-stop", "--reference",
-                          "--atol",     "--rtol",    "--entry",    "--arg",       "--no-progress"})
+  for (const char* opt : {"TARGET",      "--size",    "--strategy", "--max-evals", "--max-time",   "--seed",
+                          "--jobs",      "--out-dir", "--db",       "--csv",       "--json",       "--fresh",
+                          "--compiler",  "--flags",   "--timeout",  "--cache",     "--early-stop", "--confirm",
+                          "--reference", "--atol",    "--rtol",     "--entry",     "--arg",        "--no-progress"})
     EXPECT_TRUE(contains(tune.output, opt)) << opt;
 }
 
@@ -316,4 +316,38 @@ measure: {warmup: 0us, min_samples: 5, max_samples: 5, cache: hot}
   auto off = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--early-stop", "off"});
   EXPECT_EQ(off.exit_code, 0) << off.output;
   EXPECT_TRUE(contains(off.output, "2 trials: 2 ok; 1 resumed from the store")) << off.output;
+}
+
+// --confirm N|off: a count or off, else a message naming the flag. Two
+// configs running the same code (a 1 ms sleep: within 10% of each other on a
+// busy machine too) are confirmed; the JSON lists them.
+TEST(Cli, ConfirmTakesACountOrOff) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; "
+             "++i) y[i] = x[i] + PAD * 0; usleep(1000); }\n");
+  write_file(dir / "k.yaml", R"(name: pads
+kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters: {PAD: [0, 1]}
+measure: {warmup: 0us, min_samples: 5, max_samples: 5, cache: hot}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  for (const char* bad : {"many", "-1", "2x"}) {
+    auto r = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--confirm", bad});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, std::string("--confirm: '") + bad + "' is not a count")) << r.output;
+  }
+  auto on = tunekit_cli(
+      {"tune", spec, "--out-dir", out, "--no-progress", "--confirm", "2", "--json", (dir / "on.json").string()});
+  EXPECT_EQ(on.exit_code, 0) << on.output;
+  EXPECT_TRUE(contains(on.output, "confirmed: No.")) << on.output;
+  const std::string json = tunekit::testing::read_file(dir / "on.json");
+  EXPECT_TRUE(contains(json, "\"confirmed\": [")) << json;
+  auto off = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--confirm", "off", "--fresh"});
+  EXPECT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_FALSE(contains(off.output, "confirmed")) << off.output;
 }

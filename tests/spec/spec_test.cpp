@@ -438,6 +438,21 @@ TEST_F(SpecErrors, EarlyStop) {
   expect_error(kHead + "measure: {early_stop: [3]}\n", 6, 23, "'measure.early_stop' must be a factor > 1 or off");
 }
 
+TEST_F(SpecErrors, Confirm) {
+  const Spec plain = load_spec(write(kHead));
+  EXPECT_EQ(plain.measure.confirm, 3u);  // on by default
+  EXPECT_EQ(plain.measure.confirm_rounds, 3u);
+  for (auto [text, count] : {std::pair{"5", 5u}, std::pair{"0", 0u}, std::pair{"off", 0u}, std::pair{"false", 0u}})
+    EXPECT_EQ(load_spec(write(kHead + "measure: {confirm: " + text + "}\n")).measure.confirm, count) << text;
+  EXPECT_EQ(load_spec(write(kHead + "measure: {confirm_rounds: 1}\n")).measure.confirm_rounds, 1u);
+  expect_error(kHead + "measure: {confirm: -1}\n", 6, 20,
+               "'measure.confirm' must be a count of the fastest configs to measure again, or off, got -1");
+  expect_error(kHead + "measure: {confirm: some}\n", 6, 20,
+               "'measure.confirm' must be a count of the fastest configs to measure again, or off");
+  expect_error(kHead + "measure: {confirm_rounds: 0}\n", 6, 27,
+               "'measure.confirm_rounds' must be an integer >= 1, got 0");
+}
+
 TEST_F(SpecErrors, CacheModes) {
   for (auto [text, mode] : {std::pair{"cold", CacheMode::cold}, std::pair{"cold-read", CacheMode::cold_read},
                             std::pair{"hot", CacheMode::hot}})

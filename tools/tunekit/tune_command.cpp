@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -58,6 +59,7 @@ struct TuneArgs {
   std::string cache;
   std::string properties;  // a machine's JSON (tunekit devices --json) for the constraints
   std::string early_stop;
+  std::string confirm;
   bool no_progress = false;
   bool no_rules = false;
   // Bare sources (no spec).
@@ -268,6 +270,17 @@ Spec build_spec(const TuneArgs& t) {
       throw InputError({"--early-stop"}, e.what());
     }
   }
+  if (!t.confirm.empty()) {
+    std::size_t n = 0;
+    const char* end = t.confirm.data() + t.confirm.size();
+    const auto [at, ec] = std::from_chars(t.confirm.data(), end, n);
+    if (t.confirm == "off") spec.measure.confirm = 0;
+    else if (ec == std::errc{} && at == end) spec.measure.confirm = n;
+    else
+      throw InputError({"--confirm"}, "'" + t.confirm +
+                                          "' is not a count; give how many of the fastest configs "
+                                          "to measure again (0 or more), or off");
+  }
   for (const auto& [flag, value] : {std::pair{"--atol", t.atol}, std::pair{"--rtol", t.rtol}})
     if (value && !(*value >= 0 && std::isfinite(*value)))
       throw InputError({flag}, fmt::format("{} is not a tolerance; give a number of 0 or more", *value));
@@ -469,6 +482,9 @@ SubCommand add_tune_command(CLI::App& app) {
                        "FACTOR or off: cut a config short once its first samples are all slower than FACTOR times "
                        "the best so far at its size; it is recorded as 'slower' with those samples and never chosen "
                        "(default: the spec's measure.early_stop, else 3)");
+  tune_cmd->add_option("--confirm", t->confirm,
+                       "N or off: at the end of each size, measure the N fastest configs (within 10% of the best) "
+                       "again side by side before naming the best (default: the spec's measure.confirm, else 3)");
   tune_cmd->add_option("--reference", t->reference,
                        "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
                        "outputs) or 'none'");

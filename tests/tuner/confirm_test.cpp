@@ -1,0 +1,98 @@
+// measure.confirm: the fastest configs of a size are measured again side by
+// side before the best is named. Two configs that run the same code (PAD
+// changes nothing) are within the margin of each other; two that sleep 20x
+// longer are beyond it. The assertions count samples and list which trials
+// were confirmed; they compare no times beyond that 20x.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/store.hpp"
+#include "tunekit/tuner.hpp"
+
+using namespace tunekit;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::write_file;
+
+namespace {
+
+const char* kKernel = R"(
+#include <unistd.h>
+extern "C" void twice(const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i] + PAD * 0;
+  usleep(SLEEP_US);
+}
+)";
+
+// Five samples a measurement, exactly: a confirmed trial holds 5 x (1 + rounds).
+const char* kSpec = R"(name: twins
+kernel: {source: twins.cpp, entry: twice, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256, fill: random}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters:
+  SLEEP_US: [1000, 20000]
+  PAD: [0, 1]
+default: {SLEEP_US: 1000, PAD: 0}
+measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot, early_stop: off,
+          confirm: 3, confirm_rounds: 2}
+)";
+
+Spec twins(const std::filesystem::path& dir) {
+  write_file(dir / "twins.cpp", kKernel);
+  write_file(dir / "twins.yaml", kSpec);
+  return load_spec(dir / "twins.yaml");
+}
+
+bool fast(const TrialRecord& t) { return t.config.str().find("SLEEP_US: 1000,") != std::string::npos; }
+
+}  // namespace
+
+TEST(Confirm, TheFastestAreMeasuredAgainAndTheRestAreNot) {
+  const auto dir = fresh_dir();
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const Spec spec = twins(dir);
+  const TuneReport report = tune(spec, opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const SizeReport& s = report.sizes[0];
+  ASSERT_EQ(s.trials.size(), 4u);
+  ASSERT_EQ(s.confirmed.size(), 2u);  // the two fast ones: the slow ones are 20x, beyond kConfirmWithin
+  for (std::size_t i : s.confirmed) EXPECT_TRUE(fast(s.trials[i])) << s.trials[i].config.str();
+  for (const TrialRecord& t : s.trials) {
+    ASSERT_EQ(t.status, Status::ok) << t.config.str();
+    const std::size_t expected = fast(t) ? 5 * (1 + spec.measure.confirm_rounds) : 5;
+    EXPECT_EQ(t.stats.count, expected) << t.config.str();
+    EXPECT_EQ(t.samples.size(), expected) << t.config.str();
+  }
+  ASSERT_TRUE(s.best);
+  EXPECT_TRUE(fast(s.trials[*s.best]));
+
+  // The store holds the pooled samples, which is what policies are made from.
+  for (const TrialRecord& t : Store(report.db).trials(report.spec_hash))
+    EXPECT_EQ(t.samples.size(), fast(t) ? 15u : 5u) << t.config.str();
+
+  // A resumed run measured nothing anew: it confirms nothing either.
+  const TuneReport again = tune(spec, opt);
+  EXPECT_EQ(again.resumed, 4u);
+  EXPECT_EQ(again.measure.count(), 0.0);
+  EXPECT_TRUE(again.sizes[0].confirmed.empty());
+  for (const TrialRecord& t : again.sizes[0].trials) EXPECT_EQ(t.samples.size(), fast(t) ? 15u : 5u);
+}
+
+TEST(Confirm, OffMeasuresEachConfigOnce) {
+  const auto dir = fresh_dir();
+  for (std::size_t off : {0, 1}) {
+    TuneOptions opt;
+    opt.out_dir = dir / ("out" + std::to_string(off));
+    Spec spec = twins(dir);
+    spec.measure.confirm = off;
+    const TuneReport report = tune(spec, opt);
+    EXPECT_TRUE(report.sizes[0].confirmed.empty()) << off;
+    for (const TrialRecord& t : report.sizes[0].trials) EXPECT_EQ(t.stats.count, 5u) << t.config.str();
+  }
+}
