@@ -564,6 +564,24 @@ class Run {
     return sr;
   }
 
+  // A trial of `config` with the spec's measure settings, without a
+  // reference or an early-stop bar. Throws InputError when an argument or the
+  // launch cannot be resolved for this config.
+  TrialRequest request_for(const Config& config, const Artifact& artifact, const std::string& entry,
+                           const Bindings& env) const {
+    TrialRequest rq;
+    rq.values = env;
+    for (const auto& [k, v] : config) rq.values[k] = v;
+    rq.artifact = artifact;
+    rq.entry = entry;
+    rq.arguments = resolve_arguments(spec_.arguments, rq.values);
+    rq.launch = resolve_launch(spec_.kernel.launch, rq.values);
+    rq.tolerance = spec_.tolerance;
+    rq.measure = spec_.measure;
+    rq.seed = spec_.search.seed;
+    return rq;
+  }
+
   // measure.confirm: the fastest configs of the size, measured again side by
   // side (see MeasureSettings::confirm). A run that measured none of them
   // anew keeps what the store says, so resuming a tune measures nothing. A
@@ -601,18 +619,8 @@ class Run {
       input.size = p.size;
       BuildResult built = builder_->build(input);  // from the build cache: it built before
       if (built.status != Status::ok) continue;
-      Bindings values = env;
-      for (const auto& [k, v] : config) values[k] = v;
-      Candidate c{i, {}, {}, false};
-      c.request.artifact = built.artifact;
-      c.request.entry = input.entry;
-      c.request.arguments = resolve_arguments(spec_.arguments, values);
-      c.request.launch = resolve_launch(spec_.kernel.launch, values);
-      c.request.tolerance = spec_.tolerance;
-      c.request.measure = spec_.measure;  // in full: no early-stop bar; verified before, so no reference
-      c.request.seed = spec_.search.seed;
-      c.request.values = std::move(values);
-      candidates.push_back(std::move(c));
+      // In full (no early-stop bar), and with no reference: verified before.
+      candidates.push_back({i, request_for(config, built.artifact, input.entry, env), {}, false});
     }
     if (candidates.size() < 2) return;
     notify(fmt::format("confirming the {} fastest configs", candidates.size()));
@@ -774,14 +782,9 @@ class Run {
         record(std::move(rec), sr, p);
         continue;
       }
-      Bindings trial_env = env;
-      for (const auto& [k, v] : config) trial_env[k] = v;
       TrialRequest rq;
-      rq.artifact = br.artifact;
-      rq.entry = b.inputs[b.input_of[i]].entry;
       try {
-        rq.arguments = resolve_arguments(spec_.arguments, trial_env);
-        rq.launch = resolve_launch(spec_.kernel.launch, trial_env);
+        rq = request_for(config, br.artifact, b.inputs[b.input_of[i]].entry, env);
       } catch (const InputError& e) {
         // An argument or launch expression that fails for this config (a
         // division by zero, a negative size, a scalar out of its type's
@@ -793,13 +796,9 @@ class Run {
       }
       // The reference itself is not checked against itself.
       if (reference && reference->artifact.hash != br.artifact.hash) rq.reference = reference;
-      rq.tolerance = spec_.tolerance;
-      rq.measure = spec_.measure;
       // The baseline is measured in full: the speedup over the default, and
       // one config for all sizes, are ratios to its time.
       if (!p.baseline || config != *p.baseline) rq.measure.best_so_far = size_best_;
-      rq.seed = spec_.search.seed;
-      rq.values = trial_env;
       notify(fmt::format("measuring {}", config.str()));
       const auto t0 = Clock::now();
       TrialResult res;

@@ -483,8 +483,10 @@ SubCommand add_tune_command(CLI::App& app) {
                        "the best so far at its size; it is recorded as 'slower' with those samples and never chosen "
                        "(default: the spec's measure.early_stop, else 3)");
   tune_cmd->add_option("--confirm", t->confirm,
-                       "N or off: at the end of each size, measure the N fastest configs (within 10% of the best) "
-                       "again side by side before naming the best (default: the spec's measure.confirm, else 3)");
+                       fmt::format("N or off: at the end of each size, measure the N fastest configs (within {:.0f}% "
+                                   "of the best) again side by side before naming the best (default: the spec's "
+                                   "measure.confirm, else {})",
+                                   100 * (kConfirmWithin - 1), MeasureSettings{}.confirm));
   tune_cmd->add_option("--reference", t->reference,
                        "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
                        "outputs) or 'none'");
