@@ -45,8 +45,11 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
   run.optimum_time = *optimum;
   Seconds cpu{0};
   auto t0 = thread_cpu();
+  // A time budget with no evaluation budget leaves `auto` a guided search,
+  // as `tunekit tune --max-time` does, not the enumeration it runs when
+  // nothing limits the search.
   auto strategy = make_strategy(settings.strategy, space, settings.seed, settings.max_evaluations, settings.options,
-                                {"--strategy"});
+                                {"--strategy"}, settings.max_time.has_value());
   cpu += thread_cpu() - t0;
   run.strategy = strategies().get(settings.strategy).name;  // not an alias
   if (auto d = strategy->describe(); !d.empty()) run.strategy += ": " + d;

@@ -87,6 +87,14 @@ TEST(Replay, SimulatedTimeBudget) {
   EXPECT_LT(run.simulated.count() - fixture().table.at(run.evaluations - 1)->cost().count(), 30.0);
 }
 
+TEST(Replay, AutoUnderATimeBudgetSearches) {
+  ReplaySettings s;
+  s.max_time = Seconds(30);
+  EXPECT_TRUE(contains(replay(fixture().table, s).strategy, "surrogate")) << replay(fixture().table, s).strategy;
+  s.max_time.reset();  // nothing limits it: every config, in order
+  EXPECT_EQ(replay(fixture().table, s).strategy, "auto: exhaustive");
+}
+
 TEST(Replay, FractionBudgetRoundsUp) {
   EXPECT_EQ(evaluations_for_fraction(0.01, 4362), 44u);
   EXPECT_EQ(evaluations_for_fraction(0.05, 11130), 557u);
