@@ -65,6 +65,16 @@ struct StrategyContext {
   bool time_limited = false;            // the search stops after a time budget (search.max_time)
 };
 
+// An option of Kernel Tuner's strategy for the same algorithm (its
+// strategy_options) and what stands for it here: a Kernel Tuner user who
+// writes `popsize` is told to write `population`, not only that popsize is
+// unknown.
+struct ForeignOption {
+  std::string name;    // Kernel Tuner's
+  std::string here;    // the option that stands for it here; empty: none
+  std::string note{};  // how it differs, or why there is none
+};
+
 struct StrategyInfo {
   std::string name;     // as written in specs and on the command line
   std::string summary;  // one line, for `tunekit plugins` and the docs
@@ -73,6 +83,10 @@ struct StrategyInfo {
   // Other names it answers to: Kernel Tuner's for the same algorithm
   // (genetic_algorithm), so a Kernel Tuner user's spelling works.
   std::vector<std::string> aliases = {};
+  // Kernel Tuner's options of that algorithm, for the message about an
+  // unknown option (those of every strategy, such as maxiter, are the
+  // registry's).
+  std::vector<ForeignOption> kernel_tuner_options = {};
 };
 
 // The process-wide registry, with the built-in strategies.

@@ -91,7 +91,11 @@ StrategyInfo annealing_strategy() {
         return std::make_unique<AnnealingSearch>(c, AnnealingOptions{c.options.real("t_start"), c.options.real("t_end"),
                                                                      c.options.text("neighbourhood") == "adjacent"});
       },
-      {"simulated_annealing"}};
+      {"simulated_annealing"},
+      {{"T", "t_start"},
+       {"T_min", "t_end"},
+       {"alpha", "", "the temperature falls geometrically from t_start to t_end over the budget"},
+       {"neighbor", "neighbourhood", "hamming or adjacent"}}};
 }
 
 }  // namespace tunekit::detail

@@ -272,7 +272,11 @@ StrategyInfo bayes_strategy() {
                              static_cast<std::size_t>(c.options.integer("candidates")),
                              static_cast<std::size_t>(c.options.integer("max_points")), c.options.real("exploration")});
           },
-          {"bayes_opt"}};
+          {"bayes_opt"},
+          {{"popsize", "initial"},
+           {"samplingmethod", "", "the initial configs are uniform draws from the valid configs"},
+           {"covariancekernel", "", "the kernel is Matern 5/2"},
+           {"method", "", "the acquisition is expected improvement"}}};
 }
 
 }  // namespace tunekit::detail

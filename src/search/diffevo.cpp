@@ -108,7 +108,10 @@ StrategyInfo diffevo_strategy() {
                 c, DiffEvoOptions{static_cast<std::size_t>(c.options.integer("population")), c.options.real("f"),
                                   c.options.real("crossover")});
           },
-          {"diff_evo"}};
+          {"diff_evo"},
+          {{"popsize", "population", "the number of members, whatever the number of parameters"},
+           {"popsize_times_dimensions", "", "population is the number of members"},
+           {"method", "", "the scheme is best/1/bin"}}};
 }
 
 }  // namespace tunekit::detail

@@ -99,7 +99,12 @@ StrategyInfo genetic_strategy() {
                               static_cast<std::size_t>(c.options.integer("tournament")), c.options.real("crossover"),
                               c.options.real("mutation")});
       },
-      {"genetic_algorithm"}};
+      {"genetic_algorithm"},
+      {{"popsize", "population"},
+       {"mutation_chance", "mutation",
+        "the probability of each further move to a valid neighbour (Kernel Tuner's: a chance of 1 in N per "
+        "parameter)"},
+       {"method", "crossover", "the share of the differing parameters a child takes from its second parent"}}};
 }
 
 }  // namespace tunekit::detail

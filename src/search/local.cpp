@@ -145,7 +145,13 @@ StrategyInfo local_strategy() {
             c, LocalOptions{static_cast<std::size_t>(c.options.integer("kick")),
                             static_cast<std::size_t>(c.options.integer("max_kick")), c.options.boolean("restart")});
       },
-      {"greedy_ils", "greedy_mls", "mls"}};
+      {"greedy_ils", "greedy_mls", "mls"},
+      {{"neighbor", "", "a descent tries the adjacent neighbours first, then the rest of the Hamming neighbourhood"},
+       {"random_walk", "kick",
+        "with restart false, a number of random moves (Kernel Tuner's: a share of the parameters)"},
+       {"no_improvement", "", "a descent ends where every neighbour was measured and none was faster"},
+       {"order", "", "a descent tries its neighbours in a random order"},
+       {"randomize", "", "a descent tries its neighbours in a random order"}}};
 }
 
 }  // namespace tunekit::detail

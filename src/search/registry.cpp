@@ -19,15 +19,27 @@ Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue
   // A name this strategy does not declare may be another's: say whose. Kernel
   // Tuner passes its budget among the strategy's options; here it is the
   // search's own setting.
-  auto elsewhere = [](const std::string& option) {
+  auto elsewhere = [&info](const std::string& option) {
     struct Budget {
-      const char *kernel_tuner, *spec, *flag;
+      const char *kernel_tuner, *what, *spec, *flag;
     };
-    for (const Budget& b : {Budget{"max_fevals", "search.max_evals", "--max-evals"},
-                            Budget{"time_limit", "search.max_time", "--max-time"}})
+    for (const Budget& b : {Budget{"max_fevals", "is tunekit's budget", "search.max_evals", "--max-evals"},
+                            Budget{"maxiter", "bounds its iterations; here the budget bounds a search",
+                                   "search.max_evals", "--max-evals"},
+                            Budget{"time_limit", "is tunekit's budget", "search.max_time", "--max-time"}})
       if (option == b.kernel_tuner)
-        return fmt::format("; Kernel Tuner's {} is tunekit's budget: {} in a spec, {} on the command line",
-                           b.kernel_tuner, b.spec, b.flag);
+        return fmt::format("; Kernel Tuner's {} {}: {} in a spec, {} on the command line", b.kernel_tuner, b.what,
+                           b.spec, b.flag);
+    if (option == "constraint_aware")
+      return std::string(
+          "; Kernel Tuner's constraint_aware has no counterpart here: every strategy proposes valid "
+          "configs only");
+    for (const ForeignOption& f : info.kernel_tuner_options) {
+      if (f.name != option) continue;
+      const std::string note = f.note.empty() ? "" : ": " + f.note;
+      if (f.here.empty()) return fmt::format("; Kernel Tuner's {} has no counterpart here{}", f.name, note);
+      return fmt::format("; Kernel Tuner's {} is '{}' here{}", f.name, f.here, note);
+    }
     std::vector<std::string> owners;
     for (const std::string& name : strategies().names())
       for (const OptionSpec& o : strategies().get(name).options)

@@ -112,3 +112,46 @@ TEST(Local, ARestartedDescentFollowsItsOwnImprovements) {
     EXPECT_GT(two_apart, 0u) << "seed " << seed;
   }
 }
+
+// A Kernel Tuner user's option names: the error says what stands for each
+// here, or that nothing does and why.
+TEST(StrategyOptions, KernelTunersNamesAreAnsweredWithTunekits) {
+  struct Case {
+    const char *strategy, *option, *expect;
+  };
+  for (const Case& c :
+       {Case{"genetic_algorithm", "popsize=30", "Kernel Tuner's popsize is 'population' here"},
+        Case{"simulated_annealing", "T=1.0", "Kernel Tuner's T is 't_start' here"},
+        Case{"simulated_annealing", "alpha=0.99", "Kernel Tuner's alpha has no counterpart here: the temperature"},
+        Case{"simulated_annealing", "neighbor=Hamming", "'neighbourhood' here: hamming or adjacent"},
+        Case{"bayes_opt", "popsize=20", "Kernel Tuner's popsize is 'initial' here"},
+        Case{"diff_evo", "popsize=10", "Kernel Tuner's popsize is 'population' here"},
+        Case{"greedy_ils", "random_walk=0.3", "Kernel Tuner's random_walk is 'kick' here"},
+        Case{"auto", "maxiter=100", "maxiter bounds its iterations; here the budget bounds a search"},
+        Case{"random_sample", "fraction=0.1", "--max-fraction"},
+        Case{"genetic", "constraint_aware=true", "every strategy proposes valid configs only"}}) {
+    try {
+      make_strategy(c.strategy, small_space(), 1, 4, {parse_option_assignment(c.option, {"test"})});
+      ADD_FAILURE() << c.strategy << " accepted " << c.option;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << c.strategy << ": " << e.what();
+    }
+  }
+}
+
+// Each counterpart named is an option the strategy declares, and no
+// Kernel Tuner name shadows one (its message could never be shown).
+TEST(StrategyOptions, KernelTunersNamesPointAtDeclaredOptions) {
+  for (const StrategyInfo& s : strategies().entries()) {
+    auto declared = [&](const std::string& name) {
+      for (const OptionSpec& o : s.options)
+        if (o.name == name) return true;
+      return false;
+    };
+    for (const ForeignOption& f : s.kernel_tuner_options) {
+      EXPECT_FALSE(declared(f.name)) << s.name << " declares " << f.name;
+      if (!f.here.empty()) EXPECT_TRUE(declared(f.here)) << s.name << ": " << f.name << " -> " << f.here;
+      if (f.here.empty()) EXPECT_FALSE(f.note.empty()) << s.name << ": " << f.name << " has neither";
+    }
+  }
+}

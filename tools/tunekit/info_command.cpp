@@ -50,12 +50,23 @@ std::string option_lines(const std::vector<OptionSpec>& options, std::string_vie
   return out;
 }
 
+// "popsize -> population, alpha -> none", each name in `quote`.
+std::string kernel_tuner_names(const std::vector<ForeignOption>& options, std::string_view quote) {
+  std::vector<std::string> pairs;
+  for (const auto& f : options)
+    pairs.push_back(f.here.empty() ? fmt::format("{0}{1}{0} -> none", quote, f.name)
+                                   : fmt::format("{0}{1}{0} -> {0}{2}{0}", quote, f.name, f.here));
+  return fmt::format("{}", fmt::join(pairs, ", "));
+}
+
 std::string plugins_text() {
   std::string out = "strategies (search.strategy, --strategy):\n";
   for (const auto& s : strategies().entries()) {
     if (s.aliases.empty()) out += fmt::format("  {}: {}\n", s.name, s.summary);
     else out += fmt::format("  {} (also {}): {}\n", s.name, fmt::join(s.aliases, ", "), s.summary);
     out += option_lines(s.options, "    option ");
+    if (!s.kernel_tuner_options.empty())
+      out += fmt::format("    Kernel Tuner's options: {}\n", kernel_tuner_names(s.kernel_tuner_options, ""));
   }
   out += "backends (kernel.language):\n";
   for (const auto& b : backends().entries()) {
@@ -77,11 +88,15 @@ std::string plugins_markdown() {
       "## Search strategies\n\n"
       "Chosen with `search.strategy` in a spec or `--strategy` on the command line; options go in\n"
       "`search.options` or `--option NAME=VALUE`. A strategy also answers to Kernel Tuner's name for the\n"
-      "same algorithm (its aliases).\n\n"
+      "same algorithm (its aliases). Kernel Tuner's options for it are listed with what stands for each here\n"
+      "(none: nothing does); an option given by Kernel Tuner's name is an error that says so.\n\n"
       "| strategy | what it does | options |\n|---|---|---|\n";
   for (const auto& s : strategies().entries()) {
     std::string options;
     for (const auto& o : s.options) options += (options.empty() ? "" : "<br>") + describe(o);
+    if (!s.kernel_tuner_options.empty())
+      options += (options.empty() ? "" : "<br>") +
+                 ("Kernel Tuner's options: " + kernel_tuner_names(s.kernel_tuner_options, "`"));
     std::string name = fmt::format("`{}`", s.name);
     if (!s.aliases.empty()) name += fmt::format(" (also `{}`)", fmt::join(s.aliases, "`, `"));
     out += fmt::format("| {} | {} | {} |\n", name, s.summary, options.empty() ? "none" : options);
