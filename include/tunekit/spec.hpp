@@ -142,6 +142,10 @@ struct SearchSettings {
   SourceLocation strategy_where;     // where it was named, for errors
   std::vector<OptionValue> options;  // the strategy's options (search.options), checked at load
   std::optional<std::size_t> max_evaluations;
+  // The budget as a share of each size's valid configs (rounded up), for a
+  // spec whose sizes prune the space differently. A spec gives one of the
+  // two; set both here, the smaller budget holds.
+  std::optional<double> max_fraction;
   std::optional<Seconds> max_time;
   std::uint64_t seed = 1;
   std::vector<MatmulRule> rules;  // non-empty: every size's search starts from the rule config (rules.hpp)

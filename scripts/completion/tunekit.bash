@@ -49,7 +49,7 @@ _tunekit() {
   local options
   case "$sub" in
     tune)
-      options="-h --help -s --size -a --axis --where --strategy --option --output --max-evals --max-time --seed
+      options="-h --help -s --size -a --axis --where --strategy --option --output --max-evals --max-fraction --max-time --seed
                -j --jobs -o --out-dir --db --csv --json --html --fresh --compiler --flags --timeout --cache
                --properties --early-stop --confirm --reference --atol --rtol --entry --arg --no-progress --no-rules
                --retry-failed --replay --no-transfer" ;;

@@ -6,7 +6,8 @@
 namespace tunekit::spec_detail {
 
 void Loader::search(const Item& it, Spec& s) const {
-  Map t = map(it, {"strategy", "options", "max_evals", "max_time", "seed", "rules", "seeds", "transfer"});
+  Map t =
+      map(it, {"strategy", "options", "max_evals", "max_fraction", "max_time", "seed", "rules", "seeds", "transfer"});
   if (auto x = get(t, "strategy")) {
     s.search.strategy_where = content_loc(*x);
     s.search.strategy = name_in(*x, strategies());
@@ -22,6 +23,15 @@ void Loader::search(const Item& it, Spec& s) const {
   (void)strategy_options(strategies().get(s.search.strategy), s.search.options);
   if (auto x = get(t, "max_evals"))
     s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+  if (auto x = get(t, "max_fraction")) {
+    const std::string expected = "a share of each size's valid configs in (0, 1], e.g. 0.02";
+    if (s.search.max_evaluations)
+      fail(x->where, display(x->path) + " and search.max_evals are two budgets; give one of them");
+    const double f = number_of(*x, expected);
+    if (!(f > 0 && f <= 1))
+      fail(content_loc(*x), display(x->path) + " must be " + expected + ", got " + x->node.Scalar());
+    s.search.max_fraction = f;
+  }
   if (auto x = get(t, "max_time")) s.search.max_time = duration_of(*x, true);
   if (auto x = get(t, "seed")) s.search.seed = static_cast<std::uint64_t>(int_of(*x, 0, "an integer >= 0"));
   if (auto x = get(t, "transfer"))

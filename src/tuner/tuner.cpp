@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <future>
 #include <limits>
@@ -59,7 +60,8 @@ struct SizePlan {
   // each with its provider (for the origin it records).
   std::vector<std::pair<Config, const SeedProvider*>> seeds;
   std::size_t planned = 0;
-  Bindings constants;  // the size and the machine's properties
+  std::optional<std::size_t> budget;  // evaluations (search.max_evals, or search.max_fraction of this space)
+  Bindings constants;                 // the size and the machine's properties
 
   // Why `c` runs in this size's search.
   std::string origin_of(const Config& c) const {
@@ -192,9 +194,17 @@ class Run {
     check_expression_names(spec_, constants);
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
     for (const auto& e : p.space->constraint_errors()) warn(e);
+    p.budget = spec_.search.max_evaluations;
+    if (spec_.search.max_fraction) {
+      // Each size's own share: constraints over the sizes prune each space
+      // differently.
+      const double n = std::ceil(*spec_.search.max_fraction * static_cast<double>(p.space->size()));
+      const auto share = static_cast<std::size_t>(std::max(1.0, std::min(n, static_cast<double>(SIZE_MAX / 2))));
+      p.budget = std::min(share, p.budget.value_or(share));
+    }
     if (spec_.configs.empty()) {
       std::optional<std::uint64_t> budget;
-      if (spec_.search.max_evaluations) budget = *spec_.search.max_evaluations;
+      if (p.budget) budget = *p.budget;
       p.strategy = make_strategy(spec_.search.strategy, *p.space, spec_.search.seed, budget, spec_.search.options,
                                  spec_.search.strategy_where, spec_.search.max_time.has_value());
     } else {
@@ -243,7 +253,7 @@ class Run {
       for (const auto& c : spec_.configs) listed = listed || c == *p.baseline;
       if (!listed) ++p.planned;
     }
-    if (spec_.search.max_evaluations) p.planned = std::min(p.planned, *spec_.search.max_evaluations);
+    if (p.budget) p.planned = std::min(p.planned, *p.budget);
     return p;
   }
 
@@ -492,7 +502,7 @@ class Run {
     if (!p.seeds.empty()) queue = p.strategy->next(p.seeds.size());
     if (p.baseline) queue.push_back(*p.baseline);
     const std::size_t batch = std::max(2u, options_.jobs ? options_.jobs : std::thread::hardware_concurrency()) * 2;
-    const std::size_t budget = spec_.search.max_evaluations.value_or(SIZE_MAX);
+    const std::size_t budget = p.budget.value_or(SIZE_MAX);
     std::size_t proposed = 0;  // configs handed to a batch so far
 
     // The next batch: the strategy's proposals, minus what this run did,

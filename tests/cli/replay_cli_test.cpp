@@ -153,6 +153,49 @@ TEST(TuneReplay, RunsTheTunersLoopOnARecording) {
   EXPECT_TRUE(contains(bad.output, "conv_small.json.gz")) << bad.output;
 }
 
+TEST(TuneReplay, AFractionBudgetIsAShareOfTheValidConfigsRoundedUp) {
+  const fs::path dir = fresh_dir();
+  // The spec's search.max_fraction, which the flags replace.
+  fs::copy_file(kData / "conv_small.cpp", dir / "conv_small.cpp");
+  write_file(dir / "frac.yaml", read_file(kSpec) + "search: {max_fraction: 0.01}\n");
+  auto trials = [&](const std::string& name, std::vector<std::string> budget, std::string spec = kSpec) {
+    std::vector<std::string> args{"tune",
+                                  spec,
+                                  "--replay",
+                                  kCache,
+                                  "-o",
+                                  (dir / name).string(),
+                                  "--no-progress",
+                                  "--output",
+                                  "json",
+                                  "--json",
+                                  (dir / (name + ".json")).string()};
+    args.insert(args.end(), budget.begin(), budget.end());
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (r.exit_code != 0) return std::size_t{0};
+    return nlohmann::json::parse(read_file(dir / (name + ".json")))["sizes"][0]["trials"].size();
+  };
+  const std::size_t all = trials("all", {});  // no budget: every valid config
+  ASSERT_GT(all, 200u);
+  EXPECT_EQ(trials("one", {"--max-fraction", "0.01"}), (all + 99) / 100);
+  EXPECT_EQ(trials("whole", {"--max-fraction", "1"}), all);
+  EXPECT_EQ(trials("spec", {}, (dir / "frac.yaml").string()), (all + 99) / 100);
+  EXPECT_EQ(trials("spec-evals", {"--max-evals", "7"}, (dir / "frac.yaml").string()), 7u);
+  // The flag and --max-evals are one budget or the other.
+  auto both = tunekit_cli({"tune", kSpec, "--replay", kCache, "--max-fraction", "0.1", "--max-evals", "5", "-o",
+                           (dir / "both").string(), "--no-progress"});
+  EXPECT_EQ(both.exit_code, 1) << both.output;
+  EXPECT_TRUE(contains(both.output, "--max-fraction")) << both.output;
+  for (const char* bad : {"0", "1.5", "-0.1"}) {
+    auto r = tunekit_cli(
+        {"tune", kSpec, "--replay", kCache, "--max-fraction", bad, "-o", (dir / "bad").string(), "--no-progress"});
+    EXPECT_EQ(r.exit_code, 1) << bad << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "--max-fraction")) << r.output;
+    EXPECT_TRUE(contains(r.output, "(0, 1]")) << r.output;
+  }
+}
+
 TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
   // A store of exhaustive tunes at three sizes: the fastest BM is M / 8 (at
   // least 8), the others slower the farther they are from it.

@@ -370,6 +370,15 @@ TEST_F(SpecErrors, IntegerTooSmall) {
   expect_error(kHead + "search: {max_evals: 0}\n", 6, 21, "'search.max_evals' must be an integer >= 1, got 0");
 }
 
+TEST_F(SpecErrors, MaxFraction) {
+  expect_error(kHead + "search: {max_fraction: 0}\n", 6, 24,
+               "'search.max_fraction' must be a share of each size's valid configs in (0, 1], e.g. 0.02, got 0");
+  expect_error(kHead + "search: {max_fraction: 2.5}\n", 6, 24, "in (0, 1], e.g. 0.02, got 2.5");
+  expect_error(kHead + "search: {max_fraction: some}\n", 6, 24, "'search.max_fraction' must be a share");
+  expect_error(kHead + "search: {max_evals: 10, max_fraction: 0.1}\n", 6, 39,
+               "'search.max_fraction' and search.max_evals are two budgets; give one of them");
+}
+
 TEST_F(SpecErrors, MinSamplesAboveMax) {
   expect_error(kHead + "measure: {min_samples: 10, max_samples: 5}\n", 6, 41, "exceeds 'measure.max_samples'");
 }

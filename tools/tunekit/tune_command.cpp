@@ -44,6 +44,7 @@ struct TuneArgs {
   std::vector<std::string> options;  // the strategy's, NAME=VALUE
   std::vector<std::string> outputs;  // writer names; empty: the writers' defaults
   std::optional<std::int64_t> max_evals;
+  std::optional<double> max_fraction;
   std::string max_time;
   std::string replay;
   bool no_transfer = false;
@@ -221,6 +222,15 @@ Spec build_spec(const TuneArgs& t) {
                                                     "for no limit)",
                                                     *t.max_evals));
     spec.search.max_evaluations = static_cast<std::size_t>(*t.max_evals);
+    spec.search.max_fraction.reset();  // the flag's budget replaces the spec's
+  }
+  if (t.max_fraction) {
+    if (!(*t.max_fraction > 0 && *t.max_fraction <= 1))
+      throw InputError(
+          {"--max-fraction"},
+          fmt::format("a budget of {} of the space: expected a share in (0, 1], e.g. 0.02", *t.max_fraction));
+    spec.search.max_fraction = *t.max_fraction;
+    spec.search.max_evaluations.reset();
   }
   if (!t.max_time.empty()) spec.search.max_time = duration_flag("--max-time", t.max_time, true);
   if (t.seed) {
@@ -429,9 +439,14 @@ SubCommand add_tune_command(CLI::App& app) {
                    "Output writers to run, by name (repeat, or separate with commas; default: console, csv, json, "
                    "html, and mskpp for applications; `tunekit plugins` lists them)")
       ->delimiter(',');
-  tune_cmd->add_option("--max-evals", t->max_evals,
-                       "Stop after this many trials per size (seeds and the default config included). With a budget "
-                       "smaller than the space, the default strategy (auto) searches instead of enumerating");
+  auto* max_evals = tune_cmd->add_option(
+      "--max-evals", t->max_evals,
+      "Stop after this many trials per size (seeds and the default config included). With a "
+      "budget smaller than the space, the default strategy (auto) searches instead of enumerating");
+  tune_cmd
+      ->add_option("--max-fraction", t->max_fraction,
+                   "Budget as a share of each size's valid configs, e.g. 0.02 (rounded up; otherwise as --max-evals)")
+      ->excludes(max_evals);
   tune_cmd->add_option("--max-time", t->max_time,
                        "Stop proposing configs after this long, e.g. 90s or 5m (with --replay: recorded compile and "
                        "run time)");
