@@ -116,10 +116,7 @@ StrategyInfo random_strategy() {
           "uniform sampling without replacement from the valid configs",
           {},
           [](const StrategyContext& c) { return make_random(c.space, c.seed); },
-          {"random_sample"},
-          {{"fraction", "",
-            "the budget sets how much of the space is sampled: search.max_evals in a spec, --max-evals on the "
-            "command line (tunekit replay: --max-fraction)"}}};
+          {"random_sample"}};
 }
 
 }  // namespace tunekit::detail

@@ -26,6 +26,7 @@ Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue
     for (const Budget& b : {Budget{"max_fevals", "is tunekit's budget", "search.max_evals", "--max-evals"},
                             Budget{"maxiter", "bounds its iterations; here the budget bounds a search",
                                    "search.max_evals", "--max-evals"},
+                            Budget{"fraction", "is tunekit's budget", "search.max_fraction", "--max-fraction"},
                             Budget{"time_limit", "is tunekit's budget", "search.max_time", "--max-time"}})
       if (option == b.kernel_tuner)
         return fmt::format("; Kernel Tuner's {} {}: {} in a spec, {} on the command line", b.kernel_tuner, b.what,
