@@ -11,6 +11,7 @@
 
 #include "tunekit/options.hpp"
 #include "tunekit/recording.hpp"
+#include "tunekit/strategy.hpp"  // evaluations_for_fraction, with the budgets it sets
 #include "tunekit/units.hpp"
 
 namespace tunekit {
@@ -47,9 +48,5 @@ struct ReplayRun {
 // soon as the strategy proposes it. Throws InputError for an unknown
 // strategy or option, or a budget of 0 or beyond the space.
 ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings);
-
-// The evaluations a share of the space stands for: ceil(fraction * valid
-// configs), at least 1.
-std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size);
 
 }  // namespace tunekit

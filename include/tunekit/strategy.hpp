@@ -92,6 +92,10 @@ struct StrategyInfo {
 // The process-wide registry, with the built-in strategies.
 Registry<StrategyInfo>& strategies();
 
+// The evaluations a share of the space stands for (search.max_fraction,
+// --max-fraction): ceil(fraction * valid configs), at least 1.
+std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size);
+
 // `given` checked against the strategy's declared options, the others at
 // their defaults. Throws InputError at the bad value: an option this
 // strategy lacks names the strategies that have it (`walkers` under `auto`

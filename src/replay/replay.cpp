@@ -24,11 +24,6 @@ Seconds thread_cpu() {
 
 }  // namespace
 
-std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size) {
-  const double n = std::ceil(fraction * static_cast<double>(space_size) - 1e-9);
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(n));
-}
-
 ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
   const Space& space = table.space();
   const std::uint64_t size = space.size();

@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "search/detail/builtin.hpp"
@@ -16,9 +19,10 @@ Registry<StrategyInfo>& strategies() {
 }
 
 Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given) {
-  // A name this strategy does not declare may be another's: say whose. Kernel
-  // Tuner passes its budget among the strategy's options; here it is the
-  // search's own setting.
+  // A name this strategy does not declare may be Kernel Tuner's or another
+  // strategy's: say what stands for it here, or whose it is. Kernel Tuner
+  // passes its budget among the strategy's options; here it is the search's
+  // own setting.
   auto elsewhere = [&info](const std::string& option) {
     struct Budget {
       const char *kernel_tuner, *what, *spec, *flag;
@@ -49,6 +53,13 @@ Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue
     return "; '" + option + "' is an option of strategy " + either(owners) + ": choose that strategy to set it";
   };
   return Options::resolve("strategy '" + info.name + "'", info.options, given, elsewhere);
+}
+
+std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size) {
+  // Less a hair, so that 0.02 of 100 configs is 2, not 3 (0.02 * 100 is
+  // 2.0000000000000004).
+  const double n = std::ceil(fraction * static_cast<double>(space_size) - 1e-9);
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::min(n, static_cast<double>(space_size))));
 }
 
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, std::uint64_t seed,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <fstream>
 #include <future>
 #include <limits>
@@ -198,8 +197,8 @@ class Run {
     if (spec_.search.max_fraction) {
       // Each size's own share: constraints over the sizes prune each space
       // differently.
-      const double n = std::ceil(*spec_.search.max_fraction * static_cast<double>(p.space->size()));
-      const auto share = static_cast<std::size_t>(std::max(1.0, std::min(n, static_cast<double>(SIZE_MAX / 2))));
+      const auto share = static_cast<std::size_t>(
+          std::min<std::uint64_t>(evaluations_for_fraction(*spec_.search.max_fraction, p.space->size()), SIZE_MAX));
       p.budget = std::min(share, p.budget.value_or(share));
     }
     if (spec_.configs.empty()) {
