@@ -35,16 +35,16 @@ Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue
       if (option == b.kernel_tuner)
         return fmt::format("; Kernel Tuner's {} {}: {} in a spec, {} on the command line", b.kernel_tuner, b.what,
                            b.spec, b.flag);
-    if (option == "constraint_aware")
-      return std::string(
-          "; Kernel Tuner's constraint_aware has no counterpart here: every strategy proposes valid "
-          "configs only");
-    for (const ForeignOption& f : info.kernel_tuner_options) {
-      if (f.name != option) continue;
-      const std::string note = f.note.empty() ? "" : ": " + f.note;
-      if (f.here.empty()) return fmt::format("; Kernel Tuner's {} has no counterpart here{}", f.name, note);
-      return fmt::format("; Kernel Tuner's {} is '{}' here{}", f.name, f.here, note);
-    }
+    // Kernel Tuner's options of every strategy, then this one's.
+    static const std::vector<ForeignOption> every{
+        {"constraint_aware", "", "every strategy proposes valid configs only"}};
+    for (const auto* list : {&every, &info.kernel_tuner_options})
+      for (const ForeignOption& f : *list) {
+        if (f.name != option) continue;
+        const std::string note = f.note.empty() ? "" : ": " + f.note;
+        if (f.here.empty()) return fmt::format("; Kernel Tuner's {} has no counterpart here{}", f.name, note);
+        return fmt::format("; Kernel Tuner's {} is '{}' here{}", f.name, f.here, note);
+      }
     std::vector<std::string> owners;
     for (const std::string& name : strategies().names())
       for (const OptionSpec& o : strategies().get(name).options)

@@ -16,6 +16,12 @@
 namespace tunekit::cli {
 
 // A duration flag: bad text is bad input (exit 1) at the flag.
+double fraction_flag(const std::string& flag, double value) {
+  if (!(value > 0 && value <= 1))
+    throw InputError({flag}, fmt::format("a budget of {} of the space: expected a share in (0, 1], e.g. 0.02", value));
+  return value;
+}
+
 Seconds duration_flag(const std::string& flag, const std::string& text, bool positive) {
   Seconds d;
   try {

@@ -17,6 +17,10 @@ namespace tunekit::cli {
 // 0 or less, throws InputError naming the flag.
 Seconds duration_flag(const std::string& flag, const std::string& text, bool positive);
 
+// A budget given as a share of the valid configs (--max-fraction): outside
+// (0, 1] throws InputError naming the flag.
+double fraction_flag(const std::string& flag, double value);
+
 // A whole-number flag's lower bound, with a message that says so.
 CLI::Validator at_least(std::uint64_t min);
 

@@ -136,10 +136,7 @@ int run_replay(const ReplayArgs& a) {
     settings.max_evaluations = static_cast<std::uint64_t>(*a.max_evals);
   }
   if (a.max_fraction) {
-    if (!(*a.max_fraction > 0 && *a.max_fraction <= 1))
-      throw InputError({"--max-fraction"},
-                       fmt::format("a budget of {} of the space: expected a share in (0, 1]", *a.max_fraction));
-    settings.max_evaluations = evaluations_for_fraction(*a.max_fraction, n);
+    settings.max_evaluations = evaluations_for_fraction(fraction_flag("--max-fraction", *a.max_fraction), n);
   }
   if (!a.max_time.empty()) settings.max_time = duration_flag("--max-time", a.max_time, true);
   settings.seed = a.seed;

@@ -225,11 +225,7 @@ Spec build_spec(const TuneArgs& t) {
     spec.search.max_fraction.reset();  // the flag's budget replaces the spec's
   }
   if (t.max_fraction) {
-    if (!(*t.max_fraction > 0 && *t.max_fraction <= 1))
-      throw InputError(
-          {"--max-fraction"},
-          fmt::format("a budget of {} of the space: expected a share in (0, 1], e.g. 0.02", *t.max_fraction));
-    spec.search.max_fraction = *t.max_fraction;
+    spec.search.max_fraction = fraction_flag("--max-fraction", *t.max_fraction);
     spec.search.max_evaluations.reset();
   }
   if (!t.max_time.empty()) spec.search.max_time = duration_flag("--max-time", t.max_time, true);
