@@ -45,10 +45,19 @@ std::vector<std::pair<std::string, std::optional<double>>> metric_values(const s
 std::optional<double> objective_value(const Objective& objective, const std::vector<Metric>& metrics,
                                       const TrialRecord& trial);
 
-// Lower is better: the value, negated when maximised. What search strategies
-// observe as Outcome::cost and what best-of choices rank by.
+// Lower is better: the value, negated when maximised. What best-of choices
+// rank by.
 std::optional<double> objective_cost(const Objective& objective, const std::vector<Metric>& metrics,
                                      const TrialRecord& trial);
+
+// What a search strategy observes as Outcome::cost: positive and lower is
+// better, the value when minimised and its inverse when maximised, because
+// the guided strategies model the logarithm of the cost (a negated value
+// has none). The inverse keeps the ratios, so maximising 1 / time searches as
+// minimising time does. nullopt for a value that is not positive and finite:
+// the search cannot place it and takes the config as failed (the trial keeps
+// its value, and the best-of choices still rank it).
+std::optional<double> search_cost(const Objective& objective, double value);
 
 // How many times better `candidate` is than `baseline` (> 1: better): the
 // ratio of the values, the right way up. nullopt unless both are positive.

@@ -26,10 +26,12 @@ namespace tunekit {
 // What a strategy learns of one evaluated config.
 struct Outcome {
   Status status = Status::ok;
-  // The objective to minimise (the median time in microseconds), when the
-  // config ran correctly; none when it failed. Status::slower (cut short by
-  // the early stop) has one too: the median of its few samples, a real time
-  // at least measure.early_stop times the best so far.
+  // The objective to minimise (the median time in microseconds, or a
+  // metric as search_cost gives it: positive, so that strategies may model
+  // its logarithm), when the config ran correctly; none when it failed.
+  // Status::slower (cut short by the early stop) has one too: the median of
+  // its few samples, a real time at least measure.early_stop times the best
+  // so far.
   std::optional<double> cost;
 };
 

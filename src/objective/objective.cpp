@@ -61,6 +61,12 @@ std::optional<double> objective_cost(const Objective& objective, const std::vect
   return objective.maximize ? -*v : *v;
 }
 
+std::optional<double> search_cost(const Objective& objective, double value) {
+  if (!(value > 0) || !std::isfinite(value)) return std::nullopt;
+  const double cost = objective.maximize ? 1 / value : value;
+  return std::isfinite(cost) && cost > 0 ? std::optional<double>(cost) : std::nullopt;
+}
+
 std::optional<double> objective_gain(const Objective& objective, double baseline, double candidate) {
   if (!(baseline > 0) || !(candidate > 0) || !std::isfinite(baseline) || !std::isfinite(candidate)) return std::nullopt;
   return objective.maximize ? candidate / baseline : baseline / candidate;

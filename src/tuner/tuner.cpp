@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -72,19 +73,26 @@ struct SizePlan {
 };
 
 // What a strategy learns from a trial: its status and, when it ran
-// correctly, its cost by the spec's objective (lower is better); of a trial
-// cut short, the cost at the median of its few samples: a real time, and a
-// bad one.
-Outcome outcome_of(const Spec& spec, const TrialRecord& t) {
-  Outcome o;
-  o.status = t.status;
+// correctly, its cost by the spec's objective (search_cost: positive, lower
+// is better); of a trial cut short, the cost at the median of its few
+// samples: a real time, and a bad one. `value` is the objective's value the
+// cost came from, when there is one.
+struct Observed {
+  Outcome outcome;
+  std::optional<double> value;
+};
+
+Observed observed(const Spec& spec, const TrialRecord& t) {
+  Observed o;
+  o.outcome.status = t.status;
   if (t.status == Status::ok) {
-    o.cost = objective_cost(spec.objective, spec.metrics, t);
+    o.value = objective_value(spec.objective, spec.metrics, t);
   } else if (t.status == Status::slower) {
     TrialRecord as_timed = t;
     as_timed.status = Status::ok;
-    o.cost = objective_cost(spec.objective, spec.metrics, as_timed);
+    o.value = objective_value(spec.objective, spec.metrics, as_timed);
   }
+  if (o.value) o.outcome.cost = search_cost(spec.objective, *o.value);
   return o;
 }
 
@@ -694,7 +702,14 @@ class Run {
         if (seed == rec.config) provider = from;
       store_->put(rec, provider && provider->one_per_size());
     }
-    p.strategy->observe(rec.config, outcome_of(spec_, rec));
+    const Observed seen = observed(spec_, rec);
+    if (seen.value && !seen.outcome.cost && !std::exchange(warned_unplaceable_, true))
+      warn(
+          fmt::format("the objective {} was not a positive number at some configs (first {} at {}): the search "
+                      "models the logarithm of the objective, so it took them as failed; their trials keep "
+                      "the values and can still be the best",
+                      spec_.objective.name, *seen.value, rec.config.str()));
+    p.strategy->observe(rec.config, seen.outcome);
     if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
     if (rec.status == Status::ok && (!size_best_ || rec.stats.median < *size_best_)) size_best_ = rec.stats.median;
     ++done_;
@@ -890,7 +905,8 @@ class Run {
   // The fastest ok median at the size being tuned, in this run: the early
   // stop's reference.
   std::optional<Microseconds> size_best_;
-  std::set<std::string> measured_;  // the configs this run measured at the size being tuned (keys)
+  std::set<std::string> measured_;   // the configs this run measured at the size being tuned (keys)
+  bool warned_unplaceable_ = false;  // an objective value the search could not take (observed)
   std::mutex build_time_mutex_;
 };
 

@@ -196,6 +196,43 @@ TEST(TuneReplay, AFractionBudgetIsAShareOfTheValidConfigsRoundedUp) {
   }
 }
 
+TEST(TuneReplay, MaximisingAMetricSearchesAsMinimisingTime) {
+  // The guided strategies model the logarithm of what they observe: a
+  // maximised metric reaches them as its inverse, so maximising a constant
+  // over the time proposes the same configs as minimising the time (before,
+  // it reached them negated and the model read NaN).
+  const fs::path dir = fresh_dir();
+  fs::copy_file(kData / "conv_small.cpp", dir / "conv_small.cpp");
+  write_file(dir / "rate.yaml",
+             read_file(kSpec) + "metrics: {gpoints: \"4096 * 4096 / time_s / 1e9\"}\nobjective: {maximize: gpoints}\n");
+  // Positive for configs under 1 ms only: the others cannot be placed.
+  write_file(dir / "margin.yaml",
+             read_file(kSpec) + "metrics: {margin: \"1000 - time_us\"}\nobjective: {maximize: margin}\n");
+  auto tune = [&](const std::string& spec, const std::string& name, const std::string& seed) {
+    auto r =
+        tunekit_cli({"tune", spec, "--replay", kCache, "--max-evals", "30", "--seed", seed, "-o", (dir / name).string(),
+                     "--no-progress", "--output", "json", "--json", (dir / (name + ".json")).string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0 ? nlohmann::json::parse(read_file(dir / (name + ".json"))) : nlohmann::json::object();
+  };
+  auto configs = [](const nlohmann::json& j) {
+    std::vector<std::string> out;
+    for (const auto& t : j["sizes"][0]["trials"]) out.push_back(t["config"].dump());
+    return out;
+  };
+  for (const char* seed : {"1", "2", "3"}) {
+    const auto by_time = tune(kSpec, std::string("time") + seed, seed);
+    const auto by_rate = tune((dir / "rate.yaml").string(), std::string("rate") + seed, seed);
+    ASSERT_EQ(configs(by_time).size(), 30u) << seed;
+    EXPECT_EQ(configs(by_rate), configs(by_time)) << "seed " << seed;
+    EXPECT_EQ(by_rate["sizes"][0]["best"]["config"], by_time["sizes"][0]["best"]["config"]) << seed;
+  }
+  const auto margin = tune((dir / "margin.yaml").string(), "margin", "1");
+  std::string warnings = margin["warnings"].dump();
+  EXPECT_TRUE(contains(warnings, "the objective margin was not a positive number")) << warnings;
+  EXPECT_TRUE(contains(warnings, "took them as failed")) << warnings;
+}
+
 TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
   // A store of exhaustive tunes at three sizes: the fastest BM is M / 8 (at
   // least 8), the others slower the farther they are from it.

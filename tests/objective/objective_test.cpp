@@ -2,6 +2,8 @@
 // objective's value, cost and gain (objective.hpp).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tunekit/objective.hpp"
 
 using namespace tunekit;
@@ -57,4 +59,20 @@ TEST(Objective, AMaximisedMetricCostsItsNegation) {
   EXPECT_FALSE(objective_gain(o, 0.0, 3.0));
   EXPECT_EQ(o.describe(), "gpoints (higher is better)");
   EXPECT_FALSE(objective_value(Objective{"unknown", true, {}}, metrics(), trial(1000, 4)));
+}
+
+TEST(Objective, TheSearchSeesAPositiveCostWithTheSameRatios) {
+  Objective time;
+  Objective rate{"gpoints", true, {}};
+  EXPECT_EQ(search_cost(time, 12.5), 12.5);
+  EXPECT_DOUBLE_EQ(*search_cost(rate, 4.0), 0.25);
+  // Twice the rate is half the cost, as half the time is.
+  EXPECT_DOUBLE_EQ(*search_cost(rate, 4.0) / *search_cost(rate, 8.0),
+                   *search_cost(time, 2.0) / *search_cost(time, 1.0));
+  // No logarithm to model: the search takes these as failed.
+  for (double v : {0.0, -3.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    EXPECT_FALSE(search_cost(time, v)) << v;
+    EXPECT_FALSE(search_cost(rate, v)) << v;
+  }
+  EXPECT_FALSE(search_cost(rate, 1e-320));  // its inverse overflows
 }
