@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tunekit/config.hpp"
+#include "tunekit/objective.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/status.hpp"
 #include "tunekit/units.hpp"
@@ -28,6 +29,10 @@ struct RecordedResult {
   std::optional<Microseconds> time;  // the objective (Kernel Tuner's "time", tunekit's median), when ok
   Seconds compile_time{0};
   Seconds run_time{0};  // benchmarking and verification
+  // The other numbers recorded with the config, in the order of
+  // Recording::metric_names(); NaN where it has none. Kernel Tuner's
+  // "GFLOP/s" or energy, a T4 file's other measurements.
+  std::vector<double> metrics;
   Seconds cost() const { return compile_time + run_time; }
 };
 
@@ -51,6 +56,12 @@ class Recording {
   const std::vector<Parameter>& parameters() const { return parameters_; }
   const std::vector<RecordedResult>& results() const { return results_; }
   std::size_t ok_count() const;
+  // The names of the numbers recorded with configs besides the parameters
+  // and the time (RecordedResult::metrics), in the order first met.
+  const std::vector<std::string>& metric_names() const { return metric_names_; }
+  // What the recording was tuned for where the file says (a Kernel Tuner
+  // cache's "objective"); empty where it does not.
+  const std::string& tuned_for() const { return tuned_for_; }
 
   // The recorded result of `config` (every recorded parameter named, other
   // names ignored), or null.
@@ -59,7 +70,8 @@ class Recording {
 
   // For the loaders.
   Recording(std::filesystem::path file, Format format, std::string kernel, std::string device, Bindings size,
-            std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine = {});
+            std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine = {},
+            std::vector<std::string> metric_names = {}, std::string tuned_for = {});
 
  private:
   std::filesystem::path file_;
@@ -69,6 +81,8 @@ class Recording {
   std::string machine_;
   std::vector<Parameter> parameters_;
   std::vector<RecordedResult> results_;
+  std::vector<std::string> metric_names_;
+  std::string tuned_for_;
   std::unordered_map<std::string, std::size_t> by_key_;  // packed value indices -> result
 };
 
@@ -100,13 +114,27 @@ Recording load_recording(const std::filesystem::path& file, const RecordingFilte
 // a recorded parameter with several values that `names` lacks.
 void check_parameters(const Recording& recording, const std::vector<std::string>& names);
 
+// What a replay ranks configs by, as Kernel Tuner's `objective` and
+// `objective_higher_is_better`: the recorded time (the default), a number
+// recorded with each config (RecordedResult::metrics), or a spec's metric,
+// computed from the recorded time, the config and `size` as a tune computes
+// it. `objective.where` locates the name for errors (a flag, a spec's line).
+struct ReplayObjective {
+  Objective objective;
+  std::vector<Metric> metrics;  // a spec's
+  Bindings size;                // the size a spec's metric sees
+};
+
 // A recording bound to a space: the recorded result of each valid config by
 // its index in the space, so a replay looks configs up in O(1). The space's
 // parameters must be the recording's (same names; each value of the space
 // recorded): otherwise InputError naming the file and what differs.
 class ReplayTable {
  public:
-  ReplayTable(const Recording& recording, const Space& space);
+  // Throws InputError at the objective's location (else the recording's
+  // file) when the objective names neither a spec metric nor a recorded
+  // number.
+  ReplayTable(const Recording& recording, const Space& space, const ReplayObjective& objective = {});
 
   const Recording& recording() const { return *recording_; }
   const Space& space() const { return space_; }
@@ -123,10 +151,16 @@ class ReplayTable {
   // recording lacks, when it lacks any (a replay needs every one, as it
   // needs the optimum).
   void require_complete() const;
-  // The index of the fastest successful config, and its time; none when
-  // no config of the space succeeded.
+  const Objective& objective() const { return objective_; }
+  // The objective's value for a recorded result of this recording (its time
+  // in microseconds by default); none when the config failed or the value
+  // is missing or not finite.
+  std::optional<double> value(const RecordedResult& result) const;
+  // The index of the best successful config by the objective, its time and
+  // its value; none when no config of the space has a value.
   std::optional<std::uint64_t> optimum() const { return optimum_; }
   std::optional<Microseconds> optimum_time() const;
+  std::optional<double> optimum_value() const;
 
  private:
   const Recording* recording_;
@@ -136,6 +170,8 @@ class ReplayTable {
   std::unordered_map<std::uint64_t, std::uint32_t> sparse_;
   std::uint64_t missing_ = 0;
   std::optional<std::uint64_t> optimum_;
+  Objective objective_;
+  std::vector<double> values_;  // per recorded result, when the objective is not the time (NaN: none)
 };
 
 }  // namespace tunekit

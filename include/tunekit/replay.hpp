@@ -35,15 +35,24 @@ struct ReplayRun {
   // a failed one.
   std::vector<std::optional<Microseconds>> trace;
   std::vector<Config> configs;  // the config of each evaluation, in the same order
+  // The objective's value of each evaluation (the table's objective: the
+  // time in microseconds by default), in the same order; none for a failed
+  // one or a missing value.
+  std::vector<std::optional<double>> values;
+  std::optional<Config> best;  // by the objective
   std::optional<Microseconds> best_time;
-  std::optional<Config> best;
+  std::optional<double> best_value;
   Microseconds optimum_time{0};
-  double fraction_of_optimum = 0;  // optimum time / best time found; 0 when nothing succeeded
-  Seconds strategy_cpu{0};         // CPU time spent in the strategy's calls (next, observe)
-  Seconds simulated{0};            // recorded compile and run time of the evaluated configs
+  double optimum_value = 0;
+  // How close the best found is to the optimum by the objective, at most 1:
+  // optimum time / best time found by default, best / optimum for a
+  // maximised objective; 0 when nothing succeeded.
+  double fraction_of_optimum = 0;
+  Seconds strategy_cpu{0};  // CPU time spent in the strategy's calls (next, observe)
+  Seconds simulated{0};     // recorded compile and run time of the evaluated configs
 };
 
-// One replayed search. The table must be complete (ReplayTable::require_complete):
+// One replayed search, ranked by the table's objective. The table must be complete (ReplayTable::require_complete):
 // otherwise InputError naming the first config the recording lacks, as
 // soon as the strategy proposes it. Throws InputError for an unknown
 // strategy or option, or a budget of 0 or beyond the space.

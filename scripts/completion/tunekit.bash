@@ -42,7 +42,8 @@ _tunekit() {
     --db|--csv|--json|--html|--header|--write|--properties|--compiler|--replay|--t1|--spec|--python|--triton-configs)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -s|--size|-a|--axis|--where|--option|--max-evals|--max-time|--seed|-j|--jobs|--flags|--timeout|--atol|--rtol|\
-    --entry|--arg|--within|--namespace|-c|--config|--kernel|--device|--max-fraction|--batch|--vllm-dtype|--vllm-batch)
+    --entry|--arg|--within|--namespace|-c|--config|--kernel|--device|--max-fraction|--batch|--vllm-dtype|--vllm-batch|\
+    --minimize|--maximize)
       return ;;
   esac
 
@@ -61,7 +62,7 @@ _tunekit() {
     report) options="-h --help --db -o --out-dir --seed --cache --html" ;;
     resolve) options="-h --help -s --size -c --config --properties --ignore-constraints --build -o --out-dir --json" ;;
     replay) options="-h --help --t1 --spec -s --size --properties --kernel --device --strategy --option --max-evals
-                     --max-fraction --max-time --seed --batch --json" ;;
+                     --max-fraction --max-time --minimize --maximize --seed --batch --json" ;;
     devices) options="-h --help --json" ;;
     plugins) options="-h --help --markdown" ;;
   esac

@@ -81,6 +81,26 @@ std::optional<Status> kt_error_status(std::string_view s) {
   return std::nullopt;
 }
 
+// The numbers recorded besides the parameters and the time, by name, in the
+// order first met; a result's list is padded with NaN where it has none.
+class MetricTable {
+ public:
+  void set(RecordedResult& r, const std::string& name, double value) {
+    auto [it, added] = index_.emplace(name, names_.size());
+    if (added) names_.push_back(name);
+    if (r.metrics.size() <= it->second) r.metrics.resize(it->second + 1, std::nan(""));
+    r.metrics[it->second] = value;
+  }
+  std::vector<std::string> finish(std::vector<RecordedResult>& results) {
+    for (auto& r : results) r.metrics.resize(names_.size(), std::nan(""));
+    return std::move(names_);
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::map<std::string, std::size_t> index_;
+};
+
 std::optional<Status> t4_status(std::string_view s) {
   if (s == "correct") return Status::ok;
   if (s == "compile") return Status::compile_error;
@@ -190,6 +210,7 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
   }
   std::vector<RecordedResult> results;
   results.reserve(cache.size());
+  MetricTable metrics;
   for (const auto& [key, entry] : cache.items()) {
     const std::string where = "cache entry \"" + key + "\"";
     if (!entry.is_object()) fail(file, where + " is not an object");
@@ -198,11 +219,14 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
     // Kernel Tuner marks a failure with its error's name in any field
     // (normally the objective's).
     for (const auto& [name, v] : entry.items())
-      if (v.is_string())
+      if (v.is_string()) {
         if (auto s = kt_error_status(v.get<std::string>())) {
           r.status = *s;
           r.error = v.get<std::string>();
         }
+      } else if (v.is_number() && name != "time" && table.position(name) == SIZE_MAX) {
+        metrics.set(r, name, v.get<double>());
+      }
     if (r.error.empty()) {
       auto t = entry.find("time");
       if (t == entry.end()) fail(file, where + " has no \"time\"");
@@ -224,8 +248,11 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
       doc.contains("kernel_name") && doc["kernel_name"].is_string() ? doc["kernel_name"].get<std::string>() : "";
   std::string device =
       doc.contains("device_name") && doc["device_name"].is_string() ? doc["device_name"].get<std::string>() : "";
+  std::string tuned_for =
+      doc.contains("objective") && doc["objective"].is_string() ? doc["objective"].get<std::string>() : "";
+  auto names = metrics.finish(results);
   return Recording(file, Recording::Format::kernel_tuner, std::move(kernel), std::move(device), {}, table.parameters(),
-                   std::move(results));
+                   std::move(results), {}, std::move(names), std::move(tuned_for));
 }
 
 Recording read_t4(const fs::path& file, const Json& doc) {
@@ -234,6 +261,7 @@ Recording read_t4(const fs::path& file, const Json& doc) {
   ParameterTable table;
   std::vector<RecordedResult> results;
   results.reserve(list.size());
+  MetricTable metrics;
   std::size_t i = 0;
   for (const Json& entry : list) {
     const std::string where = fmt::format("results[{}]", i++);
@@ -259,6 +287,9 @@ Recording read_t4(const fs::path& file, const Json& doc) {
           else if (x["value"].is_string() && r.status == Status::ok)
             r.status = kt_error_status(x["value"].get<std::string>()).value_or(Status::launch_error);
           if (x["value"].is_string()) r.error = x["value"].get<std::string>();
+        } else if (x.is_object() && x.contains("name") && x["name"].is_string() && x.contains("value") &&
+                   x["value"].is_number()) {
+          metrics.set(r, x["name"].get<std::string>(), x["value"].get<double>());
         }
     if (r.status == Status::ok) {
       if (!time) fail(file, where + " is correct but has no \"time\" measurement");
@@ -277,7 +308,16 @@ Recording read_t4(const fs::path& file, const Json& doc) {
     results.push_back(std::move(r));
   }
   table.sort_values(results);
-  return Recording(file, Recording::Format::kernel_tuner_t4, "", "", {}, table.parameters(), std::move(results));
+  auto names = metrics.finish(results);
+  // T4 names each result's objectives; the first result's first says what
+  // the run was tuned for.
+  std::string tuned_for;
+  if (!list.empty() && list[0].is_object())
+    if (auto o = list[0].find("objectives");
+        o != list[0].end() && o->is_array() && !o->empty() && o->front().is_string())
+      tuned_for = o->front().get<std::string>();
+  return Recording(file, Recording::Format::kernel_tuner_t4, "", "", {}, table.parameters(), std::move(results), {},
+                   std::move(names), std::move(tuned_for));
 }
 
 std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& filter) {
@@ -371,7 +411,8 @@ std::string pack(const std::vector<std::uint32_t>& values) {
 }  // namespace
 
 Recording::Recording(fs::path file, Format format, std::string kernel, std::string device, Bindings size,
-                     std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine)
+                     std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine,
+                     std::vector<std::string> metric_names, std::string tuned_for)
     : file_(std::move(file)),
       format_(format),
       kernel_(std::move(kernel)),
@@ -379,7 +420,9 @@ Recording::Recording(fs::path file, Format format, std::string kernel, std::stri
       size_(std::move(size)),
       machine_(std::move(machine)),
       parameters_(std::move(parameters)),
-      results_(std::move(results)) {
+      results_(std::move(results)),
+      metric_names_(std::move(metric_names)),
+      tuned_for_(std::move(tuned_for)) {
   by_key_.reserve(results_.size());
   for (std::size_t i = 0; i < results_.size(); ++i) by_key_.emplace(pack(results_[i].values), i);
 }
@@ -493,7 +536,48 @@ namespace {
 constexpr std::uint64_t kDenseLimit = std::uint64_t{1} << 24;
 }
 
-ReplayTable::ReplayTable(const Recording& recording, const Space& space) : recording_(&recording), space_(space) {
+namespace {
+
+// Each recorded result's value by an objective other than the time (NaN:
+// none), or InputError when nothing gives it.
+std::vector<double> objective_values(const Recording& recording, const ReplayObjective& o) {
+  const auto& results = recording.results();
+  std::vector<double> out(results.size(), std::nan(""));
+  if (std::any_of(o.metrics.begin(), o.metrics.end(), [&](const Metric& m) { return m.name == o.objective.name; })) {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (!results[i].time) continue;
+      TrialRecord t;
+      t.status = Status::ok;
+      t.config = recording.config_of(results[i]);
+      t.size = o.size;
+      t.stats.median = *results[i].time;
+      out[i] = objective_value(o.objective, o.metrics, t).value_or(std::nan(""));
+    }
+    return out;
+  }
+  const auto& names = recording.metric_names();
+  auto it = std::find(names.begin(), names.end(), o.objective.name);
+  if (it == names.end()) {
+    std::vector<std::string> known{"time"};
+    for (const auto& m : o.metrics) known.push_back(m.name);
+    known.insert(known.end(), names.begin(), names.end());
+    const SourceLocation where =
+        o.objective.where.file.empty() ? SourceLocation{recording.file().string()} : o.objective.where;
+    throw InputError(
+        where, fmt::format("the objective '{}' is neither recorded in {} nor a metric{} (known: {})", o.objective.name,
+                           recording.file().string(), did_you_mean(o.objective.name, known), detail::join(known)));
+  }
+  const auto k = static_cast<std::size_t>(it - names.begin());
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].status == Status::ok) out[i] = results[i].metrics[k];
+  return out;
+}
+
+}  // namespace
+
+ReplayTable::ReplayTable(const Recording& recording, const Space& space, const ReplayObjective& objective)
+    : recording_(&recording), space_(space), objective_(objective.objective) {
+  if (!objective_.is_time()) values_ = objective_values(recording, objective);
   const auto& rparams = recording.parameters();
   const auto& sparams = space.parameters();
   std::vector<std::string> rnames, snames;
@@ -542,8 +626,10 @@ ReplayTable::ReplayTable(const Recording& recording, const Space& space) : recor
       continue;
     }
     ++mapped;
-    const RecordedResult& r = results[i];
-    if (r.time && (!optimum_ || *r.time < *at(*optimum_)->time)) optimum_ = *rank;
+    if (auto v = value(results[i])) {
+      const auto best = optimum_ ? value(*at(*optimum_)) : std::nullopt;
+      if (!best || (objective_.maximize ? *v > *best : *v < *best)) optimum_ = *rank;
+    }
   }
   missing_ = n - mapped;
 }
@@ -589,6 +675,17 @@ void ReplayTable::require_complete() const {
 std::optional<Microseconds> ReplayTable::optimum_time() const {
   if (!optimum_) return std::nullopt;
   return at(*optimum_)->time;
+}
+
+std::optional<double> ReplayTable::value(const RecordedResult& result) const {
+  if (objective_.is_time()) return result.time ? std::optional<double>(result.time->count()) : std::nullopt;
+  const double v = values_[static_cast<std::size_t>(&result - recording_->results().data())];
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+std::optional<double> ReplayTable::optimum_value() const {
+  if (!optimum_) return std::nullopt;
+  return value(*at(*optimum_));
 }
 
 }  // namespace tunekit

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tunekit/objective.hpp"
 #include "tunekit/strategy.hpp"
 
 namespace tunekit {
@@ -32,12 +33,18 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
                      fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",
                                  *settings.max_evaluations, size));
   const std::uint64_t budget = settings.max_evaluations.value_or(size);
-  const auto optimum = table.optimum_time();
+  const auto optimum = table.optimum_value();
   if (!optimum)
-    throw InputError({table.recording().file().string()}, "no config of the space succeeded in the recording");
+    throw InputError(
+        {table.recording().file().string()},
+        table.objective().is_time()
+            ? "no config of the space succeeded in the recording"
+            : "no config of the space that succeeded in the recording has a value of " + table.objective().name);
+  const Objective& objective = table.objective();
 
   ReplayRun run;
-  run.optimum_time = *optimum;
+  run.optimum_value = *optimum;
+  run.optimum_time = *table.optimum_time();
   Seconds cpu{0};
   auto t0 = thread_cpu();
   // A time budget with no evaluation budget leaves `auto` a guided search,
@@ -74,14 +81,18 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
       if (!r) {
         outcome.status = Status::invalid;  // outside the space: the tuner records it as such
         run.trace.push_back(std::nullopt);
+        run.values.push_back(std::nullopt);
         ++run.failed;
       } else {
         outcome.status = r->status;
-        if (r->time) outcome.cost = r->time->count();
+        const auto value = table.value(*r);
+        if (value) outcome.cost = search_cost(objective, *value);
         run.trace.push_back(r->time);
+        run.values.push_back(value);
         if (!r->time) ++run.failed;
         run.simulated += r->cost();
-        if (r->time && (!run.best_time || *r->time < *run.best_time)) {
+        if (value && (!run.best_value || (objective.maximize ? *value > *run.best_value : *value < *run.best_value))) {
+          run.best_value = value;
           run.best_time = r->time;
           run.best = c;
         }
@@ -92,7 +103,9 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
     }
   }
   run.strategy_cpu = cpu;
-  if (run.best_time) run.fraction_of_optimum = run.optimum_time / *run.best_time;
+  // The best found against the optimum, the right way up.
+  if (run.best_value)
+    run.fraction_of_optimum = objective_gain(objective, run.optimum_value, *run.best_value).value_or(0);
   return run;
 }
 

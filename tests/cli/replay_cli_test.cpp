@@ -116,12 +116,60 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
       {{"replay", kCache, "--t1", kT1, "--batch", "0"}, {"--batch", "expected a whole number >= 1"}},
       {{"replay", kCache, "--t1", kT1, "--max-time", "0"}, {"--max-time", "not a positive duration"}},
       {{"replay", kCache, "--t1", kT1, "--max-time", "-5s"}, {"--max-time", "negative"}},
+      // The objective: a recorded number, a spec's metric, or the time.
+      {{"replay", kCache, "--t1", kT1, "--maximize", "compile_tme"},
+       {"--maximize", "did you mean 'compile_time'", "known: time, compile_time"}},
+      {{"replay", kCache, "--t1", kT1, "--maximize", "time"}, {"--maximize", "time can only be minimised"}},
+      {{"replay", kCache, "--t1", kT1, "--maximize", "compile_time", "--minimize", "benchmark_time"},
+       {"--minimize excludes --maximize"}},
   };
   for (const auto& c : cases) {
     auto r = tunekit_cli(c.args);
     EXPECT_EQ(r.exit_code, 1) << c.args[1] << "\n" << r.output;
     for (const auto& e : c.expect) EXPECT_TRUE(contains(r.output, e)) << e << "\n" << r.output;
   }
+}
+
+TEST(ReplayCli, RanksByAnotherObjective) {
+  const fs::path dir = fresh_dir();
+  // A Kernel Tuner cache tuned for energy efficiency: the fastest config
+  // (a = 4) is not the most efficient (a = 2).
+  write_file(dir / "energy.json", R"({"kernel_name": "tiny", "device_name": "Test GPU",
+"tune_params_keys": ["a"], "tune_params": {"a": [1, 2, 4]}, "objective": "GFLOPS/W", "cache": {
+"1": {"a": 1, "time": 3.0, "GFLOPS/W": 10.0, "compile_time": 100.0},
+"2": {"a": 2, "time": 2.0, "GFLOPS/W": 30.0, "compile_time": 100.0},
+"4": {"a": 4, "time": 1.0, "GFLOPS/W": 15.0, "compile_time": 100.0}}})");
+  const std::string cache = (dir / "energy.json").string();
+  // By time, with a note that the file says what it was tuned for.
+  auto by_time = tunekit_cli({"replay", cache, "--strategy", "exhaustive"});
+  ASSERT_EQ(by_time.exit_code, 0) << by_time.output;
+  EXPECT_TRUE(contains(by_time.output, "was tuned for 'GFLOPS/W'; this replay ranks configs by time"))
+      << by_time.output;
+  EXPECT_TRUE(contains(by_time.output, "best:      1 ms {a: 4}")) << by_time.output;
+  auto efficient = tunekit_cli({"replay", cache, "--maximize", "GFLOPS/W", "--max-evals", "2", "--json"});
+  ASSERT_EQ(efficient.exit_code, 0) << efficient.output;
+  EXPECT_FALSE(contains(efficient.output, "note:")) << efficient.output;
+  const auto j = last_json(efficient.output);
+  EXPECT_EQ(j["objective"], "GFLOPS/W (higher is better)");
+  EXPECT_EQ(j["optimum_value"], 30.0);
+  EXPECT_EQ(j["optimum_time"], 2.0);
+  ASSERT_EQ(j["objective_trace"].size(), 2u);
+  double best = 0;
+  for (const auto& v : j["objective_trace"]) best = std::max(best, v.get<double>());
+  EXPECT_EQ(j["best_value"], best);
+  EXPECT_DOUBLE_EQ(j["fraction_of_optimum"].get<double>(), best / 30.0);
+  // A spec's objective is the replay's, unless a flag says otherwise.
+  fs::copy_file(kData / "conv_small.cpp", dir / "conv_small.cpp");
+  write_file(dir / "rate.yaml",
+             read_file(kSpec) + "metrics: {gpoints: \"4096 * 4096 / time_s / 1e9\"}\nobjective: {maximize: gpoints}\n");
+  auto spec = tunekit_cli({"replay", kCache, "--spec", (dir / "rate.yaml").string(), "--max-evals", "20", "--json"});
+  ASSERT_EQ(spec.exit_code, 0) << spec.output;
+  EXPECT_EQ(last_json(spec.output)["objective"], "gpoints (higher is better)");
+  auto flag = tunekit_cli(
+      {"replay", kCache, "--spec", (dir / "rate.yaml").string(), "--max-evals", "20", "--json", "--minimize", "time"});
+  ASSERT_EQ(flag.exit_code, 0) << flag.output;
+  EXPECT_FALSE(last_json(flag.output).contains("objective")) << flag.output;
+  EXPECT_EQ(last_json(flag.output)["trace_configs"], last_json(spec.output)["trace_configs"]);
 }
 
 TEST(TuneReplay, RunsTheTunersLoopOnARecording) {

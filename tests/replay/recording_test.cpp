@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
@@ -43,6 +44,24 @@ const char* kTinyCache = R"({
 "2,1": {"a": 2, "b": 1, "time": 1.5, "compile_time": 100.0, "benchmark_time": 20.0, "verification_time": 0},
 "4,0": {"a": 4, "b": 0, "time": 1.25, "compile_time": 100.0, "benchmark_time": 20.0, "verification_time": 0},
 "4,1": {"a": 4, "b": 1, "time": "RuntimeFailedConfig", "compile_time": 100.0, "benchmark_time": 0, "verification_time": 0}
+}
+})";
+
+// A cache tuned for energy efficiency, as Kernel Tuner's power tuning
+// records it: the fastest config (a = 4) is not the most efficient (a = 2).
+const char* kEnergyCache = R"({
+"device_name": "Test GPU",
+"kernel_name": "tiny",
+"tune_params_keys": ["a", "b"],
+"tune_params": {"a": [1, 2, 4], "b": [0, 1]},
+"objective": "GFLOPS/W",
+"cache": {
+"1,0": {"a": 1, "b": 0, "time": 3.0, "GFLOPS/W": 10.0, "energy": 0.9, "compile_time": 100.0},
+"1,1": {"a": 1, "b": 1, "time": 2.5, "GFLOPS/W": 12.0, "energy": 0.8, "compile_time": 100.0},
+"2,0": {"a": 2, "b": 0, "time": 2.0, "GFLOPS/W": 30.0, "energy": 0.3, "compile_time": 100.0},
+"2,1": {"a": 2, "b": 1, "time": 1.5, "GFLOPS/W": 20.0, "energy": 0.5, "compile_time": 100.0},
+"4,0": {"a": 4, "b": 0, "time": 1.25, "GFLOPS/W": 15.0, "compile_time": 100.0},
+"4,1": {"a": 4, "b": 1, "time": "RuntimeFailedConfig", "GFLOPS/W": "RuntimeFailedConfig", "compile_time": 100.0}
 }
 })";
 
@@ -260,4 +279,61 @@ TEST(Recording, ReadsATunekitStorePerSize) {
   // Two recordings, no filter: the error lists them.
   const std::string msg = input_error([&] { load_recording(dir / "t.db"); });
   EXPECT_TRUE(contains(msg, "2 recordings")) << msg;
+}
+
+TEST(Recording, KeepsTheOtherRecordedNumbersAndWhatItWasTunedFor) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "energy.json", kEnergyCache);
+  const Recording r = load_recording(dir / "energy.json");
+  EXPECT_EQ(r.tuned_for(), "GFLOPS/W");
+  EXPECT_EQ(r.metric_names(), (std::vector<std::string>{"GFLOPS/W", "energy", "compile_time"}));
+  const RecordedResult* efficient = r.find(Config({{"a", 2}, {"b", 0}}));
+  ASSERT_NE(efficient, nullptr);
+  ASSERT_EQ(efficient->metrics.size(), 3u);
+  EXPECT_DOUBLE_EQ(efficient->metrics[0], 30.0);
+  EXPECT_DOUBLE_EQ(efficient->metrics[1], 0.3);
+  EXPECT_TRUE(std::isnan(r.find(Config({{"a", 4}, {"b", 0}}))->metrics[1]));  // no energy recorded
+  // A T4 file's measurements other than the time, and its objective.
+  write_file(dir / "t4.json", R"({"schema_version": "1.0.0", "results": [
+{"configuration": {"a": 1}, "invalidity": "correct", "objectives": ["energy"],
+ "measurements": [{"name": "time", "value": 2.0, "unit": "ms"}, {"name": "energy", "value": 0.7, "unit": "J"}]},
+{"configuration": {"a": 2}, "invalidity": "correct", "objectives": ["energy"],
+ "measurements": [{"name": "time", "value": 1.0, "unit": "ms"}, {"name": "energy", "value": 0.9, "unit": "J"}]}]})");
+  const Recording t4 = load_recording(dir / "t4.json");
+  EXPECT_EQ(t4.tuned_for(), "energy");
+  EXPECT_EQ(t4.metric_names(), std::vector<std::string>{"energy"});
+  EXPECT_DOUBLE_EQ(t4.find(Config({{"a", 1}}))->metrics[0], 0.7);
+}
+
+TEST(Recording, TheTableRanksByTheObjective) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "energy.json", kEnergyCache);
+  const Recording r = load_recording(dir / "energy.json");
+  const Space space({{"a", {Value(1), Value(2), Value(4)}, {}}, {"b", {Value(0), Value(1)}, {}}}, {});
+  const ReplayTable by_time(r, space);
+  EXPECT_EQ(space.at(*by_time.optimum()), Config({{"a", 4}, {"b", 0}}));
+  EXPECT_DOUBLE_EQ(*by_time.optimum_value(), 1250.0);  // us
+  const ReplayTable efficient(r, space, {Objective{"GFLOPS/W", true, {}}, {}, {}});
+  EXPECT_EQ(space.at(*efficient.optimum()), Config({{"a", 2}, {"b", 0}}));
+  EXPECT_DOUBLE_EQ(*efficient.optimum_value(), 30.0);
+  EXPECT_DOUBLE_EQ(efficient.optimum_time()->count(), 2000.0);           // the optimum's time
+  EXPECT_FALSE(efficient.value(*r.find(Config({{"a", 4}, {"b", 1}}))));  // failed
+  const ReplayTable frugal(r, space, {Objective{"energy", false, {}}, {}, {}});
+  EXPECT_EQ(space.at(*frugal.optimum()), Config({{"a", 2}, {"b", 0}}));
+  EXPECT_FALSE(frugal.value(*r.find(Config({{"a", 4}, {"b", 0}}))));  // not recorded there
+  // A spec's metric, computed from the recorded time, the config and the size.
+  const ReplayTable rate(r, space,
+                         {Objective{"rate", true, {}}, {{"rate", Expression::parse("N * a / time_us")}}, {{"N", 8}}});
+  EXPECT_EQ(space.at(*rate.optimum()), Config({{"a", 4}, {"b", 0}}));
+  EXPECT_DOUBLE_EQ(*rate.optimum_value(), 8 * 4 / 1250.0);
+  // A name that is neither: where it was given, what is known, and a guess.
+  try {
+    ReplayTable(r, space, {Objective{"GFLOPs/W", true, SourceLocation{"--maximize"}}, {}, {}});
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().str(), "--maximize");
+    const std::string m = e.what();
+    EXPECT_TRUE(contains(m, "did you mean 'GFLOPS/W'")) << m;
+    EXPECT_TRUE(contains(m, "known: time, GFLOPS/W, energy, compile_time")) << m;
+  }
 }

@@ -1,6 +1,9 @@
 // The in-process replay loop on the recorded convolution subspace.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tunekit/replay.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/t1.hpp"
@@ -139,4 +142,47 @@ TEST(Replay, AutoSaysWhatItChose) {
   EXPECT_EQ(replay(fixture().table, s).strategy, "auto: surrogate+genetic+bayes");
   s.max_evaluations.reset();
   EXPECT_EQ(replay(fixture().table, s).strategy, "auto: exhaustive");
+}
+
+TEST(Replay, RanksByTheTablesObjective) {
+  // The convolution subspace ranked by a spec's metric that is a constant
+  // over the time: the same optimum and, the search seeing the inverse, the
+  // same configs in the same order as by time.
+  const ReplayTable rate(
+      fixture().recording, fixture().space,
+      {Objective{"gpoints", true, {}}, {{"gpoints", Expression::parse("4096 * 4096 / time_s / 1e9")}}, {}});
+  EXPECT_EQ(rate.optimum(), fixture().table.optimum());
+  for (std::uint64_t seed : {1, 2}) {
+    ReplaySettings s;
+    s.max_evaluations = 30;
+    s.seed = seed;
+    const ReplayRun by_time = replay(fixture().table, s);
+    const ReplayRun by_rate = replay(rate, s);
+    EXPECT_EQ(by_rate.configs, by_time.configs) << seed;
+    EXPECT_EQ(by_rate.best, by_time.best) << seed;
+    EXPECT_NEAR(by_rate.fraction_of_optimum, by_time.fraction_of_optimum, 1e-12) << seed;
+    // Higher is better: the fraction is the best value over the optimum's.
+    ASSERT_TRUE(by_rate.best_value);
+    EXPECT_DOUBLE_EQ(by_rate.fraction_of_optimum, *by_rate.best_value / by_rate.optimum_value);
+    ASSERT_EQ(by_rate.values.size(), by_rate.trace.size());
+    for (std::size_t i = 0; i < by_rate.values.size(); ++i)
+      EXPECT_EQ(by_rate.values[i].has_value(), by_rate.trace[i].has_value()) << i;
+  }
+  // A metric that is not the time's: the exhaustive replay's best is its
+  // optimum, and the best found is the config with the best value.
+  const ReplayTable blocks(fixture().recording, fixture().space,
+                           {Objective{"per_thread", false, {}},
+                            {{"per_thread", Expression::parse("time_us * block_size_x * block_size_y")}},
+                            {}});
+  ReplaySettings all;
+  all.strategy = "exhaustive";
+  const ReplayRun run = replay(blocks, all);
+  EXPECT_DOUBLE_EQ(run.fraction_of_optimum, 1.0);
+  ASSERT_TRUE(run.best_value);
+  EXPECT_DOUBLE_EQ(*run.best_value, *blocks.optimum_value());
+  double lowest = INFINITY;
+  for (const auto& v : run.values)
+    if (v) lowest = std::min(lowest, *v);
+  EXPECT_DOUBLE_EQ(lowest, *run.best_value);
+  EXPECT_NE(blocks.optimum(), fixture().table.optimum());
 }

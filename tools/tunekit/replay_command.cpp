@@ -37,6 +37,7 @@ struct ReplayArgs {
   std::optional<std::int64_t> max_evals;
   std::optional<double> max_fraction;
   std::string max_time;
+  std::string minimize, maximize;  // the objective, when not the time
   std::uint64_t seed = 1;
   std::size_t batch = 1;
   bool json = false;
@@ -121,7 +122,25 @@ int run_replay(const ReplayArgs& a) {
   }
   const Space space(params, constraints, constants);
   if (!space.indexable()) throw InputError({a.recording}, "the space is too large to index, so it cannot be replayed");
-  const ReplayTable table(recording, space);
+  // The objective: a flag's, else the spec's, else the time.
+  ReplayObjective objective;
+  if (spec) {
+    objective.objective = spec->objective;
+    objective.metrics = spec->metrics;
+    objective.size = size;
+  }
+  if (!a.minimize.empty() || !a.maximize.empty()) {
+    const bool up = !a.maximize.empty();
+    objective.objective = Objective{up ? a.maximize : a.minimize, up, SourceLocation{up ? "--maximize" : "--minimize"}};
+    if (up && objective.objective.is_time())
+      throw InputError({"--maximize"}, "time can only be minimised (name a recorded number to maximise)");
+  } else if (!spec && !recording.tuned_for().empty() && recording.tuned_for() != "time") {
+    fmt::print(stderr,
+               "note: {} was tuned for '{}'; this replay ranks configs by time (--maximize or --minimize '{}' ranks "
+               "them by it)\n",
+               a.recording, recording.tuned_for(), recording.tuned_for());
+  }
+  const ReplayTable table(recording, space, objective);
   table.require_complete();
   const std::uint64_t n = space.size();
 
@@ -150,6 +169,11 @@ int run_replay(const ReplayArgs& a) {
     j["best_time"] = run.best_time ? nlohmann::ordered_json(ms(*run.best_time)) : nlohmann::ordered_json(nullptr);
     j["optimum_time"] = ms(run.optimum_time);
     j["fraction_of_optimum"] = run.fraction_of_optimum;
+    if (!table.objective().is_time()) {
+      j["objective"] = table.objective().describe();
+      j["best_value"] = run.best_value ? nlohmann::ordered_json(*run.best_value) : nlohmann::ordered_json(nullptr);
+      j["optimum_value"] = run.optimum_value;
+    }
     j["strategy_cpu_seconds"] = run.strategy_cpu.count();
     j["time_unit"] = "ms";
     j["failed"] = run.failed;
@@ -167,6 +191,12 @@ int run_replay(const ReplayArgs& a) {
     for (const auto& t : run.trace)
       trace.push_back(t ? nlohmann::ordered_json(ms(*t)) : nlohmann::ordered_json(nullptr));
     j["trace"] = trace;
+    if (!table.objective().is_time()) {
+      nlohmann::ordered_json values = nlohmann::ordered_json::array();
+      for (const auto& v : run.values)
+        values.push_back(v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr));
+      j["objective_trace"] = values;
+    }
     nlohmann::ordered_json configs = nlohmann::ordered_json::array();
     for (const auto& c : run.configs) configs.push_back(detail::config_to_json(c));
     j["trace_configs"] = configs;
@@ -180,9 +210,16 @@ int run_replay(const ReplayArgs& a) {
   fmt::print("space:     {} valid configs, from {}\n", n, space_from);
   fmt::print("strategy:  {}, seed {}, {} evaluations ({:.2f}% of the space; {} failed)\n", run.strategy, a.seed,
              run.evaluations, 100.0 * static_cast<double>(run.evaluations) / static_cast<double>(n), run.failed);
-  if (run.best) fmt::print("best:      {:.6g} ms {}\n", ms(*run.best_time), run.best->str());
+  // By the objective: "12.3 GFLOP/s, 0.5 ms" where it is not the time.
+  const auto by = [&](std::optional<double> value, Microseconds time) {
+    if (table.objective().is_time()) return fmt::format("{:.6g} ms", ms(time));
+    return fmt::format("{:.6g} {}, {:.6g} ms", value.value_or(std::nan("")), table.objective().name, ms(time));
+  };
+  if (!table.objective().is_time()) fmt::print("objective: {}\n", table.objective().describe());
+  if (run.best) fmt::print("best:      {} {}\n", by(run.best_value, *run.best_time), run.best->str());
   else fmt::print("best:      none (every config tried failed)\n");
-  fmt::print("optimum:   {:.6g} ms; fraction of optimum {:.4f}\n", ms(run.optimum_time), run.fraction_of_optimum);
+  fmt::print("optimum:   {}; fraction of optimum {:.4f}\n", by(run.optimum_value, run.optimum_time),
+             run.fraction_of_optimum);
   fmt::print("cost:      strategy CPU {:.3f} ms ({:.4f} ms per evaluation); simulated tuning time {:.1f} s\n",
              run.strategy_cpu.count() * 1e3,
              run.evaluations ? run.strategy_cpu.count() * 1e3 / static_cast<double>(run.evaluations) : 0.0,
@@ -221,6 +258,14 @@ SubCommand add_replay_command(CLI::App& app) {
   cmd->add_option("--max-fraction", a->max_fraction, "Budget as a share of the valid configs, e.g. 0.02 (rounded up)")
       ->excludes(evals);
   cmd->add_option("--max-time", a->max_time, "Budget in simulated time (recorded compile + run), e.g. 10m");
+  auto* minimize = cmd->add_option("--minimize", a->minimize,
+                                   "Rank configs by this number instead of the time (Kernel Tuner's objective): one "
+                                   "recorded with each config (a cache's fields, a T4 file's measurements) or a "
+                                   "metric of --spec (default: the spec's objective, else time)");
+  cmd->add_option("--maximize", a->maximize,
+                  "Rank configs by this number, higher is better (Kernel Tuner's objective with "
+                  "objective_higher_is_better), e.g. --maximize GFLOP/s")
+      ->excludes(minimize);
   cmd->add_option("--seed", a->seed, "Seed of the strategy's random choices")->capture_default_str();
   cmd->add_option("--batch", a->batch, "Configs asked of the strategy at a time (the tuner asks for a batch)")
       ->capture_default_str()
@@ -229,7 +274,7 @@ SubCommand add_replay_command(CLI::App& app) {
                 "Print one JSON object: strategy, evaluations, best_time, optimum_time, fraction_of_optimum, "
                 "strategy_cpu_seconds, trace (times in evaluation order, null for a failed config), trace_configs "
                 "(the configs in the same order), and more; "
-                "times in ms");
+                "times in ms. With another objective: objective, best_value, optimum_value, objective_trace");
   cmd->footer(
       "Without a budget the whole space is evaluated. Exit status: 0, or 1 for bad input (the message names\n"
       "the file or the flag).");

@@ -1,0 +1,31 @@
+// docs/search.md's commands (replays of the bundled convolution recording)
+// run as written, from the repository root, so the page cannot drift from
+// what `tunekit replay` and `tunekit tune --replay` do.
+#include <gtest/gtest.h>
+
+#include "core/detail/process.hpp"
+#include "support/markdown.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace tunekit;
+using tunekit::testing::tunekit_commands;
+using tunekit::testing::words;
+
+TEST(SearchDoc, EveryTunekitCommandRuns) {
+  const std::string root = TUNEKIT_SOURCE_DIR;
+  const auto commands = tunekit_commands(tunekit::testing::read_file(root + "/docs/search.md"));
+  ASSERT_GE(commands.size(), 3u) << "docs/search.md lost its replay commands";
+  const std::string out = tunekit::testing::fresh_dir().string();
+  for (const auto& command : commands) {
+    auto argv = words(command);
+    argv[0] = tunekit::testing::tunekit_exe().string();
+    if (argv.size() > 1 && argv[1] == "tune") argv.insert(argv.end(), {"--out-dir", out, "--no-progress"});
+    auto r = detail::run_process(argv, std::chrono::minutes(5), root);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.output;
+    if (command.find("--json") != std::string::npos)
+      EXPECT_NE(r.output.find("\"fraction_of_optimum\""), std::string::npos) << command << "\n" << r.output;
+    else EXPECT_NE(r.output.find("best"), std::string::npos) << command << "\n" << r.output;
+    if (command.find("--minimize") != std::string::npos)
+      EXPECT_NE(r.output.find("objective: compile_time (lower is better)"), std::string::npos) << r.output;
+  }
+}
