@@ -200,6 +200,11 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "unknown flag '--max-eval' of `tunekit tune`; did you mean '--max-evals'?"))
       << r.output;
+  // Cut short: the flags it begins.
+  r = tunekit_cli({"tune", spec, "--out", "x"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "unknown flag '--out' of `tunekit tune`; did you mean '--output' or '--out-dir'?"))
+      << r.output;
   r = tunekit_cli({"select", spec, "--mod", "cover"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "did you mean '--mode'?")) << r.output;

@@ -45,8 +45,17 @@ bool explain_unknown_flag(const CLI::App& sub, int argc, char** argv) {
     if (const auto eq = flag.find('='); eq != std::string::npos) flag.resize(eq);
     if (flag.size() > 2 && flag[1] != '-') flag.resize(2);  // -j4: the short flag -j
     if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
+    std::string guess = did_you_mean(flag, known);
+    // A flag cut short ('--out') is too far from its whole for the typo
+    // guess: offer the flags it begins.
+    if (guess.empty() && flag.size() >= 5 && flag.rfind("--", 0) == 0) {
+      std::vector<std::string> longer;
+      for (const auto& k : known)
+        if (k.size() > flag.size() && k.rfind(flag, 0) == 0) longer.push_back("'" + k + "'");
+      if (!longer.empty() && longer.size() <= 3) guess = "; did you mean " + either(longer) + "?";
+    }
     fmt::print(stderr, "error: unknown flag '{}' of `tunekit {}`{} (`tunekit {} --help` lists its flags)\n", flag,
-               sub.get_name(), did_you_mean(flag, known), sub.get_name());
+               sub.get_name(), guess, sub.get_name());
     return true;
   }
   return false;
