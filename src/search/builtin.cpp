@@ -49,12 +49,4 @@ OptionSpec text_option(std::string name, std::string value, std::string help, st
   return o;
 }
 
-std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n) {
-  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  std::uint64_t x;
-  do x = rng();
-  while (x >= limit);
-  return x % n;
-}
-
 }  // namespace tunekit::detail

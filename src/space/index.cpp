@@ -38,6 +38,7 @@
 #include <unordered_set>
 
 #include "constraint/detail/int_program.hpp"
+#include "core/detail/random.hpp"
 #include "constraint/detail/program.hpp"
 
 namespace tunekit::detail {
@@ -52,14 +53,6 @@ std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > kCap - b ? 
 std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
   if (a == 0 || b == 0) return 0;
   return a > kCap / b ? kCap : a * b;
-}
-
-std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n) {
-  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  std::uint64_t x;
-  do x = rng();
-  while (x >= limit);
-  return x % n;
 }
 
 inline std::uint64_t mix(std::uint64_t h) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <random>
 
+#include "core/detail/random.hpp"  // uniform_below, for the strategies
 #include "tunekit/strategy.hpp"
 
 namespace tunekit::detail {
@@ -17,9 +18,5 @@ OptionSpec integer_option(std::string name, std::int64_t value, std::string help
 OptionSpec real_option(std::string name, double value, std::string help, double min, double max);
 OptionSpec boolean_option(std::string name, bool value, std::string help);
 OptionSpec text_option(std::string name, std::string value, std::string help, std::vector<std::string> choices);
-
-// Unbiased integer in [0, n): rejection of the short last block, so a seed
-// gives the same draws with every standard library.
-std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n);
 
 }  // namespace tunekit::detail
