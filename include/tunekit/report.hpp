@@ -1,6 +1,6 @@
 #pragma once
 // The text of the built-in output writers (output.hpp): console lines, the
-// summary, CSV, JSON and msKPP's results table.
+// summary, CSV, JSON, T4 and msKPP's results table.
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -33,6 +33,13 @@ std::string format_trial_line(std::size_t number, const TrialRecord& trial, cons
 // can group by a parameter without parsing Config.
 std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumns& columns = {});
 std::string format_json(const TuneReport& report);
+
+// The T4 results file (schema 1.0.0, as Kernel Tuner writes it): per trial
+// the configuration, times (ms), invalidity, correctness, measurements (the
+// time and the metrics) and objectives, plus `problem_size` and
+// `tunekit_status` beyond the schema. A trial that failed for the
+// environment's fault is left out: it says nothing about its config.
+std::string format_t4(const TuneReport& report);
 
 // msKPP's results table, for application-level tuning: the file name
 // TUNEKIT_RESULTS_<YYYYmmddHHMMSS>.csv (local time of `when`), and the

@@ -255,19 +255,32 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
                    std::move(results), {}, std::move(names), std::move(tuned_for));
 }
 
-Recording read_t4(const fs::path& file, const Json& doc) {
+// A T4 file's results, one recording per problem size: T4 has no field for
+// it, so a file of tunekit's (the t4 output writer) names each result's in
+// `problem_size`; a file without it is one recording.
+std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
   const Json& list = doc.at("results");
   if (!list.is_array()) fail(file, "its \"results\" is not a list (is it a T4 results file?)");
-  ParameterTable table;
-  std::vector<RecordedResult> results;
-  results.reserve(list.size());
-  MetricTable metrics;
+  struct Group {
+    Bindings size;
+    ParameterTable table;
+    std::vector<RecordedResult> results;
+    MetricTable metrics;
+  };
+  std::map<std::string, Group> groups;  // by size
   std::size_t i = 0;
   for (const Json& entry : list) {
     const std::string where = fmt::format("results[{}]", i++);
     if (!entry.is_object()) fail(file, where + " is not an object");
     auto config = entry.find("configuration");
     if (config == entry.end() || !config->is_object()) fail(file, where + " has no \"configuration\" object");
+    Bindings size;
+    if (auto s = entry.find("problem_size"); s != entry.end() && s->is_object())
+      for (const auto& [name, v] : s->items()) size[name] = value_of(v, file, where + ".problem_size's " + name);
+    Group& g = groups[size_key(size)];
+    g.size = size;
+    ParameterTable& table = g.table;
+    MetricTable& metrics = g.metrics;
     RecordedResult r;
     r.values = values_of(*config, table, true, file, where + ".configuration");
     const std::string invalidity = entry.contains("invalidity") && entry["invalidity"].is_string()
@@ -305,10 +318,8 @@ Recording read_t4(const fs::path& file, const Json& doc) {
           if (x.is_number()) run += x.get<double>();
       r.run_time = ms(run);
     }
-    results.push_back(std::move(r));
+    g.results.push_back(std::move(r));
   }
-  table.sort_values(results);
-  auto names = metrics.finish(results);
   // T4 names each result's objectives; the first result's first says what
   // the run was tuned for.
   std::string tuned_for;
@@ -316,8 +327,17 @@ Recording read_t4(const fs::path& file, const Json& doc) {
     if (auto o = list[0].find("objectives");
         o != list[0].end() && o->is_array() && !o->empty() && o->front().is_string())
       tuned_for = o->front().get<std::string>();
-  return Recording(file, Recording::Format::kernel_tuner_t4, "", "", {}, table.parameters(), std::move(results), {},
-                   std::move(names), std::move(tuned_for));
+  std::vector<Recording> out;
+  for (auto& [key, g] : groups) {
+    g.table.sort_values(g.results);
+    auto names = g.metrics.finish(g.results);
+    out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", g.size, g.table.parameters(),
+                     std::move(g.results), "", std::move(names), tuned_for);
+  }
+  if (out.empty())
+    out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", Bindings{}, std::vector<Parameter>{},
+                     std::vector<RecordedResult>{});
+  return out;
 }
 
 std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& filter) {
@@ -489,13 +509,23 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
     }
     if (!doc.is_object()) fail(file, "it is not a JSON object (expected a Kernel Tuner cache or T4 results file)");
     if (doc.contains("cache")) out.push_back(read_kernel_tuner(file, doc));
-    else if (doc.contains("results")) out.push_back(read_t4(file, doc));
+    else if (doc.contains("results")) out = read_t4(file, doc);
     else fail(file, "it is neither a Kernel Tuner cache (no \"cache\" key) nor a T4 results file (no \"results\" key)");
     const Recording& r = out.back();
     if (!filter.kernel.empty() && !r.kernel().empty() && r.kernel() != filter.kernel)
       fail(file, "it records kernel '" + r.kernel() + "', not '" + filter.kernel + "'");
     if (!filter.device.empty() && r.device() != filter.device)
       fail(file, "it records device '" + r.device() + "', not '" + filter.device + "'");
+    // A T4 file that names its sizes (problem_size): the one asked for.
+    if (filter.size &&
+        std::any_of(out.begin(), out.end(), [](const Recording& each) { return !each.size().empty(); })) {
+      std::vector<std::string> sizes;
+      for (const auto& each : out) sizes.push_back(size_key(each.size()));
+      std::erase_if(out, [&](const Recording& each) { return size_key(each.size()) != size_key(*filter.size); });
+      if (out.empty())
+        fail(file,
+             fmt::format("it records no results at {} (it has {})", size_key(*filter.size), detail::join(sizes, "; ")));
+    }
   }
   for (const Recording& r : out) {
     if (r.results().empty()) fail(file, "it records no configs (" + describe(r) + ")");

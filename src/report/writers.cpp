@@ -59,6 +59,14 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
                       out << html_report(report.all_trials(), o);
                     }));
 
+  WriterInfo t4 =
+      file_writer("t4",
+                  "the T4 results file Kernel Tuner writes (schema 1.0.0), for the tools that read it; "
+                  "each trial with its problem size",
+                  ".t4.json", [](const TuneReport& report, std::ostream& out) { out << format_t4(report); });
+  t4.by_default = [](const TuneReport&) { return false; };
+  r.add(std::move(t4));
+
   WriterInfo mskpp;
   mskpp.name = "mskpp";
   mskpp.summary = "msKPP's results table TUNEKIT_RESULTS_<time>.csv: No., Config, Duration(us), Args";

@@ -281,6 +281,29 @@ TEST(TuneReplay, MaximisingAMetricSearchesAsMinimisingTime) {
   EXPECT_TRUE(contains(warnings, "took them as failed")) << warnings;
 }
 
+TEST(TuneReplay, ATuneWrittenAsT4ReplaysAsItsRecording) {
+  // An exhaustive tune (replayed) written by the t4 writer is a recording of
+  // its own: a search replayed on it proposes and finds what it does on the
+  // cache the tune was replayed from.
+  const fs::path dir = fresh_dir();
+  auto tune = tunekit_cli({"tune", kSpec, "--replay", kCache, "--strategy", "exhaustive", "-o", dir.string(),
+                           "--no-progress", "--output", "t4"});
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  const fs::path t4 = dir / "convolution.t4.json";
+  ASSERT_TRUE(fs::exists(t4)) << tune.output;
+  for (const char* seed : {"1", "2"}) {
+    auto from_t4 = tunekit_cli({"replay", t4.string(), "--spec", kSpec, "--max-evals", "30", "--seed", seed, "--json"});
+    auto from_cache = tunekit_cli({"replay", kCache, "--spec", kSpec, "--max-evals", "30", "--seed", seed, "--json"});
+    ASSERT_EQ(from_t4.exit_code, 0) << from_t4.output;
+    ASSERT_EQ(from_cache.exit_code, 0) << from_cache.output;
+    const auto a = last_json(from_t4.output), b = last_json(from_cache.output);
+    EXPECT_EQ(a["format"], "kernel_tuner_t4");
+    EXPECT_EQ(a["trace_configs"], b["trace_configs"]) << seed;
+    EXPECT_EQ(a["trace"], b["trace"]) << seed;
+    EXPECT_EQ(a["optimum_time"], b["optimum_time"]);
+  }
+}
+
 TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
   // A store of exhaustive tunes at three sizes: the fastest BM is M / 8 (at
   // least 8), the others slower the farther they are from it.

@@ -14,12 +14,22 @@ using tunekit::testing::words;
 TEST(SearchDoc, EveryTunekitCommandRuns) {
   const std::string root = TUNEKIT_SOURCE_DIR;
   const auto commands = tunekit_commands(tunekit::testing::read_file(root + "/docs/search.md"));
-  ASSERT_GE(commands.size(), 3u) << "docs/search.md lost its replay commands";
+  ASSERT_GE(commands.size(), 5u) << "docs/search.md lost its replay commands";
   const std::string out = tunekit::testing::fresh_dir().string();
   for (const auto& command : commands) {
     auto argv = words(command);
     argv[0] = tunekit::testing::tunekit_exe().string();
-    if (argv.size() > 1 && argv[1] == "tune") argv.insert(argv.end(), {"--out-dir", out, "--no-progress"});
+    // What the page writes under tunekit-out/ goes to a fresh folder, so
+    // the tree stays clean and one command can read what another wrote.
+    bool has_out = false;
+    for (auto& a : argv) {
+      has_out = has_out || a == "-o" || a == "--out-dir";
+      if (a.rfind("tunekit-out", 0) == 0) a = out + a.substr(std::string("tunekit-out").size());
+    }
+    if (argv.size() > 1 && argv[1] == "tune") {
+      if (!has_out) argv.insert(argv.end(), {"--out-dir", out});
+      argv.push_back("--no-progress");
+    }
     auto r = detail::run_process(argv, std::chrono::minutes(5), root);
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.output;
     if (command.find("--json") != std::string::npos)

@@ -337,3 +337,29 @@ TEST(Recording, TheTableRanksByTheObjective) {
     EXPECT_TRUE(contains(m, "known: time, GFLOPS/W, energy, compile_time")) << m;
   }
 }
+
+TEST(Recording, AT4FileThatNamesItsSizesHoldsOneRecordingEach) {
+  // tunekit's t4 writer names each result's problem size (T4 has no field
+  // for it): one recording per size, and a filter picks one.
+  const fs::path dir = fresh_dir();
+  write_file(dir / "sizes.json", R"({"schema_version": "1.0.0", "results": [
+{"configuration": {"a": 1}, "invalidity": "correct", "correctness": 1, "times": {}, "problem_size": {"N": 64},
+ "measurements": [{"name": "time", "value": 2.0, "unit": "ms"}]},
+{"configuration": {"a": 1}, "invalidity": "correct", "correctness": 1, "times": {}, "problem_size": {"N": 128},
+ "measurements": [{"name": "time", "value": 7.0, "unit": "ms"}]},
+{"configuration": {"a": 2}, "invalidity": "compile", "correctness": 1, "times": {}, "problem_size": {"N": 128},
+ "measurements": []}]})");
+  const auto all = load_recordings(dir / "sizes.json");
+  ASSERT_EQ(all.size(), 2u);
+  const Recording big = load_recording(dir / "sizes.json", {"", "", Bindings{{"N", Value(128)}}});
+  EXPECT_EQ(big.size(), (Bindings{{"N", Value(128)}}));
+  ASSERT_EQ(big.results().size(), 2u);
+  EXPECT_DOUBLE_EQ(big.find(Config({{"a", 1}}))->time->count(), 7000.0);
+  EXPECT_EQ(big.find(Config({{"a", 2}}))->status, Status::compile_error);
+  const std::string m = input_error([&] { load_recording(dir / "sizes.json", {"", "", Bindings{{"N", Value(32)}}}); });
+  EXPECT_TRUE(contains(m, "no results at N=32")) << m;
+  EXPECT_TRUE(contains(m, "N=64")) << m;
+  EXPECT_TRUE(contains(m, "N=128")) << m;
+  // Without a filter, picking one is the caller's to ask.
+  EXPECT_TRUE(contains(input_error([&] { load_recording(dir / "sizes.json"); }), "holds 2 recordings"));
+}

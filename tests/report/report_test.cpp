@@ -489,3 +489,52 @@ TEST(Summary, PicksFastestOkTrialWhenBestUnset) {
   EXPECT_NE(text.find("best: No.3 4.000 us {BM: 2, BN: 2}\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("speedup"), std::string::npos) << text;
 }
+
+// The T4 results file: what Kernel Tuner's store_output_file writes for each
+// trial, with the problem size and tunekit's status beyond the schema.
+TEST(T4, EachTrialAsKernelTunerWritesIt) {
+  TuneReport report = sample_report();
+  report.metrics = {{"gpoints", Expression::parse("M * N / time_s / 1e9")}};
+  report.objective = Objective{"gpoints", true, {}};
+  TrialRecord cut = ok_trial(bmbn(32, 32), 80.0);
+  cut.status = Status::slower;
+  report.sizes[0].trials.push_back(cut);
+  TrialRecord killed = failed_trial(bmbn(32, 64), Status::crash, "worker killed from outside");
+  killed.fault = Fault::environment;
+  report.sizes[0].trials.push_back(killed);
+  report.sizes[0].trials.push_back(failed_trial(bmbn(16, 16), Status::timeout, "over 10 s"));
+
+  const auto j = nlohmann::json::parse(format_t4(report));
+  EXPECT_EQ(j["schema_version"], "1.0.0");
+  const auto& results = j["results"];
+  // The environment's failure says nothing about its config: left out.
+  ASSERT_EQ(results.size(), 6u);
+  std::vector<std::string> invalidity;
+  for (const auto& r : results) invalidity.push_back(r["invalidity"]);
+  EXPECT_EQ(invalidity,
+            (std::vector<std::string>{"correct", "compile", "correctness", "correct", "correct", "timeout"}));
+
+  const auto& first = results[0];
+  EXPECT_EQ(first["configuration"], nlohmann::json({{"BM", 64}, {"BN", 64}}));
+  EXPECT_DOUBLE_EQ(first["times"]["compilation"].get<double>(), 500.0);  // ms
+  ASSERT_EQ(first["times"]["runtimes"].size(), 3u);
+  EXPECT_DOUBLE_EQ(first["times"]["runtimes"][1].get<double>(), 0.02);  // 20 us
+  EXPECT_EQ(first["correctness"], 1);
+  EXPECT_EQ(first["objectives"], nlohmann::json::array({"gpoints"}));
+  EXPECT_EQ(first["problem_size"], nlohmann::json({{"M", 512}, {"N", 256}}));
+  EXPECT_EQ(first["tunekit_status"], "ok");
+  const auto& m = first["measurements"];
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0]["name"], "time");
+  EXPECT_DOUBLE_EQ(m[0]["value"].get<double>(), 0.02);
+  EXPECT_EQ(m[0]["unit"], "ms");
+  EXPECT_EQ(m[1]["name"], "gpoints");
+  EXPECT_DOUBLE_EQ(m[1]["value"].get<double>(), 512.0 * 256 / 20e-6 / 1e9);
+
+  EXPECT_EQ(results[1]["measurements"].size(), 0u);  // nothing measured
+  EXPECT_EQ(results[2]["correctness"], 0);           // wrong result
+  // Cut short: a real, partial time, and tunekit's status says so.
+  EXPECT_EQ(results[4]["tunekit_status"], "slower");
+  EXPECT_DOUBLE_EQ(results[4]["measurements"][0]["value"].get<double>(), 0.08);
+  EXPECT_EQ(results[5]["tunekit_status"], "timeout");
+}
