@@ -30,7 +30,7 @@ struct ReplaySettings {
 struct ReplayRun {
   std::string strategy;  // the strategy's name; for auto, "auto: " and what it chose
   std::uint64_t evaluations = 0;
-  std::uint64_t failed = 0;
+  std::uint64_t failed = 0;  // evaluations without a value of the objective (failed configs, for time)
   // The recorded time of each evaluated config, in evaluation order; none for
   // a failed one.
   std::vector<std::optional<Microseconds>> trace;

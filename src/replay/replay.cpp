@@ -89,7 +89,7 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
         if (value) outcome.cost = search_cost(objective, *value);
         run.trace.push_back(r->time);
         run.values.push_back(value);
-        if (!r->time) ++run.failed;
+        if (!value) ++run.failed;
         run.simulated += r->cost();
         if (value && (!run.best_value || (objective.maximize ? *value > *run.best_value : *value < *run.best_value))) {
           run.best_value = value;

@@ -9,6 +9,7 @@
 #include "support/temp_dir.hpp"
 #include "tunekit/constraint.hpp"
 #include "tunekit/recording.hpp"
+#include "tunekit/replay.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/t1.hpp"
 
@@ -321,6 +322,15 @@ TEST(Recording, TheTableRanksByTheObjective) {
   const ReplayTable frugal(r, space, {Objective{"energy", false, {}}, {}, {}});
   EXPECT_EQ(space.at(*frugal.optimum()), Config({{"a", 2}, {"b", 0}}));
   EXPECT_FALSE(frugal.value(*r.find(Config({{"a", 4}, {"b", 0}}))));  // not recorded there
+  // To a replay, a config without the objective's value failed, as the
+  // config that failed outright did.
+  ReplaySettings every;
+  every.strategy = "exhaustive";
+  const ReplayRun run = replay(frugal, every);
+  EXPECT_EQ(run.evaluations, 6u);
+  EXPECT_EQ(run.failed, 2u);
+  EXPECT_EQ(run.best, Config({{"a", 2}, {"b", 0}}));
+  EXPECT_DOUBLE_EQ(run.fraction_of_optimum, 1.0);
   // A spec's metric, computed from the recorded time, the config and the size.
   const ReplayTable rate(r, space,
                          {Objective{"rate", true, {}}, {{"rate", Expression::parse("N * a / time_us")}}, {{"N", 8}}});
