@@ -37,8 +37,9 @@ std::string format_json(const TuneReport& report);
 // The T4 results file (schema 1.0.0, as Kernel Tuner writes it): per trial
 // the configuration, times (ms), invalidity, correctness, measurements (the
 // time and the metrics) and objectives, plus `problem_size` and
-// `tunekit_status` beyond the schema. A trial that failed for the
-// environment's fault is left out: it says nothing about its config.
+// `tunekit_status` beyond the schema, and the trials' machine as
+// `tunekit_machine`. A trial that failed for the environment's fault is
+// left out: it says nothing about its config.
 std::string format_t4(const TuneReport& report);
 
 // msKPP's results table, for application-level tuning: the file name

@@ -327,12 +327,15 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     if (auto o = list[0].find("objectives");
         o != list[0].end() && o->is_array() && !o->empty() && o->front().is_string())
       tuned_for = o->front().get<std::string>();
+  // tunekit's t4 writer adds the machine a store would keep.
+  std::string machine;
+  if (auto m = doc.find("tunekit_machine"); m != doc.end() && m->is_object()) machine = m->dump();
   std::vector<Recording> out;
   for (auto& [key, g] : groups) {
     g.table.sort_values(g.results);
     auto names = g.metrics.finish(g.results);
     out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", g.size, g.table.parameters(),
-                     std::move(g.results), "", std::move(names), tuned_for);
+                     std::move(g.results), machine, std::move(names), tuned_for);
   }
   if (out.empty())
     out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", Bindings{}, std::vector<Parameter>{},

@@ -74,6 +74,14 @@ ojson result_json(const TrialRecord& t, const TuneReport& report) {
   return r;
 }
 
+// The machine of the tune's trials (one device's), as the store keeps it.
+std::string machine_of(const TuneReport& report) {
+  for (const auto& size : report.sizes)
+    for (const auto& t : size.trials)
+      if (!t.machine.empty()) return t.machine;
+  return "";
+}
+
 }  // namespace
 
 std::string format_t4(const TuneReport& report) {
@@ -85,6 +93,11 @@ std::string format_t4(const TuneReport& report) {
   ojson doc = ojson::object();
   doc["schema_version"] = "1.0.0";
   doc["results"] = std::move(results);
+  // The machine the spec's constraints read, as a store keeps it, so that a
+  // replay of the file needs no --properties (T4 keeps hardware in a
+  // separate metadata file, in another form).
+  if (auto machine = ojson::parse(machine_of(report), nullptr, false); machine.is_object())
+    doc["tunekit_machine"] = std::move(machine);
   return doc.dump() + "\n";
 }
 

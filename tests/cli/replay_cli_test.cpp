@@ -36,6 +36,44 @@ nlohmann::json last_json(const std::string& output) {
   return j;
 }
 
+// A store of exhaustive tunes at three sizes (dir/recorded.db) and their
+// spec (dir/k.yaml): the fastest BM is M / 8 (at least 8), the others slower
+// the farther they are from it. A constraint reads the recorded machine.
+void write_three_size_recording(const fs::path& dir) {
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* y, int m) { (void)y; (void)m; }\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: y, type: f32, size: M, role: out}
+  - {name: m, type: i32, value: M}
+sizes: [{M: 64}, {M: 512}, {M: 256}]
+parameters:
+  BM: [8, 16, 32, 64, 128]
+  UNROLL: [1, 2, 4, 8]
+constraints:
+  - BM * UNROLL * 64 <= l1d_bytes
+default: {BM: 8, UNROLL: 1}
+search: {transfer: 2}
+)");
+  Store store(dir / "recorded.db");
+  for (int m : {64, 512, 256})
+    for (int bm : {8, 16, 32, 64, 128})
+      for (int u : {1, 2, 4, 8}) {
+        TrialRecord t;
+        t.spec_hash = "recorded";
+        t.kernel = "k";
+        t.device = "cpu: recorded";
+        t.machine = R"({"device": "cpu: recorded", "l1d_bytes": 32768})";
+        t.size = {{"M", m}};
+        t.config = Config({{"BM", bm}, {"UNROLL", u}});
+        const double best_bm = std::max(8, m / 8);
+        const double x = std::abs(std::log2(bm / best_bm)) + std::abs(std::log2(u / 4.0)) * 0.5;
+        t.samples = {Microseconds(100.0 * (1.0 + x))};
+        t.stats = summarize(t.samples);
+        store.put(t);
+      }
+}
+
 }  // namespace
 
 TEST(ReplayCli, JsonHasWhatScriptsRead) {
@@ -304,41 +342,36 @@ TEST(TuneReplay, ATuneWrittenAsT4ReplaysAsItsRecording) {
   }
 }
 
-TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
-  // A store of exhaustive tunes at three sizes: the fastest BM is M / 8 (at
-  // least 8), the others slower the farther they are from it.
+TEST(TuneReplay, AT4FileOfSeveralSizesReplaysSizeBySize) {
+  // The t4 writer names each result's size and keeps the machine, so a tune
+  // replayed from its file finds each size's recording and the constraints'
+  // machine property, and proposes what the replay of the store does.
   const fs::path dir = fresh_dir();
-  write_file(dir / "k.cpp", "extern \"C\" void k(float* y, int m) { (void)y; (void)m; }\n");
-  write_file(dir / "k.yaml", R"(name: k
-kernel: {source: k.cpp, entry: k}
-arguments:
-  - {name: y, type: f32, size: M, role: out}
-  - {name: m, type: i32, value: M}
-sizes: [{M: 64}, {M: 512}, {M: 256}]
-parameters:
-  BM: [8, 16, 32, 64, 128]
-  UNROLL: [1, 2, 4, 8]
-default: {BM: 8, UNROLL: 1}
-search: {transfer: 2}
-)");
-  {
-    Store store(dir / "recorded.db");
-    for (int m : {64, 512, 256})
-      for (int bm : {8, 16, 32, 64, 128})
-        for (int u : {1, 2, 4, 8}) {
-          TrialRecord t;
-          t.spec_hash = "recorded";
-          t.kernel = "k";
-          t.device = "cpu: recorded";
-          t.size = {{"M", m}};
-          t.config = Config({{"BM", bm}, {"UNROLL", u}});
-          const double best_bm = std::max(8, m / 8);
-          const double x = std::abs(std::log2(bm / best_bm)) + std::abs(std::log2(u / 4.0)) * 0.5;
-          t.samples = {Microseconds(100.0 * (1.0 + x))};
-          t.stats = summarize(t.samples);
-          store.put(t);
-        }
-  }
+  write_three_size_recording(dir);
+  const std::string spec = (dir / "k.yaml").string();
+  auto all = tunekit_cli({"tune", spec, "--replay", (dir / "recorded.db").string(), "--strategy", "exhaustive",
+                          "--no-transfer", "-o", (dir / "all").string(), "--no-progress", "--output", "t4"});
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  auto configs = [&](const std::string& recording, const std::string& name) {
+    auto r = tunekit_cli({"tune", spec, "--replay", recording, "--max-evals", "6", "--seed", "4", "-o",
+                          (dir / name).string(), "--no-progress", "--output", "json", "--json",
+                          (dir / (name + ".json")).string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::vector<std::string> out;
+    if (r.exit_code != 0) return out;
+    const auto j = nlohmann::json::parse(read_file(dir / (name + ".json")));
+    for (const auto& s : j["sizes"])
+      for (const auto& t : s["trials"]) out.push_back(s["size"].dump() + t["config"].dump());
+    return out;
+  };
+  const auto from_t4 = configs((dir / "all" / "k.t4.json").string(), "t4");
+  EXPECT_EQ(from_t4.size(), 18u);
+  EXPECT_EQ(from_t4, configs((dir / "recorded.db").string(), "db"));
+}
+
+TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
+  const fs::path dir = fresh_dir();
+  write_three_size_recording(dir);
   auto r = tunekit_cli({"tune", (dir / "k.yaml").string(), "--replay", (dir / "recorded.db").string(), "--max-evals",
                         "6", "-o", (dir / "out").string(), "--no-progress", "--output", "console,json", "--json",
                         (dir / "out.json").string()});

@@ -504,8 +504,10 @@ TEST(T4, EachTrialAsKernelTunerWritesIt) {
   report.sizes[0].trials.push_back(killed);
   report.sizes[0].trials.push_back(failed_trial(bmbn(16, 16), Status::timeout, "over 10 s"));
 
+  for (auto& t : report.sizes[0].trials) t.machine = R"({"device": "cpu", "cores": 2})";
   const auto j = nlohmann::json::parse(format_t4(report));
   EXPECT_EQ(j["schema_version"], "1.0.0");
+  EXPECT_EQ(j["tunekit_machine"], nlohmann::json({{"device", "cpu"}, {"cores", 2}}));
   const auto& results = j["results"];
   // The environment's failure says nothing about its config: left out.
   ASSERT_EQ(results.size(), 6u);
