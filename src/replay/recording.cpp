@@ -293,8 +293,8 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     r.status = *status;
     // The objective: "time" among the measurements (its unit is the file's, milliseconds).
     std::optional<double> time;
-    if (auto m = entry.find("measurements"); m != entry.end() && m->is_array())
-      for (const auto& x : *m)
+    if (auto m = entry.find("measurements"); m != entry.end() && m->is_array()) {
+      for (const auto& x : *m) {
         if (x.is_object() && x.value("name", "") == "time" && x.contains("value")) {
           if (x["value"].is_number()) time = x["value"].get<double>();
           else if (x["value"].is_string() && r.status == Status::ok)
@@ -304,6 +304,8 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
                    x["value"].is_number()) {
           metrics.set(r, x["name"].get<std::string>(), x["value"].get<double>());
         }
+      }
+    }
     if (r.status == Status::ok) {
       if (!time) fail(file, where + " is correct but has no \"time\" measurement");
       r.time = Microseconds(*time * 1e3);
