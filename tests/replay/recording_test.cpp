@@ -297,11 +297,17 @@ TEST(Recording, KeepsTheOtherRecordedNumbersAndWhatItWasTunedFor) {
   // A T4 file's measurements other than the time, and its objective.
   write_file(dir / "t4.json", R"({"schema_version": "1.0.0", "results": [
 {"configuration": {"a": 1}, "invalidity": "correct", "objectives": ["energy"],
+ "times": {"benchmark": 5.0, "validation": 1.0, "runtimes": [2.0, 2.0]},
  "measurements": [{"name": "time", "value": 2.0, "unit": "ms"}, {"name": "energy", "value": 0.7, "unit": "J"}]},
 {"configuration": {"a": 2}, "invalidity": "correct", "objectives": ["energy"],
+ "times": {"validation": 1.0, "runtimes": [1.0, 1.0]},
  "measurements": [{"name": "time", "value": 1.0, "unit": "ms"}, {"name": "energy", "value": 0.9, "unit": "J"}]}]})");
   const Recording t4 = load_recording(dir / "t4.json");
   EXPECT_EQ(t4.tuned_for(), "energy");
+  // The run time: the benchmark time with the validation where the file has
+  // it, else the samples with the validation.
+  EXPECT_DOUBLE_EQ(t4.find(Config({{"a", 1}}))->run_time.count(), 0.006);
+  EXPECT_DOUBLE_EQ(t4.find(Config({{"a", 2}}))->run_time.count(), 0.003);
   EXPECT_EQ(t4.metric_names(), std::vector<std::string>{"energy"});
   EXPECT_DOUBLE_EQ(t4.find(Config({{"a", 1}}))->metrics[0], 0.7);
 }

@@ -505,6 +505,8 @@ TEST(T4, EachTrialAsKernelTunerWritesIt) {
   report.sizes[0].trials.push_back(failed_trial(bmbn(16, 16), Status::timeout, "over 10 s"));
 
   for (auto& t : report.sizes[0].trials) t.machine = R"({"device": "cpu", "cores": 2})";
+  report.sizes[0].trials[0].eval_time = Seconds(0.25);
+  report.sizes[0].trials[0].verify_time = Seconds(0.05);
   const auto j = nlohmann::json::parse(format_t4(report));
   EXPECT_EQ(j["schema_version"], "1.0.0");
   EXPECT_EQ(j["tunekit_machine"], nlohmann::json({{"device", "cpu"}, {"cores", 2}}));
@@ -519,6 +521,8 @@ TEST(T4, EachTrialAsKernelTunerWritesIt) {
   const auto& first = results[0];
   EXPECT_EQ(first["configuration"], nlohmann::json({{"BM", 64}, {"BN", 64}}));
   EXPECT_DOUBLE_EQ(first["times"]["compilation"].get<double>(), 500.0);  // ms
+  EXPECT_DOUBLE_EQ(first["times"]["benchmark"].get<double>(), 200.0);    // the evaluation less the check
+  EXPECT_DOUBLE_EQ(first["times"]["validation"].get<double>(), 50.0);
   ASSERT_EQ(first["times"]["runtimes"].size(), 3u);
   EXPECT_DOUBLE_EQ(first["times"]["runtimes"][1].get<double>(), 0.02);  // 20 us
   EXPECT_EQ(first["correctness"], 1);
