@@ -38,8 +38,8 @@
 #include <unordered_set>
 
 #include "constraint/detail/int_program.hpp"
-#include "core/detail/random.hpp"
 #include "constraint/detail/program.hpp"
+#include "core/detail/random.hpp"
 
 namespace tunekit::detail {
 
