@@ -647,6 +647,7 @@ ReplayTable::ReplayTable(const Recording& recording, const Space& space, const R
   if (dense) dense_.assign(static_cast<std::size_t>(n), -1);
   std::vector<std::uint32_t> ix(sparams.size());
   std::uint64_t mapped = 0;
+  std::optional<double> best;  // the optimum's value
   const auto& results = recording.results();
   for (std::size_t i = 0; i < results.size(); ++i) {
     bool inside = true;
@@ -666,9 +667,9 @@ ReplayTable::ReplayTable(const Recording& recording, const Space& space, const R
       continue;
     }
     ++mapped;
-    if (auto v = value(results[i])) {
-      const auto best = optimum_ ? value(*at(*optimum_)) : std::nullopt;
-      if (!best || (objective_.maximize ? *v > *best : *v < *best)) optimum_ = *rank;
+    if (auto v = value(results[i]); v && (!best || (objective_.maximize ? *v > *best : *v < *best))) {
+      best = v;
+      optimum_ = *rank;
     }
   }
   missing_ = n - mapped;
