@@ -98,16 +98,19 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
   for (const OptionValue& g : given) {
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == g.name; });
     if (spec == specs.end()) {
-      const std::string hint = elsewhere ? elsewhere(g.name) : std::string();
+      // "genetic:population=40" (bench/search's form, which names the
+      // strategy too) is judged by the name after the colon, and a known
+      // one is answered with the form that works here.
+      const auto colon = g.name.find(':');
+      const std::string bare = colon == std::string::npos ? g.name : g.name.substr(colon + 1);
+      const std::string hint = elsewhere ? elsewhere(bare) : std::string();
       if (names.empty())
         throw InputError(g.where, "option '" + g.name + "': " + std::string(owner) + " takes no options" + hint);
-      // "genetic:population=40" (bench/search's form, which names the
-      // strategy too) is answered with the form that works here.
-      const auto colon = g.name.find(':');
-      if (colon != std::string::npos && std::find(names.begin(), names.end(), g.name.substr(colon + 1)) != names.end())
+      if (bare != g.name && std::find(names.begin(), names.end(), bare) != names.end())
         throw InputError(g.where, fmt::format("option '{}' of {}: write it as {}=VALUE (the option's name alone)",
-                                              g.name, owner, g.name.substr(colon + 1)));
-      throw InputError(g.where, unknown_name_message("option", g.name, names, owner) + hint);
+                                              g.name, owner, bare));
+      const std::string typed = bare == g.name ? std::string() : "option '" + g.name + "': ";
+      throw InputError(g.where, typed + unknown_name_message("option", bare, names, owner) + hint);
     }
     auto bad = [&]() -> InputError {
       return InputError(

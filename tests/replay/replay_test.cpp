@@ -134,6 +134,16 @@ TEST(Replay, BadSettingsSayWhatIsExpected) {
   msg = input_error(s);
   EXPECT_TRUE(contains(msg, "--option genetic:population=10")) << msg;
   EXPECT_TRUE(contains(msg, "write it as population=VALUE")) << msg;
+  // ... and in that form a misspelt name still gets its guess, and one of
+  // another strategy still says whose it is.
+  s.options = {parse_option_assignment("genetic:mutaton=0.1", {"--option genetic:mutaton=0.1"})};
+  msg = input_error(s);
+  EXPECT_TRUE(contains(msg, "option 'genetic:mutaton': unknown option 'mutaton' of strategy 'genetic'")) << msg;
+  EXPECT_TRUE(contains(msg, "did you mean 'mutation'")) << msg;
+  s.strategy = "auto";
+  s.options = {parse_option_assignment("surrogate:walkers=2", {"--option surrogate:walkers=2"})};
+  msg = input_error(s);
+  EXPECT_TRUE(contains(msg, "strategy 'auto' takes no options; 'walkers' is an option of strategy 'surrogate'")) << msg;
 }
 
 TEST(Replay, AutoSaysWhatItChose) {
