@@ -56,8 +56,10 @@ Axis fit_axis(double lo, double hi, std::string label) {
     a.lo = lo / std::pow(10.0, margin);
     a.hi = hi * std::pow(10.0, margin);
   } else {
+    // A range lost in the values' last digits (two medians a rounding
+    // apart) is drawn as one value: its ticks would be a rounding apart too.
     double margin = 0.05 * (hi - lo);
-    if (margin == 0) margin = lo == 0 ? 1 : 0.05 * std::abs(lo);
+    if (!(hi - lo > 1e-9 * std::max(std::abs(lo), std::abs(hi)))) margin = lo == 0 ? 1 : 0.05 * std::abs(lo);
     a.lo = lo - margin;
     a.hi = hi + margin;
   }
@@ -66,6 +68,7 @@ Axis fit_axis(double lo, double hi, std::string label) {
 
 std::vector<double> nice_ticks(const Axis& a) {
   std::vector<double> ticks;
+  if (!std::isfinite(a.lo) || !std::isfinite(a.hi) || (a.log && !(a.lo > 0))) return ticks;
   if (a.log) {
     const int first = static_cast<int>(std::floor(std::log10(a.lo)));
     const int last = static_cast<int>(std::ceil(std::log10(a.hi)));
@@ -88,8 +91,15 @@ std::vector<double> nice_ticks(const Axis& a) {
       step = m * power;
       break;
     }
-  for (double v = std::ceil(a.lo / step) * step; v <= a.hi + step * 1e-9; v += step)
+  // Counted, not stepped until past the end: a step below the values'
+  // precision would never get there (a tune whose two medians differed in
+  // their last digits grew the list until memory ran out).
+  const double first = std::ceil(a.lo / step);
+  const double count = std::floor(a.hi / step + 1e-9) - first + 1;
+  for (double i = 0; i < std::min(count, 16.0); ++i) {
+    const double v = (first + i) * step;
     ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+  }
   return ticks;
 }
 

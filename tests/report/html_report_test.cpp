@@ -3,6 +3,7 @@
 // the SVG helpers' ticks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 
 #include "report/detail/svg.hpp"
@@ -158,6 +159,28 @@ TEST(Svg, TicksAndAxes) {
   EXPECT_DOUBLE_EQ(a.lo, 9.5);
   EXPECT_DOUBLE_EQ(a.hi, 20.5);
   EXPECT_EQ(detail::html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+// Two medians one rounding apart: the axis shows one value with a margin,
+// and ticks come in a bounded number even where their step is below the
+// values' precision (stepping there never reached the end: the tune's
+// report grew its tick list until memory ran out).
+TEST(Svg, ARangeLostInRoundingStillGetsAFewTicks) {
+  using detail::Axis;
+  const double x = 0.096, next = std::nextafter(x, 1.0);
+  const Axis a = detail::fit_axis(x, next, "t");
+  EXPECT_NEAR(a.lo, 0.95 * x, 1e-12);
+  EXPECT_NEAR(a.hi, 1.05 * next, 1e-12);
+  const auto ticks = detail::nice_ticks(a);
+  ASSERT_GE(ticks.size(), 2u);
+  EXPECT_LE(ticks.size(), 8u);
+  for (double t : ticks) EXPECT_TRUE(t >= a.lo && t <= a.hi) << t;
+  EXPECT_LE(detail::nice_ticks(Axis{x, next, false, ""}).size(), 16u);
+  EXPECT_LE(detail::nice_ticks(Axis{1e300, std::nextafter(1e300, 2e300), false, ""}).size(), 16u);
+  EXPECT_TRUE(detail::nice_ticks(Axis{std::nan(""), 1, false, ""}).empty());
+  EXPECT_TRUE(detail::nice_ticks(Axis{0, INFINITY, true, ""}).empty());
+  std::vector<TrialRecord> trials = {trial(ab(1, "x"), Status::ok, x), trial(ab(2, "x"), Status::ok, next)};
+  EXPECT_NE(html_report(trials).find("class=\"best\""), std::string::npos);
 }
 
 TEST(HtmlReport, MarksTheBaselineWarnsOnNoiseAndPlotsAcrossSizes) {

@@ -20,12 +20,14 @@ struct Axis {
 };
 
 // An axis for values in [lo, hi]: log scale when hi / lo > 4 and lo > 0,
-// with a margin of 5% of the range (or of the log range) on each side.
+// with a margin of 5% of the range (or of the log range) on each side; a
+// range within rounding of zero gets 5% of the value instead.
 Axis fit_axis(double lo, double hi, std::string label);
 
 // Tick positions inside [axis.lo, axis.hi]: steps of 1, 2 or 5 times a
 // power of ten, at most about 7 of them; on a log axis 1, 2 and 5 times the
 // powers of ten (only the powers when the range spans more than 3 decades).
+// Never more than 16 on a linear axis; none on an axis that is not finite.
 std::vector<double> nice_ticks(const Axis& axis);
 
 class SvgChart {
