@@ -29,7 +29,7 @@ std::vector<TrialRecord> trials() {
   return {trial(16, 1024, cfg(16, 0.5, "small"), 10), trial(16, 1024, cfg(64, 1.0, "big"), 20),
           trial(4096, 4096, cfg(16, 0.5, "small"), 900), trial(4096, 4096, cfg(64, 1.0, "big"), 400),
           // A user's string with quotes, a backslash, a newline and "*/".
-          trial(256, 256, cfg(32, 2.0, "we\"ird\\ */\nname??="), 50)};
+          trial(256, 256, cfg(32, 2.0, "we\"ird\\ */\nname?\?="), 50)};
 }
 
 std::string compile_and_run(const std::filesystem::path& dir, const std::string& header, const std::string& main_body) {
