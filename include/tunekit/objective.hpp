@@ -59,6 +59,10 @@ std::optional<double> objective_cost(const Objective& objective, const std::vect
 // its value, and the best-of choices still rank it).
 std::optional<double> search_cost(const Objective& objective, double value);
 
+// Whether `candidate` is strictly better than `incumbent` by the objective:
+// smaller when minimised, larger when maximised.
+bool objective_better(const Objective& objective, double candidate, double incumbent);
+
 // How many times better `candidate` is than `baseline` (> 1: better): the
 // ratio of the values, the right way up. nullopt unless both are positive.
 std::optional<double> objective_gain(const Objective& objective, double baseline, double candidate);

@@ -67,6 +67,10 @@ std::optional<double> search_cost(const Objective& objective, double value) {
   return std::isfinite(cost) && cost > 0 ? std::optional<double>(cost) : std::nullopt;
 }
 
+bool objective_better(const Objective& objective, double candidate, double incumbent) {
+  return objective.maximize ? candidate > incumbent : candidate < incumbent;
+}
+
 std::optional<double> objective_gain(const Objective& objective, double baseline, double candidate) {
   if (!(baseline > 0) || !(candidate > 0) || !std::isfinite(baseline) || !std::isfinite(candidate)) return std::nullopt;
   return objective.maximize ? candidate / baseline : baseline / candidate;

@@ -277,8 +277,9 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     Bindings size;
     if (auto s = entry.find("problem_size"); s != entry.end() && s->is_object())
       for (const auto& [name, v] : s->items()) size[name] = value_of(v, file, where + ".problem_size's " + name);
-    Group& g = groups[size_key(size)];
-    g.size = size;
+    auto [at, added] = groups.try_emplace(size_key(size));
+    Group& g = at->second;
+    if (added) g.size = std::move(size);
     ParameterTable& table = g.table;
     MetricTable& metrics = g.metrics;
     RecordedResult r;
@@ -667,7 +668,7 @@ ReplayTable::ReplayTable(const Recording& recording, const Space& space, const R
       continue;
     }
     ++mapped;
-    if (auto v = value(results[i]); v && (!best || (objective_.maximize ? *v > *best : *v < *best))) {
+    if (auto v = value(results[i]); v && (!best || objective_better(objective_, *v, *best))) {
       best = v;
       optimum_ = *rank;
     }

@@ -91,7 +91,7 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
         run.values.push_back(value);
         if (!value) ++run.failed;
         run.simulated += r->cost();
-        if (value && (!run.best_value || (objective.maximize ? *value > *run.best_value : *value < *run.best_value))) {
+        if (value && (!run.best_value || objective_better(objective, *value, *run.best_value))) {
           run.best_value = value;
           run.best_time = r->time;
           run.best = c;

@@ -55,7 +55,7 @@ struct Table {
   }
   // Lower is better.
   double cost(double value) const { return goal.objective.maximize ? -value : value; }
-  bool better(double a, double b) const { return cost(a) < cost(b); }
+  bool better(double a, double b) const { return objective_better(goal.objective, a, b); }
 };
 
 UniversalChoice choose(const Table& table, const std::function<std::optional<double>(std::size_t, double)>& gain,
