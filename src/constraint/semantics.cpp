@@ -122,28 +122,6 @@ Fail binary(BinOp op, Slot a, Slot b, Slot& out, Temps& temps) {
   return Fail::Type;
 }
 
-Fail compare(Cmp op, const Slot& a, const Slot& b, bool& out) {
-  switch (op) {
-    case Cmp::Eq:
-      return compare_op<Cmp::Eq>(a, b, out);
-    case Cmp::Ne:
-      return compare_op<Cmp::Ne>(a, b, out);
-    case Cmp::Lt:
-      return compare_op<Cmp::Lt>(a, b, out);
-    case Cmp::Le:
-      return compare_op<Cmp::Le>(a, b, out);
-    case Cmp::Gt:
-      return compare_op<Cmp::Gt>(a, b, out);
-    case Cmp::Ge:
-      return compare_op<Cmp::Ge>(a, b, out);
-    case Cmp::In:
-      return compare_op<Cmp::In>(a, b, out);
-    case Cmp::NotIn:
-      return compare_op<Cmp::NotIn>(a, b, out);
-  }
-  return Fail::Type;
-}
-
 namespace {
 
 std::string_view strip(std::string_view s) {

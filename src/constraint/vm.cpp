@@ -9,28 +9,6 @@ namespace tunekit::detail {
 
 namespace {
 
-inline Fail compare_dispatch(Cmp op, const Slot& a, const Slot& b, bool& out) {
-  switch (op) {
-    case Cmp::Eq:
-      return compare_op<Cmp::Eq>(a, b, out);
-    case Cmp::Ne:
-      return compare_op<Cmp::Ne>(a, b, out);
-    case Cmp::Lt:
-      return compare_op<Cmp::Lt>(a, b, out);
-    case Cmp::Le:
-      return compare_op<Cmp::Le>(a, b, out);
-    case Cmp::Gt:
-      return compare_op<Cmp::Gt>(a, b, out);
-    case Cmp::Ge:
-      return compare_op<Cmp::Ge>(a, b, out);
-    case Cmp::In:
-      return compare_op<Cmp::In>(a, b, out);
-    case Cmp::NotIn:
-      return compare_op<Cmp::NotIn>(a, b, out);
-  }
-  return Fail::Type;
-}
-
 // Variables from the caller's Values (Expression::evaluate / test).
 struct ValueVars {
   const Value* vv;
@@ -129,7 +107,7 @@ inline bool run_impl(const Program& p, Vars vars, Slot& result, Temps& temps, Fa
         TK_COMPARE(NotIn)
       case Op::Chain: {
         bool r = false;
-        f = compare_dispatch(static_cast<Cmp>(in.sub), st[sp - 2], st[sp - 1], r);
+        f = compare(static_cast<Cmp>(in.sub), st[sp - 2], st[sp - 1], r);
         if (f != Fail::None) goto error;
         --sp;
         if (r) {

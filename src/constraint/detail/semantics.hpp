@@ -408,7 +408,29 @@ inline Fail compare_op(const Slot& a, const Slot& b, bool& out) {
   }
 }
 
-Fail compare(Cmp op, const Slot& a, const Slot& b, bool& out);
+// Inline so that the interpreter's dispatch loop can fold the switch into
+// its own (the VM's hot path); the simplifier calls it too.
+inline Fail compare(Cmp op, const Slot& a, const Slot& b, bool& out) {
+  switch (op) {
+    case Cmp::Eq:
+      return compare_op<Cmp::Eq>(a, b, out);
+    case Cmp::Ne:
+      return compare_op<Cmp::Ne>(a, b, out);
+    case Cmp::Lt:
+      return compare_op<Cmp::Lt>(a, b, out);
+    case Cmp::Le:
+      return compare_op<Cmp::Le>(a, b, out);
+    case Cmp::Gt:
+      return compare_op<Cmp::Gt>(a, b, out);
+    case Cmp::Ge:
+      return compare_op<Cmp::Ge>(a, b, out);
+    case Cmp::In:
+      return compare_op<Cmp::In>(a, b, out);
+    case Cmp::NotIn:
+      return compare_op<Cmp::NotIn>(a, b, out);
+  }
+  return Fail::Type;
+}
 
 // Built-in functions. `args` has `n` entries (n checked by the parser).
 Fail call(Fn fn, const Slot* args, int n, Slot& out, Temps& temps);
