@@ -109,10 +109,14 @@ struct TrialResult {
 };
 
 // The reference run failed (crashed, hung, produced NaN): nothing can be
-// verified against it. Not the trial's fault; the tuner ends the size.
+// verified against it, and the tuner ends the size. Not the trial's fault;
+// when the reference is the default config, that config's trial records it
+// (`fault` says whether the run or its surroundings failed).
 struct ReferenceError : std::runtime_error {
-  ReferenceError(Status s, const std::string& what) : std::runtime_error(what), status(s) {}
+  ReferenceError(Status s, const std::string& what, Fault f = Fault::config)
+      : std::runtime_error(what), status(s), fault(f) {}
   Status status;
+  Fault fault;
 };
 
 class Evaluator {

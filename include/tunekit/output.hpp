@@ -56,9 +56,16 @@ std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSe
                                         const OutputContext& context, const std::vector<std::string>& names = {},
                                         const SourceLocation& where = {});
 
-// Why `file` must not be written as an output, or nullopt: it exists and is
-// an SQLite database (a results store). write_output() refuses such a file.
+// Why `file` must not be written as an output, or nullopt: it is a folder,
+// lies under something that is not one, or is an SQLite database (a results
+// store). write_output() refuses such a file; a command checks its output
+// flags with it before it does any work.
 std::optional<std::string> unsafe_output(const std::filesystem::path& file);
+
+// Writes `content` beside `file` and renames it into place, so that a reader
+// never sees half of it; creates its folder. Throws std::runtime_error that
+// names the file and the system's reason.
+void write_file_atomically(const std::filesystem::path& file, const std::string& content);
 
 // Runs the planned writers: the files first, each recorded in report.files,
 // then the console writers into `console`, so that a summary can say where

@@ -130,6 +130,11 @@ class Space {
   // combinations.
   std::vector<std::string> constraint_errors(std::uint64_t limit = 1u << 16) const;
 
+  // Why no config is valid, or nullopt when some is: the first constraint
+  // that holds for none of its own parameters' values (tried up to `limit`
+  // combinations), located; else that the constraints exclude each other.
+  std::optional<std::string> why_empty(std::uint64_t limit = 1u << 16) const;
+
  private:
   struct Check {
     Expression expr;         // the constraint bound to the constants

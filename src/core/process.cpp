@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,9 +219,6 @@ std::vector<std::string> child_environment(const std::string& token) {
 
 void Child::start(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   kill();
-  std::error_code ec;
-  if (std::filesystem::file_size(log, ec) > kLogRotateBytes && !ec)
-    std::filesystem::rename(log, log.string() + ".1", ec);
   int in[2], back[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0) fail("pipe");
   if (::pipe2(back, O_CLOEXEC) != 0) fail("pipe");
@@ -250,9 +248,20 @@ void Child::start(const std::vector<std::string>& argv, const std::filesystem::p
   to_child_ = in[1];
   from_child_ = back[0];
   output_ = out[0];
+  log_path_ = log;
   log_ = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   buffer_.clear();
   mark_output();
+}
+
+void Child::rotate_log() {
+  struct stat st {};
+  if (log_ < 0 || ::fstat(log_, &st) != 0 || static_cast<std::uintmax_t>(st.st_size) <= kLogRotateBytes) return;
+  std::error_code ec;
+  std::filesystem::rename(log_path_, log_path_.string() + ".1", ec);
+  if (ec) return;  // keep writing where it is: a log is no reason to fail a trial
+  close_fd(log_);
+  log_ = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 bool Child::send(const std::string& line) {
@@ -278,6 +287,7 @@ void Child::note_dropped() {
 
 void Child::mark_output() {
   note_dropped();
+  rotate_log();
   tail_.clear();
   logged_ = 0;
   dropped_ = 0;

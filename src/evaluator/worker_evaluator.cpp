@@ -121,7 +121,7 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   TrialResult r = exchange(to_json(w).dump(), limit);
   if (r.interrupted) return {};
   if (r.status == Status::ok) return cache;
-  throw ReferenceError(r.status, r.error);
+  throw ReferenceError(r.status, r.error, r.fault == Fault::none ? Fault::config : r.fault);
 }
 
 TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit) {

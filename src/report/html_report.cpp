@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "report/detail/files.hpp"
 #include "report/detail/svg.hpp"
 #include "report/detail/text.hpp"
+#include "tunekit/output.hpp"
 
 namespace tunekit {
 
@@ -453,7 +453,7 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
 
 void write_html_report(const std::filesystem::path& file, const std::vector<TrialRecord>& trials,
                        const HtmlReportOptions& options) {
-  detail::write_file_atomically(file, html_report(trials, options));
+  write_file_atomically(file, html_report(trials, options));
 }
 
 }  // namespace tunekit

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -42,10 +43,23 @@ std::string format_bindings(const Bindings& b) {
 
 using detail::us;
 
+// A compiler's log often opens with context ("k.cpp: In function ...");
+// the first line that reports an error is what went wrong.
+std::string_view compiler_reason(std::string_view log) {
+  for (std::size_t at = 0; at < log.size();) {
+    const std::size_t end = std::min(log.find('\n', at), log.size());
+    const std::string_view line = log.substr(at, end - at);
+    if (line.find("error") != std::string_view::npos) return line;
+    at = end + 1;
+  }
+  return log;
+}
+
 std::string why_failed(const TrialRecord& t) {
   if (t.status == Status::slower) return detail::slower_reason(t);
-  std::string reason = first_line(t.error);
-  if (t.status != Status::wrong_result) return reason;
+  std::string reason = first_line(t.status == Status::compile_error ? compiler_reason(t.error) : t.error);
+  // Only a comparison with the reference has a difference to show.
+  if (t.status != Status::wrong_result || !t.verification.checked) return reason;
   const double diff = t.verification.max_abs_diff;
   if (reason.find("max abs diff") != std::string::npos) return reason;
   if (reason.empty()) return fmt::format("max abs diff {:.3g} > tolerance", diff);
@@ -332,13 +346,14 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
   std::string out;
   for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + detail::csv_field(header[i]);
   out += '\n';
-  std::size_t no = 0;
+  // Numbered within each size, as the console and the JSON number them.
+  std::map<std::string, std::size_t> numbered;
   for (const auto& t : trials) {
     const bool ok = t.status == Status::ok;
     const bool timed = t.stats.count > 0 || !t.samples.empty();
     const std::size_t samples = t.stats.count ? t.stats.count : t.samples.size();
     std::vector<std::string> row{
-        std::to_string(++no),
+        std::to_string(++numbered[format_bindings(t.size)]),
         t.config.str(),
         ok ? csv_number(t.stats.median.count(), "{:.3f}") : "",
         std::string(to_string(t.status)),

@@ -1,6 +1,11 @@
 // The built-in output writers, one entry each, and the one way they are run.
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "report/detail/files.hpp"
 #include "tunekit/html_report.hpp"
@@ -123,6 +128,16 @@ void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs
 }
 
 std::optional<std::string> unsafe_output(const fs::path& file) {
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) return "'" + file.string() + "' is a folder; expected the path of a file to write";
+  for (fs::path up = file.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::exists(up, ec)) {
+      if (!fs::is_directory(up, ec))
+        return "'" + up.string() + "' is not a folder, so '" + file.string() + "' cannot be written under it";
+      break;
+    }
+    if (up == up.parent_path()) break;
+  }
   std::ifstream f(file, std::ios::binary);
   char header[16] = {};
   if (f && f.read(header, sizeof header) &&
@@ -139,7 +154,30 @@ void write_output(const WriterInfo& writer, const TuneReport& report, const fs::
   if (auto why = unsafe_output(file)) throw InputError({"output " + writer.name}, *why);
   std::ostringstream text;
   writer.write(report, text);
-  detail::write_file_atomically(file, text.str());
+  write_file_atomically(file, text.str());
+}
+
+void write_file_atomically(const std::filesystem::path& file, const std::string& content) {
+  std::error_code ec;
+  if (auto parent = file.parent_path(); !parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
+  }
+  std::filesystem::path tmp = file;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno)));
+    out << content;
+    out.flush();
+    if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno)));
+  }
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    std::error_code ignored;  // the rename's reason is the one to report
+    std::filesystem::remove(tmp, ignored);
+    throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), ec.message()));
+  }
 }
 
 }  // namespace tunekit

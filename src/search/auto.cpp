@@ -89,6 +89,9 @@ class Interleaved : public Strategy {
   void observe(const Config& config, const Outcome& outcome) override {
     for (auto& p : parts_) p->observe(config, outcome);
   }
+  // What each part would propose alone: the whole space (the tuner caps it
+  // by the budget, for the progress bar's total).
+  std::optional<std::uint64_t> planned() const override { return parts_.front()->planned(); }
 
  private:
   // Whether no part proposed `c` before. By rank: a config's key is a

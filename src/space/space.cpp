@@ -388,6 +388,34 @@ std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
   return out;
 }
 
+std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
+  if (count() > 0) return std::nullopt;
+  for (const Check& check : checks_) {
+    const std::size_t n = check.slots.size();
+    std::vector<std::uint32_t> digit(n, 0);
+    std::vector<Value> values(n);
+    bool holds = false, tried_all = false;
+    for (std::uint64_t tried = 0; tried < limit && !holds; ++tried) {
+      for (std::size_t k = 0; k < n; ++k) values[k] = params_[check.slots[k]].values[digit[k]];
+      holds = check.expr.test(values);
+      std::size_t k = n;
+      while (k > 0 && ++digit[k - 1] == params_[check.slots[k - 1]].values.size()) digit[--k] = 0;
+      if (k == 0) {
+        tried_all = true;
+        break;
+      }
+    }
+    if (holds || !tried_all) continue;
+    const Expression& c = constraints_[check.constraint];
+    return (c.where().str().empty() ? "" : c.where().str() + ": ") + "the constraint '" + c.text() +
+           "' holds for no config" +
+           (n == 0 ? " (it reads no parameter: the sizes and the machine's properties decide it)"
+                   : " (it holds for none of the values of its parameters)");
+  }
+  return "each of the " + std::to_string(constraints_.size()) +
+         " constraints holds for some configs, but no config meets them all";
+}
+
 bool Space::passes(const Check& check, std::span<const std::uint32_t> value_indices,
                    std::vector<Value>& scratch) const {
   for (std::size_t k = 0; k < check.slots.size(); ++k) {

@@ -10,7 +10,7 @@ namespace {
 
 std::string list_values(const std::vector<Value>& values) {
   std::vector<std::string> out;
-  for (const auto& v : values) out.push_back(v.str());
+  for (const auto& v : values) out.push_back(v.repr());  // '8' and 8 look apart
   return "[" + fmt::format("{}", fmt::join(out, ", ")) + "]";
 }
 
@@ -27,7 +27,7 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
     bool listed = false;
     for (const auto& x : p.values) listed = listed || x == *v;
     if (!listed)
-      return fmt::format("{} is outside its lists: {} = {} is not among {}'s values {}{}", head, p.name, v->str(),
+      return fmt::format("{} is outside its lists: {} = {} is not among {}'s values {}{}", head, p.name, v->repr(),
                          p.name, list_values(p.values), p.where.line ? " (" + p.where.str() + ")" : "");
   }
   Bindings env = machine_properties;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 
@@ -456,10 +457,26 @@ class ListEvaluator {
 // ------------------------------------------------------------ JSON files
 
 nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(SourceLocation{file.string(), 0, 0}, "cannot open " + file.string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // Located as every other input error is, file:line:column (the parser
+    // gives the byte; its own "at line 3, column 62" would repeat it).
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    if (auto at = what.find(": ", what.find("parse error")); at != std::string::npos) what = what.substr(at + 2);
+    throw InputError(SourceLocation{file.string(), line, column}, "invalid JSON: " + what);
   } catch (const nlohmann::json::exception& e) {
     // parse_error, and out_of_range for a number past double's range
     // ("1e1115"; found by tests/fuzz/t1_fuzz).

@@ -280,6 +280,10 @@ class Run {
       return;
     }
     blame_given_compiler(r, fmt::format("the reference function '{}'", spec_.reference.entry));
+    // A full disk or a missing tool is the machine's failure, not the spec's.
+    if (r.fault == Fault::environment)
+      throw std::runtime_error(fmt::format("the reference function '{}' cannot be built here{}:\n{}",
+                                           spec_.reference.entry, given_build_settings(), r.log));
     throw InputError({spec_.file.string()}, fmt::format("the reference function '{}' does not build{}:\n{}",
                                                         spec_.reference.entry, given_build_settings(), r.log));
   }
@@ -459,6 +463,10 @@ class Run {
     sr.baseline_is_spec_default = p.baseline_is_spec_default;
     size_best_.reset();
     measured_.clear();
+    if (auto why = p.space->why_empty()) {
+      sr.error = "no config is valid at this size: " + *why;
+      return sr;
+    }
     seed(p);
 
     // The default config's outputs are the reference unless the spec names a
@@ -818,8 +826,10 @@ class Run {
         record(std::move(rec), sr, p);
         continue;
       }
-      // The reference itself is not checked against itself.
-      if (reference && reference->artifact.hash != br.artifact.hash) rq.reference = reference;
+      // The default config is checked against its own reference run too:
+      // that run's checks (no element left unwritten, nothing NaN) are the
+      // config's, and so is a second run that disagrees with the first.
+      if (reference) rq.reference = reference;
       // The baseline is measured in full: the speedup over the default, and
       // one config for all sizes, are ratios to its time.
       if (!p.baseline || config != *p.baseline) rq.measure.best_so_far = size_best_;
@@ -839,6 +849,8 @@ class Run {
                                clip(e.what(), 2000));
         report_.warnings.push_back(fmt::format("size {}: {}", size_key(p.size), sr.error));
         report_.measure += Clock::now() - t0;
+        if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline)
+          fail_baseline(p, sr, e, config == *p.baseline ? std::move(rec) : blank_record(p, *p.baseline));
         return;
       }
       rec.eval_time = Clock::now() - t0;
@@ -865,6 +877,28 @@ class Run {
       }
       record(std::move(rec), sr, p);
     }
+  }
+
+  // A default-config reference that fails is that config's own failure: its
+  // trial says so, whether it is measured now or was stored as ok by a run
+  // that never checked it, so that no output path ever ships it.
+  void fail_baseline(const SizePlan& p, SizeReport& sr, const ReferenceError& e, TrialRecord fresh) {
+    auto failed = [&](TrialRecord& t) {
+      t.status = e.status;
+      t.fault = e.fault;
+      t.error = clip(fmt::format("as the reference: {}", e.what()));
+      t.stats = {};
+      t.samples.clear();
+    };
+    for (TrialRecord& t : sr.trials) {
+      if (t.config != *p.baseline) continue;
+      failed(t);
+      t.settings = settings_;
+      store_->put(t);
+      return;
+    }
+    failed(fresh);
+    record(std::move(fresh), sr, p);
   }
 
   // Whether a stored trial can stand for this run. A trial cut short was

@@ -67,6 +67,23 @@ TEST(Cli, DevicesListsTheCpu) {
   EXPECT_TRUE(contains(r.output, "l2_bytes"));
 }
 
+// A Python without torch makes the Triton backend unavailable: the line
+// says why in the exception's words, without the traceback's frames.
+TEST(Cli, AnUnavailableTritonSaysWhyInOneLine) {
+  const auto dir = fresh_dir();
+  const fs::path python = dir / "python3";
+  write_file(python,
+             "#!/bin/sh\necho 'Traceback (most recent call last):' >&2\n"
+             "echo '  File \"inspect_kernel.py\", line 112, in describe' >&2\n"
+             "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n");
+  fs::permissions(python, fs::perms::owner_all);
+  auto r = detail::run_process({"/usr/bin/env", "TUNEKIT_PYTHON=" + python.string(), tunekit_exe().string(), "devices"},
+                               std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "describe` failed: ModuleNotFoundError: No module named 'torch')")) << r.output;
+  EXPECT_FALSE(contains(r.output, "Traceback")) << r.output;
+}
+
 TEST(Cli, BadSpecGivesALocatedMessageNotACrash) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "extern \"C\" void f(float* x) { x[0] = 1; }\n");

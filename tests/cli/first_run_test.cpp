@@ -5,6 +5,8 @@
 // bar fits the terminal.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "core/detail/process.hpp"
@@ -120,8 +122,31 @@ TEST(FirstRun, ANarrowedRunKeepsTheFullRunsFiles) {
   EXPECT_EQ(read_file(out / "f.csv"), csv);
   EXPECT_EQ(read_file(out / "f.json"), json);
   for (const char* ext : {".csv", ".json", ".html"})
-    EXPECT_TRUE(fs::exists(out / (std::string("f.where-B_2_and_A_3") + ext))) << ext << "\n" << narrow.output;
-  EXPECT_TRUE(contains(narrow.output, "f.where-B_2_and_A_3.csv")) << narrow.output;
+    EXPECT_TRUE(fs::exists(out / (std::string("f.where-B_2_and_A_lt_3") + ext))) << ext << "\n" << narrow.output;
+  EXPECT_TRUE(contains(narrow.output, "f.where-B_2_and_A_lt_3.csv")) << narrow.output;
+  // Another filter over the same names writes its own files: the first
+  // narrowed run's stay as they were.
+  const std::string narrow_json = read_file(out / "f.where-B_2_and_A_lt_3.json");
+  auto other =
+      tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress", "--where", "B == 2", "--where", "A > 3"});
+  ASSERT_EQ(other.exit_code, 3) << other.output;  // nothing valid: A is at most 3
+  auto wider =
+      tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress", "--where", "B == 2", "--where", "A >= 2"});
+  ASSERT_EQ(wider.exit_code, 0) << wider.output;
+  EXPECT_TRUE(fs::exists(out / "f.where-B_2_and_A_ge_2.json")) << wider.output;
+  EXPECT_EQ(read_file(out / "f.where-B_2_and_A_lt_3.json"), narrow_json);
+  // An operator the name has no word for, or a long filter, adds a hash of
+  // the whole filter.
+  auto product = tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress", "--where", "A * B == 2"});
+  ASSERT_EQ(product.exit_code, 0) << product.output;
+  auto sum = tunekit_cli({"tune", spec, "--out-dir", out.string(), "--no-progress", "--where", "A + B == 2"});
+  ASSERT_EQ(sum.exit_code, 0) << sum.output;
+  std::set<std::string> hashed;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("f.where-A_B_2-", 0) == 0 && e.path().extension() == ".json") hashed.insert(name);
+  }
+  EXPECT_EQ(hashed.size(), 2u) << product.output << sum.output;
 }
 
 TEST(FirstRun, SpaceCountsTheConfigsAList) {

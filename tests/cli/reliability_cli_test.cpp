@@ -142,6 +142,70 @@ TEST(ReliabilityCli, AnOutputPointedAtTheStoreOrTheSpecIsRefused) {
   EXPECT_EQ(Store(db).all().size(), 1u);
 }
 
+// An output path that cannot be a file (a folder, a path under a file) is
+// refused at its flag before anything runs or is written, by `tune`, `emit`
+// and `report` alike; before, `tune --csv DIR` ran the whole tune and then
+// failed with "cannot write DIR: Success", and `emit` said it had written a
+// header it could not write.
+TEST(ReliabilityCli, AnOutputPathThatCannotBeWrittenIsRefusedAtItsFlag) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string out = (dir / "out").string();
+  write_file(dir / "plain", "not a folder");
+  const std::string under_file = (dir / "plain" / "x.hpp").string();
+  for (const char* flag : {"--csv", "--json", "--html"}) {
+    auto r = tunekit_cli({"tune", spec, "-o", out, "--no-progress", flag, dir.string()});
+    EXPECT_EQ(r.exit_code, 1) << flag << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, std::string(flag) + ": '" + dir.string() + "' is a folder")) << r.output;
+    EXPECT_FALSE(contains(r.output, "No.1")) << r.output;  // refused before the run
+  }
+  ASSERT_EQ(tunekit_cli({"tune", spec, "-o", out, "--no-progress"}).exit_code, 0);
+  auto folder = tunekit_cli({"emit", spec, "-o", out, "--header", dir.string()});
+  EXPECT_EQ(folder.exit_code, 1) << folder.output;
+  EXPECT_TRUE(contains(folder.output, "--header: '" + dir.string() + "' is a folder")) << folder.output;
+  // Nothing is written when any one path is bad: the JSON would come first.
+  auto under = tunekit_cli({"emit", spec, "-o", out, "--json", (dir / "p.json").string(), "--header", under_file});
+  EXPECT_EQ(under.exit_code, 1) << under.output;
+  EXPECT_TRUE(contains(under.output, "--header: '" + (dir / "plain").string() + "' is not a folder")) << under.output;
+  EXPECT_FALSE(fs::exists(dir / "p.json"));
+  auto page = tunekit_cli({"report", spec, "-o", out, "--html", under_file});
+  EXPECT_EQ(page.exit_code, 1) << page.output;
+  EXPECT_TRUE(contains(page.output, "--html: ")) << page.output;
+  // A folder that cannot be created (not even by root, in /proc) is the
+  // write's error, named by its flag, with no success line.
+  auto proc = tunekit_cli({"emit", spec, "-o", out, "--header", "/proc/self/no/such.hpp"});
+  EXPECT_EQ(proc.exit_code, 1) << proc.output;
+  EXPECT_TRUE(contains(proc.output, "--header: ")) << proc.output;
+  EXPECT_FALSE(contains(proc.output, "sizes (")) << proc.output;
+}
+
+// --db naming a file that is not a results store is bad input at the flag
+// (exit 1), for every command that reads one.
+TEST(ReliabilityCli, ADatabaseFlagOnAnotherKindOfFileIsTheFlagsError) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  write_file(dir / "notes.txt", "these are not trials, but long enough to have an SQLite header's worth of bytes\n");
+  const std::string db = (dir / "notes.txt").string();
+  for (const char* command : {"select", "emit", "report"}) {
+    auto r = tunekit_cli({command, spec, "--db", db, "-o", (dir / "out").string()});
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "--db: cannot read " + db + " as a tunekit results database")) << r.output;
+  }
+}
+
+// --entry and --arg describe a bare source's call; given with a spec they
+// would do nothing, so they are refused rather than ignored.
+TEST(ReliabilityCli, CallFlagsWithASpecAreRefused) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  auto entry = tunekit_cli({"tune", spec, "--entry", "g", "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(entry.exit_code, 1) << entry.output;
+  EXPECT_TRUE(contains(entry.output, "--entry: describes the call of a bare kernel source")) << entry.output;
+  auto arg = tunekit_cli({"tune", spec, "--arg", "n:i32=4", "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(arg.exit_code, 1) << arg.output;
+  EXPECT_TRUE(contains(arg.output, "--arg: describes the call")) << arg.output;
+}
+
 // Item 20: usage errors exit 1, as documented, and say what was wrong.
 TEST(ReliabilityCli, UsageErrorsExitOneAndSayWhatIsWrong) {
   const auto dir = fresh_dir();
@@ -256,6 +320,7 @@ TEST(ReliabilityCli, OutOfRangeNumbersAreRefusedAtTheFlag) {
   const std::vector<std::vector<std::string>> cases = {
       {"--max-evals", "0"}, {"--max-evals", "-1"}, {"--seed", "-1"},
       {"--atol", "-1"},     {"--rtol", "-0.5"},    {"--atol", "nan"},
+      {"--jobs", "99999999999"},  // past `unsigned`: once CLI11's "Could not convert"
   };
   for (const auto& c : cases) {
     auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string(), c[0], c[1]});

@@ -159,6 +159,10 @@ TEST(Resolve, BadInputIsNamedWithWhatWasMeant) {
   EXPECT_EQ(size.exit_code, 1) << size.output;
   EXPECT_NE(size.output.find("'MM' is not a size"), std::string::npos) << size.output;
   EXPECT_NE(size.output.find("did you mean 'M'?"), std::string::npos) << size.output;
+  // A size that is not a number is the flag's fault, not the spec's.
+  auto word = tunekit_cli({"resolve", spec, "--properties", kH200, "--size", "M=abc"});
+  EXPECT_EQ(word.exit_code, 1) << word.output;
+  EXPECT_NE(word.output.find("--size M=abc: 'abc' is not a number"), std::string::npos) << word.output;
 
   auto value = tunekit_cli({"resolve", spec, "--properties", kH200, "--config", "BN=48"});
   EXPECT_EQ(value.exit_code, 1) << value.output;

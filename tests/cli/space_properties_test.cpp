@@ -85,6 +85,18 @@ TEST(SpaceProperties, ACudaSpecCountsWithAGpusPropertiesAnywhere) {
       << bad.output;
   EXPECT_NE(bad.output.find("one device object of `tunekit devices --json`"), std::string::npos);
 
+  // A file that lacks a property the constraints read: the spec's location,
+  // and the file the properties came from.
+  write_file(dir / "short.json", "{\"device\": \"cuda: x\", \"sm_count\": 132}");
+  auto lacking = tunekit_cli({"space", spec, "--properties", (dir / "short.json").string(), "-s", "M=4096", "-s",
+                              "N=4096", "-s", "K=4096", "-s", "B_NK=1"});
+  EXPECT_EQ(lacking.exit_code, 1) << lacking.output;
+  EXPECT_NE(lacking.output.find("wgmma_gemm.yaml:"), std::string::npos) << lacking.output;
+  EXPECT_NE(lacking.output.find("the machine properties are those of --properties " + (dir / "short.json").string() +
+                                ", which may lack it"),
+            std::string::npos)
+      << lacking.output;
+
   // Without a GPU and without --properties, the error says how to go on.
   bool gpu = false;
   for (const auto& l : list_devices()) gpu = gpu || (l.backend == "cuda" && !l.devices.empty());

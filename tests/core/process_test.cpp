@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace tunekit;
 using namespace std::chrono_literals;
@@ -25,4 +26,21 @@ TEST(Process, ABackgroundProcessHoldingTheOutputDoesNotHoldTheRun) {
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.output, "done\n");
+}
+
+// A worker lives for many requests, each logging up to kLogBytesPerRequest:
+// its log is rotated when a request starts, not only when a worker does
+// (a run of 75 chatty configs on one worker left a 78 MB log).
+TEST(Process, AWorkersLogIsRotatedWhenARequestStarts) {
+  namespace fs = std::filesystem;
+  const fs::path log = tunekit::testing::fresh_dir() / "worker.log";
+  detail::Child child;
+  child.start({"/bin/sh", "-c", "sleep 600"}, log);
+  // As if earlier requests had logged that much.
+  fs::resize_file(log, detail::Child::kLogRotateBytes + 1);
+  child.mark_output();
+  EXPECT_EQ(fs::file_size(log.string() + ".1"), detail::Child::kLogRotateBytes + 1);
+  ASSERT_TRUE(fs::exists(log));
+  EXPECT_EQ(fs::file_size(log), 0u);
+  child.kill();
 }

@@ -287,6 +287,37 @@ TEST(Csv, OneColumnPerParameterAndMetricAndTheNoiseVerdict) {
   EXPECT_EQ(rows[1][col("Bimodal")], "false");
 }
 
+TEST(Csv, TrialsAreNumberedWithinTheirSize) {
+  // As the console's "No.5" and the JSON's "no": 5 count them, per size.
+  std::vector<TrialRecord> trials{ok_trial(bmbn(64, 128), 10.0), ok_trial(bmbn(32, 16), 20.0),
+                                  ok_trial(bmbn(64, 128), 30.0), ok_trial(bmbn(8, 8), 40.0)};
+  trials[2].size["M"] = Value(1024);
+  trials[3].size["M"] = Value(1024);
+  auto rows = parse_csv(format_csv(trials, {}));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[1][0], "1");
+  EXPECT_EQ(rows[2][0], "2");
+  EXPECT_EQ(rows[3][0], "1");
+  EXPECT_EQ(rows[4][0], "2");
+}
+
+TEST(TrialLine, AFailureShowsItsReason) {
+  // A compiler's log opens with its context; the line is the error's.
+  TrialRecord built = failed_trial(bmbn(1, 2), Status::compile_error,
+                                   "k.cpp: In function 'void k(float*)':\nk.cpp:7:3: error: invalid use of 'this'\n");
+  EXPECT_EQ(format_trial_line(4, built), "No.4: compile_error, {BM: 1, BN: 2} (k.cpp:7:3: error: invalid use of 'this')");
+  // A wrong result that no comparison found (the reference's own checks)
+  // shows no difference; one a comparison found shows it.
+  TrialRecord unwritten = failed_trial(bmbn(1, 2), Status::wrong_result, "as the reference: 'y' has nan at 999");
+  EXPECT_EQ(format_trial_line(1, unwritten), "No.1: wrong_result, {BM: 1, BN: 2} (as the reference: 'y' has nan at 999)");
+  TrialRecord compared = unwritten;
+  compared.error = "y[3] = 2 differs from 1";
+  compared.verification.checked = true;
+  compared.verification.passed = false;
+  compared.verification.max_abs_diff = 1;
+  EXPECT_EQ(format_trial_line(1, compared), "No.1: wrong_result, {BM: 1, BN: 2} (max abs diff 1: y[3] = 2 differs from 1)");
+}
+
 TEST(TrialLine, MetricsAndAMissedNoiseTarget) {
   TrialRecord t = ok_trial(bmbn(64, 128), 10.0);
   TrialColumns columns{{{"rate", Expression::parse("BM * BN / time_us")}}, 0.02};

@@ -287,3 +287,19 @@ TEST(Space, CopiesAreIndependent) {
   EXPECT_EQ(u.count(), 2u);
   EXPECT_EQ(u.parameters().size(), 1u);
 }
+
+TEST(Space, AnEmptySpaceSaysWhichConstraintEmptiedIt) {
+  const std::vector<Parameter> params{param("a", ints(1, 4)), param("b", ints(1, 4))};
+  EXPECT_EQ(Space(params, exprs({"a <= b"})).why_empty(), std::nullopt);
+  // One constraint that no value of its parameters meets, located.
+  EXPECT_EQ(Space(params, exprs({"a <= b", "b > 5"})).why_empty(),
+            "spec.yaml:11:5: the constraint 'b > 5' holds for no config (it holds for none of the values of its "
+            "parameters)");
+  // One that reads only a size the run fixed.
+  EXPECT_EQ(Space(params, exprs({"N > 100"}), Bindings{{"N", Value(64)}}).why_empty(),
+            "spec.yaml:10:5: the constraint 'N > 100' holds for no config (it reads no parameter: the sizes and "
+            "the machine's properties decide it)");
+  // Each holds somewhere, but not together.
+  EXPECT_EQ(Space(params, exprs({"a > b", "b > a"})).why_empty(),
+            "each of the 2 constraints holds for some configs, but no config meets them all");
+}

@@ -65,6 +65,13 @@ TEST(SpecLimits, ADefaultOutsideTheParametersValuesIsSaid) {
   ASSERT_TRUE(why);
   EXPECT_TRUE(contains(*why, "BM = 48 is not among BM's values [16, 32] (")) << *why;
   EXPECT_TRUE(contains(*why, "k.yaml:4:")) << *why;
+  // A string that reads like one of the numbers is told apart from it.
+  const auto quoted = fresh_dir();
+  EXPECT_EQ(load_error(quoted, "parameters: {BM: ['16', '32']}\ndefault: {BM: 16}\n"), "");
+  const Spec q = load_spec(quoted / "k.yaml");
+  const auto mixed = default_config_problem(q, q.sizes.front(), {});
+  ASSERT_TRUE(mixed);
+  EXPECT_TRUE(contains(*mixed, "BM = 16 is not among BM's values ['16', '32']")) << *mixed;
 }
 
 // Item 11: value lists and configs lists load in linear time. 200,000 values

@@ -135,6 +135,17 @@ TEST(T1Files, HandWrittenT1AndErrors) {
       load_t1(write("bad2.json", R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": "[1,"}]}})")),
       InputError);
   EXPECT_THROW(load_t1(write("bad3.json", "{not json")), InputError);
+  // A syntax error is located at its line and column, as a YAML spec's is.
+  try {
+    load_t1(write("comma.json", "{\"ConfigurationSpace\": {\n  \"TuningParameters\": [],\n}}"));
+    ADD_FAILURE() << "a trailing comma was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, (dir / "comma.json").string());
+    EXPECT_EQ(e.where().line, 3);
+    EXPECT_EQ(e.where().column, 1);
+    EXPECT_EQ(std::string(e.message()).rfind("invalid JSON: syntax error while parsing object key", 0), 0u)
+        << e.message();
+  }
   // A number past double's range: found by tests/fuzz/t1_fuzz, once an
   // exception other than InputError that ended the program.
   EXPECT_THROW(load_t1(write("overflow.json", "111e1115")), InputError);

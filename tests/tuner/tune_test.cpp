@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "support/outputs.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
 using namespace tunekit;
@@ -38,6 +40,8 @@ extern "C" void scale(const float* x, float* y, int n) {
   this does not compile;
 #elif KIND == 6
   for (int i = 0; i < n; ++i) { y[i] = 2 * x[i]; } usleep(2000);
+#elif KIND == 8
+  for (int i = 0; i < n - 1; ++i) y[i] = 2 * x[i];  // the last element is never written
 #endif
 }
 extern "C" void scale_ref(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }
@@ -231,6 +235,81 @@ TEST(Tune, SpecHashFollowsTheKernelNotTheSpace) {
   EXPECT_NE(spec_hash(spec), after);
 }
 
+// Under a budget the progress total is the budget, whichever strategy runs
+// (`auto`'s blend once said nothing, and the bar showed 1/1, 2/2, ...).
+TEST(Tune, TheProgressTotalIsTheBudget) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {0, 4, 6};  // KIND 4 is a wrong result: quick, whatever it is
+  spec.parameters.push_back(Parameter{"PAD", {Value(1), Value(2), Value(3)}, {}});
+  spec.search.max_evaluations = 4;
+  ASSERT_EQ(spec.search.strategy, "auto");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  std::set<std::size_t> totals;
+  TuneReport r = tune(spec, opt, [&](const ProgressEvent& e) { totals.insert(e.total.value_or(0)); });
+  EXPECT_EQ(r.sizes.at(0).trials.size(), 4u);
+  EXPECT_EQ(totals, std::set<std::size_t>{4});
+}
+
+// A default config that is the reference and fails the reference's own
+// checks (an element it never writes) is that config's failure: its trial
+// says so, nothing is named best or shipped, and the size ends (nothing can
+// be verified). Before, its unchecked trial was stored as ok and won.
+TEST(Tune, ADefaultConfigThatFailsAsTheReferenceIsRecordedAsFailed) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {8, 0};
+  spec.default_config = Config({{"KIND", Value(8)}});
+  spec.reference = ReferenceSpec{};  // the default config's outputs
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport r = tune(spec, opt);
+  ASSERT_EQ(r.sizes.size(), 1u);
+  const SizeReport& s = r.sizes[0];
+  ASSERT_EQ(s.trials.size(), 1u);
+  EXPECT_EQ(s.trials[0].config.at("KIND"), Value(8));
+  EXPECT_EQ(s.trials[0].status, Status::wrong_result);
+  EXPECT_EQ(s.trials[0].fault, Fault::config);
+  EXPECT_NE(s.trials[0].error.find("as the reference: "), std::string::npos) << s.trials[0].error;
+  EXPECT_FALSE(s.best);
+  EXPECT_NE(s.error.find("the reference (the default config {KIND: 8}) failed (wrong_result)"), std::string::npos)
+      << s.error;
+  // The store agrees: a later select has nothing of this size to ship.
+  const auto stored = Store(opt.out_dir / "tunekit.db").all();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].status, Status::wrong_result);
+}
+
+// A reference function that cannot be built for the machine's sake (the
+// compiler reports a full disk) is the run's failure, not the spec's: not an
+// InputError, which `tunekit tune` reports as bad input (exit 1).
+TEST(Tune, AReferenceThatTheMachineCannotBuildIsNotTheSpecsError) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "ref.cpp", "#error No space left on device\n");
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {0};
+  spec.reference.source = dir / "ref.cpp";
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  try {
+    (void)tune(spec, opt);
+    ADD_FAILURE() << "the run went on without its reference";
+  } catch (const InputError& e) {
+    ADD_FAILURE() << "blamed on the spec: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the reference function 'scale_ref' cannot be built here"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A size whose constraints leave no valid config (here N < 64) runs nothing
 // and needs no reference; the run goes on to the other sizes, whichever kind
 // of reference the spec has.
@@ -258,10 +337,11 @@ TEST(Tune, SizeWithoutValidConfigsIsReportedAndTheRunGoesOn) {
     ASSERT_EQ(r.sizes[1].trials.size(), 2u);
     for (const auto& t : r.sizes[1].trials) {
       EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
-      // (the default config is the reference itself in the second case)
-      if (function_reference || t.config.at("KIND").as_int() != 0)
-        EXPECT_TRUE(t.verification.checked) << t.config.str();
+      // The default config too, against its own reference run.
+      EXPECT_TRUE(t.verification.checked) << t.config.str();
     }
-    EXPECT_NE(format_summary(r).find("no trials were run"), std::string::npos) << format_summary(r);
+    EXPECT_NE(format_summary(r).find("no config is valid at this size: the constraint 'N >= 64' holds for no config"),
+              std::string::npos)
+        << format_summary(r);
   }
 }

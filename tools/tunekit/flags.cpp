@@ -110,6 +110,10 @@ void check_size_flag(const Spec& spec, const std::set<std::string>& known, const
     throw InputError({flag}, "the spec uses no size named '" + name + "'" + did_you_mean(name, list) +
                                  (list.empty() ? " (it uses no size at all)" : " (its sizes: " + either(list) + ")"));
   }
+  check_size_values(flag, name, values);
+}
+
+void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values) {
   for (const auto& v : values)
     if (v.is_string())
       throw InputError({flag}, "'" + v.str() + "' is not a number; a size is an integer or a float, e.g. " + name +

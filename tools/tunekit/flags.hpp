@@ -33,6 +33,8 @@ std::set<std::string> size_names_used(const Spec& spec);
 // not a parameter, and numbers; else InputError naming the flag.
 void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
                      const std::string& name, const std::vector<Value>& values);
+// The number part of that check, for a command that accepts other names too.
+void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values);
 
 // Gives every whole-number and real-number flag of every subcommand of
 // `app` a check that runs before CLI11 converts the value.

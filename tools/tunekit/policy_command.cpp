@@ -1,7 +1,7 @@
 #include "policy_command.hpp"
 
 #include <cmath>
-#include <fstream>
+#include <functional>
 #include <set>
 #include <memory>
 #include <optional>
@@ -11,9 +11,11 @@
 
 #include "tunekit/backend.hpp"
 #include "tunekit/html_report.hpp"
+#include "tunekit/output.hpp"
 #include "tunekit/policy.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::cli {
@@ -78,6 +80,22 @@ struct Loaded {
   std::string name;
 };
 
+// Reads a results store: a file that is not one is the input's error, named
+// by the flag that chose it, not a failure of the program (exit 2).
+std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chosen_by,
+                                     const std::function<std::vector<TrialRecord>(const Store&)>& read) {
+  std::optional<Store> store;
+  try {
+    store.emplace(db, Store::Access::read_only);
+    return read(*store);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw InputError({chosen_by}, fmt::format("cannot read {} as a tunekit results database: {}", db.string(),
+                                              e.what()));
+  }
+}
+
 Loaded load(const PolicyArgs& a) {
   Loaded l;
   l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
@@ -89,8 +107,8 @@ Loaded load(const PolicyArgs& a) {
                       : !l.spec.output.db.empty() ? l.spec.output.db
                                                   : fs::path(a.out_dir) / "tunekit.db";
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
-  Store store(db, Store::Access::read_only);
-  l.trials = store.trials(spec_hash(l.spec));
+  const std::string chosen_by = !a.db.empty() ? "--db" : !l.spec.output.db.empty() ? a.spec : "--out-dir";
+  l.trials = read_trials(db, chosen_by, [&](const Store& s) { return s.trials(spec_hash(l.spec)); });
   if (l.trials.empty()) {
     // Name the filters that found nothing, and whether the spec's own
     // settings would have.
@@ -103,7 +121,8 @@ Loaded load(const PolicyArgs& a) {
     const std::string flags = fmt::format("{}", fmt::join(given, " and "));
     throw InputError({given.front().substr(0, given.front().find(' '))},
                      fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
-                                 store.trials(declared_hash).empty()
+                                 read_trials(db, chosen_by, [&](const Store& s) { return s.trials(declared_hash); })
+                                         .empty()
                                      ? "give the input seed and cache mode the tune ran with, or tune it first"
                                      : "it has the spec's own (leave out " + flags + ")"));
   }
@@ -155,12 +174,33 @@ int run_select(const PolicyArgs& a) {
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100, goal);
   std::set<std::string> distinct;
   for (const auto& e : p.entries) distinct.insert(e.config.key());
-  fmt::print("{} sizes, {} distinct config{} ({}){}\n", p.entries.size(), distinct.size(),
-             distinct.size() == 1 ? "" : "s", p.selection, by);
+  fmt::print("{} size{}, {} distinct config{} ({}){}\n", p.entries.size(), p.entries.size() == 1 ? "" : "s",
+             distinct.size(), distinct.size() == 1 ? "" : "s", p.selection, by);
   for (const auto& e : p.entries)
     fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(),
                e.time ? fmt::format(" {:.3f} us", e.time->count()) : "");
   return 0;
+}
+
+// A file a command writes, with the flag that named it (or would have).
+struct PlannedFile {
+  std::string flag;
+  fs::path file;
+  std::string text;
+};
+
+// Every path is checked before anything is written, so that a bad one leaves
+// no half-written set behind; a write that fails still names its flag.
+void write_planned(const std::vector<PlannedFile>& files) {
+  for (const auto& f : files)
+    if (auto why = unsafe_output(f.file)) throw InputError({f.flag}, *why);
+  for (const auto& f : files) {
+    try {
+      write_file_atomically(f.file, f.text);
+    } catch (const std::exception& e) {
+      throw InputError({f.flag}, e.what());
+    }
+  }
 }
 
 int run_emit(const PolicyArgs& a) {
@@ -171,41 +211,43 @@ int run_emit(const PolicyArgs& a) {
   p.size_order = l.spec.size_names;
   p.pinned = pinned_parameters(l.spec.constraints, p);
   p.checks = policy_checks(l.spec.constraints, p, machine_properties(l.trials));
-  const std::string header = a.header.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.hpp")).string() : a.header;
-  const std::string json = a.json.empty() ? (fs::path(a.out_dir) / (l.name + "_policy.json")).string() : a.json;
-  for (const auto& [file, text] : {std::pair{header, emit_header(p, {a.name_space})}, std::pair{json, emit_json(p)}}) {
-    if (fs::path(file).has_parent_path()) fs::create_directories(fs::path(file).parent_path());
-    std::ofstream(file, std::ios::binary) << text;
-  }
-  fmt::print("{} sizes ({}): {}, {}\n", p.entries.size(), p.selection, header, json);
-  if (selection_of(a.mode) == Selection::all_sizes && l.spec.default_config)
-    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal_of(l.spec)))
-      fmt::print("{}", format_unsettled(*choice));
+  auto chosen = [&](const std::string& given, const std::string& flag, const std::string& default_name) {
+    return given.empty() ? std::pair{std::string("--out-dir"), fs::path(a.out_dir) / (l.name + default_name)}
+                         : std::pair{flag, fs::path(given)};
+  };
+  std::vector<PlannedFile> files;
+  std::vector<std::string> notes;  // printed once every file is written
+  auto plan = [&](std::pair<std::string, fs::path> where, std::string text) {
+    files.push_back({std::move(where.first), std::move(where.second), std::move(text)});
+  };
+  plan(chosen(a.header, "--header", "_policy.hpp"), emit_header(p, {a.name_space}));
+  plan(chosen(a.json, "--json", "_policy.json"), emit_json(p));
   // Python kernels also get a module mapping sizes to configs and a
   // triton.Config list; vLLM's MoE files when asked for.
-  auto write = [](const fs::path& file, const std::string& text) {
-    if (file.has_parent_path()) fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << text;
-  };
   const bool python_kernel = backend_for_language(l.spec.kernel.language).kernel.tensors;
   if (python_kernel || !a.python.empty()) {
-    const fs::path py = a.python.empty() ? fs::path(a.out_dir) / (l.name + "_policy.py") : fs::path(a.python);
-    write(py, emit_python(p));
-    fmt::print("  Python: {} (select(**size) -> config)\n", py.string());
+    plan(chosen(a.python, "--python", "_policy.py"), emit_python(p));
+    notes.push_back(fmt::format("  Python: {} (select(**size) -> config)\n", files.back().file.string()));
   }
   if (python_kernel || !a.triton_configs.empty()) {
-    const fs::path tc =
-        a.triton_configs.empty() ? fs::path(a.out_dir) / (l.name + "_triton_configs.py") : fs::path(a.triton_configs);
-    write(tc, emit_triton_configs(p));
-    fmt::print("  triton.Config list: {} (CONFIGS, for @triton.autotune)\n", tc.string());
+    plan(chosen(a.triton_configs, "--triton-configs", "_triton_configs.py"), emit_triton_configs(p));
+    notes.push_back(
+        fmt::format("  triton.Config list: {} (CONFIGS, for @triton.autotune)\n", files.back().file.string()));
   }
   if (!a.vllm_dir.empty()) {
     const std::string device = l.trials.front().device;
     for (const auto& f : emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch)) {
-      write(fs::path(a.vllm_dir) / f.name, f.text);
-      fmt::print("  vLLM/SGLang fused-MoE config: {}\n", (fs::path(a.vllm_dir) / f.name).string());
+      plan({"--vllm", fs::path(a.vllm_dir) / f.name}, f.text);
+      notes.push_back(fmt::format("  vLLM/SGLang fused-MoE config: {}\n", files.back().file.string()));
     }
   }
+  write_planned(files);
+  fmt::print("{} size{} ({}): {}, {}\n", p.entries.size(), p.entries.size() == 1 ? "" : "s", p.selection,
+             files[0].file.string(), files[1].file.string());
+  if (selection_of(a.mode) == Selection::all_sizes && l.spec.default_config)
+    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal_of(l.spec)))
+      fmt::print("{}", format_unsettled(*choice));
+  for (const auto& n : notes) fmt::print("{}", n);
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())
@@ -238,7 +280,7 @@ int run_report(const PolicyArgs& a) {
                        "picks the trials of a spec tuned with that setting: give the SPEC too");
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
-    l.trials = Store(db, Store::Access::read_only).all();
+    l.trials = read_trials(db, a.db.empty() ? "--out-dir" : "--db", [](const Store& s) { return s.all(); });
     l.name = "tunekit";
     if (l.trials.empty()) throw InputError({db.string()}, "the database has no trials");
   }
@@ -253,7 +295,7 @@ int run_report(const PolicyArgs& a) {
     options.target_noise = l.spec.measure.target_noise;
     options.metrics = l.spec.metrics;
   }
-  write_html_report(html, l.trials, options);
+  write_planned({{a.html.empty() ? "--out-dir" : "--html", html, html_report(l.trials, options)}});
   fmt::print("{}report: {}\n", format_parameter_report(l.trials), html.string());
   return 0;
 }

@@ -119,6 +119,7 @@ Bindings choose_size(const Spec& spec, const ResolveArgs& a, const Bindings& mac
       if (!declared.empty()) msg += fmt::format(" (its sizes: {})", fmt::join(declared, ", "));
       throw InputError({"--size " + text}, msg);
     }
+    check_size_values("--size " + text, name, {value});
     size[name] = value;
   }
   return size;

@@ -114,7 +114,16 @@ std::size_t peak_rss() {
 
 int run_space(const SpaceArgs& a) {
   auto [def, spec] = load(a);
-  if (spec) check_expression_names(*spec, def.constants);
+  if (spec) {
+    try {
+      check_expression_names(*spec, def.constants);
+    } catch (const InputError& e) {
+      if (a.properties.empty()) throw;
+      // The name may be one the target machine has and the file left out.
+      throw InputError(e.where(), e.message() + "; the machine properties are those of --properties " +
+                                      a.properties + ", which may lack it");
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   Space space(def.parameters, def.constraints, def.constants);
   const bool indexed = space.build();
@@ -186,6 +195,8 @@ int run_space(const SpaceArgs& a) {
     j["default_problem"] = default_problem ? nlohmann::ordered_json(*default_problem) : nlohmann::ordered_json(nullptr);
     if (!a.write.empty()) j["written"] = a.write;
     j["constraint_errors"] = space.constraint_errors();
+    const auto empty = valid == 0 ? space.why_empty() : std::nullopt;
+    j["why_empty"] = empty ? nlohmann::ordered_json(*empty) : nlohmann::ordered_json(nullptr);
     fmt::print("{}\n", j.dump());
     return 0;
   }
@@ -202,6 +213,8 @@ int run_space(const SpaceArgs& a) {
   // A constraint that cannot be evaluated (a division by zero) rules its
   // configs out: say so, or "valid: 0" has no reason.
   for (const auto& e : space.constraint_errors()) fmt::print("warning: {}\n", e);
+  if (valid == 0)
+    if (auto why = space.why_empty()) fmt::print("warning: no config is valid: {}\n", *why);
   return 0;
 }
 

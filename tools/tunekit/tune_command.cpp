@@ -49,7 +49,7 @@ struct TuneArgs {
   std::string replay;
   bool no_transfer = false;
   std::optional<std::int64_t> seed;
-  unsigned jobs = 0;
+  std::uint64_t jobs = 0;  // checked against kMaxJobs before it is narrowed
   std::string out_dir = "tunekit-out";
   std::string db, csv, json, html;
   bool fresh = false;
@@ -154,6 +154,13 @@ Spec build_spec(const TuneArgs& t) {
   const fs::path target = t.target;
   Spec spec;
   if (is_spec_file(target)) {
+    // A spec describes its call itself; a flag it would not read must not
+    // look as if it had been obeyed.
+    if (!t.entry.empty() || !t.args.empty())
+      throw InputError({t.entry.empty() ? "--arg" : "--entry"},
+                       fmt::format("describes the call of a bare kernel source, but {} is a spec: its kernel's "
+                                   "'entry' and its 'arguments' describe the call",
+                                   target.string()));
     spec = load_spec(target);
   } else {
     spec = spec_from_source(target);
@@ -296,26 +303,51 @@ Spec build_spec(const TuneArgs& t) {
   return spec;
 }
 
-// ".where-KC_256" for --where 'KC == 256': the files of a narrowed run get
-// their own names (readable, and bounded in length).
+// ".where-KC_256" for --where 'KC == 256', ".where-KC_ge_128" for 'KC >= 128':
+// the files of a narrowed run get their own names, readable and bounded in
+// length. Where the name cannot say it all (other operators, a long
+// filter), a hash of the whole filter keeps two filters' files apart.
 std::string where_suffix(const std::vector<std::string>& where) {
   if (where.empty()) return {};
-  std::string text;
+  static const std::map<std::string, std::string> kWords = {{"==", ""}, {"=", ""},    {"!=", "ne"}, {"<=", "le"},
+                                                            {">=", "ge"}, {"<", "lt"}, {">", "gt"}};
+  std::string text, all;
+  bool lossy = false;
+  auto add = [&](std::string_view word) {
+    if (word.empty()) return;
+    if (!text.empty() && text.back() != '_') text += '_';
+    text += word;
+  };
   for (const auto& w : where) {
+    all += w + '\n';
     if (!text.empty()) text += "_and_";
-    bool gap = false;
-    for (char c : w) {
-      if (std::isalnum(static_cast<unsigned char>(c))) {
-        if (gap && !text.empty() && text.back() != '_') text += '_';
-        text += c;
-        gap = false;
+    for (std::size_t i = 0; i < w.size();) {
+      std::size_t j = i;
+      if (std::isalnum(static_cast<unsigned char>(w[i])) || w[i] == '_') {
+        while (j < w.size() && (std::isalnum(static_cast<unsigned char>(w[j])) || w[j] == '_')) ++j;
+        add(std::string_view(w).substr(i, j - i));
       } else {
-        gap = true;
+        while (j < w.size() && !std::isalnum(static_cast<unsigned char>(w[j])) && w[j] != '_') ++j;
+        std::string op;
+        for (char c : std::string_view(w).substr(i, j - i))
+          if (!std::isspace(static_cast<unsigned char>(c))) op += c;
+        if (auto word = kWords.find(op); word != kWords.end()) add(word->second);
+        else if (!op.empty()) lossy = true;
       }
+      i = j;
     }
   }
-  if (text.size() > 48) text = text.substr(0, 48);
-  return ".where-" + (text.empty() ? std::string("x") : text);
+  if (text.size() > 48) {
+    text.resize(48);
+    lossy = true;
+  }
+  if (text.empty()) text = "x";
+  if (lossy) {
+    std::uint32_t h = 2166136261u;  // FNV-1a: stable across builds, unlike std::hash
+    for (unsigned char c : all) h = (h ^ c) * 16777619u;
+    text += fmt::format("-{:08x}", h);
+  }
+  return ".where-" + text;
 }
 
 // Ctrl-C and SIGTERM stop the run between trials: what is done is stored
@@ -363,14 +395,19 @@ void make_out_dir(const std::string& dir) {
   if (ec) throw InputError({"--out-dir " + dir}, "cannot make this folder: " + ec.message());
 }
 
+// More parallel builds than this is a typo, not a machine.
+constexpr std::uint64_t kMaxJobs = 4096;
+
 int run_tune(const TuneArgs& t) {
+  if (t.jobs > kMaxJobs)
+    throw InputError({"--jobs"}, fmt::format("{} parallel builds: expected 0 (one per core) to {}", t.jobs, kMaxJobs));
   const Spec spec = build_spec(t);
   make_out_dir(t.out_dir);
   TuneOptions options;
   options.out_dir = t.out_dir;
   options.fresh = t.fresh;
   options.retry_failed = t.retry_failed;
-  options.jobs = t.jobs;
+  options.jobs = static_cast<unsigned>(t.jobs);
   if (!t.properties.empty()) options.properties = load_machine_file(t.properties).properties;
   // Before a week of tuning, not after: no explicit output may replace the
   // store, the spec or the kernel's source.
@@ -457,7 +494,7 @@ SubCommand add_tune_command(CLI::App& app) {
                      "(search.transfer), for an A/B comparison");
   tune_cmd->add_option("--seed", t->seed,
                        "Seed for random search and for the input data (default: the spec's, else 1)");
-  tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (0, the default: one per core)");
+  tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (0, the default: one per core; at most 4096)");
   tune_cmd->add_option("-o,--out-dir", t->out_dir, "Folder for the results DB, CSV, JSON and the build cache")
       ->capture_default_str();
   tune_cmd->add_option("--db", t->db, "Results database (default: OUT_DIR/tunekit.db)");

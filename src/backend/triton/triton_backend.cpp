@@ -91,6 +91,18 @@ std::string tail(const std::string& text, std::size_t n = 1500) {
   return text.size() > n ? "..." + text.substr(text.size() - n) : text;
 }
 
+// What a failed Python command says: a traceback's last line (the
+// exception, "ModuleNotFoundError: No module named 'torch'") is the reason;
+// the frames above it are tunekit's own, and no use to the user.
+std::string python_failure(const std::string& output) {
+  const std::size_t end = output.find_last_not_of(" \n\r");
+  if (output.find("Traceback (most recent call last)") == std::string::npos || end == std::string::npos)
+    return tail(output);
+  const std::size_t newline = output.rfind('\n', end);
+  const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return output.substr(start, end + 1 - start);
+}
+
 }  // namespace
 
 MachineInfo describe_device(const PythonSetup& py, int device) {
@@ -106,8 +118,8 @@ MachineInfo describe_device(const PythonSetup& py, int device) {
   if (!j)
     throw std::runtime_error(
         fmt::format("the triton backend needs {} with torch and triton, and a GPU (or "
-                    "TRITON_INTERPRET=1); `python3 -m tunekit_triton describe` failed{}:\n{}",
-                    py.interpreter, r.timed_out ? " (timed out)" : "", tail(r.output)));
+                    "TRITON_INTERPRET=1); `python3 -m tunekit_triton describe` failed{}: {}",
+                    py.interpreter, r.timed_out ? " (timed out)" : "", python_failure(r.output)));
   MachineInfo m;
   m.device = j->value("device", std::string("triton device"));
   for (const auto& [k, v] : j->items()) {

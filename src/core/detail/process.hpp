@@ -52,7 +52,9 @@ std::string describe_signal(int sig);
 class Child {
  public:
   static constexpr std::size_t kLogBytesPerRequest = 1 << 20;
-  // A log larger than this when a child starts is moved to LOG.1.
+  // A log larger than this when a child starts, or when a request starts,
+  // is moved to LOG.1 (a worker that lives long logs up to
+  // kLogBytesPerRequest a request).
   static constexpr std::uintmax_t kLogRotateBytes = 64ull << 20;
   // What output() keeps, and the longest answer line taken.
   static constexpr std::size_t kTailBytes = 2000;
@@ -91,12 +93,15 @@ class Child {
   void keep_output(const char* data, std::size_t n);
   // Says in the log how much of this request's output it does not hold.
   void note_dropped();
+  // Moves a log over kLogRotateBytes to LOG.1 and opens a fresh one.
+  void rotate_log();
 
   pid_t pid_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;
   int output_ = -1;
   int log_ = -1;
+  std::filesystem::path log_path_;
   std::string token_;
   std::string buffer_;
   std::string tail_;

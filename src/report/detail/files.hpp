@@ -6,10 +6,6 @@
 
 namespace tunekit::detail {
 
-// Writes `content` next to `file` and renames it into place, so readers never
-// see half a file. Creates the parent folder.
-void write_file_atomically(const std::filesystem::path& file, const std::string& content);
-
 // RFC 4180: quote a field holding a comma, a quote or a line break; double
 // the quotes inside.
 std::string csv_field(std::string_view s);
