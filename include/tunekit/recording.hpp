@@ -62,6 +62,10 @@ class Recording {
   // What the recording was tuned for where the file says (a Kernel Tuner
   // cache's "objective"); empty where it does not.
   const std::string& tuned_for() const { return tuned_for_; }
+  // What the loader took differently from what the file says, for the user
+  // to hear (each message names the file): configs recorded with a time of 0
+  // or below, which count as failed.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   // The recorded result of `config` (every recorded parameter named, other
   // names ignored), or null.
@@ -71,7 +75,8 @@ class Recording {
   // For the loaders.
   Recording(std::filesystem::path file, Format format, std::string kernel, std::string device, Bindings size,
             std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine = {},
-            std::vector<std::string> metric_names = {}, std::string tuned_for = {});
+            std::vector<std::string> metric_names = {}, std::string tuned_for = {},
+            std::vector<std::string> warnings = {});
 
  private:
   std::filesystem::path file_;
@@ -83,6 +88,7 @@ class Recording {
   std::vector<RecordedResult> results_;
   std::vector<std::string> metric_names_;
   std::string tuned_for_;
+  std::vector<std::string> warnings_;
   std::unordered_map<std::string, std::size_t> by_key_;  // packed value indices -> result
 };
 
@@ -99,15 +105,25 @@ struct RecordingFilter {
 // Every recording in `file`, by content: a Kernel Tuner cache (an object with
 // "cache"), a T4 results file (an object with "results"), either of them
 // gzipped, or a tunekit store (SQLite), one recording per kernel, device
-// and size that pass `filter`. Throws InputError naming the file for one
-// that cannot be read, is truncated or is not one of these, holds no
-// recording that passes the filter, or has no successful config. A Kernel
-// Tuner cache that was left open by an interrupted run (no closing braces)
-// is read as Kernel Tuner reads it.
+// and size that pass `filter` (a store is opened read-only). Throws
+// InputError naming the file for one that cannot be read, is truncated or is
+// not one of these, holds no recording that passes the filter (for a store:
+// saying which field matches nothing, and what it holds), or has no
+// successful config. A Kernel Tuner cache that was left open by an
+// interrupted run (no closing braces) is read as Kernel Tuner reads it. A
+// recorded time of 0 or below makes its config failed, with a warning
+// (Recording::warnings). A store's trial cut short by the early stop
+// (Status::slower) is recorded as ok with the median of its few samples, as
+// the T4 export records it.
 std::vector<Recording> load_recordings(const std::filesystem::path& file, const RecordingFilter& filter = {});
 // The one recording of `file` that passes `filter`; InputError listing them
 // when there are several.
 Recording load_recording(const std::filesystem::path& file, const RecordingFilter& filter = {});
+
+// The recordings of `kernel` (a spec's name) when `recordings` (a store's)
+// hold several kernels, else all of them: a spec replays its own kernel.
+// InputError naming the file and the kernels when none is `kernel`.
+std::vector<Recording> recordings_of_kernel(std::vector<Recording> recordings, const std::string& kernel);
 
 // Throws InputError naming the recording's file when `names` (a space's or
 // a spec's parameters) are not the recorded parameters: a name it lacks, or

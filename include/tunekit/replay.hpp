@@ -54,8 +54,8 @@ struct ReplayRun {
 
 // One replayed search, ranked by the table's objective. The table must be complete (ReplayTable::require_complete):
 // otherwise InputError naming the first config the recording lacks, as
-// soon as the strategy proposes it. Throws InputError for an unknown
-// strategy or option, or a budget of 0 or beyond the space.
+// soon as the strategy proposes it. Throws InputError for an empty space,
+// an unknown strategy or option, or a budget of 0 or beyond the space.
 ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings);
 
 }  // namespace tunekit

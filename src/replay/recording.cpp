@@ -101,6 +101,35 @@ class MetricTable {
   std::map<std::string, std::size_t> index_;
 };
 
+// A recorded time of 0 or below measures nothing (a kernel that never ran,
+// a broken timer), yet it would beat every real time and be taken for the
+// optimum. Kernel Tuner's strategies take a time of 0 as the worst there is
+// (`result[objective] or sys.float_info.max`), so such a config counts as
+// failed here, and the user hears where, once per recording.
+class NonPositiveTimes {
+ public:
+  // Gives `r` the recorded time when it is positive; else marks it failed.
+  void record(RecordedResult& r, Microseconds time, const std::string& where) {
+    if (time.count() > 0) {
+      r.time = time;
+      return;
+    }
+    r.status = Status::launch_error;
+    r.error = fmt::format("time {:g} ms, not a positive time", time.count() / 1e3);
+    if (count_++ == 0) first_ = fmt::format("{} has time {:g} ms", where, time.count() / 1e3);
+  }
+  std::vector<std::string> warnings(const fs::path& file) const {
+    if (count_ == 0) return {};
+    return {fmt::format("{}: {}{}; a time of 0 or below measures nothing, so {} as failed", file.string(), first_,
+                        count_ > 1 ? fmt::format(" (and {} more with a time of 0 or below)", count_ - 1) : "",
+                        count_ > 1 ? "they count" : "it counts")};
+  }
+
+ private:
+  std::size_t count_ = 0;
+  std::string first_;
+};
+
 std::optional<Status> t4_status(std::string_view s) {
   if (s == "correct") return Status::ok;
   if (s == "compile") return Status::compile_error;
@@ -211,6 +240,7 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
   std::vector<RecordedResult> results;
   results.reserve(cache.size());
   MetricTable metrics;
+  NonPositiveTimes non_positive;
   for (const auto& [key, entry] : cache.items()) {
     const std::string where = "cache entry \"" + key + "\"";
     if (!entry.is_object()) fail(file, where + " is not an object");
@@ -237,7 +267,7 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
         r.status = Status::launch_error;
         r.error = "time " + t->dump();
       } else {
-        r.time = Microseconds(v * 1e3);
+        non_positive.record(r, Microseconds(v * 1e3), where);
       }
     }
     r.compile_time = ms(number_or(entry, "compile_time"));
@@ -252,7 +282,7 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
       doc.contains("objective") && doc["objective"].is_string() ? doc["objective"].get<std::string>() : "";
   auto names = metrics.finish(results);
   return Recording(file, Recording::Format::kernel_tuner, std::move(kernel), std::move(device), {}, table.parameters(),
-                   std::move(results), {}, std::move(names), std::move(tuned_for));
+                   std::move(results), {}, std::move(names), std::move(tuned_for), non_positive.warnings(file));
 }
 
 // A T4 file's results, one recording per problem size: T4 has no field for
@@ -266,6 +296,7 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     ParameterTable table;
     std::vector<RecordedResult> results;
     MetricTable metrics;
+    NonPositiveTimes non_positive;
   };
   std::map<std::string, Group> groups;  // by size
   std::size_t i = 0;
@@ -309,7 +340,7 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     }
     if (r.status == Status::ok) {
       if (!time) fail(file, where + " is correct but has no \"time\" measurement");
-      r.time = Microseconds(*time * 1e3);
+      g.non_positive.record(r, Microseconds(*time * 1e3), where);
     } else if (r.error.empty()) {
       r.error = invalidity;
     }
@@ -343,7 +374,7 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     g.table.sort_values(g.results);
     auto names = g.metrics.finish(g.results);
     out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", g.size, g.table.parameters(),
-                     std::move(g.results), machine, std::move(names), tuned_for);
+                     std::move(g.results), machine, std::move(names), tuned_for, g.non_positive.warnings(file));
   }
   if (out.empty())
     out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", Bindings{}, std::vector<Parameter>{},
@@ -351,10 +382,51 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
   return out;
 }
 
+std::string describe(const std::string& kernel, const std::string& device, const Bindings& size) {
+  std::string s = "kernel '" + kernel + "' on '" + device + "'";
+  if (!size.empty()) s += " at " + size_key(size);
+  return s;
+}
+
+// One (kernel, device, size) a store holds.
+struct HeldRecording {
+  std::string kernel, device;
+  Bindings size;
+};
+
+// Why `filter` matches none of what a store holds: the fields that match
+// nothing on their own (else all of them, which match only apart), and what
+// it does hold, so the user can pick.
+std::string no_match(const RecordingFilter& filter, const std::vector<HeldRecording>& held) {
+  const auto any = [&](auto matches) { return std::any_of(held.begin(), held.end(), matches); };
+  std::vector<std::string> unmatched;
+  if (!filter.kernel.empty() && !any([&](const HeldRecording& h) { return h.kernel == filter.kernel; }))
+    unmatched.push_back("of kernel '" + filter.kernel + "'");
+  if (!filter.device.empty() && !any([&](const HeldRecording& h) { return h.device == filter.device; }))
+    unmatched.push_back("on device '" + filter.device + "'");
+  if (filter.size && !any([&](const HeldRecording& h) { return size_key(h.size) == size_key(*filter.size); }))
+    unmatched.push_back("at " + size_key(*filter.size));
+  std::string why;
+  if (!unmatched.empty()) {
+    why = "it holds no trials " + detail::join(unmatched, " and none ");
+  } else {
+    std::vector<std::string> together;
+    if (!filter.kernel.empty()) together.push_back("of kernel '" + filter.kernel + "'");
+    if (!filter.device.empty()) together.push_back("on device '" + filter.device + "'");
+    if (filter.size) together.push_back("at " + size_key(*filter.size));
+    why = "it holds no trials " + detail::join(together, " ") + " (each matches some trials, but not together)";
+  }
+  std::vector<std::string> names;
+  for (const auto& h : held) names.push_back(describe(h.kernel, h.device, h.size));
+  return why + "; what it holds: " + detail::join(names, "; ");
+}
+
 std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& filter) {
   std::vector<TrialRecord> trials;
   try {
-    trials = Store(file).all();
+    // Read-only: a replay changes nothing, and the DB may be on storage it
+    // cannot write (an archive, another user's results), as report's is.
+    trials = Store(file, Store::Access::read_only).all();
   } catch (const std::exception& e) {
     fail(file, std::string("cannot read it as a tunekit results database: ") + e.what());
   }
@@ -365,13 +437,18 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
     ParameterTable table;
     std::vector<RecordedResult> results;
     std::set<std::string> keys;
+    NonPositiveTimes non_positive;
   };
   std::map<std::string, Group> groups;  // by kernel, device, size
+  std::vector<HeldRecording> held;      // in the order first stored
+  std::set<std::string> held_keys;
   for (const TrialRecord& t : trials) {
+    const std::string key = t.kernel + '\x1f' + t.device + '\x1f' + size_key(t.size);
+    if (held_keys.insert(key).second) held.push_back({t.kernel, t.device, t.size});
     if (!filter.kernel.empty() && t.kernel != filter.kernel) continue;
     if (!filter.device.empty() && t.device != filter.device) continue;
     if (filter.size && size_key(*filter.size) != size_key(t.size)) continue;
-    Group& g = groups[t.kernel + '\x1f' + t.device + '\x1f' + size_key(t.size)];
+    Group& g = groups[key];
     g.kernel = t.kernel;
     g.device = t.device;
     g.size = t.size;
@@ -387,7 +464,17 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
     }
     r.status = t.status;
     r.error = t.error;
-    if (t.status == Status::ok) r.time = t.stats.median;
+    // A trial cut short by the early stop ran correctly, and the median of
+    // its few samples is a real time (a bad one): the T4 export records it
+    // as a correct result with that time, and a replay of the DB takes it as
+    // a replay of that export does.
+    if (t.status == Status::slower) {
+      r.status = Status::ok;
+      r.error.clear();
+    }
+    if (r.status == Status::ok)
+      g.non_positive.record(r, t.stats.median,
+                            "the trial of " + t.config.str() + (t.size.empty() ? "" : " at " + size_key(t.size)));
     r.compile_time = t.build_time;
     // The trial's whole evaluation where the store has it (schema 6 on);
     // before, only its samples, which leave out warm-up, verification and
@@ -402,6 +489,8 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
     }
     g.results.push_back(std::move(r));
   }
+  if (held.empty()) fail(file, "it holds no trials");
+  if (groups.empty()) fail(file, no_match(filter, held));
   std::vector<Recording> out;
   for (auto& [key, g] : groups) {
     const std::size_t n = g.table.parameters().size();
@@ -410,16 +499,13 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
         fail(file, fmt::format("kernel '{}' at {} has trials with different parameters", g.kernel, size_key(g.size)));
     g.table.sort_values(g.results);
     out.emplace_back(file, Recording::Format::tunekit, g.kernel, g.device, g.size, g.table.parameters(),
-                     std::move(g.results), g.machine);
+                     std::move(g.results), g.machine, std::vector<std::string>{}, std::string{},
+                     g.non_positive.warnings(file));
   }
   return out;
 }
 
-std::string describe(const Recording& r) {
-  std::string s = "kernel '" + r.kernel() + "' on '" + r.device() + "'";
-  if (!r.size().empty()) s += " at " + size_key(r.size());
-  return s;
-}
+std::string describe(const Recording& r) { return describe(r.kernel(), r.device(), r.size()); }
 
 }  // namespace
 
@@ -443,7 +529,7 @@ std::string pack(const std::vector<std::uint32_t>& values) {
 
 Recording::Recording(fs::path file, Format format, std::string kernel, std::string device, Bindings size,
                      std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine,
-                     std::vector<std::string> metric_names, std::string tuned_for)
+                     std::vector<std::string> metric_names, std::string tuned_for, std::vector<std::string> warnings)
     : file_(std::move(file)),
       format_(format),
       kernel_(std::move(kernel)),
@@ -453,7 +539,8 @@ Recording::Recording(fs::path file, Format format, std::string kernel, std::stri
       parameters_(std::move(parameters)),
       results_(std::move(results)),
       metric_names_(std::move(metric_names)),
-      tuned_for_(std::move(tuned_for)) {
+      tuned_for_(std::move(tuned_for)),
+      warnings_(std::move(warnings)) {
   by_key_.reserve(results_.size());
   for (std::size_t i = 0; i < results_.size(); ++i) by_key_.emplace(pack(results_[i].values), i);
 }
@@ -489,11 +576,6 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
   std::vector<Recording> out;
   if (text.rfind(std::string("SQLite format 3\0", 16), 0) == 0) {
     out = read_store(file, filter);
-    if (out.empty()) {
-      std::string what = "it holds no trials";
-      if (!filter.kernel.empty() || !filter.device.empty() || filter.size) what += " that match the filter";
-      fail(file, what);
-    }
   } else {
     Json doc;
     try {
@@ -554,6 +636,20 @@ Recording load_recording(const fs::path& file, const RecordingFilter& filter) {
   for (const auto& r : all) names.push_back(describe(r));
   fail(file, fmt::format("it holds {} recordings; pick one (kernel, device, size): {}", all.size(),
                          detail::join(names, "; ")));
+}
+
+std::vector<Recording> recordings_of_kernel(std::vector<Recording> recordings, const std::string& kernel) {
+  std::set<std::string> kernels;
+  for (const auto& r : recordings) kernels.insert(r.kernel());
+  if (kernels.size() < 2) return recordings;
+  std::vector<Recording> mine;
+  for (auto& r : recordings)
+    if (r.kernel() == kernel) mine.push_back(std::move(r));
+  if (mine.empty())
+    fail(recordings.front().file(),
+         fmt::format("it records kernels {}, none named '{}' as the spec",
+                     detail::join(std::vector<std::string>(kernels.begin(), kernels.end())), kernel));
+  return mine;
 }
 
 // ---------------------------------------------------------------- ReplayTable
@@ -708,10 +804,15 @@ std::optional<Config> ReplayTable::first_missing() const {
 }
 
 void ReplayTable::require_complete() const {
+  // A tunekit DB's space is its spec's: its constraints are what rule the
+  // unrecorded configs out. A Kernel Tuner cache's restrictions are in its
+  // T1 file.
+  const char* advice = recording_->format() == Recording::Format::tunekit
+                           ? "a tune of another space, or not exhaustive? give the spec it was tuned with, --spec"
+                           : "a recording of another space? give the kernel's restrictions, e.g. with its T1 file";
   if (auto c = first_missing())
-    fail(recording_->file(), fmt::format("it lacks {} of the space's {} valid configs, such as {} (a recording of "
-                                         "another space? give the kernel's restrictions, e.g. with its T1 file)",
-                                         missing_, space_.size(), c->str()));
+    fail(recording_->file(), fmt::format("it lacks {} of the space's {} valid configs, such as {} ({})", missing_,
+                                         space_.size(), c->str(), advice));
 }
 
 std::optional<Microseconds> ReplayTable::optimum_time() const {

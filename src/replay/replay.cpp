@@ -28,6 +28,10 @@ Seconds thread_cpu() {
 ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
   const Space& space = table.space();
   const std::uint64_t size = space.size();
+  // Before the budget, which no number fits in an empty space.
+  if (size == 0)
+    throw InputError({table.recording().file().string()},
+                     "the space's restrictions leave no valid config: there is nothing to replay");
   if (settings.max_evaluations && (*settings.max_evaluations == 0 || *settings.max_evaluations > size))
     throw InputError({"--max-evals"},
                      fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",

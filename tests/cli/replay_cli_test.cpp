@@ -74,6 +74,70 @@ search: {transfer: 2}
       }
 }
 
+// `tunekit ARGS...`'s stdout alone, its stderr dropped: what a script that
+// reads --json gets.
+std::string stdout_of(std::vector<std::string> args) {
+  args.insert(args.begin(), {"bash", "-c", "exec \"$@\" 2>/dev/null", "bash", tunekit_exe().string()});
+  return detail::run_process(args, 300s).output;
+}
+
+// A tiny Kernel Tuner cache: a in {1, 2, 4}, b in {0, 1}, every config ok;
+// (a, b) = (4, 0) is the fastest, at `fastest` ms.
+std::string tiny_cache(const std::string& fastest) {
+  return R"({"kernel_name": "tiny", "device_name": "Test GPU", "tune_params_keys": ["a", "b"],
+"tune_params": {"a": [1, 2, 4], "b": [0, 1]}, "cache": {
+"1,0": {"a": 1, "b": 0, "time": 3.0}, "1,1": {"a": 1, "b": 1, "time": 2.5},
+"2,0": {"a": 2, "b": 0, "time": 2.0}, "2,1": {"a": 2, "b": 1, "time": 1.5},
+"4,0": {"a": 4, "b": 0, "time": )" +
+         fastest + R"(}, "4,1": {"a": 4, "b": 1, "time": 1.75}}})";
+}
+
+// A T1 file of the tiny cache's parameters with these restrictions.
+std::string tiny_t1(const std::vector<std::string>& conditions) {
+  std::string list;
+  for (const auto& c : conditions)
+    list += std::string(list.empty() ? "" : ", ") + R"({"Expression": ")" + c + R"(", "Parameters": []})";
+  return R"({"General": {"BenchmarkName": "tiny"}, "ConfigurationSpace": {"TuningParameters": [
+{"Name": "a", "Type": "int", "Values": "[1, 2, 4]"}, {"Name": "b", "Type": "int", "Values": "[0, 1]"}],
+"Conditions": [)" +
+         list + "]}}";
+}
+
+// A store with kernel 'k' (BM in {8, 16, 32}, U in {1, 2}, every config
+// with BM * U <= 32) and kernel 'other', both at M = 64 on one device, and
+// k's spec (dir/k.yaml).
+void write_two_kernel_recording(const fs::path& dir) {
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* y, int m) { (void)y; (void)m; }\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: y, type: f32, size: M, role: out}
+  - {name: m, type: i32, value: M}
+sizes: [{M: 64}]
+parameters:
+  BM: [8, 16, 32]
+  U: [1, 2]
+constraints:
+  - BM * U <= 32
+default: {BM: 8, U: 1}
+)");
+  Store store(dir / "recorded.db");
+  for (const std::string kernel : {"k", "other"})
+    for (int bm : {8, 16, 32})
+      for (int u : {1, 2}) {
+        if (bm * u > 32) continue;
+        TrialRecord t;
+        t.spec_hash = kernel;
+        t.kernel = kernel;
+        t.device = "cpu: recorded";
+        t.size = {{"M", 64}};
+        t.config = Config({{"BM", bm}, {"U", u}});
+        t.samples = {Microseconds(10.0 * bm / u)};
+        t.stats = summarize(t.samples);
+        store.put(t);
+      }
+}
+
 }  // namespace
 
 TEST(ReplayCli, JsonHasWhatScriptsRead) {
@@ -401,4 +465,108 @@ TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
   // Named: a range-for over a member of a temporary would read freed memory.
   const auto none = nlohmann::json::parse(read_file(dir / "n.json"));
   for (const auto& s : none["sizes"]) EXPECT_EQ(s["transfer"], 0);
+}
+
+TEST(ReplayCli, ATimeOfZeroOrBelowIsAFailedConfigWithAWarning) {
+  const fs::path dir = fresh_dir();
+  for (const char* fastest : {"0.0", "-1"}) {
+    write_file(dir / "zero.json", tiny_cache(fastest));
+    const std::string cache = (dir / "zero.json").string();
+    auto r = tunekit_cli({"replay", cache, "--max-evals", "6"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "warning: " + cache + ": cache entry \"4,0\" has time " +
+                                       (fastest[0] == '-' ? "-1" : "0") +
+                                       " ms; a time of 0 or below measures "
+                                       "nothing, so it counts as failed"))
+        << r.output;
+    EXPECT_TRUE(contains(r.output, "best:      1.5 ms {a: 2, b: 1}")) << r.output;
+    EXPECT_TRUE(contains(r.output, "fraction of optimum 1.0000")) << r.output;
+    // The warning is on stderr: --json's stdout is one JSON object.
+    const auto j = nlohmann::json::parse(stdout_of({"replay", cache, "--max-evals", "6", "--json"}));
+    EXPECT_EQ(j["optimum_time"], 1.5);
+    EXPECT_EQ(j["failed"], 1);
+  }
+}
+
+TEST(ReplayCli, WarnsOfAConstraintThatFailsToEvaluate) {
+  // As `tunekit space` and `tunekit tune --replay` do: the configs where a
+  // T1 condition divides by zero are dropped, and the user is told.
+  const fs::path dir = fresh_dir();
+  write_file(dir / "tiny.json", tiny_cache("1.25"));
+  write_file(dir / "div.T1.json", tiny_t1({"a // b > 0"}));
+  const std::vector<std::string> args{"replay", (dir / "tiny.json").string(), "--t1", (dir / "div.T1.json").string()};
+  auto r = tunekit_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "warning: "));
+  EXPECT_TRUE(contains(r.output,
+                       "constraint 'a // b > 0': division by zero in 'a // b', first at {a: 1, b: 0}; the "
+                       "configs where it fails count as invalid"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "space:     3 valid configs")) << r.output;
+  std::vector<std::string> json = args;
+  json.push_back("--json");
+  const auto j = nlohmann::json::parse(stdout_of(json));
+  EXPECT_EQ(j["space_size"], 3);
+}
+
+TEST(ReplayCli, RestrictionsThatLeaveNoConfigAreTheError) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "tiny.json", tiny_cache("1.25"));
+  write_file(dir / "none.T1.json", tiny_t1({"a * b < 0"}));
+  const std::string t1 = (dir / "none.T1.json").string();
+  for (const std::vector<std::string>& budget : std::vector<std::vector<std::string>>{{"--max-fraction", "0.1"}, {}}) {
+    std::vector<std::string> args{"replay", (dir / "tiny.json").string(), "--t1", t1};
+    args.insert(args.end(), budget.begin(), budget.end());
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "error: " + t1 +
+                                       ": its restrictions leave no valid config of the 6 combinations of its "
+                                       "parameters' values: there is nothing to replay"))
+        << r.output;
+    EXPECT_FALSE(contains(r.output, "--max-evals")) << r.output;
+  }
+  // A spec's constraints, at its size.
+  write_two_kernel_recording(dir);
+  std::string none = read_file(dir / "k.yaml");
+  none.insert(none.find("default:"), "  - BM < 0\n");
+  write_file(dir / "none.yaml", none);
+  auto r = tunekit_cli({"replay", (dir / "recorded.db").string(), "--spec", (dir / "none.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "none.yaml: its constraints leave no valid config of the 6 combinations of its "
+                       "parameters' values at M=64"))
+      << r.output;
+}
+
+TEST(ReplayCli, ADatabaseReplaySaysWhatItHoldsAndTakesTheSpecsKernel) {
+  const fs::path dir = fresh_dir();
+  write_two_kernel_recording(dir);
+  const std::string db = (dir / "recorded.db").string(), spec = (dir / "k.yaml").string();
+  // Two kernels at the spec's size: the spec names its own.
+  auto r = tunekit_cli({"replay", db, "--spec", spec, "--strategy", "exhaustive", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(last_json(r.output)["kernel"], "k");
+  EXPECT_EQ(last_json(r.output)["space_size"], 5);
+  // A filter that matches nothing: which one, and what the DB holds.
+  const std::string holds =
+      "; what it holds: kernel 'k' on 'cpu: recorded' at M=64; kernel 'other' on 'cpu: recorded' at M=64";
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{{{"--kernel", "k", "--size", "N=5"}, "it holds no trials at N=5" + holds},
+                                         {{"--kernel", "nope"}, "it holds no trials of kernel 'nope'" + holds},
+                                         {{"--device", "nope"}, "it holds no trials on device 'nope'" + holds}}) {
+    std::vector<std::string> args{"replay", db};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto bad = tunekit_cli(args);
+    EXPECT_EQ(bad.exit_code, 1) << bad.output;
+    EXPECT_TRUE(contains(bad.output, "error: " + db + ": " + c.expect)) << bad.output;
+  }
+  // Without its spec, a tuned space's constraints are missing: --spec gives
+  // them (a T1 file is Kernel Tuner's).
+  auto bare = tunekit_cli({"replay", db, "--kernel", "k"});
+  EXPECT_EQ(bare.exit_code, 1) << bare.output;
+  EXPECT_TRUE(contains(bare.output, "give the spec it was tuned with, --spec")) << bare.output;
+  EXPECT_FALSE(contains(bare.output, "T1")) << bare.output;
 }

@@ -2,8 +2,13 @@
 // not, left open), tunekit stores, and the errors a wrong file gets.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
@@ -378,4 +383,231 @@ TEST(Recording, AT4FileThatNamesItsSizesHoldsOneRecordingEach) {
   EXPECT_TRUE(contains(m, "N=128")) << m;
   // Without a filter, picking one is the caller's to ask.
   EXPECT_TRUE(contains(input_error([&] { load_recording(dir / "sizes.json"); }), "holds 2 recordings"));
+}
+
+TEST(Recording, ATimeOfZeroOrBelowIsAFailedConfigNotTheOptimum) {
+  // No kernel runs in no time: such a time is no measurement, and taken as
+  // one it would be the optimum (fraction of optimum 0 for every search).
+  // Kernel Tuner's strategies take a time of 0 as the worst there is.
+  const fs::path dir = fresh_dir();
+  std::string text = kTinyCache;
+  text.replace(text.find("\"time\": 2.0"), 11, "\"time\": 0.0");    // a = 2, b = 0
+  text.replace(text.find("\"time\": 1.25"), 12, "\"time\": -1.0");  // a = 4, b = 0, the optimum
+  write_file(dir / "zero.json", text);
+  const Recording r = load_recording(dir / "zero.json");
+  for (const Config& c : {Config({{"a", 2}, {"b", 0}}), Config({{"a", 4}, {"b", 0}})}) {
+    const RecordedResult* x = r.find(c);
+    ASSERT_NE(x, nullptr);
+    EXPECT_NE(x->status, Status::ok) << c.str();
+    EXPECT_FALSE(x->time) << c.str();
+  }
+  EXPECT_EQ(r.ok_count(), 3u);
+  // Said once, naming the file and the first config's key.
+  ASSERT_EQ(r.warnings().size(), 1u);
+  const std::string& w = r.warnings()[0];
+  EXPECT_TRUE(contains(w, "zero.json: cache entry \"2,0\" has time 0 ms")) << w;
+  EXPECT_TRUE(contains(w, "and 1 more")) << w;
+  EXPECT_TRUE(contains(w, "count as failed")) << w;
+  const Space space({{"a", {1, 2, 4}, {}}, {"b", {0, 1}, {}}}, {});
+  const ReplayTable table(r, space);
+  EXPECT_EQ(space.at(*table.optimum()), Config({{"a", 2}, {"b", 1}}));  // 1.5 ms
+  ReplaySettings every;
+  every.strategy = "exhaustive";
+  const ReplayRun run = replay(table, every);
+  EXPECT_EQ(run.failed, 3u);
+  ASSERT_TRUE(run.best_time);
+  EXPECT_DOUBLE_EQ(run.best_time->count(), 1500.0);
+  EXPECT_DOUBLE_EQ(run.fraction_of_optimum, 1.0);
+  // Maximised, by a number recorded beside the time: the config whose time
+  // is no measurement is not the optimum either.
+  std::string energy = kEnergyCache;
+  energy.replace(energy.find("\"time\": 2.0"), 11, "\"time\": 0.0");  // a = 2, b = 0: 30 GFLOPS/W
+  write_file(dir / "energy.json", energy);
+  const Recording e = load_recording(dir / "energy.json");
+  const ReplayTable efficient(e, space, {Objective{"GFLOPS/W", true, {}}, {}, {}});
+  EXPECT_EQ(space.at(*efficient.optimum()), Config({{"a", 2}, {"b", 1}}));  // 20 GFLOPS/W
+  EXPECT_DOUBLE_EQ(replay(efficient, every).fraction_of_optimum, 1.0);
+  // A T4 file's time measurement, likewise.
+  write_file(dir / "t4.json", R"({"schema_version": "1.0.0", "results": [
+{"configuration": {"a": 1}, "invalidity": "correct", "times": {},
+ "measurements": [{"name": "time", "value": 2.0, "unit": "ms"}]},
+{"configuration": {"a": 2}, "invalidity": "correct", "times": {},
+ "measurements": [{"name": "time", "value": 0, "unit": "ms"}]}]})");
+  const Recording t4 = load_recording(dir / "t4.json");
+  EXPECT_FALSE(t4.find(Config({{"a", 2}}))->time);
+  ASSERT_EQ(t4.warnings().size(), 1u);
+  EXPECT_TRUE(contains(t4.warnings()[0], "results[1] has time 0 ms")) << t4.warnings()[0];
+  // A recording without such a time has nothing to say.
+  EXPECT_TRUE(load_recording(kData / "conv_small.json.gz").warnings().empty());
+}
+
+TEST(Recording, ATrialCutShortByTheEarlyStopReplaysWithItsMedian) {
+  // A `slower` trial ran correctly; its few samples' median is a real time,
+  // as the T4 export records it, so a replay of the DB evaluates it with that
+  // time as a replay of the export does, not as a failure.
+  const fs::path dir = fresh_dir();
+  {
+    Store store(dir / "t.db");
+    for (int bm : {8, 16, 32, 64}) {
+      TrialRecord t;
+      t.spec_hash = "h";
+      t.kernel = "gemm";
+      t.device = "cpu: test";
+      t.size = {{"M", 64}};
+      t.config = Config({{"BM", bm}});
+      t.status = bm >= 32 ? Status::slower : Status::ok;
+      t.samples = {Microseconds(100.0 * bm), Microseconds(110.0 * bm), Microseconds(120.0 * bm)};
+      t.stats = summarize(t.samples);
+      if (t.status == Status::slower) t.slower_than = SlowerThan{3.0, Microseconds(800.0)};
+      store.put(t);
+    }
+  }
+  const Recording r = load_recording(dir / "t.db");
+  EXPECT_EQ(r.ok_count(), 4u);
+  const RecordedResult* cut = r.find(Config({{"BM", 64}}));
+  ASSERT_NE(cut, nullptr);
+  EXPECT_EQ(cut->status, Status::ok);
+  ASSERT_TRUE(cut->time);
+  EXPECT_DOUBLE_EQ(cut->time->count(), 110.0 * 64);
+  const Space space({{"BM", {8, 16, 32, 64}, {}}}, {});
+  const ReplayTable table(r, space);
+  ReplaySettings every;
+  every.strategy = "exhaustive";
+  const ReplayRun run = replay(table, every);
+  EXPECT_EQ(run.failed, 0u);
+  ASSERT_EQ(run.trace.size(), 4u);
+  for (const auto& t : run.trace) EXPECT_TRUE(t);
+  EXPECT_EQ(run.best, Config({{"BM", 8}}));
+}
+
+TEST(Recording, AStoreOnReadOnlyStorageIsRead) {
+  // As `report` and `select` read it: a replay writes nothing. As root, the
+  // check runs as an unprivileged user, for whom a folder of root's (0555)
+  // holding the DB (0444) is read-only storage.
+  const fs::path dir = fresh_dir();
+  {
+    Store store(dir / "t.db");
+    TrialRecord t;
+    t.spec_hash = "h";
+    t.kernel = "k";
+    t.device = "cpu: test";
+    t.config = Config({{"BM", 8}});
+    t.samples = {Microseconds(5.0)};
+    t.stats = summarize(t.samples);
+    store.put(t);
+  }
+  char pattern[] = "/tmp/tunekit-replay-ro-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const fs::path ro = pattern;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("t.db", 0) == 0) fs::copy_file(e.path(), ro / e.path().filename());
+  for (const auto& e : fs::directory_iterator(ro)) fs::permissions(e.path(), fs::perms(0444));
+  fs::permissions(ro, fs::perms(0555));
+  // The child reports through its exit status: 0 read, 1 an InputError
+  // (its message on the pipe), 2 anything else, 100 could not drop root.
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(100);
+    try {
+      (void)load_recordings(ro / "t.db");
+      _exit(0);
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      (void)!::write(pipe_fds[1], m.data(), m.size());
+      _exit(1);
+    } catch (...) {
+      _exit(2);
+    }
+  }
+  ::close(pipe_fds[1]);
+  std::string message;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+    message.append(buffer, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  fs::permissions(ro, fs::perms(0755));
+  fs::remove_all(ro);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << message;
+}
+
+TEST(Recording, AFilterThatMatchesNothingSaysWhichAndWhatTheStoreHolds) {
+  const fs::path dir = fresh_dir();
+  {
+    Store store(dir / "t.db");
+    for (const auto& [kernel, m] :
+         std::vector<std::pair<std::string, int>>{{"gemm", 64}, {"gemm", 128}, {"axpy", 128}}) {
+      TrialRecord t;
+      t.spec_hash = kernel;
+      t.kernel = kernel;
+      t.device = "cpu: test";
+      t.size = {{"M", m}};
+      t.config = Config({{"BM", 8}});
+      t.samples = {Microseconds(5.0)};
+      t.stats = summarize(t.samples);
+      store.put(t);
+    }
+  }
+  const fs::path db = dir / "t.db";
+  const std::string holds =
+      "what it holds: kernel 'gemm' on 'cpu: test' at M=64; kernel 'gemm' on 'cpu: test' at M=128; kernel 'axpy' on "
+      "'cpu: test' at M=128";
+  std::string m = input_error([&] { load_recordings(db, {"nope", "", std::nullopt}); });
+  EXPECT_TRUE(contains(m, "t.db: it holds no trials of kernel 'nope'; " + holds)) << m;
+  m = input_error([&] { load_recordings(db, {"", "nope", std::nullopt}); });
+  EXPECT_TRUE(contains(m, "it holds no trials on device 'nope'; " + holds)) << m;
+  m = input_error([&] { load_recordings(db, {"", "", Bindings{{"N", 5}}}); });
+  EXPECT_TRUE(contains(m, "it holds no trials at N=5; " + holds)) << m;
+  m = input_error([&] { load_recordings(db, {"nope", "", Bindings{{"N", 5}}}); });
+  EXPECT_TRUE(contains(m, "it holds no trials of kernel 'nope' and none at N=5; ")) << m;
+  // Each field matches some trials, but not together.
+  m = input_error([&] { load_recordings(db, {"axpy", "", Bindings{{"M", 64}}}); });
+  EXPECT_TRUE(contains(m, "it holds no trials of kernel 'axpy' at M=64 (each matches some trials, but not together)"))
+      << m;
+  // A spec picks its own kernel among several at its size.
+  const auto both = load_recordings(db, {"", "", Bindings{{"M", 128}}});
+  ASSERT_EQ(both.size(), 2u);
+  const auto mine = recordings_of_kernel(both, "axpy");
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].kernel(), "axpy");
+  m = input_error([&] { recordings_of_kernel(both, "conv"); });
+  EXPECT_TRUE(contains(m, "t.db: it records kernels axpy, gemm, none named 'conv' as the spec")) << m;
+}
+
+TEST(Recording, AStoreThatLacksConfigsAsksForItsSpec) {
+  // A tunekit DB's restrictions are its spec's constraints (no T1 file).
+  const fs::path dir = fresh_dir();
+  {
+    Store store(dir / "t.db");
+    for (int bm : {8, 16}) {
+      TrialRecord t;
+      t.spec_hash = "h";
+      t.kernel = "k";
+      t.device = "cpu: test";
+      t.config = Config({{"BM", bm}, {"U", 1}});
+      t.samples = {Microseconds(5.0)};
+      t.stats = summarize(t.samples);
+      store.put(t);
+    }
+    TrialRecord t;
+    t.spec_hash = "h";
+    t.kernel = "k";
+    t.device = "cpu: test";
+    t.config = Config({{"BM", 8}, {"U", 2}});
+    t.samples = {Microseconds(5.0)};
+    t.stats = summarize(t.samples);
+    store.put(t);
+  }
+  const Recording r = load_recording(dir / "t.db");
+  const ReplayTable table(r, Space(r.parameters(), {}));
+  const std::string m = input_error([&] { table.require_complete(); });
+  EXPECT_TRUE(contains(m, "{BM: 16, U: 2}")) << m;
+  EXPECT_TRUE(contains(m, "--spec")) << m;
+  EXPECT_FALSE(contains(m, "T1")) << m;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tunekit/constraint.hpp"
 #include "tunekit/replay.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/t1.hpp"
@@ -195,4 +196,24 @@ TEST(Replay, RanksByTheTablesObjective) {
     if (v) lowest = std::min(lowest, *v);
   EXPECT_DOUBLE_EQ(lowest, *run.best_value);
   EXPECT_NE(blocks.optimum(), fixture().table.optimum());
+}
+
+TEST(Replay, AnEmptySpaceIsNotABudgetError) {
+  // Restrictions that reject every config leave nothing to replay: that is
+  // the error, not a budget "of 1 to 0" or a recording without a success.
+  const Space none(fixture().def.parameters, {Expression::parse("block_size_x * block_size_y <= 0")});
+  ASSERT_EQ(none.size(), 0u);
+  const ReplayTable table(fixture().recording, none);
+  for (const std::optional<std::uint64_t> budget : {std::optional<std::uint64_t>(1), std::optional<std::uint64_t>()}) {
+    ReplaySettings s;
+    s.max_evaluations = budget;
+    std::string msg = "(no InputError)";
+    try {
+      replay(table, s);
+    } catch (const InputError& e) {
+      msg = e.what();
+    }
+    EXPECT_TRUE(contains(msg, "conv_small.json.gz: the space's restrictions leave no valid config")) << msg;
+    EXPECT_FALSE(contains(msg, "--max-evals")) << msg;
+  }
 }

@@ -78,6 +78,10 @@ int run_replay(const ReplayArgs& a) {
   }
   if (!size.empty()) filter.size = size;
   std::vector<Recording> found = load_recordings(a.recording, filter);
+  // A store may hold several kernels at the spec's size: the spec names its
+  // own, unless --kernel picks another.
+  if (spec && a.kernel.empty())
+    found = recordings_of_kernel(std::move(found), spec->name.empty() ? spec->kernel.entry : spec->name);
   // A Kernel Tuner cache records one (unnamed) problem size: any size fits it.
   if (found.size() > 1) {
     std::vector<std::string> names;
@@ -88,6 +92,8 @@ int run_replay(const ReplayArgs& a) {
                                  fmt::join(names, "; ")));
   }
   const Recording& recording = found.front();
+  // On stderr, as every warning here: --json's stdout stays one object.
+  for (const auto& w : recording.warnings()) fmt::print(stderr, "warning: {}\n", w);
 
   std::vector<Parameter> params = recording.parameters();
   std::vector<Expression> constraints;
@@ -121,7 +127,20 @@ int run_replay(const ReplayArgs& a) {
     for (const auto& [k, v] : size) constants[k] = v;
   }
   const Space space(params, constraints, constants);
+  // A constraint that cannot be evaluated (a division by zero) drops its
+  // configs from the space: say so, as `tunekit space` and a tune do.
+  for (const auto& e : space.constraint_errors()) fmt::print(stderr, "warning: {}\n", e);
   if (!space.indexable()) throw InputError({a.recording}, "the space is too large to index, so it cannot be replayed");
+  if (space.size() == 0) {
+    // Only a T1 file's or a spec's restrictions can empty the space: the
+    // fault is theirs, not the recording's or a budget's.
+    const bool from_t1 = !a.t1.empty();
+    throw InputError({from_t1 ? a.t1 : a.spec},
+                     fmt::format("its {} leave no valid config of the {} combinations of its parameters' values{}: "
+                                 "there is nothing to replay",
+                                 from_t1 ? "restrictions" : "constraints", space.cartesian_size(),
+                                 from_t1 || size.empty() ? "" : " at " + size_key(size)));
+  }
   // The objective: a flag's, else the spec's, else the time.
   ReplayObjective objective;
   if (spec) {

@@ -6,7 +6,6 @@
 // advances by each served trial's recorded compile and run time, which is
 // what search.max_time counts here.
 #include <mutex>
-#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -96,19 +95,8 @@ class ReplayBackend final : public Backend {
   explicit ReplayBackend(const BackendOptions& options) : shared_(std::make_shared<Shared>()) {
     if (options.recording.empty())
       throw std::runtime_error("the replay backend needs a recording (tunekit tune --replay FILE)");
-    shared_->recordings = load_recordings(options.recording);
     // A store may hold several kernels: the spec's, by its name.
-    std::set<std::string> kernels;
-    for (const auto& r : shared_->recordings) kernels.insert(r.kernel());
-    if (kernels.size() > 1) {
-      std::vector<Recording> mine;
-      for (auto& r : shared_->recordings)
-        if (r.kernel() == options.recording_kernel) mine.push_back(std::move(r));
-      if (mine.empty())
-        throw InputError({options.recording.string()}, fmt::format("it records kernels {}, none named '{}' as the spec",
-                                                                   fmt::join(kernels, ", "), options.recording_kernel));
-      shared_->recordings = std::move(mine);
-    }
+    shared_->recordings = recordings_of_kernel(load_recordings(options.recording), options.recording_kernel);
     if (!options.parameters.empty())
       for (const auto& r : shared_->recordings) check_parameters(r, options.parameters);
     const Recording& first = shared_->recordings.front();
