@@ -8,7 +8,8 @@ std::string SourceLocation::str() const {
     out += (out.empty() ? "line " : ":") + std::to_string(line);
     if (column > 0) out += ":" + std::to_string(column);
   } else if (column > 0) {
-    out += (out.empty() ? "column " : ":") + std::to_string(column);
+    // A flag's text has no lines: "--where A >= (column 11)", not "--where A >= :11".
+    out += (out.empty() ? "column " : " (column ") + std::to_string(column) + (out.empty() ? "" : ")");
   }
   return out;
 }

@@ -296,6 +296,19 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   }
 
   std::string h;
+  // The names the functions below declare: the sizes are those functions'
+  // parameters, so a local takes underscores until no size has its name (a
+  // size named `d` once read the distance in its own place).
+  std::set<std::string> taken(size_ids.begin(), size_ids.end());
+  auto local = [&](std::string name) {
+    while (taken.count(name)) name += '_';
+    taken.insert(name);
+    return name;
+  };
+  const struct {
+    std::string c, i, s, d, best, best_distance, allowed, allowed_distance;
+  } v{local("c"),    local("i"),           local("s"),       local("d"),
+      local("best"), local("best_distance"), local("allowed"), local("allowed_distance")};
   // Pinned parameters, each with the C++ that recomputes it from the size.
   struct Pin {
     const PinnedParameter* source;
@@ -324,7 +337,7 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
             return size_ids[s - size_names.begin()];
           if (auto q = std::find(param_names.begin(), param_names.end(), n); q != param_names.end()) {
             if (param_kinds[q - param_names.begin()] != Kind::integer) return std::nullopt;
-            return "c." + param_ids[q - param_names.begin()];
+            return v.c + "." + param_ids[q - param_names.begin()];
           }
           if (auto m = policy.checks.machine.find(n); m != policy.checks.machine.end() && m->second.is_int())
             return literal(m->second, Kind::integer);
@@ -396,18 +409,18 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     for (std::size_t i = 0; i < size_ids.size(); ++i)
       unused_ok.push_back(fmt::format("[[maybe_unused]] {} {}", c_type(size_kinds[i]), size_ids[i]));
     h += "// Whether the spec's constraints allow config c at this size, on the tuned device.\n";
-    h += fmt::format("constexpr bool {0}_allowed([[maybe_unused]] const {0}_config& c{1}{2}) noexcept {{\n", k,
-                     unused_ok.empty() ? "" : ", ", fmt::join(unused_ok, ", "));
+    h += fmt::format("constexpr bool {0}_allowed([[maybe_unused]] const {0}_config& {3}{1}{2}) noexcept {{\n", k,
+                     unused_ok.empty() ? "" : ", ", fmt::join(unused_ok, ", "), v.c);
     std::vector<std::string> terms;
     for (const auto& c : checks) terms.push_back("static_cast<bool>(" + c + ")");
     h += fmt::format("  return {};\n}}\n\n", fmt::join(terms, " &&\n         "));
   }
   std::vector<std::string> params, exact, dist;
-  for (std::size_t i = 0; i < size_ids.size(); ++i) {
-    params.push_back(fmt::format("{} {}", c_type(size_kinds[i]), size_ids[i]));
-    exact.push_back(fmt::format("s.{0} == {0}", size_ids[i]));
+  for (std::size_t n = 0; n < size_ids.size(); ++n) {
+    params.push_back(fmt::format("{} {}", c_type(size_kinds[n]), size_ids[n]));
+    exact.push_back(fmt::format("{0}.{1} == {1}", v.s, size_ids[n]));
     dist.push_back(
-        fmt::format("detail_{0}::ratio(static_cast<double>(s.{1}), static_cast<double>({1}))", k, size_ids[i]));
+        fmt::format("detail_{0}::ratio(static_cast<double>({2}.{1}), static_cast<double>({1}))", k, size_ids[n], v.s));
   }
   if (size_ids.empty()) {
     exact.push_back("true");
@@ -418,32 +431,35 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
       "rule above). The sizes in the spec's order: {}.\n",
       size_names.empty() ? std::string("none") : fmt::format("{}", fmt::join(size_names, ", ")));
   h += fmt::format("constexpr {}_config {}_select({}) noexcept {{\n", k, k, fmt::join(params, ", "));
-  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n",
-                   k, k, k);
-  h += fmt::format("    if ({}) return {}_tuned_configs[i];\n  }}\n", fmt::join(exact, " && "), k);
-  h += "  std::size_t best = 0;\n  double best_distance = 0;\n";
-  if (!checks.empty()) h += fmt::format("  std::size_t allowed = {}_tuned_count;\n  double allowed_distance = 0;\n", k);
-  h += fmt::format("  for (std::size_t i = 0; i < {}_tuned_count; ++i) {{\n    const {}_size& s = {}_tuned_sizes[i];\n",
-                   k, k, k);
-  h += fmt::format("    const double d = {};\n", fmt::join(dist, " * "));
-  h += "    if (i == 0 || d < best_distance) {\n      best = i;\n      best_distance = d;\n    }\n";
+  const std::string loop = fmt::format("  for (std::size_t {1} = 0; {1} < {0}_tuned_count; ++{1}) {{\n"
+                                       "    const {0}_size& {2} = {0}_tuned_sizes[{1}];\n",
+                                       k, v.i, v.s);
+  h += loop;
+  h += fmt::format("    if ({}) return {}_tuned_configs[{}];\n  }}\n", fmt::join(exact, " && "), k, v.i);
+  h += fmt::format("  std::size_t {} = 0;\n  double {} = 0;\n", v.best, v.best_distance);
+  if (!checks.empty())
+    h += fmt::format("  std::size_t {} = {}_tuned_count;\n  double {} = 0;\n", v.allowed, k, v.allowed_distance);
+  h += loop;
+  h += fmt::format("    const double {} = {};\n", v.d, fmt::join(dist, " * "));
+  h += fmt::format("    if ({0} == 0 || {1} < {3}) {{\n      {2} = {0};\n      {3} = {1};\n    }}\n", v.i, v.d,
+                   v.best, v.best_distance);
   if (!checks.empty()) {
-    h += fmt::format("    {0}_config c = {0}_tuned_configs[i];\n", k);
-    for (const auto& p : pins) h += fmt::format("    c.{} = {};\n", p.id, p.code);
-    h += fmt::format("    if ({}_allowed(c{}{}) && (allowed == {}_tuned_count || d < allowed_distance)) {{\n", k,
-                     size_ids.empty() ? "" : ", ", fmt::join(size_ids, ", "), k);
-    h += "      allowed = i;\n      allowed_distance = d;\n    }\n";
+    h += fmt::format("    {0}_config {1} = {0}_tuned_configs[{2}];\n", k, v.c, v.i);
+    for (const auto& p : pins) h += fmt::format("    {}.{} = {};\n", v.c, p.id, p.code);
+    h += fmt::format("    if ({0}_allowed({1}{2}{3}) && ({4} == {0}_tuned_count || {5} < {6})) {{\n", k, v.c,
+                     size_ids.empty() ? "" : ", ", fmt::join(size_ids, ", "), v.allowed, v.d, v.allowed_distance);
+    h += fmt::format("      {} = {};\n      {} = {};\n    }}\n", v.allowed, v.i, v.allowed_distance, v.d);
     h += "  }\n";
-    h += fmt::format("  if (allowed != {}_tuned_count) best = allowed;\n", k);
+    h += fmt::format("  if ({0} != {1}_tuned_count) {2} = {0};\n", v.allowed, k, v.best);
   } else {
     h += "  }\n";
   }
   if (pins.empty()) {
-    h += fmt::format("  return {}_tuned_configs[best];\n}}\n\n", k);
+    h += fmt::format("  return {}_tuned_configs[{}];\n}}\n\n", k, v.best);
   } else {
-    h += fmt::format("  {0}_config c = {0}_tuned_configs[best];\n", k);
-    for (const auto& p : pins) h += fmt::format("  c.{} = {};\n", p.id, p.code);
-    h += "  return c;\n}\n\n";
+    h += fmt::format("  {0}_config {1} = {0}_tuned_configs[{2}];\n", k, v.c, v.best);
+    for (const auto& p : pins) h += fmt::format("  {}.{} = {};\n", v.c, p.id, p.code);
+    h += fmt::format("  return {};\n}}\n\n", v.c);
   }
   if (!size_ids.empty()) {
     // The same by named fields: {k}_select({k}_size{{...}}) or a size whose

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -104,6 +105,9 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
   std::replace(device_name.begin(), device_name.end(), ' ', '_');
   // (E, N) -> batch size -> config
   std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, nlohmann::ordered_json>> files;
+  // The tuned size behind each file entry: two sizes that differ in another
+  // axis (K, say) would share one, and the last would silently win.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const Bindings*> from;
   for (const auto& e : policy.entries) {
     auto get = [&](const std::string& name) -> std::int64_t {
       auto it = e.size.find(name);
@@ -120,7 +124,13 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
                                  " lacks it");
       config[k] = v->as_int();
     }
-    files[{get("E"), get("N")}][get(batch_axis)] = config;
+    const auto key = std::make_tuple(get("E"), get("N"), get(batch_axis));
+    if (auto [it, fresh] = from.try_emplace(key, &e.size); !fresh)
+      throw std::runtime_error(fmt::format(
+          "vLLM's MoE files hold one config per E, N and {}, but the tuned sizes {} and {} differ only in other "
+          "axes; emit them one at a time (a spec per value of those axes)",
+          batch_axis, size_key(*it->second), size_key(e.size)));
+    files[{std::get<0>(key), std::get<1>(key)}][std::get<2>(key)] = config;
   }
   std::vector<VllmConfigFile> out;
   for (const auto& [en, batches] : files) {

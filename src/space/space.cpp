@@ -343,8 +343,28 @@ Space::Space(std::vector<Parameter> parameters, std::vector<Expression> constrai
 
 std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
   std::vector<std::string> out;
+  // A failure where another constraint over the same parameters (or some of
+  // them) is false drops nothing: that one rules the values out anyway
+  // (`WARPS % WK == 0` guarding `WARPS // WK` in a later constraint).
+  auto ruled_out = [&](const Check& failing, const std::vector<Value>& values) {
+    for (const Check& other : checks_) {
+      if (&other == &failing || other.slots.empty()) continue;
+      std::vector<Value> own;
+      for (int p : other.slots) {
+        auto at = std::find(failing.slots.begin(), failing.slots.end(), p);
+        if (at == failing.slots.end()) break;
+        own.push_back(values[static_cast<std::size_t>(at - failing.slots.begin())]);
+      }
+      if (own.size() == other.slots.size() && !other.expr.test(own)) return true;
+    }
+    return false;
+  };
   for (const Check& check : checks_) {
     const std::size_t n = check.slots.size();
+    // A parameter without values leaves nothing to evaluate (the space is
+    // empty, and why_empty() says why).
+    if (std::any_of(check.slots.begin(), check.slots.end(), [&](int p) { return params_[p].values.empty(); }))
+      continue;
     if (n == 0) {  // constant after binding the sizes: its failure empties the space
       const Expression& c = constraints_[check.constraint];
       if (!check.expr.evaluate(std::span<const Value>{})) {
@@ -363,7 +383,7 @@ std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
     std::vector<Value> values(n);
     for (std::uint64_t tried = 0; tried < limit; ++tried) {
       for (std::size_t k = 0; k < n; ++k) values[k] = params_[check.slots[k]].values[digit[k]];
-      if (!check.expr.evaluate(values)) {
+      if (!check.expr.evaluate(values) && !ruled_out(check, values)) {
         Bindings at;
         for (std::size_t k = 0; k < n; ++k) at[params_[check.slots[k]].name] = values[k];
         std::string why = "evaluation failed";
@@ -390,6 +410,9 @@ std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
 
 std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
   if (count() > 0) return std::nullopt;
+  for (const auto& p : params_)
+    if (p.values.empty())
+      return (p.where.str().empty() ? "" : p.where.str() + ": ") + "parameter '" + p.name + "' has no values";
   for (const Check& check : checks_) {
     const std::size_t n = check.slots.size();
     std::vector<std::uint32_t> digit(n, 0);

@@ -114,6 +114,13 @@ std::optional<std::string> match_tunable_comment(std::string_view comment, std::
   return std::string(rest);
 }
 
+// "// tunable:" and nothing after: an alias left out, not prose. Taken for a
+// plain comment, its line silently stayed as written.
+bool alias_left_out(std::string_view comment) {
+  const std::string_view text = trim(comment.substr(2));
+  return text.substr(0, 7) == "tunable" && trim(text.substr(7)) == ":";
+}
+
 // The tunable annotation of one line, if it has one. Throws for a "// tunable"
 // line whose code has no "NAME =".
 std::optional<Tunable> tunable_of(std::string_view line, bool& in_block, int line_no, const std::string& file) {
@@ -123,7 +130,13 @@ std::optional<Tunable> tunable_of(std::string_view line, bool& in_block, int lin
   if (!head.empty() && head[0] == '*') return std::nullopt;  // inside a block comment
   std::size_t alias_offset = 0;
   auto alias = match_tunable_comment(line.substr(scan.comment), alias_offset);
-  if (!alias) return std::nullopt;
+  if (!alias) {
+    if (alias_left_out(line.substr(scan.comment)))
+      throw InputError(SourceLocation{file, line_no, static_cast<int>(line.find(':', scan.comment) + 1)},
+                       "'// tunable:' needs the line's alias after the colon ('// tunable: ALIAS'); or, without "
+                       "the colon, the line assigns the name ('NAME = value; // tunable')");
+    return std::nullopt;
+  }
   Tunable t;
   t.comment = scan.comment;
   if (!alias->empty()) {
@@ -162,7 +175,8 @@ bool has_tunable_lines(std::string_view source) {
     std::string_view head = trim(l.text);
     if (!head.empty() && head[0] == '*') continue;
     std::size_t alias_offset = 0;
-    if (match_tunable_comment(l.text.substr(scan.comment), alias_offset)) return true;
+    const std::string_view comment = l.text.substr(scan.comment);
+    if (match_tunable_comment(comment, alias_offset) || alias_left_out(comment)) return true;
   }
   return false;
 }

@@ -529,6 +529,7 @@ SpaceDefinition t1_from_json(const nlohmann::json& j, const fs::path& file) {
     } else {
       throw InputError(where, what + ": Values must be a string or a list");
     }
+    if (p.values.empty()) throw InputError(where, what + " has no values (its Values list is empty)");
     out.parameters.push_back(std::move(p));
   }
   if (cs.contains("Conditions")) {
@@ -557,6 +558,7 @@ SpaceDefinition neutral_from_json(const nlohmann::json& j, const fs::path& file)
     const auto& values = member(pj, "values", where, what);
     if (!values.is_array()) throw InputError(where, what + ": \"values\" must be a list");
     for (const auto& v : values) p.values.push_back(json_value(v, where, what));
+    if (p.values.empty()) throw InputError(where, what + " has no values");
     out.parameters.push_back(std::move(p));
   }
   if (j.contains("constraints")) {

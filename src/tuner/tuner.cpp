@@ -275,6 +275,26 @@ class Run {
         break;
       }
     BuildResult r = builder_->build(make_reference_input(spec_, values));
+    // The baseline may be a config that does not compile (with no default,
+    // it is the first valid one): that is its trial's failure, not the
+    // reference's. The reference is tried without the parameters, then with
+    // a few other valid configs' values, before it is blamed.
+    if (r.status != Status::ok && values && r.fault == Fault::config) {
+      std::vector<std::optional<Config>> others{std::nullopt};
+      for (const auto& p : plans) {
+        if (!p.baseline) continue;
+        for (auto& c : p.space->enumerate(4))
+          if (c != *values && others.size() < 4) others.emplace_back(std::move(c));
+        break;
+      }
+      for (const auto& other : others) {
+        BuildResult retry = builder_->build(make_reference_input(spec_, other ? &*other : nullptr));
+        if (retry.status == Status::ok) {
+          r = std::move(retry);
+          break;
+        }
+      }
+    }
     if (r.status == Status::ok) {
       reference_function_ = r.artifact;
       return;

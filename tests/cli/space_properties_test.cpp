@@ -106,3 +106,11 @@ TEST(SpaceProperties, ACudaSpecCountsWithAGpusPropertiesAnywhere) {
     EXPECT_NE(none.output.find("--properties FILE"), std::string::npos) << none.output;
   }
 }
+
+// An msKPP source's `// tunable` lines say what a config replaces, not the
+// values to try: `space` says where those are, not that the file has none.
+TEST(SpaceProperties, ATunableSourcePointsToItsSpec) {
+  auto r = tunekit_cli({"space", kRoot + "/examples/mskpp_matmul/matmul.cpp"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("its `// tunable` lines name what a config replaces"), std::string::npos) << r.output;
+}

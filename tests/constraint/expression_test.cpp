@@ -558,6 +558,14 @@ TEST(ExpressionParse, UnknownLocationCountsFromOne) {
     EXPECT_EQ(e.where().column, 4);
     EXPECT_STREQ(e.what(), "column 4: expected an expression after '+'");
   }
+  // Given on the command line, the flag and its text are the place, and the
+  // column is said apart from the text (not glued on as ":4").
+  try {
+    Expression::parse("a +", SourceLocation{"--where a +"});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--where a + (column 4): expected an expression after '+'");
+  }
 }
 
 TEST(ExpressionParse, AcceptsWhitespaceAndNesting) {

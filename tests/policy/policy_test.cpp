@@ -250,3 +250,35 @@ TEST(Policy, AllSizesWithoutAValidDefaultOffersTheBestValidEverywhere) {
   EXPECT_NE(p.selection.find("did not run correctly at 1 of 2 sizes"), std::string::npos) << p.selection;
   for (const auto& e : p.entries) EXPECT_EQ(e.config.at("BM"), Value(64));
 }
+
+// The sizes are the generated functions' parameters: a size named like one
+// of their locals (the loop's i, the entry s, the distance d, the candidate
+// c, best, allowed) once made a header that did not compile or, for d,
+// compiled and read the distance in the size's place.
+TEST(PolicyHeader, SizesNamedLikeItsLocalsKeepTheirMeaning) {
+  const std::vector<std::string> names{"i", "s", "d", "c", "best", "best_distance", "allowed", "allowed_distance"};
+  auto at = [&](int v, int t) {
+    TrialRecord r;
+    for (const auto& n : names) r.size[n] = Value(v);
+    r.config = Config({{"T", Value(t)}});
+    r.status = Status::ok;
+    r.stats.median = Microseconds(1.0);
+    return r;
+  };
+  Policy p = make_policy("k", {at(1, 1), at(256, 2)}, Selection::per_size, std::nullopt);
+  p.size_order = names;
+  p.checks = policy_checks({Expression::parse("T <= d")}, p, {});
+  ASSERT_EQ(p.checks.constraints.size(), 1u);
+  const auto dir = tunekit::testing::fresh_dir();
+  // All at 100: the nearest is 256's T = 2 (2 <= d). d at 1, the rest at
+  // 256: the nearest breaks T <= d, so 1's.
+  const std::string out = compile_and_run(dir, emit_header(p), R"(
+  using namespace tunekit_policy;
+  static_assert(k_select(100, 100, 100, 100, 100, 100, 100, 100).T == 2, "constexpr");
+  std::printf("%lld %lld %lld %lld", (long long)k_select(1, 1, 1, 1, 1, 1, 1, 1).T,
+              (long long)k_select(256, 256, 256, 256, 256, 256, 256, 256).T,
+              (long long)k_select(100, 100, 100, 100, 100, 100, 100, 100).T,
+              (long long)k_select(256, 256, 1, 256, 256, 256, 256, 256).T);
+  return 0;)");
+  EXPECT_EQ(out, "1 2 2 1");
+}

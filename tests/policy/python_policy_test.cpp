@@ -113,4 +113,16 @@ TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
   Policy no_e = p;
   no_e.entries[0].size.erase("E");
   EXPECT_THROW(emit_vllm_moe(no_e, "NVIDIA H200", ""), std::runtime_error);
+  // Two sizes that differ only in K would share an entry, and one would be
+  // lost without a word: refused, naming both.
+  Policy two_k = p;
+  two_k.entries.push_back(two_k.entries.back());
+  two_k.entries.back().size["K"] = Value(4096);
+  try {
+    (void)emit_vllm_moe(two_k, "NVIDIA H200", "");
+    ADD_FAILURE() << "two configs for one file entry";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("differ only in other axes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("K=4096"), std::string::npos) << e.what();
+  }
 }

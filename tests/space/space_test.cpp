@@ -303,3 +303,15 @@ TEST(Space, AnEmptySpaceSaysWhichConstraintEmptiedIt) {
   EXPECT_EQ(Space(params, exprs({"a > b", "b > a"})).why_empty(),
             "each of the 2 constraints holds for some configs, but no config meets them all");
 }
+
+// A constraint that would divide by zero only where another constraint
+// already rules the values out drops nothing, and is not warned about
+// (the H200 GEMV spec's `WARPS // WK`, guarded by `WARPS % WK == 0`, once
+// gave four warnings); unguarded, it is.
+TEST(Space, AFailureWhereAnotherConstraintRulesOutIsNotWarned) {
+  const std::vector<Parameter> params{param("WARPS", {Value(4), Value(8)}), param("WK", {Value(1), Value(8)})};
+  EXPECT_TRUE(Space(params, exprs({"WARPS % WK == 0", "64 // (WARPS // WK) >= 8"})).constraint_errors().empty());
+  const auto unguarded = Space(params, exprs({"64 // (WARPS // WK) >= 8"})).constraint_errors();
+  ASSERT_EQ(unguarded.size(), 1u);
+  EXPECT_NE(unguarded[0].find("first at {WARPS: 4, WK: 8}"), std::string::npos) << unguarded[0];
+}

@@ -185,6 +185,19 @@ TEST(Tunable, LineWithoutAssignment) {
       "k.cpp", 2, 3, "must assign a name");
 }
 
+// "// tunable:" with its alias left out was taken for a plain comment, and
+// the config's key then matched nothing (or fell back to -D defines).
+TEST(Tunable, AnAliasLeftOutIsAnError) {
+  expect_error(
+      [] {
+        apply_tunable_lines("int a;\nconstexpr int BM = 4; // tunable:\n", cfg({{"BM", 1}}), "k.cpp");
+      },
+      "k.cpp", 2, 33, "needs the line's alias after the colon");
+  // ... and such a source is one with tunable lines (injection: auto then
+  // applies them, and says where the alias is missing).
+  EXPECT_TRUE(has_tunable_lines("constexpr int BM = 4; // tunable:\n"));
+}
+
 TEST(Tunable, HasTunableLines) {
   EXPECT_TRUE(has_tunable_lines("int a = 1; // tunable\n"));
   EXPECT_TRUE(has_tunable_lines("  using T = X; // tunable: T\n"));

@@ -153,5 +153,17 @@ TEST(T1Files, HandWrittenT1AndErrors) {
                              R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": [1e999]}]}})")),
                InputError);
   EXPECT_THROW(load_space_json(write("bad4.json", R"({"parameters": [{"name": "a", "values": [[1]]}]})")), InputError);
+  // A parameter without values, in either format (once a crash of `tunekit
+  // space` when a constraint read it).
+  EXPECT_THROW(load_space_json(write("empty.json", R"({"parameters": [{"name": "a", "values": []}],
+      "constraints": ["a > 1"]})")),
+               InputError);
+  EXPECT_THROW(load_t1(write("empty_t1.json", R"({"ConfigurationSpace": {"TuningParameters": [
+      {"Name": "a", "Type": "int", "Values": "[]"}], "Conditions": [{"Expression": "a > 1", "Parameters": ["a"]}]}})")),
+               InputError);
+  // Built anyway (the engine allows it), such a space is empty and says why.
+  const Space no_values({Parameter{"a", {}, {}}}, {Expression::parse("a > 1")});
+  EXPECT_TRUE(no_values.constraint_errors().empty());
+  EXPECT_EQ(no_values.why_empty(), "parameter 'a' has no values");
   EXPECT_THROW(load_space_definition(dir / "missing.json"), InputError);
 }

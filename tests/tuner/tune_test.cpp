@@ -285,6 +285,27 @@ TEST(Tune, ADefaultConfigThatFailsAsTheReferenceIsRecordedAsFailed) {
   EXPECT_EQ(stored[0].status, Status::wrong_result);
 }
 
+// With no default, the baseline is the first valid config; when it does not
+// compile, the reference function in the same source is built without it,
+// and the config's failure is its own trial's, not the run's (once "the
+// reference function does not build", exit 1, nothing tuned).
+TEST(Tune, AFirstConfigThatDoesNotCompileDoesNotSinkTheReference) {
+  const auto dir = fresh_dir();
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  Spec spec = load_spec(dir / "planted.yaml");
+  spec.parameters[0].values = {5, 0};  // KIND 5 does not compile
+  spec.default_config.reset();
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport r = tune(spec, opt);
+  ASSERT_EQ(r.sizes.at(0).trials.size(), 2u);
+  std::map<std::int64_t, Status> status;
+  for (const auto& t : r.sizes[0].trials) status[t.config.at("KIND").as_int()] = t.status;
+  EXPECT_EQ(status[5], Status::compile_error);
+  EXPECT_EQ(status[0], Status::ok);
+}
+
 // A reference function that cannot be built for the machine's sake (the
 // compiler reports a full disk) is the run's failure, not the spec's: not an
 // InputError, which `tunekit tune` reports as bad input (exit 1).

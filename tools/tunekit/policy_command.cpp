@@ -236,7 +236,13 @@ int run_emit(const PolicyArgs& a) {
   }
   if (!a.vllm_dir.empty()) {
     const std::string device = l.trials.front().device;
-    for (const auto& f : emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch)) {
+    std::vector<VllmConfigFile> vllm;
+    try {
+      vllm = emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch);
+    } catch (const std::runtime_error& e) {  // what was tuned cannot be put in vLLM's form
+      throw InputError({"--vllm"}, e.what());
+    }
+    for (const auto& f : vllm) {
       plan({"--vllm", fs::path(a.vllm_dir) / f.name}, f.text);
       notes.push_back(fmt::format("  vLLM/SGLang fused-MoE config: {}\n", files.back().file.string()));
     }

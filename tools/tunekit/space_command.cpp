@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flags.hpp"
+#include "tunekit/annotation.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
@@ -67,10 +68,16 @@ Loaded load(const SpaceArgs& a) {
     }
   } else {
     const Spec source = spec_from_source(a.file);
+    std::ostringstream text;
+    text << std::ifstream(a.file, std::ios::binary).rdbuf();
+    if (source.parameters.empty() && has_tunable_lines(text.str()))
+      throw InputError(SourceLocation{a.file, 0, 0},
+                       "its `// tunable` lines name what a config replaces, but not the values to try: those are "
+                       "a spec's `configs:` list (msKPP's autotune_v2 form); give that spec to `tunekit space`");
     if (source.parameters.empty())
       throw InputError(SourceLocation{a.file, 0, 0},
                        "no tunable parameter here: expected a spec (.yaml, .yml, .json), a Kernel Tuner T1 or "
-                       "space JSON file, or a source with `// tunable` lines or %RANGE% annotations");
+                       "space JSON file, or a source with %RANGE% annotations");
     def.name = source.name;
     def.format = "source";
     def.parameters = source.parameters;

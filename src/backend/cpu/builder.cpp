@@ -24,13 +24,15 @@ std::string call_shim(const BuildInput& in) {
   }
   // Every name the shim declares starts with tk_: a parameter reaches the
   // source as a -D define, and one named T or p must not rewrite the shim.
+  // Its own #line: a compiler's message about the call (an entry the
+  // source lacks) must not point past the end of the user's file.
   return fmt::format(
-      "\n/* tunekit: call shim */\n#include <stdint.h>\n"
+      "\n#line 1 \"<tunekit: the call of {1}>\"\n#include <stdint.h>\n"
       "#ifdef __cplusplus\n"
       "struct tk_pointer {{\n  void* tk_p;\n  explicit tk_pointer(void* tk_q) : tk_p(tk_q) {{}}\n"
       "  template <class tk_type> operator tk_type*() const {{ return static_cast<tk_type*>(tk_p); }}\n}};\n"
       "extern \"C\"\n#else\n#define tk_pointer(tk_p) (tk_p)\n#endif\n"
-      "__attribute__((visibility(\"default\"))) void {}(void** tk_args) {{\n  (void)tk_args;\n  {}({});\n}}\n",
+      "__attribute__((visibility(\"default\"))) void {0}(void** tk_args) {{\n  (void)tk_args;\n  {1}({2});\n}}\n",
       kLaunchSymbol, in.entry, call);
 }
 
