@@ -8,7 +8,13 @@
 # crash leaves build-fuzz/crash-<target>-* and fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 mode="${1:-1000000}"
+case "$mode" in
+  -h | --help) usage; exit 0 ;;
+  smoke) ;;
+  *[!0-9]* | "") echo "fuzz.sh: expected 'smoke' or a number of runs, got '$mode' (try --help)" >&2; exit 2 ;;
+esac
 targets=(spec_fuzz constraint_fuzz t1_fuzz annotation_fuzz reply_fuzz)
 cmake --preset fuzz >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # The README's second command: install, build, run the whole test suite.
+# Takes no arguments (.ci/run calls it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in
+  "") ;;
+  -h | --help) usage; exit 0 ;;
+  *) echo "test.sh: takes no arguments, got '$1' (try --help)" >&2; exit 2 ;;
+esac
 scripts/install-deps.sh
 # A full disk shows up as a compiler's "No space left on device" (stop 37's CI);
 # the log says how much there was. The build and the fuzz build take about

@@ -66,17 +66,17 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0
 
 while [ $# -gt 0 ]; do
   case "$1" in
-    --sizes) sizes=${2:?}; shift 2 ;;
-    --config) config=${2:?}; shift 2 ;;
-    --configs) configs_file=${2:?}; shift 2 ;;
+    --sizes) sizes=${2:?"$1 needs a value"}; shift 2 ;;
+    --config) config=${2:?"$1 needs a value"}; shift 2 ;;
+    --configs) configs_file=${2:?"$1 needs a value"}; shift 2 ;;
     --no-tune) configs_file="$here/configs.txt"; shift ;;
     --reuse) reuse=1; shift ;;
-    --tunekit) tunekit=${2:?}; shift 2 ;;
-    --out) out=${2:?}; shift 2 ;;
-    --rounds) rounds=${2:?}; shift 2 ;;
-    --threads) threads=${2:?}; shift 2 ;;
-    --naive-reps) naive_reps=${2:?}; shift 2 ;;
-    --omp-wait-policy) wait_policy=${2:?}; shift 2 ;;
+    --tunekit) tunekit=${2:?"$1 needs a value"}; shift 2 ;;
+    --out) out=${2:?"$1 needs a value"}; shift 2 ;;
+    --rounds) rounds=${2:?"$1 needs a value"}; shift 2 ;;
+    --threads) threads=${2:?"$1 needs a value"}; shift 2 ;;
+    --naive-reps) naive_reps=${2:?"$1 needs a value"}; shift 2 ;;
+    --omp-wait-policy) wait_policy=${2:?"$1 needs a value"}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;
   esac

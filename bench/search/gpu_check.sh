@@ -59,12 +59,12 @@ shapes=("4096 4096 4096" "3000 1536 777" "1000 1000 1000")
 die() { echo "gpu_check.sh: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --tunekit) tunekit=${2:?}; shift 2 ;;
-    --out) out=${2:?}; shift 2 ;;
-    --seeds) seeds=${2:?}; shift 2 ;;
-    --live-seeds) live_seeds=${2:?}; shift 2 ;;
-    --budget) budget=${2:?}; shift 2 ;;
-    --rounds) rounds=${2:?}; shift 2 ;;
+    --tunekit) tunekit=${2:?"$1 needs a value"}; shift 2 ;;
+    --out) out=${2:?"$1 needs a value"}; shift 2 ;;
+    --seeds) seeds=${2:?"$1 needs a value"}; shift 2 ;;
+    --live-seeds) live_seeds=${2:?"$1 needs a value"}; shift 2 ;;
+    --budget) budget=${2:?"$1 needs a value"}; shift 2 ;;
+    --rounds) rounds=${2:?"$1 needs a value"}; shift 2 ;;
     --full) full=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;

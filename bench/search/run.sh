@@ -57,16 +57,16 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0
 while [ $# -gt 0 ]; do
   case "$1" in
     --case) [ $# -ge 3 ] || die "--case needs CACHE T1"; cases+=("$2" "$3"); shift 3 ;;
-    --seeds) seeds=${2:?}; shift 2 ;;
-    --budgets) budgets=${2:?}; shift 2 ;;
-    --strategies) strategies=${2:?}; shift 2 ;;
-    --kt-strategies) kt_strategies=${2:?}; shift 2 ;;
+    --seeds) seeds=${2:?"$1 needs a value"}; shift 2 ;;
+    --budgets) budgets=${2:?"$1 needs a value"}; shift 2 ;;
+    --strategies) strategies=${2:?"$1 needs a value"}; shift 2 ;;
+    --kt-strategies) kt_strategies=${2:?"$1 needs a value"}; shift 2 ;;
     --no-kt) kt=0; shift ;;
-    --large) large=${2:?}; shift 2 ;;
-    --jobs) jobs=${2:?}; shift 2 ;;
-    --build) build=${2:?}; shift 2 ;;
-    --venv) venv=${2:?}; shift 2 ;;
-    --out) out=${2:?}; shift 2 ;;
+    --large) large=${2:?"$1 needs a value"}; shift 2 ;;
+    --jobs) jobs=${2:?"$1 needs a value"}; shift 2 ;;
+    --build) build=${2:?"$1 needs a value"}; shift 2 ;;
+    --venv) venv=${2:?"$1 needs a value"}; shift 2 ;;
+    --out) out=${2:?"$1 needs a value"}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;
   esac

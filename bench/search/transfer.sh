@@ -31,11 +31,11 @@ spec="$root/examples/matmul/matmul.yaml"
 die() { echo "transfer.sh: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --build) build=${2:?}; shift 2 ;;
-    --seeds) seeds=${2:?}; shift 2 ;;
-    --budget) budget=${2:?}; shift 2 ;;
+    --build) build=${2:?"$1 needs a value"}; shift 2 ;;
+    --seeds) seeds=${2:?"$1 needs a value"}; shift 2 ;;
+    --budget) budget=${2:?"$1 needs a value"}; shift 2 ;;
     --record) record=1; shift ;;
-    --out) out=${2:?}; shift 2 ;;
+    --out) out=${2:?"$1 needs a value"}; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;
   esac

@@ -40,11 +40,11 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0
 
 while [ $# -gt 0 ]; do
   case "$1" in
-    --build) build=${2:?}; shift 2 ;;
-    --repeat) repeat=${2:?}; shift 2 ;;
-    --kt-repeat) kt_repeat=${2:?}; shift 2 ;;
+    --build) build=${2:?"$1 needs a value"}; shift 2 ;;
+    --repeat) repeat=${2:?"$1 needs a value"}; shift 2 ;;
+    --kt-repeat) kt_repeat=${2:?"$1 needs a value"}; shift 2 ;;
     --no-kt) kt=0; shift ;;
-    --out) out=${2:?}; shift 2 ;;
+    --out) out=${2:?"$1 needs a value"}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) die "unknown option '$1' (try --help)" ;;
     *) files+=("$1"); shift ;;

@@ -6,9 +6,15 @@
 # and the cold/hot ratio (goal: at most 1.5).
 #   bench/stencil_cold/run.sh [SPEC]      TUNEKIT=path/to/tunekit to compare builds
 set -euo pipefail
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  -*) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/../.."
 tunekit="${TUNEKIT:-build/bin/tunekit}"
 spec="${1:-examples/stencil/stencil.yaml}"
+[[ -f "$spec" ]] || { echo "run.sh: no spec at $spec" >&2; exit 2; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 for mode in cold hot; do

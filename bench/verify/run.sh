@@ -8,7 +8,15 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build="$root/build"
-if [[ "${1:-}" == --build ]]; then build=$2; shift 2; fi
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  --build)
+    [[ $# -ge 2 ]] || { echo "run.sh: --build needs a folder" >&2; exit 2; }
+    build=$2
+    shift 2
+    ;;
+esac
 [[ "${1:-}" == -- ]] && shift
 [[ -f "$build/CMakeCache.txt" ]] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" --target tunekit >/dev/null

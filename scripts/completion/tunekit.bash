@@ -30,9 +30,17 @@ _tunekit() {
     return
   fi
 
+  # --json names a file for tune and emit; elsewhere it is a switch.
+  if [[ "$prev" == --json && "$sub" != tune && "$sub" != emit ]]; then prev=""; fi
   case "$prev" in
     --strategy) COMPREPLY=($(compgen -W "$(_tunekit_plugins strategies)" -- "$cur")); return ;;
-    --output) COMPREPLY=($(compgen -W "$(_tunekit_plugins 'output writers')" -- "$cur")); return ;;
+    --output)
+      # Writers separated by commas: complete the one after the last comma.
+      local done_part="" last="$cur"
+      if [[ "$cur" == *,* ]]; then done_part="${cur%,*},"; last="${cur##*,}"; fi
+      COMPREPLY=($(compgen -P "$done_part" -W "$(_tunekit_plugins 'output writers')" -- "$last"))
+      compopt -o nospace 2>/dev/null
+      return ;;
     --cache) COMPREPLY=($(compgen -W "cold cold-read hot" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "per-size all-sizes cover" -- "$cur")); return ;;
     --reference) COMPREPLY=($(compgen -W "default none" -- "$cur")); return ;;

@@ -110,6 +110,10 @@ TEST(Completion, BashCompletesSubcommandsOptionsAndValues) {
   EXPECT_TRUE(strategies.count("exhaustive")) << strategies.size();
   EXPECT_TRUE(strategies.count("random"));
   EXPECT_TRUE(bash_complete({"tune", "x.yaml", "--output", "cs"}).count("csv"));
+  // Writers are separated by commas: the one after the last comma completes.
+  EXPECT_TRUE(bash_complete({"tune", "x.yaml", "--output", "csv,js"}).count("csv,json"));
+  // --json is a switch for space, resolve and replay: an option may follow.
+  EXPECT_EQ(bash_complete({"space", "x.yaml", "--json", "--wr"}), (std::set<std::string>{"--write"}));
 }
 
 TEST(Completion, ZshScriptParses) {

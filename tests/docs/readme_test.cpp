@@ -66,3 +66,19 @@ TEST(Readme, CommandsRunOnASmallCacheMachine) {
 TEST(Readme, CommandsRunOnALargeCacheMachine) {
   run_readme({"--properties", std::string(TUNEKIT_SOURCE_DIR) + "/tests/docs/data/machines/large_caches.json"}, true);
 }
+
+// The README's commands build through scripts/build.sh: a preset name with a
+// typo is refused and the build folder, which also holds the Triton test's
+// Python environment (GBs of downloads), is left as it was. Before, any
+// failed configure deleted the folder.
+TEST(Readme, TheBuildScriptKeepsTheBuildFolderOnAPresetTypo) {
+  const auto dir = tunekit::testing::fresh_dir() / "build";
+  std::filesystem::create_directories(dir / "pyenv");
+  tunekit::testing::write_file(dir / "pyenv" / "marker", "kept");
+  auto r = detail::run_process({"/usr/bin/env", "BUILD_DIR=" + dir.string(),
+                                std::string(TUNEKIT_SOURCE_DIR) + "/scripts/build.sh", "cii"},
+                               std::chrono::minutes(5));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("build.sh: no preset 'cii' (presets: "), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "pyenv" / "marker"));
+}
