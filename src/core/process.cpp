@@ -5,14 +5,17 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <random>
 #include <utility>
 #include <cstring>
 #include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -112,10 +115,137 @@ class KeptOutput {
 // behind writes later.
 constexpr auto kDrainAfterExit = std::chrono::milliseconds(200);
 
-}  // namespace
+// The longest poll() while waiting: how often a stop request (which may come
+// from a signal to another thread) is looked at. The program's exit and its
+// output wake the wait at once, whatever this is.
+constexpr int kPollSliceMs = 50;
 
-ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
-                          const std::filesystem::path& cwd) {
+// Sees a child's exit the moment it happens, and reaps it: through a pidfd
+// (pidfd_open, Linux 5.3), which poll() reports readable when the child
+// exits, else through a thread blocked in waitpid() that writes to a pipe.
+// Either way fd() wakes a poll() at the exit, and the time of the exit is
+// taken then: a wall time is not rounded up to a polling interval (it was:
+// every run took 50 ms more, in steps of 50 ms).
+class ExitWatch {
+ public:
+  ExitWatch(pid_t pid, bool try_pidfd) : pid_(pid) {
+#ifdef SYS_pidfd_open
+    // ENOSYS before Linux 5.3, EPERM under some seccomp filters: the thread.
+    if (try_pidfd) fd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // close-on-exec
+#else
+    (void)try_pidfd;
+#endif
+    if (fd_ >= 0) return;
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) {
+      const int e = errno;
+      abandon();
+      errno = e;
+      fail("pipe");
+    }
+    fd_ = p[0];
+    wake_ = p[1];
+    try {
+      waiter_ = std::thread([this] {
+        int status = 0;
+        pid_t r;
+        while ((r = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
+        }
+        at_ = Clock::now();
+        status_ = status;
+        known_ = r == pid_;
+        done_.store(true, std::memory_order_release);
+        [[maybe_unused]] auto n = ::write(wake_, "x", 1);
+      });
+    } catch (...) {
+      close_fd(fd_);
+      close_fd(wake_);
+      abandon();
+      throw;
+    }
+  }
+  ExitWatch(const ExitWatch&) = delete;
+  ExitWatch& operator=(const ExitWatch&) = delete;
+  // Kills the child if it has not been reaped (an exception left the wait).
+  ~ExitWatch() {
+    if (!done_.load(std::memory_order_acquire) || waiter_.joinable()) {
+      int status;
+      reap(status);
+    }
+    close_fd(fd_);
+    close_fd(wake_);
+  }
+
+  // Readable once the child has exited; -1 once it has been reaped.
+  int fd() const { return reaped_ ? -1 : fd_; }
+
+  // True once the child has exited: it is reaped, with `status` its
+  // waitpid() status (-1 if it could not be had) and `at` when it exited.
+  bool exited(int& status, Clock::time_point& at) {
+    if (waiter_.joinable()) {
+      if (!done_.load(std::memory_order_acquire)) return false;
+      waiter_.join();
+    } else if (!reaped_) {
+      int s = 0;
+      const pid_t r = ::waitpid(pid_, &s, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) return false;
+      at_ = Clock::now();
+      status_ = s;
+      // ECHILD: someone else reaped it (SIGCHLD ignored); the pidfd says it ended.
+      known_ = r == pid_;
+      done_.store(true, std::memory_order_release);
+    }
+    reaped_ = true;
+    status = known_ ? status_ : -1;
+    at = at_;
+    return true;
+  }
+
+  // Kills the child (SIGKILL, its process group too) and reaps it.
+  void reap(int& status) {
+    Clock::time_point at;
+    if (exited(status, at)) return;
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);  // should it have left its group
+    if (waiter_.joinable()) {
+      waiter_.join();
+    } else {
+      int s = 0;
+      pid_t r;
+      while ((r = ::waitpid(pid_, &s, 0)) < 0 && errno == EINTR) {
+      }
+      status_ = s;
+      known_ = r == pid_;
+      done_.store(true, std::memory_order_release);
+    }
+    reaped_ = true;
+    status = known_ ? status_ : -1;
+  }
+
+ private:
+  // When the watch cannot be set up: the child is not left running.
+  void abandon() {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    int s;
+    while (::waitpid(pid_, &s, 0) < 0 && errno == EINTR) {
+    }
+  }
+
+  pid_t pid_;
+  int fd_ = -1;
+  int wake_ = -1;
+  std::thread waiter_;
+  std::atomic<bool> done_{false};
+  bool reaped_ = false;
+  // Written by the waiter before done_, read after it.
+  Clock::time_point at_{};
+  int status_ = 0;
+  bool known_ = false;
+};
+
+ProcessResult run(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
+                  const std::filesystem::path& cwd, bool try_pidfd) {
   ProcessResult result;
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) fail("pipe");
@@ -134,20 +264,20 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::dur
     errno = rc;
     fail("cannot start '" + argv[0] + "'");
   }
+  struct CloseOnExit {
+    int& fd;
+    ~CloseOnExit() { close_fd(fd); }
+  } close_output{out[0]};
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(timeout);
+  // Before anything that may throw: its destructor kills and reaps the child.
+  ExitWatch watch(pid, try_pidfd);
   KeptOutput kept;
   int status = 0;
   bool exited = false, eof = false;
   Clock::time_point exited_at;
   char buf[65536];
   for (;;) {
-    if (!exited) {
-      const pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) {
-        exited = true;
-        exited_at = Clock::now();
-      }
-    }
+    if (!exited) exited = watch.exited(status, exited_at);
     const auto now = Clock::now();
     if (exited && (eof || now - exited_at >= kDrainAfterExit)) break;
     if (!exited && stop_requested()) {
@@ -160,11 +290,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::dur
       result.timed_out = true;
       break;
     }
-    int wait_ms = std::min(ms_until(exited ? exited_at + kDrainAfterExit : deadline), 50);
-    pollfd p{eof ? -1 : out[0], POLLIN, 0};
-    int n = ::poll(&p, 1, wait_ms);
+    const int wait_ms = std::min(ms_until(exited ? exited_at + kDrainAfterExit : deadline), kPollSliceMs);
+    // The output, and the exit: whichever comes first ends the wait.
+    pollfd p[2] = {{eof ? -1 : out[0], POLLIN, 0}, {exited ? -1 : watch.fd(), POLLIN, 0}};
+    int n = ::poll(p, 2, wait_ms);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || eof) continue;
+    if (n <= 0 || eof || p[0].revents == 0) continue;
     ssize_t got = ::read(out[0], buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
@@ -173,20 +304,33 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::dur
     }
     kept.add(buf, static_cast<std::size_t>(got));
   }
-  ::close(out[0]);
+  close_fd(out[0]);
   // The program's process group: whatever it left running dies with it (a
   // timed-out program, or a background process holding its output).
   ::kill(-pid, SIGKILL);
-  if (!exited)
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  if (!exited) watch.reap(status);
   result.output = kept.take(result.output_dropped);
-  result.wall = Clock::now() - start;
+  // From the spawn to the exit, as the exit was seen: not the output's
+  // drain after it. A program killed (timeout, stop) ran until now.
+  result.wall = (exited ? exited_at : Clock::now()) - start;
   if (!result.timed_out && !result.interrupted) {
-    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    if (status == -1) result.exit_code = -1;  // reaped elsewhere: how it ended is not known
+    else if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     else result.exit_code = WEXITSTATUS(status);
   }
   return result;
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
+                          const std::filesystem::path& cwd) {
+  return run(argv, timeout, cwd, true);
+}
+
+ProcessResult run_process_without_pidfd(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
+                                        const std::filesystem::path& cwd) {
+  return run(argv, timeout, cwd, false);
 }
 
 Child::~Child() { kill(); }

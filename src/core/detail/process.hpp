@@ -27,12 +27,20 @@ struct ProcessResult {
 inline constexpr std::size_t kKeptOutputBytes = 1 << 20;
 
 // Runs argv[0] (searched in PATH) to completion, capturing its output.
+// `wall` is the time from the spawn to the program's exit, taken when the
+// exit happens (not when a poll notices it); for a program killed at its
+// timeout or by a stop request, until it was killed.
 // The timeout holds however much the program prints. When the program
 // itself has exited, a background process it left holding the output does
 // not keep the run going: it is killed with the program's process group.
 // Throws std::system_error only when the process cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
                           const std::filesystem::path& cwd = {});
+// The same, as on a kernel without pidfd_open (Linux before 5.3): the
+// program's exit is waited for in a thread. For tests; run_process falls
+// back to it by itself.
+ProcessResult run_process_without_pidfd(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
+                                        const std::filesystem::path& cwd = {});
 
 // `argv` as one line a POSIX shell splits back into the same words (for
 // display only: tunekit itself never runs a shell).
