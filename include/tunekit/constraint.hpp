@@ -89,6 +89,19 @@ class Expression {
   // `<helpers>floordiv` and so on: cpp_int_helpers() defines them.
   std::optional<std::string> to_cpp(const std::function<std::optional<std::string>(const std::string&)>& name,
                                     std::string_view helpers) const;
+  // The same expression, accepted and refused as by to_cpp(), as Python
+  // source over ints that computes what the C++ computes: `<helpers>floordiv`,
+  // `mod` and `ceil_div` are python_int_helpers()'s (0 on a zero divisor, as
+  // in C++); min, max and abs are Python's.
+  std::optional<std::string> to_python(const std::function<std::optional<std::string>(const std::string&)>& name,
+                                       std::string_view helpers) const;
+  // The same again as a JSON tree, for a reader without this parser (the
+  // header-only online.hpp evaluates it): an int; a variable as `name`
+  // spells it (JSON text, such as ["size", "M"]); or [op, operands...] with
+  // op "-" (one operand: negation) "~" "not" "+" "*" "//" "%" "&" "|" "^"
+  // "<<" ">>" "and" "or" "min" "max" "abs" "ceil_div", "if" [cond, then,
+  // else], "cmp" [a, "<", b, "in", ["list", ...], ...] (a Python chain).
+  std::optional<std::string> to_tree(const std::function<std::optional<std::string>(const std::string&)>& name) const;
 
  private:
   friend struct detail::ExpressionAccess;
@@ -99,5 +112,8 @@ class Expression {
 // (floor division and modulo; where Python would raise, as on a division by
 // zero, they return 0). Put them in a namespace and pass its prefix.
 std::string cpp_int_helpers();
+// Python definitions of the helpers to_python() calls, with the C++ ones'
+// meaning, named `<prefix>floordiv` and so on (pass to_python() the same prefix).
+std::string python_int_helpers(std::string_view prefix);
 
 }  // namespace tunekit

@@ -15,15 +15,104 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <ostream>
+#include <iterator>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace tunekit::online {
 
-using Size = std::map<std::string, std::int64_t>;    // problem size: name -> value
-using Params = std::map<std::string, std::int64_t>;  // a config: parameter -> value
+using Size = std::map<std::string, std::int64_t>;  // problem size: name -> value
+
+// A parameter's value, typed as the file holds it: an int, a float or a
+// string (`tunekit emit --json` writes all three).
+class ParamValue {
+ public:
+  ParamValue() = default;  // the int 0, as before, so that params[name] = value compiles
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  ParamValue(T v) : v_(static_cast<std::int64_t>(v)) {}
+  template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+  ParamValue(T v) : v_(static_cast<double>(v)) {}
+  ParamValue(std::string v) : v_(std::move(v)) {}
+  ParamValue(const char* v) : v_(std::string(v)) {}
+
+  bool is_int() const { return std::holds_alternative<std::int64_t>(v_); }
+  bool is_float() const { return std::holds_alternative<double>(v_); }
+  bool is_string() const { return std::holds_alternative<std::string>(v_); }
+
+  // Each throws std::runtime_error, naming the value, for another type (an
+  // int reads as a float too).
+  std::int64_t as_int() const {
+    if (!is_int()) throw std::runtime_error("tunekit::online: the parameter value " + str() + " is not an integer");
+    return std::get<std::int64_t>(v_);
+  }
+  double as_float() const {
+    if (is_int()) return static_cast<double>(std::get<std::int64_t>(v_));
+    if (!is_float()) throw std::runtime_error("tunekit::online: the parameter value " + str() + " is not a number");
+    return std::get<double>(v_);
+  }
+  const std::string& as_string() const {
+    if (!is_string()) throw std::runtime_error("tunekit::online: the parameter value " + str() + " is not a string");
+    return std::get<std::string>(v_);
+  }
+  // Integer parameters, the common case, read as the std::int64_t that
+  // Params held before it held floats and strings too.
+  operator std::int64_t() const { return as_int(); }
+
+  // As JSON writes it: 64, 1.25, "row".
+  std::string str() const { return to_json().dump(); }
+  nlohmann::ordered_json to_json() const {
+    return std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, v_);
+  }
+
+  // 1 and 1.0 differ: the file holds them as different types.
+  friend bool operator==(const ParamValue& a, const ParamValue& b) { return a.v_ == b.v_; }
+  friend bool operator!=(const ParamValue& a, const ParamValue& b) { return !(a == b); }
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  friend bool operator==(const ParamValue& a, T b) {
+    return a == ParamValue(b);
+  }
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  friend bool operator!=(const ParamValue& a, T b) {
+    return !(a == ParamValue(b));
+  }
+  friend std::ostream& operator<<(std::ostream& out, const ParamValue& v) { return out << v.str(); }
+
+ private:
+  std::variant<std::int64_t, double, std::string> v_;
+};
+
+using Params = std::map<std::string, ParamValue>;  // a config: parameter -> value
+
+// The tuning file cannot be read, parsed, understood or written. line and
+// column (1-based) locate malformed JSON; 0 where no place in the file is to blame.
+class FileError : public std::runtime_error {
+ public:
+  FileError(std::filesystem::path file, int line, int column, const std::string& message)
+      : std::runtime_error(where(file, line, column) + ": " + message),
+        file_(std::move(file)),
+        line_(line),
+        column_(column) {}
+  const std::filesystem::path& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+
+ private:
+  static std::string where(const std::filesystem::path& file, int line, int column) {
+    std::string out = file.string();
+    if (line > 0) out += ":" + std::to_string(line);
+    if (line > 0 && column > 0) out += ":" + std::to_string(column);
+    return out;
+  }
+  std::filesystem::path file_;
+  int line_, column_;
+};
 
 enum class Mode {
   lookup_only,          // never tune: unknown sizes get the nearest tuned size's config
@@ -37,35 +126,35 @@ struct Choice {
 
 class Tuner {
  public:
+  // Reads `file` if it exists. Throws FileError when it cannot be read, is
+  // not JSON (with the line and column) or not the format `tunekit emit
+  // --json` writes.
   explicit Tuner(std::filesystem::path file, Mode mode = Mode::tune_on_first_sight)
       : file_(std::move(file)), mode_(mode) {
-    std::ifstream in(file_);
-    if (!in) return;
-    const auto j = nlohmann::json::parse(in);
-    kernel_ = j.value("kernel", std::string());
-    for (const auto& e : j.at("entries")) {
-      Entry entry;
-      for (const auto& [k, v] : e.at("size").items()) entry.size[k] = v.get<std::int64_t>();
-      for (const auto& [k, v] : e.at("config").items())
-        if (v.is_number()) entry.params[k] = v.get<std::int64_t>();
-      if (e.contains("time_us") && e["time_us"].is_number()) entry.time_us = e["time_us"].get<double>();
-      entries_.push_back(std::move(entry));
-    }
+    load();
   }
 
   // The config for `size`. `tune(size)` returns the best params and their
   // time in microseconds; it is called at most once per size and file.
+  // Saving the file keeps everything else in it as it was.
   Choice get(const Size& size, const std::function<std::pair<Params, double>(const Size&)>& tune) {
     std::lock_guard lock(mutex_);
     if (auto p = find_locked(size)) return {*p, Choice::Source::stored};
     if (mode_ == Mode::tune_on_first_sight && tune) {
       auto [params, time_us] = tune(size);
-      entries_.push_back({size, params, time_us});
+      nlohmann::ordered_json entry, config = nlohmann::ordered_json::object();
+      entry["size"] = size;
+      for (const auto& [k, v] : params) config[k] = v.to_json();
+      entry["config"] = config;
+      entry["time_us"] = time_us;
+      doc_["entries"].push_back(entry);
+      entries_.push_back({size, params});
       save_locked();
       return {params, Choice::Source::tuned};
     }
     if (auto p = nearest_locked(size)) return {*p, Choice::Source::nearest};
-    throw std::runtime_error("tunekit::online: no tuned config, and tuning is not allowed");
+    throw std::runtime_error("tunekit::online: " + file_.string() +
+                             " has no tuned config, and tuning is not allowed (Mode::lookup_only)");
   }
 
   std::optional<Params> find(const Size& size) const {
@@ -73,8 +162,13 @@ class Tuner {
     return find_locked(size);
   }
 
-  // The rule of `tunekit emit`: the tuned size nearest in log space (the
-  // smallest product over the axes of max(a, b) / min(a, b)).
+  // The rule of the header `tunekit emit` writes: the tuned size nearest in
+  // log space (the smallest product over the axes, in the file's size_order,
+  // of max(a, b) / min(a, b), values below 1 counting as 1; ties to the
+  // earlier entry), among the configs the file's checks allow at `size` (if
+  // none does, the nearest), with the pinned parameters computed from `size`.
+  // Throws FileError for a file with checks or pins but not their trees (an
+  // older tunekit's): its config could be one the constraints reject.
   std::optional<Params> nearest(const Size& size) const {
     std::lock_guard lock(mutex_);
     return nearest_locked(size);
@@ -89,8 +183,79 @@ class Tuner {
   struct Entry {
     Size size;
     Params params;
-    std::optional<double> time_us;
   };
+
+  FileError error(const std::string& message) const { return FileError(file_, 0, 0, message); }
+
+  void load() {
+    std::error_code ec;
+    if (!std::filesystem::exists(file_, ec) && !ec) {
+      // A new file: what get() saves to it when it tunes.
+      doc_ = {{"kernel", ""}, {"selection", "online"}, {"entries", nlohmann::ordered_json::array()}};
+      return;
+    }
+    std::ifstream in(file_, std::ios::binary);
+    const std::string s = in ? std::string(std::istreambuf_iterator<char>(in), {}) : std::string();
+    if (!in || in.bad())
+      throw error("cannot be read" + (ec ? ": " + ec.message() : std::string()) +
+                  "; expected the JSON that `tunekit emit --json` writes");
+    try {
+      doc_ = nlohmann::ordered_json::parse(s);
+    } catch (const nlohmann::json::parse_error& e) {
+      // The place nlohmann stopped at: e.byte characters read.
+      int line = 1, column = 0;
+      for (std::size_t i = 0; i < std::min<std::size_t>(e.byte, s.size()); ++i) {
+        if (s[i] == '\n') ++line, column = 0;
+        else ++column;
+      }
+      std::string why = e.what();  // "[json.exception...] parse error at line 1, column 2: WHY"
+      if (auto at = why.find("column "); at != std::string::npos && why.find(": ", at) != std::string::npos)
+        why = why.substr(why.find(": ", at) + 2);
+      throw FileError(file_, line, std::max(column, 1), "malformed JSON: " + why);
+    }
+    if (!doc_.is_object() || !doc_.contains("entries") || !doc_["entries"].is_array())
+      throw error("expected an object with an \"entries\" array, as `tunekit emit --json` writes");
+    std::size_t index = 0;
+    for (const auto& e : doc_["entries"]) {
+      const std::string which = "entry " + std::to_string(++index);
+      if (!e.is_object() || !e.contains("size") || !e["size"].is_object() || !e.contains("config") ||
+          !e["config"].is_object())
+        throw error(which + " is not an object with a \"size\" and a \"config\" object");
+      Entry entry;
+      for (const auto& [k, v] : e["size"].items()) {
+        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
+          throw error(which + ": size " + k + " is " + v.dump() + "; expected a 64-bit integer");
+        entry.size[k] = v.get<std::int64_t>();
+      }
+      for (const auto& [k, v] : e["config"].items()) {
+        if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
+          entry.params.emplace(k, v.get<std::int64_t>());
+        else if (v.is_number_float()) entry.params.emplace(k, v.get<double>());
+        else if (v.is_string()) entry.params.emplace(k, v.get<std::string>());
+        else throw error(which + ": parameter " + k + " is " + v.dump() + "; expected an integer, a float or a string");
+      }
+      entries_.push_back(std::move(entry));
+    }
+    if (doc_.contains("size_order"))
+      for (const auto& n : doc_["size_order"])
+        if (n.is_string()) size_order_.push_back(n.get<std::string>());
+    // The header's rule for an untuned size: its checks and pins, as trees
+    // (emit_json writes them beside their text).
+    if (doc_.contains("checks") && doc_["checks"].contains("constraints") && !doc_["checks"]["constraints"].empty()) {
+      const auto& checks = doc_["checks"];
+      if (!checks.contains("trees") || !checks["trees"].is_array() ||
+          checks["trees"].size() != checks["constraints"].size())
+        rule_missing_ = "checks.constraints";
+      else checks_.assign(checks["trees"].begin(), checks["trees"].end());
+    }
+    if (doc_.contains("pinned") && !doc_["pinned"].empty()) {
+      if (!doc_.contains("pinned_trees") || !doc_["pinned_trees"].is_object() ||
+          doc_["pinned_trees"].size() != doc_["pinned"].size())
+        rule_missing_ += (rule_missing_.empty() ? "" : " and ") + std::string("pinned");
+      else
+        for (const auto& [name, tree] : doc_["pinned_trees"].items()) pins_.emplace_back(name, tree);
+    }
+  }
 
   std::optional<Params> find_locked(const Size& size) const {
     for (const auto& e : entries_)
@@ -99,46 +264,173 @@ class Tuner {
   }
 
   std::optional<Params> nearest_locked(const Size& size) const {
-    const Entry* best = nullptr;
-    double best_d = 0;
-    for (const auto& e : entries_) {
+    if (entries_.empty()) return std::nullopt;
+    if (!rule_missing_.empty())
+      throw error("has " + rule_missing_ +
+                  " but not the trees this reader evaluates, so the nearest tuned "
+                  "config could be one the spec's constraints reject; emit the file again with this tunekit "
+                  "(`tunekit emit SPEC --json FILE`)");
+    // The header's argument order, which its product of ratios follows.
+    std::vector<std::string> names;
+    for (const auto& n : size_order_)
+      if (size.count(n)) names.push_back(n);
+    for (const auto& [n, v] : size)
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    const std::size_t none = entries_.size();
+    std::size_t best = none, allowed = none;
+    double best_d = 0, allowed_d = 0;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      const Entry& e = entries_[i];
       double d = 1;
-      for (const auto& [k, v] : size) {
-        auto it = e.size.find(k);
+      for (const auto& n : names) {
+        auto it = e.size.find(n);
         if (it == e.size.end()) continue;
-        const double a = v < 1 ? 1.0 : static_cast<double>(v),
-                     b = it->second < 1 ? 1.0 : static_cast<double>(it->second);
+        double a = static_cast<double>(it->second), b = static_cast<double>(size.at(n));
+        a = a < 1 ? 1 : a;
+        b = b < 1 ? 1 : b;
         d *= a > b ? a / b : b / a;
       }
-      if (!best || d < best_d) best = &e, best_d = d;
+      if (best == none || d < best_d) best = i, best_d = d;
+      if (!checks_.empty() && allowed_locked(pinned_locked(e.params, size), size) && (allowed == none || d < allowed_d))
+        allowed = i, allowed_d = d;
     }
-    if (!best) return std::nullopt;
-    return best->params;
+    if (allowed != none) best = allowed;
+    return pinned_locked(entries_[best].params, size);
+  }
+
+  Params pinned_locked(Params params, const Size& size) const {
+    for (const auto& [name, tree] : pins_) params.insert_or_assign(name, eval(tree, params, size));
+    return params;
+  }
+
+  bool allowed_locked(const Params& params, const Size& size) const {
+    for (const auto& c : checks_)
+      if (!eval(c, params, size)) return false;
+    return true;
+  }
+
+  // Evaluates a tree of Expression::to_tree with the generated header's
+  // integer semantics: 64-bit, wrapping, floor division and modulo, 0 for a
+  // division by zero.
+  std::int64_t eval(const nlohmann::ordered_json& t, const Params& c, const Size& size) const {
+    if (t.is_number_integer()) return t.get<std::int64_t>();
+    if (!t.is_array() || t.empty() || !t[0].is_string())
+      throw error("a check or pin has a malformed tree: " + t.dump());
+    const std::string op = t[0].get<std::string>();
+    auto arg = [&](std::size_t k) {
+      if (k >= t.size()) throw error("a check or pin has a malformed tree: " + t.dump());
+      return eval(t[k], c, size);
+    };
+    using U = std::uint64_t;
+    auto wrap = [](U v) { return static_cast<std::int64_t>(v); };
+    auto floordiv = [](std::int64_t a, std::int64_t b) -> std::int64_t {
+      if (b == 0) return 0;
+      if (a == INT64_MIN && b == -1) return INT64_MIN;
+      const std::int64_t q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    };
+    if (op == "size" || op == "param") {
+      const std::string name = t.size() == 2 && t[1].is_string() ? t[1].get<std::string>() : std::string();
+      if (op == "size") {
+        if (auto s = size.find(name); s != size.end()) return s->second;
+        throw error("a check or pin reads size '" + name + "', which the size asked for lacks");
+      }
+      if (auto p = c.find(name); p != c.end() && p->second.is_int()) return p->second.as_int();
+      throw error("a check reads parameter '" + name + "', which a config lacks or holds as other than an integer");
+    }
+    if (op == "-" && t.size() == 2) return wrap(U(0) - U(arg(1)));
+    if (op == "~") return ~arg(1);
+    if (op == "not") return !arg(1);
+    if (op == "abs") {
+      const std::int64_t a = arg(1);
+      return a < 0 ? wrap(U(0) - U(a)) : a;
+    }
+    if (op == "and" || op == "or") {  // Python's: the first falsy (truthy) operand, else the last
+      for (std::size_t k = 1; k + 1 < t.size(); ++k) {
+        const std::int64_t v = arg(k);
+        if ((op == "and") == !v) return v;
+      }
+      return arg(t.size() - 1);
+    }
+    if (op == "if") return arg(1) ? arg(2) : arg(3);
+    if (op == "min" || op == "max") {  // pairwise from the left: the first of equal extremes
+      std::int64_t acc = arg(1);
+      for (std::size_t k = 2; k < t.size(); ++k) {
+        const std::int64_t b = arg(k);
+        if (op == "min" ? b < acc : b > acc) acc = b;
+      }
+      return acc;
+    }
+    if (op == "cmp") {  // a Python chain: [a, op, b, op, c ...]
+      std::int64_t a = arg(1);
+      for (std::size_t k = 2; k + 1 < t.size(); k += 2) {
+        const std::string cmp = t[k].is_string() ? t[k].get<std::string>() : std::string();
+        bool holds;
+        if (cmp == "in" || cmp == "not in") {
+          const auto& list = t[k + 1];
+          if (!list.is_array() || list.empty() || list[0] != "list")
+            throw error("a check has a malformed 'in': " + t.dump());
+          bool any = false;
+          for (std::size_t i = 1; i < list.size() && !any; ++i) any = eval(list[i], c, size) == a;
+          holds = (cmp == "in") == any;
+          if (!holds) return 0;
+          continue;  // a list ends the chain (to_tree refuses more)
+        }
+        const std::int64_t b = arg(k + 1);
+        if (cmp == "==") holds = a == b;
+        else if (cmp == "!=") holds = a != b;
+        else if (cmp == "<") holds = a < b;
+        else if (cmp == "<=") holds = a <= b;
+        else if (cmp == ">") holds = a > b;
+        else if (cmp == ">=") holds = a >= b;
+        else throw error("a check has an unknown comparison '" + cmp + "'; written by a newer tunekit?");
+        if (!holds) return 0;
+        a = b;
+      }
+      return 1;
+    }
+    const std::int64_t a = arg(1), b = arg(2);
+    if (op == "+") return wrap(U(a) + U(b));
+    if (op == "-") return wrap(U(a) - U(b));
+    if (op == "*") return wrap(U(a) * U(b));
+    if (op == "//") return floordiv(a, b);
+    if (op == "%") return b == 0 ? 0 : wrap(U(a) - U(floordiv(a, b)) * U(b));
+    if (op == "ceil_div") return wrap(U(0) - U(floordiv(wrap(U(0) - U(a)), b)));
+    if (op == "&") return a & b;
+    if (op == "|") return a | b;
+    if (op == "^") return a ^ b;
+    if (op == "<<") return wrap(U(a) * (U(1) << b));  // b in 0..62 (to_tree refuses others)
+    if (op == ">>") return floordiv(a, std::int64_t{1} << b);
+    throw error("a check or pin has an unknown operation '" + op + "'; written by a newer tunekit?");
   }
 
   void save_locked() const {
-    nlohmann::ordered_json j;
-    j["kernel"] = kernel_;
-    j["selection"] = "online";
-    j["entries"] = nlohmann::ordered_json::array();
-    for (const auto& e : entries_) {
-      nlohmann::ordered_json entry;
-      entry["size"] = e.size;
-      entry["config"] = e.params;
-      entry["time_us"] = e.time_us ? nlohmann::ordered_json(*e.time_us) : nlohmann::ordered_json(nullptr);
-      j["entries"].push_back(entry);
+    if (file_.has_parent_path()) {
+      std::error_code ec;
+      std::filesystem::create_directories(file_.parent_path(), ec);
+      if (ec) throw error("cannot create its folder: " + ec.message());
     }
-    if (file_.has_parent_path()) std::filesystem::create_directories(file_.parent_path());
     // Write then rename: a program killed mid-save leaves the old file whole.
-    const auto tmp = file_.string() + ".tmp";
-    std::ofstream(tmp) << j.dump(2) << "\n";
-    std::filesystem::rename(tmp, file_);
+    const std::filesystem::path tmp = file_.string() + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << doc_.dump(2) << "\n";
+      out.close();
+      if (!out) throw error("cannot be saved: writing " + tmp.string() + " failed");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, file_, ec);
+    if (ec) throw error("cannot be saved: renaming " + tmp.string() + " to it failed: " + ec.message());
   }
 
   std::filesystem::path file_;
   Mode mode_;
-  std::string kernel_;
+  nlohmann::ordered_json doc_;  // the file as read: saved back whole, with the entries tuned here added
   std::vector<Entry> entries_;
+  std::vector<std::string> size_order_;
+  std::vector<nlohmann::ordered_json> checks_;                        // checks.trees
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> pins_;  // pinned_trees
+  std::string rule_missing_;  // what the file has without its trees (an older tunekit's)
   mutable std::mutex mutex_;
 };
 

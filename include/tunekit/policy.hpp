@@ -97,13 +97,19 @@ std::optional<std::string> namespace_problem(std::string_view name);
 // namespace_problem() refuses. Pinned parameters are recomputed for untuned sizes;
 // with checks, `<kernel>_allowed(config, sizes...)` evaluates them.
 std::string emit_header(const Policy& policy, const HeaderOptions& options = {});
+// The same as JSON, for online.hpp and other readers: the entries, the
+// header's size order, and its checks and pins as text and as trees
+// (Expression::to_tree) that a reader without tunekit's parser evaluates.
 std::string emit_json(const Policy& policy);
 
 // ---- For Python kernels (Triton) ---------------------------------------------
 
 // A Python module: CONFIGS, a list of (size, config) pairs, and
-// select(**size), which returns the config of that size, or of the nearest
-// tuned one by kUntunedSizeRule (no checks: Python callers check their own).
+// select(**size), which returns the config of that size, or for another the
+// config emit_header's select returns (the same checks, pins, arithmetic and
+// order: kUntunedSizeRule, with kCheckedSizeRule when there are checks), and
+// allowed(config, **size), the header's <kernel>_allowed. Throws as
+// emit_header does for entries that no table can hold.
 std::string emit_python(const Policy& policy);
 
 // The launch options of Triton's CUDA backend that a config may hold; every

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "policy/detail/layout.hpp"
 #include "tunekit/machine.hpp"
 
 namespace tunekit {
@@ -31,8 +32,9 @@ constexpr std::array<std::string_view, 97> kKeywords = {
     "using",       "virtual",   "void",       "volatile",  "wchar_t",  "while",        "xor",
     "xor_eq",      "main",      "size_t",     "int64_t",   "std"};
 
-// How a column of values is typed in the header.
-enum class Kind { integer, floating, string };
+using detail::Kind;
+using detail::Layout;
+using detail::Ref;
 
 Kind kind_of(const std::vector<const Value*>& values) {
   Kind k = Kind::integer;
@@ -255,17 +257,39 @@ PolicyChecks policy_checks(const std::vector<Expression>& constraints, const Pol
   return out;
 }
 
-std::string emit_header(const Policy& policy, const HeaderOptions& options) {
-  const std::string k = cpp_identifier(policy.kernel);
+namespace detail {
+
+std::optional<Ref> Layout::resolve(const std::string& n, bool sizes_only, const Bindings& machine) const {
+  if (auto s = std::find(size_names.begin(), size_names.end(), n); s != size_names.end())
+    return Ref{Ref::What::size, static_cast<std::size_t>(s - size_names.begin())};
+  if (sizes_only) return std::nullopt;
+  if (auto q = std::find(param_names.begin(), param_names.end(), n); q != param_names.end()) {
+    const auto i = static_cast<std::size_t>(q - param_names.begin());
+    if (param_kinds[i] != Kind::integer) return std::nullopt;
+    return Ref{Ref::What::param, i};
+  }
+  if (auto m = machine.find(n); m != machine.end() && m->second.is_int()) return Ref{Ref::What::machine, 0, &m->second};
+  return std::nullopt;
+}
+
+Namer namer(const Layout& l, const Policy& policy, bool sizes_only, std::function<std::string(const Ref&)> spell) {
+  return [&l, &policy, sizes_only, spell = std::move(spell)](const std::string& n) -> std::optional<std::string> {
+    auto r = l.resolve(n, sizes_only, policy.checks.machine);
+    if (!r) return std::nullopt;
+    return spell(*r);
+  };
+}
+
+Layout layout_of(const Policy& policy) {
+  Layout l;
   // The spec's order: a call in the order the spec declares the sizes must
   // not get another size's config (names_of() is alphabetical for sizes).
-  std::vector<std::string> size_names;
   const auto found = names_of(policy.entries, true);
   for (const auto& n : policy.size_order)
-    if (std::find(found.begin(), found.end(), n) != found.end()) size_names.push_back(n);
+    if (std::find(found.begin(), found.end(), n) != found.end()) l.size_names.push_back(n);
   for (const auto& n : found)
-    if (std::find(size_names.begin(), size_names.end(), n) == size_names.end()) size_names.push_back(n);
-  const auto param_names = names_of(policy.entries, false);
+    if (std::find(l.size_names.begin(), l.size_names.end(), n) == l.size_names.end()) l.size_names.push_back(n);
+  l.param_names = names_of(policy.entries, false);
   auto column = [&](const std::string& name, bool size) {
     std::vector<const Value*> values;
     for (const auto& e : policy.entries) {
@@ -275,6 +299,49 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     }
     return values;
   };
+  for (const auto& n : l.size_names) {
+    l.size_kinds.push_back(kind_of(column(n, true)));
+    if (l.size_kinds.back() == Kind::string)
+      throw std::runtime_error("size '" + n + "' has string values; sizes must be numbers");
+  }
+  for (const auto& n : l.param_names) l.param_kinds.push_back(kind_of(column(n, false)));
+  // Whether the header can write an expression (the spelling does not matter here).
+  auto writable = [&](const Expression& e, bool sizes_only) {
+    return e.to_cpp(namer(l, policy, sizes_only, [](const Ref&) { return std::string("x"); }), "").has_value();
+  };
+  for (const auto& pin : policy.pinned) {
+    auto at = std::find(l.param_names.begin(), l.param_names.end(), pin.name);
+    if (at == l.param_names.end() || l.param_kinds[at - l.param_names.begin()] != Kind::integer) continue;
+    if (writable(pin.rule, true)) l.pins.push_back(&pin);
+  }
+  for (const auto& check : policy.checks.constraints) {
+    if (writable(check, false)) l.checks.push_back(&check);
+    else l.unchecked.push_back(check.text());
+  }
+  l.unchecked.insert(l.unchecked.begin(), policy.checks.unchecked.begin(), policy.checks.unchecked.end());
+  return l;
+}
+
+std::string untuned_size_rule(const Layout& l, std::string_view allowed) {
+  std::string rule = kUntunedSizeRule;
+  if (!l.checks.empty()) {
+    std::string extra = kCheckedSizeRule;
+    extra.replace(extra.find("<kernel>_allowed"), 16, allowed);
+    rule += extra;
+  }
+  return rule;
+}
+
+}  // namespace detail
+
+std::string emit_header(const Policy& policy, const HeaderOptions& options) {
+  using detail::namer;
+  const std::string k = cpp_identifier(policy.kernel);
+  const Layout l = detail::layout_of(policy);
+  const auto& size_names = l.size_names;
+  const auto& param_names = l.param_names;
+  const auto& size_kinds = l.size_kinds;
+  const auto& param_kinds = l.param_kinds;
   // Identifiers must stay distinct after sanitising.
   std::set<std::string> used;
   auto ident = [&](const std::string& name) {
@@ -283,19 +350,8 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     return id;
   };
   std::vector<std::string> size_ids, param_ids;
-  std::vector<Kind> size_kinds, param_kinds;
-  for (const auto& n : size_names) {
-    size_ids.push_back(ident(n));
-    size_kinds.push_back(kind_of(column(n, true)));
-    if (size_kinds.back() == Kind::string)
-      throw std::runtime_error("size '" + n + "' has string values; sizes must be numbers");
-  }
-  for (const auto& n : param_names) {
-    param_ids.push_back(ident(n));
-    param_kinds.push_back(kind_of(column(n, false)));
-  }
-
-  std::string h;
+  for (const auto& n : size_names) size_ids.push_back(ident(n));
+  for (const auto& n : param_names) param_ids.push_back(ident(n));
   // The names the functions below declare: the sizes are those functions'
   // parameters, so a local takes underscores until no size has its name (a
   // size named `d` once read the distance in its own place).
@@ -309,50 +365,38 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     std::string c, i, s, d, best, best_distance, allowed, allowed_distance;
   } v{local("c"),    local("i"),           local("s"),       local("d"),
       local("best"), local("best_distance"), local("allowed"), local("allowed_distance")};
+  // A size is its argument; an integer parameter the candidate's (`c`); a
+  // machine property the tuned device's value.
+  auto spell = [&](const Ref& r) {
+    switch (r.what) {
+      case Ref::What::size:
+        return size_ids[r.index];
+      case Ref::What::param:
+        return v.c + "." + param_ids[r.index];
+      case Ref::What::machine:
+        break;
+    }
+    return literal(*r.value, Kind::integer);
+  };
+
+  std::string h;
   // Pinned parameters, each with the C++ that recomputes it from the size.
   struct Pin {
     const PinnedParameter* source;
     std::string id, code;
   };
   std::vector<Pin> pins;
-  for (const auto& pin : policy.pinned) {
-    auto at = std::find(param_names.begin(), param_names.end(), pin.name);
-    if (at == param_names.end() || param_kinds[at - param_names.begin()] != Kind::integer) continue;
-    auto code = pin.rule.to_cpp(
-        [&](const std::string& n) -> std::optional<std::string> {
-          auto s = std::find(size_names.begin(), size_names.end(), n);
-          if (s == size_names.end()) return std::nullopt;
-          return size_ids[s - size_names.begin()];
-        },
-        "detail_" + k + "::");
-    if (code) pins.push_back({&pin, param_ids[at - param_names.begin()], *code});
+  for (const PinnedParameter* pin : l.pins) {
+    const auto at = std::find(param_names.begin(), param_names.end(), pin->name) - param_names.begin();
+    pins.push_back({pin, param_ids[at], *pin->rule.to_cpp(namer(l, policy, true, spell), "detail_" + k + "::")});
   }
   // The spec's constraints, as C++ over a candidate config `c`, the size and
-  // the tuned device's properties (policy_checks chose the ones that can be).
+  // the tuned device's properties (layout_of() chose the ones that can be).
   std::vector<std::string> checks;
-  for (const auto& check : policy.checks.constraints) {
-    auto code = check.to_cpp(
-        [&](const std::string& n) -> std::optional<std::string> {
-          if (auto s = std::find(size_names.begin(), size_names.end(), n); s != size_names.end())
-            return size_ids[s - size_names.begin()];
-          if (auto q = std::find(param_names.begin(), param_names.end(), n); q != param_names.end()) {
-            if (param_kinds[q - param_names.begin()] != Kind::integer) return std::nullopt;
-            return v.c + "." + param_ids[q - param_names.begin()];
-          }
-          if (auto m = policy.checks.machine.find(n); m != policy.checks.machine.end() && m->second.is_int())
-            return literal(m->second, Kind::integer);
-          return std::nullopt;
-        },
-        "detail_" + k + "::");
-    if (code) checks.push_back(*code);
-  }
+  for (const Expression* check : l.checks)
+    checks.push_back(*check->to_cpp(namer(l, policy, false, spell), "detail_" + k + "::"));
 
-  std::string rule = kUntunedSizeRule;
-  if (!checks.empty()) {
-    std::string extra = kCheckedSizeRule;
-    extra.replace(extra.find("<kernel>"), 8, k);
-    rule += extra;
-  }
+  const std::string rule = detail::untuned_size_rule(l, k + "_allowed");
   h += "// Generated by tunekit: the tuned configs of " + cpp_string_literal(policy.kernel) + ", chosen " +
        policy.selection + ".\n// Tuned sizes return their config exactly; " + rule + ".\n";
   if (!checks.empty()) {
@@ -361,7 +405,7 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     h += fmt::format("// Constraints checked: {} of the spec's{}{}.\n", checks.size(),
                      props.empty() ? "" : ", with the tuned device's ", fmt::join(props, ", "));
   }
-  for (const auto& text : policy.checks.unchecked) {
+  for (const auto& text : l.unchecked) {
     std::string t = text;
     std::replace_if(
         t.begin(), t.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
@@ -477,24 +521,49 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
 }
 
 std::string emit_json(const Policy& policy) {
+  using detail::namer;
+  const Layout l = detail::layout_of(policy);
+  // The trees online.hpp evaluates: ["size", NAME], ["param", NAME], and a
+  // machine property as the tuned device's value, as in the header.
+  auto spell = [&](const Ref& r) -> std::string {
+    switch (r.what) {
+      case Ref::What::size:
+        return nlohmann::json::array({"size", l.size_names[r.index]}).dump();
+      case Ref::What::param:
+        return nlohmann::json::array({"param", l.param_names[r.index]}).dump();
+      case Ref::What::machine:
+        break;
+    }
+    return std::to_string(r.value->as_int());
+  };
   nlohmann::ordered_json j;
   j["kernel"] = policy.kernel;
   j["selection"] = policy.selection;
-  if (!policy.size_order.empty()) j["size_order"] = policy.size_order;  // the header's argument order
-  j["untuned_size_rule"] = std::string(kUntunedSizeRule) + (policy.checks.constraints.empty() ? "" : kCheckedSizeRule);
-  if (!policy.checks.constraints.empty() || !policy.checks.unchecked.empty()) {
+  // The header's argument order, which is also the order its distance
+  // multiplies the axes' ratios in (online.hpp follows it to the last bit).
+  if (!l.size_names.empty()) j["size_order"] = l.size_names;
+  j["untuned_size_rule"] = detail::untuned_size_rule(l, cpp_identifier(policy.kernel) + "_allowed");
+  if (!l.checks.empty() || !l.unchecked.empty()) {
     nlohmann::ordered_json checks, machine;
     checks["constraints"] = nlohmann::ordered_json::array();
-    for (const auto& c : policy.checks.constraints) checks["constraints"].push_back(c.text());
-    checks["unchecked"] = policy.checks.unchecked;
+    checks["trees"] = nlohmann::ordered_json::array();  // the same, for online.hpp
+    for (const Expression* c : l.checks) {
+      checks["constraints"].push_back(c->text());
+      checks["trees"].push_back(nlohmann::ordered_json::parse(*c->to_tree(namer(l, policy, false, spell))));
+    }
+    checks["unchecked"] = l.unchecked;
     for (const auto& [n, v] : policy.checks.machine) machine[n] = value_json(v);
     checks["machine"] = machine.is_null() ? nlohmann::ordered_json::object() : machine;
     j["checks"] = checks;  // as the header's <kernel>_allowed
   }
-  if (!policy.pinned.empty()) {
-    nlohmann::ordered_json pinned;
-    for (const auto& p : policy.pinned) pinned[p.name] = p.rule.text();
+  if (!l.pins.empty()) {
+    nlohmann::ordered_json pinned, trees;
+    for (const PinnedParameter* p : l.pins) {
+      pinned[p->name] = p->rule.text();
+      trees[p->name] = nlohmann::ordered_json::parse(*p->rule.to_tree(namer(l, policy, true, spell)));
+    }
     j["pinned"] = pinned;  // recomputed from an untuned size, as in the header
+    j["pinned_trees"] = trees;
   }
   j["entries"] = nlohmann::ordered_json::array();
   for (const auto& e : policy.entries) {

@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/detail/process.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/online.hpp"
 
 using namespace tunekit;
 using online::Params;
+namespace fs = std::filesystem;
 
 TEST(Online, TunesOnFirstSightThenReadsTheFile) {
   const auto dir = tunekit::testing::fresh_dir();
@@ -54,4 +57,111 @@ TEST(Online, ExampleProgramTunesOnceAcrossRuns) {
   EXPECT_EQ(second.exit_code, 0) << second.output;
   EXPECT_EQ(second.output.find("tuned now"), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("(from the file)"), std::string::npos) << second.output;
+}
+
+TEST(Online, KeepsTypedValuesAndTheFilesOtherFieldsWhenItSaves) {
+  // As `tunekit emit --json` writes it: a float and a string parameter, and
+  // fields besides the entries. Tuning a new size saved the file with F
+  // truncated to 1, S deleted and the other fields gone.
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "p.json", R"({
+  "kernel": "k",
+  "selection": "per-size",
+  "size_order": ["N"],
+  "untuned_size_rule": "the rule",
+  "entries": [{"size": {"N": 64}, "config": {"B": 16, "F": 1.25, "S": "row"}, "time_us": 3.5, "note": "kept"}]
+})");
+  {
+    online::Tuner t(dir / "p.json");
+    const auto stored = t.get({{"N", 64}}, nullptr).params;
+    ASSERT_EQ(stored.size(), 3u);
+    EXPECT_EQ(stored.at("B"), 16);
+    EXPECT_TRUE(stored.at("F").is_float());
+    EXPECT_EQ(stored.at("F"), 1.25);
+    EXPECT_EQ(stored.at("S").as_string(), "row");
+    EXPECT_THROW((void)stored.at("S").as_int(), std::runtime_error);  // not read as a number
+    auto tuned = t.get({{"N", 128}}, [](const online::Size&) {
+      return std::pair<Params, double>{{{"B", 32}, {"F", 0.5}, {"S", "col"}}, 2.0};
+    });
+    EXPECT_EQ(tuned.source, online::Choice::Source::tuned);
+  }
+  const auto j = nlohmann::ordered_json::parse(tunekit::testing::read_file(dir / "p.json"));
+  EXPECT_EQ(j["selection"], "per-size");
+  EXPECT_EQ(j["size_order"], nlohmann::ordered_json::array({"N"}));
+  EXPECT_EQ(j["untuned_size_rule"], "the rule");
+  ASSERT_EQ(j["entries"].size(), 2u);
+  EXPECT_EQ(j["entries"][0]["config"]["F"], 1.25);
+  EXPECT_TRUE(j["entries"][0]["config"]["F"].is_number_float());
+  EXPECT_EQ(j["entries"][0]["config"]["S"], "row");
+  EXPECT_EQ(j["entries"][0]["note"], "kept");
+  EXPECT_EQ(j["entries"][1]["config"]["F"], 0.5);
+  EXPECT_EQ(j["entries"][1]["config"]["S"], "col");
+  online::Tuner again(dir / "p.json", online::Mode::lookup_only);
+  EXPECT_EQ(again.find({{"N", 128}})->at("S").as_string(), "col");
+}
+
+TEST(Online, AMalformedFileIsAFileErrorNamingItsPlace) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "bad.json", "{\"entries\": [\n  {\"size\": {\"N\": 64}, oops}\n]}\n");
+  try {
+    online::Tuner t(dir / "bad.json");
+    FAIL() << "no error";
+  } catch (const online::FileError& e) {
+    EXPECT_EQ(e.file(), dir / "bad.json");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_GT(e.column(), 20);
+    EXPECT_NE(std::string(e.what()).find((dir / "bad.json").string() + ":2:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos) << e.what();
+  }
+  // Valid JSON, not the format: each says what was expected.
+  auto message = [&](const std::string& text) -> std::string {
+    tunekit::testing::write_file(dir / "odd.json", text);
+    try {
+      online::Tuner t(dir / "odd.json");
+    } catch (const online::FileError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message("[1, 2]").find("expected an object with an \"entries\" array"), std::string::npos);
+  EXPECT_NE(message(R"({"entries": [{"size": {"N": 2.5}, "config": {}}]})").find("entry 1: size N is 2.5"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"entries": [{"size": {"N": 2}, "config": {"B": [1]}}]})").find("parameter B is [1]"),
+            std::string::npos);
+}
+
+TEST(Online, AFileWithChecksButNoTreesIsRefusedRatherThanIgnored) {
+  // An older tunekit's file: the constraints as text only. The nearest
+  // config could break them, so lookup says so instead of returning it.
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "old.json", R"({"kernel": "kp", "checks": {"constraints": ["T <= n"],
+    "unchecked": [], "machine": {}}, "entries": [{"size": {"n": 4}, "config": {"T": 4}, "time_us": 1}]})");
+  online::Tuner t(dir / "old.json", online::Mode::lookup_only);
+  EXPECT_EQ(t.get({{"n", 4}}, nullptr).params.at("T"), 4);  // a tuned size needs no rule
+  try {
+    (void)t.get({{"n", 2}}, nullptr);
+    FAIL() << "no error";
+  } catch (const online::FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("emit the file again"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Online, ExampleProgramRefusesBadArgumentsAndFilesWithAMessage) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string exe = std::string(TUNEKIT_BINARY_DIR) + "/bin/online_example";
+  const std::string file = (dir / "tuned.json").string();
+  // A negative length aborted (std::length_error); 'abc' tuned and saved N = 0.
+  for (const char* bad : {"-5", "abc", "0", "12x", "99999999999999999999"}) {
+    auto r = detail::run_process({exe, file, bad}, std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find(std::string("the length '") + bad + "' is not an integer from 1 to"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(file)) << bad << ": nothing is tuned or saved";
+  }
+  // Malformed JSON aborted with an uncaught parse_error.
+  tunekit::testing::write_file(dir / "tuned.json", "{\"entries\": [\n");
+  auto r = detail::run_process({exe, file, "1000"}, std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find(file + ":2:"), std::string::npos) << r.output;
+  EXPECT_EQ(tunekit::testing::read_file(dir / "tuned.json"), "{\"entries\": [\n") << "left as it was";
 }

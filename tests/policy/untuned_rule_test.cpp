@@ -1,0 +1,224 @@
+// The rule for a size never tuned, in the three places `tunekit emit` puts
+// it: the C++ header (the reference: compiled and run), the Python module
+// (run by python3) and the JSON that online.hpp's lookup reads. For every
+// size asked, all three must pick the same config, the spec's checks and
+// pinned parameters applied.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "core/detail/process.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/online.hpp"
+#include "tunekit/policy.hpp"
+
+using namespace tunekit;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Probe {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> axes;  // each size's values, crossed
+};
+
+// Every combination of the axes' values, as (name, value) lists.
+std::vector<std::vector<std::pair<std::string, std::int64_t>>> grid(const Probe& probe) {
+  std::vector<std::vector<std::pair<std::string, std::int64_t>>> out{{}};
+  for (const auto& [name, values] : probe.axes) {
+    std::vector<std::vector<std::pair<std::string, std::int64_t>>> next;
+    for (const auto& partial : out)
+      for (auto v : values) {
+        next.push_back(partial);
+        next.back().emplace_back(name, v);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string run(const std::vector<std::string>& argv, const fs::path& cwd = {}) {
+  auto r = detail::run_process(argv, std::chrono::seconds(120), cwd);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output;
+}
+
+// "M=5 N=64: BM=8 ..." for each size of the grid, from the compiled header.
+// `params` are printed in this order; the header takes the sizes in `order`.
+std::string from_header(const fs::path& dir, const Policy& p, const Probe& probe, const std::vector<std::string>& order,
+                        const std::vector<std::string>& params) {
+  std::string body;
+  for (const auto& size : grid(probe)) {
+    std::vector<std::string> args, label;
+    for (const auto& n : order)
+      for (const auto& [k, v] : size)
+        if (k == n) args.push_back(std::to_string(v) + "LL");
+    for (const auto& [k, v] : size) label.push_back(fmt::format("{}={}", k, v));
+    std::string fmtstr = fmt::format("{}:", fmt::join(label, " ")), values;
+    for (const auto& q : params) {
+      fmtstr += " " + q + "=%s";
+      values += fmt::format(", str(c.{})", q);
+    }
+    body += fmt::format("  {{ const auto c = {}_select({}); std::printf(\"{}\\n\"{}); }}\n", p.kernel,
+                        fmt::join(args, ", "), fmtstr, values);
+  }
+  tunekit::testing::write_file(dir / "policy.hpp", emit_header(p));
+  tunekit::testing::write_file(dir / "main.cpp", R"(#include <cstdio>
+#include <cstdint>
+#include <string>
+#include "policy.hpp"
+using namespace tunekit_policy;
+// As Python's str() and JSON write them: 64, 1.25, row.
+std::string str(std::int64_t v) { return std::to_string(v); }
+std::string str(const char* v) { return v; }
+std::string str(double v) { char b[32]; std::snprintf(b, sizeof b, "%g", v); return b; }
+#define str(x) str(x).c_str()
+int main() {
+)" + body + "}\n");
+  run({"c++", "-std=c++17", "-o", (dir / "main").string(), (dir / "main.cpp").string()});
+  return run({(dir / "main").string()});
+}
+
+std::string from_python(const fs::path& dir, const Policy& p, const Probe& probe,
+                        const std::vector<std::string>& params) {
+  tunekit::testing::write_file(dir / (p.kernel + "_policy.py"), emit_python(p));
+  std::string code = "import " + p.kernel + "_policy as policy\n";
+  code += "def show(v):\n    return '%g' % v if isinstance(v, float) else str(v)\n";
+  for (const auto& size : grid(probe)) {
+    std::vector<std::string> kwargs, label;
+    for (const auto& [k, v] : size) {
+      kwargs.push_back(fmt::format("{}={}", k, v));
+      label.push_back(fmt::format("{}={}", k, v));
+    }
+    std::vector<std::string> shown;
+    for (const auto& q : params) shown.push_back(fmt::format("' {0}=' + show(c['{0}'])", q));
+    code += fmt::format("c = policy.select({})\nprint('{}:' + {})\n", fmt::join(kwargs, ", "), fmt::join(label, " "),
+                        fmt::join(shown, " + "));
+  }
+  tunekit::testing::write_file(dir / "probe.py", code);
+  return run({"python3", "probe.py"}, dir);
+}
+
+std::string from_online(const fs::path& dir, const Policy& p, const Probe& probe,
+                        const std::vector<std::string>& params) {
+  tunekit::testing::write_file(dir / "policy.json", emit_json(p));
+  online::Tuner tuner(dir / "policy.json", online::Mode::lookup_only);
+  std::string out;
+  for (const auto& size : grid(probe)) {
+    online::Size s;
+    std::vector<std::string> label;
+    for (const auto& [k, v] : size) {
+      s[k] = v;
+      label.push_back(fmt::format("{}={}", k, v));
+    }
+    const auto c = tuner.get(s, nullptr).params;
+    out += fmt::format("{}:", fmt::join(label, " "));
+    for (const auto& q : params) {
+      const auto& v = c.at(q);
+      char b[32];
+      if (v.is_float()) std::snprintf(b, sizeof b, "%g", v.as_float());
+      out += " " + q + "=" + (v.is_float() ? std::string(b) : v.is_string() ? v.as_string() : v.str());
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+void expect_all_agree(const Policy& p, const Probe& probe, const std::vector<std::string>& order,
+                      const std::vector<std::string>& params) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  const std::string header = from_header(dir, p, probe, order, params);
+  ASSERT_FALSE(header.empty());
+  EXPECT_EQ(from_python(dir, p, probe, params), header) << "the Python module against the header";
+  EXPECT_EQ(from_online(dir, p, probe, params), header) << "online.hpp's lookup against the header";
+}
+
+PolicyEntry entry(Bindings size, Config config) { return {std::move(size), std::move(config), Microseconds(1.0)}; }
+
+}  // namespace
+
+TEST(UntunedRule, PythonAndOnlineSkipConfigsTheConstraintsRejectAsTheHeaderDoes) {
+  // QA's repro: T = 4 tuned at n = 4 breaks T <= n at n = 2, so n = 2 gets
+  // n = 256's T = 2 (the Python module and online.hpp gave 4).
+  Policy p;
+  p.kernel = "kp";
+  p.selection = "per-size";
+  p.size_order = {"n"};
+  p.entries = {entry({{"n", Value(4)}}, Config({{"T", Value(4)}})),
+               entry({{"n", Value(256)}}, Config({{"T", Value(2)}}))};
+  p.checks = policy_checks({Expression::parse("T <= n")}, p, {});
+  ASSERT_EQ(p.checks.constraints.size(), 1u);
+  const fs::path dir = tunekit::testing::fresh_dir();
+  EXPECT_EQ(from_python(dir, p, {{{"n", {2}}}}, {"T"}), "n=2: T=2\n");
+  EXPECT_EQ(from_online(dir, p, {{{"n", {2}}}}, {"T"}), "n=2: T=2\n");
+  expect_all_agree(p, {{{"n", {1, 2, 3, 4, 5, 16, 100, 256, 1000}}}}, {"n"}, {"T"});
+}
+
+TEST(UntunedRule, PythonAndOnlineRecomputePinnedParametersAsTheHeaderDoes) {
+  // QA's repro, the transpose tutorial's TILE_I pinned to n: n = 20 needs 16
+  // and n = 100 needs 32 whatever the nearest tuned size had (they gave 8 and 16).
+  Policy p;
+  p.kernel = "transpose";
+  p.selection = "per-size";
+  p.size_order = {"n"};
+  for (auto [n, tile, tj] : {std::tuple{16, 8, 4}, std::tuple{64, 16, 8}, std::tuple{256, 32, 8}})
+    p.entries.push_back(entry({{"n", Value(n)}}, Config({{"TILE_I", Value(tile)}, {"TILE_J", Value(tj)}})));
+  p.pinned = pinned_parameters({Expression::parse("TILE_I == (8 if n <= 16 else (16 if n <= 64 else 32))")}, p);
+  ASSERT_EQ(p.pinned.size(), 1u);
+  const fs::path dir = tunekit::testing::fresh_dir();
+  EXPECT_EQ(from_python(dir, p, {{{"n", {20, 100}}}}, {"TILE_I"}), "n=20: TILE_I=16\nn=100: TILE_I=32\n");
+  EXPECT_EQ(from_online(dir, p, {{{"n", {20, 100}}}}, {"TILE_I"}), "n=20: TILE_I=16\nn=100: TILE_I=32\n");
+  expect_all_agree(p, {{{"n", {1, 15, 17, 20, 40, 63, 65, 100, 200, 300, 5000}}}}, {"n"}, {"TILE_I", "TILE_J"});
+}
+
+TEST(UntunedRule, PythonBreaksExactTiesAsTheHeader) {
+  // 8/3 * 9 and 8 * 3 are both 24 in doubles: a tie, to the earlier entry.
+  // A sum of logarithms rounds them apart (the module gave T = 2).
+  Policy p;
+  p.kernel = "tie";
+  p.selection = "per-size";
+  p.entries = {entry({{"M", Value(3)}, {"N", Value(1)}}, Config({{"T", Value(1)}})),
+               entry({{"M", Value(1)}, {"N", Value(3)}}, Config({{"T", Value(2)}}))};
+  const fs::path dir = tunekit::testing::fresh_dir();
+  EXPECT_EQ(from_python(dir, p, {{{"M", {8}}, {"N", {9}}}}, {"T"}), "M=8 N=9: T=1\n");
+  expect_all_agree(p, {{{"M", {1, 2, 8, 9, 27}}, {"N", {1, 3, 8, 9, 24}}}}, {"M", "N"}, {"T"});
+}
+
+TEST(UntunedRule, AllThreeAgreeOverEveryOperatorTheChecksMayUse) {
+  // Sizes declared N before M; float and string parameters ride along; a
+  // machine property caps BM; BK is pinned; the checks use each operator
+  // the header writes, and some sizes leave no config allowed.
+  Policy p;
+  p.kernel = "mix";
+  p.selection = "per-size";
+  p.size_order = {"N", "M"};
+  auto cfg = [](int bm, int cl, int bk, double f, const char* s) {
+    return Config(
+        {{"BM", Value(bm)}, {"CL", Value(cl)}, {"BK", Value(bk)}, {"F", Value(f)}, {"S", Value(std::string(s))}});
+  };
+  p.entries = {entry({{"M", Value(64)}, {"N", Value(64)}}, cfg(64, 2, 8, 0.5, "a")),
+               entry({{"M", Value(1024)}, {"N", Value(64)}}, cfg(128, 1, 16, 1.25, "b")),
+               entry({{"M", Value(4096)}, {"N", Value(64)}}, cfg(256, 1, 32, 2.0, "c")),
+               entry({{"M", Value(16)}, {"N", Value(4096)}}, cfg(16, 1, 8, -1.5, "d")),
+               entry({{"M", Value(300)}, {"N", Value(300)}}, cfg(32, 2, 16, 3.0, "e"))};
+  const std::vector<Expression> constraints = {
+      Expression::parse("CL == 1 or ceil_div(M, BM) % 2 == 0"),
+      Expression::parse("BM * 1000 <= smem_bytes"),
+      Expression::parse("BK == (8 if M <= 64 else (16 if M <= 1024 else 32))"),
+      Expression::parse("max(BM, BK, 1) // min(BM, BK) >= 2 and abs(N - BM) >= 0"),
+      Expression::parse("BM not in [512] and CL in [1, 2] and not (BM == 3)"),
+      Expression::parse("(N >> 6) << 6 == N or N < 64 or N % 100 == 0"),
+      Expression::parse("(~BM & 1) == 1 or -CL < 0"),
+      Expression::parse("1 <= CL < CL + 1 <= 3 and (BM | 1) ^ 1 >= BM - 1"),
+      Expression::parse("F * BM > 1"),  // a float: unchecked, everywhere
+  };
+  p.pinned = pinned_parameters(constraints, p);
+  ASSERT_EQ(p.pinned.size(), 1u);
+  p.checks = policy_checks(constraints, p, {{"smem_bytes", Value(150000)}});
+  ASSERT_EQ(p.checks.constraints.size(), 8u);
+  expect_all_agree(p,
+                   {{{"M", {1, 3, 5, 17, 63, 65, 100, 130, 500, 1000, 2000, 3000, 5000, 100000}},
+                     {"N", {1, 32, 63, 64, 65, 100, 128, 300, 4000, 4096, 10000}}}},
+                   {"N", "M"}, {"BM", "CL", "BK", "F", "S"});
+}
