@@ -149,6 +149,40 @@ TEST(FirstRun, ANarrowedRunKeepsTheFullRunsFiles) {
   EXPECT_EQ(hashed.size(), 2u) << product.output << sum.output;
 }
 
+// A size where no config ran correctly has no entry: select and emit say so,
+// instead of listing the other sizes as if it had been tuned. --within, a
+// setting of cover only, is refused with another mode.
+TEST(FirstRun, SelectSaysWhichSizesNothingRanAtAndRefusesAStrayWithin) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i] + (n == "
+             "3); }\nextern \"C\" void ref(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = "
+             "x[i]; }\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: [{N: 64}, {N: 3}]
+parameters: {A: [1, 2]}
+reference: {entry: ref}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  auto tuned = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  for (const char* command : {"select", "emit"}) {
+    auto r = tunekit_cli({command, spec, "--out-dir", out});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "note: no config ran correctly at {N: 3}: it has no entry")) << r.output;
+  }
+  auto within = tunekit_cli({"select", spec, "--out-dir", out, "--within", "10"});
+  EXPECT_EQ(within.exit_code, 1) << within.output;
+  EXPECT_TRUE(contains(within.output, "--within: sets the tolerance of --mode cover, but the mode is per-size"))
+      << within.output;
+  EXPECT_EQ(tunekit_cli({"select", spec, "--out-dir", out, "--mode", "cover", "--within", "10"}).exit_code, 0);
+}
+
 TEST(FirstRun, SpaceCountsTheConfigsAList) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, R"(parameters: {A: [1, 2, 3, 4], B: [1, 2, 3]}

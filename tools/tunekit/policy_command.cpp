@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -30,6 +31,7 @@ struct PolicyArgs {
   std::string out_dir = "tunekit-out";
   std::string mode{name_of(selection_names(), Selection::per_size)};
   double within_percent = 5;
+  bool within_given = false;  // --within was on the command line
   std::string header, json, name_space = "tunekit_policy";
   std::string python, triton_configs, vllm_dir, vllm_dtype, vllm_batch = "M";  // emit: Python kernels' formats
   std::optional<std::uint64_t> seed;
@@ -65,6 +67,7 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
       })
       ->capture_default_str();
   cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")
+      ->each([&a](const std::string&) { a.within_given = true; })
       ->check([](const std::string& v) {
         double x = 0;
         return CLI::detail::lexical_cast(v, x) && std::isfinite(x) && x >= 0
@@ -137,7 +140,28 @@ Goal goal_of(const Spec& spec) { return Goal{spec.objective, spec.metrics}; }
 
 std::string size_text(const Bindings& size) { return Config({size.begin(), size.end()}).str(); }
 
+// Sizes the store has trials of, none of which ran correctly: the policy
+// has no entry for them, and answers them as it answers an untuned size.
+// Said, so that a size tuned in vain is not taken for one tuned.
+void note_sizes_left_out(const std::vector<TrialRecord>& trials, const Policy& p) {
+  std::set<std::string> in;
+  for (const auto& e : p.entries) in.insert(size_key(e.size));
+  std::map<std::string, Bindings> left_out;
+  for (const auto& t : trials)
+    if (!in.count(size_key(t.size))) left_out.emplace(size_key(t.size), t.size);
+  for (const auto& [key, size] : left_out)
+    fmt::print("note: no config ran correctly at {}: it has no entry, and gets the rule of an untuned size\n",
+               size_text(size));
+}
+
+// --within sets cover's tolerance; with another mode it would do nothing.
+void check_within(const PolicyArgs& a) {
+  if (a.within_given && selection_of(a.mode) != Selection::cover)
+    throw InputError({"--within"}, "sets the tolerance of --mode cover, but the mode is " + a.mode);
+}
+
 int run_select(const PolicyArgs& a) {
+  check_within(a);
   Loaded l = load(a);
   const Goal goal = goal_of(l.spec);
   const std::string by = goal.objective.is_time() ? "" : " by " + goal.objective.describe();
@@ -179,6 +203,7 @@ int run_select(const PolicyArgs& a) {
   for (const auto& e : p.entries)
     fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(),
                e.time ? fmt::format(" {:.3f} us", e.time->count()) : "");
+  note_sizes_left_out(l.trials, p);
   return 0;
 }
 
@@ -205,6 +230,7 @@ void write_planned(const std::vector<PlannedFile>& files) {
 
 int run_emit(const PolicyArgs& a) {
   if (auto why = namespace_problem(a.name_space)) throw InputError({"--namespace"}, *why);
+  check_within(a);
   Loaded l = load(a);
   Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100,
                          goal_of(l.spec));
@@ -260,6 +286,7 @@ int run_emit(const PolicyArgs& a) {
     fmt::print("  untuned sizes skip tuned configs that {} of the spec's constraints reject there\n",
                p.checks.constraints.size());
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
+  note_sizes_left_out(l.trials, p);
   return 0;
 }
 
