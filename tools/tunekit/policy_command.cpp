@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <functional>
-#include <set>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -87,10 +87,9 @@ struct Loaded {
 // by the flag that chose it, not a failure of the program (exit 2).
 std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chosen_by,
                                      const std::function<std::vector<TrialRecord>(const Store&)>& read) {
-  std::optional<Store> store;
   try {
-    store.emplace(db, Store::Access::read_only);
-    return read(*store);
+    const Store store(db, Store::Access::read_only);
+    return read(store);
   } catch (const InputError&) {
     throw;
   } catch (const std::runtime_error& e) {
