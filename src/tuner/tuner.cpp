@@ -548,11 +548,17 @@ class Run {
         const std::size_t want = batch - queue.size();
         auto more = p.strategy->next(want);
         if (more.empty()) break;
-        // Fewer than asked: the strategy wants these results first.
+        // Fewer than asked: the strategy wants these results first. But a
+        // proposal this run has queued already (the default, not measured
+        // yet) is no proposal: it asks again.
         const bool waits = more.size() < want;
+        std::size_t fresh = 0;
         for (auto& c : more)
-          if (!seen.count(c.key())) queue.push_back(std::move(c));
-        if (waits) break;
+          if (!seen.count(c.key())) {
+            queue.push_back(std::move(c));
+            ++fresh;
+          }
+        if (waits && fresh > 0) break;
       }
       std::vector<Config> todo;
       for (auto& c : queue)
@@ -582,7 +588,10 @@ class Run {
         if (following && following->built.valid()) following->built.wait();
         break;
       }
-      if (!overlap) {
+      // Asked before this batch's results were in, a guided strategy may
+      // have had nothing to propose yet (it waits for them): ask again now,
+      // or the search would end with its budget unspent.
+      if (!following) {
         following = next_batch();
         if (following) start_build(*following, false);
       }

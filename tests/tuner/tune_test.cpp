@@ -9,6 +9,7 @@
 
 #include "support/outputs.hpp"
 #include "support/temp_dir.hpp"
+#include "tunekit/backend.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
@@ -252,6 +253,66 @@ TEST(Tune, TheProgressTotalIsTheBudget) {
   TuneReport r = tune(spec, opt, [&](const ProgressEvent& e) { totals.insert(e.total.value_or(0)); });
   EXPECT_EQ(r.sizes.at(0).trials.size(), 4u);
   EXPECT_EQ(totals, std::set<std::size_t>{4});
+}
+
+// A device backend builds the next batch while it measures this one, so the
+// tuner asks the strategy for that batch before this one's results are in.
+// A guided strategy that waits for them proposes nothing then, and the search
+// used to end there with its budget unspent (a Triton tune of 4 evaluations
+// ran 2). The replay backend, made to say it measures while building, stands
+// in for a GPU.
+TEST(Tune, AGuidedSearchSpendsItsBudgetWhenBuildsOverlapMeasuring) {
+  class Overlapping : public Backend {
+   public:
+    explicit Overlapping(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+    std::string_view name() const override { return inner_->name(); }
+    const MachineInfo& machine() const override { return inner_->machine(); }
+    std::unique_ptr<Builder> make_builder() override { return inner_->make_builder(); }
+    std::unique_ptr<Evaluator> make_evaluator() override { return inner_->make_evaluator(); }
+    bool measures_while_building() const override { return true; }
+    std::optional<Seconds> clock() const override { return inner_->clock(); }
+
+   private:
+    std::unique_ptr<Backend> inner_;
+  };
+  const BackendInfo original = backends().get("replay");
+  struct Restore {
+    const BackendInfo& info;
+    ~Restore() {
+      backends().remove(info.name);
+      backends().add(info);
+    }
+  } restore{original};
+  BackendInfo overlapping = original;
+  overlapping.make = [make = original.make](const BackendOptions& o) -> std::unique_ptr<Backend> {
+    return std::make_unique<Overlapping>(make(o));
+  };
+  backends().remove(original.name);
+  backends().add(overlapping);
+
+  const std::filesystem::path data = std::filesystem::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data";
+  Spec spec = load_spec(data / "conv_small.yaml");
+  ASSERT_EQ(spec.search.strategy, "auto");
+  TuneOptions opt;
+  opt.out_dir = fresh_dir() / "out";
+  opt.replay = data / "conv_small.json.gz";
+  // The whole space (hundreds of configs), and six of them, as the Triton
+  // tune's two parameters had.
+  // Seeds 1 to 10: in some, the strategy's second proposal is the default,
+  // which the tuner queued itself and had not measured yet.
+  for (const std::size_t budget : {20u, 4u}) {
+    if (budget == 4)
+      spec.constraints.push_back(Expression::parse(
+          "block_size_x <= 48 and block_size_y == 1 and tile_size_x == 1 and tile_size_y == 1 and use_padding == 0 "
+          "and use_shmem == 0"));
+    spec.search.max_evaluations = budget;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      spec.search.seed = seed;
+      opt.fresh = true;
+      TuneReport r = tune(spec, opt);
+      EXPECT_EQ(r.sizes.at(0).trials.size(), budget) << "seed " << seed;
+    }
+  }
 }
 
 // A default config that is the reference and fails the reference's own
