@@ -150,6 +150,11 @@ class Space {
   const detail::SpaceIndex& require_index() const;  // throws std::length_error
 
   bool passes(const Check& check, std::span<const std::uint32_t> value_indices, std::vector<Value>& scratch) const;
+  // Calls `visit` with the values of `check`'s own parameters, combination
+  // by combination in for_each order, until it returns false or `limit`
+  // combinations are done; true when every combination was visited.
+  bool each_combination(const Check& check, std::uint64_t limit,
+                        const std::function<bool(const std::vector<Value>&)>& visit) const;
 
   std::vector<Parameter> params_;
   std::vector<Expression> constraints_;

@@ -379,33 +379,41 @@ std::vector<std::string> Space::constraint_errors(std::uint64_t limit) const {
       }
       continue;
     }
-    std::vector<std::uint32_t> digit(n, 0);
-    std::vector<Value> values(n);
-    for (std::uint64_t tried = 0; tried < limit; ++tried) {
-      for (std::size_t k = 0; k < n; ++k) values[k] = params_[check.slots[k]].values[digit[k]];
-      if (!check.expr.evaluate(values) && !ruled_out(check, values)) {
-        Bindings at;
-        for (std::size_t k = 0; k < n; ++k) at[params_[check.slots[k]].name] = values[k];
-        std::string why = "evaluation failed";
-        try {
-          (void)check.expr.evaluate(at);
-        } catch (const InputError& e) {
-          why = e.message();
-        }
-        const Expression& c = constraints_[check.constraint];
-        std::string first;
-        for (const auto& [name, value] : at) first += (first.empty() ? "" : ", ") + name + ": " + value.repr();
-        out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() +
-                      "': " + why + ", first at {" + first + "}; the configs where it fails count as invalid");
-        break;
+    each_combination(check, limit, [&](const std::vector<Value>& values) {
+      if (check.expr.evaluate(values) || ruled_out(check, values)) return true;
+      Bindings at;
+      for (std::size_t k = 0; k < n; ++k) at[params_[check.slots[k]].name] = values[k];
+      std::string why = "evaluation failed";
+      try {
+        (void)check.expr.evaluate(at);
+      } catch (const InputError& e) {
+        why = e.message();
       }
-      // The next combination, the last parameter fastest (for_each order).
-      std::size_t k = n;
-      while (k > 0 && ++digit[k - 1] == params_[check.slots[k - 1]].values.size()) digit[--k] = 0;
-      if (k == 0) break;
-    }
+      const Expression& c = constraints_[check.constraint];
+      std::string first;
+      for (const auto& [name, value] : at) first += (first.empty() ? "" : ", ") + name + ": " + value.repr();
+      out.push_back((c.where().str().empty() ? "" : c.where().str() + ": ") + "constraint '" + c.text() +
+                    "': " + why + ", first at {" + first + "}; the configs where it fails count as invalid");
+      return false;
+    });
   }
   return out;
+}
+
+bool Space::each_combination(const Check& check, std::uint64_t limit,
+                             const std::function<bool(const std::vector<Value>&)>& visit) const {
+  const std::size_t n = check.slots.size();
+  std::vector<std::uint32_t> digit(n, 0);
+  std::vector<Value> values(n);
+  for (std::uint64_t tried = 0; tried < limit; ++tried) {
+    for (std::size_t k = 0; k < n; ++k) values[k] = params_[check.slots[k]].values[digit[k]];
+    if (!visit(values)) return false;
+    // The next combination, the last parameter fastest (for_each order).
+    std::size_t k = n;
+    while (k > 0 && ++digit[k - 1] == params_[check.slots[k - 1]].values.size()) digit[--k] = 0;
+    if (k == 0) return true;
+  }
+  return false;
 }
 
 std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
@@ -415,20 +423,10 @@ std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
       return (p.where.str().empty() ? "" : p.where.str() + ": ") + "parameter '" + p.name + "' has no values";
   for (const Check& check : checks_) {
     const std::size_t n = check.slots.size();
-    std::vector<std::uint32_t> digit(n, 0);
-    std::vector<Value> values(n);
-    bool holds = false, tried_all = false;
-    for (std::uint64_t tried = 0; tried < limit && !holds; ++tried) {
-      for (std::size_t k = 0; k < n; ++k) values[k] = params_[check.slots[k]].values[digit[k]];
-      holds = check.expr.test(values);
-      std::size_t k = n;
-      while (k > 0 && ++digit[k - 1] == params_[check.slots[k - 1]].values.size()) digit[--k] = 0;
-      if (k == 0) {
-        tried_all = true;
-        break;
-      }
-    }
-    if (holds || !tried_all) continue;
+    // Complete only when every combination was tried and none held.
+    const bool holds_for_none =
+        each_combination(check, limit, [&](const std::vector<Value>& values) { return !check.expr.test(values); });
+    if (!holds_for_none) continue;
     const Expression& c = constraints_[check.constraint];
     return (c.where().str().empty() ? "" : c.where().str() + ": ") + "the constraint '" + c.text() +
            "' holds for no config" +

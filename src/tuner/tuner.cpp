@@ -274,11 +274,13 @@ class Run {
         values = &*p.baseline;
         break;
       }
-    BuildResult r = builder_->build(make_reference_input(spec_, values));
+    const BuildInput first = make_reference_input(spec_, values);
+    BuildResult r = builder_->build(first);
     // The baseline may be a config that does not compile (with no default,
     // it is the first valid one): that is its trial's failure, not the
     // reference's. The reference is tried without the parameters, then with
-    // a few other valid configs' values, before it is blamed.
+    // a few other valid configs' values, before it is blamed; an input built
+    // already (a separate reference source takes no values) is not built again.
     if (r.status != Status::ok && values && r.fault == Fault::config) {
       std::vector<std::optional<Config>> others{std::nullopt};
       for (const auto& p : plans) {
@@ -287,8 +289,11 @@ class Run {
           if (c != *values && others.size() < 4) others.emplace_back(std::move(c));
         break;
       }
+      std::set<std::string> built{first.hash()};
       for (const auto& other : others) {
-        BuildResult retry = builder_->build(make_reference_input(spec_, other ? &*other : nullptr));
+        const BuildInput input = make_reference_input(spec_, other ? &*other : nullptr);
+        if (!built.insert(input.hash()).second) continue;
+        BuildResult retry = builder_->build(input);
         if (retry.status == Status::ok) {
           r = std::move(retry);
           break;

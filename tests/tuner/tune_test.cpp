@@ -70,13 +70,18 @@ measure: {warmup: 1ms, min_samples: 3, max_samples: 20, max_time: 200ms, cache: 
 )" + extra;
 }
 
+// The planted kernel and its spec in `dir`, loaded.
+Spec planted_spec(const std::filesystem::path& dir) {
+  write_file(dir / "planted.cpp", kKernel);
+  write_file(dir / "planted.yaml", spec_text());
+  return load_spec(dir / "planted.yaml");
+}
+
 }  // namespace
 
 TEST(Tune, PlantedFailuresAreRecordedAndTheBestIsFound) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   TuneOptions opt;
   opt.out_dir = dir / "out";
   std::size_t events = 0;
@@ -138,9 +143,7 @@ TEST(Tune, PlantedFailuresAreRecordedAndTheBestIsFound) {
 
 TEST(Tune, RerunResumesWithoutRerunning) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   spec.parameters[0].values = {0, 4, 6};
   TuneOptions opt;
   opt.out_dir = dir / "out";
@@ -170,9 +173,7 @@ TEST(Tune, RerunResumesWithoutRerunning) {
 // mode measures anew, then resumes only its own trials.
 TEST(Tune, CacheModesDoNotResumeEachOthersTrials) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   spec.parameters[0].values = {0, 6};
   spec.measure.cache = CacheMode::cold;
   const std::string cold_hash = spec_hash(spec);
@@ -205,9 +206,7 @@ TEST(Tune, CacheModesDoNotResumeEachOthersTrials) {
 
 TEST(Tune, BudgetLimitsEvaluations) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   spec.parameters[0].values = {0, 4, 6};
   spec.search.strategy = "random";
   spec.search.max_evaluations = 2;
@@ -219,9 +218,7 @@ TEST(Tune, BudgetLimitsEvaluations) {
 
 TEST(Tune, SpecHashFollowsTheKernelNotTheSpace) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   spec.parameters[0].values = {0, 6};
   const std::string before = spec_hash(spec);
   write_file(dir / "planted.cpp", std::string(kKernel) + "\n// edited\n");
@@ -240,9 +237,7 @@ TEST(Tune, SpecHashFollowsTheKernelNotTheSpace) {
 // (`auto`'s blend once said nothing, and the bar showed 1/1, 2/2, ...).
 TEST(Tune, TheProgressTotalIsTheBudget) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   spec.parameters[0].values = {0, 4, 6};  // KIND 4 is a wrong result: quick, whatever it is
   spec.parameters.push_back(Parameter{"PAD", {Value(1), Value(2), Value(3)}, {}});
   spec.search.max_evaluations = 4;
@@ -321,9 +316,7 @@ TEST(Tune, AGuidedSearchSpendsItsBudgetWhenBuildsOverlapMeasuring) {
 // be verified). Before, its unchecked trial was stored as ok and won.
 TEST(Tune, ADefaultConfigThatFailsAsTheReferenceIsRecordedAsFailed) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   spec.parameters[0].values = {8, 0};
   spec.default_config = Config({{"KIND", Value(8)}});
   spec.reference = ReferenceSpec{};  // the default config's outputs
@@ -352,9 +345,7 @@ TEST(Tune, ADefaultConfigThatFailsAsTheReferenceIsRecordedAsFailed) {
 // reference function does not build", exit 1, nothing tuned).
 TEST(Tune, AFirstConfigThatDoesNotCompileDoesNotSinkTheReference) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
+  Spec spec = planted_spec(dir);
   spec.parameters[0].values = {5, 0};  // KIND 5 does not compile
   spec.default_config.reset();
   TuneOptions opt;
@@ -372,10 +363,8 @@ TEST(Tune, AFirstConfigThatDoesNotCompileDoesNotSinkTheReference) {
 // InputError, which `tunekit tune` reports as bad input (exit 1).
 TEST(Tune, AReferenceThatTheMachineCannotBuildIsNotTheSpecsError) {
   const auto dir = fresh_dir();
-  write_file(dir / "planted.cpp", kKernel);
+  Spec spec = planted_spec(dir);
   write_file(dir / "ref.cpp", "#error No space left on device\n");
-  write_file(dir / "planted.yaml", spec_text());
-  Spec spec = load_spec(dir / "planted.yaml");
   spec.parameters[0].values = {0};
   spec.reference.source = dir / "ref.cpp";
   TuneOptions opt;
@@ -399,9 +388,7 @@ TEST(Tune, SizeWithoutValidConfigsIsReportedAndTheRunGoesOn) {
   for (const bool function_reference : {true, false}) {
     SCOPED_TRACE(function_reference ? "reference function" : "default config as the reference");
     const auto dir = fresh_dir();
-    write_file(dir / "planted.cpp", kKernel);
-    write_file(dir / "planted.yaml", spec_text());
-    Spec spec = load_spec(dir / "planted.yaml");
+    Spec spec = planted_spec(dir);
     spec.parameters[0].values = {0, 6};
     spec.default_config = Config({{"KIND", Value(0)}});
     spec.sizes = {Bindings{{"N", Value(16)}}, Bindings{{"N", Value(4096)}}};
