@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config
           libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
           zlib1g-dev libeigen3-dev
+          libopenmpi-dev openmpi-bin  # distribution over MPI (tests/distribute runs mpirun)
           libgtest-dev libgmock-dev libopenblas-dev python3 python3-venv
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
           zsh                        # tests/cli/completion_test.cpp checks scripts/completion/_tunekit

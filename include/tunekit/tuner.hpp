@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tunekit/machine.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/store.hpp"
 
@@ -32,6 +33,13 @@ struct TuneOptions {
   // Tuner cache or a tunekit DB; recording.hpp): the replay backend serves
   // every trial, and search.max_time counts the recorded times.
   std::filesystem::path replay;
+  // Which device of the backend's kind (an MPI rank takes its own: its index
+  // among the ranks on its host).
+  int device = 0;
+  // Called after each trial is written to the store, with put()'s arguments:
+  // where the store is not the whole truth (an MPI rank tunes into a scratch
+  // store and passes each trial on to the rank that keeps the real one).
+  std::function<void(const TrialRecord&, bool exclusive_origin)> on_stored;
 };
 
 struct ProgressEvent {
@@ -88,6 +96,9 @@ struct TuneReport {
   std::size_t resumed = 0;   // trials served from the store
   std::size_t retried = 0;   // stored failures measured again (environment's, other settings, --retry-failed)
   bool interrupted = false;  // stopped by request_stop() (stop.hpp) before the search ended
+  // The ranks of an MPI job that tuned its sizes (distribute.hpp); the times
+  // below but the wall are summed over them.
+  std::size_t ranks = 1;
   Seconds wall{0};
   Seconds build{0};        // compiling, summed over batches (may overlap measuring)
   Seconds build_wait{0};   // of it, the time measuring waited for builds
@@ -113,6 +124,27 @@ std::string spec_hash(const Spec& spec);
 // same settings, so a rerun with a longer --timeout measures its timeouts
 // again.
 std::string settings_key(const Spec& spec);
+
+// A warning when most trials that ran missed the spec's noise target: their
+// medians are less sure than asked, so close configs may be ranked by chance.
+// tune() adds it to its report's warnings.
+std::optional<std::string> noise_warning(const TuneReport& report);
+
+// A report of `spec` before anything is tuned: what was tuned, the store it
+// goes to, what `best` is chosen by (tune() starts from it; the device is
+// its backend's).
+TuneReport untuned_report(const Spec& spec, const TuneOptions& options);
+
+// What tune() would tune `spec` on, found without tuning: what an MPI job
+// compares across its ranks before it spreads the sizes over them. Throws as
+// tune() does when the backend's runtime or device is missing.
+struct TuningTarget {
+  MachineInfo machine;  // the backend's, with options.properties applied
+  // Its timings take the host's cores (CPU kernels, the user's programs):
+  // two tunes on one host disturb each other's.
+  bool measures_on_host = false;
+};
+TuningTarget tuning_target(const Spec& spec, const TuneOptions& options);
 
 // Tunes every size of `spec` and returns what was measured; every trial is
 // in the store (options.out_dir/tunekit.db, or spec.output.db) before this

@@ -389,6 +389,7 @@ std::string format_json(const TuneReport& report) {
   j["kernel"] = report.kernel.empty() ? ojson(nullptr) : ojson(report.kernel);
   j["db"] = report.db.string();
   for (const auto& [writer, file] : report.files) j[writer] = file.string();
+  j["ranks"] = report.ranks;
   j["wall_s"] = number(report.wall.count());
   j["build_s"] = number(report.build.count());
   j["measure_s"] = number(report.measure.count());
@@ -526,18 +527,22 @@ std::string format_summary(const TuneReport& report) {
 
   if (report.wall.count() > 0) {
     // Builds may overlap measuring; only the wait for them adds to the wall.
-    const double other = std::max(0.0, report.wall.count() - report.build_wait.count() - report.measure.count());
+    // The ranks of a distributed tune each spend the wall.
+    const double ranks = static_cast<double>(std::max<std::size_t>(report.ranks, 1));
+    const double other =
+        std::max(0.0, ranks * report.wall.count() - report.build_wait.count() - report.measure.count());
     std::vector<std::string> parts;
     if (report.flush.count() > 0) parts.push_back(fmt::format("{:.1f} s flushing caches", report.flush.count()));
     // Verifying small outputs takes microseconds: not worth a "0.0 s".
     if (report.verify.count() >= 0.05)
       parts.push_back(fmt::format("{:.1f} s verifying outputs", report.verify.count()));
     const std::string of_measure = parts.empty() ? "" : fmt::format(" (of it {})", fmt::join(parts, ", "));
+    const std::string summed = report.ranks > 1 ? fmt::format(" on {} ranks, summed over them", report.ranks) : "";
     out += fmt::format(
-        "time: {:.1f} s: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s{}, other {:.1f} s; "
+        "time: {:.1f} s{}: build {:.1f} s ({:.1f} s of it waited for), measure {:.1f} s{}, other {:.1f} s; "
         "kernels ran {:.0f}% of the time\n",
-        report.wall.count(), report.build.count(), report.build_wait.count(), report.measure.count(), of_measure, other,
-        100.0 * report.device_busy.count() / report.wall.count());
+        report.wall.count(), summed, report.build.count(), report.build_wait.count(), report.measure.count(),
+        of_measure, other, 100.0 * report.device_busy.count() / (ranks * report.wall.count()));
   }
   for (const auto& w : report.warnings) out += "warning: " + w + "\n";
   std::vector<std::string> files;

@@ -96,8 +96,8 @@ Observed observed(const Spec& spec, const TrialRecord& t) {
   return o;
 }
 
-// A warning when most trials that ran missed the noise target: their medians
-// are less sure than asked, so close configs may be ranked by chance.
+}  // namespace
+
 std::optional<std::string> noise_warning(const TuneReport& r) {
   if (!(r.target_noise > 0)) return std::nullopt;
   std::vector<double> noise;
@@ -119,6 +119,32 @@ std::optional<std::string> noise_warning(const TuneReport& r) {
   return out + "; see docs/measurement.md";
 }
 
+namespace {
+
+// The backend that serves the spec's kernel language, or the replay backend
+// for recorded results.
+std::unique_ptr<Backend> make_tuning_backend(const Spec& spec, const TuneOptions& options) {
+  BackendOptions backend_options;
+  // Absolute: a kernel that changes the worker's directory must not move
+  // where the tuner's files are.
+  backend_options.work_dir = fs::absolute(options.out_dir) / "cache";
+  backend_options.rebuild = options.fresh;
+  backend_options.device = options.device;
+  backend_options.application = spec.application;
+  backend_options.spec = &spec;
+  backend_options.jobs = options.jobs;
+  if (options.replay.empty()) return make_backend(spec.kernel.language, backend_options);
+  backend_options.recording = options.replay;
+  backend_options.recording_kernel = spec.name.empty() ? spec.kernel.entry : spec.name;
+  for (const auto& p : spec.parameters) backend_options.parameters.push_back(p.name);
+  return backends().get("replay").make(backend_options);
+}
+
+MachineInfo with_properties(MachineInfo machine, const TuneOptions& options) {
+  for (const auto& [k, v] : options.properties) machine.properties[k] = v;
+  return machine;
+}
+
 class Run {
  public:
   Run(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress)
@@ -126,38 +152,14 @@ class Run {
         options_(options),
         progress_(progress),
         start_(Clock::now()),
-        // Absolute: a kernel that changes the worker's directory must not
-        // move where the tuner's files are.
-        out_dir_(fs::absolute(options.out_dir)),
         settings_(settings_key(spec)) {}
 
   TuneReport execute() {
-    BackendOptions backend_options;
-    backend_options.work_dir = out_dir_ / "cache";
-    backend_options.rebuild = options_.fresh;
-    backend_options.application = spec_.application;
-    backend_options.spec = &spec_;
-    backend_options.jobs = options_.jobs;
-    if (!options_.replay.empty()) {
-      backend_options.recording = options_.replay;
-      backend_options.recording_kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
-      for (const auto& p : spec_.parameters) backend_options.parameters.push_back(p.name);
-      backend_ = backends().get("replay").make(backend_options);
-    } else {
-      backend_ = make_backend(spec_.kernel.language, backend_options);
-    }
-    MachineInfo machine = backend_->machine();
-    for (const auto& [k, v] : options_.properties) machine.properties[k] = v;
+    backend_ = make_tuning_backend(spec_, options_);
+    const MachineInfo machine = with_properties(backend_->machine(), options_);
+    report_ = untuned_report(spec_, options_);
     report_.device = machine.device;
-    report_.spec_hash = spec_hash(spec_);
     machine_json_ = machine_to_json(machine);
-    report_.kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
-    report_.application = spec_.application.has_value();
-    // As the user gave it (the tuner's own directory never changes).
-    report_.db = or_default(spec_.output.db, options_.out_dir / "tunekit.db");
-    report_.metrics = spec_.metrics;
-    report_.objective = spec_.objective;
-    report_.target_noise = spec_.measure.target_noise;
     store_ = std::make_unique<Store>(report_.db);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     builder_ = backend_->make_builder();
@@ -711,14 +713,14 @@ class Run {
         t.status = res.status;
         t.fault = res.fault;
         t.error = "measured again to confirm it as one of the fastest: " + clip(res.error);
-        store_->put(t);
+        store(t);
       }
     for (const Candidate& c : candidates) {
       if (c.dropped || c.samples.empty()) continue;
       TrialRecord& t = sr.trials[c.trial];
       t.samples.insert(t.samples.end(), c.samples.begin(), c.samples.end());
       t.stats = summarize(t.samples);
-      store_->put(t);
+      store(t);
       sr.confirmed.push_back(c.trial);
     }
   }
@@ -742,7 +744,7 @@ class Run {
       const SeedProvider* provider = nullptr;
       for (const auto& [seed, from] : p.seeds)
         if (seed == rec.config) provider = from;
-      store_->put(rec, provider && provider->one_per_size());
+      store(rec, provider && provider->one_per_size());
     }
     const Observed seen = observed(spec_, rec);
     if (seen.value && !seen.outcome.cost && !std::exchange(warned_unplaceable_, true))
@@ -928,11 +930,17 @@ class Run {
       if (t.config != *p.baseline) continue;
       failed(t);
       t.settings = settings_;
-      store_->put(t);
+      store(t);
       return;
     }
     failed(fresh);
     record(std::move(fresh), sr, p);
+  }
+
+  // Every trial this run writes goes through here.
+  void store(TrialRecord& t, bool exclusive_origin = false) {
+    store_->put(t, exclusive_origin);
+    if (options_.on_stored) options_.on_stored(t, exclusive_origin);
   }
 
   // Whether a stored trial can stand for this run. A trial cut short was
@@ -955,7 +963,6 @@ class Run {
   const TuneOptions& options_;
   const ProgressCallback& progress_;
   Clock::time_point start_;
-  fs::path out_dir_;
   std::string settings_;
   TuneReport report_;
   std::unique_ptr<Backend> backend_;
@@ -1060,6 +1067,26 @@ std::vector<TrialRecord> TuneReport::all_trials() const {
   std::vector<TrialRecord> all;
   for (const auto& s : sizes) all.insert(all.end(), s.trials.begin(), s.trials.end());
   return all;
+}
+
+TuneReport untuned_report(const Spec& spec, const TuneOptions& options) {
+  TuneReport r;
+  r.kernel = spec.name.empty() ? spec.kernel.entry : spec.name;
+  r.spec_hash = spec_hash(spec);
+  r.application = spec.application.has_value();
+  // As the user gave it (the tuner's own directory never changes).
+  r.db = or_default(spec.output.db, options.out_dir / "tunekit.db");
+  r.metrics = spec.metrics;
+  r.objective = spec.objective;
+  r.target_noise = spec.measure.target_noise;
+  return r;
+}
+
+TuningTarget tuning_target(const Spec& spec, const TuneOptions& options) {
+  const auto backend = make_tuning_backend(spec, options);
+  // Builds that would disturb the timings mean timings on the host cores,
+  // unless the backend only simulates them (replay).
+  return {with_properties(backend->machine(), options), !backend->measures_while_building() && !backend->clock()};
 }
 
 TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress) {

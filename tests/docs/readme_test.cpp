@@ -3,6 +3,7 @@
 // its own --out-dir so the tree stays clean.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -81,4 +82,25 @@ TEST(Readme, TheBuildScriptKeepsTheBuildFolderOnAPresetTypo) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("build.sh: no preset 'cii' (presets: "), std::string::npos) << r.output;
   EXPECT_TRUE(std::filesystem::exists(dir / "pyenv" / "marker"));
+}
+
+// The MPI section's command, as written, where tunekit has MPI: two ranks on
+// this machine (more than CI's cores allow without --oversubscribe, as root).
+TEST(Readme, TheMpiCommandRuns) {
+  if (std::string(TUNEKIT_MPIEXEC).empty()) GTEST_SKIP() << "tunekit was built without MPI";
+  const std::string root = TUNEKIT_SOURCE_DIR;
+  const auto commands = tunekit_commands(tunekit::testing::read_file(root + "/README.md"), "mpirun ");
+  ASSERT_EQ(commands.size(), 1u);
+  auto argv = words(commands[0]);
+  const auto tunekit = std::find(argv.begin(), argv.end(), "build/bin/tunekit");
+  ASSERT_NE(tunekit, argv.end()) << commands[0];
+  *tunekit = tunekit::testing::tunekit_exe().string();
+  argv[0] = TUNEKIT_MPIEXEC;
+  argv.insert(argv.begin() + 1, "--oversubscribe");
+  argv.insert(argv.begin(), {"env", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+  argv.insert(argv.end(), {"--out-dir", tunekit::testing::fresh_dir().string(), "--no-progress"});
+  const auto r = detail::run_process(argv, std::chrono::minutes(10), root);
+  EXPECT_EQ(r.exit_code, 0) << commands[0] << "\n" << r.output;
+  EXPECT_NE(r.output.find("best: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("size {K: 512, M: 512, N: 512}"), std::string::npos) << r.output;
 }

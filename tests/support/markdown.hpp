@@ -9,8 +9,10 @@
 
 namespace tunekit::testing {
 
-// `build/bin/tunekit ...` lines of ```sh blocks, with `\` continuations joined.
-inline std::vector<std::string> tunekit_commands(const std::string& markdown) {
+// The lines of ```sh blocks that start with `prefix` (`build/bin/tunekit ...`,
+// or `mpirun ...`), with `\` continuations joined.
+inline std::vector<std::string> tunekit_commands(const std::string& markdown,
+                                                 const std::string& prefix = "build/bin/tunekit ") {
   std::vector<std::string> out;
   std::istringstream in(markdown);
   bool in_sh = false;
@@ -23,7 +25,7 @@ inline std::vector<std::string> tunekit_commands(const std::string& markdown) {
       continue;
     }
     if (!in_sh) continue;
-    if (!pending.empty() || text.rfind("build/bin/tunekit ", 0) == 0) {
+    if (!pending.empty() || text.rfind(prefix, 0) == 0) {
       pending += text;
       if (!pending.empty() && pending.back() == '\\') pending.pop_back();
       else {

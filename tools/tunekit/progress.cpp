@@ -35,7 +35,9 @@ std::string progress_line(const ProgressEvent& e, std::size_t columns) {
   std::string eta = "?";
   if (e.done > 0 && total >= e.done)
     eta = clock_text(elapsed / static_cast<double>(e.done) * static_cast<double>(total - e.done));
-  const std::string counts = fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100);
+  // A distributed tune does not know its total: the ranks plan their sizes.
+  const std::string counts =
+      e.total ? fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100) : fmt::format(" {} trials", e.done);
   const std::string elapsed_text = "  elapsed " + clock_text(elapsed);
   const std::string eta_text = "  ETA " + eta;
   const std::string best = e.best ? fmt::format("  best {:.3f} us", e.best->count()) : "";

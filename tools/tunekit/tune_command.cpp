@@ -23,6 +23,7 @@
 #include "flags.hpp"
 #include "progress.hpp"
 #include "tunekit/backend.hpp"
+#include "tunekit/distribute.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/stop.hpp"
@@ -399,6 +400,10 @@ void make_out_dir(const std::string& dir) {
 constexpr std::uint64_t kMaxJobs = 4096;
 
 int run_tune(const TuneArgs& t) {
+  // Under mpirun every rank reads the same flags and spec; rank 0 keeps the
+  // store and writes the outputs (distribute.hpp).
+  const std::unique_ptr<MpiJob> job = MpiJob::join();
+  const bool lead = !job || job->rank() == 0;
   if (t.jobs > kMaxJobs)
     throw InputError({"--jobs"}, fmt::format("{} parallel builds: expected 0 (one per core) to {}", t.jobs, kMaxJobs));
   const Spec spec = build_spec(t);
@@ -420,10 +425,11 @@ int run_tune(const TuneArgs& t) {
   options.replay = t.replay;
   ProgressBar bar(stderr);
   ProgressCallback progress;
-  if (!t.no_progress) progress = [&](const ProgressEvent& e) { bar.update(e); };
+  if (!t.no_progress && lead) progress = [&](const ProgressEvent& e) { bar.update(e); };
   StopOnSignals signals;
-  TuneReport report = tune(spec, options, progress);
+  TuneReport report = job ? job->tune(spec, options, progress) : tune(spec, options, progress);
   bar.finish();
+  if (!lead) return 0;
   const OutputContext context{t.out_dir, std::chrono::system_clock::now(), where_suffix(t.where)};
   const auto planned = plan_outputs(report, spec.output, context, t.outputs, {"--output"});
   kept[0].second = report.db;
@@ -558,6 +564,8 @@ SubCommand add_tune_command(CLI::App& app) {
       "the results went. A rerun resumes from the results DB.\n"
       "Ctrl-C or SIGTERM stops the run after the trial in flight; what is done\n"
       "stays stored, and the same command resumes it.\n"
+      "Under mpirun, the sizes are spread over the ranks, one device each; rank 0\n"
+      "keeps the DB and prints the report (README: MPI).\n"
       "Exit status: 0 if some config ran correctly; 1 for bad input (a spec error\n"
       "names file:line:column, a flag error names the flag, an unknown subcommand\n"
       "says so); 2 for other errors; 3 if no config ran correctly; 128+N when\n"

@@ -1,0 +1,81 @@
+#pragma once
+// The distributed tune's protocol, apart from MPI: rank 0 coordinates, every
+// rank serves. The MPI job (mpi_job.cpp) and the tests' in-process job
+// (local.hpp) are two transports for the same two functions.
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/spec.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit::detail {
+
+// What passes between rank 0 and the ranks. A transport carries the body
+// as bytes and the kind as it likes (MPI: as the message's tag).
+struct Message {
+  enum class Kind {
+    hello = 1,  // rank -> 0: the machine it tunes on, or why it cannot tune
+    assign,     // 0 -> rank: a size to tune, with what the store knows of it
+    trial,      // rank -> 0: a trial, as it was stored
+    done,       // rank -> 0: the size's report
+    failed,     // rank -> 0: the size could not be tuned (an error)
+    stop,       // 0 -> rank: no more sizes
+  };
+  Kind kind = Kind::hello;
+  int rank = 0;      // the sender's (rank 0 receiving), the receiver's (rank 0 sending)
+  std::string body;  // JSON
+};
+
+// Rank 0's view of the job: messages to and from every rank, its own too.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int ranks() const = 0;
+  virtual void send(const Message& message) = 0;  // to message.rank
+  // The next message from any rank, or nullopt once `wait` has passed.
+  virtual std::optional<Message> receive(std::chrono::milliseconds wait) = 0;
+};
+
+// One rank's view: its messages to and from rank 0.
+class Link {
+ public:
+  virtual ~Link() = default;
+  virtual int rank() const = 0;
+  virtual void send(Message message) = 0;  // to rank 0; message.rank is set to this rank
+  virtual Message receive() = 0;          // from rank 0; blocks
+};
+
+// Rank 0's part: hands out the sizes, in the spec's order, to whichever rank
+// is free, and keeps the store (the spec's, as tune() would). Returns the
+// job's report, sizes in the spec's order.
+// - A rank whose machine is not rank 0's tunes nothing, and a warning says
+//   so: one size's best would be picked across two machines.
+// - A rank that cannot tune a size (an environment's error) tunes nothing
+//   more; the size goes to another rank.
+// Throws InputError when a rank's tune throws one (every rank reads the same
+// spec), std::runtime_error when rank 0 or every rank cannot tune.
+TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions& options,
+                      const ProgressCallback& progress = {});
+
+// A rank's part (rank 0's from a thread of its own): says hello, then tunes
+// each size rank 0 hands it until told to stop. Builds in
+// options.out_dir/ranks/rank-N (options.device is the rank's device) and
+// tunes into a scratch store of its own, filled with what rank 0 sent.
+// Never throws: an error is a message to rank 0.
+void serve(Link& link, const Spec& spec, const TuneOptions& options);
+
+// How many ranks an MPI launcher started this process among, by the
+// environment it gives its ranks (Open MPI's mpirun, MPICH's hydra, Slurm's
+// srun with PMI); 0 when none did.
+int launched_ranks();
+
+// The forms the messages' bodies carry (every field, losslessly).
+nlohmann::ordered_json trial_to_json(const TrialRecord& t);
+TrialRecord trial_from_json(const nlohmann::ordered_json& j);
+nlohmann::ordered_json size_report_to_json(const SizeReport& s);
+SizeReport size_report_from_json(const nlohmann::ordered_json& j);
+
+}  // namespace tunekit::detail

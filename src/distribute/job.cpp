@@ -1,0 +1,329 @@
+// Rank 0 coordinates, every rank serves (detail/job.hpp).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "distribute/detail/job.hpp"
+#include "store/detail/json_value.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/objective.hpp"
+#include "tunekit/stop.hpp"
+#include "tunekit/store.hpp"
+
+namespace tunekit::detail {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The fastest trials of each other size that an assignment carries, for
+// transfer: as many as the tuner remembers of a size.
+constexpr std::size_t kKnownPerSize = 16;
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "an unnamed host";
+}
+
+// An error as it crosses to rank 0: a spec's error keeps its location.
+ojson error_to_json(const std::exception& e) {
+  if (const auto* input = dynamic_cast<const InputError*>(&e))
+    return {{"input", true},
+            {"file", input->where().file},
+            {"line", input->where().line},
+            {"column", input->where().column},
+            {"message", input->message()}};
+  return {{"input", false}, {"message", e.what()}};
+}
+
+[[noreturn]] void throw_error(const ojson& e) {
+  const std::string message = e.at("message").get<std::string>();
+  if (e.at("input").get<bool>())
+    throw InputError({e.at("file").get<std::string>(), e.at("line").get<int>(), e.at("column").get<int>()}, message);
+  throw std::runtime_error(message);
+}
+
+std::string message_of(const ojson& e) {
+  if (!e.at("input").get<bool>()) return e.at("message").get<std::string>();
+  return InputError({e.at("file").get<std::string>(), e.at("line").get<int>(), e.at("column").get<int>()},
+                    e.at("message").get<std::string>())
+      .what();
+}
+
+std::string trial_key(const TrialRecord& t) { return size_key(t.size) + '\n' + t.config.key(); }
+
+}  // namespace
+
+int launched_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char* value = std::getenv(name); value && *value) return std::atoi(value);
+  return 0;
+}
+
+void serve(Link& link, const Spec& spec, const TuneOptions& options) {
+  const int rank = link.rank();
+  auto send = [&](Message::Kind kind, const ojson& body) { link.send({kind, rank, body.dump()}); };
+  auto until_stopped = [&] {
+    while (link.receive().kind != Message::Kind::stop) {
+    }
+  };
+  TuneOptions mine = options;
+  mine.out_dir = options.out_dir / "ranks" / fmt::format("rank-{}", rank);
+  // Rank 0 sends only what this run may reuse; a fresh run still rebuilds.
+  mine.fresh = false;
+  fs::path scratch;
+  try {
+    if (options.fresh) fs::remove_all(mine.out_dir / "cache");
+    const TuningTarget target = tuning_target(spec, mine);
+    scratch = fs::temp_directory_path() / fmt::format("tunekit-{}-rank-{}", ::getpid(), rank);
+    fs::create_directories(scratch);
+    send(Message::Kind::hello, {{"host", host_name()},
+                                {"device", target.machine.device},
+                                {"measures_on_host", target.measures_on_host}});
+  } catch (const std::exception& e) {
+    send(Message::Kind::hello, {{"host", host_name()}, {"error", error_to_json(e)}});
+    until_stopped();
+    return;
+  }
+  for (Message m = link.receive(); m.kind == Message::Kind::assign; m = link.receive()) {
+    const ojson assignment = ojson::parse(m.body);
+    const std::size_t index = assignment.at("index").get<std::size_t>();
+    Spec one = spec;
+    one.sizes = {bindings_from_json(assignment.at("size"))};
+    one.output.db = scratch / fmt::format("size-{}.db", index);
+    try {
+      {
+        Store known(one.output.db);
+        for (const auto& t : assignment.at("known")) {
+          TrialRecord r = trial_from_json(t);
+          known.put(r);
+        }
+      }
+      mine.on_stored = [&](const TrialRecord& t, bool exclusive) {
+        send(Message::Kind::trial, {{"index", index}, {"exclusive", exclusive}, {"trial", trial_to_json(t)}});
+      };
+      TuneReport r = tune(one, mine);
+      // Rank 0 judges the noise over every size of the job.
+      if (auto noise = noise_warning(r)) std::erase(r.warnings, *noise);
+      ojson sizes = ojson::array();
+      for (const auto& s : r.sizes) sizes.push_back(size_report_to_json(s));
+      send(Message::Kind::done, {{"index", index},
+                                 {"sizes", std::move(sizes)},
+                                 {"warnings", r.warnings},
+                                 {"seeded_by", r.seeded_by},
+                                 {"resumed", r.resumed},
+                                 {"retried", r.retried},
+                                 {"interrupted", r.interrupted},
+                                 {"build", r.build.count()},
+                                 {"build_wait", r.build_wait.count()},
+                                 {"measure", r.measure.count()},
+                                 {"device_busy", r.device_busy.count()},
+                                 {"flush", r.flush.count()},
+                                 {"verify", r.verify.count()}});
+    } catch (const std::exception& e) {
+      send(Message::Kind::failed, {{"index", index}, {"error", error_to_json(e)}});
+    }
+    std::error_code ec;
+    for (const char* tail : {"", "-wal", "-shm"}) fs::remove(one.output.db.string() + tail, ec);
+  }
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+}
+
+TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions& options,
+                      const ProgressCallback& progress) {
+  const auto start = Clock::now();
+  const int ranks = transport.ranks();
+  TuneReport report = untuned_report(spec, options);
+  Store store(report.db);
+
+  std::vector<std::optional<SizeReport>> tuned(spec.sizes.size());
+  std::deque<std::size_t> pending;
+  for (std::size_t i = 0; i < spec.sizes.size(); ++i) pending.push_back(i);
+  std::map<int, std::size_t> busy;  // rank -> the size it tunes
+  std::deque<int> idle;             // ranks waiting for a size, longest first
+  std::map<int, std::string> hosts;
+  std::map<std::string, std::vector<int>> on_host;  // the ranks whose timings take each host's cores
+  std::vector<std::pair<int, ojson>> early;  // hellos heard before rank 0's, whose machine is the job's
+  bool heard_rank0 = false;
+  int heard = 0, retired = 0;
+  std::set<int> stopped, worked;
+  std::optional<ojson> fatal;      // rank 0 cannot tune, or the spec is wrong: the job ends with it
+  std::set<std::string> this_run;  // the trials stored by this run (a fresh run reuses no others)
+  std::size_t trials = 0;
+  std::optional<Microseconds> best;
+
+  auto stop = [&](int rank) {
+    if (stopped.insert(rank).second) transport.send({Message::Kind::stop, rank, "{}"});
+  };
+  auto retire = [&](int rank, const std::string& why) {
+    report.warnings.push_back(why);
+    ++retired;
+    stop(rank);
+  };
+  auto who = [&](int rank) { return fmt::format("rank {} ({})", rank, hosts[rank]); };
+
+  // What the store knows that a rank tuning size `index` can use: the
+  // size's own trials (a resume) and the fastest of every other (transfer).
+  auto known = [&](std::size_t index) {
+    const std::string own = size_key(spec.sizes[index]);
+    std::map<std::string, std::vector<TrialRecord>> others;
+    ojson out = ojson::array();
+    for (auto& t : store.trials(report.spec_hash)) {
+      if (t.device != report.device || (options.fresh && !this_run.count(trial_key(t)))) continue;
+      if (size_key(t.size) == own) out.push_back(trial_to_json(t));
+      else if (t.status == Status::ok) others[size_key(t.size)].push_back(std::move(t));
+    }
+    auto cost = [&](const TrialRecord& t) {
+      return objective_cost(spec.objective, spec.metrics, t).value_or(std::numeric_limits<double>::infinity());
+    };
+    for (auto& [size, list] : others) {
+      std::stable_sort(list.begin(), list.end(),
+                       [&](const TrialRecord& a, const TrialRecord& b) { return cost(a) < cost(b); });
+      for (std::size_t i = 0; i < list.size() && i < kKnownPerSize; ++i) out.push_back(trial_to_json(list[i]));
+    }
+    return out;
+  };
+  auto assign = [&] {
+    while (!idle.empty() && !pending.empty() && !fatal && !stop_requested()) {
+      const int rank = idle.front();
+      idle.pop_front();
+      const std::size_t index = pending.front();
+      pending.pop_front();
+      busy[rank] = index;
+      const ojson body{{"index", index}, {"size", bindings_to_json(spec.sizes[index])}, {"known", known(index)}};
+      transport.send({Message::Kind::assign, rank, body.dump()});
+    }
+  };
+  auto welcome = [&](int rank, const ojson& body) {
+    if (body.contains("error")) {
+      if (rank == 0) fatal = body.at("error");
+      else retire(rank, fmt::format("{} cannot tune: {}; it tunes nothing", who(rank), message_of(body.at("error"))));
+      return;
+    }
+    const std::string device = body.at("device").get<std::string>();
+    if (rank == 0) report.device = device;
+    if (device != report.device)
+      return retire(rank, fmt::format("{} tunes on {}, not on rank 0's {}: it tunes nothing, so that no size's best "
+                                      "is picked across two machines (run one job per machine kind)",
+                                      who(rank), device, report.device));
+    idle.push_back(rank);
+    if (body.value("measures_on_host", false)) on_host[hosts[rank]].push_back(rank);
+  };
+
+  auto ended = [&] {
+    if (heard < ranks || !busy.empty()) return false;
+    return pending.empty() || fatal || stop_requested() || retired == ranks;
+  };
+  while (!ended()) {
+    const auto m = transport.receive(std::chrono::milliseconds(100));
+    if (!m) continue;
+    const ojson body = ojson::parse(m->body);
+    switch (m->kind) {
+      case Message::Kind::hello: {
+        ++heard;
+        hosts[m->rank] = body.value("host", "an unnamed host");
+        if (m->rank != 0 && !heard_rank0) {
+          early.emplace_back(m->rank, body);
+          break;
+        }
+        welcome(m->rank, body);
+        if (m->rank == 0) {
+          heard_rank0 = true;
+          for (const auto& [rank, hello] : early) welcome(rank, hello);
+          early.clear();
+        }
+        break;
+      }
+      case Message::Kind::trial: {
+        TrialRecord t = trial_from_json(body.at("trial"));
+        t.id = 0;  // the rank's scratch store's; the store's own is found by the trial's key
+        store.put(t, body.at("exclusive").get<bool>());
+        this_run.insert(trial_key(t));
+        ++trials;
+        if (t.status == Status::ok && (!best || t.stats.median < *best)) best = t.stats.median;
+        if (progress)
+          progress({trials, std::nullopt, Clock::now() - start, best,
+                    fmt::format("rank {}: {}", m->rank, t.config.str())});
+        break;
+      }
+      case Message::Kind::done: {
+        const std::size_t index = busy.at(m->rank);
+        busy.erase(m->rank);
+        worked.insert(m->rank);
+        for (const auto& s : body.at("sizes")) {
+          SizeReport sr = size_report_from_json(s);
+          for (auto& t : sr.trials)
+            if (auto stored = store.find(t.spec_hash, t.device, t.size, t.config)) t.id = stored->id;
+          tuned[index] = std::move(sr);
+        }
+        for (const auto& w : body.at("warnings"))
+          if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end())
+            report.warnings.push_back(w.get<std::string>());
+        if (report.seeded_by.empty()) report.seeded_by = body.at("seeded_by").get<std::vector<std::string>>();
+        report.resumed += body.at("resumed").get<std::size_t>();
+        report.retried += body.at("retried").get<std::size_t>();
+        report.interrupted |= body.at("interrupted").get<bool>();
+        report.build += Seconds(body.at("build").get<double>());
+        report.build_wait += Seconds(body.at("build_wait").get<double>());
+        report.measure += Seconds(body.at("measure").get<double>());
+        report.device_busy += Seconds(body.at("device_busy").get<double>());
+        report.flush += Seconds(body.at("flush").get<double>());
+        report.verify += Seconds(body.at("verify").get<double>());
+        if (!tuned[index] && !report.interrupted) pending.push_front(index);
+        idle.push_back(m->rank);
+        break;
+      }
+      case Message::Kind::failed: {
+        const std::size_t index = busy.at(m->rank);
+        busy.erase(m->rank);
+        const ojson& error = body.at("error");
+        if (error.at("input").get<bool>()) {
+          if (!fatal) fatal = error;
+          break;
+        }
+        pending.push_front(index);
+        retire(m->rank, fmt::format("{} could not tune size {}: {}; it tunes nothing more, and the size went to "
+                                    "another rank",
+                                    who(m->rank), size_key(spec.sizes[index]), message_of(error)));
+        break;
+      }
+      default:
+        throw std::runtime_error(fmt::format("rank {} sent a message rank 0 does not take", m->rank));
+    }
+    assign();
+  }
+  for (int rank = 0; rank < ranks; ++rank) stop(rank);
+  if (fatal) throw_error(*fatal);
+  for (const auto& [host, sharing] : on_host)
+    if (sharing.size() > 1)
+      report.warnings.push_back(fmt::format(
+          "ranks {} ran on one host ({}) and time their kernels on its cores: each measured while the others built "
+          "and ran, so their timings disturb each other; run one rank per host (mpirun --map-by ppr:1:node)",
+          fmt::join(sharing, ", "), host));
+
+  for (auto& s : tuned)
+    if (s) report.sizes.push_back(std::move(*s));
+  report.interrupted |= stop_requested() && !pending.empty();
+  if (!pending.empty() && !report.interrupted) {
+    std::string why;
+    for (const auto& w : report.warnings) why += "\n  " + w;
+    throw std::runtime_error(fmt::format("no rank could tune {} of the {} sizes:{}", pending.size(),
+                                         spec.sizes.size(), why));
+  }
+  if (auto w = noise_warning(report)) report.warnings.push_back(*w);
+  report.ranks = std::max<std::size_t>(worked.size(), 1);
+  report.wall = Clock::now() - start;
+  return report;
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,302 @@
+// The distributed tune's protocol in one process: rank 0's coordinator with
+// ranks that are threads, some of them the real serve(), some played by the
+// test to meet the cases a real job meets rarely (another machine, a spec
+// error, a rank that fails).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <future>
+#include <map>
+#include <thread>
+
+#include "distribute/detail/job.hpp"
+#include "distribute/detail/local.hpp"
+#include "store/detail/json_value.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/store.hpp"
+
+using namespace tunekit;
+using detail::Message;
+using ojson = nlohmann::ordered_json;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::write_file;
+
+namespace {
+
+// SCALE's value changes how often, not what, the kernel computes: three
+// configs, each correct.
+const char* kKernel = R"(
+extern "C" void scale(const float* x, float* y, int n) {
+  for (int r = 0; r < SCALE; ++r)
+    for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+}
+)";
+
+Spec scale_spec(const std::filesystem::path& dir) {
+  write_file(dir / "scale.cpp", kKernel);
+  write_file(dir / "scale.yaml", R"(name: scale
+kernel: {source: scale.cpp, entry: scale, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: N, fill: random}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes:
+  - {N: 1024}
+  - {N: 2048}
+  - {N: 4096}
+parameters:
+  SCALE: [1, 2, 3]
+default: {SCALE: 1}
+measure: {warmup: 0s, min_samples: 3, max_samples: 5, max_time: 50ms, cache: hot, timeout: 60s, confirm: 0}
+)");
+  return load_spec(dir / "scale.yaml");
+}
+
+// What a rank played by the test does with each size it is handed.
+using Answer = std::function<void(detail::Link&, const ojson& assignment)>;
+
+// Plays a rank on `device`; the assignments it got go to `seen`.
+std::thread play(detail::Link& link, std::string device, Answer answer, std::vector<ojson>& seen) {
+  return std::thread([&link, device, answer, &seen] {
+    link.send({Message::Kind::hello, 0, ojson{{"host", "test"}, {"device", device}}.dump()});
+    for (Message m = link.receive(); m.kind == Message::Kind::assign; m = link.receive()) {
+      seen.push_back(ojson::parse(m.body));
+      answer(link, seen.back());
+    }
+  });
+}
+
+// A rank's answer: the size tuned, with one ok trial of SCALE 1 at 10 us
+// (stored first, as serve() passes a trial on).
+void tune_it(detail::Link& link, const ojson& a, const Spec& spec, const std::string& device) {
+  TrialRecord t;
+  t.spec_hash = spec_hash(spec);
+  t.kernel = spec.name;
+  t.device = device;
+  t.size = detail::bindings_from_json(a.at("size"));
+  t.config.set("SCALE", Value(1));
+  t.stats.median = t.stats.min = t.stats.max = t.stats.mean = Microseconds(10);
+  t.stats.count = 1;
+  t.samples = {Microseconds(10)};
+  link.send({Message::Kind::trial, 0,
+             ojson{{"index", a.at("index")}, {"exclusive", false}, {"trial", detail::trial_to_json(t)}}.dump()});
+  SizeReport s;
+  s.size = t.size;
+  s.trials = {t};
+  s.best = 0;
+  link.send({Message::Kind::done, 0,
+             ojson{{"index", a.at("index")},
+                   {"sizes", ojson::array({detail::size_report_to_json(s)})},
+                   {"warnings", ojson::array()},
+                   {"seeded_by", ojson::array()},
+                   {"resumed", 0},
+                   {"retried", 0},
+                   {"interrupted", false},
+                   {"build", 0.0},
+                   {"build_wait", 0.0},
+                   {"measure", 0.0},
+                   {"device_busy", 0.0},
+                   {"flush", 0.0},
+                   {"verify", 0.0}}
+                 .dump()});
+}
+
+void fail_it(detail::Link& link, const ojson& a, const ojson& error) {
+  link.send({Message::Kind::failed, 0, ojson{{"index", a.at("index")}, {"error", error}}.dump()});
+}
+
+std::size_t stored(const TuneReport& r) { return Store(r.db).trials(r.spec_hash).size(); }
+
+}  // namespace
+
+TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
+  const auto dir = fresh_dir();
+  const Spec spec = scale_spec(dir);
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  auto job = [&](int ranks) {
+    detail::LocalTransport transport(ranks);
+    std::vector<std::thread> served;
+    for (int r = 0; r < ranks; ++r)
+      served.emplace_back([&, r] { detail::serve(transport.link(r), spec, options); });
+    TuneReport report = detail::coordinate(transport, spec, options);
+    for (auto& t : served) t.join();
+    return report;
+  };
+
+  const TuneReport report = job(2);
+  ASSERT_EQ(report.sizes.size(), 3u);
+  Store store(report.db);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const SizeReport& s = report.sizes[i];
+    EXPECT_EQ(size_key(s.size), size_key(spec.sizes[i]));  // the spec's order, whoever tuned it
+    ASSERT_EQ(s.trials.size(), 3u);
+    ASSERT_TRUE(s.best);
+    for (const auto& t : s.trials) {
+      // SCALE 3 repeats the loop: the early stop may cut it short.
+      EXPECT_TRUE(t.status == Status::ok || t.status == Status::slower) << to_string(t.status) << ": " << t.error;
+      auto kept = store.find(report.spec_hash, report.device, t.size, t.config);
+      ASSERT_TRUE(kept) << t.config.str();
+      EXPECT_EQ(kept->id, t.id);  // the store's row, not the rank's scratch one
+      EXPECT_EQ(kept->stats.median, t.stats.median);
+    }
+  }
+  EXPECT_EQ(stored(report), 9u);
+  EXPECT_GE(report.ranks, 1u);
+  EXPECT_LE(report.ranks, 2u);
+  EXPECT_FALSE(report.device.empty());
+  // Both time CPU kernels on this host's cores: the report says they
+  // disturbed each other.
+  ASSERT_FALSE(report.warnings.empty());
+  EXPECT_NE(report.warnings.back().find("ranks 0, 1 ran on one host"), std::string::npos) << report.warnings.back();
+
+  // Rank 0's store is the truth: three ranks now resume what two tuned.
+  const TuneReport again = job(3);
+  ASSERT_EQ(again.sizes.size(), 3u);
+  EXPECT_EQ(again.resumed, 9u);
+  EXPECT_EQ(stored(again), 9u);
+}
+
+TEST(Distribute, ARankOnAnotherMachineTunesNothing) {
+  const auto dir = fresh_dir();
+  const Spec spec = scale_spec(dir);
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  detail::LocalTransport transport(2);
+  std::vector<ojson> seen0, seen1;
+  auto tune0 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine A"); };
+  auto tune1 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine B"); };
+  std::thread rank1 = play(transport.link(1), "machine B", tune1, seen1);
+  std::thread rank0 = play(transport.link(0), "machine A", tune0, seen0);
+  const TuneReport report = detail::coordinate(transport, spec, options);
+  rank0.join();
+  rank1.join();
+  EXPECT_EQ(seen0.size(), 3u);
+  EXPECT_TRUE(seen1.empty());
+  EXPECT_EQ(report.device, "machine A");
+  ASSERT_EQ(report.sizes.size(), 3u);
+  ASSERT_FALSE(report.warnings.empty());
+  EXPECT_NE(report.warnings[0].find("rank 1 (test) tunes on machine B, not on rank 0's machine A"), std::string::npos)
+      << report.warnings[0];
+}
+
+TEST(Distribute, ASpecErrorOnARankIsTheJobsErrorWhereItWas) {
+  const auto dir = fresh_dir();
+  const Spec spec = scale_spec(dir);
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  detail::LocalTransport transport(2);
+  std::vector<ojson> seen0, seen1;
+  const ojson error{{"input", true}, {"file", "scale.yaml"}, {"line", 3}, {"column", 5}, {"message", "bad N"}};
+  std::thread rank0 = play(transport.link(0), "m", [&](detail::Link& l, const ojson& a) { fail_it(l, a, error); },
+                           seen0);
+  std::thread rank1 = play(transport.link(1), "m", [&](detail::Link& l, const ojson& a) { fail_it(l, a, error); },
+                           seen1);
+  try {
+    (void)detail::coordinate(transport, spec, options);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, "scale.yaml");
+    EXPECT_EQ(e.where().line, 3);
+    EXPECT_EQ(e.where().column, 5);
+    EXPECT_EQ(e.message(), "bad N");
+  }
+  // Both were told to stop (else the joins would wait for ever), and no
+  // size was handed out after the error.
+  rank0.join();
+  rank1.join();
+  EXPECT_LE(seen0.size() + seen1.size(), 2u);
+}
+
+TEST(Distribute, ASizeARankCannotTuneGoesToAnotherRank) {
+  const auto dir = fresh_dir();
+  Spec spec = scale_spec(dir);
+  spec.sizes.resize(2);
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  detail::LocalTransport transport(2);
+  std::vector<ojson> seen0, seen1;
+  std::promise<void> failed;
+  auto rank1_failed = failed.get_future().share();
+  // Rank 0 holds its first size until rank 1 has failed its own.
+  std::thread rank0 = play(
+      transport.link(0), "m",
+      [&](detail::Link& l, const ojson& a) {
+        rank1_failed.wait();
+        tune_it(l, a, spec, "m");
+      },
+      seen0);
+  std::thread rank1 = play(
+      transport.link(1), "m",
+      [&](detail::Link& l, const ojson& a) {
+        fail_it(l, a, {{"input", false}, {"message", "out of device memory"}});
+        failed.set_value();
+      },
+      seen1);
+  const TuneReport report = detail::coordinate(transport, spec, options);
+  rank0.join();
+  rank1.join();
+  ASSERT_EQ(seen1.size(), 1u);
+  EXPECT_EQ(seen0.size(), 2u);  // its own, then rank 1's
+  ASSERT_EQ(report.sizes.size(), 2u);
+  EXPECT_EQ(size_key(report.sizes[1].size), size_key(spec.sizes[1]));
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("rank 1 (test) could not tune size N=2048: out of device memory"),
+            std::string::npos)
+      << report.warnings[0];
+  EXPECT_EQ(report.ranks, 1u);
+}
+
+TEST(Distribute, AnAssignmentCarriesItsSizesTrialsAndTheFastestOfTheOthers) {
+  const auto dir = fresh_dir();
+  Spec spec = scale_spec(dir);
+  spec.sizes.resize(2);
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  {
+    // An earlier run: two trials at N=1024, twenty at N=2048 (SCALE is only
+    // a label here), and one of another machine.
+    Store store(options.out_dir / "tunekit.db");
+    auto put = [&](const Bindings& size, int scale, double us, const std::string& device) {
+      TrialRecord t;
+      t.spec_hash = spec_hash(spec);
+      t.device = device;
+      t.size = size;
+      t.config.set("SCALE", Value(scale));
+      t.stats.median = Microseconds(us);
+      t.stats.count = 1;
+      store.put(t);
+    };
+    put(spec.sizes[0], 1, 5, "m");
+    put(spec.sizes[0], 2, 6, "m");
+    for (int i = 0; i < 20; ++i) put(spec.sizes[1], 100 + i, 100.0 - i, "m");
+    put(spec.sizes[0], 3, 1, "another machine");
+  }
+  auto first_assignment = [&](bool fresh) {
+    options.fresh = fresh;
+    detail::LocalTransport transport(1);
+    std::vector<ojson> seen;
+    std::thread rank0 =
+        play(transport.link(0), "m", [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m"); }, seen);
+    (void)detail::coordinate(transport, spec, options);
+    rank0.join();
+    return seen.at(0);
+  };
+  const ojson a = first_assignment(false);
+  EXPECT_EQ(a.at("index"), 0);
+  std::map<std::string, std::vector<std::int64_t>> scales;  // by size
+  for (const auto& t : a.at("known")) {
+    const TrialRecord r = detail::trial_from_json(t);
+    EXPECT_EQ(r.device, "m");
+    scales[size_key(r.size)].push_back(r.config.at("SCALE").as_int());
+  }
+  EXPECT_EQ(scales["N=1024"], (std::vector<std::int64_t>{1, 2}));  // a resume's
+  // Transfer's: the 16 fastest of N=2048, fastest first.
+  std::vector<std::int64_t> fastest;
+  for (int i = 19; i >= 4; --i) fastest.push_back(100 + i);
+  EXPECT_EQ(scales["N=2048"], fastest);
+
+  // A fresh run reuses nothing stored before it.
+  EXPECT_TRUE(first_assignment(true).at("known").empty());
+}
