@@ -94,6 +94,13 @@ struct LaunchSpec {
   std::vector<Expression> cluster;          // CUDA: 1 to 3, blocks per thread-block cluster; empty: no cluster
 };
 
+// Triton: a tl.constexpr value the problem size fixes (HEAD_DIM: D).
+struct ConstexprSpec {
+  std::string name;
+  Expression value;      // over sizes (and parameters)
+  SourceLocation where;  // its key in the spec, for errors
+};
+
 struct KernelSpec {
   std::filesystem::path source;  // absolute after loading
   // The function to call. `{NAME}` is replaced by the config's value of NAME,
@@ -111,9 +118,8 @@ struct KernelSpec {
   Injection injection = Injection::automatic;
   std::string arch;  // CUDA: e.g. "sm_90a"; empty: the device's own
   LaunchSpec launch;
-  // Triton: tl.constexpr values the problem size fixes (HEAD_DIM: D), by
-  // name; expressions over sizes (and parameters).
-  std::vector<std::pair<std::string, Expression>> constexprs;
+  // Triton: tl.constexpr values the problem size fixes, in spec order.
+  std::vector<ConstexprSpec> constexprs;
   // Triton: a config whose compiled kernel spills more registers than this
   // is a resource_limit; none: spills are recorded, never refused.
   std::optional<std::int64_t> max_spills;
@@ -123,6 +129,9 @@ struct ReferenceSpec {
   enum class Kind { none, function, default_config } kind = Kind::default_config;
   std::filesystem::path source;  // for function; empty = the kernel's source
   std::string entry;             // for function
+  // Where the spec names the entry, or gives the torch expression (its
+  // text's first character), for errors.
+  SourceLocation where;
   std::vector<std::string> flags;
   // Device kernels: the reference function's own launch; empty grid/block
   // mean the kernel's launch expressions.

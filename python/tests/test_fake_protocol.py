@@ -188,6 +188,39 @@ class Inspect(unittest.TestCase):
         self.assertEqual(r["errors"][0]["what"], "entry")
         self.assertIn("fake_kernel", r["errors"][0]["message"])
 
+    def test_constexprs_keys_are_constexprs_of_the_entry(self):
+        r = self.inspect({"source": KERNEL, "entry": "fake_kernel", "parameters": ["BLOCK"],
+                          "constexprs": ["MODE", "n", "MOD"], "arguments": ["x", "out", "n"]})
+        errors = [e for e in r["errors"] if e["what"] == "constexprs"]
+        self.assertEqual([e["name"] for e in errors], ["n", "MOD"], r["errors"])
+        self.assertIn("a runtime argument of fake_kernel, not a tl.constexpr", errors[0]["message"])
+        self.assertIn("did you mean 'MODE'", errors[1]["message"])
+        self.assertNotIn("has no value", json.dumps(r["errors"]))  # MODE has its value from constexprs
+
+    def test_a_torch_reference_is_compiled(self):
+        r = self.inspect({"source": KERNEL, "entry": "fake_kernel", "parameters": ["BLOCK", "MODE"],
+                          "arguments": ["x", "out", "n"], "torch": "x * 2)"})
+        self.assertEqual([(e["what"], e["column"]) for e in r["errors"]], [("torch", 6)], r["errors"])
+        self.assertIn("unmatched ')'", r["errors"][0]["message"])
+
+    def test_a_syntax_error_is_located_at_its_column(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "k.py")
+            with open(path, "w") as f:
+                f.write("def k(x):\n    return (x))\n")
+            r = self.inspect({"source": path, "entry": "k"})
+        self.assertEqual([(e["what"], e["line"], e["column"]) for e in r["errors"]], [("import", 2, 15)])
+
+    def test_a_syntax_error_in_a_sibling_is_located_at_the_import(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "sibling.py"), "w") as f:
+                f.write("\n\nx = (1))\n")
+            path = os.path.join(d, "k.py")
+            with open(path, "w") as f:
+                f.write("import os\nimport sibling\n")
+            r = self.inspect({"source": path, "entry": "k"})
+        self.assertEqual([(e["what"], e["file"], e["line"]) for e in r["errors"]], [("import", path, 2)])
+
 
 if __name__ == "__main__":
     unittest.main()

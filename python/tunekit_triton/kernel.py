@@ -29,11 +29,13 @@ _NOT_TUNABLE = {"ptx_version", "ptx_options", "ir_override", "extern_libs", "deb
 
 
 class KernelLoadError(Exception):
-    """A located problem with the kernel file: `line` is 0 when unknown."""
+    """A located problem with the kernel file: `line` and `column` are 0 when
+    unknown."""
 
-    def __init__(self, message: str, line: int = 0, kind: str = "import"):
+    def __init__(self, message: str, line: int = 0, kind: str = "import", column: int = 0):
         super().__init__(message)
         self.line = line
+        self.column = column
         self.kind = kind
 
 
@@ -68,13 +70,17 @@ def load_module(path: str):
         spec.loader.exec_module(module)
     except BaseException as e:  # SyntaxError, ImportError, anything the file raises
         sys.modules.pop(name, None)
-        line = getattr(e, "lineno", 0) if isinstance(e, SyntaxError) else 0
+        line = column = 0
+        # A syntax error in a sibling the file imports is located at the import.
+        if isinstance(e, SyntaxError) and e.filename and os.path.abspath(e.filename) == path:
+            line, column = e.lineno or 0, e.offset or 0
         if not line:
             for frame in reversed(traceback.extract_tb(e.__traceback__)):
                 if os.path.abspath(frame.filename) == path:
                     line = frame.lineno or 0
                     break
-        raise KernelLoadError(f"{os.path.basename(path)} does not import: {type(e).__name__}: {e}", line) from e
+        raise KernelLoadError(f"{os.path.basename(path)} does not import: {type(e).__name__}: {e}", line,
+                              column=column) from e
     _modules[stamp] = module
     return module
 
@@ -125,23 +131,34 @@ def jit_functions(module) -> List[str]:
     return [n for n, v in vars(module).items() if is_jit_function(v)]
 
 
+def _not_found(obj, entry: str, path: str, expected: str, kinds: str, names: List[str]) -> KernelLoadError:
+    """What is wrong with `entry` of the file at `path`, what was expected,
+    and the file's functions of the `kinds` expected."""
+    file = os.path.basename(path)
+    if obj is None:
+        problem = f"{file} has no function '{entry}'"
+    elif inspect.isfunction(obj):
+        problem = f"'{entry}' in {file} is a plain Python function"
+    else:
+        problem = f"'{entry}' in {file} is not a function (its type is {type(obj).__name__})"
+    near = closest(entry, names) if obj is None else None
+    return KernelLoadError(f"{problem}: expected {expected} ({file}'s {kinds}: {', '.join(names) or 'none'})"
+                           + (f"; did you mean '{near}'?" if near else ""), 0, "entry")
+
+
 def find_entry(module, entry: str, path: str):
     obj = getattr(module, entry, None)
     if obj is None or not is_jit_function(obj):
-        names = jit_functions(module)
-        what = "no @triton.jit function" if obj is None else f"'{entry}' is not a @triton.jit function"
-        raise KernelLoadError(f"{what} '{entry}' in {os.path.basename(path)}; its @triton.jit functions: "
-                              f"{', '.join(names) if names else 'none'}", 0, "entry")
+        raise _not_found(obj, entry, path, "a @triton.jit function", "@triton.jit functions", jit_functions(module))
     return obj
 
 
-def find_function(module, entry: str, path: str):
+def find_function(module, entry: str, path: str, expected: str = "a Python function"):
     obj = getattr(module, entry, None)
     if obj is None or not callable(obj):
         names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
                  and getattr(v, "__module__", None) == module.__name__]
-        raise KernelLoadError(f"no function '{entry}' in {os.path.basename(path)}; its functions: "
-                              f"{', '.join(names) if names else 'none'}", 0, "entry")
+        raise _not_found(obj, entry, path, expected, "functions", names)
     return obj
 
 

@@ -76,8 +76,10 @@ def classify_exception(e: BaseException) -> tuple[str, bool]:
     return "launch_error", sticky
 
 
-class ReferenceError_(Exception):
-    """A reference function that raised, with the line in its file where it did."""
+class ReferenceRaised(Exception):
+    """A reference function that raised, with the line in its file where it
+    did. Its message names the user's exception; short_trace() adds no class
+    name of tunekit's."""
 
     def __init__(self, e: BaseException, path: str, entry: str):
         line = 0
@@ -89,7 +91,7 @@ class ReferenceError_(Exception):
 
 
 def short_trace(e: BaseException, limit: int = 2000) -> str:
-    text = f"{type(e).__name__}: {e}"
+    text = str(e) if isinstance(e, ReferenceRaised) else f"{type(e).__name__}: {e}"
     if len(text) > limit:
         text = text[:limit] + " [...]"
     return text
@@ -296,7 +298,7 @@ class TritonRunner(Runner):
             try:
                 produced = self._call_with_declared(fn, self._inputs())
             except Exception as e:
-                raise ReferenceError_(e, path, entry) from e
+                raise ReferenceRaised(e, path, entry) from e
             self._store_reference_result(produced)
 
         return launch

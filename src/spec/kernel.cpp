@@ -96,8 +96,8 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (auto v = get(m, "constexprs")) {
     Map cm = map(*v, {}, "a mapping of tl.constexpr names to expressions over sizes, e.g. {HEAD_DIM: D}");
     for (const Entry& e : cm.entries)
-      k.constexprs.emplace_back(name_of(Item{e.key_node, v->path + "." + e.key, loc(e.key_node)}, "an identifier"),
-                                expression_of(child(cm, e), "an expression"));
+      k.constexprs.push_back({name_of(Item{e.key_node, v->path + "." + e.key, loc(e.key_node)}, "an identifier"),
+                              expression_of(child(cm, e), "an expression"), loc(e.key_node)});
   }
   if (auto v = get(m, "max_spills")) k.max_spills = int_of(*v, 0, "a number of spilled registers");
   if (!traits.launch && !traits.application &&
@@ -156,11 +156,14 @@ ReferenceSpec Loader::reference(const Item& it, const std::string& language) con
         fail(loc(e->key_node), "'reference.torch' is a whole reference (a torch expression over the arguments); '" +
                                    std::string(key) + "' does not go with it");
     r.torch_expression = string_of(*v, "a torch expression over the arguments, e.g. \"a.float() @ b.float()\"");
+    r.where = content_loc(*v);
     return r;
   }
   if (auto v = get(m, "source")) r.source = existing_file(*v, "reference source file");
   if (auto v = get(m, "python")) r.source = existing_file(*v, "reference Python file");
-  r.entry = function_name(require(m, "entry"));
+  const Item entry = require(m, "entry");
+  r.entry = function_name(entry);
+  r.where = content_loc(entry);
   if (auto v = get(m, "flags")) r.flags = strings_of(*v);
   if (auto v = get(m, "grid")) r.launch.grid = expressions_of(*v, 1, 3);
   if (auto v = get(m, "block")) r.launch.block = expressions_of(*v, 1, 3);

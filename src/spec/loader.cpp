@@ -59,6 +59,15 @@ Spec Loader::load(const YAML::Node& root) {
   else s.sizes.emplace_back();
   s.size_names = size_order_;
   space(m, s);
+  for (const ConstexprSpec& c : s.kernel.constexprs)
+    for (const Parameter& p : s.parameters)
+      if (p.name == c.name)
+        // The build applies the constexprs after the config, so the trial
+        // would run this value and record the config's.
+        fail(c.where, "'" + c.name + "' is a tuned parameter (at " + p.where.str() +
+                          "): a value in 'kernel.constexprs' would replace each config's, so no trial would run the "
+                          "config it records; give '" +
+                          c.name + "' in 'parameters' or here, not both");
   if (auto v = get(m, "metrics"); v && !v->node.IsNull()) metrics(*v, s);
   if (auto v = get(m, "objective")) objective(*v, s);
   if (auto v = get(m, "reference")) s.reference = reference(*v, s.kernel.language);

@@ -48,6 +48,13 @@ std::string clip(std::string text, std::size_t limit = 8000) {
 
 fs::path or_default(const fs::path& given, const fs::path& fallback) { return given.empty() ? fallback : given; }
 
+// The spec's reference function as messages name it: a torch reference has
+// an expression and no entry.
+std::string reference_function_name(const ReferenceSpec& r) {
+  return r.torch_expression.empty() ? fmt::format("the reference function '{}'", r.entry)
+                                    : fmt::format("the reference torch expression '{}'", r.torch_expression);
+}
+
 // Everything one size's search needs, decided before the first build so the
 // progress bar knows the total.
 struct SizePlan {
@@ -306,13 +313,13 @@ class Run {
       reference_function_ = r.artifact;
       return;
     }
-    blame_given_compiler(r, fmt::format("the reference function '{}'", spec_.reference.entry));
+    const std::string which = reference_function_name(spec_.reference);
+    blame_given_compiler(r, which);
     // A full disk or a missing tool is the machine's failure, not the spec's.
     if (r.fault == Fault::environment)
-      throw std::runtime_error(fmt::format("the reference function '{}' cannot be built here{}:\n{}",
-                                           spec_.reference.entry, given_build_settings(), r.log));
-    throw InputError({spec_.file.string()}, fmt::format("the reference function '{}' does not build{}:\n{}",
-                                                        spec_.reference.entry, given_build_settings(), r.log));
+      throw std::runtime_error(fmt::format("{} cannot be built here{}:\n{}", which, given_build_settings(), r.log));
+    throw InputError({spec_.file.string()},
+                     fmt::format("{} does not build{}:\n{}", which, given_build_settings(), r.log));
   }
 
   // A compiler the user named that cannot run here (not installed, say) is
@@ -878,7 +885,7 @@ class Run {
         // Every verdict at this size depends on the reference: end the size,
         // say which reference failed, and go on with the other sizes.
         const std::string which = spec_.reference.kind == ReferenceSpec::Kind::function
-                                      ? fmt::format("the reference function '{}'", spec_.reference.entry)
+                                      ? reference_function_name(spec_.reference)
                                       : fmt::format("the reference (the default config {})",
                                                     p.baseline ? p.baseline->str() : std::string("?"));
         sr.error = fmt::format("{} failed ({}), so no config could be verified: {}", which, to_string(e.status),
@@ -1011,7 +1018,7 @@ std::string spec_hash(const Spec& spec) {
     if (!a.setup.empty()) h.add("setup").add(a.setup);
     if (!a.passed) h.add("not passed");
   }
-  for (const auto& [name, e] : spec.kernel.constexprs) h.add("constexpr").add(name).add(e.text());
+  for (const auto& c : spec.kernel.constexprs) h.add("constexpr").add(c.name).add(c.value.text());
   if (spec.kernel.max_spills) h.add(fmt::format("max_spills={}", *spec.kernel.max_spills));
   if (!spec.reference.torch_expression.empty()) h.add("torch").add(spec.reference.torch_expression);
   if (spec.measure.graph) h.add("graph");

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 
+#include "support/spec_errors.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/space.hpp"
@@ -179,9 +181,91 @@ measure: {graph: true}
   EXPECT_FALSE(s.arguments[1].passed);
   EXPECT_EQ(s.arguments[2].setup, (dir / "k.py").string() + ":prep");
   ASSERT_EQ(s.kernel.constexprs.size(), 1u);
-  EXPECT_EQ(s.kernel.constexprs[0].first, "D");
+  EXPECT_EQ(s.kernel.constexprs[0].name, "D");
   EXPECT_EQ(s.reference.torch_expression, "x.float() * 2");
   EXPECT_TRUE(s.measure.graph);
+}
+
+// The load-time checks of a Triton spec, located at the spec key they are
+// about: the fake inspector reads fake_kernel.py's signature
+// (fake_kernel(x, out, n, BLOCK: tl.constexpr, MODE: tl.constexpr)).
+struct FakeTritonSpec : tunekit::testing::SpecErrors {
+  void SetUp() override {
+    SpecErrors::SetUp();
+    ::setenv("TUNEKIT_TRITON_FAKE", "1", 1);
+    fs::copy_file(kData / "fake_kernel.py", dir_ / "fake_kernel.py");
+  }
+  void TearDown() override {
+    ::unsetenv("TUNEKIT_TRITON_FAKE");
+    SpecErrors::TearDown();
+  }
+  // The spec below with `from` replaced by `to`.
+  static std::string with(const std::string& from, const std::string& to) {
+    std::string text = kSpec;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+  }
+  static constexpr const char* kSpec = R"Y(kernel:
+  language: triton
+  source: fake_kernel.py
+  entry: fake_kernel
+  grid: ["ceil_div(n, BLOCK)"]
+  constexprs: {MODE: 0}
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 4096}
+parameters: {BLOCK: [32, 64]}
+reference: {python: fake_kernel.py, entry: behaviour}
+)Y";
+};
+
+// A constexpr would replace the config's value of a tuned parameter: every
+// trial would run something other than the config it records.
+TEST_F(FakeTritonSpec, AConstexprThatIsAlsoTunedIsRefusedAtItsKey) {
+  EXPECT_NO_THROW(load_spec(write(kSpec, "fine.yaml")));
+  expect_error(with("{MODE: 0}", "{MODE: 0, BLOCK: 64}"), 6, 25, "'BLOCK' is a tuned parameter");
+}
+
+TEST_F(FakeTritonSpec, AnEntryMissingFromTheKernelFileIsLocatedAtKernelEntry) {
+  expect_error(with("entry: fake_kernel", "entry: fake_kernal"), 4, 10,
+               "fake_kernel.py has no function 'fake_kernal': expected a @triton.jit function");
+  expect_error(with("entry: fake_kernel", "entry: fake_kernal"), 4, 10, "did you mean 'fake_kernel'?");
+}
+
+TEST_F(FakeTritonSpec, AMissingReferenceFunctionIsLocatedAtItsEntry) {
+  expect_error(with("entry: behaviour", "entry: behavior"), 13, 44,
+               "fake_kernel.py has no function 'behavior': expected the reference");
+  expect_error(with("entry: behaviour", "entry: behavior"), 13, 44, "did you mean 'behaviour'?");
+}
+
+TEST_F(FakeTritonSpec, AConstexprsKeyThatIsNoConstexprOfTheKernelIsLocatedAtIt) {
+  expect_error(with("{MODE: 0}", "{MODE: 0, n: 4}"), 6, 25,
+               "'n' in 'kernel.constexprs' is a runtime argument of fake_kernel, not a tl.constexpr");
+  expect_error(with("{MODE: 0}", "{MODE: 0, n: 4}"), 6, 25, "fake_kernel's tl.constexpr parameters: BLOCK, MODE");
+  expect_error(with("{MODE: 0}", "{MOD: 0}"), 6, 16, "'MOD' in 'kernel.constexprs' is no argument of fake_kernel");
+  expect_error(with("{MODE: 0}", "{MOD: 0}"), 6, 16, "did you mean 'MODE'?");
+}
+
+// Found when the spec loads, at the character Python stops at, not when
+// the first size's reference runs.
+TEST_F(FakeTritonSpec, ATorchReferenceThatIsNoExpressionIsASpecError) {
+  expect_error(with("{python: fake_kernel.py, entry: behaviour}", R"T({torch: "x * 2)"})T"), 13, 26,
+               "'reference.torch' is no Python expression: unmatched ')'");
+}
+
+TEST_F(FakeTritonSpec, ASyntaxErrorInTheKernelFileIsLocatedAtItsColumn) {
+  std::ofstream(dir_ / "fake_kernel.py") << "def fake_kernel(x, out, n, BLOCK, MODE):\n    return (x))\n";
+  try {
+    load_spec(write(kSpec));
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, (dir_ / "fake_kernel.py").string()) << e.what();
+    EXPECT_EQ(e.where().line, 2) << e.what();
+    EXPECT_EQ(e.where().column, 15) << e.what();  // the unmatched ')'
+  }
 }
 
 // `tunekit space` counts a Triton spec like any other: the fused-MoE spec over

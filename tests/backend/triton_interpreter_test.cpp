@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "support/temp_dir.hpp"
+#include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -52,7 +53,7 @@ Spec small_spec(const std::string& kernel, const std::string& file, const Bindin
   return s;
 }
 
-struct Interpreter : ::testing::Test {
+struct TritonInterpreter : ::testing::Test {
   void SetUp() override {
     python_ = interpreter_python();
     if (!has_torch_and_triton(python_))
@@ -83,7 +84,7 @@ struct Interpreter : ::testing::Test {
 
 }  // namespace
 
-TEST_F(Interpreter, FusedMoeGroupedGemm) {
+TEST_F(TritonInterpreter, FusedMoeGroupedGemm) {
   expect_ok(small_spec("fused_moe", "fused_moe",
                        {{"E", Value(4)}, {"topk", Value(2)}, {"N", Value(64)}, {"K", Value(64)}, {"M", Value(3)}},
                        Config({{"BLOCK_SIZE_M", Value(16)},
@@ -94,7 +95,7 @@ TEST_F(Interpreter, FusedMoeGroupedGemm) {
                                {"num_stages", Value(2)}})));
 }
 
-TEST_F(Interpreter, PrefillAttentionWithAPrefix) {
+TEST_F(TritonInterpreter, PrefillAttentionWithAPrefix) {
   expect_ok(small_spec(
       "prefill_attention", "prefill_attention",
       {{"D", Value(16)},
@@ -107,9 +108,105 @@ TEST_F(Interpreter, PrefillAttentionWithAPrefix) {
       Config({{"BLOCK_M", Value(16)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)}, {"num_stages", Value(2)}})));
 }
 
-TEST_F(Interpreter, DecodeAttentionSplitAndCombined) {
+TEST_F(TritonInterpreter, DecodeAttentionSplitAndCombined) {
   expect_ok(small_spec(
       "decode_attention_triton", "decode_attention",
       {{"B", Value(1)}, {"Hq", Value(4)}, {"Hkv", Value(1)}, {"L", Value(40)}, {"D", Value(16)}},
       Config({{"SPLITS", Value(2)}, {"BLOCK_N", Value(16)}, {"num_warps", Value(4)}, {"num_stages", Value(2)}})));
+}
+
+namespace {
+
+// A vector add, a plain function beside it and two references, for the
+// checks a real Triton makes (the fake inspector has no @triton.jit).
+constexpr const char* kVectorAdd = R"P(import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x, y, out, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+
+
+def helper(x):
+    return x
+
+
+def raising_reference(x, y):
+    return x + y.no_such_method()
+)P";
+
+constexpr const char* kVectorAddSpec = R"Y(kernel:
+  language: triton
+  source: vadd.py
+  entry: add_kernel
+  grid: ["ceil_div(n, BLOCK_SIZE)"]
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: y, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 1000}
+parameters: {BLOCK_SIZE: [64], num_warps: [2]}
+reference: {python: vadd.py, entry: raising_reference}
+measure: {warmup: 0ms, min_samples: 1, max_samples: 2}
+)Y";
+
+// The vector add's spec in a fresh folder, with `from` replaced by `to`.
+fs::path vector_add_spec(const std::string& from = "", const std::string& to = "") {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "vadd.py", kVectorAdd);
+  std::string text = kVectorAddSpec;
+  if (!from.empty()) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
+  tunekit::testing::write_file(dir / "vadd.yaml", text);
+  return dir / "vadd.yaml";
+}
+
+// What the one size of a tune that cannot verify anything says.
+std::string size_error(const fs::path& spec) {
+  TuneOptions opt;
+  opt.out_dir = spec.parent_path() / "out";
+  opt.jobs = 1;
+  const TuneReport r = tune(load_spec(spec), opt);
+  return r.sizes.size() == 1 ? r.sizes[0].error : "no size";
+}
+
+}  // namespace
+
+TEST_F(TritonInterpreter, AnEntryThatIsNotJitIsLocatedAtKernelEntry) {
+  const fs::path spec = vector_add_spec("entry: add_kernel", "entry: helper");
+  try {
+    load_spec(spec);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, spec.string()) << e.what();
+    EXPECT_EQ(e.where().line, 4) << e.what();
+    EXPECT_EQ(e.where().column, 10) << e.what();
+    EXPECT_EQ(e.message(),
+              "'helper' in vadd.py is a plain Python function: expected a @triton.jit function (vadd.py's "
+              "@triton.jit functions: add_kernel)");
+  }
+}
+
+// The reference's failure in the user's terms: their function, their line,
+// their exception, and no class of tunekit's.
+TEST_F(TritonInterpreter, AReferenceThatRaisesIsReportedInTheUsersTerms) {
+  const std::string error = size_error(vector_add_spec());
+  EXPECT_NE(error.find("the reference raising_reference raised at "), std::string::npos) << error;
+  EXPECT_NE(error.find("vadd.py:17: AttributeError"), std::string::npos) << error;
+  EXPECT_EQ(error.find("ReferenceError_"), std::string::npos) << error;
+}
+
+// A torch reference has no function name: it is named by its expression.
+TEST_F(TritonInterpreter, ATorchReferenceThatFailsIsNamedByItsExpression) {
+  const std::string error =
+      size_error(vector_add_spec("{python: vadd.py, entry: raising_reference}", R"({torch: "x + yy"})"));
+  EXPECT_NE(error.find("the reference torch expression 'x + yy' failed"), std::string::npos) << error;
+  EXPECT_NE(error.find("name 'yy' is not defined"), std::string::npos) << error;
 }

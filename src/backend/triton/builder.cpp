@@ -109,7 +109,7 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   json args = json::array();
   try {
     if (spec_)
-      for (const auto& [name, e] : spec_->kernel.constexprs) config[name] = value_json(e.evaluate(env));
+      for (const auto& c : spec_->kernel.constexprs) config[c.name] = value_json(c.value.evaluate(env));
     for (const auto& a : resolve_arguments(in.arguments, env))
       if (a.passed) args.push_back(detail::to_json(a));
   } catch (const std::exception& e) {

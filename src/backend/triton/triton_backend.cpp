@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -138,23 +139,61 @@ std::uint64_t flush_bytes_for(const MachineInfo& machine) {
   return std::max<std::uint64_t>(4 * l2, 256ull << 20);
 }
 
+namespace {
+
+// Where in the spec an inspect error belongs (python/tunekit_triton/
+// inspect_kernel.py names the key by `what` and `name`); line 0 for a
+// problem of a Python file itself.
+SourceLocation spec_location(const Spec& spec, const json& error) {
+  const std::string what = error.value("what", "");
+  const std::string name = error.value("name", "");
+  if (what == "entry") return spec.kernel.entry_where;
+  if (what == "reference") return spec.reference.where;
+  if (what == "torch") {
+    SourceLocation w = spec.reference.where;
+    // The column Python stopped at is within the expression; 0 when it is
+    // not on the expression's first line.
+    if (const int column = error.value("column", 0); column > 0) w.column += column - 1;
+    return w;
+  }
+  if (what == "parameter")
+    for (const auto& p : spec.parameters)
+      if (p.name == name) return p.where;
+  if (what == "constexprs")
+    for (const auto& c : spec.kernel.constexprs)
+      if (c.name == name) return c.where;
+  if (what == "argument")
+    for (const auto& a : spec.arguments)
+      if (a.name == name) return a.where;
+  if (what == "setup")
+    for (const auto& a : spec.arguments)
+      if (a.setup == name) return a.where;
+  return {};
+}
+
+}  // namespace
+
 void check_spec(const Spec& spec) {
   const PythonSetup py = python_setup();
   json rq{{"source", spec.kernel.source.string()}, {"entry", spec.kernel.entry}};
-  json params = json::array(), args = json::array(), setups = json::array();
+  json params = json::array(), constexprs = json::array(), args = json::array(), setups = json::array();
   for (const auto& p : spec.parameters) params.push_back(p.name);
-  for (const auto& [name, e] : spec.kernel.constexprs) params.push_back(name);
+  for (const auto& c : spec.kernel.constexprs) constexprs.push_back(c.name);
   for (const auto& a : spec.arguments) {
     if (a.passed) args.push_back(a.name);
     if (!a.setup.empty()) setups.push_back(a.setup);
   }
   rq["parameters"] = params;
+  rq["constexprs"] = constexprs;
   rq["arguments"] = args;
   rq["setups"] = setups;
-  if (spec.reference.kind == ReferenceSpec::Kind::function && spec.reference.torch_expression.empty())
-    rq["reference"] = {
-        {"source", (spec.reference.source.empty() ? spec.kernel.source : spec.reference.source).string()},
-        {"entry", spec.reference.entry}};
+  if (spec.reference.kind == ReferenceSpec::Kind::function) {
+    if (!spec.reference.torch_expression.empty()) rq["torch"] = spec.reference.torch_expression;
+    else
+      rq["reference"] = {
+          {"source", (spec.reference.source.empty() ? spec.kernel.source : spec.reference.source).string()},
+          {"entry", spec.reference.entry}};
+  }
   detail::ProcessResult r;
   const fs::path request = fs::temp_directory_path() / fmt::format("tunekit-inspect-{}.json", ::getpid());
   { std::ofstream(request) << rq.dump(); }
@@ -175,23 +214,17 @@ void check_spec(const Spec& spec) {
   if (!j || j->contains("triton_missing")) return;  // likewise
   const auto& errors = (*j)["errors"];
   if (errors.empty()) return;
-  const SourceLocation spec_file{spec.file.string(), 0, 0};
   std::string message;
   SourceLocation where;
   for (const auto& e : errors) {
-    const std::string what = e.value("what", "");
-    const std::string name = e.value("name", "");
-    SourceLocation here;
-    if (what == "parameter" || what == "constexpr") {
-      for (const auto& p : spec.parameters)
-        if (p.name == name) here = p.where;
-    } else if (what == "argument") {
-      for (const auto& a : spec.arguments)
-        if (a.name == name) here = a.where;
-    }
+    SourceLocation here = spec_location(spec, e);
     if (here.line == 0) {
+      // The spec is not loaded yet (spec.file is empty): its kernel entry
+      // names the file.
       const int line = e.value("line", 0);
-      here = line > 0 ? SourceLocation{e.value("file", spec.kernel.source.string()), line, 1} : spec_file;
+      here = line > 0
+                 ? SourceLocation{e.value("file", spec.kernel.source.string()), line, std::max(1, e.value("column", 1))}
+                 : SourceLocation{spec.kernel.entry_where.file, 0, 0};
     }
     if (message.empty()) {
       where = here;  // the error's own location; the others follow, each with theirs

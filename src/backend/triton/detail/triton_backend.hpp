@@ -42,9 +42,11 @@ std::uint64_t flush_bytes_for(const MachineInfo& machine);
 
 // The load-time checks only Python can make (python3 -m tunekit_triton
 // inspect): the kernel file imports, the entry is a @triton.jit function,
-// each parameter is a tl.constexpr of it or a launch option, the arguments
-// are its parameters. Throws InputError located in the spec (or the kernel
-// file's line). Skipped where python3 has no triton: the tune then says so.
+// each parameter is a tl.constexpr of it or a launch option, so is each
+// key of kernel.constexprs, the arguments are its parameters, the reference
+// function exists or the torch reference compiles. Throws InputError located
+// at the spec key (or the kernel file's line and column). Skipped where
+// python3 has no triton: the tune then says so.
 void check_spec(const Spec& spec);
 
 class TritonBuilder final : public Builder {
