@@ -18,7 +18,9 @@ class Store {
   enum class Access {
     read_write,  // creates the file, migrates an older schema
     // Reads only: works on read-only storage (a mounted archive, another
-    // user's results), and never changes the file; the schema before the
+    // user's results), and never changes what the file holds; it leaves no
+    // -wal or -shm file that it did not find (the last connection to close
+    // folds a WAL into the file, as a tune's does). The schema before the
     // last is read as it is, an older one is an error that says to open it
     // writable once.
     read_only,

@@ -392,13 +392,19 @@ void Store::open_read_only() {
     sqlite3_finalize(st);
     return v;
   };
-  // A WAL file needs its shared-memory file, which read-only storage cannot
-  // create; there the file is opened as immutable (nothing else writes it).
+  // A connection opened read-only makes the WAL's -wal and -shm files and,
+  // as it may not checkpoint, leaves them behind when it closes: one that
+  // may write, made unable to (query_only), removes them when it is the
+  // last to close, as a tune does, and leaves a running tune's alone. Where
+  // the file cannot be written SQLite opens it read-only by itself; a WAL
+  // file needs its shared-memory file, which read-only storage cannot
+  // create, so there the file is opened as immutable (nothing else writes it).
   for (const bool immutable : {false, true}) {
     const std::string uri = "file:" + path_.string() + (immutable ? "?immutable=1" : "");
-    const int rc =
-        sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
-    if (rc == SQLITE_OK) {
+    const int rc = sqlite3_open_v2(
+        uri.c_str(), &db_,
+        (immutable ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
+    if (rc == SQLITE_OK && sqlite3_exec(db_, "PRAGMA query_only=1", nullptr, nullptr, nullptr) == SQLITE_OK) {
       sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
       if (auto version = version_of()) {
         if (*version == 5) columns_ = &kColumnsReadingVersion5;

@@ -532,6 +532,28 @@ TEST(ReliabilityCli, AHugeSpaceWithASmallBudgetStaysSmall) {
   EXPECT_EQ(Store(dir / "out" / "tunekit.db").all().size(), 2u);
 }
 
+// The commands that only read the store leave no -wal or -shm file beside
+// it (a read-only SQLite connection keeps them); a tune's own connection
+// removes them as it closes.
+TEST(ReliabilityCli, ReadingCommandsLeaveNoWalFilesBehind) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string out = (dir / "out").string();
+  auto leftovers = [&] {
+    std::vector<std::string> found;
+    for (const char* suffix : {"-wal", "-shm"})
+      if (fs::exists(dir / "out" / (std::string("tunekit.db") + suffix))) found.push_back(suffix);
+    return found;
+  };
+  ASSERT_EQ(tunekit_cli({"tune", spec, "-o", out, "--no-progress"}).exit_code, 0);
+  ASSERT_EQ(leftovers(), std::vector<std::string>{});
+  for (const std::string command : {"select", "emit", "report", "rules-report"}) {
+    auto r = tunekit_cli({command, spec, "-o", out});
+    EXPECT_TRUE(r.exit_code == 0 || (command == "rules-report" && r.exit_code == 3)) << command << ": " << r.output;
+    EXPECT_EQ(leftovers(), std::vector<std::string>{}) << command;
+  }
+}
+
 // Item 21: `report` and `select` read a database on storage they cannot
 // write. As root the test drops to an unprivileged user, for whom a folder
 // of root's (0555) with the database (0444) is read-only storage; the

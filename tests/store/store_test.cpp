@@ -173,6 +173,46 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
   sqlite3_close(db);
 }
 
+// A read-only store leaves no -wal or -shm file beside the database (a
+// connection that cannot write cannot remove them), and reads a database
+// that a writer holds open, whose files it leaves alone.
+TEST(Store, AReadOnlyStoreLeavesNoWalFilesBehind) {
+  TempDir dir;
+  const fs::path file = dir.path() / "t.db";
+  const fs::path wal = file.string() + "-wal", shm = file.string() + "-shm";
+  auto record = [](int bm) {
+    TrialRecord r = sample_record();
+    r.config = Config({{"BM", Value(bm)}});
+    return r;
+  };
+  {
+    Store writer(file);
+    TrialRecord r = record(1);
+    writer.put(r);
+  }
+  ASSERT_FALSE(fs::exists(wal));
+  ASSERT_FALSE(fs::exists(shm));
+  {
+    const Store read(file, Store::Access::read_only);
+    EXPECT_EQ(read.all().size(), 1u);
+  }
+  EXPECT_FALSE(fs::exists(wal));
+  EXPECT_FALSE(fs::exists(shm));
+
+  Store writer(file);  // a tune in progress
+  TrialRecord second = record(2);
+  writer.put(second);
+  {
+    const Store read(file, Store::Access::read_only);
+    EXPECT_EQ(read.all().size(), 2u);
+  }
+  EXPECT_TRUE(fs::exists(wal));  // the writer's, still in use
+  TrialRecord third = record(3);
+  writer.put(third);
+  EXPECT_EQ(writer.all().size(), 3u);
+  EXPECT_EQ(Store(file, Store::Access::read_only).all().size(), 3u);
+}
+
 TEST(Store, PutFindRoundTripsEveryField) {
   TempDir dir;
   Store store(dir.path() / "t.db");
