@@ -148,6 +148,23 @@ TEST(CommandTime, JsonPathInTheWholeOutputOrInALine) {
   EXPECT_NE(why.find("no JSON"), std::string::npos) << why;
 }
 
+// A time too large for a double stops nlohmann's parser as if the output
+// held no JSON: the message names the number as out of range, as it does
+// for a string or a regex match that holds one.
+TEST(CommandTime, ANumberOutOfRangeIsNamed) {
+  std::string why;
+  EXPECT_FALSE(read_time_us(json_time("time"), "{\"time\": 1e999}\n", why));
+  EXPECT_EQ(why, "the number 1e999 in the JSON output is out of range for a double");
+  EXPECT_FALSE(read_time_us(json_time("time"), "{\"time\": \"1e999\"}", why));
+  EXPECT_NE(why.find("the number 1e999 at 'time' in the JSON output is out of range"), std::string::npos) << why;
+  EXPECT_FALSE(read_time_us(regex_time("time: (\\S+)"), "time: 1e999\n", why));
+  EXPECT_NE(why.find("the number 1e999 that the regex 'time: (\\S+)' matched is out of range"), std::string::npos)
+      << why;
+  // A word is still not a number.
+  EXPECT_FALSE(read_time_us(regex_time("time: (\\S+)"), "time: inf\n", why));
+  EXPECT_NE(why.find("'inf', which is not a number"), std::string::npos) << why;
+}
+
 TEST_F(CommandBackendTest, BackendNeedsAnApplication) {
   BackendOptions o;
   o.work_dir = dir_ / "cache";

@@ -16,17 +16,57 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A number spelled out in full ("12.5", "3e2", " 7 "); nullopt otherwise.
-std::optional<double> parse_number(std::string_view text) {
+// A number spelled out in full ("12.5", "3e2", " 7 "); nullopt otherwise,
+// with `out_of_range` set for a number a double cannot hold ("1e999").
+std::optional<double> parse_number(std::string_view text, bool* out_of_range = nullptr) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
   if (text.empty()) return std::nullopt;
   const std::string s(text);
   char* end = nullptr;
   const double d = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(d)) return std::nullopt;
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  if (!std::isfinite(d)) {
+    // "inf" and "nan" are words, not numbers out of range.
+    if (out_of_range) *out_of_range = std::isdigit(static_cast<unsigned char>(s.back())) != 0;
+    return std::nullopt;
+  }
   return d;
 }
+
+// Why a time of `number` (as printed, e.g. "1e999") cannot be read, `where`
+// it was found.
+std::string out_of_range(std::string_view number, std::string_view where) {
+  return fmt::format("the number {} {} is out of range for a double", number, where);
+}
+
+// The token where nlohmann's parser stopped with error `id`: it takes a
+// number beyond a double's range for an error of the document (406), and
+// only its SAX interface says which number that was.
+class ParseError final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  int id = 0;
+  std::string token;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string& last_token, const nlohmann::json::exception& e) override {
+    id = e.id;
+    token = last_token;
+    return false;
+  }
+};
+constexpr int kNumberOverflow = 406;  // nlohmann's out_of_range.406
 
 // The value at a dotted path: "a.b.c", with array elements as "[2]" or ".2".
 const nlohmann::json* walk(const nlohmann::json& root, const std::string& path) {
@@ -74,9 +114,11 @@ std::optional<double> number_at(const nlohmann::json& doc, const std::string& pa
     return std::nullopt;
   }
   if (j->is_number()) return j->get<double>();
+  bool too_large = false;
   if (j->is_string())
-    if (auto d = parse_number(j->get<std::string>())) return d;
-  why = "'" + path + "' in the JSON output is " + j->dump() + ", not a number";
+    if (auto d = parse_number(j->get<std::string>(), &too_large)) return d;
+  why = too_large ? out_of_range(j->get<std::string>(), "at '" + path + "' in the JSON output")
+                  : "'" + path + "' in the JSON output is " + j->dump() + ", not a number";
   return std::nullopt;
 }
 
@@ -98,15 +140,24 @@ std::optional<double> read_json(const std::string& path, const std::string& outp
     candidates.push_back(output.substr(open, close - open + 1));
   bool parsed = false;
   std::string first_why;
+  std::string overflow;  // a number no double holds, which stopped a candidate from parsing
   for (const auto& text : candidates) {
     auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) continue;
+    if (doc.is_discarded()) {
+      ParseError error;
+      nlohmann::json::sax_parse(text, &error);
+      if (error.id == kNumberOverflow && overflow.empty()) overflow = error.token;
+      continue;
+    }
     parsed = true;
     std::string w;
     if (auto d = number_at(doc, path, w)) return d;
     if (first_why.empty()) first_why = w;
   }
-  why = parsed ? first_why : "the output holds no JSON document";
+  // A document that held the time in a number too large is the likelier
+  // reason than another document without it.
+  if (!overflow.empty()) why = out_of_range(overflow, "in the JSON output");
+  else why = parsed ? first_why : "the output holds no JSON document";
   return std::nullopt;
 }
 
@@ -136,8 +187,10 @@ std::optional<double> read_regex(const std::string& pattern, const std::string& 
     why = "the regex '" + pattern + "' matches nothing in the output";
     return std::nullopt;
   }
-  if (auto d = parse_number(*text)) return d;
-  why = "the regex '" + pattern + "' matched '" + *text + "', which is not a number";
+  bool too_large = false;
+  if (auto d = parse_number(*text, &too_large)) return d;
+  why = too_large ? out_of_range(*text, "that the regex '" + pattern + "' matched")
+                  : "the regex '" + pattern + "' matched '" + *text + "', which is not a number";
   return std::nullopt;
 }
 
