@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
 
 namespace tunekit {
 
@@ -24,6 +25,17 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
 std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>& ranges, const std::string& file);
 
 bool has_tunable_lines(std::string_view source);
+// Whether configs reach `source` through its tunable lines: the spec asks
+// for them (injection: tunable), or leaves it to the source (automatic),
+// which has some.
+bool uses_tunable_lines(Injection requested, std::string_view source);
+// The names a config of `source` may give: what each tunable line assigns,
+// or its ALIAS; sorted. Throws InputError (file, line, column) for a
+// malformed tunable line.
+std::vector<std::string> tunable_names(std::string_view source, const std::string& file);
+// " (its tunable names: A, B)", or " (it has none)": the tail of a message
+// about a name that matches no tunable line.
+std::string tunable_names_text(const std::vector<std::string>& names);
 
 // msKPP substitution of every key of `config`. Throws InputError naming the
 // key and `file` when a key matches no line.

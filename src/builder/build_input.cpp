@@ -42,8 +42,8 @@ BuildInput common_input(const Spec& spec) {
 }
 
 Injection resolve_injection(Injection requested, std::string_view source, const std::string& file) {
+  if (uses_tunable_lines(requested, source)) return Injection::tunable_lines;
   if (requested != Injection::automatic) return requested;
-  if (has_tunable_lines(source)) return Injection::tunable_lines;
   if (!parse_range_annotations(source, file).empty()) return Injection::range_defines;
   return Injection::defines;
 }

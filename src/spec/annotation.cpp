@@ -181,13 +181,14 @@ bool has_tunable_lines(std::string_view source) {
   return false;
 }
 
-std::string apply_tunable_lines(std::string_view source, const Config& config, const std::string& file) {
-  std::vector<Line> lines = split_lines(source);
-  // One pass: the first annotated line of each name.
-  struct Target {
-    std::size_t line;
-    Tunable tunable;
-  };
+namespace {
+
+// The first annotated line of each name (what it assigns, or its alias).
+struct Target {
+  std::size_t line;
+  Tunable tunable;
+};
+std::map<std::string, Target, std::less<>> first_tunables(const std::vector<Line>& lines, const std::string& file) {
   std::map<std::string, Target, std::less<>> first;
   bool in_block = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -196,15 +197,36 @@ std::string apply_tunable_lines(std::string_view source, const Config& config, c
       first.try_emplace(std::move(name), Target{i, std::move(*t)});
     }
   }
+  return first;
+}
+
+}  // namespace
+
+bool uses_tunable_lines(Injection requested, std::string_view source) {
+  return requested == Injection::tunable_lines || (requested == Injection::automatic && has_tunable_lines(source));
+}
+
+std::vector<std::string> tunable_names(std::string_view source, const std::string& file) {
+  std::vector<std::string> names;
+  for (const auto& [name, target] : first_tunables(split_lines(source), file)) names.push_back(name);
+  return names;
+}
+
+std::string tunable_names_text(const std::vector<std::string>& names) {
+  return names.empty() ? " (it has none)" : " (its tunable names: " + spec_detail::join(names) + ")";
+}
+
+std::string apply_tunable_lines(std::string_view source, const Config& config, const std::string& file) {
+  std::vector<Line> lines = split_lines(source);
+  const auto first = first_tunables(lines, file);
   std::vector<std::optional<std::string>> replacement(lines.size());
   for (const auto& [key, value] : config) {
     auto it = first.find(key);
     if (it == first.end()) {
       std::vector<std::string> names;
       for (const auto& [n, target] : first) names.push_back(n);
-      std::string msg = "config key '" + key + "' matches no '// tunable' line in " + file;
-      msg += names.empty() ? " (it has none)" : " (tunable names: " + spec_detail::join(names) + ")";
-      throw InputError(SourceLocation{file, 0, 0}, msg);
+      throw InputError(SourceLocation{file, 0, 0}, "config key '" + key + "' matches no '// tunable' line in " + file +
+                                                       did_you_mean(key, names) + tunable_names_text(names));
     }
     const Target& target = it->second;
     std::string_view text = lines[target.line].text;

@@ -62,9 +62,10 @@ void Loader::space(const Map& m, Spec& s) const {
 
   if (auto v = get(m, "configs"); v && !v->node.IsNull()) {
     if (!v->node.IsSequence()) wrong_type(*v, "a list of configs (mappings of parameter names to values)");
+    const std::vector<Item> items = elements(*v);
     std::vector<SourceLocation> where;
     std::unordered_map<std::string, std::size_t> index;  // config key -> position: linear, for lists of 10^5 configs
-    for (const Item& el : elements(*v)) {
+    for (const Item& el : items) {
       Config c = config(el, declared ? &s.parameters : nullptr);
       if (auto [j, fresh] = index.try_emplace(c.key(), s.configs.size()); !fresh)
         fail(el.where, "config " + c.str() + " repeats configs[" + std::to_string(j->second) + "] (at " +
@@ -74,7 +75,7 @@ void Loader::space(const Map& m, Spec& s) const {
     }
     if (!declared && !s.configs.empty()) {
       // The parameters are implied: each name with its distinct values, in
-      // order of appearance.
+      // order of appearance, located at its first key.
       std::map<std::string, std::unordered_set<std::string>> values_seen;
       for (std::size_t i = 0; i < s.configs.size(); ++i)
         for (const auto& [name, value] : s.configs[i]) {
@@ -82,9 +83,11 @@ void Loader::space(const Map& m, Spec& s) const {
           auto p =
               std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
           if (p == s.parameters.end()) {
+            const Entry* e = map(items[i], {}).find(name);
+            const SourceLocation at = e ? loc(e->key_node) : where[i];
             if (auto sz = size_names_.find(name); sz != size_names_.end())
-              fail(where[i], "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");
-            s.parameters.push_back(Parameter{name, {}, where[i]});
+              fail(at, "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");
+            s.parameters.push_back(Parameter{name, {}, at});
             p = s.parameters.end() - 1;
           }
           if (values_seen[name].insert(value_identity(value)).second) p->values.push_back(value);
@@ -109,6 +112,22 @@ void Loader::space(const Map& m, Spec& s) const {
     if (ok && source.find("%RANGE%") != std::string::npos)
       s.parameters =
           parameters_from_ranges(parse_range_annotations(source, s.kernel.source.string()), s.kernel.source.string());
+  }
+
+  // Through tunable lines, a parameter that names none would fail every
+  // config's build, each failure located at the source: it is an error of
+  // the spec, at the parameter's name.
+  if (!s.parameters.empty()) {
+    bool ok = false;
+    const std::string source = read_text(s.kernel.source, ok);
+    const std::string file = s.kernel.source.string();
+    if (ok && uses_tunable_lines(s.kernel.injection, source)) {
+      const std::vector<std::string> names = tunable_names(source, file);
+      for (const auto& p : s.parameters)
+        if (!std::binary_search(names.begin(), names.end(), p.name))
+          fail(p.where, "'" + p.name + "' matches no '// tunable' line in " + file + did_you_mean(p.name, names) +
+                            tunable_names_text(names));
+    }
   }
 
   if (auto v = get(m, "default"); v) {

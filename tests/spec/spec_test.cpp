@@ -620,6 +620,21 @@ TEST_F(SpecErrors, ConfigNamesUnknownParameter) {
                "unknown parameter 'BX' in 'configs[0]'; did you mean 'BM'?");
 }
 
+// Through `// tunable` lines, a config key that matches none is the
+// spec's error, at the key (not at the source, once per config built),
+// with the names the source's lines give.
+TEST_F(SpecErrors, AConfigKeyThatMatchesNoTunableLineIsLocatedAtTheKey) {
+  std::ofstream(dir_ / "k.cpp") << "void k() {\n  constexpr int BM = 1; // tunable\n"
+                                   "  using T = int; // tunable: TILE\n}\n";
+  expect_error(kHead + "configs:\n  - {BM: 1, BN: 1, TILE: 'using T = long;'}\n  - {BM: 2, BN: 1, TILE: 'int;'}\n", 7,
+               13,
+               "'BN' matches no '// tunable' line in " + (dir_ / "k.cpp").string() +
+                   "; did you mean 'BM'? (its tunable names: BM, TILE)");
+  // A declared parameter, at its name under `parameters`.
+  expect_error(kHead + "parameters:\n  BM: [1, 2]\n  TILES: ['using T = long;']\n", 8, 3,
+               "'TILES' matches no '// tunable' line in " + (dir_ / "k.cpp").string() + "; did you mean 'TILE'?");
+}
+
 TEST_F(SpecErrors, DefaultNamesUnknownParameter) {
   expect_error(kHead + "parameters:\n  BM: [32, 64]\ndefault:\n  BM: 32\n  KC: 4\n", 10, 3,
                "unknown parameter 'KC' in 'default' (parameters: BM)");
