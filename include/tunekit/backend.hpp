@@ -49,6 +49,10 @@ class Backend {
   // recorded compile and run time of the trials it served. The tuner's time
   // budget (search.max_time) counts it instead of the wall clock.
   virtual std::optional<Seconds> clock() const { return std::nullopt; }
+  // What the user should know about what the backend serves, said once
+  // (a replay's recording with times of 0 or below, which count as failed):
+  // the tuner adds it to the report's warnings.
+  virtual std::vector<std::string> warnings() const { return {}; }
 };
 
 // What a backend's kernels take in a spec's `kernel` section: the spec

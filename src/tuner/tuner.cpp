@@ -165,6 +165,7 @@ class Run {
     backend_ = make_tuning_backend(spec_, options_);
     const MachineInfo machine = with_properties(backend_->machine(), options_);
     report_ = untuned_report(spec_, options_);
+    for (const auto& w : backend_->warnings()) warn(w);
     report_.device = machine.device;
     machine_json_ = machine_to_json(machine);
     store_ = std::make_unique<Store>(report_.db);

@@ -488,6 +488,32 @@ TEST(ReplayCli, ATimeOfZeroOrBelowIsAFailedConfigWithAWarning) {
   }
 }
 
+// `tunekit tune --replay` warns of a recorded time of 0 or below as
+// `tunekit replay` does, in the same words.
+TEST(TuneReplay, ATimeOfZeroOrBelowIsWarnedOfAsReplayWarns) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "zero.json", tiny_cache("0.0"));
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* y) { (void)y; }\n");
+  write_file(dir / "tiny.yaml", R"(name: tiny
+kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: y, type: f32, size: 4, role: out}
+parameters: {a: [1, 2, 4], b: [0, 1]}
+)");
+  const std::string cache = (dir / "zero.json").string();
+  const std::string warning = "warning: " + cache +
+                              ": cache entry \"4,0\" has time 0 ms; a time of 0 or below measures nothing, so it "
+                              "counts as failed";
+  auto replayed = tunekit_cli({"replay", cache});
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.output;
+  EXPECT_TRUE(contains(replayed.output, warning)) << replayed.output;
+  auto tuned = tunekit_cli({"tune", (dir / "tiny.yaml").string(), "--replay", cache, "-o", (dir / "out").string(),
+                            "--no-progress", "--output", "console"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  EXPECT_TRUE(contains(tuned.output, warning)) << tuned.output;
+  EXPECT_TRUE(contains(tuned.output, "launch_error, {a: 4, b: 0} (time 0 ms, not a positive time)")) << tuned.output;
+}
+
 TEST(ReplayCli, WarnsOfAConstraintThatFailsToEvaluate) {
   // As `tunekit space` and `tunekit tune --replay` do: the configs where a
   // T1 condition divides by zero are dropped, and the user is told.

@@ -124,6 +124,11 @@ class ReplayBackend final : public Backend {
     std::lock_guard lock(shared_->mutex);
     return shared_->clock;
   }
+  std::vector<std::string> warnings() const override {
+    std::vector<std::string> out;
+    for (const auto& r : shared_->recordings) out.insert(out.end(), r.warnings().begin(), r.warnings().end());
+    return out;
+  }
 
  private:
   std::shared_ptr<Shared> shared_;
