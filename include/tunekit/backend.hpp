@@ -93,6 +93,12 @@ struct BackendInfo {
   // The worker process's loop for `device` (requests on in_fd, answers on
   // out_fd); empty for a backend that runs no worker.
   std::function<int(int in_fd, int out_fd, int device)> run_worker;
+  // One build in a process of its own, `tunekit-worker NAME DEVICE build
+  // ARGS...`, for a backend whose compiler runs inside its driver: what the
+  // compiler prints is that process's output, the build's log, not the
+  // user's terminal, and a compiler that crashes costs one variant. Returns
+  // the process's exit status; empty for a backend that builds otherwise.
+  std::function<int(int device, const std::vector<std::string>& args)> run_build;
   // Checks only this backend can make, after the spec is loaded; throws
   // InputError located in the spec. May be empty.
   std::function<void(const Spec&)> check_spec;

@@ -36,7 +36,8 @@ Fault build_fault(const std::string& log, int signal) {
   return Fault::config;
 }
 
-bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r) {
+bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r, int* exit_code) {
+  if (exit_code) *exit_code = -1;
   ProcessResult p;
   try {
     p = run_process(argv, std::chrono::minutes(5));
@@ -48,6 +49,7 @@ bool run_compiler(const std::vector<std::string>& argv, const std::string& tool,
   }
   r.time = p.wall;
   r.log = std::move(p.output);
+  if (exit_code && !p.timed_out && p.signal == 0) *exit_code = p.exit_code;
   if (!p.timed_out && p.signal == 0 && p.exit_code == 0) return true;
   r.status = Status::compile_error;
   r.fault = p.interrupted ? Fault::environment : p.timed_out ? Fault::config : build_fault(r.log, p.signal);

@@ -4,6 +4,9 @@
 // its status while the next trial still runs.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -177,6 +180,27 @@ TEST_F(OpenClBackendTest, CompileErrorKeepsTheLog) {
   EXPECT_NE(r.log.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("planted.cl"), std::string::npos) << r.log;  // #line names the source
   EXPECT_FALSE(fs::exists(dir_ / "opencl" / "build" / (r.artifact.hash + ".clbin")));
+}
+
+// The driver's compiler may print on the process's stderr (PoCL's clang:
+// "1 error generated."): what a build prints is its log, and the tuner's
+// own stderr, the user's terminal, gets none of it.
+TEST_F(OpenClBackendTest, ACompileErrorPrintsNothingOnTheTunersStderr) {
+  const fs::path captured = dir_ / "stderr.txt";
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  const int file = ::open(captured.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(saved, 0);
+  ASSERT_GE(file, 0);
+  ::dup2(file, 2);
+  ::close(file);
+  const BuildResult r = builder_->build(input(6));
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_EQ(tunekit::testing::read_file(captured), "");
+  EXPECT_NE(r.log.find("planted.cl"), std::string::npos) << r.log;
 }
 
 TEST_F(OpenClBackendTest, MissingEntryIsACompileError) {

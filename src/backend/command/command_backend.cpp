@@ -67,6 +67,7 @@ BackendInfo backend_info() {
                   return DeviceListing{"command", {host_machine()}, {}};
                 },
                 {},  // programs run as child processes of the tuner, each one isolated already
+                {},  // and so do the user's build commands
                 {}};
   return b;
 }

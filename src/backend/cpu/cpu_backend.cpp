@@ -59,6 +59,7 @@ BackendInfo backend_info() {
             return DeviceListing{"cpu", {probe_machine()}, {}};
           },
           run_worker,
+          {},  // builds run the host compiler, a process of its own already
           {}};
 }
 

@@ -1,6 +1,9 @@
-#include <chrono>
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -8,6 +11,7 @@
 #include "backend/opencl/detail/opencl.hpp"
 #include "builder/detail/compiler.hpp"
 #include "core/detail/hash.hpp"
+#include "evaluator/detail/worker_evaluator.hpp"
 
 namespace tunekit::opencl {
 
@@ -77,8 +81,9 @@ ArtifactFile read_artifact(const fs::path& path) {
   return a;
 }
 
-OpenClBuilder::OpenClBuilder(std::shared_ptr<DeviceContext> ctx, fs::path cache_dir, bool rebuild)
+OpenClBuilder::OpenClBuilder(std::shared_ptr<DeviceContext> ctx, int device, fs::path cache_dir, bool rebuild)
     : ctx_(std::move(ctx)),
+      device_(device),
       identity_(device_identity(ctx_->ref())),
       cache_dir_(std::move(cache_dir)),
       rebuild_(rebuild) {
@@ -97,10 +102,124 @@ std::string kernel_names(cl_program p) {
   return s;
 }
 
+// What this process writes on its stderr from construction to text(): the
+// driver's compiler prints there (PoCL's clang: "1 error generated.").
+// Only for a process of its own, the build's: the redirection holds for
+// every thread.
+class StderrCapture {
+ public:
+  StderrCapture() : file_(std::tmpfile()) {
+    std::fflush(stderr);
+    if (file_) saved_ = ::dup(2);
+    if (saved_ >= 0) ::dup2(::fileno(file_), 2);
+  }
+  ~StderrCapture() {
+    restore();
+    if (file_) std::fclose(file_);
+  }
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+
+  std::string text() {
+    restore();
+    std::string out;
+    if (!file_) return out;
+    std::rewind(file_);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) out.append(buf, n);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    saved_ = -1;
+  }
+  std::FILE* file_;
+  int saved_ = -1;
+};
+
+// Builds `source` into the artifact at `path` (its entry `entry`): the
+// status, and the log with what the compiler printed after it.
+std::pair<Status, std::string> build_artifact(const DeviceContext& ctx, const std::string& source,
+                                              const std::string& options, const std::string& entry,
+                                              const fs::path& path) {
+  const ClApi& cl = api();
+  StderrCapture printed;
+  SourceBuild b = build_from_source(ctx, source, options);
+  std::string log = std::move(b.log);
+  if (const std::string text = printed.text(); !text.empty()) log += (log.empty() ? "" : "\n") + text;
+  if (!b.program) return {Status::compile_error, log};
+  struct Release {
+    cl_program p;
+    ~Release() { api().clReleaseProgram(p); }
+  } release{b.program};
+
+  // A missing entry is the variant's fault: report it now, not at launch.
+  cl_int err = CL_SUCCESS;
+  cl_kernel k = cl.clCreateKernel(b.program, entry.c_str(), &err);
+  if (err != CL_SUCCESS) {
+    const std::string names = kernel_names(b.program);
+    return {Status::compile_error, fmt::format("clCreateKernel('{}'): {}{}{}", entry, error_name(err),
+                                               names.empty() ? std::string() : "; the program's kernels: " + names,
+                                               log.empty() ? std::string() : "\n" + log)};
+  }
+  cl.clReleaseKernel(k);
+
+  std::size_t size = 0;
+  err = cl.clGetProgramInfo(b.program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+  std::vector<unsigned char> binary(size);
+  unsigned char* data = binary.data();
+  if (err == CL_SUCCESS && size > 0)
+    err = cl.clGetProgramInfo(b.program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
+  if (err != CL_SUCCESS || size == 0)
+    return {Status::compile_error,
+            "the driver gave no program binary (CL_PROGRAM_BINARIES): " + error_name(err) + "\n" + log};
+  // Its own: two builds, of one tuner or of two, may write the same variant at once.
+  const fs::path tmp =
+      path.parent_path() / fmt::format("{}.{}.tmp.clbin", path.stem().string(), detail::unique_suffix());
+  try {
+    write_artifact(tmp, {entry, std::move(binary)});
+    fs::rename(tmp, path);  // atomic: a killed run never leaves half a binary
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return {Status::compile_error, e.what()};
+  }
+  return {Status::ok, log};
+}
+
 }  // namespace
 
+int run_build(int device, const std::vector<std::string>& args) {
+  if (args.size() != 4) {
+    fmt::print(stderr, "expected: tunekit-worker opencl DEVICE build SOURCE OPTIONS ENTRY ARTIFACT\n");
+    return kNoDevice;
+  }
+  std::ifstream in(args[0], std::ios::binary);
+  std::stringstream source;
+  source << in.rdbuf();
+  if (!in) {
+    fmt::print("cannot read the variant's source {}\n", args[0]);
+    return kNoDevice;
+  }
+  std::unique_ptr<DeviceContext> ctx;
+  try {
+    ctx = std::make_unique<DeviceContext>(find_device(device));
+  } catch (const std::exception& e) {
+    fmt::print("cannot open OpenCL device {} for the build: {}\n", device, e.what());
+    return kNoDevice;
+  }
+  const auto [status, log] = build_artifact(*ctx, source.str(), args[1], args[2], args[3]);
+  std::fputs(log.c_str(), stdout);
+  return status == Status::ok ? 0 : 1;
+}
+
 BuildResult OpenClBuilder::build(const BuildInput& in) {
-  const ClApi& cl = api();
   BuildResult r;
   const std::string options = build_options(in);
   // The binary depends on the compiler too, and the folder given as -I.
@@ -115,61 +234,37 @@ BuildResult OpenClBuilder::build(const BuildInput& in) {
     }
     built_.insert(hash);
   }
-  const auto t0 = std::chrono::steady_clock::now();
   std::string name;  // a C string literal's contents
   for (char c : in.source_name) {
     if (c == '"' || c == '\\') name += '\\';
     name += c;
   }
-  const std::string source = fmt::format("#line 1 \"{}\"\n{}", name, in.source);
-  SourceBuild b = build_from_source(*ctx_, source, options);
-  r.log = std::move(b.log);
-  if (!b.program) {
-    r.status = Status::compile_error;
-    r.time = std::chrono::steady_clock::now() - t0;
-    return r;
-  }
-  struct Release {
-    cl_program p;
-    ~Release() { api().clReleaseProgram(p); }
-  } release{b.program};
-
-  // A missing entry is the variant's fault: report it now, not at launch.
-  cl_int err = CL_SUCCESS;
-  cl_kernel k = cl.clCreateKernel(b.program, in.entry.c_str(), &err);
-  if (err != CL_SUCCESS) {
-    r.status = Status::compile_error;
-    const std::string names = kernel_names(b.program);
-    r.log = fmt::format("clCreateKernel('{}'): {}{}{}", in.entry, error_name(err),
-                        names.empty() ? std::string() : "; the program's kernels: " + names,
-                        r.log.empty() ? std::string() : "\n" + r.log);
-    r.time = std::chrono::steady_clock::now() - t0;
-    return r;
-  }
-  cl.clReleaseKernel(k);
-
-  std::size_t size = 0;
-  err = cl.clGetProgramInfo(b.program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
-  std::vector<unsigned char> binary(size);
-  unsigned char* data = binary.data();
-  if (err == CL_SUCCESS && size > 0)
-    err = cl.clGetProgramInfo(b.program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
-  if (err != CL_SUCCESS || size == 0) {
-    r.status = Status::compile_error;
-    r.log = "the driver gave no program binary (CL_PROGRAM_BINARIES): " + error_name(err) + "\n" + r.log;
-    return r;
-  }
-  // Its own: two threads, or two tuners, may build the same variant at once.
-  const fs::path tmp = cache_dir_ / fmt::format("{}.{}.tmp.clbin", hash, detail::unique_suffix());
+  // The driver compiles in a process of its own (run_build): what its
+  // compiler prints on stderr goes to the variant's log, not to the user's
+  // terminal, and a compiler that crashes costs one variant.
+  const fs::path source = cache_dir_ / fmt::format("{}.{}.tmp.cl", hash, detail::unique_suffix());
+  std::vector<std::string> argv;
   try {
-    write_artifact(tmp, {in.entry, std::move(binary)});
+    std::ofstream f(source, std::ios::binary);
+    f << fmt::format("#line 1 \"{}\"\n{}", name, in.source);
+    f.close();
+    if (!f) throw std::runtime_error("cannot write " + source.string());
+    argv = {
+        detail::find_worker().string(), "opencl", std::to_string(device_), "build", source.string(), options, in.entry,
+        r.artifact.path.string()};
   } catch (const std::exception& e) {
     r.status = Status::compile_error;
+    r.fault = Fault::environment;
     r.log = e.what();
+    std::error_code ec;
+    fs::remove(source, ec);
     return r;
   }
-  fs::rename(tmp, r.artifact.path);  // atomic: a killed run never leaves half a binary
-  r.time = std::chrono::steady_clock::now() - t0;
+  int exit_code = 0;
+  if (!detail::run_compiler(argv, "the OpenCL build", r, &exit_code) && exit_code == kNoDevice)
+    r.fault = Fault::environment;
+  std::error_code ec;
+  fs::remove(source, ec);
   return r;
 }
 

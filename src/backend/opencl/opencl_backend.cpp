@@ -17,7 +17,8 @@ class OpenClBackend final : public Backend {
   const MachineInfo& machine() const override { return machine_; }
 
   std::unique_ptr<Builder> make_builder() override {
-    return std::make_unique<OpenClBuilder>(ctx_, options_.work_dir / "opencl" / "build", options_.rebuild);
+    return std::make_unique<OpenClBuilder>(ctx_, options_.device, options_.work_dir / "opencl" / "build",
+                                           options_.rebuild);
   }
 
   std::unique_ptr<Evaluator> make_evaluator() override {
@@ -58,6 +59,7 @@ BackendInfo backend_info() {
   b.make = [](const BackendOptions& o) -> std::unique_ptr<Backend> { return std::make_unique<OpenClBackend>(o); };
   b.list_devices = list_opencl_devices;
   b.run_worker = run_worker;
+  b.run_build = run_build;
   return b;
 }
 

@@ -18,6 +18,10 @@ std::string unique_suffix();
 // Whose fault a failed build is, from its log and the signal that ended it.
 Fault build_fault(const std::string& log, int signal);
 
-bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r);
+// `exit_code`, when given, receives the program's exit status (-1 when it
+// did not exit by itself): a build helper says with it whose fault a
+// failure is.
+bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r,
+                  int* exit_code = nullptr);
 
 }  // namespace tunekit::detail

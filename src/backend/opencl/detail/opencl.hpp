@@ -68,12 +68,12 @@ SourceBuild build_from_source(const DeviceContext& ctx, const std::string& sourc
 // each define, then -I for the source's folder.
 std::string build_options(const BuildInput& input);
 
-// Builds each variant with clBuildProgram and keeps the program binary
-// (CL_PROGRAM_BINARIES), named by the input's hash and the device's
-// identity; the worker loads it with clCreateProgramWithBinary. The file
-// names its entry (see ArtifactFile), as a CPU artifact's call shim does:
-// a reference artifact is run with the trial's request, whose entry is the
-// trial's kernel.
+// Builds each variant with clBuildProgram, in a process of its own
+// (run_build), and keeps the program binary (CL_PROGRAM_BINARIES), named by
+// the input's hash and the device's identity; the worker loads it with
+// clCreateProgramWithBinary. The file names its entry (see ArtifactFile),
+// as a CPU artifact's call shim does: a reference artifact is run with the
+// trial's request, whose entry is the trial's kernel.
 // An artifact file: a header line, "entry NAME", an empty line, then the
 // driver's program binary.
 struct ArtifactFile {
@@ -86,16 +86,26 @@ ArtifactFile read_artifact(const std::filesystem::path& path);                  
 
 class OpenClBuilder final : public Builder {
  public:
-  OpenClBuilder(std::shared_ptr<DeviceContext> ctx, std::filesystem::path cache_dir, bool rebuild);
+  OpenClBuilder(std::shared_ptr<DeviceContext> ctx, int device, std::filesystem::path cache_dir, bool rebuild);
   BuildResult build(const BuildInput& input) override;
 
  private:
   std::shared_ptr<DeviceContext> ctx_;
+  int device_;  // ctx_'s number, for the build process
   std::string identity_;
   std::filesystem::path cache_dir_;
   bool rebuild_;
   std::mutex mutex_;
   std::set<std::string> built_;  // with rebuild: hashes already rebuilt in this run
 };
+
+// `tunekit-worker opencl DEVICE build SOURCE OPTIONS ENTRY ARTIFACT`
+// (BackendInfo::run_build): builds the variant in the file SOURCE with the
+// clBuildProgram OPTIONS into ARTIFACT, and prints the build's log, with
+// what the driver's compiler printed on stderr after it. Exit status 0 when
+// built, 1 when the variant does not build, kNoDevice when the device
+// cannot be opened here.
+inline constexpr int kNoDevice = 2;
+int run_build(int device, const std::vector<std::string>& args);
 
 }  // namespace tunekit::opencl
