@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "cli.hpp"
 #include "core/detail/process.hpp"
 #include "support/cli.hpp"
@@ -23,6 +25,7 @@ using tunekit::testing::contains;
 using tunekit::testing::tunekit_cli;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
+using tunekit::testing::read_file;
 using tunekit::testing::tunekit_exe;
 using tunekit::testing::write_file;
 namespace fs = std::filesystem;
@@ -353,6 +356,38 @@ TEST(ReliabilityCli, SizeFlagsAreCheckedAtTheFlag) {
     EXPECT_EQ(r.exit_code, 1) << c.flag[1] << ": " << r.output;
     EXPECT_TRUE(contains(r.output, c.said)) << r.output;
     EXPECT_FALSE(contains(r.output, "k.yaml:")) << r.output;
+  }
+}
+
+// -s sets its name in every size of the spec: sizes that then differ in
+// nothing are one size, tuned once; those that still differ stay apart.
+TEST(ReliabilityCli, ASizeFlagTunesEachDistinctSizeOnce) {
+  const auto dir = fresh_dir();
+  write_spec(dir, "{KIND: [0]}");
+  write_file(dir / "sizes.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f, flags: [-O0]}
+arguments:
+  - {name: x, type: f32, size: N * M}
+  - {name: y, type: f32, size: N * M, role: out}
+  - {name: n, type: i32, value: N * M}
+sizes: [{N: 64, M: 1}, {N: 128, M: 1}, {N: 64, M: 2}]
+parameters: {KIND: [0]}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, early_stop: off}
+)");
+  struct Case {
+    std::string flag;
+    std::vector<std::string> sizes;  // as the JSON has them, in order
+  };
+  for (const Case& c : std::vector<Case>{{"N=32", {R"({"M":1,"N":32})", R"({"M":2,"N":32})"}},
+                                         {"M=1", {R"({"M":1,"N":64})", R"({"M":1,"N":128})"}}}) {
+    const fs::path out = dir / ("out-" + c.flag);
+    auto r = tunekit_cli({"tune", (dir / "sizes.yaml").string(), "-s", c.flag, "--no-progress", "-o", out.string(),
+                          "--output", "json", "--json", (out / "k.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << c.flag << ": " << r.output;
+    const auto j = nlohmann::json::parse(read_file(out / "k.json"));  // named: the loop reads a member of it
+    std::vector<std::string> sizes;
+    for (const auto& s : j["sizes"]) sizes.push_back(s["size"].dump());
+    EXPECT_EQ(sizes, c.sizes) << c.flag;
   }
 }
 

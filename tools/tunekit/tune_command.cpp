@@ -192,26 +192,23 @@ Spec build_spec(const TuneArgs& t) {
     }
   }
   const std::set<std::string> known_sizes = size_names_used(spec);
-  if (!t.sizes.empty()) {
-    Bindings overrides;
-    for (const auto& s : t.sizes) {
-      if (s.find('=') == std::string::npos || s.front() == '=')
-        throw InputError({"--size " + s}, "expected NAME=VALUE, e.g. --size N=4096");
-      auto [name, value] = parse_assignment(s);
-      check_size_flag(spec, known_sizes, "--size " + s, name, {value});
-      overrides[name] = value;
-    }
-    if (spec.sizes.empty()) spec.sizes.emplace_back();
-    for (auto& size : spec.sizes)
-      for (const auto& [k, v] : overrides) size[k] = v;
-  }
   if (spec.sizes.empty()) spec.sizes.emplace_back();
+  // -s NAME=VALUE is an axis of one value: it replaces NAME in every size,
+  // and sizes that then differ in nothing are one size, tuned once.
+  std::vector<Parameter> overrides;
+  for (const auto& s : t.sizes) {
+    if (s.find('=') == std::string::npos || s.front() == '=')
+      throw InputError({"--size " + s}, "expected NAME=VALUE, e.g. --size N=4096");
+    auto [name, value] = parse_assignment(s);
+    check_size_flag(spec, known_sizes, "--size " + s, name, {value});
+    overrides.push_back({name, {value}, {"--size " + s}});
+  }
   std::vector<Parameter> axes;
   for (const auto& a : t.axes) {
     axes.push_back(parse_axis(a));
     check_size_flag(spec, known_sizes, "-a " + a, axes.back().name, axes.back().values);
   }
-  spec.sizes = apply_axes(spec.sizes, axes);
+  spec.sizes = apply_axes(apply_axes(spec.sizes, overrides), axes);
   // A narrower search for this run only: the results stay the spec's, since a
   // constraint decides which configs run, not what a config measures.
   for (const auto& w : t.where) spec.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
@@ -459,8 +456,9 @@ SubCommand add_tune_command(CLI::App& app) {
                                       "--arg describe the call).");
   tune_cmd->add_option("TARGET", t->target, "Spec file, or kernel source")->required()->check(CLI::ExistingFile);
   tune_cmd->add_option("-s,--size", t->sizes,
-                       "Problem size NAME=VALUE; repeat for several names. Overrides that name in every size of the "
-                       "spec (or makes the only size)");
+                       "Problem size NAME=VALUE; repeat for several names. Sets that name in every size of the spec "
+                       "(or makes the only size); sizes it makes equal are tuned once, so on a spec whose sizes differ "
+                       "only in NAME it tunes the one size");
   tune_cmd->add_option("-a,--axis", t->axes,
                        "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
                        "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
