@@ -40,6 +40,12 @@ struct TuneOptions {
   // where the store is not the whole truth (an MPI rank tunes into a scratch
   // store and passes each trial on to the rank that keeps the real one).
   std::function<void(const TrialRecord&, bool exclusive_origin)> on_stored;
+  // Called with the machine the constraints see (the backend's, with
+  // `properties` applied) once the backend is made, before anything is
+  // stored or built: for checks of the caller's input that need the
+  // machine (the command line's size flags, which may not name a machine
+  // property). An exception it throws ends the tune.
+  std::function<void(const MachineInfo&)> check_machine;
 };
 
 struct ProgressEvent {

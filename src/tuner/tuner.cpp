@@ -164,6 +164,7 @@ class Run {
   TuneReport execute() {
     backend_ = make_tuning_backend(spec_, options_);
     const MachineInfo machine = with_properties(backend_->machine(), options_);
+    if (options_.check_machine) options_.check_machine(machine);
     report_ = untuned_report(spec_, options_);
     for (const auto& w : backend_->warnings()) warn(w);
     report_.device = machine.device;

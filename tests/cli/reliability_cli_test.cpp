@@ -391,6 +391,43 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, early_stop: o
   }
 }
 
+// A machine property that the constraints read is no size: -s refuses it
+// at the flag and points at --properties, and a mistyped size is offered
+// the spec's sizes without it; a size the spec names like a property is a
+// size.
+TEST(ReliabilityCli, ASizeFlagRefusesAMachineProperty) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}\nconstraints: [KIND * 4 <= l1d_bytes]");
+  const std::string out = (dir / "out").string();
+  for (const std::string command : {"tune", "space"}) {
+    std::vector<std::string> args{command, spec, "-s", "l1d_bytes=100"};
+    if (command == "tune") args.insert(args.end(), {"-o", out, "--no-progress"});
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "--size l1d_bytes=100: 'l1d_bytes' is a property of the machine")) << r.output;
+    EXPECT_TRUE(contains(r.output, "--properties FILE")) << r.output;
+  }
+  auto typo = tunekit_cli({"tune", spec, "-s", "l1d_byte=100", "-o", out, "--no-progress"});
+  EXPECT_EQ(typo.exit_code, 1) << typo.output;
+  EXPECT_TRUE(contains(typo.output, "--size l1d_byte=100: the spec uses no size named 'l1d_byte' (its sizes: N)"))
+      << typo.output;
+
+  write_file(dir / "cores.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f, flags: [-O0]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 64, cores: 2}
+parameters: {KIND: [0, 1]}
+constraints: [KIND < cores]
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, early_stop: off}
+)");
+  auto declared = tunekit_cli({"space", (dir / "cores.yaml").string(), "-s", "cores=1"});
+  EXPECT_EQ(declared.exit_code, 0) << declared.output;
+  EXPECT_TRUE(contains(declared.output, "valid:       1")) << declared.output;
+}
+
 // A compiler or flags given on the command line that cannot build are
 // named as such, not as the reference's failure; a value or an argument
 // given twice is refused, not deduplicated; a namespace that is no C++ name

@@ -99,14 +99,29 @@ std::set<std::string> size_names_used(const Spec& spec) {
 
 // A size given on the command line: a name the spec uses, and a number
 // (a malformed axis such as 'M=[1,2' would otherwise be the string "[1,2").
-void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
-                     const std::string& name, const std::vector<Value>& values) {
+// A machine property the constraints read is among the names the spec
+// uses, but a size flag would replace the machine's value unseen: it is
+// refused, and left out of the sizes offered, unless the spec's sizes
+// declare it (a size named like a property wins).
+void check_size_flag(const Spec& spec, const std::set<std::string>& known, const Bindings& machine,
+                     const std::string& flag, const std::string& name, const std::vector<Value>& values) {
   if (std::any_of(spec.parameters.begin(), spec.parameters.end(), [&](const Parameter& p) { return p.name == name; }))
     throw InputError({flag}, "'" + name +
                                  "' is a parameter of the spec, not a size; a run's parameters are narrowed "
                                  "with --where");
+  auto is_property = [&](const std::string& n) {
+    return machine.count(n) > 0 &&
+           std::find(spec.size_names.begin(), spec.size_names.end(), n) == spec.size_names.end();
+  };
+  if (is_property(name))
+    throw InputError({flag}, fmt::format("'{}' is a property of the machine ({} here), not a size; to try the spec as "
+                                         "on a machine with other properties, give them with --properties FILE (one "
+                                         "device object of `tunekit devices --json`, edited)",
+                                         name, machine.at(name).str()));
   if (!known.count(name)) {
-    const std::vector<std::string> list(known.begin(), known.end());
+    std::vector<std::string> list;
+    for (const auto& n : known)
+      if (!is_property(n)) list.push_back(n);
     throw InputError({flag}, "the spec uses no size named '" + name + "'" + did_you_mean(name, list) +
                                  (list.empty() ? " (it uses no size at all)" : " (its sizes: " + either(list) + ")"));
   }

@@ -30,9 +30,11 @@ CLI::Validator at_least(std::uint64_t min);
 std::set<std::string> size_names_used(const Spec& spec);
 
 // A size given on the command line (`flag`, as typed): a name of `known`,
-// not a parameter, and numbers; else InputError naming the flag.
-void check_size_flag(const Spec& spec, const std::set<std::string>& known, const std::string& flag,
-                     const std::string& name, const std::vector<Value>& values);
+// not a parameter, not a property of the machine (`machine`: its
+// properties) unless the spec's sizes declare that name, and numbers; else
+// InputError naming the flag.
+void check_size_flag(const Spec& spec, const std::set<std::string>& known, const Bindings& machine,
+                     const std::string& flag, const std::string& name, const std::vector<Value>& values);
 // The number part of that check, for a command that accepts other names too.
 void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values);
 

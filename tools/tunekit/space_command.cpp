@@ -100,12 +100,13 @@ Loaded load(const SpaceArgs& a) {
                            "`tunekit devices --json` there)");
     }
   }
+  const Bindings machine = constants;
   for (const auto& [k, v] : def.constants) constants[k] = v;
   def.constants = std::move(constants);
   const std::set<std::string> known = spec ? size_names_used(*spec) : std::set<std::string>{};
   for (const auto& s : a.sizes) {
     auto [name, value] = parse_assignment(s);
-    if (spec) check_size_flag(*spec, known, "--size " + s, name, {value});
+    if (spec) check_size_flag(*spec, known, machine, "--size " + s, name, {value});
     def.constants[name] = value;
   }
   for (const auto& w : a.where) def.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));

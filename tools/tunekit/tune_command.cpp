@@ -151,7 +151,20 @@ void check_output_file(const std::string& flag, const fs::path& file,
   if (auto why = unsafe_output(file)) throw InputError({flag}, *why);
 }
 
-Spec build_spec(const TuneArgs& t) {
+// The size flags (-s, -a) as typed, and the names they may give a value
+// (those the spec uses), for the checks that need the machine.
+struct SizeFlags {
+  std::set<std::string> known_sizes;
+  std::vector<Parameter> sizes;  // each flag's name and values; `where` is the flag as typed
+};
+
+// Each size flag against the spec and the machine the constraints see.
+void check_size_flags(const Spec& spec, const SizeFlags& flags, const MachineInfo& machine) {
+  for (const auto& p : flags.sizes)
+    check_size_flag(spec, flags.known_sizes, machine.properties, p.where.file, p.name, p.values);
+}
+
+Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   const fs::path target = t.target;
   Spec spec;
   if (is_spec_file(target)) {
@@ -191,7 +204,9 @@ Spec build_spec(const TuneArgs& t) {
       spec.reference.entry = t.reference;
     }
   }
-  const std::set<std::string> known_sizes = size_names_used(spec);
+  // The size flags' names are checked once the machine is known
+  // (check_size_flags): a machine property is no size.
+  flags.known_sizes = size_names_used(spec);
   if (spec.sizes.empty()) spec.sizes.emplace_back();
   // -s NAME=VALUE is an axis of one value: it replaces NAME in every size,
   // and sizes that then differ in nothing are one size, tuned once.
@@ -200,14 +215,15 @@ Spec build_spec(const TuneArgs& t) {
     if (s.find('=') == std::string::npos || s.front() == '=')
       throw InputError({"--size " + s}, "expected NAME=VALUE, e.g. --size N=4096");
     auto [name, value] = parse_assignment(s);
-    check_size_flag(spec, known_sizes, "--size " + s, name, {value});
     overrides.push_back({name, {value}, {"--size " + s}});
   }
   std::vector<Parameter> axes;
-  for (const auto& a : t.axes) {
-    axes.push_back(parse_axis(a));
-    check_size_flag(spec, known_sizes, "-a " + a, axes.back().name, axes.back().values);
-  }
+  for (const auto& a : t.axes) axes.push_back(parse_axis(a));
+  for (const auto* flagged : {&overrides, &axes})
+    for (const auto& p : *flagged) {
+      check_size_values(p.where.file, p.name, p.values);
+      flags.sizes.push_back(p);
+    }
   spec.sizes = apply_axes(apply_axes(spec.sizes, overrides), axes);
   // A narrower search for this run only: the results stay the spec's, since a
   // constraint decides which configs run, not what a config measures.
@@ -403,9 +419,11 @@ int run_tune(const TuneArgs& t) {
   const bool lead = !job || job->rank() == 0;
   if (t.jobs > kMaxJobs)
     throw InputError({"--jobs"}, fmt::format("{} parallel builds: expected 0 (one per core) to {}", t.jobs, kMaxJobs));
-  const Spec spec = build_spec(t);
+  SizeFlags size_flags;
+  const Spec spec = build_spec(t, size_flags);
   make_out_dir(t.out_dir);
   TuneOptions options;
+  options.check_machine = [&](const MachineInfo& machine) { check_size_flags(spec, size_flags, machine); };
   options.out_dir = t.out_dir;
   options.fresh = t.fresh;
   options.retry_failed = t.retry_failed;
@@ -458,7 +476,8 @@ SubCommand add_tune_command(CLI::App& app) {
   tune_cmd->add_option("-s,--size", t->sizes,
                        "Problem size NAME=VALUE; repeat for several names. Sets that name in every size of the spec "
                        "(or makes the only size); sizes it makes equal are tuned once, so on a spec whose sizes differ "
-                       "only in NAME it tunes the one size");
+                       "only in NAME it tunes the one size. A machine property (l1d_bytes) is no size: --properties "
+                       "sets those");
   tune_cmd->add_option("-a,--axis", t->axes,
                        "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
                        "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
