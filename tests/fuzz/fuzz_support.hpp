@@ -11,15 +11,28 @@
 
 namespace tunekit::fuzz {
 
-inline const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("tunekit-fuzz-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
+// Removed when the fuzzer exits (libFuzzer ends with exit(), which runs
+// static destructors), so runs leave nothing in /tmp.
+class Scratch {
+ public:
+  Scratch() : dir_(std::filesystem::temp_directory_path() / ("tunekit-fuzz-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
     // A kernel source for specs that name one.
-    std::ofstream(d / "k.cpp") << "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 1; }\n";
-    return d;
-  }();
-  return dir;
+    std::ofstream(dir_ / "k.cpp") << "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 1; }\n";
+  }
+  ~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+inline const std::filesystem::path& scratch() {
+  static const Scratch s;
+  return s.dir();
 }
 
 inline std::filesystem::path write_input(const char* name, const std::uint8_t* data, std::size_t size) {
