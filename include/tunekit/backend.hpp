@@ -27,6 +27,16 @@ struct BackendOptions {
   std::filesystem::path recording;      // the replay backend: the recorded results it serves
   std::string recording_kernel;         // the replay backend: the spec's name, to pick a store's kernel
   std::vector<std::string> parameters;  // the replay backend: the spec's parameters, checked against the recording
+  // The build cache, where it is not under work_dir: the ranks of an MPI job
+  // share the job's. Builds are content-addressed and put in place by a
+  // rename, so tuners may share them; scratch files (worker logs, reference
+  // outputs) stay each one's own.
+  std::filesystem::path build_dir;
+  // Where `backend` caches its builds (a backend whose builds are not shared
+  // keeps them under work_dir).
+  std::filesystem::path builds(std::string_view backend) const {
+    return (build_dir.empty() ? work_dir : build_dir) / backend / "build";
+  }
 };
 
 class Backend {

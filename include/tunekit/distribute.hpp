@@ -2,9 +2,9 @@
 // Tuning spread over the ranks of an MPI job: `mpirun -n 8 tunekit tune
 // spec.yaml` tunes the spec's sizes on eight devices at once. Rank 0 keeps
 // the store and hands out the sizes, in the spec's order, to whichever rank
-// is free (itself included); each rank tunes its size with its own backend,
-// builds and worker process, and passes each trial to rank 0 as it is
-// stored. So the store is written by one process only, a size tuned later
+// is free (itself included); each rank tunes its size with its own backend
+// and worker process (the builds are shared), and passes each trial to rank
+// 0 as it is stored. So the store is written by one process only, a size tuned later
 // is still seeded with the fastest configs of those tuned before on any
 // rank, and a rerun resumes from rank 0's store whatever the number of
 // ranks.

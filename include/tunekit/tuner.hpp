@@ -33,6 +33,10 @@ struct TuneOptions {
   // Tuner cache or a tunekit DB; recording.hpp): the replay backend serves
   // every trial, and search.max_time counts the recorded times.
   std::filesystem::path replay;
+  // Build every variant anew, once (fresh implies it).
+  bool rebuild = false;
+  // The build cache, when not out_dir/cache (BackendOptions::build_dir).
+  std::filesystem::path build_dir;
   // Which device of the backend's kind (an MPI rank takes its own: its index
   // among the ranks on its host).
   int device = 0;

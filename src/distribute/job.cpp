@@ -76,13 +76,16 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
     while (link.receive().kind != Message::Kind::stop) {
     }
   };
+  // Each rank's scratch files are its own; the builds are the job's, so a
+  // variant one rank built serves every rank.
   TuneOptions mine = options;
   mine.out_dir = options.out_dir / "ranks" / fmt::format("rank-{}", rank);
+  mine.build_dir = options.out_dir / "cache";
   // Rank 0 sends only what this run may reuse; a fresh run still rebuilds.
   mine.fresh = false;
+  mine.rebuild = options.fresh;
   fs::path scratch;
   try {
-    if (options.fresh) fs::remove_all(mine.out_dir / "cache");
     const TuningTarget target = tuning_target(spec, mine);
     scratch = fs::temp_directory_path() / fmt::format("tunekit-{}-rank-{}", ::getpid(), rank);
     fs::create_directories(scratch);

@@ -135,7 +135,8 @@ std::unique_ptr<Backend> make_tuning_backend(const Spec& spec, const TuneOptions
   // Absolute: a kernel that changes the worker's directory must not move
   // where the tuner's files are.
   backend_options.work_dir = fs::absolute(options.out_dir) / "cache";
-  backend_options.rebuild = options.fresh;
+  if (!options.build_dir.empty()) backend_options.build_dir = fs::absolute(options.build_dir);
+  backend_options.rebuild = options.fresh || options.rebuild;
   backend_options.device = options.device;
   backend_options.application = spec.application;
   backend_options.spec = &spec;

@@ -151,6 +151,13 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
   ASSERT_FALSE(report.warnings.empty());
   EXPECT_NE(report.warnings.back().find("ranks 0, 1 ran on one host"), std::string::npos) << report.warnings.back();
 
+  // The ranks share the job's builds; their scratch files are their own.
+  EXPECT_FALSE(std::filesystem::is_empty(options.out_dir / "cache" / "cpu" / "build"));
+  for (const char* rank : {"rank-0", "rank-1"})
+    EXPECT_FALSE(std::filesystem::exists(options.out_dir / "ranks" / rank / "cache" / "cpu" / "build")) << rank;
+  // Rank 0 is handed the first size, whoever says hello first.
+  EXPECT_TRUE(std::filesystem::exists(options.out_dir / "ranks" / "rank-0" / "cache" / "cpu" / "worker.log"));
+
   // Rank 0's store is the truth: three ranks now resume what two tuned.
   const TuneReport again = job(3);
   ASSERT_EQ(again.sizes.size(), 3u);

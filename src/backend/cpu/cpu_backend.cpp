@@ -17,7 +17,7 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   const MachineInfo& machine() const override { return machine_; }
   std::unique_ptr<Builder> make_builder() override {
-    return std::make_unique<CpuBuilder>(options_.work_dir / "cpu" / "build", options_.rebuild);
+    return std::make_unique<CpuBuilder>(options_.builds("cpu"), options_.rebuild);
   }
   std::unique_ptr<Evaluator> make_evaluator() override {
     // The worker evicts a kernel's own buffers line by line (worker.cpp).

@@ -19,7 +19,7 @@ class CudaBackend final : public Backend {
   std::string_view name() const override { return "cuda"; }
   const MachineInfo& machine() const override { return machine_; }
   std::unique_ptr<Builder> make_builder() override {
-    return std::make_unique<CudaBuilder>(options_.work_dir / "cuda" / "build", options_.rebuild,
+    return std::make_unique<CudaBuilder>(options_.builds("cuda"), options_.rebuild,
                                          default_arch(limits_.cc_major, limits_.cc_minor));
   }
   std::unique_ptr<Evaluator> make_evaluator() override {

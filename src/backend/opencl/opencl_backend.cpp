@@ -17,7 +17,7 @@ class OpenClBackend final : public Backend {
   const MachineInfo& machine() const override { return machine_; }
 
   std::unique_ptr<Builder> make_builder() override {
-    return std::make_unique<OpenClBuilder>(ctx_, options_.device, options_.work_dir / "opencl" / "build",
+    return std::make_unique<OpenClBuilder>(ctx_, options_.device, options_.builds("opencl"),
                                            options_.rebuild);
   }
 

@@ -61,9 +61,10 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
                       const ProgressCallback& progress = {});
 
 // A rank's part (rank 0's from a thread of its own): says hello, then tunes
-// each size rank 0 hands it until told to stop. Builds in
-// options.out_dir/ranks/rank-N (options.device is the rank's device) and
-// tunes into a scratch store of its own, filled with what rank 0 sent.
+// each size rank 0 hands it until told to stop. Keeps its files in
+// options.out_dir/ranks/rank-N, shares the job's build cache
+// (options.out_dir/cache), takes options.device, and tunes into a scratch
+// store of its own, filled with what rank 0 sent.
 // Never throws: an error is a message to rank 0.
 void serve(Link& link, const Spec& spec, const TuneOptions& options);
 
