@@ -36,7 +36,7 @@ std::string call_shim(const BuildInput& in) {
       kLaunchSymbol, in.entry, call);
 }
 
-CpuBuilder::CpuBuilder(fs::path cache_dir, bool rebuild) : cache_dir_(std::move(cache_dir)), rebuild_(rebuild) {
+CpuBuilder::CpuBuilder(fs::path cache_dir, bool rebuild) : cache_dir_(std::move(cache_dir)), claims_(rebuild) {
   fs::create_directories(cache_dir_);
 }
 
@@ -44,14 +44,9 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
   BuildResult r;
   const std::string hash = in.hash();
   r.artifact = {cache_dir_ / (hash + ".so"), hash};
-  {
-    std::lock_guard lock(mutex_);
-    const bool rebuilt_already = built_.count(hash) > 0;
-    if (fs::exists(r.artifact.path) && (!rebuild_ || rebuilt_already)) {
-      r.cached = true;
-      return r;
-    }
-    built_.insert(hash);
+  if (claims_.cached(hash, {r.artifact.path})) {
+    r.cached = true;
+    return r;
   }
   const bool c = in.language == "c";
   // Names of this process's own: two tuners sharing the cache build the

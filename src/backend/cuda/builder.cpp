@@ -206,7 +206,7 @@ std::optional<std::string> match_entry(const std::vector<std::string>& functions
 // ---- The builder ----------------------------------------------------------
 
 CudaBuilder::CudaBuilder(fs::path cache_dir, bool rebuild, std::string arch)
-    : cache_dir_(std::move(cache_dir)), rebuild_(rebuild), arch_(std::move(arch)) {
+    : cache_dir_(std::move(cache_dir)), claims_(rebuild), arch_(std::move(arch)) {
   fs::create_directories(cache_dir_);
 }
 
@@ -233,14 +233,9 @@ BuildResult CudaBuilder::build(const BuildInput& in) {
   // identity: an input naming no arch builds differently on another GPU.
   const std::string hash = detail::Hasher().add(in.hash()).add(arch).add(toolchain).hex();
   r.artifact = {cache_dir_ / (hash + ".cubin"), hash};
-  {
-    std::lock_guard lock(mutex_);
-    const bool rebuilt_already = built_.count(hash) > 0;
-    if (fs::exists(r.artifact.path) && fs::exists(sidecar_path(r.artifact.path)) && (!rebuild_ || rebuilt_already)) {
-      r.cached = true;
-      return r;
-    }
-    built_.insert(hash);
+  if (claims_.cached(hash, {r.artifact.path, sidecar_path(r.artifact.path)})) {
+    r.cached = true;
+    return r;
   }
   return nvcc ? build_nvcc(in, arch, std::move(r)) : build_nvrtc(in, arch, std::move(r));
 }

@@ -86,7 +86,7 @@ OpenClBuilder::OpenClBuilder(std::shared_ptr<DeviceContext> ctx, int device, fs:
       device_(device),
       identity_(device_identity(ctx_->ref())),
       cache_dir_(std::move(cache_dir)),
-      rebuild_(rebuild) {
+      claims_(rebuild) {
   fs::create_directories(cache_dir_);
 }
 
@@ -225,14 +225,9 @@ BuildResult OpenClBuilder::build(const BuildInput& in) {
   // The binary depends on the compiler too, and the folder given as -I.
   const std::string hash = detail::Hasher().add(in.hash()).add(identity_).add(options).hex();
   r.artifact = {cache_dir_ / (hash + ".clbin"), hash};
-  {
-    std::lock_guard lock(mutex_);
-    const bool rebuilt_already = built_.count(hash) > 0;
-    if (fs::exists(r.artifact.path) && (!rebuild_ || rebuilt_already)) {
-      r.cached = true;
-      return r;
-    }
-    built_.insert(hash);
+  if (claims_.cached(hash, {r.artifact.path})) {
+    r.cached = true;
+    return r;
   }
   std::string name;  // a C string literal's contents
   for (char c : in.source_name) {

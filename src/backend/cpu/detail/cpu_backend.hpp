@@ -1,9 +1,8 @@
 #pragma once
 #include <filesystem>
 #include <memory>
-#include <mutex>
-#include <set>
 
+#include "builder/detail/cache_claims.hpp"
 #include "tunekit/backend.hpp"
 
 namespace tunekit::cpu {
@@ -17,9 +16,7 @@ class CpuBuilder final : public Builder {
 
  private:
   std::filesystem::path cache_dir_;
-  bool rebuild_;
-  std::mutex mutex_;
-  std::set<std::string> built_;  // with rebuild: hashes already rebuilt in this run
+  tunekit::detail::CacheClaims claims_;  // which variants the cache may serve
 };
 
 // The exported symbol of the call shim the builder appends to every variant.

@@ -4,13 +4,12 @@
 // them through the driver API, launches, verifies and times them.
 #include <array>
 #include <filesystem>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "builder/detail/cache_claims.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
 
@@ -176,10 +175,8 @@ class CudaBuilder final : public Builder {
   BuildResult build_nvcc(const BuildInput& input, const std::string& arch, BuildResult r);
 
   std::filesystem::path cache_dir_;
-  bool rebuild_;
+  tunekit::detail::CacheClaims claims_;  // which variants the cache may serve
   std::string arch_;
-  std::mutex mutex_;
-  std::set<std::string> built_;
 };
 
 // ---- The worker -----------------------------------------------------------

@@ -4,12 +4,11 @@
 // worker's kernel runner.
 #include <filesystem>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "backend/opencl/detail/cl_api.hpp"
+#include "builder/detail/cache_claims.hpp"
 #include "tunekit/backend.hpp"
 
 namespace tunekit::opencl {
@@ -94,9 +93,7 @@ class OpenClBuilder final : public Builder {
   int device_;  // ctx_'s number, for the build process
   std::string identity_;
   std::filesystem::path cache_dir_;
-  bool rebuild_;
-  std::mutex mutex_;
-  std::set<std::string> built_;  // with rebuild: hashes already rebuilt in this run
+  tunekit::detail::CacheClaims claims_;  // which variants the cache may serve
 };
 
 // `tunekit-worker opencl DEVICE build SOURCE OPTIONS ENTRY ARTIFACT`
