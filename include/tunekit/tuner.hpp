@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@
 #include "tunekit/store.hpp"
 
 namespace tunekit {
+
+class TuningRig;
 
 struct TuneOptions {
   std::filesystem::path out_dir = "tunekit-out";
@@ -50,6 +53,9 @@ struct TuneOptions {
   // machine (the command line's size flags, which may not name a machine
   // property). An exception it throws ends the tune.
   std::function<void(const MachineInfo&)> check_machine;
+  // What to build and measure with, made by the caller and kept across
+  // tune() calls (TuningRig); tune() makes its own when null.
+  TuningRig* rig = nullptr;
 };
 
 struct ProgressEvent {
@@ -145,16 +151,44 @@ std::optional<std::string> noise_warning(const TuneReport& report);
 // its backend's).
 TuneReport untuned_report(const Spec& spec, const TuneOptions& options);
 
-// What tune() would tune `spec` on, found without tuning: what an MPI job
-// compares across its ranks before it spreads the sizes over them. Throws as
-// tune() does when the backend's runtime or device is missing.
+// What tune() would tune `spec` on.
 struct TuningTarget {
   MachineInfo machine;  // the backend's, with options.properties applied
   // Its timings take the host's cores (CPU kernels, the user's programs):
   // two tunes on one host disturb each other's.
   bool measures_on_host = false;
 };
-TuningTarget tuning_target(const Spec& spec, const TuneOptions& options);
+
+// What tune() builds and measures with: the backend of the spec's kernel
+// language (or the replay backend), its builder, and its evaluator, whose
+// worker process starts at the first trial and lives as long as the rig.
+// tune() makes one per call. A caller that tunes a kernel's sizes over
+// several calls (an MPI rank: one size per assignment) makes one and passes
+// it in TuneOptions::rig, so the worker, the device's context and a Python
+// worker's imports start once, and a variant is built at most once (with
+// `rebuild` too). Each call's spec may differ from the rig's only where
+// spec_hash() does not look (its sizes, its store, its search); `spec` must
+// outlive the rig, and the options that place files (out_dir, build_dir,
+// device, replay, rebuild) are the rig's.
+class TuningRig {
+ public:
+  // Throws as tune() does when the backend's runtime or device is missing;
+  // starts no process.
+  TuningRig(const Spec& spec, const TuneOptions& options);
+  ~TuningRig();
+  TuningRig(const TuningRig&) = delete;
+  TuningRig& operator=(const TuningRig&) = delete;
+
+  // What it tunes on: an MPI job compares this across its ranks before it
+  // spreads the sizes over them.
+  const TuningTarget& target() const;
+
+  struct Parts;  // the tuner's (tuner.cpp)
+  Parts& parts() { return *parts_; }
+
+ private:
+  std::unique_ptr<Parts> parts_;
+};
 
 // Tunes every size of `spec` and returns what was measured; every trial is
 // in the store (options.out_dir/tunekit.db, or spec.output.db) before this

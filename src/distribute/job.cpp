@@ -6,6 +6,8 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -85,8 +87,11 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   mine.fresh = false;
   mine.rebuild = options.fresh;
   fs::path scratch;
+  // One for every size this rank tunes: its worker process starts once.
+  std::optional<TuningRig> rig;
   try {
-    const TuningTarget target = tuning_target(spec, mine);
+    const TuningTarget& target = rig.emplace(spec, mine).target();
+    mine.rig = &*rig;
     scratch = fs::temp_directory_path() / fmt::format("tunekit-{}-rank-{}", ::getpid(), rank);
     fs::create_directories(scratch);
     send(Message::Kind::hello, {{"host", host_name()},
@@ -114,7 +119,10 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
       mine.on_stored = [&](const TrialRecord& t, bool exclusive) {
         send(Message::Kind::trial, {{"index", index}, {"exclusive", exclusive}, {"trial", trial_to_json(t)}});
       };
-      TuneReport r = tune(one, mine);
+      TuneReport r = tune(one, mine, [&](const ProgressEvent& e) {
+        send(Message::Kind::progress,
+             {{"index", index}, {"done", e.done}, {"total", e.total.value_or(e.done)}, {"current", e.current}});
+      });
       // Rank 0 judges the noise over every size of the job.
       if (auto noise = noise_warning(r)) std::erase(r.warnings, *noise);
       ojson sizes = ojson::array();
@@ -162,8 +170,25 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   std::set<int> stopped, worked;
   std::optional<ojson> fatal;      // rank 0 cannot tune, or the spec is wrong: the job ends with it
   std::set<std::string> this_run;  // the trials stored by this run (a fresh run reuses no others)
-  std::size_t trials = 0;
   std::optional<Microseconds> best;
+  // Per size a rank has begun: its trials so far and what it plans (its
+  // final count once done). The job's total counts each size not begun as
+  // the mean of those begun, as tune()'s counts each size's plan.
+  struct Count {
+    std::size_t done = 0, planned = 0;
+  };
+  std::map<std::size_t, Count> counts;
+  auto show = [&](std::string current) {
+    if (!progress || counts.empty()) return;
+    std::size_t done = 0, planned = 0;
+    for (const auto& [index, c] : counts) {
+      done += c.done;
+      planned += c.planned;
+    }
+    const std::size_t unbegun = spec.sizes.size() - std::min(counts.size(), spec.sizes.size());
+    planned += (planned * unbegun + counts.size() / 2) / counts.size();
+    progress({done, std::max(done, planned), Clock::now() - start, best, std::move(current)});
+  };
 
   auto stop = [&](int rank) {
     if (stopped.insert(rank).second) transport.send({Message::Kind::stop, rank, "{}"});
@@ -252,17 +277,22 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
         t.id = 0;  // the rank's scratch store's; the store's own is found by the trial's key
         store.put(t, body.at("exclusive").get<bool>());
         this_run.insert(trial_key(t));
-        ++trials;
         if (t.status == Status::ok && (!best || t.stats.median < *best)) best = t.stats.median;
-        if (progress)
-          progress({trials, std::nullopt, Clock::now() - start, best,
-                    fmt::format("rank {}: {}", m->rank, t.config.str())});
+        break;
+      }
+      case Message::Kind::progress: {
+        Count& c = counts[body.at("index").get<std::size_t>()];
+        c.done = body.at("done").get<std::size_t>();
+        c.planned = body.at("total").get<std::size_t>();
+        show(fmt::format("rank {}: {}", m->rank, body.at("current").get<std::string>()));
         break;
       }
       case Message::Kind::done: {
         const std::size_t index = busy.at(m->rank);
         busy.erase(m->rank);
         worked.insert(m->rank);
+        if (auto c = counts.find(index); c != counts.end()) c->second.planned = c->second.done;
+        show(fmt::format("rank {}: size {} tuned", m->rank, size_key(spec.sizes[index])));
         for (const auto& s : body.at("sizes")) {
           SizeReport sr = size_report_from_json(s);
           for (auto& t : sr.trials)

@@ -153,6 +153,43 @@ MachineInfo with_properties(MachineInfo machine, const TuneOptions& options) {
   return machine;
 }
 
+}  // namespace
+
+struct TuningRig::Parts {
+  std::unique_ptr<Backend> backend;
+  TuningTarget target;
+  std::string spec_hash;  // of the spec it was made for: a tune() of another kernel is refused
+
+  // Made when the first tune() asks, as tune() made them before it had a rig.
+  Builder& builder() {
+    if (!builder_) builder_ = backend->make_builder();
+    return *builder_;
+  }
+  Evaluator& evaluator() {
+    if (!evaluator_) evaluator_ = backend->make_evaluator();
+    return *evaluator_;
+  }
+
+ private:
+  std::unique_ptr<Builder> builder_;
+  std::unique_ptr<Evaluator> evaluator_;
+};
+
+TuningRig::TuningRig(const Spec& spec, const TuneOptions& options) : parts_(std::make_unique<Parts>()) {
+  parts_->backend = make_tuning_backend(spec, options);
+  // Builds that would disturb the timings mean timings on the host cores,
+  // unless the backend only simulates them (replay).
+  parts_->target = {with_properties(parts_->backend->machine(), options),
+                    !parts_->backend->measures_while_building() && !parts_->backend->clock()};
+  parts_->spec_hash = spec_hash(spec);
+}
+
+TuningRig::~TuningRig() = default;
+
+const TuningTarget& TuningRig::target() const { return parts_->target; }
+
+namespace {
+
 class Run {
  public:
   Run(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress)
@@ -163,17 +200,21 @@ class Run {
         settings_(settings_key(spec)) {}
 
   TuneReport execute() {
-    backend_ = make_tuning_backend(spec_, options_);
-    const MachineInfo machine = with_properties(backend_->machine(), options_);
+    TuningRig& rig = options_.rig ? *options_.rig : own_rig_.emplace(spec_, options_);
+    backend_ = rig.parts().backend.get();
+    clock_start_ = backend_->clock();
+    const MachineInfo machine = rig.target().machine;
     if (options_.check_machine) options_.check_machine(machine);
     report_ = untuned_report(spec_, options_);
+    if (report_.spec_hash != rig.parts().spec_hash)
+      throw std::invalid_argument("tune(): TuneOptions::rig was made for another kernel (its spec_hash differs)");
     for (const auto& w : backend_->warnings()) warn(w);
     report_.device = machine.device;
     machine_json_ = machine_to_json(machine);
     store_ = std::make_unique<Store>(report_.db);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
-    builder_ = backend_->make_builder();
-    evaluator_ = backend_->make_evaluator();
+    builder_ = &rig.parts().builder();
+    evaluator_ = &rig.parts().evaluator();
 
     providers_ = seed_providers(spec_);
     for (const auto& p : providers_) report_.seeded_by.emplace_back(p->origin());
@@ -468,8 +509,11 @@ class Run {
   // replay's recorded times), else the wall clock.
   bool out_of_time() const {
     if (!spec_.search.max_time) return false;
+    // A rig kept across tune() calls keeps its clock running: this run's
+    // share starts where it stood.
     const auto simulated = backend_->clock();
-    return (simulated ? *simulated : Seconds(Clock::now() - start_)) >= *spec_.search.max_time;
+    return (simulated ? *simulated - clock_start_.value_or(Seconds(0)) : Seconds(Clock::now() - start_)) >=
+           *spec_.search.max_time;
   }
 
   void notify(std::string current) {
@@ -975,9 +1019,11 @@ class Run {
   Clock::time_point start_;
   std::string settings_;
   TuneReport report_;
-  std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Builder> builder_;
-  std::unique_ptr<Evaluator> evaluator_;
+  std::optional<TuningRig> own_rig_;  // when the caller passed none
+  Backend* backend_ = nullptr;
+  Builder* builder_ = nullptr;
+  Evaluator* evaluator_ = nullptr;
+  std::optional<Seconds> clock_start_;  // the backend's clock when this run began
   std::unique_ptr<Store> store_;
   std::vector<std::unique_ptr<SeedProvider>> providers_;
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
@@ -1090,13 +1136,6 @@ TuneReport untuned_report(const Spec& spec, const TuneOptions& options) {
   r.objective = spec.objective;
   r.target_noise = spec.measure.target_noise;
   return r;
-}
-
-TuningTarget tuning_target(const Spec& spec, const TuneOptions& options) {
-  const auto backend = make_tuning_backend(spec, options);
-  // Builds that would disturb the timings mean timings on the host cores,
-  // unless the backend only simulates them (replay).
-  return {with_properties(backend->machine(), options), !backend->measures_while_building() && !backend->clock()};
 }
 
 TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress) {

@@ -5,6 +5,8 @@
 // bar fits the terminal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -259,4 +261,29 @@ TEST(ProgressBar, FitsTheTerminal) {
   const std::string eighty = cli::progress_line(e, 80);
   EXPECT_TRUE(contains(eighty, "best 1324.197 us")) << eighty;
   EXPECT_TRUE(contains(cli::progress_line(e, 60), "ETA")) << cli::progress_line(e, 60);
+}
+
+// In a log (not a terminal), the line that reaches the total is printed
+// once, however many events follow it (confirming, a rank's size ending).
+TEST(ProgressBar, ALogGetsTheFinalCountOnce) {
+  std::FILE* log = std::tmpfile();
+  ASSERT_NE(log, nullptr);
+  {
+    cli::ProgressBar bar(log);
+    ProgressEvent e;
+    e.total = 3;
+    for (std::size_t done : {0u, 1u, 2u, 3u, 3u, 3u}) {
+      e.done = done;
+      bar.update(e);
+    }
+    bar.finish();
+  }
+  std::rewind(log);
+  std::string text;
+  for (int c; (c = std::fgetc(log)) != EOF;) text += static_cast<char>(c);
+  std::fclose(log);
+  // The first event (no line yet) and the total; the others within 5 s.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+  EXPECT_TRUE(contains(text, " 0/3 ")) << text;
+  EXPECT_TRUE(contains(text, " 3/3 ")) << text;
 }

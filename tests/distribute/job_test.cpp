@@ -115,18 +115,31 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
   const Spec spec = scale_spec(dir);
   TuneOptions options;
   options.out_dir = dir / "out";
+  std::vector<ProgressEvent> events;
   auto job = [&](int ranks) {
     detail::LocalTransport transport(ranks);
     std::vector<std::thread> served;
     for (int r = 0; r < ranks; ++r)
       served.emplace_back([&, r] { detail::serve(transport.link(r), spec, options); });
-    TuneReport report = detail::coordinate(transport, spec, options);
+    events.clear();
+    TuneReport report =
+        detail::coordinate(transport, spec, options, [&](const ProgressEvent& e) { events.push_back(e); });
     for (auto& t : served) t.join();
     return report;
   };
 
   const TuneReport report = job(2);
   ASSERT_EQ(report.sizes.size(), 3u);
+  // The progress counts every rank's trials against a total (the sizes not
+  // begun counted as those begun plan), and ends at what was measured.
+  ASSERT_FALSE(events.empty());
+  for (const auto& e : events) {
+    ASSERT_TRUE(e.total);
+    EXPECT_LE(e.done, *e.total);
+    EXPECT_GE(*e.total, 3u);
+  }
+  EXPECT_EQ(events.back().done, 9u);
+  EXPECT_EQ(events.back().total, 9u);
   Store store(report.db);
   for (std::size_t i = 0; i < 3; ++i) {
     const SizeReport& s = report.sizes[i];

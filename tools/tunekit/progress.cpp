@@ -35,7 +35,7 @@ std::string progress_line(const ProgressEvent& e, std::size_t columns) {
   std::string eta = "?";
   if (e.done > 0 && total >= e.done)
     eta = clock_text(elapsed / static_cast<double>(e.done) * static_cast<double>(total - e.done));
-  // A distributed tune does not know its total: the ranks plan their sizes.
+  // An event without a total (a library caller's own) shows the count alone.
   const std::string counts =
       e.total ? fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100) : fmt::format(" {} trials", e.done);
   const std::string elapsed_text = "  elapsed " + clock_text(elapsed);
@@ -80,13 +80,17 @@ void ProgressBar::update(const ProgressEvent& e) {
   } else {
     const auto now = std::chrono::steady_clock::now();
     const std::size_t total = e.total.value_or(0);
-    if (now - last_line_ >= std::chrono::seconds(5) || (total && e.done == total)) {
+    // The line that reaches the total comes at once, but once: what follows
+    // it (confirming the fastest, a rank's size ending) adds no count.
+    const bool reached = total && e.done == total && printed_done_ != e.done;
+    if (now - last_line_ >= std::chrono::seconds(5) || reached) {
       // A log has no width: the whole line, without what is happening.
       ProgressEvent quiet = e;
       quiet.current.clear();
       fmt::print(out_, "{}\n", progress_line(quiet, 1000));
       std::fflush(out_);
       last_line_ = now;
+      printed_done_ = e.done;
     }
   }
 }

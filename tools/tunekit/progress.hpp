@@ -3,6 +3,7 @@
 // terminal, a line every few seconds otherwise (CI logs stay readable).
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "tunekit/tuner.hpp"
@@ -30,6 +31,7 @@ class ProgressBar {
   bool tty_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_line_{};
+  std::optional<std::size_t> printed_done_;  // the count of the last line printed (not a terminal)
 };
 
 }  // namespace tunekit::cli

@@ -20,6 +20,7 @@ struct Message {
     hello = 1,  // rank -> 0: the machine it tunes on, or why it cannot tune
     assign,     // 0 -> rank: a size to tune, with what the store knows of it
     trial,      // rank -> 0: a trial, as it was stored
+    progress,   // rank -> 0: its size's trials so far, its plan, what it does now
     done,       // rank -> 0: the size's report
     failed,     // rank -> 0: the size could not be tuned (an error)
     stop,       // 0 -> rank: no more sizes
