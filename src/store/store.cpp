@@ -3,6 +3,8 @@
 // Store objects) can share one file.
 #include "tunekit/store.hpp"
 
+#include <unistd.h>
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -399,7 +401,15 @@ void Store::open_read_only() {
   // the file cannot be written SQLite opens it read-only by itself; a WAL
   // file needs its shared-memory file, which read-only storage cannot
   // create, so there the file is opened as immutable (nothing else writes it).
+  // A reader that may not write the file but may write its folder (a
+  // colleague's results in a shared folder) would leave -wal and -shm files
+  // of its own there, which the file's owner then cannot write: its next
+  // tune fails. So, unless a writer has them open now, it reads the file as
+  // immutable at once.
+  const auto beside = [&](const char* tail) { return std::filesystem::exists(path_.string() + tail); };
+  const bool read_as_immutable = ::access(path_.c_str(), W_OK) != 0 && !beside("-wal") && !beside("-shm");
   for (const bool immutable : {false, true}) {
+    if (read_as_immutable && !immutable) continue;
     const std::string uri = "file:" + path_.string() + (immutable ? "?immutable=1" : "");
     const int rc = sqlite3_open_v2(
         uri.c_str(), &db_,

@@ -1,9 +1,12 @@
 #include "tunekit/store.hpp"
 
+#include <pwd.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -211,6 +214,44 @@ TEST(Store, AReadOnlyStoreLeavesNoWalFilesBehind) {
   writer.put(third);
   EXPECT_EQ(writer.all().size(), 3u);
   EXPECT_EQ(Store(file, Store::Access::read_only).all().size(), 3u);
+}
+
+// A reader that may write the folder but not the file (a colleague's
+// results in a shared folder) leaves no -wal or -shm file of its own there:
+// the owner could not write them, and its next tune would fail. Read as
+// `nobody` in a child process, which needs root to become it.
+TEST(Store, AReaderThatCannotWriteTheFileLeavesNothingInItsFolder) {
+  const passwd* nobody = ::getpwnam("nobody");
+  if (::geteuid() != 0 || !nobody) GTEST_SKIP() << "needs root and a user 'nobody' to read as another user";
+  TempDir dir;
+  fs::permissions(dir.path(), fs::perms::all);  // anyone may write the folder
+  const fs::path file = dir.path() / "t.db";
+  {
+    Store writer(file);
+    TrialRecord r = sample_record();
+    writer.put(r);
+  }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::others_read);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 3;
+    if (::setgid(nobody->pw_gid) == 0 && ::setuid(nobody->pw_uid) == 0 && ::access(file.c_str(), W_OK) != 0) {
+      try {
+        code = Store(file, Store::Access::read_only).all().size() == 1 ? 0 : 1;
+      } catch (...) {
+        code = 2;
+      }
+    }
+    std::_Exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "0: read; 1: read wrong; 2: threw; 3: could not become nobody";
+  EXPECT_FALSE(fs::exists(file.string() + "-wal"));
+  EXPECT_FALSE(fs::exists(file.string() + "-shm"));
 }
 
 TEST(Store, PutFindRoundTripsEveryField) {
