@@ -12,6 +12,7 @@
 #include "distribute/detail/job.hpp"
 #include "distribute/detail/local.hpp"
 #include "store/detail/json_value.hpp"
+#include "support/scale_spec.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/store.hpp"
@@ -24,33 +25,8 @@ using tunekit::testing::write_file;
 
 namespace {
 
-// SCALE's value changes how often, not what, the kernel computes: three
-// configs, each correct.
-const char* kKernel = R"(
-extern "C" void scale(const float* x, float* y, int n) {
-  for (int r = 0; r < SCALE; ++r)
-    for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
-}
-)";
-
 Spec scale_spec(const std::filesystem::path& dir) {
-  write_file(dir / "scale.cpp", kKernel);
-  write_file(dir / "scale.yaml", R"(name: scale
-kernel: {source: scale.cpp, entry: scale, flags: [-O1]}
-arguments:
-  - {name: x, type: f32, size: N, fill: random}
-  - {name: y, type: f32, size: N, role: out}
-  - {name: n, type: i32, value: N}
-sizes:
-  - {N: 1024}
-  - {N: 2048}
-  - {N: 4096}
-parameters:
-  SCALE: [1, 2, 3]
-default: {SCALE: 1}
-measure: {warmup: 0s, min_samples: 3, max_samples: 5, max_time: 50ms, cache: hot, timeout: 60s, confirm: 0}
-)");
-  return load_spec(dir / "scale.yaml");
+  return tunekit::testing::scale_spec(dir, "[{N: 1024}, {N: 2048}, {N: 4096}]", "[1, 2, 3]");
 }
 
 // What a rank played by the test does with each size it is handed.

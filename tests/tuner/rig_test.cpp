@@ -10,6 +10,7 @@
 #include <string>
 
 #include "evaluator/detail/worker_evaluator.hpp"
+#include "support/scale_spec.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -20,24 +21,7 @@ using tunekit::testing::write_file;
 namespace {
 
 Spec scale_spec(const std::filesystem::path& dir, const std::string& body = "y[i] = 2 * x[i];") {
-  write_file(dir / "scale.cpp", "extern \"C\" void scale(const float* x, float* y, int n) {\n"
-                                "  for (int r = 0; r < SCALE; ++r)\n    for (int i = 0; i < n; ++i) " +
-                                    body + "\n}\n");
-  write_file(dir / "scale.yaml", R"(name: scale
-kernel: {source: scale.cpp, entry: scale, flags: [-O1]}
-arguments:
-  - {name: x, type: f32, size: N, fill: random}
-  - {name: y, type: f32, size: N, role: out}
-  - {name: n, type: i32, value: N}
-sizes:
-  - {N: 1024}
-  - {N: 2048}
-parameters:
-  SCALE: [1, 2]
-default: {SCALE: 1}
-measure: {warmup: 0s, min_samples: 3, max_samples: 5, max_time: 50ms, cache: hot, timeout: 60s, confirm: 0}
-)");
-  return load_spec(dir / "scale.yaml");
+  return tunekit::testing::scale_spec(dir, "[{N: 1024}, {N: 2048}]", "[1, 2]", body);
 }
 
 // The spec with its i-th size alone, as an MPI rank tunes an assignment.
