@@ -261,10 +261,10 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     for (const auto* t : ok) missed += missed_target(*t, options);
     if (missed_target(*ok.front(), options))
       h += fmt::format(
-          "<p class=\"warn\">The fastest config's noise is {:.1f}%, over the {:g}% target: configs "
+          "<p class=\"warn\">The fastest config's noise is {}%, over the {:g}% target: configs "
           "within that of it may be faster. Rerun on a quieter machine or with more samples "
           "(measure.max_time).</p>\n",
-          100 * ok.front()->stats.noise, 100 * options.target_noise);
+          detail::percent_beside(ok.front()->stats.noise, options.target_noise), 100 * options.target_noise);
     if (options.target_noise > 0 && missed)
       h += fmt::format("<p>{} of {} ok configs missed the noise target ({:g}%): their noise is marked.</p>\n", missed,
                        ok.size(), 100 * options.target_noise);

@@ -270,6 +270,13 @@ std::string verification_line(const TrialRecord& t, const std::vector<TrialRecor
 
 std::string detail::us(Microseconds t) { return fmt::format("{:.3f}", t.count()); }
 
+std::string detail::percent_beside(double share, double other) {
+  int decimals = 1;
+  while (decimals < 4 && fmt::format("{:.{}f}", 100 * share, decimals) == fmt::format("{:.{}f}", 100 * other, decimals))
+    ++decimals;
+  return fmt::format("{:.{}f}", 100 * share, decimals);
+}
+
 std::string detail::slower_reason(const TrialRecord& t) {
   const std::size_t n = t.stats.count ? t.stats.count : t.samples.size();
   std::string out = fmt::format("cut short after {} sample{}", n, n == 1 ? "" : "s");
@@ -316,8 +323,9 @@ std::string format_trial_line(std::size_t number, const TrialRecord& trial, cons
     for (const auto& [name, value] : metric_values(columns.metrics, trial))
       line += ", " + name + " " + (value ? metric_text(*value) : std::string("n/a"));
     if (missed_target(trial, columns.target_noise))
-      line += fmt::format(", noise {:.1f}% over the {:g}% target, min {} us", 100 * trial.stats.noise,
-                          100 * columns.target_noise, us(trial.stats.min));
+      line += fmt::format(", noise {}% over the {:g}% target, min {} us",
+                          detail::percent_beside(trial.stats.noise, columns.target_noise), 100 * columns.target_noise,
+                          us(trial.stats.min));
     if (trial.stats.bimodal) line += ", two groups of times";
     return line;
   }

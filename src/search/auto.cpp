@@ -112,12 +112,15 @@ class Interleaved : public Strategy {
 
 }  // namespace
 
-// The choice, by name; the StrategyContext's options are auto's (none), so
-// the chosen strategy runs with its defaults.
+// The choice, by name: the parts of the blend that propose within the
+// budget (the StrategyContext's options are auto's, none, so each runs with
+// its defaults).
 std::string auto_choice(const Space& space, std::optional<std::uint64_t> budget, bool time_limited) {
   const std::uint64_t n = space.count();
   const bool covers = budget ? *budget >= n : !time_limited;
   if (covers || !has_usable_index(space)) return "exhaustive";
+  if (budget && *budget <= kBayesFrom) return "surrogate";
+  if (budget && *budget <= kBlendAfter) return "surrogate+bayes";
   return "surrogate+genetic+bayes";
 }
 

@@ -128,6 +128,16 @@ Spec spec_from_source(const fs::path& source) {
   spec.kernel.source = absolute;
   spec.kernel.injection = Injection::range_defines;
   spec.parameters = parameters_from_ranges(parse_range_annotations(text, name), name);
+  // Else every command would go on with a space of one empty config: a
+  // tune would time the source as it is and name that the best.
+  if (spec.parameters.empty() && has_tunable_lines(text))
+    throw InputError(SourceLocation{name, 0, 0},
+                     "its `// tunable` lines name what a config replaces, but not the values to try: those are a "
+                     "spec's `configs:` list (msKPP's autotune_v2 form); give that spec instead");
+  if (spec.parameters.empty())
+    throw InputError(SourceLocation{name, 0, 0},
+                     "no tunable parameter here: expected a spec (.yaml, .yml, .json), or a source with %RANGE% "
+                     "annotations (// %RANGE% NAME label start:end:step)");
   spec.sizes.emplace_back();
   return spec;
 }

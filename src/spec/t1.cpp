@@ -8,8 +8,12 @@
 #include <iterator>
 #include <memory>
 #include <sstream>
+#include <variant>
+#include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
@@ -456,12 +460,20 @@ class ListEvaluator {
 
 // ------------------------------------------------------------ JSON files
 
-nlohmann::json read_json(const fs::path& file) {
+// A JSON file as parsed, and its text, to locate what turns out wrong in it.
+struct JsonFile {
+  nlohmann::json json;
+  std::string text;
+  fs::path file;
+};
+
+JsonFile read_json(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(SourceLocation{file.string(), 0, 0}, "cannot open " + file.string());
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
-    return nlohmann::json::parse(text);
+    nlohmann::json json = nlohmann::json::parse(text);
+    return {std::move(json), std::move(text), file};
   } catch (const nlohmann::json::parse_error& e) {
     // Located as every other input error is, file:line:column (the parser
     // gives the byte; its own "at line 3, column 62" would repeat it).
@@ -482,6 +494,40 @@ nlohmann::json read_json(const fs::path& file) {
     // ("1e1115"; found by tests/fuzz/t1_fuzz).
     throw InputError(SourceLocation{file.string(), 0, 0}, std::string("invalid JSON: ") + e.what());
   }
+}
+
+// One step of a path into a JSON document: a member's key or an index.
+using JsonStep = std::variant<std::string, std::size_t>;
+
+// Where the node at `path` starts in the file (line and column, 1-based),
+// or the file alone where it cannot be found. nlohmann's parser keeps no
+// positions; yaml-cpp, which reads JSON, keeps them, so the text is parsed
+// again only when an error needs a location.
+SourceLocation locate(const JsonFile& f, const std::vector<JsonStep>& path) {
+  const SourceLocation file_only{f.file.string(), 0, 0};
+  try {
+    YAML::Node node = YAML::Load(f.text);
+    for (const auto& step : path) {
+      if (const auto* key = std::get_if<std::string>(&step)) node.reset(node[*key]);
+      else node.reset(node[std::get<std::size_t>(step)]);
+      if (!node.IsDefined()) return file_only;
+    }
+    const YAML::Mark m = node.Mark();
+    return m.line >= 0 ? SourceLocation{f.file.string(), m.line + 1, m.column + 1} : file_only;
+  } catch (const YAML::Exception&) {
+    return file_only;
+  }
+}
+
+// `e`, thrown with the file alone as its location while reading the node
+// at `path` (named `name`), located at that node: at the character it
+// names within the node's string (`e`'s column, counted from the string's
+// first character), else at the node.
+[[noreturn]] void relocate(const InputError& e, const JsonFile& f, const std::vector<JsonStep>& path,
+                           const std::string& name) {
+  SourceLocation at = locate(f, path);
+  if (at.line > 0 && e.where().column > 0) at.column += e.where().column;  // past the opening quote
+  throw InputError(at, name + ": " + e.message());
 }
 
 Value json_value(const nlohmann::json& v, const SourceLocation& where, const std::string& what) {
@@ -505,7 +551,9 @@ std::string string_member(const nlohmann::json& obj, const char* key, const Sour
   return v.get<std::string>();
 }
 
-SpaceDefinition t1_from_json(const nlohmann::json& j, const fs::path& file) {
+SpaceDefinition t1_from_json(const JsonFile& f) {
+  const nlohmann::json& j = f.json;
+  const fs::path& file = f.file;
   const SourceLocation where{file.string(), 0, 0};
   SpaceDefinition out;
   out.format = "t1";
@@ -516,28 +564,53 @@ SpaceDefinition t1_from_json(const nlohmann::json& j, const fs::path& file) {
   const auto& cs = member(j, "ConfigurationSpace", where, "the T1 file");
   const auto& tps = member(cs, "TuningParameters", where, "ConfigurationSpace");
   if (!tps.is_array()) throw InputError(where, "ConfigurationSpace.TuningParameters must be a list");
-  for (const auto& tp : tps) {
+  for (std::size_t i = 0; i < tps.size(); ++i) {
+    const auto& tp = tps[i];
+    const std::vector<JsonStep> at{"ConfigurationSpace", "TuningParameters", i};
+    const std::string name = fmt::format("ConfigurationSpace.TuningParameters[{}]", i);
     Parameter p;
-    p.name = string_member(tp, "Name", where, "a tuning parameter");
-    p.where = where;
-    const std::string what = "tuning parameter '" + p.name + "'";
-    const auto& values = member(tp, "Values", where, what);
-    if (values.is_string()) {
-      p.values = evaluate_value_list(values.get<std::string>(), where);
-    } else if (values.is_array()) {
-      for (const auto& v : values) p.values.push_back(json_value(v, where, what));
-    } else {
-      throw InputError(where, what + ": Values must be a string or a list");
+    try {
+      p.name = string_member(tp, "Name", where, "a tuning parameter");
+      p.where = where;
+      const std::string what = "tuning parameter '" + p.name + "'";
+      const auto& values = member(tp, "Values", where, what);
+      if (values.is_string()) {
+        try {
+          p.values = evaluate_value_list(values.get<std::string>(), where);
+        } catch (const InputError& e) {
+          auto values_at = at;
+          values_at.emplace_back(std::string("Values"));
+          relocate(e, f, values_at, name + ".Values");
+        }
+      } else if (values.is_array()) {
+        for (const auto& v : values) p.values.push_back(json_value(v, where, what));
+      } else {
+        throw InputError(where, what + ": Values must be a string or a list");
+      }
+      if (p.values.empty()) throw InputError(where, what + " has no values (its Values list is empty)");
+    } catch (const InputError& e) {
+      if (e.where().line > 0) throw;  // located already
+      relocate(e, f, at, name);
     }
-    if (p.values.empty()) throw InputError(where, what + " has no values (its Values list is empty)");
     out.parameters.push_back(std::move(p));
   }
   if (cs.contains("Conditions")) {
     const auto& conds = cs["Conditions"];
     if (!conds.is_array()) throw InputError(where, "ConfigurationSpace.Conditions must be a list");
-    for (const auto& c : conds) {
-      std::string text = c.is_string() ? c.get<std::string>() : string_member(c, "Expression", where, "a condition");
-      out.constraints.push_back(Expression::parse(text, where));
+    for (std::size_t i = 0; i < conds.size(); ++i) {
+      const auto& c = conds[i];
+      std::vector<JsonStep> at{"ConfigurationSpace", "Conditions", i};
+      std::string name = fmt::format("ConfigurationSpace.Conditions[{}]", i);
+      try {
+        std::string text = c.is_string() ? c.get<std::string>() : string_member(c, "Expression", where, "a condition");
+        if (!c.is_string()) {
+          at.emplace_back(std::string("Expression"));
+          name += ".Expression";
+        }
+        out.constraints.push_back(Expression::parse(text, where));
+      } catch (const InputError& e) {
+        relocate(e, f, at, name);
+      }
     }
   }
   return out;
@@ -588,16 +661,20 @@ std::vector<Value> evaluate_value_list(std::string_view text, const SourceLocati
   return evaluator.eval(*e, env);
 }
 
-SpaceDefinition load_t1(const fs::path& file) { return t1_from_json(read_json(file), file); }
+SpaceDefinition load_t1(const fs::path& file) { return t1_from_json(read_json(file)); }
 
-SpaceDefinition load_space_json(const fs::path& file) { return neutral_from_json(read_json(file), file); }
+SpaceDefinition load_space_json(const fs::path& file) {
+  const JsonFile f = read_json(file);
+  return neutral_from_json(f.json, file);
+}
 
 std::optional<SpaceDefinition> load_space_file(const fs::path& file) {
   std::string ext = file.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ext != ".json") return std::nullopt;
-  nlohmann::json j = read_json(file);
-  if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(j, file);
+  const JsonFile f = read_json(file);
+  const nlohmann::json& j = f.json;
+  if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(f);
   if (j.is_object() && j.contains("parameters") && j["parameters"].is_array()) return neutral_from_json(j, file);
   return std::nullopt;
 }

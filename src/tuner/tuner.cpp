@@ -19,6 +19,7 @@
 
 #include "core/detail/hash.hpp"
 #include "tunekit/backend.hpp"
+#include "tunekit/evaluator.hpp"
 #include "tunekit/objective.hpp"
 #include "tunekit/seeds.hpp"
 #include "tunekit/stop.hpp"
@@ -252,6 +253,7 @@ class Run {
     Bindings constants = machine.properties;
     for (const auto& [k, v] : size) constants[k] = v;  // a size named like a property wins
     check_expression_names(spec_, constants);
+    check_size_arguments(size, constants);
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
     for (const auto& e : p.space->constraint_errors()) warn(e);
     p.budget = spec_.search.max_evaluations;
@@ -315,6 +317,33 @@ class Run {
     }
     if (p.budget) p.planned = std::min(p.planned, *p.budget);
     return p;
+  }
+
+  // An argument made from the size alone (no parameter in its expressions)
+  // that cannot be made at this size (a negative element count, a scalar
+  // its type cannot hold) is the size's error, before anything is built:
+  // else every config would be stored as its own launch_error.
+  void check_size_arguments(const Bindings& size, const Bindings& constants) const {
+    std::set<std::string> parameters;
+    for (const auto& param : spec_.parameters) parameters.insert(param.name);
+    auto of_size_alone = [&](const ArgumentSpec& a) {
+      std::vector<const Expression*> made_from;
+      if (a.size) made_from.push_back(&*a.size);
+      if (a.value) made_from.push_back(&*a.value);
+      for (const auto& e : a.shape) made_from.push_back(&e);
+      for (const Expression* e : made_from)
+        for (const auto& name : e->variables())
+          if (parameters.count(name)) return false;
+      return true;
+    };
+    for (const auto& a : spec_.arguments) {
+      if (a.role == Role::tensor_map || !of_size_alone(a)) continue;  // a tensor map reads another argument
+      try {
+        (void)resolve_arguments({a}, constants);
+      } catch (const InputError& e) {
+        throw InputError(e.where(), fmt::format("at size {}: {}", size_key(size), e.message()));
+      }
+    }
   }
 
   // Built with the first size's baseline injected (a valid config; the
@@ -431,7 +460,32 @@ class Run {
     const std::vector<TrialRecord> stored = store_->trials(report_.spec_hash);
     for (const auto& t : stored)
       if (t.device == report_.device && t.status == Status::ok) by_size[size_key(t.size)].push_back(&t);
-    for (auto& [key, trials] : by_size) remember(trials.front()->size, trials);
+    for (auto& [key, trials] : by_size) {
+      remember(trials.front()->size, trials);
+      for (const TrialRecord* t : trials)
+        if (auto cost = objective_cost(spec_.objective, spec_.metrics, *t)) {
+          auto& best = stored_best_[key];
+          if (!best || *cost < best->second) best = std::pair{*t, *cost};
+        }
+    }
+  }
+
+  // A run that measured less than an earlier one (a smaller budget, a
+  // narrower --where) may name a slower best than the store holds, while
+  // `select` and `emit` read the whole store: say so, when the stored
+  // config is in this run's space and this run did not measure it again.
+  void note_stored_best(const SizePlan& p, const SizeReport& sr, std::optional<double> best_cost) {
+    const auto stored = stored_best_.find(size_key(p.size));
+    if (stored == stored_best_.end() || !stored->second || !best_cost) return;
+    const auto& [trial, cost] = *stored->second;
+    if (!(cost < *best_cost) || !p.space->contains(trial.config)) return;
+    for (const auto& t : sr.trials)
+      if (t.config == trial.config) return;
+    warn(fmt::format("at size {}, an earlier run stored a faster config than this run found: {} at {:.3f} us "
+                     "(this run's best: {:.3f} us, {}); `tunekit select` and `tunekit emit` choose from every "
+                     "stored trial",
+                     size_key(p.size), trial.config.str(), trial.stats.median.count(),
+                     sr.trials[*sr.best].stats.median.count(), sr.trials[*sr.best].config.str()));
   }
 
   void remember(const Bindings& size, std::vector<const TrialRecord*> trials) {
@@ -670,6 +724,7 @@ class Run {
       }
       if (p.baseline && t.config == *p.baseline) sr.baseline = i;
     }
+    note_stored_best(p, sr, best_cost);
     sr.commands.resize(sr.trials.size());
     for (std::size_t i = 0; i < sr.trials.size(); ++i) sr.commands[i] = command_of(sr.trials[i], machine);
     std::vector<const TrialRecord*> ok;
@@ -1028,6 +1083,9 @@ class Run {
   std::vector<std::unique_ptr<SeedProvider>> providers_;
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
+  // Per size key, the best stored trial before this run, by the objective,
+  // with its cost.
+  std::map<std::string, std::optional<std::pair<TrialRecord, double>>> stored_best_;
   std::optional<Artifact> reference_function_;
   std::string source_;
   std::string machine_json_;

@@ -14,6 +14,7 @@
 #include "core/detail/process.hpp"
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
+#include "tunekit/status.hpp"
 #include "tunekit/store.hpp"
 
 using namespace tunekit;
@@ -58,6 +59,11 @@ TEST(Cli, HelpListsCommandsAndOptions) {
                           "--compiler",  "--flags",   "--timeout",  "--cache",     "--early-stop", "--confirm",
                           "--reference", "--atol",    "--rtol",     "--entry",     "--arg",        "--no-progress"})
     EXPECT_TRUE(contains(tune.output, opt)) << opt;
+  // Every status a config line may show is named (the help wraps its lines).
+  std::string flowing = tune.output;
+  std::replace(flowing.begin(), flowing.end(), '\n', ' ');
+  for (const auto& status : status_names())
+    if (status.value != Status::ok) EXPECT_TRUE(contains(flowing, std::string(status.name))) << status.name;
 }
 
 TEST(Cli, DevicesListsTheCpu) {

@@ -300,6 +300,8 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
       {{"tune", spec, "--strategy", ""}, "unknown strategy ''"},
       {{"space", spec, "-s", "Q=1"}, "--size Q=1: the spec uses no size named 'Q'"},
       {{"space", (dir / "notes.txt").string()}, "no tunable parameter here"},
+      // A source without %RANGE% lines has nothing to tune: not one empty config.
+      {{"tune", (dir / "notes.txt").string(), "--entry", "f", "-s", "N=4"}, "no tunable parameter here"},
   };
   for (const auto& [args, message] : refused) {
     r = tunekit_cli(args);
@@ -436,6 +438,7 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, "{KIND: [0]}");
   const std::string out = (dir / "out").string();
+  write_file(dir / "ranged.cpp", "// %RANGE% KIND kind 0:1:1\n" + read_file(dir / "k.cpp"));
   struct Case {
     std::vector<std::string> args;
     std::string said;
@@ -449,7 +452,7 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
             "(with the flags '-ftunekit-no-such-flag' of --flags)",
             3},
            {{"tune", spec, "-a", "N=[8,16,8]"}, "-a N=[8,16,8]: duplicate value 8 in 'N' (also at index 0)", 1},
-           {{"tune", (dir / "k.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",
+           {{"tune", (dir / "ranged.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",
              "y:f32:N:0:out", "--arg", "x:f32:N"},
             "--arg x:f32:N: argument 'x' is given twice",
             1},
@@ -520,8 +523,10 @@ TEST(ReliabilityCli, AHugeAxisGridIsRefused) {
 // says which signal. SIGKILL leaves the tuner no say: the worker dies by its
 // parent-death signal.
 TEST(ReliabilityCli, ASignalStopsTheRunAndTheWorkerDiesWithItsTuner) {
-  for (int sig : {SIGTERM, SIGINT, SIGKILL}) {
-    const auto dir = fresh_dir("." + std::to_string(sig));
+  // SIGINT twice at once is one stop (`timeout` signals the child, then its
+  // process group), not the second signal that ends the process at once.
+  for (const auto& [sig, times] : {std::pair{SIGTERM, 1}, {SIGINT, 1}, {SIGINT, 2}, {SIGKILL, 1}}) {
+    const auto dir = fresh_dir("." + std::to_string(sig) + "x" + std::to_string(times));
     const fs::path mark = dir / "HANG";
     write_file(mark, "");
     const std::string spec = write_spec(dir, "{KIND: [0, 3]}", mark);
@@ -542,7 +547,7 @@ TEST(ReliabilityCli, ASignalStopsTheRunAndTheWorkerDiesWithItsTuner) {
       std::this_thread::sleep_for(100ms);
     }
     std::this_thread::sleep_for(500ms);
-    ASSERT_EQ(::kill(tuner, sig), 0);
+    for (int i = 0; i < times; ++i) ASSERT_EQ(::kill(tuner, sig), 0);
     int status = 0;
     ASSERT_EQ(::waitpid(tuner, &status, 0), tuner);
     if (sig == SIGKILL) {
@@ -669,4 +674,112 @@ TEST(ReliabilityCli, ReportAndSelectReadAReadOnlyDatabase) {
   fs::remove(ro.string() + ".html");
   fs::permissions(ro, fs::perms(0755));
   fs::remove_all(ro);
+}
+
+// No file a command writes may replace what it read (the spec, a source,
+// the results store) or another of its outputs: each is refused at its flag,
+// before anything is written.
+TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  const std::string source = (dir / "k.cpp").string(), db = out + "/tunekit.db";
+  const std::string spec_text = read_file(spec), source_text = read_file(source);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"emit", spec, "-o", out, "--header", spec}, "--header: '" + spec + "' is the spec"},
+      {{"emit", spec, "-o", out, "--python", source}, "--python: '" + source + "' is the kernel's source"},
+      {{"emit", spec, "-o", out, "--json", db}, "--json: '" + db + "' is the results database"},
+      {{"report", spec, "-o", out, "--html", source}, "--html: '" + source + "' is the kernel's source"},
+      {{"space", spec, "--write", spec}, "--write: '" + spec + "' is the spec"},
+      {{"space", spec, "--write", db}, "--write: '" + db + "' is an SQLite database"},
+      {{"emit", spec, "-o", out, "--header", out + "/same", "--json", out + "/same"},
+       "--json: '" + out + "/same' is also where --header writes"},
+      {{"tune", spec, "--no-progress", "-o", out, "--csv", out + "/same", "--json", out + "/same"},
+       "--json: '" + out + "/same' is also where --csv writes"},
+  };
+  for (const auto& [args, said] : refused) {
+    const auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, said)) << said << "\n" << r.output;
+  }
+  EXPECT_EQ(read_file(spec), spec_text);
+  EXPECT_EQ(read_file(source), source_text);
+  EXPECT_FALSE(fs::exists(out + "/same"));
+  EXPECT_EQ(tunekit_cli({"select", spec, "-o", out}).exit_code, 0);  // the store is whole
+}
+
+// A size at which an argument made from the size alone cannot be made is
+// the size's error, at the argument, before anything is built; not a
+// launch_error stored for every config.
+TEST(ReliabilityCli, ASizeNoArgumentCanTakeIsBadInput) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string out = (dir / "out").string();
+  for (const auto& [flag, said] : std::vector<std::pair<std::string, std::string>>{
+           {"N=-5", "k.yaml:4:32: at size N=-5: size of argument 'x' is negative (-5)"},
+           {"N=1.5", "k.yaml:4:32: at size N=1.5: expected an integer from 'N', got 1.5"}}) {
+    const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "-s", flag});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, said)) << said << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(out + "/tunekit.db") && !Store(out + "/tunekit.db").all().empty());
+}
+
+// A spec that lists its configs runs them in order: a strategy flag would
+// be ignored, so it is refused.
+TEST(ReliabilityCli, AStrategyForAListOfConfigsIsRefused) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  write_file(spec, read_file(spec) + "configs: [{KIND: 1}, {KIND: 0}]\n");
+  for (const auto& flag : std::vector<std::vector<std::string>>{{"--strategy", "random"},
+                                                                {"--option", "population=4"}}) {
+    std::vector<std::string> args{"tune", spec, "--no-progress", "-o", (dir / "out").string()};
+    args.insert(args.end(), flag.begin(), flag.end());
+    const auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, flag[0] + ": the spec lists its configs (configs:)")) << r.output;
+  }
+}
+
+// A run that measures less than an earlier one says when the store holds a
+// faster config than it found; `select` picks that one.
+TEST(ReliabilityCli, ASmallerRerunSaysTheStoreHoldsAFasterConfig) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1, 2]}");
+  std::string text = read_file(dir / "k.cpp");
+  // KIND 2 is the fastest by far: the others sleep.
+  text.replace(text.find("  for (int i = 0; i < n; ++i)"), 0, "#if KIND != 2\n  usleep(3000);\n#endif\n");
+  write_file(dir / "k.cpp", text);
+  const std::string out = (dir / "out").string();
+  auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(contains(r.output, "best: No.3")) << r.output;  // KIND 2
+  EXPECT_FALSE(contains(r.output, "an earlier run stored")) << r.output;
+  r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--where", "KIND != 2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "an earlier run stored")) << r.output;  // KIND 2 is outside this run's space
+  r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--max-evals", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "warning: at size N=64, an earlier run stored a faster config than this run found: "
+                                 "{KIND: 2}"))
+      << r.output;
+}
+
+// The policy commands read the trials a tune stored under its input seed and
+// cache mode: without the same flags they find none, and say which flag.
+TEST(ReliabilityCli, APolicyCommandNamesTheFlagATuneRanWith) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string hot = (dir / "hot").string(), seeded = (dir / "seeded").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", hot, "--cache", "cold"}).exit_code, 0);
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", seeded, "--seed", "7"}).exit_code, 0);
+  auto r = tunekit_cli({"emit", spec, "-o", hot});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "its trials of 'k' were timed with --cache cold; give that here too")) << r.output;
+  r = tunekit_cli({"select", spec, "-o", seeded});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "but 2 trials of 'k': tuned with another input seed (give the tune's --seed here too)"))
+      << r.output;
+  EXPECT_EQ(tunekit_cli({"select", spec, "-o", seeded, "--seed", "7"}).exit_code, 0);
 }

@@ -325,6 +325,11 @@ TEST(TrialLine, MetricsAndAMissedNoiseTarget) {
   t.stats.noise = 0.051;
   EXPECT_EQ(format_trial_line(3, t, columns),
             "No.3: 10.000 us, {BM: 64, BN: 128}, rate 819.2, noise 5.1% over the 2% target, min 9.800 us");
+  // Near the target, enough decimals to differ from it.
+  t.stats.noise = 0.0012;
+  columns.target_noise = 0.001;
+  EXPECT_EQ(format_trial_line(3, t, columns),
+            "No.3: 10.000 us, {BM: 64, BN: 128}, rate 819.2, noise 0.12% over the 0.1% target, min 9.800 us");
   t.stats.bimodal = true;
   EXPECT_NE(format_trial_line(3, t, columns).find(", two groups of times"), std::string::npos);
   EXPECT_EQ(format_trial_line(3, ok_trial(bmbn(1, 1), 1.0), {}), "No.3: 1.000 us, {BM: 1, BN: 1}");

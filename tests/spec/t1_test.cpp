@@ -166,4 +166,24 @@ TEST(T1Files, HandWrittenT1AndErrors) {
   EXPECT_TRUE(no_values.constraint_errors().empty());
   EXPECT_EQ(no_values.why_empty(), "parameter 'a' has no values");
   EXPECT_THROW(load_space_definition(dir / "missing.json"), InputError);
+
+  // An error inside a condition or a Values string is located at its line
+  // and column in the file, and names the entry.
+  auto where_of = [&](const std::string& name, const std::string& text) -> std::string {
+    try {
+      load_t1(write(name, text));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "read";
+  };
+  const std::string head = "{\"ConfigurationSpace\": {\n \"TuningParameters\": [\n  {\"Name\": \"a\", \"Values\": ";
+  EXPECT_EQ(where_of("cond.json", head + "[1, 2]}],\n \"Conditions\": [\"a > 1\",\n  {\"Expression\": \"a >\"}]}}"),
+            (dir / "cond.json").string() +
+                ":5:22: ConfigurationSpace.Conditions[1].Expression: expected an expression after '>'");
+  EXPECT_EQ(where_of("values.json", head + "\"[1, 2 +]\"}]}}"),
+            (dir / "values.json").string() + ":3:35: ConfigurationSpace.TuningParameters[0].Values: " +
+                "expected an expression after '+'");
+  EXPECT_EQ(where_of("name.json", head + "[1]},\n  {\"Values\": [2]}]}}"),
+            (dir / "name.json").string() + ":4:3: ConfigurationSpace.TuningParameters[1]: a tuning parameter has no \"Name\"");
 }

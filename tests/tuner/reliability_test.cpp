@@ -324,16 +324,31 @@ TEST(Reliability, ADefaultOutsideTheSpaceIsWarned) {
       << report.warnings[0];
 }
 
-// Item 24: a scalar its type cannot hold fails the config, naming the
-// argument, instead of reaching the kernel wrapped around.
+// Item 24: a scalar its type cannot hold is refused, naming the argument,
+// instead of reaching the kernel wrapped around. Made from no parameter, it
+// fails at every config: the spec's error, before anything is built; one a
+// parameter makes is that config's failure.
 TEST(Reliability, AScalarOutOfItsTypesRangeFailsNamingTheArgument) {
   Fixture f("[0]", "reference: none\n");
   std::string text = spec_text("[0]", "reference: none\n");
   text.replace(text.find("value: N}"), 9, "value: 4294967312}");
   write_file(f.dir / "k.yaml", text);
+  try {
+    (void)tune(f.spec(), f.options);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "k.yaml:")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "argument 'n' = 4294967312 does not fit its type i32")) << e.what();
+  }
+  EXPECT_TRUE(Store(f.options.out_dir / "tunekit.db").all().empty());
+
+  text = spec_text("[0, 1]", "reference: none\n");
+  text.replace(text.find("value: N}"), 9, "value: N + KIND * 4294967312}");
+  write_file(f.dir / "k.yaml", text);
   auto t = by_kind(tune(f.spec(), f.options));
-  EXPECT_EQ(t[0].status, Status::launch_error);
-  EXPECT_TRUE(contains(t[0].error, "argument 'n' = 4294967312 does not fit its type i32")) << t[0].error;
+  EXPECT_EQ(t[0].status, Status::ok) << t[0].error;
+  EXPECT_EQ(t[1].status, Status::launch_error);
+  EXPECT_TRUE(contains(t[1].error, "does not fit its type i32")) << t[1].error;
 }
 
 // Item 28: a parameter named like a machine property would replace it.

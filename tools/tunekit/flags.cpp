@@ -12,6 +12,7 @@
 #include "tunekit/error.hpp"
 #include "tunekit/names.hpp"
 #include "tunekit/measure.hpp"
+#include "tunekit/output.hpp"
 
 namespace tunekit::cli {
 
@@ -32,6 +33,36 @@ Seconds duration_flag(const std::string& flag, const std::string& text, bool pos
   if (positive && d.count() <= 0)
     throw InputError({flag}, "'" + text + "' is not a positive duration; give a limit such as 10s or 5m");
   return d;
+}
+
+KeptFiles kept_inputs(const Spec& spec, const std::filesystem::path& db) {
+  KeptFiles kept{{"the results database", db}, {"the spec", spec.file}, {"the kernel's source", spec.kernel.source}};
+  if (!spec.reference.source.empty()) kept.emplace_back("the reference's source", spec.reference.source);
+  return kept;
+}
+
+namespace {
+
+std::filesystem::path resolved(const std::filesystem::path& file) {
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(std::filesystem::absolute(file), ec);
+}
+
+}  // namespace
+
+void check_output_file(const std::string& flag, const std::filesystem::path& file, const KeptFiles& kept) {
+  for (const auto& [what, path] : kept)
+    if (!path.empty() && resolved(file) == resolved(path))
+      throw InputError({flag}, "'" + file.string() + "' is " + what + "; an output may not replace it");
+  if (auto why = unsafe_output(file)) throw InputError({flag}, *why);
+}
+
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (resolved(outputs[i].second) == resolved(outputs[j].second))
+        throw InputError({outputs[i].first}, fmt::format("'{}' is also where {} writes; give each output its own file",
+                                                         outputs[i].second.string(), outputs[j].first));
 }
 
 CLI::Validator at_least(std::uint64_t min) {

@@ -2,6 +2,8 @@
 // What the subcommands share about their flags: the checks that make a bad
 // value bad input at its flag (exit 1), not a crash or a silent default.
 #include <cstdint>
+#include <filesystem>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +39,21 @@ void check_size_flag(const Spec& spec, const std::set<std::string>& known, const
                      const std::string& flag, const std::string& name, const std::vector<Value>& values);
 // The number part of that check, for a command that accepts other names too.
 void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values);
+
+// What a command read that no file it writes may replace (an export pointed
+// at the store by mistake would destroy a week of measurements): a name
+// for each ("the spec") and its path.
+using KeptFiles = std::vector<std::pair<std::string, std::filesystem::path>>;
+// The results store `db`, the spec, the kernel's source and the reference's.
+KeptFiles kept_inputs(const Spec& spec, const std::filesystem::path& db);
+
+// InputError at `flag` when `file` is one of `kept`, or is no file to write
+// (unsafe_output(): a folder, an SQLite database).
+void check_output_file(const std::string& flag, const std::filesystem::path& file, const KeptFiles& kept);
+
+// InputError when two of a command's outputs (flag, path) are one file: the
+// last written would silently replace the other.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs);
 
 // Gives every whole-number and real-number flag of every subcommand of
 // `app` a check that runs before CLI11 converts the value.

@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "flags.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/html_report.hpp"
+#include "tunekit/measure.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/policy.hpp"
 #include "tunekit/report.hpp"
@@ -78,7 +80,8 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
 }
 
 struct Loaded {
-  Spec spec;
+  Spec spec;  // empty when the command read a whole database (report without a SPEC)
+  fs::path db;
   std::vector<TrialRecord> trials;
   std::string name;
 };
@@ -98,6 +101,31 @@ std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chos
   }
 }
 
+// Why a database has no trials of `spec`, the flags given: when it has the
+// kernel's, which tune flag that the command takes too they were tuned
+// with, where their cache mode says so.
+std::string no_trials_of(const Spec& spec, const std::string& name, const fs::path& db, const std::string& chosen_by) {
+  std::set<std::string> hashes;
+  std::size_t count = 0;
+  for (const auto& t : read_trials(db, chosen_by, [](const Store& s) { return s.all(); }))
+    if (t.kernel == name) {
+      hashes.insert(t.spec_hash);
+      ++count;
+    }
+  const std::string none = fmt::format("the database {} has no trials of this spec (as it is now)", db.string());
+  if (hashes.empty()) return none + "; tune it first";
+  for (const auto& mode : cache_mode_names()) {
+    Spec other = spec;
+    other.measure.cache = mode.value;
+    if (hashes.count(spec_hash(other)))
+      return fmt::format("{}: its trials of '{}' were timed with --cache {}; give that here too", none, name,
+                         mode.name);
+  }
+  return fmt::format("{}, but {} trial{} of '{}': tuned with another input seed (give the tune's --seed here too), "
+                     "or before the kernel's source or its arguments changed (tune it again)",
+                     none, count, count == 1 ? "" : "s", name);
+}
+
 Loaded load(const PolicyArgs& a) {
   Loaded l;
   l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
@@ -109,6 +137,7 @@ Loaded load(const PolicyArgs& a) {
                       : !l.spec.output.db.empty() ? l.spec.output.db
                                                   : fs::path(a.out_dir) / "tunekit.db";
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
+  l.db = db;
   const std::string chosen_by = !a.db.empty() ? "--db" : !l.spec.output.db.empty() ? a.spec : "--out-dir";
   l.trials = read_trials(db, chosen_by, [&](const Store& s) { return s.trials(spec_hash(l.spec)); });
   if (l.trials.empty()) {
@@ -117,9 +146,7 @@ Loaded load(const PolicyArgs& a) {
     std::vector<std::string> given;
     if (a.seed) given.push_back(fmt::format("--seed {}", *a.seed));
     if (!a.cache.empty()) given.push_back("--cache " + a.cache);
-    if (given.empty())
-      throw InputError({a.spec},
-                       "the database " + db.string() + " has no trials of this spec (as it is now); tune it first");
+    if (given.empty()) throw InputError({a.spec}, no_trials_of(l.spec, l.name, db, chosen_by));
     const std::string flags = fmt::format("{}", fmt::join(given, " and "));
     throw InputError({given.front().substr(0, given.front().find(' '))},
                      fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
@@ -215,9 +242,13 @@ struct PlannedFile {
 
 // Every path is checked before anything is written, so that a bad one leaves
 // no half-written set behind; a write that fails still names its flag.
-void write_planned(const std::vector<PlannedFile>& files) {
-  for (const auto& f : files)
-    if (auto why = unsafe_output(f.file)) throw InputError({f.flag}, *why);
+void write_planned(const std::vector<PlannedFile>& files, const KeptFiles& kept) {
+  std::vector<std::pair<std::string, fs::path>> outputs;
+  for (const auto& f : files) {
+    check_output_file(f.flag, f.file, kept);
+    outputs.emplace_back(f.flag, f.file);
+  }
+  check_distinct_outputs(outputs);
   for (const auto& f : files) {
     try {
       write_file_atomically(f.file, f.text);
@@ -272,7 +303,7 @@ int run_emit(const PolicyArgs& a) {
       notes.push_back(fmt::format("  vLLM/SGLang fused-MoE config: {}\n", files.back().file.string()));
     }
   }
-  write_planned(files);
+  write_planned(files, kept_inputs(l.spec, l.db));
   fmt::print("{} size{} ({}): {}, {}\n", p.entries.size(), p.entries.size() == 1 ? "" : "s", p.selection,
              files[0].file.string(), files[1].file.string());
   if (selection_of(a.mode) == Selection::all_sizes && l.spec.default_config)
@@ -313,6 +344,7 @@ int run_report(const PolicyArgs& a) {
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
     l.trials = read_trials(db, a.db.empty() ? "--out-dir" : "--db", [](const Store& s) { return s.all(); });
+    l.db = db;
     l.name = "tunekit";
     if (l.trials.empty()) throw InputError({db.string()}, "the database has no trials");
   }
@@ -327,7 +359,8 @@ int run_report(const PolicyArgs& a) {
     options.target_noise = l.spec.measure.target_noise;
     options.metrics = l.spec.metrics;
   }
-  write_planned({{a.html.empty() ? "--out-dir" : "--html", html, html_report(l.trials, options)}});
+  write_planned({{a.html.empty() ? "--out-dir" : "--html", html, html_report(l.trials, options)}},
+                kept_inputs(l.spec, l.db));
   fmt::print("{}report: {}\n", format_parameter_report(l.trials), html.string());
   return 0;
 }

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <memory>
 #include <optional>
@@ -14,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "flags.hpp"
-#include "tunekit/annotation.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
@@ -68,16 +66,6 @@ Loaded load(const SpaceArgs& a) {
     }
   } else {
     const Spec source = spec_from_source(a.file);
-    std::ostringstream text;
-    text << std::ifstream(a.file, std::ios::binary).rdbuf();
-    if (source.parameters.empty() && has_tunable_lines(text.str()))
-      throw InputError(SourceLocation{a.file, 0, 0},
-                       "its `// tunable` lines name what a config replaces, but not the values to try: those are "
-                       "a spec's `configs:` list (msKPP's autotune_v2 form); give that spec to `tunekit space`");
-    if (source.parameters.empty())
-      throw InputError(SourceLocation{a.file, 0, 0},
-                       "no tunable parameter here: expected a spec (.yaml, .yml, .json), a Kernel Tuner T1 or "
-                       "space JSON file, or a source with %RANGE% annotations");
     def.name = source.name;
     def.format = "source";
     def.parameters = source.parameters;
@@ -165,6 +153,9 @@ int run_space(const SpaceArgs& a) {
   const std::string valid_text = valid == UINT64_MAX ? ">= 18446744073709551615" : std::to_string(valid);
 
   if (!a.write.empty()) {
+    KeptFiles kept{{"the file the space is read from", a.file}};
+    if (spec) kept = kept_inputs(*spec, spec->output.db);
+    check_output_file("--write", a.write, kept);
     std::ofstream out(a.write);
     if (!out) throw InputError(SourceLocation{a.write, 0, 0}, "cannot write " + a.write);
     for (std::size_t p = 0; p < space.parameters().size(); ++p)

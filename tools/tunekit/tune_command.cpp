@@ -3,6 +3,7 @@
 #include "tune_command.hpp"
 
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -140,17 +142,6 @@ ArgumentSpec parse_arg_option(const std::string& text) {
   return a;
 }
 
-// No output may replace the results store, the spec or a source: an export
-// pointed at the store by mistake would destroy a week of measurements.
-void check_output_file(const std::string& flag, const fs::path& file,
-                       const std::vector<std::pair<std::string, fs::path>>& kept) {
-  std::error_code ec;
-  for (const auto& [what, path] : kept)
-    if (fs::weakly_canonical(fs::absolute(file), ec) == fs::weakly_canonical(fs::absolute(path), ec))
-      throw InputError({flag}, "'" + file.string() + "' is " + what + "; an output may not replace it");
-  if (auto why = unsafe_output(file)) throw InputError({flag}, *why);
-}
-
 // The size flags (-s, -a) as typed, and the names they may give a value
 // (those the spec uses), for the checks that need the machine.
 struct SizeFlags {
@@ -235,6 +226,10 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
     spec.search.strategy = info.name;
     spec.search.strategy_where = {"--strategy"};
   }
+  if ((t.strategy || !t.options.empty()) && !spec.configs.empty())
+    throw InputError({t.strategy ? "--strategy" : "--option"},
+                     "the spec lists its configs (configs:), which are tried in order: no strategy picks among "
+                     "them; leave the flag out, or give a spec without the list");
   for (auto& o : parse_option_assignments(t.options, "--option")) spec.search.options.push_back(std::move(o));
   (void)strategy_options(strategies().get(spec.search.strategy), spec.search.options);
   if (t.max_evals) {
@@ -365,15 +360,26 @@ std::string where_suffix(const std::vector<std::string>& where) {
 }
 
 // Ctrl-C and SIGTERM stop the run between trials: what is done is stored
-// and reported; a second signal ends the process at once.
+// and reported; a second signal, a second or more after the first, ends the
+// process at once. One stop may arrive twice at once: `timeout` signals its
+// child, then the child's whole process group, and a terminal's Ctrl-C
+// reaches every process of the foreground group.
 std::atomic<int> g_signal{0};
+std::atomic<std::int64_t> g_first_signal_ns{0};
+constexpr std::int64_t kSameStopNs = 1'000'000'000;
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_signal.exchange(sig) != 0) {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+  const std::int64_t ns = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  if (g_signal.load() != 0) {
+    if (ns - g_first_signal_ns.load() < kSameStopNs) return;
     ::signal(sig, SIG_DFL);
     ::raise(sig);
     return;
   }
+  g_first_signal_ns = ns;
+  g_signal = sig;
   request_stop();
 }
 
@@ -432,10 +438,13 @@ int run_tune(const TuneArgs& t) {
   // Before a week of tuning, not after: no explicit output may replace the
   // store, the spec or the kernel's source.
   const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
-  std::vector<std::pair<std::string, fs::path>> kept{
-      {"the results database", db}, {"the spec", spec.file}, {"the kernel's source", spec.kernel.source}};
-  if (!spec.reference.source.empty()) kept.emplace_back("the reference's source", spec.reference.source);
-  for (const auto& [name, file] : spec.output.files) check_output_file("--" + name, file, kept);
+  KeptFiles kept = kept_inputs(spec, db);
+  std::vector<std::pair<std::string, fs::path>> given;
+  for (const auto& [name, file] : spec.output.files) {
+    check_output_file("--" + name, file, kept);
+    given.emplace_back("--" + name, file);
+  }
+  check_distinct_outputs(given);
 
   options.replay = t.replay;
   ProgressBar bar(stderr);
@@ -448,8 +457,13 @@ int run_tune(const TuneArgs& t) {
   const OutputContext context{t.out_dir, std::chrono::system_clock::now(), where_suffix(t.where)};
   const auto planned = plan_outputs(report, spec.output, context, t.outputs, {"--output"});
   kept[0].second = report.db;
+  std::vector<std::pair<std::string, fs::path>> files;
   for (const auto& o : planned)
-    if (o.writer->writes_file) check_output_file("--output " + o.writer->name, o.file, kept);
+    if (o.writer->writes_file) {
+      check_output_file("--output " + o.writer->name, o.file, kept);
+      files.emplace_back("--output " + o.writer->name, o.file);
+    }
+  check_distinct_outputs(files);
   write_outputs(report, planned, std::cout);
   std::cout.flush();
   if (report.interrupted) {
@@ -575,12 +589,14 @@ SubCommand add_tune_command(CLI::App& app) {
                      "Do not seed the search with the spec's matmul tile rules (search.rules), for an A/B comparison");
   tune_cmd->footer(
       "Prints a progress bar with ETA while it runs, then one line per config\n"
-      "(\"No.3: 14.982 us, {BM: 64, ...}\", or its status when it failed: invalid,\n"
-      "compile_error, crash, timeout, wrong_result, launch_error), the best config,\n"
-      "its speedup over the default config, the verification outcome, and where\n"
-      "the results went. A rerun resumes from the results DB.\n"
+      "(\"No.3: 14.982 us, {BM: 64, ...}\", or its status: slower when the early\n"
+      "stop cut it short; invalid, compile_error, resource_limit, launch_error,\n"
+      "crash, timeout or wrong_result when it failed), the best config, its\n"
+      "speedup over the default config, the verification outcome, and where the\n"
+      "results went. A rerun resumes from the results DB.\n"
       "Ctrl-C or SIGTERM stops the run after the trial in flight; what is done\n"
-      "stays stored, and the same command resumes it.\n"
+      "stays stored and reported, and the same command resumes it. A second\n"
+      "signal, a second or more after the first, ends the process at once.\n"
       "Under mpirun, the sizes are spread over the ranks, one device each; rank 0\n"
       "keeps the DB and prints the report (README: MPI).\n"
       "Exit status: 0 if some config ran correctly; 1 for bad input (a spec error\n"

@@ -21,4 +21,8 @@ std::string us(Microseconds t);
 // line: its samples, and the bar they were all over.
 std::string slower_reason(const TrialRecord& t);
 
+// `share` in percent, with as many decimals as it takes to differ from
+// `other` (a noise of 0.12% "over the 0.1% target" must not read 0.1%).
+std::string percent_beside(double share, double other);
+
 }  // namespace tunekit::detail
