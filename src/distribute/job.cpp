@@ -6,7 +6,6 @@
 #include <deque>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <set>
 

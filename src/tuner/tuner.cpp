@@ -464,8 +464,8 @@ class Run {
       remember(trials.front()->size, trials);
       for (const TrialRecord* t : trials)
         if (auto cost = objective_cost(spec_.objective, spec_.metrics, *t)) {
-          auto& best = stored_best_[key];
-          if (!best || *cost < best->second) best = std::pair{*t, *cost};
+          auto [best, first] = stored_best_.try_emplace(key, *t, *cost);
+          if (!first && *cost < best->second.second) best->second = {*t, *cost};
         }
     }
   }
@@ -476,8 +476,8 @@ class Run {
   // config is in this run's space and this run did not measure it again.
   void note_stored_best(const SizePlan& p, const SizeReport& sr, std::optional<double> best_cost) {
     const auto stored = stored_best_.find(size_key(p.size));
-    if (stored == stored_best_.end() || !stored->second || !best_cost) return;
-    const auto& [trial, cost] = *stored->second;
+    if (stored == stored_best_.end() || !best_cost) return;
+    const auto& [trial, cost] = stored->second;
     if (!(cost < *best_cost) || !p.space->contains(trial.config)) return;
     for (const auto& t : sr.trials)
       if (t.config == trial.config) return;
@@ -1085,7 +1085,7 @@ class Run {
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   // Per size key, the best stored trial before this run, by the objective,
   // with its cost.
-  std::map<std::string, std::optional<std::pair<TrialRecord, double>>> stored_best_;
+  std::map<std::string, std::pair<TrialRecord, double>> stored_best_;
   std::optional<Artifact> reference_function_;
   std::string source_;
   std::string machine_json_;

@@ -3,9 +3,9 @@
 // value bad input at its flag (exit 1), not a crash or a silent default.
 #include <cstdint>
 #include <filesystem>
-#include <utility>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>

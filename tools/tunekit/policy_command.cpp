@@ -101,9 +101,9 @@ std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chos
   }
 }
 
-// Why a database has no trials of `spec`, the flags given: when it has the
-// kernel's, which tune flag that the command takes too they were tuned
-// with, where their cache mode says so.
+// Why a database holds no trials of `spec` (no --seed or --cache given): it
+// holds none of the kernel's, or holds them under another cache mode (which
+// is named) or another input seed (which no trial records).
 std::string no_trials_of(const Spec& spec, const std::string& name, const fs::path& db, const std::string& chosen_by) {
   std::set<std::string> hashes;
   std::size_t count = 0;
