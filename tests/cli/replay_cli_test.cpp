@@ -148,7 +148,7 @@ TEST(ReplayCli, JsonHasWhatScriptsRead) {
   for (const char* key :
        {"strategy", "evaluations", "best_time", "optimum_time", "fraction_of_optimum", "strategy_cpu_seconds", "trace"})
     EXPECT_TRUE(j.contains(key)) << key;
-  EXPECT_EQ(j["strategy"], "auto: surrogate");  // the blend's other parts begin after 50
+  EXPECT_EQ(j["strategy"], "auto: surrogate+genetic+bayes");
   EXPECT_EQ(j["evaluations"], 26);  // ceil(0.02 * 1264)
   EXPECT_EQ(j["trace"].size(), 26u);
   // Each time's config beside it: the fastest in the trace is the best config.
