@@ -137,8 +137,12 @@ class Tuner {
   // The config for `size`. `tune(size)` returns the best params and their
   // time in microseconds; it is called at most once per size and file.
   // Saving the file keeps everything else in it as it was.
+  // Throws std::invalid_argument when `size` names other sizes than the
+  // file's (a typo would get some entry's config, or be tuned and saved
+  // under a name no later call asks for).
   Choice get(const Size& size, const std::function<std::pair<Params, double>(const Size&)>& tune) {
     std::lock_guard lock(mutex_);
+    check_names_locked(size);
     if (auto p = find_locked(size)) return {*p, Choice::Source::stored};
     if (mode_ == Mode::tune_on_first_sight && tune) {
       auto [params, time_us] = tune(size);
@@ -169,8 +173,10 @@ class Tuner {
   // none does, the nearest), with the pinned parameters computed from `size`.
   // Throws FileError for a file with checks or pins but not their trees (an
   // older tunekit's): its config could be one the constraints reject.
+  // Throws std::invalid_argument as get() does.
   std::optional<Params> nearest(const Size& size) const {
     std::lock_guard lock(mutex_);
+    check_names_locked(size);
     return nearest_locked(size);
   }
 
@@ -255,6 +261,27 @@ class Tuner {
       else
         for (const auto& [name, tree] : doc_["pinned_trees"].items()) pins_.emplace_back(name, tree);
     }
+  }
+
+  // The size's names against the file's: its size_order, else its first
+  // entry's (a new file's first size sets them).
+  void check_names_locked(const Size& size) const {
+    std::vector<std::string> known = size_order_;
+    if (known.empty() && !entries_.empty())
+      for (const auto& [n, v] : entries_.front().size) known.push_back(n);
+    if (known.empty()) return;
+    std::vector<std::string> given;
+    for (const auto& [n, v] : size) given.push_back(n);
+    std::vector<std::string> sorted = known;
+    std::sort(sorted.begin(), sorted.end());
+    if (given == sorted) return;  // a std::map's keys are sorted
+    auto list = [](const std::vector<std::string>& names) {
+      std::string out;
+      for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+      return out.empty() ? std::string("none") : out;
+    };
+    throw std::invalid_argument("tunekit::online: a size that names " + list(given) + ", but the sizes of " +
+                                file_.string() + " name " + list(known));
   }
 
   std::optional<Params> find_locked(const Size& size) const {

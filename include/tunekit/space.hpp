@@ -19,6 +19,15 @@ struct Parameter {
   std::string name;
   std::vector<Value> values;
   SourceLocation where;
+
+  // The listed value equal to `v` by Python's equality (1 == 1.0), or null:
+  // what a config that names `v` holds, so that it builds and is stored as
+  // the space lists it (-DSCALE=1.0, not -DSCALE=1).
+  const Value* listed(const Value& v) const {
+    for (const auto& x : values)
+      if (x == v) return &x;
+    return nullptr;
+  }
 };
 
 // Which configs are neighbours of a config (for local search).

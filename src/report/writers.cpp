@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -75,7 +77,16 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
   WriterInfo mskpp;
   mskpp.name = "mskpp";
   mskpp.summary = "msKPP's results table TUNEKIT_RESULTS_<time>.csv: No., Config, Duration(us), Args";
-  mskpp.default_file = [](const TuneReport&, const OutputContext& c) { return c.out_dir / results_file_name(c.when); };
+  // A file per run, as msKPP writes: two runs within one second (a --where
+  // rerun) take _2, _3, ... rather than replace the first's table.
+  mskpp.default_file = [](const TuneReport&, const OutputContext& c) {
+    const std::string name = results_file_name(c.when);
+    const std::string stem = name.substr(0, name.size() - std::string_view(".csv").size());
+    fs::path file = c.out_dir / name;
+    std::error_code ec;
+    for (int k = 2; fs::exists(file, ec); ++k) file = c.out_dir / fmt::format("{}_{}.csv", stem, k);
+    return file;
+  };
   mskpp.by_default = [](const TuneReport& report) { return report.application; };
   mskpp.write = [](const TuneReport& report, std::ostream& out) {
     std::vector<std::vector<std::string>> commands;

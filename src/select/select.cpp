@@ -202,20 +202,33 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, con
   const std::size_t n = sizes.size();
   if (n == 0) return cover;
 
-  // Each config covers a set of sizes (as a bit set); a config whose set is
-  // inside another's is never needed.
-  std::vector<std::pair<std::vector<bool>, std::string>> sets;
+  // Each config covers a set of sizes (as a bit set), each with its regret:
+  // how far it is from the size's best, in the tolerance's terms. A config
+  // whose set is inside another's is never needed; of configs with the same
+  // set, the one with the least regret over it is kept.
+  struct CoverSet {
+    std::vector<bool> covers;
+    std::vector<double> regret;  // per size, where it covers
+    double total = 0;            // over the sizes it covers
+    std::string config;
+  };
+  std::vector<CoverSet> sets;
   for (const auto& [ck, per_size] : table.values) {
-    std::vector<bool> covers(n, false);
+    CoverSet set{std::vector<bool>(n, false), std::vector<double>(n, 0), 0, ck};
     bool any = false;
     for (std::size_t i = 0; i < n; ++i)
       if (auto it = per_size.find(sizes[i]); it != per_size.end()) {
         // Within the tolerance of the size's best: for time, at most
         // (1 + tolerance) times its time.
         const double best = cover.per_size[i].value;
-        any |= covers[i] = table.cost(it->second.value) <= table.cost(best) + tolerance * std::fabs(best);
+        const double over = table.cost(it->second.value) - table.cost(best);
+        any |= set.covers[i] = over <= tolerance * std::fabs(best);
+        if (set.covers[i]) {
+          set.regret[i] = best != 0 ? over / std::fabs(best) : over;
+          set.total += set.regret[i];
+        }
       }
-    if (any) sets.emplace_back(std::move(covers), ck);
+    if (any) sets.push_back(std::move(set));
   }
   auto subset = [](const std::vector<bool>& a, const std::vector<bool>& b) {
     for (std::size_t i = 0; i < a.size(); ++i)
@@ -225,8 +238,11 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, con
   std::vector<std::size_t> useful;
   for (std::size_t i = 0; i < sets.size(); ++i) {
     bool dominated = false;
-    for (std::size_t j = 0; j < sets.size() && !dominated; ++j)
-      if (i != j && subset(sets[i].first, sets[j].first) && (sets[i].first != sets[j].first || j < i)) dominated = true;
+    for (std::size_t j = 0; j < sets.size() && !dominated; ++j) {
+      if (i == j || !subset(sets[i].covers, sets[j].covers)) continue;
+      const bool same = sets[i].covers == sets[j].covers;
+      dominated = !same || sets[j].total < sets[i].total || (sets[j].total == sets[i].total && j < i);
+    }
     if (!dominated) useful.push_back(i);
   }
 
@@ -247,7 +263,7 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, con
     }
     if (chosen.size() + 1 >= best_size) return;
     for (std::size_t u : useful) {
-      const auto& s = sets[u].first;
+      const auto& s = sets[u].covers;
       if (!s[first]) continue;
       for (std::size_t i = 0; i < n; ++i) covered[i] += s[i];
       chosen.push_back(u);
@@ -258,14 +274,45 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, con
   };
   search();
 
-  for (std::size_t u : best_choice) cover.configs.push_back(table.configs.at(sets[u].second));
+  // Of the covers with that many configs, the search found the first; swap
+  // a config for another while the cover stays whole and its regret (each
+  // size served by its best covering config) falls, so that a tie goes to
+  // the faster configs, not to the first in the table's order.
+  auto regret_of = [&](const std::vector<std::size_t>& choice) -> std::optional<double> {
+    double total = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::optional<double> least;
+      for (std::size_t u : choice)
+        if (sets[u].covers[i] && (!least || sets[u].regret[i] < *least)) least = sets[u].regret[i];
+      if (!least) return std::nullopt;
+      total += *least;
+    }
+    return total;
+  };
+  if (auto current = regret_of(best_choice))
+    for (bool improved = true; improved;) {
+      improved = false;
+      for (std::size_t k = 0; k < best_choice.size(); ++k)
+        for (std::size_t u = 0; u < sets.size(); ++u) {  // a set inside another's may be the faster
+          if (std::find(best_choice.begin(), best_choice.end(), u) != best_choice.end()) continue;
+          std::vector<std::size_t> swapped = best_choice;
+          swapped[k] = u;
+          if (auto r = regret_of(swapped); r && *r < *current - 1e-12) {
+            best_choice = std::move(swapped);
+            current = r;
+            improved = true;
+          }
+        }
+    }
+
+  for (std::size_t u : best_choice) cover.configs.push_back(table.configs.at(sets[u].config));
   cover.config_of_size.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     // The covering config that is best at this size.
     std::optional<double> fastest;
     for (std::size_t c = 0; c < best_choice.size(); ++c) {
-      const auto& per_size = table.values.at(sets[best_choice[c]].second);
-      if (auto it = per_size.find(sizes[i]); it != per_size.end() && sets[best_choice[c]].first[i] &&
+      const auto& per_size = table.values.at(sets[best_choice[c]].config);
+      if (auto it = per_size.find(sizes[i]); it != per_size.end() && sets[best_choice[c]].covers[i] &&
                                              (!fastest || table.better(it->second.value, *fastest))) {
         fastest = it->second.value;
         cover.config_of_size[i] = c;

@@ -115,14 +115,15 @@ Config Loader::seed(const Item& it, const Spec& s) const {
       fail(loc(e.key_node), msg);
     }
     Item vi = child(m, e);
-    Value v = value_of(vi);
-    if (std::none_of(p->values.begin(), p->values.end(), [&](const Value& x) { return x == v; })) {
+    const Value v = value_of(vi);
+    const Value* as_listed = p->listed(v);
+    if (!as_listed) {
       std::vector<std::string> values;
       for (const auto& x : p->values) values.push_back(x.str());
       fail(content_loc(vi), "'" + v.str() + "' in " + context_name(it.path) + " is not one of " + e.key +
                                 "'s values (" + join(values) + ")");
     }
-    given.emplace_back(e.key, std::move(v));
+    given.emplace_back(e.key, *as_listed);
   }
   std::vector<std::pair<std::string, Value>> entries;
   for (const auto& p : s.parameters) {

@@ -199,9 +199,10 @@ Config Loader::config(const Item& it, const std::vector<Parameter>* declared) co
   std::vector<std::pair<std::string, Value>> entries;
   for (const Entry& e : m.entries) {
     if (!is_identifier(e.key)) fail(loc(e.key_node), "'" + e.key + "' is not a valid parameter name");
+    const Parameter* param = nullptr;
     if (declared) {
-      bool known = std::any_of(declared->begin(), declared->end(), [&](const Parameter& p) { return p.name == e.key; });
-      if (!known) {
+      auto known = std::find_if(declared->begin(), declared->end(), [&](const Parameter& p) { return p.name == e.key; });
+      if (known == declared->end()) {
         std::vector<std::string> names;
         for (const auto& p : *declared) names.push_back(p.name);
         std::string msg = "unknown parameter '" + e.key + "' in " + context_name(it.path);
@@ -213,8 +214,13 @@ Config Loader::config(const Item& it, const std::vector<Parameter>* declared) co
         }
         fail(loc(e.key_node), msg);
       }
+      param = &*known;
     }
-    entries.emplace_back(e.key, value_of(child(m, e)));
+    Value v = value_of(child(m, e));
+    // As listed (a value outside the lists stays as given: the default's
+    // check says so later).
+    if (const Value* as_listed = param ? param->listed(v) : nullptr) v = *as_listed;
+    entries.emplace_back(e.key, std::move(v));
   }
   if (declared) {  // parameter order; a config names every parameter
     std::vector<std::pair<std::string, Value>> ordered;

@@ -10,6 +10,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace tunekit;
+namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::tunekit_exe;
@@ -227,4 +228,62 @@ TEST(Resolve, AVariantThatDoesNotCompileIsExplained) {
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_NE(bad.output.find("{X: 2} at n=16 does not compile (compile_error)"), std::string::npos) << bad.output;
   EXPECT_NE(bad.output.find("X = 2 is not supported"), std::string::npos) << bad.output;
+}
+
+// A spec that lists its configs (msKPP): --config takes values with commas
+// of their own, the others come from the first listed config that has the
+// values given, and a config not in the list is not called valid.
+TEST(Resolve, AListedConfigFromValuesWithCommas) {
+  const std::string spec = "examples/mskpp_matmul_app/matmul_app.yaml";
+  auto j = resolve_json({spec, "-c", "L1TileShape=GemmShape<64, 64, 128>"});
+  EXPECT_EQ(j["config"]["L1TileShape"], "GemmShape<64, 64, 128>");
+  EXPECT_EQ(j["config"]["L0_TILE"], "using L0TileShape = GemmShape<4, 32, 64>;");  // the listed config's
+  EXPECT_EQ(j["config_origin"]["L0_TILE"], "listed config");
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_EQ(j["workdir"], kRoot + "/examples/mskpp_matmul_app");
+  j = resolve_json(
+      {spec, "-c", "L1TileShape=GemmShape<64, 64, 128>,L0_TILE=using L0TileShape = GemmShape<4, 32, 64>;"});
+  EXPECT_EQ(j["config"]["L1TileShape"], "GemmShape<64, 64, 128>");
+  EXPECT_EQ(j["valid"], true);
+
+  auto r = tunekit_cli({"resolve", spec, "-c", "L1TileShape=GemmShape<64, 64, 128>", "-c",
+                        "L0_TILE=using L0TileShape = GemmShape<4, 16, 64>;"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("it is not one of the spec's listed configs (configs:)"), std::string::npos) << r.output;
+  // The command as a shell would need it: its argv runs without one.
+  const fs::path dir = fresh_dir();
+  write_file(dir / "app.sh", "echo time=5\n");
+  write_file(dir / "c.yaml", R"yaml(name: c
+kernel: {language: command, source: app.sh}
+application:
+  run: ["sh", "{source}", "a b; $(echo hi)", "{A}"]
+  time: {regex: 'time=([0-9.]+)', unit: us}
+configs: [{A: 1}, {A: 3}]
+)yaml");
+  r = tunekit_cli({"resolve", (dir / "c.yaml").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" 'a b; $(echo hi)' 1\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("workdir:   " + dir.string() + "\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("entry:"), std::string::npos) << r.output;  // a program has none
+}
+
+// A value given as an equal number of another type (1 for 1.0) is the
+// listed value: the variant a tune built, not another.
+TEST(Resolve, AValueIsTheOneTheSpaceLists) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = SCALE; }\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f}
+arguments:
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 8}
+parameters: {SCALE: [0.5, 1.0, 3]}
+default: {SCALE: 1}
+reference: none
+)");
+  auto j = resolve_json({(dir / "k.yaml").string()});
+  EXPECT_EQ(j["kernel"]["defines"], (nlohmann::json{"SCALE=1.0"}));
+  j = resolve_json({(dir / "k.yaml").string(), "-c", "SCALE=3.0"});
+  EXPECT_EQ(j["kernel"]["defines"], (nlohmann::json{"SCALE=3"}));
 }

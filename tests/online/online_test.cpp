@@ -43,6 +43,29 @@ TEST(Online, LookupOnlyTakesTheNearestTunedSize) {
   EXPECT_EQ(near.source, online::Choice::Source::nearest);
   EXPECT_EQ(near.params.at("BM"), 64);
   EXPECT_EQ(t.get({{"M", 8}, {"N", 900}}, nullptr).params.at("BM"), 16);
+  // A size that names other sizes is the caller's error, not some entry's
+  // config (every distance would be 1, and the first entry would win).
+  for (const online::Size& wrong : {online::Size{{"N", 256}}, online::Size{}, online::Size{{"M", 16}, {"K", 1024}}}) {
+    EXPECT_THROW(t.get(wrong, nullptr), std::invalid_argument);
+    EXPECT_THROW(t.nearest(wrong), std::invalid_argument);
+  }
+  try {
+    t.get({{"m", 16}, {"N", 1024}}, nullptr);
+    ADD_FAILURE() << "a misnamed size was served";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("a size that names N, m, but the sizes of"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("name M, N"), std::string::npos) << e.what();
+  }
+  // Tuning on first sight: a misnamed size is not tuned and saved.
+  online::Tuner tuning(dir / "p.json");
+  int calls = 0;
+  auto tune = [&](const online::Size&) {
+    ++calls;
+    return std::pair<Params, double>{{{"BM", 8}}, 1.0};
+  };
+  EXPECT_THROW(tuning.get({{"MM", 16}, {"N", 1024}}, tune), std::invalid_argument);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(tuning.size(), 2u);
 }
 
 TEST(Online, ExampleProgramTunesOnceAcrossRuns) {

@@ -580,3 +580,17 @@ TEST(T4, EachTrialAsKernelTunerWritesIt) {
   EXPECT_DOUBLE_EQ(results[4]["measurements"][0]["value"].get<double>(), 0.08);
   EXPECT_EQ(results[5]["tunekit_status"], "timeout");
 }
+
+// msKPP's table is one file per run: a second run within the same second
+// (a --where rerun) takes the next free name instead of replacing it.
+TEST(Writers, AResultsTableNeverReplacesAnEarlierRunsTable) {
+  TempDir dir;
+  const WriterInfo& mskpp = writers().get("mskpp");
+  const OutputContext context{dir.path(), std::chrono::system_clock::now(), ""};
+  const fs::path first = mskpp.default_file(TuneReport{}, context);
+  EXPECT_EQ(first.parent_path(), dir.path());
+  EXPECT_EQ(first.filename().string().rfind("TUNEKIT_RESULTS_", 0), 0u) << first;
+  std::ofstream(first) << "No.,Config,Duration(us),Args\n";
+  const fs::path second = mskpp.default_file(TuneReport{}, context);
+  EXPECT_EQ(second.string(), first.string().substr(0, first.string().size() - 4) + "_2.csv");
+}

@@ -96,6 +96,36 @@ TEST(CoveringSet, ExactWhereGreedyIsNot) {
   EXPECT_EQ(chosen, (std::set<std::int64_t>{2, 3}));
 }
 
+// Among covers of the fewest configs, the faster: configs that cover the
+// same sizes, and covers of the same count, are told apart by how far each
+// size's time is from its best, not by their order in the table.
+TEST(CoveringSet, TiesGoToTheFasterConfigs) {
+  // Size 1 needs C=1; C=16 and C=8 both cover size 2 at 5%, C=8 is its best
+  // (C=16 comes first in the table's string order, "16" < "8").
+  std::vector<TrialRecord> t{trial(1, 1, 100), trial(1, 8, 200), trial(1, 16, 200),
+                             trial(2, 8, 50),  trial(2, 16, 52), trial(2, 1, 90)};
+  Cover c = covering_set(t, 0.05);
+  ASSERT_EQ(c.configs.size(), 2u);
+  std::set<std::int64_t> chosen;
+  for (const auto& cfg : c.configs) chosen.insert(cfg.at("C").as_int());
+  EXPECT_EQ(chosen, (std::set<std::int64_t>{1, 8}));
+
+  // Three sizes, two configs needed at 10%: {1, 2} is found first (it
+  // covers size 1 first in the table's order), {3, 4} is each size's best
+  // but size 3 at 5% over.
+  //        M=1   M=2   M=3
+  //   C=1  109   109    -
+  //   C=2   -     -    100
+  //   C=3  100    -     -
+  //   C=4   -    100   105
+  t = {trial(1, 1, 109), trial(2, 1, 109), trial(3, 2, 100), trial(1, 3, 100), trial(2, 4, 100), trial(3, 4, 105)};
+  c = covering_set(t, 0.10);
+  ASSERT_EQ(c.configs.size(), 2u);
+  chosen.clear();
+  for (const auto& cfg : c.configs) chosen.insert(cfg.at("C").as_int());
+  EXPECT_EQ(chosen, (std::set<std::int64_t>{3, 4}));
+}
+
 TEST(BestPerSize, ByAMaximisedMetric) {
   // work = M * C: a config that does more work per microsecond wins, though
   // it is slower.

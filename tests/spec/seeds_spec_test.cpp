@@ -52,6 +52,26 @@ TEST_F(SeedSpec, PartialSeedsTakeTheDefaultForTheRest) {
   EXPECT_TRUE(load_spec(write(kHead + "search: {seeds: }\n")).search.seeds.empty());
 }
 
+// A value equal to a listed one of another type (3.0 for 3, 1 for 1.0) is
+// the listed value, in a seed, the default and a configs list: the variant
+// is built and stored as the space lists it.
+TEST_F(SeedSpec, ValuesAreTheListedOnes) {
+  const std::string head =
+      "kernel: {source: k.cpp, entry: k}\n"
+      "arguments:\n"
+      "  - {name: X, type: f32, size: 8}\n"
+      "parameters:\n"
+      "  SCALE: [0.5, 1.0, 3]\n";
+  Spec s = load_spec(write(head + "default: {SCALE: 1}\nsearch: {seeds: [{SCALE: 3.0}]}\n"));
+  EXPECT_EQ(s.default_config->at("SCALE").repr(), "1.0");
+  ASSERT_EQ(s.search.seeds.size(), 1u);
+  EXPECT_EQ(s.search.seeds[0].at("SCALE").repr(), "3");
+  s = load_spec(write(head + "configs: [{SCALE: 1}, {SCALE: 3.0}]\n"));
+  ASSERT_EQ(s.configs.size(), 2u);
+  EXPECT_EQ(s.configs[0].at("SCALE").repr(), "1.0");
+  EXPECT_EQ(s.configs[1].at("SCALE").repr(), "3");
+}
+
 TEST_F(SeedSpec, LocatedErrors) {
   const std::string s = kHead + "search:\n  seeds:\n";  // entries start on line 12
   expect_error(s + "    - {BM: 64, STAGE: 3}\n", 12, 16,

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -63,6 +65,29 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesy
       if (resolved(outputs[i].second) == resolved(outputs[j].second))
         throw InputError({outputs[i].first}, fmt::format("'{}' is also where {} writes; give each output its own file",
                                                          outputs[i].second.string(), outputs[j].first));
+}
+
+std::vector<std::string> split_assignments(const std::vector<std::string>& given) {
+  auto starts_assignment = [](std::string_view rest) {
+    std::size_t i = 0;
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    const std::size_t first = i;
+    while (i < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[i])) || rest[i] == '_')) ++i;
+    if (i == first || std::isdigit(static_cast<unsigned char>(rest[first]))) return false;
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    return i < rest.size() && rest[i] == '=';
+  };
+  std::vector<std::string> out;
+  for (const auto& text : given) {
+    std::size_t start = 0;
+    for (std::size_t comma = text.find(','); comma != std::string::npos; comma = text.find(',', comma + 1))
+      if (starts_assignment(std::string_view(text).substr(comma + 1))) {
+        out.push_back(text.substr(start, comma - start));
+        start = comma + 1;
+      }
+    out.push_back(text.substr(start));
+  }
+  return out;
 }
 
 CLI::Validator at_least(std::uint64_t min) {

@@ -55,6 +55,11 @@ void check_output_file(const std::string& flag, const std::filesystem::path& fil
 // last written would silently replace the other.
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs);
 
+// NAME=VALUE flags, each given on its own or several separated by commas:
+// split at a comma only where NAME= follows it, so that a value keeps its
+// own commas ("L1=GemmShape<64, 64, 128>,L0=8" is two).
+std::vector<std::string> split_assignments(const std::vector<std::string>& given);
+
 // Gives every whole-number and real-number flag of every subcommand of
 // `app` a check that runs before CLI11 converts the value.
 void check_numbers(CLI::App& app);

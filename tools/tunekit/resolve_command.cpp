@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/detail/process.hpp"
 #include "flags.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
@@ -42,6 +43,7 @@ constexpr const char* kFromFlag = "--config";
 constexpr const char* kFromDefault = "default";
 constexpr const char* kFromFirst = "first value";
 constexpr const char* kFromPinned = "pinned";
+constexpr const char* kFromList = "listed config";
 
 Json to_json(const Value& v) {
   if (v.is_int()) return v.as_int();
@@ -149,7 +151,7 @@ ChosenConfig choose_config(const Spec& spec, const ResolveArgs& a, const Binding
   }
   std::vector<std::string> names;
   for (const auto& p : spec.parameters) names.push_back(p.name);
-  for (const auto& text : a.configs) {
+  for (const auto& text : split_assignments(a.configs)) {
     auto [name, value] = assignment("--config", text);
     if (!is_parameter(spec, name)) {
       std::string msg = "'" + name + "' is not a parameter of " + a.spec;
@@ -157,10 +159,41 @@ ChosenConfig choose_config(const Spec& spec, const ResolveArgs& a, const Binding
       msg += fmt::format(" (its parameters: {})", fmt::join(names, ", "));
       throw InputError({"--config " + text}, msg);
     }
+    // As the space lists it (1.0 for 1): the variant a tune built.
+    const Parameter& param = *std::find_if(spec.parameters.begin(), spec.parameters.end(),
+                                           [&](const Parameter& p) { return p.name == name; });
+    if (const Value* as_listed = param.listed(value)) value = *as_listed;
     values[name] = value;
     origin[name] = kFromFlag;
   }
-  auto is_target = [&](const std::string& n) { return is_parameter(spec, n) && origin[n] != kFromFlag; };
+  if (!spec.configs.empty()) {
+    // A spec that lists its configs runs those alone: the others take the
+    // values of the first listed config (the default first, when it is
+    // listed) that has every value given. With none, the config stays as
+    // given, and why_invalid() says it is not listed.
+    std::vector<const Config*> listed;
+    for (const auto& c : spec.configs)
+      if (spec.default_config && c == *spec.default_config) listed.push_back(&c);
+    for (const auto& c : spec.configs) listed.push_back(&c);
+    for (const Config* c : listed) {
+      const bool fits = std::all_of(values.begin(), values.end(), [&](const auto& entry) {
+        const Value* v = c->find(entry.first);
+        return origin[entry.first] != kFromFlag || (v && *v == entry.second);
+      });
+      if (!fits) continue;
+      const bool is_default = spec.default_config && *c == *spec.default_config;
+      for (const auto& [name, value] : *c)
+        if (origin[name] != kFromFlag) {
+          values[name] = value;
+          origin[name] = is_default ? kFromDefault : kFromList;
+        }
+      break;
+    }
+  }
+  // A listed config is whole: no rule recomputes it.
+  auto is_target = [&](const std::string& n) {
+    return spec.configs.empty() && is_parameter(spec, n) && origin[n] != kFromFlag;
+  };
   auto is_input = [&](const std::string& n) { return !is_parameter(spec, n) && constants.count(n) > 0; };
   for (const auto& c : spec.constraints)
     for (const auto& [name, rule] : c.equalities(is_target, is_input)) {
@@ -196,6 +229,9 @@ std::optional<std::pair<SourceLocation, std::string>> why_invalid(const Spec& sp
                        fmt::format("{}={} is not one of its values ({})", p.name, v->str(), fmt::join(listed, ", "))};
     }
   }
+  if (!spec.configs.empty() && std::find(spec.configs.begin(), spec.configs.end(), config) == spec.configs.end())
+    return std::pair{SourceLocation{spec.file.string()},
+                     "it is not one of the spec's listed configs (configs:), the only ones a tune runs"};
   const Space space(spec.parameters, spec.constraints, constants);
   auto why = space.why_invalid(config);
   if (!why) return std::nullopt;
@@ -341,6 +377,7 @@ int run_resolve(const ResolveArgs& a) {
   out["arguments"] = args;
   if (backend)
     if (auto command = backend->command_line(input, env); !command.empty()) out["command"] = command;
+  if (spec.application) out["workdir"] = spec.application->workdir.string();
 
   if (a.build) {
     const BuildResult built = backend->make_builder()->build(input);
@@ -369,7 +406,7 @@ int run_resolve(const ResolveArgs& a) {
     if (from != std::string(kFromDefault)) not_default.push_back(k + " (" + from + ")");
   if (!not_default.empty()) fmt::print("           not from the default: {}\n", fmt::join(not_default, ", "));
   if (invalid) fmt::print("valid:     no: {}\n", out["invalid_reason"].get<std::string>());
-  fmt::print("entry:     {}\n", input.entry);
+  if (!input.entry.empty()) fmt::print("entry:     {}\n", input.entry);
   if (input.defines.empty()) fmt::print("defines:   none (the config is written into the variant's source)\n");
   else fmt::print("defines:   -D{}\n", fmt::join(input.defines, " -D"));
   if (!input.flags.empty()) fmt::print("flags:     {}\n", fmt::join(input.flags, " "));
@@ -380,8 +417,10 @@ int run_resolve(const ResolveArgs& a) {
   }
   fmt::print("arguments:\n");
   for (const auto& arg : out["arguments"]) fmt::print("{}\n", argument_text(arg));
+  // As a shell would need it: the argv runs without one.
   if (out.contains("command"))
-    fmt::print("command:   {}\n", fmt::join(out["command"].get<std::vector<std::string>>(), " "));
+    fmt::print("command:   {}\n", detail::shell_quote(out["command"].get<std::vector<std::string>>()));
+  if (out.contains("workdir")) fmt::print("workdir:   {}\n", out["workdir"].get<std::string>());
   if (out.contains("artifact"))
     fmt::print("artifact:  {} ({})\n", out["artifact"]["path"].get<std::string>(),
                built_text(out["artifact"]["cached"].get<bool>(), out["artifact"]["build_seconds"].get<double>()));
@@ -403,9 +442,10 @@ SubCommand add_resolve_command(CLI::App& app) {
                   "commas)")
       ->delimiter(',');
   cmd->add_option("-c,--config", args->configs,
-                  "Parameter NAME=VALUE (repeat, or separate by commas); the others take the spec's default, else "
-                  "their first value, and a parameter a constraint pins to the size is computed for it")
-      ->delimiter(',');
+                  "Parameter NAME=VALUE (repeat, or separate by commas: a comma in a value, as in "
+                  "'L1=GemmShape<64, 64, 128>', stays in it); the others take the spec's default (with a configs "
+                  "list, the first listed config that has the values given), else their first value, and a "
+                  "parameter a constraint pins to the size is computed for it");
   cmd->add_option("--properties", args->properties,
                   "Machine properties from this JSON file (one device object of `tunekit devices --json`), instead "
                   "of this machine's: resolve a CUDA spec where there is no GPU")
@@ -423,7 +463,7 @@ SubCommand add_resolve_command(CLI::App& app) {
                 "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch}, launch {grid, "
                 "block, cluster, clustered, shared_memory} (null for CPU kernels), arguments [{name, type, role, "
                 "count, bytes, fill | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
-                "(application specs), artifact {path, hash, cached, build_seconds} (--build)");
+                "and workdir (application specs), artifact {path, hash, cached, build_seconds} (--build)");
   cmd->footer(
       "Exit status: 0 when resolved (and built), 1 for bad input (the message names the flag, or the spec's\n"
       "file:line:column, with the constraint a config breaks) and for a variant that does not compile.");
