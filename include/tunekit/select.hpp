@@ -76,7 +76,9 @@ struct Cover {
 };
 
 // Exact minimum cover: every size gets a config within (1 + tolerance) of
-// that size's best by the goal. Configs not measured ok at a size do not
+// that size's best by the goal; of the covers with that few configs, one
+// whose configs are nearer each size's best (a local search from the first
+// found, swapping one config at a time). Configs not measured ok at a size do not
 // cover it (one cut short there by an early stop of factor F could not
 // have, for a tolerance under F - 1). Throws std::invalid_argument for a
 // tolerance that is negative or not finite.
