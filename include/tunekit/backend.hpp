@@ -70,9 +70,10 @@ class Backend {
 // named in the loader.
 struct KernelTraits {
   bool entry = true;         // names a function to call (`entry` required)
-  bool launch = false;       // a device launch: `grid` (and `block` where `threads`) required, `shared_memory` allowed
+  bool launch = false;       // a device launch: `grid` (and `block` where `threads`) required
   bool threads = true;       // launch: threads per block come from `block` (Triton: from num_warps instead)
-  bool cluster = false;      // thread-block clusters (`cluster`)
+  bool shared_memory = false;  // dynamic shared memory per block (`shared_memory`; OpenCL: __local arrays instead)
+  bool cluster = false;        // thread-block clusters (`cluster`)
   bool tensor_maps = false;  // TMA tensor-map arguments
   bool application = false;  // built and run by the user's own commands (the spec's `application`)
   bool defines = true;       // its build takes -D defines (else `injection: none` says so)

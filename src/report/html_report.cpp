@@ -344,7 +344,7 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     h += "<h3>Failures</h3>\n<table><tr><th>status</th><th>config</th><th>reason</th></tr>\n";
     for (std::size_t i = 0; i < std::min(options.failures, failed.size()); ++i)
       h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td></tr>\n", to_string(failed[i]->status),
-                       html_escape(failed[i]->config.str()), html_escape(detail::first_line(failed[i]->error, 300)));
+                       html_escape(failed[i]->config.str()), html_escape(detail::failure_reason(*failed[i], 300)));
     h += "</table>\n";
     if (failed.size() > options.failures) h += fmt::format("<p>and {} more.</p>\n", failed.size() - options.failures);
   }

@@ -55,16 +55,7 @@ std::string_view compiler_reason(std::string_view log) {
   return log;
 }
 
-std::string why_failed(const TrialRecord& t) {
-  if (t.status == Status::slower) return detail::slower_reason(t);
-  std::string reason = first_line(t.status == Status::compile_error ? compiler_reason(t.error) : t.error);
-  // Only a comparison with the reference has a difference to show.
-  if (t.status != Status::wrong_result || !t.verification.checked) return reason;
-  const double diff = t.verification.max_abs_diff;
-  if (reason.find("max abs diff") != std::string::npos) return reason;
-  if (reason.empty()) return fmt::format("max abs diff {:.3g} > tolerance", diff);
-  return first_line(fmt::format("max abs diff {:.3g}: {}", diff, reason));
-}
+std::string why_failed(const TrialRecord& t) { return detail::failure_reason(t, kReasonLimit); }
 
 const TrialRecord* pick(const SizeReport& s, const std::optional<std::size_t>& index) {
   if (!index || *index >= s.trials.size()) return nullptr;
@@ -284,6 +275,18 @@ std::string detail::slower_reason(const TrialRecord& t) {
     out += fmt::format(", all over {:g} x {} us, the best so far", t.slower_than->factor, us(t.slower_than->best));
   if (n) out += fmt::format("; min {} us", us(t.stats.min));
   return out;
+}
+
+std::string detail::failure_reason(const TrialRecord& t, std::size_t limit) {
+  if (t.status == Status::slower) return slower_reason(t);
+  std::string reason =
+      first_line(t.status == Status::compile_error ? compiler_reason(t.error) : std::string_view(t.error), limit);
+  // Only a comparison with the reference has a difference to show.
+  if (t.status != Status::wrong_result || !t.verification.checked) return reason;
+  const double diff = t.verification.max_abs_diff;
+  if (reason.find("max abs diff") != std::string::npos) return reason;
+  if (reason.empty()) return fmt::format("max abs diff {:.3g} > tolerance", diff);
+  return first_line(fmt::format("max abs diff {:.3g}: {}", diff, reason), limit);
 }
 
 std::string detail::first_line(std::string_view text, std::size_t limit) {

@@ -64,7 +64,14 @@ KernelSpec Loader::kernel(const Item& it) const {
   if (auto v = get(m, "arch")) k.arch = string_of(*v, "an architecture such as sm_90a");
   if (auto v = get(m, "grid")) k.launch.grid = expressions_of(*v, 1, 3);
   if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);
-  if (auto v = get(m, "shared_memory")) k.launch.shared_memory = expression_of(*v, "an expression (bytes)");
+  if (auto v = get(m, "shared_memory")) {
+    if (traits.launch && traits.threads && !traits.shared_memory)
+      fail(loc(m.find("shared_memory")->key_node),
+           "'shared_memory' (dynamic shared memory per block) applies to " +
+               languages_with(&KernelTraits::shared_memory) + " kernels, not " + k.language +
+               " (whose kernels declare their local memory themselves)");
+    k.launch.shared_memory = expression_of(*v, "an expression (bytes)");
+  }
   if (auto v = get(m, "cluster")) {
     if (!traits.cluster)
       fail(loc(m.find("cluster")->key_node), "'cluster' (thread-block clusters) applies to " +

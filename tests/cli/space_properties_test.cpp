@@ -75,6 +75,19 @@ TEST(SpaceProperties, ACudaSpecCountsWithAGpusPropertiesAnywhere) {
   const Space expected(s.parameters, s.constraints, constants);
   ASSERT_GT(expected.count(), 0u);
   EXPECT_EQ(valid_line(r.output), "valid:       " + std::to_string(expected.count()));
+  // The size counted, and that it is one of several (constraints over the
+  // sizes make each its own space).
+  ASSERT_GT(s.sizes.size(), 1u);
+  EXPECT_NE(r.output.find("size:        {B_NK: 1, K: 4096, M: 4096, N: 4096}"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(the first of the spec's " + std::to_string(s.sizes.size()) +
+                          " sizes; --size NAME=VALUE for another)"),
+            std::string::npos)
+      << r.output;
+  auto j = tunekit_cli({"space", spec, "--properties", (dir / "h200.json").string(), "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  const auto counted = nlohmann::json::parse(j.output);
+  EXPECT_EQ(counted["sizes"], s.sizes.size());
+  EXPECT_EQ(counted["size"]["M"], s.sizes.front().at("M").as_int());
 
   // A file that is not one device object: the file and what was expected.
   write_file(dir / "bad.json", "[{\"sm_count\": 132}]");

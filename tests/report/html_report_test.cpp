@@ -214,3 +214,13 @@ TEST(HtmlReport, MarksTheBaselineWarnsOnNoiseAndPlotsAcrossSizes) {
   EXPECT_NE(page.find("<th>rate</th>"), std::string::npos);
   EXPECT_NE(page.find("<td class=\"num\">6.4</td>"), std::string::npos);
 }
+
+// A failure's reason is the console's: a compiler's first error line, not
+// the context its log opens with.
+TEST(HtmlReport, AFailuresReasonIsTheCompilersErrorLine) {
+  std::vector<TrialRecord> trials{trial(ab(1, "x"), Status::ok, 10), trial(ab(2, "x"), Status::compile_error, 0)};
+  trials[1].error = "s.cpp: In function 'void sx(float*, float*, int)':\ns.cpp:7:3: error: 'this' is not allowed\n";
+  const std::string page = html_report(trials, {});
+  EXPECT_NE(page.find("<td>s.cpp:7:3: error: &#39;this&#39; is not allowed</td>"), std::string::npos) << page;
+  EXPECT_EQ(page.find("In function"), std::string::npos);
+}

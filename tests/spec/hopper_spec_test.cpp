@@ -149,6 +149,14 @@ TEST_F(HopperSpec, ClusterErrors) {
   expect_error(head + "  cluster: [1, 1, 1, 1]\n" + args, 7, 12, "a list of 1 to 3 expressions");
   expect_error("kernel:\n  source: k.cpp\n  entry: k\n  cluster: [2]\n" + args, 4, 3,
                "'cluster' (thread-block clusters) applies to cuda kernels, not c++");
+  // An OpenCL kernel declares its __local arrays: at load, not at its
+  // reference's launch.
+  write("__kernel void k() {}\n", "k.cl");
+  expect_error("kernel:\n  source: k.cl\n  entry: k\n  language: opencl\n  grid: [8]\n  block: [64]\n"
+               "  shared_memory: 1024\n" + args,
+               7, 3,
+               "'shared_memory' (dynamic shared memory per block) applies to cuda kernels, not opencl (whose "
+               "kernels declare their local memory themselves)");
   expect_error(head + args + "reference: {entry: k, cluster: [2]}\n", 9, 23,
                "'reference.cluster' needs the reference's own 'grid' and 'block'");
 }

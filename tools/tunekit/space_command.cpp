@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flags.hpp"
+#include "store/detail/json_value.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
@@ -132,15 +133,18 @@ int run_space(const SpaceArgs& a) {
   } else {
     valid = space.count();
   }
+  // The size counted: the spec's first, with --size on top. The others may
+  // allow other configs (constraints over the sizes).
+  Bindings size = spec && !spec->sizes.empty() ? spec->sizes.front() : Bindings{};
+  for (const auto& s : a.sizes) {
+    auto [name, value] = parse_assignment(s);
+    size[name] = value;
+  }
+  const std::size_t sizes = spec ? spec->sizes.size() : 0;
   // The default is the baseline of every speedup; say when it is not valid
   // here, and why (the constraint, the machine property).
   std::optional<std::string> default_problem;
   if (spec && spec->default_config && !space.contains(*spec->default_config)) {
-    Bindings size = spec->sizes.empty() ? Bindings{} : spec->sizes.front();
-    for (const auto& s : a.sizes) {
-      auto [name, value] = parse_assignment(s);
-      size[name] = value;
-    }
     Bindings machine = def.constants;
     for (const auto& [k, v] : size) machine.erase(k);
     Spec checked = *spec;
@@ -180,6 +184,9 @@ int run_space(const SpaceArgs& a) {
     j["file"] = a.file;
     j["name"] = def.name;
     j["format"] = def.format;
+    // The size counted (null for a space without sizes), and how many the spec has.
+    j["size"] = spec ? detail::bindings_to_json(size) : nlohmann::ordered_json(nullptr);
+    j["sizes"] = sizes;
     j["parameters"] = space.parameters().size();
     j["constraints"] = space.constraints().size();
     j["cartesian"] = space.cartesian_size();
@@ -199,6 +206,10 @@ int run_space(const SpaceArgs& a) {
     fmt::print("{}\n", j.dump());
     return 0;
   }
+  if (spec && !size.empty())
+    fmt::print("size:        {}{}\n", Config({size.begin(), size.end()}).str(),
+               sizes > 1 ? fmt::format(" (the first of the spec's {} sizes; --size NAME=VALUE for another)", sizes)
+                         : std::string());
   fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\n", space.parameters().size(),
              space.constraints().size(), space.cartesian_size());
   if (listed) fmt::print("listed:      {} (the spec's configs: list; only those run)\n", spec->configs.size());

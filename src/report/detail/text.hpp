@@ -21,6 +21,11 @@ std::string us(Microseconds t);
 // line: its samples, and the bar they were all over.
 std::string slower_reason(const TrialRecord& t);
 
+// Why a trial failed (or was cut short), in one line of about `limit`
+// characters: a compiler's first error line rather than its log's opening
+// context, a wrong result's difference from the reference.
+std::string failure_reason(const TrialRecord& t, std::size_t limit);
+
 // `share` in percent, with as many decimals as it takes to differ from
 // `other` (a noise of 0.12% "over the 0.1% target" must not read 0.1%).
 std::string percent_beside(double share, double other);

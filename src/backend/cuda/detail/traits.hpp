@@ -8,6 +8,7 @@ namespace tunekit::cuda {
 inline BackendInfo describe_backend() {
   KernelTraits k;
   k.launch = true;
+  k.shared_memory = true;
   k.cluster = true;
   k.tensor_maps = true;
   k.compilers = {"nvrtc", "nvcc"};
