@@ -36,6 +36,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD
 
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+  sed -n '2,/^# shellcheck/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+
 if [[ "${1:-}" == --prepare ]]; then
   mkdir -p build-gpu-deps
   cp /usr/include/sqlite3.h /usr/include/zlib.h /usr/include/zconf.h build-gpu-deps/ &&
@@ -62,6 +67,15 @@ for s in "${steps[@]}"; do
     { echo "scripts/gpu.sh: unknown step '$s' (steps: ${all_steps[*]}, or build to only build)"; exit 2; }
 done
 want() { local s; for s in "${steps[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
+
+# Nothing here runs without NVIDIA's driver: say so before a build that
+# takes minutes. Any one sign of a GPU will do (a container may lack the
+# others).
+gpu_here() {
+  compgen -G '/dev/nvidia[0-9]*' >/dev/null || command -v nvidia-smi >/dev/null ||
+    ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'
+}
+gpu_here || { echo "scripts/gpu.sh: no NVIDIA GPU or driver here (no /dev/nvidia*, nvidia-smi or libcuda.so.1): run it on a GPU machine (see --help)" >&2; exit 2; }
 
 out=${OUT:-$root/build-gpu/out}
 mkdir -p "$out"

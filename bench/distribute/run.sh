@@ -26,10 +26,13 @@ while [[ $# -gt 0 && "$1" != -- ]]; do
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ "${1:-}" == -- ]] && shift
+if [[ "${1:-}" == -- ]]; then shift; fi
+source "$here/../args.sh"
+count --ranks "$ranks"
 args=("$@")
 ((${#args[@]})) || args=(examples/matmul/matmul.yaml -a 'M=[128,256,384,512]' --max-evals 12)
 command -v mpirun >/dev/null || { echo "run.sh: mpirun not found (Debian: openmpi-bin)" >&2; exit 2; }
+echo "[build] tunekit in $build" >&2
 [[ -f "$build/CMakeCache.txt" ]] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" --target tunekit-cli tunekit-worker >/dev/null
 grep -q 'TUNEKIT_ENABLE_MPI:BOOL=ON' "$build/CMakeCache.txt" ||

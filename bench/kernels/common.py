@@ -16,6 +16,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from gpu_python import require_gpu_torch  # noqa: E402,F401  (each script calls it after parsing its flags)
+
 COPY_BW = 4.25e12  # H200 device-to-device copy, bytes read + written per second (/work/shared/gpu/README.md)
 
 

@@ -201,6 +201,7 @@ def main():
                     help="random configs per shape in the large-M (BM 64/128) tunes (their spaces hold 575-2644)")
     ap.add_argument("--no-tune", action="store_true", help="reuse the JSON exports of an earlier run in DIR/tunekit")
     a = ap.parse_args()
+    common.require_gpu_torch()
     common.use_tunekit(a.tunekit)
     if not os.path.exists(GEMM_SPEC):
         common.fail(f"{GEMM_SPEC} does not exist yet")

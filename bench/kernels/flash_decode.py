@@ -86,6 +86,7 @@ def main():
                     help="only verify random configs on ragged sizes (L not a multiple of any chunk, GQA groups "
                          "of 1 to 8) against the fp32 reference, then stop")
     a = ap.parse_args()
+    common.require_gpu_torch()
     common.use_tunekit(a.tunekit)
     os.makedirs(a.out, exist_ok=True)
     if a.check_only:

@@ -347,6 +347,7 @@ def main():
     ap.add_argument("--flush", default="write", choices=["write", "read"],
                     help="L2 flush before each sample, for tunekit and cuBLAS alike (see above)")
     a = ap.parse_args()
+    common.require_gpu_torch()
     common.use_tunekit(a.tunekit)
     if a.shape and a.shape not in [s for s, _ in SUITE]:
         ap.error(f"--shape {a.shape} is not in the suite: {[s for s, _ in SUITE]}")

@@ -32,6 +32,10 @@ step_table=(
 )
 all_steps=("${step_table[@]%%:*}")
 if [[ "${1:-}" == --list ]]; then printf '%s\n' "${step_table[@]}"; exit 0; fi
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+  sed -n '2,/^# shellcheck/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=("${all_steps[@]}")
 for s in "${steps[@]}"; do

@@ -71,6 +71,10 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (try --help)" ;;
   esac
 done
+source "$here/../args.sh"
+count --seeds "$seeds"
+count --jobs "$jobs"
+shares --budgets "$budgets"
 if [ ${#cases[@]} -eq 0 ]; then
   shared="$root/../shared/caches"
   [ -d "$shared" ] || die "no --case given and $shared not found"

@@ -50,6 +50,10 @@ while [ $# -gt 0 ]; do
     *) files+=("$1"); shift ;;
   esac
 done
+source "$here/../args.sh"
+count --repeat "$repeat"
+count --kt-repeat "$kt_repeat"
+for f in "${files[@]}"; do [ -f "$f" ] || die "no such file: $f"; done
 if [ ${#files[@]} -eq 0 ]; then
   shared="$root/../shared/spaces"
   [ -d "$shared" ] || die "no space files given and $shared not found"

@@ -174,6 +174,7 @@ def main():
     ap.add_argument("--summary", default="")
     ap.add_argument("--only", default="fault,same")
     args = ap.parse_args()
+    common.require_gpu_torch()
     os.makedirs(args.out, exist_ok=True)
 
     def log(s):

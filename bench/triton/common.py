@@ -17,9 +17,14 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import torch
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from gpu_python import require_gpu_torch  # noqa: E402,F401  (each script calls it after parsing its flags)
+
+try:
+    import torch
+except ImportError:  # --help and flag errors answer without it; require_gpu_torch() says it is missing
+    torch = None
 
 
 def add_kernel_paths():

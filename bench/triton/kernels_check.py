@@ -28,9 +28,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 common.add_kernel_paths()
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-import triton  # noqa: E402
+torch = common.torch  # None without torch: main() says so after parsing its flags
+if torch is not None:
+    import torch.nn.functional as F  # noqa: E402
+    import triton  # noqa: E402
 
 
 def rel_err(out, ref):
@@ -214,6 +215,7 @@ def main():
     ap.add_argument("--summary", default="")
     ap.add_argument("--only", default="correct,prefill,decode,moe,probe")
     a = ap.parse_args()
+    common.require_gpu_torch()
     lines = []
 
     def log(s):

@@ -198,6 +198,7 @@ def main():
                     help="time no further a config whose one launch is over this factor of the best (0: off)")
     ap.add_argument("--no-layer", action="store_true")
     args = ap.parse_args()
+    common.require_gpu_torch()
     if args.sweep_cut and args.sweep_cut < 1.5:
         sys.exit(f"moe_vs_vllm.py: --sweep-cut {args.sweep_cut}: expected 0 (off) or a factor >= 1.5, "
                  "far enough above one launch's noise")

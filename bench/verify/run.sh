@@ -17,7 +17,15 @@ case "${1:-}" in
     shift 2
     ;;
 esac
-[[ "${1:-}" == -- ]] && shift
+# The benchmark's own arguments come after --; anything else is refused
+# before the build.
+if [[ "${1:-}" == -- ]]; then
+  shift
+elif [[ $# -gt 0 ]]; then
+  echo "run.sh: unknown argument '$1' (see --help; the benchmark's own go after --)" >&2
+  exit 2
+fi
+echo "[build] libtunekit in $build" >&2
 [[ -f "$build/CMakeCache.txt" ]] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" --target tunekit >/dev/null
 ${CXX:-g++} -std=c++20 -O2 -DNDEBUG -I"$root/include" -I"$root/src" "$here/verify_bench.cpp" "$build/lib/libtunekit.a" \

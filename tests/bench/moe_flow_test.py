@@ -65,6 +65,7 @@ class MoeFlow(unittest.TestCase):
             return lambda: None
 
         moe_vs_vllm.Problem.fn = fn
+        common.require_gpu_torch = lambda: sys.modules["torch"]  # the stand-in: no GPU needed here
         common.vllm_graph_time = lambda f: time_of(last_config["c"])
         # A third of the configs do not compile (over the shared memory, say).
         common.compile_all = lambda jobs: [("OutOfResources: x", 0.0, 0, 0, 0) if i % 3 == 0 else ("ok", 0.01, 0, 0, 0)
