@@ -1,28 +1,21 @@
-// The built-in strategies, one line each; their definitions live in the
-// file named after them.
+// The built-in strategies: NAME stands for `StrategyInfo NAME_strategy()`,
+// defined in src/search/NAME.cpp; adding one is that file and its name in
+// this list (in the order `tunekit plugins` lists them).
 #include "search/detail/builtin.hpp"
+
+#define TUNEKIT_BUILTIN_STRATEGIES(X) \
+  X(auto) X(exhaustive) X(random) X(genetic) X(annealing) X(local) X(diffevo) X(surrogate) X(bayes)
 
 namespace tunekit::detail {
 
-StrategyInfo auto_strategy();
-StrategyInfo exhaustive_strategy();
-StrategyInfo genetic_strategy();
-StrategyInfo annealing_strategy();
-StrategyInfo local_strategy();
-StrategyInfo diffevo_strategy();
-StrategyInfo surrogate_strategy();
-StrategyInfo bayes_strategy();
+#define TUNEKIT_DECLARE_STRATEGY(name) StrategyInfo name##_strategy();
+TUNEKIT_BUILTIN_STRATEGIES(TUNEKIT_DECLARE_STRATEGY)
+#undef TUNEKIT_DECLARE_STRATEGY
 
 void register_builtin_strategies(Registry<StrategyInfo>& registry) {
-  registry.add(auto_strategy());
-  registry.add(exhaustive_strategy());
-  registry.add(random_strategy());
-  registry.add(genetic_strategy());
-  registry.add(annealing_strategy());
-  registry.add(local_strategy());
-  registry.add(diffevo_strategy());
-  registry.add(surrogate_strategy());
-  registry.add(bayes_strategy());
+#define TUNEKIT_ADD_STRATEGY(name) registry.add(name##_strategy());
+  TUNEKIT_BUILTIN_STRATEGIES(TUNEKIT_ADD_STRATEGY)
+#undef TUNEKIT_ADD_STRATEGY
 }
 
 OptionSpec integer_option(std::string name, std::int64_t value, std::string help, double min, double max) {

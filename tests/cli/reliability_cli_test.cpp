@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli.hpp"
+#include "tunekit/cli.hpp"
 #include "core/detail/process.hpp"
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli.hpp"
+#include "tunekit/cli.hpp"
 #include "support/temp_dir.hpp"
 
 // The recipes themselves.
@@ -104,7 +104,8 @@ TEST(Recipes, AWriterAddedThroughTheRegistryWritesWhenAskedFor) {
 }
 
 // Each ```cpp block of the page that follows a `<!-- recipe: FILE -->` line
-// is FILE, verbatim; every recipe file is shown.
+// is FILE, verbatim; every recipe file is shown (and the main() that runs
+// the command line with them, built by Install.ConsumerFindsPackage).
 TEST(Recipes, ThePageShowsTheCompiledFiles) {
   const std::string root = TUNEKIT_SOURCE_DIR;
   const std::string page = read_file(root + "/docs/architecture.md");
@@ -117,5 +118,5 @@ TEST(Recipes, ThePageShowsTheCompiledFiles) {
     shown.insert(file);
   }
   EXPECT_EQ(shown, (std::set<std::string>{"docs/recipes/toy_backend.cpp", "docs/recipes/toy_strategy.cpp",
-                                          "docs/recipes/toy_writer.cpp"}));
+                                          "docs/recipes/toy_writer.cpp", "tests/install/consumer/cli_main.cpp"}));
 }

@@ -1,6 +1,6 @@
 // The command line: thin. Parses arguments, calls the library, prints.
 // Everything it does is reachable from the library API.
-#include "cli.hpp"
+#include "tunekit/cli.hpp"
 
 #include <algorithm>
 #include <cctype>

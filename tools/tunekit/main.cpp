@@ -1,4 +1,4 @@
 // tunekit: the command line (cli.cpp).
-#include "cli.hpp"
+#include "tunekit/cli.hpp"
 
 int main(int argc, char** argv) { return tunekit::cli::run(argc, argv); }

@@ -1,6 +1,8 @@
 #pragma once
-// The tunekit command line as a function, so that a program (or a test) can
-// register its own strategies, backends or writers and then run the CLI.
+// The tunekit command line as a function (CMake: tunekit::cli), so that a
+// program (or a test) can register its own strategies, backends or writers
+// and then run the whole CLI with them:
+//   int main(int argc, char** argv) { add_my_strategy(); return tunekit::cli::run(argc, argv); }
 namespace tunekit::cli {
 
 // Parses argv and runs the subcommand. Exit status: 0 on success, 1 for bad
