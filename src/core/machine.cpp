@@ -25,13 +25,20 @@ std::string machine_to_json(const MachineInfo& m) {
 MachineInfo machine_from_json(std::string_view json) {
   auto j = nlohmann::json::parse(json, nullptr, false);
   if (!j.is_object()) throw std::invalid_argument("a machine description must be a JSON object");
+  // The whole of `tunekit devices --json`, not one of its devices.
+  if (j.contains("backends") && j["backends"].is_array())
+    throw std::invalid_argument(
+        "this is the whole `tunekit devices --json` listing, not one device of a backend's \"devices\" list in "
+        "it");
   MachineInfo m;
   for (const auto& [k, v] : j.items()) {
     if (k == "device" && v.is_string()) m.device = v.get<std::string>();
     else if (v.is_number_integer()) m.properties[k] = Value(v.get<std::int64_t>());
     else if (v.is_number()) m.properties[k] = Value(v.get<double>());
     else if (v.is_string()) m.properties[k] = Value(v.get<std::string>());
-    else throw std::invalid_argument("property '" + k + "' must be a number or a string, not " + v.dump());
+    else
+      throw std::invalid_argument("property '" + k + "' must be a number or a string, not " +
+                                  (v.is_structured() ? std::string(v.is_array() ? "a list" : "an object") : v.dump()));
   }
   return m;
 }

@@ -17,4 +17,17 @@ TEST(MachineJson, RoundTripsAndRefusesWhatIsNotAMachine) {
   EXPECT_THROW(machine_from_json("[1, 2]"), std::invalid_argument);
   EXPECT_THROW(machine_from_json("{\"nested\": {\"a\": 1}}"), std::invalid_argument);
   EXPECT_THROW(machine_from_json("not json"), std::invalid_argument);
+  // The whole listing of `tunekit devices --json`, or a nested value: said in
+  // a line, not dumped.
+  auto message = [](std::string_view json) {
+    try {
+      (void)machine_from_json(json);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(message(R"({"backends": [{"backend": "cpu", "devices": [{"device": "cpu: x", "cores": 2}]}]})"),
+            "this is the whole `tunekit devices --json` listing, not one device of a backend's \"devices\" list in it");
+  EXPECT_EQ(message(R"({"caches": [1, 2, 3]})"), "property 'caches' must be a number or a string, not a list");
 }

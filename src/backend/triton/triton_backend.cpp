@@ -119,7 +119,8 @@ MachineInfo describe_device(const PythonSetup& py, int device) {
   if (!j)
     throw std::runtime_error(
         fmt::format("the triton backend needs {} with torch and triton, and a GPU (or "
-                    "TRITON_INTERPRET=1); `python3 -m tunekit_triton describe` failed{}: {}",
+                    "TRITON_INTERPRET=1; TUNEKIT_PYTHON names another Python); `python3 -m tunekit_triton "
+                    "describe` failed{}: {}",
                     py.interpreter, r.timed_out ? " (timed out)" : "", python_failure(r.output)));
   MachineInfo m;
   m.device = j->value("device", std::string("triton device"));
