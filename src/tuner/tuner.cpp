@@ -756,16 +756,23 @@ class Run {
   // side (see MeasureSettings::confirm). A run that measured none of them
   // anew keeps what the store says, so resuming a tune measures nothing. A
   // simulating backend (replay) would serve the same recorded times again.
+  // When the pooled times drop the confirmed configs below one that was not
+  // (the machine ran slower while confirming), that one is measured again
+  // beside the fastest confirmed ones, so that the best named is always a
+  // confirmed config (or the only one within reach of the best).
   void confirm(const SizePlan& p, SizeReport& sr, const Bindings& env) {
     const MeasureSettings& ms = spec_.measure;
     if (ms.confirm < 2 || ms.confirm_rounds == 0 || backend_->clock()) return;
-    std::vector<std::pair<double, std::size_t>> ranked;
-    for (std::size_t i = 0; i < sr.trials.size(); ++i)
-      if (sr.trials[i].status == Status::ok)
-        if (auto cost = objective_cost(spec_.objective, spec_.metrics, sr.trials[i])) ranked.emplace_back(*cost, i);
-    std::sort(ranked.begin(), ranked.end());
+    auto ranked = [&] {
+      std::vector<std::pair<double, std::size_t>> out;
+      for (std::size_t i = 0; i < sr.trials.size(); ++i)
+        if (sr.trials[i].status == Status::ok)
+          if (auto cost = objective_cost(spec_.objective, spec_.metrics, sr.trials[i])) out.emplace_back(*cost, i);
+      std::sort(out.begin(), out.end());
+      return out;
+    };
     std::vector<std::size_t> top;
-    for (const auto& [cost, i] : ranked) {
+    for (const auto& [cost, i] : ranked()) {
       if (top.size() == ms.confirm) break;
       if (!top.empty() &&
           sr.trials[i].stats.median.count() > kConfirmWithin * sr.trials[top.front()].stats.median.count())
@@ -775,7 +782,30 @@ class Run {
     if (top.size() < 2 ||
         std::none_of(top.begin(), top.end(), [&](std::size_t i) { return measured_.count(sr.trials[i].config.key()); }))
       return;
+    constexpr int kPasses = 3;  // the first, and up to two for a config that overtook the confirmed ones
+    for (int pass = 0; pass < kPasses; ++pass) {
+      if (!measure_side_by_side(p, sr, env, top)) return;
+      const auto now = ranked();
+      if (now.empty()) return;
+      const std::size_t leader = now.front().second;
+      if (std::find(sr.confirmed.begin(), sr.confirmed.end(), leader) != sr.confirmed.end()) return;
+      top = {leader};
+      for (const auto& [cost, i] : now)
+        if (top.size() < ms.confirm && std::find(sr.confirmed.begin(), sr.confirmed.end(), i) != sr.confirmed.end())
+          top.push_back(i);
+      if (top.size() < 2) return;
+    }
+    warn(fmt::format("at size {}, the fastest config was not among those confirmed after {} passes of measuring "
+                     "the fastest again: the machine's speed drifts more than they differ",
+                     size_key(p.size), kPasses));
+  }
 
+  // The trials `top` (indices into sr.trials), measured again side by side,
+  // each one's statistics then pooling every sample (sr.confirmed lists each
+  // once). False when the run was stopped or ran out of time.
+  bool measure_side_by_side(const SizePlan& p, SizeReport& sr, const Bindings& env,
+                            const std::vector<std::size_t>& top) {
+    const MeasureSettings& ms = spec_.measure;
     struct Candidate {
       std::size_t trial;
       TrialRequest request;
@@ -792,17 +822,17 @@ class Run {
       // In full (no early-stop bar), and with no reference: verified before.
       candidates.push_back({i, request_for(config, built.artifact, input.entry, env), {}, false});
     }
-    if (candidates.size() < 2) return;
+    if (candidates.size() < 2) return true;
     notify(fmt::format("confirming the {} fastest configs", candidates.size()));
     for (std::size_t round = 0; round < ms.confirm_rounds; ++round)
       for (std::size_t j = 0; j < candidates.size(); ++j) {
-        if (out_of_time() || stop_requested()) return;
+        if (out_of_time() || stop_requested()) return false;
         Candidate& c = candidates[(j + round) % candidates.size()];
         if (c.dropped) continue;
         const auto t0 = Clock::now();
         TrialResult res = evaluator_->evaluate(c.request);
         report_.measure += Clock::now() - t0;
-        if (res.interrupted) return;
+        if (res.interrupted) return false;
         report_.device_busy += res.device_busy;
         report_.flush += res.flush;
         if (res.status == Status::ok) {
@@ -830,8 +860,10 @@ class Run {
       t.samples.insert(t.samples.end(), c.samples.begin(), c.samples.end());
       t.stats = summarize(t.samples);
       store(t);
-      sr.confirmed.push_back(c.trial);
+      if (std::find(sr.confirmed.begin(), sr.confirmed.end(), c.trial) == sr.confirmed.end())
+        sr.confirmed.push_back(c.trial);
     }
+    return true;
   }
 
   // Records from the store have an id; new ones are saved first. Each trial
