@@ -783,3 +783,34 @@ TEST(ReliabilityCli, APolicyCommandNamesTheFlagATuneRanWith) {
       << r.output;
   EXPECT_EQ(tunekit_cli({"select", spec, "-o", seeded, "--seed", "7"}).exit_code, 0);
 }
+
+// select and emit choose among the configs the spec allows as it is now:
+// a narrower parameter list or a new constraint resumes what the space still
+// holds (spec_hash() leaves them out), and what it no longer holds is not
+// shipped.
+TEST(ReliabilityCli, APolicyLeavesOutConfigsTheSpecNoLongerAllows) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1, 2]}");
+  std::string text = read_file(dir / "k.cpp");
+  text.replace(text.find("  for (int i = 0; i < n; ++i)"), 0, "#if KIND != 2\n  usleep(3000);\n#endif\n");
+  write_file(dir / "k.cpp", text);
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  auto r = tunekit_cli({"select", spec, "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "{KIND: 2}")) << r.output;
+
+  const std::string full = read_file(spec);
+  std::string fewer_values = full;
+  fewer_values.replace(fewer_values.find("KIND: [0, 1, 2]"), 15, "KIND: [0, 1]");
+  for (const std::string& narrowed : {fewer_values, full + "constraints: ['KIND < 2']\n"}) {
+    write_file(spec, narrowed);
+    r = tunekit_cli({"select", spec, "-o", out});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(contains(r.output, "{KIND: 2}")) << narrowed << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "note: 1 of the 3 stored trials of this spec are left out")) << r.output;
+    r = tunekit_cli({"emit", spec, "-o", out});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(contains(read_file(out + "/k_policy.json"), "\"KIND\": 2")) << narrowed;
+  }
+}

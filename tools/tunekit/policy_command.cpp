@@ -1,5 +1,6 @@
 #include "policy_command.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -13,10 +14,12 @@
 #include "flags.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/html_report.hpp"
+#include "tunekit/machine.hpp"
 #include "tunekit/measure.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/policy.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
@@ -126,6 +129,39 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
                      none, count, count == 1 ? "" : "s", name);
 }
 
+// The trials whose config the spec, as it is now, allows at their size:
+// its parameters' values, its constraints and its configs list. spec_hash()
+// leaves those out, so that a narrower or wider space resumes what it
+// shares; a config the space no longer holds is not chosen, as a tune would
+// not name it. A constraint that reads a name a trial's machine did not
+// record (an older store) is not held against it.
+std::vector<TrialRecord> allowed_now(const Spec& spec, std::vector<TrialRecord> trials) {
+  std::set<std::string> parameters;
+  for (const auto& p : spec.parameters) parameters.insert(p.name);
+  std::map<std::string, std::unique_ptr<Space>> spaces;  // by machine and size
+  std::erase_if(trials, [&](const TrialRecord& t) {
+    if (!spec.configs.empty() && std::find(spec.configs.begin(), spec.configs.end(), t.config) == spec.configs.end())
+      return true;
+    std::unique_ptr<Space>& space = spaces[t.machine + '\n' + size_key(t.size)];
+    if (!space) {
+      Bindings constants;
+      try {
+        constants = machine_from_json(t.machine).properties;
+      } catch (const std::invalid_argument&) {
+      }
+      for (const auto& [k, v] : t.size) constants[k] = v;
+      std::vector<Expression> readable;
+      for (const auto& c : spec.constraints)
+        if (std::all_of(c.variables().begin(), c.variables().end(),
+                        [&](const std::string& n) { return parameters.count(n) || constants.count(n); }))
+          readable.push_back(c);
+      space = std::make_unique<Space>(spec.parameters, std::move(readable), constants);
+    }
+    return !space->contains(t.config);
+  });
+  return trials;
+}
+
 Loaded load(const PolicyArgs& a) {
   Loaded l;
   l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
@@ -155,6 +191,18 @@ Loaded load(const PolicyArgs& a) {
                                      ? "give the input seed and cache mode the tune ran with, or tune it first"
                                      : "it has the spec's own (leave out " + flags + ")"));
   }
+  const std::size_t stored = l.trials.size();
+  l.trials = allowed_now(l.spec, std::move(l.trials));
+  if (l.trials.empty())
+    throw InputError({a.spec}, fmt::format("none of the {} stored trials of this spec in {} is in its space as it is "
+                                           "now (its parameters, constraints or configs list changed since they "
+                                           "ran); tune it again",
+                                           stored, db.string()));
+  if (l.trials.size() < stored)
+    fmt::print(stderr,
+               "note: {} of the {} stored trials of this spec are left out: their configs are outside its space as "
+               "it is now (its parameters, constraints or configs list changed since they ran)\n",
+               stored - l.trials.size(), stored);
   return l;
 }
 
