@@ -25,6 +25,11 @@ struct BuildInput {
   std::string language;
   std::string compiler;
   std::vector<std::string> flags;
+  // A digest of the headers the source includes with #include "NAME" found
+  // beside it (builder/detail/headers.hpp): an edit to one is another
+  // variant. A builder compiles with the source's folder on the quote
+  // include path, as if it compiled the source where it is.
+  std::string headers;
   // The variant's values. Left out of hash(): the source and defines carry
   // them for compiled kernels; the command backend, whose build command may
   // use them directly, adds the command it runs to its own cache key.

@@ -1,7 +1,13 @@
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
 #include <sstream>
+#include <vector>
 
+#include "builder/detail/headers.hpp"
 #include "core/detail/hash.hpp"
 #include "tunekit/annotation.hpp"
 #include "tunekit/backend.hpp"
@@ -9,9 +15,12 @@
 
 namespace tunekit {
 
+namespace fs = std::filesystem;
+
 std::string BuildInput::hash() const {
   detail::Hasher h;
   h.add(source).add(entry).add(language).add(compiler).add(arch);
+  if (!headers.empty()) h.add("headers").add(headers);  // only when there are: other variants keep their hash
   h.add(defines.size());
   for (const auto& d : defines) h.add(d);
   h.add(flags.size());
@@ -20,6 +29,36 @@ std::string BuildInput::hash() const {
   h.add(arguments.size());
   for (const auto& a : arguments) h.add(a.name).add(to_string(a.type)).add(to_string(a.role));
   return h.hex();
+}
+
+std::string detail::local_headers_digest(const fs::path& source) {
+  static const std::regex quoted(R"re(^[ \t]*#[ \t]*include[ \t]*"([^"]+)")re");
+  constexpr std::size_t kMostFiles = 256;
+  std::set<fs::path> seen;
+  std::vector<fs::path> pending{source};
+  detail::Hasher h;
+  bool any = false;
+  while (!pending.empty() && seen.size() < kMostFiles) {
+    const fs::path file = pending.back();
+    pending.pop_back();
+    std::ifstream in(file, std::ios::binary);
+    if (!in) continue;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (file != source) {
+      h.add(file.string()).add(text);
+      any = true;
+    }
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, quoted)) continue;
+      std::error_code ec;
+      const fs::path header = fs::weakly_canonical(file.parent_path() / m[1].str(), ec);
+      if (ec || !fs::is_regular_file(header, ec) || !seen.insert(header).second) continue;
+      pending.push_back(header);
+    }
+  }
+  return any ? h.hex() : std::string();
 }
 
 namespace {
@@ -32,6 +71,7 @@ std::string default_compiler(const std::string& language) {
 BuildInput common_input(const Spec& spec) {
   BuildInput in;
   in.source_name = spec.kernel.source.string();
+  in.headers = detail::local_headers_digest(spec.kernel.source);
   in.entry = spec.kernel.entry;
   in.arguments = spec.arguments;
   in.language = spec.kernel.language;

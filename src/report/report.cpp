@@ -28,7 +28,6 @@ using detail::ojson;
 
 constexpr std::size_t kReasonLimit = 100;
 
-std::string first_line(std::string_view text) { return detail::first_line(text, kReasonLimit); }
 
 std::string format_bindings(const Bindings& b) {
   std::string out = "{";

@@ -17,6 +17,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "builder/detail/headers.hpp"
 #include "core/detail/hash.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
@@ -1136,6 +1137,10 @@ class Run {
 std::string spec_hash(const Spec& spec) {
   detail::Hasher h;
   h.add(read_file(spec.kernel.source, {spec.file.string()}));
+  // Its own headers are the kernel too; only when it has some, so that other
+  // specs keep their hash.
+  if (const std::string headers = detail::local_headers_digest(spec.kernel.source); !headers.empty())
+    h.add("headers").add(headers);
   h.add(spec.kernel.entry).add(spec.kernel.language).add(spec.kernel.compiler);
   h.add(static_cast<std::uint64_t>(spec.kernel.injection));
   for (const auto& f : spec.kernel.flags) h.add(f);

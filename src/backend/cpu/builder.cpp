@@ -69,6 +69,9 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
   std::vector<std::string> argv{in.compiler};
   argv.insert(argv.end(), in.flags.begin(), in.flags.end());
   for (const auto& d : in.defines) argv.push_back("-D" + d);
+  // The copy compiles here: its own headers are found where it came from.
+  if (const fs::path dir = fs::path(in.source_name).parent_path(); !dir.empty())
+    argv.insert(argv.end(), {"-iquote", dir.string()});
   argv.insert(argv.end(), {"-shared", "-fPIC", "-o", tmp.string(), src.string()});
   if (!detail::run_compiler(argv, "the compiler", r)) {
     std::error_code ec;

@@ -65,6 +65,9 @@ fs::path cuda_include_dir() {
 std::vector<std::string> nvrtc_options(const BuildInput& in, const std::string& arch) {
   std::vector<std::string> o{"--gpu-architecture=" + arch};
   for (const auto& d : in.defines) o.push_back("-D" + d);
+  // The kernel's own headers, beside its source.
+  if (const fs::path dir = fs::path(in.source_name).parent_path(); !dir.empty())
+    o.push_back("--include-path=" + dir.string());
   if (static const fs::path inc = cuda_include_dir(); !inc.empty()) o.push_back("--include-path=" + inc.string());
   o.insert(o.end(), in.flags.begin(), in.flags.end());
   return o;
@@ -315,6 +318,8 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
   std::vector<std::string> argv{nvcc_path(), "-cubin", "-gencode=arch=" + virt + ",code=" + arch};
   for (const auto& d : in.defines) argv.push_back("-D" + d);
   argv.insert(argv.end(), in.flags.begin(), in.flags.end());
+  // The copy compiles here: its own headers are found where it came from.
+  if (const fs::path dir = fs::path(in.source_name).parent_path(); !dir.empty()) argv.push_back("-I" + dir.string());
   argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
   if (!detail::run_compiler(argv, "nvcc", r)) {
     fs::remove(tmp);
