@@ -28,7 +28,6 @@ using detail::ojson;
 
 constexpr std::size_t kReasonLimit = 100;
 
-
 std::string format_bindings(const Bindings& b) {
   std::string out = "{";
   bool first = true;
