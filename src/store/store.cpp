@@ -19,6 +19,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "store/detail/json_value.hpp"
 #include "tunekit/stop.hpp"
@@ -294,6 +295,26 @@ std::string size_key(const Bindings& size) {
   return out;
 }
 
+namespace {
+
+// Throws when the file is an SQLite database of something else: tables, but
+// no tunekit schema version (tunekit sets one when it creates its table). A
+// tune would add its table to it, and a reader would call it an old store.
+void refuse_foreign_database(sqlite3* db, const std::filesystem::path& path) {
+  {
+    Statement v(db, path, "PRAGMA user_version");
+    if (v.step("cannot read the schema version") && v.integer(0) != 0) return;
+  }
+  std::vector<std::string> tables;
+  Statement t(db, path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  while (t.step("cannot list the tables")) tables.push_back(t.text(0));
+  if (tables.empty()) return;
+  fail(path, fmt::format("is an SQLite database, but not a tunekit results store (its tables: {}); give another file",
+                         fmt::join(tables, ", ")));
+}
+
+}  // namespace
+
 Store::Store(const std::filesystem::path& file, Access access) : path_(file), columns_(&kColumns) {
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
@@ -312,6 +333,7 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
     if (rc != SQLITE_OK) fail(path_, "cannot open", db_);
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
+    refuse_foreign_database(db_, path_);  // before anything is written to it, its journal mode included
 
     {
       Statement wal(db_, path_, "PRAGMA journal_mode=WAL");
@@ -417,6 +439,18 @@ void Store::open_read_only() {
     if (rc == SQLITE_OK && sqlite3_exec(db_, "PRAGMA query_only=1", nullptr, nullptr, nullptr) == SQLITE_OK) {
       sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
       if (auto version = version_of()) {
+        if (*version == 0) {
+          try {
+            refuse_foreign_database(db_, path_);
+          } catch (...) {
+            sqlite3_close_v2(db_);
+            db_ = nullptr;
+            throw;
+          }
+          sqlite3_close_v2(db_);
+          db_ = nullptr;
+          fail(path_, "is an empty database: it holds no tunekit results yet");
+        }
         if (*version == 5) columns_ = &kColumnsReadingVersion5;
         else if (*version != kSchemaVersion) {
           sqlite3_close_v2(db_);

@@ -884,3 +884,47 @@ TEST(Store, APutWaitsForALockHeldLongerThanThirtySeconds) {
   sqlite3_close(other);
   EXPECT_EQ(store.all().size(), 1u);
 }
+
+// An SQLite file of something else is not made a store: no table is added,
+// nothing is changed, and both kinds of open say what the file is.
+TEST(Store, ADatabaseOfSomethingElseIsRefusedUnchanged) {
+  TempDir dir;
+  const fs::path file = dir.path() / "notes.db";
+  create(file, "CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('keep me');");
+  for (const auto access : {Store::Access::read_write, Store::Access::read_only}) {
+    try {
+      Store s(file, access);
+      ADD_FAILURE() << "a database of notes was opened as a store";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("is an SQLite database, but not a tunekit results store (its tables: "
+                                           "notes); give another file"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT group_concat(name) FROM sqlite_master WHERE type = 'table'", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "notes");
+  sqlite3_finalize(st);
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "delete");  // not switched to WAL
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+
+  // An empty database becomes a store; read without writing, it has no results yet.
+  const fs::path empty = dir.path() / "empty.db";
+  create(empty, "");
+  try {
+    Store s(empty, Store::Access::read_only);
+    ADD_FAILURE() << "an empty database was read as a store";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is an empty database: it holds no tunekit results yet"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(Store(empty).all().empty());
+}
