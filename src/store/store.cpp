@@ -297,20 +297,24 @@ std::string size_key(const Bindings& size) {
 
 namespace {
 
-// Throws when the file is an SQLite database of something else: tables, but
-// no tunekit schema version (tunekit sets one when it creates its table). A
-// tune would add its table to it, and a reader would call it an old store.
-void refuse_foreign_database(sqlite3* db, const std::filesystem::path& path) {
+// The tables of a file that is an SQLite database of something else:
+// tables, but no tunekit schema version (tunekit sets one when it creates
+// its table). A tune would add its table to it, and a reader would call it
+// an old store. Empty for a store, and for an empty database.
+std::vector<std::string> foreign_tables(sqlite3* db, const std::filesystem::path& path) {
   {
     Statement v(db, path, "PRAGMA user_version");
-    if (v.step("cannot read the schema version") && v.integer(0) != 0) return;
+    if (v.step("cannot read the schema version") && v.integer(0) != 0) return {};
   }
   std::vector<std::string> tables;
   Statement t(db, path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
   while (t.step("cannot list the tables")) tables.push_back(t.text(0));
-  if (tables.empty()) return;
-  fail(path, fmt::format("is an SQLite database, but not a tunekit results store (its tables: {}); give another file",
-                         fmt::join(tables, ", ")));
+  return tables;
+}
+
+std::string not_a_store(const std::vector<std::string>& tables) {
+  return fmt::format("is an SQLite database, but not a tunekit results store (its tables: {}); give another file",
+                     fmt::join(tables, ", "));
 }
 
 }  // namespace
@@ -333,7 +337,8 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
     if (rc != SQLITE_OK) fail(path_, "cannot open", db_);
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
-    refuse_foreign_database(db_, path_);  // before anything is written to it, its journal mode included
+    // Before anything is written to it, its journal mode included.
+    if (const auto tables = foreign_tables(db_, path_); !tables.empty()) fail(path_, not_a_store(tables));
 
     {
       Statement wal(db_, path_, "PRAGMA journal_mode=WAL");
@@ -440,16 +445,11 @@ void Store::open_read_only() {
       sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
       if (auto version = version_of()) {
         if (*version == 0) {
-          try {
-            refuse_foreign_database(db_, path_);
-          } catch (...) {
-            sqlite3_close_v2(db_);
-            db_ = nullptr;
-            throw;
-          }
+          const auto tables = foreign_tables(db_, path_);
           sqlite3_close_v2(db_);
           db_ = nullptr;
-          fail(path_, "is an empty database: it holds no tunekit results yet");
+          fail(path_, tables.empty() ? std::string("is an empty database: it holds no tunekit results yet")
+                                     : not_a_store(tables));
         }
         if (*version == 5) columns_ = &kColumnsReadingVersion5;
         else if (*version != kSchemaVersion) {
