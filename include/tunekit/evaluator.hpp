@@ -106,6 +106,14 @@ struct TrialResult {
   Seconds device_busy{0};  // time the device spent running this trial's kernels
   Seconds flush{0};        // time spent evicting the caches before samples (cold modes; never timed)
   Seconds verify{0};       // time spent comparing the outputs with the reference, on the host
+  // A simulating backend's (replay) recorded costs of the config: the
+  // trial's build and evaluation times, instead of the tuner's clock, so
+  // that a T4 file written from a replay is a recording in its turn.
+  struct Recorded {
+    Seconds compile{0};
+    Seconds run{0};
+  };
+  std::optional<Recorded> recorded;
 };
 
 // The reference run failed (crashed, hung, produced NaN): nothing can be

@@ -542,6 +542,27 @@ Recording::Recording(fs::path file, Format format, std::string kernel, std::stri
       tuned_for_(std::move(tuned_for)),
       warnings_(std::move(warnings)) {
   by_key_.reserve(results_.size());
+  // A config recorded twice: the later entry, as a Kernel Tuner cache's JSON
+  // object keeps its last key, and a warning that says so.
+  std::size_t twice = 0;
+  std::string first;
+  for (std::size_t i = 0; i < results_.size(); ++i) {
+    auto [at, fresh] = by_key_.try_emplace(pack(results_[i].values), i);
+    if (fresh) continue;
+    if (twice++ == 0) first = config_of(results_[i]).str();
+    at->second = i;
+  }
+  if (!twice) return;
+  warnings_.push_back(fmt::format("{}: {} config{} recorded more than once ({} the first); the last entry of each "
+                                  "is replayed",
+                                  file_.string(), twice, twice == 1 ? " is" : "s are", first));
+  // The earlier entries go: nothing (the optimum, the counts) may read them.
+  std::vector<RecordedResult> kept;
+  kept.reserve(by_key_.size());
+  for (std::size_t i = 0; i < results_.size(); ++i)
+    if (by_key_.at(pack(results_[i].values)) == i) kept.push_back(std::move(results_[i]));
+  results_ = std::move(kept);
+  by_key_.clear();
   for (std::size_t i = 0; i < results_.size(); ++i) by_key_.emplace(pack(results_[i].values), i);
 }
 

@@ -1031,8 +1031,10 @@ class Run {
           fail_baseline(p, sr, e, config == *p.baseline ? std::move(rec) : blank_record(p, *p.baseline));
         return;
       }
-      rec.eval_time = Clock::now() - t0;
-      report_.measure += rec.eval_time;
+      const Seconds took = Clock::now() - t0;
+      report_.measure += took;
+      rec.eval_time = res.recorded ? res.recorded->run : took;
+      if (res.recorded) rec.build_time = res.recorded->compile;
       if (res.interrupted) return;  // stopped: the trial says nothing about the config
       measured_.insert(config.key());
       report_.device_busy += res.device_busy;

@@ -596,3 +596,26 @@ TEST(ReplayCli, ADatabaseReplaySaysWhatItHoldsAndTakesTheSpecsKernel) {
   EXPECT_TRUE(contains(bare.output, "give the spec it was tuned with, --spec")) << bare.output;
   EXPECT_FALSE(contains(bare.output, "T1")) << bare.output;
 }
+
+// A T4 file written by a replayed tune carries the recording's compile and
+// run times, not the replay's own microseconds: replayed in its turn, it
+// costs what the recording it came from costs.
+TEST(ReplayCli, AT4FileOfAReplayIsTheSameRecording) {
+  const fs::path out = tunekit::testing::fresh_dir() / "out";
+  auto r = tunekit_cli({"tune", kSpec, "--replay", kCache, "--strategy", "exhaustive", "--output", "t4", "-o",
+                        out.string(), "--no-progress"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string t4 = (out / "convolution.t4.json").string();
+  ASSERT_TRUE(fs::exists(t4)) << r.output;
+  auto replayed = [&](const std::string& recording) {
+    auto run = tunekit_cli({"replay", recording, "--spec", kSpec, "--strategy", "random", "--max-evals", "30",
+                            "--seed", "3", "--json"});
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    return last_json(run.output);
+  };
+  const auto original = replayed(kCache), again = replayed(t4);
+  EXPECT_EQ(again["trace"], original["trace"]);
+  EXPECT_NEAR(again["simulated_seconds"].get<double>(), original["simulated_seconds"].get<double>(),
+              1e-3 * original["simulated_seconds"].get<double>());
+  EXPECT_GT(original["simulated_seconds"].get<double>(), 1.0);  // recorded costs, not this machine's microseconds
+}

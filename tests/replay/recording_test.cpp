@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/constraint.hpp"
@@ -610,4 +612,31 @@ TEST(Recording, AStoreThatLacksConfigsAsksForItsSpec) {
   EXPECT_TRUE(contains(m, "{BM: 16, U: 2}")) << m;
   EXPECT_TRUE(contains(m, "--spec")) << m;
   EXPECT_FALSE(contains(m, "T1")) << m;
+}
+
+// A config recorded twice (a T4 results list may hold it twice): the last
+// entry is replayed, whatever the order, the earlier one is gone (it cannot
+// be the optimum), and a warning names the file and the config.
+TEST(Recording, AConfigRecordedTwiceIsItsLastEntryWithAWarning) {
+  const auto dir = tunekit::testing::fresh_dir();
+  auto entry = [](int a, double ms) {
+    return fmt::format(R"({{"configuration": {{"a": {}}}, "invalidity": "correct", "objectives": ["time"],
+ "times": {{"runtimes": [{}]}}, "measurements": [{{"name": "time", "value": {}, "unit": "ms"}}]}})",
+                       a, ms, ms);
+  };
+  for (const bool fast_first : {true, false}) {
+    const std::string fast = entry(1, 0.001), slow = entry(1, 2.0);
+    tunekit::testing::write_file(dir / "t4.json", R"({"schema_version": "1.0.0", "results": [)" + entry(2, 1.0) +
+                                                      "," + (fast_first ? fast : slow) + "," +
+                                                      (fast_first ? slow : fast) + "]}");
+    const Recording r = load_recording(dir / "t4.json");
+    EXPECT_EQ(r.results().size(), 2u);
+    const RecordedResult* a1 = r.find(Config({{"a", 1}}));
+    ASSERT_NE(a1, nullptr);
+    EXPECT_DOUBLE_EQ(a1->time->count(), fast_first ? 2000.0 : 1.0) << fast_first;
+    ASSERT_EQ(r.warnings().size(), 1u);
+    EXPECT_EQ(r.warnings()[0], (dir / "t4.json").string() +
+                                   ": 1 config is recorded more than once ({a: 1} the first); the last entry of each "
+                                   "is replayed");
+  }
 }

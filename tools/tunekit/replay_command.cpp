@@ -259,7 +259,8 @@ SubCommand add_replay_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   auto* t1 = cmd->add_option("--t1", a->t1,
-                             "Kernel Tuner T1 file whose restrictions make the space (parameters: the recording's)")
+                             "Kernel Tuner T1 file whose parameters, values and restrictions make the space (its parameter "
+                             "names those the recording has; a valid config the recording lacks is an error)")
                  ->check(CLI::ExistingFile);
   cmd->add_option("--spec", a->spec, "tunekit spec whose parameters and constraints make the space")
       ->check(CLI::ExistingFile)

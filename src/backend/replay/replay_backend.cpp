@@ -57,6 +57,7 @@ class ReplayEvaluator final : public Evaluator {
     TrialResult out;
     out.status = r->status;
     out.error = r->error;
+    out.recorded = TrialResult::Recorded{r->compile_time, r->run_time};
     if (r->time) {
       out.samples = {*r->time};
       out.stats = summarize(out.samples);
