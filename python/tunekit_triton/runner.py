@@ -76,22 +76,22 @@ def classify_exception(e: BaseException) -> tuple[str, bool]:
     return "launch_error", sticky
 
 
-class ReferenceRaised(Exception):
-    """A reference function that raised, with the line in its file where it
-    did. Its message names the user's exception; short_trace() adds no class
-    name of tunekit's."""
+class UserCodeRaised(Exception):
+    """A function of the user's (a reference, a setup function) that raised,
+    named, with the line in its file where it did. Its message names the
+    user's exception; short_trace() adds no class name of tunekit's."""
 
-    def __init__(self, e: BaseException, path: str, entry: str):
+    def __init__(self, e: BaseException, path: str, who: str):
         line = 0
         for frame in traceback.extract_tb(e.__traceback__):
             if os.path.abspath(frame.filename) == os.path.abspath(path):
                 line = frame.lineno or 0
         where = f"{path}:{line}" if line else path
-        super().__init__(f"the reference {entry} raised at {where}: {type(e).__name__}: {e}")
+        super().__init__(f"{who} raised at {where}: {type(e).__name__}: {e}")
 
 
 def short_trace(e: BaseException, limit: int = 2000) -> str:
-    text = str(e) if isinstance(e, ReferenceRaised) else f"{type(e).__name__}: {e}"
+    text = str(e) if isinstance(e, UserCodeRaised) else f"{type(e).__name__}: {e}"
     if len(text) > limit:
         text = text[:limit] + " [...]"
     return text
@@ -195,7 +195,10 @@ class TritonRunner(Runner):
             if key not in self.setup_cache:
                 path, _, name = fn_ref.rpartition(":")
                 fn = kernel_mod.find_function(kernel_mod.load_module(path), name, path)
-                produced = fn(self._inputs(), dict(meta))
+                try:
+                    produced = fn(self._inputs(), dict(meta))
+                except Exception as e:
+                    raise UserCodeRaised(e, path, f"the setup function {name}") from e
                 if not isinstance(produced, dict):
                     raise TypeError(f"the setup function {name} returned {type(produced).__name__}, not a dict "
                                     "of argument values")
@@ -298,7 +301,7 @@ class TritonRunner(Runner):
             try:
                 produced = self._call_with_declared(fn, self._inputs())
             except Exception as e:
-                raise ReferenceRaised(e, path, entry) from e
+                raise UserCodeRaised(e, path, f"the reference {entry}") from e
             self._store_reference_result(produced)
 
         return launch
@@ -330,7 +333,8 @@ class TritonRunner(Runner):
         if sticky:
             self.poisoned = True
             self.sticky = short_trace(e, 300)
-        where = "" if status in ("compile_error", "resource_limit") else f"{during}: "
+        # The user's own function names itself and its line.
+        where = "" if status in ("compile_error", "resource_limit") or isinstance(e, UserCodeRaised) else f"{during}: "
         return Result.failure(status, where + short_trace(e))
 
     def run_once(self, rq: Request) -> Optional[Result]:

@@ -136,6 +136,10 @@ def helper(x):
 
 def raising_reference(x, y):
     return x + y.no_such_method()
+
+
+def refusing_setup(args, meta):
+    raise ValueError("setup refuses BLOCK_SIZE %d" % meta["BLOCK_SIZE"])
 )P";
 
 constexpr const char* kVectorAddSpec = R"Y(kernel:
@@ -201,6 +205,25 @@ TEST_F(TritonInterpreter, AReferenceThatRaisesIsReportedInTheUsersTerms) {
   EXPECT_NE(error.find("the reference raising_reference raised at "), std::string::npos) << error;
   EXPECT_NE(error.find("vadd.py:17: AttributeError"), std::string::npos) << error;
   EXPECT_EQ(error.find("ReferenceError_"), std::string::npos) << error;
+}
+
+// A setup function that raises is the config's failure, named with its
+// line, as a reference's is.
+TEST_F(TritonInterpreter, ASetupFunctionThatRaisesIsNamedAtItsLine) {
+  const fs::path spec = vector_add_spec("{python: vadd.py, entry: raising_reference}", "none");
+  std::string text = tunekit::testing::read_file(spec);
+  const std::string plain_y = "{name: y, type: f32, shape: [n]}";
+  text.replace(text.find(plain_y), plain_y.size(), "{name: y, type: f32, shape: [n], fill: {setup: refusing_setup}}");
+  tunekit::testing::write_file(spec, text);
+  TuneOptions opt;
+  opt.out_dir = spec.parent_path() / "out";
+  opt.jobs = 1;
+  const TuneReport r = tune(load_spec(spec), opt);
+  ASSERT_EQ(r.sizes.size(), 1u);
+  ASSERT_FALSE(r.sizes[0].trials.empty());
+  const std::string& error = r.sizes[0].trials[0].error;
+  EXPECT_EQ(error.rfind("the setup function refusing_setup raised at ", 0), 0u) << error;
+  EXPECT_NE(error.find("vadd.py:21: ValueError: setup refuses BLOCK_SIZE 64"), std::string::npos) << error;
 }
 
 // A torch reference has no function name: it is named by its expression.
