@@ -54,6 +54,16 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s
   return (dir / "k.yaml").string();
 }
 
+// write_spec's kernel with KIND 0, 1 and 2, where 2 is the fastest by far:
+// the others sleep 3 ms.
+std::string write_kind_2_fastest(const fs::path& dir) {
+  const std::string spec = write_spec(dir, "{KIND: [0, 1, 2]}");
+  std::string text = tunekit::testing::read_file(dir / "k.cpp");
+  text.replace(text.find("  for (int i = 0; i < n; ++i)"), 0, "#if KIND != 2\n  usleep(3000);\n#endif\n");
+  write_file(dir / "k.cpp", text);
+  return spec;
+}
+
 // A /proc/PID/stat file's text, or "" when the process is gone. A process
 // that exits between the open and the read makes the read fail (ESRCH),
 // which libstdc++ throws: on a busy machine processes come and go all the
@@ -746,11 +756,7 @@ TEST(ReliabilityCli, AStrategyForAListOfConfigsIsRefused) {
 // faster config than it found; `select` picks that one.
 TEST(ReliabilityCli, ASmallerRerunSaysTheStoreHoldsAFasterConfig) {
   const auto dir = fresh_dir();
-  const std::string spec = write_spec(dir, "{KIND: [0, 1, 2]}");
-  std::string text = read_file(dir / "k.cpp");
-  // KIND 2 is the fastest by far: the others sleep.
-  text.replace(text.find("  for (int i = 0; i < n; ++i)"), 0, "#if KIND != 2\n  usleep(3000);\n#endif\n");
-  write_file(dir / "k.cpp", text);
+  const std::string spec = write_kind_2_fastest(dir);
   const std::string out = (dir / "out").string();
   auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -790,10 +796,7 @@ TEST(ReliabilityCli, APolicyCommandNamesTheFlagATuneRanWith) {
 // shipped.
 TEST(ReliabilityCli, APolicyLeavesOutConfigsTheSpecNoLongerAllows) {
   const auto dir = fresh_dir();
-  const std::string spec = write_spec(dir, "{KIND: [0, 1, 2]}");
-  std::string text = read_file(dir / "k.cpp");
-  text.replace(text.find("  for (int i = 0; i < n; ++i)"), 0, "#if KIND != 2\n  usleep(3000);\n#endif\n");
-  write_file(dir / "k.cpp", text);
+  const std::string spec = write_kind_2_fastest(dir);
   const std::string out = (dir / "out").string();
   ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
   auto r = tunekit_cli({"select", spec, "-o", out});
