@@ -309,7 +309,7 @@ constexpr std::int64_t mod(std::int64_t a, std::int64_t b) {
   const std::int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floordiv(-a, b); }
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return floordiv(a, b) + (mod(a, b) != 0); }
 constexpr std::int64_t min(std::int64_t a, std::int64_t b) { return b < a ? b : a; }
 constexpr std::int64_t max(std::int64_t a, std::int64_t b) { return b > a ? b : a; }
 constexpr std::int64_t abs(std::int64_t a) { return a < 0 ? -a : a; }

@@ -240,11 +240,25 @@ Fail call(Fn fn, const Slot* args, int n, Slot& out, Temps& temps) {
       return Fail::Type;
     }
     case Fn::CeilDiv: {
-      // -(-a // b), as Python code would write it.
-      Slot neg_a, q;
-      if (Fail f = unary(UnOp::Neg, args[0], neg_a); f != Fail::None) return f;
-      if (Fail f = binary_op<BinOp::FloorDiv>(neg_a, args[1], q, temps); f != Fail::None) return f;
-      return unary(UnOp::Neg, q, out);
+      // Python's -(-a // b). For floats, as written (a zero's sign follows
+      // it); for integers as a // b plus one where b does not divide a: the
+      // same value, without negating a, which overflows at the least int64
+      // though the quotient fits (ceil_div(-2**63, -2)).
+      if (args[0].tag == Tag::Float || args[1].tag == Tag::Float) {
+        Slot neg_a, q;
+        if (Fail f = unary(UnOp::Neg, args[0], neg_a); f != Fail::None) return f;
+        if (Fail f = binary_op<BinOp::FloorDiv>(neg_a, args[1], q, temps); f != Fail::None) return f;
+        return unary(UnOp::Neg, q, out);
+      }
+      Slot q, r;
+      if (Fail f = binary_op<BinOp::FloorDiv>(args[0], args[1], q, temps); f != Fail::None) return f;
+      if (Fail f = binary_op<BinOp::Mod>(args[0], args[1], r, temps); f != Fail::None) return f;
+      const bool divides = r.tag == Tag::Float ? r.d == 0 : r.i == 0;
+      if (divides) {
+        out = q;
+        return Fail::None;
+      }
+      return binary_op<BinOp::Add>(q, int_slot(1), out, temps);
     }
     case Fn::Int: {
       std::int64_t v = 0;

@@ -29,6 +29,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// `limit` after `from`. A limit past what the clock counts (about 292 years
+// of nanoseconds: a timeout of 1e10 s) would wrap to a deadline in the past
+// and fail at once: it means no limit.
+Clock::time_point deadline_after(Clock::time_point from, std::chrono::duration<double> limit) {
+  constexpr std::chrono::duration<double> kLongest(1e9);  // 31 years
+  return from + std::chrono::duration_cast<Clock::duration>(std::min(limit, kLongest));
+}
+
 std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   std::vector<char*> out;
   for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
@@ -268,7 +276,7 @@ ProcessResult run(const std::vector<std::string>& argv, std::chrono::duration<do
     int& fd;
     ~CloseOnExit() { close_fd(fd); }
   } close_output{out[0]};
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(timeout);
+  const auto deadline = deadline_after(start, timeout);
   // Before anything that may throw: its destructor kills and reaps the child.
   ExitWatch watch(pid, try_pidfd);
   KeptOutput kept;
@@ -475,7 +483,7 @@ bool Child::drain_output(std::chrono::milliseconds wait) {
 }
 
 std::optional<std::string> Child::receive(std::chrono::duration<double> timeout) {
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
+  const auto deadline = deadline_after(Clock::now(), timeout);
   char buf[65536];
   for (;;) {
     if (auto nl = buffer_.find('\n'); nl != std::string::npos) {

@@ -161,6 +161,11 @@ TEST(ExpressionArithmetic, IntOverflowIsAnError) {
   EXPECT_TRUE(evaluates("abs(a)", kError, {{"a", kMin}}));
   EXPECT_TRUE(evaluates("a + 1.0", F(9223372036854775808.0), {{"a", kMax}}));  // floats do not overflow
   EXPECT_TRUE(evaluates("a * 10", F(INFINITY), {{"a", 1e308}}));
+  // ceil_div overflows only where its quotient does, not on the way (it
+  // once negated a).
+  EXPECT_TRUE(evaluates("ceil_div(a, -2)", I(std::int64_t{1} << 62), {{"a", kMin}}));
+  EXPECT_TRUE(evaluates("ceil_div(a, -1)", kError, {{"a", kMin}}));
+  EXPECT_TRUE(evaluates("ceil_div(a, 3)", I(kMin / 3), {{"a", kMin}}));
 }
 
 TEST(ExpressionArithmetic, DivisionByZeroIsAnError) {

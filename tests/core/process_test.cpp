@@ -27,6 +27,14 @@ TEST(Process, EndlessOutputIsCappedAndTheTimeoutHolds) {
   EXPECT_NE(r.output.find("bytes of output not kept"), std::string::npos);
 }
 
+// A limit past what the clock counts (1e10 s) is no limit, not a deadline
+// wrapped into the past that times the program out at once.
+TEST(Process, ATimeoutTooLongForTheClockIsNoLimit) {
+  const auto r = detail::run_process({"true"}, std::chrono::duration<double>(1e10));
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0);
+}
+
 // Item 17: a program that exits 0 and leaves a background process holding
 // its output has ended: not a timeout, and the leftover is killed.
 TEST(Process, ABackgroundProcessHoldingTheOutputDoesNotHoldTheRun) {
