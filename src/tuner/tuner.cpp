@@ -1138,10 +1138,11 @@ class Run {
 
 std::string spec_hash(const Spec& spec) {
   detail::Hasher h;
-  h.add(read_file(spec.kernel.source, {spec.file.string()}));
+  const std::string source = read_file(spec.kernel.source, {spec.file.string()});
+  h.add(source);
   // Its own headers are the kernel too; only when it has some, so that other
   // specs keep their hash.
-  if (const std::string headers = detail::local_headers_digest(spec.kernel.source); !headers.empty())
+  if (const std::string headers = detail::local_headers_digest(spec.kernel.source, source); !headers.empty())
     h.add("headers").add(headers);
   h.add(spec.kernel.entry).add(spec.kernel.language).add(spec.kernel.compiler);
   h.add(static_cast<std::uint64_t>(spec.kernel.injection));
