@@ -57,6 +57,7 @@ step_table=(
   "early_stop: gemm_skinny at (16, 4096, 4096) tuned with the early stop off and on: wall times, ratio, best configs (bench/tuning/early_stop.py)"
   "search: wgmma_gemm at three shapes, 30 evaluations under auto and random against an exhaustive tune (bench/search/gpu_check.sh)"
   "triton: a planted out-of-bounds config and 16 MoE configs, @triton.autotune against tunekit (bench/triton/autotune_fault.py)"
+  "mpi: the SGEMM example at two sizes under mpirun, one rank per GPU and at least two (a rank with no GPU of its own is retired)"
 )
 all_steps=("${step_table[@]%%:*}")
 if [[ "${1:-}" == --list ]]; then printf '%s\n' "${step_table[@]}"; exit 0; fi
@@ -170,6 +171,32 @@ step_triton() {
     --out "$root/build-gpu/triton" --summary "$json/triton.json" 2>&1 | tee "$out/triton.log"
   local rc=${PIPESTATUS[0]}
   detail=$(grep -E "^@triton.autotune with|^tunekit with" "$out/triton.log" | cut -c1-80 | tr '\n' ' ')
+  return "$rc"
+}
+
+step_mpi() {
+  command -v mpirun >/dev/null || { detail="no mpirun here"; return 1; }
+  grep -q 'TUNEKIT_ENABLE_MPI:BOOL=ON' build-gpu/CMakeCache.txt || { detail="built without MPI"; return 1; }
+  # One rank per GPU, and at least two, so that a one-GPU host checks that
+  # the rank without a device is retired and its share tuned by the other.
+  local gpus ranks mpi_out=$root/build-gpu/mpi
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  ranks=$((gpus < 2 ? 2 : gpus))
+  rm -rf "$mpi_out"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --oversubscribe -n "$ranks" "$bin/tunekit" tune examples/cuda/sgemm/sgemm.yaml -a 'M=[1024,2048]' \
+    --max-evals 12 --no-progress --output json -o "$mpi_out" 2>&1 | tee "$out/mpi.log"
+  local rc=${PIPESTATUS[0]}
+  detail=$(python3 - "$mpi_out" "$ranks" <<'PY'
+import glob, json, sys
+files = glob.glob(sys.argv[1] + "/*.json")
+report = json.load(open(files[0])) if files else {"sizes": []}
+tuned = sum(1 for s in report["sizes"] if s.get("best"))
+print(f"{len(report['sizes'])} sizes, {tuned} tuned on {report.get('ranks', '?')} of {sys.argv[2]} ranks")
+sys.exit(0 if report["sizes"] and tuned == len(report["sizes"]) else 1)
+PY
+) || rc=1
+  grep -m1 'cannot tune' "$out/mpi.log" >/dev/null && detail+="; $(grep -m1 -o 'rank [0-9]* cannot tune[^;]*' "$out/mpi.log")"
   return "$rc"
 }
 

@@ -112,7 +112,7 @@ def tune(a, kernel, layout, seed):
             cmd += ["--where", expr]
     budget = evals_for(a.max_evals, kernel)
     if budget:
-        cmd += ["--strategy", "random", "--max-evals", str(budget)]
+        cmd += ["--max-evals", str(budget)]
     p = run(cmd, os.path.join(a.out, "tune.log"))
     path = os.path.join(out, spec_name(kernel) + ".json")
     if not os.path.exists(path):
@@ -332,7 +332,7 @@ def main():
     ap.add_argument("--layout", default="nk", choices=["nk", "kn"])
     ap.add_argument("--kernels", default="mma,wgmma,skinny,stream,gemv,swap")
     ap.add_argument("--max-evals", default="",
-                    help="random search with this budget per size: N, or KERNEL=N,... (default: exhaustive)")
+                    help="a budget per size, searched by tunekit's default strategy (auto): N, or KERNEL=N,... (default: exhaustive)")
     ap.add_argument("--check", action="store_true",
                     help="also verify random configs on ragged sizes, and the emitted policy on untuned shapes")
     ap.add_argument("--where", action="append", default=[], metavar="KERNEL=EXPR",

@@ -20,9 +20,9 @@ class Store {
     // Reads only: works on read-only storage (a mounted archive, another
     // user's results), and never changes what the file holds; it leaves no
     // -wal or -shm file that it did not find (the last connection to close
-    // folds a WAL into the file, as a tune's does). The schema before the
-    // last is read as it is, an older one is an error that says to open it
-    // writable once.
+    // folds a WAL into the file, as a tune's does). The two schemas before
+    // the last are read as they are, an older one is an error that says to
+    // open it writable once.
     read_only,
   };
   explicit Store(const std::filesystem::path& file, Access access = Access::read_write);

@@ -71,6 +71,10 @@ struct TrialRecord {
   // Status::slower only: the bar it was cut against. Its samples and stats
   // are the few it took (partial).
   std::optional<SlowerThan> slower_than;
+  // Measured again side by side with the fastest of its size (measure.confirm),
+  // its statistics pooling every sample: a resumed size whose best is not
+  // confirmed (the run was stopped first) is confirmed then.
+  bool confirmed = false;
 };
 
 // Canonical key of a problem size (names sorted).

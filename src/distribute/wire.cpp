@@ -82,6 +82,7 @@ ojson trial_to_json(const TrialRecord& t) {
       {"origin", t.origin},
       {"fault", to_string(t.fault)},
       {"settings", t.settings},
+      {"confirmed", t.confirmed},
   };
   if (t.slower_than)
     j["slower_than"] = {{"factor", number(t.slower_than->factor)}, {"best", number(t.slower_than->best.count())}};
@@ -122,6 +123,7 @@ TrialRecord trial_from_json(const ojson& j) {
   t.origin = j.at("origin").get<std::string>();
   t.fault = named<Fault>(j.at("fault"), fault_from_string, "fault");
   t.settings = j.at("settings").get<std::string>();
+  t.confirmed = j.at("confirmed").get<bool>();
   if (j.contains("slower_than")) {
     const ojson& s = j.at("slower_than");
     t.slower_than = SlowerThan{number(s.at("factor")), duration<Microseconds>(s.at("best"))};

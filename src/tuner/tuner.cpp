@@ -754,13 +754,16 @@ class Run {
   }
 
   // measure.confirm: the fastest configs of the size, measured again side by
-  // side (see MeasureSettings::confirm). A run that measured none of them
-  // anew keeps what the store says, so resuming a tune measures nothing. A
-  // simulating backend (replay) would serve the same recorded times again.
+  // side (see MeasureSettings::confirm). A best far ahead of the rest is
+  // measured again beside the runner-up: one lucky measurement would
+  // otherwise name it. A run that measured none of them anew keeps what the
+  // store says when its best is confirmed there, so resuming a finished tune
+  // measures nothing, and resuming one stopped before it confirmed confirms.
+  // A simulating backend (replay) would serve the same recorded times again.
   // When the pooled times drop the confirmed configs below one that was not
   // (the machine ran slower while confirming), that one is measured again
   // beside the fastest confirmed ones, so that the best named is always a
-  // confirmed config (or the only one within reach of the best).
+  // confirmed config (or the only ok one).
   void confirm(const SizePlan& p, SizeReport& sr, const Bindings& env) {
     const MeasureSettings& ms = spec_.measure;
     if (ms.confirm < 2 || ms.confirm_rounds == 0 || backend_->clock()) return;
@@ -772,16 +775,21 @@ class Run {
       std::sort(out.begin(), out.end());
       return out;
     };
+    const auto first = ranked();
     std::vector<std::size_t> top;
-    for (const auto& [cost, i] : ranked()) {
+    for (const auto& [cost, i] : first) {
       if (top.size() == ms.confirm) break;
       if (!top.empty() &&
           sr.trials[i].stats.median.count() > kConfirmWithin * sr.trials[top.front()].stats.median.count())
         continue;
       top.push_back(i);
     }
+    if (top.size() == 1 && first.size() > 1) top.push_back(first[1].second);
+    const auto confirmed = [&](std::size_t i) { return sr.trials[i].confirmed; };
     if (top.size() < 2 ||
-        std::none_of(top.begin(), top.end(), [&](std::size_t i) { return measured_.count(sr.trials[i].config.key()); }))
+        (confirmed(top.front()) && std::none_of(top.begin(), top.end(), [&](std::size_t i) {
+           return measured_.count(sr.trials[i].config.key());
+         })))
       return;
     constexpr int kPasses = 3;  // the first, and up to two for a config that overtook the confirmed ones
     for (int pass = 0; pass < kPasses; ++pass) {
@@ -789,11 +797,10 @@ class Run {
       const auto now = ranked();
       if (now.empty()) return;
       const std::size_t leader = now.front().second;
-      if (std::find(sr.confirmed.begin(), sr.confirmed.end(), leader) != sr.confirmed.end()) return;
+      if (confirmed(leader)) return;
       top = {leader};
       for (const auto& [cost, i] : now)
-        if (top.size() < ms.confirm && std::find(sr.confirmed.begin(), sr.confirmed.end(), i) != sr.confirmed.end())
-          top.push_back(i);
+        if (top.size() < ms.confirm && confirmed(i)) top.push_back(i);
       if (top.size() < 2) return;
     }
     warn(fmt::format("at size {}, the fastest config was not among those confirmed after {} passes of measuring "
@@ -860,6 +867,7 @@ class Run {
       TrialRecord& t = sr.trials[c.trial];
       t.samples.insert(t.samples.end(), c.samples.begin(), c.samples.end());
       t.stats = summarize(t.samples);
+      t.confirmed = true;
       store(t);
       if (std::find(sr.confirmed.begin(), sr.confirmed.end(), c.trial) == sr.confirmed.end())
         sr.confirmed.push_back(c.trial);

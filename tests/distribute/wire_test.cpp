@@ -42,6 +42,7 @@ TrialRecord full_trial() {
   t.fault = Fault::environment;
   t.settings = "timeout=60";
   t.slower_than = SlowerThan{3, Microseconds(4)};
+  t.confirmed = true;
   return t;
 }
 
@@ -78,6 +79,7 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.fault, b.fault);
   EXPECT_EQ(a.settings, b.settings);
   EXPECT_EQ(a.slower_than, b.slower_than);
+  EXPECT_EQ(a.confirmed, b.confirmed);
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "6");
+  EXPECT_EQ(single("PRAGMA user_version"), "7");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
        {"spec_hash",     "kernel",        "device",         "size_key",
@@ -170,7 +170,8 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
         "max_abs_diff",  "max_rel_err",   "verified",       "verify_passed",
         "verify_detail", "build_s",       "machine_json",   "created_at",
         "origin",        "slower_factor", "slower_best_us", "fault",
-        "settings",      "eval_s",        "verify_s",       "UNIQUE (spec_hash, device, size_key, config_key)"})
+        "settings",      "eval_s",        "verify_s",       "confirmed",
+        "UNIQUE (spec_hash, device, size_key, config_key)"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
@@ -634,7 +635,7 @@ PRAGMA user_version=1;
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].origin, "rules");
-  EXPECT_EQ(schema_version(file), 6);
+  EXPECT_EQ(schema_version(file), 7);
 }
 
 // A version-2 file: its rule-seed flags become the origin 'rules', the old
@@ -658,7 +659,7 @@ PRAGMA user_version=2;
     EXPECT_EQ(rows[1].origin, "search");
     EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
   }
-  EXPECT_EQ(schema_version(file), 6);
+  EXPECT_EQ(schema_version(file), 7);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -751,7 +752,7 @@ PRAGMA user_version=3;
     cut.slower_than = SlowerThan{2.5, Microseconds(12.5)};
     store.put(cut);
   }
-  EXPECT_EQ(schema_version(file), 6);
+  EXPECT_EQ(schema_version(file), 7);
   Store reopened(file);
   auto rows = reopened.trials("v3");
   ASSERT_EQ(rows.size(), 2u);
@@ -796,7 +797,7 @@ PRAGMA user_version=4;
     rows[1].settings = "timeout=60s";
     store.put(rows[1]);
   }
-  EXPECT_EQ(schema_version(file), 6);
+  EXPECT_EQ(schema_version(file), 7);
   Store reopened(file);
   auto rows = reopened.trials("v4");
   ASSERT_EQ(rows.size(), 3u);
@@ -835,12 +836,49 @@ PRAGMA user_version=5;
     rows[0].verify_time = Seconds(0.125);
     store.put(rows[0]);
   }
-  EXPECT_EQ(schema_version(file), 6);
+  EXPECT_EQ(schema_version(file), 7);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v5");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].eval_time.count(), 0.75);
   EXPECT_EQ(rows[0].verify_time.count(), 0.125);
+}
+
+// Version 6 lacks only the confirmed mark: read as it is (not confirmed),
+// also without writing; migrated on a writable open, where it can be stored.
+TEST(Store, ReadsAndMigratesAVersion6File) {
+  TempDir dir;
+  fs::path file = dir.path() / "v6.db";
+  create(file, std::string(kVersion1Table) + kVersion4Columns + kVersion5Columns + R"sql(
+ALTER TABLE trials ADD COLUMN eval_s REAL;
+ALTER TABLE trials ADD COLUMN verify_s REAL;
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, eval_s)
+  VALUES ('v6', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 0.25);
+PRAGMA user_version=6;
+)sql");
+  {
+    Store read(file, Store::Access::read_only);
+    auto rows = read.trials("v6");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].eval_time.count(), 0.25);
+    EXPECT_FALSE(rows[0].confirmed);
+  }
+  EXPECT_EQ(schema_version(file), 6);  // reading changed nothing
+  {
+    Store store(file);
+    auto rows = store.trials("v6");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_FALSE(rows[0].confirmed);
+    rows[0].confirmed = true;
+    store.put(rows[0]);
+  }
+  EXPECT_EQ(schema_version(file), 7);
+  Store reopened(file, Store::Access::read_only);
+  auto rows = reopened.trials("v6");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].confirmed);
+  EXPECT_EQ(rows[0].eval_time.count(), 0.25);
 }
 
 // An ok trial has no fault; a failure stored without one is the config's.

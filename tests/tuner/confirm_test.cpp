@@ -10,6 +10,7 @@
 
 #include "support/temp_dir.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -144,4 +145,90 @@ measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot
   EXPECT_NE(std::find(s.confirmed.begin(), s.confirmed.end(), *s.best), s.confirmed.end())
       << "the best, " << s.trials[*s.best].config.str() << ", was not confirmed";
   EXPECT_EQ(s.confirmed.size(), 3u);  // the two first, then the one that overtook them
+}
+
+// One config measured at a lucky moment, far ahead of the rest: it is not
+// named on that one measurement but measured again beside the runner-up.
+// PAD 0 takes 2 ms a call for its first 8 calls (its first measurement) and
+// 40 ms after; PAD 1 always 10 ms. So PAD 0 leads by 5x, beyond
+// kConfirmWithin, until it is measured again.
+TEST(Confirm, ABestFarAheadOfTheRestIsMeasuredAgainBesideTheRunnerUp) {
+  const auto dir = fresh_dir();
+  write_file(dir / "lucky.cpp", R"(#include <cstdio>
+#include <unistd.h>
+extern "C" void twice(const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+  std::FILE* f = std::fopen(DIR "/calls", "a+");
+  long calls = 0;
+  if (f) {
+    std::fseek(f, 0, SEEK_END);
+    calls = std::ftell(f);
+    std::fputc('.', f);
+    std::fclose(f);
+  }
+  usleep(PAD == 1 ? 10000 : calls < 8 ? 2000 : 40000);
+}
+)");
+  write_file(dir / "lucky.yaml", "name: lucky\n"
+                                 "kernel: {source: lucky.cpp, entry: twice, flags: [-O1, '-DDIR=\"" +
+                                     dir.string() + "\"']}\n" + R"(arguments:
+  - {name: x, type: f32, size: 256, fill: random}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters:
+  PAD: [0, 1]
+reference: none
+measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot, early_stop: off,
+          confirm: 3, confirm_rounds: 2}
+)");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(load_spec(dir / "lucky.yaml"), opt);
+  const SizeReport& s = report.sizes.at(0);
+  ASSERT_EQ(s.trials.size(), 2u);
+  for (const TrialRecord& t : s.trials) ASSERT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+  EXPECT_EQ(s.confirmed.size(), 2u);
+  for (const TrialRecord& t : s.trials) {
+    EXPECT_TRUE(t.confirmed) << t.config.str();
+    EXPECT_EQ(t.samples.size(), 15u) << t.config.str();
+  }
+  ASSERT_TRUE(s.best);
+  EXPECT_EQ(s.trials[*s.best].config.at("PAD").as_int(), 1);
+}
+
+// A tune stopped after its last trial but before it confirmed: its rerun
+// measures nothing anew, yet confirms the fastest, as the whole run would
+// have; the rerun after that measures nothing.
+TEST(Confirm, ASizeStoppedBeforeItsConfirmationIsConfirmedWhenResumed) {
+  const auto dir = fresh_dir();
+  const Spec spec = twins(dir);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  std::size_t stored = 0;
+  opt.on_stored = [&](const TrialRecord&, bool) {
+    if (++stored == 4) request_stop();  // the last of the size's four trials
+  };
+  const TuneReport stopped = tune(spec, opt);
+  clear_stop();
+  ASSERT_EQ(stopped.sizes.at(0).trials.size(), 4u);
+  EXPECT_TRUE(stopped.sizes[0].confirmed.empty());
+  for (const TrialRecord& t : Store(stopped.db).trials(stopped.spec_hash)) {
+    EXPECT_FALSE(t.confirmed) << t.config.str();
+    EXPECT_EQ(t.samples.size(), 5u) << t.config.str();
+  }
+
+  opt.on_stored = nullptr;
+  const TuneReport resumed = tune(spec, opt);
+  EXPECT_EQ(resumed.resumed, 4u);
+  const SizeReport& s = resumed.sizes.at(0);
+  ASSERT_EQ(s.confirmed.size(), 2u);
+  for (std::size_t i : s.confirmed) EXPECT_TRUE(fast(s.trials[i])) << s.trials[i].config.str();
+  for (const TrialRecord& t : Store(resumed.db).trials(resumed.spec_hash)) {
+    EXPECT_EQ(t.confirmed, fast(t)) << t.config.str();
+    EXPECT_EQ(t.samples.size(), fast(t) ? 15u : 5u) << t.config.str();
+  }
+
+  const TuneReport again = tune(spec, opt);
+  EXPECT_EQ(again.measure.count(), 0.0);
+  EXPECT_TRUE(again.sizes.at(0).confirmed.empty());
 }

@@ -122,3 +122,44 @@ TEST(CudaTune, ColdReadTunesAndKeepsItsOwnTrials) {
   }
   EXPECT_EQ(tune(spec, opt).resumed, 2u);
 }
+
+// A kernel's own header (#include "NAME" beside it) is found by both CUDA
+// compilers without a flag, and an edit to it measures the configs anew: the
+// stale trials are not resumed and the stale builds not served.
+TEST(CudaTune, AKernelsOwnHeaderIsFoundAndPartOfItUnderBothCompilers) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device here";
+  for (const std::string compiler : {"nvrtc", "nvcc"}) {
+    SCOPED_TRACE(compiler);
+    const auto dir = fresh_dir();
+    write_file(dir / "factor.cuh", "__device__ inline float factor() { return 2.0f; }\n");
+    write_file(dir / "k.cu", "#include \"factor.cuh\"\n"
+                             "__global__ void scale(const float* x, float* y, int n) {\n"
+                             "  int i = blockIdx.x * BLOCK + threadIdx.x;\n"
+                             "  if (i < n) y[i] = factor() * x[i];\n}\n"
+                             "__global__ void twice(const float* x, float* y, int n) {\n"
+                             "  int i = blockIdx.x * 256 + threadIdx.x;\n"
+                             "  if (i < n) y[i] = 2.0f * x[i];\n}\n");
+    write_file(dir / "k.yaml", "name: own-header\n"
+                               "kernel: {source: k.cu, language: cuda, compiler: " + compiler +
+                               ", entry: scale, grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]}\n"
+                               "arguments:\n"
+                               "  - {name: x, type: f32, size: N}\n"
+                               "  - {name: y, type: f32, size: N, role: out}\n"
+                               "  - {name: n, type: i32, value: N}\n"
+                               "sizes: {N: 4096}\n"
+                               "parameters: {BLOCK: [128, 256]}\n"
+                               "reference: {entry: twice, grid: [\"ceil_div(N, 256)\"], block: [256]}\n"
+                               "measure: {warmup: 0us, min_samples: 2, max_samples: 2, confirm: 0}\n");
+    TuneOptions opt;
+    opt.out_dir = dir / "out";
+    auto statuses = [&] {
+      const TuneReport r = tune(load_spec(dir / "k.yaml"), opt);
+      std::string out;
+      for (const auto& t : r.all_trials()) out += std::string(to_string(t.status)) + " ";
+      return std::pair{out, r.resumed};
+    };
+    EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"ok ok ", 0}));
+    write_file(dir / "factor.cuh", "__device__ inline float factor() { return 3.0f; }\n");
+    EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"wrong_result wrong_result ", 0}));
+  }
+}
