@@ -2,9 +2,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "builder/detail/headers.hpp"
@@ -31,26 +33,89 @@ std::string BuildInput::hash() const {
   return h.hex();
 }
 
-std::string detail::local_headers_digest(const fs::path& source, std::string_view text) {
-  static const std::regex quoted(R"re(^[ \t]*#[ \t]*include[ \t]*"([^"]+)")re");
+namespace {
+
+// The include options, in the forms gcc, clang, nvcc and NVRTC take them.
+constexpr std::string_view kIncludeOptions[] = {"--include-path", "-iquote", "-isystem", "-idirafter", "-I"};
+
+// The option `flag` is, and the folder joined to it ("" for the option
+// alone, whose folder is the next flag); nullopt for other flags.
+std::optional<std::pair<std::string_view, std::string>> include_option(const std::string& flag) {
+  for (std::string_view option : kIncludeOptions) {
+    if (!flag.starts_with(option)) continue;
+    std::string folder = flag.substr(option.size());
+    if (option == "--include-path") {
+      if (!folder.empty() && folder.front() != '=') continue;  // another long option
+      if (!folder.empty()) folder.erase(0, 1);
+    }
+    return std::pair{option, folder};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> detail::include_flags_from(const std::vector<std::string>& flags, const fs::path& base) {
+  // gcc's "=" and "$SYSROOT" prefixes are the sysroot's, not relative.
+  auto from_base = [&](const std::string& folder) {
+    if (base.empty() || folder.empty() || folder.front() == '=' || folder.front() == '$' ||
+        fs::path(folder).is_absolute())
+      return folder;
+    return (base / folder).lexically_normal().string();
+  };
+  std::vector<std::string> out = flags;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto option = include_option(out[i]);
+    if (!option) continue;
+    const auto& [name, joined] = *option;
+    if (!joined.empty()) out[i] = std::string(name) + (name == "--include-path" ? "=" : "") + from_base(joined);
+    else if (i + 1 < out.size()) out[i + 1] = from_base(out[i + 1]), ++i;
+  }
+  return out;
+}
+
+std::vector<fs::path> detail::include_folders(const std::vector<std::string>& flags) {
+  std::vector<fs::path> out;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    const auto option = include_option(flags[i]);
+    if (!option) continue;
+    if (!option->second.empty()) out.emplace_back(option->second);
+    else if (i + 1 < flags.size()) out.emplace_back(flags[++i]);
+  }
+  return out;
+}
+
+std::string detail::local_headers_digest(const fs::path& source, std::string_view text,
+                                         const std::vector<fs::path>& folders) {
+  static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*(["<])([^">]+)[">])re");
   constexpr std::size_t kMostFiles = 256;
   std::set<fs::path> seen;
   // The files to scan: the source's text as given, then each header found.
   std::vector<std::pair<fs::path, std::string>> pending{{source, std::string(text)}};
   detail::Hasher h;
   bool any = false;
+  auto find = [&](const fs::path& includer, const std::string& name, bool quoted) -> fs::path {
+    std::error_code ec;
+    if (quoted)
+      if (fs::path p = fs::weakly_canonical(includer.parent_path() / name, ec); !ec && fs::is_regular_file(p, ec))
+        return p;
+    for (const fs::path& folder : folders)
+      if (fs::path p = fs::weakly_canonical(folder / name, ec); !ec && fs::is_regular_file(p, ec)) return p;
+    return {};
+  };
   while (!pending.empty() && seen.size() < kMostFiles) {
     const auto [file, body] = std::move(pending.back());
     pending.pop_back();
     std::istringstream lines(body);
     for (std::string line; std::getline(lines, line);) {
       // Most lines of most kernels include nothing: no regex for them.
-      if (line.find("include") == std::string::npos || line.find('"') == std::string::npos) continue;
+      if (line.find("include") == std::string::npos) continue;
       std::smatch m;
-      if (!std::regex_search(line, m, quoted)) continue;
-      std::error_code ec;
-      const fs::path header = fs::weakly_canonical(file.parent_path() / m[1].str(), ec);
-      if (ec || !fs::is_regular_file(header, ec) || !seen.insert(header).second) continue;
+      if (!std::regex_search(line, m, include)) continue;
+      const bool quoted = m[1].str() == "\"";
+      if (!quoted && folders.empty()) continue;
+      const fs::path header = find(file, m[2].str(), quoted);
+      if (header.empty() || !seen.insert(header).second) continue;
       std::ifstream in(header, std::ios::binary);
       std::string read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       h.add(header.string()).add(read);
@@ -75,7 +140,7 @@ BuildInput common_input(const Spec& spec) {
   in.arguments = spec.arguments;
   in.language = spec.kernel.language;
   in.compiler = spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
-  in.flags = spec.kernel.flags;
+  in.flags = detail::include_flags_from(spec.kernel.flags, spec.file.parent_path());
   in.arch = spec.kernel.arch;
   return in;
 }
@@ -109,7 +174,7 @@ std::string resolve_entry(const std::string& entry, const Config& config) {
 
 BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config) {
   BuildInput in = common_input(spec);
-  in.headers = detail::local_headers_digest(spec.kernel.source, kernel_source);
+  in.headers = detail::local_headers_digest(spec.kernel.source, kernel_source, detail::include_folders(in.flags));
   in.config = config;
   in.entry = resolve_entry(spec.kernel.entry, config);
   const std::string file = spec.kernel.source.string();
@@ -139,9 +204,9 @@ BuildInput make_reference_input(const Spec& spec, const Config* values) {
   ss << f.rdbuf();
   in.source = ss.str();
   in.source_name = path.string();
-  in.headers = detail::local_headers_digest(path, in.source);
   in.entry = ref.entry;
-  if (!ref.flags.empty()) in.flags = ref.flags;
+  if (!ref.flags.empty()) in.flags = detail::include_flags_from(ref.flags, spec.file.parent_path());
+  in.headers = detail::local_headers_digest(path, in.source, detail::include_folders(in.flags));
   // A Python reference (Triton) is no build: the backend's builder records
   // what the worker calls.
   if (backend_for_language(spec.kernel.language).kernel.tensors) {

@@ -1150,7 +1150,8 @@ std::string spec_hash(const Spec& spec) {
   h.add(source);
   // Its own headers are the kernel too; only when it has some, so that other
   // specs keep their hash.
-  if (const std::string headers = detail::local_headers_digest(spec.kernel.source, source); !headers.empty())
+  const auto folders = detail::include_folders(detail::include_flags_from(spec.kernel.flags, spec.file.parent_path()));
+  if (const std::string headers = detail::local_headers_digest(spec.kernel.source, source, folders); !headers.empty())
     h.add("headers").add(headers);
   h.add(spec.kernel.entry).add(spec.kernel.language).add(spec.kernel.compiler);
   h.add(static_cast<std::uint64_t>(spec.kernel.injection));

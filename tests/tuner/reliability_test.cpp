@@ -432,6 +432,44 @@ TEST(Reliability, AnApplicationLeavingABackgroundProcessIsNotATimeout) {
   EXPECT_EQ(trials[0].status, Status::ok) << trials[0].error;
 }
 
+// An include folder in the spec's flags is the spec folder's, as its source
+// is, wherever tunekit runs (the tests run in the build folder); the headers
+// found there, included with <NAME> too, are part of the kernel.
+TEST(Reliability, AHeaderInAnIncludeFolderOfTheFlagsIsFoundAndPartOfIt) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "inc" / "lib" / "factor.hpp", "#include \"two.hpp\"\ninline float factor() { return two(); }\n");
+  write_file(dir / "inc" / "lib" / "two.hpp", "inline float two() { return 2.0f; }\n");
+  write_file(dir / "src" / "k.cpp", "#include <lib/factor.hpp>\n"
+                                    "extern \"C\" void f(const float* x, float* y, int n) {\n"
+                                    "  for (int i = 0; i < n; ++i) y[i] = factor() * x[i] + KIND * 0;\n}\n"
+                                    "extern \"C\" void ref(const float* x, float* y, int n) {\n"
+                                    "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: src/k.cpp, entry: f, flags: [-O1, -I, inc]}
+arguments:
+  - {name: x, type: f32, size: 64, fill: random}
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {KIND: [0, 1]}
+reference: {entry: ref}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}
+)");
+  ASSERT_NE(fs::current_path(), dir);
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  auto statuses = [&] {
+    const TuneReport r = tune(load_spec(dir / "k.yaml"), options);
+    std::string out;
+    for (const auto& t : r.all_trials()) out += std::string(to_string(t.status)) + " ";
+    return std::pair{out, r.resumed};
+  };
+  EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"ok ok ", 0}));
+  write_file(dir / "inc" / "lib" / "two.hpp", "inline float two() { return 3.0f; }\n");
+  EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"wrong_result wrong_result ", 0}));
+  write_file(dir / "inc" / "lib" / "two.hpp", "inline float two() { return 2.0f; }\n");
+  EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"ok ok ", 2}));
+}
+
 // A kernel's own header (#include "NAME" beside it) is part of the kernel:
 // it is found without an -I flag, an edit to it measures the configs anew
 // (the stale trials are not resumed, the stale builds not served), and

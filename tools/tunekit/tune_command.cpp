@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "builder/detail/headers.hpp"
 #include "flags.hpp"
 #include "progress.hpp"
 #include "tunekit/backend.hpp"
@@ -272,7 +273,8 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
       spec.kernel.compiler_where = {"--compiler"};
     }
     if (!t.flags.empty()) {
-      spec.kernel.flags = split_words(t.flags);
+      // Include folders on the command line are the shell's, not the spec's.
+      spec.kernel.flags = detail::include_flags_from(split_words(t.flags), std::filesystem::current_path());
       spec.kernel.flags_where = {"--flags"};
     }
   }

@@ -1,18 +1,31 @@
 #pragma once
 // The kernel's own headers: what it includes with #include "NAME", found
-// beside the including file. They are part of the kernel: an edit to one
-// must make another variant (the build cache) and another kernel (the
-// store's spec_hash), or a resume serves results of the old code.
+// beside the including file, and what it includes from the include folders
+// its flags name. They are part of the kernel: an edit to one must make
+// another variant (the build cache) and another kernel (the store's
+// spec_hash), or a resume serves results of the old code.
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tunekit::detail {
 
+// `flags` with each relative include folder (-I, -iquote, -isystem,
+// -idirafter, --include-path; joined to the option or the next flag) taken
+// from `base`, the spec's folder: a spec's paths are its folder's, as its
+// source is, not those of wherever tunekit runs. Nothing else changes.
+std::vector<std::string> include_flags_from(const std::vector<std::string>& flags, const std::filesystem::path& base);
+
+// The include folders that `flags` name, in their order.
+std::vector<std::filesystem::path> include_folders(const std::vector<std::string>& flags);
+
 // A digest of each such header's path and text, followed recursively
 // (each file once, at most 256 files), from `text`, the source's as already
-// read (only headers are read here); "" when there is none. A header not
-// found beside its includer (a system one, one on an -I path) is left out.
-std::string local_headers_digest(const std::filesystem::path& source, std::string_view text);
+// read (only headers are read here); "" when there is none. #include "NAME"
+// is looked for beside its includer, then in `folders`; #include <NAME> in
+// `folders` only. A header found in neither (a system one) is left out.
+std::string local_headers_digest(const std::filesystem::path& source, std::string_view text,
+                                 const std::vector<std::filesystem::path>& folders = {});
 
 }  // namespace tunekit::detail
