@@ -265,6 +265,23 @@ configs: [{A: 1}, {A: 3}]
   EXPECT_NE(r.output.find(" 'a b; $(echo hi)' 1\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("workdir:   " + dir.string() + "\n"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("entry:"), std::string::npos) << r.output;  // a program has none
+
+  // Its --build artefact is the variant's folder: the source written there
+  // and what the build command made.
+  write_file(dir / "b.yaml", R"yaml(name: b
+kernel: {language: command, source: app.sh}
+application:
+  build: ["cp", "{source}", "{binary}"]
+  run: ["sh", "{binary}", "{A}"]
+  time: {regex: 'time=([0-9.]+)', unit: us}
+configs: [{A: 1}, {A: 3}]
+)yaml");
+  const auto built = resolve_json({(dir / "b.yaml").string(), "--build", "-o", (dir / "out").string()});
+  ASSERT_TRUE(built.contains("artifact")) << built.dump();
+  const fs::path folder = built["artifact"]["path"].get<std::string>();
+  EXPECT_TRUE(fs::is_directory(folder)) << folder;
+  EXPECT_EQ(built["artifact"]["files"], (std::vector<std::string>{"app", "app.sh"}));
+  EXPECT_TRUE(fs::exists(folder / "app"));
 }
 
 // A value given as an equal number of another type (1 for 1.0) is the

@@ -386,10 +386,23 @@ int run_resolve(const ResolveArgs& a) {
                  chosen.config.str(), bindings_text(size), to_string(built.status), built.log);
       return 1;
     }
-    out["artifact"] = Json{{"path", fs::absolute(built.artifact.path).lexically_normal().string()},
+    const fs::path path = fs::absolute(built.artifact.path).lexically_normal();
+    out["artifact"] = Json{{"path", path.string()},
                            {"hash", built.artifact.hash},
                            {"cached", built.cached},
                            {"build_seconds", built.time.count()}};
+    if (spec.application) {
+      // An application's variant is a folder ({dir}): the source written
+      // there and whatever the build command made in it ({binary}, say).
+      std::vector<std::string> files;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(path.parent_path(), ec))
+        if (e.is_regular_file(ec) && !e.path().filename().string().starts_with(".tunekit"))
+          files.push_back(e.path().filename().string());
+      std::sort(files.begin(), files.end());
+      out["artifact"]["path"] = path.parent_path().string();
+      out["artifact"]["files"] = files;
+    }
   }
 
   if (a.json) {
@@ -421,9 +434,13 @@ int run_resolve(const ResolveArgs& a) {
   if (out.contains("command"))
     fmt::print("command:   {}\n", detail::shell_quote(out["command"].get<std::vector<std::string>>()));
   if (out.contains("workdir")) fmt::print("workdir:   {}\n", out["workdir"].get<std::string>());
-  if (out.contains("artifact"))
-    fmt::print("artifact:  {} ({})\n", out["artifact"]["path"].get<std::string>(),
-               built_text(out["artifact"]["cached"].get<bool>(), out["artifact"]["build_seconds"].get<double>()));
+  if (out.contains("artifact")) {
+    const Json& artifact = out["artifact"];
+    fmt::print("artifact:  {} ({})\n", artifact["path"].get<std::string>(),
+               built_text(artifact["cached"].get<bool>(), artifact["build_seconds"].get<double>()));
+    if (artifact.contains("files"))
+      fmt::print("files:     {}\n", fmt::join(artifact["files"].get<std::vector<std::string>>(), ", "));
+  }
   return 0;
 }
 
@@ -463,7 +480,8 @@ SubCommand add_resolve_command(CLI::App& app) {
                 "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch}, launch {grid, "
                 "block, cluster, clustered, shared_memory} (null for CPU kernels), arguments [{name, type, role, "
                 "count, bytes, fill | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
-                "and workdir (application specs), artifact {path, hash, cached, build_seconds} (--build)");
+                "and workdir (application specs), artifact {path, hash, cached, build_seconds; for application specs the "
+                "variant's folder, with its files} (--build)");
   cmd->footer(
       "Exit status: 0 when resolved (and built), 1 for bad input (the message names the flag, or the spec's\n"
       "file:line:column, with the constraint a config breaks) and for a variant that does not compile.");
