@@ -75,6 +75,10 @@ inline constexpr double kConfirmWithin = 1.10;
 // is missing.
 std::optional<Microseconds> early_stop_bar(const MeasureSettings& s);
 
+// Why every trial under these settings would time out (the warm-up alone
+// lasts as long as the timeout that bounds the whole trial), or nullopt.
+std::optional<std::string> warmup_outlasts_timeout(const MeasureSettings& s);
+
 struct Sampling {
   std::vector<Microseconds> samples;
   // Stopped by the early stop: every sample is slower than the bar, and

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace tunekit {
 
 namespace {
@@ -95,6 +97,14 @@ Statistics summarize(std::span<const Microseconds> samples) {
   s.noise = median_noise(v, median);
   s.bimodal = bimodal(v);
   return s;
+}
+
+std::optional<std::string> warmup_outlasts_timeout(const MeasureSettings& s) {
+  const Seconds warmup = s.warmup;
+  if (warmup < s.timeout) return std::nullopt;
+  return fmt::format("the warm-up ({:g} s) is not shorter than the timeout ({:g} s), which bounds the whole trial: "
+                     "every trial would time out",
+                     warmup.count(), s.timeout.count());
 }
 
 std::optional<Microseconds> early_stop_bar(const MeasureSettings& s) {

@@ -42,6 +42,11 @@ void Loader::measure(const Item& it, Spec& s) const {
         off ? 0 : static_cast<std::size_t>(int_of(*x, 0, "a count of the fastest configs to measure again, or off"));
   }
   if (auto x = get(t, "confirm_rounds")) ms.confirm_rounds = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+  if (!backend_for_language(s.kernel.language).kernel.application)
+    if (auto why = warmup_outlasts_timeout(ms)) {
+      auto x = get(t, "timeout");
+      fail(content_loc(x ? *x : *get(t, "warmup")), "'measure.warmup' and 'measure.timeout': " + *why);
+    }
   if (auto x = get(t, "graph")) {
     if (!backend_for_language(s.kernel.language).kernel.tensors)
       fail(loc(t.find("graph")->key_node), "'measure.graph' applies to " + languages_with(&KernelTraits::tensors) +

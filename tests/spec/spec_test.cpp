@@ -383,6 +383,15 @@ TEST_F(SpecErrors, MinSamplesAboveMax) {
   expect_error(kHead + "measure: {min_samples: 10, max_samples: 5}\n", 6, 41, "exceeds 'measure.max_samples'");
 }
 
+// A warm-up as long as the timeout that bounds the whole trial would time
+// every trial out: named at the timeout, or at the warm-up when the timeout
+// is the default.
+TEST_F(SpecErrors, AWarmupThatOutlastsTheTimeout) {
+  expect_error(kHead + "measure: {warmup: 2s, timeout: 1s}\n", 6, 32,
+               "'measure.warmup' and 'measure.timeout': the warm-up (2 s) is not shorter than the timeout (1 s)");
+  expect_error(kHead + "measure: {warmup: 1e30}\n", 6, 19, "the warm-up (1e+30 s) is not shorter than the timeout (60 s)");
+}
+
 TEST_F(SpecErrors, BadElementType) {
   expect_error(
       "kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: float32, size: 4}\n", 3, 21,

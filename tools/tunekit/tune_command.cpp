@@ -278,7 +278,11 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
       spec.kernel.flags_where = {"--flags"};
     }
   }
-  if (!t.timeout.empty()) spec.measure.timeout = duration_flag("--timeout", t.timeout, true);
+  if (!t.timeout.empty()) {
+    spec.measure.timeout = duration_flag("--timeout", t.timeout, true);
+    if (!backend_for_language(spec.kernel.language).kernel.application)
+      if (auto why = warmup_outlasts_timeout(spec.measure)) throw InputError({"--timeout"}, *why + " (measure.warmup)");
+  }
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);
     if (!mode)
