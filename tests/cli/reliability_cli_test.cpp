@@ -244,6 +244,13 @@ TEST(ReliabilityCli, UsageErrorsExitOneAndSayWhatIsWrong) {
   r = tunekit_cli({"tune", spec, "--no-progress", "--max-time", "soon"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--max-time")) << r.output;
+  // A timeout that the spec's warm-up alone would use up.
+  std::string text = read_file(spec);
+  text.replace(text.find("warmup: 0us"), 11, "warmup: 2s");
+  write_file(spec, text);
+  r = tunekit_cli({"tune", spec, "--no-progress", "--timeout", "1s"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--timeout: the warm-up (2 s) is not shorter than the timeout (1 s)")) << r.output;
 }
 
 // A name no parameter, size or machine property has, in an argument or
