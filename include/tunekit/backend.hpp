@@ -113,6 +113,13 @@ struct BackendInfo {
   // Checks only this backend can make, after the spec is loaded; throws
   // InputError located in the spec. May be empty.
   std::function<void(const Spec&)> check_spec;
+
+  // The required parts it lacks ("" when none): see Registry::add.
+  std::string missing() const {
+    if (!make) return "make (the function that makes it)";
+    if (!list_devices) return "list_devices";
+    return "";
+  }
 };
 
 // The process-wide registry, with the built-in backends (a backend left out

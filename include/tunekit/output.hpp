@@ -34,9 +34,17 @@ struct WriterInfo {
   bool writes_file = true;  // false: it writes to the console
   // The file it writes when none is given (writes_file only).
   std::function<std::filesystem::path(const TuneReport&, const OutputContext&)> default_file;
-  // Whether `tunekit tune` runs it when the user picks no writers.
+  // Whether `tunekit tune` runs it when the user picks no writers (none:
+  // only when picked).
   std::function<bool(const TuneReport&)> by_default;
   std::function<void(const TuneReport&, std::ostream&)> write;
+
+  // The required parts it lacks ("" when none): see Registry::add.
+  std::string missing() const {
+    if (!write) return "write";
+    if (writes_file && !default_file) return "default_file (it writes a file)";
+    return "";
+  }
 };
 
 // The process-wide registry, with the built-in writers.

@@ -34,6 +34,14 @@ concept HasAliases = requires(const Entry& e) {
   { e.aliases } -> std::convertible_to<const std::vector<std::string>&>;
 };
 
+// An entry may say which of its required parts it lacks (`std::string
+// missing() const`: "" when complete), so that add() refuses a plugin that
+// would fail only when used.
+template <typename Entry>
+concept SaysWhatItMisses = requires(const Entry& e) {
+  { e.missing() } -> std::convertible_to<std::string>;
+};
+
 // `Entry` has a `std::string name`. Entries keep their address once added,
 // so a pointer from find() stays valid. Registration is not synchronised:
 // add entries before threads use the registry.
@@ -44,9 +52,13 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Throws std::invalid_argument when the name or an alias is empty or taken.
+  // Throws std::invalid_argument when the name or an alias is empty or
+  // taken, or when the entry lacks a part it needs.
   Entry& add(Entry entry) {
     if (entry.name.empty()) throw std::invalid_argument("a " + kind_ + " needs a name");
+    if constexpr (SaysWhatItMisses<Entry>)
+      if (const std::string missing = entry.missing(); !missing.empty())
+        throw std::invalid_argument("the " + kind_ + " '" + entry.name + "' has no " + missing);
     std::vector<std::string> spellings{entry.name};
     if constexpr (HasAliases<Entry>) spellings.insert(spellings.end(), entry.aliases.begin(), entry.aliases.end());
     for (const std::string& s : spellings) {

@@ -89,6 +89,9 @@ struct StrategyInfo {
   // unknown option (those of every strategy, such as maxiter, are the
   // registry's).
   std::vector<ForeignOption> kernel_tuner_options = {};
+
+  // The required parts it lacks ("" when none): see Registry::add.
+  std::string missing() const { return make ? "" : "make (the function that makes it)"; }
 };
 
 // The process-wide registry, with the built-in strategies.

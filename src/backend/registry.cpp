@@ -39,7 +39,10 @@ const BackendInfo& backend_for_language(std::string_view language, const SourceL
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOptions& options) {
-  return backend_for_language(language).make(options);
+  const BackendInfo& info = backend_for_language(language);
+  auto made = info.make(options);
+  if (!made) throw std::runtime_error("the " + info.name + " backend could not be made: its make returned none");
+  return made;
 }
 
 std::vector<DeviceListing> list_devices() {

@@ -113,7 +113,7 @@ std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSe
   std::vector<const WriterInfo*> picked;
   if (names.empty()) {
     for (const WriterInfo& w : writers().entries())
-      if (w.by_default(report) || settings.files.count(w.name)) picked.push_back(&w);
+      if ((w.by_default && w.by_default(report)) || settings.files.count(w.name)) picked.push_back(&w);
   } else {
     for (const auto& name : names) picked.push_back(&writers().get(name, where));
   }
@@ -158,13 +158,21 @@ std::optional<std::string> unsafe_output(const fs::path& file) {
 }
 
 void write_output(const WriterInfo& writer, const TuneReport& report, const fs::path& file, std::ostream& console) {
+  // A writer may be a plugin: its failure says whose it is.
+  auto write = [&](std::ostream& out) {
+    try {
+      writer.write(report, out);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("the output writer '{}' failed: {}", writer.name, e.what()));
+    }
+  };
   if (!writer.writes_file) {
-    writer.write(report, console);
+    write(console);
     return;
   }
   if (auto why = unsafe_output(file)) throw InputError({"output " + writer.name}, *why);
   std::ostringstream text;
-  writer.write(report, text);
+  write(text);
   write_file_atomically(file, text.str());
 }
 

@@ -62,12 +62,58 @@ std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::min(n, static_cast<double>(space_size))));
 }
 
+namespace {
+
+// A strategy may be a plugin: what it throws says whose it is and where,
+// not only "map::at".
+class NamedStrategy final : public Strategy {
+ public:
+  NamedStrategy(std::string name, std::unique_ptr<Strategy> inner) : name_(std::move(name)), inner_(std::move(inner)) {}
+  std::vector<Config> next(std::size_t n) override {
+    return guard("next", [&] { return inner_->next(n); });
+  }
+  void observe(const Config& config, const Outcome& outcome) override {
+    guard("observe", [&] { inner_->observe(config, outcome); });
+  }
+  std::optional<std::uint64_t> planned() const override {
+    return guard("planned", [&] { return inner_->planned(); });
+  }
+  std::string describe() const override {
+    return guard("describe", [&] { return inner_->describe(); });
+  }
+
+ private:
+  template <typename F>
+  auto guard(const char* call, F&& f) const -> decltype(f()) {
+    try {
+      return f();
+    } catch (const InputError&) {
+      throw;  // located already
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("the strategy '{}' failed in {}(): {}", name_, call, e.what()));
+    }
+  }
+  std::string name_;
+  std::unique_ptr<Strategy> inner_;
+};
+
+}  // namespace
+
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, std::uint64_t seed,
                                         std::optional<std::uint64_t> budget, const std::vector<OptionValue>& options,
                                         const SourceLocation& where, bool time_limited) {
   const StrategyInfo& info = strategies().get(name, where);
   const Options resolved = strategy_options(info, options);
-  return info.make(StrategyContext{space, seed, budget, resolved, time_limited});
+  std::unique_ptr<Strategy> made;
+  try {
+    made = info.make(StrategyContext{space, seed, budget, resolved, time_limited});
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("the strategy '{}' could not be made: {}", info.name, e.what()));
+  }
+  if (!made) throw std::runtime_error(fmt::format("the strategy '{}' could not be made: its make returned none", info.name));
+  return std::make_unique<NamedStrategy>(info.name, std::move(made));
 }
 
 }  // namespace tunekit

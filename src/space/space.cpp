@@ -704,6 +704,10 @@ std::optional<std::string> Space::why_invalid(const Config& c) const {
     if (!j) return "not in space: " + p.name + "=" + v->str();
     value_indices.push_back(*j);
   }
+  if (c.size() > params_.size())
+    for (const auto& [name, value] : c)
+      if (std::none_of(params_.begin(), params_.end(), [&](const Parameter& p) { return p.name == name; }))
+        return "not in space: " + name + " is not a parameter";
   std::vector<Value> scratch;
   for (const auto& check : checks_) {
     if (check.slots.empty()) return constraints_[check.constraint].text();  // constant false

@@ -658,9 +658,13 @@ class Run {
 
     // The next batch: the strategy's proposals, minus what this run did,
     // within the evaluation budget.
+    // A strategy that proposes only what this run has seen would be asked
+    // forever (a plugin's bug): so many such answers in a row end the size.
+    constexpr int kMostStaleAnswers = 100;
+    int stale_answers = 0;
     auto next_batch = [&]() -> std::unique_ptr<Batch> {
       if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
-      while (queue.size() < batch) {
+      while (queue.size() < batch && stale_answers < kMostStaleAnswers && !stop_requested() && !out_of_time()) {
         const std::size_t want = batch - queue.size();
         auto more = p.strategy->next(want);
         if (more.empty()) break;
@@ -674,6 +678,13 @@ class Run {
             queue.push_back(std::move(c));
             ++fresh;
           }
+        if (fresh > 0) stale_answers = 0;
+        else if (++stale_answers == kMostStaleAnswers) {  // said once: the loop asks no more
+          warn(fmt::format("size {}: the strategy '{}' proposed only configs this run has evaluated, {} times in a "
+                           "row; the size's search ends after {} evaluations",
+                           size_key(p.size), spec_.search.strategy, kMostStaleAnswers, proposed));
+          break;
+        }
         if (waits && fresh > 0) break;
       }
       std::vector<Config> todo;

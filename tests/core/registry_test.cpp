@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tunekit/output.hpp"
 #include "tunekit/strategy.hpp"
 
 using namespace tunekit;
@@ -89,3 +90,24 @@ TEST(Registry, BuiltInStrategiesAnswerToKernelTunersNames) {
 }
 
 }  // namespace
+
+// A plugin without the parts it needs is refused when added, naming what it
+// lacks, not when it is first used (a null function call there).
+TEST(Registry, RefusesAPluginWithoutThePartsItNeeds) {
+  auto message = [](auto& registry, auto entry) {
+    try {
+      registry.add(std::move(entry));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(added)");
+  };
+  EXPECT_EQ(message(strategies(), StrategyInfo{"no_make", "nothing to make it with"}),
+            "the strategy 'no_make' has no make (the function that makes it)");
+  WriterInfo writer{"no_write", "writes nothing"};
+  EXPECT_EQ(message(writers(), writer), "the output writer 'no_write' has no write");
+  writer.write = [](const TuneReport&, std::ostream&) {};
+  EXPECT_EQ(message(writers(), writer), "the output writer 'no_write' has no default_file (it writes a file)");
+  EXPECT_EQ(strategies().find("no_make"), nullptr);
+  EXPECT_EQ(writers().find("no_write"), nullptr);
+}

@@ -117,6 +117,15 @@ TEST(Space, ConstantTrueIsDropped) {
   EXPECT_EQ(s.why_invalid(Config({{"a", 2}})), std::nullopt);
 }
 
+// A config with a name the space has no parameter for (a strategy's
+// proposal, say) is not in the space, whatever its other values.
+TEST(Space, AConfigWithANameThatIsNoParameterIsNotInIt) {
+  Space s({param("a", ints(1, 4))}, exprs({"a > 1"}), {});
+  EXPECT_EQ(s.why_invalid(Config({{"a", 2}})), std::nullopt);
+  EXPECT_EQ(s.why_invalid(Config({{"a", 2}, {"zz", 7}})), "not in space: zz is not a parameter");
+  EXPECT_FALSE(s.contains(Config({{"a", 2}, {"zz", 7}})));
+}
+
 TEST(Space, UnknownNameIsAnErrorAtTheConstraint) {
   try {
     Space s({param("a", ints(1, 4)), param("b", ints(1, 2))}, exprs({"a > 0", "a * bb <= N"}), {{"N", 4}});
