@@ -2,8 +2,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,10 +22,23 @@ fs::path find_worker() {
   if (const char* env = std::getenv("TUNEKIT_WORKER"); env && *env) return env;
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::exists(self.parent_path() / "tunekit-worker")) return self.parent_path() / "tunekit-worker";
-  for (const char* p : {TUNEKIT_BUILD_WORKER_PATH, TUNEKIT_INSTALL_WORKER_PATH})
-    if (fs::exists(p)) return p;
-  throw std::runtime_error("cannot find the tunekit-worker executable; set TUNEKIT_WORKER");
+  std::vector<fs::path> candidates;
+  if (!ec) {
+    candidates.push_back(self.parent_path() / "tunekit-worker");
+    candidates.push_back((self.parent_path() / TUNEKIT_WORKER_FROM_BIN).lexically_normal());
+  }
+  candidates.emplace_back(TUNEKIT_INSTALL_WORKER_PATH);
+  // The build tree's worker only for a program that runs from that tree: an
+  // installed tunekit must never run another build's worker.
+  const fs::path build = TUNEKIT_BUILD_DIR;
+  if (!ec && std::mismatch(build.begin(), build.end(), self.begin(), self.end()).first == build.end())
+    candidates.emplace_back(TUNEKIT_BUILD_WORKER_PATH);
+  for (const fs::path& p : candidates)
+    if (fs::is_regular_file(p, ec)) return p;
+  std::string looked;
+  for (const fs::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.string();
+  throw std::runtime_error("cannot find the tunekit-worker executable (looked for " + looked +
+                           "); set TUNEKIT_WORKER to its path (an installed one is PREFIX/libexec/tunekit/tunekit-worker)");
 }
 
 WorkerEvaluator::WorkerEvaluator(fs::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes)

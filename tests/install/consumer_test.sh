@@ -15,3 +15,12 @@ plugins=$("$work/build/consumer_cli" plugins)
 grep -q '^  backwards: ' <<<"$plugins"
 test -x "$work/prefix/bin/tunekit"
 test -x "$work/prefix/libexec/tunekit/tunekit-worker"
+# The installed tunekit tunes with the installed worker: the prefix here is
+# not the configured one, so only the install layout leads to it (the build
+# tree's worker is there too, and must not be taken).
+"$work/prefix/bin/tunekit" plugins | grep -qF "(their worker process: $work/prefix/libexec/tunekit/tunekit-worker)" ||
+  { "$work/prefix/bin/tunekit" plugins | grep worker; exit 1; }
+cp -r "$source_dir/../../examples/matmul" "$work/matmul"
+(cd "$work/matmul" && "$work/prefix/bin/tunekit" tune matmul.yaml -s M=256 -s N=256 -s K=64 --max-evals 2 \
+  --no-progress -o "$work/tuned" >"$work/tune.log" 2>&1) || { cat "$work/tune.log"; exit 1; }
+grep -q 'trials: 2 ok' "$work/tune.log" || { cat "$work/tune.log"; exit 1; }

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "evaluator/detail/worker_evaluator.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/strategy.hpp"
@@ -72,6 +73,12 @@ std::string plugins_text() {
   for (const auto& b : backends().entries()) {
     if (b.languages.empty()) out += fmt::format("  {}: {}\n", b.name, b.summary);
     else out += fmt::format("  {} ({}): {}\n", b.name, fmt::join(b.languages, ", "), b.summary);
+  }
+  // Which worker executable runs them: an install's own, or why there is none.
+  try {
+    out += fmt::format("  (their worker process: {})\n", detail::find_worker().string());
+  } catch (const std::exception& e) {
+    out += fmt::format("  (their worker process: none: {})\n", e.what());
   }
   out += "output writers (--output, the spec's output:):\n";
   for (const auto& w : writers().entries()) out += fmt::format("  {}: {}\n", w.name, w.summary);
