@@ -51,6 +51,7 @@ class Store {
  private:
   void upsert(TrialRecord& record);
   void open_read_only();
+  void switch_to_wal();
 
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;

@@ -324,6 +324,23 @@ std::string not_a_store(const std::vector<std::string>& tables) {
 
 }  // namespace
 
+// Switching the journal mode needs the file to itself for a moment; SQLite
+// answers "locked" at once, without its busy handler, while another process
+// opens or creates the same store. So it is tried again, as a lock is
+// waited for elsewhere (a run asked to stop stops waiting).
+void Store::switch_to_wal() {
+  for (int attempt = 1;; ++attempt) {
+    char* message = nullptr;
+    const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, &message);
+    const std::string reason = message ? message : sqlite3_errmsg(db_);
+    sqlite3_free(message);
+    if (rc == SQLITE_OK) return;
+    const int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || !wait_for_lock(const_cast<char*>(path_.c_str()), attempt))
+      fail(path_, "cannot switch to WAL mode: " + reason);
+  }
+}
+
 Store::Store(const std::filesystem::path& file, Access access) : path_(file), columns_(&kColumns) {
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
@@ -342,13 +359,20 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
     if (rc != SQLITE_OK) fail(path_, "cannot open", db_);
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_handler(db_, wait_for_lock, const_cast<char*>(path_.c_str()));
-    // Before anything is written to it, its journal mode included.
-    if (const auto tables = foreign_tables(db_, path_); !tables.empty()) fail(path_, not_a_store(tables));
-
-    {
-      Statement wal(db_, path_, "PRAGMA journal_mode=WAL");
-      wal.step("cannot switch to WAL mode");
+    // Before anything is written to it, its journal mode included. One
+    // snapshot: another process creating the store meanwhile is seen whole
+    // (its schema version with its table), never half.
+    exec(db_, path_, "BEGIN", "cannot read the schema");
+    std::vector<std::string> tables;
+    try {
+      tables = foreign_tables(db_, path_);
+    } catch (...) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
     }
+    exec(db_, path_, "COMMIT", "cannot read the schema");
+    if (!tables.empty()) fail(path_, not_a_store(tables));
+    switch_to_wal();
     exec(db_, path_, "PRAGMA synchronous=NORMAL", "cannot set synchronous mode");
 
     // Create or check the schema under a write lock, so two processes opening

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -965,4 +967,44 @@ TEST(Store, ADatabaseOfSomethingElseIsRefusedUnchanged) {
         << e.what();
   }
   EXPECT_TRUE(Store(empty).all().empty());
+}
+
+// Two tuners started at once on a fresh output folder (docs/reliability.md:
+// they may share one): each process creates or opens the same new store, and
+// every one opens it, whoever creates the schema. Before, one could see the
+// other's schema half made ("not a tunekit results store") or be refused the
+// switch to WAL mode ("database is locked"). Processes, not threads: SQLite's
+// locks between processes are what is raced.
+TEST(Store, ProcessesCreatingTheSameStoreAtOnceAllOpenIt) {
+  TempDir dir;
+  for (int round = 0; round < 20; ++round) {
+    const fs::path file = dir.path() / ("fresh" + std::to_string(round) + ".db");
+    std::vector<pid_t> children;
+    for (int i = 0; i < 4; ++i) {
+      const pid_t child = ::fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        int code = 0;
+        try {
+          Store store(file);
+          TrialRecord r;
+          r.spec_hash = "h";
+          r.device = "cpu";
+          r.config = Config({{"BM", Value(i)}});
+          store.put(r);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          code = 1;
+        }
+        std::_Exit(code);
+      }
+      children.push_back(child);
+    }
+    for (pid_t child : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    EXPECT_EQ(Store(file).trials("h").size(), 4u) << "round " << round;
+  }
 }
