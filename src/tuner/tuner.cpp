@@ -41,11 +41,34 @@ std::string read_file(const fs::path& p, const SourceLocation& where) {
   return ss.str();
 }
 
-// Compiler logs can be long; the store keeps the head, where the first
-// error is.
+// Messages can be long; the store keeps the head.
 std::string clip(std::string text, std::size_t limit = 8000) {
   if (text.size() > limit) text = text.substr(0, limit) + "\n[... truncated]";
   return text;
+}
+
+// A compiler's log can be megabytes of warnings before the error that
+// failed the build (or a wrapper's noise before the compiler's): the store
+// keeps the log's head, its first line that names an error with what
+// follows, and its tail, about `limit` characters in all.
+std::string clip_log(const std::string& text, std::size_t limit = 8000) {
+  if (text.size() <= limit) return text;
+  const std::size_t part = limit / 4;
+  std::string out = text.substr(0, 2 * part);
+  std::size_t kept = 2 * part;
+  auto skip_to = [&](std::size_t to) {
+    if (to > kept) out += fmt::format("\n[... {} bytes ...]\n", to - kept);
+    kept = std::max(kept, to);
+  };
+  if (const std::size_t e = text.find("error", kept); e != std::string::npos && e + part < text.size()) {
+    const std::size_t line = text.rfind('\n', e);
+    skip_to(line == std::string::npos ? e : line + 1);
+    out += text.substr(kept, part);
+    kept += part;
+  }
+  skip_to(std::max(kept, text.size() - part));
+  out += text.substr(kept);
+  return out;
 }
 
 fs::path or_default(const fs::path& given, const fs::path& fallback) { return given.empty() ? fallback : given; }
@@ -404,7 +427,7 @@ class Run {
     if (r.fault == Fault::environment && !k.compiler_where.file.empty())
       throw InputError(k.compiler_where,
                        fmt::format("the compiler '{}' cannot build here ({} was the first build):\n{}", k.compiler,
-                                   what, clip(r.log, 2000)));
+                                   what, clip_log(r.log, 2000)));
   }
 
   // " (with the flags '-O2 -x' of --flags)": the compiler and flags given
@@ -632,7 +655,7 @@ class Run {
         sr.error = fmt::format("the {} config {} is the reference, but it {}{}:\n{}",
                                p.baseline_is_spec_default ? "default" : "baseline", p.baseline->str(),
                                r.fault == Fault::environment ? "cannot be built here" : "does not build",
-                               given_build_settings(), clip(r.log, 2000));
+                               given_build_settings(), clip_log(r.log, 2000));
         report_.warnings.push_back(fmt::format("size {}: {}", size_key(p.size), sr.error));
         return sr;
       }
@@ -1007,7 +1030,7 @@ class Run {
       if (br.status != Status::ok) {
         rec.status = br.status;
         rec.fault = br.fault;
-        rec.error = clip(br.log);
+        rec.error = clip_log(br.log);
         record(std::move(rec), sr, p);
         continue;
       }

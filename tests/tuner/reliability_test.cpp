@@ -432,6 +432,42 @@ TEST(Reliability, AnApplicationLeavingABackgroundProcessIsNotATimeout) {
   EXPECT_EQ(trials[0].status, Status::ok) << trials[0].error;
 }
 
+// A compiler whose log is mostly warnings (here 200 KB of a wrapper's, ahead
+// of the compiler's own): the stored log is capped, and keeps the error.
+TEST(Reliability, ACompileErrorAfterMegabytesOfWarningsIsKept) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "noisy.sh", "#!/bin/sh\n"
+                               "i=0; while [ $i -lt 4000 ]; do\n"
+                               "  echo 'k.cpp:1:1: warning: this line says nothing of use at all, 50 bytes' >&2\n"
+                               "  i=$((i + 1)); done\n"
+                               "exec c++ \"$@\"\n");
+  fs::permissions(dir / "noisy.sh", fs::perms::owner_all);
+  write_file(dir / "k.cpp", "#if KIND == 1\n#error planted failure\n#endif\n"
+                            "extern \"C\" void f(const float* x, float* y, int n) {\n"
+                            "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n}\n");
+  write_file(dir / "k.yaml", "name: k\nkernel: {source: k.cpp, entry: f, compiler: " + (dir / "noisy.sh").string() +
+                                 ", flags: [-O1]}\n" + R"(arguments:
+  - {name: x, type: f32, size: 64, fill: random}
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {KIND: [0, 1]}
+default: {KIND: 0}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}
+)");
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  const TuneReport r = tune(load_spec(dir / "k.yaml"), options);
+  bool seen = false;
+  for (const auto& t : r.all_trials())
+    if (t.config.at("KIND").as_int() == 1) {
+      seen = true;
+      EXPECT_EQ(t.status, Status::compile_error);
+      EXPECT_NE(t.error.find("#error planted failure"), std::string::npos) << t.error.substr(0, 300);
+      EXPECT_LT(t.error.size(), 9000u);
+    }
+  EXPECT_TRUE(seen);
+}
+
 // An include folder in the spec's flags is the spec folder's, as its source
 // is, wherever tunekit runs (the tests run in the build folder); the headers
 // found there, included with <NAME> too, are part of the kernel.
