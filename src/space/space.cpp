@@ -421,18 +421,28 @@ std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
   for (const auto& p : params_)
     if (p.values.empty())
       return (p.where.str().empty() ? "" : p.where.str() + ": ") + "parameter '" + p.name + "' has no values";
+  std::size_t unchecked = 0;  // constraints with more combinations than `limit`, none of them seen to hold
   for (const Check& check : checks_) {
     const std::size_t n = check.slots.size();
     // Complete only when every combination was tried and none held.
-    const bool holds_for_none =
-        each_combination(check, limit, [&](const std::vector<Value>& values) { return !check.expr.test(values); });
-    if (!holds_for_none) continue;
+    bool held = false;
+    const bool holds_for_none = each_combination(check, limit, [&](const std::vector<Value>& values) {
+      held = check.expr.test(values);
+      return !held;
+    });
+    if (!holds_for_none) {
+      unchecked += !held;
+      continue;
+    }
     const Expression& c = constraints_[check.constraint];
     return (c.where().str().empty() ? "" : c.where().str() + ": ") + "the constraint '" + c.text() +
            "' holds for no config" +
            (n == 0 ? " (it reads no parameter: the sizes and the machine's properties decide it)"
                    : " (it holds for none of the values of its parameters)");
   }
+  if (unchecked > 0)
+    return "no config meets all the constraints; " + std::to_string(unchecked) + " of them held for none of the first " + std::to_string(limit) +
+           " combinations of their parameters' values (the rest were not tried)";
   return "each of the " + std::to_string(constraints_.size()) +
          " constraints holds for some configs, but no config meets them all";
 }

@@ -126,6 +126,17 @@ TEST(Space, AConfigWithANameThatIsNoParameterIsNotInIt) {
   EXPECT_FALSE(s.contains(Config({{"a", 2}, {"zz", 7}})));
 }
 
+// A constraint over more combinations than why_empty() tries, none of them
+// holding, is not said to hold for some configs.
+TEST(Space, WhyEmptySaysWhatItDidNotTry) {
+  Space s({param("a", ints(1, 1000)), param("b", ints(1, 1000))}, exprs({"a + b < 0"}), {});
+  EXPECT_EQ(s.count(), 0u);
+  EXPECT_EQ(s.why_empty(1000), "no config meets all the constraints; 1 of them held for none of the first 1000 "
+                               "combinations of their parameters' values (the rest were not tried)");
+  EXPECT_EQ(s.why_empty(2000000), "spec.yaml:10:5: the constraint 'a + b < 0' holds for no config (it holds for none of the values "
+                                  "of its parameters)");
+}
+
 TEST(Space, UnknownNameIsAnErrorAtTheConstraint) {
   try {
     Space s({param("a", ints(1, 4)), param("b", ints(1, 2))}, exprs({"a > 0", "a * bb <= N"}), {{"N", 4}});
