@@ -686,6 +686,14 @@ class Run {
     constexpr int kMostStaleAnswers = 100;
     int stale_answers = 0;
     auto next_batch = [&]() -> std::unique_ptr<Batch> {
+      if (out_of_time() && !told_out_of_time_) {
+        // Said once, where it happened: a run cut short by its time budget
+        // must not read as one whose search ran its course.
+        told_out_of_time_ = true;
+        warn(fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out at size {} after {} of its "
+                         "evaluations: the search stopped there, and a size after it was not searched",
+                         spec_.search.max_time->count(), size_key(p.size), proposed));
+      }
       if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
       while (queue.size() < batch && stale_answers < kMostStaleAnswers && !stop_requested() && !out_of_time()) {
         const std::size_t want = batch - queue.size();
@@ -1173,6 +1181,7 @@ class Run {
   std::optional<Microseconds> size_best_;
   std::set<std::string> measured_;   // the configs this run measured at the size being tuned (keys)
   bool warned_unplaceable_ = false;  // an objective value the search could not take (observed)
+  bool told_out_of_time_ = false;    // the time budget ran out (said once, at the size where it did)
   std::mutex build_time_mutex_;
 };
 

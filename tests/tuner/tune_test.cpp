@@ -233,6 +233,21 @@ TEST(Tune, SpecHashFollowsTheKernelNotTheSpace) {
   EXPECT_NE(spec_hash(spec), after);
 }
 
+// A run whose time budget ran out says so, at the size where it did: its
+// results are not those of a search that ran its course.
+TEST(Tune, ATimeBudgetThatRunsOutIsSaid) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  spec.parameters[0].values = {0, 4, 6};
+  spec.search.max_time = Seconds(1e-9);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport r = tune(spec, opt);
+  std::size_t said = 0;
+  for (const auto& w : r.warnings) said += w.find("the time budget (1e-09 s: search.max_time, --max-time) ran out") == 0;
+  EXPECT_EQ(said, 1u) << ::testing::PrintToString(r.warnings);
+}
+
 // Under a budget the progress total is the budget, whichever strategy runs
 // (`auto`'s blend once said nothing, and the bar showed 1/1, 2/2, ...).
 TEST(Tune, TheProgressTotalIsTheBudget) {
