@@ -119,7 +119,10 @@ class Interleaved : public Strategy {
 std::string auto_choice(const Space& space, std::optional<std::uint64_t> budget, bool time_limited) {
   const std::uint64_t n = space.count();
   const bool covers = budget ? *budget >= n : !time_limited;
-  if (covers || !has_usable_index(space)) return "exhaustive";
+  if (covers) return "exhaustive";
+  // No index to move through (too large to index, or more configs than 64
+  // bits count): the guided strategies would sample at random anyway.
+  if (!has_usable_index(space)) return "random";
   return "surrogate+genetic+bayes";
 }
 
@@ -128,14 +131,15 @@ StrategyInfo auto_strategy() {
           "the default: exhaustive when the budget covers the space or there is none; otherwise the model-guided "
           "`surrogate`, the best in bench/search at budgets of 1 to 5% of the space; from the 50th proposal one in "
           "six comes from `bayes`, and after the first 100, of every six one is a `genetic` child of the fastest "
-          "configs and three come from `bayes` (docs/search.md)",
+          "configs and three come from `bayes` (docs/search.md); `random` on a space too large to index",
           {},
           [](const StrategyContext& c) -> std::unique_ptr<Strategy> {
             const std::string chosen = auto_choice(c.space, c.budget, c.time_limited);
             auto make = [&](std::string_view name, std::uint64_t seed, const std::vector<OptionValue>& options = {}) {
               return make_strategy(name, c.space, seed, c.budget, options, {}, c.time_limited);
             };
-            if (chosen == "exhaustive") return std::make_unique<AutoStrategy>(make("exhaustive", c.seed), chosen);
+            if (chosen == "exhaustive" || chosen == "random")
+              return std::make_unique<AutoStrategy>(make(chosen, c.seed), chosen);
             std::vector<std::unique_ptr<Strategy>> parts;
             parts.push_back(make("surrogate", c.seed));
             parts.push_back(make("genetic", c.seed + 1));

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "search/detail/builtin.hpp"
+#include "search/detail/indexed.hpp"
 
 namespace tunekit::detail {
 
@@ -15,7 +16,7 @@ class ExhaustiveStrategy : public Strategy {
 
   std::vector<Config> next(std::size_t n) override {
     std::vector<Config> out;
-    if (space_.indexable()) {
+    if (has_usable_index(space_)) {
       const std::uint64_t total = space_.count();
       while (out.size() < n && pos_ < total) {
         const std::uint64_t r = pos_++;
@@ -23,7 +24,8 @@ class ExhaustiveStrategy : public Strategy {
       }
       return out;
     }
-    // Not indexable (the index would outgrow its memory budget): walk the
+    // Not indexable (the index would outgrow its memory budget, or counts
+    // more configs than 64 bits hold): walk the
     // enumeration again from the start, skipping what was proposed. Each
     // call costs the walk up to the new position, which a budget bounds.
     std::uint64_t seen = 0;
@@ -42,7 +44,7 @@ class ExhaustiveStrategy : public Strategy {
   // A config measured before this search reached it (a seed, the default
   // config) is not proposed again.
   void observe(const Config& config, const Outcome&) override {
-    if (space_.indexable()) {
+    if (has_usable_index(space_)) {
       if (auto r = space_.index_of(config); r && *r >= pos_) measured_.insert(*r);
     } else {
       measured_keys_.insert(config.key());

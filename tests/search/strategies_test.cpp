@@ -28,6 +28,27 @@ TEST(Exhaustive, EveryValidConfigOnceInOrder) {
   for (const auto& c : all) EXPECT_TRUE(space.contains(c));
 }
 
+// More valid configs than 64 bits count (10^20): a budget still works with
+// the default strategy and with exhaustive, which had no rank to go by.
+TEST(Exhaustive, ASpaceBeyondSixtyFourBitsIsWalkedUnderABudget) {
+  std::vector<Value> values;
+  for (int v = 1; v <= 10000; ++v) values.emplace_back(v);
+  Space space({{"a", values, {}}, {"b", values, {}}, {"c", values, {}}, {"d", values, {}}, {"e", values, {}}}, {});
+  ASSERT_EQ(space.count(), UINT64_MAX);  // saturated
+  auto exhaustive = make_strategy("exhaustive", space, 1, 3);
+  const auto first = exhaustive->next(3);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[2].str(), "{a: 1, b: 1, c: 1, d: 1, e: 3}");
+  auto chosen = make_strategy("auto", space, 1, 5);
+  EXPECT_EQ(chosen->describe().find("random"), 0u) << chosen->describe();
+  std::set<std::string> keys;
+  for (const auto& c : chosen->next(5)) {
+    EXPECT_TRUE(space.contains(c)) << c.str();
+    keys.insert(c.key());
+  }
+  EXPECT_EQ(keys.size(), 5u);
+}
+
 TEST(Random, SamplesWithoutReplacementAndIsReproducible) {
   Space space = small_space();
   auto a = drain(*make_strategy("random", space, 42, std::nullopt), 5);
