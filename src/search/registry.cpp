@@ -5,6 +5,7 @@
 
 #include "search/detail/builtin.hpp"
 #include "tunekit/names.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/strategy.hpp"
 
 namespace tunekit {
@@ -90,6 +91,7 @@ class NamedStrategy final : public Strategy {
     } catch (const InputError&) {
       throw;  // located already
     } catch (const std::exception& e) {
+      if (stop_requested()) throw;
       throw std::runtime_error(fmt::format("the strategy '{}' failed in {}(): {}", name_, call, e.what()));
     }
   }
@@ -110,6 +112,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& spac
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
+    if (stop_requested()) throw;  // stopped while it counted the space: no fault of its
     throw std::runtime_error(fmt::format("the strategy '{}' could not be made: {}", info.name, e.what()));
   }
   if (!made) throw std::runtime_error(fmt::format("the strategy '{}' could not be made: its make returned none", info.name));

@@ -40,6 +40,7 @@
 #include "constraint/detail/int_program.hpp"
 #include "constraint/detail/program.hpp"
 #include "core/detail/random.hpp"
+#include "tunekit/stop.hpp"
 
 namespace tunekit::detail {
 
@@ -544,6 +545,7 @@ class IndexBuilder {
   }
 
   std::uint32_t make_node(int f) {
+    if (stop_requested()) throw CountingStopped();
     PNode& P = pn_[f];
     SpaceIndex::Layer& L = out_.layers_[f];
     const std::size_t start = L.edges();

@@ -24,6 +24,7 @@
 #include "space/detail/flat_map.hpp"
 #include "space/detail/index.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/stop.hpp"
 
 namespace tunekit {
 
@@ -82,6 +83,7 @@ struct Space::Solver {
   };
 
   const Space& space;
+  std::uint64_t steps = 0;  // level checks made, for the stop flag
   std::vector<std::uint32_t> idx;
   std::vector<std::vector<Value>> scratch;  // per check
   std::vector<Table> tables;                // per check
@@ -174,6 +176,7 @@ struct Space::Solver {
   }
 
   bool level_ok(const Level& lv) {
+    if ((++steps & 0xFFFF) == 0 && stop_requested()) throw detail::CountingStopped();
     for (int ci : lv.checks)
       if (!check_ok(ci)) return false;
     return true;

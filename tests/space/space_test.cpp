@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tunekit/space.hpp"
+#include "tunekit/stop.hpp"
 
 using tunekit::Bindings;
 using tunekit::Config;
@@ -135,6 +136,22 @@ TEST(Space, WhyEmptySaysWhatItDidNotTry) {
                                "combinations of their parameters' values (the rest were not tried)");
   EXPECT_EQ(s.why_empty(2000000), "spec.yaml:10:5: the constraint 'a + b < 0' holds for no config (it holds for none of the values "
                                   "of its parameters)");
+}
+
+// Counting a space of 10^15 combinations under a constraint that ties them
+// all would take hours: a run asked to stop (a signal) ends it.
+TEST(Space, ACountThatWouldTakeHoursEndsWhenTheRunIsStopped) {
+  std::vector<Parameter> params;
+  for (const char* name : {"a", "b", "c", "d", "e"}) params.push_back(param(name, ints(1, 1000)));
+  Space s(params, exprs({"(a * b + c * d) % 997 == e % 13"}), {});
+  tunekit::request_stop();
+  try {
+    (void)s.count();
+    ADD_FAILURE() << "the count ran to its end";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "stopped while the space's valid configs were counted");
+  }
+  tunekit::clear_stop();
 }
 
 TEST(Space, UnknownNameIsAnErrorAtTheConstraint) {

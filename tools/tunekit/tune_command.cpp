@@ -457,7 +457,18 @@ int run_tune(const TuneArgs& t) {
   ProgressCallback progress;
   if (!t.no_progress && lead) progress = [&](const ProgressEvent& e) { bar.update(e); };
   StopOnSignals signals;
-  TuneReport report = job ? job->tune(spec, options, progress) : tune(spec, options, progress);
+  TuneReport report;
+  try {
+    report = job ? job->tune(spec, options, progress) : tune(spec, options, progress);
+  } catch (const std::exception& e) {
+    // Stopped before any result to report (while the space was counted):
+    // a stop, not an error.
+    if (!signals.signal()) throw;
+    bar.finish();
+    fmt::print(stderr, "\nstopped by {} ({}); run the same command to resume\n", strsignal(signals.signal()),
+               e.what());
+    return 128 + signals.signal();
+  }
   bar.finish();
   if (!lead) return 0;
   const OutputContext context{t.out_dir, std::chrono::system_clock::now(), where_suffix(t.where)};

@@ -31,6 +31,13 @@ struct IndexBudgetExceeded : std::length_error {
   IndexBudgetExceeded() : std::length_error("space index exceeds its memory budget") {}
 };
 
+// Thrown while a space's index is built or its configs are counted when
+// the run is asked to stop (stop.hpp): over a space of 10^15 combinations a
+// count can take hours, and a signal must still end the run.
+struct CountingStopped : std::runtime_error {
+  CountingStopped() : std::runtime_error("stopped while the space's valid configs were counted") {}
+};
+
 class SpaceIndex {
  public:
   static constexpr std::uint32_t kDead = UINT32_MAX;
