@@ -51,6 +51,42 @@ Spec twins(const std::filesystem::path& dir) {
 
 bool fast(const TrialRecord& t) { return t.config.str().find("SLEEP_US: 1000,") != std::string::npos; }
 
+// A spec of configs PAD (`pads`) whose kernel sleeps `sleep_us`, a C++
+// expression over PAD and `calls`: the calls of that PAD made before, in
+// every process (counted in a file: each trial may run in another worker).
+Spec counting_spec(const std::filesystem::path& dir, const std::string& pads, const std::string& sleep_us,
+                   const std::string& confirm) {
+  write_file(dir / "k.cpp", R"(#include <cstdio>
+#include <unistd.h>
+extern "C" void twice(const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+  char path[512];
+  std::snprintf(path, sizeof path, "%s/calls-%d", DIR, PAD);
+  std::FILE* f = std::fopen(path, "a+");
+  long calls = 0;
+  if (f) {
+    std::fseek(f, 0, SEEK_END);
+    calls = std::ftell(f);
+    std::fputc('.', f);
+    std::fclose(f);
+  }
+  usleep()" + sleep_us + R"();
+}
+)");
+  write_file(dir / "k.yaml", "name: counting\n"
+                             "kernel: {source: k.cpp, entry: twice, flags: [-O1, '-DDIR=\"" +
+                                 dir.string() + "\"']}\n" + R"(arguments:
+  - {name: x, type: f32, size: 256, fill: random}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters:
+  PAD: )" + pads + R"(
+reference: none
+measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot, early_stop: off,
+          )" + confirm + "}\n");
+  return load_spec(dir / "k.yaml");
+}
+
 }  // namespace
 
 TEST(Confirm, TheFastestAreMeasuredAgainAndTheRestAreNot) {
@@ -106,38 +142,10 @@ TEST(Confirm, OffMeasuresEachConfigOnce) {
 // on a busy machine too.)
 TEST(Confirm, AConfigThatOvertakesTheConfirmedOnesIsConfirmedToo) {
   const auto dir = fresh_dir();
-  write_file(dir / "slows.cpp", R"(#include <cstdio>
-#include <unistd.h>
-extern "C" void twice(const float* x, float* y, int n) {
-  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
-  char path[512];
-  std::snprintf(path, sizeof path, "%s/calls-%d", DIR, PAD);
-  std::FILE* f = std::fopen(path, "a+");
-  long calls = 0;
-  if (f) {
-    std::fseek(f, 0, SEEK_END);
-    calls = std::ftell(f);
-    std::fputc('.', f);
-    std::fclose(f);
-  }
-  usleep(calls < 8 ? 4000 : 40000);
-}
-)");
-  write_file(dir / "slows.yaml", "name: slows\n"
-                                 "kernel: {source: slows.cpp, entry: twice, flags: [-O1, '-DDIR=\"" +
-                                     dir.string() + "\"']}\n" + R"(arguments:
-  - {name: x, type: f32, size: 256, fill: random}
-  - {name: y, type: f32, size: 256, role: out}
-  - {name: n, type: i32, value: 256}
-parameters:
-  PAD: [0, 1, 2]
-reference: none
-measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot, early_stop: off,
-          confirm: 2, confirm_rounds: 2}
-)");
+  const Spec spec = counting_spec(dir, "[0, 1, 2]", "calls < 8 ? 4000 : 40000", "confirm: 2, confirm_rounds: 2");
   TuneOptions opt;
   opt.out_dir = dir / "out";
-  const TuneReport report = tune(load_spec(dir / "slows.yaml"), opt);
+  const TuneReport report = tune(spec, opt);
   const SizeReport& s = report.sizes.at(0);
   ASSERT_EQ(s.trials.size(), 3u);
   for (const TrialRecord& t : s.trials) ASSERT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
@@ -154,36 +162,11 @@ measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot
 // kConfirmWithin, until it is measured again.
 TEST(Confirm, ABestFarAheadOfTheRestIsMeasuredAgainBesideTheRunnerUp) {
   const auto dir = fresh_dir();
-  write_file(dir / "lucky.cpp", R"(#include <cstdio>
-#include <unistd.h>
-extern "C" void twice(const float* x, float* y, int n) {
-  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
-  std::FILE* f = std::fopen(DIR "/calls", "a+");
-  long calls = 0;
-  if (f) {
-    std::fseek(f, 0, SEEK_END);
-    calls = std::ftell(f);
-    std::fputc('.', f);
-    std::fclose(f);
-  }
-  usleep(PAD == 1 ? 10000 : calls < 8 ? 2000 : 40000);
-}
-)");
-  write_file(dir / "lucky.yaml", "name: lucky\n"
-                                 "kernel: {source: lucky.cpp, entry: twice, flags: [-O1, '-DDIR=\"" +
-                                     dir.string() + "\"']}\n" + R"(arguments:
-  - {name: x, type: f32, size: 256, fill: random}
-  - {name: y, type: f32, size: 256, role: out}
-  - {name: n, type: i32, value: 256}
-parameters:
-  PAD: [0, 1]
-reference: none
-measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot, early_stop: off,
-          confirm: 3, confirm_rounds: 2}
-)");
+  const Spec spec =
+      counting_spec(dir, "[0, 1]", "PAD == 1 ? 10000 : calls < 8 ? 2000 : 40000", "confirm: 3, confirm_rounds: 2");
   TuneOptions opt;
   opt.out_dir = dir / "out";
-  const TuneReport report = tune(load_spec(dir / "lucky.yaml"), opt);
+  const TuneReport report = tune(spec, opt);
   const SizeReport& s = report.sizes.at(0);
   ASSERT_EQ(s.trials.size(), 2u);
   for (const TrialRecord& t : s.trials) ASSERT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;

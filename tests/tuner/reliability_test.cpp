@@ -99,6 +99,14 @@ std::map<std::int64_t, TrialRecord> by_kind(const TuneReport& r) {
   return out;
 }
 
+// A tune of `spec`: each trial's status in order, and how many were resumed.
+std::pair<std::string, std::size_t> statuses_of(const fs::path& spec, const TuneOptions& options) {
+  const TuneReport r = tune(load_spec(spec), options);
+  std::string out;
+  for (const auto& t : r.all_trials()) out += std::string(to_string(t.status)) + " ";
+  return {out, r.resumed};
+}
+
 }  // namespace
 
 // Item 3: a worker killed from outside is the environment's fault; a rerun
@@ -493,12 +501,7 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}
   ASSERT_NE(fs::current_path(), dir);
   TuneOptions options;
   options.out_dir = dir / "out";
-  auto statuses = [&] {
-    const TuneReport r = tune(load_spec(dir / "k.yaml"), options);
-    std::string out;
-    for (const auto& t : r.all_trials()) out += std::string(to_string(t.status)) + " ";
-    return std::pair{out, r.resumed};
-  };
+  auto statuses = [&] { return statuses_of(dir / "k.yaml", options); };
   EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"ok ok ", 0}));
   write_file(dir / "inc" / "lib" / "two.hpp", "inline float two() { return 3.0f; }\n");
   EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"wrong_result wrong_result ", 0}));
@@ -530,12 +533,7 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}
 )");
   TuneOptions options;
   options.out_dir = dir / "out";
-  auto statuses = [&] {
-    const TuneReport r = tune(load_spec(dir / "k.yaml"), options);
-    std::string out;
-    for (const auto& t : r.all_trials()) out += std::string(to_string(t.status)) + " ";
-    return std::pair{out, r.resumed};
-  };
+  auto statuses = [&] { return statuses_of(dir / "k.yaml", options); };
   EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"ok ok ", 0}));
   write_file(dir / "factor.hpp", "inline float factor() { return 3.0f; }\n");
   EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"wrong_result wrong_result ", 0}));
