@@ -37,8 +37,9 @@ fs::path find_worker() {
     if (fs::is_regular_file(p, ec)) return p;
   std::string looked;
   for (const fs::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.string();
-  throw std::runtime_error("cannot find the tunekit-worker executable (looked for " + looked +
-                           "); set TUNEKIT_WORKER to its path (an installed one is PREFIX/libexec/tunekit/tunekit-worker)");
+  throw std::runtime_error(
+      "cannot find the tunekit-worker executable (looked for " + looked +
+      "); set TUNEKIT_WORKER to its path (an installed one is PREFIX/libexec/tunekit/tunekit-worker)");
 }
 
 WorkerEvaluator::WorkerEvaluator(fs::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes)

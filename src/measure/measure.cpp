@@ -102,9 +102,10 @@ Statistics summarize(std::span<const Microseconds> samples) {
 std::optional<std::string> warmup_outlasts_timeout(const MeasureSettings& s) {
   const Seconds warmup = s.warmup;
   if (warmup < s.timeout) return std::nullopt;
-  return fmt::format("the warm-up ({:g} s) is not shorter than the timeout ({:g} s), which bounds the whole trial: "
-                     "every trial would time out",
-                     warmup.count(), s.timeout.count());
+  return fmt::format(
+      "the warm-up ({:g} s) is not shorter than the timeout ({:g} s), which bounds the whole trial: "
+      "every trial would time out",
+      warmup.count(), s.timeout.count());
 }
 
 std::optional<Microseconds> early_stop_bar(const MeasureSettings& s) {

@@ -115,7 +115,8 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& spac
     if (stop_requested()) throw;  // stopped while it counted the space: no fault of its
     throw std::runtime_error(fmt::format("the strategy '{}' could not be made: {}", info.name, e.what()));
   }
-  if (!made) throw std::runtime_error(fmt::format("the strategy '{}' could not be made: its make returned none", info.name));
+  if (!made)
+    throw std::runtime_error(fmt::format("the strategy '{}' could not be made: its make returned none", info.name));
   return std::make_unique<NamedStrategy>(info.name, std::move(made));
 }
 

@@ -444,7 +444,8 @@ std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
                    : " (it holds for none of the values of its parameters)");
   }
   if (unchecked > 0)
-    return "no config meets all the constraints; " + std::to_string(unchecked) + " of them held for none of the first " + std::to_string(limit) +
+    return "no config meets all the constraints; " + std::to_string(unchecked) +
+           " of them held for none of the first " + std::to_string(limit) +
            " combinations of their parameters' values (the rest were not tried)";
   return "each of the " + std::to_string(constraints_.size()) +
          " constraints holds for some configs, but no config meets them all";

@@ -336,7 +336,8 @@ void Store::switch_to_wal() {
     sqlite3_free(message);
     if (rc == SQLITE_OK) return;
     const int primary = rc & 0xff;
-    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || !wait_for_lock(const_cast<char*>(path_.c_str()), attempt))
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+        !wait_for_lock(const_cast<char*>(path_.c_str()), attempt))
       fail(path_, "cannot switch to WAL mode: " + reason);
   }
 }

@@ -690,9 +690,10 @@ class Run {
         // Said once, where it happened: a run cut short by its time budget
         // must not read as one whose search ran its course.
         told_out_of_time_ = true;
-        warn(fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out at size {} after {} of its "
-                         "evaluations: the search stopped there, and a size after it was not searched",
-                         spec_.search.max_time->count(), size_key(p.size), proposed));
+        warn(
+            fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out at size {} after {} of its "
+                        "evaluations: the search stopped there (a size after it was not searched)",
+                        spec_.search.max_time->count(), size_key(p.size), proposed));
       }
       if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
       while (queue.size() < batch && stale_answers < kMostStaleAnswers && !stop_requested() && !out_of_time()) {
@@ -711,9 +712,10 @@ class Run {
           }
         if (fresh > 0) stale_answers = 0;
         else if (++stale_answers == kMostStaleAnswers) {  // said once: the loop asks no more
-          warn(fmt::format("size {}: the strategy '{}' proposed only configs this run has evaluated, {} times in a "
-                           "row; the size's search ends after {} evaluations",
-                           size_key(p.size), spec_.search.strategy, kMostStaleAnswers, proposed));
+          warn(
+              fmt::format("size {}: the strategy '{}' proposed only configs this run has evaluated, {} times in a "
+                          "row; the size's search ends after {} evaluations",
+                          size_key(p.size), spec_.search.strategy, kMostStaleAnswers, proposed));
           break;
         }
         if (waits && fresh > 0) break;
@@ -828,10 +830,9 @@ class Run {
     }
     if (top.size() == 1 && first.size() > 1) top.push_back(first[1].second);
     const auto confirmed = [&](std::size_t i) { return sr.trials[i].confirmed; };
-    if (top.size() < 2 ||
-        (confirmed(top.front()) && std::none_of(top.begin(), top.end(), [&](std::size_t i) {
-           return measured_.count(sr.trials[i].config.key());
-         })))
+    if (top.size() < 2 || (confirmed(top.front()) && std::none_of(top.begin(), top.end(), [&](std::size_t i) {
+                             return measured_.count(sr.trials[i].config.key());
+                           })))
       return;
     constexpr int kPasses = 3;  // the first, and up to two for a config that overtook the confirmed ones
     for (int pass = 0; pass < kPasses; ++pass) {

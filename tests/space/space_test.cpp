@@ -132,10 +132,12 @@ TEST(Space, AConfigWithANameThatIsNoParameterIsNotInIt) {
 TEST(Space, WhyEmptySaysWhatItDidNotTry) {
   Space s({param("a", ints(1, 1000)), param("b", ints(1, 1000))}, exprs({"a + b < 0"}), {});
   EXPECT_EQ(s.count(), 0u);
-  EXPECT_EQ(s.why_empty(1000), "no config meets all the constraints; 1 of them held for none of the first 1000 "
-                               "combinations of their parameters' values (the rest were not tried)");
-  EXPECT_EQ(s.why_empty(2000000), "spec.yaml:10:5: the constraint 'a + b < 0' holds for no config (it holds for none of the values "
-                                  "of its parameters)");
+  EXPECT_EQ(s.why_empty(1000),
+            "no config meets all the constraints; 1 of them held for none of the first 1000 "
+            "combinations of their parameters' values (the rest were not tried)");
+  EXPECT_EQ(s.why_empty(2000000),
+            "spec.yaml:10:5: the constraint 'a + b < 0' holds for no config (it holds for none of the values "
+            "of its parameters)");
 }
 
 // Counting a space of 10^15 combinations under a constraint that ties them

@@ -389,7 +389,8 @@ TEST_F(SpecErrors, MinSamplesAboveMax) {
 TEST_F(SpecErrors, AWarmupThatOutlastsTheTimeout) {
   expect_error(kHead + "measure: {warmup: 2s, timeout: 1s}\n", 6, 32,
                "'measure.warmup' and 'measure.timeout': the warm-up (2 s) is not shorter than the timeout (1 s)");
-  expect_error(kHead + "measure: {warmup: 1e30}\n", 6, 19, "the warm-up (1e+30 s) is not shorter than the timeout (60 s)");
+  expect_error(kHead + "measure: {warmup: 1e30}\n", 6, 19,
+               "the warm-up (1e+30 s) is not shorter than the timeout (60 s)");
 }
 
 TEST_F(SpecErrors, BadElementType) {

@@ -475,13 +475,14 @@ SubCommand add_resolve_command(CLI::App& app) {
                 "artefact's path");
   cmd->add_option("-o,--out-dir", args->out_dir, "Folder whose cache --build uses (tune's --out-dir)")
       ->capture_default_str();
-  cmd->add_flag("--json", args->json,
-                "Print one JSON object: spec, name, language, device, size, config, config_origin, valid "
-                "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch}, launch {grid, "
-                "block, cluster, clustered, shared_memory} (null for CPU kernels), arguments [{name, type, role, "
-                "count, bytes, fill | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
-                "and workdir (application specs), artifact {path, hash, cached, build_seconds; for application specs the "
-                "variant's folder, with its files} (--build)");
+  cmd->add_flag(
+      "--json", args->json,
+      "Print one JSON object: spec, name, language, device, size, config, config_origin, valid "
+      "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch}, launch {grid, "
+      "block, cluster, clustered, shared_memory} (null for CPU kernels), arguments [{name, type, role, "
+      "count, bytes, fill | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
+      "and workdir (application specs), artifact {path, hash, cached, build_seconds; for application specs the "
+      "variant's folder, with its files} (--build)");
   cmd->footer(
       "Exit status: 0 when resolved (and built), 1 for bad input (the message names the flag, or the spec's\n"
       "file:line:column, with the constraint a config breaks) and for a variant that does not compile.");

@@ -465,8 +465,7 @@ int run_tune(const TuneArgs& t) {
     // a stop, not an error.
     if (!signals.signal()) throw;
     bar.finish();
-    fmt::print(stderr, "\nstopped by {} ({}); run the same command to resume\n", strsignal(signals.signal()),
-               e.what());
+    fmt::print(stderr, "\nstopped by {} ({}); run the same command to resume\n", strsignal(signals.signal()), e.what());
     return 128 + signals.signal();
   }
   bar.finish();
