@@ -719,9 +719,9 @@ std::optional<std::string> Space::why_invalid(const Config& c) const {
     value_indices.push_back(*j);
   }
   if (c.size() > params_.size())
-    for (const auto& [name, value] : c)
-      if (std::none_of(params_.begin(), params_.end(), [&](const Parameter& p) { return p.name == name; }))
-        return "not in space: " + name + " is not a parameter";
+    for (const auto& entry : c)  // not a structured binding: older clang cannot capture one
+      if (std::none_of(params_.begin(), params_.end(), [&](const Parameter& p) { return p.name == entry.first; }))
+        return "not in space: " + entry.first + " is not a parameter";
   std::vector<Value> scratch;
   for (const auto& check : checks_) {
     if (check.slots.empty()) return constraints_[check.constraint].text();  // constant false

@@ -161,7 +161,7 @@ ChosenConfig choose_config(const Spec& spec, const ResolveArgs& a, const Binding
     }
     // As the space lists it (1.0 for 1): the variant a tune built.
     const Parameter& param = *std::find_if(spec.parameters.begin(), spec.parameters.end(),
-                                           [&](const Parameter& p) { return p.name == name; });
+                                           [&, &name = name](const Parameter& p) { return p.name == name; });
     if (const Value* as_listed = param.listed(value)) value = *as_listed;
     values[name] = value;
     origin[name] = kFromFlag;
