@@ -158,6 +158,11 @@ class Space {
   const detail::SpaceIndex* index() const;          // null if not indexable
   const detail::SpaceIndex& require_index() const;  // throws std::length_error
 
+  // Where parameter k lists `v` (as Value's == compares: 1 for 1.0), its
+  // own type's entry first; by hash for a long list, so that checking each
+  // config of a long `configs:` list is not quadratic.
+  std::optional<std::uint32_t> value_index(std::size_t k, const Value& v) const;
+
   bool passes(const Check& check, std::span<const std::uint32_t> value_indices, std::vector<Value>& scratch) const;
   // Calls `visit` with the values of `check`'s own parameters, combination
   // by combination in for_each order, until it returns false or `limit`

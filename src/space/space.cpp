@@ -272,6 +272,10 @@ struct Space::Solver {
 struct Space::Cache {
   std::once_flag once;
   std::unique_ptr<detail::SpaceIndex> index;  // null: over budget
+  // Per parameter with a long list of values: a hash of each value (equal
+  // values hash alike, whatever their type) to where it is listed, in order.
+  std::once_flag lookup_once;
+  std::vector<std::unordered_map<std::size_t, std::vector<std::uint32_t>>> lookup;
 };
 
 Space::Space(std::vector<Parameter> parameters, std::vector<Expression> constraints, const Bindings& constants)
@@ -691,6 +695,39 @@ std::optional<std::uint32_t> index_in(const std::vector<Value>& values, const Va
 
 }  // namespace
 
+namespace {
+
+constexpr std::size_t kScanAtMost = 32;  // values a lookup scans rather than hashes
+
+// Equal values (Value's ==: 1 and 1.0 alike) hash alike.
+std::size_t value_hash(const Value& v) {
+  return v.is_string() ? std::hash<std::string>{}(v.as_string()) : std::hash<double>{}(v.to_double());
+}
+
+}  // namespace
+
+std::optional<std::uint32_t> Space::value_index(std::size_t k, const Value& v) const {
+  const std::vector<Value>& values = params_[k].values;
+  if (values.size() <= kScanAtMost || !cache_) return index_in(values, v);
+  std::call_once(cache_->lookup_once, [this] {
+    cache_->lookup.resize(params_.size());
+    for (std::size_t p = 0; p < params_.size(); ++p)
+      if (params_[p].values.size() > kScanAtMost)
+        for (std::size_t j = 0; j < params_[p].values.size(); ++j)
+          cache_->lookup[p][value_hash(params_[p].values[j])].push_back(static_cast<std::uint32_t>(j));
+  });
+  const auto& table = cache_->lookup[k];
+  const auto bucket = table.find(value_hash(v));
+  if (bucket == table.end()) return std::nullopt;
+  std::optional<std::uint32_t> other_type;
+  for (std::uint32_t j : bucket->second) {
+    if (!(values[j] == v)) continue;
+    if (values[j].raw().index() == v.raw().index()) return j;
+    if (!other_type) other_type = j;
+  }
+  return other_type;
+}
+
 std::optional<std::vector<std::uint32_t>> Space::indices_of(const Config& c) const {
   std::vector<std::uint32_t> out;
   out.reserve(params_.size());
@@ -701,7 +738,7 @@ std::optional<std::vector<std::uint32_t>> Space::indices_of(const Config& c) con
     const auto at_k = c.begin() + static_cast<std::ptrdiff_t>(std::min(k, c.size()));
     const Value* v = at_k != c.end() && at_k->first == p.name ? &at_k->second : c.find(p.name);
     if (!v) return std::nullopt;
-    auto j = index_in(p.values, *v);
+    auto j = value_index(k, *v);
     if (!j) return std::nullopt;
     out.push_back(*j);
   }
@@ -711,10 +748,11 @@ std::optional<std::vector<std::uint32_t>> Space::indices_of(const Config& c) con
 std::optional<std::string> Space::why_invalid(const Config& c) const {
   std::vector<std::uint32_t> value_indices;
   value_indices.reserve(params_.size());
-  for (const auto& p : params_) {
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    const Parameter& p = params_[k];
     const Value* v = c.find(p.name);
     if (!v) return "not in space: no value for " + p.name;
-    auto j = index_in(p.values, *v);
+    auto j = value_index(k, *v);
     if (!j) return "not in space: " + p.name + "=" + v->str();
     value_indices.push_back(*j);
   }

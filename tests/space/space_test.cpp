@@ -156,6 +156,25 @@ TEST(Space, ACountThatWouldTakeHoursEndsWhenTheRunIsStopped) {
   tunekit::clear_stop();
 }
 
+// A long list of values is looked up by hash: the same answers as a scan,
+// an equal number of another type included (1.0 finds 1), its own type's
+// entry first.
+TEST(Space, ALongListOfValuesIsLookedUpAsAShortOneIs) {
+  std::vector<Value> values = ints(0, 99);
+  values.emplace_back(2.0);  // equal to the int 2, listed after it
+  values.emplace_back("x");
+  const Space s({param("a", values)}, {});
+  const auto at = [&](Value v) { return s.indices_of(Config({{"a", v}})); };
+  EXPECT_EQ(at(Value(57)), (std::vector<std::uint32_t>{57}));
+  EXPECT_EQ(at(Value(57.0)), (std::vector<std::uint32_t>{57}));  // another type: the equal int
+  EXPECT_EQ(at(Value(2.0)), (std::vector<std::uint32_t>{100}));  // its own type first
+  EXPECT_EQ(at(Value(2)), (std::vector<std::uint32_t>{2}));
+  EXPECT_EQ(at(Value("x")), (std::vector<std::uint32_t>{101}));
+  EXPECT_EQ(at(Value(100)), std::nullopt);
+  EXPECT_EQ(at(Value("y")), std::nullopt);
+  EXPECT_EQ(s.why_invalid(Config({{"a", Value(0.5)}})), "not in space: a=0.5");
+}
+
 TEST(Space, UnknownNameIsAnErrorAtTheConstraint) {
   try {
     Space s({param("a", ints(1, 4)), param("b", ints(1, 2))}, exprs({"a > 0", "a * bb <= N"}), {{"N", 4}});
