@@ -608,7 +608,7 @@ class Run {
   TrialRecord blank_record(const SizePlan& p, const Config& c) const {
     TrialRecord r;
     r.spec_hash = report_.spec_hash;
-    r.kernel = spec_.name.empty() ? spec_.kernel.entry : spec_.name;
+    r.kernel = report_.kernel;
     r.device = report_.device;
     r.size = p.size;
     r.config = c;
@@ -981,6 +981,10 @@ class Run {
       if (!options_.fresh)
         if (auto old = store_->find(report_.spec_hash, report_.device, p.size, c)) {
           if (reusable(*old, p)) {
+            // Specs that differ only in their name share a spec_hash and so
+            // their rows, whose label is whoever stored last: this run's
+            // report names them as this spec.
+            old->kernel = report_.kernel;
             b.ready[i] = std::move(*old);
             ++report_.resumed;
             continue;

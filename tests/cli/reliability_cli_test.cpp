@@ -824,3 +824,32 @@ TEST(ReliabilityCli, APolicyLeavesOutConfigsTheSpecNoLongerAllows) {
     EXPECT_FALSE(contains(read_file(out + "/k_policy.json"), "\"KIND\": 2")) << narrowed;
   }
 }
+
+// Two specs that differ only in their name share their stored rows (spec_hash
+// leaves the name out, so that a renamed spec resumes). Each row's label is
+// whichever stored it last, but a report read through one spec names them
+// all as that spec.
+TEST(ReliabilityCli, ASpecRenamedIntoTheSameStoreReportsItsTrialsUnderItsOwnName) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1, 2]}");
+  std::string renamed_text = read_file(spec);
+  renamed_text.replace(renamed_text.find("name: k"), 7, "name: renamed");
+  const std::string renamed = (dir / "renamed.yaml").string();
+  write_file(renamed, renamed_text);
+  const std::string out = (dir / "out").string();
+  auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--where", "KIND < 2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = tunekit_cli({"tune", renamed, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "resumed")) << r.output;
+  EXPECT_FALSE(contains(read_file(out + "/renamed.html"), "k &mdash;"));
+  EXPECT_TRUE(contains(read_file(out + "/renamed.html"), "renamed &mdash;"));
+
+  // The renamed spec stored KIND 2 and rewrote nothing else; `k` reads all
+  // three as its own.
+  r = tunekit_cli({"report", spec, "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, ": 3 trials")) << r.output;
+  EXPECT_FALSE(contains(r.output, "renamed")) << r.output;
+  EXPECT_FALSE(contains(read_file(out + "/k.html"), "renamed &mdash;"));
+}

@@ -176,6 +176,9 @@ Loaded load(const PolicyArgs& a) {
   l.db = db;
   const std::string chosen_by = !a.db.empty() ? "--db" : !l.spec.output.db.empty() ? a.spec : "--out-dir";
   l.trials = read_trials(db, chosen_by, [&](const Store& s) { return s.trials(spec_hash(l.spec)); });
+  // A row shared with a spec that differs only in its name carries the label
+  // of whichever stored it last; read through this spec, it is this spec's.
+  for (auto& t : l.trials) t.kernel = l.name;
   if (l.trials.empty()) {
     // Name the filters that found nothing, and whether the spec's own
     // settings would have.
