@@ -9,8 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <atomic>
 #include <cerrno>
+#include <fstream>
+#include <map>
+#include <set>
 #include <random>
 #include <utility>
 #include <cstring>
@@ -78,6 +83,65 @@ struct SpawnAttributes {
 };
 
 }  // namespace
+
+namespace {
+
+// Each live process's parent, from /proc/PID/stat. A process that ends
+// between the listing and the read is left out.
+std::multimap<pid_t, pid_t> children_by_parent() {
+  std::multimap<pid_t, pid_t> out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char text[512];
+    const ssize_t n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    text[n] = '\0';
+    // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+    const char* close = std::strrchr(text, ')');
+    char state = 0;
+    long ppid = 0;
+    if (close && std::sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z')
+      out.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+  }
+  ::closedir(proc);
+  return out;
+}
+
+}  // namespace
+
+std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
+  // Stopped as found, so that none forks a process the search has passed;
+  // searched again until a search finds no new one.
+  std::set<pid_t> found;
+  for (int round = 0; round < 64; ++round) {
+    const auto tree = children_by_parent();
+    std::vector<pid_t> todo{root};
+    bool grew = false;
+    while (!todo.empty()) {
+      const pid_t p = todo.back();
+      todo.pop_back();
+      for (auto [it, last] = tree.equal_range(p); it != last; ++it) {
+        todo.push_back(it->second);
+        if (it->second != spare && found.insert(it->second).second) {
+          ::kill(it->second, SIGSTOP);
+          grew = true;
+        }
+      }
+    }
+    if (!grew) break;
+  }
+  for (pid_t p : found) ::kill(p, SIGKILL);
+  return {found.begin(), found.end()};
+}
 
 std::string describe_signal(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -519,6 +583,10 @@ std::optional<std::string> Child::receive(std::chrono::duration<double> timeout)
 
 void Child::kill() {
   if (pid_ > 0) {
+    // What the worker's kernel started in a session of its own is out of
+    // the group's reach; the worker keeps such processes as its children
+    // (run_kept), so they are its descendants until it dies.
+    kill_descendants(pid_);
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
     int status;
@@ -545,6 +613,7 @@ std::string Child::reap() {
     if (r < 0 && errno != EINTR) break;
     ::usleep(10000);
     if (i == 199) {
+      kill_descendants(pid_);
       ::kill(-pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
     }

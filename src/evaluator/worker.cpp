@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "evaluator/detail/channel.hpp"
+#include "evaluator/detail/keeper.hpp"
 
 namespace tunekit::detail {
 
@@ -125,6 +126,7 @@ int serve(int in_fd, int out_fd, KernelRunner& runner) {
     }
     std::fflush(stdout);
     std::fflush(stderr);
+    end_strays();
     // Whatever a kernel did to the process's directory, the next request
     // starts where the worker started (paths in requests are absolute, but a
     // kernel's own relative paths are not).

@@ -11,8 +11,11 @@
 
 #include <unistd.h>
 
+#include <csignal>
+#include <fstream>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
@@ -30,15 +33,53 @@ namespace {
 // KIND 0 and 4 compute y = 2x. While the file MARK exists, KIND 1 kills its
 // worker with SIGKILL (as the OOM killer would), KIND 2 aborts, KIND 5
 // hangs. KIND 3 changes the worker's directory; KIND 6 writes a line to
-// every descriptor it can; KIND 7 prints 16 MiB a call.
+// every descriptor it can; KIND 7 prints 16 MiB a call. KIND 8 starts a
+// daemon (fork, setsid, fork again) that sleeps for ever and writes its pid
+// to MARK.strays; KIND 9 does that too, then hangs; KIND 10 computes y = 0
+// while a process listed there runs.
 std::string kernel(const fs::path& mark) {
   return R"(#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 static bool marked() { return access(")" +
          mark.string() + R"(", F_OK) == 0; }
+static const char* strays = ")" +
+         mark.string() + R"(.strays";
+static void start_daemon() {
+  int ready[2];
+  if (pipe(ready) != 0) std::abort();
+  const pid_t middle = fork();
+  if (middle == 0) {
+    setsid();
+    if (fork() == 0) {
+      FILE* f = std::fopen(strays, "a");
+      std::fprintf(f, "%d\n", getpid());
+      std::fclose(f);
+      if (write(ready[1], "x", 1) != 1) _exit(1);
+      for (;;) pause();
+    }
+    char c;
+    _exit(read(ready[0], &c, 1) == 1 ? 0 : 1);
+  }
+  waitpid(middle, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+}
+static bool a_stray_runs() {
+  std::ifstream list(strays);
+  for (int pid; list >> pid;) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z') return true;
+  }
+  return false;
+}
 extern "C" void scale(const float* x, float* y, int n) {
 #if KIND == 1
   if (marked()) kill(getpid(), SIGKILL);
@@ -54,6 +95,18 @@ extern "C" void scale(const float* x, float* y, int n) {
   static char line[4096];
   std::memset(line, 'x', sizeof line);
   for (int i = 0; i < 4096; ++i) fwrite(line, 1, sizeof line, stdout);
+#elif KIND == 8
+  start_daemon();
+#elif KIND == 9
+  if (marked()) {
+    start_daemon();
+    for (volatile int i = 0;;) ++i;
+  }
+#elif KIND == 10
+  if (a_stray_runs()) {
+    for (int i = 0; i < n; ++i) y[i] = 0;
+    return;
+  }
 #endif
   for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
 }
@@ -539,4 +592,49 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}
   EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"wrong_result wrong_result ", 0}));
   write_file(dir / "factor.hpp", "inline float factor() { return 2.0f; }\n");
   EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"ok ok ", 2}));
+}
+
+namespace {
+
+// The processes a kernel listed in MARK.strays that still run (zombies do
+// not: a daemon killed after its keeper died waits for init to reap it).
+// Kills them, so that a failing test leaves none behind.
+std::vector<int> running_strays(const fs::path& mark) {
+  std::vector<int> running;
+  std::ifstream list(mark.string() + ".strays");
+  for (int pid; list >> pid;) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos || close + 2 >= text.size() || text[close + 2] == 'Z') continue;
+    running.push_back(pid);
+    ::kill(pid, SIGKILL);
+  }
+  return running;
+}
+
+}  // namespace
+
+// A kernel that starts a daemon (a process of its own session, out of reach
+// of a kill of the worker's process group) does not leave it running: it
+// ends with the trial that started it, before the next one runs (KIND 10
+// fails its verification while one runs), and none outlives the tune.
+TEST(Reliability, ADaemonAKernelStartsEndsWithItsTrial) {
+  Fixture f("[8, 10]", "default: {KIND: 8}\n");
+  const auto trials = by_kind(tune(f.spec(), f.options));
+  EXPECT_EQ(trials.at(8).status, Status::ok) << trials.at(8).error;
+  EXPECT_EQ(trials.at(10).status, Status::ok) << trials.at(10).error;
+  ASSERT_TRUE(fs::exists(f.mark.string() + ".strays"));
+  EXPECT_EQ(running_strays(f.mark), std::vector<int>{});
+}
+
+// A kernel that starts a daemon and then hangs: the worker killed at the
+// timeout takes the daemon with it.
+TEST(Reliability, ADaemonOfAKernelKilledAtItsTimeoutDiesWithIt) {
+  Fixture f("[9]", "reference: none\n");
+  Spec spec = f.spec();
+  spec.measure.timeout = Seconds(2);
+  EXPECT_EQ(by_kind(tune(spec, f.options)).at(9).status, Status::timeout);
+  ASSERT_TRUE(fs::exists(f.mark.string() + ".strays"));
+  EXPECT_EQ(running_strays(f.mark), std::vector<int>{});
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "evaluator/detail/channel.hpp"
+#include "evaluator/detail/keeper.hpp"
 #include "tunekit/backend.hpp"
 
 int main(int argc, char** argv) {
@@ -32,5 +33,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   const tunekit::detail::Channel channel = tunekit::detail::open_worker_channel();
-  return backend->run_worker(channel.requests, channel.replies, device);
+  return tunekit::detail::run_kept([&] { return backend->run_worker(channel.requests, channel.replies, device); });
 }

@@ -49,6 +49,13 @@ std::string shell_quote(const std::vector<std::string>& argv);
 // "SIGSEGV (Segmentation fault)".
 std::string describe_signal(int sig);
 
+// Kills (SIGKILL) every process descended from `root`, found through /proc,
+// and returns their pids: also those that left its process group or its
+// session, which a group kill misses. `spare` itself is left running (its
+// descendants are not). Each is stopped as it is found, so that none forks
+// past the search. `root` itself is not killed.
+std::vector<pid_t> kill_descendants(pid_t root, pid_t spare = 0);
+
 // A long-lived child talking over two private pipes: requests go to the
 // descriptor named by $TUNEKIT_REQUEST_FD, answers come back on
 // $TUNEKIT_REPLY_FD, each prefixed with $TUNEKIT_REPLY_TOKEN. Its stdin is
