@@ -50,6 +50,35 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char b = byte(i);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence's length and its first continuation byte's range, which
+    // rule out overlong forms, surrogates and code points past U+10FFFF.
+    std::size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) length = 2;
+    else if (b == 0xE0) length = 3, low = 0xA0;
+    else if (b == 0xED) length = 3, high = 0x9F;
+    else if (b >= 0xE1 && b <= 0xEF) length = 3;
+    else if (b == 0xF0) length = 4, low = 0x90;
+    else if (b == 0xF4) length = 4, high = 0x8F;
+    else if (b >= 0xF1 && b <= 0xF3) length = 4;
+    else return i;
+    if (i + length > text.size()) return i;
+    if (byte(i + 1) < low || byte(i + 1) > high) return i;
+    for (std::size_t k = 2; k < length; ++k)
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return i;
+    i += length;
+  }
+  return std::nullopt;
+}
+
 }  // namespace tunekit::detail
 
 namespace tunekit {

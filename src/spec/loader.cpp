@@ -3,7 +3,11 @@
 #include "spec/detail/loader.hpp"
 
 #include <algorithm>
+#include <iterator>
 
+#include <fmt/format.h>
+
+#include "core/detail/text.hpp"
 #include "tunekit/annotation.hpp"
 
 namespace tunekit {
@@ -92,6 +96,16 @@ Spec load_spec(const fs::path& file) {
   bool ok = false;
   std::string text = read_text(file, ok);
   if (!ok) throw InputError(SourceLocation{name, 0, 0}, "cannot read spec file");
+  // yaml-cpp passes such bytes through, and they would fail later, far from
+  // here, where a name or a value is written out as JSON.
+  if (const auto bad = detail::first_invalid_utf8(text)) {
+    const auto before = text.begin() + static_cast<std::ptrdiff_t>(*bad);
+    const int line = static_cast<int>(std::count(text.begin(), before, '\n')) + 1;
+    const int column = static_cast<int>(before - std::find(std::make_reverse_iterator(before), text.rend(), '\n').base()) + 1;
+    throw InputError(SourceLocation{name, line, column},
+                     fmt::format("byte 0x{:02X} is not UTF-8: a spec is UTF-8 text",
+                                 static_cast<unsigned char>(text[*bad])));
+  }
   fs::path absolute = fs::absolute(file, ec).lexically_normal();
   if (ec) absolute = file;
   YAML::Node root;
@@ -99,7 +113,17 @@ Spec load_spec(const fs::path& file) {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
-    throw InputError(where, "YAML syntax error: " + e.msg);
+    // yaml-cpp's words for a tab in the indentation never name the tab.
+    std::string hint;
+    if (where.line > 0) {
+      std::istringstream lines(text);
+      std::string line;
+      for (int i = 0; i < where.line && std::getline(lines, line); ++i) {
+      }
+      if (line.substr(0, line.find_first_not_of(" \t")).find('\t') != std::string::npos)
+        hint = " (the line is indented with a tab: YAML indents with spaces only)";
+    }
+    throw InputError(where, "YAML syntax error: " + e.msg + hint);
   }
   try {
     Loader loader(name, std::move(text), absolute.parent_path());

@@ -615,6 +615,24 @@ TEST_F(SpecErrors, YamlSyntaxErrorIllegalMapValue) {
   expect_error("kernel: a: b\n", 1, 10, "YAML syntax error: illegal map value");
 }
 
+TEST_F(SpecErrors, ATabInTheIndentationIsNamed) {
+  expect_error("kernel:\n\tsource: k.cpp\n", 2, 8, "indented with a tab");
+}
+
+// yaml-cpp passes bytes that are not UTF-8 through; they are refused where
+// they are, not when a name or value is written out as JSON after a tune.
+TEST_F(SpecErrors, BytesThatAreNotUtf8AreRefusedWhereTheyAre) {
+  expect_error(kHead + "parameters:\n  S: [\"a\xff\", b]\n", 7, 9, "byte 0xFF is not UTF-8");
+  expect_error("name: k\xc3\n" + kHead, 1, 8, "byte 0xC3 is not UTF-8");  // a sequence cut short
+  expect_error("name: \xed\xa0\x80\n" + kHead, 1, 7, "byte 0xED is not UTF-8");  // a surrogate
+}
+
+TEST_F(SpecErrors, UnicodeTextIsAccepted) {
+  const auto spec = write("name: k\n# \xc3\xa9t\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80\n" + kHead +
+                          "parameters: {S: [\"\xc3\xa9\", b]}\n");
+  EXPECT_EQ(load_spec(spec).parameters.at(0).values.at(0), Value(std::string("\xc3\xa9")));
+}
+
 TEST_F(SpecErrors, MissingSourceFile) {
   expect_error("kernel:\n  source: missing.cpp\n  entry: k\narguments: []\n", 2, 11,
                "kernel source file 'missing.cpp' not found");

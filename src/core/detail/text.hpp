@@ -15,4 +15,9 @@ std::optional<std::string> closest_match(std::string_view word, const std::vecto
 
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
+// The offset of the first byte of `text` that is not part of well-formed
+// UTF-8 (overlong forms, surrogates and code points past U+10FFFF are not),
+// or nullopt when all of it is.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
 }  // namespace tunekit::detail
