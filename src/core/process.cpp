@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <random>
@@ -117,6 +118,30 @@ std::multimap<pid_t, pid_t> children_by_parent() {
 }
 
 }  // namespace
+
+bool stopped_from_outside(pid_t root) {
+  const auto stopped = [](pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() &&
+           (text[close + 2] == 'T' || text[close + 2] == 't');
+  };
+  if (stopped(root)) return true;
+  const auto tree = children_by_parent();
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (auto [it, last] = tree.equal_range(p); it != last; ++it) {
+      if (stopped(it->second)) return true;
+      todo.push_back(it->second);
+    }
+  }
+  return false;
+}
 
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   // Stopped as found, so that none forks a process the search has passed;

@@ -144,7 +144,17 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
   if (auto failed = ensure_worker()) return *failed;
   worker_.mark_output();
   std::optional<std::string> line;
-  if (worker_.send(request)) line = worker_.receive(limit);
+  bool sent = worker_.send(request);
+  if (!sent) {
+    // The worker ended before the request reached it (killed while it
+    // waited between trials): the config has not run, and a fresh worker
+    // takes it.
+    worker_.kill();
+    if (auto failed = ensure_worker()) return *failed;
+    worker_.mark_output();
+    sent = worker_.send(request);
+  }
+  if (sent) line = worker_.receive(limit);
   TrialResult r;
   if (!line) {
     if (stop_requested()) {
@@ -152,9 +162,20 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
       r.interrupted = true;
       return r;
     }
-    if (!worker_.closed()) {
+    if (!sent) {
+      r.status = Status::crash;
+      r.fault = Fault::environment;
+      r.error = "two workers in a row ended before they read the request; the config is tried again later";
+      worker_.kill();
+    } else if (!worker_.closed()) {
       r.status = Status::timeout;
       r.error = fmt::format("no result within {:.3g} s; worker killed", limit.count());
+      if (detail::stopped_from_outside(worker_.pid())) {
+        // A stopped process runs nothing: the time ran out on the machine,
+        // not on the config.
+        r.fault = Fault::environment;
+        r.error += " (it was stopped from outside, by SIGSTOP or a debugger: the config is tried again later)";
+      }
       worker_.kill();
     } else {
       r.status = Status::crash;

@@ -4,6 +4,13 @@
 // not the config's.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
 #include "evaluator/detail/protocol.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
 #include "support/temp_dir.hpp"
@@ -69,4 +76,66 @@ TEST(WorkerEvaluator, AWorkerThatCannotStartIsTheEnvironmentsFailure) {
   EXPECT_EQ(r.status, Status::crash);
   EXPECT_EQ(r.fault, Fault::environment);
   EXPECT_NE(r.error.find("the worker sent a malformed reply"), std::string::npos) << r.error;
+}
+
+namespace {
+
+// slow_starting_worker's answers, from a worker that first runs `before`
+// (bash) on each request.
+std::vector<std::string> answering_worker(const fs::path& dir, const std::string& before) {
+  WorkerAnswer a;
+  a.result.status = Status::ok;
+  a.result.samples = {Microseconds(5.0)};
+  a.result.stats.median = Microseconds(5.0);
+  tunekit::testing::write_file(dir / "answer.json", to_json(a).dump() + "\n");
+  tunekit::testing::write_file(dir / "worker.sh",
+                               "echo $$ >> " + (dir / "pids").string() +
+                                   "\n"
+                                   "printf '%s {\"ready\": true}\\n' \"$TUNEKIT_REPLY_TOKEN\" >&4\n"
+                                   "while read -r line <&3; do\n" +
+                                   before + "\n  printf '%s %s\\n' \"$TUNEKIT_REPLY_TOKEN\" \"$(cat " +
+                                   (dir / "answer.json").string() + ")\" >&4\ndone\n");
+  return {"/bin/bash", (dir / "worker.sh").string()};
+}
+
+// Whether process `pid` has ended (a zombie has: its pipes are closed).
+bool ended(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() || text[close + 2] == 'Z';
+}
+
+}  // namespace
+
+// A worker killed while it waits between two trials: the next request cannot
+// be sent. The config has not run; a fresh worker runs it (it was stored as
+// the config's timeout, "no result within 10 s", after 0.1 ms).
+TEST(WorkerEvaluator, AWorkerGoneBetweenTrialsIsReplacedBeforeTheNextRuns) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  auto e = WorkerEvaluator::with_command(dir / "work", answering_worker(dir, ""), 0);
+  ASSERT_EQ(e->evaluate(request(Seconds(60))).status, Status::ok);
+  int first = 0;
+  std::ifstream(dir / "pids") >> first;
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  while (!ended(first)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+  const TrialResult r = e->evaluate(request(Seconds(60)));
+  EXPECT_EQ(r.status, Status::ok) << r.error;
+  std::ifstream pids(dir / "pids");
+  int count = 0;
+  for (int pid; pids >> pid;) ++count;
+  EXPECT_EQ(count, 2);
+}
+
+// A worker stopped from outside (SIGSTOP) runs nothing: its timeout is the
+// environment's, not the config's.
+TEST(WorkerEvaluator, AStoppedWorkersTimeoutIsTheEnvironments) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  auto e = WorkerEvaluator::with_command(dir / "work", answering_worker(dir, "  kill -STOP $$"), 0);
+  const TrialResult r = e->evaluate(request(Seconds(1)));
+  EXPECT_EQ(r.status, Status::timeout);
+  EXPECT_EQ(r.fault, Fault::environment);
+  EXPECT_NE(r.error.find("stopped from outside"), std::string::npos) << r.error;
 }

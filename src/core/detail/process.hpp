@@ -56,6 +56,10 @@ std::string describe_signal(int sig);
 // past the search. `root` itself is not killed.
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare = 0);
 
+// True when `root` or a process descended from it is stopped (SIGSTOP, a
+// debugger): it cannot have run to its end however long it was given.
+bool stopped_from_outside(pid_t root);
+
 // A long-lived child talking over two private pipes: requests go to the
 // descriptor named by $TUNEKIT_REQUEST_FD, answers come back on
 // $TUNEKIT_REPLY_FD, each prefixed with $TUNEKIT_REPLY_TOKEN. Its stdin is
@@ -82,6 +86,7 @@ class Child {
 
   void start(const std::vector<std::string>& argv, const std::filesystem::path& log);
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   // True once the child closed its answer pipe (it exited or crashed).
   bool closed() const { return from_child_ < 0; }
   const std::string& token() const { return token_; }
