@@ -1,6 +1,7 @@
 // The built-in output writers, one entry each, and the one way they are run.
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/detail/files.hpp"
 #include "tunekit/html_report.hpp"
@@ -130,12 +132,25 @@ std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSe
 }
 
 void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs, std::ostream& console) {
-  for (const auto& o : outputs)
-    if (o.writer->writes_file) report.files.emplace_back(o.writer->name, o.file);
-  for (const auto& o : outputs)
-    if (o.writer->writes_file) write_output(*o.writer, report, o.file, console);
+  // The files first, so that the console lists those written; a file that
+  // cannot be written (a full disk) costs neither the others nor the
+  // console, and its failure is raised after them.
+  std::vector<std::exception_ptr> failed;
+  std::vector<std::string> why;
+  for (const auto& o : outputs) {
+    if (!o.writer->writes_file) continue;
+    try {
+      write_output(*o.writer, report, o.file, console);
+      report.files.emplace_back(o.writer->name, o.file);
+    } catch (const std::exception& e) {
+      failed.push_back(std::current_exception());
+      why.push_back(e.what());
+    }
+  }
   for (const auto& o : outputs)
     if (!o.writer->writes_file) write_output(*o.writer, report, o.file, console);
+  if (failed.size() == 1) std::rethrow_exception(failed.front());
+  if (!failed.empty()) throw std::runtime_error(fmt::format("{}", fmt::join(why, "\n")));
 }
 
 std::optional<std::string> unsafe_output(const fs::path& file) {
@@ -189,7 +204,13 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
     if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno)));
     out << content;
     out.flush();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno)));
+    if (!out) {
+      const std::string reason = std::strerror(errno);  // before the removal sets errno
+      out.close();
+      std::error_code ignored;  // a part written to a full disk is not left behind
+      std::filesystem::remove(tmp, ignored);
+      throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), reason));
+    }
   }
   std::filesystem::rename(tmp, file, ec);
   if (ec) {

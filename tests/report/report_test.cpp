@@ -1,6 +1,9 @@
 #include "tunekit/output.hpp"
 #include "tunekit/report.hpp"
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -593,4 +596,56 @@ TEST(Writers, AResultsTableNeverReplacesAnEarlierRunsTable) {
   std::ofstream(first) << "No.,Config,Duration(us),Args\n";
   const fs::path second = mskpp.default_file(TuneReport{}, context);
   EXPECT_EQ(second.string(), first.string().substr(0, first.string().size() - 4) + "_2.csv");
+}
+
+// A file that cannot be written (here its folder is a file; a full disk
+// does the same) costs neither the other files nor the console summary,
+// and its failure is raised after them.
+TEST(Writers, AFileThatCannotBeWrittenCostsNeitherTheOthersNorTheConsole) {
+  TempDir dir;
+  std::ofstream(dir.path() / "not_a_folder") << "x";
+  TuneReport report = sample_report();
+  report.files.clear();
+  OutputSettings settings;
+  settings.files["csv"] = dir.path() / "not_a_folder" / "m.csv";
+  settings.files["json"] = dir.path() / "m.json";
+  const auto planned = plan_outputs(report, settings, {dir.path(), std::chrono::system_clock::now(), ""},
+                                    {"csv", "console", "json"});
+  std::ostringstream console;
+  try {
+    write_outputs(report, planned, console);
+    ADD_FAILURE() << "no error for the csv file";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("not_a_folder"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(console.str().find("best: No.4"), std::string::npos) << console.str();
+  EXPECT_TRUE(fs::exists(dir.path() / "m.json"));
+  EXPECT_NE(console.str().find("m.json"), std::string::npos) << console.str();
+  EXPECT_EQ(console.str().find("m.csv"), std::string::npos) << console.str();
+}
+
+// A write cut short (a full disk; here a file size limit) leaves no part
+// of the file behind.
+TEST(Writers, AWriteCutShortLeavesNoPartOfTheFile) {
+  TempDir dir;
+  const fs::path file = dir.path() / "big.json";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit small{4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    try {
+      write_file_atomically(file, std::string(1 << 20, 'x'));
+      ::_exit(1);
+    } catch (const std::exception& e) {
+      ::_exit(std::string(e.what()).find("big.json") != std::string::npos ? 0 : 2);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error; 2: the error does not name the file";
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_FALSE(fs::exists(fs::path(file.string() + ".tmp")));
 }
