@@ -102,13 +102,22 @@ std::string HostArguments::save_outputs(const std::string& file) {
   // A name of this worker's own: two tuners sharing an output folder may
   // compute the same reference at once.
   const std::string tmp = file + "." + std::to_string(::getpid()) + ".tmp";
+  // A part written to a full disk is removed: left, it would only fill the
+  // disk further at every rerun.
+  const auto failed = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return what + ": " + reason;
+  };
   {
     std::ofstream f(tmp, std::ios::binary);
+    if (!f) return failed("cannot write " + tmp);
     for (std::size_t i = 0; i < args_.size(); ++i)
       if (is_output(i)) f.write(reinterpret_cast<const char*>(data(i)), static_cast<std::streamsize>(bytes_[i]));
-    if (!f) return "cannot write " + tmp;
+    f.flush();
+    if (!f) return failed("cannot write " + tmp);
   }
-  if (std::rename(tmp.c_str(), file.c_str()) != 0) return "cannot rename " + tmp;
+  if (std::rename(tmp.c_str(), file.c_str()) != 0) return failed("cannot rename " + tmp + " to " + file);
   return {};
 }
 

@@ -83,8 +83,10 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
       return answer;
     }
     if (std::string error = args.save_outputs(rq.reference_file); !error.empty()) {
+      // The outputs are right; the disk is full or cannot be written.
       result.status = Status::launch_error;
-      result.error = error;
+      result.fault = Fault::environment;
+      result.error = "the reference's outputs could not be kept: " + error;
     }
     return answer;
   }

@@ -1070,7 +1070,16 @@ class Run {
       const auto t0 = Clock::now();
       TrialResult res;
       try {
-        res = evaluator_->evaluate(rq);
+        try {
+          res = evaluator_->evaluate(rq);
+        } catch (const ReferenceError& e) {
+          // A reference whose worker was killed from outside, or whose
+          // outputs met a full disk, gets a second run before the size ends.
+          if (e.fault != Fault::environment || stop_requested()) throw;
+          report_.warnings.push_back(fmt::format("size {}: the reference is computed again, after: {}",
+                                                 size_key(p.size), clip(e.what(), 500)));
+          res = evaluator_->evaluate(rq);
+        }
       } catch (const ReferenceError& e) {
         // Every verdict at this size depends on the reference: end the size,
         // say which reference failed, and go on with the other sizes.

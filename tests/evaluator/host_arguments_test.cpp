@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <vector>
 
@@ -9,6 +15,7 @@
 
 using namespace tunekit;
 using tunekit::detail::HostArguments;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -134,4 +141,27 @@ TEST(HostArguments, VerifyReadsOutputsOfOddSizesEachFromItsOwnPlace) {
   EXPECT_FALSE(v.passed);
   EXPECT_NE(v.detail.find("wide: 1 of 5 elements differ; first at [4]: got 7, expected 2"), std::string::npos)
       << v.detail;
+}
+
+// Outputs cut short (a full disk; here a file size limit) leave no part of
+// the file behind, which would fill the disk further at every rerun, and
+// the error says why.
+TEST(HostArguments, SavingOutputsCutShortLeavesNoPartBehind) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    HostArguments host;
+    host.prepare({{"C", ElementType::f32, Role::out, 1 << 20, Fill::zeros, 0, {}, {}}}, 1);
+    const rlimit small{4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    const std::string error = host.save_outputs((dir / "ref.bin").string());
+    ::_exit(error.find("File too large") != std::string::npos ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the error does not say why";
+  EXPECT_TRUE(fs::is_empty(dir)) << "a part of the file was left";
 }

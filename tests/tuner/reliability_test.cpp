@@ -80,6 +80,12 @@ static bool a_stray_runs() {
   }
   return false;
 }
+// The reference: kills its worker (SIGKILL, from outside as far as the
+// tuner can tell) the first time it runs while MARK.ref exists.
+extern "C" void scale_ref(const float* x, float* y, int n) {
+  if (std::remove(")" + mark.string() + R"(.ref") == 0) kill(getpid(), SIGKILL);
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+}
 extern "C" void scale(const float* x, float* y, int n) {
 #if KIND == 1
   if (marked()) kill(getpid(), SIGKILL);
@@ -637,4 +643,19 @@ TEST(Reliability, ADaemonOfAKernelKilledAtItsTimeoutDiesWithIt) {
   EXPECT_EQ(by_kind(tune(spec, f.options)).at(9).status, Status::timeout);
   ASSERT_TRUE(fs::exists(f.mark.string() + ".strays"));
   EXPECT_EQ(running_strays(f.mark), std::vector<int>{});
+}
+
+// A reference whose worker is killed from outside (the OOM killer) is
+// computed again, once, before its size is given up.
+TEST(Reliability, AReferenceKilledFromOutsideIsComputedAgain) {
+  Fixture f("[0, 4]", "reference: {entry: scale_ref}\n");
+  write_file(f.mark.string() + ".ref", "");
+  const TuneReport report = tune(f.spec(), f.options);
+  const auto trials = by_kind(report);
+  ASSERT_EQ(trials.size(), 2u) << fmt::format("{}", fmt::join(report.warnings, "\n"));
+  for (const auto& [kind, t] : trials) EXPECT_EQ(t.status, Status::ok) << kind << ": " << t.error;
+  EXPECT_FALSE(fs::exists(f.mark.string() + ".ref"));
+  bool said = false;
+  for (const auto& w : report.warnings) said = said || contains(w, "the reference is computed again");
+  EXPECT_TRUE(said) << fmt::format("{}", fmt::join(report.warnings, "\n"));
 }
