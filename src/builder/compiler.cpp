@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
-
+#include <sstream>
 #include <string_view>
 
 #include "core/detail/process.hpp"
@@ -31,8 +31,19 @@ std::string unique_suffix() {
 Fault build_fault(const std::string& log, int signal) {
   // SIGKILL is how the OOM killer (or a user) stops a compiler.
   if (signal == SIGKILL || signal == SIGTERM) return Fault::environment;
-  for (auto marker : kMachineTrouble)
-    if (log.find(marker) != std::string::npos) return Fault::environment;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    // The source's own words, quoted by the compiler, are the config's: a
+    // line of source shown under a diagnostic ("  12 | ..."), an #error or
+    // #warning, a static assertion's message.
+    const auto text = line.find_first_not_of(" \t0123456789");
+    if (text != std::string::npos && line[text] == '|') continue;
+    if (line.find("#error") != std::string::npos || line.find("#warning") != std::string::npos ||
+        line.find("static assert") != std::string::npos || line.find("static_assert") != std::string::npos)
+      continue;
+    for (auto marker : kMachineTrouble)
+      if (line.find(marker) != std::string::npos) return Fault::environment;
+  }
   return Fault::config;
 }
 

@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "builder/detail/compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/builder.hpp"
 
@@ -132,4 +135,23 @@ TEST(BuildParallel, BuildsEachInputOnceWithTheRequestedJobs) {
   for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(done.count(i), 1u);
   EXPECT_LE(b.max_active_.load(), 3);
   EXPECT_GE(b.max_active_.load(), 2);  // it did build in parallel
+}
+
+// A compile log's words for a machine in trouble make a failed build the
+// environment's, but not where the compiler quotes the source: an #error,
+// a static assertion's message, a line of source under a diagnostic.
+TEST(BuildFault, TheSourcesOwnWordsAreTheConfigs) {
+  using tunekit::detail::build_fault;
+  EXPECT_EQ(build_fault("cc1plus: out of memory allocating 65536 bytes\n", 0), Fault::environment);
+  EXPECT_EQ(build_fault("/usr/bin/ld: final link failed: No space left on device\n", 0), Fault::environment);
+  EXPECT_EQ(build_fault("k.cpp:2:2: error: #error \"Cannot allocate memory for this MODE\"\n"
+                        "    2 | #error \"Cannot allocate memory for this MODE\"\n"
+                        "      |  ^~~~~\n",
+                        0),
+            Fault::config);
+  EXPECT_EQ(build_fault("k.cpp:3:15: error: static assertion failed: No space left on device\n"
+                        "    3 | static_assert(M > 1, \"No space left on device\");\n",
+                        0),
+            Fault::config);
+  EXPECT_EQ(build_fault("k.cpp:1:1: error: expected ';'\n", SIGKILL), Fault::environment);
 }

@@ -379,7 +379,13 @@ TEST(Tune, AFirstConfigThatDoesNotCompileDoesNotSinkTheReference) {
 TEST(Tune, AReferenceThatTheMachineCannotBuildIsNotTheSpecsError) {
   const auto dir = fresh_dir();
   Spec spec = planted_spec(dir);
-  write_file(dir / "ref.cpp", "#error No space left on device\n");
+  // The compiler writes the reference's build (the one without a config's
+  // -DKIND) to /dev/full: the kernel itself says "No space left on device",
+  // as on a full disk.
+  write_file(dir / "cc.sh", "#!/bin/sh\ncase \"$*\" in *-DKIND=*) exec c++ \"$@\";; esac\nexec c++ \"$@\" -o /dev/full\n");
+  std::filesystem::permissions(dir / "cc.sh", std::filesystem::perms::owner_all);
+  spec.kernel.compiler = (dir / "cc.sh").string();
+  std::filesystem::copy_file(spec.kernel.source, dir / "ref.cpp");
   spec.parameters[0].values = {0};
   spec.reference.source = dir / "ref.cpp";
   TuneOptions opt;
