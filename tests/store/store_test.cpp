@@ -1008,3 +1008,24 @@ TEST(Store, ProcessesCreatingTheSameStoreAtOnceAllOpenIt) {
     EXPECT_EQ(Store(file).trials("h").size(), 4u) << "round " << round;
   }
 }
+
+// A store whose file is deleted during the run (a kernel that removes the
+// files of its folder) refuses the next trial, saying so, instead of taking
+// writes that vanish with it.
+TEST(Store, AStoreWhoseFileWasDeletedRefusesTheNextTrial) {
+  TempDir dir;
+  const fs::path file = dir.path() / "results.db";
+  Store store(file);
+  TrialRecord r = sample_record();
+  store.put(r);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(file.string() + suffix);
+  TrialRecord next = sample_record();
+  next.config = Config({{"BM", Value(std::int64_t{7})}});
+  try {
+    store.put(next);
+    ADD_FAILURE() << "a trial was stored in a deleted file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("deleted or moved during the run"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+  }
+}
