@@ -3,8 +3,10 @@
 // the kernel source itself (%RANGE% annotations).
 #include <filesystem>
 #include <map>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tunekit/constraint.hpp"
@@ -24,6 +26,9 @@ std::optional<ElementType> element_type_from_string(std::string_view s);
 std::size_t size_of(ElementType t);
 const char* c_type_name(ElementType t);  // "float", "int32_t", ...
 bool is_floating(ElementType t);
+// The values an integer element type holds (u64's upper end capped at
+// int64's, which is all a Value holds); nullopt for floating types.
+std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t);
 
 enum class Fill { random, constant, sequence, zeros };
 enum class Role { in, out, inout, scalar, tensor_map };
@@ -31,6 +36,11 @@ NameTable<Fill> fill_names();
 NameTable<Role> role_names();  // tensor_map last: a buffer's or scalar's role is one of the others
 std::string_view to_string(Fill f);
 inline bool fill_takes_value(Fill f) { return f == Fill::constant || f == Fill::sequence; }
+// Why a buffer of `t` cannot take `value` as its constant fill or its
+// sequence's start (not finite; not whole, or out of range, for an integer
+// type; past a floating type's largest value), or nullopt when it can.
+// Converted anyway, 1000 would reach an i8 kernel as -24.
+std::optional<std::string> fill_misfit(ElementType t, Fill f, double value);
 std::string_view to_string(Role r);
 
 // A TMA tensor map (CUDA, compute capability 9.0 on): a tiled view of the

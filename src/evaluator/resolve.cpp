@@ -9,35 +9,6 @@
 
 namespace tunekit {
 
-namespace {
-
-// The range of an integer element type (u64's upper end is capped at
-// int64's, which is all a Value holds); nullopt for floating types.
-std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t) {
-  switch (t) {
-    case ElementType::i8:
-      return std::pair<std::int64_t, std::int64_t>{INT8_MIN, INT8_MAX};
-    case ElementType::i16:
-      return std::pair<std::int64_t, std::int64_t>{INT16_MIN, INT16_MAX};
-    case ElementType::i32:
-      return std::pair<std::int64_t, std::int64_t>{INT32_MIN, INT32_MAX};
-    case ElementType::i64:
-      return std::pair<std::int64_t, std::int64_t>{INT64_MIN, INT64_MAX};
-    case ElementType::u8:
-      return std::pair<std::int64_t, std::int64_t>{0, UINT8_MAX};
-    case ElementType::u16:
-      return std::pair<std::int64_t, std::int64_t>{0, UINT16_MAX};
-    case ElementType::u32:
-      return std::pair<std::int64_t, std::int64_t>{0, UINT32_MAX};
-    case ElementType::u64:
-      return std::pair<std::int64_t, std::int64_t>{0, INT64_MAX};
-    default:
-      return std::nullopt;
-  }
-}
-
-}  // namespace
-
 std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env) {
   std::vector<ResolvedArgument> out;
   out.reserve(args.size());

@@ -111,6 +111,8 @@ ArgumentSpec Loader::argument(const Item& it) const {
       const Entry& e = f.entries.front();
       a.fill = *value_named(fill_names(), e.key);
       a.fill_value = number_of(child(f, e), "a number");
+      if (auto why = fill_misfit(a.type, a.fill, a.fill_value))
+        fail(child(f, e).where, "the " + e.key + " fill of " + who + ": " + *why);
     } else {
       wrong_type(*fill, expected);
     }

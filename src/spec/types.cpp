@@ -1,7 +1,10 @@
-// Names of the spec's enumerations.
+// Names of the spec's enumerations, and the ranges of the element types.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <iterator>
+
+#include <fmt/format.h>
 
 #include "tunekit/spec.hpp"
 
@@ -75,5 +78,47 @@ std::string_view to_string(Role r) { return name_of(role_names(), r); }
 namespace tunekit {
 bool is_floating(ElementType t) {
   return t == ElementType::f32 || t == ElementType::f64 || t == ElementType::f16 || t == ElementType::bf16;
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t) {
+  switch (t) {
+    case ElementType::i8:
+      return std::pair<std::int64_t, std::int64_t>{INT8_MIN, INT8_MAX};
+    case ElementType::i16:
+      return std::pair<std::int64_t, std::int64_t>{INT16_MIN, INT16_MAX};
+    case ElementType::i32:
+      return std::pair<std::int64_t, std::int64_t>{INT32_MIN, INT32_MAX};
+    case ElementType::i64:
+      return std::pair<std::int64_t, std::int64_t>{INT64_MIN, INT64_MAX};
+    case ElementType::u8:
+      return std::pair<std::int64_t, std::int64_t>{0, UINT8_MAX};
+    case ElementType::u16:
+      return std::pair<std::int64_t, std::int64_t>{0, UINT16_MAX};
+    case ElementType::u32:
+      return std::pair<std::int64_t, std::int64_t>{0, UINT32_MAX};
+    case ElementType::u64:
+      return std::pair<std::int64_t, std::int64_t>{0, INT64_MAX};
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<std::string> fill_misfit(ElementType t, Fill f, double value) {
+  if (f != Fill::constant && f != Fill::sequence) return std::nullopt;
+  if (!std::isfinite(value)) return fmt::format("{} is not a finite number", value);
+  if (auto range = integer_range(t)) {
+    if (value != std::floor(value))
+      return fmt::format("{} is not a whole number, which a buffer of {} needs", value, to_string(t));
+    // A sequence's later values depend on the buffer's length: only its
+    // start is checked here.
+    if (value < static_cast<double>(range->first) || value > static_cast<double>(range->second))
+      return fmt::format("{} does not fit {} ({} to {})", value, to_string(t), range->first,
+                         t == ElementType::u64 ? std::string("2^64-1") : std::to_string(range->second));
+    return std::nullopt;
+  }
+  const double largest = t == ElementType::f16 ? 65504.0 : t == ElementType::f32 || t == ElementType::bf16 ? 3.4e38 : 0;
+  if (largest > 0 && std::abs(value) > largest)
+    return fmt::format("{} does not fit {} (at most {:g} in magnitude)", value, to_string(t), largest);
+  return std::nullopt;
 }
 }  // namespace tunekit

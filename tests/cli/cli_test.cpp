@@ -235,6 +235,25 @@ TEST(Cli, BareSourceWithoutArgumentsSaysWhatIsMissing) {
   EXPECT_TRUE(contains(r.output, "--arg")) << r.output;
 }
 
+// A fill that is not a finite number, or that the buffer's type cannot
+// hold, is the flag's error (nan became JSON null, and every size failed
+// with a JSON library's message).
+TEST(Cli, AnArgumentsFillIsCheckedAtTheFlag) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "// %RANGE% TUNE_X x 1:2:1\nextern \"C\" void f(float* x, int n) {}\n");
+  for (const auto& [arg, why] : std::vector<std::pair<std::string, std::string>>{
+           {"x:f32:n:nan", "nan is not a finite number"},
+           {"x:f32:n:inf", "inf is not a finite number"},
+           {"x:f32:n:1e400", "out of the range of a double"},
+           {"x:i8:n:1000", "1000 does not fit i8"}}) {
+    auto r = tunekit_cli({"tune", (dir / "k.cpp").string(), "--entry", "f", "--arg", arg, "--arg", "n:i32=64",
+                          "-o", (dir / "out").string()});
+    EXPECT_EQ(r.exit_code, 1) << arg << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "--arg")) << r.output;
+    EXPECT_TRUE(contains(r.output, why)) << r.output;
+  }
+}
+
 // A run killed with SIGKILL mid-way loses nothing and duplicates nothing:
 // the rerun keeps the trials that were stored and measures only the rest.
 TEST(Cli, KilledRunResumes) {

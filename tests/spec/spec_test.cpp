@@ -411,6 +411,15 @@ TEST_F(SpecErrors, BadFill) {
                "you mean 'zeros'?");
 }
 
+// Converted anyway, 1000 would reach an i8 kernel as -24 and 2.7 as 2.
+TEST_F(SpecErrors, AFillItsBuffersTypeCannotHoldIsRefused) {
+  const std::string head = "kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: ";
+  expect_error(head + "i8, size: 4, fill: {constant: 1000}}\n", 3, 51, "1000 does not fit i8 (-128 to 127)");
+  expect_error(head + "i32, size: 4, fill: {constant: 2.7}}\n", 3, 52, "2.7 is not a whole number");
+  expect_error(head + "u8, size: 4, fill: {sequence: 1.5}}\n", 3, 51, "1.5 is not a whole number");
+  expect_error(head + "f16, size: 4, fill: {constant: 1e6}}\n", 3, 52, "does not fit f16");
+}
+
 TEST_F(SpecErrors, FillConstantNeedsValue) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: constant}\n", 3,
                41, "needs a value: {constant: 1.5}");

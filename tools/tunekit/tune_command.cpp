@@ -131,6 +131,8 @@ ArgumentSpec parse_arg_option(const std::string& text) {
         a.fill_value = std::stod(f, &used);
         if (used != f.size()) throw std::invalid_argument(f);
         a.fill = Fill::constant;
+      } catch (const std::out_of_range&) {
+        return fail("fill " + f + " is out of the range of a double");
       } catch (const std::exception&) {
         std::vector<std::string> fills;
         for (const auto& n : fill_names())
@@ -138,6 +140,7 @@ ArgumentSpec parse_arg_option(const std::string& text) {
         fills.emplace_back("a number");
         return fail("unknown fill '" + f + "' (" + either(fills) + ")");
       }
+      if (auto why = fill_misfit(a.type, a.fill, a.fill_value)) return fail("fill: " + *why);
     }
   }
   return a;
