@@ -70,7 +70,7 @@ void check_full(const Spec& s, const fs::path& file) {
   EXPECT_EQ(D.type, ElementType::i32);
   EXPECT_EQ(D.role, Role::inout);
   EXPECT_EQ(D.fill, Fill::constant);
-  EXPECT_DOUBLE_EQ(D.fill_value, 1.5);
+  EXPECT_DOUBLE_EQ(D.fill_value, -7);
   const auto& E = s.arguments[4];
   EXPECT_EQ(E.type, ElementType::u8);
   EXPECT_EQ(E.fill, Fill::sequence);
