@@ -204,6 +204,20 @@ TEST(ReliabilityCli, ADatabaseFlagOnAnotherKindOfFileIsTheFlagsError) {
     EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
     EXPECT_TRUE(contains(r.output, "--db: cannot read " + db + " as a tunekit results database")) << r.output;
   }
+  // `tune` too, before it builds anything: a text file, a folder, and the
+  // spec's own output.db (named by the spec file).
+  auto r = tunekit_cli({"tune", spec, "--db", db, "-o", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--db: cannot tune into " + db + ": ")) << r.output;
+  fs::create_directories(dir / "folder.db");
+  r = tunekit_cli({"tune", spec, "--db", (dir / "folder.db").string(), "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--db: " + (dir / "folder.db").string() + " is a folder")) << r.output;
+  write_file(spec, read_file(spec) + "output: {db: '" + db + "'}\n");
+  r = tunekit_cli({"tune", spec, "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, spec + ": cannot tune into ")) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out" / "cache")) << "something was built";
 }
 
 // --entry and --arg describe a bare source's call; given with a spec they

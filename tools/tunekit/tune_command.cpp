@@ -30,6 +30,7 @@
 #include "tunekit/output.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/stop.hpp"
+#include "tunekit/store.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -38,6 +39,22 @@ namespace tunekit::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A results database that cannot be one (a folder, a file of another kind)
+// is the input's error, named where it was given, before anything is built;
+// an empty file becomes a store.
+void check_store_path(const fs::path& db, const std::string& given_by) {
+  std::error_code ec;
+  if (fs::is_directory(db, ec))
+    throw InputError({given_by}, fmt::format("{} is a folder; expected the path of a results database (a file)",
+                                             db.string()));
+  if (!fs::exists(db, ec) || fs::file_size(db, ec) == 0 || ec) return;
+  try {
+    const Store probe(db, Store::Access::read_only);
+  } catch (const std::runtime_error& e) {
+    throw InputError({given_by}, fmt::format("cannot tune into {}: {}", db.string(), e.what()));
+  }
+}
 
 struct TuneArgs {
   std::string target;
@@ -447,6 +464,7 @@ int run_tune(const TuneArgs& t) {
   // Before a week of tuning, not after: no explicit output may replace the
   // store, the spec or the kernel's source.
   const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
+  check_store_path(db, !t.db.empty() ? "--db" : !spec.output.db.empty() ? spec.file.string() : "--out-dir");
   KeptFiles kept = kept_inputs(spec, db);
   std::vector<std::pair<std::string, fs::path>> given;
   for (const auto& [name, file] : spec.output.files) {
