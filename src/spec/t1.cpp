@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <variant>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "core/detail/text.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
 
@@ -530,6 +532,28 @@ SourceLocation locate(const JsonFile& f, const std::vector<JsonStep>& path) {
   throw InputError(at, name + ": " + e.message());
 }
 
+// A key a reader does not know is a misspelling more often than not (a
+// T1 "Condition" would leave the space unconstrained, silently).
+void known_keys(const JsonFile& f, const nlohmann::json& obj, const std::vector<JsonStep>& at, const std::string& name,
+                const std::vector<std::string>& known) {
+  if (!obj.is_object()) return;
+  for (const auto& [key, value] : obj.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    auto path = at;
+    path.emplace_back(key);
+    std::string message = fmt::format("unknown key \"{}\" in {} (known: {})", key, name, detail::join(known));
+    if (auto near = detail::closest_match(key, known)) message += fmt::format("; did you mean \"{}\"?", *near);
+    throw InputError(locate(f, path), message);
+  }
+}
+
+// A value listed twice would be counted twice in every size of the space.
+void no_duplicate_values(const std::vector<Value>& values, const std::string& what, const SourceLocation& where) {
+  std::set<std::string> seen;
+  for (const auto& v : values)
+    if (!seen.insert(v.repr()).second) throw InputError(where, fmt::format("{}: duplicate value {}", what, v.repr()));
+}
+
 Value json_value(const nlohmann::json& v, const SourceLocation& where, const std::string& what) {
   if (v.is_boolean()) return Value(v.get<bool>() ? 1 : 0);
   if (v.is_number_integer()) return Value(v.get<std::int64_t>());
@@ -562,15 +586,27 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
       j["General"]["BenchmarkName"].is_string())
     out.name = j["General"]["BenchmarkName"].get<std::string>();
   const auto& cs = member(j, "ConfigurationSpace", where, "the T1 file");
+  known_keys(f, cs, {"ConfigurationSpace"}, "ConfigurationSpace", {"TuningParameters", "Conditions"});
   const auto& tps = member(cs, "TuningParameters", where, "ConfigurationSpace");
-  if (!tps.is_array()) throw InputError(where, "ConfigurationSpace.TuningParameters must be a list");
+  if (!tps.is_array())
+    throw InputError(locate(f, {"ConfigurationSpace", "TuningParameters"}),
+                     "ConfigurationSpace.TuningParameters must be a list");
+  std::set<std::string> names;
   for (std::size_t i = 0; i < tps.size(); ++i) {
     const auto& tp = tps[i];
     const std::vector<JsonStep> at{"ConfigurationSpace", "TuningParameters", i};
     const std::string name = fmt::format("ConfigurationSpace.TuningParameters[{}]", i);
+    known_keys(f, tp, at, name, {"Name", "Type", "Values", "Default", "Description"});
     Parameter p;
     try {
       p.name = string_member(tp, "Name", where, "a tuning parameter");
+      if (!names.insert(p.name).second) throw InputError(where, "duplicate parameter '" + p.name + "'");
+      if (tp.contains("Type")) {
+        static const std::vector<std::string> kTypes{"int", "float", "string", "bool"};
+        const auto& type = tp["Type"];
+        if (!type.is_string() || std::find(kTypes.begin(), kTypes.end(), type.get<std::string>()) == kTypes.end())
+          throw InputError(where, fmt::format("Type {} is not a T1 type ({})", type.dump(), detail::join(kTypes)));
+      }
       p.where = where;
       const std::string what = "tuning parameter '" + p.name + "'";
       const auto& values = member(tp, "Values", where, what);
@@ -588,6 +624,7 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
         throw InputError(where, what + ": Values must be a string or a list");
       }
       if (p.values.empty()) throw InputError(where, what + " has no values (its Values list is empty)");
+      no_duplicate_values(p.values, what, where);
     } catch (const InputError& e) {
       if (e.where().line > 0) throw;  // located already
       relocate(e, f, at, name);
@@ -596,11 +633,13 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
   }
   if (cs.contains("Conditions")) {
     const auto& conds = cs["Conditions"];
-    if (!conds.is_array()) throw InputError(where, "ConfigurationSpace.Conditions must be a list");
+    if (!conds.is_array())
+      throw InputError(locate(f, {"ConfigurationSpace", "Conditions"}), "ConfigurationSpace.Conditions must be a list");
     for (std::size_t i = 0; i < conds.size(); ++i) {
       const auto& c = conds[i];
       std::vector<JsonStep> at{"ConfigurationSpace", "Conditions", i};
       std::string name = fmt::format("ConfigurationSpace.Conditions[{}]", i);
+      known_keys(f, c, at, name, {"Parameters", "Expression"});
       try {
         std::string text = c.is_string() ? c.get<std::string>() : string_member(c, "Expression", where, "a condition");
         if (!c.is_string()) {
@@ -616,30 +655,51 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
   return out;
 }
 
-SpaceDefinition neutral_from_json(const nlohmann::json& j, const fs::path& file) {
-  const SourceLocation where{file.string(), 0, 0};
+SpaceDefinition neutral_from_json(const JsonFile& f) {
+  const nlohmann::json& j = f.json;
+  const SourceLocation where{f.file.string(), 0, 0};
   SpaceDefinition out;
   out.format = "json";
-  out.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : file.stem().string();
+  known_keys(f, j, {}, "the space file", {"name", "parameters", "constraints", "expected", "notes", "source"});
+  out.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : f.file.stem().string();
   const auto& params = member(j, "parameters", where, "the space file");
-  if (!params.is_array()) throw InputError(where, "\"parameters\" must be a list");
-  for (const auto& pj : params) {
+  if (!params.is_array()) throw InputError(locate(f, {"parameters"}), "\"parameters\" must be a list");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& pj = params[i];
+    const std::vector<JsonStep> at{"parameters", i};
+    const std::string name = fmt::format("parameters[{}]", i);
+    known_keys(f, pj, at, name, {"name", "values"});
     Parameter p;
-    p.name = string_member(pj, "name", where, "a parameter");
-    p.where = where;
-    const std::string what = "parameter '" + p.name + "'";
-    const auto& values = member(pj, "values", where, what);
-    if (!values.is_array()) throw InputError(where, what + ": \"values\" must be a list");
-    for (const auto& v : values) p.values.push_back(json_value(v, where, what));
-    if (p.values.empty()) throw InputError(where, what + " has no values");
+    try {
+      p.name = string_member(pj, "name", where, "a parameter");
+      if (!names.insert(p.name).second) throw InputError(where, "duplicate parameter '" + p.name + "'");
+      p.where = where;
+      const std::string what = "parameter '" + p.name + "'";
+      const auto& values = member(pj, "values", where, what);
+      if (!values.is_array()) throw InputError(where, what + ": \"values\" must be a list");
+      for (const auto& v : values) p.values.push_back(json_value(v, where, what));
+      if (p.values.empty()) throw InputError(where, what + " has no values");
+      no_duplicate_values(p.values, what, where);
+    } catch (const InputError& e) {
+      if (e.where().line > 0) throw;
+      relocate(e, f, at, name);
+    }
     out.parameters.push_back(std::move(p));
   }
   if (j.contains("constraints")) {
     const auto& cs = j["constraints"];
-    if (!cs.is_array()) throw InputError(where, "\"constraints\" must be a list");
-    for (const auto& c : cs) {
-      if (!c.is_string()) throw InputError(where, "a constraint must be a string, got " + c.dump());
-      out.constraints.push_back(Expression::parse(c.get<std::string>(), where));
+    if (!cs.is_array()) throw InputError(locate(f, {"constraints"}), "\"constraints\" must be a list");
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const std::vector<JsonStep> at{"constraints", i};
+      const std::string name = fmt::format("constraints[{}]", i);
+      if (!cs[i].is_string())
+        throw InputError(locate(f, at), name + ": a constraint must be a string, got " + cs[i].dump());
+      try {
+        out.constraints.push_back(Expression::parse(cs[i].get<std::string>(), where));
+      } catch (const InputError& e) {
+        relocate(e, f, at, name);
+      }
     }
   }
   if (j.contains("expected") && j["expected"].is_object()) {
@@ -664,8 +724,7 @@ std::vector<Value> evaluate_value_list(std::string_view text, const SourceLocati
 SpaceDefinition load_t1(const fs::path& file) { return t1_from_json(read_json(file)); }
 
 SpaceDefinition load_space_json(const fs::path& file) {
-  const JsonFile f = read_json(file);
-  return neutral_from_json(f.json, file);
+  return neutral_from_json(read_json(file));
 }
 
 std::optional<SpaceDefinition> load_space_file(const fs::path& file) {
@@ -675,7 +734,7 @@ std::optional<SpaceDefinition> load_space_file(const fs::path& file) {
   const JsonFile f = read_json(file);
   const nlohmann::json& j = f.json;
   if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(f);
-  if (j.is_object() && j.contains("parameters") && j["parameters"].is_array()) return neutral_from_json(j, file);
+  if (j.is_object() && j.contains("parameters") && j["parameters"].is_array()) return neutral_from_json(f);
   return std::nullopt;
 }
 

@@ -186,4 +186,41 @@ TEST(T1Files, HandWrittenT1AndErrors) {
                 "expected an expression after '+'");
   EXPECT_EQ(where_of("name.json", head + "[1]},\n  {\"Values\": [2]}]}}"),
             (dir / "name.json").string() + ":4:3: ConfigurationSpace.TuningParameters[1]: a tuning parameter has no \"Name\"");
+
+  // A misspelt key was ignored: "Condition" left the space unconstrained.
+  EXPECT_EQ(where_of("misspelt.json", head + "[1, 2]}],\n \"Condition\": [\"a > 1\"]}}"),
+            (dir / "misspelt.json").string() +
+                ":4:15: unknown key \"Condition\" in ConfigurationSpace (known: TuningParameters, Conditions); did you "
+                "mean \"Conditions\"?");
+  EXPECT_EQ(where_of("valeus.json", head + "[1, 2], \"Valeus\": [3]}]}}"),
+            (dir / "valeus.json").string() +
+                ":3:45: unknown key \"Valeus\" in ConfigurationSpace.TuningParameters[0] (known: Name, Type, Values, "
+                "Default, Description); did you mean \"Values\"?");
+  // A value listed twice was counted twice; a type T1 does not have was taken.
+  EXPECT_EQ(where_of("twice.json", head + "\"[16, 16]\"}]}}"),
+            (dir / "twice.json").string() + ":3:3: ConfigurationSpace.TuningParameters[0]: tuning parameter 'a': duplicate "
+                "value 16");
+  EXPECT_EQ(where_of("type.json", head + "[1], \"Type\": \"integer\"}]}}"),
+            (dir / "type.json").string() + ":3:3: ConfigurationSpace.TuningParameters[0]: Type \"integer\" is not a T1 type "
+                "(int, float, string, bool)");
+  EXPECT_EQ(where_of("dup.json", head + "[1]}, {\"Name\": \"a\", \"Values\": [2]}]}}"),
+            (dir / "dup.json").string() + ":3:33: ConfigurationSpace.TuningParameters[1]: duplicate parameter 'a'");
+
+  // The neutral space format, the same way.
+  auto neutral_error = [&](const std::string& name, const std::string& text) -> std::string {
+    try {
+      load_space_json(write(name, text));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "read";
+  };
+  EXPECT_EQ(neutral_error("n1.json", "{\"parameters\": [{\"name\": \"a\", \"values\": [1, 2]}],\n \"constraint\": [\"a > 1\"]}"),
+            (dir / "n1.json").string() +
+                ":2:16: unknown key \"constraint\" in the space file (known: name, parameters, constraints, expected, "
+                "notes, source); did you mean \"constraints\"?");
+  EXPECT_EQ(neutral_error("n2.json", "{\"parameters\": [\n {\"name\": \"a\", \"values\": [1, 1]}]}"),
+            (dir / "n2.json").string() + ":2:2: parameters[0]: parameter 'a': duplicate value 1");
+  EXPECT_EQ(neutral_error("n3.json", "{\"parameters\": [{\"name\": \"a\", \"values\": [1]}],\n \"constraints\": [\"a >\"]}"),
+            (dir / "n3.json").string() + ":2:22: constraints[0]: expected an expression after '>'");
 }
