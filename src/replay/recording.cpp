@@ -291,6 +291,22 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
 std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
   const Json& list = doc.at("results");
   if (!list.is_array()) fail(file, "its \"results\" is not a list (is it a T4 results file?)");
+  if (auto v = doc.find("schema_version"); v != doc.end() && !(v->is_string() && v->get<std::string>().rfind("1.", 0) == 0))
+    fail(file, "its schema_version " + v->dump() + " is not one tunekit reads (1.x)");
+  // Times in the file's unit ("miliseconds", as Kernel Tuner spells it, when
+  // it says none), in microseconds here.
+  double us_per_unit = 1e3;
+  if (auto meta = doc.find("metadata"); meta != doc.end() && meta->is_object() && meta->contains("timeunit")) {
+    const Json& unit = (*meta)["timeunit"];
+    const std::string name = unit.is_string() ? unit.get<std::string>() : unit.dump();
+    if (name == "miliseconds" || name == "milliseconds" || name == "ms") us_per_unit = 1e3;
+    else if (name == "seconds" || name == "s") us_per_unit = 1e6;
+    else if (name == "microseconds" || name == "us") us_per_unit = 1;
+    else
+      fail(file, "its metadata.timeunit \"" + name +
+                     "\" is not a unit tunekit reads (milliseconds, as Kernel Tuner writes it, seconds or microseconds)");
+  }
+  const auto in_unit = [&](double v) { return Seconds(v * us_per_unit / 1e6); };
   struct Group {
     Bindings size;
     ParameterTable table;
@@ -328,10 +344,14 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     if (auto m = entry.find("measurements"); m != entry.end() && m->is_array()) {
       for (const auto& x : *m) {
         if (x.is_object() && x.value("name", "") == "time" && x.contains("value")) {
-          if (x["value"].is_number()) time = x["value"].get<double>();
-          else if (x["value"].is_string() && r.status == Status::ok)
-            r.status = kt_error_status(x["value"].get<std::string>()).value_or(Status::launch_error);
-          if (x["value"].is_string()) r.error = x["value"].get<std::string>();
+          if (x["value"].is_number()) {
+            time = x["value"].get<double>();
+          } else if (auto error = x["value"].is_string() ? kt_error_status(x["value"].get<std::string>()) : std::nullopt) {
+            if (r.status == Status::ok) r.status = *error;
+            r.error = x["value"].get<std::string>();
+          } else {
+            fail(file, where + " has time " + x["value"].dump() + ", neither a number nor an error name");
+          }
         } else if (x.is_object() && x.contains("name") && x["name"].is_string() && x.contains("value") &&
                    x["value"].is_number()) {
           metrics.set(r, x["name"].get<std::string>(), x["value"].get<double>());
@@ -340,12 +360,12 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     }
     if (r.status == Status::ok) {
       if (!time) fail(file, where + " is correct but has no \"time\" measurement");
-      g.non_positive.record(r, Microseconds(*time * 1e3), where);
+      g.non_positive.record(r, Microseconds(*time * us_per_unit), where);
     } else if (r.error.empty()) {
       r.error = invalidity;
     }
     if (auto t = entry.find("times"); t != entry.end() && t->is_object()) {
-      r.compile_time = ms(number_or(*t, "compilation", number_or(*t, "compilation_time")));
+      r.compile_time = in_unit(number_or(*t, "compilation", number_or(*t, "compilation_time")));
       // Kernel Tuner's benchmark time (its cache's benchmark_time) where the
       // file has it; else the samples alone, which leave out warm-up.
       double run = number_or(*t, "validation");
@@ -355,7 +375,7 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
         for (const auto& x : *rt)
           if (x.is_number()) run += x.get<double>();
       }
-      r.run_time = ms(run);
+      r.run_time = in_unit(run);
     }
     g.results.push_back(std::move(r));
   }

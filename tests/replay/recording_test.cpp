@@ -387,6 +387,35 @@ TEST(Recording, AT4FileThatNamesItsSizesHoldsOneRecordingEach) {
   EXPECT_TRUE(contains(input_error([&] { load_recording(dir / "sizes.json"); }), "holds 2 recordings"));
 }
 
+// A T4 file's version and time unit are read, not assumed: an unknown one is
+// an error, another unit is converted, and a time that is neither a number
+// nor an error name is refused (it became a launch_error).
+TEST(Recording, AT4FilesVersionUnitAndTimesAreChecked) {
+  const fs::path dir = fresh_dir();
+  auto t4 = [&](const std::string& head, const std::string& time) {
+    write_file(dir / "t4.json", "{" + head + R"("results": [
+{"configuration": {"a": 1}, "invalidity": "correct", "times": {"compilation": 2.0},
+ "measurements": [{"name": "time", "value": )" + time + R"(, "unit": "ms"}]}]})");
+    return dir / "t4.json";
+  };
+  EXPECT_DOUBLE_EQ(load_recording(t4(R"("metadata": {"timeunit": "miliseconds"}, )", "2.0"))
+                       .find(Config({{"a", 1}}))->time->count(),
+                   2000.0);
+  const Recording seconds = load_recording(t4(R"("metadata": {"timeunit": "seconds"}, )", "2.0"));
+  EXPECT_DOUBLE_EQ(seconds.find(Config({{"a", 1}}))->time->count(), 2e6);
+  EXPECT_DOUBLE_EQ(seconds.find(Config({{"a", 1}}))->compile_time.count(), 2.0);
+  EXPECT_TRUE(contains(input_error([&] { load_recording(t4(R"("schema_version": "9.0.0", )", "2.0")); }),
+                       "schema_version \"9.0.0\" is not one tunekit reads"));
+  EXPECT_TRUE(contains(input_error([&] { load_recording(t4(R"("metadata": {"timeunit": "fortnights"}, )", "2.0")); }),
+                       "timeunit \"fortnights\" is not a unit tunekit reads"));
+  EXPECT_TRUE(contains(input_error([&] { load_recording(t4("", "\"fast\"")); }),
+                       "results[0] has time \"fast\", neither a number nor an error name"));
+  write_file(dir / "named.json", R"({"results": [
+{"configuration": {"a": 1}, "invalidity": "correct", "measurements": [{"name": "time", "value": "CompilationFailedConfig"}]},
+{"configuration": {"a": 2}, "invalidity": "correct", "measurements": [{"name": "time", "value": 1.0}]}]})");
+  EXPECT_EQ(load_recording(dir / "named.json").find(Config({{"a", 1}}))->status, Status::compile_error);
+}
+
 TEST(Recording, ATimeOfZeroOrBelowIsAFailedConfigNotTheOptimum) {
   // No kernel runs in no time: such a time is no measurement, and taken as
   // one it would be the optimum (fraction of optimum 0 for every search).
