@@ -67,6 +67,20 @@ void Loader::space(const Map& m, Spec& s) const {
     std::unordered_map<std::string, std::size_t> index;  // config key -> position: linear, for lists of 10^5 configs
     for (const Item& el : items) {
       Config c = config(el, declared ? &s.parameters : nullptr);
+      // A listed config with a value outside its parameter's list can never
+      // run (the default, which may, is only warned about).
+      if (declared) {
+        const Map entries = map(el, {});
+        for (const Entry& e : entries.entries) {
+          const std::string& key = e.key;
+          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
+          const Item value = child(entries, e);
+          if (p == s.parameters.end() || p->values.empty() || p->listed(value_of(value))) continue;
+          std::vector<std::string> listed;
+          for (const auto& v : p->values) listed.push_back(v.repr());
+          fail(value.where, "'" + key + "' = " + value_of(value).repr() + " is not among its values [" + join(listed) + "]");
+        }
+      }
       if (auto [j, fresh] = index.try_emplace(c.key(), s.configs.size()); !fresh)
         fail(el.where, "config " + c.str() + " repeats configs[" + std::to_string(j->second) + "] (at " +
                            where[j->second].str() + ")");

@@ -420,6 +420,12 @@ TEST_F(SpecErrors, AFillItsBuffersTypeCannotHoldIsRefused) {
   expect_error(head + "f16, size: 4, fill: {constant: 1e6}}\n", 3, 52, "does not fit f16");
 }
 
+// A listed config that can never run: a value outside its parameter's list.
+TEST_F(SpecErrors, AListedConfigWithAValueOutsideItsListIsRefused) {
+  expect_error(kHead + "parameters: {BM: [1, 2]}\nconfigs: [{BM: 2}, {BM: 3}]\n", 7, 25,
+               "'BM' = 3 is not among its values [1, 2]");
+}
+
 TEST_F(SpecErrors, FillConstantNeedsValue) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: constant}\n", 3,
                41, "needs a value: {constant: 1.5}");
