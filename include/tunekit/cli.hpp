@@ -3,6 +3,8 @@
 // program (or a test) can register its own strategies, backends or writers
 // and then run the whole CLI with them:
 //   int main(int argc, char** argv) { add_my_strategy(); return tunekit::cli::run(argc, argv); }
+#include "tunekit/package_worker.hpp"
+
 namespace tunekit::cli {
 
 // Parses argv and runs the subcommand. Exit status: 0 on success, 1 for bad

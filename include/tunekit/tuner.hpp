@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tunekit/machine.hpp"
+#include "tunekit/package_worker.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/store.hpp"
 

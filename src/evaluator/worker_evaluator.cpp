@@ -18,6 +18,17 @@ namespace tunekit::detail {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+namespace {
+
+// The installed package's worker, as its consumers' programs note it
+// (tunekit/package_worker.hpp); empty in the tunekit command line itself.
+std::string& package_worker() {
+  static std::string path;
+  return path;
+}
+
+}  // namespace
+
 fs::path find_worker() {
   if (const char* env = std::getenv("TUNEKIT_WORKER"); env && *env) return env;
   std::error_code ec;
@@ -27,6 +38,7 @@ fs::path find_worker() {
     candidates.push_back(self.parent_path() / "tunekit-worker");
     candidates.push_back((self.parent_path() / TUNEKIT_WORKER_FROM_BIN).lexically_normal());
   }
+  if (!package_worker().empty()) candidates.emplace_back(package_worker());
   candidates.emplace_back(TUNEKIT_INSTALL_WORKER_PATH);
   // The build tree's worker only for a program that runs from that tree: an
   // installed tunekit must never run another build's worker.
@@ -218,3 +230,12 @@ TrialResult WorkerEvaluator::evaluate(const TrialRequest& rq) {
 }
 
 }  // namespace tunekit::detail
+
+namespace tunekit {
+
+bool note_package_worker(const char* path) {
+  detail::package_worker() = path ? path : "";
+  return true;
+}
+
+}  // namespace tunekit

@@ -13,6 +13,10 @@ cmake --build "$work/build" >/dev/null
 # The installed command line, with the program's own strategy registered.
 plugins=$("$work/build/consumer_cli" plugins)
 grep -q '^  backwards: ' <<<"$plugins"
+# A program of one's own, built outside the prefix, runs the package's worker
+# (its config tells the program where that is), not the build tree's.
+grep -qF "(their worker process: $work/prefix/libexec/tunekit/tunekit-worker)" <<<"$plugins" ||
+  { grep worker <<<"$plugins"; exit 1; }
 test -x "$work/prefix/bin/tunekit"
 test -x "$work/prefix/libexec/tunekit/tunekit-worker"
 # The installed tunekit tunes with the installed worker: the prefix here is
