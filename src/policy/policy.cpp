@@ -206,7 +206,7 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
       break;
     }
   }
-  if (p.entries.empty()) throw std::runtime_error("no trial of '" + kernel + "' ran correctly: nothing to emit");
+  if (p.entries.empty()) throw std::runtime_error("no trial of '" + kernel + "' ran correctly: there is no config to choose");
   return p;
 }
 

@@ -51,7 +51,7 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
     std::string with;
     if (!shown.empty()) with += fmt::format("{}", fmt::join(shown, ", "));
     if (!machine.empty())
-      with += (with.empty() ? "" : " and ") + fmt::format("this machine's {}", fmt::join(machine, ", "));
+      with += (with.empty() ? "" : " and ") + fmt::format("the machine's {}", fmt::join(machine, ", "));
     std::string size_text;
     for (const auto& [k, v] : size) size_text += (size_text.empty() ? "" : ", ") + k + ": " + v.str();
     return fmt::format("{} breaks the constraint `{}`{}{}{}", head, c.text(),

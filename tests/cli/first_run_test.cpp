@@ -74,7 +74,7 @@ TEST(FirstRun, ADefaultInvalidOnThisMachineIsExplained) {
                        "warning: the default {TILE: 4096} breaks the constraint `l1d_bytes // 2 <= TILE <= "
                        "l1d_bytes`"))
       << warned.output;
-  EXPECT_TRUE(contains(warned.output, "this machine's l1d_bytes = 32768")) << warned.output;
+  EXPECT_TRUE(contains(warned.output, "the machine's l1d_bytes = 32768")) << warned.output;
   EXPECT_TRUE(contains(warned.output, "speedups are over the first valid config instead")) << warned.output;
   EXPECT_TRUE(contains(warned.output, "first valid config: No.1")) << warned.output;
   // The JSON keeps it.

@@ -71,7 +71,7 @@ default: {BM: 16, BK: 8}
   EXPECT_THAT(*why, HasSubstr("the default {BM: 16, BK: 8} breaks the constraint `l1d_bytes // 2 <= BM * BK * 4 <= "
                               "l1d_bytes`"));
   EXPECT_THAT(*why, HasSubstr(":6:5)"));  // where the spec states it
-  EXPECT_THAT(*why, HasSubstr("BM = 16, BK = 8 and this machine's l1d_bytes = 49152"));
+  EXPECT_THAT(*why, HasSubstr("BM = 16, BK = 8 and the machine's l1d_bytes = 49152"));
   EXPECT_THAT(*why, HasSubstr("depends on the machine"));
 }
 

@@ -247,9 +247,11 @@ SubCommand add_space_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--where", args->where, "Extra constraint, as tunekit tune --where (repeat: all must hold)");
   cmd->add_flag("--json", args->json,
-                "Print one JSON object (keys file, name, format, parameters, constraints, cartesian, valid, "
-                "saturated, seconds, bytes, bytes_per_config, indexable, peak_rss_bytes, listed (the number of "
-                "configs a spec lists, or null), default_problem (why the spec's default is not valid here, or null))");
+                "Print one JSON object (keys file, name, format, size (the size counted, or null), sizes, "
+                "parameters, constraints, cartesian, valid, saturated, seconds, bytes, bytes_per_config, indexable, "
+                "peak_rss_bytes, listed (the number of configs a spec lists, or null), default_problem (why the "
+                "spec's default is not valid here, or null), written (with --write), constraint_errors, why_empty "
+                "(why no config is valid, or null))");
   cmd->add_option("--write", args->write, "Write the valid configs to this CSV file (a header, then one row each)");
   return {cmd, [args] { return run_space(*args); }};
 }
