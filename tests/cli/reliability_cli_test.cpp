@@ -867,3 +867,16 @@ TEST(ReliabilityCli, ASpecRenamedIntoTheSameStoreReportsItsTrialsUnderItsOwnName
   EXPECT_FALSE(contains(r.output, "renamed")) << r.output;
   EXPECT_FALSE(contains(read_file(out + "/k.html"), "renamed &mdash;"));
 }
+
+// A budget spent before the default came up (its seeds first) says why the
+// summary has no speedup, instead of leaving the line out.
+TEST(ReliabilityCli, ADefaultTheBudgetDidNotReachIsSaidNotMeasured) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1, 2]}");
+  write_file(spec, read_file(spec) + "default: {KIND: 0}\nsearch:\n  seeds: [{KIND: 1}, {KIND: 2}]\n");
+  auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string(), "--max-evals", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "seeds (search.seeds): No.1 to No.2")) << r.output;
+  EXPECT_TRUE(contains(r.output, "default: not measured within the budget")) << r.output;
+  EXPECT_FALSE(contains(r.output, "speedup over default")) << r.output;
+}
