@@ -221,6 +221,7 @@ TEST_F(OpenClBackendTest, CorrectKernelIsVerifiedAndTimedWithAColdCache) {
   EXPECT_GE(r.samples.size(), 5u);
   EXPECT_GT(r.stats.median.count(), 0.0);
   EXPECT_GT(r.device_busy.count(), 0.0);
+  EXPECT_GT(r.flush.count(), 0.0);  // the time line's "of it ... flushing caches"
 }
 
 TEST_F(OpenClBackendTest, EachFailureBecomesItsStatusAndTheRunGoesOn) {

@@ -243,7 +243,10 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
           const std::size_t n = std::clamp<std::size_t>(at_most, 1, group_size);
           ensure_events(n);
           for (std::size_t i = 0; i < n; ++i) {
-            if (cold) flush(mode);
+            if (cold) {
+              flush(mode);
+              result.flush += Microseconds(flush_us_);  // as timed once for this mode (ensure_flush)
+            }
             check_async("cuEventRecord", d_.cuEventRecord(starts_[i], stream_));
             if (batch > 1) check_async("cuGraphLaunch", d_.cuGraphLaunch(graph.exec, stream_));
             else check_async(launch_name(), launch(stream_));

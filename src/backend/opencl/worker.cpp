@@ -120,11 +120,13 @@ class OpenClRunner final : public detail::KernelRunner {
         // Overwriting a buffer larger than the device's cache evicts the
         // kernel's data, so each sample starts cold.
         flush = [&] {
+          const auto t0 = std::chrono::steady_clock::now();
           const cl_uint pattern = ++flush_pattern_;
           ok(cl.clEnqueueFillBuffer(queue_, flush_, &pattern, sizeof pattern, 0, flush_bytes_ / 4 * 4, 0, nullptr,
                                     nullptr),
              "clEnqueueFillBuffer (cache flush)");
           ok(cl.clFinish(queue_), "clFinish after the cache flush");
+          r.flush += std::chrono::steady_clock::now() - t0;
         };
       }
       auto sample = [&] {
