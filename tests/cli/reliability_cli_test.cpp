@@ -880,3 +880,19 @@ TEST(ReliabilityCli, ADefaultTheBudgetDidNotReachIsSaidNotMeasured) {
   EXPECT_TRUE(contains(r.output, "default: not measured within the budget")) << r.output;
   EXPECT_FALSE(contains(r.output, "speedup over default")) << r.output;
 }
+
+// `space` counts one size and `resolve` works out one config: a name given
+// twice would have its first value silently replaced by the second.
+TEST(ReliabilityCli, ANameGivenTwiceWhereOneValueIsTakenIsRefused) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  auto r = tunekit_cli({"space", spec, "-s", "N=5", "-s", "N=6"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--size N=6: 'N' is given twice (--size N=5 before)")) << r.output;
+  r = tunekit_cli({"resolve", spec, "-s", "N=5,N=6"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--size N=6: 'N' is given twice (--size N=5 before)")) << r.output;
+  r = tunekit_cli({"resolve", spec, "-c", "KIND=0,KIND=1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--config KIND=1: 'KIND' is given twice")) << r.output;
+}

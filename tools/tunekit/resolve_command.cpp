@@ -107,8 +107,13 @@ Bindings choose_size(const Spec& spec, const ResolveArgs& a, const Bindings& mac
   for (const auto& [k, v] : machine) known.insert(k);
 
   Bindings size = spec.sizes.empty() ? Bindings{} : spec.sizes.front();
+  std::map<std::string, std::string> given;  // name -> the flag that gave it
   for (const auto& text : a.sizes) {
     auto [name, value] = assignment("--size", text);
+    if (auto [at, fresh] = given.try_emplace(name, text); !fresh)
+      throw InputError({"--size " + text}, fmt::format("'{}' is given twice (--size {} before); `resolve` works "
+                                                       "out one size",
+                                                       name, at->second));
     if (is_parameter(spec, name))
       throw InputError({"--size " + text},
                        "'" + name + "' is a parameter of the spec, not a size; give it with --config");
@@ -151,8 +156,11 @@ ChosenConfig choose_config(const Spec& spec, const ResolveArgs& a, const Binding
   }
   std::vector<std::string> names;
   for (const auto& p : spec.parameters) names.push_back(p.name);
+  std::set<std::string> given;
   for (const auto& text : split_assignments(a.configs)) {
     auto [name, value] = assignment("--config", text);
+    if (!given.insert(name).second)
+      throw InputError({"--config " + text}, "'" + name + "' is given twice; a config gives each parameter one value");
     if (!is_parameter(spec, name)) {
       std::string msg = "'" + name + "' is not a parameter of " + a.spec;
       msg += did_you_mean(name, names);

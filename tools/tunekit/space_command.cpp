@@ -3,9 +3,10 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <stdexcept>
+#include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 #include <sys/resource.h>
 
@@ -93,9 +94,14 @@ Loaded load(const SpaceArgs& a) {
   for (const auto& [k, v] : def.constants) constants[k] = v;
   def.constants = std::move(constants);
   const std::set<std::string> known = spec ? size_names_used(*spec) : std::set<std::string>{};
+  std::map<std::string, std::string> given;  // name -> the flag that gave it
   for (const auto& s : a.sizes) {
     auto [name, value] = parse_assignment(s);
     if (spec) check_size_flag(*spec, known, machine, "--size " + s, name, {value});
+    // One size is counted: a second value would silently replace the first.
+    if (auto [at, fresh] = given.try_emplace(name, s); !fresh)
+      throw InputError({"--size " + s}, fmt::format("'{}' is given twice (--size {} before); `space` counts one size",
+                                                     name, at->second));
     def.constants[name] = value;
   }
   for (const auto& w : a.where) def.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
