@@ -33,6 +33,9 @@ MachineInfo machine_from_json(std::string_view json) {
   MachineInfo m;
   for (const auto& [k, v] : j.items()) {
     if (k == "device" && v.is_string()) m.device = v.get<std::string>();
+    else if (v.is_number() && v.get<double>() < 0)
+      throw std::invalid_argument("property '" + k + "' is " + v.dump() +
+                                  "; a machine property is a size, a count or a rate, never negative");
     else if (v.is_number_integer()) m.properties[k] = Value(v.get<std::int64_t>());
     else if (v.is_number()) m.properties[k] = Value(v.get<double>());
     else if (v.is_string()) m.properties[k] = Value(v.get<std::string>());

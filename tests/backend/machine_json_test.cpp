@@ -30,4 +30,6 @@ TEST(MachineJson, RoundTripsAndRefusesWhatIsNotAMachine) {
   EXPECT_EQ(message(R"({"backends": [{"backend": "cpu", "devices": [{"device": "cpu: x", "cores": 2}]}]})"),
             "this is the whole `tunekit devices --json` listing, not one device of a backend's \"devices\" list in it");
   EXPECT_EQ(message(R"({"caches": [1, 2, 3]})"), "property 'caches' must be a number or a string, not a list");
+  EXPECT_EQ(message(R"({"l1d_bytes": -5})"),
+            "property 'l1d_bytes' is -5; a machine property is a size, a count or a rate, never negative");
 }
