@@ -256,6 +256,22 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
   std::vector<Line> lines = split_lines(source);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string_view text = lines[i].text;
+    // A comment that starts almost with the marker (%range%, %RANGE without
+    // its second %, a /* */ comment) was meant as one: ignored, it would
+    // drop a parameter from the space without a word.
+    if (const std::size_t lead = text.find_first_not_of(" \t");
+        lead != std::string_view::npos && (text.substr(lead, 2) == "//" || text.substr(lead, 2) == "/*")) {
+      const std::size_t word = text.find_first_not_of(" \t/*", lead);
+      std::string first;
+      for (std::size_t k = word; k != std::string_view::npos && k < text.size() && !std::isspace(static_cast<unsigned char>(text[k])); ++k)
+        first += static_cast<char>(std::toupper(static_cast<unsigned char>(text[k])));
+      const SourceLocation here{file, static_cast<int>(i + 1), static_cast<int>(word + 1)};
+      if (first.rfind("%RANGE", 0) == 0 && text.substr(word, marker.size()) != marker)
+        throw InputError(here, "'" + std::string(text.substr(word, first.size())) +
+                                   "' reads like a %RANGE% annotation; write it '%RANGE%' (upper case, a % at each end)");
+      if (first == "%RANGE%" && text.substr(lead, 2) == "/*")
+        throw InputError(here, "a %RANGE% annotation is a // comment, not a /* */ one");
+    }
     // Only a comment that starts with the marker declares a range (as in
     // CCCL's scripts); prose that mentions %RANGE% is left alone.
     std::size_t at = text.find(marker);

@@ -261,6 +261,18 @@ TEST(Range, MissingName) {
                "missing a parameter name");
 }
 
+// Meant as annotations, and ignored they would drop a parameter silently.
+TEST(Range, NearMissesAreErrorsNotProse) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_A a 1:4:1\n// %RANGE TUNE_B b 1:4:1\n", "b.cu"); },
+               "b.cu", 2, 4, "'%RANGE' reads like a %RANGE% annotation");
+  expect_error([] { parse_range_annotations("  // %range% TUNE_C c 1:4:1\n", "b.cu"); }, "b.cu", 1, 6,
+               "'%range%' reads like a %RANGE% annotation");
+  expect_error([] { parse_range_annotations("/* %RANGE% TUNE_D d 1:4:1 */\n", "b.cu"); }, "b.cu", 1, 4,
+               "a %RANGE% annotation is a // comment");
+  // Prose that mentions the marker later in a comment is left alone.
+  EXPECT_TRUE(parse_range_annotations("// see the %RANGE% lines below\nint x;\n", "b.cu").empty());
+}
+
 TEST(Range, MissingLabel) {
   expect_error([] { parse_range_annotations("// %RANGE% TUNE_X\n", "b.cu"); }, "b.cu", 1, 18, "missing a label");
 }
