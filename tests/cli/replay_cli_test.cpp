@@ -224,6 +224,10 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
       {{"replay", kCache, "--t1", kT1, "--maximize", "time"}, {"--maximize", "time can only be minimised"}},
       {{"replay", kCache, "--t1", kT1, "--maximize", "compile_time", "--minimize", "benchmark_time"},
        {"--minimize excludes --maximize"}},
+      // Flags that nothing would read: refused, not ignored.
+      {{"replay", kCache, "--t1", kT1, "-s", "N=64"}, {"--size N=64", "records one problem size, unnamed"}},
+      {{"replay", kCache, "--t1", kT1, "--properties", (fs::path(TUNEKIT_SOURCE_DIR) / "tests/cli/data/h200.json").string()},
+       {"--properties", "with --t1 nothing reads them"}},
   };
   for (const auto& c : cases) {
     auto r = tunekit_cli(c.args);

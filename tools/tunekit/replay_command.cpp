@@ -92,6 +92,15 @@ int run_replay(const ReplayArgs& a) {
                                  fmt::join(names, "; ")));
   }
   const Recording& recording = found.front();
+  // Flags nothing would read are refused, not ignored.
+  if (!a.properties.empty() && !spec)
+    throw InputError({"--properties"}, "machine properties are read by a --spec's constraints; with " +
+                                           std::string(a.t1.empty() ? "the recording's own parameters" : "--t1") +
+                                           " nothing reads them");
+  if (!a.sizes.empty() && !spec && recording.size().empty())
+    throw InputError({"--size " + a.sizes.front()},
+                     a.recording + " records one problem size, unnamed (a Kernel Tuner cache): --size picks one of a "
+                                   "tunekit database's sizes, or a --spec's");
   // On stderr, as every warning here: --json's stdout stays one object.
   for (const auto& w : recording.warnings()) fmt::print(stderr, "warning: {}\n", w);
 
