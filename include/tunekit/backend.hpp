@@ -74,6 +74,7 @@ struct KernelTraits {
   bool threads = true;       // launch: threads per block come from `block` (Triton: from num_warps instead)
   bool shared_memory = false;  // dynamic shared memory per block (`shared_memory`; OpenCL: __local arrays instead)
   bool cluster = false;        // thread-block clusters (`cluster`)
+  bool arch = false;           // a target architecture its compiler takes (`arch`, e.g. sm_90a)
   bool tensor_maps = false;  // TMA tensor-map arguments
   bool application = false;  // built and run by the user's own commands (the spec's `application`)
   bool defines = true;       // its build takes -D defines (else `injection: none` says so)

@@ -61,7 +61,13 @@ KernelSpec Loader::kernel(const Item& it) const {
     k.flags = strings_of(*v);
     k.flags_where = content_loc(*v);
   }
-  if (auto v = get(m, "arch")) k.arch = string_of(*v, "an architecture such as sm_90a");
+  if (auto v = get(m, "arch")) {
+    if (!traits.arch)
+      fail(loc(m.find("arch")->key_node), "'arch' (the target architecture) applies to " +
+                                              languages_with(&KernelTraits::arch) + " kernels, not " + k.language +
+                                              " (whose compiler flags choose the target: kernel.flags)");
+    k.arch = string_of(*v, "an architecture such as sm_90a");
+  }
   if (auto v = get(m, "grid")) k.launch.grid = expressions_of(*v, 1, 3);
   if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);
   if (auto v = get(m, "shared_memory")) {

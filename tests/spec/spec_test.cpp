@@ -426,6 +426,11 @@ TEST_F(SpecErrors, AListedConfigWithAValueOutsideItsListIsRefused) {
                "'BM' = 3 is not among its values [1, 2]");
 }
 
+TEST_F(SpecErrors, AnArchOfALanguageWithoutOneIsRefused) {
+  expect_error("kernel: {source: k.cpp, entry: k, arch: sm_90}\narguments: []\n", 1, 35,
+               "'arch' (the target architecture) applies to cuda kernels, not c++");
+}
+
 TEST_F(SpecErrors, FillConstantNeedsValue) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: constant}\n", 3,
                41, "needs a value: {constant: 1.5}");

@@ -10,6 +10,7 @@ inline BackendInfo describe_backend() {
   k.launch = true;
   k.shared_memory = true;
   k.cluster = true;
+  k.arch = true;
   k.tensor_maps = true;
   k.compilers = {"nvrtc", "nvcc"};
   k.default_compiler = [](std::string_view) { return std::string("nvrtc"); };
