@@ -896,3 +896,43 @@ TEST(ReliabilityCli, ANameGivenTwiceWhereOneValueIsTakenIsRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--config KIND=1: 'KIND' is given twice")) << r.output;
 }
+
+// A store holding a spec's results on two devices: a policy is one device's,
+// so select and emit ask which (they mixed the two, size by size, with the
+// first trial's machine properties); --device picks one.
+TEST(ReliabilityCli, APolicyIsOneDevicesAndAStoreOfTwoAsksWhich) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_kind_2_fastest(dir);
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  std::string here;
+  {
+    Store store(dir / "out" / "tunekit.db");
+    for (TrialRecord t : store.all()) {
+      here = t.device;
+      t.device = "gpu: elsewhere";
+      // There, KIND 0 is the fastest by far.
+      const double us = t.config.at("KIND") == Value(0) ? 1.0 : 1000.0;
+      t.stats.median = t.stats.min = t.stats.max = t.stats.mean = Microseconds(us);
+      t.samples.assign(t.samples.size(), Microseconds(us));
+      store.put(t);
+    }
+  }
+  for (const char* command : {"select", "emit"}) {
+    auto r = tunekit_cli({command, spec, "-o", out});
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "results on 2 devices")) << r.output;
+    EXPECT_TRUE(contains(r.output, "pick one with --device")) << r.output;
+  }
+  auto r = tunekit_cli({"select", spec, "-o", out, "--device", "gpu: elsewhere"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "{KIND: 0}")) << r.output;
+  r = tunekit_cli({"select", spec, "-o", out, "--device", here});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "{KIND: 2}")) << r.output;
+  r = tunekit_cli({"select", spec, "-o", out, "--device", "gpu: elsewher"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "did you mean 'gpu: elsewhere'")) << r.output;
+  // The report lays the devices side by side.
+  EXPECT_EQ(tunekit_cli({"report", spec, "-o", out}).exit_code, 0);
+}

@@ -42,6 +42,7 @@ struct PolicyArgs {
   std::optional<std::uint64_t> seed;
   std::string cache;
   std::string html;  // report: the page to write
+  std::string device;  // --device: the device whose trials to read
 };
 
 // The results of a tune are keyed by the spec as it was tuned, input seed
@@ -51,6 +52,8 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("SPEC", a.spec, "The spec that was tuned")->required()->check(CLI::ExistingFile);
   cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
+  cmd->add_option("--device", a.device,
+                  "The device whose results to read, as the store names it (needed where it holds several's)");
   cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a.cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)")
       ->check([](const std::string& v) {
@@ -162,7 +165,33 @@ std::vector<TrialRecord> allowed_now(const Spec& spec, std::vector<TrialRecord> 
   return trials;
 }
 
-Loaded load(const PolicyArgs& a) {
+// The trials of one device: --device's, or the only one the store holds for
+// the spec. A policy is one device's (its times, and the machine properties
+// its constraints read); `report`, which lays devices side by side, may take
+// them all (`one_device` false).
+void pick_device(Loaded& l, const PolicyArgs& a, bool one_device) {
+  std::map<std::string, std::size_t> devices;
+  for (const auto& t : l.trials) ++devices[t.device];
+  if (!a.device.empty()) {
+    if (!devices.count(a.device)) {
+      std::vector<std::string> names;
+      for (const auto& [name, count] : devices) names.push_back(fmt::format("'{}' ({} trials)", name, count));
+      std::vector<std::string> plain;
+      for (const auto& [name, count] : devices) plain.push_back(name);
+      throw InputError({"--device"}, fmt::format("{} holds no trials of this spec on '{}'{}; it has {}", l.db.string(),
+                                                 a.device, did_you_mean(a.device, plain), fmt::join(names, ", ")));
+    }
+    std::erase_if(l.trials, [&](const TrialRecord& t) { return t.device != a.device; });
+  } else if (one_device && devices.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& [name, count] : devices) names.push_back(fmt::format("'{}' ({} trials)", name, count));
+    throw InputError({a.spec}, fmt::format("{} holds this spec's results on {} devices: {}; a policy is one device's, "
+                                           "so pick one with --device",
+                                           l.db.string(), devices.size(), fmt::join(names, ", ")));
+  }
+}
+
+Loaded load(const PolicyArgs& a, bool one_device = true) {
   Loaded l;
   l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
@@ -194,6 +223,7 @@ Loaded load(const PolicyArgs& a) {
                                      ? "give the input seed and cache mode the tune ran with, or tune it first"
                                      : "it has the spec's own (leave out " + flags + ")"));
   }
+  pick_device(l, a, one_device);
   const std::size_t stored = l.trials.size();
   l.trials = allowed_now(l.spec, std::move(l.trials));
   if (l.trials.empty())
@@ -387,7 +417,7 @@ int run_rules_report(const PolicyArgs& a) {
 int run_report(const PolicyArgs& a) {
   Loaded l;
   if (!a.spec.empty()) {
-    l = load(a);
+    l = load(a, /*one_device=*/false);
   } else {  // everything the database holds, whatever spec it came from
     if (a.seed || !a.cache.empty())
       throw InputError({a.seed ? "--seed" : "--cache"},
