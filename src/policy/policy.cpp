@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -31,6 +32,26 @@ constexpr std::array<std::string_view, 97> kKeywords = {
     "true",        "try",       "typedef",    "typeid",    "typename", "union",        "unsigned",
     "using",       "virtual",   "void",       "volatile",  "wchar_t",  "while",        "xor",
     "xor_eq",      "main",      "size_t",     "int64_t",   "std"};
+
+// The names <cstdint> and <cstddef>, which the header includes, declare or
+// define as macros: as an identifier, INT64_MAX or uint8_t breaks the header.
+bool library_name(std::string_view id) {
+  static const std::regex kNames(
+      "u?int(_least|_fast)?(8|16|32|64)_t|u?int(max|ptr)_t|size_t|ptrdiff_t|max_align_t|nullptr_t|byte|NULL|"
+      "offsetof|U?INT(_LEAST|_FAST)?(8|16|32|64)_(MIN|MAX|C)|U?INT(MAX|PTR)_(MIN|MAX|C)|SIZE_MAX|PTRDIFF_(MIN|MAX)|"
+      "SIG_ATOMIC_(MIN|MAX)|WCHAR_(MIN|MAX)|WINT_(MIN|MAX)");
+  return std::regex_match(id.begin(), id.end(), kNames);
+}
+
+// The prefix of the header's names (K_config, detail_K, ...): with no
+// underscore at either end, which would make a reserved double one.
+std::string header_prefix(const std::string& kernel) {
+  std::string id = cpp_identifier(kernel);
+  id.erase(0, id.find_first_not_of('_'));
+  id.erase(id.find_last_not_of('_') + 1);
+  if (id.empty()) return "k";
+  return std::isdigit(static_cast<unsigned char>(id[0])) ? "k_" + id : id;
+}
 
 using detail::Kind;
 using detail::Layout;
@@ -117,7 +138,7 @@ std::optional<std::string> namespace_problem(std::string_view name) {
           "'{}' is reserved for the implementation (a double underscore, or an underscore and a "
           "capital); {}",
           part, expected);
-    if (std::find(kKeywords.begin(), kKeywords.end(), part) != kKeywords.end())
+    if (std::find(kKeywords.begin(), kKeywords.end(), part) != kKeywords.end() || library_name(part))
       return fmt::format("'{}' is a C++ keyword or a name the header uses; {}", part, expected);
     if (end == name.size()) return std::nullopt;
     start = end + 2;
@@ -131,7 +152,7 @@ std::string cpp_identifier(std::string_view text) {
   // Names with a double underscore or _Capital are reserved for the implementation.
   while (out.find("__") != std::string::npos) out.replace(out.find("__"), 2, "_u_");
   if (out.size() > 1 && out[0] == '_' && std::isupper(static_cast<unsigned char>(out[1]))) out = "u" + out;
-  if (std::find(kKeywords.begin(), kKeywords.end(), out) != kKeywords.end()) out += "_";
+  if (std::find(kKeywords.begin(), kKeywords.end(), out) != kKeywords.end() || library_name(out)) out += "_";
   return out;
 }
 
@@ -336,17 +357,31 @@ std::string untuned_size_rule(const Layout& l, std::string_view allowed) {
 
 std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   using detail::namer;
-  const std::string k = cpp_identifier(policy.kernel);
+  const std::string k = header_prefix(policy.kernel);
   const Layout l = detail::layout_of(policy);
   const auto& size_names = l.size_names;
   const auto& param_names = l.param_names;
   const auto& size_kinds = l.size_kinds;
   const auto& param_kinds = l.param_kinds;
-  // Identifiers must stay distinct after sanitising.
-  std::set<std::string> used;
+  // `name`, or, where `taken` has it, the first of name_, name_2, name_3 ...
+  // that it lacks (no double underscore: those names are reserved).
+  auto fresh = [](const std::string& name, const std::set<std::string>& taken) {
+    if (!taken.count(name)) return name;
+    std::string stem = name;
+    while (stem.size() > 1 && stem.back() == '_') stem.pop_back();
+    for (int n = 1;; ++n) {
+      const std::string candidate = stem + "_" + (n == 1 ? "" : std::to_string(n));
+      if (!taken.count(candidate) && candidate != name) return candidate;
+    }
+  };
+  // Identifiers must stay distinct after sanitising, and apart from the
+  // header's own names, which a size (a function's parameter) would shadow
+  // and a parameter (a struct's member) could not be named.
+  std::set<std::string> used{k + "_config",        k + "_size",    k + "_tuned_count", k + "_tuned_sizes",
+                             k + "_tuned_configs", k + "_allowed", k + "_select",      "detail_" + k};
   auto ident = [&](const std::string& name) {
-    std::string id = cpp_identifier(name);
-    while (!used.insert(id).second) id += "_";
+    const std::string id = fresh(cpp_identifier(name), used);
+    used.insert(id);
     return id;
   };
   std::vector<std::string> size_ids, param_ids;
@@ -356,10 +391,10 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   // parameters, so a local takes underscores until no size has its name (a
   // size named `d` once read the distance in its own place).
   std::set<std::string> taken(size_ids.begin(), size_ids.end());
-  auto local = [&](std::string name) {
-    while (taken.count(name)) name += '_';
-    taken.insert(name);
-    return name;
+  auto local = [&](const std::string& name) {
+    const std::string id = fresh(name, taken);
+    taken.insert(id);
+    return id;
   };
   const struct {
     std::string c, i, s, d, best, best_distance, allowed, allowed_distance;
@@ -475,8 +510,9 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
       "rule above). The sizes in the spec's order: {}.\n",
       size_names.empty() ? std::string("none") : fmt::format("{}", fmt::join(size_names, ", ")));
   h += fmt::format("constexpr {}_config {}_select({}) noexcept {{\n", k, k, fmt::join(params, ", "));
+  // [[maybe_unused]]: a spec without sizes compares none of the tuned ones.
   const std::string loop = fmt::format("  for (std::size_t {1} = 0; {1} < {0}_tuned_count; ++{1}) {{\n"
-                                       "    const {0}_size& {2} = {0}_tuned_sizes[{1}];\n",
+                                       "    [[maybe_unused]] const {0}_size& {2} = {0}_tuned_sizes[{1}];\n",
                                        k, v.i, v.s);
   h += loop;
   h += fmt::format("    if ({}) return {}_tuned_configs[{}];\n  }}\n", fmt::join(exact, " && "), k, v.i);
@@ -542,7 +578,7 @@ std::string emit_json(const Policy& policy) {
   // The header's argument order, which is also the order its distance
   // multiplies the axes' ratios in (online.hpp follows it to the last bit).
   if (!l.size_names.empty()) j["size_order"] = l.size_names;
-  j["untuned_size_rule"] = detail::untuned_size_rule(l, cpp_identifier(policy.kernel) + "_allowed");
+  j["untuned_size_rule"] = detail::untuned_size_rule(l, header_prefix(policy.kernel) + "_allowed");
   if (!l.checks.empty() || !l.unchecked.empty()) {
     nlohmann::ordered_json checks, machine;
     checks["constraints"] = nlohmann::ordered_json::array();

@@ -282,3 +282,46 @@ TEST(PolicyHeader, SizesNamedLikeItsLocalsKeepTheirMeaning) {
   return 0;)");
   EXPECT_EQ(out, "1 2 2 1");
 }
+
+// Sizes and parameters named like the header's own names (a size called
+// k_tuned_count shadowed the loop's bound, and a tuned size got another's
+// config), kernels named so that a prefix would make a reserved double
+// underscore, names <cstdint> declares, and a spec with no sizes: the header
+// compiles under -Wall -Wextra -Werror and answers as tuned.
+TEST(PolicyHeader, NamesThatClashWithTheHeadersOwnKeepTheirMeaning) {
+  auto at = [](std::int64_t n, std::int64_t p) {
+    TrialRecord r;
+    r.size["n"] = Value(n);
+    r.size["k_tuned_count"] = Value(1);
+    r.size["k_tuned_configs"] = Value(2);
+    r.config = Config({{"P", Value(p)}, {"INT64_MAX", Value(p)}, {"k_config", Value(p)}});
+    r.status = Status::ok;
+    r.stats.median = Microseconds(1.0);
+    return r;
+  };
+  Policy p = make_policy("k", {at(100, 1), at(5000, 2)}, Selection::per_size, std::nullopt);
+  p.size_order = {"n", "k_tuned_count", "k_tuned_configs"};
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string out = compile_and_run(dir, emit_header(p), R"(
+  using namespace tunekit_policy;
+  std::printf("%lld %lld %lld", (long long)k_select(100, 1, 2).P, (long long)k_select(5000, 1, 2).P,
+              (long long)k_select(5000, 1, 2).INT64_MAX_);
+  return 0;)");
+  EXPECT_EQ(out, "1 2 2");
+
+  for (const std::string kernel : {"std", "odd name_", "123", "_x_"}) {
+    TrialRecord r = at(100, 1);
+    r.size.clear();  // a spec without sizes
+    Policy q = make_policy(kernel, {r}, Selection::per_size, std::nullopt);
+    const std::string header = emit_header(q);
+    EXPECT_EQ(header.find("__"), std::string::npos) << kernel << ":\n" << header;
+    const auto sub = dir / ("k" + std::to_string(std::hash<std::string>{}(kernel) % 1000));
+    std::filesystem::create_directories(sub);
+    EXPECT_EQ(compile_and_run(sub, header, "return 0;"), "") << kernel;
+  }
+  EXPECT_EQ(cpp_identifier("uint8_t"), "uint8_t_");
+  EXPECT_EQ(cpp_identifier("NULL"), "NULL_");
+  HeaderOptions options;
+  options.name_space = "INT64_MAX";
+  EXPECT_THROW(emit_header(p, options), std::invalid_argument);
+}
