@@ -278,6 +278,35 @@ TEST(ReplayCli, RanksByAnotherObjective) {
   EXPECT_EQ(last_json(flag.output)["trace_configs"], last_json(spec.output)["trace_configs"]);
 }
 
+// A replayed tune stops measuring losers early as a live one does: a
+// recorded time past the bar is a trial cut short, never named best, and a
+// run with the early stop off has none.
+TEST(TuneReplay, TheEarlyStopCutsRecordedLosersAsItCutsLiveOnes) {
+  const fs::path dir = fresh_dir();
+  auto count_slower = [&](const std::vector<std::string>& extra, const std::string& name) {
+    std::vector<std::string> args{"tune", kSpec, "--replay", kCache, "--max-evals", "20", "-o", (dir / name).string(),
+                                  "--no-progress", "--output", "json", "--json", (dir / (name + ".json")).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(read_file(dir / (name + ".json")));
+    std::size_t slower = 0;
+    double best = 1e300, fastest_slower = 1e300;
+    for (const auto& t : j["sizes"][0]["trials"]) {
+      if (t["status"] == "slower") {
+        ++slower;
+        fastest_slower = std::min(fastest_slower, t["min_us"].get<double>());  // a cut trial has no median
+      } else if (t["status"] == "ok") {
+        best = std::min(best, t["time_us"].get<double>());
+      }
+    }
+    EXPECT_LT(best, fastest_slower);
+    return slower;
+  };
+  EXPECT_GT(count_slower({}, "on"), 0u);
+  EXPECT_EQ(count_slower({"--early-stop", "off"}, "off"), 0u);
+}
+
 TEST(TuneReplay, RunsTheTunersLoopOnARecording) {
   const fs::path dir = fresh_dir();
   auto r = tunekit_cli({"tune", kSpec, "--replay", kCache, "--max-evals", "20", "-o", dir.string(), "--no-progress",

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "backend/detail/registry.hpp"
+#include "tunekit/measure.hpp"
 #include "tunekit/recording.hpp"
 
 namespace tunekit::replay {
@@ -61,6 +62,12 @@ class ReplayEvaluator final : public Evaluator {
     if (r->time) {
       out.samples = {*r->time};
       out.stats = summarize(out.samples);
+      // The early stop, as a live tune applies it: a recorded time past this
+      // run's bar is a trial cut short (its time kept as its few samples'
+      // would be), which nothing names best. A trial the recording holds as
+      // cut short is judged again here, against this run's bar.
+      if (out.status == Status::ok)
+        if (auto bar = early_stop_bar(rq.measure); bar && *r->time > *bar) out.status = Status::slower;
     }
     // The recorded run time is the backend's clock (search.max_time), not
     // device time of this run.
