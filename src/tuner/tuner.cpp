@@ -1154,17 +1154,20 @@ class Run {
   // Whether a stored trial can stand for this run. A trial cut short was
   // judged against a bar (factor x the best at its size then); it stands
   // while this run would cut it too: early stop on with a factor no larger,
-  // and an ok trial at its size, in the store, at least as fast as the best
-  // it was compared with. Otherwise (early stop off, a larger factor, or
-  // that best re-measured slower) it is measured again, as is the baseline,
-  // which is always measured in full.
+  // and its samples all over this run's bar, factor x the fastest ok trial
+  // at its size in the store (which confirmation may have moved a little
+  // since: a trial cut against 3 x 5.008 us stands against 3 x 5.213 us when
+  // its samples are over that too). Otherwise (early stop off, a larger
+  // factor, or a best re-measured much slower) it is measured again, as is
+  // the baseline, which is always measured in full.
   bool still_holds(const TrialRecord& old, const SizePlan& p) const {
     if (old.status != Status::slower) return true;
     if (p.baseline && old.config == *p.baseline) return false;
     const double factor = spec_.measure.early_stop;
-    if (!old.slower_than || !(factor > 0) || factor > old.slower_than->factor) return false;
+    if (!old.slower_than || !(factor > 0) || factor > old.slower_than->factor || old.samples.empty()) return false;
     const auto best = store_->best_median(report_.spec_hash, report_.device, old.size);
-    return best && *best <= old.slower_than->best;
+    const Microseconds fastest = *std::min_element(old.samples.begin(), old.samples.end());
+    return best && fastest > *best * factor;
   }
 
   const Spec& spec_;

@@ -216,6 +216,24 @@ TEST(EarlyStop, ACutWhoseBestIsGoneIsMeasuredAgain) {
   EXPECT_GE(t[kLoser]->stats.count, 5u);
 }
 
+// A best that moved a little since (confirmation pools its samples) leaves
+// the trials cut against it standing, when their samples are over the new
+// bar too: a rerun of a finished tune measures nothing (it measured every cut
+// trial again, against a best 2% slower).
+TEST(EarlyStop, ACutStandsAgainstABestThatMovedALittle) {
+  const auto dir = fresh_dir();
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport first = tune(planted(dir, 3.0), opt);
+  Store store(first.db);
+  TrialRecord best = *by_config(first.sizes[0])[kFast];
+  best.stats.median = best.stats.median * 1.02;
+  store.put(best);
+  const TuneReport again = tune(planted(dir, 3.0), opt);
+  EXPECT_EQ(again.resumed, first.sizes[0].trials.size());
+  EXPECT_EQ(by_config(again.sizes[0])[kLoser]->status, Status::slower);
+}
+
 // Every report shows a trial cut short as such: the console line, the
 // status counts, the CSV, the JSON and the HTML page.
 TEST(EarlyStop, ReportsShowTrialsCutShort) {
