@@ -5,6 +5,7 @@
 // (a recorded failure is the trial's status), and the backend's clock
 // advances by each served trial's recorded compile and run time, which is
 // what search.max_time counts here.
+#include <algorithm>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -107,6 +108,26 @@ class ReplayBackend final : public Backend {
     shared_->recordings = recordings_of_kernel(load_recordings(options.recording), options.recording_kernel);
     if (!options.parameters.empty())
       for (const auto& r : shared_->recordings) check_parameters(r, options.parameters);
+    // Every size of the spec has its recording, checked before the first
+    // size is tuned (a size found missing midway ended the run there, with
+    // nothing written).
+    if (options.spec) {
+      std::vector<std::string> missing, held;
+      for (const Recording& r : shared_->recordings) held.push_back(size_key(r.size()));
+      for (const Bindings& size : options.spec->sizes) {
+        const bool found = std::any_of(shared_->recordings.begin(), shared_->recordings.end(), [&](const Recording& r) {
+          return std::all_of(r.size().begin(), r.size().end(), [&](const auto& kv) {
+            auto it = size.find(kv.first);
+            return it != size.end() && it->second == kv.second;
+          });
+        });
+        if (!found) missing.push_back(size_key(size));
+      }
+      if (!missing.empty())
+        throw InputError({options.recording.string()},
+                         fmt::format("it records no trials at {} of the spec's sizes: {} (it has: {})", missing.size(),
+                                     fmt::join(missing, "; "), fmt::join(held, "; ")));
+    }
     const Recording& first = shared_->recordings.front();
     std::string device = first.device().empty() ? options.recording.filename().string() : first.device();
     for (const auto& r : shared_->recordings)
