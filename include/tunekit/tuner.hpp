@@ -84,6 +84,9 @@ struct SizeReport {
   // (measure.confirm), in the order they ranked before; their statistics
   // pool every sample.
   std::vector<std::size_t> confirmed;
+  // The search that proposed the configs: the strategy's name (for `auto`,
+  // with what it chose), or "the configs list".
+  std::string strategy;
 
   // The first trial, and the number of trials, with this origin.
   std::optional<std::size_t> first_of(std::string_view origin) const;

@@ -425,6 +425,7 @@ std::string format_json(const TuneReport& report) {
     sj["best"] = pick_json(s, s.best, report);
     sj["baseline"] = pick_json(s, s.baseline, report);
     sj["baseline_is_spec_default"] = s.baseline_is_spec_default;
+    sj["strategy"] = s.strategy.empty() ? ojson(nullptr) : ojson(s.strategy);
     auto sp = speedup(pick(s, s.best), pick(s, s.baseline), report);
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
     sj["seeds"] = s.count_of(kOriginSpecSeeds);
@@ -485,6 +486,7 @@ std::string format_summary(const TuneReport& report) {
                                          first, last);
     }
 
+    if (!s.strategy.empty() && !s.trials.empty()) out += "search: " + s.strategy + "\n";
     if (best && best->status == Status::ok) {
       out += fmt::format("best: No.{} {} us {}{}\n", *best_index + 1, us(best->stats.median), best->config.str(),
                          objective_note(report, *best));

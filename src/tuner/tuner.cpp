@@ -627,6 +627,8 @@ class Run {
       return sr;
     }
     seed(p);
+    sr.strategy = spec_.configs.empty() ? strategies().get(spec_.search.strategy).name : "the configs list";
+    if (auto chose = p.strategy->describe(); !chose.empty()) sr.strategy += ": " + chose;
 
     // The default config's outputs are the reference unless the spec names a
     // reference function; it must build, since every verdict depends on it.
@@ -846,6 +848,16 @@ class Run {
         if (top.size() < ms.confirm && confirmed(i)) top.push_back(i);
       if (top.size() < 2) return;
     }
+    // Of many configs within the noise of each other, the one measured
+    // fastest once is faster by chance (measured again, each ran a little
+    // slower): a leader within the noise target of the fastest confirmed
+    // config is tied with it, as far as the measurement can tell.
+    const auto now = ranked();
+    const auto confirmed_best =
+        std::find_if(now.begin(), now.end(), [&](const auto& entry) { return confirmed(entry.second); });
+    if (confirmed_best != now.end() && now.front().first > 0 &&
+        confirmed_best->first <= now.front().first * (1 + ms.target_noise))
+      return;
     warn(fmt::format("at size {}, the fastest config was not among those confirmed after {} passes of measuring "
                      "the fastest again: the machine's speed drifts more than they differ",
                      size_key(p.size), kPasses));

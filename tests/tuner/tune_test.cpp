@@ -435,3 +435,20 @@ TEST(Tune, SizeWithoutValidConfigsIsReportedAndTheRunGoesOn) {
         << format_summary(r);
   }
 }
+
+// Each size's report names the search that proposed its configs (docs/search.md:
+// "results and reports name tunekit's strategy"); `auto` says what it chose.
+TEST(Tune, EachSizeNamesItsSearch) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  spec.parameters[0].values = {Value(0), Value(4)};  // the configs that run correctly, quickly
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport report = tune(spec, opt);
+  EXPECT_EQ(report.sizes.at(0).strategy, "auto: exhaustive");
+  EXPECT_NE(format_summary(report).find("search: auto: exhaustive\n"), std::string::npos);
+  spec.search.strategy = "random_sample";  // Kernel Tuner's name: tunekit's is reported
+  spec.search.max_evaluations = 3;
+  opt.out_dir = dir / "out2";
+  EXPECT_EQ(tune(spec, opt).sizes.at(0).strategy, "random");
+}
