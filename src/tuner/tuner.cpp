@@ -692,10 +692,11 @@ class Run {
         // Said once, where it happened: a run cut short by its time budget
         // must not read as one whose search ran its course.
         told_out_of_time_ = true;
-        warn(
-            fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out at size {} after {} of its "
-                        "evaluations: the search stopped there (a size after it was not searched)",
-                        spec_.search.max_time->count(), size_key(p.size), proposed));
+        const bool last = report_.sizes.size() + 1 == spec_.sizes.size();
+        warn(fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out{} after {} evaluations: the "
+                         "search stopped there{}",
+                         spec_.search.max_time->count(), p.size.empty() ? "" : " at size " + size_key(p.size),
+                         proposed, last ? "" : " (the sizes after it were not searched)"));
       }
       if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
       while (queue.size() < batch && stale_answers < kMostStaleAnswers && !stop_requested() && !out_of_time()) {

@@ -246,6 +246,12 @@ TEST(Tune, ATimeBudgetThatRunsOutIsSaid) {
   std::size_t said = 0;
   for (const auto& w : r.warnings) said += w.find("the time budget (1e-09 s: search.max_time, --max-time) ran out") == 0;
   EXPECT_EQ(said, 1u) << ::testing::PrintToString(r.warnings);
+  // One size, which the warning names; no later size to leave unsearched.
+  for (const auto& w : r.warnings)
+    if (w.find("the time budget") == 0) {
+      EXPECT_NE(w.find("ran out at size " + size_key(spec.sizes.at(0)) + " after"), std::string::npos) << w;
+      EXPECT_EQ(w.find("sizes after it"), std::string::npos) << w;
+    }
 }
 
 // Under a budget the progress total is the budget, whichever strategy runs
