@@ -166,7 +166,8 @@ class ReplayTable {
   // Throws InputError naming the file and the first valid config the
   // recording lacks, when it lacks any (a replay needs every one, as it
   // needs the optimum).
-  void require_complete() const;
+  // `from_spec`: the space is a spec's (the advice then is not to give one).
+  void require_complete(bool from_spec = false) const;
   const Objective& objective() const { return objective_; }
   // The objective's value for a recorded result of this recording (its time
   // in microseconds by default); none when the config failed or the value

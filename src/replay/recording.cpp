@@ -844,13 +844,16 @@ std::optional<Config> ReplayTable::first_missing() const {
   return out;
 }
 
-void ReplayTable::require_complete() const {
+void ReplayTable::require_complete(bool from_spec) const {
   // A tunekit DB's space is its spec's: its constraints are what rule the
   // unrecorded configs out. A Kernel Tuner cache's restrictions are in its
   // T1 file.
-  const char* advice = recording_->format() == Recording::Format::tunekit
-                           ? "a tune of another space, or not exhaustive? give the spec it was tuned with, --spec"
-                           : "a recording of another space? give the kernel's restrictions, e.g. with its T1 file";
+  const char* advice =
+      from_spec ? "a tune of another space (the spec's parameters or constraints changed since?), or one that was not "
+                  "exhaustive"
+      : recording_->format() == Recording::Format::tunekit
+          ? "a tune of another space, or not exhaustive? give the spec it was tuned with, --spec"
+          : "a recording of another space? give the kernel's restrictions, e.g. with its T1 file";
   if (auto c = first_missing())
     fail(recording_->file(), fmt::format("it lacks {} of the space's {} valid configs, such as {} ({})", missing_,
                                          space_.size(), c->str(), advice));

@@ -637,6 +637,14 @@ TEST(ReplayCli, ADatabaseReplaySaysWhatItHoldsAndTakesTheSpecsKernel) {
   EXPECT_EQ(bare.exit_code, 1) << bare.output;
   EXPECT_TRUE(contains(bare.output, "give the spec it was tuned with, --spec")) << bare.output;
   EXPECT_FALSE(contains(bare.output, "T1")) << bare.output;
+  // A spec given whose space is wider than the tune's: not told to give one.
+  std::string wider = read_file(spec);
+  wider.replace(wider.find("BM: [8, 16, 32]"), 15, "BM: [8, 16, 32, 4]");
+  write_file(dir / "wider.yaml", wider);
+  auto widened = tunekit_cli({"replay", db, "--spec", (dir / "wider.yaml").string()});
+  EXPECT_EQ(widened.exit_code, 1) << widened.output;
+  EXPECT_TRUE(contains(widened.output, "the spec's parameters or constraints changed since?")) << widened.output;
+  EXPECT_FALSE(contains(widened.output, "--spec")) << widened.output;
 }
 
 // A T4 file written by a replayed tune carries the recording's compile and

@@ -169,7 +169,7 @@ int run_replay(const ReplayArgs& a) {
                a.recording, recording.tuned_for(), recording.tuned_for());
   }
   const ReplayTable table(recording, space, objective);
-  table.require_complete();
+  table.require_complete(spec.has_value());
   const std::uint64_t n = space.size();
 
   ReplaySettings settings;
