@@ -5,8 +5,13 @@
 // when allowed, and saved to the same file, so the next run starts tuned.
 // This is how Triton's key-based autotune and KTT's online tuning work.
 //
-// Needs only the standard library and nlohmann/json.
+// Needs only the standard library, POSIX (a lock while saving) and nlohmann/json.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -193,6 +198,26 @@ class Tuner {
 
   FileError error(const std::string& message) const { return FileError(file_, 0, 0, message); }
 
+  Entry entry_of(const nlohmann::ordered_json& e, const std::string& which) const {
+    if (!e.is_object() || !e.contains("size") || !e["size"].is_object() || !e.contains("config") ||
+        !e["config"].is_object())
+      throw error(which + " is not an object with a \"size\" and a \"config\" object");
+    Entry entry;
+    for (const auto& [k, v] : e["size"].items()) {
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
+        throw error(which + ": size " + k + " is " + v.dump() + "; expected a 64-bit integer");
+      entry.size[k] = v.get<std::int64_t>();
+    }
+    for (const auto& [k, v] : e["config"].items()) {
+      if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
+        entry.params.emplace(k, v.get<std::int64_t>());
+      else if (v.is_number_float()) entry.params.emplace(k, v.get<double>());
+      else if (v.is_string()) entry.params.emplace(k, v.get<std::string>());
+      else throw error(which + ": parameter " + k + " is " + v.dump() + "; expected an integer, a float or a string");
+    }
+    return entry;
+  }
+
   void load() {
     std::error_code ec;
     if (!std::filesystem::exists(file_, ec) && !ec) {
@@ -222,26 +247,7 @@ class Tuner {
     if (!doc_.is_object() || !doc_.contains("entries") || !doc_["entries"].is_array())
       throw error("expected an object with an \"entries\" array, as `tunekit emit --json` writes");
     std::size_t index = 0;
-    for (const auto& e : doc_["entries"]) {
-      const std::string which = "entry " + std::to_string(++index);
-      if (!e.is_object() || !e.contains("size") || !e["size"].is_object() || !e.contains("config") ||
-          !e["config"].is_object())
-        throw error(which + " is not an object with a \"size\" and a \"config\" object");
-      Entry entry;
-      for (const auto& [k, v] : e["size"].items()) {
-        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
-          throw error(which + ": size " + k + " is " + v.dump() + "; expected a 64-bit integer");
-        entry.size[k] = v.get<std::int64_t>();
-      }
-      for (const auto& [k, v] : e["config"].items()) {
-        if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
-          entry.params.emplace(k, v.get<std::int64_t>());
-        else if (v.is_number_float()) entry.params.emplace(k, v.get<double>());
-        else if (v.is_string()) entry.params.emplace(k, v.get<std::string>());
-        else throw error(which + ": parameter " + k + " is " + v.dump() + "; expected an integer, a float or a string");
-      }
-      entries_.push_back(std::move(entry));
-    }
+    for (const auto& e : doc_["entries"]) entries_.push_back(entry_of(e, "entry " + std::to_string(++index)));
     if (doc_.contains("size_order"))
       for (const auto& n : doc_["size_order"])
         if (n.is_string()) size_order_.push_back(n.get<std::string>());
@@ -431,23 +437,63 @@ class Tuner {
     throw error("a check or pin has an unknown operation '" + op + "'; written by a newer tunekit?");
   }
 
-  void save_locked() const {
+  // Processes that tune into one file each save what they tuned: under a
+  // lock (FILE.lock), each reads the file again and keeps the entries other
+  // processes saved since it was read, so none is lost.
+  void save_locked() {
     if (file_.has_parent_path()) {
       std::error_code ec;
       std::filesystem::create_directories(file_.parent_path(), ec);
       if (ec) throw error("cannot create its folder: " + ec.message());
     }
+    const std::string lock_path = file_.string() + ".lock";
+    const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock < 0) throw error("cannot be saved: cannot open its lock file " + lock_path);
+    struct Unlock {
+      int fd;
+      ~Unlock() { ::close(fd); }  // closing releases the lock
+    } unlock{lock};
+    while (::flock(lock, LOCK_EX) != 0)
+      if (errno != EINTR) throw error("cannot be saved: cannot lock " + lock_path);
+    merge_saved_locked();
     // Write then rename: a program killed mid-save leaves the old file whole.
-    const std::filesystem::path tmp = file_.string() + ".tmp";
+    // The name is this process's and this object's own.
+    const std::filesystem::path tmp = file_.string() + "." + std::to_string(::getpid()) + "." +
+                                      std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".tmp";
     {
       std::ofstream out(tmp);
       out << doc_.dump(2) << "\n";
       out.close();
-      if (!out) throw error("cannot be saved: writing " + tmp.string() + " failed");
+      if (!out) {
+        std::error_code ignored;
+        std::filesystem::remove(tmp, ignored);
+        throw error("cannot be saved: writing " + tmp.string() + " failed");
+      }
     }
     std::error_code ec;
     std::filesystem::rename(tmp, file_, ec);
     if (ec) throw error("cannot be saved: renaming " + tmp.string() + " to it failed: " + ec.message());
+  }
+
+  // The entries the file on disk holds for sizes this object has none for
+  // (saved by another process since this one read it), added to this one.
+  void merge_saved_locked() {
+    std::ifstream in(file_, std::ios::binary);
+    if (!in) return;
+    const auto saved = nlohmann::ordered_json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr,
+                                                     false);
+    if (!saved.is_object() || !saved.contains("entries") || !saved["entries"].is_array()) return;
+    for (const auto& e : saved["entries"]) {
+      if (!e.is_object() || !e.contains("size")) continue;
+      const bool have = std::any_of(doc_["entries"].begin(), doc_["entries"].end(),
+                                    [&](const nlohmann::ordered_json& mine) { return mine["size"] == e["size"]; });
+      if (have) continue;
+      try {
+        entries_.push_back(entry_of(e, "an entry another process saved"));
+        doc_["entries"].push_back(e);
+      } catch (const FileError&) {
+      }
+    }
   }
 
   std::filesystem::path file_;

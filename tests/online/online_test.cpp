@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "core/detail/process.hpp"
@@ -187,4 +192,44 @@ TEST(Online, ExampleProgramRefusesBadArgumentsAndFilesWithAMessage) {
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find(file + ":2:"), std::string::npos) << r.output;
   EXPECT_EQ(tunekit::testing::read_file(dir / "tuned.json"), "{\"entries\": [\n") << "left as it was";
+}
+
+// Processes tuning into one file at once: each saves under a lock, after
+// reading again what the others saved, so every size tuned is kept (6
+// processes of 3 sizes each kept 8 of 18 entries, and one failed to rename
+// the temporary file another had just renamed).
+TEST(Online, ProcessesTuningIntoOneFileKeepEveryEntry) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const auto file = dir / "shared.json";
+  constexpr int kProcesses = 6, kSizes = 3;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      int status = 0;
+      try {
+        online::Tuner t(file);
+        for (int s = 0; s < kSizes; ++s)
+          t.get({{"N", 1000 * (p + 1) + s}}, [](const online::Size& size) {
+            return std::pair<Params, double>{{{"BLOCK", size.at("N") % 7}}, 1.0};
+          });
+      } catch (const std::exception&) {
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    children.push_back(child);
+  }
+  for (pid_t c : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(c, &status, 0), c);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  online::Tuner after(file, online::Mode::lookup_only);
+  EXPECT_EQ(after.size(), static_cast<std::size_t>(kProcesses * kSizes));
+  for (int p = 0; p < kProcesses; ++p)
+    for (int s = 0; s < kSizes; ++s) EXPECT_TRUE(after.find({{"N", 1000 * (p + 1) + s}})) << p << " " << s;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(entry.path().extension(), entry.path() == file ? ".json" : ".lock") << entry.path();
 }
