@@ -350,8 +350,14 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
                                   "MaxRelErr", "Min(us)", "Noise",    "Samples",          "Size",
                                   "Error",     "Spread",  "Bimodal",  "MissedNoiseTarget"};
   for (const auto& m : columns.metrics) header.push_back(m.name);
-  header.insert(header.end(), size_names.begin(), size_names.end());
-  header.insert(header.end(), param_names.begin(), param_names.end());
+  // A size or parameter named like a column before it (a size `Noise`, a
+  // parameter `Status`) says which it is: a reader by column name would
+  // otherwise get the first of the two.
+  auto column_for = [&](const std::string& name, const char* kind) {
+    return std::find(header.begin(), header.end(), name) == header.end() ? name : name + " (" + kind + ")";
+  };
+  for (const auto& n : size_names) header.push_back(column_for(n, "size"));
+  for (const auto& n : param_names) header.push_back(column_for(n, "parameter"));
   std::string out;
   for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + detail::csv_field(header[i]);
   out += '\n';

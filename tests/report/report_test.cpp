@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -288,6 +289,25 @@ TEST(Csv, OneColumnPerParameterAndMetricAndTheNoiseVerdict) {
   EXPECT_EQ(rows[2][col("MissedNoiseTarget")], "true");
   EXPECT_EQ(rows[3][col("MissedNoiseTarget")], "");
   EXPECT_EQ(rows[1][col("Bimodal")], "false");
+}
+
+// A size or parameter named like a fixed column gets a column of its own
+// name: csv.DictReader's row["Status"] was the parameter, not the status.
+TEST(Csv, ASizeOrParameterNamedLikeAColumnSaysWhichItIs) {
+  TrialRecord t = ok_trial(bmbn(1, 2), 5.0);
+  t.size["Noise"] = Value(3);
+  t.config = Config({{"Status", Value(7)}});
+  const std::string csv = format_csv({t});
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",Noise (size),"), std::string::npos) << header;
+  EXPECT_NE(header.find(",Status (parameter)"), std::string::npos) << header;
+  // Each column name once: the trial's own Status and Noise keep theirs.
+  std::vector<std::string> names;
+  std::stringstream cells(header);
+  for (std::string cell; std::getline(cells, cell, ',');) names.push_back(cell);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "Status"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "Noise"), 1);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << header;
 }
 
 TEST(Csv, TrialsAreNumberedWithinTheirSize) {
