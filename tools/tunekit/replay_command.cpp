@@ -236,8 +236,9 @@ int run_replay(const ReplayArgs& a) {
   if (!recording.device().empty()) fmt::print(" on {}", recording.device());
   fmt::print(")\n");
   fmt::print("space:     {} valid configs, from {}\n", n, space_from);
-  fmt::print("strategy:  {}, seed {}, {} evaluations ({:.2f}% of the space; {} failed)\n", run.strategy, a.seed,
-             run.evaluations, 100.0 * static_cast<double>(run.evaluations) / static_cast<double>(n), run.failed);
+  fmt::print("strategy:  {}, seed {}, {} evaluation{} ({:.2f}% of the space; {} failed)\n", run.strategy, a.seed,
+             run.evaluations, run.evaluations == 1 ? "" : "s",
+             100.0 * static_cast<double>(run.evaluations) / static_cast<double>(n), run.failed);
   // By the objective: "12.3 GFLOP/s, 0.5 ms" where it is not the time.
   const auto by = [&](std::optional<double> value, Microseconds time) {
     if (table.objective().is_time()) return fmt::format("{:.6g} ms", ms(time));
