@@ -1,5 +1,6 @@
 #include "core/detail/process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,13 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <dirent.h>
-
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <fstream>
-#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <random>
 #include <utility>
@@ -87,60 +86,65 @@ struct SpawnAttributes {
 
 namespace {
 
-// Each live process's parent, from /proc/PID/stat. A process that ends
-// between the listing and the read is left out.
-std::multimap<pid_t, pid_t> children_by_parent() {
-  std::multimap<pid_t, pid_t> out;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return out;
-  while (const dirent* e = ::readdir(proc)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char text[512];
-    const ssize_t n = ::read(fd, text, sizeof text - 1);
-    ::close(fd);
-    if (n <= 0) continue;
-    text[n] = '\0';
-    // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
-    const char* close = std::strrchr(text, ')');
-    char state = 0;
-    long ppid = 0;
-    if (close && std::sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z')
-      out.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+// A process's state letter and parent, from /proc/PID/stat; nullopt when it
+// is gone (it may end between a listing and the read).
+struct ProcStat {
+  char state;
+  pid_t parent;
+};
+std::optional<ProcStat> proc_stat(long pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char text[512];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  text[n] = '\0';
+  // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+  const char* close = std::strrchr(text, ')');
+  char state = 0;
+  long ppid = 0;
+  if (!close || std::sscanf(close + 1, " %c %ld", &state, &ppid) != 2) return std::nullopt;
+  return ProcStat{state, static_cast<pid_t>(ppid)};
+}
+
+// The live processes descended from `root`, parents before children.
+std::vector<pid_t> descendants(pid_t root) {
+  std::multimap<pid_t, pid_t> children;
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      char* end = nullptr;
+      const long pid = std::strtol(e->d_name, &end, 10);
+      if (pid <= 0 || *end != '\0') continue;
+      if (auto st = proc_stat(pid); st && st->state != 'Z') children.emplace(st->parent, static_cast<pid_t>(pid));
+    }
+    ::closedir(proc);
   }
-  ::closedir(proc);
+  std::vector<pid_t> out;
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (auto [it, last] = children.equal_range(p); it != last; ++it) {
+      out.push_back(it->second);
+      todo.push_back(it->second);
+    }
+  }
   return out;
 }
 
 }  // namespace
 
 bool stopped_from_outside(pid_t root) {
-  const auto stopped = [](pid_t pid) {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-    std::ifstream in(path);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    return close != std::string::npos && close + 2 < text.size() &&
-           (text[close + 2] == 'T' || text[close + 2] == 't');
+  auto stopped = [](pid_t pid) {
+    const auto st = proc_stat(pid);
+    return st && (st->state == 'T' || st->state == 't');
   };
   if (stopped(root)) return true;
-  const auto tree = children_by_parent();
-  std::vector<pid_t> todo{root};
-  while (!todo.empty()) {
-    const pid_t p = todo.back();
-    todo.pop_back();
-    for (auto [it, last] = tree.equal_range(p); it != last; ++it) {
-      if (stopped(it->second)) return true;
-      todo.push_back(it->second);
-    }
-  }
-  return false;
+  const auto all = descendants(root);
+  return std::any_of(all.begin(), all.end(), stopped);
 }
 
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
@@ -148,20 +152,12 @@ std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   // searched again until a search finds no new one.
   std::set<pid_t> found;
   for (int round = 0; round < 64; ++round) {
-    const auto tree = children_by_parent();
-    std::vector<pid_t> todo{root};
     bool grew = false;
-    while (!todo.empty()) {
-      const pid_t p = todo.back();
-      todo.pop_back();
-      for (auto [it, last] = tree.equal_range(p); it != last; ++it) {
-        todo.push_back(it->second);
-        if (it->second != spare && found.insert(it->second).second) {
-          ::kill(it->second, SIGSTOP);
-          grew = true;
-        }
+    for (pid_t p : descendants(root))
+      if (p != spare && found.insert(p).second) {
+        ::kill(p, SIGSTOP);
+        grew = true;
       }
-    }
     if (!grew) break;
   }
   for (pid_t p : found) ::kill(p, SIGKILL);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -115,9 +116,14 @@ void end_strays() {
   if (!has_other_child(g_keeper, self) && !has_other_child(self, 0)) return;
   kill_descendants(g_keeper, self);
   // The killed children of this process are this process's to reap (the
-  // keeper reaps its own); none other is running between requests.
-  int status;
-  while (::waitpid(-1, &status, 0) > 0 || errno == EINTR) {
+  // keeper reaps its own). Not waited for past a second: a thread a kernel
+  // left running could have started another since.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (int status;;) {
+    const pid_t r = ::waitpid(-1, &status, WNOHANG);
+    if (r > 0 || (r < 0 && errno == EINTR)) continue;
+    if (r < 0 || std::chrono::steady_clock::now() > until) break;
+    ::usleep(1000);
   }
 }
 

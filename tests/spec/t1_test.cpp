@@ -169,14 +169,17 @@ TEST(T1Files, HandWrittenT1AndErrors) {
 
   // An error inside a condition or a Values string is located at its line
   // and column in the file, and names the entry.
-  auto where_of = [&](const std::string& name, const std::string& text) -> std::string {
+  // What `load` says of `text` written to `name` ("read" when it is read).
+  auto error_of = [&](SpaceDefinition (*load)(const fs::path&), const std::string& name,
+                      const std::string& text) -> std::string {
     try {
-      load_t1(write(name, text));
+      load(write(name, text));
     } catch (const InputError& e) {
       return e.what();
     }
     return "read";
   };
+  auto where_of = [&](const std::string& name, const std::string& text) { return error_of(load_t1, name, text); };
   const std::string head = "{\"ConfigurationSpace\": {\n \"TuningParameters\": [\n  {\"Name\": \"a\", \"Values\": ";
   EXPECT_EQ(where_of("cond.json", head + "[1, 2]}],\n \"Conditions\": [\"a > 1\",\n  {\"Expression\": \"a >\"}]}}"),
             (dir / "cond.json").string() +
@@ -207,13 +210,8 @@ TEST(T1Files, HandWrittenT1AndErrors) {
             (dir / "dup.json").string() + ":3:33: ConfigurationSpace.TuningParameters[1]: duplicate parameter 'a'");
 
   // The neutral space format, the same way.
-  auto neutral_error = [&](const std::string& name, const std::string& text) -> std::string {
-    try {
-      load_space_json(write(name, text));
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "read";
+  auto neutral_error = [&](const std::string& name, const std::string& text) {
+    return error_of(load_space_json, name, text);
   };
   EXPECT_EQ(neutral_error("n1.json", "{\"parameters\": [{\"name\": \"a\", \"values\": [1, 2]}],\n \"constraint\": [\"a > 1\"]}"),
             (dir / "n1.json").string() +
