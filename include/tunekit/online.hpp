@@ -480,8 +480,8 @@ class Tuner {
   void merge_saved_locked() {
     std::ifstream in(file_, std::ios::binary);
     if (!in) return;
-    const auto saved = nlohmann::ordered_json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr,
-                                                     false);
+    const auto saved =
+        nlohmann::ordered_json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr, false);
     if (!saved.is_object() || !saved.contains("entries") || !saved["entries"].is_array()) return;
     for (const auto& e : saved["entries"]) {
       if (!e.is_object() || !e.contains("size")) continue;

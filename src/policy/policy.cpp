@@ -227,7 +227,8 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
       break;
     }
   }
-  if (p.entries.empty()) throw std::runtime_error("no trial of '" + kernel + "' ran correctly: there is no config to choose");
+  if (p.entries.empty())
+    throw std::runtime_error("no trial of '" + kernel + "' ran correctly: there is no config to choose");
   return p;
 }
 
@@ -511,9 +512,10 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
       size_names.empty() ? std::string("none") : fmt::format("{}", fmt::join(size_names, ", ")));
   h += fmt::format("constexpr {}_config {}_select({}) noexcept {{\n", k, k, fmt::join(params, ", "));
   // [[maybe_unused]]: a spec without sizes compares none of the tuned ones.
-  const std::string loop = fmt::format("  for (std::size_t {1} = 0; {1} < {0}_tuned_count; ++{1}) {{\n"
-                                       "    [[maybe_unused]] const {0}_size& {2} = {0}_tuned_sizes[{1}];\n",
-                                       k, v.i, v.s);
+  const std::string loop = fmt::format(
+      "  for (std::size_t {1} = 0; {1} < {0}_tuned_count; ++{1}) {{\n"
+      "    [[maybe_unused]] const {0}_size& {2} = {0}_tuned_sizes[{1}];\n",
+      k, v.i, v.s);
   h += loop;
   h += fmt::format("    if ({}) return {}_tuned_configs[{}];\n  }}\n", fmt::join(exact, " && "), k, v.i);
   h += fmt::format("  std::size_t {} = 0;\n  double {} = 0;\n", v.best, v.best_distance);

@@ -291,7 +291,8 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
 std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
   const Json& list = doc.at("results");
   if (!list.is_array()) fail(file, "its \"results\" is not a list (is it a T4 results file?)");
-  if (auto v = doc.find("schema_version"); v != doc.end() && !(v->is_string() && v->get<std::string>().rfind("1.", 0) == 0))
+  if (auto v = doc.find("schema_version");
+      v != doc.end() && !(v->is_string() && v->get<std::string>().rfind("1.", 0) == 0))
     fail(file, "its schema_version " + v->dump() + " is not one tunekit reads (1.x)");
   // Times in the file's unit ("miliseconds", as Kernel Tuner spells it, when
   // it says none), in microseconds here.
@@ -303,8 +304,9 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     else if (name == "seconds" || name == "s") us_per_unit = 1e6;
     else if (name == "microseconds" || name == "us") us_per_unit = 1;
     else
-      fail(file, "its metadata.timeunit \"" + name +
-                     "\" is not a unit tunekit reads (milliseconds, as Kernel Tuner writes it, seconds or microseconds)");
+      fail(file,
+           "its metadata.timeunit \"" + name +
+               "\" is not a unit tunekit reads (milliseconds, as Kernel Tuner writes it, seconds or microseconds)");
   }
   const auto in_unit = [&](double v) { return Seconds(v * us_per_unit / 1e6); };
   struct Group {
@@ -346,7 +348,8 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
         if (x.is_object() && x.value("name", "") == "time" && x.contains("value")) {
           if (x["value"].is_number()) {
             time = x["value"].get<double>();
-          } else if (auto error = x["value"].is_string() ? kt_error_status(x["value"].get<std::string>()) : std::nullopt) {
+          } else if (auto error =
+                         x["value"].is_string() ? kt_error_status(x["value"].get<std::string>()) : std::nullopt) {
             if (r.status == Status::ok) r.status = *error;
             r.error = x["value"].get<std::string>();
           } else {

@@ -506,8 +506,9 @@ std::string format_summary(const TuneReport& report) {
                              baseline->config.str());
       } else {
         // A budget spent on what comes first (rule config, seeds, transfer).
-        out += "default: not measured within the budget (the rule config, seeds and transferred configs come "
-               "first), so the best is not compared with it; a larger --max-evals measures it\n";
+        out +=
+            "default: not measured within the budget (the rule config, seeds and transferred configs come "
+            "first), so the best is not compared with it; a larger --max-evals measures it\n";
       }
       if (auto sp = speedup(best, baseline, report))
         out += fmt::format("speedup over {}{}: {:.2f}x\n", label,

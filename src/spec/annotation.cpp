@@ -263,12 +263,14 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
         lead != std::string_view::npos && (text.substr(lead, 2) == "//" || text.substr(lead, 2) == "/*")) {
       const std::size_t word = text.find_first_not_of(" \t/*", lead);
       std::string first;
-      for (std::size_t k = word; k != std::string_view::npos && k < text.size() && !std::isspace(static_cast<unsigned char>(text[k])); ++k)
+      for (std::size_t k = word;
+           k != std::string_view::npos && k < text.size() && !std::isspace(static_cast<unsigned char>(text[k])); ++k)
         first += static_cast<char>(std::toupper(static_cast<unsigned char>(text[k])));
       const SourceLocation here{file, static_cast<int>(i + 1), static_cast<int>(word + 1)};
       if (first.rfind("%RANGE", 0) == 0 && text.substr(word, marker.size()) != marker)
-        throw InputError(here, "'" + std::string(text.substr(word, first.size())) +
-                                   "' reads like a %RANGE% annotation; write it '%RANGE%' (upper case, a % at each end)");
+        throw InputError(here,
+                         "'" + std::string(text.substr(word, first.size())) +
+                             "' reads like a %RANGE% annotation; write it '%RANGE%' (upper case, a % at each end)");
       if (first == "%RANGE%" && text.substr(lead, 2) == "/*")
         throw InputError(here, "a %RANGE% annotation is a // comment, not a /* */ one");
     }

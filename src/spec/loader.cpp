@@ -101,10 +101,10 @@ Spec load_spec(const fs::path& file) {
   if (const auto bad = detail::first_invalid_utf8(text)) {
     const auto before = text.begin() + static_cast<std::ptrdiff_t>(*bad);
     const int line = static_cast<int>(std::count(text.begin(), before, '\n')) + 1;
-    const int column = static_cast<int>(before - std::find(std::make_reverse_iterator(before), text.rend(), '\n').base()) + 1;
-    throw InputError(SourceLocation{name, line, column},
-                     fmt::format("byte 0x{:02X} is not UTF-8: a spec is UTF-8 text",
-                                 static_cast<unsigned char>(text[*bad])));
+    const int column =
+        static_cast<int>(before - std::find(std::make_reverse_iterator(before), text.rend(), '\n').base()) + 1;
+    throw InputError(SourceLocation{name, line, column}, fmt::format("byte 0x{:02X} is not UTF-8: a spec is UTF-8 text",
+                                                                     static_cast<unsigned char>(text[*bad])));
   }
   fs::path absolute = fs::absolute(file, ec).lexically_normal();
   if (ec) absolute = file;

@@ -73,12 +73,14 @@ void Loader::space(const Map& m, Spec& s) const {
         const Map entries = map(el, {});
         for (const Entry& e : entries.entries) {
           const std::string& key = e.key;
-          auto p = std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
+          auto p =
+              std::find_if(s.parameters.begin(), s.parameters.end(), [&](const Parameter& q) { return q.name == key; });
           const Item value = child(entries, e);
           if (p == s.parameters.end() || p->values.empty() || p->listed(value_of(value))) continue;
           std::vector<std::string> listed;
           for (const auto& v : p->values) listed.push_back(v.repr());
-          fail(value.where, "'" + key + "' = " + value_of(value).repr() + " is not among its values [" + join(listed) + "]");
+          fail(value.where,
+               "'" + key + "' = " + value_of(value).repr() + " is not among its values [" + join(listed) + "]");
         }
       }
       if (auto [j, fresh] = index.try_emplace(c.key(), s.configs.size()); !fresh)

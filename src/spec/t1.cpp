@@ -723,9 +723,7 @@ std::vector<Value> evaluate_value_list(std::string_view text, const SourceLocati
 
 SpaceDefinition load_t1(const fs::path& file) { return t1_from_json(read_json(file)); }
 
-SpaceDefinition load_space_json(const fs::path& file) {
-  return neutral_from_json(read_json(file));
-}
+SpaceDefinition load_space_json(const fs::path& file) { return neutral_from_json(read_json(file)); }
 
 std::optional<SpaceDefinition> load_space_file(const fs::path& file) {
   std::string ext = file.extension().string();

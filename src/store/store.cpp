@@ -533,8 +533,9 @@ void Store::put(TrialRecord& record, bool exclusive_origin) {
   // stops here rather than report results it has lost.
   int moved = 0;
   if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved)
-    fail(path_, "cannot store a trial: the file was deleted or moved during the run (by a kernel that removes the "
-                "files of the folder it runs in?); the trials stored since it went are lost");
+    fail(path_,
+         "cannot store a trial: the file was deleted or moved during the run (by a kernel that removes the "
+         "files of the folder it runs in?); the trials stored since it went are lost");
   if (!exclusive_origin || record.origin == kOriginSearch) {
     upsert(record);
     return;

@@ -693,10 +693,11 @@ class Run {
         // must not read as one whose search ran its course.
         told_out_of_time_ = true;
         const bool last = report_.sizes.size() + 1 == spec_.sizes.size();
-        warn(fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out{} after {} evaluations: the "
-                         "search stopped there{}",
-                         spec_.search.max_time->count(), p.size.empty() ? "" : " at size " + size_key(p.size),
-                         proposed, last ? "" : " (the sizes after it were not searched)"));
+        warn(
+            fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out{} after {} evaluations: the "
+                        "search stopped there{}",
+                        spec_.search.max_time->count(), p.size.empty() ? "" : " at size " + size_key(p.size), proposed,
+                        last ? "" : " (the sizes after it were not searched)"));
       }
       if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
       while (queue.size() < batch && stale_answers < kMostStaleAnswers && !stop_requested() && !out_of_time()) {

@@ -99,8 +99,9 @@ int run_replay(const ReplayArgs& a) {
                                            " nothing reads them");
   if (!a.sizes.empty() && !spec && recording.size().empty())
     throw InputError({"--size " + a.sizes.front()},
-                     a.recording + " records one problem size, unnamed (a Kernel Tuner cache): --size picks one of a "
-                                   "tunekit database's sizes, or a --spec's");
+                     a.recording +
+                         " records one problem size, unnamed (a Kernel Tuner cache): --size picks one of a "
+                         "tunekit database's sizes, or a --spec's");
   // On stderr, as every warning here: --json's stdout stays one object.
   for (const auto& w : recording.warnings()) fmt::print(stderr, "warning: {}\n", w);
 

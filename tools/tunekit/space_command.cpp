@@ -101,7 +101,7 @@ Loaded load(const SpaceArgs& a) {
     // One size is counted: a second value would silently replace the first.
     if (auto [at, fresh] = given.try_emplace(name, s); !fresh)
       throw InputError({"--size " + s}, fmt::format("'{}' is given twice (--size {} before); `space` counts one size",
-                                                     name, at->second));
+                                                    name, at->second));
     def.constants[name] = value;
   }
   for (const auto& w : a.where) def.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));

@@ -46,8 +46,8 @@ namespace {
 void check_store_path(const fs::path& db, const std::string& given_by) {
   std::error_code ec;
   if (fs::is_directory(db, ec))
-    throw InputError({given_by}, fmt::format("{} is a folder; expected the path of a results database (a file)",
-                                             db.string()));
+    throw InputError({given_by},
+                     fmt::format("{} is a folder; expected the path of a results database (a file)", db.string()));
   if (!fs::exists(db, ec) || fs::file_size(db, ec) == 0 || ec) return;
   try {
     const Store probe(db, Store::Access::read_only);
