@@ -936,3 +936,13 @@ TEST(ReliabilityCli, APolicyIsOneDevicesAndAStoreOfTwoAsksWhich) {
   // The report lays the devices side by side.
   EXPECT_EQ(tunekit_cli({"report", spec, "-o", out}).exit_code, 0);
 }
+
+// In a log (not a terminal) an error is its own first line, with no blank
+// line above it: that one is for a progress bar drawn in place.
+TEST(ReliabilityCli, AnErrorInALogStartsItsLine) {
+  const auto dir = fresh_dir();
+  write_file(dir / "bad.yaml", "kernel: a: b\n");
+  auto r = tunekit_cli({"tune", (dir / "bad.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << r.output;
+}

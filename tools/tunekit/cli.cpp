@@ -2,6 +2,8 @@
 // Everything it does is reachable from the library API.
 #include "tunekit/cli.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -107,14 +109,17 @@ int run(int argc, char** argv) {
     (void)app.exit(e);
     return 1;
   }
+  // On a terminal the error starts a line of its own, past a progress bar
+  // drawn in place; in a log it is the line.
+  const char* lead = ::isatty(STDERR_FILENO) ? "\n" : "";
   try {
     for (const auto& c : commands)
       if (c.command->parsed()) return c.run();
   } catch (const InputError& e) {
-    fmt::print(stderr, "\nerror: {}\n", e.what());
+    fmt::print(stderr, "{}error: {}\n", lead, e.what());
     return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "\nerror: {}\n", e.what());
+    fmt::print(stderr, "{}error: {}\n", lead, e.what());
     return 2;
   }
   return 0;
