@@ -63,6 +63,10 @@ class Backend {
   // (a replay's recording with times of 0 or below, which count as failed):
   // the tuner adds it to the report's warnings.
   virtual std::vector<std::string> warnings() const { return {}; }
+  // Before the first size is tuned: throws InputError where the backend
+  // cannot serve one of `sizes` (those with a valid config), so that a run
+  // does not stop at it midway (a replay's recording that lacks a size).
+  virtual void check_sizes(const std::vector<Bindings>& /*sizes*/) const {}
 };
 
 // What a backend's kernels take in a spec's `kernel` section: the spec

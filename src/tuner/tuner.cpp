@@ -247,6 +247,12 @@ class Run {
     std::vector<SizePlan> plans;
     for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
     check_entry(plans);
+    {
+      std::vector<Bindings> servable;  // a size with no valid config runs nothing
+      for (const auto& p : plans)
+        if (!p.space->why_empty()) servable.push_back(p.size);
+      backend_->check_sizes(servable);
+    }
     if (spec_.reference.kind == ReferenceSpec::Kind::function) build_reference_function(plans);
     for (const auto& p : plans) total_ += p.planned;
 

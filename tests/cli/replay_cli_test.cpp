@@ -466,13 +466,17 @@ TEST(TuneReplay, AT4FileOfSeveralSizesReplaysSizeBySize) {
   EXPECT_EQ(from_t4, configs((dir / "recorded.db").string(), "db"));
 
   // Sizes the recording lacks are named before the first size is tuned (the
-  // run ended at the first, with nothing written).
+  // run ended at the first such size, with no report written).
   write_file(spec, read_file(spec).replace(read_file(spec).find("{M: 256}]"), 9, "{M: 256}, {M: 1000}, {M: 7}]"));
   auto r = tunekit_cli({"tune", spec, "--replay", (dir / "recorded.db").string(), "--max-evals", "6", "-o",
                         (dir / "missing").string(), "--no-progress"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "it records no trials at 2 of the spec's sizes: M=1000; M=7 (it has: ")) << r.output;
-  EXPECT_FALSE(fs::exists(dir / "missing" / "tunekit.db"));
+  EXPECT_FALSE(fs::exists(dir / "missing" / "k.json")) << "a size was tuned";
+  // A size at which no config is valid runs nothing, and needs no recording.
+  r = tunekit_cli({"tune", spec, "--replay", (dir / "recorded.db").string(), "--max-evals", "6", "-o",
+                   (dir / "empty").string(), "--no-progress", "--where", "M != 1000 and M != 7"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {

@@ -108,26 +108,6 @@ class ReplayBackend final : public Backend {
     shared_->recordings = recordings_of_kernel(load_recordings(options.recording), options.recording_kernel);
     if (!options.parameters.empty())
       for (const auto& r : shared_->recordings) check_parameters(r, options.parameters);
-    // Every size of the spec has its recording, checked before the first
-    // size is tuned (a size found missing midway ended the run there, with
-    // nothing written).
-    if (options.spec) {
-      std::vector<std::string> missing, held;
-      for (const Recording& r : shared_->recordings) held.push_back(size_key(r.size()));
-      for (const Bindings& size : options.spec->sizes) {
-        const bool found = std::any_of(shared_->recordings.begin(), shared_->recordings.end(), [&](const Recording& r) {
-          return std::all_of(r.size().begin(), r.size().end(), [&](const auto& kv) {
-            auto it = size.find(kv.first);
-            return it != size.end() && it->second == kv.second;
-          });
-        });
-        if (!found) missing.push_back(size_key(size));
-      }
-      if (!missing.empty())
-        throw InputError({options.recording.string()},
-                         fmt::format("it records no trials at {} of the spec's sizes: {} (it has: {})", missing.size(),
-                                     fmt::join(missing, "; "), fmt::join(held, "; ")));
-    }
     const Recording& first = shared_->recordings.front();
     std::string device = first.device().empty() ? options.recording.filename().string() : first.device();
     for (const auto& r : shared_->recordings)
@@ -152,6 +132,26 @@ class ReplayBackend final : public Backend {
   std::optional<Seconds> clock() const override {
     std::lock_guard lock(shared_->mutex);
     return shared_->clock;
+  }
+  // Every size to tune has its recording, checked before the first size is
+  // tuned (a size found missing midway ended the run there, with nothing
+  // written). A Kernel Tuner cache's one unnamed size fits any.
+  void check_sizes(const std::vector<Bindings>& sizes) const override {
+    std::vector<std::string> missing, held;
+    for (const Recording& r : shared_->recordings) held.push_back(size_key(r.size()));
+    for (const Bindings& size : sizes) {
+      const bool found = std::any_of(shared_->recordings.begin(), shared_->recordings.end(), [&](const Recording& r) {
+        return std::all_of(r.size().begin(), r.size().end(), [&](const auto& kv) {
+          auto it = size.find(kv.first);
+          return it != size.end() && it->second == kv.second;
+        });
+      });
+      if (!found) missing.push_back(size_key(size));
+    }
+    if (!missing.empty())
+      throw InputError({shared_->recordings.front().file().string()},
+                       fmt::format("it records no trials at {} of the spec's sizes: {} (it has: {})", missing.size(),
+                                   fmt::join(missing, "; "), fmt::join(held, "; ")));
   }
   std::vector<std::string> warnings() const override {
     std::vector<std::string> out;
