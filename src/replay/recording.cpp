@@ -460,6 +460,7 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
     ParameterTable table;
     std::vector<RecordedResult> results;
     std::set<std::string> keys;
+    std::size_t repeated = 0;  // configs stored again, by another tune of the kernel
     NonPositiveTimes non_positive;
   };
   std::map<std::string, Group> groups;  // by kernel, device, size
@@ -477,7 +478,10 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
     g.size = t.size;
     if (g.machine.empty()) g.machine = t.machine;
     // A trial is stored once per spec hash: keep the first of a config.
-    if (!g.keys.insert(t.config.key()).second) continue;
+    if (!g.keys.insert(t.config.key()).second) {
+      ++g.repeated;
+      continue;
+    }
     RecordedResult r;
     for (const auto& [name, v] : t.config) {
       const auto ix = *g.table.index(name, v, true);
@@ -521,9 +525,16 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
       if (r.values.size() != n || std::count(r.values.begin(), r.values.end(), UINT32_MAX))
         fail(file, fmt::format("kernel '{}' at {} has trials with different parameters", g.kernel, size_key(g.size)));
     g.table.sort_values(g.results);
+    std::vector<std::string> warnings = g.non_positive.warnings(file);
+    if (g.repeated)
+      warnings.push_back(fmt::format(
+          "{}: {} of kernel '{}' at {} {} recorded by more than one tune of it (another input seed, cache mode or "
+          "setting): the first stored of each is replayed",
+          file.string(), g.repeated == 1 ? "1 config" : fmt::format("{} configs", g.repeated), g.kernel,
+          size_key(g.size), g.repeated == 1 ? "is" : "are"));
     out.emplace_back(file, Recording::Format::tunekit, g.kernel, g.device, g.size, g.table.parameters(),
                      std::move(g.results), g.machine, std::vector<std::string>{}, std::string{},
-                     g.non_positive.warnings(file));
+                     std::move(warnings));
   }
   return out;
 }

@@ -669,3 +669,31 @@ TEST(Recording, AConfigRecordedTwiceIsItsLastEntryWithAWarning) {
                                    "is replayed");
   }
 }
+
+// Two tunes of one kernel at one size (another input seed, say) store a
+// config twice, under two spec hashes: the replay takes the first of each,
+// and says so (it merged them silently).
+TEST(Recording, ADatabaseOfTwoTunesOfOneSizeSaysItReplaysTheFirstOfEach) {
+  const fs::path dir = fresh_dir();
+  {
+    Store store(dir / "t.db");
+    for (const char* hash : {"seed-1", "seed-2"})
+      for (int bm : {8, 16}) {
+        TrialRecord t;
+        t.spec_hash = hash;
+        t.kernel = "gemm";
+        t.device = "cpu: test";
+        t.size = {{"M", 64}};
+        t.config = Config({{"BM", bm}});
+        t.status = Status::ok;
+        t.samples = {Microseconds(hash == std::string("seed-1") ? 100.0 : 200.0)};
+        t.stats = summarize(t.samples);
+        store.put(t);
+      }
+  }
+  const Recording r = load_recording(dir / "t.db");
+  EXPECT_DOUBLE_EQ(r.find(Config({{"BM", 8}}))->time->count(), 100.0);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_TRUE(contains(r.warnings()[0], "2 configs of kernel 'gemm' at M=64 are recorded by more than one tune"))
+      << r.warnings()[0];
+}
