@@ -89,6 +89,9 @@ struct StrategyInfo {
   // unknown option (those of every strategy, such as maxiter, are the
   // registry's).
   std::vector<ForeignOption> kernel_tuner_options = {};
+  // A rule across its options that their bounds cannot say (t_end above
+  // t_start): the option at fault and why, or nullopt when they hold.
+  std::function<std::optional<std::pair<std::string, std::string>>(const Options&)> check_options = {};
 
   // The required parts it lacks ("" when none): see Registry::add.
   std::string missing() const { return make ? "" : "make (the function that makes it)"; }

@@ -5,6 +5,8 @@
 // from an untried neighbour of the fastest config, else from a random one.
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "search/detail/builtin.hpp"
 #include "search/detail/indexed.hpp"
 
@@ -95,7 +97,13 @@ StrategyInfo annealing_strategy() {
       {{"T", "t_start"},
        {"T_min", "t_end"},
        {"alpha", "", "the temperature falls geometrically from t_start to t_end over the budget"},
-       {"neighbor", "neighbourhood", "hamming or adjacent"}}};
+       {"neighbor", "neighbourhood", "hamming or adjacent"}},
+      [](const Options& o) -> std::optional<std::pair<std::string, std::string>> {
+        if (o.real("t_end") <= o.real("t_start")) return std::nullopt;
+        return std::pair<std::string, std::string>{
+            "t_end", fmt::format("{:g} is above t_start ({:g}): the search would heat up, not cool down",
+                                 o.real("t_end"), o.real("t_start"))};
+      }};
 }
 
 }  // namespace tunekit::detail

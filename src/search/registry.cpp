@@ -53,7 +53,15 @@ Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue
     if (owners.empty()) return std::string();
     return "; '" + option + "' is an option of strategy " + either(owners) + ": choose that strategy to set it";
   };
-  return Options::resolve("strategy '" + info.name + "'", info.options, given, elsewhere);
+  Options resolved = Options::resolve("strategy '" + info.name + "'", info.options, given, elsewhere);
+  if (info.check_options)
+    if (auto bad = info.check_options(resolved)) {
+      SourceLocation where;
+      for (const OptionValue& v : given)
+        if (v.name == bad->first) where = v.where;
+      throw InputError(where, fmt::format("option '{}' of strategy '{}': {}", bad->first, info.name, bad->second));
+    }
+  return resolved;
 }
 
 std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size) {

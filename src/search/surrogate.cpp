@@ -35,6 +35,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "search/detail/additive_model.hpp"
 #include "search/detail/builtin.hpp"
 #include "search/detail/indexed.hpp"
@@ -631,6 +633,16 @@ StrategyInfo surrogate_strategy() {
                                 static_cast<std::size_t>(c.options.integer("switch_after")),
                                 c.options.real("switch_share"),
                                 static_cast<std::size_t>(c.options.integer("switch_patience"))});
+      },
+      {},
+      {},
+      [](const Options& o) -> std::optional<std::pair<std::string, std::string>> {
+        const double cap = o.real("cap");
+        if (cap == 0 || cap >= 1) return std::nullopt;
+        return std::pair<std::string, std::string>{
+            "cap", fmt::format("{:g} is below 1: every time would be capped below the fastest; give 0 (no cap) or a "
+                               "factor of at least 1",
+                               cap)};
       }};
 }
 

@@ -224,6 +224,11 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
       {{"replay", kCache, "--t1", kT1, "--maximize", "time"}, {"--maximize", "time can only be minimised"}},
       {{"replay", kCache, "--t1", kT1, "--maximize", "compile_time", "--minimize", "benchmark_time"},
        {"--minimize excludes --maximize"}},
+      // Options each within its bounds, but not together (or not in between).
+      {{"replay", kCache, "--t1", kT1, "--strategy", "annealing", "--option", "t_start=0.001", "--option", "t_end=1"},
+       {"--option t_end=1: option 't_end' of strategy 'annealing': 1 is above t_start (0.001)"}},
+      {{"replay", kCache, "--t1", kT1, "--strategy", "surrogate", "--option", "cap=0.5"},
+       {"--option cap=0.5: option 'cap' of strategy 'surrogate': 0.5 is below 1"}},
       // Flags that nothing would read: refused, not ignored.
       {{"replay", kCache, "--t1", kT1, "-s", "N=64"}, {"--size N=64", "records one problem size, unnamed"}},
       {{"replay", kCache, "--t1", kT1, "--properties", (fs::path(TUNEKIT_SOURCE_DIR) / "tests/cli/data/h200.json").string()},
