@@ -110,7 +110,18 @@ Spec load_spec(const fs::path& file) {
   if (ec) absolute = file;
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // One document: a second (after `---`) would be ignored, and with it
+    // whatever the user wrote there.
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    // An empty one (a trailing '---') holds nothing to ignore.
+    std::erase_if(documents, [](const YAML::Node& d) { return d.IsNull(); });
+    if (documents.size() > 1) {
+      const YAML::Mark m = documents[1].Mark();
+      throw InputError(SourceLocation{name, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0},
+                       fmt::format("a spec is one YAML document; this file has {} (a '---' line starts another)",
+                                   documents.size()));
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
     // yaml-cpp's words for a tab in the indentation never name the tab.

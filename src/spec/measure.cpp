@@ -25,7 +25,13 @@ void Loader::measure(const Item& it, Spec& s) const {
                               ") exceeds 'measure.max_samples' (" + std::to_string(ms.max_samples) + ")");
   }
   if (auto x = get(t, "max_time")) ms.max_time = duration_of(*x, true);
-  if (auto x = get(t, "noise")) ms.target_noise = non_negative(*x);
+  if (auto x = get(t, "noise")) {
+    ms.target_noise = non_negative(*x);
+    // A share of the median: 5 would ask for 500%, which every measurement meets.
+    if (ms.target_noise >= 1)
+      fail(content_loc(*x), display(x->path) + " is the relative noise to reach, a share below 1 (0.02 is 2%; 0: no "
+                                                "target), got " + x->node.Scalar());
+  }
   if (auto x = get(t, "cache")) ms.cache = enum_of(*x, cache_mode_names());
   if (auto x = get(t, "timeout")) ms.timeout = duration_of(*x, true);
   if (auto x = get(t, "early_stop")) {

@@ -431,6 +431,15 @@ TEST_F(SpecErrors, AnArchOfALanguageWithoutOneIsRefused) {
                "'arch' (the target architecture) applies to cuda kernels, not c++");
 }
 
+// A second document was ignored, and what the user wrote in it with it.
+TEST_F(SpecErrors, ASecondYamlDocumentIsRefused) {
+  expect_error(kHead + "---\nparameters: {A: [1]}\n", 7, 1, "a spec is one YAML document; this file has 2");
+}
+
+TEST_F(SpecErrors, ANoiseTargetOfOneOrMoreIsRefused) {
+  expect_error(kHead + "measure: {noise: 5}\n", 6, 18, "a share below 1 (0.02 is 2%; 0: no target), got 5");
+}
+
 TEST_F(SpecErrors, FillConstantNeedsValue) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: constant}\n", 3,
                41, "needs a value: {constant: 1.5}");
