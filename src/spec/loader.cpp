@@ -3,7 +3,9 @@
 #include "spec/detail/loader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -108,20 +110,41 @@ Spec load_spec(const fs::path& file) {
   }
   fs::path absolute = fs::absolute(file, ec).lexically_normal();
   if (ec) absolute = file;
+  // One document: yaml-cpp reads the first, and a second (after a '---'
+  // line, which at column 0 always starts one) would be ignored with all the
+  // user wrote there. Found in the text: parsing every document of a hostile
+  // file costs what the first alone does not.
+  {
+    std::istringstream lines(text);
+    bool content = false;
+    int line_no = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++line_no;
+      if (line.rfind("---", 0) == 0 && (line.size() == 3 || std::isspace(static_cast<unsigned char>(line[3])))) {
+        const auto rest = line.find_first_not_of(" \t\r", 3);
+        if (content && rest != std::string::npos && line[rest] != '#')
+          throw InputError(SourceLocation{name, line_no, 1}, "a spec is one YAML document; a second starts here");
+        if (content) {
+          // A '---' after content starts a second document if anything but
+          // comments and blank lines follows.
+          for (std::string next; std::getline(lines, next);) {
+            ++line_no;
+            const auto at = next.find_first_not_of(" \t\r");
+            if (at != std::string::npos && next[at] != '#')
+              throw InputError(SourceLocation{name, line_no, static_cast<int>(at) + 1},
+                               "a spec is one YAML document; a second, begun by the '---' line above, starts here");
+          }
+          break;
+        }
+        continue;
+      }
+      const auto at = line.find_first_not_of(" \t\r");
+      if (at != std::string::npos && line[at] != '#') content = true;
+    }
+  }
   YAML::Node root;
   try {
-    // One document: a second (after `---`) would be ignored, and with it
-    // whatever the user wrote there.
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    // An empty one (a trailing '---') holds nothing to ignore.
-    std::erase_if(documents, [](const YAML::Node& d) { return d.IsNull(); });
-    if (documents.size() > 1) {
-      const YAML::Mark m = documents[1].Mark();
-      throw InputError(SourceLocation{name, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0},
-                       fmt::format("a spec is one YAML document; this file has {} (a '---' line starts another)",
-                                   documents.size()));
-    }
-    if (!documents.empty()) root = documents.front();
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
     // yaml-cpp's words for a tab in the indentation never name the tab.

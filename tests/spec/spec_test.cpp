@@ -433,7 +433,8 @@ TEST_F(SpecErrors, AnArchOfALanguageWithoutOneIsRefused) {
 
 // A second document was ignored, and what the user wrote in it with it.
 TEST_F(SpecErrors, ASecondYamlDocumentIsRefused) {
-  expect_error(kHead + "---\nparameters: {A: [1]}\n", 7, 1, "a spec is one YAML document; this file has 2");
+  expect_error(kHead + "---\nparameters: {A: [1]}\n", 7, 1, "a spec is one YAML document; a second");
+  expect_error(kHead + "--- {parameters: {A: [1]}}\n", 6, 1, "a spec is one YAML document; a second starts here");
 }
 
 TEST_F(SpecErrors, ANoiseTargetOfOneOrMoreIsRefused) {
