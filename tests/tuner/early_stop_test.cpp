@@ -196,19 +196,30 @@ TEST(EarlyStop, ResumeKeepsACutOnlyWhileTheRunWouldCutItToo) {
   EXPECT_EQ(tune(planted(dir, 3.0), opt).resumed, 4u);
 }
 
+namespace {
+
+// A tune of the planted spec (early stop 3), its best's stored median then
+// multiplied by `factor`, and the rerun: both reports.
+std::pair<TuneReport, TuneReport> rerun_after_the_best_moved(double factor) {
+  const auto dir = fresh_dir();
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport first = tune(planted(dir, 3.0), opt);
+  Store store(first.db);
+  TrialRecord best = *by_config(first.sizes[0])[kFast];
+  best.stats.median = best.stats.median * factor;
+  store.put(best);
+  TuneReport again = tune(planted(dir, 3.0), opt);
+  return {std::move(first), std::move(again)};
+}
+
+}  // namespace
+
 // A cut was judged against the best at its size; when that best is gone
 // (measured again, slower, by a --fresh run over part of the space), the
 // cut no longer holds and is measured again.
 TEST(EarlyStop, ACutWhoseBestIsGoneIsMeasuredAgain) {
-  const auto dir = fresh_dir();
-  TuneOptions opt;
-  opt.out_dir = dir / "out";
-  const TuneReport first = tune(planted(dir, 3.0), opt);
-  Store store(first.db);
-  TrialRecord best = *by_config(first.sizes[0])[kFast];
-  best.stats.median = best.stats.median * 1000.0;  // as if re-measured 1000x slower
-  store.put(best);
-  const TuneReport again = tune(planted(dir, 3.0), opt);
+  const auto [first, again] = rerun_after_the_best_moved(1000.0);  // as if re-measured 1000x slower
   auto t = by_config(again.sizes[0]);
   EXPECT_EQ(again.resumed, 2u);  // the (edited) best and the wrong config
   EXPECT_NE(t[kLoser]->id, 0);
@@ -221,15 +232,7 @@ TEST(EarlyStop, ACutWhoseBestIsGoneIsMeasuredAgain) {
 // bar too: a rerun of a finished tune measures nothing (it measured every cut
 // trial again, against a best 2% slower).
 TEST(EarlyStop, ACutStandsAgainstABestThatMovedALittle) {
-  const auto dir = fresh_dir();
-  TuneOptions opt;
-  opt.out_dir = dir / "out";
-  const TuneReport first = tune(planted(dir, 3.0), opt);
-  Store store(first.db);
-  TrialRecord best = *by_config(first.sizes[0])[kFast];
-  best.stats.median = best.stats.median * 1.02;
-  store.put(best);
-  const TuneReport again = tune(planted(dir, 3.0), opt);
+  const auto [first, again] = rerun_after_the_best_moved(1.02);
   EXPECT_EQ(again.resumed, first.sizes[0].trials.size());
   EXPECT_EQ(by_config(again.sizes[0])[kLoser]->status, Status::slower);
 }
