@@ -138,6 +138,15 @@ class FakeProtocol(unittest.TestCase):
         _, d = self.compile(0)
         self.assertEqual(self.trial(d, ref)["status"], "ok")
 
+    def test_a_kernel_right_on_its_first_call_only_is_wrong(self):
+        ref = self.reference()
+        _, d = self.compile(8)
+        wrong = self.trial(d, ref)
+        self.assertEqual(wrong["status"], "wrong_result", wrong)
+        self.assertIn("wrong after its timed calls", wrong["error"])
+        self.assertIn("got 2.0, expected 1.0", wrong["error"])
+        self.assertEqual(wrong["samples_us"], [])
+
     def test_sticky_error_asks_for_a_new_worker(self):
         _, d = self.compile(6)
         result = self.trial(d)

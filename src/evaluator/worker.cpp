@@ -108,6 +108,26 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
   result.verification = verified.verification;
   result.verify = verified.verify;
   answer.restart = runner.poisoned();
+  // The first call's outputs were right; a kernel whose result changes from
+  // call to call (a race between threads, state kept between calls) is
+  // wrong too, and the timed calls are where it shows. Only where every
+  // call starts from the same inputs, and not for a loser cut short.
+  if (!rq.reference_file.empty() && result.status == Status::ok && args.calls_repeat()) {
+    if (auto failed = runner.read_outputs(args)) return fail(std::move(*failed));
+    const auto t0 = std::chrono::steady_clock::now();
+    const Verification again = args.verify(rq.reference_file, rq.tolerance);
+    result.verify += std::chrono::steady_clock::now() - t0;
+    if (!again.passed) {
+      result.status = Status::wrong_result;
+      result.verification = again;
+      result.error =
+          "right after its first call, wrong after its timed calls (its result changes from call to call: "
+          "a race, or state kept between calls): " +
+          again.detail;
+      result.samples.clear();  // a wrong config has no time
+      result.stats = {};
+    }
+  }
   return answer;
 }
 

@@ -34,6 +34,12 @@ extern "C" void kernel(const float* x, float* y, int n) {
   this is not C++;
 #elif KIND == 7
   throw std::runtime_error("boom");
+#elif KIND == 8
+  static int calls = 0;  // right on its first call only, as a race may be
+  ++calls;
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i] + (calls > 1 && i == 7 ? 1.0f : 0.0f);
+#elif KIND == 9
+  for (int i = 0; i < n; ++i) y[i] += 2 * x[i];  // y is inout: each call adds
 #endif
 }
 )";
@@ -197,6 +203,29 @@ TEST_F(CpuBackendTest, WrongResultReportsTheDifference) {
   ASSERT_EQ(r.status, Status::wrong_result);
   EXPECT_NEAR(r.verification.max_abs_diff, 0.5, 1e-6);
   EXPECT_TRUE(r.samples.empty());
+}
+
+// The first call's outputs are right and the timed calls' are not (a race,
+// state kept between calls): the outputs are checked again after timing.
+TEST_F(CpuBackendTest, AKernelRightOnlyOnItsFirstCallIsWrong) {
+  TrialResult r = evaluator_->evaluate(request(build_ok(8), build_ok(0)));
+  ASSERT_EQ(r.status, Status::wrong_result) << r.error;
+  EXPECT_NE(r.error.find("after its timed calls"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("[7]"), std::string::npos) << r.error;
+  EXPECT_NEAR(r.verification.max_abs_diff, 1.0, 1e-6);
+  EXPECT_TRUE(r.samples.empty());
+  EXPECT_EQ(r.stats.median.count(), 0.0);
+}
+
+// An inout output changes with every call by design (here it accumulates),
+// so only its first call is compared with the reference.
+TEST_F(CpuBackendTest, AnInoutKernelIsComparedOnItsFirstCallOnly) {
+  TrialRequest rq = request(build_ok(9), build_ok(9));
+  rq.arguments[1].role = Role::inout;
+  TrialResult r = evaluator_->evaluate(rq);
+  EXPECT_EQ(r.status, Status::ok) << r.error;
+  EXPECT_TRUE(r.verification.passed);
+  EXPECT_GE(r.samples.size(), 5u);
 }
 
 TEST_F(CpuBackendTest, WithoutReferenceNothingIsVerified) {

@@ -194,6 +194,11 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     d_.cuEventRecord(stop_, stream_);
     if (r = d_.cuEventSynchronize(stop_); r != CUDA_SUCCESS) return noted(fail_call("the kernel", r));
     if (d_.cuEventElapsedTime(&ms, start_, stop_) == CUDA_SUCCESS) pending_busy_ += Microseconds(1000.0 * ms);
+    return read_outputs(args);
+  }
+
+  std::optional<TrialResult> read_outputs(tunekit::detail::HostArguments& args) override {
+    CUresult r = CUDA_SUCCESS;
     for (std::size_t i = 0; i < args.size(); ++i)
       if (args.is_output(i) && args.bytes(i) > 0)
         if (r = d_.cuMemcpyDtoHAsync(args.data(i), buffers_[i], args.bytes(i), stream_); r != CUDA_SUCCESS)

@@ -48,6 +48,13 @@ class HostArguments {
   // encodes it over its buffer.
   bool is_tensor_map(std::size_t i) const { return args_[i].role == Role::tensor_map; }
   bool is_output(std::size_t i) const { return args_[i].role == Role::out || args_[i].role == Role::inout; }
+  // True when every call computes its outputs from the same inputs (no
+  // inout buffer), so each call's outputs must match the reference.
+  bool calls_repeat() const {
+    for (const auto& a : args_)
+      if (a.role == Role::inout) return false;
+    return true;
+  }
   void* data(std::size_t i) { return buffers_[i].get(); }
   std::size_t bytes(std::size_t i) const { return bytes_[i]; }
   // The scalar's value in its type, in 8 bytes of storage.

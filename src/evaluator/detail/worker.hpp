@@ -25,6 +25,9 @@ class KernelRunner {
   // Times the kernel as request.measure says: samples and device_busy, or a
   // failure.
   virtual TrialResult time(const WorkerRequest& request, HostArguments& args) = 0;
+  // Copies the outputs of the last call into `args` (after time(), so they
+  // are checked once more); a host backend's are there already.
+  virtual std::optional<TrialResult> read_outputs(HostArguments& /*args*/) { return std::nullopt; }
   // True after an error that leaves the process unusable (a sticky CUDA
   // error): the tuner then replaces the worker.
   virtual bool poisoned() const { return false; }
