@@ -77,6 +77,16 @@ struct TrialRecord {
   bool confirmed = false;
 };
 
+// Whether `t` may be named the best of its size, `confirmed_here` saying
+// whether any ok trial of that size was confirmed (measure.confirm). There,
+// only confirmed trials compete: each was measured again side by side with
+// its rivals, while an unconfirmed one that looks faster was measured once,
+// at another time, and the leaders measured again ran slower than they
+// first had. The tuner, select, emit and the reports all name the best so.
+inline bool competes_for_best(const TrialRecord& t, bool confirmed_here) {
+  return t.status == Status::ok && (t.confirmed || !confirmed_here);
+}
+
 // Canonical key of a problem size (names sorted).
 std::string size_key(const Bindings& size);
 

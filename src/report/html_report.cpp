@@ -32,6 +32,15 @@ std::vector<const TrialRecord*> ok_by_time(const std::vector<const TrialRecord*>
   return ok;
 }
 
+// The best of `ok` (fastest first), as the tuner names it: the fastest
+// confirmed trial where confirmation ran (competes_for_best).
+const TrialRecord* named_best(const std::vector<const TrialRecord*>& ok) {
+  const bool confirmed_here = std::any_of(ok.begin(), ok.end(), [](auto* t) { return t->confirmed; });
+  for (const auto* t : ok)
+    if (competes_for_best(*t, confirmed_here)) return t;
+  return nullptr;
+}
+
 std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& trials) {
   // parameter -> value -> the ok trials' medians, and those of the trials
   // cut short (partial); parameters in first-seen order
@@ -108,6 +117,7 @@ struct Section {
   Bindings size;
   std::vector<const TrialRecord*> trials;  // in the order given
   std::vector<const TrialRecord*> ok;      // the ok ones, fastest first
+  const TrialRecord* best = nullptr;       // named_best(ok); null when none is ok
 };
 
 std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
@@ -119,7 +129,10 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
     if (fresh) sections.push_back({t.kernel, t.device, t.size, {}, {}});
     sections[it->second].trials.push_back(&t);
   }
-  for (auto& s : sections) s.ok = ok_by_time(s.trials);
+  for (auto& s : sections) {
+    s.ok = ok_by_time(s.trials);
+    s.best = named_best(s.ok);
+  }
   return sections;
 }
 
@@ -259,19 +272,23 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     // the winner; say so before the table.
     std::size_t missed = 0;
     for (const auto* t : ok) missed += missed_target(*t, options);
-    if (missed_target(*ok.front(), options))
+    if (missed_target(*s.best, options))
       h += fmt::format(
-          "<p class=\"warn\">The fastest config's noise is {}%, over the {:g}% target: configs "
+          "<p class=\"warn\">The best config's noise is {}%, over the {:g}% target: configs "
           "within that of it may be faster. Rerun on a quieter machine or with more samples "
           "(measure.max_time).</p>\n",
-          detail::percent_beside(ok.front()->stats.noise, options.target_noise), 100 * options.target_noise);
+          detail::percent_beside(s.best->stats.noise, options.target_noise), 100 * options.target_noise);
     if (options.target_noise > 0 && missed)
       h += fmt::format("<p>{} of {} ok configs missed the noise target ({:g}%): their noise is marked.</p>\n", missed,
                        ok.size(), 100 * options.target_noise);
     std::string metric_heads;
     for (const auto& m : options.metrics) metric_heads += "<th>" + html_escape(m.name) + "</th>";
-    h += "<h3>Fastest configs</h3>\n<table><tr><th>rank</th><th>median us</th><th>min us</th><th>noise</th>" +
-         metric_heads + "<th>max abs diff</th><th>config</th></tr>\n";
+    h += "<h3>Fastest configs</h3>\n" +
+         std::string(s.best->confirmed ? "<p>The best is the fastest of the confirmed configs: each was measured "
+                                         "again side by side with the others.</p>\n"
+                                       : "") +
+         "<table><tr><th>rank</th><th>median us</th><th>min us</th><th>noise</th>" + metric_heads +
+         "<th>max abs diff</th><th>config</th></tr>\n";
     std::vector<const TrialRecord*> rows(ok.begin(), ok.begin() + std::min(options.top, ok.size()));
     // The default is listed too, wherever it ranks, for comparison.
     for (const auto* t : ok)
@@ -286,7 +303,9 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
           rank, us(t.stats.median), us(t.stats.min), missed_target(t, options) ? " noisy" : "", 100 * t.stats.noise,
           t.stats.bimodal ? " (two groups)" : "", metric_cells(t, options),
           t.verification.checked ? fmt::format("{:.3g}", t.verification.max_abs_diff) : std::string("-"),
-          html_escape(t.config.str()), is_baseline(t, options) ? " (default)" : "");
+          html_escape(t.config.str()),
+          std::string(row == s.best ? " (best)" : "") + (is_baseline(t, options) ? " (default)" : "") +
+              (t.confirmed ? " (confirmed)" : ""));
     }
     h += "</table>\n<div class=\"plots\">" + ranked_plot(ok, options) + convergence_plot(s.trials, ok, options) +
          "</div>\n";
@@ -396,7 +415,7 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
   for (std::size_t i = 0; i < sections.size(); ++i) {
     ticks.emplace_back(i, size_str(sections[i].size));
     if (sections[i].ok.empty()) continue;
-    best.emplace_back(i, sections[i].ok.front()->stats.median.count());
+    best.emplace_back(i, sections[i].best->stats.median.count());
     extend(best.back().second);
     for (const auto* t : sections[i].ok)
       if (is_baseline(*t, options)) {
@@ -440,8 +459,8 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
           "<tr><td><a href=\"#s{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
           i, html_escape(sections[i].kernel), html_escape(size_str(sections[i].size)), html_escape(sections[i].device),
-          sections[i].trials.size(), ok.size(), ok.empty() ? std::string("-") : us(ok.front()->stats.median),
-          ok.empty() ? std::string() : html_escape(ok.front()->config.str()));
+          sections[i].trials.size(), ok.size(), ok.empty() ? std::string("-") : us(sections[i].best->stats.median),
+          ok.empty() ? std::string() : html_escape(sections[i].best->config.str()));
     }
     h += "</table>\n";
     if (auto plot = sizes_plot(sections, options); !plot.empty())

@@ -16,6 +16,7 @@ namespace {
 struct Measured {
   Microseconds time{0};
   double value = 0;  // the goal's objective
+  bool confirmed = false;
 };
 
 // Trials that ran correctly (and whose objective could be computed), indexed
@@ -30,6 +31,7 @@ struct Table {
   // have said. Never chosen.
   std::map<std::string, std::map<std::size_t, Measured>> cut;
   std::map<std::string, Config> cut_configs;
+  std::set<std::size_t> confirmed_at;  // sizes where some trial was confirmed (competes_for_best)
   const Goal& goal;
 
   Table(const std::vector<TrialRecord>& trials, const Goal& g) : goal(g) {
@@ -50,7 +52,8 @@ struct Table {
       if (!value) continue;
       const std::string ck = t.config.key();
       configs.try_emplace(ck, t.config);
-      values[ck][it->second] = Measured{t.stats.median, *value};
+      values[ck][it->second] = Measured{t.stats.median, *value, t.confirmed};
+      if (t.confirmed) confirmed_at.insert(it->second);
     }
   }
   // Lower is better.
@@ -94,9 +97,11 @@ std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials, cons
   Table table(trials, goal);
   std::vector<std::optional<SizeBest>> best(table.sizes.size());
   for (const auto& [ck, per_size] : table.values)
-    for (const auto& [si, m] : per_size)
+    for (const auto& [si, m] : per_size) {
+      if (!m.confirmed && table.confirmed_at.count(si)) continue;  // as competes_for_best
       if (!best[si] || table.better(m.value, best[si]->value))
         best[si] = SizeBest{table.sizes[si], table.configs.at(ck), m.time, m.value};
+    }
   std::vector<SizeBest> out;
   for (auto& b : best)
     if (b) out.push_back(std::move(*b));

@@ -200,7 +200,7 @@ TEST(HtmlReport, MarksTheBaselineWarnsOnNoiseAndPlotsAcrossSizes) {
   o.warnings = {"the default breaks `l1d_bytes >= 1`"};
   const std::string page = html_report(trials, o);
   EXPECT_NE(page.find("<p class=\"warn\">Warning: the default breaks `l1d_bytes &gt;= 1`</p>"), std::string::npos);
-  EXPECT_EQ(count(page, "The fastest config's noise is 8.0%, over the 2% target"), 1u) << page;
+  EXPECT_EQ(count(page, "The best config's noise is 8.0%, over the 2% target"), 1u) << page;
   EXPECT_EQ(count(page, "1 of 4 ok configs missed the noise target"), 1u);
   EXPECT_EQ(count(page, "noisy\">8.0%"), 1u);
   // The default: ringed in each section's ranked plot, dashed in its
