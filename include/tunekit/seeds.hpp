@@ -4,12 +4,15 @@
 // matmul tile rules derive (search.rules, rules.hpp). Each comes from a
 // seed provider; the tuner evaluates them first, records the provider's
 // origin with their trials, and lets the strategy observe their results.
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "tunekit/config.hpp"
+#include "tunekit/registry.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
 
@@ -52,10 +55,27 @@ class SeedProvider {
   virtual std::vector<Config> seeds(const SeedContext& ctx) const = 0;
 };
 
-// The spec's seed providers, in the order their seeds are tried: the tile
-// rules (search.rules), then search.seeds, then transfer (search.transfer:
-// the fastest configs of the nearest sizes tuned before). A config two
-// providers give is tried once, with the first one's origin.
-std::vector<std::unique_ptr<SeedProvider>> seed_providers(const Spec& spec);
+// A kind of seed provider, as a registry entry. `make` returns the provider
+// a spec asks for, or null when it asks for none of this kind (a spec
+// without search.rules gets no tile rules).
+struct SeedProviderInfo {
+  std::string name;     // the origin of its trials: its provider's origin()
+  std::string summary;  // one line, for `tunekit plugins` and the docs
+  std::function<std::unique_ptr<SeedProvider>(const Spec&)> make;
+
+  // The required parts it lacks ("" when none): see Registry::add.
+  std::string missing() const { return make ? "" : "make (the function that makes it)"; }
+};
+
+// The process-wide registry, with the built-in providers in the order their
+// seeds are tried: the tile rules (search.rules), search.seeds, then
+// transfer (search.transfer: the fastest configs of the nearest sizes tuned
+// before). One a program adds comes after them.
+Registry<SeedProviderInfo>& seed_providers();
+
+// The providers `spec` asks for, in the registry's order. A config two
+// providers give is tried once, with the first one's origin. Throws
+// std::logic_error when a provider's origin is not its entry's name.
+std::vector<std::unique_ptr<SeedProvider>> providers_for(const Spec& spec);
 
 }  // namespace tunekit

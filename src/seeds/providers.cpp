@@ -1,56 +1,42 @@
-// The spec's seed providers: the tile rules and the listed seeds.
-#include "tunekit/rules.hpp"
+// The seed providers' registry. A built-in provider is its file,
+// src/seeds/NAME.cpp defining `SeedProviderInfo NAME_seed_provider()`, and
+// its name in this list (in the order its seeds are tried).
+#include <stdexcept>
+
 #include "tunekit/seeds.hpp"
 
-#include "seeds/detail/transfer.hpp"
+#define TUNEKIT_BUILTIN_SEED_PROVIDERS(X) X(rules) X(spec) X(transfer)
 
 namespace tunekit {
 
-namespace {
+namespace detail {
+#define TUNEKIT_DECLARE_SEED_PROVIDER(name) SeedProviderInfo name##_seed_provider();
+TUNEKIT_BUILTIN_SEED_PROVIDERS(TUNEKIT_DECLARE_SEED_PROVIDER)
+#undef TUNEKIT_DECLARE_SEED_PROVIDER
+}  // namespace detail
 
-class RulesProvider : public SeedProvider {
- public:
-  RulesProvider(const std::vector<MatmulRule>& rules, const std::optional<Config>& defaults)
-      : rules_(rules), defaults_(defaults) {}
-  std::string_view origin() const override { return kOriginRules; }
-  bool one_per_size() const override { return true; }
-  std::vector<Config> seeds(const SeedContext& ctx) const override {
-    if (auto rc = rule_config(ctx.space, ctx.constants, rules_, defaults_)) return {rc->config};
-    return {};
-  }
+Registry<SeedProviderInfo>& seed_providers() {
+  static Registry<SeedProviderInfo>& registry = []() -> Registry<SeedProviderInfo>& {
+    static Registry<SeedProviderInfo> r("seed provider");
+#define TUNEKIT_ADD_SEED_PROVIDER(name) r.add(detail::name##_seed_provider());
+    TUNEKIT_BUILTIN_SEED_PROVIDERS(TUNEKIT_ADD_SEED_PROVIDER)
+#undef TUNEKIT_ADD_SEED_PROVIDER
+    return r;
+  }();
+  return registry;
+}
 
- private:
-  const std::vector<MatmulRule>& rules_;
-  const std::optional<Config>& defaults_;
-};
-
-// search.seeds: each seed the constraints allow at this size.
-class ListedSeeds : public SeedProvider {
- public:
-  explicit ListedSeeds(const std::vector<Config>& configs) : configs_(configs) {}
-  std::string_view origin() const override { return kOriginSpecSeeds; }
-  std::vector<Config> seeds(const SeedContext& ctx) const override {
-    std::vector<Config> out;
-    for (const Config& c : configs_)
-      if (ctx.space.contains(c)) out.push_back(c);
-    return out;
-  }
-
- private:
-  const std::vector<Config>& configs_;
-};
-
-}  // namespace
-
-std::vector<std::unique_ptr<SeedProvider>> seed_providers(const Spec& spec) {
+std::vector<std::unique_ptr<SeedProvider>> providers_for(const Spec& spec) {
   std::vector<std::unique_ptr<SeedProvider>> out;
-  if (!spec.search.rules.empty())
-    out.push_back(std::make_unique<RulesProvider>(spec.search.rules, spec.default_config));
-  if (!spec.search.seeds.empty()) out.push_back(std::make_unique<ListedSeeds>(spec.search.seeds));
-  // Transfer needs sizes to transfer between: more than one in the spec, or
-  // a rerun whose store has others (the tuner hands it what it knows).
-  if (spec.search.transfer > 0 && spec.configs.empty())
-    out.push_back(detail::make_transfer_provider(spec.search.transfer));
+  for (const SeedProviderInfo& info : seed_providers().entries()) {
+    std::unique_ptr<SeedProvider> p = info.make(spec);
+    if (!p) continue;
+    // The store and the reports know a trial's provider by its origin.
+    if (p->origin() != info.name)
+      throw std::logic_error("the seed provider '" + info.name + "' made a provider whose origin is '" +
+                             std::string(p->origin()) + "'");
+    out.push_back(std::move(p));
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "tunekit/rules.hpp"
+#include "tunekit/seeds.hpp"
 
 namespace tunekit {
 
@@ -250,5 +251,38 @@ std::optional<RuleConfig> rule_config(const Space& space, const Bindings& consta
   }
   return result;
 }
+
+namespace detail {
+
+namespace {
+
+// search.rules: the one config the tile rules derive at each size.
+class RulesProvider : public SeedProvider {
+ public:
+  RulesProvider(const std::vector<MatmulRule>& rules, const std::optional<Config>& defaults)
+      : rules_(rules), defaults_(defaults) {}
+  std::string_view origin() const override { return kOriginRules; }
+  bool one_per_size() const override { return true; }
+  std::vector<Config> seeds(const SeedContext& ctx) const override {
+    if (auto rc = rule_config(ctx.space, ctx.constants, rules_, defaults_)) return {rc->config};
+    return {};
+  }
+
+ private:
+  const std::vector<MatmulRule>& rules_;  // the spec's, which outlives the tune
+  const std::optional<Config>& defaults_;
+};
+
+}  // namespace
+
+SeedProviderInfo rules_seed_provider() {
+  return {std::string(kOriginRules), "search.rules: the config the matmul tile rules derive at each size",
+          [](const Spec& spec) -> std::unique_ptr<SeedProvider> {
+            if (spec.search.rules.empty()) return nullptr;
+            return std::make_unique<RulesProvider>(spec.search.rules, spec.default_config);
+          }};
+}
+
+}  // namespace detail
 
 }  // namespace tunekit

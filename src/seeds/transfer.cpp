@@ -82,4 +82,17 @@ std::unique_ptr<SeedProvider> make_transfer_provider(std::size_t count) {
   return std::make_unique<TransferProvider>(count);
 }
 
+SeedProviderInfo transfer_seed_provider() {
+  return {std::string(kOriginTransfer),
+          "search.transfer: the fastest configs of the nearest sizes tuned before (in this run or, from the store, "
+          "an earlier one)",
+          [](const Spec& spec) -> std::unique_ptr<SeedProvider> {
+            // Transfer needs sizes to transfer between: more than one in the
+            // spec, or a rerun whose store has others (the tuner hands it
+            // what it knows). A spec's listed configs are all it measures.
+            if (spec.search.transfer == 0 || !spec.configs.empty()) return nullptr;
+            return make_transfer_provider(spec.search.transfer);
+          }};
+}
+
 }  // namespace tunekit::detail

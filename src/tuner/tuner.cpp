@@ -241,7 +241,7 @@ class Run {
     builder_ = &rig.parts().builder();
     evaluator_ = &rig.parts().evaluator();
 
-    providers_ = seed_providers(spec_);
+    providers_ = providers_for(spec_);
     for (const auto& p : providers_) report_.seeded_by.emplace_back(p->origin());
     if (!options_.fresh) remember_stored_sizes();
     std::vector<SizePlan> plans;

@@ -166,3 +166,40 @@ TEST(TuneSeeds, TransferFollowsTheSeedsAndPrecedesTheDefault) {
   EXPECT_NE(summary.find("transferred from the nearest tuned sizes (search.transfer): No.3 to No.4"), std::string::npos)
       << summary;
 }
+
+// A program's own provider is one add() to the registry: its seeds follow
+// the built-ins' and carry its name, which `tunekit plugins` lists.
+TEST(TuneSeeds, AProgramsOwnProviderSeedsUnderItsName) {
+  struct Largest : SeedProvider {
+    std::string_view origin() const override { return "largest"; }
+    std::vector<Config> seeds(const SeedContext& ctx) const override {
+      const Config big = tiles(16, 32, 32);  // BM * BN at the bound, 512
+      return ctx.space.contains(big) ? std::vector<Config>{big} : std::vector<Config>{};
+    }
+  };
+  seed_providers().add({"largest", "the largest tiles, where valid",
+                        [](const Spec&) -> std::unique_ptr<SeedProvider> { return std::make_unique<Largest>(); }});
+  struct Unregister {
+    ~Unregister() { seed_providers().remove("largest"); }
+  } unregister;
+  const auto dir = fresh_dir();
+  Spec spec = load_spec(kSpec);
+  spec.search.seeds = {tiles(8, 64, 16)};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(spec, opt);
+  const SizeReport& s1 = report.sizes.at(1);  // M 48: every seed is valid
+  ASSERT_GE(s1.trials.size(), 3u);
+  EXPECT_EQ(s1.trials[0].origin, kOriginRules);
+  EXPECT_EQ(s1.trials[1].origin, kOriginSpecSeeds);
+  EXPECT_EQ(s1.trials[2].origin, "largest");
+  EXPECT_EQ(s1.trials[2].config, tiles(16, 32, 32));
+  expect_distinct(s1);
+
+  // A provider whose origin is not its name would file its trials under
+  // another provider's.
+  seed_providers().add(
+      {"misnamed", "", [](const Spec&) -> std::unique_ptr<SeedProvider> { return std::make_unique<Largest>(); }});
+  EXPECT_THROW(providers_for(spec), std::logic_error);
+  seed_providers().remove("misnamed");
+}

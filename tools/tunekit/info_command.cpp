@@ -10,6 +10,7 @@
 #include "evaluator/detail/worker_evaluator.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
+#include "tunekit/seeds.hpp"
 #include "tunekit/strategy.hpp"
 
 namespace tunekit::cli {
@@ -82,6 +83,8 @@ std::string plugins_text() {
   }
   out += "output writers (--output, the spec's output:):\n";
   for (const auto& w : writers().entries()) out += fmt::format("  {}: {}\n", w.name, w.summary);
+  out += "seed providers (configs tried first at each size, in this order):\n";
+  for (const auto& p : seed_providers().entries()) out += fmt::format("  {}: {}\n", p.name, p.summary);
   return out;
 }
 
@@ -118,6 +121,10 @@ std::string plugins_markdown() {
       "\n## Output writers\n\nChosen with `--output`; files can be named in the spec's `output:`.\n\n"
       "| writer | what it writes |\n|---|---|\n";
   for (const auto& w : writers().entries()) out += fmt::format("| `{}` | {} |\n", w.name, w.summary);
+  out +=
+      "\n## Seed providers\n\nConfigs tried first at each size, before the search, in this order; each trial "
+      "records its provider's name as its origin.\n\n| provider | what it proposes |\n|---|---|\n";
+  for (const auto& p : seed_providers().entries()) out += fmt::format("| `{}` | {} |\n", p.name, p.summary);
   return out;
 }
 
