@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,12 @@
 struct sqlite3;
 
 namespace tunekit {
+
+// What Store's read-only open throws for an SQLite database with no table
+// yet: one a tune is creating now, or one made empty. A tune may write it.
+struct EmptyStoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Store {
  public:

@@ -483,8 +483,10 @@ void Store::open_read_only() {
           const auto tables = foreign_tables(db_, path_);
           sqlite3_close_v2(db_);
           db_ = nullptr;
-          fail(path_, tables.empty() ? std::string("is an empty database: it holds no tunekit results yet")
-                                     : not_a_store(tables));
+          if (tables.empty())
+            throw EmptyStoreError(
+                fmt::format("results store {}: is an empty database: it holds no tunekit results yet", path_.string()));
+          fail(path_, not_a_store(tables));
         }
         if (*version == 5) columns_ = &kColumnsReadingVersion5;
         else if (*version == 6) columns_ = &kColumnsReadingVersion6;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "tunekit/cli.hpp"
 #include "core/detail/process.hpp"
@@ -218,6 +219,23 @@ TEST(ReliabilityCli, ADatabaseFlagOnAnotherKindOfFileIsTheFlagsError) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, spec + ": cannot tune into ")) << r.output;
   EXPECT_FALSE(fs::exists(dir / "out" / "cache")) << "something was built";
+}
+
+// An SQLite database with no table yet is one a tune makes its table in:
+// another rank of an MPI tune creates the store as this one checks it (the
+// MPI test met that race), or it was left empty.
+TEST(ReliabilityCli, ATuneIntoADatabaseBeingCreatedGoesOn) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0]}");
+  const fs::path db = dir / "new.db";
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(handle, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr), SQLITE_OK);  // the header
+  sqlite3_close(handle);
+  ASSERT_GT(fs::file_size(db), 0u);
+  auto r = tunekit_cli({"tune", spec, "--db", db.string(), "-o", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(Store(db).all().size(), 1u);
 }
 
 // --entry and --arg describe a bare source's call; given with a spec they

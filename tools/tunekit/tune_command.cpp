@@ -51,6 +51,9 @@ void check_store_path(const fs::path& db, const std::string& given_by) {
   if (!fs::exists(db, ec) || fs::file_size(db, ec) == 0 || ec) return;
   try {
     const Store probe(db, Store::Access::read_only);
+  } catch (const EmptyStoreError&) {
+    // Another tune (another MPI rank) is creating it, or it was made empty:
+    // this tune makes its table.
   } catch (const std::runtime_error& e) {
     throw InputError({given_by}, fmt::format("cannot tune into {}: {}", db.string(), e.what()));
   }
