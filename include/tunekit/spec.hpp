@@ -5,6 +5,7 @@
 #include <map>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -180,8 +181,11 @@ struct SearchSettings {
 struct OutputSettings {
   std::filesystem::path db;  // empty: <out-dir>/tunekit.db
   // Per output writer (output.hpp), by name: the file it writes instead of
-  // its default, e.g. {"csv", "results/gemm.csv"}.
+  // its default, e.g. {"csv", "results/gemm.csv"}; an empty path (`csv:
+  // true` in a spec) is the writer's default file.
   std::map<std::string, std::filesystem::path, std::less<>> files;
+  // Writers switched off (`json: false`), even those that write by default.
+  std::set<std::string, std::less<>> off;
 };
 
 // Application-level tuning (kernel.language: command, msKPP autotune_v2):

@@ -115,7 +115,8 @@ std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSe
   std::vector<const WriterInfo*> picked;
   if (names.empty()) {
     for (const WriterInfo& w : writers().entries())
-      if ((w.by_default && w.by_default(report)) || settings.files.count(w.name)) picked.push_back(&w);
+      if (!settings.off.count(w.name) && ((w.by_default && w.by_default(report)) || settings.files.count(w.name)))
+        picked.push_back(&w);
   } else {
     for (const auto& name : names) picked.push_back(&writers().get(name, where));
   }
@@ -124,7 +125,8 @@ std::vector<PlannedOutput> plan_outputs(const TuneReport& report, const OutputSe
     PlannedOutput o{w, {}};
     if (w->writes_file) {
       auto given = settings.files.find(w->name);
-      o.file = given != settings.files.end() ? given->second : w->default_file(report, context);
+      o.file =
+          given != settings.files.end() && !given->second.empty() ? given->second : w->default_file(report, context);
     }
     out.push_back(std::move(o));
   }

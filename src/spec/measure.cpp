@@ -67,7 +67,24 @@ void Loader::output(const Item& it, Spec& s) const {
     if (w.writes_file) keys.push_back(w.name);
   Map t = map(it, keys);
   for (const Entry& e : t.entries) {
-    const std::string file = string_of(child(t, e), "a file path");
+    const Item value = child(t, e);
+    // `csv: true` asks for the writer's default file and `json: false` for
+    // none: a file named "true" is never what was meant.
+    if (is_plain(value.node) && value.node.IsScalar() &&
+        (value.node.Scalar() == "true" || value.node.Scalar() == "false")) {
+      const bool on = value.node.Scalar() == "true";
+      if (e.key == "db") {
+        if (!on)
+          fail(content_loc(value),
+               "'output.db' cannot be false: every tune keeps its trials in a store; give a file path, or leave the "
+               "key out for <out-dir>/tunekit.db");
+        continue;
+      }
+      if (on) s.output.files[e.key] = std::filesystem::path();
+      else s.output.off.insert(e.key);
+      continue;
+    }
+    const std::string file = string_of(value, "a file path, true (the writer's default file) or false (none)");
     if (e.key == "db") s.output.db = file;
     else s.output.files[e.key] = file;
   }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -616,6 +617,24 @@ TEST(Writers, AResultsTableNeverReplacesAnEarlierRunsTable) {
   std::ofstream(first) << "No.,Config,Duration(us),Args\n";
   const fs::path second = mskpp.default_file(TuneReport{}, context);
   EXPECT_EQ(second.string(), first.string().substr(0, first.string().size() - 4) + "_2.csv");
+}
+
+// `csv: true` in a spec plans the writer's default file, and `json: false`
+// leaves out a writer that writes by default.
+TEST(Writers, AWriterSwitchedOnOrOffInTheSpecIsPlannedSo) {
+  TempDir dir;
+  OutputSettings settings;
+  settings.files["t4"] = fs::path();
+  settings.off.insert("json");
+  const TuneReport report = sample_report();
+  const OutputContext context{dir.path(), std::chrono::system_clock::now(), ""};
+  std::map<std::string, fs::path> planned;
+  for (const auto& o : plan_outputs(report, settings, context, {})) planned[o.writer->name] = o.file;
+  EXPECT_EQ(planned.count("json"), 0u);
+  ASSERT_EQ(planned.count("t4"), 1u);
+  EXPECT_EQ(planned["t4"], writers().get("t4").default_file(report, context));
+  EXPECT_FALSE(planned["t4"].empty());
+  EXPECT_EQ(planned.count("csv"), 1u);  // by default, as before
 }
 
 // A file that cannot be written (here its folder is a file; a full disk

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -216,6 +217,16 @@ TEST(LoadSpec, RangeSourceParametersWhenNoneDeclared) {
 
 // A strategy named as Kernel Tuner names it is stored under tunekit's name,
 // with its options checked against that strategy.
+// A writer's `true` is its default file and `false` none; a file named
+// "true" is never what was meant, and the store cannot be switched off.
+TEST_F(SpecErrors, AnOutputOfTrueOrFalseSwitchesTheWriter) {
+  const Spec s = load_spec(write(kHead + "output: {csv: true, json: false, html: \"true\"}\n"));
+  EXPECT_EQ(s.output.files.at("csv"), fs::path());
+  EXPECT_EQ(s.output.off, (std::set<std::string, std::less<>>{"json"}));
+  EXPECT_EQ(s.output.files.at("html"), fs::path("true"));  // quoted: a file name after all
+  expect_error(kHead + "output: {db: false}\n", 6, 14, "cannot be false");
+}
+
 TEST_F(SpecErrors, KernelTunersStrategyNameIsAnAlias) {
   Spec s = load_spec(write(kHead + "search: {strategy: genetic_algorithm, options: {population: 12}}\n"));
   EXPECT_EQ(s.search.strategy, "genetic");

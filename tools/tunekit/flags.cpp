@@ -153,6 +153,20 @@ std::set<std::string> size_names_used(const Spec& spec) {
   return names;
 }
 
+void check_property_names(const std::set<std::string>& read, const Bindings& properties, const std::string& file) {
+  std::vector<std::string> lacking;
+  for (const auto& n : read)
+    if (!properties.count(n)) lacking.push_back(n);
+  for (const auto& [key, value] : properties) {
+    if (read.count(key)) continue;
+    if (std::string hint = did_you_mean(key, lacking); !hint.empty())
+      throw InputError(SourceLocation{file, 0, 0},
+                       fmt::format("property '{}' is read by nothing in the spec{} (the spec reads that name, and "
+                                   "this file does not give it)",
+                                   key, hint));
+  }
+}
+
 // A size given on the command line: a name the spec uses, and a number
 // (a malformed axis such as 'M=[1,2' would otherwise be the string "[1,2").
 // A machine property the constraints read is among the names the spec

@@ -31,6 +31,14 @@ CLI::Validator at_least(std::uint64_t min);
 // its parameters.
 std::set<std::string> size_names_used(const Spec& spec);
 
+// The keys of a --properties FILE (`properties`) against `read`, the names
+// a spec reads: a key it does not read that is a near miss of one it reads
+// and the file lacks ("l1d_byts" for l1d_bytes) throws InputError naming the
+// file, since the machine's own value (or none) would be used unseen. Keys
+// the spec does not read are otherwise fine: a `tunekit devices --json`
+// object lists every property of its device.
+void check_property_names(const std::set<std::string>& read, const Bindings& properties, const std::string& file);
+
 // A size given on the command line (`flag`, as typed): a name of `known`,
 // not a parameter, not a property of the machine (`machine`: its
 // properties) unless the spec's sizes declare that name, and numbers; else

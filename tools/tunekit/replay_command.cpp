@@ -133,6 +133,7 @@ int run_replay(const ReplayArgs& a) {
         throw InputError({a.properties.empty() ? a.recording : a.properties},
                          std::string("bad machine description: ") + e.what());
       }
+      if (!a.properties.empty()) check_property_names(size_names_used(*spec), constants, a.properties);
     }
     for (const auto& [k, v] : size) constants[k] = v;
   }

@@ -79,6 +79,7 @@ Loaded load(const SpaceArgs& a) {
   Bindings constants;
   if (!a.properties.empty()) {
     constants = load_machine_file(a.properties).properties;
+    if (spec) check_property_names(size_names_used(*spec), constants, a.properties);
   } else if (!language.empty()) {
     try {
       constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;

@@ -276,9 +276,14 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   if (t.no_transfer) spec.search.transfer = 0;
   if (!t.db.empty()) spec.output.db = t.db;
   for (const auto& name : t.outputs) (void)writers().get(name, {"--output"});  // before the tune, not after
-  if (!t.csv.empty()) spec.output.files["csv"] = t.csv;
-  if (!t.json.empty()) spec.output.files["json"] = t.json;
-  if (!t.html.empty()) spec.output.files["html"] = t.html;
+  // A file on the command line wins over the spec's, and over its `false`.
+  const std::pair<std::string_view, const std::string*> file_flags[] = {
+      {"csv", &t.csv}, {"json", &t.json}, {"html", &t.html}};
+  for (const auto& [name, file] : file_flags)
+    if (!file->empty()) {
+      spec.output.files[std::string(name)] = *file;
+      spec.output.off.erase(std::string(name));
+    }
   if (!t.compiler.empty() || !t.flags.empty()) {
     // Held to what the spec's kernel.compiler and kernel.flags may be, and
     // remembered as the flags' own: a build that fails names them.
@@ -463,7 +468,10 @@ int run_tune(const TuneArgs& t) {
   options.fresh = t.fresh;
   options.retry_failed = t.retry_failed;
   options.jobs = static_cast<unsigned>(t.jobs);
-  if (!t.properties.empty()) options.properties = load_machine_file(t.properties).properties;
+  if (!t.properties.empty()) {
+    options.properties = load_machine_file(t.properties).properties;
+    check_property_names(size_names_used(spec), options.properties, t.properties);
+  }
   // Before a week of tuning, not after: no explicit output may replace the
   // store, the spec or the kernel's source.
   const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
@@ -471,6 +479,7 @@ int run_tune(const TuneArgs& t) {
   KeptFiles kept = kept_inputs(spec, db);
   std::vector<std::pair<std::string, fs::path>> given;
   for (const auto& [name, file] : spec.output.files) {
+    if (file.empty()) continue;  // the writer's default file, checked once planned
     check_output_file("--" + name, file, kept);
     given.emplace_back("--" + name, file);
   }
