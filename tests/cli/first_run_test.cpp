@@ -208,6 +208,27 @@ measure: {warmup: 0us, min_samples: 3, max_samples: 3}
   EXPECT_EQ(tunekit_cli({"select", spec, "--out-dir", out, "--mode", "cover", "--within", "10"}).exit_code, 0);
 }
 
+// A policy made from part of a size's valid configs (a budget, a --where,
+// a tune stopped early) says how much was measured; a whole tune says
+// nothing.
+TEST(FirstRun, SelectAndEmitSayWhereOnlyPartOfTheSpaceWasMeasured) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "sizes: [{N: 64}, {N: 32}]\nparameters: {A: [1, 2, 3, 4]}\n");
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=64", "--max-evals", "2"}).exit_code,
+            0);
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=32"}).exit_code, 0);
+  for (const char* command : {"select", "emit"}) {
+    auto r = tunekit_cli({command, spec, "--out-dir", out});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "note: at 1 size, part of the valid configs was measured ({N: 64}: 2 of 4)"))
+        << r.output;
+  }
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=64"}).exit_code, 0);
+  auto r = tunekit_cli({"select", spec, "--out-dir", out});
+  EXPECT_FALSE(contains(r.output, "part of the valid configs")) << r.output;
+}
+
 TEST(FirstRun, SpaceCountsTheConfigsAList) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, R"(parameters: {A: [1, 2, 3, 4], B: [1, 2, 3]}

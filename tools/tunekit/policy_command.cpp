@@ -90,6 +90,7 @@ struct Loaded {
   fs::path db;
   std::vector<TrialRecord> trials;
   std::string name;
+  std::map<std::string, std::uint64_t> valid_at;  // size key -> valid configs there (with a SPEC)
 };
 
 // Reads a results store: a file that is not one is the input's error, named
@@ -138,7 +139,8 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
 // shares; a config the space no longer holds is not chosen, as a tune would
 // not name it. A constraint that reads a name a trial's machine did not
 // record (an older store) is not held against it.
-std::vector<TrialRecord> allowed_now(const Spec& spec, std::vector<TrialRecord> trials) {
+std::vector<TrialRecord> allowed_now(const Spec& spec, std::vector<TrialRecord> trials,
+                                     std::map<std::string, std::uint64_t>& valid_at) {
   std::set<std::string> parameters;
   for (const auto& p : spec.parameters) parameters.insert(p.name);
   std::map<std::string, std::unique_ptr<Space>> spaces;  // by machine and size
@@ -159,6 +161,7 @@ std::vector<TrialRecord> allowed_now(const Spec& spec, std::vector<TrialRecord> 
                         [&](const std::string& n) { return parameters.count(n) || constants.count(n); }))
           readable.push_back(c);
       space = std::make_unique<Space>(spec.parameters, std::move(readable), constants);
+      valid_at.try_emplace(size_key(t.size), spec.configs.empty() ? space->count() : spec.configs.size());
     }
     return !space->contains(t.config);
   });
@@ -225,7 +228,7 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   }
   pick_device(l, a, one_device);
   const std::size_t stored = l.trials.size();
-  l.trials = allowed_now(l.spec, std::move(l.trials));
+  l.trials = allowed_now(l.spec, std::move(l.trials), l.valid_at);
   if (l.trials.empty())
     throw InputError({a.spec}, fmt::format("none of the {} stored trials of this spec in {} is in its space as it is "
                                            "now (its parameters, constraints or configs list changed since they "
@@ -246,6 +249,27 @@ Selection selection_of(const std::string& mode) {
 Goal goal_of(const Spec& spec) { return Goal{spec.objective, spec.metrics}; }
 
 std::string size_text(const Bindings& size) { return Config({size.begin(), size.end()}).str(); }
+
+// Sizes whose entry is the best of part of their valid configs (a budget,
+// or a tune stopped before the size's end): said, with how much was
+// measured, so that a policy is not taken for the result of whole tunes.
+void note_sizes_tuned_in_part(const Loaded& l, const Policy& p) {
+  std::map<std::string, std::set<std::string>> measured;  // size key -> configs with a trial
+  for (const auto& t : l.trials)
+    if (t.status != Status::invalid) measured[size_key(t.size)].insert(t.config.key());
+  std::vector<std::string> parts;
+  for (const auto& e : p.entries) {
+    const std::string key = size_key(e.size);
+    const auto valid = l.valid_at.find(key);
+    if (valid == l.valid_at.end() || measured[key].size() >= valid->second) continue;
+    parts.push_back(fmt::format("{}: {} of {}", size_text(e.size), measured[key].size(), valid->second));
+  }
+  if (parts.empty()) return;
+  fmt::print(
+      "note: at {} size{}, part of the valid configs was measured ({}); the entry{} the best of those: a budget, a "
+      "--where, or a tune stopped before its end (which the same command resumes)\n",
+      parts.size(), parts.size() == 1 ? "" : "s", fmt::join(parts, ", "), parts.size() == 1 ? " is" : "s are");
+}
 
 // Sizes the store has trials of, none of which ran correctly: the policy
 // has no entry for them, and answers them as it answers an untuned size.
@@ -310,6 +334,7 @@ int run_select(const PolicyArgs& a) {
   for (const auto& e : p.entries)
     fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(),
                e.time ? fmt::format(" {:.3f} us", e.time->count()) : "");
+  note_sizes_tuned_in_part(l, p);
   note_sizes_left_out(l.trials, p);
   return 0;
 }
@@ -397,6 +422,7 @@ int run_emit(const PolicyArgs& a) {
     fmt::print("  untuned sizes skip tuned configs that {} of the spec's constraints reject there\n",
                p.checks.constraints.size());
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
+  note_sizes_tuned_in_part(l, p);
   note_sizes_left_out(l.trials, p);
   return 0;
 }
