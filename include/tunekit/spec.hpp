@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -187,6 +188,10 @@ struct OutputSettings {
   // Writers switched off (`json: false`), even those that write by default.
   std::set<std::string, std::less<>> off;
 };
+
+// The placeholders a command kernel's build sets to the variant's paths
+// (below); no parameter or size may take their names.
+inline constexpr std::string_view kVariantPlaceholders[] = {"source", "dir", "binary"};
 
 // Application-level tuning (kernel.language: command, msKPP autotune_v2):
 // each variant of the source is built by the user's build command and

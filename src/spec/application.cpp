@@ -5,7 +5,51 @@
 
 namespace tunekit::spec_detail {
 
+namespace {
+
+// What is wrong with a JSON path of `time: {json: ...}` (names joined by
+// '.', array indexes as [2]), or nullopt: a path the output could never
+// match is the spec's error, not every trial's.
+std::optional<std::string> json_path_problem(const std::string& path) {
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t name = i;
+    while (i < path.size() && path[i] != '.' && path[i] != '[' && path[i] != ']') ++i;
+    bool empty = i == name && !(name == 0 && i < path.size() && path[i] == '[');  // "[0].t": a root array
+    while (i < path.size() && path[i] == '[') {
+      const std::size_t close = path.find(']', i);
+      if (close == std::string::npos) return fmt::format("the '[' at character {} is not closed", i + 1);
+      const std::string index = path.substr(i + 1, close - i - 1);
+      if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
+        return fmt::format("'[{}]' is not an array index (0 or more)", index);
+      i = close + 1;
+      empty = false;
+    }
+    if (empty) return fmt::format("a name is missing at character {}", i + 1);
+    if (i == path.size()) return std::nullopt;
+    if (path[i] == ']') return fmt::format("the ']' at character {} closes no '['", i + 1);
+    if (path[i] == '.') ++i;
+    if (i == path.size()) return std::string("it ends with '.'");
+  }
+}
+
+}  // namespace
+
 ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
+  // The command backend sets these placeholders itself: a parameter or size
+  // of the same name would be replaced by a path without a word.
+  for (const std::string_view reserved : kVariantPlaceholders) {
+    for (const auto& p : s.parameters)
+      if (p.name == reserved)
+        fail(p.where, fmt::format("parameter '{}' has the name of a placeholder that a command kernel's build sets "
+                                  "({{{}}}: the variant's path); rename it",
+                                  p.name, p.name));
+    for (const auto& size : s.sizes)
+      if (size.count(std::string(reserved)))
+        fail(it.where, fmt::format("problem size '{}' has the name of a placeholder that a command kernel's build "
+                                   "sets ({{{}}}: the variant's path); rename it",
+                                   reserved, reserved));
+  }
   Map m = map(it, {"build", "run", "time", "warmup", "build_timeout", "run_timeout", "workdir"},
               "a mapping {build: [argv], run: [argv], time: ...}");
   ApplicationSpec a;
@@ -36,7 +80,7 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
                            " is a mapping: quote an element that is a placeholder, e.g. \"{M}\" "
                            "(YAML reads a bare {M} as a mapping)");
     std::vector<std::string> argv = strings_of(argv_item);
-    std::vector<std::string> known{"source", "dir", "binary"};
+    std::vector<std::string> known(std::begin(kVariantPlaceholders), std::end(kVariantPlaceholders));
     for (const auto& p : s.parameters) known.push_back(p.name);
     for (std::size_t i = 0; i < argv.size(); ++i) {
       for (const std::string& name : placeholder_names(argv[i], content_loc(els[i]))) {
@@ -81,6 +125,11 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
       t.kind = rx ? TimeSource::Kind::regex : TimeSource::Kind::json;
       t.pattern = string_of(src, rx ? "a regular expression" : "a JSON path such as result.time_us");
       t.where = content_loc(src);
+      if (js)
+        if (auto why = json_path_problem(t.pattern))
+          fail(content_loc(src), "'application.time.json' is not a JSON path: " + *why +
+                                     "; expected names joined by '.', with array indexes as [2], e.g. "
+                                     "runs[0].time_us");
       if (rx) {
         try {
           std::regex re(t.pattern);

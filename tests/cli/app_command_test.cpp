@@ -161,6 +161,49 @@ measure: {min_samples: 2, max_samples: 2}
   EXPECT_TRUE(contains(again.output, "best: No.7 250.000 us {KIND: fast}")) << again.output;
 }
 
+// What a command kernel's flags mean: --timeout bounds its runs even where
+// the spec sets run_timeout; --atol, --rtol and --reference, which compare
+// nothing here, and a size named like a variant path are refused; a time
+// lost in the middle of a long output is said to be lost.
+TEST(AppCommand, FlagsThatApplyAndFlagsThatDoNot) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "// KIND comes in through the commands\n");
+  write_file(dir / "run.sh", R"(case $1 in
+  hang) sleep 600 ;;
+  chatty) for i in $(seq 40000); do echo "chatter line $i chatter chatter chatter"; done
+          echo 'time: 5'
+          for i in $(seq 40000); do echo "chatter line $i chatter chatter chatter"; done ;;
+  *) echo 'time: 1' ;;
+esac
+)");
+  write_file(dir / "app.yaml", R"(kernel: {source: k.cpp, language: command}
+parameters:
+  KIND: [fine, hang, chatty]
+application:
+  run: [bash, run.sh, "{KIND}"]
+  time: {regex: 'time: ([0-9.]+)'}
+  warmup: 0
+  run_timeout: 120s
+measure: {min_samples: 1, max_samples: 1}
+)");
+  const std::string spec = (dir / "app.yaml").string(), out = (dir / "out").string();
+  auto r = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--timeout", "2s"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "No.2: timeout, {KIND: hang} (run timed out after 2 s; killed)")) << r.output;
+  bool said = false;
+  for (const auto& t : Store(dir / "out" / "tunekit.db").all())
+    said = said || contains(t.error, "bytes in the middle were not kept, only the first and the last 1 MiB");
+  EXPECT_TRUE(said) << r.output;
+  for (const char* flag : {"--atol", "--rtol", "--reference"}) {
+    auto refused = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", flag, "1"});
+    EXPECT_EQ(refused.exit_code, 1) << flag << ": " << refused.output;
+    EXPECT_TRUE(contains(refused.output, std::string(flag) + ": does not apply to a command kernel")) << refused.output;
+  }
+  auto size = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-s", "binary=7"});
+  EXPECT_EQ(size.exit_code, 1) << size.output;
+  EXPECT_TRUE(contains(size.output, "the spec uses no size named 'binary'")) << size.output;
+}
+
 // The msKPP basic-matmul walkthrough on the CPU backend: twelve explicit
 // L1/L0 tile configs against the `// tunable` lines of the source.
 TEST(AppExamples, MsKppMatmulOnTheCpu) {

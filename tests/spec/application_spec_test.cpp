@@ -176,3 +176,25 @@ TEST_F(ApplicationSpec_, BadWorkdir) {
 TEST_F(ApplicationSpec_, NegativeWarmup) { expect_error(kHead + "  warmup: -1\n", 6, 11, "must be an integer >= 0"); }
 
 TEST_F(ApplicationSpec_, ZeroTimeout) { expect_error(kHead + "  run_timeout: 0s\n", 6, 16, "must be a duration > 0"); }
+
+// A JSON path the output could never match is the spec's error, at load,
+// not every trial's launch_error.
+TEST_F(ApplicationSpec_, AJsonPathThatIsNoPathIsRefused) {
+  expect_error(kHead + "  time: {json: 'runs[0.time_us'}\n", 6, 17, "the '[' at character 5 is not closed");
+  expect_error(kHead + "  time: {json: 'runs..time_us'}\n", 6, 17, "a name is missing at character 6");
+  expect_error(kHead + "  time: {json: 'runs[-1].time_us'}\n", 6, 17, "'[-1]' is not an array index");
+  expect_error(kHead + "  time: {json: 'runs.'}\n", 6, 17, "it ends with '.'");
+  for (const char* path : {"a.b.c", "runs[0].time_us", "[2].t", "m[1][2]", "runs.0.us"})
+    EXPECT_EQ(load_spec(write(kHead + "  time: {json: '" + path + "'}\n")).application->time.pattern, path);
+}
+
+// {source}, {dir} and {binary} are the build's: a parameter or size of that
+// name would silently become a path.
+TEST_F(ApplicationSpec_, AParameterOrSizeNamedLikeAVariantPathIsRefused) {
+  std::ofstream(dir_ / "kd.cpp") << "constexpr int dir = 1; // tunable\n";
+  expect_error(
+      "kernel: {source: kd.cpp, language: command}\nparameters: {dir: [1, 2]}\napplication:\n  run: [echo, '{dir}']\n",
+      2, 14, "parameter 'dir' has the name of a placeholder");
+  expect_error("kernel: {source: k.cpp, language: command}\nsizes: {binary: 3}\napplication:\n  run: [echo]\n", 4, 3,
+               "problem size 'binary' has the name of a placeholder");
+}

@@ -150,6 +150,8 @@ std::set<std::string> size_names_used(const Spec& spec) {
         }
       }
   for (const auto& p : spec.parameters) names.erase(p.name);
+  if (spec.application)
+    for (const std::string_view path : kVariantPlaceholders) names.erase(std::string(path));  // set by the build
   return names;
 }
 

@@ -211,6 +211,15 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
     }
     spec.reference.kind = ReferenceSpec::Kind::default_config;
   }
+  // A command kernel's outputs are the user's program's own: nothing is
+  // compared, so flags about comparing them would change nothing.
+  if (backend_for_language(spec.kernel.language).kernel.application)
+    for (const auto& [flag, given] : {std::pair{"--reference", !t.reference.empty()},
+                                      std::pair{"--atol", t.atol.has_value()}, std::pair{"--rtol", t.rtol.has_value()}})
+      if (given)
+        throw InputError({flag}, fmt::format("does not apply to a {} kernel: its program's outputs are not compared "
+                                             "with a reference (its time is read from the program's output)",
+                                             spec.kernel.language));
   if (!t.reference.empty()) {
     if (t.reference == "none") spec.reference.kind = ReferenceSpec::Kind::none;
     else if (t.reference == "default") spec.reference.kind = ReferenceSpec::Kind::default_config;
@@ -308,8 +317,12 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   }
   if (!t.timeout.empty()) {
     spec.measure.timeout = duration_flag("--timeout", t.timeout, true);
-    if (!backend_for_language(spec.kernel.language).kernel.application)
-      if (auto why = warmup_outlasts_timeout(spec.measure)) throw InputError({"--timeout"}, *why + " (measure.warmup)");
+    // A command kernel's runs are bounded by application.run_timeout when
+    // the spec sets it: the flag replaces that too, or it would change
+    // nothing but the settings a stored failure is judged by.
+    if (spec.application) spec.application->run_timeout = spec.measure.timeout;
+    else if (auto why = warmup_outlasts_timeout(spec.measure))
+      throw InputError({"--timeout"}, *why + " (measure.warmup)");
   }
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);

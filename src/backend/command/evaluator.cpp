@@ -276,6 +276,11 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
     if (app_.time.kind == TimeSource::Kind::wall) return std::chrono::duration_cast<Microseconds>(p.wall);
     std::string why;
     auto us = read_time_us(app_.time, p.output, why);
+    if (!us && p.output_dropped > 0)
+      why += fmt::format(
+          " (of its output, {} bytes in the middle were not kept, only the first and the last {} MiB: "
+          "print the time near the start or the end)",
+          p.output_dropped, detail::kKeptOutputBytes >> 20);
     if (!us) {
       // The first line of the error is what the console shows.
       RunFailure f{Status::launch_error, fmt::format("no time in the output: {}\n$ {}   (in {})\n{}", why, shown,
