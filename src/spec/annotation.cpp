@@ -121,6 +121,25 @@ bool alias_left_out(std::string_view comment) {
   return text.substr(0, 7) == "tunable" && trim(text.substr(7)) == ":";
 }
 
+// Why a comment that is no "// tunable" annotation reads like one, or
+// nullopt: "// Tunable" (the word in another case), "// tunable: ACC T" (an
+// alias that is no name). Prose after the word ("// tunable later") is left
+// alone, as msKPP leaves it.
+std::optional<std::string> tunable_near_miss(std::string_view comment) {
+  const std::string_view text = trim(comment.substr(2));
+  std::string first;
+  for (char c : text.substr(0, 7)) first += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (first != "tunable") return std::nullopt;
+  const std::string_view rest = trim(text.substr(7));
+  if (text.substr(0, 7) != "tunable" && (rest.empty() || rest[0] == ':'))
+    return "'" + std::string(text.substr(0, 7)) +
+           "' reads like a tunable annotation; write it '// tunable' (lower case)";
+  if (!rest.empty() && rest[0] == ':')
+    return "the alias of '// tunable: ALIAS' is one name (letters, digits and '_'), not '" +
+           std::string(trim(rest.substr(1))) + "'";
+  return std::nullopt;
+}
+
 // The tunable annotation of one line, if it has one. Throws for a "// tunable"
 // line whose code has no "NAME =".
 std::optional<Tunable> tunable_of(std::string_view line, bool& in_block, int line_no, const std::string& file) {
@@ -135,6 +154,8 @@ std::optional<Tunable> tunable_of(std::string_view line, bool& in_block, int lin
       throw InputError(SourceLocation{file, line_no, static_cast<int>(line.find(':', scan.comment) + 1)},
                        "'// tunable:' needs the line's alias after the colon ('// tunable: ALIAS'); or, without "
                        "the colon, the line assigns the name ('NAME = value; // tunable')");
+    if (auto why = tunable_near_miss(line.substr(scan.comment)))
+      throw InputError(SourceLocation{file, line_no, static_cast<int>(scan.comment + 1)}, *why);
     return std::nullopt;
   }
   Tunable t;
@@ -279,7 +300,15 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     std::size_t at = text.find(marker);
     if (at == std::string_view::npos) continue;
     const std::size_t slashes = text.find_first_not_of(" \t");
-    if (text.substr(slashes, 2) != "//" || text.find_first_not_of(" \t/", slashes) != at) continue;
+    if (text.substr(slashes, 2) != "//" || text.find_first_not_of(" \t/", slashes) != at) {
+      // "x = 0; // %RANGE% ...": an annotation after code, which CCCL's
+      // scripts do not read either; left alone, its parameter would vanish.
+      const std::size_t comment = text.rfind("//", at);
+      if (comment != std::string_view::npos && comment != slashes && text.find_first_not_of(" \t/", comment) == at)
+        throw InputError(SourceLocation{file, static_cast<int>(i + 1), static_cast<int>(comment + 1)},
+                         "a %RANGE% annotation is a // comment on a line of its own, not after code");
+      continue;
+    }
     const int line_no = static_cast<int>(i + 1);
     auto where = [&](std::size_t column0) { return SourceLocation{file, line_no, static_cast<int>(column0 + 1)}; };
     // Whitespace-separated fields after the marker, with their positions.

@@ -198,6 +198,20 @@ TEST(Tunable, AnAliasLeftOutIsAnError) {
   EXPECT_TRUE(has_tunable_lines("constexpr int BM = 4; // tunable:\n"));
 }
 
+// Meant as annotations, and taken for prose the line would stay as written.
+TEST(Tunable, NearMissesAreErrors) {
+  expect_error(
+      [] {
+        apply_tunable_lines("constexpr int BM = 4; // Tunable\n", cfg({{"BM", 1}}), "k.cpp");
+      },
+      "k.cpp", 1, 23, "'Tunable' reads like a tunable annotation; write it '// tunable' (lower case)");
+  expect_error(
+      [] {
+        apply_tunable_lines("using T = float; // tunable: ACC T\n", cfg({{"ACC", 1}}), "k.cpp");
+      },
+      "k.cpp", 1, 18, "the alias of '// tunable: ALIAS' is one name (letters, digits and '_'), not 'ACC T'");
+}
+
 TEST(Tunable, HasTunableLines) {
   EXPECT_TRUE(has_tunable_lines("int a = 1; // tunable\n"));
   EXPECT_TRUE(has_tunable_lines("  using T = X; // tunable: T\n"));
@@ -271,6 +285,13 @@ TEST(Range, NearMissesAreErrorsNotProse) {
                "a %RANGE% annotation is a // comment");
   // Prose that mentions the marker later in a comment is left alone.
   EXPECT_TRUE(parse_range_annotations("// see the %RANGE% lines below\nint x;\n", "b.cu").empty());
+}
+
+// After code, a %RANGE% comment is no annotation to CCCL's scripts either;
+// ignored, its parameter would vanish from the space.
+TEST(Range, AnAnnotationAfterCodeIsAnError) {
+  expect_error([] { parse_range_annotations("int dummy = 0; // %RANGE% TUNE_B block 256:512:256\n", "b.cu"); }, "b.cu",
+               1, 16, "a %RANGE% annotation is a // comment on a line of its own, not after code");
 }
 
 TEST(Range, MissingLabel) {
