@@ -108,6 +108,28 @@ void Loader::space(const Map& m, Spec& s) const {
           }
           if (values_seen[name].insert(value_identity(value)).second) p->values.push_back(value);
         }
+      // A name only some configs give that is a near miss of another is a
+      // typo: said at the key, not as a name the other configs miss.
+      auto given_by = [&](const std::string& name) {
+        return static_cast<std::size_t>(std::count_if(s.configs.begin(), s.configs.end(),
+                                                      [&](const Config& c) { return c.find(name) != nullptr; }));
+      };
+      for (const auto& p : s.parameters) {
+        const std::size_t given = given_by(p.name);
+        if (given == s.configs.size()) continue;
+        // What a misspelt key stands for: a name no config gives beside it,
+        // given by at least as many configs (the typo is the rarer one).
+        std::vector<std::string> others;
+        for (const auto& q : s.parameters)
+          if (q.name != p.name && given_by(q.name) >= given &&
+              std::none_of(s.configs.begin(), s.configs.end(),
+                           [&](const Config& c) { return c.find(p.name) && c.find(q.name); }))
+            others.push_back(q.name);
+        if (auto near = closest_match(p.name, others))
+          fail(p.where, fmt::format("'{}' is given by {} of the {} configs; did you mean '{}'? (a config gives "
+                                    "every parameter a value)",
+                                    p.name, given, s.configs.size(), *near));
+      }
       // Like a declared space's configs, each one gives every parameter.
       for (std::size_t i = 0; i < s.configs.size(); ++i) {
         std::vector<std::string> missing;

@@ -261,6 +261,14 @@ TEST_F(SpecErrors, PartialConfigNamesWhatIsMissing) {
                    "  - {BM: 64, BN: 32}\n"
                    "  - {BM: 128}\n",
                8, 5, "'configs[1]' misses parameter BN");
+  // A misspelt key is said at the key, with the name it stands for, not as
+  // a name the other configs miss.
+  expect_error(kHead +
+                   "configs:\n"
+                   "  - {BM: 64, UNROLL: 1}\n"
+                   "  - {BM: 128, UNROLLL: 2}\n"
+                   "  - {BM: 32, UNROLL: 4}\n",
+               8, 15, "'UNROLLL' is given by 1 of the 3 configs; did you mean 'UNROLL'?");
 }
 
 TEST_F(SpecErrors, ValueKinds) {
