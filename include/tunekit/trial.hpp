@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tunekit/config.hpp"
@@ -85,6 +86,19 @@ struct TrialRecord {
 // first had. The tuner, select, emit and the reports all name the best so.
 inline bool competes_for_best(const TrialRecord& t, bool confirmed_here) {
   return t.status == Status::ok && (t.confirmed || !confirmed_here);
+}
+
+// `confirmed_here` for one size's trials (records or pointers to them).
+template <typename Trials>
+bool any_confirmed(const Trials& trials) {
+  for (const auto& t : trials) {
+    const TrialRecord& r = [&]() -> const TrialRecord& {
+      if constexpr (std::is_pointer_v<std::decay_t<decltype(t)>>) return *t;
+      else return t;
+    }();
+    if (r.status == Status::ok && r.confirmed) return true;
+  }
+  return false;
 }
 
 // Canonical key of a problem size (names sorted).

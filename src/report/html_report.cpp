@@ -35,7 +35,7 @@ std::vector<const TrialRecord*> ok_by_time(const std::vector<const TrialRecord*>
 // The best of `ok` (fastest first), as the tuner names it: the fastest
 // confirmed trial where confirmation ran (competes_for_best).
 const TrialRecord* named_best(const std::vector<const TrialRecord*>& ok) {
-  const bool confirmed_here = std::any_of(ok.begin(), ok.end(), [](auto* t) { return t->confirmed; });
+  const bool confirmed_here = any_confirmed(ok);
   for (const auto* t : ok)
     if (competes_for_best(*t, confirmed_here)) return t;
   return nullptr;

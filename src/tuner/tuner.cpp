@@ -492,8 +492,7 @@ class Run {
       if (t.device == report_.device && t.status == Status::ok) by_size[size_key(t.size)].push_back(&t);
     for (auto& [key, trials] : by_size) {
       remember(trials.front()->size, trials);
-      const bool confirmed_here =
-          std::any_of(trials.begin(), trials.end(), [](const TrialRecord* t) { return t->confirmed; });
+      const bool confirmed_here = any_confirmed(trials);
       for (const TrialRecord* t : trials) {
         if (!competes_for_best(*t, confirmed_here)) continue;
         if (auto cost = objective_cost(spec_.objective, spec_.metrics, *t)) {
@@ -776,8 +775,7 @@ class Run {
     if (sr.error.empty() && !stop_requested()) confirm(p, sr, env);
 
     std::optional<double> best_cost;
-    const bool confirmed_here = std::any_of(sr.trials.begin(), sr.trials.end(),
-                                            [](const TrialRecord& t) { return t.status == Status::ok && t.confirmed; });
+    const bool confirmed_here = any_confirmed(sr.trials);
     for (std::size_t i = 0; i < sr.trials.size(); ++i) {
       const auto& t = sr.trials[i];
       if (p.baseline && t.config == *p.baseline) sr.baseline = i;
