@@ -147,6 +147,19 @@ bool stopped_from_outside(pid_t root) {
   return std::any_of(all.begin(), all.end(), stopped);
 }
 
+bool await_ended(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const bool ended = std::all_of(pids.begin(), pids.end(), [](pid_t pid) {
+      const auto st = proc_stat(pid);
+      return !st || st->state == 'Z' || st->state == 'X';
+    });
+    if (ended) return true;
+    if (std::chrono::steady_clock::now() > until) return false;
+    ::usleep(1000);
+  }
+}
+
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   // Stopped as found, so that none forks a process the search has passed;
   // searched again until a search finds no new one.
@@ -607,12 +620,15 @@ void Child::kill() {
     // What the worker's kernel started in a session of its own is out of
     // the group's reach; the worker keeps such processes as its children
     // (run_kept), so they are its descendants until it dies.
-    kill_descendants(pid_);
+    std::vector<pid_t> killed = kill_descendants(pid_);
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
     int status;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    // A kernel that spun on (the worker's server, the threads it started)
+    // must not run beside the next worker's measurements.
+    await_ended(killed, kEndGrace);
   }
   pid_ = -1;
   close_fd(to_child_);
@@ -634,9 +650,10 @@ std::string Child::reap() {
     if (r < 0 && errno != EINTR) break;
     ::usleep(10000);
     if (i == 199) {
-      kill_descendants(pid_);
+      const std::vector<pid_t> killed = kill_descendants(pid_);
       ::kill(-pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
+      await_ended(killed, kEndGrace);
     }
   }
   // Whatever the worker's kernel left running in its group goes with it.

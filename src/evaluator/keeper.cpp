@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -114,16 +113,13 @@ void end_strays() {
   if (g_keeper == 0) return;
   const pid_t self = ::getpid();
   if (!has_other_child(g_keeper, self) && !has_other_child(self, 0)) return;
-  kill_descendants(g_keeper, self);
-  // The killed children of this process are this process's to reap (the
-  // keeper reaps its own). Not waited for past a second: a thread a kernel
-  // left running could have started another since.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  // The next request must not run beside them. The killed children of this
+  // process are this process's to reap (the keeper reaps its own); one
+  // started since (by a thread a kernel left running) is not waited for.
+  await_ended(kill_descendants(g_keeper, self), kEndGrace);
   for (int status;;) {
     const pid_t r = ::waitpid(-1, &status, WNOHANG);
-    if (r > 0 || (r < 0 && errno == EINTR)) continue;
-    if (r < 0 || std::chrono::steady_clock::now() > until) break;
-    ::usleep(1000);
+    if (r == 0 || (r < 0 && errno != EINTR)) break;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -35,14 +36,16 @@ namespace {
 // hangs. KIND 3 changes the worker's directory; KIND 6 writes a line to
 // every descriptor it can; KIND 7 prints 16 MiB a call. KIND 8 starts a
 // daemon (fork, setsid, fork again) that sleeps for ever and writes its pid
-// to MARK.strays; KIND 9 does that too, then hangs; KIND 10 computes y = 0
-// while a process listed there runs.
+// and start time to MARK.strays; KIND 9 does that too, then hangs; KIND 10
+// computes y = 0 while a process listed there runs. (The start time tells a
+// daemon from a later process given its pid: pids are reused.)
 std::string kernel(const fs::path& mark) {
   return R"(#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +53,20 @@ static bool marked() { return access(")" +
          mark.string() + R"(", F_OK) == 0; }
 static const char* strays = ")" +
          mark.string() + R"(.strays";
+// A process's start time (field 22 of /proc/PID/stat) when it runs (is no
+// zombie), else 0.
+static unsigned long long running_since(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size() || text[close + 2] == 'Z') return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22; ++i) fields >> field;
+  unsigned long long since = 0;
+  fields >> since;
+  return since;
+}
 static void start_daemon() {
   int ready[2];
   if (pipe(ready) != 0) std::abort();
@@ -58,7 +75,7 @@ static void start_daemon() {
     setsid();
     if (fork() == 0) {
       FILE* f = std::fopen(strays, "a");
-      std::fprintf(f, "%d\n", getpid());
+      std::fprintf(f, "%d %llu\n", getpid(), running_since(getpid()));
       std::fclose(f);
       if (write(ready[1], "x", 1) != 1) _exit(1);
       for (;;) pause();
@@ -72,18 +89,17 @@ static void start_daemon() {
 }
 static bool a_stray_runs() {
   std::ifstream list(strays);
-  for (int pid; list >> pid;) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    if (close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z') return true;
-  }
+  int pid;
+  unsigned long long since;
+  while (list >> pid >> since)
+    if (running_since(pid) == since) return true;
   return false;
 }
 // The reference: kills its worker (SIGKILL, from outside as far as the
 // tuner can tell) the first time it runs while MARK.ref exists.
 extern "C" void scale_ref(const float* x, float* y, int n) {
-  if (std::remove(")" + mark.string() + R"(.ref") == 0) kill(getpid(), SIGKILL);
+  if (std::remove(")" +
+         mark.string() + R"(.ref") == 0) kill(getpid(), SIGKILL);
   for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
 }
 extern "C" void scale(const float* x, float* y, int n) {
@@ -602,17 +618,32 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}
 
 namespace {
 
+// As the kernel's running_since: a process's start time while it runs (is
+// no zombie), else 0.
+unsigned long long running_since(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size() || text[close + 2] == 'Z') return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22; ++i) fields >> field;
+  unsigned long long since = 0;
+  fields >> since;
+  return since;
+}
+
 // The processes a kernel listed in MARK.strays that still run (zombies do
-// not: a daemon killed after its keeper died waits for init to reap it).
-// Kills them, so that a failing test leaves none behind.
+// not: a daemon killed after its keeper died waits for init to reap it; nor
+// does a later process given a listed pid). Kills them, so that a failing
+// test leaves none behind.
 std::vector<int> running_strays(const fs::path& mark) {
   std::vector<int> running;
   std::ifstream list(mark.string() + ".strays");
-  for (int pid; list >> pid;) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    if (close == std::string::npos || close + 2 >= text.size() || text[close + 2] == 'Z') continue;
+  int pid;
+  unsigned long long since;
+  while (list >> pid >> since) {
+    if (running_since(pid) != since) continue;
     running.push_back(pid);
     ::kill(pid, SIGKILL);
   }

@@ -56,6 +56,16 @@ std::string describe_signal(int sig);
 // past the search. `root` itself is not killed.
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare = 0);
 
+// Waits, up to `limit`, until none of `pids` runs any more (each is a
+// zombie or gone), and says whether that came. A process sent SIGKILL runs
+// on until its exit is scheduled, which on a busy machine is not at once.
+bool await_ended(const std::vector<pid_t>& pids, std::chrono::milliseconds limit);
+
+// How long processes killed on the way to the next request or worker are
+// waited for: past it, one is taken to be stuck in the kernel (a device
+// driver's call), which no wait ends.
+inline constexpr std::chrono::seconds kEndGrace{5};
+
 // True when `root` or a process descended from it is stopped (SIGSTOP, a
 // debugger): it cannot have run to its end however long it was given.
 bool stopped_from_outside(pid_t root);
