@@ -4,6 +4,9 @@
 // error, a rank that fails).
 #include <gtest/gtest.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <functional>
 #include <future>
 #include <map>
@@ -136,9 +139,10 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
   EXPECT_LE(report.ranks, 2u);
   EXPECT_FALSE(report.device.empty());
   // Both time CPU kernels on this host's cores: the report says they
-  // disturbed each other.
-  ASSERT_FALSE(report.warnings.empty());
-  EXPECT_NE(report.warnings.back().find("ranks 0, 1 ran on one host"), std::string::npos) << report.warnings.back();
+  // disturbed each other (beside, on a busy machine, the noise it saw).
+  EXPECT_TRUE(std::any_of(report.warnings.begin(), report.warnings.end(),
+                          [](const std::string& w) { return w.find("ranks 0, 1 ran on one host") != std::string::npos; }))
+      << fmt::format("{}", fmt::join(report.warnings, "\n"));
 
   // The ranks share the job's builds; their scratch files are their own.
   EXPECT_FALSE(std::filesystem::is_empty(options.out_dir / "cache" / "cpu" / "build"));
