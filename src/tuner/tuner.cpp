@@ -1179,7 +1179,11 @@ class Run {
 
   // Every trial this run writes goes through here.
   void store(TrialRecord& t, bool exclusive_origin = false) {
+    // The store keeps a config's seed origin from an earlier run over this
+    // run's 'search' (Store::put); this run's report says why it ran here.
+    const std::string origin = t.origin;
     store_->put(t, exclusive_origin);
+    t.origin = origin;
     if (options_.on_stored) options_.on_stored(t, exclusive_origin);
   }
 

@@ -89,6 +89,34 @@ TEST(TuneSeeds, SeedsFollowTheRuleConfigWhereTheyAreValid) {
   for (const auto& s : plain.sizes) expect_distinct(s);
 }
 
+// A config seeded by an earlier run and measured again by a run that seeds
+// nothing (--fresh, without the spec's seeds) is the search's in this run's
+// report: the store keeps the earlier seed origin (Store::put), but this
+// run's summary and JSON say why each config ran in this run.
+TEST(TuneSeeds, AConfigSeededByAnEarlierRunIsTheSearchsInARunWithoutSeeds) {
+  const auto dir = fresh_dir();
+  Spec spec = load_spec(kSpec);
+  spec.search.rules.clear();
+  spec.search.max_evaluations.reset();
+  spec.sizes = {spec.sizes.front()};
+  spec.configs = {tiles(2, 16, 16), tiles(8, 16, 16), tiles(8, 32, 32)};
+  spec.search.seeds = {tiles(8, 32, 32)};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  ASSERT_EQ(tune(spec, opt).sizes.front().count_of(kOriginSpecSeeds), 1u);
+
+  spec.search.seeds.clear();
+  opt.fresh = true;
+  const TuneReport again = tune(spec, opt);
+  const SizeReport& s = again.sizes.front();
+  ASSERT_EQ(s.trials.size(), 3u);
+  for (const auto& t : s.trials) EXPECT_NE(t.origin, kOriginSpecSeeds) << t.config.str();
+  EXPECT_EQ(s.count_of(kOriginSpecSeeds), 0u);
+  const std::string summary = format_summary(again);
+  EXPECT_EQ(summary.find("search.seeds"), std::string::npos) << summary;
+  EXPECT_EQ(nlohmann::json::parse(format_json(again))["sizes"][0]["seeds"], 0);
+}
+
 TEST(TuneSeeds, ASpecThatListsItsConfigsTriesTheSeedsFirstAndCountsThem) {
   // msKPP style: `configs` lists what to try; a seed outside the list is
   // tried as well, one the list holds is not tried twice, and the progress
