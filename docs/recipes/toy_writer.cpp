@@ -6,8 +6,10 @@ void add_markdown_writer() {
   tunekit::WriterInfo w;
   w.name = "markdown";
   w.summary = "the best config of each size, as a Markdown table";
+  // c.suffix names a narrowed run's file apart (--where), so that it does
+  // not replace the full run's.
   w.default_file = [](const tunekit::TuneReport& r, const tunekit::OutputContext& c) {
-    return c.out_dir / (r.kernel + ".md");
+    return c.out_dir / (r.kernel + c.suffix + ".md");
   };
   w.by_default = [](const tunekit::TuneReport&) { return false; };  // only when asked for: --output markdown
   w.write = [](const tunekit::TuneReport& report, std::ostream& out) {

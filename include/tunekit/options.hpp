@@ -36,6 +36,9 @@ struct OptionValue {
   std::string name;
   Value value;
   SourceLocation where;
+  // Written true or false (the value is then 1 or 0): no number option
+  // takes it.
+  bool written_as_boolean = false;
 };
 
 // "name=value" from the command line: the value parses as an int, a float,
@@ -45,6 +48,12 @@ OptionValue parse_option_assignment(std::string_view text, const SourceLocation&
 // Each of `texts`, given with `flag` (e.g. "--option"), as above; a name
 // given twice is an InputError: which one was meant cannot be known.
 std::vector<OptionValue> parse_option_assignments(const std::vector<std::string>& texts, std::string_view flag);
+
+// What is wrong with a plugin's declared options ("" when nothing): a name
+// empty or declared twice, or a default that is no value of its option (of
+// another type, out of its bounds, not one of its choices), which would
+// fail only when the plugin is first used.
+std::string declaration_problem(const std::vector<OptionSpec>& specs);
 
 class Options {
  public:

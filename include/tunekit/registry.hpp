@@ -1,6 +1,7 @@
 #pragma once
-// A named set of plugins: search strategies, backends, output writers. Each
-// kind has one process-wide registry (strategies(), backends(), writers());
+// A named set of plugins: search strategies, backends, output writers, seed
+// providers. Each kind has one process-wide registry (strategies(),
+// backends(), writers(), seed_providers());
 // the built-in entries are added when it is first used, and a program or a
 // test adds its own with add() before it parses a spec or a command line.
 // Spec loading, the command line, the worker and `tunekit plugins` all read
@@ -42,28 +43,57 @@ concept SaysWhatItMisses = requires(const Entry& e) {
   { e.missing() } -> std::convertible_to<std::string>;
 };
 
+// An entry may say what else is wrong with it (`std::string problem()
+// const`: "" when nothing): a strategy's option whose default is no value of
+// it.
+template <typename Entry>
+concept SaysWhatIsWrong = requires(const Entry& e) {
+  { e.problem() } -> std::convertible_to<std::string>;
+};
+
 // `Entry` has a `std::string name`. Entries keep their address once added,
 // so a pointer from find() stays valid. Registration is not synchronised:
 // add entries before threads use the registry.
 template <typename Entry>
 class Registry {
  public:
-  explicit Registry(std::string kind) : kind_(std::move(kind)) {}
+  // A name taken by something other than an entry, and what takes it.
+  struct Reserved {
+    std::string name;
+    std::string why;
+  };
+
+  // `reserved`: names no entry may take, where the name already means
+  // something else (a seed provider named 'default' would file its trials
+  // under the default config's origin).
+  explicit Registry(std::string kind, std::vector<Reserved> reserved = {})
+      : kind_(std::move(kind)), reserved_(std::move(reserved)) {}
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Throws std::invalid_argument when the name or an alias is empty or
-  // taken, or when the entry lacks a part it needs.
+  // Throws std::invalid_argument when the name or an alias is empty, taken,
+  // reserved or not writable as one word of a list (a space or a comma:
+  // `--output csv,json`), or when the entry lacks a part it needs or says
+  // what else is wrong with it.
   Entry& add(Entry entry) {
-    if (entry.name.empty()) throw std::invalid_argument("a " + kind_ + " needs a name");
+    const std::string a_kind = (is_vowel(kind_.front()) ? "an " : "a ") + kind_;
+    if (entry.name.empty()) throw std::invalid_argument(a_kind + " needs a name");
     if constexpr (SaysWhatItMisses<Entry>)
       if (const std::string missing = entry.missing(); !missing.empty())
         throw std::invalid_argument("the " + kind_ + " '" + entry.name + "' has no " + missing);
+    if constexpr (SaysWhatIsWrong<Entry>)
+      if (const std::string problem = entry.problem(); !problem.empty())
+        throw std::invalid_argument("the " + kind_ + " '" + entry.name + "': " + problem);
     std::vector<std::string> spellings{entry.name};
     if constexpr (HasAliases<Entry>) spellings.insert(spellings.end(), entry.aliases.begin(), entry.aliases.end());
     for (const std::string& s : spellings) {
-      if (s.empty()) throw std::invalid_argument("a " + kind_ + "'s alias is empty ('" + entry.name + "')");
-      if (find(s)) throw std::invalid_argument("a " + kind_ + " named '" + s + "' is registered already");
+      if (s.empty()) throw std::invalid_argument(a_kind + "'s alias is empty ('" + entry.name + "')");
+      if (s.find_first_of(" \t\n,") != std::string::npos)
+        throw std::invalid_argument(a_kind + " may not be named '" + s +
+                                    "': a name is one word of a list (--output csv,json), with no space or comma");
+      if (find(s)) throw std::invalid_argument(a_kind + " named '" + s + "' is registered already");
+      for (const Reserved& r : reserved_)
+        if (r.name == s) throw std::invalid_argument("no " + kind_ + " may be named '" + s + "': " + r.why);
     }
     return entries_.emplace_back(std::move(entry));
   }
@@ -111,7 +141,10 @@ class Registry {
   const std::string& kind() const { return kind_; }
 
  private:
+  static bool is_vowel(char c) { return std::string_view("aeiou").find(c) != std::string_view::npos; }
+
   std::string kind_;
+  std::vector<Reserved> reserved_;
   std::deque<Entry> entries_;
 };
 

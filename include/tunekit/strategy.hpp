@@ -95,6 +95,8 @@ struct StrategyInfo {
 
   // The required parts it lacks ("" when none): see Registry::add.
   std::string missing() const { return make ? "" : "make (the function that makes it)"; }
+  // What is wrong with its declared options ("" when nothing).
+  std::string problem() const { return declaration_problem(options); }
 };
 
 // The process-wide registry, with the built-in strategies.

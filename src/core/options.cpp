@@ -40,7 +40,36 @@ std::string expected(const OptionSpec& s) {
   return std::string(to_string(s.type)) + bounds(s);
 }
 
+// Whether `v` is a value of `s` (an int is one of a real option).
+bool fits(const OptionSpec& s, const Value& v) {
+  switch (s.type) {
+    case OptionSpec::Type::integer:
+      if (!v.is_int()) return false;
+      break;
+    case OptionSpec::Type::real:
+      if (!v.is_number()) return false;
+      break;
+    case OptionSpec::Type::boolean:
+      return v.is_int() && (v.as_int() == 0 || v.as_int() == 1);
+    case OptionSpec::Type::text:
+      return v.is_string() &&
+             (s.choices.empty() || std::find(s.choices.begin(), s.choices.end(), v.as_string()) != s.choices.end());
+  }
+  return v.to_double() >= s.min && v.to_double() <= s.max;
+}
+
 }  // namespace
+
+std::string declaration_problem(const std::vector<OptionSpec>& specs) {
+  for (auto it = specs.begin(); it != specs.end(); ++it) {
+    if (it->name.empty()) return "an option has no name";
+    if (std::any_of(specs.begin(), it, [&](const OptionSpec& before) { return before.name == it->name; }))
+      return "option '" + it->name + "' is declared twice";
+    if (!fits(*it, it->default_value))
+      return fmt::format("option '{}': its default {} is not {}", it->name, it->default_value.repr(), expected(*it));
+  }
+  return "";
+}
 
 std::string describe(const OptionSpec& s) {
   const std::string value =
@@ -56,8 +85,8 @@ OptionValue parse_option_assignment(std::string_view text, const SourceLocation&
   o.name = std::string(text.substr(0, eq));
   const std::string v(text.substr(eq + 1));
   o.where = where;
-  if (v == "true" || v == "True") o.value = Value(1);
-  else if (v == "false" || v == "False") o.value = Value(0);
+  o.written_as_boolean = v == "true" || v == "True" || v == "false" || v == "False";
+  if (o.written_as_boolean) o.value = Value(v[0] == 't' || v[0] == 'T' ? 1 : 0);
   else {
     try {
       std::size_t used = 0;
@@ -113,31 +142,22 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
       throw InputError(g.where, typed + unknown_name_message("option", bare, names, owner) + hint);
     }
     auto bad = [&]() -> InputError {
-      return InputError(
-          g.where, fmt::format("option '{}' of {} must be {}, got {}", g.name, owner, expected(*spec), g.value.repr()));
+      const std::string got = g.written_as_boolean ? (g.value.truthy() ? "true" : "false") : g.value.repr();
+      return InputError(g.where,
+                        fmt::format("option '{}' of {} must be {}, got {}", g.name, owner, expected(*spec), got));
     };
     Value v = g.value;
-    switch (spec->type) {
-      case OptionSpec::Type::integer:
-        if (!v.is_int()) throw bad();
-        break;
-      case OptionSpec::Type::real:
-        if (!v.is_number()) throw bad();
-        v = Value(v.to_double());
-        break;
-      case OptionSpec::Type::boolean:
-        if (!v.is_int() || (v.as_int() != 0 && v.as_int() != 1)) throw bad();
-        break;
-      case OptionSpec::Type::text:
-        if (!v.is_string()) v = Value(v.str());
-        if (!spec->choices.empty() &&
-            std::find(spec->choices.begin(), spec->choices.end(), v.as_string()) == spec->choices.end())
-          throw InputError(g.where, fmt::format("option '{}' of {} must be one of {}, got '{}'{}", g.name, owner,
-                                                detail::join(spec->choices), v.as_string(),
-                                                did_you_mean(v.as_string(), spec->choices)));
-        break;
+    if (spec->type == OptionSpec::Type::real && v.is_number()) v = Value(v.to_double());
+    if (spec->type == OptionSpec::Type::text) {
+      if (!v.is_string()) v = Value(v.str());
+      if (!spec->choices.empty() &&
+          std::find(spec->choices.begin(), spec->choices.end(), v.as_string()) == spec->choices.end())
+        throw InputError(g.where, fmt::format("option '{}' of {} must be one of {}, got '{}'{}", g.name, owner,
+                                              detail::join(spec->choices), v.as_string(),
+                                              did_you_mean(v.as_string(), spec->choices)));
     }
-    if (v.is_number() && !(v.to_double() >= spec->min && v.to_double() <= spec->max)) throw bad();
+    const bool number = spec->type == OptionSpec::Type::integer || spec->type == OptionSpec::Type::real;
+    if ((number && g.written_as_boolean) || !fits(*spec, v)) throw bad();
     out.values_[spec->name] = v;
   }
   return out;

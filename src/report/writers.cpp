@@ -102,7 +102,8 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
 
 Registry<WriterInfo>& writers() {
   static Registry<WriterInfo>& registry = []() -> Registry<WriterInfo>& {
-    static Registry<WriterInfo> r("output writer");
+    static Registry<WriterInfo> r("output writer",
+                                  {{"db", "the spec's output: {db: FILE} names the results store's file"}});
     register_builtin_writers(r);
     return r;
   }();

@@ -16,7 +16,9 @@ void Loader::search(const Item& it, Spec& s) const {
     Map om = map(*x, {}, "a mapping of the strategy's option names to values");
     for (const Entry& e : om.entries) {
       Item val = child(om, e);
-      s.search.options.push_back(OptionValue{e.key, value_of(val, "an option value"), loc(e.key_node)});
+      OptionValue o{e.key, value_of(val, "an option value"), loc(e.key_node)};
+      o.written_as_boolean = is_boolean(val);
+      s.search.options.push_back(std::move(o));
     }
   }
   // Checked now, so a typo is reported where it was written.

@@ -347,6 +347,12 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
       {{"tune", spec, "--strategy", "genetic", "--option", "population=5", "--option", "population=6"},
        "'population' is given twice (--option population=5 and --option population=6)"},
       {{"tune", spec, "--strategy", ""}, "unknown strategy ''"},
+      // true is no number, though it reads as 1 where a flag is 0 or 1.
+      {{"tune", spec, "--strategy", "genetic", "--option", "population=true"},
+       "--option population=true: option 'population' of strategy 'genetic' must be integer in [2, 1000000], got "
+       "true"},
+      {{"tune", spec, "--strategy", "genetic", "--option", "mutation=false"},
+       "option 'mutation' of strategy 'genetic' must be number"},
       {{"space", spec, "-s", "Q=1"}, "--size Q=1: the spec uses no size named 'Q'"},
       {{"space", (dir / "notes.txt").string()}, "no tunable parameter here"},
       // A source without %RANGE% lines has nothing to tune: not one empty config.

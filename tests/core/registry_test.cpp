@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tunekit/output.hpp"
+#include "tunekit/seeds.hpp"
 #include "tunekit/strategy.hpp"
 
 using namespace tunekit;
@@ -51,6 +52,76 @@ TEST(Registry, RefusesANameOrAliasTakenAlready) {
   Registry<Plain> p("writer");
   p.add({"csv"});
   EXPECT_THROW(p.add({"csv"}), std::invalid_argument);
+}
+
+// A name that means something else where the entries' names are used is
+// refused with what it means; so is an alias of it. The message's article
+// follows the kind.
+TEST(Registry, RefusesAReservedNameAndSaysWhy) {
+  Registry<Aliased> r("output writer", {{"db", "the results store's file"}});
+  auto refusal = [&](Aliased e) -> std::string {
+    try {
+      r.add(std::move(e));
+    } catch (const std::invalid_argument& error) {
+      return error.what();
+    }
+    return "(added)";
+  };
+  EXPECT_EQ(refusal({"db", {}}), "no output writer may be named 'db': the results store's file");
+  EXPECT_EQ(refusal({"store", {"db"}}), "no output writer may be named 'db': the results store's file");
+  EXPECT_EQ(refusal({"csv", {}}), "(added)");
+  EXPECT_EQ(refusal({"csv", {}}), "an output writer named 'csv' is registered already");
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"csv"}));
+}
+
+// The seed providers' registry keeps the origins that are no provider's:
+// the search's and the default config's.
+TEST(Registry, NoSeedProviderTakesTheSearchsOrTheDefaultsOrigin) {
+  for (const char* name : {"search", "default"}) {
+    SeedProviderInfo info{name, "", [](const Spec&) -> std::unique_ptr<SeedProvider> { return nullptr; }};
+    EXPECT_THROW(seed_providers().add(std::move(info)), std::invalid_argument) << name;
+    EXPECT_EQ(seed_providers().find(name), nullptr) << name;
+  }
+  EXPECT_THROW(writers().add({"db", "", true, [](const TuneReport&, const OutputContext& c) { return c.out_dir; },
+                              nullptr, [](const TuneReport&, std::ostream&) {}}),
+               std::invalid_argument);
+}
+
+// A strategy whose declared options could not work is refused when added,
+// not when first used (Options::integer() on a real default would throw
+// deep inside a tune); so is a name that no list can hold.
+TEST(Registry, AStrategyWithABadOptionDeclarationOrNameIsRefusedWhenAdded) {
+  auto refusal = [](std::string name, std::vector<OptionSpec> options) -> std::string {
+    StrategyInfo info;
+    info.name = std::move(name);
+    info.options = std::move(options);
+    info.make = [](const StrategyContext&) -> std::unique_ptr<Strategy> { return nullptr; };
+    try {
+      strategies().add(std::move(info));
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(added)";
+  };
+  using T = OptionSpec::Type;
+  EXPECT_EQ(refusal("mine", {{"k", T::integer, Value(1.5), "", 0, 10}}),
+            "the strategy 'mine': option 'k': its default 1.5 is not integer in [0, 10]");
+  EXPECT_EQ(refusal("mine", {{"k", T::integer, Value(std::int64_t{11}), "", 0, 10}}),
+            "the strategy 'mine': option 'k': its default 11 is not integer in [0, 10]");
+  EXPECT_EQ(refusal("mine", {{"k", T::text, Value("b"), "", -1e300, 1e300, {"a", "c"}}}),
+            "the strategy 'mine': option 'k': its default 'b' is not one of a, c");
+  EXPECT_EQ(refusal("mine", {{"k", T::boolean, Value(std::int64_t{2}), ""}}),
+            "the strategy 'mine': option 'k': its default 2 is not true or false");
+  EXPECT_EQ(refusal("mine", {{"k", T::real, Value(0.5), ""}, {"k", T::real, Value(0.5), ""}}),
+            "the strategy 'mine': option 'k' is declared twice");
+  EXPECT_EQ(refusal("my strategy", {}),
+            "a strategy may not be named 'my strategy': a name is one word of a list (--output csv,json), with no "
+            "space or comma");
+  EXPECT_EQ(refusal("a,b", {}).substr(0, 33), "a strategy may not be named 'a,b'");
+  EXPECT_EQ(strategies().find("mine"), nullptr);
+  // Every built-in one was added through the same checks.
+  EXPECT_EQ(refusal("mine", {{"k", T::real, Value(std::int64_t{1}), "", 0, 1}}), "(added)");
+  strategies().remove("mine");
 }
 
 TEST(Registry, AnUnknownNameIsToldTheNearestSpellingAliasesIncluded) {

@@ -16,6 +16,7 @@
 
 // The recipes themselves.
 #include "../../docs/recipes/toy_backend.cpp"
+#include "../../docs/recipes/toy_seeds.cpp"
 #include "../../docs/recipes/toy_strategy.cpp"
 #include "../../docs/recipes/toy_writer.cpp"
 
@@ -101,6 +102,39 @@ TEST(Recipes, AWriterAddedThroughTheRegistryWritesWhenAskedFor) {
                      "--no-progress"}),
             0);
   EXPECT_EQ(read_file(out / "X.md"), "| size | best config | time (us) |\n|---|---|---|\n|  | {X: 5, Y: 0} | 10 |\n");
+  // A run narrowed by --where writes its own file beside the full run's.
+  ASSERT_EQ(run_cli({"tune", formula_spec(dir).string(), "--output", "markdown", "--where", "X > 6", "-o", out.string(),
+                     "--no-progress"}),
+            0);
+  EXPECT_EQ(read_file(out / "X.md"), "| size | best config | time (us) |\n|---|---|---|\n|  | {X: 5, Y: 0} | 10 |\n");
+  std::size_t narrowed = 0;
+  for (const auto& e : std::filesystem::directory_iterator(out))
+    if (e.path().extension() == ".md" && e.path().filename() != "X.md") {
+      ++narrowed;
+      EXPECT_NE(read_file(e.path()).find("{X: 7"), std::string::npos) << e.path();
+    }
+  EXPECT_EQ(narrowed, 1u);
+}
+
+TEST(Recipes, ASeedProviderAddedThroughTheRegistrySeedsEverySizeUnderItsName) {
+  add_toys();
+  add_last_config_seeds();
+  // Removed at the end: the other recipes' tests expect no seeds.
+  struct Unregister {
+    ~Unregister() { seed_providers().remove("last"); }
+  } unregister;
+  const auto dir = fresh_dir();
+  const auto out = dir / "out";
+  ASSERT_EQ(run_cli({"tune", formula_spec(dir).string(), "--max-evals", "3", "-o", out.string(), "--no-progress"}), 0);
+  auto j = nlohmann::json::parse(read_file(out / "X.json"));
+  const auto& trials = j["sizes"][0]["trials"];
+  ASSERT_EQ(trials.size(), 3u);
+  // The space's last config, then the baseline (its first).
+  EXPECT_EQ(trials[0]["config"], nlohmann::json({{"X", 9}, {"Y", 1}}));
+  EXPECT_EQ(trials[0]["origin"], "last");
+  EXPECT_EQ(trials[1]["config"], nlohmann::json({{"X", 1}, {"Y", 0}}));
+  EXPECT_EQ(trials[1]["origin"], "default");
+  EXPECT_EQ(trials[2]["origin"], "search");
 }
 
 // Each ```cpp block of the page that follows a `<!-- recipe: FILE -->` line
@@ -117,6 +151,7 @@ TEST(Recipes, ThePageShowsTheCompiledFiles) {
         << file << " differs from its listing in docs/architecture.md";
     shown.insert(file);
   }
-  EXPECT_EQ(shown, (std::set<std::string>{"docs/recipes/toy_backend.cpp", "docs/recipes/toy_strategy.cpp",
-                                          "docs/recipes/toy_writer.cpp", "tests/install/consumer/cli_main.cpp"}));
+  EXPECT_EQ(shown, (std::set<std::string>{"docs/recipes/toy_backend.cpp", "docs/recipes/toy_seeds.cpp",
+                                          "docs/recipes/toy_strategy.cpp", "docs/recipes/toy_writer.cpp",
+                                          "tests/install/consumer/cli_main.cpp"}));
 }

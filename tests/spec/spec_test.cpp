@@ -477,6 +477,12 @@ TEST_F(SpecErrors, BadStrategy) {
   expect_error(kHead + "search: {strategy: random, options: {size: 3}}\n", 6, 38,
                "option 'size': strategy 'random' takes no options");
   expect_error(kHead + "search: {strategy: genetic, options: {popsize: 3}}\n", 6, 39, "'popsize'");
+  // true is no number, though it reads as 1 where a flag is 0 or 1; quoted,
+  // it is text.
+  expect_error(kHead + "search: {strategy: genetic, options: {population: true}}\n", 6, 39,
+               "option 'population' of strategy 'genetic' must be integer in [2, 1000000], got true");
+  expect_error(kHead + "search: {strategy: genetic, options: {population: 'true'}}\n", 6, 39,
+               "must be integer in [2, 1000000], got 'true'");
   // An option of another strategy: the message says whose it is.
   expect_error(kHead + "search: {options: {walkers: 2}}\n", 6, 20,
                "strategy 'auto' takes no options; 'walkers' is an option of strategy 'surrogate': choose that "

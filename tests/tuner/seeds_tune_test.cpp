@@ -231,3 +231,26 @@ TEST(TuneSeeds, AProgramsOwnProviderSeedsUnderItsName) {
   EXPECT_THROW(providers_for(spec), std::logic_error);
   seed_providers().remove("misnamed");
 }
+
+// A program's provider that throws is named in the message, as a strategy
+// is: which plugin failed, and in which call.
+TEST(TuneSeeds, AProvidersFailureNamesIt) {
+  struct Failing : SeedProvider {
+    std::string_view origin() const override { return "failing"; }
+    std::vector<Config> seeds(const SeedContext&) const override { throw std::runtime_error("boom"); }
+  };
+  seed_providers().add(
+      {"failing", "", [](const Spec&) -> std::unique_ptr<SeedProvider> { return std::make_unique<Failing>(); }});
+  struct Unregister {
+    ~Unregister() { seed_providers().remove("failing"); }
+  } unregister;
+  const auto dir = fresh_dir();
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  try {
+    (void)tune(load_spec(kSpec), opt);
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_EQ(std::string(e.what()).find("the seed provider 'failing' failed in seeds(): boom"), 0u) << e.what();
+  }
+}

@@ -273,9 +273,14 @@ class Loader {
     if (!it.node.IsScalar()) wrong_type(it, expected);
     const std::string& s = it.node.Scalar();
     if (!is_plain(it.node)) return Value(s);
-    if (s == "true" || s == "True" || s == "TRUE") return Value(1);
-    if (s == "false" || s == "False" || s == "FALSE") return Value(0);
+    if (is_boolean(it)) return Value(s[0] == 't' || s[0] == 'T' ? 1 : 0);
     return parse_value_text(s);
+  }
+  // A plain true or false (which value_of reads as 1 or 0).
+  bool is_boolean(const Item& it) const {
+    if (!it.node.IsScalar() || !is_plain(it.node)) return false;
+    const std::string& s = it.node.Scalar();
+    return s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE";
   }
 
   template <typename E>
