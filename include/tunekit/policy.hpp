@@ -2,6 +2,7 @@
 // What tuning learned, shipped as code: a self-contained C++17 header with a
 // constexpr function from problem size to config, and the same as JSON.
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,11 @@ NameTable<Selection> selection_names();  // "per-size", "all-sizes", "cover"
 // Selection::all_sizes compares with `baseline` (the default config); where
 // that did not run correctly at every size, it takes the config closest to
 // each size's best among those valid everywhere, and says so in `selection`.
-// `tolerance` is Selection::cover's. Throws std::runtime_error, saying why,
-// when the selection finds nothing.
+// `tolerance` is Selection::cover's. Throws NoPolicyError, saying why, when
+// the selection finds nothing.
+struct NoPolicyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& trials, Selection selection,
                    const std::optional<Config>& baseline, double tolerance = 0.05, const Goal& goal = {});
 

@@ -210,7 +210,7 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
         choice = best_valid_everywhere(trials, goal);
         if (choice) p.selection += " (against each size's best: " + why_no_universal(trials, baseline) + ")";
       }
-      if (!choice) throw std::runtime_error("no config for all sizes: " + why_no_universal(trials, baseline));
+      if (!choice) throw NoPolicyError("no config for all sizes: " + why_no_universal(trials, baseline));
       for (auto& s : choice->per_size) p.entries.push_back({s.size, choice->config, s.time});
       break;
     }
@@ -228,7 +228,12 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
     }
   }
   if (p.entries.empty())
-    throw std::runtime_error("no trial of '" + kernel + "' ran correctly: there is no config to choose");
+    throw NoPolicyError("no trial of '" + kernel + "' ran correctly: there is no config to choose");
+  // In size order, not in the order the sizes were tuned: the files emitted
+  // then follow from the results alone, and a lookup halfway between two
+  // sizes breaks its tie the same way whichever was tuned first.
+  std::stable_sort(p.entries.begin(), p.entries.end(),
+                   [](const PolicyEntry& a, const PolicyEntry& b) { return a.size < b.size; });
   return p;
 }
 

@@ -230,9 +230,19 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
       if (!v)
         throw std::runtime_error(std::string("vLLM's MoE files need ") + k + " in every config; " + e.config.str() +
                                  " lacks it");
+      if (!v->is_int())
+        throw std::runtime_error(
+            fmt::format("vLLM's MoE files hold integers; {} is {} in {}", k, v->repr(), e.config.str()));
       config[k] = v->as_int();
     }
     const auto key = std::make_tuple(get("E"), get("N"), get(batch_axis));
+    // vLLM names a file by the intermediate size, half the N of the fused
+    // gate-and-up matmul that is tuned here.
+    if (std::get<1>(key) % 2 != 0)
+      throw std::runtime_error(
+          fmt::format("vLLM's MoE files are named by N / 2 (N being the fused gate-and-up matmul's width, twice the "
+                      "intermediate size), but the tuned size {} has an odd N",
+                      size_key(e.size)));
     if (auto [it, fresh] = from.try_emplace(key, &e.size); !fresh)
       throw std::runtime_error(fmt::format(
           "vLLM's MoE files hold one config per E, N and {}, but the tuned sizes {} and {} differ only in other "

@@ -177,7 +177,8 @@ std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::
     std::vector<std::string> missing;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       auto st = baseline_status.find(i);
-      if (st == baseline_status.end()) missing.push_back(size_text(sizes[i]) + " (not run: not valid there)");
+      if (st == baseline_status.end())
+        missing.push_back(size_text(sizes[i]) + " (not run there: not valid there, or left out by a --where)");
       else if (st->second != "ok") missing.push_back(size_text(sizes[i]) + " (" + st->second + ")");
     }
     if (!missing.empty())

@@ -172,6 +172,38 @@ extern "C" void saxpy(const float* x, float* y, int n) {
   EXPECT_TRUE(contains(r.output, "best")) << r.output;
 }
 
+// select, emit and report find a bare source's tune again through the
+// same call: the source alone makes another kernel (no entry, no
+// arguments), which they say.
+TEST(Cli, ABareSourcesTuneIsSelectedThroughItsCall) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "// %RANGE% TUNE_U u 1:2:1\n"
+             "extern \"C\" void k(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = TUNE_U * 0 + x[i];\n}\n");
+  const std::vector<std::string> call{"--entry", "k", "--arg", "x:f32:N", "--arg", "y:f32:N:0:out", "--arg", "n:i32=N"};
+  std::vector<std::string> tune{"tune",      (dir / "k.cpp").string(), "--size",       "N=64",
+                                "--out-dir", (dir / "out").string(),   "--no-progress"};
+  tune.insert(tune.end(), call.begin(), call.end());
+  auto r = tunekit_cli(tune);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* command : {"select", "emit", "report"}) {
+    std::vector<std::string> args{command, (dir / "k.cpp").string(), "--out-dir", (dir / "out").string()};
+    auto alone = tunekit_cli(args);
+    EXPECT_EQ(alone.exit_code, 1) << command << ": " << alone.output;
+    EXPECT_TRUE(contains(alone.output, "--entry: a bare source needs --entry NAME")) << command << ": " << alone.output;
+    args.insert(args.end(), call.begin(), call.end());
+    auto found = tunekit_cli(args);
+    EXPECT_EQ(found.exit_code, 0) << command << ": " << found.output;
+  }
+  EXPECT_TRUE(fs::exists(dir / "out" / "k_policy.hpp"));
+  // A spec describes its own call.
+  const std::string spec = write_identity_spec(dir, "SCALE", "parameters: {SCALE: [1]}\n");
+  r = tunekit_cli({"select", spec, "--out-dir", (dir / "out").string(), "--entry", "k"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--entry: describes the call of a bare kernel source, but")) << r.output;
+}
+
 // --cache takes the spec's three modes; a cold-read tune is its own
 // experiment, so select finds it only when told the mode.
 TEST(Cli, ColdReadCacheModeIsTunedAndSelectedByName) {

@@ -125,12 +125,25 @@ default: {TILE: 16384}
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output,
                        "no config for all sizes against the default: the default {TILE: 16384} did not run "
-                       "correctly at 1 of 2 sizes: {N: 1} (not run: not valid there)"))
+                       "correctly at 1 of 2 sizes: {N: 1} (not run there: not valid there, or left out by a --where)"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "best config valid at every size: {TILE: ")) << r.output;
   auto emitted = tunekit_cli({"emit", spec, "--mode", "all-sizes", "--out-dir", out});
   EXPECT_EQ(emitted.exit_code, 0) << emitted.output;
   EXPECT_TRUE(contains(emitted.output, "against each size's best")) << emitted.output;
+
+  // Each size measured only at a config the other size never ran: nothing
+  // to answer with, and select and emit both say so with status 3.
+  const std::string apart = (dir / "apart").string();
+  tuned = tunekit_cli({"tune", spec, "--out-dir", apart, "--no-progress", "--where",
+                       "(N == 1 and TILE == 1024) or (N == 4 and TILE == 4096)"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  for (const char* command : {"select", "emit"}) {
+    r = tunekit_cli({command, spec, "--mode", "all-sizes", "--out-dir", apart});
+    EXPECT_EQ(r.exit_code, 3) << command << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "no config ran correctly at all 2 sizes")) << command << ": " << r.output;
+  }
+  EXPECT_FALSE(fs::exists(fs::path(apart) / "k_policy.hpp"));
 }
 
 TEST(FirstRun, ANarrowedRunKeepsTheFullRunsFiles) {

@@ -527,6 +527,20 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
   r = tunekit_cli({"emit", spec, "--db", db, "-o", out, "--namespace", "lab::tuned"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(tunekit::testing::read_file(out + "/k_policy.hpp"), "namespace lab::tuned {"));
+  // Flags that shape an output not asked for, or name no file, are refused
+  // at the flag rather than ignored.
+  for (const auto& [args, said] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--vllm-dtype", "fp8_w8a8"}, "--vllm-dtype: shapes the files of --vllm FOLDER, which is not given"},
+           {{"--vllm-batch", "T"}, "--vllm-batch: shapes the files of --vllm FOLDER, which is not given"},
+           {{"--vllm", out + "/v", "--vllm-dtype", "../x"},
+            "--vllm-dtype: expected a dtype name of letters, digits and '_' (fp8_w8a8), got '../x'"},
+           {{"--header", ""}, "--header: expected a path, got an empty one"}}) {
+    std::vector<std::string> emit{"emit", spec, "--db", db, "-o", out};
+    emit.insert(emit.end(), args.begin(), args.end());
+    r = tunekit_cli(emit);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, said)) << said << "\n" << r.output;
+  }
   r = tunekit_cli({"select", spec, "--db", db, "--seed", "7"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--seed: the database " + db +

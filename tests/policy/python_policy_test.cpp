@@ -125,4 +125,26 @@ TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
     EXPECT_NE(std::string(e.what()).find("differ only in other axes"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("K=4096"), std::string::npos) << e.what();
   }
+  // What vLLM's form cannot hold is refused, naming it: a value that is no
+  // integer, an N that is not twice an intermediate size.
+  auto refusal = [](const Policy& policy) -> std::string {
+    try {
+      (void)emit_vllm_moe(policy, "NVIDIA H200", "");
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "(emitted)";
+  };
+  Policy real_stages = p;
+  real_stages.entries[0].config = Config({{"BLOCK_SIZE_M", Value(16)},
+                                          {"BLOCK_SIZE_N", Value(64)},
+                                          {"BLOCK_SIZE_K", Value(128)},
+                                          {"GROUP_SIZE_M", Value(1)},
+                                          {"num_warps", Value(4)},
+                                          {"num_stages", Value(2.5)}});
+  EXPECT_NE(refusal(real_stages).find("vLLM's MoE files hold integers; num_stages is 2.5 in {"), std::string::npos)
+      << refusal(real_stages);
+  Policy odd_n = p;
+  odd_n.entries[0].size["N"] = Value(7);
+  EXPECT_NE(refusal(odd_n).find("has an odd N"), std::string::npos) << refusal(odd_n);
 }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
@@ -205,6 +207,103 @@ void check_size_values(const std::string& flag, const std::string& name, const s
     if (v.is_string())
       throw InputError({flag}, "'" + v.str() + "' is not a number; a size is an integer or a float, e.g. " + name +
                                    "=4096 or " + name + "=[1024,2048]");
+}
+
+// --arg NAME:TYPE:SIZE[:FILL[:ROLE]]  or  --arg NAME:TYPE=EXPR (a scalar).
+ArgumentSpec parse_arg_option(const std::string& text) {
+  const SourceLocation where{"--arg " + text};
+  auto fail = [&](const std::string& why) -> ArgumentSpec {
+    throw InputError(where, why + "; expected NAME:TYPE:SIZE[:FILL[:ROLE]] or NAME:TYPE=VALUE");
+  };
+  ArgumentSpec a;
+  a.where = where;
+  const auto first = text.find(':');
+  if (first == std::string::npos || first == 0) return fail("missing ':' after the name");
+  a.name = text.substr(0, first);
+  std::string rest = text.substr(first + 1);
+  if (auto eq = rest.find('='); eq != std::string::npos && rest.find(':') > eq) {
+    auto type = element_type_from_string(rest.substr(0, eq));
+    if (!type) return fail("unknown element type '" + rest.substr(0, eq) + "'");
+    a.type = *type;
+    a.role = Role::scalar;
+    a.value = Expression::parse(rest.substr(eq + 1), where);
+    return a;
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(rest);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (parts.size() < 2 || parts.size() > 4) return fail("wrong number of fields");
+  auto type = element_type_from_string(parts[0]);
+  if (!type) return fail("unknown element type '" + parts[0] + "'");
+  a.type = *type;
+  a.size = Expression::parse(parts[1], where);
+  // A buffer's role and fill, by the names specs use (names.hpp); a number
+  // for FILL is a constant fill, and `sequence` counts from 0.
+  std::vector<std::string> roles;
+  for (const auto& r : role_names())
+    if (r.value != Role::scalar && r.value != Role::tensor_map) roles.emplace_back(r.name);
+  if (parts.size() == 4) {
+    auto role = value_named(role_names(), parts[3]);
+    if (!role || *role == Role::scalar || *role == Role::tensor_map)
+      return fail("unknown role '" + parts[3] + "' (" + either(roles) + ")");
+    a.role = *role;
+  }
+  a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
+  if (parts.size() >= 3) {
+    const auto& f = parts[2];
+    if (auto named = value_named(fill_names(), f); named && *named != Fill::constant) {
+      a.fill = *named;
+    } else {
+      try {
+        std::size_t used = 0;
+        a.fill_value = std::stod(f, &used);
+        if (used != f.size()) throw std::invalid_argument(f);
+        a.fill = Fill::constant;
+      } catch (const std::out_of_range&) {
+        return fail("fill " + f + " is out of the range of a double");
+      } catch (const std::exception&) {
+        std::vector<std::string> fills;
+        for (const auto& n : fill_names())
+          if (n.value != Fill::constant) fills.emplace_back(n.name);
+        fills.emplace_back("a number");
+        return fail("unknown fill '" + f + "' (" + either(fills) + ")");
+      }
+      if (auto why = fill_misfit(a.type, a.fill, a.fill_value)) return fail("fill: " + *why);
+    }
+  }
+  return a;
+}
+
+Spec spec_of_target(const std::filesystem::path& target, const std::string& entry,
+                    const std::vector<std::string>& args) {
+  if (is_spec_file(target)) {
+    // A spec describes its call itself; a flag it would not read must not
+    // look as if it had been obeyed.
+    if (!entry.empty() || !args.empty())
+      throw InputError({entry.empty() ? "--arg" : "--entry"},
+                       fmt::format("describes the call of a bare kernel source, but {} is a spec: its kernel's "
+                                   "'entry' and its 'arguments' describe the call",
+                                   target.string()));
+    return load_spec(target);
+  }
+  Spec spec = spec_from_source(target);
+  if (entry.empty()) throw InputError({"--entry"}, "a bare source needs --entry NAME (the function to call)");
+  spec.kernel.entry = entry;
+  spec.name = entry;
+  if (args.empty())
+    throw InputError({"--arg"},
+                     "a bare source needs its arguments: --arg NAME:TYPE:SIZE[:FILL[:ROLE]] "
+                     "or --arg NAME:TYPE=VALUE, once per argument, in call order");
+  std::map<std::string, std::string> named;  // argument name -> its --arg
+  for (const auto& a : args) {
+    spec.arguments.push_back(parse_arg_option(a));
+    if (auto [it, fresh] = named.try_emplace(spec.arguments.back().name, a); !fresh)
+      throw InputError({"--arg " + a}, fmt::format("argument '{}' is given twice (also by --arg {}); each argument "
+                                                   "of the call takes one --arg, in call order",
+                                                   it->first, it->second));
+  }
+  spec.reference.kind = ReferenceSpec::Kind::default_config;
+  return spec;
 }
 
 }  // namespace tunekit::cli

@@ -72,4 +72,16 @@ std::vector<std::string> split_assignments(const std::vector<std::string>& given
 // `app` a check that runs before CLI11 converts the value.
 void check_numbers(CLI::App& app);
 
+// --arg NAME:TYPE:SIZE[:FILL[:ROLE]] or --arg NAME:TYPE=EXPR (a scalar);
+// InputError naming the flag.
+ArgumentSpec parse_arg_option(const std::string& text);
+
+// The spec a command reads for TARGET: a spec file, which --entry and --arg
+// may not be given with (its own kernel's entry and arguments describe the
+// call), or a bare source, which needs both, and is tuned (and then found
+// again by select, emit and report) as the spec they make with its
+// annotations.
+Spec spec_of_target(const std::filesystem::path& target, const std::string& entry,
+                    const std::vector<std::string>& args);
+
 }  // namespace tunekit::cli

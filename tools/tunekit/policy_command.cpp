@@ -37,19 +37,26 @@ struct PolicyArgs {
   std::string mode{name_of(selection_names(), Selection::per_size)};
   double within_percent = 5;
   bool within_given = false;  // --within was on the command line
+  std::vector<std::pair<std::string, std::string>> emit_flags_given;  // emit's flags and values, as given
   std::string header, json, name_space = "tunekit_policy";
   std::string python, triton_configs, vllm_dir, vllm_dtype, vllm_batch = "M";  // emit: Python kernels' formats
   std::optional<std::uint64_t> seed;
   std::string cache;
   std::string html;  // report: the page to write
   std::string device;  // --device: the device whose trials to read
+  std::string entry;   // a bare source's, as tune was given them
+  std::vector<std::string> args;  // (the spec they make finds its trials)
 };
 
 // The results of a tune are keyed by the spec as it was tuned, input seed
 // and cache mode included: a tune run with --seed or --cache is found again
 // only with the same.
 void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
-  cmd->add_option("SPEC", a.spec, "The spec that was tuned")->required()->check(CLI::ExistingFile);
+  cmd->add_option("SPEC", a.spec, "The spec (or the bare source, with its --entry and --arg) that was tuned")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--entry", a.entry, "A bare source's: the function tune called (tunekit tune --entry)");
+  cmd->add_option("--arg", a.args, "A bare source's: its arguments, as tune was given them (tunekit tune --arg)");
   cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--device", a.device,
@@ -128,9 +135,12 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
       return fmt::format("{}: its trials of '{}' were timed with --cache {}; give that here too", none, name,
                          mode.name);
   }
-  return fmt::format("{}, but {} trial{} of '{}': tuned with another input seed (give the tune's --seed here too), "
-                     "or before the kernel's source or its arguments changed (tune it again)",
-                     none, count, count == 1 ? "" : "s", name);
+  return fmt::format(
+      "{}, but {} trial{} of '{}': tuned with another input seed (give the tune's --seed here too), "
+      "with build or check flags that make another kernel of it (--flags, --compiler, --reference, "
+      "--atol, --rtol: this command reads the spec's own), or before the kernel's source or its "
+      "arguments changed (tune it again)",
+      none, count, count == 1 ? "" : "s", name);
 }
 
 // The trials whose config the spec, as it is now, allows at their size:
@@ -196,7 +206,7 @@ void pick_device(Loaded& l, const PolicyArgs& a, bool one_device) {
 
 Loaded load(const PolicyArgs& a, bool one_device = true) {
   Loaded l;
-  l.spec = is_spec_file(a.spec) ? load_spec(a.spec) : spec_from_source(a.spec);
+  l.spec = spec_of_target(a.spec, a.entry, a.args);
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
   const std::string declared_hash = spec_hash(l.spec);
   if (a.seed) l.spec.search.seed = *a.seed;
@@ -266,9 +276,10 @@ void note_sizes_tuned_in_part(const Loaded& l, const Policy& p) {
   }
   if (parts.empty()) return;
   fmt::print(
-      "note: at {} size{}, part of the valid configs was measured ({}); the entry{} the best of those: a budget, a "
+      "note: at {} size{}, part of the valid configs was measured ({}); {} chosen from those only: a budget, a "
       "--where, or a tune stopped before its end (which the same command resumes)\n",
-      parts.size(), parts.size() == 1 ? "" : "s", fmt::join(parts, ", "), parts.size() == 1 ? " is" : "s are");
+      parts.size(), parts.size() == 1 ? "" : "s", fmt::join(parts, ", "),
+      parts.size() == 1 ? "its entry was" : "their entries were");
 }
 
 // Sizes the store has trials of, none of which ran correctly: the policy
@@ -326,7 +337,13 @@ int run_select(const PolicyArgs& a) {
                  s.speedup);
     return 0;
   }
-  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100, goal);
+  Policy p;
+  try {
+    p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100, goal);
+  } catch (const NoPolicyError& e) {  // nothing to answer with
+    fmt::print("nothing to select: {}\n", e.what());
+    return 3;
+  }
   std::set<std::string> distinct;
   for (const auto& e : p.entries) distinct.insert(e.config.key());
   fmt::print("{} size{}, {} distinct config{} ({}){}\n", p.entries.size(), p.entries.size() == 1 ? "" : "s",
@@ -367,9 +384,27 @@ void write_planned(const std::vector<PlannedFile>& files, const KeptFiles& kept)
 int run_emit(const PolicyArgs& a) {
   if (auto why = namespace_problem(a.name_space)) throw InputError({"--namespace"}, *why);
   check_within(a);
+  for (const auto& [flag, value] : a.emit_flags_given) {
+    if ((flag == "--vllm-dtype" || flag == "--vllm-batch") && a.vllm_dir.empty())
+      throw InputError({flag}, "shapes the files of --vllm FOLDER, which is not given");
+    if (flag != "--vllm-dtype" && flag != "--vllm-batch" && value.empty())
+      throw InputError({flag}, "expected a path, got an empty one");
+  }
+  // A part of a file name: no folder, nothing a shell or vLLM's own name
+  // pattern would read apart.
+  if (a.vllm_dtype.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+      std::string::npos)
+    throw InputError({"--vllm-dtype"},
+                     "expected a dtype name of letters, digits and '_' (fp8_w8a8), got '" + a.vllm_dtype + "'");
   Loaded l = load(a);
-  Policy p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100,
-                         goal_of(l.spec));
+  Policy p;
+  try {
+    p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100,
+                    goal_of(l.spec));
+  } catch (const NoPolicyError& e) {  // nothing to answer with, as select says with the same status
+    fmt::print("nothing to emit: {}\n", e.what());
+    return 3;
+  }
   p.size_order = l.spec.size_names;
   p.pinned = pinned_parameters(l.spec.constraints, p);
   p.checks = policy_checks(l.spec.constraints, p, machine_properties(l.trials));
@@ -448,6 +483,9 @@ int run_report(const PolicyArgs& a) {
     if (a.seed || !a.cache.empty())
       throw InputError({a.seed ? "--seed" : "--cache"},
                        "picks the trials of a spec tuned with that setting: give the SPEC too");
+    if (!a.entry.empty() || !a.args.empty())
+      throw InputError({a.entry.empty() ? "--arg" : "--entry"},
+                       "describes the call of a bare kernel source: give the SOURCE too");
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
     l.trials = read_trials(db, a.db.empty() ? "--out-dir" : "--db", [](const Store& s) { return s.all(); });
@@ -487,24 +525,32 @@ SubCommand add_emit_command(CLI::App& app) {
                                  "Write what tuning chose as a self-contained C++17 header (a constexpr function from "
                                  "problem size to config) and as JSON");
   add_common(cmd, *a);
-  cmd->add_option("--header", a->header, "Header to write (default: OUT_DIR/NAME_policy.hpp)");
-  cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)");
+  // Each flag as given, for the checks between them (run_emit).
+  auto noted = [a](std::string flag) {
+    return [a, flag](const std::string& value) { a->emit_flags_given.emplace_back(flag, value); };
+  };
+  cmd->add_option("--header", a->header, "Header to write (default: OUT_DIR/NAME_policy.hpp)")->each(noted("--header"));
+  cmd->add_option("--json", a->json, "JSON to write (default: OUT_DIR/NAME_policy.json)")->each(noted("--json"));
   cmd->add_option("--namespace", a->name_space, "Namespace of the generated code: C++ identifiers joined by ::")
       ->capture_default_str();
   cmd->add_option("--python", a->python,
                   "Python module mapping sizes to configs (select(**size)); default for Triton specs: "
-                  "OUT_DIR/NAME_policy.py");
+                  "OUT_DIR/NAME_policy.py")
+      ->each(noted("--python"));
   cmd->add_option("--triton-configs", a->triton_configs,
                   "Python module with the chosen configs as triton.Config objects (with --mode cover: the few "
-                  "that serve every size); default for Triton specs: OUT_DIR/NAME_triton_configs.py");
+                  "that serve every size); default for Triton specs: OUT_DIR/NAME_triton_configs.py")
+      ->each(noted("--triton-configs"));
   cmd->add_option("--vllm", a->vllm_dir,
                   "Folder for vLLM's/SGLang's fused-MoE config files, E=..,N=..,device_name=...json, one per (E, N) "
-                  "of the sizes (N halved: the spec's is the gate-up GEMM's)");
-  cmd->add_option(
-      "--vllm-dtype", a->vllm_dtype,
-      "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)");
+                  "of the sizes (N halved: the spec's is the gate-up GEMM's)")
+      ->each(noted("--vllm"));
+  cmd->add_option("--vllm-dtype", a->vllm_dtype,
+                  "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)")
+      ->each(noted("--vllm-dtype"));
   cmd->add_option("--vllm-batch", a->vllm_batch, "The size that is vLLM's batch size (num_tokens)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each(noted("--vllm-batch"));
   return {cmd, [a] { return run_emit(*a); }};
 }
 
@@ -527,8 +573,12 @@ SubCommand add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report",
                                  "Write the HTML report of a spec's stored results (tunekit tune writes it too) and "
                                  "print how each parameter's values fared at each size");
-  cmd->add_option("SPEC", a->spec, "The spec that was tuned (default: every trial in the database)")
+  cmd->add_option("SPEC", a->spec,
+                  "The spec (or the bare source, with its --entry and --arg) that was tuned (default: every trial "
+                  "in the database)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--entry", a->entry, "A bare source's: the function tune called (tunekit tune --entry)");
+  cmd->add_option("--arg", a->args, "A bare source's: its arguments, as tune was given them (tunekit tune --arg)");
   cmd->add_option("--db", a->db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a->out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--seed", a->seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
