@@ -347,6 +347,10 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
       {{"tune", spec, "--strategy", "genetic", "--option", "population=5", "--option", "population=6"},
        "'population' is given twice (--option population=5 and --option population=6)"},
       {{"tune", spec, "--strategy", ""}, "unknown strategy ''"},
+      // The command line parser's own errors read as tunekit's.
+      {{"select"}, "error: SPEC is required (`tunekit select --help` lists the flags)"},
+      {{"emit", spec, "--header", "a.hpp", "--header", "b.hpp"},
+       "error: --header: given more than once; give it once (`tunekit emit --help` lists the flags)"},
       // true is no number, though it reads as 1 where a flag is 0 or 1.
       {{"tune", spec, "--strategy", "genetic", "--option", "population=true"},
        "--option population=true: option 'population' of strategy 'genetic' must be integer in [2, 1000000], got "

@@ -73,6 +73,16 @@ int run(int argc, char** argv) {
       "verifies it against a reference, times it, and keeps every result in SQLite.",
       "tunekit"};
   app.set_version_flag("--version", "tunekit 0.1.0");
+  // A usage error reads as tunekit's own do: "error: FLAG: what was
+  // expected", and where to read more about the subcommand's flags.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    std::string what = e.what();
+    if (const auto at = what.find(": At Most 1 required but received"); at != std::string::npos)
+      what = what.substr(0, at) + ": given more than once; give it once";
+    std::string command = "tunekit";
+    for (const CLI::App* sub : failed->get_subcommands()) command += " " + sub->get_name();
+    return fmt::format("error: {} (`{} --help` lists the flags)\n", what, command);
+  });
   app.require_subcommand(1);
 
   const SubCommand commands[] = {
