@@ -48,6 +48,13 @@ struct PolicyArgs {
   std::vector<std::string> args;  // (the spec they make finds its trials)
 };
 
+// A bare source's call, as tune was given it: the spec it makes is the one
+// whose trials are read.
+void add_bare_source_call(CLI::App* cmd, PolicyArgs& a) {
+  cmd->add_option("--entry", a.entry, "A bare source's: the function tune called (tunekit tune --entry)");
+  cmd->add_option("--arg", a.args, "A bare source's: its arguments, as tune was given them (tunekit tune --arg)");
+}
+
 // The results of a tune are keyed by the spec as it was tuned, input seed
 // and cache mode included: a tune run with --seed or --cache is found again
 // only with the same.
@@ -55,8 +62,7 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("SPEC", a.spec, "The spec (or the bare source, with its --entry and --arg) that was tuned")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--entry", a.entry, "A bare source's: the function tune called (tunekit tune --entry)");
-  cmd->add_option("--arg", a.args, "A bare source's: its arguments, as tune was given them (tunekit tune --arg)");
+  add_bare_source_call(cmd, a);
   cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--device", a.device,
@@ -385,10 +391,10 @@ int run_emit(const PolicyArgs& a) {
   if (auto why = namespace_problem(a.name_space)) throw InputError({"--namespace"}, *why);
   check_within(a);
   for (const auto& [flag, value] : a.emit_flags_given) {
-    if ((flag == "--vllm-dtype" || flag == "--vllm-batch") && a.vllm_dir.empty())
+    const bool shapes_vllm = flag == "--vllm-dtype" || flag == "--vllm-batch";  // the others name a file
+    if (shapes_vllm && a.vllm_dir.empty())
       throw InputError({flag}, "shapes the files of --vllm FOLDER, which is not given");
-    if (flag != "--vllm-dtype" && flag != "--vllm-batch" && value.empty())
-      throw InputError({flag}, "expected a path, got an empty one");
+    if (!shapes_vllm && value.empty()) throw InputError({flag}, "expected a path, got an empty one");
   }
   // A part of a file name: no folder, nothing a shell or vLLM's own name
   // pattern would read apart.
@@ -577,8 +583,7 @@ SubCommand add_report_command(CLI::App& app) {
                   "The spec (or the bare source, with its --entry and --arg) that was tuned (default: every trial "
                   "in the database)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--entry", a->entry, "A bare source's: the function tune called (tunekit tune --entry)");
-  cmd->add_option("--arg", a->args, "A bare source's: its arguments, as tune was given them (tunekit tune --arg)");
+  add_bare_source_call(cmd, *a);
   cmd->add_option("--db", a->db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a->out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--seed", a->seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
