@@ -204,6 +204,36 @@ TEST(Cli, ABareSourcesTuneIsSelectedThroughItsCall) {
   EXPECT_TRUE(contains(r.output, "--entry: describes the call of a bare kernel source, but")) << r.output;
 }
 
+// Flags that make another kernel of a spec (its build, its check) are
+// part of what was tuned: select, emit and report find those trials when
+// given them too, and without them say which flags to give.
+TEST(Cli, ASpecTunedWithKernelFlagsIsSelectedWithThem) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_identity_spec(dir, "SCALE", "parameters: {SCALE: [1, 2]}\n");
+  const std::string out = (dir / "out").string();
+  const std::vector<std::string> kernel{"--flags", "-O2", "--atol", "0.001", "--reference", "default"};
+  std::vector<std::string> tune{"tune", spec, "--out-dir", out, "--no-progress"};
+  tune.insert(tune.end(), kernel.begin(), kernel.end());
+  auto r = tunekit_cli(tune);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* command : {"select", "emit", "report"}) {
+    std::vector<std::string> args{command, spec, "--out-dir", out};
+    auto plain = tunekit_cli(args);
+    EXPECT_EQ(plain.exit_code, 1) << command << ": " << plain.output;
+    EXPECT_TRUE(contains(plain.output,
+                         "give the tune's --seed, --flags, --compiler, --reference, --atol or --rtol "
+                         "here too"))
+        << command << ": " << plain.output;
+    args.insert(args.end(), kernel.begin(), kernel.end());
+    auto found = tunekit_cli(args);
+    EXPECT_EQ(found.exit_code, 0) << command << ": " << found.output;
+  }
+  r = tunekit_cli({"report", "--db", out + "/tunekit.db", "--flags", "-O2"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--flags: picks the trials of a spec tuned with that setting: give the SPEC too"))
+      << r.output;
+}
+
 // --cache takes the spec's three modes; a cold-read tune is its own
 // experiment, so select finds it only when told the mode.
 TEST(Cli, ColdReadCacheModeIsTunedAndSelectedByName) {

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "builder/detail/headers.hpp"
+#include "tunekit/backend.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/names.hpp"
 #include "tunekit/measure.hpp"
@@ -304,6 +306,71 @@ Spec spec_of_target(const std::filesystem::path& target, const std::string& entr
   }
   spec.reference.kind = ReferenceSpec::Kind::default_config;
   return spec;
+}
+
+void add_kernel_flags(CLI::App* cmd, KernelFlags& k, bool as_tuned) {
+  // A command that reads a tune's results takes them as the tune was given them.
+  const std::string tuned = as_tuned ? ", as the tune was given it" : "";
+  cmd->add_option("--compiler", k.compiler,
+                  "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)" + tuned);
+  cmd->add_option("--flags", k.flags,
+                  "Compiler flags, space separated; replace the spec's (default -O3 -march=native)" + tuned);
+  cmd->add_option("--reference", k.reference,
+                  "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
+                  "outputs) or 'none'" +
+                      tuned);
+  cmd->add_option("--atol", k.atol, "Absolute tolerance for verification" + tuned);
+  cmd->add_option("--rtol", k.rtol, "Relative tolerance for verification" + tuned);
+}
+
+void apply_kernel_flags(Spec& spec, const KernelFlags& k) {
+  const KernelTraits& traits = backend_for_language(spec.kernel.language).kernel;
+  // A command kernel's outputs are the user's program's own: nothing is
+  // compared, so flags about comparing them would change nothing.
+  if (traits.application)
+    for (const auto& [flag, given] : {std::pair{"--reference", !k.reference.empty()},
+                                      std::pair{"--atol", k.atol.has_value()}, std::pair{"--rtol", k.rtol.has_value()}})
+      if (given)
+        throw InputError({flag}, fmt::format("does not apply to a {} kernel: its program's outputs are not compared "
+                                             "with a reference (its time is read from the program's output)",
+                                             spec.kernel.language));
+  if (!k.reference.empty()) {
+    if (k.reference == "none") spec.reference.kind = ReferenceSpec::Kind::none;
+    else if (k.reference == "default") spec.reference.kind = ReferenceSpec::Kind::default_config;
+    else {
+      spec.reference.kind = ReferenceSpec::Kind::function;
+      spec.reference.entry = k.reference;
+    }
+  }
+  if (!k.compiler.empty() || !k.flags.empty()) {
+    // Held to what the spec's kernel.compiler and kernel.flags may be, and
+    // remembered as the flags' own: a build that fails names them.
+    const std::string flag = k.compiler.empty() ? "--flags" : "--compiler";
+    if (traits.application)
+      throw InputError({flag}, fmt::format("does not apply to a {} kernel: its build and run commands are given in "
+                                           "the spec's 'application'",
+                                           spec.kernel.language));
+    if (!k.compiler.empty()) {
+      if (auto why = compiler_problem(traits, k.compiler))
+        throw InputError({"--compiler"}, fmt::format("'{}' is not a compiler of {} kernels: {}", k.compiler,
+                                                     spec.kernel.language, *why));
+      spec.kernel.compiler = k.compiler;
+      spec.kernel.compiler_where = {"--compiler"};
+    }
+    if (!k.flags.empty()) {
+      // Include folders on the command line are the shell's, not the spec's.
+      std::istringstream in(k.flags);
+      std::vector<std::string> words;
+      for (std::string w; in >> w;) words.push_back(w);
+      spec.kernel.flags = detail::include_flags_from(words, std::filesystem::current_path());
+      spec.kernel.flags_where = {"--flags"};
+    }
+  }
+  for (const auto& [flag, value] : {std::pair{"--atol", k.atol}, std::pair{"--rtol", k.rtol}})
+    if (value && !(*value >= 0 && std::isfinite(*value)))
+      throw InputError({flag}, fmt::format("{} is not a tolerance; give a number of 0 or more", *value));
+  if (k.atol) spec.tolerance.atol = *k.atol;
+  if (k.rtol) spec.tolerance.rtol = *k.rtol;
 }
 
 }  // namespace tunekit::cli

@@ -3,6 +3,7 @@
 // value bad input at its flag (exit 1), not a crash or a silent default.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -83,5 +84,20 @@ ArgumentSpec parse_arg_option(const std::string& text);
 // annotations.
 Spec spec_of_target(const std::filesystem::path& target, const std::string& entry,
                     const std::vector<std::string>& args);
+
+// The flags that make another kernel of a spec (they are part of its
+// hash): tune takes them, and select, emit and report take them to find
+// that tune's trials again.
+struct KernelFlags {
+  std::string compiler;
+  std::string flags;      // space separated
+  std::string reference;  // a function NAME, 'default' or 'none'
+  std::optional<double> atol, rtol;
+};
+void add_kernel_flags(CLI::App* cmd, KernelFlags& k, bool as_tuned = false);
+// `k` applied to `spec`, each held to what the spec's own setting may be;
+// InputError naming the flag (a command kernel compares and builds nothing
+// of tunekit's, so none of them applies to one).
+void apply_kernel_flags(Spec& spec, const KernelFlags& k);
 
 }  // namespace tunekit::cli

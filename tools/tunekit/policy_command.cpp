@@ -46,13 +46,16 @@ struct PolicyArgs {
   std::string device;  // --device: the device whose trials to read
   std::string entry;   // a bare source's, as tune was given them
   std::vector<std::string> args;  // (the spec they make finds its trials)
+  KernelFlags kernel;             // the tune's, which make another kernel of the spec
 };
 
-// A bare source's call, as tune was given it: the spec it makes is the one
-// whose trials are read.
-void add_bare_source_call(CLI::App* cmd, PolicyArgs& a) {
+// What makes the kernel that was tuned, as tune was given it: a bare
+// source's call, and the flags that make another kernel of a spec. The
+// trials read are that kernel's.
+void add_tuned_kernel(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("--entry", a.entry, "A bare source's: the function tune called (tunekit tune --entry)");
   cmd->add_option("--arg", a.args, "A bare source's: its arguments, as tune was given them (tunekit tune --arg)");
+  add_kernel_flags(cmd, a.kernel, /*as_tuned=*/true);
 }
 
 // The results of a tune are keyed by the spec as it was tuned, input seed
@@ -62,7 +65,7 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("SPEC", a.spec, "The spec (or the bare source, with its --entry and --arg) that was tuned")
       ->required()
       ->check(CLI::ExistingFile);
-  add_bare_source_call(cmd, a);
+  add_tuned_kernel(cmd, a);
   cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--device", a.device,
@@ -142,10 +145,9 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
                          mode.name);
   }
   return fmt::format(
-      "{}, but {} trial{} of '{}': tuned with another input seed (give the tune's --seed here too), "
-      "with build or check flags that make another kernel of it (--flags, --compiler, --reference, "
-      "--atol, --rtol: this command reads the spec's own), or before the kernel's source or its "
-      "arguments changed (tune it again)",
+      "{}, but {} trial{} of '{}': tuned with another input seed, or with flags that make another kernel "
+      "of it (give the tune's --seed, --flags, --compiler, --reference, --atol or --rtol here too), or "
+      "before the kernel's source or its arguments changed (tune it again)",
       none, count, count == 1 ? "" : "s", name);
 }
 
@@ -213,6 +215,7 @@ void pick_device(Loaded& l, const PolicyArgs& a, bool one_device) {
 Loaded load(const PolicyArgs& a, bool one_device = true) {
   Loaded l;
   l.spec = spec_of_target(a.spec, a.entry, a.args);
+  apply_kernel_flags(l.spec, a.kernel);
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
   const std::string declared_hash = spec_hash(l.spec);
   if (a.seed) l.spec.search.seed = *a.seed;
@@ -492,6 +495,11 @@ int run_report(const PolicyArgs& a) {
     if (!a.entry.empty() || !a.args.empty())
       throw InputError({a.entry.empty() ? "--arg" : "--entry"},
                        "describes the call of a bare kernel source: give the SOURCE too");
+    for (const auto& [flag, given] :
+         {std::pair{"--compiler", !a.kernel.compiler.empty()}, std::pair{"--flags", !a.kernel.flags.empty()},
+          std::pair{"--reference", !a.kernel.reference.empty()}, std::pair{"--atol", a.kernel.atol.has_value()},
+          std::pair{"--rtol", a.kernel.rtol.has_value()}})
+      if (given) throw InputError({flag}, "picks the trials of a spec tuned with that setting: give the SPEC too");
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
     l.trials = read_trials(db, a.db.empty() ? "--out-dir" : "--db", [](const Store& s) { return s.all(); });
@@ -583,7 +591,7 @@ SubCommand add_report_command(CLI::App& app) {
                   "The spec (or the bare source, with its --entry and --arg) that was tuned (default: every trial "
                   "in the database)")
       ->check(CLI::ExistingFile);
-  add_bare_source_call(cmd, *a);
+  add_tuned_kernel(cmd, *a);
   cmd->add_option("--db", a->db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a->out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--seed", a->seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");

@@ -78,8 +78,7 @@ struct TuneArgs {
   std::string db, csv, json, html;
   bool fresh = false;
   bool retry_failed = false;
-  std::string compiler;
-  std::string flags;
+  KernelFlags kernel;  // --compiler, --flags, --reference, --atol, --rtol
   std::string timeout;
   std::string cache;
   std::string properties;  // a machine's JSON (tunekit devices --json) for the constraints
@@ -90,16 +89,7 @@ struct TuneArgs {
   // Bare sources (no spec).
   std::string entry;
   std::vector<std::string> args;
-  std::string reference;
-  std::optional<double> atol, rtol;
 };
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 // The size flags (-s, -a) as typed, and the names they may give a value
 // (those the spec uses), for the checks that need the machine.
@@ -117,23 +107,7 @@ void check_size_flags(const Spec& spec, const SizeFlags& flags, const MachineInf
 Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   const fs::path target = t.target;
   Spec spec = spec_of_target(target, t.entry, t.args);
-  // A command kernel's outputs are the user's program's own: nothing is
-  // compared, so flags about comparing them would change nothing.
-  if (backend_for_language(spec.kernel.language).kernel.application)
-    for (const auto& [flag, given] : {std::pair{"--reference", !t.reference.empty()},
-                                      std::pair{"--atol", t.atol.has_value()}, std::pair{"--rtol", t.rtol.has_value()}})
-      if (given)
-        throw InputError({flag}, fmt::format("does not apply to a {} kernel: its program's outputs are not compared "
-                                             "with a reference (its time is read from the program's output)",
-                                             spec.kernel.language));
-  if (!t.reference.empty()) {
-    if (t.reference == "none") spec.reference.kind = ReferenceSpec::Kind::none;
-    else if (t.reference == "default") spec.reference.kind = ReferenceSpec::Kind::default_config;
-    else {
-      spec.reference.kind = ReferenceSpec::Kind::function;
-      spec.reference.entry = t.reference;
-    }
-  }
+  apply_kernel_flags(spec, t.kernel);
   // The size flags' names are checked once the machine is known
   // (check_size_flags): a machine property is no size.
   flags.known_sizes = size_names_used(spec);
@@ -199,28 +173,6 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
       spec.output.files[std::string(name)] = *file;
       spec.output.off.erase(std::string(name));
     }
-  if (!t.compiler.empty() || !t.flags.empty()) {
-    // Held to what the spec's kernel.compiler and kernel.flags may be, and
-    // remembered as the flags' own: a build that fails names them.
-    const KernelTraits& traits = backend_for_language(spec.kernel.language).kernel;
-    const std::string flag = t.compiler.empty() ? "--flags" : "--compiler";
-    if (traits.application)
-      throw InputError({flag}, fmt::format("does not apply to a {} kernel: its build and run commands are given in "
-                                           "the spec's 'application'",
-                                           spec.kernel.language));
-    if (!t.compiler.empty()) {
-      if (auto why = compiler_problem(traits, t.compiler))
-        throw InputError({"--compiler"}, fmt::format("'{}' is not a compiler of {} kernels: {}", t.compiler,
-                                                     spec.kernel.language, *why));
-      spec.kernel.compiler = t.compiler;
-      spec.kernel.compiler_where = {"--compiler"};
-    }
-    if (!t.flags.empty()) {
-      // Include folders on the command line are the shell's, not the spec's.
-      spec.kernel.flags = detail::include_flags_from(split_words(t.flags), std::filesystem::current_path());
-      spec.kernel.flags_where = {"--flags"};
-    }
-  }
   if (!t.timeout.empty()) {
     spec.measure.timeout = duration_flag("--timeout", t.timeout, true);
     // A command kernel's runs are bounded by application.run_timeout when
@@ -256,11 +208,6 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
                                           "' is not a count; give how many of the fastest configs "
                                           "to measure again (0 or more), or off");
   }
-  for (const auto& [flag, value] : {std::pair{"--atol", t.atol}, std::pair{"--rtol", t.rtol}})
-    if (value && !(*value >= 0 && std::isfinite(*value)))
-      throw InputError({flag}, fmt::format("{} is not a tolerance; give a number of 0 or more", *value));
-  if (t.atol) spec.tolerance.atol = *t.atol;
-  if (t.rtol) spec.tolerance.rtol = *t.rtol;
   if (t.no_rules) spec.search.rules.clear();
   return spec;
 }
@@ -514,10 +461,7 @@ SubCommand add_tune_command(CLI::App& app) {
                      "Measure every stored failure again and keep the stored good trials (as ctest --rerun-failed). "
                      "Without it a resume measures again only the failures that were not the config's own (a killed "
                      "worker, a full disk) or that ran under other settings (timeout, tolerances, cache mode)");
-  tune_cmd->add_option("--compiler", t->compiler,
-                       "Compiler for CPU kernels (default: the spec's, else $CXX, else c++)");
-  tune_cmd->add_option("--flags", t->flags,
-                       "Compiler flags, space separated; replace the spec's (default -O3 -march=native)");
+  add_kernel_flags(tune_cmd, t->kernel);
   tune_cmd->add_option("--timeout", t->timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
   tune_cmd->add_option(
       "--cache", t->cache,
@@ -540,11 +484,6 @@ SubCommand add_tune_command(CLI::App& app) {
                                    "of the best) again side by side before naming the best (default: the spec's "
                                    "measure.confirm, else {})",
                                    100 * (kConfirmWithin - 1), MeasureSettings{}.confirm));
-  tune_cmd->add_option("--reference", t->reference,
-                       "Verification reference: a function NAME in the kernel source, 'default' (the default config's "
-                       "outputs) or 'none'");
-  tune_cmd->add_option("--atol", t->atol, "Absolute tolerance for verification");
-  tune_cmd->add_option("--rtol", t->rtol, "Relative tolerance for verification");
   tune_cmd->add_option("--entry", t->entry, "Bare sources: the function to call");
   tune_cmd->add_option("--arg", t->args,
                        "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
