@@ -17,12 +17,10 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "builder/detail/headers.hpp"
 #include "flags.hpp"
 #include "progress.hpp"
 #include "tunekit/backend.hpp"
