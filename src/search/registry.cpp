@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "core/detail/plugin_call.hpp"
 #include "search/detail/builtin.hpp"
 #include "tunekit/names.hpp"
 #include "tunekit/stop.hpp"
@@ -94,14 +96,7 @@ class NamedStrategy final : public Strategy {
  private:
   template <typename F>
   auto guard(const char* call, F&& f) const -> decltype(f()) {
-    try {
-      return f();
-    } catch (const InputError&) {
-      throw;  // located already
-    } catch (const std::exception& e) {
-      if (stop_requested()) throw;
-      throw std::runtime_error(fmt::format("the strategy '{}' failed in {}(): {}", name_, call, e.what()));
-    }
+    return detail::call_plugin("strategy", name_, call, std::forward<F>(f));
   }
   std::string name_;
   std::unique_ptr<Strategy> inner_;

@@ -3,11 +3,10 @@
 // its name in this list (in the order its seeds are tried).
 #include <stdexcept>
 
-#include <fmt/format.h>
+#include <utility>
 
-#include "tunekit/error.hpp"
+#include "core/detail/plugin_call.hpp"
 #include "tunekit/seeds.hpp"
-#include "tunekit/stop.hpp"
 
 #define TUNEKIT_BUILTIN_SEED_PROVIDERS(X) X(rules) X(spec) X(transfer)
 
@@ -35,17 +34,10 @@ Registry<SeedProviderInfo>& seed_providers() {
 namespace {
 
 // What a provider throws, named: a program's own provider failing must say
-// whose failure it is, as a strategy's does (NamedStrategy).
+// whose failure it is, as a strategy's does.
 template <typename F>
 auto named(const std::string& name, const char* call, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const InputError&) {
-    throw;  // located already
-  } catch (const std::exception& e) {
-    if (stop_requested()) throw;
-    throw std::runtime_error(fmt::format("the seed provider '{}' failed in {}(): {}", name, call, e.what()));
-  }
+  return detail::call_plugin("seed provider", name, call, std::forward<F>(f));
 }
 
 class NamedSeedProvider final : public SeedProvider {
