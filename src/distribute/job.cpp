@@ -298,9 +298,11 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
             if (auto stored = store.find(t.spec_hash, t.device, t.size, t.config)) t.id = stored->id;
           tuned[index] = std::move(sr);
         }
-        for (const auto& w : body.at("warnings"))
-          if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end())
-            report.warnings.push_back(w.get<std::string>());
+        for (const auto& w : body.at("warnings")) {
+          auto text = w.get<std::string>();
+          if (std::find(report.warnings.begin(), report.warnings.end(), text) == report.warnings.end())
+            report.warnings.push_back(std::move(text));
+        }
         if (report.seeded_by.empty()) report.seeded_by = body.at("seeded_by").get<std::vector<std::string>>();
         report.resumed += body.at("resumed").get<std::size_t>();
         report.retried += body.at("retried").get<std::size_t>();
