@@ -58,7 +58,7 @@ def ragged_check(a):
         clustered = collections.Counter((t["config"]["SPLIT"], t["status"]) for t in trials
                                         if t["config"].get("CLUSTER"))
         worst = max((t["max_abs_diff"] for t in trials if t["status"] == "ok"), default=None)
-        print(f"{name} sizes: {len(rep['sizes'])} sizes, trials {dict(statuses)} (CLUSTER=1 by SPLIT: "
+        print(f"{name} sizes: {len(rep['sizes'])} sizes, trials {dict(sorted(statuses.items()))} (CLUSTER=1 by SPLIT: "
               f"{dict(sorted(clustered.items()))}), worst max|diff| of ok trials {worst}")
 
 
