@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "store/detail/json_value.hpp"
 
@@ -255,6 +256,21 @@ std::string verification_line(const TrialRecord& t, const std::vector<TrialRecor
                      v.passed ? "within tolerance" : "FAILED");
 }
 
+// The numbers of a size's trials with `origin`, as runs: "No.2 to No.4,
+// No.7"; empty when it has none. A provider's seeds run one after another,
+// but a seed already stored from an earlier run can sit elsewhere.
+std::string trial_numbers(const SizeReport& s, std::string_view origin) {
+  std::vector<std::string> runs;
+  for (std::size_t i = 0; i < s.trials.size(); ++i) {
+    if (s.trials[i].origin != origin) continue;
+    std::size_t last = i;
+    while (last + 1 < s.trials.size() && s.trials[last + 1].origin == origin) ++last;
+    runs.push_back(last == i ? fmt::format("No.{}", i + 1) : fmt::format("No.{} to No.{}", i + 1, last + 1));
+    i = last;
+  }
+  return fmt::format("{}", fmt::join(runs, ", "));
+}
+
 }  // namespace
 
 std::string detail::us(Microseconds t) { return fmt::format("{:.3f}", t.count()); }
@@ -436,6 +452,10 @@ std::string format_json(const TuneReport& report) {
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
     sj["seeds"] = s.count_of(kOriginSpecSeeds);
     sj["transfer"] = s.count_of(kOriginTransfer);
+    // Every seed provider's count, a program's own too (by its origin).
+    ojson seeded = ojson::object();
+    for (const auto& origin : report.seeded_by) seeded[origin] = s.count_of(origin);
+    sj["seeded"] = std::move(seeded);
     // How the rule config fared (search.rules); null when rules were off or
     // the size has no valid config.
     const auto rule = s.first_of(kOriginRules);
@@ -480,16 +500,17 @@ std::string format_summary(const TuneReport& report) {
     }
     const TrialRecord* best = pick(s, best_index);
     const TrialRecord* baseline = pick(s, s.baseline);
-    if (const std::size_t seeds = s.count_of(kOriginSpecSeeds)) {  // evaluated right after the rule config, if any
-      const std::size_t first = *s.first_of(kOriginSpecSeeds) + 1, last = first + seeds - 1;
-      out += first == last ? fmt::format("seed (search.seeds): No.{}\n", first)
-                           : fmt::format("seeds (search.seeds): No.{} to No.{}\n", first, last);
-    }
-    if (const std::size_t moved = s.count_of(kOriginTransfer)) {  // right after search.seeds
-      const std::size_t first = *s.first_of(kOriginTransfer) + 1, last = first + moved - 1;
-      out += first == last ? fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{}\n", first)
-                           : fmt::format("transferred from the nearest tuned sizes (search.transfer): No.{} to No.{}\n",
-                                         first, last);
+    // Each seed provider's trials, in the providers' order (the rule
+    // config has its own line below).
+    for (const auto& origin : report.seeded_by) {
+      if (origin == kOriginRules) continue;
+      const std::string numbers = trial_numbers(s, origin);
+      if (numbers.empty()) continue;
+      const bool one = s.count_of(origin) == 1;
+      if (origin == kOriginSpecSeeds) out += fmt::format("{} (search.seeds): {}\n", one ? "seed" : "seeds", numbers);
+      else if (origin == kOriginTransfer)
+        out += fmt::format("transferred from the nearest tuned sizes (search.transfer): {}\n", numbers);
+      else out += fmt::format("{} from the seed provider '{}': {}\n", one ? "seed" : "seeds", origin, numbers);
     }
 
     if (!s.strategy.empty() && !s.trials.empty()) out += "search: " + s.strategy + "\n";

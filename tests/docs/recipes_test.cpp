@@ -135,6 +135,7 @@ TEST(Recipes, ASeedProviderAddedThroughTheRegistrySeedsEverySizeUnderItsName) {
   EXPECT_EQ(trials[1]["config"], nlohmann::json({{"X", 1}, {"Y", 0}}));
   EXPECT_EQ(trials[1]["origin"], "default");
   EXPECT_EQ(trials[2]["origin"], "search");
+  EXPECT_EQ(j["sizes"][0]["seeded"], nlohmann::json({{"transfer", 0}, {"last", 1}}));
 }
 
 // Each ```cpp block of the page that follows a `<!-- recipe: FILE -->` line

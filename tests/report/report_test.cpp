@@ -485,6 +485,27 @@ TEST(Summary, ContainsTheKeyLines) {
   EXPECT_EQ(text.substr(text.size() - std::string("out/matmul.json\n").size()), "out/matmul.json\n");
 }
 
+// Every seed provider's trials are named, a program's own too, and the JSON
+// counts each; a seed stored by an earlier run can sit apart from the rest.
+TEST(Summary, EachSeedProvidersTrialsAreNamed) {
+  TuneReport report = sample_report();
+  report.seeded_by = {"rules", "spec", "last"};
+  auto& trials = report.sizes[0].trials;
+  trials[0].origin = "last";
+  trials[1].origin = "spec";
+  trials[2].origin = "spec";
+  trials[3].origin = "last";
+  const std::string text = format_summary(report);
+  EXPECT_NE(text.find("seeds (search.seeds): No.2 to No.3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("seeds from the seed provider 'last': No.1, No.4\n"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(j["sizes"][0]["seeded"], nlohmann::json({{"rules", 0}, {"spec", 2}, {"last", 2}}));
+  EXPECT_EQ(j["sizes"][0]["seeds"], 2);
+
+  trials[3].origin = "search";
+  EXPECT_NE(format_summary(report).find("seed from the seed provider 'last': No.1\n"), std::string::npos);
+}
+
 TEST(Summary, FirstValidConfigBaseline) {
   TuneReport report = sample_report();
   report.sizes[0].baseline_is_spec_default = false;
