@@ -538,7 +538,11 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
            {{"--vllm-batch", "T"}, "--vllm-batch: shapes the files of --vllm FOLDER, which is not given"},
            {{"--vllm", out + "/v", "--vllm-dtype", "../x"},
             "--vllm-dtype: expected a dtype name of letters, digits and '_' (fp8_w8a8), got '../x'"},
-           {{"--header", ""}, "--header: expected a path, got an empty one"}}) {
+           {{"--header", ""}, "--header: expected a path, got an empty one"},
+           {{"--triton-configs", out + "/c.py"},
+            "--triton-configs: writes configs for a Triton kernel; the spec's kernel has language: c++"},
+           {{"--vllm", out + "/v"},
+            "--vllm: writes configs for a Triton kernel; the spec's kernel has language: c++"}}) {
     std::vector<std::string> emit{"emit", spec, "--db", db, "-o", out};
     emit.insert(emit.end(), args.begin(), args.end());
     r = tunekit_cli(emit);

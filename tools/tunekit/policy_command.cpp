@@ -406,6 +406,15 @@ int run_emit(const PolicyArgs& a) {
     throw InputError({"--vllm-dtype"},
                      "expected a dtype name of letters, digits and '_' (fp8_w8a8), got '" + a.vllm_dtype + "'");
   Loaded l = load(a);
+  // Both formats are read by Triton code (@triton.autotune, vLLM's fused
+  // MoE): a module of another kernel's configs would import triton for
+  // nothing.
+  const bool python_kernel = backend_for_language(l.spec.kernel.language).kernel.tensors;
+  for (const auto& [flag, given] :
+       {std::pair{"--triton-configs", !a.triton_configs.empty()}, std::pair{"--vllm", !a.vllm_dir.empty()}})
+    if (given && !python_kernel)
+      throw InputError({flag}, fmt::format("writes configs for a Triton kernel; the spec's kernel has language: {}",
+                                           l.spec.kernel.language));
   Policy p;
   try {
     p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100,
@@ -430,7 +439,6 @@ int run_emit(const PolicyArgs& a) {
   plan(chosen(a.json, "--json", "_policy.json"), emit_json(p));
   // Python kernels also get a module mapping sizes to configs and a
   // triton.Config list; vLLM's MoE files when asked for.
-  const bool python_kernel = backend_for_language(l.spec.kernel.language).kernel.tensors;
   if (python_kernel || !a.python.empty()) {
     plan(chosen(a.python, "--python", "_policy.py"), emit_python(p));
     notes.push_back(fmt::format("  Python: {} (select(**size) -> config)\n", files.back().file.string()));
