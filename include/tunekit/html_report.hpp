@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tunekit/objective.hpp"
@@ -60,6 +61,9 @@ struct HtmlReportOptions {
   double target_noise = 0;            // trials whose noise is above it are flagged (0: no target)
   std::vector<Metric> metrics;        // a column each in the tables of the fastest configs
   std::vector<std::string> warnings;  // shown at the top (a tune's TuneReport::warnings)
+  // Sizes that ran nothing, each with why (a tune's SizeReport::error): no
+  // valid config, a reference that does not build. Listed at the top.
+  std::vector<std::pair<Bindings, std::string>> stopped;
 };
 
 // One page for any mix of kernels, devices and sizes, such as Store::all()

@@ -296,7 +296,8 @@ Parameter parse_axis(std::string_view text);
 std::vector<Bindings> apply_axes(const std::vector<Bindings>& sizes, const std::vector<Parameter>& axes);
 
 // "M=4096" -> {"M", 4096}. Values parse as int, then float, else string.
-std::pair<std::string, Value> parse_assignment(std::string_view text);
+// Errors are located at `where` (the flag that gave the text).
+std::pair<std::string, Value> parse_assignment(std::string_view text, const SourceLocation& where = {});
 // "64:256:64" (inclusive), "[1,2,4]" style lists are handled by callers.
 std::vector<Value> parse_range(std::string_view text, const SourceLocation& where);
 

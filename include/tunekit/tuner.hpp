@@ -80,9 +80,10 @@ struct SizeReport {
   // Per trial, the command it ran, for backends that run a program
   // (Backend::command_line); empty otherwise.
   std::vector<std::vector<std::string>> commands;
-  // The trials measured again side by side before the best was named
-  // (measure.confirm), in the order they ranked before; their statistics
-  // pool every sample.
+  // The trials this run measured again side by side before the best was
+  // named (measure.confirm), in the order they ranked before; their
+  // statistics pool every sample. Reports list every trial whose
+  // TrialRecord::confirmed is set, those of the run that stored them too.
   std::vector<std::size_t> confirmed;
   // The search that proposed the configs: the strategy's name (for `auto`,
   // with what it chose), or "the configs list".

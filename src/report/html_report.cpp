@@ -449,6 +449,9 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
   if (!first.empty()) h += fmt::format(", measured {} to {}", html_escape(first), html_escape(last));
   h += ". Times are medians of each trial's samples.</p>\n";
   for (const auto& w : options.warnings) h += "<p class=\"warn\">Warning: " + html_escape(w) + "</p>\n";
+  for (const auto& [size, why] : options.stopped)
+    h += fmt::format("<p class=\"warn\">Size {} ran nothing:</p>\n<pre>{}</pre>\n", html_escape(size_str(size)),
+                     html_escape(why));
   if (sections.size() > 1) {
     // The overview: each section's best, linked to the section.
     h += "<table><tr><th>kernel</th><th>size</th><th>device</th><th>trials</th><th>ok</th><th>best us</th>"

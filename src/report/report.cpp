@@ -256,6 +256,36 @@ std::string verification_line(const TrialRecord& t, const std::vector<TrialRecor
                      v.passed ? "within tolerance" : "FAILED");
 }
 
+// Why a size ran nothing, for the console: the reason's first line and,
+// where it goes on (a compiler's log), its next lines indented, up to a
+// screenful; the JSON keeps all of it.
+std::string stopped_lines(const std::string& error) {
+  constexpr std::size_t kShown = 12;
+  std::vector<std::string_view> lines;
+  std::string_view rest = error;
+  while (!rest.empty()) {
+    const auto end = rest.find('\n');
+    if (std::string_view line = rest.substr(0, end); !line.empty()) lines.push_back(line);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+  }
+  if (lines.empty()) return "\n";
+  std::string out = std::string(lines[0]) + "\n";
+  for (std::size_t i = 1; i < lines.size() && i <= kShown; ++i) out += "  " + std::string(lines[i]) + "\n";
+  if (lines.size() > kShown + 1)
+    out += fmt::format("  ... {} more lines (the JSON report has them all)\n", lines.size() - kShown - 1);
+  return out;
+}
+
+// The trials measured again side by side, in this run or the earlier one
+// that stored them (a resumed run confirms nothing anew, yet its best is
+// still named on the pooled samples), as the HTML report marks them.
+std::vector<std::size_t> confirmed_trials(const SizeReport& s) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < s.trials.size(); ++i)
+    if (s.trials[i].confirmed) out.push_back(i);
+  return out;
+}
+
 // The numbers of a size's trials with `origin`, as runs: "No.2 to No.4,
 // No.7"; empty when it has none. A provider's seeds run one after another,
 // but a seed already stored from an earlier run can sit elsewhere.
@@ -465,8 +495,11 @@ std::string format_json(const TuneReport& report) {
       trials.push_back(trial_json(i + 1, s.trials[i], columns_of(report)));
     sj["trials"] = std::move(trials);
     ojson confirmed = ojson::array();  // trial numbers, as in "trials"
-    for (std::size_t i : s.confirmed) confirmed.push_back(i + 1);
+    for (std::size_t i : confirmed_trials(s)) confirmed.push_back(i + 1);
     sj["confirmed"] = std::move(confirmed);
+    // Why the size ran nothing (no valid config, a reference that does not
+    // build), as the console's "stopped:" line says.
+    sj["stopped"] = s.error.empty() ? ojson(nullptr) : ojson(s.error);
     sizes.push_back(std::move(sj));
   }
   j["sizes"] = std::move(sizes);
@@ -535,14 +568,14 @@ std::string format_summary(const TuneReport& report) {
         out += fmt::format("speedup over {}{}: {:.2f}x\n", label,
                            report.objective.is_time() ? "" : " by " + report.objective.name, *sp);
       out += verification_line(*best, s.trials) + '\n';
-      if (!s.confirmed.empty()) {
+      if (const auto confirmed = confirmed_trials(s); !confirmed.empty()) {
         std::vector<std::string> numbers;
-        for (std::size_t i : s.confirmed) numbers.push_back(fmt::format("No.{}", i + 1));
+        for (std::size_t i : confirmed) numbers.push_back(fmt::format("No.{}", i + 1));
         out += fmt::format("confirmed: {} measured again side by side; the best is named on all their samples\n",
                            fmt::join(numbers, ", "));
       }
     } else if (!s.error.empty()) {
-      out += "stopped: " + s.error.substr(0, s.error.find('\n')) + "\n";
+      out += "stopped: " + stopped_lines(s.error);
     } else if (s.trials.empty()) {
       out += "no trials were run\n";
     } else {

@@ -61,6 +61,8 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
                       o.metrics = report.metrics;
                       o.warnings = report.warnings;
                       for (const auto& s : report.sizes)
+                        if (!s.error.empty()) o.stopped.emplace_back(s.size, s.error);
+                      for (const auto& s : report.sizes)
                         if (s.baseline && s.baseline_is_spec_default) {
                           o.baseline = s.trials[*s.baseline].config;
                           break;

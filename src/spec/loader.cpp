@@ -200,18 +200,17 @@ Spec spec_from_source(const fs::path& source) {
   return spec;
 }
 
-std::pair<std::string, Value> parse_assignment(std::string_view text) {
+std::pair<std::string, Value> parse_assignment(std::string_view text, const SourceLocation& where) {
   std::size_t eq = text.find('=');
   const std::string expected = "expected NAME=VALUE, e.g. M=4096";
-  if (eq == std::string_view::npos)
-    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': " + expected);
+  if (eq == std::string_view::npos) throw InputError(where, "bad assignment '" + std::string(text) + "': " + expected);
   std::string_view name = trim(text.substr(0, eq));
   std::string_view value = trim(text.substr(eq + 1));
   if (!is_identifier(name))
-    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': '" + std::string(name) +
-                                           "' is not a valid name; " + expected);
+    throw InputError(where, "bad assignment '" + std::string(text) + "': '" + std::string(name) +
+                                "' is not a valid name; " + expected);
   if (value.empty())
-    throw InputError(SourceLocation{}, "bad assignment '" + std::string(text) + "': the value is missing; " + expected);
+    throw InputError(where, "bad assignment '" + std::string(text) + "': the value is missing; " + expected);
   return {std::string(name), parse_value_text(value)};
 }
 

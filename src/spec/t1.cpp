@@ -525,8 +525,49 @@ SourceLocation locate(const JsonFile& f, const std::vector<JsonStep>& path) {
 // at `path` (named `name`), located at that node: at the character it
 // names within the node's string (`e`'s column, counted from the string's
 // first character), else at the node.
+// Where the string at `path` starts, past its opening quote: an expression
+// parsed there names it in errors found after loading (an unknown name when
+// the space is built). `file_only` when the text cannot be located.
+SourceLocation text_at(const JsonFile& f, const std::vector<JsonStep>& path, const SourceLocation& file_only) {
+  SourceLocation at = locate(f, path);
+  if (at.line == 0) return file_only;
+  at.column += 1;
+  return at;
+}
+
+// A condition's "Parameters", the names its expression uses: each must be
+// a declared parameter. tunekit reads the names from the expression itself,
+// but a name here that is no parameter is a typo or a list from another
+// file, which would otherwise pass unnoticed.
+void checked_parameter_list(const JsonFile& f, const nlohmann::json& condition, const std::vector<JsonStep>& at,
+                            const std::string& name, const std::vector<Parameter>& declared) {
+  if (!condition.is_object() || !condition.contains("Parameters")) return;
+  auto list_at = at;
+  list_at.emplace_back(std::string("Parameters"));
+  const auto& list = condition["Parameters"];
+  if (!list.is_array()) throw InputError(locate(f, list_at), name + ".Parameters must be a list of parameter names");
+  std::vector<std::string> names;
+  for (const auto& p : declared) names.push_back(p.name);
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    auto item_at = list_at;
+    item_at.emplace_back(k);
+    const std::string what = fmt::format("{}.Parameters[{}]", name, k);
+    if (!list[k].is_string())
+      throw InputError(locate(f, item_at), what + ": expected a parameter name, got " + list[k].dump());
+    const auto n = list[k].get<std::string>();
+    if (std::find(names.begin(), names.end(), n) != names.end()) continue;
+    std::string message =
+        fmt::format("{}: '{}' is not a parameter of this space (parameters: {})", what, n, detail::join(names));
+    if (auto near = detail::closest_match(n, names)) message += fmt::format("; did you mean '{}'?", *near);
+    throw InputError(locate(f, item_at), message);
+  }
+}
+
+// An error of the value at `path`, named `name`. One that a parser located
+// within the text already has its place.
 [[noreturn]] void relocate(const InputError& e, const JsonFile& f, const std::vector<JsonStep>& path,
                            const std::string& name) {
+  if (e.where().line > 0) throw InputError(e.where(), name + ": " + e.message());
   SourceLocation at = locate(f, path);
   if (at.line > 0 && e.where().column > 0) at.column += e.where().column;  // past the opening quote
   throw InputError(at, name + ": " + e.message());
@@ -640,13 +681,14 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
       std::vector<JsonStep> at{"ConfigurationSpace", "Conditions", i};
       std::string name = fmt::format("ConfigurationSpace.Conditions[{}]", i);
       known_keys(f, c, at, name, {"Parameters", "Expression"});
+      checked_parameter_list(f, c, at, name, out.parameters);
       try {
         std::string text = c.is_string() ? c.get<std::string>() : string_member(c, "Expression", where, "a condition");
         if (!c.is_string()) {
           at.emplace_back(std::string("Expression"));
           name += ".Expression";
         }
-        out.constraints.push_back(Expression::parse(text, where));
+        out.constraints.push_back(Expression::parse(text, text_at(f, at, where)));
       } catch (const InputError& e) {
         relocate(e, f, at, name);
       }
@@ -696,7 +738,7 @@ SpaceDefinition neutral_from_json(const JsonFile& f) {
       if (!cs[i].is_string())
         throw InputError(locate(f, at), name + ": a constraint must be a string, got " + cs[i].dump());
       try {
-        out.constraints.push_back(Expression::parse(cs[i].get<std::string>(), where));
+        out.constraints.push_back(Expression::parse(cs[i].get<std::string>(), text_at(f, at, where)));
       } catch (const InputError& e) {
         relocate(e, f, at, name);
       }

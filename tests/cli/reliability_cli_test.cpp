@@ -410,6 +410,7 @@ TEST(ReliabilityCli, SizeFlagsAreCheckedAtTheFlag) {
            {{"--size", "NN=4"}, "did you mean 'N'"},
            {{"-a", "KIND=[1]"}, "is a parameter"},
            {{"--size", "N"}, "expected NAME=VALUE"},
+           {{"--size", "N="}, "--size N=: bad assignment 'N=': the value is missing"},
        }) {
     std::vector<std::string> args{"tune", spec, "--no-progress", "-o", (dir / "out").string()};
     args.insert(args.end(), c.flag.begin(), c.flag.end());

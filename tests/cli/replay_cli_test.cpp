@@ -640,6 +640,18 @@ TEST(ReplayCli, ADatabaseReplaySaysWhatItHoldsAndTakesTheSpecsKernel) {
     EXPECT_EQ(bad.exit_code, 1) << bad.output;
     EXPECT_TRUE(contains(bad.output, "error: " + db + ": " + c.expect)) << bad.output;
   }
+  // --size is checked as `tune` and `space` check it: against the spec's
+  // sizes, as a number, and once.
+  for (const Case& c : std::vector<Case>{
+           {{"--size", "M=64,N=5"}, "--size M=64,N=5: '64,N=5' is not a number"},
+           {{"--size", "Q=1"}, "--size Q=1: the spec uses no size named 'Q'"},
+           {{"--size", "M=64", "--size", "M=32"}, "--size M=32: 'M' is given twice (--size M=64 before)"}}) {
+    std::vector<std::string> args{"replay", db, "--spec", spec};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto bad = tunekit_cli(args);
+    EXPECT_EQ(bad.exit_code, 1) << bad.output;
+    EXPECT_TRUE(contains(bad.output, "error: " + c.expect)) << bad.output;
+  }
   // Without its spec, a tuned space's constraints are missing: --spec gives
   // them (a T1 file is Kernel Tuner's).
   auto bare = tunekit_cli({"replay", db, "--kernel", "k"});

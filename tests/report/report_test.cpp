@@ -1,4 +1,5 @@
 #include "tunekit/output.hpp"
+#include "tunekit/html_report.hpp"
 #include "tunekit/report.hpp"
 
 #include <signal.h>
@@ -464,6 +465,28 @@ TEST(Json, NoValidConfigGivesNulls) {
   EXPECT_TRUE(sj["speedup_over_baseline"].is_null());
   EXPECT_TRUE(sj["size"].is_object());
   EXPECT_TRUE(sj["size"].empty());
+  EXPECT_TRUE(sj["stopped"].is_null());
+}
+
+// A size that ran nothing says why in every report, not on the console alone.
+TEST(Json, ASizeThatRanNothingSaysWhy) {
+  TuneReport report;
+  SizeReport s;
+  s.size = {{"N", Value(1001)}};
+  s.error = "the reference config {BS: 64} does not build:\nk.cpp:3:5: error: 'x' was not declared\n\n";
+  report.sizes.push_back(s);
+  const auto j = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(j["sizes"][0]["stopped"], s.error);
+  // The console shows the compiler's lines under the reason.
+  EXPECT_NE(format_summary(report).find("stopped: the reference config {BS: 64} does not build:\n  k.cpp:3:5: error: "
+                                        "'x' was not declared\n"),
+            std::string::npos)
+      << format_summary(report);
+  HtmlReportOptions o;
+  o.stopped.emplace_back(s.size, s.error);
+  const std::string page = html_report({}, o);
+  EXPECT_NE(page.find("Size N = 1001 ran nothing:"), std::string::npos) << page;
+  EXPECT_NE(page.find("k.cpp:3:5: error: &#39;x&#39; was not declared"), std::string::npos) << page;
 }
 
 TEST(Summary, ContainsTheKeyLines) {

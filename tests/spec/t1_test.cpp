@@ -190,6 +190,25 @@ TEST(T1Files, HandWrittenT1AndErrors) {
   EXPECT_EQ(where_of("name.json", head + "[1]},\n  {\"Values\": [2]}]}}"),
             (dir / "name.json").string() + ":4:3: ConfigurationSpace.TuningParameters[1]: a tuning parameter has no \"Name\"");
 
+  // A name the space lacks, found when the space is built, is located at the
+  // condition's text too; so is a "Parameters" entry that is no parameter.
+  const auto unknown =
+      load_t1(write("unknown.json", head + "[1, 2]}],\n \"Conditions\": [\n  {\"Expression\": \"a * ty > 1\"}]}}"));
+  try {
+    (void)Space(unknown.parameters, unknown.constraints);
+    ADD_FAILURE() << "an unknown name was taken";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind((dir / "unknown.json").string() + ":5:19: unknown name 'ty'", 0), 0u)
+        << e.what();
+  }
+  EXPECT_EQ(
+      where_of(
+          "listed.json",
+          head + "[1, 2]}],\n \"Conditions\": [\n  {\"Expression\": \"a > 1\", \"Parameters\": [\"a\", \"aa\"]}]}}"),
+      (dir / "listed.json").string() +
+          ":5:47: ConfigurationSpace.Conditions[0].Parameters[1]: 'aa' is not a parameter of this space "
+          "(parameters: a); did you mean 'a'?");
+
   // A misspelt key was ignored: "Condition" left the space unconstrained.
   EXPECT_EQ(where_of("misspelt.json", head + "[1, 2]}],\n \"Condition\": [\"a > 1\"]}}"),
             (dir / "misspelt.json").string() +

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "support/temp_dir.hpp"
+#include "tunekit/report.hpp"
 #include "tunekit/select.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/stop.hpp"
@@ -120,6 +123,13 @@ TEST(Confirm, TheFastestAreMeasuredAgainAndTheRestAreNot) {
   EXPECT_EQ(again.measure.count(), 0.0);
   EXPECT_TRUE(again.sizes[0].confirmed.empty());
   for (const TrialRecord& t : again.sizes[0].trials) EXPECT_EQ(t.samples.size(), fast(t) ? 15u : 5u);
+  // Its reports still name the trials an earlier run confirmed, as the HTML
+  // report marks them.
+  const auto json = nlohmann::json::parse(format_json(again));
+  ASSERT_EQ(json["sizes"][0]["confirmed"].size(), 2u);
+  for (const auto& n : json["sizes"][0]["confirmed"])
+    EXPECT_TRUE(fast(again.sizes[0].trials[n.get<std::size_t>() - 1]));
+  EXPECT_NE(format_summary(again).find("confirmed: No."), std::string::npos) << format_summary(again);
 }
 
 TEST(Confirm, OffMeasuresEachConfigOnce) {

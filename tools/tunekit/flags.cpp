@@ -204,6 +204,24 @@ void check_size_flag(const Spec& spec, const std::set<std::string>& known, const
   check_size_values(flag, name, values);
 }
 
+Bindings one_size_from_flags(const std::vector<std::string>& flags, const Spec* spec, const Bindings& machine,
+                             const std::string& command) {
+  const std::set<std::string> known = spec ? size_names_used(*spec) : std::set<std::string>{};
+  Bindings size;
+  std::map<std::string, std::string> given;  // name -> the flag that gave it
+  for (const auto& s : flags) {
+    const std::string flag = "--size " + s;
+    auto [name, value] = parse_assignment(s, {flag});
+    if (spec) check_size_flag(*spec, known, machine, flag, name, {value});
+    else check_size_values(flag, name, {value});
+    if (auto [at, fresh] = given.try_emplace(name, s); !fresh)
+      throw InputError({flag}, fmt::format("'{}' is given twice (--size {} before); `{}` takes one size", name,
+                                           at->second, command));
+    size[name] = std::move(value);
+  }
+  return size;
+}
+
 void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values) {
   for (const auto& v : values)
     if (v.is_string())

@@ -46,6 +46,12 @@ void check_property_names(const std::set<std::string>& read, const Bindings& pro
 // InputError naming the flag.
 void check_size_flag(const Spec& spec, const std::set<std::string>& known, const Bindings& machine,
                      const std::string& flag, const std::string& name, const std::vector<Value>& values);
+// One size from repeated --size NAME=VALUE flags (`flags`, each as typed),
+// for a command that works on one size (`command`: space, replay). Checked
+// as check_size_flag() says when `spec` is given, else only as numbers; a
+// name given twice is refused rather than the last value taken.
+Bindings one_size_from_flags(const std::vector<std::string>& flags, const Spec* spec, const Bindings& machine,
+                             const std::string& command);
 // The number part of that check, for a command that accepts other names too.
 void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values);
 

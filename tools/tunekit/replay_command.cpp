@@ -57,14 +57,12 @@ int run_replay(const ReplayArgs& a) {
   // What to search: the recording's parameters with a T1 file's restrictions,
   // or a spec's parameters and constraints at one of its sizes.
   RecordingFilter filter{a.kernel, a.device, std::nullopt};
-  Bindings size;
-  for (const auto& s : a.sizes) {
-    auto [name, value] = parse_assignment(s);
-    size[name] = value;
-  }
   std::optional<Spec> spec;
-  if (!a.spec.empty()) {
-    spec = load_spec(a.spec);
+  if (!a.spec.empty()) spec = load_spec(a.spec);
+  // A recording has no machine to read properties from: a spec's size flag
+  // is checked against its size names alone.
+  Bindings size = one_size_from_flags(a.sizes, spec ? &*spec : nullptr, {}, "replay");
+  if (spec) {
     if (size.empty()) {
       if (spec->sizes.size() > 1)
         throw InputError({"--size"},

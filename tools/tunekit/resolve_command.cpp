@@ -87,11 +87,7 @@ MachineInfo machine_from_file(const std::string& path) {
 
 // NAME=VALUE from a flag, errors naming the flag.
 std::pair<std::string, Value> assignment(const std::string& flag, const std::string& text) {
-  try {
-    return parse_assignment(text);
-  } catch (const InputError& e) {
-    throw InputError({flag + " " + text}, e.message());
-  }
+  return parse_assignment(text, {flag + " " + text});
 }
 
 bool is_parameter(const Spec& spec, std::string_view name) {

@@ -94,17 +94,8 @@ Loaded load(const SpaceArgs& a) {
   const Bindings machine = constants;
   for (const auto& [k, v] : def.constants) constants[k] = v;
   def.constants = std::move(constants);
-  const std::set<std::string> known = spec ? size_names_used(*spec) : std::set<std::string>{};
-  std::map<std::string, std::string> given;  // name -> the flag that gave it
-  for (const auto& s : a.sizes) {
-    auto [name, value] = parse_assignment(s);
-    if (spec) check_size_flag(*spec, known, machine, "--size " + s, name, {value});
-    // One size is counted: a second value would silently replace the first.
-    if (auto [at, fresh] = given.try_emplace(name, s); !fresh)
-      throw InputError({"--size " + s}, fmt::format("'{}' is given twice (--size {} before); `space` counts one size",
-                                                    name, at->second));
-    def.constants[name] = value;
-  }
+  for (auto& [name, value] : one_size_from_flags(a.sizes, spec ? &*spec : nullptr, machine, "space"))
+    def.constants[name] = std::move(value);
   for (const auto& w : a.where) def.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
   return {std::move(def), std::move(spec)};
 }
@@ -144,7 +135,7 @@ int run_space(const SpaceArgs& a) {
   // allow other configs (constraints over the sizes).
   Bindings size = spec && !spec->sizes.empty() ? spec->sizes.front() : Bindings{};
   for (const auto& s : a.sizes) {
-    auto [name, value] = parse_assignment(s);
+    auto [name, value] = parse_assignment(s, {"--size " + s});
     size[name] = value;
   }
   const std::size_t sizes = spec ? spec->sizes.size() : 0;

@@ -116,7 +116,7 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   for (const auto& s : t.sizes) {
     if (s.find('=') == std::string::npos || s.front() == '=')
       throw InputError({"--size " + s}, "expected NAME=VALUE, e.g. --size N=4096");
-    auto [name, value] = parse_assignment(s);
+    auto [name, value] = parse_assignment(s, {"--size " + s});
     overrides.push_back({name, {value}, {"--size " + s}});
   }
   std::vector<Parameter> axes;
