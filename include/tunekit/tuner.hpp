@@ -74,8 +74,9 @@ struct SizeReport {
   std::optional<std::size_t> best;      // index into trials
   std::optional<std::size_t> baseline;  // the default config's trial
   bool baseline_is_spec_default = false;
-  // Why the size's search ended early, when it did: its reference failed, so
-  // no config could be verified (the message names the reference).
+  // Why the size's search ended early or never began, when it did: no
+  // config is valid, or its reference failed, so no config could be
+  // verified (the message names the reference). Every report shows it.
   std::string error;
   // Per trial, the command it ran, for backends that run a program
   // (Backend::command_line); empty otherwise.

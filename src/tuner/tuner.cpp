@@ -668,8 +668,7 @@ class Run {
                                p.baseline_is_spec_default ? "default" : "baseline", p.baseline->str(),
                                r.fault == Fault::environment ? "cannot be built here" : "does not build",
                                given_build_settings(), clip_log(r.log, 2000));
-        report_.warnings.push_back(fmt::format("size {}: {}", size_key(p.size), sr.error));
-        return sr;
+        return sr;  // every report says why (SizeReport::error)
       }
       reference = ReferenceRun{r.artifact, resolve_entry(spec_.kernel.entry, *p.baseline),
                                resolve_launch(spec_.kernel.launch, baseline_env)};
@@ -1120,8 +1119,7 @@ class Run {
                                       : fmt::format("the reference (the default config {})",
                                                     p.baseline ? p.baseline->str() : std::string("?"));
         sr.error = fmt::format("{} failed ({}), so no config could be verified: {}", which, to_string(e.status),
-                               clip(e.what(), 2000));
-        report_.warnings.push_back(fmt::format("size {}: {}", size_key(p.size), sr.error));
+                               clip(e.what(), 2000));  // every report says why
         report_.measure += Clock::now() - t0;
         if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline)
           fail_baseline(p, sr, e, config == *p.baseline ? std::move(rec) : blank_record(p, *p.baseline));
