@@ -97,6 +97,9 @@ class Registry {
     }
     return entries_.emplace_back(std::move(entry));
   }
+  // A name users bring from another tool (Kernel Tuner's 'pso'), and what
+  // to tell them when no entry takes it: get() adds `note` to its error.
+  void add_foreign(std::string name, std::string note) { foreign_.push_back({std::move(name), std::move(note)}); }
   // Removes an entry (tests that add a toy one clean up with it).
   bool remove(std::string_view name) {
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
@@ -128,7 +131,10 @@ class Registry {
     if constexpr (HasAliases<Entry>)
       for (const Entry& e : entries_)
         for (const std::string& a : e.aliases) aliases.emplace_back(a, e.name);
-    return tunekit::unknown_name_message(kind_, name, names(), {}, aliases);
+    std::string message = tunekit::unknown_name_message(kind_, name, names(), {}, aliases);
+    for (const Reserved& f : foreign_)
+      if (f.name == name) message += "; " + f.why;
+    return message;
   }
 
   // The entries' own names, without aliases.
@@ -145,6 +151,7 @@ class Registry {
 
   std::string kind_;
   std::vector<Reserved> reserved_;
+  std::vector<Reserved> foreign_;  // a name from another tool, and what stands for it
   std::deque<Entry> entries_;
 };
 

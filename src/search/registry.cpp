@@ -16,6 +16,13 @@ Registry<StrategyInfo>& strategies() {
   static Registry<StrategyInfo>& registry = []() -> Registry<StrategyInfo>& {
     static Registry<StrategyInfo> r("strategy");
     detail::register_builtin_strategies(r);
+    // Kernel Tuner's strategies that none here stands for (its others are
+    // aliases of the strategies they match).
+    for (const char* name : {"pso", "firefly_algorithm", "basinhopping", "dual_annealing", "minimize",
+                             "ordered_greedy_mls", "adaptive_tabu_greywolf"})
+      r.add_foreign(name, fmt::format("Kernel Tuner's {} has no counterpart here; 'auto', the default, is the "
+                                      "strategy bench/search compares with Kernel Tuner's best (docs/search.md)",
+                                      name));
     return r;
   }();
   return registry;

@@ -156,8 +156,16 @@ TEST(Registry, BuiltInStrategiesAnswerToKernelTunersNames) {
     ASSERT_NE(s, nullptr) << theirs;
     EXPECT_EQ(s->name, ours) << theirs;
   }
-  // One Kernel Tuner has and tunekit does not.
+  // One Kernel Tuner has and tunekit does not: asked for, it is named as such.
   EXPECT_EQ(strategies().find("firefly_algorithm"), nullptr);
+  const std::string m = message_of(strategies(), "firefly_algorithm");
+  EXPECT_NE(m.find("; Kernel Tuner's firefly_algorithm has no counterpart here"), std::string::npos) << m;
+  // A plugin may still take the name: then it is found.
+  Registry<Plain> r("writer");
+  r.add_foreign("md", "Kernel Tuner writes no Markdown");
+  EXPECT_NE(message_of(r, "md").find("; Kernel Tuner writes no Markdown"), std::string::npos) << message_of(r, "md");
+  r.add({"md"});
+  EXPECT_NE(r.find("md"), nullptr);
 }
 
 }  // namespace
