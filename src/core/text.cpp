@@ -50,6 +50,22 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
+JsonErrorPlace json_error_place(std::string_view text, std::size_t byte, std::string_view what) {
+  JsonErrorPlace p;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.column = 1;
+    } else {
+      ++p.column;
+    }
+  }
+  p.message = std::string(what);
+  if (auto at = p.message.find(": ", p.message.find("parse error")); at != std::string::npos)
+    p.message = p.message.substr(at + 2);
+  return p;
+}
+
 std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   for (std::size_t i = 0; i < text.size();) {

@@ -652,7 +652,9 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
       }
       if (!recovered) {
         if (text.empty()) fail(file, "it is empty");
-        fail(file, fmt::format("it is not valid JSON (truncated?): {}", first.what()));
+        const auto p = detail::json_error_place(text, first.byte, first.what());
+        throw InputError(SourceLocation{file.string(), p.line, p.column},
+                         "it is not valid JSON (truncated?): " + p.message);
       }
     }
     if (!doc.is_object()) fail(file, "it is not a JSON object (expected a Kernel Tuner cache or T4 results file)");

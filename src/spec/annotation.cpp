@@ -1,6 +1,7 @@
 // msKPP "// tunable" lines and CCCL "%RANGE%" annotations.
 #include "tunekit/annotation.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -327,9 +328,21 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     if (fields.size() < 3)
       throw InputError(where(end_column),
                        std::string("malformed %RANGE% line: missing ") + names[fields.size()] + "; " + expected);
-    if (fields.size() > 3)
+    if (fields.size() > 3) {
+      // "1 : 4 : 1": a range written with spaces reads as several fields.
+      const bool spaced = std::count(fields[2].first.begin(), fields[2].first.end(), ':') < 2 &&
+                          std::all_of(fields.begin() + 2, fields.end(),
+                                      [](const auto& f) {
+                                        return f.first.find_first_not_of("0123456789-:") == std::string_view::npos;
+                                      }) &&
+                          std::any_of(fields.begin() + 2, fields.end(),
+                                      [](const auto& f) { return f.first.find(':') != std::string_view::npos; });
+      if (spaced)
+        throw InputError(where(fields[2].second),
+                         "malformed %RANGE% line: a range is written without spaces (start:end:step); " + expected);
       throw InputError(where(fields[3].second), "malformed %RANGE% line: unexpected '" + std::string(fields[3].first) +
                                                     "' after the range; " + expected);
+    }
     auto [name, name_pos] = fields[0];
     if (!is_identifier(name))
       throw InputError(where(name_pos),

@@ -70,6 +70,10 @@ Parameter parse_axis(std::string_view text) {
   if (name.size() > 6 && name.substr(name.size() - 6) == "[pow2]") {
     pow2 = true;
     name.resize(name.size() - 6);
+  } else if (const auto open = name.find('['); open != std::string::npos) {
+    // Not taken for a size named "n[pow3]", which no spec has.
+    throw InputError(where, fmt::format("unknown modifier '{}' after '{}' (the one there is: [pow2]); {}",
+                                        name.substr(open), name.substr(0, open), expected));
   }
   std::string_view rhs = text.substr(eq + 1);
   Parameter p;

@@ -1,6 +1,7 @@
 // The space: `parameters`, `constraints`, `configs` and `default`.
 #include "spec/detail/loader.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <unordered_map>
@@ -21,6 +22,35 @@ std::string value_identity(const Value& v) {
   if (v.is_int()) return "n" + std::to_string(v.as_int());
   if (d == std::floor(d) && std::fabs(d) < 9.2e18) return "n" + std::to_string(static_cast<std::int64_t>(d));
   return "f" + v.repr();
+}
+
+// A spec that declares parameters for a source with %RANGE% lines (CCCL)
+// narrows them: each parameter is one of the lines', with values on its
+// line, and no line is left without values (its macro would be undefined in
+// every build, which blamed the reference rather than the spec).
+void check_against_ranges(const std::vector<Parameter>& declared, const std::string& source, const std::string& file) {
+  const std::vector<Parameter> ranges = parameters_from_ranges(parse_range_annotations(source, file), file);
+  std::vector<std::string> names;
+  for (const auto& r : ranges) names.push_back(r.name);
+  for (const auto& p : declared) {
+    auto r = std::find_if(ranges.begin(), ranges.end(), [&](const Parameter& q) { return q.name == p.name; });
+    if (r == ranges.end())
+      throw InputError(p.where, fmt::format("'{}' matches no %RANGE% line in {}{} (its %RANGE% parameters: {})", p.name,
+                                            file, did_you_mean(p.name, names), join(names)));
+    for (const auto& v : p.values)
+      if (!r->listed(v)) {
+        const auto& vs = r->values;
+        throw InputError(
+            p.where, fmt::format("'{}' = {} is not on its %RANGE% line ({}:{}: {} to {}, {} values)", p.name, v.repr(),
+                                 file, r->where.line, vs.front().repr(), vs.back().repr(), vs.size()));
+      }
+  }
+  for (const auto& r : ranges)
+    if (std::none_of(declared.begin(), declared.end(), [&](const Parameter& p) { return p.name == r.name; }))
+      throw InputError(declared.front().where,
+                       fmt::format("the parameters leave out {}, which {}:{} declares with %RANGE%: give it values "
+                                   "(or leave out parameters: to tune every %RANGE% line as written)",
+                                   r.name, file, r.where.line));
 }
 
 }  // namespace
@@ -130,6 +160,14 @@ void Loader::space(const Map& m, Spec& s) const {
                                     "every parameter a value)",
                                     p.name, given, s.configs.size(), *near));
       }
+      // A name that fewer than half the configs give is more likely a key
+      // those few have too many than one all the others lack: said at its
+      // first, where the fix is.
+      for (const auto& p : s.parameters)
+        if (const std::size_t given = given_by(p.name); 2 * given < s.configs.size())
+          fail(p.where, fmt::format("'{}' is given by {} of the {} configs; a config gives every parameter a value "
+                                    "(give it in every config, or remove it)",
+                                    p.name, given, s.configs.size()));
       // Like a declared space's configs, each one gives every parameter.
       for (std::size_t i = 0; i < s.configs.size(); ++i) {
         std::vector<std::string> missing;
@@ -165,6 +203,9 @@ void Loader::space(const Map& m, Spec& s) const {
         if (!std::binary_search(names.begin(), names.end(), p.name))
           fail(p.where, "'" + p.name + "' matches no '// tunable' line in " + file + did_you_mean(p.name, names) +
                             tunable_names_text(names));
+    } else if (ok && (s.kernel.injection == Injection::range_defines ||
+                      (s.kernel.injection == Injection::automatic && source.find("%RANGE%") != std::string::npos))) {
+      check_against_ranges(s.parameters, source, file);
     }
   }
 

@@ -477,20 +477,9 @@ JsonFile read_json(const fs::path& file) {
     nlohmann::json json = nlohmann::json::parse(text);
     return {std::move(json), std::move(text), file};
   } catch (const nlohmann::json::parse_error& e) {
-    // Located as every other input error is, file:line:column (the parser
-    // gives the byte; its own "at line 3, column 62" would repeat it).
-    int line = 1, column = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string what = e.what();
-    if (auto at = what.find(": ", what.find("parse error")); at != std::string::npos) what = what.substr(at + 2);
-    throw InputError(SourceLocation{file.string(), line, column}, "invalid JSON: " + what);
+    // Located as every other input error is, file:line:column.
+    const auto p = detail::json_error_place(text, e.byte, e.what());
+    throw InputError(SourceLocation{file.string(), p.line, p.column}, "invalid JSON: " + p.message);
   } catch (const nlohmann::json::exception& e) {
     // parse_error, and out_of_range for a number past double's range
     // ("1e1115"; found by tests/fuzz/t1_fuzz).

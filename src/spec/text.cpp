@@ -124,8 +124,13 @@ IntRange parse_int_range(std::string_view text, const SourceLocation& where, boo
   for (std::size_t i = 0; i < fields.size(); ++i) {
     auto parsed = parse_int(fields[i].text);
     if (!parsed) {
-      std::string what = fields[i].text.empty() ? std::string("is missing")
-                                                : "'" + std::string(fields[i].text) + "' is not an integer";
+      const std::string_view t = fields[i].text;
+      const bool digits = !t.empty() &&
+                          t.find_first_not_of("0123456789", t.front() == '-' ? 1 : 0) == std::string_view::npos &&
+                          t != "-";
+      std::string what = t.empty() ? std::string("is missing")
+                         : digits  ? "'" + std::string(t) + "' is out of range (a 64-bit integer)"
+                                   : "'" + std::string(t) + "' is not an integer";
       throw InputError(where.shifted(fields[i].offset),
                        "bad range " + quoted + ": the " + names[i] + " " + what + "; " + expected);
     }

@@ -347,6 +347,11 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
       {{"tune", spec, "--strategy", "genetic", "--option", "population=5", "--option", "population=6"},
        "'population' is given twice (--option population=5 and --option population=6)"},
       {{"tune", spec, "--strategy", ""}, "unknown strategy ''"},
+      // A strategy of Kernel Tuner's that none here stands for says so.
+      {{"tune", spec, "--strategy", "pso"}, "unknown strategy 'pso' (known: "},
+      {{"tune", spec, "--strategy", "pso"},
+       "; Kernel Tuner's pso has no counterpart here; 'auto', the default, is the "
+       "strategy bench/search compares with Kernel Tuner's best"},
       // The command line parser's own errors read as tunekit's.
       {{"select"}, "error: SPEC is required (`tunekit select --help` lists the flags)"},
       {{"emit", spec, "--header", "a.hpp", "--header", "b.hpp"},
@@ -406,6 +411,8 @@ TEST(ReliabilityCli, SizeFlagsAreCheckedAtTheFlag) {
   };
   for (const Case& c : std::vector<Case>{
            {{"-a", "N=[1,2"}, "-a N=[1,2"},
+           {{"-a", "N[pow3]=[1:2]"},
+            "-a N[pow3]=[1:2]: unknown modifier '[pow3]' after 'N' (the one there is: [pow2])"},
            {{"-a", "Q=[1,2]"}, "no size named 'Q'"},
            {{"--size", "NN=4"}, "did you mean 'N'"},
            {{"-a", "KIND=[1]"}, "is a parameter"},

@@ -193,6 +193,9 @@ TEST(Recording, BadFilesNameTheFile) {
   write_file(dir / "notes.txt", "block_size_x = 32\n");
   msg = input_error([&] { load_recording(dir / "notes.txt"); });
   EXPECT_TRUE(contains(msg, "notes.txt")) << msg;
+  // Located as a T1 file's JSON errors are, without the parser's own ids.
+  EXPECT_TRUE(contains(msg, (dir / "notes.txt").string() + ":1:1: it is not valid JSON (truncated?): ")) << msg;
+  EXPECT_FALSE(contains(msg, "json.exception")) << msg;
   // JSON, but not a recording.
   write_file(dir / "other.json", R"({"parameters": []})");
   msg = input_error([&] { load_recording(dir / "other.json"); });

@@ -347,6 +347,15 @@ TEST(Range, TrailingField) {
                "unexpected 'extra' after the range");
 }
 
+TEST(Range, SpacedRangeAndHugeNumbersSayWhatIsWrong) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1 : 8 : 1\n", "b.cu"); }, "b.cu", 1, 21,
+               "a range is written without spaces (start:end:step)");
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1:99999999999999999999:1\n", "b.cu"); }, "b.cu", 1, 23,
+               "the end '99999999999999999999' is out of range (a 64-bit integer)");
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_X x 1:8:1 2\n", "b.cu"); }, "b.cu", 1, 27,
+               "unexpected '2' after the range");
+}
+
 TEST(Range, BadName) {
   expect_error([] { parse_range_annotations("// %RANGE% 9X x 1:8:1\n", "b.cu"); }, "b.cu", 1, 12,
                "'9X' is not a valid macro name");

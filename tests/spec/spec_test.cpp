@@ -269,6 +269,13 @@ TEST_F(SpecErrors, PartialConfigNamesWhatIsMissing) {
                    "  - {BM: 128, UNROLLL: 2}\n"
                    "  - {BM: 32, UNROLL: 4}\n",
                8, 15, "'UNROLLL' is given by 1 of the 3 configs; did you mean 'UNROLL'?");
+  // A key few configs give is said at the key, not as one the others miss.
+  expect_error(kHead +
+                   "configs:\n"
+                   "  - {BM: 64}\n"
+                   "  - {BM: 128, FOO: 3}\n"
+                   "  - {BM: 32}\n",
+               8, 15, "'FOO' is given by 1 of the 3 configs; a config gives every parameter a value");
 }
 
 TEST_F(SpecErrors, ValueKinds) {
@@ -754,6 +761,23 @@ TEST_F(SpecErrors, BadRangeInSourceAnnotation) {
     EXPECT_EQ(e.where().line, 1);
     EXPECT_EQ(e.where().column, 25);
   }
+}
+
+// A spec's parameters for a %RANGE% source narrow its lines: one that names
+// no line, a value off its line and a line left without values are errors
+// of the spec, not a reference that does not build.
+TEST_F(SpecErrors, ParametersOfARangeSourceNarrowItsLines) {
+  std::ofstream(dir_ / "r.cpp")
+      << "// %RANGE% TUNE_BS bs 64:256:64\n// %RANGE% TUNE_UNROLL unroll 1:8:1\nvoid k() {}\n";
+  const std::string head = "kernel: {source: r.cpp, entry: k}\narguments: []\nparameters:\n";
+  Spec narrowed = load_spec(write(head + "  TUNE_BS: [64, 128]\n  TUNE_UNROLL: [1, 2]\n"));
+  EXPECT_EQ(narrowed.parameters.size(), 2u);
+  expect_error(head + "  TUNE_BS: [64, 128]\n", 4, 3,
+               "the parameters leave out TUNE_UNROLL, which " + (dir_ / "r.cpp").string() + ":2 declares with %RANGE%");
+  expect_error(head + "  TUNE_BS: [64, 100]\n  TUNE_UNROLL: [1]\n", 4, 3,
+               "'TUNE_BS' = 100 is not on its %RANGE% line (" + (dir_ / "r.cpp").string() + ":1: 64 to 256, 4 values)");
+  expect_error(head + "  TUNE_BS: [64]\n  TUNE_UNROL: [1]\n", 5, 3, "'TUNE_UNROL' matches no %RANGE% line in");
+  expect_error(head + "  TUNE_BS: [64]\n  TUNE_UNROL: [1]\n", 5, 3, "did you mean 'TUNE_UNROLL'");
 }
 
 TEST(SpecFromSource, RangeParameters) {

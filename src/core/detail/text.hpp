@@ -15,6 +15,16 @@ std::optional<std::string> closest_match(std::string_view word, const std::vecto
 
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
+// Where a JSON parser stopped in `text`, as file:line:column: nlohmann's
+// parse_error gives the byte (`byte`, counted from 1) and a message
+// (`what`) that names its exception id and repeats the place; returns the
+// line, the column and the message without either.
+struct JsonErrorPlace {
+  int line = 1, column = 1;
+  std::string message;
+};
+JsonErrorPlace json_error_place(std::string_view text, std::size_t byte, std::string_view what);
+
 // The offset of the first byte of `text` that is not part of well-formed
 // UTF-8 (overlong forms, surrogates and code points past U+10FFFF are not),
 // or nullopt when all of it is.
