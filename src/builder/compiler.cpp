@@ -23,11 +23,6 @@ constexpr std::string_view kMachineTrouble[] = {
 
 }  // namespace
 
-std::string unique_suffix() {
-  static std::atomic<unsigned long> next{0};
-  return std::to_string(::getpid()) + "." + std::to_string(next++);
-}
-
 Fault build_fault(const std::string& log, int signal) {
   // SIGKILL is how the OOM killer (or a user) stops a compiler.
   if (signal == SIGKILL || signal == SIGTERM) return Fault::environment;

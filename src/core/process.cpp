@@ -160,6 +160,11 @@ bool await_ended(const std::vector<pid_t>& pids, std::chrono::milliseconds limit
   }
 }
 
+std::string unique_suffix() {
+  static std::atomic<unsigned long> next{0};
+  return std::to_string(::getpid()) + "." + std::to_string(next++);
+}
+
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   // Stopped as found, so that none forks a process the search has passed;
   // searched again until a search finds no new one.

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/detail/process.hpp"
 #include "report/detail/files.hpp"
 #include "tunekit/html_report.hpp"
 #include "tunekit/output.hpp"
@@ -161,6 +162,12 @@ void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs
 std::optional<std::string> unsafe_output(const fs::path& file) {
   std::error_code ec;
   if (fs::is_directory(file, ec)) return "'" + file.string() + "' is a folder; expected the path of a file to write";
+  // A file is written beside its path and renamed over it: a device (as
+  // root, /dev/null) would become a regular file.
+  if (const auto st = fs::status(file, ec); fs::exists(st) && !fs::is_regular_file(st))
+    return "'" + file.string() +
+           "' is not a regular file (a device, a pipe or a socket); expected the path of a file "
+           "to write";
   for (fs::path up = file.parent_path(); !up.empty(); up = up.parent_path()) {
     if (fs::exists(up, ec)) {
       if (!fs::is_directory(up, ec))
@@ -196,14 +203,29 @@ void write_output(const WriterInfo& writer, const TuneReport& report, const fs::
   write_file_atomically(file, text.str());
 }
 
-void write_file_atomically(const std::filesystem::path& file, const std::string& content) {
+void write_file_atomically(const std::filesystem::path& path, const std::string& content) {
   std::error_code ec;
+  // A link is written through: the file it names is replaced, not the link.
+  // Followed by hand: a link to a file not written yet is written through
+  // too (weakly_canonical would keep the link's own name).
+  fs::path file = path;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(file, ec)); ++hops) {
+    const fs::path target = fs::read_symlink(file, ec);
+    if (ec || hops == 40)
+      throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(),
+                                           ec ? ec.message() : std::string("too many levels of links")));
+    file = target.is_absolute() ? target : file.parent_path() / target;
+  }
+  if (const auto st = fs::status(file, ec); fs::exists(st) && !fs::is_regular_file(st))
+    throw std::runtime_error(fmt::format("cannot write {}: it is not a regular file", path.string()));
   if (auto parent = file.parent_path(); !parent.empty()) {
     std::filesystem::create_directories(parent, ec);
     if (ec) throw std::runtime_error(fmt::format("cannot create directory {}: {}", parent.string(), ec.message()));
   }
+  // A name of this call's own: two tuners writing the same report into a
+  // shared folder each rename a whole file in.
   std::filesystem::path tmp = file;
-  tmp += ".tmp";
+  tmp += "." + detail::unique_suffix() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno)));

@@ -220,7 +220,8 @@ TEST(Csv, ParsesBackWithQuoting) {
   write_output(writers().get("csv"), report, file, console);
   EXPECT_EQ(console.str(), "");
   ASSERT_TRUE(fs::exists(file));
-  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  // Nothing of the write is left beside it.
+  EXPECT_EQ(std::distance(fs::directory_iterator(file.parent_path()), fs::directory_iterator()), 1);
   auto rows = parse_csv(slurp(file));
   ASSERT_EQ(rows.size(), 5u);
   // The fixed columns, then one per size name and one per parameter, in
@@ -730,5 +731,29 @@ TEST(Writers, AWriteCutShortLeavesNoPartOfTheFile) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error; 2: the error does not name the file";
   EXPECT_FALSE(fs::exists(file));
-  EXPECT_FALSE(fs::exists(fs::path(file.string() + ".tmp")));
+  EXPECT_TRUE(fs::is_empty(file.parent_path()));  // the part written is not left behind
+}
+
+// An output is written beside its path and renamed over it: a device would
+// become a regular file, and a link would stop being one.
+TEST(Writers, ADeviceIsRefusedAndALinkIsWrittenThrough) {
+  const auto why = unsafe_output("/dev/null");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("'/dev/null' is not a regular file"), std::string::npos) << *why;
+  EXPECT_THROW(write_file_atomically("/dev/null", "x"), std::runtime_error);
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+
+  TempDir dir;
+  write_file_atomically(dir.path() / "target.json", "old\n");
+  fs::create_symlink("target.json", dir.path() / "link.json");
+  EXPECT_FALSE(unsafe_output(dir.path() / "link.json"));
+  write_file_atomically(dir.path() / "link.json", "new\n");
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "link.json"));
+  EXPECT_EQ(slurp(dir.path() / "target.json"), "new\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 2);
+  // A link to a file not written yet: the file is made, the link stays.
+  fs::create_symlink("later.json", dir.path() / "ahead.json");
+  write_file_atomically(dir.path() / "ahead.json", "made\n");
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "ahead.json"));
+  EXPECT_EQ(slurp(dir.path() / "later.json"), "made\n");
 }

@@ -316,6 +316,13 @@ void make_out_dir(const std::string& dir) {
 // More parallel builds than this is a typo, not a machine.
 constexpr std::uint64_t kMaxJobs = 4096;
 
+// What to type after a stop: the same command resumes, except that
+// --fresh would measure again what this run stored.
+std::string how_to_resume(const TuneArgs& t) {
+  if (t.fresh) return "run the command without --fresh to resume";
+  return "run the same command to resume";
+}
+
 int run_tune(const TuneArgs& t) {
   // Under mpirun every rank reads the same flags and spec; rank 0 keeps the
   // store and writes the outputs (distribute.hpp).
@@ -362,7 +369,7 @@ int run_tune(const TuneArgs& t) {
     // a stop, not an error.
     if (!signals.signal()) throw;
     bar.finish();
-    fmt::print(stderr, "\nstopped by {} ({}); run the same command to resume\n", strsignal(signals.signal()), e.what());
+    fmt::print(stderr, "\nstopped by {} ({}); {}\n", strsignal(signals.signal()), e.what(), how_to_resume(t));
     return 128 + signals.signal();
   }
   bar.finish();
@@ -380,9 +387,9 @@ int run_tune(const TuneArgs& t) {
   write_outputs(report, planned, std::cout);
   std::cout.flush();
   if (report.interrupted) {
-    fmt::print(stderr, "\nstopped by {}: the trials done are stored in {}; run the same command to resume\n",
-               signals.signal() ? std::string(strsignal(signals.signal())) : std::string("request"),
-               report.db.string());
+    fmt::print(stderr, "\nstopped by {}: the trials done are stored in {}; {}\n",
+               signals.signal() ? std::string(strsignal(signals.signal())) : std::string("request"), report.db.string(),
+               how_to_resume(t));
     return 128 + (signals.signal() ? signals.signal() : SIGINT);
   }
   for (const auto& s : report.sizes)

@@ -17,7 +17,7 @@ constexpr const char* kBuiltMarker = ".tunekit-built";
 
 void write_atomically(const fs::path& file, const std::string& text) {
   fs::path tmp = file;
-  tmp += ".tmp";
+  tmp += "." + detail::unique_suffix() + ".tmp";  // two tuners may share the build folder
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f << text;

@@ -10,6 +10,7 @@
 
 #include "backend/opencl/detail/opencl.hpp"
 #include "builder/detail/compiler.hpp"
+#include "core/detail/process.hpp"
 #include "core/detail/hash.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
 

@@ -11,10 +11,6 @@ namespace tunekit::detail {
 // Runs `argv` (no shell) with a 5-minute limit. Fills r.time and r.log; on
 // failure sets r.status = compile_error, says why in the log (naming `tool`)
 // and returns false.
-// A name part no other build, in this process or another, uses at the same
-// time: two tuners sharing one cache each write and rename their own files.
-std::string unique_suffix();
-
 // Whose fault a failed build is, from its log and the signal that ended it.
 Fault build_fault(const std::string& log, int signal);
 

@@ -56,6 +56,11 @@ std::string describe_signal(int sig);
 // past the search. `root` itself is not killed.
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare = 0);
 
+// A name part no other writer, in this process or another, uses at the
+// same time: two tuners sharing a build cache or an output folder each write
+// a file of their own and rename it in.
+std::string unique_suffix();
+
 // Waits, up to `limit`, until none of `pids` runs any more (each is a
 // zombie or gone), and says whether that came. A process sent SIGKILL runs
 // on until its exit is scheduled, which on a busy machine is not at once.
