@@ -181,6 +181,13 @@ TEST(TrialLine, Failures) {
   EXPECT_EQ(format_trial_line(7, failed_trial(bmbn(1, 1), Status::timeout, "exceeded 60 s")),
             "No.7: timeout, {BM: 1, BN: 1} (exceeded 60 s)");
 
+  // A failure of the machine's says so: it reads like the config's otherwise.
+  TrialRecord killed = failed_trial(bmbn(1, 1), Status::compile_error, "g++: fatal error: Killed signal terminated");
+  killed.fault = Fault::environment;
+  EXPECT_EQ(format_trial_line(9, killed),
+            "No.9: compile_error, {BM: 1, BN: 1} (the machine's fault, tried again on "
+            "the next run: g++: fatal error: Killed signal terminated)");
+
   std::string long_error(300, 'e');
   std::string line = format_trial_line(8, failed_trial(bmbn(1, 1), Status::launch_error, long_error));
   EXPECT_EQ(line, "No.8: launch_error, {BM: 1, BN: 1} (" + std::string(97, 'e') + "...)");
