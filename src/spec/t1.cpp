@@ -510,10 +510,6 @@ SourceLocation locate(const JsonFile& f, const std::vector<JsonStep>& path) {
   }
 }
 
-// `e`, thrown with the file alone as its location while reading the node
-// at `path` (named `name`), located at that node: at the character it
-// names within the node's string (`e`'s column, counted from the string's
-// first character), else at the node.
 // Where the string at `path` starts, past its opening quote: an expression
 // parsed there names it in errors found after loading (an unknown name when
 // the space is built). `file_only` when the text cannot be located.
@@ -552,8 +548,11 @@ void checked_parameter_list(const JsonFile& f, const nlohmann::json& condition, 
   }
 }
 
-// An error of the value at `path`, named `name`. One that a parser located
-// within the text already has its place.
+// `e`, thrown while reading the node at `path` (named `name`), located at
+// that node: at the character it names within the node's string (`e`'s
+// column, counted from the string's first character), else at the node.
+// One a parser located in the file already (parsed at text_at()) keeps its
+// place.
 [[noreturn]] void relocate(const InputError& e, const JsonFile& f, const std::vector<JsonStep>& path,
                            const std::string& name) {
   if (e.where().line > 0) throw InputError(e.where(), name + ": " + e.message());
