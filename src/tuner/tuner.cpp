@@ -991,6 +991,7 @@ class Run {
     std::vector<std::optional<TrialRecord>> ready;  // resumed or invalid: no build needed
     std::vector<BuildInput> inputs;
     std::vector<std::size_t> input_of;  // config index -> input index
+    std::vector<bool> retry;            // a stored failure measured again (counted once it is)
     std::future<std::vector<BuildResult>> built;
   };
 
@@ -1000,6 +1001,7 @@ class Run {
     b.configs = std::move(configs);
     b.ready.resize(b.configs.size());
     b.input_of.assign(b.configs.size(), SIZE_MAX);
+    b.retry.assign(b.configs.size(), false);
     for (std::size_t i = 0; i < b.configs.size(); ++i) {
       const Config& c = b.configs[i];
       if (auto why = p.space->why_invalid(c)) {
@@ -1020,7 +1022,7 @@ class Run {
             ++report_.resumed;
             continue;
           }
-          if (old->status != Status::slower) ++report_.retried;
+          b.retry[i] = old->status != Status::slower;
         }
       b.input_of[i] = b.inputs.size();
       b.inputs.push_back(make_build_input(spec_, source_, c));
@@ -1067,6 +1069,12 @@ class Run {
         record(std::move(*b.ready[i]), sr, p);
         continue;
       }
+      // A stored failure measured again counts once its new trial is kept,
+      // not when a stop drops it.
+      auto finish = [&](TrialRecord r) {
+        if (b.retry[i]) ++report_.retried;
+        record(std::move(r), sr, p);
+      };
       const Config& config = b.configs[i];
       TrialRecord rec = blank_record(p, config);
       const BuildResult& br = built[b.input_of[i]];
@@ -1075,7 +1083,7 @@ class Run {
         rec.status = br.status;
         rec.fault = br.fault;
         rec.error = clip_log(br.log);
-        record(std::move(rec), sr, p);
+        finish(std::move(rec));
         continue;
       }
       TrialRequest rq;
@@ -1087,7 +1095,7 @@ class Run {
         // range) is this config's failure, not the run's.
         rec.status = Status::launch_error;
         rec.error = e.what();
-        record(std::move(rec), sr, p);
+        finish(std::move(rec));
         continue;
       }
       // The default config is checked against its own reference run too:
@@ -1149,7 +1157,7 @@ class Run {
           rec.error = "the worker cut the trial short without an early-stop bar";
         }
       }
-      record(std::move(rec), sr, p);
+      finish(std::move(rec));
     }
   }
 

@@ -23,6 +23,7 @@
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -277,6 +278,24 @@ TEST(Reliability, RetryFailedMeasuresFailuresAgainAndKeepsGoodTrials) {
   EXPECT_EQ(after[0].id, first[0].id);
   EXPECT_EQ(after[0].created_at, first[0].created_at);
   EXPECT_EQ(after[0].samples, first[0].samples);
+}
+
+// A retry stopped while its trial runs measured nothing again, and does not
+// say it did.
+TEST(Reliability, AStoppedRetryCountsNoRetriedTrial) {
+  Fixture f("[0, 2]", "default: {KIND: 0}\n");
+  Spec spec = f.spec();
+  spec.measure.confirm = 0;
+  ASSERT_EQ(by_kind(tune(spec, f.options))[2].status, Status::crash);
+  TuneOptions retry = f.options;
+  retry.retry_failed = true;
+  const TuneReport stopped = tune(spec, retry, [](const ProgressEvent& e) {
+    if (contains(e.current, "measuring {KIND: 2}")) request_stop();
+  });
+  clear_stop();
+  EXPECT_TRUE(stopped.interrupted);
+  EXPECT_EQ(stopped.retried, 0u);
+  EXPECT_EQ(by_kind(tune(spec, f.options))[2].status, Status::crash);  // the stored failure stands
 }
 
 // Item 2: a config that a run's extra constraint (--where) excludes from a
