@@ -177,7 +177,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
     if (!sent) {
       r.status = Status::crash;
       r.fault = Fault::environment;
-      r.error = "two workers in a row ended before they read the request; the config is tried again later";
+      r.error = "two workers in a row ended before they read the request";
       worker_.kill();
     } else if (!worker_.closed()) {
       r.status = Status::timeout;
@@ -186,7 +186,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
         // A stopped process runs nothing: the time ran out on the machine,
         // not on the config.
         r.fault = Fault::environment;
-        r.error += " (it was stopped from outside, by SIGSTOP or a debugger: the config is tried again later)";
+        r.error += " (it was stopped from outside, by SIGSTOP or a debugger)";
       }
       worker_.kill();
     } else {
@@ -194,7 +194,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
       r.error = "worker " + worker_.reap();
       if (killed_from_outside(worker_.last_signal())) {
         r.fault = Fault::environment;
-        r.error += " (a signal from outside the kernel, such as the OOM killer's: the config is tried again later)";
+        r.error += " (a signal from outside the kernel, such as the OOM killer's)";
       }
     }
     if (std::string log = worker_.output(); !log.empty()) r.error += "\n" + log;

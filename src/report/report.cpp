@@ -326,9 +326,9 @@ std::string detail::failure_reason(const TrialRecord& t, std::size_t limit) {
   std::string reason =
       first_line(t.status == Status::compile_error ? compiler_reason(t.error) : std::string_view(t.error), limit);
   // A failure of the machine's reads like the config's own otherwise (a
-  // killed compiler is a compile_error too); the worker's own reasons say
-  // so already.
-  if (t.fault == Fault::environment && reason.find("tried again later") == std::string::npos)
+  // killed compiler is a compile_error too): said here for every one, so no
+  // backend's message needs to.
+  if (t.fault == Fault::environment)
     reason = "the machine's fault, tried again on the next run" + (reason.empty() ? "" : ": " + reason);
   // Only a comparison with the reference has a difference to show.
   if (t.status != Status::wrong_result || !t.verification.checked) return reason;

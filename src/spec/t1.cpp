@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -467,6 +468,10 @@ struct JsonFile {
   nlohmann::json json;
   std::string text;
   fs::path file;
+  // The text as yaml-cpp reads it, for locate(): parsed on the first
+  // location asked for, then kept (a condition's text is located whether or
+  // not it has an error).
+  mutable std::optional<YAML::Node> positions;
 };
 
 JsonFile read_json(const fs::path& file) {
@@ -493,14 +498,17 @@ using JsonStep = std::variant<std::string, std::size_t>;
 // Where the node at `path` starts in the file (line and column, 1-based),
 // or the file alone where it cannot be found. nlohmann's parser keeps no
 // positions; yaml-cpp, which reads JSON, keeps them, so the text is parsed
-// again only when an error needs a location.
+// again, once, when a location is first needed.
 SourceLocation locate(const JsonFile& f, const std::vector<JsonStep>& path) {
   const SourceLocation file_only{f.file.string(), 0, 0};
   try {
-    YAML::Node node = YAML::Load(f.text);
+    if (!f.positions) f.positions = YAML::Load(f.text);
+    YAML::Node node = *f.positions;
     for (const auto& step : path) {
-      if (const auto* key = std::get_if<std::string>(&step)) node.reset(node[*key]);
-      else node.reset(node[std::get<std::size_t>(step)]);
+      // Through a const node: a lookup must not add the key it misses.
+      const YAML::Node& at = node;
+      if (const auto* key = std::get_if<std::string>(&step)) node.reset(at[*key]);
+      else node.reset(at[std::get<std::size_t>(step)]);
       if (!node.IsDefined()) return file_only;
     }
     const YAML::Mark m = node.Mark();
