@@ -397,9 +397,9 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
     for (const auto& [k, v] : t.size) add(size_names, k);
     for (const auto& [k, v] : t.config) add(param_names, k);
   }
-  std::vector<std::string> header{"No.",       "Config",  "Time(us)", "Status",           "MaxAbsDiff",
-                                  "MaxRelErr", "Min(us)", "Noise",    "Samples",          "Size",
-                                  "Error",     "Spread",  "Bimodal",  "MissedNoiseTarget"};
+  std::vector<std::string> header{
+      "No.",     "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",         "Min(us)", "Noise",
+      "Samples", "Size",   "Error",    "Spread", "Bimodal",    "MissedNoiseTarget", "Fault"};
   for (const auto& m : columns.metrics) header.push_back(m.name);
   // A size or parameter named like a column before it (a size `Noise`, a
   // parameter `Status`) says which it is: a reader by column name would
@@ -433,6 +433,9 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
         timed ? csv_number(t.stats.spread, "{:.4f}") : "",
         timed ? (t.stats.bimodal ? "true" : "false") : "",
         ok && columns.target_noise > 0 ? (missed_target(t, columns.target_noise) ? "true" : "false") : "",
+        // As in the JSON: a failure says whose it is, so that a reader can drop
+        // the machine's failures, which a rerun measures again.
+        ok || t.status == Status::slower ? "" : std::string(to_string(t.fault)),
     };
     const auto metrics = metric_values(columns.metrics, t);
     for (std::size_t m = 0; m < columns.metrics.size(); ++m)

@@ -218,6 +218,8 @@ TEST(Csv, ParsesBackWithQuoting) {
                                 "kernel.cpp:1: error: expected ';', got \"}\"\nsecond line, with comma"));
   trials.push_back(failed_trial(Config({{"MODE", Value("a,\"b\"")}}), Status::timeout, ""));
   trials.push_back(failed_trial(Config(), Status::crash, "signal 11"));
+  trials[1].fault = Fault::config;
+  trials[3].fault = Fault::environment;
 
   // Through the csv writer, which writes beside the file and renames it in.
   fs::path file = dir.path() / "nested" / "dir" / "out.csv";
@@ -236,7 +238,7 @@ TEST(Csv, ParsesBackWithQuoting) {
   std::vector<std::string> header{
       "No.",   "Config",  "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr", "Min(us)",
       "Noise", "Samples", "Size",     "Error",  "Spread",     "Bimodal",   "MissedNoiseTarget",
-      "M",     "N",       "BM",       "BN",     "MODE"};
+      "Fault", "M",       "N",        "BM",     "BN",         "MODE"};
   EXPECT_EQ(rows[0], header);
   for (const auto& r : rows) ASSERT_EQ(r.size(), header.size());
 
@@ -263,6 +265,10 @@ TEST(Csv, ParsesBackWithQuoting) {
   EXPECT_EQ(rows[3][3], "timeout");
   EXPECT_EQ(rows[4][1], "{}");
   EXPECT_EQ(rows[4][10], "signal 11");
+  // Whose fault each failure is; none for an ok trial.
+  EXPECT_EQ(rows[1][14], "");
+  EXPECT_EQ(rows[2][14], "config");
+  EXPECT_EQ(rows[4][14], "environment");
 
   // Raw text: the config column is quoted, quotes doubled.
   std::string text = slurp(file);
@@ -273,7 +279,7 @@ TEST(Csv, ParsesBackWithQuoting) {
 TEST(Csv, EmptyListWritesHeader) {
   EXPECT_EQ(format_csv({}),
             "No.,Config,Time(us),Status,MaxAbsDiff,MaxRelErr,Min(us),Noise,Samples,Size,Error,Spread,Bimodal,"
-            "MissedNoiseTarget\n");
+            "MissedNoiseTarget,Fault\n");
 }
 
 TEST(Csv, OneColumnPerParameterAndMetricAndTheNoiseVerdict) {
