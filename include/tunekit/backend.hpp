@@ -39,6 +39,14 @@ struct BackendOptions {
   }
 };
 
+// A size a tune is about to run, and every config it may run there: the
+// valid configs of its space, or of its list (a spec's `configs`).
+struct SizeToServe {
+  Bindings size;
+  // Calls `visit` with each config, until it returns false.
+  std::function<void(const std::function<bool(const Config&)>& visit)> for_each_config;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -65,8 +73,9 @@ class Backend {
   virtual std::vector<std::string> warnings() const { return {}; }
   // Before the first size is tuned: throws InputError where the backend
   // cannot serve one of `sizes` (those with a valid config), so that a run
-  // does not stop at it midway (a replay's recording that lacks a size).
-  virtual void check_sizes(const std::vector<Bindings>& /*sizes*/) const {}
+  // does not stop at it midway, after some of its trials, at a point that
+  // depends on the seed (a replay's recording that lacks a size or a config).
+  virtual void check_sizes(const std::vector<SizeToServe>& /*sizes*/) const {}
 };
 
 // What a backend's kernels take in a spec's `kernel` section: the spec

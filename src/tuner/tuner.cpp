@@ -248,9 +248,9 @@ class Run {
     for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
     check_entry(plans);
     {
-      std::vector<Bindings> servable;  // a size with no valid config runs nothing
+      std::vector<SizeToServe> servable;  // a size with no valid config runs nothing
       for (const auto& p : plans)
-        if (!p.space->why_empty()) servable.push_back(p.size);
+        if (!p.space->why_empty()) servable.push_back({p.size, [&](const auto& visit) { configs_of(p, visit); }});
       backend_->check_sizes(servable);
     }
     if (spec_.reference.kind == ReferenceSpec::Kind::function) build_reference_function(plans);
@@ -347,6 +347,18 @@ class Run {
     }
     if (p.budget) p.planned = std::min(p.planned, *p.budget);
     return p;
+  }
+
+  // Every config a size's tune may run: its baseline, then the spec's list
+  // (those valid here) or else the whole space, which holds every seed.
+  void configs_of(const SizePlan& p, const std::function<bool(const Config&)>& visit) const {
+    if (p.baseline && !visit(*p.baseline)) return;
+    if (spec_.configs.empty()) {
+      p.space->for_each([&](std::span<const std::uint32_t> ix) { return visit(p.space->config_at(ix)); });
+      return;
+    }
+    for (const auto& c : spec_.configs)
+      if (p.space->contains(c) && !visit(c)) return;
   }
 
   // An argument made from the size alone (no parameter in its expressions)

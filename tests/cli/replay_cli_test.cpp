@@ -39,7 +39,8 @@ nlohmann::json last_json(const std::string& output) {
 // A store of exhaustive tunes at three sizes (dir/recorded.db) and their
 // spec (dir/k.yaml): the fastest BM is M / 8 (at least 8), the others slower
 // the farther they are from it. A constraint reads the recorded machine.
-void write_three_size_recording(const fs::path& dir) {
+// `lacking`: a config left out of the recording at M = 512.
+void write_three_size_recording(const fs::path& dir, const std::optional<Config>& lacking = std::nullopt) {
   write_file(dir / "k.cpp", "extern \"C\" void k(float* y, int m) { (void)y; (void)m; }\n");
   write_file(dir / "k.yaml", R"(name: k
 kernel: {source: k.cpp, entry: k}
@@ -66,6 +67,7 @@ search: {transfer: 2}
         t.machine = R"({"device": "cpu: recorded", "l1d_bytes": 32768})";
         t.size = {{"M", m}};
         t.config = Config({{"BM", bm}, {"UNROLL", u}});
+        if (m == 512 && lacking && t.config == *lacking) continue;
         const double best_bm = std::max(8, m / 8);
         const double x = std::abs(std::log2(bm / best_bm)) + std::abs(std::log2(u / 4.0)) * 0.5;
         t.samples = {Microseconds(100.0 * (1.0 + x))};
@@ -481,6 +483,27 @@ TEST(TuneReplay, AT4FileOfSeveralSizesReplaysSizeBySize) {
   // A size at which no config is valid runs nothing, and needs no recording.
   r = tunekit_cli({"tune", spec, "--replay", (dir / "recorded.db").string(), "--max-evals", "6", "-o",
                    (dir / "empty").string(), "--no-progress", "--where", "M != 1000 and M != 7"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(TuneReplay, AConfigTheRecordingLacksIsNamedBeforeAnySizeIsTuned) {
+  // Found when the search proposed it, the run ended midway, so whether a
+  // budgeted replay failed depended on its seed.
+  const fs::path dir = fresh_dir();
+  write_three_size_recording(dir, Config({{"BM", 32}, {"UNROLL", 2}}));
+  const std::string spec = (dir / "k.yaml").string();
+  for (const char* seed : {"1", "2", "3", "4", "5"}) {
+    auto r = tunekit_cli({"tune", spec, "--replay", (dir / "recorded.db").string(), "--max-evals", "4", "--seed", seed,
+                          "-o", (dir / seed).string(), "--no-progress"});
+    EXPECT_EQ(r.exit_code, 1) << seed << r.output;
+    EXPECT_TRUE(contains(r.output, (dir / "recorded.db").string() + ": it lacks {BM: 32, UNROLL: 2} at M=512, a "
+                                                                    "config this tune may run"))
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir / seed / "k.json")) << "a size was tuned";
+  }
+  // A space narrowed to what the recording holds replays.
+  auto r = tunekit_cli({"tune", spec, "--replay", (dir / "recorded.db").string(), "--max-evals", "4", "--where",
+                        "BM != 32", "-o", (dir / "narrow").string(), "--no-progress"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 

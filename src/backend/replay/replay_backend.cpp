@@ -7,6 +7,7 @@
 // what search.max_time counts here.
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,6 +25,18 @@ struct Shared {
   std::mutex mutex;
   Seconds clock{0};
 };
+
+// The recording of a size: a store's recording names its size; a Kernel
+// Tuner cache, which records one unnamed size, fits any.
+const Recording* recording_of(const Shared& shared, const Bindings& values) {
+  for (const Recording& r : shared.recordings)
+    if (std::all_of(r.size().begin(), r.size().end(), [&](const auto& kv) {
+          auto it = values.find(kv.first);
+          return it != values.end() && it->second == kv.second;
+        }))
+      return &r;
+  return nullptr;
+}
 
 class ReplayBuilder final : public Builder {
  public:
@@ -78,17 +91,8 @@ class ReplayEvaluator final : public Evaluator {
   }
 
  private:
-  // The recording of the trial's size: a store's recording names its size;
-  // a Kernel Tuner cache, which records one unnamed size, fits any.
   const Recording& recording_for(const Bindings& values) const {
-    for (const Recording& r : shared_->recordings) {
-      bool match = true;
-      for (const auto& [k, v] : r.size()) {
-        auto it = values.find(k);
-        match = match && it != values.end() && it->second == v;
-      }
-      if (match) return r;
-    }
+    if (const Recording* r = recording_of(*shared_, values)) return *r;
     const Recording& any = shared_->recordings.front();
     std::vector<std::string> sizes;
     for (const Recording& r : shared_->recordings) sizes.push_back(size_key(r.size()));
@@ -133,25 +137,37 @@ class ReplayBackend final : public Backend {
     std::lock_guard lock(shared_->mutex);
     return shared_->clock;
   }
-  // Every size to tune has its recording, checked before the first size is
-  // tuned (a size found missing midway ended the run there, with nothing
-  // written). A Kernel Tuner cache's one unnamed size fits any.
-  void check_sizes(const std::vector<Bindings>& sizes) const override {
+  // Every size to tune has its recording, and the recording every config
+  // the tune may run there, checked before the first size is tuned: else
+  // the run ended midway, at the first lacking config the search happened
+  // to propose, so whether it failed depended on the seed. A Kernel Tuner
+  // cache's one unnamed size fits any.
+  void check_sizes(const std::vector<SizeToServe>& sizes) const override {
     std::vector<std::string> missing, held;
     for (const Recording& r : shared_->recordings) held.push_back(size_key(r.size()));
-    for (const Bindings& size : sizes) {
-      const bool found = std::any_of(shared_->recordings.begin(), shared_->recordings.end(), [&](const Recording& r) {
-        return std::all_of(r.size().begin(), r.size().end(), [&](const auto& kv) {
-          auto it = size.find(kv.first);
-          return it != size.end() && it->second == kv.second;
-        });
-      });
-      if (!found) missing.push_back(size_key(size));
-    }
+    for (const SizeToServe& s : sizes)
+      if (!recording_of(s.size)) missing.push_back(size_key(s.size));
     if (!missing.empty())
       throw InputError({shared_->recordings.front().file().string()},
                        fmt::format("it records no trials at {} of the spec's sizes: {} (it has: {})", missing.size(),
                                    fmt::join(missing, "; "), fmt::join(held, "; ")));
+    for (const SizeToServe& s : sizes) {
+      const Recording& rec = *recording_of(s.size);
+      // The first lacking config is enough to name: counting them all could
+      // walk a space far larger than any recording.
+      std::optional<Config> lacking;
+      s.for_each_config([&](const Config& c) {
+        if (rec.find(c)) return true;
+        lacking = c;
+        return false;
+      });
+      if (lacking)
+        throw InputError({rec.file().string()},
+                         fmt::format("it lacks {}{}, a config this tune may run (a recording of another space, or of "
+                                     "a tune that was not exhaustive? `tunekit tune --replay` needs each valid config "
+                                     "of the spec's space, as `tunekit replay` does)",
+                                     lacking->str(), rec.size().empty() ? "" : " at " + size_key(rec.size())));
+    }
   }
   std::vector<std::string> warnings() const override {
     std::vector<std::string> out;
@@ -160,6 +176,8 @@ class ReplayBackend final : public Backend {
   }
 
  private:
+  const Recording* recording_of(const Bindings& size) const { return replay::recording_of(*shared_, size); }
+
   std::shared_ptr<Shared> shared_;
   MachineInfo machine_;
 };
