@@ -52,6 +52,8 @@ class Store {
   // record.origin is set to what is stored.
   void put(TrialRecord& record, bool exclusive_origin = false);
   std::vector<TrialRecord> trials(const std::string& spec_hash) const;  // in insertion order
+  // One size's trials on one device, in insertion order.
+  std::vector<TrialRecord> trials(const std::string& spec_hash, const std::string& device, const Bindings& size) const;
   std::vector<TrialRecord> all() const;
   std::size_t erase(const std::string& spec_hash);
 

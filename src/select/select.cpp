@@ -228,6 +228,10 @@ Cover covering_set(const std::vector<TrialRecord>& trials, double tolerance, con
         // (1 + tolerance) times its time.
         const double best = cover.per_size[i].value;
         const double over = table.cost(it->second.value) - table.cost(best);
+        // One measured once and faster than the confirmed configs of its size
+        // is what best_per_size passes over (competes_for_best); counted here,
+        // it would cover the size better than its best.
+        if (over < 0 && !it->second.confirmed && table.confirmed_at.count(sizes[i])) continue;
         any |= set.covers[i] = over <= tolerance * std::fabs(best);
         if (set.covers[i]) {
           set.regret[i] = best != 0 ? over / std::fabs(best) : over;

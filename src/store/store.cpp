@@ -633,6 +633,19 @@ std::vector<TrialRecord> Store::trials(const std::string& spec_hash) const {
   return out;
 }
 
+std::vector<TrialRecord> Store::trials(const std::string& spec_hash, const std::string& device,
+                                       const Bindings& size) const {
+  std::string sql = fmt::format(
+      "SELECT {} FROM trials WHERE spec_hash = ?1 AND device = ?2 AND size_key = ?3 ORDER BY id", *columns_);
+  Statement st(db_, path_, sql.c_str());
+  st.bind(1, spec_hash);
+  st.bind(2, device);
+  st.bind(3, size_key(size));
+  std::vector<TrialRecord> out;
+  while (st.step("cannot read trials")) out.push_back(read_row(st, path_));
+  return out;
+}
+
 std::vector<TrialRecord> Store::all() const {
   std::string sql = fmt::format("SELECT {} FROM trials ORDER BY id", *columns_);
   Statement st(db_, path_, sql.c_str());

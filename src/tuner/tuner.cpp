@@ -23,6 +23,7 @@
 #include "tunekit/evaluator.hpp"
 #include "tunekit/objective.hpp"
 #include "tunekit/seeds.hpp"
+#include "tunekit/select.hpp"
 #include "tunekit/stop.hpp"
 #include "tunekit/strategy.hpp"
 
@@ -502,36 +503,56 @@ class Run {
     const std::vector<TrialRecord> stored = store_->trials(report_.spec_hash);
     for (const auto& t : stored)
       if (t.device == report_.device && t.status == Status::ok) by_size[size_key(t.size)].push_back(&t);
-    for (auto& [key, trials] : by_size) {
-      remember(trials.front()->size, trials);
-      const bool confirmed_here = any_confirmed(trials);
-      for (const TrialRecord* t : trials) {
-        if (!competes_for_best(*t, confirmed_here)) continue;
-        if (auto cost = objective_cost(spec_.objective, spec_.metrics, *t)) {
-          auto [best, first] = stored_best_.try_emplace(key, *t, *cost);
-          if (!first && *cost < best->second.second) best->second = {*t, *cost};
-        }
-      }
-    }
+    for (auto& [key, trials] : by_size) remember(trials.front()->size, trials);
   }
 
-  // A run that measured less than an earlier one (a smaller budget, a
-  // narrower --where) may name a slower best than the store holds, while
-  // `select` and `emit` read the whole store: say so, when the stored
-  // config is in this run's space and this run did not measure it again.
-  void note_stored_best(const SizePlan& p, const SizeReport& sr, std::optional<double> best_cost) {
-    const auto stored = stored_best_.find(size_key(p.size));
-    if (stored == stored_best_.end() || !best_cost) return;
-    const auto& [trial, cost] = stored->second;
-    if (!(cost < *best_cost) || !p.space->contains(trial.config)) return;
-    if (!trial.confirmed && sr.trials[*sr.best].confirmed) return;  // select and emit pass it over too
-    for (const auto& t : sr.trials)
-      if (t.config == trial.config) return;
-    warn(fmt::format("at size {}, an earlier run stored a faster config than this run found: {} at {:.3f} us "
-                     "(this run's best: {:.3f} us, {}); `tunekit select` and `tunekit emit` choose from every "
-                     "stored trial",
-                     size_key(p.size), trial.config.str(), trial.stats.median.count(),
-                     sr.trials[*sr.best].stats.median.count(), sr.trials[*sr.best].config.str()));
+  // What `select` and `emit` name at a size: the best of every trial the
+  // store holds there, by the rule the run names its own best with.
+  std::optional<SizeBest> stored_choice(const Bindings& size) const {
+    auto best =
+        best_per_size(store_->trials(report_.spec_hash, report_.device, size), Goal{spec_.objective, spec_.metrics});
+    if (best.empty()) return std::nullopt;
+    return std::move(best.front());
+  }
+
+  // `select` and `emit` read the whole store, which may hold trials this run
+  // did not measure (an earlier, larger run; one before --fresh). Say when
+  // they will name another config than this run's best, and when this run
+  // made them name a config measured slower than the one they named before
+  // (a --where run's confirmation outranks a best measured once, outside its
+  // space). A config this run's space leaves out is not named: a narrower
+  // run looks at part of the space, and the full run's answer stands.
+  void note_stored_choice(const SizePlan& p, const SizeReport& sr, const std::optional<SizeBest>& before) {
+    if (!sr.best) return;
+    const auto after = stored_choice(p.size);
+    if (!after) return;
+    const TrialRecord& ours = sr.trials[*sr.best];
+    const auto measured_here = [&](const Config& c) {
+      return std::any_of(sr.trials.begin(), sr.trials.end(), [&](const TrialRecord& t) { return t.config == c; });
+    };
+    if (after->config != ours.config && p.space->contains(after->config) && !measured_here(after->config)) {
+      const bool faster =
+          objective_better(spec_.objective, after->value, *objective_value(spec_.objective, spec_.metrics, ours));
+      warn(faster ? fmt::format("at size {}, an earlier run stored a faster config than this run found: {} at {:.3f} "
+                                "us (this run's best: {:.3f} us, {}); `tunekit select` and `tunekit emit` choose "
+                                "from every stored trial",
+                                size_key(p.size), after->config.str(), after->time.count(), ours.stats.median.count(),
+                                ours.config.str())
+                  : fmt::format("at size {}, `tunekit select` and `tunekit emit` name {} at {:.3f} us, which an "
+                                "earlier run confirmed (measured again side by side), not this run's best, {} at "
+                                "{:.3f} us, measured once: where a size has confirmed configs, only they are named; a "
+                                "run that measures both (without --max-evals) confirms one of them",
+                                size_key(p.size), after->config.str(), after->time.count(), ours.config.str(),
+                                ours.stats.median.count()));
+      return;
+    }
+    if (before && after->config != before->config && !measured_here(before->config) &&
+        objective_better(spec_.objective, before->value, after->value))
+      warn(fmt::format(
+          "at size {}, `tunekit select` and `tunekit emit` now name {} at {:.3f} us, confirmed by this "
+          "run, instead of {} at {:.3f} us, which an earlier run measured once: where a size has "
+          "confirmed configs, only they are named; a run whose space holds both confirms one of them",
+          size_key(p.size), after->config.str(), after->time.count(), before->config.str(), before->time.count()));
   }
 
   void remember(const Bindings& size, std::vector<const TrialRecord*> trials) {
@@ -648,6 +669,7 @@ class Run {
       sr.error = "no config is valid at this size: " + *why;
       return sr;
     }
+    const auto chosen_before = stored_choice(p.size);
     seed(p);
     sr.strategy = spec_.configs.empty() ? strategies().get(spec_.search.strategy).name : "the configs list";
     if (auto chose = p.strategy->describe(); !chose.empty()) sr.strategy += ": " + chose;
@@ -796,7 +818,7 @@ class Run {
         best_cost = cost;
       }
     }
-    note_stored_best(p, sr, best_cost);
+    note_stored_choice(p, sr, chosen_before);
     sr.commands.resize(sr.trials.size());
     for (std::size_t i = 0; i < sr.trials.size(); ++i) sr.commands[i] = command_of(sr.trials[i], machine);
     std::vector<const TrialRecord*> ok;
@@ -857,7 +879,10 @@ class Run {
     }
     if (top.size() == 1 && first.size() > 1) top.push_back(first[1].second);
     const auto confirmed = [&](std::size_t i) { return sr.trials[i].confirmed; };
-    if (top.size() < 2 || (confirmed(top.front()) && std::none_of(top.begin(), top.end(), [&](std::size_t i) {
+    // Not confirmed(top.front()): a run that ended with its fastest config
+    // unconfirmed (the machine drifted while confirming) would otherwise
+    // confirm again on every resume, and name another best each time.
+    if (top.size() < 2 || (any_confirmed(sr.trials) && std::none_of(top.begin(), top.end(), [&](std::size_t i) {
                              return measured_.count(sr.trials[i].config.key());
                            })))
       return;
@@ -1241,7 +1266,6 @@ class Run {
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   // Per size key, the best stored trial before this run, by the objective,
   // with its cost.
-  std::map<std::string, std::pair<TrialRecord, double>> stored_best_;
   std::optional<Artifact> reference_function_;
   std::string source_;
   std::string machine_json_;

@@ -847,6 +847,79 @@ TEST(ReliabilityCli, ASmallerRerunSaysTheStoreHoldsAFasterConfig) {
       << r.output;
 }
 
+// Runs SQL on a store, as a user (or a bug) might have left it.
+void run_sql(const fs::path& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(handle);
+  sqlite3_close(handle);
+}
+
+// `select` and `emit` read every stored trial, so a run that measured less
+// than the store holds says when they will name another config than its
+// best: under --fresh too, and when the config they name is slower but was
+// confirmed by an earlier run. `select` then names what the warning says.
+TEST(ReliabilityCli, ATuneSaysWhenSelectWillNameAnotherConfigThanItsBest) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_kind_2_fastest(dir);
+  const std::string out = (dir / "out").string();
+  const fs::path db = dir / "out" / "tunekit.db";
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--fresh", "--max-evals", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "best: No.1")) << r.output;  // KIND 0, the only config measured
+  EXPECT_TRUE(contains(r.output,
+                       "warning: at size N=64, an earlier run stored a faster config than this run found: "
+                       "{KIND: 2}"))
+      << r.output;
+  EXPECT_TRUE(contains(tunekit_cli({"select", spec, "-o", out}).output, "{KIND: 2}"));
+
+  // KIND 2 confirmed but (as stored) slower than this run's one measurement.
+  run_sql(db, "UPDATE trials SET median_us = 1e6, confirmed = (config_key = 'KIND=2')");
+  r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--fresh", "--max-evals", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "warning: at size N=64, `tunekit select` and `tunekit emit` name {KIND: 2} at "
+                       "1000000.000 us, which an earlier run confirmed (measured again side by side), not "
+                       "this run's best, {KIND: 0}"))
+      << r.output;
+  const auto chosen = tunekit_cli({"select", spec, "-o", out});
+  EXPECT_TRUE(contains(chosen.output, "{KIND: 2}")) << chosen.output;
+
+  // A narrower run whose confirmation outranks the full run's best, which
+  // was measured once (--confirm off), says that select's answer changed.
+  const auto dir2 = fresh_dir();
+  const std::string spec2 = write_kind_2_fastest(dir2);
+  const std::string out2 = (dir2 / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec2, "--no-progress", "-o", out2, "--confirm", "off"}).exit_code, 0);
+  r = tunekit_cli({"tune", spec2, "--no-progress", "-o", out2, "--where", "KIND != 2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "`tunekit select` and `tunekit emit` now name {KIND: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "confirmed by this run, instead of {KIND: 2} at ")) << r.output;
+}
+
+// Resuming a finished tune measures nothing, even where its fastest trial
+// is not one of its confirmed ones (a confirmation the machine's drift
+// left so): else each resume confirmed again, and could name another best.
+TEST(ReliabilityCli, ResumingATuneWhoseFastestIsUnconfirmedMeasuresNothing) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_kind_2_fastest(dir);
+  const std::string out = (dir / "out").string();
+  const fs::path db = dir / "out" / "tunekit.db";
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  run_sql(db, "UPDATE trials SET confirmed = 0, median_us = 1 WHERE config_key = 'KIND=1'");
+  const auto samples = [&] {
+    std::vector<std::size_t> n;
+    for (const auto& t : Store(db).all()) n.push_back(t.samples.size());
+    return n;
+  };
+  const auto before = samples();
+  auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(samples(), before) << r.output;
+  EXPECT_TRUE(contains(r.output, "best: No.3")) << r.output;  // KIND 2, the fastest confirmed
+}
+
 // The policy commands read the trials a tune stored under its input seed and
 // cache mode: without the same flags they find none, and say which flag.
 TEST(ReliabilityCli, APolicyCommandNamesTheFlagATuneRanWith) {

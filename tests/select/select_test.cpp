@@ -78,6 +78,23 @@ TEST(CoveringSet, FewestConfigsWithinTolerance) {
   for (double bad : {-0.05, std::nan(""), double(INFINITY)}) EXPECT_THROW(covering_set(table(), bad), std::invalid_argument);
 }
 
+TEST(CoveringSet, ATrialMeasuredOnceCoversNoSizeWhereConfirmedOnesBeatIt) {
+  // At M=2, C=2 and C=3 were confirmed; C=0, measured once at 9 us, looks
+  // faster than both. best_per_size names C=2, and so must an exact cover:
+  // C=0 counted would cover M=2 better than its best.
+  auto t = table();
+  t[6].confirmed = t[7].confirmed = true;
+  t[4].stats.median = Microseconds(9);
+  EXPECT_EQ(best_per_size(t)[1].config.at("C"), Value(2));
+  Cover exact = covering_set(t, 0.0);
+  ASSERT_EQ(exact.config_of_size.size(), 3u);
+  EXPECT_EQ(exact.configs[exact.config_of_size[1]].at("C"), Value(2));
+  // Where no trial was confirmed, the fastest covers its size.
+  t[6].confirmed = t[7].confirmed = false;
+  exact = covering_set(t, 0.0);
+  EXPECT_EQ(exact.configs[exact.config_of_size[1]].at("C"), Value(0));
+}
+
 TEST(CoveringSet, ExactWhereGreedyIsNot) {
   // Sizes 1-6. A covers 1-4, B covers 1, 3, 5, C covers 2, 4, 6. Greedy
   // takes A first and then needs B and C; the optimum is B + C.
