@@ -96,6 +96,11 @@ struct KernelTraits {
   std::vector<std::string> default_flags;  // `flags` when the spec gives none
   // The compiler when the spec names none, for a kernel language.
   std::function<std::string(std::string_view language)> default_compiler;
+  // The environment variable that default_compiler reads first for a
+  // language ("CXX"), where it reads one. A compiler it names is part of the
+  // kernel, as the spec's or --compiler's is: trials of another are not
+  // resumed as this one's.
+  std::function<std::string(std::string_view language)> compiler_variable;
 };
 
 // Why `name` cannot be the `compiler` of a kernel with these traits

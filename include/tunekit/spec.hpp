@@ -275,6 +275,11 @@ std::vector<const Expression*> trial_expressions(const Spec& spec);
 // config's failure.
 void check_expression_names(const Spec& spec, const Bindings& known);
 
+// Throws InputError, located at the parameter, for a parameter named like
+// one of the machine's `properties`: its value would silently replace the
+// machine's in every constraint and argument that names it.
+void check_parameter_names(const Spec& spec, const Bindings& properties);
+
 // True for the extensions a spec file has (.yaml, .yml, .json); anything
 // else is taken for a kernel source.
 bool is_spec_file(const std::filesystem::path& path);

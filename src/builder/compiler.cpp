@@ -6,6 +6,7 @@
 #include <atomic>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "core/detail/process.hpp"
 
@@ -26,13 +27,22 @@ constexpr std::string_view kMachineTrouble[] = {
 Fault build_fault(const std::string& log, int signal) {
   // SIGKILL is how the OOM killer (or a user) stops a compiler.
   if (signal == SIGKILL || signal == SIGTERM) return Fault::environment;
-  std::istringstream lines(log);
-  for (std::string line; std::getline(lines, line);) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  // clang quotes a line of source bare, with a caret line under it.
+  const auto caret_line = [](const std::string& l) {
+    return l.find('^') != std::string::npos && l.find_first_not_of(" \t^~") == std::string::npos;
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
     // The source's own words, quoted by the compiler, are the config's: a
-    // line of source shown under a diagnostic ("  12 | ..."), an #error or
-    // #warning, a static assertion's message.
+    // line of source shown under a diagnostic (gcc's "  12 | ...", clang's
+    // line above its caret), an #error or #warning, a static assertion's
+    // message.
     const auto text = line.find_first_not_of(" \t0123456789");
     if (text != std::string::npos && line[text] == '|') continue;
+    if (i + 1 < lines.size() && caret_line(lines[i + 1])) continue;
     if (line.find("#error") != std::string::npos || line.find("#warning") != std::string::npos ||
         line.find("static assert") != std::string::npos || line.find("static_assert") != std::string::npos)
       continue;
@@ -61,6 +71,8 @@ bool run_compiler(const std::vector<std::string>& argv, const std::string& tool,
   r.fault = p.interrupted ? Fault::environment : p.timed_out ? Fault::config : build_fault(r.log, p.signal);
   if (p.timed_out) r.log = tool + " timed out after 5 minutes\n" + r.log;
   else if (p.signal) r.log = tool + " killed by " + describe_signal(p.signal) + "\n" + r.log;
+  else if (r.log.find_first_not_of(" \t\r\n") == std::string::npos)  // else the failure would have no reason
+    r.log = tool + " exited with code " + std::to_string(p.exit_code) + " and printed nothing";
   return false;
 }
 

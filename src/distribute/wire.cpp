@@ -144,6 +144,7 @@ ojson size_report_to_json(const SizeReport& s) {
       {"error", s.error},
       {"commands", s.commands},
       {"confirmed", s.confirmed},
+      {"strategy", s.strategy},
   };
 }
 
@@ -157,6 +158,7 @@ SizeReport size_report_from_json(const ojson& j) {
   s.error = j.at("error").get<std::string>();
   s.commands = j.at("commands").get<std::vector<std::vector<std::string>>>();
   s.confirmed = j.at("confirmed").get<std::vector<std::size_t>>();
+  s.strategy = j.at("strategy").get<std::string>();
   return s;
 }
 

@@ -124,10 +124,19 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
   std::vector<Section> sections;
   std::map<std::string, std::size_t> index;
   for (const auto& t : trials) {
-    const std::string key = t.kernel + '\n' + t.device + '\n' + size_key(t.size);
+    // By the spec's hash, not its name: specs that differ only in name (or
+    // metrics, or objective) share their trials, and a trial stored again
+    // takes the name of the spec that stored it last, so grouping by name
+    // would split one size's trials in two, each with its own best.
+    const std::string kernel_key = t.spec_hash.empty() ? "name " + t.kernel : t.spec_hash;
+    const std::string key = kernel_key + '\n' + t.device + '\n' + size_key(t.size);
     auto [it, fresh] = index.try_emplace(key, sections.size());
     if (fresh) sections.push_back({t.kernel, t.device, t.size, {}, {}});
-    sections[it->second].trials.push_back(&t);
+    Section& s = sections[it->second];
+    if (s.kernel.empty()) s.kernel = t.kernel;
+    else if (!t.kernel.empty() && (" / " + s.kernel + " / ").find(" / " + t.kernel + " / ") == std::string::npos)
+      s.kernel += " / " + t.kernel;
+    s.trials.push_back(&t);
   }
   for (auto& s : sections) {
     s.ok = ok_by_time(s.trials);

@@ -47,4 +47,15 @@ void check_expression_names(const Spec& spec, const Bindings& known) {
     }
 }
 
+void check_parameter_names(const Spec& spec, const Bindings& properties) {
+  for (const auto& param : spec.parameters)
+    if (properties.count(param.name)) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : properties) names.push_back(k);
+      throw InputError(param.where, fmt::format("parameter '{}' has the name of a property of the machine ({}); "
+                                                "rename the parameter",
+                                                param.name, fmt::join(names, ", ")));
+    }
+}
+
 }  // namespace tunekit

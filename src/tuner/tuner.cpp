@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <limits>
@@ -269,16 +270,7 @@ class Run {
 
  private:
   SizePlan plan(const Bindings& size, const MachineInfo& machine) {
-    // A parameter would silently replace what the machine says (its value
-    // decides every constraint and argument that names it).
-    for (const auto& param : spec_.parameters)
-      if (machine.properties.count(param.name)) {
-        std::vector<std::string> names;
-        for (const auto& [k, v] : machine.properties) names.push_back(k);
-        throw InputError(param.where, fmt::format("parameter '{}' has the name of a property of the machine ({}); "
-                                                  "rename the parameter",
-                                                  param.name, fmt::join(names, ", ")));
-      }
+    check_parameter_names(spec_, machine.properties);
     SizePlan p;
     p.size = size;
     Bindings constants = machine.properties;
@@ -434,8 +426,18 @@ class Run {
     // A full disk or a missing tool is the machine's failure, not the spec's.
     if (r.fault == Fault::environment)
       throw std::runtime_error(fmt::format("{} cannot be built here{}:\n{}", which, given_build_settings(), r.log));
-    throw InputError({spec_.file.string()},
-                     fmt::format("{} does not build{}:\n{}", which, given_build_settings(), r.log));
+    const SourceLocation at =
+        spec_.reference.where.file.empty() ? SourceLocation{spec_.file.string()} : spec_.reference.where;
+    if (const std::string name = spec_.reference.entry.substr(0, spec_.reference.entry.find('<'));
+        !name.empty() && spec_.reference.torch_expression.empty()) {
+      const fs::path file = spec_.reference.source.empty() ? spec_.kernel.source : spec_.reference.source;
+      const std::string text = spec_.reference.source.empty() ? source_ : read_file(file, at);
+      if (!std::regex_search(text, std::regex("\\b" + name + "\\b")))
+        throw InputError(at,
+                         fmt::format("reference '{}' does not appear in {}, and {} does not build{}:\n{}", name,
+                                     file.filename().string(), which, given_build_settings(), clip_log(r.log, 2000)));
+    }
+    throw InputError(at, fmt::format("{} does not build{}:\n{}", which, given_build_settings(), r.log));
   }
 
   // A compiler the user named that cannot run here (not installed, say) is
@@ -1292,6 +1294,12 @@ std::string spec_hash(const Spec& spec) {
   if (const std::string headers = detail::local_headers_digest(spec.kernel.source, source, folders); !headers.empty())
     h.add("headers").add(headers);
   h.add(spec.kernel.entry).add(spec.kernel.language).add(spec.kernel.compiler);
+  // A compiler named by the environment ($CXX) is the kernel's too; only
+  // when set, so that other specs keep their hash.
+  if (const auto& traits = backend_for_language(spec.kernel.language).kernel;
+      spec.kernel.compiler.empty() && traits.compiler_variable)
+    if (const std::string variable = traits.compiler_variable(spec.kernel.language); !variable.empty())
+      if (const char* env = std::getenv(variable.c_str()); env && *env) h.add("$" + variable).add(env);
   h.add(static_cast<std::uint64_t>(spec.kernel.injection));
   for (const auto& f : spec.kernel.flags) h.add(f);
   h.add(spec.arguments.size());
@@ -1317,8 +1325,15 @@ std::string spec_hash(const Spec& spec) {
   if (!spec.reference.torch_expression.empty()) h.add("torch").add(spec.reference.torch_expression);
   if (spec.measure.graph) h.add("graph");
   h.add(static_cast<std::uint64_t>(spec.reference.kind)).add(spec.reference.entry);
-  if (spec.reference.kind == ReferenceSpec::Kind::function && !spec.reference.source.empty())
-    h.add(read_file(spec.reference.source, {spec.file.string()}));
+  if (spec.reference.kind == ReferenceSpec::Kind::function && !spec.reference.source.empty()) {
+    const std::string text = read_file(spec.reference.source, {spec.file.string()});
+    h.add(text);
+    // Its own headers decide the verdicts as much as it does.
+    const auto own = detail::include_folders(detail::include_flags_from(
+        spec.reference.flags.empty() ? spec.kernel.flags : spec.reference.flags, spec.file.parent_path()));
+    if (const std::string headers = detail::local_headers_digest(spec.reference.source, text, own); !headers.empty())
+      h.add("reference headers").add(headers);
+  }
   for (const auto& f : spec.reference.flags) h.add(f);
   if (spec.reference.kind == ReferenceSpec::Kind::default_config && spec.default_config)
     h.add(spec.default_config->key());

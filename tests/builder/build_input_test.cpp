@@ -154,4 +154,17 @@ TEST(BuildFault, TheSourcesOwnWordsAreTheConfigs) {
                         0),
             Fault::config);
   EXPECT_EQ(build_fault("k.cpp:1:1: error: expected ';'\n", SIGKILL), Fault::environment);
+  // clang quotes the line bare, a caret line under it.
+  EXPECT_EQ(build_fault("oom.cpp:4:3: error: use of undeclared identifier 'undefined_fn'\n"
+                        "  std::puts(\"out of memory allocating scratch\"); undefined_fn();\n"
+                        "                                                ^\n",
+                        0),
+            Fault::config);
+}
+
+TEST(RunCompiler, ACompilerThatFailsSilentlyLeavesItsExitCode) {
+  BuildResult r;
+  EXPECT_FALSE(tunekit::detail::run_compiler({"false"}, "the compiler", r));
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_EQ(r.log, "the compiler exited with code 1 and printed nothing");
 }

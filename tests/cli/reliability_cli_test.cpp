@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -214,6 +215,14 @@ TEST(ReliabilityCli, ADatabaseFlagOnAnotherKindOfFileIsTheFlagsError) {
   r = tunekit_cli({"tune", spec, "--db", (dir / "folder.db").string(), "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--db: " + (dir / "folder.db").string() + " is a folder")) << r.output;
+  // A device or a pipe, refused before SQLite would open it and leave its
+  // journal beside it.
+  ASSERT_EQ(::mkfifo((dir / "pipe.db").c_str(), 0600), 0);
+  for (const fs::path& device : {fs::path("/dev/null"), dir / "pipe.db"}) {
+    r = tunekit_cli({"tune", spec, "--db", device.string(), "-o", (dir / "out").string()});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "--db: " + device.string() + " is not a regular file")) << r.output;
+  }
   write_file(spec, read_file(spec) + "output: {db: '" + db + "'}\n");
   r = tunekit_cli({"tune", spec, "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -567,6 +576,56 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--seed: picks the trials of a spec tuned with that setting: give the SPEC too"))
       << r.output;
+}
+
+// `space` and `resolve` refuse a parameter named like a machine property,
+// as `tune` does: else they would count and resolve with the parameter's
+// value where the machine's belongs.
+TEST(ReliabilityCli, APropertysNameIsNoParametersInAnyCommand) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1], cores: [1, 2]}");
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"space", spec},
+                                                  {"resolve", spec, "--config", "KIND=0,cores=2"},
+                                                  {"tune", spec, "--no-progress", "-o", (dir / "out").string()}}) {
+    const auto r = tunekit_cli(command);
+    EXPECT_EQ(r.exit_code, 1) << command[0] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, spec + ":8:28: parameter")) << command[0] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "parameter 'cores' has the name of a property of the machine")) << r.output;
+  }
+}
+
+// `report SPEC` writes again the page the tune wrote: at the spec's
+// output.html, and with the sizes that ran nothing listed, as the tune's was.
+TEST(ReliabilityCli, AReportOfASpecRewritesTheTunesPageWithItsStoppedSizes) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  std::string text = read_file(spec);
+  text.replace(text.find("sizes: {N: 64}"), 14, "sizes: [{N: 64}, {N: 16}]\nconstraints: [KIND * 32 + 32 < N]");
+  const fs::path page = dir / "custom.html";
+  write_file(spec, text + "output: {html: '" + page.string() + "'}\n");
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  ASSERT_TRUE(contains(read_file(page), "Size N = 16 ran nothing")) << read_file(page);
+  fs::remove(page);
+  const auto r = tunekit_cli({"report", spec, "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "report: " + page.string())) << r.output;
+  ASSERT_TRUE(fs::exists(page)) << r.output;
+  EXPECT_TRUE(contains(read_file(page), "Size N = 16 ran nothing")) << read_file(page);
+  EXPECT_TRUE(contains(read_file(page), "no config is valid at this size")) << read_file(page);
+  EXPECT_FALSE(fs::exists(dir / "out" / "k.html"));
+}
+
+// A reference entry the source does not have is named at its line in the
+// spec, not only as a build that failed.
+TEST(ReliabilityCli, AReferenceEntryTheSourceLacksIsNamedWhereTheSpecGivesIt) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  write_file(spec, tunekit::testing::read_file(spec) + "reference: {entry: f_naiv}\n");
+  const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, spec + ":10:20: reference")) << r.output;
+  EXPECT_TRUE(contains(r.output, "reference 'f_naiv' does not appear in k.cpp")) << r.output;
 }
 
 // A default outside its lists is warned about and the first valid config is
@@ -995,6 +1054,15 @@ TEST(ReliabilityCli, ASpecRenamedIntoTheSameStoreReportsItsTrialsUnderItsOwnName
   EXPECT_TRUE(contains(r.output, ": 3 trials")) << r.output;
   EXPECT_FALSE(contains(r.output, "renamed")) << r.output;
   EXPECT_FALSE(contains(read_file(out + "/k.html"), "renamed &mdash;"));
+
+  // The whole store's page keeps the size's three trials together, under
+  // both names, with one best (grouped by name, it split them in two): a
+  // trial takes the name of the spec that stored it last.
+  run_sql(dir / "out" / "tunekit.db", "UPDATE trials SET kernel = 'k' WHERE config_key = 'KIND=0'");
+  r = tunekit_cli({"report", "--db", out + "/tunekit.db", "--html", (dir / "all.html").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "k / renamed on ")) << r.output;
+  EXPECT_TRUE(contains(r.output, ": 3 trials")) << r.output;
 }
 
 // A budget spent before the default came up (its seeds first) says why the

@@ -110,6 +110,7 @@ TEST(Wire, ASizeReportCrossesWhole) {
   s.error = "";
   s.commands = {{"./app", "--bm", "64"}, {}};
   s.confirmed = {1, 0};
+  s.strategy = "auto: bayes";  // the console's and the JSON's search line
   const SizeReport back =
       detail::size_report_from_json(nlohmann::ordered_json::parse(detail::size_report_to_json(s).dump()));
   EXPECT_EQ(size_key(back.size), size_key(s.size));
@@ -120,6 +121,7 @@ TEST(Wire, ASizeReportCrossesWhole) {
   EXPECT_TRUE(back.baseline_is_spec_default);
   EXPECT_EQ(back.commands, s.commands);
   EXPECT_EQ(back.confirmed, s.confirmed);
+  EXPECT_EQ(back.strategy, s.strategy);
 
   SizeReport empty;  // a size with no valid config: no best, no baseline
   empty.error = "no config is valid at this size";

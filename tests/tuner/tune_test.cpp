@@ -204,6 +204,46 @@ TEST(Tune, CacheModesDoNotResumeEachOthersTrials) {
   EXPECT_EQ(tune(spec, opt).resumed, 0u);
 }
 
+// The compiler is part of the kernel however it is named: by the spec, by
+// --compiler, or by $CXX; trials of another are not resumed as this one's.
+TEST(Tune, ACompilerNamedByTheEnvironmentIsPartOfTheKernel) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  const char* had = std::getenv("CXX");
+  const std::string saved = had ? had : "";
+  ::unsetenv("CXX");
+  const std::string plain = spec_hash(spec);
+  ::setenv("CXX", "clang++", 1);
+  const std::string clang = spec_hash(spec);
+  ::setenv("CXX", "g++", 1);
+  const std::string gcc = spec_hash(spec);
+  Spec named = spec;
+  named.kernel.compiler = "clang++";  // the spec's own wins over $CXX, which then changes nothing
+  const std::string own = spec_hash(named);
+  ::setenv("CXX", "icpx", 1);
+  EXPECT_EQ(spec_hash(named), own);
+  if (had) ::setenv("CXX", saved.c_str(), 1);
+  else ::unsetenv("CXX");
+  EXPECT_NE(clang, plain);
+  EXPECT_NE(gcc, clang);
+}
+
+// A separate reference source's own headers decide the verdicts as much
+// as it does: an edit to one makes the stored trials another kernel's.
+TEST(Tune, AnEditToTheReferencesHeaderIsAnotherKernel) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  write_file(dir / "ref.h", "#define REFVAL 2\n");
+  write_file(dir / "ref.cpp", "#include \"ref.h\"\nextern \"C\" void ref(float* y) { y[0] = REFVAL; }\n");
+  spec.reference.kind = ReferenceSpec::Kind::function;
+  spec.reference.source = dir / "ref.cpp";
+  spec.reference.entry = "ref";
+  const std::string before = spec_hash(spec);
+  EXPECT_EQ(spec_hash(spec), before);
+  write_file(dir / "ref.h", "#define REFVAL 5\n");
+  EXPECT_NE(spec_hash(spec), before);
+}
+
 TEST(Tune, BudgetLimitsEvaluations) {
   const auto dir = fresh_dir();
   Spec spec = planted_spec(dir);

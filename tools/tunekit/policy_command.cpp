@@ -146,7 +146,8 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
   }
   return fmt::format(
       "{}, but {} trial{} of '{}': tuned with another input seed, or with flags that make another kernel "
-      "of it (give the tune's --seed, --flags, --compiler, --reference, --atol or --rtol here too), or "
+      "of it (give the tune's --seed, --flags, --compiler, --reference, --atol or --rtol here too, and its $CXX "
+      "or $CC), or "
       "before the kernel's source or its arguments changed (tune it again)",
       none, count, count == 1 ? "" : "s", name);
 }
@@ -492,6 +493,36 @@ int run_rules_report(const PolicyArgs& a) {
   return 0;
 }
 
+// The spec's sizes with no stored trial, each with why, for the page: a
+// tune's page lists them (SizeReport::error), and one written again from
+// the store should too. That no config is valid is found again; any other
+// reason (a reference that failed, a stop) only the tune said.
+std::vector<std::pair<Bindings, std::string>> sizes_without_trials(const Loaded& l) {
+  std::set<std::string> stored;
+  for (const auto& t : l.trials) stored.insert(size_key(t.size));
+  Bindings machine;
+  if (!l.trials.empty()) try {
+      machine = machine_from_json(l.trials.front().machine).properties;
+    } catch (const std::invalid_argument&) {
+    }
+  std::vector<std::pair<Bindings, std::string>> out;
+  for (const auto& size : l.spec.sizes) {
+    if (stored.count(size_key(size))) continue;
+    Bindings constants = machine;
+    for (const auto& [k, v] : size) constants[k] = v;
+    std::string why =
+        "no trial of it is stored (the tune's console and JSON say why: a reference that failed, or "
+        "a stop before it)";
+    try {
+      if (auto empty = Space(l.spec.parameters, l.spec.constraints, constants).why_empty())
+        why = "no config is valid at this size: " + *empty;
+    } catch (const std::exception&) {  // a constraint reads what the stored machine lacks
+    }
+    out.emplace_back(size, std::move(why));
+  }
+  return out;
+}
+
 int run_report(const PolicyArgs& a) {
   Loaded l;
   if (!a.spec.empty()) {
@@ -515,7 +546,18 @@ int run_report(const PolicyArgs& a) {
     l.name = "tunekit";
     if (l.trials.empty()) throw InputError({db.string()}, "the database has no trials");
   }
-  const fs::path html = a.html.empty() ? fs::path(a.out_dir) / (l.name + ".html") : fs::path(a.html);
+  // The page the tune wrote: the spec's output.html, else the writer's default.
+  fs::path html = a.html;
+  std::string html_given_by = "--html";
+  if (html.empty() && !a.spec.empty())
+    if (auto it = l.spec.output.files.find("html"); it != l.spec.output.files.end() && !it->second.empty()) {
+      html = it->second;
+      html_given_by = l.spec.file.string();
+    }
+  if (html.empty()) {
+    html = fs::path(a.out_dir) / (l.name + ".html");
+    html_given_by = "--out-dir";
+  }
   std::string device;
   for (const auto& t : l.trials)
     if (device.find(t.device) == std::string::npos) device += (device.empty() ? "" : ", ") + t.device;
@@ -525,9 +567,9 @@ int run_report(const PolicyArgs& a) {
     options.baseline = l.spec.default_config;
     options.target_noise = l.spec.measure.target_noise;
     options.metrics = l.spec.metrics;
+    options.stopped = sizes_without_trials(l);
   }
-  write_planned({{a.html.empty() ? "--out-dir" : "--html", html, html_report(l.trials, options)}},
-                kept_inputs(l.spec, l.db));
+  write_planned({{html_given_by, html, html_report(l.trials, options)}}, kept_inputs(l.spec, l.db));
   fmt::print("{}report: {}\n", format_parameter_report(l.trials), html.string());
   return 0;
 }

@@ -315,6 +315,7 @@ int run_resolve(const ResolveArgs& a) {
     }
   }
   const MachineInfo machine = a.properties.empty() ? backend->machine() : machine_from_file(a.properties);
+  check_parameter_names(spec, machine.properties);  // as tune refuses it
 
   const Bindings size = choose_size(spec, a, machine.properties);
   Bindings constants = machine.properties;

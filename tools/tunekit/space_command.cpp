@@ -91,6 +91,7 @@ Loaded load(const SpaceArgs& a) {
                            "`tunekit devices --json` there)");
     }
   }
+  if (spec) check_parameter_names(*spec, constants);  // as tune refuses it
   const Bindings machine = constants;
   for (const auto& [k, v] : def.constants) constants[k] = v;
   def.constants = std::move(constants);

@@ -46,6 +46,12 @@ void check_store_path(const fs::path& db, const std::string& given_by) {
   if (fs::is_directory(db, ec))
     throw InputError({given_by},
                      fmt::format("{} is a folder; expected the path of a results database (a file)", db.string()));
+  // SQLite would open a device or a pipe, fail later, and leave its
+  // journal beside it (/dev/null-journal).
+  if (fs::exists(db, ec) && !fs::is_regular_file(db, ec))
+    throw InputError({given_by}, fmt::format("{} is not a regular file (a device, a pipe or a socket); expected the "
+                                             "path of a results database",
+                                             db.string()));
   if (!fs::exists(db, ec) || fs::file_size(db, ec) == 0 || ec) return;
   try {
     const Store probe(db, Store::Access::read_only);

@@ -39,10 +39,10 @@ class CpuBackend final : public Backend {
 KernelTraits kernel_traits() {
   KernelTraits k;
   k.default_flags = {"-O3", "-march=native"};
-  k.default_compiler = [](std::string_view language) -> std::string {
-    const bool c = language == "c";
-    if (const char* env = std::getenv(c ? "CC" : "CXX"); env && *env) return env;
-    return c ? "cc" : "c++";
+  k.compiler_variable = [](std::string_view language) -> std::string { return language == "c" ? "CC" : "CXX"; };
+  k.default_compiler = [variable = k.compiler_variable](std::string_view language) -> std::string {
+    if (const char* env = std::getenv(variable(language).c_str()); env && *env) return env;
+    return language == "c" ? "cc" : "c++";
   };
   return k;
 }
