@@ -121,7 +121,7 @@ std::string HostArguments::save_outputs(const std::string& file) {
   return {};
 }
 
-std::string HostArguments::non_finite_output() const {
+std::string HostArguments::nan_output() const {
   std::string found;
   for (std::size_t i = 0; i < args_.size() && found.empty(); ++i) {
     if (!is_output(i)) continue;
@@ -131,7 +131,7 @@ std::string HostArguments::non_finite_output() const {
         const T* p = reinterpret_cast<const T*>(buffers_[i].get());
         for (std::uint64_t k = 0; k < args_[i].count; ++k) {
           const double v = as_double(p[k]);
-          if (!std::isfinite(v)) {
+          if (std::isnan(v)) {
             found = fmt::format("output '{}' has {} at element {}", args_[i].name, v, k);
             return;
           }

@@ -75,9 +75,9 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
 
   if (rq.op == WorkerRequest::Op::reference) {
     if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
-    // NaN would make every correct config a wrong_result, and a NaN config
-    // the winner.
-    if (std::string bad = args.non_finite_output(); !bad.empty()) {
+    // A NaN is an element the reference did not write (outputs start as
+    // NaN), or one no config could be checked against.
+    if (std::string bad = args.nan_output(); !bad.empty()) {
       result.status = Status::wrong_result;
       result.error = "the reference's " + bad;
       return answer;

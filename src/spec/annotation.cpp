@@ -21,6 +21,9 @@ struct Line {
 };
 
 std::vector<Line> split_lines(std::string_view source) {
+  // A UTF-8 byte order mark, which editors do not show and compilers skip,
+  // is not code before a first line's annotation, and takes no columns.
+  if (source.starts_with("\xEF\xBB\xBF")) source.remove_prefix(3);
   std::vector<Line> lines;
   std::size_t begin = 0;
   while (begin <= source.size()) {
@@ -378,6 +381,7 @@ std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>
     if (auto err = spec_detail::check_range(range)) throw InputError(where, "bad %RANGE% for " + r.name + ": " + *err);
     for (const auto& p : out)
       if (p.name == r.name) throw InputError(where, "duplicate %RANGE% parameter '" + r.name + "'");
+    if (auto reserved = spec_detail::reserved_name_problem(r.name)) throw InputError(where, *reserved);
     Parameter p;
     p.name = r.name;
     p.where = where;

@@ -63,13 +63,7 @@ void Loader::space(const Map& m, Spec& s) const {
       if (!is_identifier(e.key))
         fail(loc(e.key_node),
              "parameter name '" + e.key + "' is not a valid name (letters, digits and '_', not starting with a digit)");
-      // It becomes a macro (-D NAME=...): a reserved name would redefine
-      // the compiler's own (__cplusplus, _GNU_SOURCE).
-      if (e.key.starts_with("__") ||
-          (e.key.size() > 1 && e.key[0] == '_' && std::isupper(static_cast<unsigned char>(e.key[1]))))
-        fail(loc(e.key_node), "parameter name '" + e.key +
-                                  "' is reserved for the compiler and the C library (names "
-                                  "starting with '__' or '_' and a capital letter); rename it");
+      if (auto reserved = reserved_name_problem(e.key)) fail(loc(e.key_node), *reserved);
       if (auto sz = size_names_.find(e.key); sz != size_names_.end())
         fail(loc(e.key_node), "'" + e.key + "' is both a parameter and a size (at " + sz->second.str() + ")");
       s.parameters.push_back(parameter(child(pm, e), e.key, loc(e.key_node)));
@@ -131,6 +125,7 @@ void Loader::space(const Map& m, Spec& s) const {
           if (p == s.parameters.end()) {
             const Entry* e = map(items[i], {}).find(name);
             const SourceLocation at = e ? loc(e->key_node) : where[i];
+            if (auto reserved = reserved_name_problem(name)) fail(at, *reserved);
             if (auto sz = size_names_.find(name); sz != size_names_.end())
               fail(at, "'" + name + "' is both a parameter and a size (at " + sz->second.str() + ")");
             s.parameters.push_back(Parameter{name, {}, at});

@@ -15,6 +15,15 @@ bool is_identifier(std::string_view s) {
                      [&](char c) { return alpha(c) || std::isdigit(static_cast<unsigned char>(c)); });
 }
 
+std::optional<std::string> reserved_name_problem(std::string_view name) {
+  if (!name.starts_with("__") &&
+      !(name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
+    return std::nullopt;
+  return "parameter name '" + std::string(name) +
+         "' is reserved for the compiler and the C library (names starting with '__' or '_' and a capital letter); "
+         "rename it";
+}
+
 std::string_view trim(std::string_view s) {
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
   while (!s.empty() && space(s.front())) s.remove_prefix(1);

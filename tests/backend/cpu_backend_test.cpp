@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "backend/cpu/detail/cache.hpp"
 #include "backend/cpu/detail/cpu_backend.hpp"
@@ -152,6 +153,20 @@ TEST_F(CpuBackendTest, BuildIsCachedByContentHash) {
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.artifact.path, first.artifact.path);
   EXPECT_NE(builder_->build(input(4)).artifact.hash, first.artifact.hash);
+}
+
+// Builds use -march=native: a processor of another model, or with other
+// instruction-set flags, gets a cache folder of its own.
+TEST(CpuBackendBuilds, BuildsAreKeptApartPerProcessor) {
+  auto folder = [](const std::string& text) {
+    std::istringstream in(text);
+    return cpu::processor_build_folder(in);
+  };
+  const std::string xeon = "processor\t: 0\nmodel name\t: Xeon\nflags\t\t: sse2 avx2 avx512f\n";
+  EXPECT_EQ(folder(xeon), folder(xeon + "processor\t: 1\nmodel name\t: Xeon\nflags\t\t: sse2 avx2 avx512f\n"));
+  EXPECT_NE(folder(xeon), folder("processor\t: 0\nmodel name\t: Xeon\nflags\t\t: sse2 avx2\n"));
+  EXPECT_NE(folder(xeon), folder("processor\t: 0\nmodel name\t: EPYC\nflags\t\t: sse2 avx2 avx512f\n"));
+  EXPECT_EQ(folder(xeon).rfind("isa-", 0), 0u);
 }
 
 TEST_F(CpuBackendTest, RebuildIgnoresTheCacheOncePerRun) {

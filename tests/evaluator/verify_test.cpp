@@ -55,6 +55,29 @@ TEST(CompareOutputs, NaNWhereReferenceIsNaNPasses) {
   EXPECT_FALSE(compare_outputs(ElementType::f32, number.data(), expected.data(), 1, {0, 0}, "C").passed);
 }
 
+// An infinity is a right answer (a masked score, log 0) only as itself:
+// inf - inf is NaN, which failed every output that matched it.
+TEST(CompareOutputs, AnInfinityInTheReferenceIsMatchedByTheSameOne) {
+  for (ElementType type : {ElementType::f32, ElementType::f64}) {
+    std::vector<double> expected64{-INFINITY, 1.0, INFINITY};
+    std::vector<float> expected32(expected64.begin(), expected64.end());
+    auto verdict = [&](std::vector<double> got64, Tolerance tol) {
+      std::vector<float> got32(got64.begin(), got64.end());
+      return type == ElementType::f32 ? compare_outputs(type, got32.data(), expected32.data(), 3, tol, "S")
+                                      : compare_outputs(type, got64.data(), expected64.data(), 3, tol, "S");
+    };
+    const Verification same = verdict({-INFINITY, 1.0, INFINITY}, {1e-6, 1e-5});
+    EXPECT_TRUE(same.passed) << same.detail;
+    EXPECT_EQ(same.max_abs_diff, 0.0);
+    for (const auto& got :
+         std::vector<std::vector<double>>{{-INFINITY, 1.0, -INFINITY}, {-INFINITY, 1.0, 1e30}, {-INFINITY, 1.0, NAN}}) {
+      const Verification v = verdict(got, {1e9, 1e9});
+      EXPECT_FALSE(v.passed);
+      EXPECT_NE(v.detail.find("[2]"), std::string::npos) << v.detail;
+    }
+  }
+}
+
 TEST(CompareOutputs, IntegersExactUnlessTolerated) {
   std::vector<std::int32_t> expected{5, 7};
   std::vector<std::int32_t> got{5, 8};
@@ -93,6 +116,9 @@ Rule element_rule(const std::vector<double>& got, const std::vector<double>& exp
     bool ok;
     if (std::isnan(expected[i])) {
       ok = std::isnan(got[i]);
+    } else if (std::isinf(expected[i])) {  // only the same infinity
+      ok = got[i] == expected[i];
+      if (!ok) r.max_abs = INFINITY;
     } else {
       const double d = std::fabs(got[i] - expected[i]);
       ok = std::isfinite(d) && d <= tol.atol + tol.rtol * std::fabs(expected[i]);

@@ -294,6 +294,22 @@ TEST(Range, AnAnnotationAfterCodeIsAnError) {
                1, 16, "a %RANGE% annotation is a // comment on a line of its own, not after code");
 }
 
+// A UTF-8 byte order mark, which editors hide and compilers skip, is not
+// code before the first line's annotation.
+TEST(Range, AByteOrderMarkIsNoCodeBeforeTheFirstLine) {
+  auto ranges = parse_range_annotations("\xEF\xBB\xBF// %RANGE% TUNE_A a 1:4:1\n", "b.cu");
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].name, "TUNE_A");
+}
+
+// A %RANGE% parameter becomes a macro as a spec's does, so a reserved name
+// is refused here too.
+TEST(Range, AReservedNameIsRefused) {
+  expect_error(
+      [] { parameters_from_ranges(parse_range_annotations("// %RANGE% __cplusplus x 1:4:1\n", "b.cu"), "b.cu"); },
+      "b.cu", 1, 0, "parameter name '__cplusplus' is reserved");
+}
+
 TEST(Range, MissingLabel) {
   expect_error([] { parse_range_annotations("// %RANGE% TUNE_X\n", "b.cu"); }, "b.cu", 1, 18, "missing a label");
 }

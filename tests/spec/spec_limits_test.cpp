@@ -52,6 +52,10 @@ TEST(SpecLimits, AReservedParameterNameIsRefused) {
     EXPECT_TRUE(contains(e, "k.yaml:4:")) << e;
   }
   EXPECT_EQ(load_error(dir, "parameters: {_tile: [1, 2], x_: [1]}\n"), "");
+  // A configs list without parameters names them too.
+  const std::string e = load_error(dir, "configs: [{__GNUC__: 1}]\n");
+  EXPECT_TRUE(contains(e, "parameter name '__GNUC__' is reserved")) << e;
+  EXPECT_TRUE(contains(e, "k.yaml:4:")) << e;
 }
 
 // Item 23: a default config with a value no config has is not dropped in

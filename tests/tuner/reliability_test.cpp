@@ -394,6 +394,22 @@ TEST(Reliability, AReferenceThatOutputsNaNIsRefused) {
   EXPECT_FALSE(report.sizes[0].best);
 }
 
+// An infinity is a reference's right answer (log 0, a masked score): the
+// config that writes it passes, one that writes a number there does not.
+TEST(Reliability, AReferenceWithAnInfinityVerifiesTheConfigsThatMatchIt) {
+  Fixture f("[0, 1]", "reference: {entry: inf_ref}\n");
+  write_file(f.dir / "k.cpp",
+             "#include <cmath>\nextern \"C\" void scale(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = i == 3 ? (KIND == 0 ? -INFINITY : 0.0f) : 2 * x[i];\n}\n"
+             "extern \"C\" void inf_ref(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = i == 3 ? -INFINITY : 2 * x[i];\n}\n");
+  TuneReport report = tune(f.spec(), f.options);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  EXPECT_EQ(report.sizes[0].error, "");
+  EXPECT_EQ(by_kind(report)[0].status, Status::ok) << by_kind(report)[0].error;
+  EXPECT_EQ(by_kind(report)[1].status, Status::wrong_result);
+}
+
 // Item 15: what a kernel prints goes to the worker's log up to a cap per
 // trial; 16 MiB a call cost neither the log nor the tuner's memory.
 TEST(Reliability, KernelOutputKeptInTheLogIsCapped) {

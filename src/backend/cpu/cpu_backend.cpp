@@ -2,14 +2,22 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "backend/cpu/detail/machine.hpp"
 #include "backend/detail/registry.hpp"
+#include "core/detail/hash.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
 
 namespace tunekit::cpu {
 
 namespace {
+
+std::string this_processors_folder() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  return processor_build_folder(cpuinfo);
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -17,7 +25,7 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   const MachineInfo& machine() const override { return machine_; }
   std::unique_ptr<Builder> make_builder() override {
-    return std::make_unique<CpuBuilder>(options_.builds("cpu"), options_.rebuild);
+    return std::make_unique<CpuBuilder>(options_.builds("cpu") / this_processors_folder(), options_.rebuild);
   }
   std::unique_ptr<Evaluator> make_evaluator() override {
     // The worker evicts a kernel's own buffers line by line (worker.cpp).
@@ -48,6 +56,17 @@ KernelTraits kernel_traits() {
 }
 
 }  // namespace
+
+std::string processor_build_folder(std::istream& cpuinfo) {
+  std::string model, flags;
+  for (std::string line; std::getline(cpuinfo, line) && (model.empty() || flags.empty());) {
+    if (model.empty() && (line.starts_with("model name") || line.starts_with("CPU part"))) model = line;
+    if (flags.empty() && (line.starts_with("flags") || line.starts_with("Features"))) flags = line;
+  }
+  ::tunekit::detail::Hasher h;
+  h.add(model).add(flags);
+  return "isa-" + h.hex().substr(0, 12);
+}
 
 BackendInfo backend_info() {
   return {"cpu",

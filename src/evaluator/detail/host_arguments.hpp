@@ -62,9 +62,11 @@ class HostArguments {
   // Host pointers in call order: buffers' data, or the scalar's storage.
   std::vector<void*> pointers();
 
-  // The first NaN or infinity in a floating-point output ("output 'y' has
-  // nan at element 3"), or empty: a reference must produce numbers.
-  std::string non_finite_output() const;
+  // The first NaN in a floating-point output ("output 'y' has nan at
+  // element 3"), or empty. Outputs start as NaN, so a NaN in a reference's
+  // cannot be told from an element it did not write. An infinity can be a
+  // reference's right answer (a masked score, log 0).
+  std::string nan_output() const;
   // Saves the outputs (after a reference run) to `file`; empty or an error.
   std::string save_outputs(const std::string& file);
   // Compares the outputs with those saved in `file`. The file's contents

@@ -18,6 +18,12 @@ inline constexpr std::size_t kMaxRangeValues = std::size_t{1} << 24;
 
 bool is_identifier(std::string_view s);
 
+// Why a parameter may not have this name, or nullopt: it becomes a macro
+// (-D NAME=...), and a reserved name (starting with '__', or '_' and a
+// capital letter) would redefine the compiler's own (__cplusplus,
+// _GNU_SOURCE).
+std::optional<std::string> reserved_name_problem(std::string_view name);
+
 std::string_view trim(std::string_view s);
 
 // Whole-string integer / float parses ("+5", "-3", "1e-3", ".5"). A float

@@ -1,5 +1,7 @@
 #pragma once
 #include <filesystem>
+#include <istream>
+#include <string>
 #include <memory>
 
 #include "builder/detail/cache_claims.hpp"
@@ -25,6 +27,13 @@ inline constexpr const char* kLaunchSymbol = "tunekit_launch";
 // The generated `tunekit_launch(void**)` that calls the entry with typed
 // arguments.
 std::string call_shim(const BuildInput& input);
+
+// The build cache's folder for a kind of processor, from its /proc/cpuinfo
+// text ("isa-" and a hash of its model and instruction-set flags). Kernels
+// build with -march=native by default, so one built on another processor
+// (an output folder shared over the network) may use instructions this one
+// lacks, and would crash as the config's own fault.
+std::string processor_build_folder(std::istream& cpuinfo);
 
 // The worker process's loop (worker.cpp).
 int run_worker(int in_fd, int out_fd, int device);
