@@ -9,6 +9,7 @@
 #include "tunekit/constraint.hpp"
 #include "tunekit/names.hpp"
 #include "tunekit/select.hpp"
+#include "tunekit/space.hpp"
 
 namespace tunekit {
 
@@ -68,6 +69,15 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
 // The integer parameters of the policy's configs that `constraints` (the
 // spec's) pin to its sizes, where the rule can be written as C++.
 std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& constraints, const Policy& policy);
+
+// For each pinned parameter, the check that its value, computed from an
+// untuned size, is one of the parameter's own values (`parameters`, the
+// spec's): a rule such as V == n // 1000 computes values no config has (0
+// below 1000), which the constraints alone would allow. To be checked with
+// the constraints (policy_checks). A step range is one comparison, not a
+// list.
+std::vector<Expression> pinned_value_checks(const std::vector<Parameter>& parameters,
+                                            const std::vector<PinnedParameter>& pinned);
 
 // The properties of the device `trials` ran on, read from their machine
 // description (the first that has one); empty if none does.

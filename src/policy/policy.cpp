@@ -237,6 +237,33 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
   return p;
 }
 
+std::vector<Expression> pinned_value_checks(const std::vector<Parameter>& parameters,
+                                            const std::vector<PinnedParameter>& pinned) {
+  std::vector<Expression> out;
+  for (const auto& pin : pinned) {
+    auto param =
+        std::find_if(parameters.begin(), parameters.end(), [&](const Parameter& q) { return q.name == pin.name; });
+    if (param == parameters.end() || param->values.empty()) continue;
+    const auto& v = param->values;
+    std::string text;
+    if (v.size() >= 3 && std::all_of(v.begin(), v.end(), [](const Value& x) { return x.is_int(); })) {
+      const std::int64_t first = v[0].as_int(), step = v[1].as_int() - first;
+      bool even = step > 0;
+      for (std::size_t i = 1; i < v.size() && even; ++i) even = v[i].as_int() - v[i - 1].as_int() == step;
+      if (even)
+        text = fmt::format("{0} >= {1} and {0} <= {2} and ({0} - {1}) % {3} == 0", pin.name, first, v.back().as_int(),
+                           step);
+    }
+    if (text.empty()) {
+      std::vector<std::string> values;
+      for (const auto& x : v) values.push_back(x.repr());
+      text = fmt::format("{} in [{}]", pin.name, fmt::join(values, ", "));
+    }
+    out.push_back(Expression::parse(text, param->where));
+  }
+  return out;
+}
+
 std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& constraints, const Policy& policy) {
   const auto sizes = names_of(policy.entries, true);
   std::vector<PinnedParameter> out;

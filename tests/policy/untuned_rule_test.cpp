@@ -222,3 +222,42 @@ TEST(UntunedRule, AllThreeAgreeOverEveryOperatorTheChecksMayUse) {
                      {"N", {1, 32, 63, 64, 65, 100, 128, 300, 4000, 4096, 10000}}}},
                    {"N", "M"}, {"BM", "CL", "BK", "F", "S"});
 }
+
+// A rule may compute a pinned value that no config has (V == n // 1000 is 0
+// below 1000): the header's _allowed says so, as the spec's values do,
+// whether the values are a step range or a list; the three still agree.
+TEST(UntunedRule, APinnedValueOutsideItsParametersValuesIsNotAllowed) {
+  for (const bool range : {true, false}) {
+    Policy p;
+    p.kernel = "tile";
+    p.selection = "per-size";
+    p.size_order = {"n"};
+    for (auto [n, v] : {std::pair{1000, 1}, std::pair{4000, 4}, std::pair{9000, 8}})
+      p.entries.push_back(entry({{"n", Value(n)}}, Config({{"V", Value(v)}, {"X", Value(n / 1000)}})));
+    const std::vector<Expression> constraints = {Expression::parse("V == (n // 1000 if n < 8000 else 8)")};
+    p.pinned = pinned_parameters(constraints, p);
+    ASSERT_EQ(p.pinned.size(), 1u);
+    Parameter v{"V", {}, {}};
+    for (int x : range ? std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8} : std::vector<int>{1, 2, 4, 8})
+      v.values.emplace_back(x);
+    std::vector<Expression> checked = constraints;
+    for (auto& c : pinned_value_checks({v}, p.pinned)) checked.push_back(std::move(c));
+    ASSERT_EQ(checked.size(), 2u);
+    EXPECT_EQ(checked[1].text(), range ? "V >= 1 and V <= 8 and (V - 1) % 1 == 0" : "V in [1, 2, 4, 8]");
+    p.checks = policy_checks(checked, p, {});
+    ASSERT_EQ(p.checks.constraints.size(), 2u);
+    const fs::path dir = tunekit::testing::fresh_dir();
+    tunekit::testing::write_file(dir / "policy.hpp", emit_header(p));
+    tunekit::testing::write_file(dir / "main.cpp", R"(#include <cstdio>
+#include "policy.hpp"
+using namespace tunekit_policy;
+int main() {
+  std::printf("%d %d %d %d\n", tile_allowed({0, 0}, 800), tile_allowed({1, 1}, 1000), tile_allowed({3, 3}, 3000),
+              tile_allowed({8, 9}, 9500));
+}
+)");
+    run({"c++", "-std=c++17", "-o", (dir / "main").string(), (dir / "main.cpp").string()});
+    EXPECT_EQ(run({(dir / "main").string()}), range ? "0 1 1 1\n" : "0 1 0 1\n");
+    expect_all_agree(p, {{{"n", {500, 800, 1000, 3000, 5000, 9000, 20000}}}}, {"n"}, {"V", "X"});
+  }
+}

@@ -384,6 +384,12 @@ TEST(Summary, FlushTimeWarningsAndAMetricObjective) {
   std::string text = format_summary(report);
   auto has = [&](const std::string& needle) { return text.find(needle) != std::string::npos; };
   EXPECT_TRUE(has("measure 6.0 s (of it 0.8 s flushing caches)")) << text;
+  EXPECT_TRUE(has("; kernels ran ")) << text;
+  // A program's own reported times are said as its own: they may pass 100%.
+  report.application = true;
+  EXPECT_NE(format_summary(report).find("; the times the program reported sum to "), std::string::npos)
+      << format_summary(report);
+  report.application = false;
   report.verify = Seconds(0.01);
   EXPECT_EQ(format_summary(report).find("verifying"), std::string::npos) << format_summary(report);
   report.verify = Seconds(0.25);
