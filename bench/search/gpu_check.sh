@@ -157,7 +157,8 @@ for strategy in ("auto", "random"):
     live = [best(f"{out}/{strategy}-{tag}-{s}.json") for s in range(1, live_seeds + 1)]
     lf = [ex / b if b else 0 for b, _, _ in live]
     cf = [again[ex_config] / again[c] if c in again and ex_config in again else 0 for _, c, _ in live]
-    row[strategy] = {"live_us": [b for b, _, _ in live], "live_trials": [m for _, _, m in live], "live_fractions": lf,
+    row[strategy] = {"live_us": [b for b, _, _ in live], "live_trials": [m for _, _, m in live],
+                     "live_configs": [json.loads(c) if c else None for _, c, _ in live], "live_fractions": lf,
                      "live_fraction": median(lf), "live_min": min(lf), "confirmed_fractions": cf,
                      "confirmed_fraction": median(cf), "confirmed_min": min(cf),
                      "found_exhaustive_best": sum(c == ex_config for _, c, _ in live)}
