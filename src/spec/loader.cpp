@@ -156,6 +156,11 @@ Spec load_spec(const fs::path& file) {
       }
       if (line.substr(0, line.find_first_not_of(" \t")).find('\t') != std::string::npos)
         hint = " (the line is indented with a tab: YAML indents with spaces only)";
+      // What yaml-cpp says of a key indented unlike its siblings.
+      else if (e.msg.find("end of map not found") != std::string::npos)
+        hint =
+            " (check this line's indentation: the keys of one mapping start in the same column, and a value "
+            "nested under a key is indented further than it)";
     }
     throw InputError(where, "YAML syntax error: " + e.msg + hint);
   }

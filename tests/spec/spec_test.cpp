@@ -677,6 +677,10 @@ TEST_F(SpecErrors, YamlSyntaxErrorIllegalMapValue) {
   expect_error("kernel: a: b\n", 1, 10, "YAML syntax error: illegal map value");
 }
 
+TEST_F(SpecErrors, AKeyIndentedUnlikeItsSiblingsIsHinted) {
+  expect_error("parameters:\n  A: [1, 2]\n   B: [1]\n", 3, 4, "end of map not found (check this line's indentation");
+}
+
 TEST_F(SpecErrors, ATabInTheIndentationIsNamed) {
   expect_error("kernel:\n\tsource: k.cpp\n", 2, 8, "indented with a tab");
 }
