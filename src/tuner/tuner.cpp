@@ -533,19 +533,20 @@ class Run {
       return std::any_of(sr.trials.begin(), sr.trials.end(), [&](const TrialRecord& t) { return t.config == c; });
     };
     if (after->config != ours.config && p.space->contains(after->config) && !measured_here(after->config)) {
-      const bool faster =
-          objective_better(spec_.objective, after->value, *objective_value(spec_.objective, spec_.metrics, ours));
-      warn(faster ? fmt::format("at size {}, an earlier run stored a faster config than this run found: {} at {:.3f} "
-                                "us (this run's best: {:.3f} us, {}); `tunekit select` and `tunekit emit` choose "
-                                "from every stored trial",
-                                size_key(p.size), after->config.str(), after->time.count(), ours.stats.median.count(),
-                                ours.config.str())
-                  : fmt::format("at size {}, `tunekit select` and `tunekit emit` name {} at {:.3f} us, which an "
-                                "earlier run confirmed (measured again side by side), not this run's best, {} at "
-                                "{:.3f} us, measured once: where a size has confirmed configs, only they are named; a "
-                                "run that measures both (without --max-evals) confirms one of them",
-                                size_key(p.size), after->config.str(), after->time.count(), ours.config.str(),
-                                ours.stats.median.count()));
+      // Named though slower: only a confirmation outranks a faster time.
+      const bool slower =
+          objective_better(spec_.objective, *objective_value(spec_.objective, spec_.metrics, ours), after->value);
+      warn(!slower ? fmt::format("at size {}, an earlier run stored a faster config than this run found: {} at {:.3f} "
+                                 "us (this run's best: {:.3f} us, {}); `tunekit select` and `tunekit emit` choose "
+                                 "from every stored trial",
+                                 size_key(p.size), after->config.str(), after->time.count(), ours.stats.median.count(),
+                                 ours.config.str())
+                   : fmt::format("at size {}, `tunekit select` and `tunekit emit` name {} at {:.3f} us, which an "
+                                 "earlier run confirmed (measured again side by side), not this run's best, {} at "
+                                 "{:.3f} us, measured once: where a size has confirmed configs, only they are named; a "
+                                 "run that measures both (without --max-evals) confirms one of them",
+                                 size_key(p.size), after->config.str(), after->time.count(), ours.config.str(),
+                                 ours.stats.median.count()));
       return;
     }
     if (before && after->config != before->config && !measured_here(before->config) &&

@@ -495,11 +495,12 @@ int run_rules_report(const PolicyArgs& a) {
   return 0;
 }
 
-// The spec's sizes with no stored trial, each with why, for the page: a
-// tune's page lists them (SizeReport::error), and one written again from
-// the store should too. That no config is valid is found again; any other
-// reason (a reference that failed, a stop) only the tune said.
-std::vector<std::pair<Bindings, std::string>> sizes_without_trials(const Loaded& l) {
+// The spec's sizes at which no config is valid, each with why, for the
+// page: a tune's page lists them (SizeReport::error), and one written again
+// from the store should too. Other sizes without trials are left out: a
+// tune may have been asked for other sizes (-a, -s), and why one stopped
+// (a reference that failed) only the tune said.
+std::vector<std::pair<Bindings, std::string>> sizes_without_configs(const Loaded& l) {
   std::set<std::string> stored;
   for (const auto& t : l.trials) stored.insert(size_key(t.size));
   Bindings machine;
@@ -512,15 +513,11 @@ std::vector<std::pair<Bindings, std::string>> sizes_without_trials(const Loaded&
     if (stored.count(size_key(size))) continue;
     Bindings constants = machine;
     for (const auto& [k, v] : size) constants[k] = v;
-    std::string why =
-        "no trial of it is stored (the tune's console and JSON say why: a reference that failed, or "
-        "a stop before it)";
     try {
       if (auto empty = Space(l.spec.parameters, l.spec.constraints, constants).why_empty())
-        why = "no config is valid at this size: " + *empty;
+        out.emplace_back(size, "no config is valid at this size: " + *empty);
     } catch (const std::exception&) {  // a constraint reads what the stored machine lacks
     }
-    out.emplace_back(size, std::move(why));
   }
   return out;
 }
@@ -569,7 +566,7 @@ int run_report(const PolicyArgs& a) {
     options.baseline = l.spec.default_config;
     options.target_noise = l.spec.measure.target_noise;
     options.metrics = l.spec.metrics;
-    options.stopped = sizes_without_trials(l);
+    options.stopped = sizes_without_configs(l);
   }
   write_planned({{html_given_by, html, html_report(l.trials, options)}}, kept_inputs(l.spec, l.db));
   fmt::print("{}report: {}\n", format_parameter_report(l.trials), html.string());
