@@ -117,12 +117,13 @@ class Interleaved : public Strategy {
 // whatever the budget (bench/search/report.py groups results by it), though
 // a budget of 50 or less leaves `surrogate` proposing alone.
 std::string auto_choice(const Space& space, std::optional<std::uint64_t> budget, bool time_limited) {
+  // No index to move through (too large to index, or more configs than 64
+  // bits count): the guided strategies would sample at random anyway. Asked
+  // before the count, which without an index is a search of the whole space.
+  if (!has_usable_index(space)) return budget || time_limited ? "random" : "exhaustive";
   const std::uint64_t n = space.count();
   const bool covers = budget ? *budget >= n : !time_limited;
   if (covers) return "exhaustive";
-  // No index to move through (too large to index, or more configs than 64
-  // bits count): the guided strategies would sample at random anyway.
-  if (!has_usable_index(space)) return "random";
   return "surrogate+genetic+bayes";
 }
 

@@ -52,6 +52,9 @@ class ExhaustiveStrategy : public Strategy {
   }
 
   std::optional<std::uint64_t> planned() const override {
+    // Without an index, counting is a search of the whole space: before the
+    // first trial, and in vain when a budget stops the walk early.
+    if (!space_.indexable()) return std::nullopt;
     const std::uint64_t n = space_.count();
     if (n == UINT64_MAX) return std::nullopt;  // saturated: more than 64 bits count
     return n;

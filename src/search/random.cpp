@@ -71,34 +71,55 @@ class DrawingRandomStrategy : public Strategy {
   std::set<std::vector<std::uint32_t>> seen_;
 };
 
-// A small space without an index: a shuffle of the enumeration. Sampling
-// without replacement = a prefix of a uniform shuffle; the Fisher-Yates loop
-// is spelled out (std::shuffle's algorithm is not specified), so a seed gives
-// the same order with every standard library.
-class ShuffledStrategy : public Strategy {
+// A space without an index (one whose index would outgrow its memory
+// budget, so anything but small): uniform draws from the Cartesian product,
+// each kept if the constraints allow it (uniform over the valid configs),
+// with memory for the proposals only. Where the valid configs are too rare
+// for draws to find one, the enumeration is walked instead, from the start,
+// as exhaustive walks it: each call's cost is then the walk to the next
+// configs, which the budget bounds.
+class UnindexedRandomStrategy : public Strategy {
  public:
-  ShuffledStrategy(const Space& space, std::uint64_t seed) : configs_(space.enumerate()) {
-    std::mt19937_64 rng(seed);
-    for (std::size_t i = configs_.size(); i > 1; --i) {
-      const auto j = static_cast<std::size_t>(uniform_below(rng, i));
-      std::swap(configs_[i - 1], configs_[j]);
-    }
+  UnindexedRandomStrategy(const Space& space, std::uint64_t seed) : space_(space), rng_(seed) {
+    for (const auto& p : space_.parameters()) sizes_.push_back(p.values.size());
   }
-  std::vector<Config> next(std::size_t n) override {
+  std::vector<Config> next(std::size_t k) override {
     std::vector<Config> out;
-    while (out.size() < n && pos_ < configs_.size()) {
-      Config& c = configs_[pos_++];
-      if (!measured_.count(c.key())) out.push_back(c);
+    std::vector<std::uint32_t> ix(sizes_.size());
+    while (out.size() < k && !walking_) {
+      bool found = false;
+      for (int tries = 0; tries < kTries && !found; ++tries) {
+        for (std::size_t p = 0; p < sizes_.size(); ++p)
+          ix[p] = static_cast<std::uint32_t>(uniform_below(rng_, sizes_[p]));
+        found = space_.contains_indices(ix) && seen_.insert(space_.config_at(ix).key()).second;
+      }
+      if (found) out.push_back(space_.config_at(ix));
+      else walking_ = true;
+    }
+    if (walking_ && out.size() < k) {
+      std::uint64_t at = 0;
+      space_.for_each([&](std::span<const std::uint32_t> v) {
+        if (at++ < walked_) return true;
+        ++walked_;
+        Config c = space_.config_at(v);
+        if (seen_.insert(c.key()).second) out.push_back(std::move(c));
+        return out.size() < k;
+      });
     }
     return out;
   }
-  void observe(const Config& config, const Outcome&) override { measured_.insert(config.key()); }
-  std::optional<std::uint64_t> planned() const override { return configs_.size(); }
+  void observe(const Config& config, const Outcome&) override { seen_.insert(config.key()); }
+  // Unknown without counting the space, which is what this avoids.
+  std::optional<std::uint64_t> planned() const override { return std::nullopt; }
 
  private:
-  std::vector<Config> configs_;
-  std::size_t pos_ = 0;
-  std::unordered_set<std::string> measured_;
+  static constexpr int kTries = 10000;  // draws for one config before walking instead
+  Space space_;
+  std::mt19937_64 rng_;
+  std::vector<std::uint64_t> sizes_;
+  std::unordered_set<std::string> seen_;
+  bool walking_ = false;
+  std::uint64_t walked_ = 0;
 };
 
 std::unique_ptr<Strategy> make_random(const Space& space, std::uint64_t seed) {
@@ -106,7 +127,7 @@ std::unique_ptr<Strategy> make_random(const Space& space, std::uint64_t seed) {
     if (space.count() == UINT64_MAX) return std::make_unique<DrawingRandomStrategy>(space, seed);
     return std::make_unique<IndexedRandomStrategy>(space, seed);
   }
-  return std::make_unique<ShuffledStrategy>(space, seed);
+  return std::make_unique<UnindexedRandomStrategy>(space, seed);
 }
 
 }  // namespace

@@ -424,7 +424,12 @@ bool Space::each_combination(const Check& check, std::uint64_t limit,
 }
 
 std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
-  if (count() > 0) return std::nullopt;
+  // Without an index, counting is a search of the whole space: the first
+  // valid config is enough to know.
+  bool any = false;
+  if (indexable()) any = count() > 0;
+  else for_each([&](std::span<const std::uint32_t>) { return !(any = true); });
+  if (any) return std::nullopt;
   for (const auto& p : params_)
     if (p.values.empty())
       return (p.where.str().empty() ? "" : p.where.str() + ": ") + "parameter '" + p.name + "' has no values";

@@ -330,8 +330,11 @@ class Run {
         p.baseline = first.front();
       }
     }
-    p.planned =
-        static_cast<std::size_t>(std::min<std::uint64_t>(p.strategy->planned().value_or(0), SIZE_MAX - extra)) + extra;
+    // A strategy that cannot say without counting a space too large to index
+    // plans the budget.
+    p.planned = static_cast<std::size_t>(
+                    std::min<std::uint64_t>(p.strategy->planned().value_or(p.budget.value_or(0)), SIZE_MAX - extra)) +
+                extra;
     if (p.baseline && spec_.default_config && p.baseline_is_spec_default && !spec_.configs.empty()) {
       // the seeded strategy counts it already
       bool listed = std::any_of(p.seeds.begin(), p.seeds.end(), [&](const auto& s) { return s.first == *p.baseline; });

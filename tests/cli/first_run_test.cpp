@@ -240,6 +240,15 @@ TEST(FirstRun, SelectAndEmitSayWhereOnlyPartOfTheSpaceWasMeasured) {
   ASSERT_EQ(tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=64"}).exit_code, 0);
   auto r = tunekit_cli({"select", spec, "--out-dir", out});
   EXPECT_FALSE(contains(r.output, "part of the valid configs")) << r.output;
+
+  // Many sizes: the note names ten and counts the rest, on one line.
+  ASSERT_EQ(
+      tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=[1:12]", "--max-evals", "1"}).exit_code,
+      0);
+  r = tunekit_cli({"select", spec, "--out-dir", out});
+  EXPECT_TRUE(contains(r.output, "note: at 12 sizes, part of the valid configs was measured ({N: 1}: 1 of 4, "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "{N: 10}: 1 of 4, and 2 more)")) << r.output;
 }
 
 TEST(FirstRun, SpaceCountsTheConfigsAList) {

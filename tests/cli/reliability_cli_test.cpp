@@ -423,6 +423,10 @@ TEST(ReliabilityCli, SizeFlagsAreCheckedAtTheFlag) {
            {{"-a", "N[pow3]=[1:2]"},
             "-a N[pow3]=[1:2]: unknown modifier '[pow3]' after 'N' (the one there is: [pow2])"},
            {{"-a", "Q=[1,2]"}, "no size named 'Q'"},
+           // The later flag replaced the earlier one in silence.
+           {{"-a", "N[pow2]=[6:8]", "-a", "N=[1:3]"},
+            "-a N=[1:3]: size 'N' is given twice (by -a N[pow2]=[6:8] before)"},
+           {{"--size", "N=64", "-a", "N=[1:3]"}, "-a N=[1:3]: size 'N' is given twice (by --size N=64 before)"},
            {{"--size", "NN=4"}, "did you mean 'N'"},
            {{"-a", "KIND=[1]"}, "is a parameter"},
            {{"--size", "N"}, "expected NAME=VALUE"},

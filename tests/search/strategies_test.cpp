@@ -176,3 +176,54 @@ TEST(StrategyOptions, KernelTunersNamesPointAtDeclaredOptions) {
     }
   }
 }
+
+// A space too large to index (its index would outgrow the budget): no
+// strategy counts or enumerates it before proposing, since without an index
+// either is a search of all 10^12 combinations (the tune stalled in auto's
+// count, and random put every valid config in memory). Were either done
+// here, this test would not end.
+TEST(Random, ASpaceWithoutAnIndexIsDrawnWithoutCountingOrEnumeratingIt) {
+  std::vector<Parameter> params;
+  std::string sum;
+  std::int64_t weight = 1;
+  for (char name = 'A'; name <= 'L'; ++name, weight *= 10) {
+    Parameter p{std::string(1, name), {}, {}};
+    for (int v = 0; v <= 9; ++v) p.values.emplace_back(v);
+    params.push_back(std::move(p));
+    sum += (sum.empty() ? "" : " + ") + std::to_string(weight) + " * " + std::string(1, name);
+  }
+  const auto space_of = [&](const std::string& constraint) {
+    Space s(params, {Expression::parse(constraint)});
+    s.set_index_budget(0);
+    return s;
+  };
+  const Space dense = space_of("(" + sum + ") % 7 != 3");
+  ASSERT_FALSE(dense.indexable());
+  for (const char* name : {"random", "auto", "surrogate", "genetic"}) {
+    auto s = make_strategy(name, dense, 7, 20);
+    const auto got = s->next(20);
+    ASSERT_EQ(got.size(), 20u) << name;
+    std::set<std::string> keys;
+    for (const auto& c : got) {
+      EXPECT_TRUE(dense.contains(c)) << name << ": " << c.str();
+      keys.insert(c.key());
+    }
+    EXPECT_EQ(keys.size(), 20u) << name;
+  }
+  auto a = make_strategy("random", dense, 7, 20), b = make_strategy("random", dense, 7, 20);
+  EXPECT_EQ(a->next(5), b->next(5));  // a seed gives the same draws
+  EXPECT_FALSE(a->planned());
+  EXPECT_FALSE(make_strategy("exhaustive", dense, 1, 20)->planned());
+  EXPECT_EQ(make_strategy("exhaustive", dense, 1, 20)->next(2).size(), 2u);
+
+  // Valid configs too rare to draw (1 in 10^5): the enumeration is walked.
+  const Space sparse = space_of("A == 0 and B == 0 and C == 0 and D == 0 and E == 0");
+  auto r = make_strategy("random", sparse, 3, 10);
+  std::set<std::string> keys;
+  for (int round = 0; round < 3; ++round)
+    for (const auto& c : r->next(3)) {
+      EXPECT_TRUE(sparse.contains(c)) << c.str();
+      keys.insert(c.key());
+    }
+  EXPECT_EQ(keys.size(), 9u);
+}

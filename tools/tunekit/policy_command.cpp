@@ -285,11 +285,17 @@ void note_sizes_tuned_in_part(const Loaded& l, const Policy& p) {
     parts.push_back(fmt::format("{}: {} of {}", size_text(e.size), measured[key].size(), valid->second));
   }
   if (parts.empty()) return;
+  // One line, bounded: a tune of thousands of sizes would list them all.
+  constexpr std::size_t kListed = 10;
+  const std::size_t count = parts.size();
+  if (count > kListed) {
+    parts.resize(kListed);
+    parts.push_back(fmt::format("and {} more", count - kListed));
+  }
   fmt::print(
       "note: at {} size{}, part of the valid configs was measured ({}); {} chosen from those only: a budget, a "
       "--where, or a tune stopped before its end (which the same command resumes)\n",
-      parts.size(), parts.size() == 1 ? "" : "s", fmt::join(parts, ", "),
-      parts.size() == 1 ? "its entry was" : "their entries were");
+      count, count == 1 ? "" : "s", fmt::join(parts, ", "), count == 1 ? "its entry was" : "their entries were");
 }
 
 // Sizes the store has trials of, none of which ran correctly: the policy

@@ -209,8 +209,10 @@ int run_space(const SpaceArgs& a) {
     fmt::print("size:        {}{}\n", Config({size.begin(), size.end()}).str(),
                sizes > 1 ? fmt::format(" (the first of the spec's {} sizes; --size NAME=VALUE for another)", sizes)
                          : std::string());
-  fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}\n", space.parameters().size(),
-             space.constraints().size(), space.cartesian_size());
+  // cartesian_size() saturates, as count() does, past 64 bits.
+  const std::uint64_t cartesian = space.cartesian_size();
+  fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}{}\n", space.parameters().size(),
+             space.constraints().size(), cartesian == UINT64_MAX ? ">= " : "", cartesian);
   if (listed) fmt::print("listed:      {} (the spec's configs: list; only those run)\n", spec->configs.size());
   fmt::print("valid:       {}{}\nseconds:     {:.6f}\n", valid_text, listed ? " (of the listed configs)" : "",
              took.count());

@@ -127,9 +127,15 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   }
   std::vector<Parameter> axes;
   for (const auto& a : t.axes) axes.push_back(parse_axis(a));
+  std::map<std::string, std::string> given;  // name -> the flag that gave it first
   for (const auto* flagged : {&overrides, &axes})
     for (const auto& p : *flagged) {
       check_size_values(p.where.file, p.name, p.values);
+      // Else the later flag replaced the earlier one in silence.
+      if (auto [it, fresh] = given.try_emplace(p.name, p.where.file); !fresh)
+        throw InputError(p.where, fmt::format("size '{}' is given twice (by {} before); give each size one flag, "
+                                              "with a list or range of its values",
+                                              p.name, it->second));
       flags.sizes.push_back(p);
     }
   spec.sizes = apply_axes(apply_axes(spec.sizes, overrides), axes);
