@@ -1,4 +1,5 @@
 // Uniform sampling without replacement from the valid configs.
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -87,13 +88,15 @@ class UnindexedRandomStrategy : public Strategy {
     std::vector<Config> out;
     std::vector<std::uint32_t> ix(sizes_.size());
     while (out.size() < k && !walking_) {
-      bool found = false;
+      std::optional<Config> found;
       for (int tries = 0; tries < kTries && !found; ++tries) {
         for (std::size_t p = 0; p < sizes_.size(); ++p)
           ix[p] = static_cast<std::uint32_t>(uniform_below(rng_, sizes_[p]));
-        found = space_.contains_indices(ix) && seen_.insert(space_.config_at(ix).key()).second;
+        if (!space_.contains_indices(ix)) continue;
+        Config c = space_.config_at(ix);
+        if (seen_.insert(c.key()).second) found = std::move(c);
       }
-      if (found) out.push_back(space_.config_at(ix));
+      if (found) out.push_back(std::move(*found));
       else walking_ = true;
     }
     if (walking_ && out.size() < k) {

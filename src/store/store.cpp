@@ -286,6 +286,13 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   return r;
 }
 
+// Every row a query's statement yields, in its order.
+std::vector<TrialRecord> read_rows(Statement& st, const std::filesystem::path& path) {
+  std::vector<TrialRecord> out;
+  while (st.step("cannot read trials")) out.push_back(read_row(st, path));
+  return out;
+}
+
 }  // namespace
 
 std::string size_key(const Bindings& size) {
@@ -628,9 +635,7 @@ std::vector<TrialRecord> Store::trials(const std::string& spec_hash) const {
   std::string sql = fmt::format("SELECT {} FROM trials WHERE spec_hash = ?1 ORDER BY id", *columns_);
   Statement st(db_, path_, sql.c_str());
   st.bind(1, spec_hash);
-  std::vector<TrialRecord> out;
-  while (st.step("cannot read trials")) out.push_back(read_row(st, path_));
-  return out;
+  return read_rows(st, path_);
 }
 
 std::vector<TrialRecord> Store::trials(const std::string& spec_hash, const std::string& device,
@@ -641,17 +646,13 @@ std::vector<TrialRecord> Store::trials(const std::string& spec_hash, const std::
   st.bind(1, spec_hash);
   st.bind(2, device);
   st.bind(3, size_key(size));
-  std::vector<TrialRecord> out;
-  while (st.step("cannot read trials")) out.push_back(read_row(st, path_));
-  return out;
+  return read_rows(st, path_);
 }
 
 std::vector<TrialRecord> Store::all() const {
   std::string sql = fmt::format("SELECT {} FROM trials ORDER BY id", *columns_);
   Statement st(db_, path_, sql.c_str());
-  std::vector<TrialRecord> out;
-  while (st.step("cannot read trials")) out.push_back(read_row(st, path_));
-  return out;
+  return read_rows(st, path_);
 }
 
 std::size_t Store::erase(const std::string& spec_hash) {
