@@ -398,12 +398,13 @@ TEST(Recording, AT4FilesVersionUnitAndTimesAreChecked) {
   auto t4 = [&](const std::string& head, const std::string& time) {
     write_file(dir / "t4.json", "{" + head + R"("results": [
 {"configuration": {"a": 1}, "invalidity": "correct", "times": {"compilation": 2.0},
- "measurements": [{"name": "time", "value": )" + time + R"(, "unit": "ms"}]}]})");
+ "measurements": [{"name": "time", "value": )" +
+                                    time + R"(, "unit": "ms"}]}]})");
     return dir / "t4.json";
   };
-  EXPECT_DOUBLE_EQ(load_recording(t4(R"("metadata": {"timeunit": "miliseconds"}, )", "2.0"))
-                       .find(Config({{"a", 1}}))->time->count(),
-                   2000.0);
+  EXPECT_DOUBLE_EQ(
+      load_recording(t4(R"("metadata": {"timeunit": "miliseconds"}, )", "2.0")).find(Config({{"a", 1}}))->time->count(),
+      2000.0);
   const Recording seconds = load_recording(t4(R"("metadata": {"timeunit": "seconds"}, )", "2.0"));
   EXPECT_DOUBLE_EQ(seconds.find(Config({{"a", 1}}))->time->count(), 2e6);
   EXPECT_DOUBLE_EQ(seconds.find(Config({{"a", 1}}))->compile_time.count(), 2.0);
@@ -658,9 +659,9 @@ TEST(Recording, AConfigRecordedTwiceIsItsLastEntryWithAWarning) {
   };
   for (const bool fast_first : {true, false}) {
     const std::string fast = entry(1, 0.001), slow = entry(1, 2.0);
-    tunekit::testing::write_file(dir / "t4.json", R"({"schema_version": "1.0.0", "results": [)" + entry(2, 1.0) +
-                                                      "," + (fast_first ? fast : slow) + "," +
-                                                      (fast_first ? slow : fast) + "]}");
+    tunekit::testing::write_file(dir / "t4.json", R"({"schema_version": "1.0.0", "results": [)" + entry(2, 1.0) + "," +
+                                                      (fast_first ? fast : slow) + "," + (fast_first ? slow : fast) +
+                                                      "]}");
     const Recording r = load_recording(dir / "t4.json");
     EXPECT_EQ(r.results().size(), 2u);
     const RecordedResult* a1 = r.find(Config({{"a", 1}}));
@@ -699,4 +700,91 @@ TEST(Recording, ADatabaseOfTwoTunesOfOneSizeSaysItReplaysTheFirstOfEach) {
   ASSERT_EQ(r.warnings().size(), 1u);
   EXPECT_TRUE(contains(r.warnings()[0], "2 configs of kernel 'gemm' at M=64 are recorded by more than one tune"))
       << r.warnings()[0];
+}
+
+// The parameters are in tune_params' order (a cache without
+// tune_params_keys; a T4 file's first configuration), not sorted by name:
+// the order is the space's, and a strategy's neighbours depend on it.
+TEST(Recording, ParametersKeepTheFilesOrderNotTheAlphabets) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "kt.json", R"({"kernel_name": "k", "device_name": "d",
+"tune_params": {"zeta": [1, 2], "block_size_x": [64, 32], "alpha": [0]},
+"cache": {
+"2,32,0": {"alpha": 0, "block_size_x": 32, "zeta": 2, "time": 1.0},
+"1,64,0": {"alpha": 0, "zeta": 1, "block_size_x": 64, "time": 2.0}
+}})");
+  const Recording kt = load_recording(dir / "kt.json");
+  ASSERT_EQ(kt.parameters().size(), 3u);
+  EXPECT_EQ(kt.parameters()[0].name, "zeta");
+  EXPECT_EQ(kt.parameters()[1].name, "block_size_x");
+  EXPECT_EQ(kt.parameters()[2].name, "alpha");
+  EXPECT_EQ(kt.parameters()[1].values, (std::vector<Value>{64, 32}));  // the declared order too
+  EXPECT_EQ(kt.config_of(kt.results()[0]).str(), "{zeta: 2, block_size_x: 32, alpha: 0}");
+  // An object of many keys (looked up by another path than a few) keeps
+  // its order as well.
+  std::string params, values;
+  for (int i = 39; i >= 0; --i) {
+    params += fmt::format("{}\"p{}\": [{}]", i == 39 ? "" : ", ", i, i);
+    values += fmt::format("{}\"p{}\": {}", i == 39 ? "" : ", ", i, i);
+  }
+  write_file(dir / "many.json",
+             "{\"tune_params\": {" + params + "}, \"cache\": {\"x\": {" + values + ", \"time\": 1.0}}}");
+  const Recording many = load_recording(dir / "many.json");
+  ASSERT_EQ(many.parameters().size(), 40u);
+  for (std::size_t p = 0; p < 40; ++p) EXPECT_EQ(many.parameters()[p].name, fmt::format("p{}", 39 - p));
+  // T4: the first configuration's order.
+  write_file(dir / "t4.json", R"({"schema_version": "1.0.0", "results": [
+{"configuration": {"zeta": 1, "alpha": 2}, "invalidity": "correct",
+ "measurements": [{"name": "time", "value": 1.0, "unit": "ms"}]}]})");
+  const Recording t4 = load_recording(dir / "t4.json");
+  ASSERT_EQ(t4.parameters().size(), 2u);
+  EXPECT_EQ(t4.parameters()[0].name, "zeta");
+  EXPECT_EQ(t4.parameters()[1].name, "alpha");
+}
+
+// A large cache (Kernel Tuner's reach tens of thousands of entries) loads
+// whole, its entries in the file's order, and a key the file gives twice is
+// its last entry in the first one's place, as a JSON object keeps it.
+TEST(Recording, ALargeCacheLoadsInTheFilesOrder) {
+  constexpr int kZeta = 200, kAlpha = 100;  // 20,000 entries
+  std::string cache;
+  const auto entry = [](int z, int a, double ms) {
+    return fmt::format(R"("{},{}": {{"zeta": {}, "alpha": {}, "time": {}, "times": [{}, {}], "GB/s": {}, )"
+                       R"("compile_time": 1.5, "benchmark_time": 2.0, "timestamp": "2023-06-26 13:07:07"}})",
+                       z, a, z, a, ms, ms, ms, 1.0 / ms);
+  };
+  // Written last config first, so the file's order is not the keys' sorted
+  // order.
+  for (int z = kZeta - 1; z >= 0; --z)
+    for (int a = kAlpha - 1; a >= 0; --a) {
+      if (!cache.empty()) cache += ",\n";
+      cache += entry(z, a, 1.0 + z + a / 1000.0);
+    }
+  cache += ",\n" + entry(kZeta - 1, kAlpha - 1, 0.5);  // the first key again
+  std::string zeta, alpha;
+  for (int z = 0; z < kZeta; ++z) zeta += (z ? ", " : "") + std::to_string(z);
+  for (int a = 0; a < kAlpha; ++a) alpha += (a ? ", " : "") + std::to_string(a);
+  const fs::path dir = fresh_dir();
+  write_file(dir / "large.json", R"({"device_name": "Test GPU", "kernel_name": "large", "problem_size": [4096],
+"tune_params_keys": ["zeta", "alpha"], "tune_params": {"zeta": [)" +
+                                     zeta + "], \"alpha\": [" + alpha + R"(]}, "objective": "time", "cache": {
+)" + cache + "\n}}");
+  const Recording r = load_recording(dir / "large.json");
+  ASSERT_EQ(r.results().size(), std::size_t{kZeta * kAlpha});
+  EXPECT_EQ(r.ok_count(), r.results().size());
+  EXPECT_TRUE(r.warnings().empty()) << r.warnings().front();
+  ASSERT_EQ(r.parameters().size(), 2u);
+  EXPECT_EQ(r.parameters()[0].name, "zeta");
+  EXPECT_EQ(r.parameters()[1].name, "alpha");
+  EXPECT_EQ(r.metric_names(), (std::vector<std::string>{"GB/s", "compile_time", "benchmark_time"}));
+  EXPECT_EQ(r.config_of(r.results()[0]).str(), fmt::format("{{zeta: {}, alpha: {}}}", kZeta - 1, kAlpha - 1));
+  EXPECT_DOUBLE_EQ(r.results()[0].time->count(), 500.0);  // the repeated key's last entry
+  EXPECT_EQ(r.config_of(r.results()[1]).str(), fmt::format("{{zeta: {}, alpha: {}}}", kZeta - 1, kAlpha - 2));
+  EXPECT_EQ(r.config_of(r.results().back()).str(), "{zeta: 0, alpha: 0}");
+  const RecordedResult* some = r.find(Config({{"zeta", 123}, {"alpha", 45}}));
+  ASSERT_NE(some, nullptr);
+  EXPECT_DOUBLE_EQ(some->time->count(), (1.0 + 123 + 0.045) * 1e3);
+  const ReplayTable table(r, Space(r.parameters(), {}));
+  EXPECT_EQ(table.missing(), 0u);
+  EXPECT_DOUBLE_EQ(table.optimum_time()->count(), 500.0);
 }
