@@ -2,11 +2,15 @@
 // its status, and the next trial must still run.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "backend/cpu/detail/cache.hpp"
 #include "backend/cpu/detail/cpu_backend.hpp"
+#include "backend/cpu/detail/machine.hpp"
 #include "tunekit/backend.hpp"
 
 using namespace tunekit;
@@ -167,6 +171,39 @@ TEST(CpuBackendBuilds, BuildsAreKeptApartPerProcessor) {
   EXPECT_NE(folder(xeon), folder("processor\t: 0\nmodel name\t: Xeon\nflags\t\t: sse2 avx2\n"));
   EXPECT_NE(folder(xeon), folder("processor\t: 0\nmodel name\t: EPYC\nflags\t\t: sse2 avx2 avx512f\n"));
   EXPECT_EQ(folder(xeon).rfind("isa-", 0), 0u);
+}
+
+// mpirun binds each rank to one core by default: a tune there times its
+// kernels on that core, and must say so rather than claim the machine's.
+TEST(CpuMachine, ACoreBindingIsTheCoresAKernelIsTimedOn) {
+  cpu_set_t mine;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "needs two cores to bind to one";
+  const MachineInfo whole = cpu::probe_machine();
+  EXPECT_EQ(whole.properties.at("cores").as_int(), CPU_COUNT(&mine));
+  int first = 0;
+  while (!CPU_ISSET(first, &mine)) ++first;
+  MachineInfo bound;
+  std::vector<std::string> warnings;
+  int bind_error = 0;
+  // The affinity of one thread, the one that probes (as a bound rank's).
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (::sched_setaffinity(0, sizeof one, &one) != 0) {
+      bind_error = errno;
+      return;
+    }
+    bound = cpu::probe_machine();
+    warnings = cpu::core_warnings();
+  }).join();
+  ASSERT_EQ(bind_error, 0);
+  EXPECT_EQ(bound.properties.at("cores").as_int(), 1);
+  EXPECT_NE(bound.device, whole.device);  // a store keeps its trials apart
+  EXPECT_NE(bound.device.find("(1 of "), std::string::npos) << bound.device;
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("--bind-to none"), std::string::npos) << warnings[0];
 }
 
 TEST_F(CpuBackendTest, RebuildIgnoresTheCacheOncePerRun) {

@@ -28,6 +28,7 @@ class CommandBackend final : public Backend {
   std::unique_ptr<Evaluator> make_evaluator() override { return std::make_unique<CommandEvaluator>(application()); }
   // The build and the program share the host's cores.
   bool measures_while_building() const override { return false; }
+  std::vector<std::string> warnings() const override { return cpu::core_warnings(); }
 
   std::vector<std::string> command_line(const BuildInput& input, const Bindings& values) const override {
     if (!options_.application) return {};

@@ -38,6 +38,7 @@ class CpuBackend final : public Backend {
   }
   // Compiling on the cores being measured would disturb the timings.
   bool measures_while_building() const override { return false; }
+  std::vector<std::string> warnings() const override { return core_warnings(); }
 
  private:
   BackendOptions options_;
