@@ -101,7 +101,17 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
     until_stopped();
     return;
   }
-  for (Message m = link.receive(); m.kind == Message::Kind::assign; m = link.receive()) {
+  // A message polled for while tuning that is not a halt, kept for the loop.
+  std::optional<Message> held;
+  auto next = [&] {
+    for (;;) {
+      Message m = held ? std::move(*held) : link.receive();
+      held.reset();
+      if (m.kind != Message::Kind::halt) return m;
+      request_stop();  // between sizes: the next, if any, ends at once
+    }
+  };
+  for (Message m = next(); m.kind == Message::Kind::assign; m = next()) {
     const ojson assignment = ojson::parse(m.body);
     const std::size_t index = assignment.at("index").get<std::size_t>();
     Spec one = spec;
@@ -121,6 +131,14 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
       TuneReport r = tune(one, mine, [&](const ProgressEvent& e) {
         send(Message::Kind::progress,
              {{"index", index}, {"done", e.done}, {"total", e.total.value_or(e.done)}, {"current", e.current}});
+        // The job stops (rank 0 or another rank was): as a signal here
+        // would, after the trial in flight. Looked for as the tune reports
+        // its progress, on the thread that calls MPI.
+        if (!held)
+          if (auto polled = link.poll()) {
+            if (polled->kind == Message::Kind::halt) request_stop();
+            else held = std::move(polled);
+          }
       });
       // Rank 0 judges the noise over every size of the job.
       if (auto noise = noise_warning(r)) std::erase(r.warnings, *noise);
@@ -192,6 +210,17 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   auto stop = [&](int rank) {
     if (stopped.insert(rank).second) transport.send({Message::Kind::stop, rank, "{}"});
   };
+  // The job stops before its sizes are done when rank 0 is asked to (a
+  // signal) or any rank is: a batch system signals one node before it ends
+  // the job, and a rank handed sizes while stopped would fail each at once.
+  // Every busy rank ends its size after its trial in flight.
+  bool halting = false;
+  auto halt = [&] {
+    if (halting) return;
+    halting = true;
+    for (const auto& [rank, index] : busy) transport.send({Message::Kind::halt, rank, "{}"});
+  };
+  auto stopping = [&] { return halting || stop_requested(); };
   auto retire = [&](int rank, const std::string& why) {
     report.warnings.push_back(why);
     ++retired;
@@ -221,7 +250,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
     return out;
   };
   auto assign = [&] {
-    while (!idle.empty() && !pending.empty() && !fatal && !stop_requested()) {
+    while (!idle.empty() && !pending.empty() && !fatal && !stopping()) {
       const int rank = idle.front();
       idle.pop_front();
       const std::size_t index = pending.front();
@@ -249,9 +278,10 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
 
   auto ended = [&] {
     if (heard < ranks || !busy.empty()) return false;
-    return pending.empty() || fatal || stop_requested() || retired == ranks;
+    return pending.empty() || fatal || stopping() || retired == ranks;
   };
   while (!ended()) {
+    if (stop_requested()) halt();
     const auto m = transport.receive(std::chrono::milliseconds(100));
     if (!m) continue;
     const ojson body = ojson::parse(m->body);
@@ -306,7 +336,16 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
         if (report.seeded_by.empty()) report.seeded_by = body.at("seeded_by").get<std::vector<std::string>>();
         report.resumed += body.at("resumed").get<std::size_t>();
         report.retried += body.at("retried").get<std::size_t>();
-        report.interrupted |= body.at("interrupted").get<bool>();
+        if (body.at("interrupted").get<bool>()) {
+          // Stopped by a signal of its own, not by rank 0's halt or stop.
+          if (!stopping())
+            report.warnings.push_back(fmt::format(
+                "{} was stopped (a signal) while it tuned size {}: the job stopped with it, every rank after its "
+                "trial in flight; the same command resumes it",
+                who(m->rank), size_key(spec.sizes[index])));
+          report.interrupted = true;
+          halt();
+        }
         report.build += Seconds(body.at("build").get<double>());
         report.build_wait += Seconds(body.at("build_wait").get<double>());
         report.measure += Seconds(body.at("measure").get<double>());
@@ -326,6 +365,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
           break;
         }
         pending.push_front(index);
+        if (stopping()) break;  // the job's stop ended the size, not the rank's trouble
         retire(m->rank, fmt::format("{} could not tune size {}: {}; it tunes nothing more, and the size went to "
                                     "another rank",
                                     who(m->rank), size_key(spec.sizes[index]), message_of(error)));
@@ -347,7 +387,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
 
   for (auto& s : tuned)
     if (s) report.sizes.push_back(std::move(*s));
-  report.interrupted |= stop_requested() && !pending.empty();
+  report.interrupted |= stopping() && !pending.empty();
   if (!pending.empty() && !report.interrupted) {
     std::string why;
     for (const auto& w : report.warnings) why += "\n  " + w;

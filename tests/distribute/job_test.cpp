@@ -18,6 +18,7 @@
 #include "support/scale_spec.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/store.hpp"
 
 using namespace tunekit;
@@ -47,8 +48,10 @@ std::thread play(detail::Link& link, std::string device, Answer answer, std::vec
 }
 
 // A rank's answer: the size tuned, with one ok trial of SCALE 1 at 10 us
-// (stored first, as serve() passes a trial on).
-void tune_it(detail::Link& link, const ojson& a, const Spec& spec, const std::string& device) {
+// (stored first, as serve() passes a trial on); `interrupted`: stopped
+// after that trial.
+void tune_it(detail::Link& link, const ojson& a, const Spec& spec, const std::string& device,
+             bool interrupted = false) {
   TrialRecord t;
   t.spec_hash = spec_hash(spec);
   t.kernel = spec.name;
@@ -71,7 +74,7 @@ void tune_it(detail::Link& link, const ojson& a, const Spec& spec, const std::st
                    {"seeded_by", ojson::array()},
                    {"resumed", 0},
                    {"retried", 0},
-                   {"interrupted", false},
+                   {"interrupted", interrupted},
                    {"build", 0.0},
                    {"build_wait", 0.0},
                    {"measure", 0.0},
@@ -86,6 +89,22 @@ void fail_it(detail::Link& link, const ojson& a, const ojson& error) {
 }
 
 std::size_t stored(const TuneReport& r) { return Store(r.db).trials(r.spec_hash).size(); }
+
+// Waits, as serve() does between its trials, for rank 0 to halt the job;
+// true once it did (a bound, so that a job that never halts fails).
+bool halted(detail::Link& link) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (std::chrono::steady_clock::now() < until) {
+    if (auto m = link.poll()) return m->kind == Message::Kind::halt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+bool any_says(const TuneReport& r, std::string_view text) {
+  return std::any_of(r.warnings.begin(), r.warnings.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
 
 }  // namespace
 
@@ -246,6 +265,74 @@ TEST(Distribute, ASizeARankCannotTuneGoesToAnotherRank) {
             std::string::npos)
       << report.warnings[0];
   EXPECT_EQ(report.ranks, 1u);
+}
+
+// A batch system signals one node before it ends a job. The rank stopped
+// ends the job, not only its size: the others end theirs after their trial
+// in flight, and no size goes to the stopped rank, which would fail it at
+// once and be retired as broken.
+TEST(Distribute, ARankStoppedBySignalStopsTheJob) {
+  const auto dir = fresh_dir();
+  const Spec spec = tunekit::testing::scale_spec(dir, "[{N: 1024}, {N: 2048}, {N: 4096}, {N: 8192}]", "[1, 2, 3]");
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  detail::LocalTransport transport(2);
+  std::vector<ojson> seen0, seen1;
+  bool halted0 = false;
+  auto tune0 = [&](detail::Link& l, const ojson& a) {
+    halted0 = halted(l);
+    tune_it(l, a, spec, "m", true);
+  };
+  auto tune1 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m", true); };
+  std::thread rank0 = play(transport.link(0), "m", tune0, seen0);
+  std::thread rank1 = play(transport.link(1), "m", tune1, seen1);
+  const TuneReport report = detail::coordinate(transport, spec, options);
+  rank0.join();
+  rank1.join();
+  EXPECT_TRUE(halted0);
+  EXPECT_EQ(seen0.size(), 1u);
+  EXPECT_EQ(seen1.size(), 1u);
+  EXPECT_TRUE(report.interrupted);
+  EXPECT_EQ(report.sizes.size(), 2u);  // the two begun, with their trials so far
+  EXPECT_TRUE(any_says(report, "rank 1 (test) was stopped (a signal) while it tuned size"))
+      << fmt::format("{}", fmt::join(report.warnings, "\n"));
+  EXPECT_FALSE(any_says(report, "could not tune"));
+  EXPECT_FALSE(stop_requested());  // rank 0's own tune stops by the halt, as the others'
+}
+
+// Rank 0 stopped (Ctrl-C on it, or pkill on every host): a rank amid a long
+// size ends it after its trial in flight, rather than tuning it to its end
+// while rank 0 waits.
+TEST(Distribute, RankZeroStoppedHaltsTheOthersAfterTheirTrialInFlight) {
+  const auto dir = fresh_dir();
+  const Spec spec = scale_spec(dir);
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  detail::LocalTransport transport(2);
+  std::vector<ojson> seen0, seen1;
+  bool halted1 = false;
+  // Rank 1 begins first, so that the stop finds it busy.
+  std::promise<void> begun;
+  auto tune0 = [&](detail::Link& l, const ojson& a) {
+    begun.get_future().wait();
+    request_stop();
+    tune_it(l, a, spec, "m", true);
+  };
+  auto tune1 = [&](detail::Link& l, const ojson& a) {
+    begun.set_value();
+    halted1 = halted(l);
+    tune_it(l, a, spec, "m", true);
+  };
+  std::thread rank0 = play(transport.link(0), "m", tune0, seen0);
+  std::thread rank1 = play(transport.link(1), "m", tune1, seen1);
+  const TuneReport report = detail::coordinate(transport, spec, options);
+  rank0.join();
+  rank1.join();
+  clear_stop();
+  EXPECT_TRUE(halted1);
+  EXPECT_EQ(seen0.size() + seen1.size(), 2u);
+  EXPECT_TRUE(report.interrupted);
+  EXPECT_FALSE(any_says(report, "was stopped (a signal)"));  // the user stopped rank 0: nothing to explain
 }
 
 TEST(Distribute, AnAssignmentCarriesItsSizesTrialsAndTheFastestOfTheOthers) {

@@ -24,6 +24,7 @@ struct Message {
     done,       // rank -> 0: the size's report
     failed,     // rank -> 0: the size could not be tuned (an error)
     stop,       // 0 -> rank: no more sizes
+    halt,       // 0 -> rank: the job stops; end the size after the trial in flight
   };
   Kind kind = Kind::hello;
   int rank = 0;      // the sender's (rank 0 receiving), the receiver's (rank 0 sending)
@@ -47,6 +48,7 @@ class Link {
   virtual int rank() const = 0;
   virtual void send(Message message) = 0;  // to rank 0; message.rank is set to this rank
   virtual Message receive() = 0;          // from rank 0; blocks
+  virtual std::optional<Message> poll() = 0;  // from rank 0, if one has come
 };
 
 // Rank 0's part: hands out the sizes, in the spec's order, to whichever rank
@@ -56,6 +58,9 @@ class Link {
 //   so: one size's best would be picked across two machines.
 // - A rank that cannot tune a size (an environment's error) tunes nothing
 //   more; the size goes to another rank.
+// - A stop, of rank 0 (stop.hpp) or of any rank (a batch system signals one
+//   node before it ends a job), stops the job: every rank ends its size
+//   after its trial in flight, and no size is handed out.
 // Throws InputError when a rank's tune throws one (every rank reads the same
 // spec), std::runtime_error when rank 0 or every rank cannot tune.
 TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions& options,

@@ -52,7 +52,7 @@ Message take(const MPI_Status& probed) {
   return m;
 }
 
-std::optional<Message> poll(int from) {
+std::optional<Message> poll_from(int from) {
   int found = 0;
   MPI_Status status;
   check(MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &status), "MPI_Iprobe");
@@ -73,7 +73,7 @@ class MpiTransport : public detail::Transport {
   std::optional<Message> receive(std::chrono::milliseconds wait) override {
     const auto until = std::chrono::steady_clock::now() + wait;
     do {
-      if (auto m = poll(MPI_ANY_SOURCE)) return m;
+      if (auto m = poll_from(MPI_ANY_SOURCE)) return m;
       if (auto m = coordinator_.pop(kPoll)) return m;
     } while (std::chrono::steady_clock::now() < until);
     return std::nullopt;
@@ -92,10 +92,11 @@ class MpiLink : public detail::Link {
   void send(Message m) override { send_to(0, m); }
   Message receive() override {
     for (;;) {
-      if (auto m = poll(0)) return *m;
+      if (auto m = poll_from(0)) return *m;
       std::this_thread::sleep_for(kPoll);
     }
   }
+  std::optional<Message> poll() override { return poll_from(0); }
 
  private:
   int rank_;
