@@ -1,7 +1,9 @@
 // Rank 0 coordinates, every rank serves (detail/job.hpp).
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <deque>
 #include <limits>
@@ -62,6 +64,30 @@ std::string message_of(const ojson& e) {
 
 std::string trial_key(const TrialRecord& t) { return size_key(t.size) + '\n' + t.config.key(); }
 
+// A rank's scratch folder in the temporary directory (not the output
+// folder, which may be a network file system, where SQLite's locks fail).
+constexpr std::string_view kScratchPrefix = "tunekit-";
+constexpr std::string_view kScratchRank = "-rank-";
+
+// The scratch folders of ranks that died without removing theirs (SIGKILL,
+// the launcher's abort): those of processes no longer running on this host.
+// Each holds the trials rank 0 sent for a size, megabytes a job.
+void remove_orphaned_scratch(const fs::path& temp) {
+  std::error_code ec;
+  for (fs::directory_iterator it(temp, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const auto rank_at = name.find(kScratchRank);
+    if (!name.starts_with(kScratchPrefix) || rank_at == std::string::npos) continue;
+    const std::string pid = name.substr(kScratchPrefix.size(), rank_at - kScratchPrefix.size());
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    // ESRCH: no such process. EPERM: another user's, alive.
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+}
+
 }  // namespace
 
 int launched_ranks() {
@@ -91,7 +117,8 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   try {
     const TuningTarget& target = rig.emplace(spec, mine).target();
     mine.rig = &*rig;
-    scratch = fs::temp_directory_path() / fmt::format("tunekit-{}-rank-{}", ::getpid(), rank);
+    remove_orphaned_scratch(fs::temp_directory_path());
+    scratch = fs::temp_directory_path() / fmt::format("{}{}{}{}", kScratchPrefix, ::getpid(), kScratchRank, rank);
     fs::create_directories(scratch);
     send(Message::Kind::hello, {{"host", host_name()},
                                 {"device", target.machine.device},

@@ -3,6 +3,8 @@
 // test to meet the cases a real job meets rarely (another machine, a spec
 // error, a rank that fails).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/ranges.h>
 
@@ -126,7 +128,22 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
     return report;
   };
 
+  // A rank killed before it removed its scratch folder (SIGKILL) left one in
+  // the temporary directory; a living process's is not touched.
+  const auto temp = std::filesystem::temp_directory_path();
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ::waitpid(dead, nullptr, 0);
+  const auto orphan = temp / fmt::format("tunekit-{}-rank-1", dead);
+  const auto alive = temp / fmt::format("tunekit-{}-rank-99", ::getpid());
+  write_file(orphan / "size-0.db", "trials");
+  write_file(alive / "size-0.db", "trials");
+
   const TuneReport report = job(2);
+  EXPECT_FALSE(std::filesystem::exists(orphan));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  std::filesystem::remove_all(alive);
   ASSERT_EQ(report.sizes.size(), 3u);
   // The progress counts every rank's trials against a total (the sizes not
   // begun counted as those begun plan), and ends at what was measured.
