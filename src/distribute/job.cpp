@@ -16,6 +16,7 @@
 
 #include "distribute/detail/job.hpp"
 #include "store/detail/json_value.hpp"
+#include "store/detail/kernel_claim.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/objective.hpp"
 #include "tunekit/stop.hpp"
@@ -200,6 +201,11 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   const int ranks = transport.ranks();
   TuneReport report = untuned_report(spec, options);
   Store store(report.db);
+  const KernelClaim claim(report.db, report.spec_hash);
+  if (auto w = claim.warning()) {
+    fmt::print(stderr, "tunekit: warning: {}\n", *w);
+    report.warnings.push_back(*w);
+  }
 
   std::vector<std::optional<SizeReport>> tuned(spec.sizes.size());
   std::deque<std::size_t> pending;

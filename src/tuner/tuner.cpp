@@ -20,6 +20,7 @@
 
 #include "builder/detail/headers.hpp"
 #include "core/detail/hash.hpp"
+#include "store/detail/kernel_claim.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
 #include "tunekit/objective.hpp"
@@ -239,6 +240,10 @@ class Run {
     report_.device = machine.device;
     machine_json_ = machine_to_json(machine);
     store_ = std::make_unique<Store>(report_.db);
+    if (auto w = claim_.emplace(report_.db, report_.spec_hash).warning()) {
+      fmt::print(stderr, "tunekit: warning: {}\n", *w);
+      warn(*w);
+    }
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     builder_ = &rig.parts().builder();
     evaluator_ = &rig.parts().evaluator();
@@ -1267,6 +1272,7 @@ class Run {
   Evaluator* evaluator_ = nullptr;
   std::optional<Seconds> clock_start_;  // the backend's clock when this run began
   std::unique_ptr<Store> store_;
+  std::optional<detail::KernelClaim> claim_;  // held while this run may store its kernel's trials
   std::vector<std::unique_ptr<SeedProvider>> providers_;
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
