@@ -52,11 +52,12 @@ Fault build_fault(const std::string& log, int signal) {
   return Fault::config;
 }
 
-bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r, int* exit_code) {
+bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r, int* exit_code,
+                  const std::filesystem::path& cwd) {
   if (exit_code) *exit_code = -1;
   ProcessResult p;
   try {
-    p = run_process(argv, std::chrono::minutes(5));
+    p = run_process(argv, std::chrono::minutes(5), cwd);
   } catch (const std::exception& e) {
     r.status = Status::compile_error;
     r.fault = Fault::environment;

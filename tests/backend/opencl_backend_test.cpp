@@ -174,6 +174,28 @@ TEST_F(OpenClBackendTest, BuildOptionsCarryFlagsDefinesAndTheSourceFolder) {
   EXPECT_EQ(opencl::build_options(in), "-cl-fast-relaxed-math -DKIND=0 -DTILE=16 -I/some/dir");
 }
 
+// The runtime compiles the source as text, and looks a quoted #include up
+// in the folder the build runs in before any -I: the kernel's header, not
+// one of the same name where the user runs tunekit, even where the kernel's
+// folder cannot be given as -I (a space in its path).
+TEST_F(OpenClBackendTest, AKernelIncludesItsOwnHeaderWhereverTheTuneRuns) {
+  const fs::path kernel = dir_ / "my kernels" / "k.cl", decoy = dir_ / "elsewhere";
+  tunekit::testing::write_file(kernel.parent_path() / "coef.h", "#define COEF 2.0f\n");
+  tunekit::testing::write_file(decoy / "coef.h", "#error the header of the folder tunekit runs in\n");
+  BuildInput in = input(0);
+  in.source =
+      "#include \"coef.h\"\n__kernel void scale(__global const float* x, __global float* y, int n) {\n"
+      "  const int i = get_global_id(0);\n  if (i < n) y[i] = COEF * x[i];\n}\n";
+  in.source_name = kernel.string();
+  const fs::path was = fs::current_path();
+  fs::current_path(decoy);
+  const BuildResult r = builder_->build(in);
+  fs::current_path(was);
+  ASSERT_EQ(r.status, Status::ok) << r.log;
+  const TrialResult t = evaluator_->evaluate(request(r.artifact, reference()));
+  EXPECT_EQ(t.status, Status::ok) << t.error;  // 2 x, as the reference
+}
+
 TEST_F(OpenClBackendTest, CompileErrorKeepsTheLog) {
   BuildResult r = builder_->build(input(6));
   EXPECT_EQ(r.status, Status::compile_error);

@@ -245,9 +245,14 @@ BuildResult OpenClBuilder::build(const BuildInput& in) {
     f << fmt::format("#line 1 \"{}\"\n{}", name, in.source);
     f.close();
     if (!f) throw std::runtime_error("cannot write " + source.string());
-    argv = {
-        detail::find_worker().string(), "opencl", std::to_string(device_), "build", source.string(), options, in.entry,
-        r.artifact.path.string()};
+    argv = {fs::absolute(detail::find_worker()).string(),
+            "opencl",
+            std::to_string(device_),
+            "build",
+            fs::absolute(source).string(),
+            options,
+            in.entry,
+            fs::absolute(r.artifact.path).string()};
   } catch (const std::exception& e) {
     r.status = Status::compile_error;
     r.fault = Fault::environment;
@@ -256,8 +261,14 @@ BuildResult OpenClBuilder::build(const BuildInput& in) {
     fs::remove(source, ec);
     return r;
   }
+  // The runtime gets the source as text, so a quoted #include is looked up
+  // in the folder the build runs in before any -I: run in the kernel's own,
+  // not in the user's (whose header of the same name would be compiled in,
+  // unlike the one the build's hash covers), and so reach its headers where
+  // -I cannot name the folder (a space in its path).
+  const fs::path kernel_dir = fs::absolute(fs::path(in.source_name)).parent_path();
   int exit_code = 0;
-  if (!detail::run_compiler(argv, "the OpenCL build", r, &exit_code) && exit_code == kNoDevice)
+  if (!detail::run_compiler(argv, "the OpenCL build", r, &exit_code, kernel_dir) && exit_code == kNoDevice)
     r.fault = Fault::environment;
   std::error_code ec;
   fs::remove(source, ec);

@@ -1,6 +1,7 @@
 #pragma once
 // Running an external compiler (or build script) for a builder: its output
 // becomes the build log, and any failure becomes Status::compile_error.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,8 @@ Fault build_fault(const std::string& log, int signal);
 
 // `exit_code`, when given, receives the program's exit status (-1 when it
 // did not exit by itself): a build helper says with it whose fault a
-// failure is.
+// failure is. `cwd`, when given, is the folder it runs in.
 bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r,
-                  int* exit_code = nullptr);
+                  int* exit_code = nullptr, const std::filesystem::path& cwd = {});
 
 }  // namespace tunekit::detail
