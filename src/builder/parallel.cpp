@@ -2,13 +2,14 @@
 #include <atomic>
 #include <thread>
 
+#include "core/detail/cores.hpp"
 #include "tunekit/builder.hpp"
 
 namespace tunekit {
 
 void build_parallel(Builder& builder, std::span<const BuildInput> inputs, unsigned jobs,
                     const std::function<void(std::size_t, BuildResult)>& done) {
-  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (jobs == 0) jobs = static_cast<unsigned>(detail::usable_cores());
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, inputs.size())));
   std::atomic<std::size_t> next{0};
   auto work = [&] {

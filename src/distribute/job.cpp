@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -66,28 +68,37 @@ std::string message_of(const ojson& e) {
 std::string trial_key(const TrialRecord& t) { return size_key(t.size) + '\n' + t.config.key(); }
 
 // A rank's scratch folder in the temporary directory (not the output
-// folder, which may be a network file system, where SQLite's locks fail).
-constexpr std::string_view kScratchPrefix = "tunekit-";
-constexpr std::string_view kScratchRank = "-rank-";
+// folder, which may be a network file system, where SQLite's locks fail),
+// named by host and process: a temporary directory may be shared by hosts
+// (a cluster's job scratch) or containers.
+fs::path scratch_folder(const fs::path& temp, const std::string& host, pid_t pid, int rank) {
+  return temp / fmt::format("tunekit-{}-{}-rank-{}", host, pid, rank);
+}
 
-// The scratch folders of ranks that died without removing theirs (SIGKILL,
-// the launcher's abort): those of processes no longer running on this host.
-// Each holds the trials rank 0 sent for a size, megabytes a job.
-void remove_orphaned_scratch(const fs::path& temp) {
+// The scratch folders of this host's ranks that died without removing theirs
+// (SIGKILL, the launcher's abort): their process is gone. Each holds the
+// trials rank 0 sent for a size, megabytes a job.
+void remove_orphaned_scratch(const fs::path& temp, const std::string& host) {
+  const std::string ours = fmt::format("tunekit-{}-", host);
   std::error_code ec;
   for (fs::directory_iterator it(temp, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    const auto rank_at = name.find(kScratchRank);
-    if (!name.starts_with(kScratchPrefix) || rank_at == std::string::npos) continue;
-    const std::string pid = name.substr(kScratchPrefix.size(), rank_at - kScratchPrefix.size());
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
-    // ESRCH: no such process. EPERM: another user's, alive.
-    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) {
+    if (!name.starts_with(ours)) continue;
+    const std::string rest = name.substr(ours.size());
+    const auto digits = rest.find_first_not_of("0123456789");
+    if (digits == 0 || digits > 9 || digits == std::string::npos || !rest.substr(digits).starts_with("-rank-"))
+      continue;
+    // ESRCH: no such process here. EPERM: another user's, alive.
+    if (::kill(static_cast<pid_t>(std::stol(rest.substr(0, digits))), 0) != 0 && errno == ESRCH) {
       std::error_code ignored;
       fs::remove_all(it->path(), ignored);
     }
   }
 }
+
+// How long an idle rank sleeps between looks for its next message: a
+// blocking receive spins a core, and it must notice a stop of its own.
+constexpr auto kIdlePoll = std::chrono::milliseconds(2);
 
 }  // namespace
 
@@ -118,8 +129,8 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   try {
     const TuningTarget& target = rig.emplace(spec, mine).target();
     mine.rig = &*rig;
-    remove_orphaned_scratch(fs::temp_directory_path());
-    scratch = fs::temp_directory_path() / fmt::format("{}{}{}{}", kScratchPrefix, ::getpid(), kScratchRank, rank);
+    remove_orphaned_scratch(fs::temp_directory_path(), host_name());
+    scratch = scratch_folder(fs::temp_directory_path(), host_name(), ::getpid(), rank);
     fs::create_directories(scratch);
     send(Message::Kind::hello, {{"host", host_name()},
                                 {"device", target.machine.device},
@@ -131,11 +142,24 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   }
   // A message polled for while tuning that is not a halt, kept for the loop.
   std::optional<Message> held;
+  // Whether rank 0 knows this rank was stopped: by its halt, or by the
+  // rank's report of a size that the stop ended.
+  bool stop_told = false;
   auto next = [&] {
     for (;;) {
-      Message m = held ? std::move(*held) : link.receive();
-      held.reset();
-      if (m.kind != Message::Kind::halt) return m;
+      std::optional<Message> m = std::exchange(held, std::nullopt);
+      if (!m) m = link.poll();
+      if (!m) {
+        // Stopped (a signal) while waiting for a size: the job's stop.
+        if (stop_requested() && !stop_told) {
+          stop_told = true;
+          send(Message::Kind::stopped, ojson::object());
+        }
+        std::this_thread::sleep_for(kIdlePoll);
+        continue;
+      }
+      if (m->kind != Message::Kind::halt) return std::move(*m);
+      stop_told = true;
       request_stop();  // between sizes: the next, if any, ends at once
     }
   };
@@ -160,12 +184,16 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
         send(Message::Kind::progress,
              {{"index", index}, {"done", e.done}, {"total", e.total.value_or(e.done)}, {"current", e.current}});
         // The job stops (rank 0 or another rank was): as a signal here
-        // would, after the trial in flight. Looked for as the tune reports
-        // its progress, on the thread that calls MPI.
+        // would, dropping the trial in flight. Looked for as the tune
+        // reports its progress, on the thread that calls MPI.
         if (!held)
           if (auto polled = link.poll()) {
-            if (polled->kind == Message::Kind::halt) request_stop();
-            else held = std::move(polled);
+            if (polled->kind != Message::Kind::halt) {
+              held = std::move(polled);
+            } else {
+              stop_told = true;
+              request_stop();
+            }
           }
       });
       // Rank 0 judges the noise over every size of the job.
@@ -185,8 +213,12 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
                                  {"device_busy", r.device_busy.count()},
                                  {"flush", r.flush.count()},
                                  {"verify", r.verify.count()}});
+      stop_told = stop_told || r.interrupted;
     } catch (const std::exception& e) {
-      send(Message::Kind::failed, {{"index", index}, {"error", error_to_json(e)}});
+      // A stop while the size was planned (its space counted, its
+      // reference built) ends it with an error: the stop's, not the rank's.
+      stop_told = stop_told || stop_requested();
+      send(Message::Kind::failed, {{"index", index}, {"error", error_to_json(e)}, {"stopped", stop_requested()}});
     }
     std::error_code ec;
     for (const char* tail : {"", "-wal", "-shm"}) fs::remove(one.output.db.string() + tail, ec);
@@ -246,7 +278,8 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   // The job stops before its sizes are done when rank 0 is asked to (a
   // signal) or any rank is: a batch system signals one node before it ends
   // the job, and a rank handed sizes while stopped would fail each at once.
-  // Every busy rank ends its size after its trial in flight.
+  // Every busy rank ends its size, dropping its trial in flight (as a
+  // signal of its own would).
   bool halting = false;
   auto halt = [&] {
     if (halting) return;
@@ -254,12 +287,22 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
     for (const auto& [rank, index] : busy) transport.send({Message::Kind::halt, rank, "{}"});
   };
   auto stopping = [&] { return halting || stop_requested(); };
+  auto who = [&](int rank) { return fmt::format("rank {} ({})", rank, hosts[rank]); };
+  // A rank stopped by a signal of its own (not by rank 0's halt).
+  auto rank_stopped = [&](int rank, const std::string& during) {
+    if (!stopping())
+      report.warnings.push_back(
+          fmt::format("{} was stopped (a signal) {}: the job stopped with it, every rank "
+                      "dropping its trial in flight; the same command resumes it",
+                      who(rank), during));
+    report.interrupted = true;
+    halt();
+  };
   auto retire = [&](int rank, const std::string& why) {
     report.warnings.push_back(why);
     ++retired;
     stop(rank);
   };
-  auto who = [&](int rank) { return fmt::format("rank {} ({})", rank, hosts[rank]); };
 
   // What the store knows that a rank tuning size `index` can use: the
   // size's own trials (a resume) and the fastest of every other (transfer).
@@ -369,16 +412,8 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
         if (report.seeded_by.empty()) report.seeded_by = body.at("seeded_by").get<std::vector<std::string>>();
         report.resumed += body.at("resumed").get<std::size_t>();
         report.retried += body.at("retried").get<std::size_t>();
-        if (body.at("interrupted").get<bool>()) {
-          // Stopped by a signal of its own, not by rank 0's halt or stop.
-          if (!stopping())
-            report.warnings.push_back(fmt::format(
-                "{} was stopped (a signal) while it tuned size {}: the job stopped with it, every rank after its "
-                "trial in flight; the same command resumes it",
-                who(m->rank), size_key(spec.sizes[index])));
-          report.interrupted = true;
-          halt();
-        }
+        if (body.at("interrupted").get<bool>())
+          rank_stopped(m->rank, fmt::format("while it tuned size {}", size_key(spec.sizes[index])));
         report.build += Seconds(body.at("build").get<double>());
         report.build_wait += Seconds(body.at("build_wait").get<double>());
         report.measure += Seconds(body.at("measure").get<double>());
@@ -398,12 +433,23 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
           break;
         }
         pending.push_front(index);
-        if (stopping()) break;  // the job's stop ended the size, not the rank's trouble
+        if (body.value("stopped", false)) {
+          rank_stopped(m->rank, fmt::format("while it planned size {}", size_key(spec.sizes[index])));
+          break;
+        }
+        if (stopping()) {  // no size is handed out any more: the rank need not be retired
+          report.warnings.push_back(fmt::format("{} could not tune size {}: {}", who(m->rank),
+                                                size_key(spec.sizes[index]), message_of(error)));
+          break;
+        }
         retire(m->rank, fmt::format("{} could not tune size {}: {}; it tunes nothing more, and the size went to "
                                     "another rank",
                                     who(m->rank), size_key(spec.sizes[index]), message_of(error)));
         break;
       }
+      case Message::Kind::stopped:
+        rank_stopped(m->rank, "while it waited for a size");
+        break;
       default:
         throw std::runtime_error(fmt::format("rank {} sent a message rank 0 does not take", m->rank));
     }

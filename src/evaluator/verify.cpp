@@ -1,5 +1,7 @@
 #include "evaluator/detail/verify.hpp"
 
+#include "core/detail/cores.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -231,13 +233,6 @@ Verification compare_outputs_in_parts(ElementType type, const void* got, const v
     v = compare(static_cast<const T*>(got), static_cast<const T*>(expected), count, tol, name, parts);
   });
   return v;
-}
-
-std::size_t usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace detail

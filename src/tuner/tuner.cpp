@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/detail/headers.hpp"
+#include "core/detail/cores.hpp"
 #include "core/detail/hash.hpp"
 #include "store/detail/kernel_claim.hpp"
 #include "tunekit/backend.hpp"
@@ -731,7 +732,7 @@ class Run {
     // the baseline, so the first seed is evaluation No.1 of the size.
     if (!p.seeds.empty()) queue = p.strategy->next(p.seeds.size());
     if (p.baseline) queue.push_back(*p.baseline);
-    const std::size_t batch = std::max(2u, options_.jobs ? options_.jobs : std::thread::hardware_concurrency()) * 2;
+    const std::size_t batch = std::max<std::size_t>(2, options_.jobs ? options_.jobs : detail::usable_cores()) * 2;
     const std::size_t budget = p.budget.value_or(SIZE_MAX);
     std::size_t proposed = 0;  // configs handed to a batch so far
 

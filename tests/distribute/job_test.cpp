@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "backend/cpu/detail/machine.hpp"
 #include "distribute/detail/job.hpp"
 #include "distribute/detail/local.hpp"
 #include "store/detail/json_value.hpp"
@@ -135,15 +136,20 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
   if (dead == 0) ::_exit(0);
   ASSERT_GT(dead, 0);
   ::waitpid(dead, nullptr, 0);
-  const auto orphan = temp / fmt::format("tunekit-{}-rank-1", dead);
-  const auto alive = temp / fmt::format("tunekit-{}-rank-99", ::getpid());
-  write_file(orphan / "size-0.db", "trials");
-  write_file(alive / "size-0.db", "trials");
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  const auto orphan = temp / fmt::format("tunekit-{}-{}-rank-1", host, dead);
+  const auto alive = temp / fmt::format("tunekit-{}-{}-rank-99", host, ::getpid());
+  // A temporary directory shared with another host: its pids are not ours.
+  const auto elsewhere = temp / fmt::format("tunekit-{}x-{}-rank-1", host, dead);
+  for (const auto& folder : {orphan, alive, elsewhere}) write_file(folder / "size-0.db", "trials");
 
   const TuneReport report = job(2);
   EXPECT_FALSE(std::filesystem::exists(orphan));
   EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(elsewhere));
   std::filesystem::remove_all(alive);
+  std::filesystem::remove_all(elsewhere);
   ASSERT_EQ(report.sizes.size(), 3u);
   // The progress counts every rank's trials against a total (the sizes not
   // begun counted as those begun plan), and ends at what was measured.
@@ -314,7 +320,44 @@ TEST(Distribute, ARankStoppedBySignalStopsTheJob) {
   EXPECT_TRUE(any_says(report, "rank 1 (test) was stopped (a signal) while it tuned size"))
       << fmt::format("{}", fmt::join(report.warnings, "\n"));
   EXPECT_FALSE(any_says(report, "could not tune"));
-  EXPECT_FALSE(stop_requested());  // rank 0's own tune stops by the halt, as the others'
+  EXPECT_FALSE(stop_requested());  // the coordinator halts the ranks; it does not stop its process
+}
+
+// The halt as serve() takes it: a real rank amid a size of many configs
+// drops its trial in flight and reports the size as stopped.
+TEST(Distribute, AServingRankHaltedEndsItsSizeAmidIt) {
+  const auto dir = fresh_dir();
+  std::string scales = "[1";
+  for (int s = 2; s <= 40; ++s) scales += ", " + std::to_string(s);
+  const Spec spec = tunekit::testing::scale_spec(dir, "[{N: 1024}, {N: 2048}]", scales + "]");
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  detail::LocalTransport transport(2);
+  std::vector<ojson> seen0;
+  // Rank 0 is stopped by a signal of its own once rank 1 has stored a trial.
+  auto tune0 = [&](detail::Link& l, const ojson& a) {
+    const auto db = options.out_dir / "tunekit.db";
+    const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (std::chrono::steady_clock::now() < until &&
+           (!std::filesystem::exists(db) || Store(db, Store::Access::read_only).all().empty()))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    tune_it(l, a, spec, "m", true);
+  };
+  std::thread rank0;
+  std::thread rank1([&] { detail::serve(transport.link(1), spec, options); });
+  // Rank 0 must be on rank 1's machine, or rank 1 would tune nothing.
+  rank0 = play(transport.link(0), cpu::probe_machine().device, tune0, seen0);
+  const TuneReport report = detail::coordinate(transport, spec, options);
+  rank0.join();
+  rank1.join();
+  const bool rank1_stopped = stop_requested();
+  clear_stop();
+  EXPECT_TRUE(rank1_stopped);  // by the halt
+  EXPECT_TRUE(report.interrupted);
+  ASSERT_EQ(report.sizes.size(), 2u);
+  EXPECT_LT(report.sizes[1].trials.size(), 40u);
+  EXPECT_TRUE(any_says(report, "rank 0 (test) was stopped (a signal) while it tuned size"))
+      << fmt::format("{}", fmt::join(report.warnings, "\n"));
 }
 
 // Rank 0 stopped (Ctrl-C on it, or pkill on every host): a rank amid a long

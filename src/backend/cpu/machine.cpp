@@ -1,4 +1,3 @@
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/detail/machine.hpp"
+#include "core/detail/cores.hpp"
 
 namespace tunekit::cpu {
 
@@ -41,39 +41,27 @@ std::string model_name() {
   return "unknown CPU";
 }
 
-std::int64_t online_cores() { return std::max<std::int64_t>(1, ::sysconf(_SC_NPROCESSORS_ONLN)); }
-
-// The cores this process may run on, which its worker and every thread a
-// kernel starts inherit. Not the machine's: mpirun binds each rank to one
-// core by default (as taskset or a cgroup's cpuset may bind a tune), and a
-// multi-threaded kernel tuned there is timed on that one core: `cores` must
-// say so, and the device's name too, so such trials are not resumed as the
-// whole machine's.
-std::int64_t usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  // Fails (EINVAL) only past CPU_SETSIZE (1024) CPUs: the machine's count
-  // then. (hardware_concurrency() counts the online CPUs or the affinity's,
-  // depending on the C library's version.)
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return online_cores();
-  return std::clamp<std::int64_t>(CPU_COUNT(&set), 1, online_cores());
-}
-
 }  // namespace
 
 std::vector<std::string> core_warnings() {
-  const std::int64_t usable = usable_cores(), online = online_cores();
+  const std::size_t usable = detail::usable_cores(), online = detail::online_cores();
   if (usable >= online) return {};
   return {
       fmt::format("this process may run on {} of the machine's {} cores (its CPU affinity: mpirun binds each rank "
-                  "to one core unless given --bind-to none; taskset and a cgroup's cpuset bind too): kernels are "
+                  "to a core, or past two ranks to a socket, unless given --bind-to none; taskset and a cgroup's "
+                  "cpuset bind too): kernels are "
                   "built and timed for {} core{}, as `cores` says",
                   usable, online, usable, usable == 1 ? "" : "s")};
 }
 
 MachineInfo probe_machine() {
   MachineInfo m;
-  const std::int64_t cores = usable_cores(), online = online_cores();
+  // Those this process may run on, which its worker and every thread a
+  // kernel starts inherit: a multi-threaded kernel tuned under a binding is
+  // timed on those cores, and `cores` and the device's name must say so, so
+  // that such trials are not resumed as the whole machine's.
+  const auto cores = static_cast<std::int64_t>(detail::usable_cores());
+  const auto online = static_cast<std::int64_t>(detail::online_cores());
   // Per-core sizes for L1d and L2 (what one thread's tile must fit in); L3
   // as the shared total. Defaults are typical values for when sysfs is absent.
   std::int64_t l1d = 32 << 10, l2 = 1 << 20, l3 = 8 << 20;

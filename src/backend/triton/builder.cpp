@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/triton/detail/triton_backend.hpp"
+#include "core/detail/cores.hpp"
 #include "core/detail/hash.hpp"
 #include "evaluator/detail/protocol.hpp"
 
@@ -46,7 +47,7 @@ TritonBuilder::TritonBuilder(fs::path dir, fs::path triton_cache, PythonSetup py
       machine_(std::move(machine)),
       spec_(spec),
       rebuild_(rebuild),
-      max_helpers_(jobs ? jobs : std::max(1u, std::thread::hardware_concurrency())),
+      max_helpers_(jobs ? jobs : detail::usable_cores()),
       device_(device) {
   fs::create_directories(dir_);
   fs::create_directories(triton_cache_);

@@ -24,7 +24,8 @@ struct Message {
     done,       // rank -> 0: the size's report
     failed,     // rank -> 0: the size could not be tuned (an error)
     stop,       // 0 -> rank: no more sizes
-    halt,       // 0 -> rank: the job stops; end the size after the trial in flight
+    halt,       // 0 -> rank: the job stops; end the size, dropping the trial in flight
+    stopped,    // rank -> 0: stopped (a signal) while it waited for a size
   };
   Kind kind = Kind::hello;
   int rank = 0;      // the sender's (rank 0 receiving), the receiver's (rank 0 sending)
@@ -59,8 +60,8 @@ class Link {
 // - A rank that cannot tune a size (an environment's error) tunes nothing
 //   more; the size goes to another rank.
 // - A stop, of rank 0 (stop.hpp) or of any rank (a batch system signals one
-//   node before it ends a job), stops the job: every rank ends its size
-//   after its trial in flight, and no size is handed out.
+//   node before it ends a job), stops the job: every rank ends its size,
+//   dropping its trial in flight, and no size is handed out.
 // Throws InputError when a rank's tune throws one (every rank reads the same
 // spec), std::runtime_error when rank 0 or every rank cannot tune.
 TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions& options,

@@ -21,7 +21,4 @@ inline constexpr std::size_t kVerifyMaxParts = 8;
 Verification compare_outputs_in_parts(ElementType type, const void* got, const void* expected, std::uint64_t count,
                                       const Tolerance& tol, std::string_view name, std::size_t parts);
 
-// The cores this process may run on.
-std::size_t usable_cores();
-
 }  // namespace tunekit::detail
