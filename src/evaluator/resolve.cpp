@@ -46,6 +46,12 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
       // (4294967312 as an i32 is 16).
       if (auto range = integer_range(a.type)) {
         const double v = r.scalar.to_double();
+        // Nor may it lose a fraction on the way (N/3 is true division).
+        if (!r.scalar.is_int() && std::isfinite(v) && v != std::floor(v))
+          throw InputError(a.value->where(),
+                           fmt::format("argument '{}' = {} is not a whole number, which its type {} needs (// divides "
+                                       "to a whole number)",
+                                       a.name, r.scalar.repr(), to_string(a.type)));
         const bool fits =
             r.scalar.is_int()
                 ? (a.type == ElementType::u64 ? r.scalar.as_int() >= 0

@@ -157,6 +157,12 @@ TEST_F(HopperSpec, ClusterErrors) {
                7, 3,
                "'shared_memory' (dynamic shared memory per block) applies to cuda kernels, not opencl (whose "
                "kernels declare their local memory themselves)");
+  // The driver builds an OpenCL program: a compiler named would be ignored.
+  expect_error(
+      "kernel:\n  source: k.cl\n  entry: k\n  language: opencl\n  grid: [8]\n  block: [64]\n"
+      "  compiler: nvcc\n" +
+          args,
+      7, 13, "bad value 'nvcc' for 'kernel.compiler': expected one of opencl");
   expect_error(head + args + "reference: {entry: k, cluster: [2]}\n", 9, 23,
                "'reference.cluster' needs the reference's own 'grid' and 'block'");
 }

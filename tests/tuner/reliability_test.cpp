@@ -474,6 +474,18 @@ TEST(Reliability, AScalarOutOfItsTypesRangeFailsNamingTheArgument) {
   EXPECT_EQ(t[0].status, Status::ok) << t[0].error;
   EXPECT_EQ(t[1].status, Status::launch_error);
   EXPECT_TRUE(contains(t[1].error, "does not fit its type i32")) << t[1].error;
+
+  // Nor is a fraction cut off: N / 3 is true division.
+  text = spec_text("[0]", "reference: none\n");
+  text.replace(text.find("value: N}"), 9, "value: N / 3}");
+  write_file(f.dir / "k.yaml", text);
+  try {
+    (void)tune(f.spec(), f.options);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "k.yaml:")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "is not a whole number, which its type i32 needs")) << e.what();
+  }
 }
 
 // Item 28: a parameter named like a machine property would replace it.

@@ -8,6 +8,8 @@ namespace tunekit::opencl {
 inline BackendInfo describe_backend() {
   KernelTraits k;
   k.launch = true;
+  // The driver builds the program: the only compiler there is.
+  k.compilers = {"opencl"};
   k.default_compiler = [](std::string_view) { return std::string("opencl"); };
   BackendInfo b;
   b.name = "opencl";
