@@ -8,7 +8,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <regex>
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,6 +21,7 @@
 #include "builder/detail/headers.hpp"
 #include "core/detail/cores.hpp"
 #include "core/detail/hash.hpp"
+#include "core/detail/text.hpp"
 #include "store/detail/kernel_claim.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
@@ -435,16 +436,17 @@ class Run {
     // A full disk or a missing tool is the machine's failure, not the spec's.
     if (r.fault == Fault::environment)
       throw std::runtime_error(fmt::format("{} cannot be built here{}:\n{}", which, given_build_settings(), r.log));
+    blame_refused_flag(r, which);
     const SourceLocation at =
         spec_.reference.where.file.empty() ? SourceLocation{spec_.file.string()} : spec_.reference.where;
-    if (const std::string name = spec_.reference.entry.substr(0, spec_.reference.entry.find('<'));
+    if (const std::string name = function_name(spec_.reference.entry);
         !name.empty() && spec_.reference.torch_expression.empty()) {
       const fs::path file = spec_.reference.source.empty() ? spec_.kernel.source : spec_.reference.source;
       const std::string text = spec_.reference.source.empty() ? source_ : read_file(file, at);
-      if (!std::regex_search(text, std::regex("\\b" + name + "\\b")))
-        throw InputError(at,
-                         fmt::format("reference '{}' does not appear in {}, and {} does not build{}:\n{}", name,
-                                     file.filename().string(), which, given_build_settings(), clip_log(r.log, 2000)));
+      if (!names(text, name))
+        throw InputError(at, fmt::format("reference '{}' does not appear in {}{}, and {} does not build{}:\n{}",
+                                         spec_.reference.entry, file.filename().string(), did_you_mean(text, name),
+                                         which, given_build_settings(), clip_log(r.log, 2000)));
     }
     throw InputError(at, fmt::format("{} does not build{}:\n{}", which, given_build_settings(), r.log));
   }
@@ -458,6 +460,23 @@ class Run {
       throw InputError(k.compiler_where,
                        fmt::format("the compiler '{}' cannot build here ({} was the first build):\n{}", k.compiler,
                                    what, clip_log(r.log, 2000)));
+  }
+
+  // A flag the compiler refuses ("unrecognized command-line option",
+  // OpenCL's "Invalid build option") fails every build: the user's input's
+  // error, located at the flags, not at the first build that met it.
+  void blame_refused_flag(const BuildResult& r, const std::string& what) const {
+    const KernelSpec& k = spec_.kernel;
+    if (k.flags_where.file.empty()) return;
+    std::istringstream log(r.log);
+    for (std::string line; std::getline(log, line);) {
+      if (line.find("option") == std::string::npos) continue;
+      for (const auto& flag : k.flags)
+        if (names(line, flag.substr(flag.find_first_not_of('-'))) && line.find(flag) != std::string::npos)
+          throw InputError(k.flags_where, fmt::format("the flag '{}' is refused by the compiler ({} was the first "
+                                                      "build):\n{}",
+                                                      flag, what, line));
+    }
   }
 
   // " (with the flags '-O2 -x' of --flags)": the compiler and flags given
@@ -598,22 +617,59 @@ class Run {
     }
   }
 
+  // The function an entry calls: without template arguments and qualifiers
+  // (`ns::gemm<128>` is `gemm`), which the source need not spell out.
+  static std::string function_name(const std::string& entry) {
+    std::string name = entry.substr(0, entry.find('<'));
+    if (auto colons = name.rfind("::"); colons != std::string::npos) name = name.substr(colons + 2);
+    return name;
+  }
+
+  static bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+  // Whether `text` has `name` as a whole word.
+  static bool names(std::string_view text, std::string_view name) {
+    for (auto at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+      const bool starts = at == 0 || !identifier_char(text[at - 1]);
+      const bool ends = at + name.size() == text.size() || !identifier_char(text[at + name.size()]);
+      if (starts && ends) return true;
+    }
+    return false;
+  }
+
+  // " (did you mean 'stencil'?)" when a word of `text` is a likely typo's
+  // original, else empty.
+  static std::string did_you_mean(std::string_view text, const std::string& name) {
+    std::set<std::string> words;
+    for (std::size_t i = 0; i < text.size();) {
+      if (!identifier_char(text[i]) || std::isdigit(static_cast<unsigned char>(text[i]))) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < text.size() && identifier_char(text[j])) ++j;
+      words.emplace(text.substr(i, j - i));
+      i = j;
+    }
+    const auto match = detail::closest_match(name, {words.begin(), words.end()});
+    return match ? fmt::format(" (did you mean '{}'?)", *match) : "";
+  }
+
   // A kernel entry the source never names would fail every config the same
   // way, after all of them were built: build one config first and report
   // the compiler's line about it, at the spec's `kernel.entry`. (An entry
   // that comes from a header or a macro builds, and the run goes on.)
   void check_entry(const std::vector<SizePlan>& plans) {
-    std::string name = spec_.kernel.entry.substr(0, spec_.kernel.entry.find('<'));
-    if (auto colons = name.rfind("::"); colons != std::string::npos) name = name.substr(colons + 2);
+    const std::string name = function_name(spec_.kernel.entry);
     if (name.empty() || spec_.application || name.find('{') != std::string::npos) return;
-    if (std::regex_search(source_, std::regex("\\b" + name + "\\b"))) return;
+    if (names(source_, name)) return;
     const SizePlan* first = nullptr;
     for (const auto& p : plans)
       if (p.baseline && !first) first = &p;
     const SourceLocation where =
         spec_.kernel.entry_where.file.empty() ? SourceLocation{spec_.file.string()} : spec_.kernel.entry_where;
-    std::string message = fmt::format("kernel.entry '{}' does not appear in {}", spec_.kernel.entry,
-                                      spec_.kernel.source.filename().string());
+    std::string message = fmt::format("kernel.entry '{}' does not appear in {}{}", spec_.kernel.entry,
+                                      spec_.kernel.source.filename().string(), did_you_mean(source_, name));
     if (!first) throw InputError(where, message);
     BuildResult r = builder_->build(make_build_input(spec_, source_, *first->baseline));
     if (r.status == Status::ok) return;

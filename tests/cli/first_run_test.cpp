@@ -276,7 +276,9 @@ TEST(FirstRun, AMissingEntryIsReportedBeforeTheBuildsWithTheCompilersLine) {
   const std::string spec = write_spec(dir, "parameters: {A: [1, 2, 3]}\n", "fx");
   auto r = tunekit_cli({"tune", spec, "--out-dir", (dir / "out").string(), "--no-progress"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "k.yaml:1:32: kernel.entry 'fx' does not appear in k.cpp, and the compiler says:"))
+  EXPECT_TRUE(contains(r.output,
+                       "k.yaml:1:32: kernel.entry 'fx' does not appear in k.cpp (did you mean 'f'?), and the "
+                       "compiler says:"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "fx")) << r.output;
   // The compiler's line is in tunekit's call, not past the end of k.cpp.

@@ -629,7 +629,28 @@ TEST(ReliabilityCli, AReferenceEntryTheSourceLacksIsNamedWhereTheSpecGivesIt) {
   const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, spec + ":10:20: reference")) << r.output;
-  EXPECT_TRUE(contains(r.output, "reference 'f_naiv' does not appear in k.cpp")) << r.output;
+  EXPECT_TRUE(contains(r.output, "reference 'f_naiv' does not appear in k.cpp, and")) << r.output;
+  // A typo of a name the source has is hinted.
+  std::string text = tunekit::testing::read_file(spec);
+  text.replace(text.find("f_naiv"), 6, "acess");
+  write_file(spec, text);
+  const auto typo = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_TRUE(contains(typo.output, "reference 'acess' does not appear in k.cpp (did you mean 'access'?)"))
+      << typo.output;
+}
+
+// A flag the compiler refuses fails every build: the error is the flag's,
+// at the spec's kernel.flags, not the first build's that met it.
+TEST(ReliabilityCli, AFlagTheCompilerRefusesIsLocatedAtTheFlags) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  std::string text = tunekit::testing::read_file(spec);
+  text.replace(text.find("[-O0]"), 5, "[-O0, -fno-such-option-anywhere]");
+  write_file(spec, text + "reference: {entry: f}\n");
+  const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, spec + ":2:42: the flag '-fno-such-option-anywhere' is refused by the compiler"))
+      << r.output;
 }
 
 // A default outside its lists is warned about and the first valid config is

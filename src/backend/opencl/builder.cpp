@@ -37,7 +37,9 @@ SourceBuild build_from_source(const DeviceContext& ctx, const std::string& sourc
     while (!b.log.empty() && (b.log.back() == '\0' || b.log.back() == '\n')) b.log.pop_back();
   }
   if (b.error != CL_SUCCESS) {
-    b.log = "clBuildProgram: " + error_name(b.error) + (b.log.empty() ? "" : "\n" + b.log);
+    // A driver may refuse an option without a word in the log.
+    const std::string refused = b.error == CL_INVALID_BUILD_OPTIONS ? " (options: " + options + ")" : "";
+    b.log = "clBuildProgram: " + error_name(b.error) + refused + (b.log.empty() ? "" : "\n" + b.log);
     cl.clReleaseProgram(p);
     return b;
   }
