@@ -85,8 +85,10 @@ Bindings machine_properties(const std::vector<TrialRecord>& trials);
 
 // Sorts `constraints` (the spec's) into those the header can check for the
 // policy's configs and sizes, with `machine` (the tuned device's properties)
-// as constants, and those it cannot.
-PolicyChecks policy_checks(const std::vector<Expression>& constraints, const Policy& policy, const Bindings& machine);
+// as constants, and those it cannot; with them, pinned_value_checks of the
+// policy's pinned parameters among `parameters` (the spec's).
+PolicyChecks policy_checks(const std::vector<Expression>& constraints, const std::vector<Parameter>& parameters,
+                           const Policy& policy, const Bindings& machine);
 
 // The rule for a size never tuned, as the header documents it.
 inline constexpr const char* kUntunedSizeRule =

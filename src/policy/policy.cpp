@@ -290,7 +290,10 @@ Bindings machine_properties(const std::vector<TrialRecord>& trials) {
   return {};
 }
 
-PolicyChecks policy_checks(const std::vector<Expression>& constraints, const Policy& policy, const Bindings& machine) {
+PolicyChecks policy_checks(const std::vector<Expression>& spec_constraints, const std::vector<Parameter>& parameters,
+                           const Policy& policy, const Bindings& machine) {
+  std::vector<Expression> constraints = spec_constraints;
+  for (auto& c : pinned_value_checks(parameters, policy.pinned)) constraints.push_back(std::move(c));
   PolicyChecks out;
   for (const auto& c : constraints) {
     Bindings read;

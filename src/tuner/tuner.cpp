@@ -1333,8 +1333,6 @@ class Run {
   std::vector<std::unique_ptr<SeedProvider>> providers_;
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
-  // Per size key, the best stored trial before this run, by the objective,
-  // with its cost.
   std::optional<Artifact> reference_function_;
   std::string source_;
   std::string machine_json_;

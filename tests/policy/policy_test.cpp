@@ -196,7 +196,7 @@ TEST(PolicyHeader, PassesOverTunedConfigsTheConstraintsRejectAtAnUntunedSize) {
   EXPECT_EQ(machine.count("device"), 0u);
   EXPECT_EQ(machine.at("smem_bytes"), Value(150000));
   EXPECT_EQ(machine.at("arch"), Value(std::string("sm_90a")));
-  p.checks = policy_checks(constraints, p, machine);
+  p.checks = policy_checks(constraints, {}, p, machine);
   ASSERT_EQ(p.checks.constraints.size(), 3u);
   EXPECT_EQ(p.checks.unchecked, (std::vector<std::string>{"BM / 2 >= 1", "clock_ghz * BM > 1"}));
   EXPECT_EQ(p.checks.machine, (Bindings{{"smem_bytes", Value(150000)}}));
@@ -287,7 +287,7 @@ TEST(PolicyHeader, SizesNamedLikeItsLocalsKeepTheirMeaning) {
   };
   Policy p = make_policy("k", {at(1, 1), at(256, 2)}, Selection::per_size, std::nullopt);
   p.size_order = names;
-  p.checks = policy_checks({Expression::parse("T <= d")}, p, {});
+  p.checks = policy_checks({Expression::parse("T <= d")}, {}, p, {});
   ASSERT_EQ(p.checks.constraints.size(), 1u);
   const auto dir = tunekit::testing::fresh_dir();
   // All at 100: the nearest is 256's T = 2 (2 <= d). d at 1, the rest at

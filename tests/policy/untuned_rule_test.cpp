@@ -147,7 +147,7 @@ TEST(UntunedRule, PythonAndOnlineSkipConfigsTheConstraintsRejectAsTheHeaderDoes)
   p.size_order = {"n"};
   p.entries = {entry({{"n", Value(4)}}, Config({{"T", Value(4)}})),
                entry({{"n", Value(256)}}, Config({{"T", Value(2)}}))};
-  p.checks = policy_checks({Expression::parse("T <= n")}, p, {});
+  p.checks = policy_checks({Expression::parse("T <= n")}, {}, p, {});
   ASSERT_EQ(p.checks.constraints.size(), 1u);
   const fs::path dir = tunekit::testing::fresh_dir();
   EXPECT_EQ(from_python(dir, p, {{{"n", {2}}}}, {"T"}), "n=2: T=2\n");
@@ -215,7 +215,7 @@ TEST(UntunedRule, AllThreeAgreeOverEveryOperatorTheChecksMayUse) {
   };
   p.pinned = pinned_parameters(constraints, p);
   ASSERT_EQ(p.pinned.size(), 1u);
-  p.checks = policy_checks(constraints, p, {{"smem_bytes", Value(150000)}});
+  p.checks = policy_checks(constraints, {}, p, {{"smem_bytes", Value(150000)}});
   ASSERT_EQ(p.checks.constraints.size(), 8u);
   expect_all_agree(p,
                    {{{"M", {1, 3, 5, 17, 63, 65, 100, 130, 500, 1000, 2000, 3000, 5000, 100000}},
@@ -244,7 +244,7 @@ TEST(UntunedRule, APinnedValueOutsideItsParametersValuesIsNotAllowed) {
     for (auto& c : pinned_value_checks({v}, p.pinned)) checked.push_back(std::move(c));
     ASSERT_EQ(checked.size(), 2u);
     EXPECT_EQ(checked[1].text(), range ? "V >= 1 and V <= 8 and (V - 1) % 1 == 0" : "V in [1, 2, 4, 8]");
-    p.checks = policy_checks(checked, p, {});
+    p.checks = policy_checks(constraints, {v}, p, {});
     ASSERT_EQ(p.checks.constraints.size(), 2u);
     const fs::path dir = tunekit::testing::fresh_dir();
     tunekit::testing::write_file(dir / "policy.hpp", emit_header(p));

@@ -432,9 +432,7 @@ int run_emit(const PolicyArgs& a) {
   }
   p.size_order = l.spec.size_names;
   p.pinned = pinned_parameters(l.spec.constraints, p);
-  std::vector<Expression> checked = l.spec.constraints;
-  for (auto& c : pinned_value_checks(l.spec.parameters, p.pinned)) checked.push_back(std::move(c));
-  p.checks = policy_checks(checked, p, machine_properties(l.trials));
+  p.checks = policy_checks(l.spec.constraints, l.spec.parameters, p, machine_properties(l.trials));
   auto chosen = [&](const std::string& given, const std::string& flag, const std::string& default_name) {
     return given.empty() ? std::pair{std::string("--out-dir"), fs::path(a.out_dir) / (l.name + default_name)}
                          : std::pair{flag, fs::path(given)};
