@@ -288,6 +288,15 @@ class Run {
     for (const auto& e : p.space->constraint_errors()) warn(e);
     p.budget = spec_.search.max_evaluations;
     if (spec_.search.max_fraction) {
+      // A share needs the count of the valid configs, which a space too
+      // large to index has only by a search of the whole space.
+      if (!p.space->indexable())
+        throw InputError(
+            {spec_.file.string()},
+            fmt::format("a budget as a share of the space (search.max_fraction, --max-fraction) needs its count of "
+                        "valid configs, and the space at size {} is too large to index (docs/space-index.md): give a "
+                        "budget of evaluations (search.max_evals, --max-evals) or of time (--max-time)",
+                        size_key(size)));
       // Each size's own share: constraints over the sizes prune each space
       // differently.
       const auto share = static_cast<std::size_t>(
