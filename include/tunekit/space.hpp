@@ -64,6 +64,11 @@ class Space {
   // Calls `visit` for each valid config as value indices (one per
   // parameter), in lexicographic order; stops early when it returns false.
   void for_each(const std::function<bool(std::span<const std::uint32_t>)>& visit) const;
+  // The same from the first valid config after `after` (value indices, one
+  // per parameter, valid or not): a walk resumed where it stopped costs the
+  // walk from there, not from the start, without an index too.
+  void for_each_after(std::span<const std::uint32_t> after,
+                      const std::function<bool(std::span<const std::uint32_t>)>& visit) const;
   std::vector<Config> enumerate(std::size_t limit = SIZE_MAX) const;
 
   // ---- The index: every valid config by its position in for_each order.
@@ -164,6 +169,9 @@ class Space {
   std::optional<std::uint32_t> value_index(std::size_t k, const Value& v) const;
 
   bool passes(const Check& check, std::span<const std::uint32_t> value_indices, std::vector<Value>& scratch) const;
+  // for_each's search without the index; from after `*after` when given.
+  void walk(const std::span<const std::uint32_t>* after,
+            const std::function<bool(std::span<const std::uint32_t>)>& visit) const;
   // Calls `visit` with the values of `check`'s own parameters, combination
   // by combination in for_each order, until it returns false or `limit`
   // combinations are done; true when every combination was visited.

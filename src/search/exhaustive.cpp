@@ -25,19 +25,16 @@ class ExhaustiveStrategy : public Strategy {
       return out;
     }
     // Not indexable (the index would outgrow its memory budget, or counts
-    // more configs than 64 bits hold): walk the
-    // enumeration again from the start, skipping what was proposed. Each
-    // call costs the walk up to the new position, which a budget bounds.
-    std::uint64_t seen = 0;
-    std::uint64_t walked = 0;
-    space_.for_each([&](std::span<const std::uint32_t> ix) {
-      if (seen++ < pos_) return true;
-      ++walked;
+    // more configs than 64 bits hold): the walk of the enumeration goes on
+    // from the last config it reached.
+    auto visit = [&](std::span<const std::uint32_t> ix) {
+      last_.assign(ix.begin(), ix.end());
       Config c = space_.config_at(ix);
       if (!measured_keys_.count(c.key())) out.push_back(std::move(c));
       return out.size() < n;
-    });
-    pos_ += walked;
+    };
+    if (last_.empty()) space_.for_each(visit);
+    else space_.for_each_after(last_, visit);
     return out;
   }
 
@@ -62,7 +59,8 @@ class ExhaustiveStrategy : public Strategy {
 
  private:
   Space space_;  // a copy: it shares the index
-  std::uint64_t pos_ = 0;
+  std::uint64_t pos_ = 0;            // with an index: the next rank
+  std::vector<std::uint32_t> last_;  // without: the last config walked
   std::unordered_set<std::uint64_t> measured_;
   std::unordered_set<std::string> measured_keys_;
 };

@@ -76,9 +76,8 @@ class DrawingRandomStrategy : public Strategy {
 // budget, so anything but small): uniform draws from the Cartesian product,
 // each kept if the constraints allow it (uniform over the valid configs),
 // with memory for the proposals only. Where the valid configs are too rare
-// for draws to find one, the enumeration is walked instead, from the start,
-// as exhaustive walks it: each call's cost is then the walk to the next
-// configs, which the budget bounds.
+// for draws to find one, the enumeration is walked instead, as exhaustive
+// walks it, each call going on from where the last one stopped.
 class UnindexedRandomStrategy : public Strategy {
  public:
   UnindexedRandomStrategy(const Space& space, std::uint64_t seed) : space_(space), rng_(seed) {
@@ -100,14 +99,14 @@ class UnindexedRandomStrategy : public Strategy {
       else walking_ = true;
     }
     if (walking_ && out.size() < k) {
-      std::uint64_t at = 0;
-      space_.for_each([&](std::span<const std::uint32_t> v) {
-        if (at++ < walked_) return true;
-        ++walked_;
+      auto visit = [&](std::span<const std::uint32_t> v) {
+        last_.assign(v.begin(), v.end());
         Config c = space_.config_at(v);
         if (seen_.insert(c.key()).second) out.push_back(std::move(c));
         return out.size() < k;
-      });
+      };
+      if (last_.empty()) space_.for_each(visit);
+      else space_.for_each_after(last_, visit);
     }
     return out;
   }
@@ -122,7 +121,7 @@ class UnindexedRandomStrategy : public Strategy {
   std::vector<std::uint64_t> sizes_;
   std::unordered_set<std::string> seen_;
   bool walking_ = false;
-  std::uint64_t walked_ = 0;
+  std::vector<std::uint32_t> last_;  // the last config walked
 };
 
 std::unique_ptr<Strategy> make_random(const Space& space, std::uint64_t seed) {

@@ -634,6 +634,20 @@ void Space::for_each(const std::function<bool(std::span<const std::uint32_t>)>& 
     ix->for_each(visit);
     return;
   }
+  walk(nullptr, visit);
+}
+
+void Space::for_each_after(std::span<const std::uint32_t> after,
+                           const std::function<bool(std::span<const std::uint32_t>)>& visit) const {
+  if (after.size() != params_.size())
+    throw std::invalid_argument("Space::for_each_after: one value index per parameter expected");
+  walk(&after, visit);
+}
+
+// Depth-first in declaration order, so lexicographic; with `after`, the
+// branches before it are never entered.
+void Space::walk(const std::span<const std::uint32_t>* after,
+                 const std::function<bool(std::span<const std::uint32_t>)>& visit) const {
   if (constant_false_) return;
   for (const auto& p : params_)
     if (p.values.empty()) return;
@@ -643,22 +657,24 @@ void Space::for_each(const std::function<bool(std::span<const std::uint32_t>)>& 
   const std::size_t n = params_.size();
   // Depth-first in declaration order; a value is taken only if its group
   // still has a valid completion, so every branch ends in a valid config.
-  auto descend = [&](auto& self, std::size_t k) -> bool {
-    if (k == n) return visit(std::span<const std::uint32_t>(solver.idx));
+  // `on_after`: the values so far are `after`'s, so this branch starts at
+  // its value and its leaf (`after` itself) is not visited.
+  auto descend = [&](auto& self, std::size_t k, bool on_after) -> bool {
+    if (k == n) return on_after || visit(std::span<const std::uint32_t>(solver.idx));
     auto [g, level] = solver.place[k];
     Solver::Group& group = solver.groups[g];
     Solver::Level& lv = group.levels[level];
     bool last = static_cast<std::size_t>(level) + 1 == group.levels.size();
     const auto count = static_cast<std::uint32_t>(params_[k].values.size());
-    for (std::uint32_t v = 0; v < count; ++v) {
+    for (std::uint32_t v = on_after ? (*after)[k] : 0; v < count; ++v) {
       solver.idx[k] = v;
       if (!solver.level_ok(lv)) continue;
       if (!last && !solver.feasible(g, level + 1)) continue;
-      if (!self(self, k + 1)) return false;
+      if (!self(self, k + 1, on_after && v == (*after)[k])) return false;
     }
     return true;
   };
-  descend(descend, 0);
+  descend(descend, 0, after != nullptr);
 }
 
 std::vector<Config> Space::enumerate(std::size_t limit) const {

@@ -298,6 +298,22 @@ void check_space(const RandomSpace& rs, Generator& g, bool check_membership) {
   EXPECT_EQ(visited, want.size());
   for (const auto& ix : probes) check_first_invalid(bounded, ix, false);
 
+  // A walk resumed after a config, valid or not, goes on with the valid
+  // configs after it in for_each order, with and without the index.
+  std::vector<std::vector<std::uint32_t>> starts(want.begin(), want.begin() + std::min<std::size_t>(want.size(), 3));
+  for (std::size_t i = 0; i < probes.size() && i < 5; ++i) starts.push_back(probes[i]);
+  for (const auto& after : starts)
+    for (const Space* s : {&space, &bounded}) {
+      auto from = std::upper_bound(want.begin(), want.end(), after);
+      bool in_order = true;
+      s->for_each_after(after, [&](std::span<const std::uint32_t> ix) {
+        in_order = in_order && from != want.end() && std::equal(ix.begin(), ix.end(), from->begin());
+        ++from;
+        return true;
+      });
+      EXPECT_TRUE(in_order && from == want.end()) << (s == &space ? "indexed" : "bounded");
+    }
+
   if (!check_membership) return;
   for (int probe = 0; probe < 40; ++probe) {
     std::vector<std::uint32_t> ix;
