@@ -1,6 +1,7 @@
 #include "tunekit/tuner.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -8,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <mutex>
-#include <cctype>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -480,11 +480,14 @@ class Run {
     std::istringstream log(r.log);
     for (std::string line; std::getline(log, line);) {
       if (line.find("option") == std::string::npos) continue;
-      for (const auto& flag : k.flags)
-        if (names(line, flag.substr(flag.find_first_not_of('-'))) && line.find(flag) != std::string::npos)
+      for (const auto& flag : k.flags) {
+        const auto word = flag.find_first_not_of('-');
+        if (word == std::string::npos) continue;  // "-" or "--": nothing to find
+        if (names(line, std::string_view(flag).substr(word)) && line.find(flag) != std::string::npos)
           throw InputError(k.flags_where, fmt::format("the flag '{}' is refused by the compiler ({} was the first "
                                                       "build):\n{}",
                                                       flag, what, line));
+      }
     }
   }
 
