@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <set>
 
 namespace tunekit::detail {
 
@@ -93,6 +94,33 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
     i += length;
   }
   return std::nullopt;
+}
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool has_word(std::string_view text, std::string_view word) {
+  if (word.empty()) return false;
+  for (auto at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || !identifier_char(text[at - 1]);
+    const bool ends = at + word.size() == text.size() || !identifier_char(text[at + word.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> identifiers_in(std::string_view text) {
+  std::set<std::string> words;
+  for (std::size_t i = 0; i < text.size();) {
+    if (!identifier_char(text[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < text.size() && identifier_char(text[j])) ++j;
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) words.emplace(text.substr(i, j - i));
+    i = j;
+  }
+  return {words.begin(), words.end()};
 }
 
 }  // namespace tunekit::detail

@@ -80,13 +80,12 @@ class ListParser {
     if (peek() != c) fail(pos_, std::string("expected '") + c + "'");
     ++pos_;
   }
-  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
   // The identifier at pos_ (without consuming it).
   std::string_view word() {
     skip();
     std::size_t e = pos_;
     if (e < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[e])) || text_[e] == '_'))
-      while (e < text_.size() && ident_char(text_[e])) ++e;
+      while (e < text_.size() && detail::identifier_char(text_[e])) ++e;
     return text_.substr(pos_, e - pos_);
   }
   bool keyword(std::string_view kw) {
@@ -126,9 +125,9 @@ class ListParser {
       if (depth > 0) continue;
       if (c == ',' || (stop_plus && c == '+')) break;
       if ((stop_for || stop_if) && std::isalpha(static_cast<unsigned char>(c)) &&
-          (i == 0 || !ident_char(text_[i - 1]))) {
+          (i == 0 || !detail::identifier_char(text_[i - 1]))) {
         std::size_t e = i;
-        while (e < text_.size() && ident_char(text_[e])) ++e;
+        while (e < text_.size() && detail::identifier_char(text_[e])) ++e;
         std::string_view w = text_.substr(i, e - i);
         if ((stop_for && w == "for") || (stop_if && w == "if")) break;
         i = e - 1;

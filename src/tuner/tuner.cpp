@@ -1,7 +1,6 @@
 #include "tunekit/tuner.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -452,7 +451,7 @@ class Run {
         !name.empty() && spec_.reference.torch_expression.empty()) {
       const fs::path file = spec_.reference.source.empty() ? spec_.kernel.source : spec_.reference.source;
       const std::string text = spec_.reference.source.empty() ? source_ : read_file(file, at);
-      if (!names(text, name))
+      if (!detail::has_word(text, name))
         throw InputError(at, fmt::format("reference '{}' does not appear in {}{}, and {} does not build{}:\n{}",
                                          spec_.reference.entry, file.filename().string(), did_you_mean(text, name),
                                          which, given_build_settings(), clip_log(r.log, 2000)));
@@ -483,7 +482,7 @@ class Run {
       for (const auto& flag : k.flags) {
         const auto word = flag.find_first_not_of('-');
         if (word == std::string::npos) continue;  // "-" or "--": nothing to find
-        if (names(line, std::string_view(flag).substr(word)) && line.find(flag) != std::string::npos)
+        if (detail::has_word(line, std::string_view(flag).substr(word)) && line.find(flag) != std::string::npos)
           throw InputError(k.flags_where, fmt::format("the flag '{}' is refused by the compiler ({} was the first "
                                                       "build):\n{}",
                                                       flag, what, line));
@@ -637,33 +636,10 @@ class Run {
     return name;
   }
 
-  static bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-  // Whether `text` has `name` as a whole word.
-  static bool names(std::string_view text, std::string_view name) {
-    for (auto at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
-      const bool starts = at == 0 || !identifier_char(text[at - 1]);
-      const bool ends = at + name.size() == text.size() || !identifier_char(text[at + name.size()]);
-      if (starts && ends) return true;
-    }
-    return false;
-  }
-
-  // " (did you mean 'stencil'?)" when a word of `text` is a likely typo's
+  // " (did you mean 'stencil'?)" when a name in `text` is a likely typo's
   // original, else empty.
   static std::string did_you_mean(std::string_view text, const std::string& name) {
-    std::set<std::string> words;
-    for (std::size_t i = 0; i < text.size();) {
-      if (!identifier_char(text[i]) || std::isdigit(static_cast<unsigned char>(text[i]))) {
-        ++i;
-        continue;
-      }
-      std::size_t j = i;
-      while (j < text.size() && identifier_char(text[j])) ++j;
-      words.emplace(text.substr(i, j - i));
-      i = j;
-    }
-    const auto match = detail::closest_match(name, {words.begin(), words.end()});
+    const auto match = detail::closest_match(name, detail::identifiers_in(text));
     return match ? fmt::format(" (did you mean '{}'?)", *match) : "";
   }
 
@@ -674,7 +650,7 @@ class Run {
   void check_entry(const std::vector<SizePlan>& plans) {
     const std::string name = function_name(spec_.kernel.entry);
     if (name.empty() || spec_.application || name.find('{') != std::string::npos) return;
-    if (names(source_, name)) return;
+    if (detail::has_word(source_, name)) return;
     const SizePlan* first = nullptr;
     for (const auto& p : plans)
       if (p.baseline && !first) first = &p;

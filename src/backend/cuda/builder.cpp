@@ -12,6 +12,7 @@
 #include "backend/cuda/detail/nvrtc.hpp"
 #include "builder/detail/compiler.hpp"
 #include "core/detail/hash.hpp"
+#include "core/detail/text.hpp"
 #include "core/detail/process.hpp"
 
 namespace tunekit::cuda {
@@ -84,8 +85,6 @@ T read_at(std::string_view b, std::size_t off) {
   return v;
 }
 
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
 // Whitespace only where it separates two identifier characters, as one space.
 std::string normalise(std::string_view s) {
   std::string out;
@@ -96,7 +95,8 @@ std::string normalise(std::string_view s) {
     }
     std::size_t j = i;
     while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-    if (!out.empty() && j < s.size() && ident_char(out.back()) && ident_char(s[j])) out += ' ';
+    if (!out.empty() && j < s.size() && detail::identifier_char(out.back()) && detail::identifier_char(s[j]))
+      out += ' ';
     i = j - 1;
   }
   return out;

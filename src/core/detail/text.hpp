@@ -15,6 +15,14 @@ std::optional<std::string> closest_match(std::string_view word, const std::vecto
 
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
+// A letter, a digit or '_': a character of a C-like identifier.
+bool identifier_char(char c);
+// Whether `text` has `word` as a whole identifier (not inside a longer one).
+bool has_word(std::string_view text, std::string_view word);
+// The distinct identifiers of `text` (runs of identifier characters that do
+// not start with a digit), sorted.
+std::vector<std::string> identifiers_in(std::string_view text);
+
 // Where a JSON parser stopped in `text`, as file:line:column: nlohmann's
 // parse_error gives the byte (`byte`, counted from 1) and a message
 // (`what`) that names its exception id and repeats the place; returns the
