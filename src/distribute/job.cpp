@@ -123,20 +123,20 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   // Rank 0 sends only what this run may reuse; a fresh run still rebuilds.
   mine.fresh = false;
   mine.rebuild = options.fresh;
+  const std::string host = host_name();
   fs::path scratch;
   // One for every size this rank tunes: its worker process starts once.
   std::optional<TuningRig> rig;
   try {
     const TuningTarget& target = rig.emplace(spec, mine).target();
     mine.rig = &*rig;
-    remove_orphaned_scratch(fs::temp_directory_path(), host_name());
-    scratch = scratch_folder(fs::temp_directory_path(), host_name(), ::getpid(), rank);
+    remove_orphaned_scratch(fs::temp_directory_path(), host);
+    scratch = scratch_folder(fs::temp_directory_path(), host, ::getpid(), rank);
     fs::create_directories(scratch);
-    send(Message::Kind::hello, {{"host", host_name()},
-                                {"device", target.machine.device},
-                                {"measures_on_host", target.measures_on_host}});
+    send(Message::Kind::hello,
+         {{"host", host}, {"device", target.machine.device}, {"measures_on_host", target.measures_on_host}});
   } catch (const std::exception& e) {
-    send(Message::Kind::hello, {{"host", host_name()}, {"error", error_to_json(e)}});
+    send(Message::Kind::hello, {{"host", host}, {"error", error_to_json(e)}});
     until_stopped();
     return;
   }

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cstdint>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,12 +17,10 @@ namespace {
 // The kernel's byte: a spec hash is hex, and its first 7 digits place it
 // among 2^28 bytes (two kernels sharing one only make a notice too many).
 off_t byte_of(std::string_view spec_hash) {
-  off_t at = 0;
-  for (char c : spec_hash.substr(0, 7)) {
-    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c % 16;
-    at = at * 16 + digit;
-  }
-  return at;
+  const std::string_view digits = spec_hash.substr(0, 7);
+  std::uint32_t at = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), at, 16);  // its hex prefix; 0 when none
+  return static_cast<off_t>(at);
 }
 
 }  // namespace
