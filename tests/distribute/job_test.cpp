@@ -32,9 +32,22 @@ using tunekit::testing::write_file;
 
 namespace {
 
-Spec scale_spec(const std::filesystem::path& dir) {
-  return tunekit::testing::scale_spec(dir, "[{N: 1024}, {N: 2048}, {N: 4096}]", "[1, 2, 3]");
-}
+constexpr const char* kSizes = "[{N: 1024}, {N: 2048}, {N: 4096}]";
+
+Spec scale_spec(const std::filesystem::path& dir) { return tunekit::testing::scale_spec(dir, kSizes, "[1, 2, 3]"); }
+
+// A job of two ranks in this process, over scale_spec's kernel; taken apart
+// as `auto& [dir, spec, options, transport] = job;`.
+struct TwoRanks {
+  explicit TwoRanks(const std::string& sizes = kSizes, const std::string& scales = "[1, 2, 3]")
+      : dir(fresh_dir()), spec(tunekit::testing::scale_spec(dir, sizes, scales)) {
+    options.out_dir = dir / "out";
+  }
+  std::filesystem::path dir;
+  Spec spec;
+  TuneOptions options;
+  detail::LocalTransport transport{2};
+};
 
 // What a rank played by the test does with each size it is handed.
 using Answer = std::function<void(detail::Link&, const ojson& assignment)>;
@@ -201,11 +214,8 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
 }
 
 TEST(Distribute, ARankOnAnotherMachineTunesNothing) {
-  const auto dir = fresh_dir();
-  const Spec spec = scale_spec(dir);
-  TuneOptions options;
-  options.out_dir = dir / "out";
-  detail::LocalTransport transport(2);
+  TwoRanks job;
+  auto& [dir, spec, options, transport] = job;
   std::vector<ojson> seen0, seen1;
   auto tune0 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine A"); };
   auto tune1 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine B"); };
@@ -224,11 +234,8 @@ TEST(Distribute, ARankOnAnotherMachineTunesNothing) {
 }
 
 TEST(Distribute, ASpecErrorOnARankIsTheJobsErrorWhereItWas) {
-  const auto dir = fresh_dir();
-  const Spec spec = scale_spec(dir);
-  TuneOptions options;
-  options.out_dir = dir / "out";
-  detail::LocalTransport transport(2);
+  TwoRanks job;
+  auto& [dir, spec, options, transport] = job;
   std::vector<ojson> seen0, seen1;
   const ojson error{{"input", true}, {"file", "scale.yaml"}, {"line", 3}, {"column", 5}, {"message", "bad N"}};
   std::thread rank0 = play(transport.link(0), "m", [&](detail::Link& l, const ojson& a) { fail_it(l, a, error); },
@@ -295,11 +302,8 @@ TEST(Distribute, ASizeARankCannotTuneGoesToAnotherRank) {
 // in flight, and no size goes to the stopped rank, which would fail it at
 // once and be retired as broken.
 TEST(Distribute, ARankStoppedBySignalStopsTheJob) {
-  const auto dir = fresh_dir();
-  const Spec spec = tunekit::testing::scale_spec(dir, "[{N: 1024}, {N: 2048}, {N: 4096}, {N: 8192}]", "[1, 2, 3]");
-  TuneOptions options;
-  options.out_dir = dir / "out";
-  detail::LocalTransport transport(2);
+  TwoRanks job("[{N: 1024}, {N: 2048}, {N: 4096}, {N: 8192}]");
+  auto& [dir, spec, options, transport] = job;
   std::vector<ojson> seen0, seen1;
   bool halted0 = false;
   auto tune0 = [&](detail::Link& l, const ojson& a) {
@@ -326,13 +330,10 @@ TEST(Distribute, ARankStoppedBySignalStopsTheJob) {
 // The halt as serve() takes it: a real rank amid a size of many configs
 // drops its trial in flight and reports the size as stopped.
 TEST(Distribute, AServingRankHaltedEndsItsSizeAmidIt) {
-  const auto dir = fresh_dir();
   std::string scales = "[1";
   for (int s = 2; s <= 40; ++s) scales += ", " + std::to_string(s);
-  const Spec spec = tunekit::testing::scale_spec(dir, "[{N: 1024}, {N: 2048}]", scales + "]");
-  TuneOptions options;
-  options.out_dir = dir / "out";
-  detail::LocalTransport transport(2);
+  TwoRanks job("[{N: 1024}, {N: 2048}]", scales + "]");
+  auto& [dir, spec, options, transport] = job;
   std::vector<ojson> seen0;
   // Rank 0 is stopped by a signal of its own once rank 1 has stored a trial.
   auto tune0 = [&](detail::Link& l, const ojson& a) {
@@ -364,11 +365,8 @@ TEST(Distribute, AServingRankHaltedEndsItsSizeAmidIt) {
 // size ends it after its trial in flight, rather than tuning it to its end
 // while rank 0 waits.
 TEST(Distribute, RankZeroStoppedHaltsTheOthersAfterTheirTrialInFlight) {
-  const auto dir = fresh_dir();
-  const Spec spec = scale_spec(dir);
-  TuneOptions options;
-  options.out_dir = dir / "out";
-  detail::LocalTransport transport(2);
+  TwoRanks job;
+  auto& [dir, spec, options, transport] = job;
   std::vector<ojson> seen0, seen1;
   bool halted1 = false;
   // Rank 1 begins first, so that the stop finds it busy.

@@ -455,19 +455,23 @@ TEST(Reliability, ADefaultOutsideTheSpaceIsWarned) {
 // parameter makes is that config's failure.
 TEST(Reliability, AScalarOutOfItsTypesRangeFailsNamingTheArgument) {
   Fixture f("[0]", "reference: none\n");
-  std::string text = spec_text("[0]", "reference: none\n");
-  text.replace(text.find("value: N}"), 9, "value: 4294967312}");
-  write_file(f.dir / "k.yaml", text);
-  try {
-    (void)tune(f.spec(), f.options);
-    ADD_FAILURE() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(contains(e.what(), "k.yaml:")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "argument 'n' = 4294967312 does not fit its type i32")) << e.what();
-  }
+  // The scalar n given `value`, made from no parameter: the spec's error.
+  auto expect_spec_error = [&](const std::string& value, const std::string& message) {
+    std::string text = spec_text("[0]", "reference: none\n");
+    text.replace(text.find("value: N}"), 9, "value: " + value + "}");
+    write_file(f.dir / "k.yaml", text);
+    try {
+      (void)tune(f.spec(), f.options);
+      ADD_FAILURE() << "expected an InputError for " << value;
+    } catch (const InputError& e) {
+      EXPECT_TRUE(contains(e.what(), "k.yaml:")) << e.what();
+      EXPECT_TRUE(contains(e.what(), message)) << e.what();
+    }
+  };
+  expect_spec_error("4294967312", "argument 'n' = 4294967312 does not fit its type i32");
   EXPECT_TRUE(Store(f.options.out_dir / "tunekit.db").all().empty());
 
-  text = spec_text("[0, 1]", "reference: none\n");
+  std::string text = spec_text("[0, 1]", "reference: none\n");
   text.replace(text.find("value: N}"), 9, "value: N + KIND * 4294967312}");
   write_file(f.dir / "k.yaml", text);
   auto t = by_kind(tune(f.spec(), f.options));
@@ -476,16 +480,7 @@ TEST(Reliability, AScalarOutOfItsTypesRangeFailsNamingTheArgument) {
   EXPECT_TRUE(contains(t[1].error, "does not fit its type i32")) << t[1].error;
 
   // Nor is a fraction cut off: N / 3 is true division.
-  text = spec_text("[0]", "reference: none\n");
-  text.replace(text.find("value: N}"), 9, "value: N / 3}");
-  write_file(f.dir / "k.yaml", text);
-  try {
-    (void)tune(f.spec(), f.options);
-    ADD_FAILURE() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(contains(e.what(), "k.yaml:")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "is not a whole number, which its type i32 needs")) << e.what();
-  }
+  expect_spec_error("N / 3", "is not a whole number, which its type i32 needs");
 }
 
 // Item 28: a parameter named like a machine property would replace it.
