@@ -861,7 +861,10 @@ class Run {
       current = std::move(following);
     }
 
-    if (sr.error.empty() && !stop_requested()) confirm(p, sr, env);
+    if (sr.error.empty() && !stop_requested()) {
+      confirm(p, sr, env);
+      measure_cuts_again(p, sr, env);
+    }
 
     std::optional<double> best_cost;
     const bool confirmed_here = any_confirmed(sr.trials);
@@ -975,6 +978,74 @@ class Run {
                     once.stats.median.count(), kPasses));
   }
 
+  // A trial of a config that ran before at this size: in full (no early-stop
+  // bar) and with no reference (it was verified then). None when its build
+  // (from the build cache) or its arguments now fail.
+  std::optional<TrialRequest> request_again(const SizePlan& p, const Config& config, const Bindings& env) const {
+    BuildInput input = make_build_input(spec_, source_, config);
+    input.size = p.size;
+    BuildResult built = builder_->build(input);
+    if (built.status != Status::ok) return std::nullopt;
+    try {
+      return request_for(config, built.artifact, input.entry, env);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  }
+
+  // A trial cut short was judged against the best so far when it ran. When
+  // the fastest configs, measured again to confirm them, ran slower than
+  // that (the machine slowed down during the run), a cut may no longer hold
+  // (still_holds): its first samples may even beat the best now named.
+  // Such trials are measured in full here, as a resume would measure them
+  // (so that resuming a finished tune still measures nothing), and one that
+  // then leads is confirmed beside the others.
+  void measure_cuts_again(const SizePlan& p, SizeReport& sr, const Bindings& env) {
+    if (!(spec_.measure.early_stop > 0) || backend_->clock()) return;
+    std::vector<std::size_t> stale;
+    for (std::size_t i = 0; i < sr.trials.size(); ++i)
+      if (sr.trials[i].status == Status::slower && !still_holds(sr.trials[i], p)) stale.push_back(i);
+    if (stale.empty()) return;
+    const std::optional<Microseconds> best = store_->best_median(report_.spec_hash, report_.device, p.size);
+    notify(fmt::format("measuring {} config{} cut short against an earlier best in full", stale.size(),
+                       stale.size() == 1 ? "" : "s"));
+    std::vector<std::string> overtook;
+    for (std::size_t i : stale) {
+      if (out_of_time() || stop_requested()) return;
+      TrialRecord& t = sr.trials[i];
+      const std::optional<TrialRequest> rq = request_again(p, t.config, env);
+      if (!rq) continue;
+      const auto t0 = Clock::now();
+      TrialResult res = evaluator_->evaluate(*rq);
+      report_.measure += Clock::now() - t0;
+      if (res.interrupted) return;
+      measured_.insert(t.config.key());
+      report_.device_busy += res.device_busy;
+      report_.flush += res.flush;
+      if (res.status != Status::ok && res.fault == Fault::environment) {
+        warn(fmt::format("{}, cut short against an earlier best, could not be measured in full ({}): {}",
+                         t.config.str(), to_string(res.status), clip(res.error, 500)));
+        continue;
+      }
+      t.status = res.status;
+      t.fault = res.fault;
+      t.error = res.status == Status::ok ? std::string() : "measured in full after a cut short: " + clip(res.error);
+      t.samples = std::move(res.samples);
+      t.stats = res.stats;
+      t.slower_than.reset();
+      store(t);
+      if (t.status == Status::ok && best && t.stats.median < *best)
+        overtook.push_back(fmt::format("{} ({:.3f} us)", t.config.str(), t.stats.median.count()));
+    }
+    if (overtook.empty()) return;
+    warn(fmt::format(
+        "at size {}, the machine slowed down during the run: the fastest configs, measured again, ran "
+        "at {:.3f} us, and {} cut short by the early stop against the best before that, ran faster "
+        "measured in full: {}",
+        size_key(p.size), best->count(), overtook.size() == 1 ? "one config" : "configs", fmt::join(overtook, ", ")));
+    confirm(p, sr, env);
+  }
+
   // The trials `top` (indices into sr.trials), measured again side by side,
   // each one's statistics then pooling every sample (sr.confirmed lists each
   // once). False when the run was stopped or ran out of time.
@@ -988,15 +1059,8 @@ class Run {
       bool dropped = false;
     };
     std::vector<Candidate> candidates;
-    for (std::size_t i : top) {
-      const Config& config = sr.trials[i].config;
-      BuildInput input = make_build_input(spec_, source_, config);
-      input.size = p.size;
-      BuildResult built = builder_->build(input);  // from the build cache: it built before
-      if (built.status != Status::ok) continue;
-      // In full (no early-stop bar), and with no reference: verified before.
-      candidates.push_back({i, request_for(config, built.artifact, input.entry, env), {}, false});
-    }
+    for (std::size_t i : top)
+      if (auto rq = request_again(p, sr.trials[i].config, env)) candidates.push_back({i, std::move(*rq), {}, false});
     if (candidates.size() < 2) return true;
     notify(fmt::format("confirming the {} fastest configs", candidates.size()));
     for (std::size_t round = 0; round < ms.confirm_rounds; ++round)

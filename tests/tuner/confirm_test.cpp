@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.hpp"
@@ -164,6 +166,45 @@ TEST(Confirm, AConfigThatOvertakesTheConfirmedOnesIsConfirmedToo) {
   EXPECT_NE(std::find(s.confirmed.begin(), s.confirmed.end(), *s.best), s.confirmed.end())
       << "the best, " << s.trials[*s.best].config.str() << ", was not confirmed";
   EXPECT_EQ(s.confirmed.size(), 3u);  // the two first, then the one that overtook them
+}
+
+// The machine slows down after the early stop cut a config short: PAD 0
+// and PAD 2 take 1 ms a call for their first measurement (6 calls) and
+// 100 ms after; PAD 1 always takes 20 ms, so it was cut against 3 x 1 ms.
+// Measured again, the confirmed configs run at 100 ms, and PAD 1's cut no
+// longer holds: it is measured in full, leads, and is confirmed and named.
+// A resume then measures nothing.
+TEST(Confirm, ACutShortConfigFasterThanTheBestMeasuredAgainIsMeasuredInFull) {
+  const auto dir = fresh_dir();
+  Spec spec =
+      counting_spec(dir, "[0, 1, 2]", "PAD == 1 ? 20000 : calls < 8 ? 1000 : 100000", "confirm: 3, confirm_rounds: 2");
+  spec.measure.early_stop = 3.0;
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(spec, opt);
+  const SizeReport& s = report.sizes.at(0);
+  ASSERT_EQ(s.trials.size(), 3u);
+  const TrialRecord* cut = nullptr;
+  for (const TrialRecord& t : s.trials) {
+    EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+    if (t.config.at("PAD").as_int() == 1) cut = &t;
+  }
+  ASSERT_NE(cut, nullptr);
+  EXPECT_FALSE(cut->slower_than);
+  EXPECT_GE(cut->stats.count, 5u);
+  EXPECT_TRUE(cut->confirmed);
+  ASSERT_TRUE(s.best);
+  EXPECT_EQ(s.trials[*s.best].config.at("PAD").as_int(), 1);
+  bool warned = false;
+  for (const auto& w : report.warnings) warned = warned || w.find("slowed down during the run") != std::string::npos;
+  EXPECT_TRUE(warned) << fmt::format("{}", fmt::join(report.warnings, "\n"));
+
+  // The store agrees, so a resume keeps every trial and measures nothing.
+  const TuneReport again = tune(spec, opt);
+  EXPECT_EQ(again.resumed, 3u);
+  EXPECT_EQ(again.measure.count(), 0.0);
+  ASSERT_TRUE(again.sizes.at(0).best);
+  EXPECT_EQ(again.sizes[0].trials[*again.sizes[0].best].config.at("PAD").as_int(), 1);
 }
 
 // One config measured at a lucky moment, far ahead of the rest: it is not
