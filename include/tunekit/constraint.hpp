@@ -81,6 +81,10 @@ class Expression {
       const std::function<bool(const std::string&)>& is_target,
       const std::function<bool(const std::string&)>& is_input) const;
 
+  // The operands of a top-level `and` (`a and b and c` gives three), else
+  // this expression; each with its own text and location.
+  std::vector<Expression> conjuncts() const;
+
   // C++17 source that computes this expression over 64-bit integers, for
   // generated code; nullopt when that is not enough (a float or string
   // value, '/', '**', float(), round(), a shift by other than a constant

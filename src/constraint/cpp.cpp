@@ -267,6 +267,16 @@ std::optional<std::string> Expression::to_tree(
   return CodeWriter(Lang::tree, name, "").write(*program_->tree);
 }
 
+std::vector<Expression> Expression::conjuncts() const {
+  if (!program_ || !program_->tree || program_->tree->kind != Kind::And) return {*this};
+  std::vector<Expression> out;
+  const std::string_view text = program_->text;
+  for (const auto& k : program_->tree->kids)
+    out.push_back(Expression::parse(text.substr(k->begin, k->end - k->begin),
+                                    program_->where.shifted(detail::char_index(text, k->begin))));
+  return out;
+}
+
 std::vector<std::pair<std::string, Expression>> Expression::equalities(
     const std::function<bool(const std::string&)>& is_target,
     const std::function<bool(const std::string&)>& is_input) const {

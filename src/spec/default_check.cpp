@@ -14,6 +14,17 @@ std::string list_values(const std::vector<Value>& values) {
   return "[" + fmt::format("{}", fmt::join(out, ", ")) + "]";
 }
 
+// `T * W <= max_threads and S > 2` fails for S alone on every machine: one
+// of its top-level terms, with the default and the size put in, is false
+// with no machine property left to decide it.
+bool fails_on_every_machine(const Expression& constraint, const Bindings& fixed) {
+  for (const Expression& term : constraint.conjuncts()) {
+    const Expression rest = term.bind(fixed);
+    if (rest.variables().empty() && !rest.test({})) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string> default_config_problem(const Spec& spec, const Bindings& size,
@@ -30,9 +41,10 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
       return fmt::format("{} is outside its lists: {} = {} is not among {}'s values {}{}", head, p.name, v->repr(),
                          p.name, list_values(p.values), p.where.line ? " (" + p.where.str() + ")" : "");
   }
+  Bindings fixed = size;  // what the machine does not give: a size named like a property wins, as in the tuner
+  for (const auto& [k, v] : d) fixed[k] = v;
   Bindings env = machine_properties;
-  for (const auto& [k, v] : size) env[k] = v;  // a size named like a property wins, as in the tuner
-  for (const auto& [k, v] : d) env[k] = v;
+  for (const auto& [k, v] : fixed) env[k] = v;
   for (const auto& c : spec.constraints) {
     std::vector<Value> values;
     std::vector<std::string> shown, machine;
@@ -48,6 +60,7 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
       (from_machine ? machine : shown).push_back(name + " = " + it->second.str());
     }
     if (!bound || c.test(values)) continue;
+    if (!machine.empty() && fails_on_every_machine(c, fixed)) machine.clear();
     std::string with;
     if (!shown.empty()) with += fmt::format("{}", fmt::join(shown, ", "));
     if (!machine.empty())

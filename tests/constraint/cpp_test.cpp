@@ -168,3 +168,15 @@ TEST(Equalities, FindTheTermsThatPinATarget) {
                            "not (BM == M)", "BM == M + BN"})
     EXPECT_TRUE(Expression::parse(none).equalities(is_param, is_size).empty()) << none;
 }
+
+TEST(Conjuncts, SplitATopLevelAndKeepingEachTermsTextAndPlace) {
+  const auto terms = Expression::parse("A * B <= lim and (C > 2 or D) and E", {"spec.yaml", 4, 7}).conjuncts();
+  ASSERT_EQ(terms.size(), 3u);
+  EXPECT_EQ(terms[0].text(), "A * B <= lim");
+  EXPECT_EQ(terms[1].variables(), (std::vector<std::string>{"C", "D"}));
+  EXPECT_EQ(terms[2].text(), "E");
+  EXPECT_EQ(terms[2].where().line, 4);
+  EXPECT_EQ(terms[2].where().column, 7 + 34);  // E is the 35th character
+  for (const char* whole : {"A or B and C", "not (A and B)", "A"})
+    EXPECT_EQ(Expression::parse(whole).conjuncts().at(0).text(), whole);
+}

@@ -8,6 +8,7 @@
 
 using namespace tunekit;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using tunekit::testing::SpecErrors;
 
 namespace {
@@ -72,6 +73,32 @@ default: {BM: 16, BK: 8}
                               "l1d_bytes`"));
   EXPECT_THAT(*why, HasSubstr(":6:5)"));  // where the spec states it
   EXPECT_THAT(*why, HasSubstr("BM = 16, BK = 8 and the machine's l1d_bytes = 49152"));
+  EXPECT_THAT(*why, HasSubstr("depends on the machine"));
+}
+
+// A constraint that names a machine property but fails on the default's own
+// values fails on every machine: the message says so by not naming it.
+TEST_F(SpecErrors, DefaultProblemNamesTheMachineOnlyWhenItDecides) {
+  Spec s = load_spec(write(kHead + R"Y(constraints:
+  - BM * BK * 4 <= l1d_bytes and BK > M // 2
+default: {BM: 16, BK: 8}
+)Y"));
+  const Bindings size = s.sizes.front();  // M = 32: BK > 16 fails for BK = 8 wherever it runs
+  for (const std::int64_t l1d : {256, 49152}) {
+    auto why = default_config_problem(s, size, {{"l1d_bytes", Value(l1d)}});
+    ASSERT_TRUE(why) << l1d;
+    EXPECT_THAT(*why, HasSubstr("with BM = 16, BK = 8, M = 32 at size")) << *why;
+    EXPECT_THAT(*why, Not(HasSubstr("l1d_bytes ="))) << *why;
+    EXPECT_THAT(*why, Not(HasSubstr("depends on the machine"))) << *why;
+  }
+  // With BK > 4 instead, only the machine's L1d can break it.
+  Spec t = load_spec(write(kHead + R"Y(constraints:
+  - BM * BK * 4 <= l1d_bytes and BK > 4
+default: {BM: 16, BK: 8}
+)Y"));
+  auto why = default_config_problem(t, t.sizes.front(), {{"l1d_bytes", Value(256)}});
+  ASSERT_TRUE(why);
+  EXPECT_THAT(*why, HasSubstr("the machine's l1d_bytes = 256"));
   EXPECT_THAT(*why, HasSubstr("depends on the machine"));
 }
 
