@@ -234,10 +234,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   TuneReport report = untuned_report(spec, options);
   Store store(report.db);
   const KernelClaim claim(report.db, report.spec_hash);
-  if (auto w = claim.warning()) {
-    fmt::print(stderr, "tunekit: warning: {}\n", *w);
-    report.warnings.push_back(*w);
-  }
+  if (auto w = claim.announce()) report.warnings.push_back(*w);
 
   std::vector<std::optional<SizeReport>> tuned(spec.sizes.size());
   std::deque<std::size_t> pending;

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include <fmt/format.h>
@@ -46,6 +47,12 @@ std::optional<std::string> KernelClaim::warning() const {
       "trial each stores last replaces the other's, so a report may name a best the store no longer "
       "holds; let one finish, then rerun the other (it resumes), or give each its own --db",
       *held_by_, db_.string());
+}
+
+std::optional<std::string> KernelClaim::announce() const {
+  auto w = warning();
+  if (w) fmt::print(stderr, "tunekit: warning: {}\n", *w);
+  return w;
 }
 
 KernelClaim::~KernelClaim() {

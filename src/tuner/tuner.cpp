@@ -241,10 +241,7 @@ class Run {
     report_.device = machine.device;
     machine_json_ = machine_to_json(machine);
     store_ = std::make_unique<Store>(report_.db);
-    if (auto w = claim_.emplace(report_.db, report_.spec_hash).warning()) {
-      fmt::print(stderr, "tunekit: warning: {}\n", *w);
-      warn(*w);
-    }
+    if (auto w = claim_.emplace(report_.db, report_.spec_hash).announce()) warn(*w);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     builder_ = &rig.parts().builder();
     evaluator_ = &rig.parts().evaluator();

@@ -33,6 +33,9 @@ class KernelClaim {
   // What a tune that did not get the claim tells its user: at once (the
   // report comes when both tunes are done) and among its warnings.
   std::optional<std::string> warning() const;
+  // Prints warning(), when there is one, to stderr now, and returns it for
+  // the report.
+  std::optional<std::string> announce() const;
 
  private:
   std::filesystem::path db_;
