@@ -323,17 +323,18 @@ std::string detail::slower_reason(const TrialRecord& t) {
 
 std::string detail::failure_reason(const TrialRecord& t, std::size_t limit) {
   if (t.status == Status::slower) return slower_reason(t);
-  std::string reason =
-      first_line(t.status == Status::compile_error ? compiler_reason(t.error) : std::string_view(t.error), limit);
+  // Cut once, at the end: a reason cut before its prefix is added loses its tail.
+  std::string reason = first_line(
+      t.status == Status::compile_error ? compiler_reason(t.error) : std::string_view(t.error), std::string::npos);
   // A failure of the machine's reads like the config's own otherwise (a
   // killed compiler is a compile_error too): said here for every one, so no
   // backend's message needs to.
   if (t.fault == Fault::environment)
     reason = "the machine's fault, tried again on the next run" + (reason.empty() ? "" : ": " + reason);
   // Only a comparison with the reference has a difference to show.
-  if (t.status != Status::wrong_result || !t.verification.checked) return reason;
+  if (t.status != Status::wrong_result || !t.verification.checked) return first_line(reason, limit);
   const double diff = t.verification.max_abs_diff;
-  if (reason.find("max abs diff") != std::string::npos) return reason;
+  if (reason.find("max abs diff") != std::string::npos) return first_line(reason, limit);
   if (reason.empty()) return fmt::format("max abs diff {:.3g} > tolerance", diff);
   return first_line(fmt::format("max abs diff {:.3g}: {}", diff, reason), limit);
 }
@@ -350,11 +351,17 @@ std::string detail::first_line(std::string_view text, std::size_t limit) {
     if (!line.empty()) break;
   }
   if (line.size() <= limit) return std::string(line);
-  std::size_t cut = limit - 3;
-  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // continuation byte
-  std::string out(line.substr(0, cut));
-  while (!out.empty() && blank(out.back())) out.pop_back();
-  return out + "...";
+  constexpr std::string_view kGap = " ... ";
+  const auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80; };
+  const std::size_t room = limit > kGap.size() ? limit - kGap.size() : 0;
+  std::size_t tail = line.size() - room / 3;
+  while (tail < line.size() && continuation(tail)) ++tail;
+  std::size_t head = room - room / 3;
+  while (head > 0 && continuation(head)) --head;
+  std::string_view front = line.substr(0, head), back = line.substr(tail);
+  while (!front.empty() && blank(front.back())) front.remove_suffix(1);
+  while (!back.empty() && blank(back.front())) back.remove_prefix(1);
+  return fmt::format("{}{}{}", front, kGap, back);
 }
 
 std::string format_unsettled(const UniversalChoice& choice) {

@@ -190,7 +190,18 @@ TEST(TrialLine, Failures) {
 
   std::string long_error(300, 'e');
   std::string line = format_trial_line(8, failed_trial(bmbn(1, 1), Status::launch_error, long_error));
-  EXPECT_EQ(line, "No.8: launch_error, {BM: 1, BN: 1} (" + std::string(97, 'e') + "...)");
+  EXPECT_EQ(line, "No.8: launch_error, {BM: 1, BN: 1} (" + std::string(64, 'e') + " ... " + std::string(31, 'e') + ")");
+
+  // A long wrong result keeps its expected value: the middle gives way.
+  TrialRecord wrong = failed_trial(bmbn(1, 1), Status::wrong_result,
+                                   "attention_output_buffer: 1289 of 1048576 elements differ; first at [1048000]: got "
+                                   "0.12345678901, expected 0.12345678911");
+  wrong.verification.checked = true;
+  wrong.verification.max_abs_diff = 1e-9;
+  line = format_trial_line(3, wrong);
+  EXPECT_NE(line.find("(max abs diff 1e-09: attention_output_buffer: "), std::string::npos) << line;
+  EXPECT_NE(line.find(" ... "), std::string::npos) << line;
+  EXPECT_NE(line.find("expected 0.12345678911)"), std::string::npos) << line;
 }
 
 TEST(TrialLine, WrongResultShowsMaxAbsDiff) {

@@ -10,8 +10,9 @@
 namespace tunekit::detail {
 
 // First non-blank line of `text`, trimmed, cut to about `limit` characters
-// (on a UTF-8 character boundary) with "..." when cut: a failure's reason
-// in one line.
+// (on UTF-8 character boundaries) when longer: its middle gives way to
+// " ... ", since a reason's last words are often what it is about (a wrong
+// result's expected value, a compiler's message after its file and line).
 std::string first_line(std::string_view text, std::size_t limit);
 
 // A time in microseconds with three decimals, as every report prints it.
