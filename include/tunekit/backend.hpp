@@ -1,11 +1,13 @@
 #pragma once
 // A backend plugs a device kind into the tuner: it describes the machine
 // (properties usable in constraints), builds variants, and evaluates them.
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tunekit/builder.hpp"
@@ -132,6 +134,10 @@ struct BackendInfo {
   // Checks only this backend can make, after the spec is loaded; throws
   // InputError located in the spec. May be empty.
   std::function<void(const Spec&)> check_spec;
+  // The file name endings of kernel sources in its languages, each with its
+  // language ({".cu", "cuda"}): a bare source, tuned without a spec, is of
+  // the language its name says.
+  std::vector<std::pair<std::string, std::string>> source_endings;
 
   // The required parts it lacks ("" when none): see Registry::add.
   std::string missing() const {
@@ -151,6 +157,10 @@ std::vector<std::string> kernel_languages();
 // The backend that serves `language`. Throws InputError at `where` for a
 // language no backend serves.
 const BackendInfo& backend_for_language(std::string_view language, const SourceLocation& where = {});
+
+// The kernel language of a source file by its name's ending (a backend's
+// source_endings); nullopt when no backend claims the ending.
+std::optional<std::string> language_of_source(const std::filesystem::path& source);
 
 // The backend for a kernel language ("c++", "c" -> cpu, "cuda", "opencl",
 // "command" -> the user's own build and run commands).

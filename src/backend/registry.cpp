@@ -38,6 +38,14 @@ const BackendInfo& backend_for_language(std::string_view language, const SourceL
                               did_you_mean(language, known) + "; known: " + detail::join(known));
 }
 
+std::optional<std::string> language_of_source(const std::filesystem::path& source) {
+  const std::string ending = source.extension().string();
+  for (const BackendInfo& b : backends().entries())
+    for (const auto& [end, language] : b.source_endings)
+      if (end == ending) return language;
+  return std::nullopt;
+}
+
 std::unique_ptr<Backend> make_backend(std::string_view language, const BackendOptions& options) {
   const BackendInfo& info = backend_for_language(language);
   auto made = info.make(options);

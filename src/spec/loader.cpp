@@ -190,6 +190,10 @@ Spec spec_from_source(const fs::path& source) {
   spec.file = absolute;
   spec.kernel.source = absolute;
   spec.kernel.injection = Injection::range_defines;
+  // A .c file is C (its functions keep their names), a .cu file CUDA ...;
+  // other endings are C++, as a spec's kernel is by default.
+  if (auto language = language_of_source(source)) spec.kernel.language = *language;
+  spec.kernel.flags = backend_for_language(spec.kernel.language).kernel.default_flags;
   spec.parameters = parameters_from_ranges(parse_range_annotations(text, name), name);
   // Else every command would go on with a space of one empty config: a
   // tune would time the source as it is and name that the best.

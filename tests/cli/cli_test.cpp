@@ -289,6 +289,36 @@ TEST(Cli, WhereNarrowsOneRunAndTheFullRunResumesFromIt) {
   EXPECT_TRUE(contains(broken.output, "expected an expression")) << broken.output;
 }
 
+// A bare source's language is its name's: a .c file is C (C++ refuses
+// this one's malloc without a cast, and would mangle its function's name),
+// and a .cl or .cu file is a device kernel, whose launch needs a spec.
+TEST(Cli, ABareSourceIsOfTheLanguageItsNameSays) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.c",
+             "// %RANGE% TUNE_U u 1:2:1\n#include <stdlib.h>\n"
+             "void k(const float* x, float* y, int n) {\n"
+             "  float* t = malloc(sizeof(float));\n  free(t);\n"
+             "  for (int i = 0; i < n; ++i) y[i] = x[i] * TUNE_U / TUNE_U;\n}\n");
+  auto r = tunekit_cli({"tune", (dir / "k.c").string(), "--entry", "k", "--arg", "x:f32:64", "--arg", "y:f32:64:0:out",
+                        "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "2 trials: 2 ok")) << r.output;
+
+  for (const char* name : {"k.cl", "k.cu"}) {
+    write_file(dir / name, "// %RANGE% TUNE_B b 1:4:1\n");
+    r = tunekit_cli({"tune", (dir / name).string(), "--entry", "k", "--arg", "y:f32:16:0:out"});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, (dir / name).string() + ": its name's ending makes it a kernel of language " +
+                                       (std::string(name) == "k.cl" ? "opencl" : "cuda")))
+        << r.output;
+    EXPECT_TRUE(contains(r.output, "write a spec")) << r.output;
+    // Its space needs no launch.
+    r = tunekit_cli({"space", (dir / name).string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "valid:       4")) << r.output;
+  }
+}
+
 TEST(Cli, BareSourceWithoutArgumentsSaysWhatIsMissing) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "// %RANGE% TUNE_X x 1:2:1\nextern \"C\" void f() {}\n");

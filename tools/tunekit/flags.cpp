@@ -307,6 +307,18 @@ Spec spec_of_target(const std::filesystem::path& target, const std::string& entr
     return load_spec(target);
   }
   Spec spec = spec_from_source(target);
+  // --entry and --arg describe a call on the host; a device kernel's launch
+  // (grid, block) and a Python kernel's tensors need a spec, which can
+  // point at this source and keep its annotations.
+  if (const KernelTraits& traits = backend_for_language(spec.kernel.language).kernel;
+      traits.launch || traits.tensors || traits.application)
+    throw InputError(
+        {target.string(), 0, 0},
+        fmt::format("its name's ending makes it a kernel of language {}: a bare source is tuned as a C or C++ function "
+                    "called on the CPU with --entry and --arg, which give no launch; write a spec "
+                    "(kernel: {{source: {}, language: {}, ...}} with its grid and block), and the "
+                    "source keeps its %RANGE% lines",
+                    spec.kernel.language, target.filename().string(), spec.kernel.language));
   if (entry.empty()) throw InputError({"--entry"}, "a bare source needs --entry NAME (the function to call)");
   spec.kernel.entry = entry;
   spec.name = entry;

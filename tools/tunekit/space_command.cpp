@@ -72,7 +72,9 @@ Loaded load(const SpaceArgs& a) {
     def.format = "source";
     def.parameters = source.parameters;
     def.constraints = source.constraints;
-    language = source.kernel.language;
+    // Nothing reads a machine's properties unless --where does: a GPU
+    // kernel's annotated space is counted on a machine without one.
+    if (!a.where.empty()) language = source.kernel.language;
   }
   // The machine's properties: from --properties (a GPU's, say, on a machine
   // without one), else from this machine's backend for the spec's language.

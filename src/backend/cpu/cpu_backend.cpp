@@ -80,7 +80,8 @@ BackendInfo backend_info() {
           },
           run_worker,
           {},  // builds run the host compiler, a process of its own already
-          {}};
+          {},
+          {{".c", "c"}, {".cpp", "c++"}, {".cc", "c++"}, {".cxx", "c++"}, {".C", "c++"}}};
 }
 
 }  // namespace tunekit::cpu

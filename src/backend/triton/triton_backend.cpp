@@ -298,6 +298,7 @@ BackendInfo backend_info() {
   BackendInfo b;
   b.name = "triton";
   b.languages = {"triton"};
+  b.source_endings = {{".py", "triton"}};
   b.summary =
       "@triton.jit kernels in Python files, compiled ahead in parallel by Python helpers, run by one Python "
       "worker per GPU";

@@ -17,6 +17,7 @@ inline BackendInfo describe_backend() {
   BackendInfo b;
   b.name = "cuda";
   b.languages = {"cuda"};
+  b.source_endings = {{".cu", "cuda"}};
   b.summary = "CUDA C++ kernels built by NVRTC or nvcc, launched through the driver API in one worker per GPU";
   b.kernel = std::move(k);
   return b;

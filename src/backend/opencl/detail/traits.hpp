@@ -14,6 +14,7 @@ inline BackendInfo describe_backend() {
   BackendInfo b;
   b.name = "opencl";
   b.languages = {"opencl"};
+  b.source_endings = {{".cl", "opencl"}};
   b.summary = "OpenCL C kernels built by the driver's compiler in a process per build, run in one worker per device";
   b.kernel = std::move(k);
   return b;
