@@ -67,6 +67,14 @@ JsonErrorPlace json_error_place(std::string_view text, std::size_t byte, std::st
   return p;
 }
 
+std::size_t utf8_floor(std::string_view text, std::size_t at) {
+  if (at >= text.size()) return text.size();
+  // Back over continuation bytes (10xxxxxx), at most three: a longer run is
+  // not UTF-8, and is cut where asked.
+  for (std::size_t back = 0; back < 3 && at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80; ++back) --at;
+  return at;
+}
+
 std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   for (std::size_t i = 0; i < text.size();) {

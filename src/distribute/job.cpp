@@ -110,7 +110,9 @@ int launched_ranks() {
 
 void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   const int rank = link.rank();
-  auto send = [&](Message::Kind kind, const ojson& body) { link.send({kind, rank, body.dump()}); };
+  auto send = [&](Message::Kind kind, const ojson& body) {
+    link.send({kind, rank, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+  };
   auto until_stopped = [&] {
     while (link.receive().kind != Message::Kind::stop) {
     }
@@ -330,7 +332,8 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
       pending.pop_front();
       busy[rank] = index;
       const ojson body{{"index", index}, {"size", bindings_to_json(spec.sizes[index])}, {"known", known(index)}};
-      transport.send({Message::Kind::assign, rank, body.dump()});
+      transport.send(
+          {Message::Kind::assign, rank, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
     }
   };
   auto welcome = [&](int rank, const ojson& body) {

@@ -154,7 +154,9 @@ int serve(int in_fd, int out_fd, KernelRunner& runner) {
     // kernel's own relative paths are not).
     if (home >= 0 && ::fchdir(home) != 0) answer.restart = true;
     const std::string& token = reply_token();
-    if (!write_all(out_fd, (token.empty() ? "" : token + " ") + to_json(answer).dump() + "\n")) return 1;
+    if (!write_all(out_fd, (token.empty() ? "" : token + " ") +
+                               to_json(answer).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
+      return 1;
     if (answer.restart) return 0;
   }
   return 0;

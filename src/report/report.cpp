@@ -518,7 +518,8 @@ std::string format_json(const TuneReport& report) {
     sizes.push_back(std::move(sj));
   }
   j["sizes"] = std::move(sizes);
-  return j.dump(2) + "\n";
+  // A compiler's or a kernel's words may be any bytes: invalid UTF-8 becomes U+FFFD.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string format_summary(const TuneReport& report) {

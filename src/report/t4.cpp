@@ -103,7 +103,7 @@ std::string format_t4(const TuneReport& report) {
   // separate metadata file, in another form).
   if (auto machine = ojson::parse(machine_of(report), nullptr, false); machine.is_object())
     doc["tunekit_machine"] = std::move(machine);
-  return doc.dump() + "\n";
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // errors may be any bytes
 }
 
 }  // namespace tunekit

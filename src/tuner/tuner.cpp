@@ -47,7 +47,7 @@ std::string read_file(const fs::path& p, const SourceLocation& where) {
 
 // Messages can be long; the store keeps the head.
 std::string clip(std::string text, std::size_t limit = 8000) {
-  if (text.size() > limit) text = text.substr(0, limit) + "\n[... truncated]";
+  if (text.size() > limit) text = text.substr(0, detail::utf8_floor(text, limit)) + "\n[... truncated]";
   return text;
 }
 
@@ -58,17 +58,21 @@ std::string clip(std::string text, std::size_t limit = 8000) {
 std::string clip_log(const std::string& text, std::size_t limit = 8000) {
   if (text.size() <= limit) return text;
   const std::size_t part = limit / 4;
-  std::string out = text.substr(0, 2 * part);
-  std::size_t kept = 2 * part;
+  // Every cut falls between whole UTF-8 characters (gcc quotes names in ‘ ’).
+  const auto at = [&](std::size_t i) { return detail::utf8_floor(text, i); };
+  std::size_t kept = at(2 * part);
+  std::string out = text.substr(0, kept);
   auto skip_to = [&](std::size_t to) {
+    to = at(to);
     if (to > kept) out += fmt::format("\n[... {} bytes ...]\n", to - kept);
     kept = std::max(kept, to);
   };
   if (const std::size_t e = text.find("error", kept); e != std::string::npos && e + part < text.size()) {
     const std::size_t line = text.rfind('\n', e);
     skip_to(line == std::string::npos ? e : line + 1);
-    out += text.substr(kept, part);
-    kept += part;
+    const std::size_t end = at(kept + part);
+    out += text.substr(kept, end - kept);
+    kept = end;
   }
   skip_to(std::max(kept, text.size() - part));
   out += text.substr(kept);

@@ -499,6 +499,20 @@ TEST(Json, NoValidConfigGivesNulls) {
   EXPECT_TRUE(sj["stopped"].is_null());
 }
 
+// A compiler's log cut in the middle of a character (gcc quotes names in
+// U+2018/U+2019), or a kernel that prints bytes of its own: the JSON is
+// still written, those bytes shown as U+FFFD.
+TEST(Json, AnErrorThatIsNotUtf8IsWrittenAnyway) {
+  TuneReport report;
+  SizeReport s;
+  s.trials.push_back(failed_trial(bmbn(1, 1), Status::compile_error, "k.cpp:1: error: \xE2\x80"));
+  s.trials.push_back(failed_trial(bmbn(1, 2), Status::crash, std::string("\xFF\xFEraw\0bytes", 11)));
+  report.sizes.push_back(s);
+  const auto j = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(j["sizes"][0]["trials"][0]["error"], "k.cpp:1: error: \xEF\xBF\xBD");
+  EXPECT_EQ(j["sizes"][0]["trials"][1]["error"], std::string("\xEF\xBF\xBD\xEF\xBF\xBDraw\0bytes", 15));
+}
+
 // A size that ran nothing says why in every report, not on the console alone.
 TEST(Json, ASizeThatRanNothingSaysWhy) {
   TuneReport report;

@@ -38,4 +38,8 @@ JsonErrorPlace json_error_place(std::string_view text, std::size_t byte, std::st
 // or nullopt when all of it is.
 std::optional<std::size_t> first_invalid_utf8(std::string_view text);
 
+// `at`, moved back to the start of the UTF-8 character it falls in (past
+// the end: text.size()), so that text cut there keeps whole characters.
+std::size_t utf8_floor(std::string_view text, std::size_t at);
+
 }  // namespace tunekit::detail
