@@ -282,13 +282,19 @@ class ParameterTable {
   std::map<std::string, std::size_t> index_;
 };
 
-// One config's values, in the table's parameter order.
+// One config's values, in the table's parameter order. With `grow`, values
+// not in the table yet are added, and so are parameters while `first` (the
+// first result, whose parameters every later one must name, no more).
 std::vector<std::uint32_t> values_of(const Json& config, ParameterTable& table, bool grow, const fs::path& file,
-                                     const std::string& where) {
+                                     const std::string& where, bool first = false) {
   std::vector<std::uint32_t> out(table.parameters().size(), UINT32_MAX);
   for (const auto& [name, j] : config.items()) {
     const std::size_t p = table.position(name);
     if (p == SIZE_MAX && !grow) continue;  // a metric, "time", "times" ...
+    if (p == SIZE_MAX && !first)
+      fail(file, fmt::format("{} has parameter '{}', which the first result lacks: every result names the same "
+                             "parameters",
+                             where, name));
     const Value v = value_of(j, file, where + "'s " + name);
     auto ix = table.index(name, v, grow);
     if (!ix)
@@ -418,7 +424,7 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     ParameterTable& table = g.table;
     MetricTable& metrics = g.metrics;
     RecordedResult r;
-    r.values = values_of(*config, table, true, file, where + ".configuration");
+    r.values = values_of(*config, table, true, file, where + ".configuration", g.results.empty());
     const std::string invalidity = entry.contains("invalidity") && entry["invalidity"].is_string()
                                        ? entry["invalidity"].get<std::string>()
                                        : "correct";

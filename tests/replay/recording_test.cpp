@@ -420,6 +420,31 @@ TEST(Recording, AT4FilesVersionUnitAndTimesAreChecked) {
   EXPECT_EQ(load_recording(dir / "named.json").find(Config({{"a", 1}}))->status, Status::compile_error);
 }
 
+// Every T4 result names the same parameters. A first result that lacks one
+// was once read with a value of 0 (and past its end); an extra one in a
+// later result was blamed on the result after it.
+TEST(Recording, T4ResultsThatNameOtherParametersAreRefusedWhereTheyDiffer) {
+  const fs::path dir = fresh_dir();
+  auto result = [](const std::string& config, double time) {
+    return fmt::format(
+        R"({{"configuration": {}, "invalidity": "correct", "measurements": [{{"name": "time", "value": {}}}]}})",
+        config, time);
+  };
+  auto refused = [&](const std::vector<std::string>& results) {
+    std::string text = R"({"results": [)";
+    for (std::size_t i = 0; i < results.size(); ++i) text += (i ? ",\n" : "") + results[i];
+    write_file(dir / "t4.json", text + "]}");
+    return input_error([&] { load_recording(dir / "t4.json"); });
+  };
+  const std::string both = R"({"a": 1, "u": 0})";
+  std::string why = refused({result(R"({"a": 2})", 0.1), result(both, 1.0), result(R"({"a": 2, "u": 1})", 2.0)});
+  EXPECT_TRUE(contains(why, "results[1].configuration has parameter 'u', which the first result lacks")) << why;
+  why = refused({result(both, 1.0), result(R"({"a": 1, "u": 1, "zz": 3})", 1.5), result(R"({"a": 2, "u": 0})", 2.0)});
+  EXPECT_TRUE(contains(why, "results[1].configuration has parameter 'zz'")) << why;
+  why = refused({result(both, 1.0), result(R"({"a": 2})", 2.0)});
+  EXPECT_TRUE(contains(why, "results[1].configuration has no value for parameter 'u'")) << why;
+}
+
 TEST(Recording, ATimeOfZeroOrBelowIsAFailedConfigNotTheOptimum) {
   // No kernel runs in no time: such a time is no measurement, and taken as
   // one it would be the optimum (fraction of optimum 0 for every search).
