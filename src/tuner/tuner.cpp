@@ -1227,6 +1227,9 @@ class Run {
         record(std::move(*b.ready[i]), sr, p);
         continue;
       }
+      // The time budget holds within a batch too: a replay's ends at the
+      // first trial past it, as `tunekit replay --max-time` does.
+      if (out_of_time()) return;
       // A stored failure measured again counts once its new trial is kept,
       // not when a stop drops it.
       auto finish = [&](TrialRecord r) {

@@ -3,6 +3,9 @@
 // results (seeds, transfer across sizes, the simulated clock).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "core/detail/process.hpp"
@@ -320,27 +323,54 @@ TEST(TuneReplay, RunsTheTunersLoopOnARecording) {
                         "--output", "json", "--json", (dir / "out.json").string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(read_file(dir / "out.json"));
-  EXPECT_EQ(j["device"], "replay: NVIDIA A100-PCIE-40GB");
+  EXPECT_TRUE(j["device"].get<std::string>().starts_with("replay: NVIDIA A100-PCIE-40GB (recording ")) << j["device"];
   ASSERT_EQ(j["sizes"].size(), 1u);
   const auto& trials = j["sizes"][0]["trials"];
   ASSERT_EQ(trials.size(), 20u);
   EXPECT_EQ(trials[0]["origin"], "default");  // the spec's default config, first
   // Trials carry the recorded times (us here, ms in the cache).
   EXPECT_NEAR(trials[0]["time_us"].get<double>(), 3875.3279224038124, 1e-6);
-  // The budget in recorded time: the tune stops once 10 s of recorded
-  // compile and run time are spent, well before 20 configs.
-  auto t = tunekit_cli({"tune", kSpec, "--replay", kCache, "--max-time", "10s", "-o", (dir / "t").string(),
-                        "--no-progress", "--output", "json", "--json", (dir / "t.json").string()});
-  ASSERT_EQ(t.exit_code, 0) << t.output;
-  const auto tj = nlohmann::json::parse(read_file(dir / "t.json"));
-  const std::size_t n = tj["sizes"][0]["trials"].size();
-  EXPECT_GE(n, 1u);
-  EXPECT_LT(n, 20u);
+  // The budget in recorded time: the tune stops at the first trial past
+  // 10 s of recorded compile and run time, well before 20 configs, and not
+  // at the end of that trial's batch.
+  for (const char* seed : {"1", "2", "3", "4", "5"}) {
+    const fs::path json = dir / (std::string("t") + seed + ".json");
+    auto t =
+        tunekit_cli({"tune", kSpec, "--replay", kCache, "--max-time", "10s", "--seed", seed, "-o", (dir / "t").string(),
+                     "--fresh", "--no-progress", "--output", "json", "--json", json.string()});
+    ASSERT_EQ(t.exit_code, 0) << t.output;
+    const auto trials = nlohmann::json::parse(read_file(json))["sizes"][0]["trials"];
+    ASSERT_GE(trials.size(), 1u);
+    EXPECT_LT(trials.size(), 20u);
+    double before_last = 0;
+    for (std::size_t i = 0; i + 1 < trials.size(); ++i)
+      before_last += trials[i]["build_s"].get<double>() + trials[i]["eval_s"].get<double>();
+    EXPECT_LT(before_last, 10.0) << "seed " << seed << ": " << trials.size() << " trials";
+  }
   // A spec whose parameters the recording lacks.
   auto bad = tunekit_cli({"tune", (fs::path(TUNEKIT_SOURCE_DIR) / "examples" / "matmul" / "matmul.yaml").string(),
                           "--replay", kCache, "--max-evals", "3", "-o", (dir / "b").string(), "--no-progress"});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_TRUE(contains(bad.output, "conv_small.json.gz")) << bad.output;
+}
+
+// Trials replayed from one recording are not resumed from another of the
+// same device: here the same cache, uncompressed, with one more byte.
+TEST(TuneReplay, AnotherRecordingOfTheSameDeviceResumesNothing) {
+  const fs::path dir = fresh_dir();
+  ASSERT_EQ(std::system(("gzip -dc '" + kCache + "' > '" + (dir / "again.json").string() + "'").c_str()), 0);
+  { std::ofstream(dir / "again.json", std::ios::app) << "\n"; }
+  auto tune = [&](const std::string& recording) {
+    return tunekit_cli(
+        {"tune", kSpec, "--replay", recording, "--max-evals", "5", "-o", (dir / "out").string(), "--no-progress"});
+  };
+  auto r = tune(kCache);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = tune(kCache);
+  EXPECT_TRUE(contains(r.output, "5 resumed from the store")) << r.output;
+  r = tune((dir / "again.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "resumed")) << r.output;
 }
 
 TEST(TuneReplay, AFractionBudgetIsAShareOfTheValidConfigsRoundedUp) {

@@ -6,6 +6,9 @@
 // advances by each served trial's recorded compile and run time, which is
 // what search.max_time counts here.
 #include <algorithm>
+#include <fstream>
+#include <string_view>
+#include <vector>
 #include <mutex>
 #include <optional>
 
@@ -13,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "backend/detail/registry.hpp"
+#include "core/detail/hash.hpp"
 #include "tunekit/measure.hpp"
 #include "tunekit/recording.hpp"
 
@@ -103,6 +107,16 @@ class ReplayEvaluator final : public Evaluator {
   std::shared_ptr<Shared> shared_;
 };
 
+// The first 12 hex digits of a hash of the file's bytes.
+std::string content_hash(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  ::tunekit::detail::Hasher h;
+  std::vector<char> chunk(1 << 20);
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0)
+    h.add(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
+  return h.hex().substr(0, 12);
+}
+
 class ReplayBackend final : public Backend {
  public:
   explicit ReplayBackend(const BackendOptions& options) : shared_(std::make_shared<Shared>()) {
@@ -126,7 +140,10 @@ class ReplayBackend final : public Backend {
         machine_ = {};
       }
     }
-    machine_.device = "replay: " + device;
+    // The recording's own bytes name it too: a tune of another recording of
+    // the same device (a cache measured again, a file edited) into the same
+    // store must not resume this one's trials.
+    machine_.device = fmt::format("replay: {} (recording {})", device, content_hash(options.recording));
   }
   std::string_view name() const override { return "replay"; }
   const MachineInfo& machine() const override { return machine_; }
