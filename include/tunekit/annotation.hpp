@@ -17,11 +17,18 @@ struct RangeAnnotation {
   std::string label;  // bm
   std::int64_t start = 0, end = 0, step = 1;
   int line = 0;
+  int column = 0;  // of the name
 };
 
 // All %RANGE% lines of `source`. Throws InputError (file, line, column) on a
-// malformed line.
+// malformed line, on a name that is reserved or a C/C++ keyword, and on a
+// parameter the source defines itself (an unguarded #define, which would
+// replace every config's value).
 std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, const std::string& file);
+// The %RANGE% parameters of `source` that it names nowhere but on their own
+// lines, where it includes no header of its own ("..."): each config of
+// them builds the same code.
+std::vector<std::string> unnamed_range_parameters(std::string_view source, const std::string& file);
 std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>& ranges, const std::string& file);
 
 bool has_tunable_lines(std::string_view source);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tunekit/measure.hpp"
@@ -45,6 +46,10 @@ struct BuildInput {
 // The variant of `spec`'s kernel for `config` (injection applied). Throws
 // InputError when the config names a tunable the source lacks.
 BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config);
+
+// How configs reach `source` (of `file`): `requested` (a spec's
+// kernel.injection), with `automatic` resolved by what the source holds.
+Injection resolve_injection(Injection requested, std::string_view source, const std::string& file);
 // `entry` with each {NAME} replaced by the config's value of NAME. Throws
 // InputError for a name that is not in the config.
 std::string resolve_entry(const std::string& entry, const Config& config);

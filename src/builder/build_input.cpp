@@ -150,14 +150,14 @@ BuildInput common_input(const Spec& spec) {
   return in;
 }
 
+}  // namespace
+
 Injection resolve_injection(Injection requested, std::string_view source, const std::string& file) {
   if (uses_tunable_lines(requested, source)) return Injection::tunable_lines;
   if (requested != Injection::automatic) return requested;
   if (!parse_range_annotations(source, file).empty()) return Injection::range_defines;
   return Injection::defines;
 }
-
-}  // namespace
 
 std::string resolve_entry(const std::string& entry, const Config& config) {
   std::string out;

@@ -4,7 +4,11 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string_view>
 
+#include <fmt/format.h>
+
+#include "core/detail/text.hpp"
 #include "spec/detail/text.hpp"
 #include "tunekit/error.hpp"
 
@@ -273,6 +277,167 @@ std::string apply_tunable_lines(std::string_view source, const Config& config, c
   return out;
 }
 
+namespace {
+
+bool is_keyword(std::string_view name) {
+  static constexpr std::string_view kKeywords[] = {"alignas",
+                                                   "alignof",
+                                                   "and",
+                                                   "and_eq",
+                                                   "asm",
+                                                   "auto",
+                                                   "bitand",
+                                                   "bitor",
+                                                   "bool",
+                                                   "break",
+                                                   "case",
+                                                   "catch",
+                                                   "char",
+                                                   "char8_t",
+                                                   "char16_t",
+                                                   "char32_t",
+                                                   "class",
+                                                   "compl",
+                                                   "concept",
+                                                   "const",
+                                                   "consteval",
+                                                   "constexpr",
+                                                   "constinit",
+                                                   "const_cast",
+                                                   "continue",
+                                                   "co_await",
+                                                   "co_return",
+                                                   "co_yield",
+                                                   "decltype",
+                                                   "default",
+                                                   "delete",
+                                                   "do",
+                                                   "double",
+                                                   "dynamic_cast",
+                                                   "else",
+                                                   "enum",
+                                                   "explicit",
+                                                   "export",
+                                                   "extern",
+                                                   "false",
+                                                   "float",
+                                                   "for",
+                                                   "friend",
+                                                   "goto",
+                                                   "if",
+                                                   "inline",
+                                                   "int",
+                                                   "long",
+                                                   "mutable",
+                                                   "namespace",
+                                                   "new",
+                                                   "noexcept",
+                                                   "not",
+                                                   "not_eq",
+                                                   "nullptr",
+                                                   "operator",
+                                                   "or",
+                                                   "or_eq",
+                                                   "private",
+                                                   "protected",
+                                                   "public",
+                                                   "register",
+                                                   "reinterpret_cast",
+                                                   "requires",
+                                                   "restrict",
+                                                   "return",
+                                                   "short",
+                                                   "signed",
+                                                   "sizeof",
+                                                   "static",
+                                                   "static_assert",
+                                                   "static_cast",
+                                                   "struct",
+                                                   "switch",
+                                                   "template",
+                                                   "this",
+                                                   "thread_local",
+                                                   "throw",
+                                                   "true",
+                                                   "try",
+                                                   "typedef",
+                                                   "typeid",
+                                                   "typename",
+                                                   "union",
+                                                   "unsigned",
+                                                   "using",
+                                                   "virtual",
+                                                   "void",
+                                                   "volatile",
+                                                   "wchar_t",
+                                                   "while",
+                                                   "xor",
+                                                   "xor_eq"};
+  return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
+}
+
+// The macro a preprocessor line `# define NAME ...` defines, or "".
+std::string_view defined_macro(std::string_view line) {
+  std::size_t p = line.find_first_not_of(" \t");
+  if (p == std::string_view::npos || line[p] != '#') return {};
+  p = line.find_first_not_of(" \t", p + 1);
+  if (p == std::string_view::npos || line.substr(p, 6) != "define" || p + 6 >= line.size() ||
+      (line[p + 6] != ' ' && line[p + 6] != '\t'))
+    return {};
+  p = line.find_first_not_of(" \t", p + 6);
+  if (p == std::string_view::npos) return {};
+  std::size_t q = p;
+  while (q < line.size() && detail::identifier_char(line[q])) ++q;
+  return line.substr(p, q - p);
+}
+
+// A %RANGE% parameter reaches the code as a -D define. An unguarded
+// #define of it in the source replaces every config's value with its own
+// (the compiler only warns, and a build that succeeds shows no warning), so
+// every variant is the same code.
+void check_ranges_are_taken(const std::vector<Line>& lines, const std::vector<RangeAnnotation>& ranges,
+                            const std::string& file) {
+  for (const RangeAnnotation& r : ranges) {
+    bool guarded = false;
+    std::optional<SourceLocation> defined;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const std::string_view t = lines[i].text;
+      if (static_cast<int>(i + 1) == r.line || !detail::has_word(t, r.name)) continue;
+      if (defined_macro(t) == r.name) {
+        if (!defined) defined = SourceLocation{file, static_cast<int>(i + 1), static_cast<int>(t.find(r.name) + 1)};
+      } else if (t.find("ifndef") != std::string_view::npos || t.find("defined") != std::string_view::npos) {
+        guarded = true;
+      }
+    }
+    if (defined && !guarded)
+      throw InputError(*defined, fmt::format("the source defines {}, a %RANGE% parameter (line {}): this #define "
+                                             "would replace every config's value; remove it, or guard it with "
+                                             "#ifndef {}",
+                                             r.name, r.line, r.name));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> unnamed_range_parameters(std::string_view source, const std::string& file) {
+  const std::vector<Line> lines = split_lines(source);
+  for (const Line& l : lines) {
+    const std::string_view t = l.text;
+    const std::size_t hash = t.find_first_not_of(" \t");
+    if (hash != std::string_view::npos && t[hash] == '#' && t.find("include") != std::string_view::npos &&
+        t.find('"') != std::string_view::npos)
+      return {};  // a header of its own may name them
+  }
+  std::vector<std::string> out;
+  for (const RangeAnnotation& r : parse_range_annotations(source, file)) {
+    bool named = false;
+    for (std::size_t i = 0; i < lines.size() && !named; ++i)
+      named = static_cast<int>(i + 1) != r.line && detail::has_word(lines[i].text, r.name);
+    if (!named) out.push_back(r.name);
+  }
+  return out;
+}
+
 std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, const std::string& file) {
   constexpr std::string_view marker = "%RANGE%";
   const std::string expected = "expected '%RANGE% NAME label start:end:step'";
@@ -350,6 +515,11 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     if (!is_identifier(name))
       throw InputError(where(name_pos),
                        "malformed %RANGE% line: '" + std::string(name) + "' is not a valid macro name; " + expected);
+    if (auto reserved = spec_detail::reserved_name_problem(name)) throw InputError(where(name_pos), *reserved);
+    if (is_keyword(name))
+      throw InputError(where(name_pos), fmt::format("parameter name '{}' is a C or C++ keyword: as a macro it would "
+                                                    "replace the keyword everywhere in the source; rename it",
+                                                    name));
     if (auto prev = seen.find(name); prev != seen.end())
       throw InputError(where(name_pos), "duplicate %RANGE% parameter '" + std::string(name) +
                                             "' (first declared on line " + std::to_string(prev->second) + ")");
@@ -367,8 +537,10 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     a.end = r.end;
     a.step = r.step;
     a.line = line_no;
+    a.column = static_cast<int>(name_pos + 1);
     out.push_back(std::move(a));
   }
+  check_ranges_are_taken(lines, out, file);
   return out;
 }
 
@@ -376,12 +548,11 @@ std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>
   std::vector<Parameter> out;
   out.reserve(ranges.size());
   for (const auto& r : ranges) {
-    SourceLocation where{file, r.line, 0};
+    SourceLocation where{file, r.line, r.column};
     spec_detail::IntRange range{r.start, r.end, r.step};
     if (auto err = spec_detail::check_range(range)) throw InputError(where, "bad %RANGE% for " + r.name + ": " + *err);
     for (const auto& p : out)
       if (p.name == r.name) throw InputError(where, "duplicate %RANGE% parameter '" + r.name + "'");
-    if (auto reserved = spec_detail::reserved_name_problem(r.name)) throw InputError(where, *reserved);
     Parameter p;
     p.name = r.name;
     p.where = where;

@@ -22,6 +22,7 @@
 #include "core/detail/hash.hpp"
 #include "core/detail/text.hpp"
 #include "store/detail/kernel_claim.hpp"
+#include "tunekit/annotation.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
 #include "tunekit/objective.hpp"
@@ -247,6 +248,14 @@ class Run {
     store_ = std::make_unique<Store>(report_.db);
     if (auto w = claim_.emplace(report_.db, report_.spec_hash).announce()) warn(*w);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
+    if (resolve_injection(spec_.kernel.injection, source_, spec_.kernel.source.string()) == Injection::range_defines)
+      for (const std::string& name : unnamed_range_parameters(source_, spec_.kernel.source.string()))
+        if (spec_.parameters.end() != std::find_if(spec_.parameters.begin(), spec_.parameters.end(),
+                                                   [&](const Parameter& p) { return p.name == name; }))
+          warn(
+              fmt::format("{} names the %RANGE% parameter {} nowhere but on its %RANGE% line: every value of it "
+                          "builds the same code",
+                          spec_.kernel.source.string(), name));
     builder_ = &rig.parts().builder();
     evaluator_ = &rig.parts().evaluator();
 

@@ -319,6 +319,21 @@ TEST(Cli, ABareSourceIsOfTheLanguageItsNameSays) {
   }
 }
 
+// A %RANGE% parameter the source names nowhere else: each of its values
+// builds the same code, which the tune says.
+TEST(Cli, ARangeParameterTheSourceNeverNamesIsWarnedOf) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "// %RANGE% TUNE_U u 1:2:1\n// %RANGE% TUNE_NOPE n 1:2:1\n"
+             "extern \"C\" void k(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = x[i] * TUNE_U / TUNE_U;\n}\n");
+  auto r = tunekit_cli({"tune", (dir / "k.cpp").string(), "--entry", "k", "--arg", "x:f32:64", "--arg",
+                        "y:f32:64:0:out", "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "names the %RANGE% parameter TUNE_NOPE nowhere but on its %RANGE% line")) << r.output;
+  EXPECT_FALSE(contains(r.output, "parameter TUNE_U nowhere")) << r.output;
+}
+
 TEST(Cli, BareSourceWithoutArgumentsSaysWhatIsMissing) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "// %RANGE% TUNE_X x 1:2:1\nextern \"C\" void f() {}\n");

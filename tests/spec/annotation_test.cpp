@@ -305,9 +305,37 @@ TEST(Range, AByteOrderMarkIsNoCodeBeforeTheFirstLine) {
 // A %RANGE% parameter becomes a macro as a spec's does, so a reserved name
 // is refused here too.
 TEST(Range, AReservedNameIsRefused) {
-  expect_error(
-      [] { parameters_from_ranges(parse_range_annotations("// %RANGE% __cplusplus x 1:4:1\n", "b.cu"), "b.cu"); },
-      "b.cu", 1, 0, "parameter name '__cplusplus' is reserved");
+  expect_error([] { parse_range_annotations("// %RANGE% __cplusplus x 1:4:1\n", "b.cu"); }, "b.cu", 1, 12,
+               "parameter name '__cplusplus' is reserved");
+}
+
+// As a macro, a keyword would replace itself all over the source.
+TEST(Range, AKeywordIsRefused) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_U u 1:2:1\n// %RANGE% int i 1:4:1\n", "b.cu"); }, "b.cu",
+               2, 12, "parameter name 'int' is a C or C++ keyword");
+}
+
+// The source's own #define of a parameter would replace every config's
+// value (the compiler only warns): an error at the #define, unless guarded.
+TEST(Range, AParameterTheSourceDefinesItselfIsRefusedUnlessGuarded) {
+  const std::string head = "// %RANGE% TUNE_U u 1:3:1\n";
+  expect_error([&] { parse_range_annotations(head + "#define TUNE_U 2\nint f() { return TUNE_U; }\n", "b.cu"); },
+               "b.cu", 2, 9, "the source defines TUNE_U, a %RANGE% parameter (line 1)");
+  expect_error([&] { parse_range_annotations(head + "  #  define  TUNE_U(x) x\n", "b.cu"); }, "b.cu", 2, 14,
+               "#ifndef TUNE_U");
+  for (const std::string guarded : {"#ifndef TUNE_U\n#define TUNE_U 2\n#endif\n",
+                                    "#if !defined(TUNE_U)\n#define TUNE_U 2\n#endif\n", "#define TUNE_UU 2\n"})
+    EXPECT_EQ(parse_range_annotations(head + guarded + "int f() { return TUNE_U; }\n", "b.cu").size(), 1u) << guarded;
+}
+
+// A parameter the source names nowhere else builds the same code for every
+// value; one a header of its own may name is left alone.
+TEST(Range, ParametersTheSourceNeverNamesAreFound) {
+  const std::string ranges = "// %RANGE% TUNE_U u 1:3:1\n// %RANGE% TUNE_NOPE n 1:3:1\n";
+  EXPECT_EQ(unnamed_range_parameters(ranges + "int f() { return TUNE_U; }\n", "b.cu"),
+            std::vector<std::string>{"TUNE_NOPE"});
+  EXPECT_TRUE(unnamed_range_parameters(ranges + "#include \"policy.h\"\nint f() { return TUNE_U; }\n", "b.cu").empty());
+  EXPECT_TRUE(unnamed_range_parameters(ranges + "int f() { return TUNE_U + TUNE_NOPE; }\n", "b.cu").empty());
 }
 
 TEST(Range, MissingLabel) {
