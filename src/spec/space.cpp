@@ -192,6 +192,16 @@ void Loader::space(const Map& m, Spec& s) const {
     bool ok = false;
     const std::string source = read_text(s.kernel.source, ok);
     const std::string file = s.kernel.source.string();
+    if (ok && s.kernel.injection == Injection::automatic && !has_tunable_lines(source)) {
+      // A comment that reads like a tunable line and is not one (`//
+      // Tunable`) would leave the source to -D defines that nothing reads:
+      // every config the same code.
+      try {
+        (void)tunable_names(source, file);
+      } catch (const InputError& e) {
+        throw InputError(e.where(), e.message() + " (or, if the comment is prose, set kernel.injection: defines)");
+      }
+    }
     if (ok && uses_tunable_lines(s.kernel.injection, source)) {
       const std::vector<std::string> names = tunable_names(source, file);
       for (const auto& p : s.parameters)

@@ -908,3 +908,25 @@ TEST_F(SpecErrors, QualifiedEntryAccepted) {
   EXPECT_EQ(s.name, "ns::k");
   EXPECT_EQ(s.reference.entry, "ns::ref");
 }
+
+// Under `injection: auto`, a comment that reads like a tunable line and is
+// not one would leave the configs to -D defines that nothing reads, so every
+// config would build the same code: an error at the comment, as under
+// `injection: tunable`. Under `injection: defines` it is prose.
+TEST_F(SpecErrors, ANearMissTunableCommentIsAnErrorUnderAutoInjection) {
+  write("using Acc = float; // Tunable: ACC\nvoid k() {}\n", "k.cpp");
+  const std::string configs = "configs:\n  - {ACC: \"using Acc = float;\"}\n  - {ACC: \"using Acc = double;\"}\n";
+  try {
+    load_spec(write(kHead + configs));
+    FAIL() << "loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 1);
+    EXPECT_EQ(e.where().column, 20);
+    EXPECT_NE(std::string(e.what()).find("'Tunable' reads like a tunable annotation"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("set kernel.injection: defines"), std::string::npos) << e.what();
+  }
+  const std::string defines =
+      "kernel:\n  source: k.cpp\n  entry: k\n  injection: defines\n"
+      "arguments:\n  - {name: X, type: f32, size: N}\n";
+  EXPECT_EQ(load_spec(write(defines + configs)).configs.size(), 2u);
+}
