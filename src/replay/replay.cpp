@@ -91,7 +91,7 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
         outcome.status = r->status;
         const auto value = table.value(*r);
         if (value) outcome.cost = search_cost(objective, *value);
-        run.trace.push_back(r->time);
+        run.trace.push_back(value ? r->time : std::nullopt);  // no objective value: a failed evaluation
         run.values.push_back(value);
         if (!value) ++run.failed;
         run.simulated += r->cost();

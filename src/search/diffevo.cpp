@@ -111,6 +111,8 @@ StrategyInfo diffevo_strategy() {
           {"diff_evo"},
           {{"popsize", "population", "the number of members, whatever the number of parameters"},
            {"popsize_times_dimensions", "", "population is the number of members"},
+           {"F", "f", "the same differential weight"},
+           {"CR", "crossover", "the same crossover rate"},
            {"method", "", "the scheme is best/1/bin"}}};
 }
 

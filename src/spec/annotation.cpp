@@ -571,6 +571,8 @@ std::string prepend_defines(std::string_view source, const Config& config, const
     out += c;
   }
   out += "\"\n";
+  // A byte order mark after the defines would be code on line 1.
+  if (source.starts_with("\xEF\xBB\xBF")) source.remove_prefix(3);
   out += source;
   return out;
 }

@@ -274,6 +274,17 @@ TEST(ReplayCli, RanksByAnotherObjective) {
   for (const auto& v : j["objective_trace"]) best = std::max(best, v.get<double>());
   EXPECT_EQ(j["best_value"], best);
   EXPECT_DOUBLE_EQ(j["fraction_of_optimum"].get<double>(), best / 30.0);
+  // A config without the objective's value is a failed evaluation: null in
+  // both traces, though the cache has its time.
+  write_file(
+      dir / "gap.json",
+      read_file(dir / "energy.json").replace(read_file(dir / "energy.json").find(", \"GFLOPS/W\": 15.0"), 18, ""));
+  const auto gap = last_json(tunekit_cli({"replay", (dir / "gap.json").string(), "--maximize", "GFLOPS/W", "--strategy",
+                                          "exhaustive", "--json"})
+                                 .output);
+  EXPECT_EQ(gap["failed"], 1);
+  ASSERT_EQ(gap["trace"].size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(gap["trace"][i].is_null(), gap["objective_trace"][i].is_null()) << i;
   // A spec's objective is the replay's, unless a flag says otherwise.
   fs::copy_file(kData / "conv_small.cpp", dir / "conv_small.cpp");
   write_file(dir / "rate.yaml",

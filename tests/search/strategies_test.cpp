@@ -147,6 +147,8 @@ TEST(StrategyOptions, KernelTunersNamesAreAnsweredWithTunekits) {
         Case{"simulated_annealing", "neighbor=Hamming", "'neighbourhood' here: hamming or adjacent"},
         Case{"bayes_opt", "popsize=20", "Kernel Tuner's popsize is 'initial' here"},
         Case{"diff_evo", "popsize=10", "Kernel Tuner's popsize is 'population' here"},
+        Case{"diff_evo", "CR=0.9", "Kernel Tuner's CR is 'crossover' here"},
+        Case{"diff_evo", "F=0.5", "Kernel Tuner's F is 'f' here"},
         Case{"greedy_ils", "random_walk=0.3", "Kernel Tuner's random_walk is 'kick' here"},
         Case{"auto", "maxiter=100", "maxiter bounds its iterations; here the budget bounds a search"},
         Case{"random_sample", "fraction=0.1", "--max-fraction"},

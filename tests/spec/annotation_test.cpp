@@ -300,6 +300,9 @@ TEST(Range, AByteOrderMarkIsNoCodeBeforeTheFirstLine) {
   auto ranges = parse_range_annotations("\xEF\xBB\xBF// %RANGE% TUNE_A a 1:4:1\n", "b.cu");
   ASSERT_EQ(ranges.size(), 1u);
   EXPECT_EQ(ranges[0].name, "TUNE_A");
+  // Nor in the variant: the defines go first, and the mark would be code after them.
+  EXPECT_EQ(prepend_defines("\xEF\xBB\xBFint x;\n", cfg({{"TUNE_A", 2}}), "b.cu"),
+            "#define TUNE_A 2\n#line 1 \"b.cu\"\nint x;\n");
 }
 
 // A %RANGE% parameter becomes a macro as a spec's does, so a reserved name
