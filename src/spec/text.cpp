@@ -75,7 +75,9 @@ static std::uint64_t range_count(const IntRange& r) {
   std::uint64_t span = r.step > 0 ? static_cast<std::uint64_t>(r.end) - static_cast<std::uint64_t>(r.start)
                                   : static_cast<std::uint64_t>(r.start) - static_cast<std::uint64_t>(r.end);
   std::uint64_t stride = r.step > 0 ? static_cast<std::uint64_t>(r.step) : 0 - static_cast<std::uint64_t>(r.step);
-  return span / stride + 1;
+  // The whole int64 range by 1 has 2^64 values, one more than a uint64 holds.
+  const std::uint64_t steps = span / stride;
+  return steps == UINT64_MAX ? steps : steps + 1;
 }
 
 std::optional<std::string> check_range(const IntRange& r) {
@@ -85,8 +87,8 @@ std::optional<std::string> check_range(const IntRange& r) {
            std::to_string(r.step) + "; both ends are inclusive)";
   std::uint64_t count = range_count(r);
   if (count > kMaxRangeValues)
-    return "the range has " + std::to_string(count) + " values; at most " + std::to_string(kMaxRangeValues) +
-           " are allowed";
+    return "the range has " + (count == UINT64_MAX ? std::string("2^64") : std::to_string(count)) +
+           " values; at most " + std::to_string(kMaxRangeValues) + " are allowed";
   return std::nullopt;
 }
 

@@ -455,3 +455,11 @@ TEST(Range, ProseMentioningTheMarkerIsNotAnAnnotation) {
   EXPECT_EQ(ranges[1].name, "TUNE_B");
   EXPECT_EQ(ranges[1].line, 4);
 }
+
+// The whole int64 range by 1 has 2^64 values, one more than a count of
+// uint64 holds: it was counted as 0, an empty space with no word.
+TEST(Range, ARangeOfTwoToTheSixtyFourValuesIsTooLarge) {
+  expect_error(
+      [] { parse_range_annotations("// %RANGE% TUNE_U u -9223372036854775808:9223372036854775807:1\n", "b.cu"); },
+      "b.cu", 1, 21, "the range has 2^64 values; at most 16777216");
+}

@@ -100,7 +100,7 @@ TEST(TuningRig, AReplaysTimeBudgetIsEachTunesOwn) {
   const std::filesystem::path data = std::filesystem::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data";
   Spec spec = load_spec(data / "conv_small.yaml");
   spec.search.strategy = "random";
-  spec.search.max_time = Seconds(2);
+  spec.search.max_time = Seconds(8);
   TuneOptions options;
   options.out_dir = fresh_dir() / "out";
   options.replay = data / "conv_small.json.gz";
