@@ -332,6 +332,13 @@ TEST(Cli, ARangeParameterTheSourceNeverNamesIsWarnedOf) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "names the %RANGE% parameter TUNE_NOPE nowhere but on its %RANGE% line")) << r.output;
   EXPECT_FALSE(contains(r.output, "parameter TUNE_U nowhere")) << r.output;
+
+  // A mistyped --entry is the flag's error.
+  r = tunekit_cli({"tune", (dir / "k.cpp").string(), "--entry", "kk", "--arg", "x:f32:64", "--arg", "y:f32:64:0:out",
+                   "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "error: --entry kk: kernel.entry 'kk' does not appear in k.cpp (did you mean 'k'?)"))
+      << r.output;
 }
 
 TEST(Cli, BareSourceWithoutArgumentsSaysWhatIsMissing) {

@@ -321,6 +321,7 @@ Spec spec_of_target(const std::filesystem::path& target, const std::string& entr
                     spec.kernel.language, target.filename().string(), spec.kernel.language));
   if (entry.empty()) throw InputError({"--entry"}, "a bare source needs --entry NAME (the function to call)");
   spec.kernel.entry = entry;
+  spec.kernel.entry_where = {"--entry " + entry};  // an entry the source lacks is the flag's error
   spec.name = entry;
   if (args.empty())
     throw InputError({"--arg"},
