@@ -166,8 +166,10 @@ class ReplayTable {
   // Throws InputError naming the file and the first valid config the
   // recording lacks, when it lacks any (a replay needs every one, as it
   // needs the optimum).
-  // `from_spec`: the space is a spec's (the advice then is not to give one).
-  void require_complete(bool from_spec = false) const;
+  // `space_from`: where the space's constraints came from (the advice
+  // differs: a spec of another space, a T1 file of another kernel).
+  enum class SpaceFrom { recording, t1, spec };
+  void require_complete(SpaceFrom space_from = SpaceFrom::recording) const;
   const Objective& objective() const { return objective_; }
   // The objective's value for a recorded result of this recording (its time
   // in microseconds by default); none when the config failed or the value

@@ -952,19 +952,34 @@ std::optional<Config> ReplayTable::first_missing() const {
   return out;
 }
 
-void ReplayTable::require_complete(bool from_spec) const {
+void ReplayTable::require_complete(SpaceFrom space_from) const {
+  const auto c = first_missing();
+  if (!c) return;
+  // A value the recording holds as another type ('16' for 16) is another
+  // value: the likeliest cause where a T1 file or a spec gives the space.
+  for (const Parameter& p : recording_->parameters()) {
+    const Value* v = c->find(p.name);
+    if (!v || p.listed(*v)) continue;
+    for (const Value& recorded : p.values)
+      if (recorded.str() == v->str())
+        fail(recording_->file(),
+             fmt::format("it lacks {} of the space's {} valid configs, such as {}: it records {} = {}, not {}; give "
+                         "the space's values as the recording has them",
+                         missing_, space_.size(), c->str(), p.name, recorded.repr(), v->repr()));
+  }
   // A tunekit DB's space is its spec's: its constraints are what rule the
   // unrecorded configs out. A Kernel Tuner cache's restrictions are in its
   // T1 file.
   const char* advice =
-      from_spec ? "a tune of another space (the spec's parameters or constraints changed since?), or one that was not "
-                  "exhaustive"
+      space_from == SpaceFrom::spec
+          ? "a tune of another space (the spec's parameters or constraints changed since?), or one that was not "
+            "exhaustive"
+      : space_from == SpaceFrom::t1 ? "a recording of another space, or a T1 file of another kernel?"
       : recording_->format() == Recording::Format::tunekit
           ? "a tune of another space, or not exhaustive? give the spec it was tuned with, --spec"
           : "a recording of another space? give the kernel's restrictions, e.g. with its T1 file";
-  if (auto c = first_missing())
-    fail(recording_->file(), fmt::format("it lacks {} of the space's {} valid configs, such as {} ({})", missing_,
-                                         space_.size(), c->str(), advice));
+  fail(recording_->file(), fmt::format("it lacks {} of the space's {} valid configs, such as {} ({})", missing_,
+                                       space_.size(), c->str(), advice));
 }
 
 std::optional<Microseconds> ReplayTable::optimum_time() const {

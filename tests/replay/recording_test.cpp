@@ -174,6 +174,14 @@ TEST(Recording, MissingConfigIsAnErrorThatNamesIt) {
   const std::string msg = input_error([&] { table.require_complete(); });
   EXPECT_TRUE(contains(msg, "gap.json")) << msg;
   EXPECT_TRUE(contains(msg, "{a: 2, b: 1}")) << msg;
+  EXPECT_TRUE(contains(msg, "give the kernel's restrictions, e.g. with its T1 file")) << msg;
+  // Given a T1 file, the advice is not to give one.
+  const std::string t1 = input_error([&] { table.require_complete(ReplayTable::SpaceFrom::t1); });
+  EXPECT_TRUE(contains(t1, "or a T1 file of another kernel?")) << t1;
+  // A space whose values are the recording's of another type lacks them all.
+  const Space strings({{"a", {"1", "2", "4"}, {}}, {"b", {0, 1}, {}}}, {});
+  const std::string typed = input_error([&] { ReplayTable(r, strings).require_complete(ReplayTable::SpaceFrom::t1); });
+  EXPECT_TRUE(contains(typed, "it records a = 1, not '1'; give the space's values as the recording has them")) << typed;
 }
 
 TEST(Recording, BadFilesNameTheFile) {

@@ -169,7 +169,9 @@ int run_replay(const ReplayArgs& a) {
                a.recording, recording.tuned_for(), recording.tuned_for());
   }
   const ReplayTable table(recording, space, objective);
-  table.require_complete(spec.has_value());
+  table.require_complete(spec            ? ReplayTable::SpaceFrom::spec
+                         : !a.t1.empty() ? ReplayTable::SpaceFrom::t1
+                                         : ReplayTable::SpaceFrom::recording);
   const std::uint64_t n = space.size();
 
   ReplaySettings settings;

@@ -69,7 +69,8 @@ BackendInfo backend_info() {
                 },
                 {},  // programs run as child processes of the tuner, each one isolated already
                 {},  // and so do the user's build commands
-                {}};
+                {},
+                {}};  // no source is a bare kernel: the spec names the application's files
   return b;
 }
 
