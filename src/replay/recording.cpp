@@ -498,7 +498,9 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
 }
 
 std::string describe(const std::string& kernel, const std::string& device, const Bindings& size) {
-  std::string s = "kernel '" + kernel + "' on '" + device + "'";
+  // A T4 file names neither: say what is known.
+  std::string s = kernel.empty() ? "a kernel" : "kernel '" + kernel + "'";
+  if (!device.empty()) s += " on '" + device + "'";
   if (!size.empty()) s += " at " + size_key(size);
   return s;
 }
@@ -733,8 +735,13 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
       std::string closed = text;
       while (!closed.empty() && std::isspace(static_cast<unsigned char>(closed.back()))) closed.pop_back();
       bool recovered = false;
-      if (!closed.empty() && closed.back() == ',' && closed.find("\"cache\"") != std::string::npos) {
-        closed.pop_back();
+      // Open after its last entry ("},"), or before its first ("cache": {).
+      const bool after_entry = !closed.empty() && closed.back() == ',';
+      const bool before_first = !closed.empty() && closed.back() == '{' &&
+                                closed.find_last_not_of(" \t\r\n", closed.size() - 2) != std::string::npos &&
+                                closed[closed.find_last_not_of(" \t\r\n", closed.size() - 2)] == ':';
+      if ((after_entry || before_first) && closed.find("\"cache\"") != std::string::npos) {
+        if (after_entry) closed.pop_back();
         closed += "}\n}";
         try {
           doc = parse_json(closed);

@@ -118,6 +118,11 @@ TEST(Recording, ReadsACacheLeftOpenAsKernelTunerDoes) {
   const fs::path dir = fresh_dir();
   write_file(dir / "open.json", open);
   EXPECT_EQ(load_recording(dir / "open.json").results().size(), 6u);
+  // One stopped before its first entry records nothing, which is the error.
+  std::string empty = kTinyCache;
+  write_file(dir / "empty.json", empty.substr(0, empty.find("\"cache\": {") + 10) + "\n");
+  const std::string why = input_error([&] { load_recording(dir / "empty.json"); });
+  EXPECT_TRUE(contains(why, "it records no configs (kernel 'tiny' on 'Test GPU')")) << why;
 }
 
 TEST(Recording, OriginalAndT4GzippedAgree) {
