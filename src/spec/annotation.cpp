@@ -469,6 +469,11 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     std::size_t at = text.find(marker);
     if (at == std::string_view::npos) continue;
     const std::size_t slashes = text.find_first_not_of(" \t");
+    // A doc comment (//! or /// with more before the marker) was meant as one too.
+    if (text.substr(slashes, 2) == "//" && text.find_first_not_of(" \t/!", slashes) == at &&
+        text.find_first_not_of(" \t/", slashes) != at)
+      throw InputError(SourceLocation{file, static_cast<int>(i + 1), static_cast<int>(slashes + 1)},
+                       "a %RANGE% annotation is a plain // comment, not a doc comment: write it '// %RANGE% ...'");
     if (text.substr(slashes, 2) != "//" || text.find_first_not_of(" \t/", slashes) != at) {
       // "x = 0; // %RANGE% ...": an annotation after code, which CCCL's
       // scripts do not read either; left alone, its parameter would vanish.

@@ -313,6 +313,12 @@ TEST(Range, AReservedNameIsRefused) {
 }
 
 // As a macro, a keyword would replace itself all over the source.
+TEST(Range, ADocCommentAnnotationIsAnErrorNotProse) {
+  expect_error([] { parse_range_annotations("//! %RANGE% TUNE_U u 1:2:1\n", "b.cu"); }, "b.cu", 1, 1,
+               "a %RANGE% annotation is a plain // comment, not a doc comment");
+  EXPECT_EQ(parse_range_annotations("/// %RANGE% TUNE_U u 1:2:1\n", "b.cu").size(), 1u);  // slashes alone: plain
+}
+
 TEST(Range, AKeywordIsRefused) {
   expect_error([] { parse_range_annotations("// %RANGE% TUNE_U u 1:2:1\n// %RANGE% int i 1:4:1\n", "b.cu"); }, "b.cu",
                2, 12, "parameter name 'int' is a C or C++ keyword");
