@@ -188,6 +188,23 @@ std::optional<Tunable> tunable_of(std::string_view line, bool& in_block, int lin
                      "a '// tunable' line must assign a name ('NAME = value; // tunable'); "
                      "to replace a whole line use '// tunable: ALIAS'");
   }
+  // The value replaces everything after the `=`: a second declarator
+  // (`int A = 1, B = 2;`) would be lost.
+  int depth = 0;
+  for (std::size_t k = eq + 1; k < scan.comment; ++k) {
+    const char c = line[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+    if (c != ',' || depth != 0) continue;
+    std::size_t n = line.find_first_not_of(" \t", k + 1), m = n;
+    while (m < scan.comment && detail::identifier_char(line[m])) ++m;
+    const std::size_t after = line.find_first_not_of(" \t", m);
+    if (m > n && after < scan.comment && line[after] == '=' && line.substr(after, 2) != "==")
+      throw InputError(SourceLocation{file, line_no, static_cast<int>(n + 1)},
+                       fmt::format("a '// tunable' line gets its value in place of all after its first '=', so "
+                                   "'{}' declared here too would be lost; declare it on a line of its own",
+                                   line.substr(n, m - n)));
+  }
   t.eq = eq;
   t.name = std::string(line.substr(begin, end - begin));
   t.name_column = begin;

@@ -77,6 +77,17 @@ TEST(Tunable, AliasNameIsTheAliasNotTheAssignedName) {
   EXPECT_THROW(apply_tunable_lines(src, cfg({{"X", 2}}), "k.cpp"), InputError);
 }
 
+TEST(Tunable, ALineThatDeclaresTwoNamesIsRefused) {
+  expect_error(
+      [] {
+        apply_tunable_lines("constexpr int UNROLL = 1, OTHER = 2; // tunable\n", cfg({{"UNROLL", 4}}), "k.cpp");
+      },
+      "k.cpp", 1, 27, "'OTHER' declared here too would be lost");
+  // Commas inside the initializer are one declarator's.
+  EXPECT_EQ(apply_tunable_lines("const int N = f(1, 2), g{3, x == 1}; // tunable\n", cfg({{"N", 4}}), "k.cpp"),
+            "const int N = 4;\n");
+}
+
 TEST(Tunable, FirstMatchWins) {
   std::string src =
       "int BM = 1; // tunable\n"
