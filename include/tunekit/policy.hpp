@@ -10,6 +10,7 @@
 #include "tunekit/names.hpp"
 #include "tunekit/select.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
 
 namespace tunekit {
 
@@ -65,6 +66,13 @@ struct NoPolicyError : std::runtime_error {
 };
 Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& trials, Selection selection,
                    const std::optional<Config>& baseline, double tolerance = 0.05, const Goal& goal = {});
+
+// The policy `tunekit emit` writes for `spec`'s trials: make_policy by the
+// spec's name (else its entry), default config and objective, with the
+// spec's size order, its pinned parameters and its checks, read with the
+// properties of the machine the trials ran on.
+Policy make_spec_policy(const Spec& spec, const std::vector<TrialRecord>& trials, Selection selection,
+                        double tolerance = 0.05);
 
 // The integer parameters of the policy's configs that `constraints` (the
 // spec's) pin to its sizes, where the rule can be written as C++.

@@ -651,4 +651,14 @@ std::string emit_json(const Policy& policy) {
   return j.dump(2) + "\n";
 }
 
+Policy make_spec_policy(const Spec& spec, const std::vector<TrialRecord>& trials, Selection selection,
+                        double tolerance) {
+  Policy p = make_policy(spec.name.empty() ? spec.kernel.entry : spec.name, trials, selection, spec.default_config,
+                         tolerance, Goal{spec.objective, spec.metrics});
+  p.size_order = spec.size_names;
+  p.pinned = pinned_parameters(spec.constraints, p);
+  p.checks = policy_checks(spec.constraints, spec.parameters, p, machine_properties(trials));
+  return p;
+}
+
 }  // namespace tunekit

@@ -345,3 +345,35 @@ TEST(PolicyHeader, NamesThatClashWithTheHeadersOwnKeepTheirMeaning) {
   options.name_space = "INT64_MAX";
   EXPECT_THROW(emit_header(p, options), std::invalid_argument);
 }
+
+// What `tunekit emit` writes, through the library: a spec's policy carries
+// its size order, its pinned parameters and its constraints as checks,
+// which make_policy alone leaves out.
+TEST(Policy, ASpecsPolicyHasItsPinsAndChecks) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "void k(float* x, int m, int n) {}\n");
+  tunekit::testing::write_file(dir / "k.yaml", R"(name: skinny
+kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: x, type: f32, size: M * N}
+  - {name: m, type: i32, value: M}
+  - {name: n, type: i32, value: N}
+sizes: {grid: {N: [1024, 4096], M: [16, 4096]}}
+parameters: {BM: [16, 64, 4096], TILE: [small, big]}
+constraints:
+  - BM == (16 if M <= 16 else 64) or BM == 4096
+  - N >= 4 * BM or BM == 4096
+)");
+  const Spec spec = load_spec(dir / "k.yaml");
+  auto t = [](int m, int n, int bm, double us) {
+    return trial(m, n, Config({{"BM", bm}, {"TILE", Value(std::string("small"))}}), us);
+  };
+  const std::vector<TrialRecord> trials = {t(16, 1024, 16, 10), t(4096, 4096, 64, 40)};
+  const Policy p = make_spec_policy(spec, trials, Selection::per_size);
+  EXPECT_EQ(p.kernel, "skinny");
+  EXPECT_EQ(p.size_order, spec.size_names);
+  EXPECT_EQ(p.checks.constraints.size(), 2u);
+  const Policy bare = make_policy("skinny", trials, Selection::per_size, std::nullopt);
+  EXPECT_NE(emit_header(p), emit_header(bare));
+  EXPECT_NE(emit_header(p).find("skinny_allowed"), std::string::npos);
+}

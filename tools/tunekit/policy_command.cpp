@@ -424,15 +424,11 @@ int run_emit(const PolicyArgs& a) {
                                            l.spec.kernel.language));
   Policy p;
   try {
-    p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100,
-                    goal_of(l.spec));
+    p = make_spec_policy(l.spec, l.trials, selection_of(a.mode), a.within_percent / 100);
   } catch (const NoPolicyError& e) {  // nothing to answer with, as select says with the same status
     fmt::print("nothing to emit: {}\n", e.what());
     return 3;
   }
-  p.size_order = l.spec.size_names;
-  p.pinned = pinned_parameters(l.spec.constraints, p);
-  p.checks = policy_checks(l.spec.constraints, l.spec.parameters, p, machine_properties(l.trials));
   auto chosen = [&](const std::string& given, const std::string& flag, const std::string& default_name) {
     return given.empty() ? std::pair{std::string("--out-dir"), fs::path(a.out_dir) / (l.name + default_name)}
                          : std::pair{flag, fs::path(given)};
