@@ -199,6 +199,10 @@ class TuningRig {
 // Tunes every size of `spec` and returns what was measured; every trial is
 // in the store (options.out_dir/tunekit.db, or spec.output.db) before this
 // returns. Writes no report file: the output writers (output.hpp) do.
+// Throws std::invalid_argument, naming the field, for a Spec or TuneOptions
+// that load_spec() and the command line would refuse (an empty entry or
+// out_dir, min_samples over max_samples, a timeout of 0, a tolerance that
+// is no number >= 0, a budget of 0 evaluations, no sizes); TuningRig too.
 TuneReport tune(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress = {});
 
 }  // namespace tunekit

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <future>
@@ -162,9 +163,39 @@ std::optional<std::string> noise_warning(const TuneReport& r) {
 
 namespace {
 
+// What load_spec() and the command line refuse, for a caller that builds
+// or edits a Spec in C++ (docs/api.md): each of these would otherwise fail
+// every config alike, or name a reason that is not the cause.
+void check_tune_inputs(const Spec& spec, const TuneOptions& options) {
+  auto refuse = [](const std::string& why) { throw std::invalid_argument("tune(): " + why); };
+  if (options.out_dir.empty()) refuse("TuneOptions::out_dir is empty; name a folder for the store and the builds");
+  const KernelTraits& traits = backend_for_language(spec.kernel.language).kernel;
+  if (traits.entry && spec.kernel.entry.empty() && options.replay.empty())
+    refuse("Spec::kernel.entry is empty; name the function to call");
+  if (spec.sizes.empty()) refuse("Spec::sizes is empty; a spec without sizes has one empty size, Bindings{}");
+  const MeasureSettings& m = spec.measure;
+  if (m.min_samples < 1) refuse("Spec::measure.min_samples is 0; expected 1 or more");
+  if (m.min_samples > m.max_samples)
+    refuse(
+        fmt::format("Spec::measure.min_samples ({}) exceeds measure.max_samples ({})", m.min_samples, m.max_samples));
+  if (!(m.timeout.count() > 0)) refuse("Spec::measure.timeout is not above 0");
+  if (!(m.max_time.count() > 0)) refuse("Spec::measure.max_time is not above 0");
+  if (!(m.target_noise >= 0 && m.target_noise < 1))
+    refuse(fmt::format("Spec::measure.target_noise is {}; expected a share in [0, 1)", m.target_noise));
+  for (const auto& [name, value] : {std::pair{"atol", spec.tolerance.atol}, std::pair{"rtol", spec.tolerance.rtol}})
+    if (!(value >= 0) || !std::isfinite(value))
+      refuse(fmt::format("Spec::tolerance.{} is {}; expected a number >= 0", name, value));
+  if (spec.search.max_evaluations && *spec.search.max_evaluations == 0)
+    refuse("Spec::search.max_evaluations is 0; expected 1 or more (none: no limit)");
+  if (spec.search.max_fraction && !(*spec.search.max_fraction > 0 && *spec.search.max_fraction <= 1))
+    refuse(fmt::format("Spec::search.max_fraction is {}; expected a share in (0, 1]", *spec.search.max_fraction));
+  if (spec.search.max_time && !(spec.search.max_time->count() > 0)) refuse("Spec::search.max_time is not above 0");
+}
+
 // The backend that serves the spec's kernel language, or the replay backend
 // for recorded results.
 std::unique_ptr<Backend> make_tuning_backend(const Spec& spec, const TuneOptions& options) {
+  check_tune_inputs(spec, options);
   BackendOptions backend_options;
   // Absolute: a kernel that changes the worker's directory must not move
   // where the tuner's files are.

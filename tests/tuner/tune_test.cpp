@@ -2,6 +2,8 @@
 // records each with its status, and still finds the best config.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -497,4 +499,43 @@ TEST(Tune, EachSizeNamesItsSearch) {
   spec.search.max_evaluations = 3;
   opt.out_dir = dir / "out2";
   EXPECT_EQ(tune(spec, opt).sizes.at(0).strategy, "random");
+}
+
+// A Spec built or edited in C++ gets the refusals load_spec() and the
+// command line give, naming the field, before anything is built; not a
+// reason that is not the cause (every config a wrong_result for an empty
+// entry, the reference "timed out" for a timeout of 0).
+TEST(Tune, ASpecThatLoadSpecWouldRefuseIsRefusedNamingTheField) {
+  const auto dir = fresh_dir();
+  const Spec good = planted_spec(dir);
+  struct Case {
+    std::function<void(Spec&, TuneOptions&)> edit;
+    std::string says;
+  };
+  const Case cases[] = {
+      {[](Spec& s, TuneOptions&) { s.kernel.entry.clear(); }, "Spec::kernel.entry is empty"},
+      {[](Spec&, TuneOptions& o) { o.out_dir.clear(); }, "TuneOptions::out_dir is empty"},
+      {[](Spec& s, TuneOptions&) { s.sizes.clear(); }, "Spec::sizes is empty"},
+      {[](Spec& s, TuneOptions&) { s.measure.min_samples = 0; }, "measure.min_samples is 0"},
+      {[](Spec& s, TuneOptions&) { s.measure.min_samples = 10, s.measure.max_samples = 2; },
+       "measure.min_samples (10) exceeds measure.max_samples (2)"},
+      {[](Spec& s, TuneOptions&) { s.measure.timeout = Seconds(0); }, "measure.timeout is not above 0"},
+      {[](Spec& s, TuneOptions&) { s.measure.target_noise = -0.1; }, "measure.target_noise is -0.1"},
+      {[](Spec& s, TuneOptions&) { s.tolerance.atol = std::nan(""); }, "tolerance.atol is nan"},
+      {[](Spec& s, TuneOptions&) { s.search.max_evaluations = 0; }, "search.max_evaluations is 0"},
+      {[](Spec& s, TuneOptions&) { s.search.max_fraction = 1.5; }, "search.max_fraction is 1.5"},
+  };
+  for (const Case& c : cases) {
+    Spec spec = good;
+    TuneOptions options;
+    options.out_dir = dir / "out";
+    c.edit(spec, options);
+    try {
+      tune(spec, options);
+      ADD_FAILURE() << "tuned: " << c.says;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "tunekit.db"));  // refused before the store was made
 }
