@@ -139,6 +139,17 @@ struct BackendInfo {
   // the language its name says.
   std::vector<std::pair<std::string, std::string>> source_endings;
 
+  // A kernel language or a source ending it claims that `other` claims too
+  // ("" when none): see Registry::add.
+  std::string clash(const BackendInfo& other) const {
+    for (const auto& l : languages)
+      for (const auto& o : other.languages)
+        if (l == o) return "serves kernel language '" + l + "'";
+    for (const auto& [ending, language] : source_endings)
+      for (const auto& o : other.source_endings)
+        if (ending == o.first) return "claims sources ending in '" + ending + "'";
+    return "";
+  }
   // The required parts it lacks ("" when none): see Registry::add.
   std::string missing() const {
     if (!make) return "make (the function that makes it)";

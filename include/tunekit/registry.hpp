@@ -51,6 +51,15 @@ concept SaysWhatIsWrong = requires(const Entry& e) {
   { e.problem() } -> std::convertible_to<std::string>;
 };
 
+// An entry may claim more than its names (a backend, its kernel languages)
+// and say where it clashes with another (`std::string clash(const Entry&)
+// const`: "" when it does not), so that add() refuses a plugin that the
+// one before it would hide.
+template <typename Entry>
+concept SaysWhereItClashes = requires(const Entry& e) {
+  { e.clash(e) } -> std::convertible_to<std::string>;
+};
+
 // `Entry` has a `std::string name`. Entries keep their address once added,
 // so a pointer from find() stays valid. Registration is not synchronised:
 // add entries before threads use the registry.
@@ -73,8 +82,8 @@ class Registry {
 
   // Throws std::invalid_argument when the name or an alias is empty, taken,
   // reserved or not writable as one word of a list (a space or a comma:
-  // `--output csv,json`), or when the entry lacks a part it needs or says
-  // what else is wrong with it.
+  // `--output csv,json`), or when the entry lacks a part it needs, says
+  // what else is wrong with it, or clashes with an entry added before it.
   Entry& add(Entry entry) {
     const std::string a_kind = (is_vowel(kind_.front()) ? "an " : "a ") + kind_;
     if (entry.name.empty()) throw std::invalid_argument(a_kind + " needs a name");
@@ -95,6 +104,11 @@ class Registry {
       for (const Reserved& r : reserved_)
         if (r.name == s) throw std::invalid_argument("no " + kind_ + " may be named '" + s + "': " + r.why);
     }
+    if constexpr (SaysWhereItClashes<Entry>)
+      for (const Entry& other : entries_)
+        if (const std::string clash = entry.clash(other); !clash.empty())
+          throw std::invalid_argument("the " + kind_ + " '" + entry.name + "' " + clash + ", as the " + kind_ + " '" +
+                                      other.name + "' does, which would hide it");
     return entries_.emplace_back(std::move(entry));
   }
   // A name users bring from another tool (Kernel Tuner's 'pso'), and what

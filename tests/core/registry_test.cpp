@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/seeds.hpp"
 #include "tunekit/strategy.hpp"
@@ -189,4 +190,32 @@ TEST(Registry, RefusesAPluginWithoutThePartsItNeeds) {
   EXPECT_EQ(message(writers(), writer), "the output writer 'no_write' has no default_file (it writes a file)");
   EXPECT_EQ(strategies().find("no_make"), nullptr);
   EXPECT_EQ(writers().find("no_write"), nullptr);
+}
+
+// A backend that serves a language (or claims a source ending) that one
+// registered before it serves would never be chosen: the first one wins.
+TEST(Registry, RefusesABackendThatAnEarlierOneWouldHide) {
+  auto message = [](BackendInfo b) {
+    b.make = [](const BackendOptions&) -> std::unique_ptr<Backend> { return nullptr; };
+    b.list_devices = [] { return DeviceListing{}; };
+    try {
+      backends().add(std::move(b));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    backends().remove("mine");
+    return std::string("(added)");
+  };
+  BackendInfo mine;
+  mine.name = "mine";
+  mine.languages = {"mylang", "c++"};
+  EXPECT_EQ(message(mine),
+            "the backend 'mine' serves kernel language 'c++', as the backend 'cpu' does, which would hide it");
+  mine.languages = {"mylang"};
+  mine.source_endings = {{".cu", "mylang"}};
+  EXPECT_EQ(message(mine),
+            "the backend 'mine' claims sources ending in '.cu', as the backend 'cuda' does, which would hide it");
+  mine.source_endings = {{".my", "mylang"}};
+  EXPECT_EQ(message(mine), "(added)");
+  EXPECT_EQ(backends().find("mine"), nullptr);
 }
