@@ -1267,9 +1267,11 @@ class Run {
         record(std::move(*b.ready[i]), sr, p);
         continue;
       }
-      // The time budget holds within a batch too: a replay's ends at the
-      // first trial past it, as `tunekit replay --max-time` does.
-      if (out_of_time()) return;
+      // A replay's time budget (recorded times) ends at the first trial past
+      // it, as `tunekit replay --max-time` does. A wall-clock budget ends
+      // the proposals: a batch built is measured, or a first batch whose
+      // builds outlast the budget would measure nothing.
+      if (backend_->clock() && out_of_time()) return;
       // A stored failure measured again counts once its new trial is kept,
       // not when a stop drops it.
       auto finish = [&](TrialRecord r) {

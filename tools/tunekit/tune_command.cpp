@@ -450,7 +450,7 @@ SubCommand add_tune_command(CLI::App& app) {
                    "Budget as a share of each size's valid configs, e.g. 0.02 (rounded up; otherwise as --max-evals)")
       ->excludes(max_evals);
   tune_cmd->add_option("--max-time", t->max_time,
-                       "Stop measuring configs after this long, e.g. 90s or 5m (with --replay: recorded compile and "
+                       "Stop proposing configs after this long, e.g. 90s or 5m (with --replay: recorded compile and "
                        "run time)");
   tune_cmd
       ->add_option("--replay", t->replay,
