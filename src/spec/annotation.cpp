@@ -329,7 +329,7 @@ std::string_view defined_macro(std::string_view line) {
 // #define of it in the source replaces every config's value with its own
 // (the compiler only warns, and a build that succeeds shows no warning), so
 // every variant is the same code.
-void check_ranges_are_taken(const std::vector<Line>& lines, const std::vector<RangeAnnotation>& ranges,
+void check_ranges_not_defined_in_source(const std::vector<Line>& lines, const std::vector<RangeAnnotation>& ranges,
                             const std::string& file) {
   for (const RangeAnnotation& r : ranges) {
     bool guarded = false;
@@ -479,7 +479,7 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     a.column = static_cast<int>(name_pos + 1);
     out.push_back(std::move(a));
   }
-  check_ranges_are_taken(lines, out, file);
+  check_ranges_not_defined_in_source(lines, out, file);
   return out;
 }
 
