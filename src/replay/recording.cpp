@@ -737,9 +737,10 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
       bool recovered = false;
       // Open after its last entry ("},"), or before its first ("cache": {).
       const bool after_entry = !closed.empty() && closed.back() == ',';
-      const bool before_first = !closed.empty() && closed.back() == '{' &&
-                                closed.find_last_not_of(" \t\r\n", closed.size() - 2) != std::string::npos &&
-                                closed[closed.find_last_not_of(" \t\r\n", closed.size() - 2)] == ':';
+      const std::size_t key_end =
+          closed.size() < 2 ? std::string::npos : closed.find_last_not_of(" \t\r\n", closed.size() - 2);
+      const bool before_first =
+          !closed.empty() && closed.back() == '{' && key_end != std::string::npos && closed[key_end] == ':';
       if ((after_entry || before_first) && closed.find("\"cache\"") != std::string::npos) {
         if (after_entry) closed.pop_back();
         closed += "}\n}";

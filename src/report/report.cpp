@@ -1,6 +1,7 @@
 // Handing results back: one console line per trial, a CSV table, a JSON
 // document and the summary printed at the end of `tunekit tune`.
 #include "report/detail/files.hpp"
+#include "core/detail/text.hpp"
 #include "report/detail/text.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/objective.hpp"
@@ -356,8 +357,7 @@ std::string detail::first_line(std::string_view text, std::size_t limit) {
   const std::size_t room = limit > kGap.size() ? limit - kGap.size() : 0;
   std::size_t tail = line.size() - room / 3;
   while (tail < line.size() && continuation(tail)) ++tail;
-  std::size_t head = room - room / 3;
-  while (head > 0 && continuation(head)) --head;
+  const std::size_t head = utf8_floor(line, room - room / 3);
   std::string_view front = line.substr(0, head), back = line.substr(tail);
   while (!front.empty() && blank(front.back())) front.remove_suffix(1);
   while (!back.empty() && blank(back.front())) back.remove_prefix(1);
