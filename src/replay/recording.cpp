@@ -753,6 +753,16 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
       if (!recovered) {
         if (text.empty()) fail(file, "it is empty");
         const auto p = detail::json_error_place(text, first.byte, first.what());
+        // Python's json writes a float nan or inf as NaN or Infinity, which
+        // JSON has no words for.
+        const std::size_t at = first.byte > 0 ? first.byte - 1 : 0;
+        const std::size_t word = text.find_last_not_of("NaInfity-", at) + 1;
+        const std::string_view here = std::string_view(text).substr(word);
+        if (here.starts_with("NaN") || here.starts_with("Infinity") || here.starts_with("-Infinity"))
+          throw InputError(SourceLocation{file.string(), p.line, p.column},
+                           "it holds NaN or Infinity, which Python's json writes for a float nan or inf but JSON "
+                           "has no word for; replace each with a number, or a time with an error name such as "
+                           "\"RuntimeFailedConfig\"");
         throw InputError(SourceLocation{file.string(), p.line, p.column},
                          "it is not valid JSON (truncated?): " + p.message);
       }

@@ -111,6 +111,20 @@ TEST(Recording, ReadsKernelTunerCache) {
   EXPECT_EQ(r.find(Config({{"a", 8}, {"b", 0}})), nullptr);
 }
 
+// Python's json writes a float nan or inf as NaN or Infinity, which JSON
+// lacks: said so, where it is, rather than "truncated?".
+TEST(Recording, NaNOrInfinityInACacheIsNamed) {
+  const fs::path dir = fresh_dir();
+  for (const std::string word : {"NaN", "Infinity", "-Infinity"}) {
+    std::string text = kTinyCache;
+    text.replace(text.find("\"time\": 3.0"), 11, "\"time\": " + word);
+    write_file(dir / "nan.json", text);
+    const std::string why = input_error([&] { load_recording(dir / "nan.json"); });
+    EXPECT_TRUE(contains(why, "nan.json:9:")) << why;
+    EXPECT_TRUE(contains(why, "it holds NaN or Infinity, which Python's json writes")) << why;
+  }
+}
+
 TEST(Recording, ReadsACacheLeftOpenAsKernelTunerDoes) {
   // An interrupted Kernel Tuner run leaves "...}," with no closing braces.
   std::string open = kTinyCache;
