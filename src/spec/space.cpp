@@ -204,10 +204,19 @@ void Loader::space(const Map& m, Spec& s) const {
     }
     if (ok && uses_tunable_lines(s.kernel.injection, source)) {
       const std::vector<std::string> names = tunable_names(source, file);
+      // A source with both kinds of annotation is read by its tunable lines
+      // under injection: auto; a %RANGE% parameter is then none of theirs.
+      std::vector<std::string> ranged;
+      if (s.kernel.injection == Injection::automatic && source.find("%RANGE%") != std::string::npos)
+        for (const auto& r : parse_range_annotations(source, file)) ranged.push_back(r.name);
       for (const auto& p : s.parameters)
         if (!std::binary_search(names.begin(), names.end(), p.name))
           fail(p.where, "'" + p.name + "' matches no '// tunable' line in " + file + did_you_mean(p.name, names) +
-                            tunable_names_text(names));
+                            tunable_names_text(names) +
+                            (std::find(ranged.begin(), ranged.end(), p.name) == ranged.end()
+                                 ? ""
+                                 : "; it is a %RANGE% parameter of the source, which has both kinds of annotation: "
+                                   "set kernel.injection: range to tune its %RANGE% lines"));
     } else if (ok && (s.kernel.injection == Injection::range_defines ||
                       (s.kernel.injection == Injection::automatic && source.find("%RANGE%") != std::string::npos))) {
       check_against_ranges(s.parameters, source, file);

@@ -930,3 +930,21 @@ TEST_F(SpecErrors, ANearMissTunableCommentIsAnErrorUnderAutoInjection) {
       "arguments:\n  - {name: X, type: f32, size: N}\n";
   EXPECT_EQ(load_spec(write(defines + configs)).configs.size(), 2u);
 }
+
+// A source with both kinds of annotation is read by its tunable lines under
+// `injection: auto`; its %RANGE% parameters then match none, which the
+// error says, with the injection that tunes them.
+TEST_F(SpecErrors, ASourceWithBothKindsOfAnnotationSaysWhichInjectionTunesItsRanges) {
+  write("// %RANGE% TUNE_U unroll 1:4:1\nconstexpr float kScale = 3.0f; // tunable\nvoid k() {}\n", "k.cpp");
+  try {
+    load_spec(write(kHead));
+    FAIL() << "loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'TUNE_U' matches no '// tunable' line"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("set kernel.injection: range"), std::string::npos) << e.what();
+  }
+  const std::string ranged =
+      "kernel:\n  source: k.cpp\n  entry: k\n  injection: range\n"
+      "arguments:\n  - {name: X, type: f32, size: N}\n";
+  EXPECT_EQ(load_spec(write(ranged)).parameters.at(0).name, "TUNE_U");
+}
