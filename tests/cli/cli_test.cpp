@@ -299,8 +299,10 @@ TEST(Cli, ABareSourceIsOfTheLanguageItsNameSays) {
              "void k(const float* x, float* y, int n) {\n"
              "  float* t = malloc(sizeof(float));\n  free(t);\n"
              "  for (int i = 0; i < n; ++i) y[i] = x[i] * TUNE_U / TUNE_U;\n}\n");
-  auto r = tunekit_cli({"tune", (dir / "k.c").string(), "--entry", "k", "--arg", "x:f32:64", "--arg", "y:f32:64:0:out",
-                        "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress"});
+  // --early-stop off: a preempted worker must not get a config cut short.
+  auto r =
+      tunekit_cli({"tune", (dir / "k.c").string(), "--entry", "k", "--arg", "x:f32:64", "--arg", "y:f32:64:0:out",
+                   "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress", "--early-stop", "off"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "2 trials: 2 ok")) << r.output;
 
