@@ -289,6 +289,22 @@ TEST(Cli, WhereNarrowsOneRunAndTheFullRunResumesFromIt) {
   EXPECT_TRUE(contains(broken.output, "expected an expression")) << broken.output;
 }
 
+namespace {
+
+// `tunekit tune SOURCE` of a bare kernel k(x, y, n) over 64 floats, with
+// `extra` flags.
+detail::ProcessResult tune_bare_k(const fs::path& dir, const std::string& source, const std::string& entry,
+                                  std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{
+      "tune",         (dir / source).string(), "--entry", entry,      "--arg",     "x:f32:64",
+      "--arg",        "y:f32:64:0:out",        "--arg",   "n:i32=64", "--out-dir", (dir / "out").string(),
+      "--no-progress"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return tunekit_cli(args);
+}
+
+}  // namespace
+
 // A bare source's language is its name's: a .c file is C (C++ refuses
 // this one's malloc without a cast, and would mangle its function's name),
 // and a .cl or .cu file is a device kernel, whose launch needs a spec.
@@ -300,9 +316,7 @@ TEST(Cli, ABareSourceIsOfTheLanguageItsNameSays) {
              "  float* t = malloc(sizeof(float));\n  free(t);\n"
              "  for (int i = 0; i < n; ++i) y[i] = x[i] * TUNE_U / TUNE_U;\n}\n");
   // --early-stop off: a preempted worker must not get a config cut short.
-  auto r =
-      tunekit_cli({"tune", (dir / "k.c").string(), "--entry", "k", "--arg", "x:f32:64", "--arg", "y:f32:64:0:out",
-                   "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress", "--early-stop", "off"});
+  auto r = tune_bare_k(dir, "k.c", "k", {"--early-stop", "off"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "2 trials: 2 ok")) << r.output;
 
@@ -329,15 +343,13 @@ TEST(Cli, ARangeParameterTheSourceNeverNamesIsWarnedOf) {
              "// %RANGE% TUNE_U u 1:2:1\n// %RANGE% TUNE_NOPE n 1:2:1\n"
              "extern \"C\" void k(const float* x, float* y, int n) {\n"
              "  for (int i = 0; i < n; ++i) y[i] = x[i] * TUNE_U / TUNE_U;\n}\n");
-  auto r = tunekit_cli({"tune", (dir / "k.cpp").string(), "--entry", "k", "--arg", "x:f32:64", "--arg",
-                        "y:f32:64:0:out", "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress"});
+  auto r = tune_bare_k(dir, "k.cpp", "k");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "names the %RANGE% parameter TUNE_NOPE nowhere but on its %RANGE% line")) << r.output;
   EXPECT_FALSE(contains(r.output, "parameter TUNE_U nowhere")) << r.output;
 
   // A mistyped --entry is the flag's error.
-  r = tunekit_cli({"tune", (dir / "k.cpp").string(), "--entry", "kk", "--arg", "x:f32:64", "--arg", "y:f32:64:0:out",
-                   "--arg", "n:i32=64", "--out-dir", (dir / "out").string(), "--no-progress"});
+  r = tune_bare_k(dir, "k.cpp", "kk");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "error: --entry kk: kernel.entry 'kk' does not appear in k.cpp (did you mean 'k'?)"))
       << r.output;
