@@ -163,6 +163,7 @@ struct SearchSettings {
   SourceLocation strategy_where;     // where it was named, for errors
   std::vector<OptionValue> options;  // the strategy's options (search.options), checked at load
   std::optional<std::size_t> max_evaluations;
+  SourceLocation max_evaluations_where;  // where it was given (a replay refuses one larger than its space)
   // The budget as a share of each size's valid configs (rounded up), for a
   // spec whose sizes prune the space differently. A spec gives one of the
   // two; set both here, the smaller budget holds.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -57,6 +58,56 @@ std::string read_contents(const fs::path& file) {
   return out;
 }
 
+// Python's json writes a float nan or inf as NaN, Infinity or -Infinity,
+// which JSON has no words for, and reads them back: a Kernel Tuner cache may
+// hold them (a metric of a config that failed), and Kernel Tuner reads it.
+// Each such word outside a string is replaced by a number of the same length,
+// so that the parser's error places stay those of the file, written with an
+// upper-case E, which Python never writes; the builder reads each one back as
+// the float it stands for.
+struct PythonWord {
+  std::string_view word, stand_in;
+  double value;
+};
+constexpr PythonWord kPythonWords[] = {
+    {"NaN", "0E0", std::numeric_limits<double>::quiet_NaN()},
+    {"-Infinity", "-1.0E+308", -std::numeric_limits<double>::infinity()},
+    {"Infinity", "1.0E+308", std::numeric_limits<double>::infinity()},
+};
+
+// Replaces Python's words in `text`, unless a number there is already
+// written as a stand-in (then the words stay, for the parser to refuse).
+// Returns whether any was replaced.
+bool replace_python_words(std::string& text) {
+  std::vector<std::pair<std::size_t, const PythonWord*>> found;
+  const auto number_char = [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) || std::strchr("+-.eE", c);
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {  // past the string, and its escapes
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      continue;
+    }
+    const auto word = std::find_if(std::begin(kPythonWords), std::end(kPythonWords),
+                                   [&](const PythonWord& w) { return text.compare(i, w.word.size(), w.word) == 0; });
+    if (word != std::end(kPythonWords)) {
+      found.emplace_back(i, word);
+      i += word->word.size() - 1;
+    } else if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
+      std::size_t end = i;
+      while (end < text.size() && number_char(text[end])) ++end;
+      const std::string_view number = std::string_view(text).substr(i, end - i);
+      for (const PythonWord& w : kPythonWords)
+        if (number == w.stand_in) return false;
+      i = end - 1;
+    }
+  }
+  for (const auto& [at, w] : found) text.replace(at, w->word.size(), w->stand_in);
+  return !found.empty();
+}
+
 // Builds what Json::parse does (keys in the file's order; a key given twice
 // keeps its first place and its last value), in time linear in the file.
 // Json::parse finds each key among its object's keys before it by a scan, so
@@ -64,13 +115,19 @@ std::string read_contents(const fs::path& file) {
 // entries); here an object of many keys finds them in a hash index.
 class OrderedJsonBuilder {
  public:
-  explicit OrderedJsonBuilder(Json& root) : root_(root) {}
+  // `python_words`: the text's Python words were replaced (replace_python_words).
+  OrderedJsonBuilder(Json& root, bool python_words) : root_(root), python_words_(python_words) {}
 
   bool null() { return put(nullptr), true; }
   bool boolean(bool v) { return put(v), true; }
   bool number_integer(Json::number_integer_t v) { return put(v), true; }
   bool number_unsigned(Json::number_unsigned_t v) { return put(v), true; }
-  bool number_float(Json::number_float_t v, const std::string&) { return put(v), true; }
+  bool number_float(Json::number_float_t v, const std::string& written) {
+    if (python_words_)
+      for (const PythonWord& w : kPythonWords)
+        if (written == w.stand_in) return put(w.value), true;
+    return put(v), true;
+  }
   bool string(std::string& v) { return put(std::move(v)), true; }
   bool binary(Json::binary_t& v) { return put(std::move(v)), true; }
   bool start_object(std::size_t) { return open(Json::value_t::object), true; }
@@ -131,13 +188,14 @@ class OrderedJsonBuilder {
   void open(Json::value_t type) { stack_.push_back(Frame{put(type), {}}); }
 
   Json& root_;
+  bool python_words_;
   std::vector<Frame> stack_;
   Json* element_ = nullptr;  // the value of the key just read
 };
 
-Json parse_json(const std::string& text) {
+Json parse_json(const std::string& text, bool python_words) {
   Json doc;
-  OrderedJsonBuilder builder(doc);
+  OrderedJsonBuilder builder(doc, python_words);
   Json::sax_parse(text, &builder);
   return doc;
 }
@@ -145,6 +203,8 @@ Json parse_json(const std::string& text) {
 Value value_of(const Json& j, const fs::path& file, const std::string& what) {
   if (j.is_boolean()) return Value(static_cast<std::int64_t>(j.get<bool>()));
   if (j.is_number_integer()) return Value(j.get<std::int64_t>());
+  if (j.is_number() && !std::isfinite(j.get<double>()))
+    fail(file, fmt::format("{} is {}, not a value a parameter can take", what, j.get<double>()));
   if (j.is_number()) return Value(j.get<double>());
   if (j.is_string()) return Value(j.get<std::string>());
   fail(file, what + " is " + j.dump() + ", not a number or a string");
@@ -357,7 +417,7 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
       // Old caches write 1e20 for a config that failed.
       if (!std::isfinite(v) || v >= 1e20) {
         r.status = Status::launch_error;
-        r.error = "time " + t->dump();
+        r.error = std::isfinite(v) ? "time " + t->dump() : fmt::format("time {}", v);
       } else {
         non_positive.record(r, Microseconds(v * 1e3), where);
       }
@@ -455,7 +515,12 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     }
     if (r.status == Status::ok) {
       if (!time) fail(file, where + " is correct but has no \"time\" measurement");
-      g.non_positive.record(r, Microseconds(*time * us_per_unit), where);
+      if (std::isfinite(*time)) {
+        g.non_positive.record(r, Microseconds(*time * us_per_unit), where);
+      } else {
+        r.status = Status::launch_error;
+        r.error = fmt::format("time {}", *time);
+      }
     } else if (r.error.empty()) {
       r.error = invalidity;
     }
@@ -727,8 +792,9 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
     out = read_store(file, filter);
   } else {
     Json doc;
+    const bool python_words = replace_python_words(text);
     try {
-      doc = parse_json(text);
+      doc = parse_json(text, python_words);
     } catch (const Json::parse_error& first) {
       // Kernel Tuner appends to an open cache ("...},") and closes it at the
       // end of a run; it reads a cache left open by closing it.
@@ -745,7 +811,7 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
         if (after_entry) closed.pop_back();
         closed += "}\n}";
         try {
-          doc = parse_json(closed);
+          doc = parse_json(closed, python_words);
           recovered = true;
         } catch (const Json::parse_error&) {
         }
@@ -753,16 +819,15 @@ std::vector<Recording> load_recordings(const fs::path& file, const RecordingFilt
       if (!recovered) {
         if (text.empty()) fail(file, "it is empty");
         const auto p = detail::json_error_place(text, first.byte, first.what());
-        // Python's json writes a float nan or inf as NaN or Infinity, which
-        // JSON has no words for.
+        // Python's words stay only beside a number written as their stand-in.
         const std::size_t at = first.byte > 0 ? first.byte - 1 : 0;
         const std::size_t word = text.find_last_not_of("NaInfity-", at) + 1;
         const std::string_view here = std::string_view(text).substr(word);
         if (here.starts_with("NaN") || here.starts_with("Infinity") || here.starts_with("-Infinity"))
           throw InputError(SourceLocation{file.string(), p.line, p.column},
-                           "it holds NaN or Infinity, which Python's json writes for a float nan or inf but JSON "
-                           "has no word for; replace each with a number, or a time with an error name such as "
-                           "\"RuntimeFailedConfig\"");
+                           "it holds NaN or Infinity, which tunekit reads as Python does only where no number is "
+                           "written 0E0, 1.0E+308 or -1.0E+308 (its stand-ins for them); write such a number "
+                           "otherwise (0.0, 1e308)");
         throw InputError(SourceLocation{file.string(), p.line, p.column},
                          "it is not valid JSON (truncated?): " + p.message);
       }

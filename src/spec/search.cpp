@@ -23,8 +23,10 @@ void Loader::search(const Item& it, Spec& s) const {
   }
   // Checked now, so a typo is reported where it was written.
   (void)strategy_options(strategies().get(s.search.strategy), s.search.options);
-  if (auto x = get(t, "max_evals"))
+  if (auto x = get(t, "max_evals")) {
     s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+    s.search.max_evaluations_where = content_loc(*x);
+  }
   if (auto x = get(t, "max_fraction")) {
     const std::string expected = "a share of each size's valid configs in (0, 1], e.g. 0.02";
     if (s.search.max_evaluations)

@@ -327,6 +327,17 @@ class Run {
     p.space = std::make_unique<Space>(spec_.parameters, spec_.constraints, constants);
     for (const auto& e : p.space->constraint_errors()) warn(e);
     p.budget = spec_.search.max_evaluations;
+    // A live tune of a space smaller than the budget simply runs it all; a
+    // replay refuses such a budget, as `tunekit replay` does, since a
+    // replayed search is a benchmark of the strategy at that budget (a size
+    // with no valid config runs nothing either way).
+    if (!options_.replay.empty() && p.budget && p.space->indexable() && p.space->size() > 0 &&
+        *p.budget > p.space->size())
+      throw InputError(spec_.search.max_evaluations_where.file.empty() ? SourceLocation{spec_.file.string()}
+                                                                       : spec_.search.max_evaluations_where,
+                       fmt::format("a budget of {} evaluations: expected 1 to {} (the valid configs of the replayed "
+                                   "space{})",
+                                   *p.budget, p.space->size(), size.empty() ? "" : " at size " + size_key(size)));
     if (spec_.search.max_fraction) {
       // A share needs the count of the valid configs, which a space too
       // large to index has only by a search of the whole space.

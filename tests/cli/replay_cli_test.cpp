@@ -425,6 +425,23 @@ TEST(TuneReplay, AFractionBudgetIsAShareOfTheValidConfigsRoundedUp) {
     EXPECT_TRUE(contains(r.output, "--max-fraction")) << r.output;
     EXPECT_TRUE(contains(r.output, "(0, 1]")) << r.output;
   }
+  // A budget of more evaluations than the replayed space holds is refused,
+  // as `tunekit replay` refuses it, where it was given: the flag or the
+  // spec's key.
+  const std::string over = std::to_string(all + 1);
+  auto flag = tunekit_cli(
+      {"tune", kSpec, "--replay", kCache, "--max-evals", over, "-o", (dir / "over").string(), "--no-progress"});
+  EXPECT_EQ(flag.exit_code, 1) << flag.output;
+  EXPECT_TRUE(
+      contains(flag.output, "--max-evals: a budget of " + over + " evaluations: expected 1 to " + std::to_string(all)))
+      << flag.output;
+  write_file(dir / "over.yaml", read_file(kSpec) + "search: {max_evals: " + over + "}\n");
+  auto key = tunekit_cli(
+      {"tune", (dir / "over.yaml").string(), "--replay", kCache, "-o", (dir / "over").string(), "--no-progress"});
+  EXPECT_EQ(key.exit_code, 1) << key.output;
+  EXPECT_TRUE(contains(key.output, (dir / "over.yaml").string() + ":")) << key.output;
+  EXPECT_TRUE(contains(key.output, "a budget of " + over + " evaluations")) << key.output;
+  EXPECT_EQ(trials("exact", {"--max-evals", std::to_string(all)}), all);
 }
 
 TEST(TuneReplay, MaximisingAMetricSearchesAsMinimisingTime) {

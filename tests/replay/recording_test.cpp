@@ -113,16 +113,44 @@ TEST(Recording, ReadsKernelTunerCache) {
 
 // Python's json writes a float nan or inf as NaN or Infinity, which JSON
 // lacks: said so, where it is, rather than "truncated?".
-TEST(Recording, NaNOrInfinityInACacheIsNamed) {
+// Python's json writes a float nan or inf as NaN or Infinity, and Kernel
+// Tuner reads its caches with it: so does tunekit. A time that is not a
+// finite number is a failed config; a metric's NaN is a missing value; the
+// same words inside a string are text.
+TEST(Recording, NaNOrInfinityInACacheIsReadAsPythonReadsIt) {
   const fs::path dir = fresh_dir();
   for (const std::string word : {"NaN", "Infinity", "-Infinity"}) {
     std::string text = kTinyCache;
     text.replace(text.find("\"time\": 3.0"), 11, "\"time\": " + word);
+    text.replace(text.find("\"time\": 2.5"), 11, "\"time\": 2.5, \"GB/s\": " + word + ", \"note\": \"NaN\"");
     write_file(dir / "nan.json", text);
-    const std::string why = input_error([&] { load_recording(dir / "nan.json"); });
-    EXPECT_TRUE(contains(why, "nan.json:9:")) << why;
-    EXPECT_TRUE(contains(why, "it holds NaN or Infinity, which Python's json writes")) << why;
+    const Recording r = load_recording(dir / "nan.json");
+    ASSERT_EQ(r.results().size(), 6u) << word;
+    const RecordedResult& failed = r.results()[0];
+    EXPECT_EQ(failed.status, Status::launch_error) << word;
+    EXPECT_TRUE(failed.error.starts_with("time ")) << failed.error;
+    ASSERT_EQ(r.metric_names().back(), "GB/s") << word;
+    const double metric = r.results()[1].metrics.back();
+    if (word == "NaN") EXPECT_TRUE(std::isnan(metric));
+    else EXPECT_EQ(metric, word == "Infinity" ? INFINITY : -INFINITY);
+    EXPECT_EQ(r.results()[1].status, Status::ok);
+    EXPECT_EQ(r.ok_count(), 4u) << word;
   }
+  // A parameter cannot take one.
+  std::string text = kTinyCache;
+  text.replace(text.find("\"a\": [1, 2, 4]"), 14, "\"a\": [1, NaN, 4]");
+  write_file(dir / "param.json", text);
+  std::string why = input_error([&] { load_recording(dir / "param.json"); });
+  EXPECT_TRUE(contains(why, "a value of tune_params['a'] is nan, not a value a parameter can take")) << why;
+  // Where a number is already written as a stand-in, the words are refused
+  // where they stand, not misread.
+  text = kTinyCache;
+  text.replace(text.find("\"time\": 3.0"), 11, "\"time\": NaN");
+  text.replace(text.find("\"time\": 2.5"), 11, "\"time\": 0E0");
+  write_file(dir / "clash.json", text);
+  why = input_error([&] { load_recording(dir / "clash.json"); });
+  EXPECT_TRUE(contains(why, "clash.json:9:")) << why;
+  EXPECT_TRUE(contains(why, "it holds NaN or Infinity")) << why;
 }
 
 TEST(Recording, ReadsACacheLeftOpenAsKernelTunerDoes) {

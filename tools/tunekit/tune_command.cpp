@@ -161,6 +161,7 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
                                                     "for no limit)",
                                                     *t.max_evals));
     spec.search.max_evaluations = static_cast<std::size_t>(*t.max_evals);
+    spec.search.max_evaluations_where = {"--max-evals"};
     spec.search.max_fraction.reset();  // the flag's budget replaces the spec's
   }
   if (t.max_fraction) {
