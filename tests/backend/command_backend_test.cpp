@@ -119,6 +119,35 @@ TEST(CommandTime, RegexTakesTheFirstGroupOfTheLastMatch) {
   EXPECT_DOUBLE_EQ(*t, 5.0);
 }
 
+// A program's long lines are no reason to fail: the regex search once
+// recursed per character (a line of 30k digits overflowed the stack), and it
+// takes time quadratic in a line's length, so it keeps to each line's ends
+// and the output's last 256 KiB.
+TEST(CommandTime, LongLinesAreSearchedAtTheirEnds) {
+  std::string why;
+  auto t = read_time_us(regex_time("time_us: ([0-9.eE+-]+)"), "time_us: " + std::string(300000, '0') + "1.5\n", why);
+  EXPECT_FALSE(t);  // the line's head holds the number's head: 0
+  EXPECT_NE(why.find("not a positive number"), std::string::npos) << why;
+  t = read_time_us(regex_time("([0-9.]+) us"), std::string(500000, '.') + " 7.25 us\n", why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_DOUBLE_EQ(*t, 7.25);
+  t = read_time_us(regex_time("([0-9]+[.][0-9]+) ms", 1e3),
+                   std::string(40000, '0') + "\nelapsed 1.5 ms\n" + std::string(200000, '9') + " x\n", why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_DOUBLE_EQ(*t, 1500.0);
+  t = read_time_us(regex_time("time: ([0-9.]+)"), "time: 2.5 " + std::string(100000, '#') + "\n", why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_DOUBLE_EQ(*t, 2.5);
+  // A time printed before more than 256 KiB of other lines is not looked for.
+  std::string log = "time: 4\n";
+  for (int i = 0; i < 30000; ++i) log += "step done\n";
+  EXPECT_FALSE(read_time_us(regex_time("time: ([0-9.]+)"), log, why));
+  EXPECT_NE(why.find("matches nothing in the output (searched from its last line up, 256 KiB of it)"),
+            std::string::npos)
+      << why;
+  EXPECT_TRUE(read_time_us(regex_time("time: ([0-9.]+)"), log.substr(0, 200000), why)) << why;
+}
+
 TEST(CommandTime, RegexFailuresSayWhy) {
   std::string why;
   EXPECT_FALSE(read_time_us(regex_time("time: ([0-9.]+)"), "nothing here\n", why));
@@ -127,6 +156,10 @@ TEST(CommandTime, RegexFailuresSayWhy) {
   EXPECT_NE(why.find("'fast', which is not a number"), std::string::npos) << why;
   EXPECT_FALSE(read_time_us(regex_time("time: (\\S+)"), "time: -3\n", why));
   EXPECT_NE(why.find("negative"), std::string::npos) << why;
+  EXPECT_FALSE(read_time_us(regex_time("time: (\\S+)"), "time: 1e-320\n", why));
+  EXPECT_NE(why.find("less than a picosecond"), std::string::npos) << why;
+  EXPECT_FALSE(read_time_us(regex_time("time: (\\S+)", 1e-6), "time: 0.5\n", why));        // in ps
+  EXPECT_TRUE(read_time_us(regex_time("time: (\\S+)", 1e-3), "time: 0.5\n", why)) << why;  // 0.5 ns
 }
 
 TEST(CommandTime, JsonPathInTheWholeOutputOrInALine) {

@@ -161,30 +161,67 @@ std::optional<double> read_json(const std::string& path, const std::string& outp
   return std::nullopt;
 }
 
+// libstdc++'s regex search backtracked by recursion, one call per character
+// a quantifier takes (a line of 30k digits overflowed tunekit's stack), and
+// it can backtrack exponentially on a pattern such as `(a+)+x`. Its automaton
+// mode (an extension) keeps a set of states instead, for the same matches,
+// and hands a pattern with back-references to the backtracking search.
+constexpr std::regex::flag_type kRegexFlags = std::regex::ECMAScript
+#if defined(__GLIBCXX__)
+                                              | std::regex_constants::__polynomial
+#endif
+    ;
+// Either way a search takes time quadratic in a line's length where the
+// pattern starts a match at every character (`([0-9.]+) us` over a progress
+// bar of dots: 0.25 s for 4 KiB). So it keeps to what a time line needs: the
+// lines from the last one up, since the last match wins, each in its first
+// and last kRegexLineEnd bytes, and no more than kRegexSearched bytes in all.
+constexpr std::size_t kRegexLineEnd = 1 << 9;
+constexpr std::size_t kRegexSearched = 1 << 18;
+
 std::optional<double> read_regex(const std::string& pattern, const std::string& output, std::string& why) {
   std::regex re;
   try {
-    re = std::regex(pattern);
+    re = std::regex(pattern, kRegexFlags);
   } catch (const std::regex_error& e) {
     why = "bad regular expression '" + pattern + "': " + e.what();
     return std::nullopt;
   }
-  // The last match wins (a program may print progress first). Line by
-  // line: keeps std::regex's recursion shallow on long outputs.
   std::optional<std::string> text;
-  std::size_t begin = 0;
-  while (begin <= output.size()) {
-    const std::size_t nl = output.find('\n', begin);
-    const std::string line = output.substr(begin, nl == std::string::npos ? std::string::npos : nl - begin);
-    for (std::sregex_iterator it(line.begin(), line.end(), re), stop; it != stop; ++it) {
-      const std::smatch& m = *it;
+  auto search = [&](std::string_view part) {
+    for (std::regex_iterator<std::string_view::const_iterator> it(part.begin(), part.end(), re), stop; it != stop;
+         ++it) {
+      const auto& m = *it;
       text = m[re.mark_count() >= 1 && m[1].matched ? 1 : 0].str();
     }
-    if (nl == std::string::npos) break;
-    begin = nl + 1;
+  };
+  const std::string_view all(output);
+  std::size_t end = all.size(), searched = 0;
+  bool cut = false;
+  while (!text) {
+    if (searched >= kRegexSearched) {
+      cut = end > 0;
+      break;
+    }
+    const std::size_t nl = end == 0 ? std::string_view::npos : all.rfind('\n', end - 1);
+    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    const std::string_view line = all.substr(begin, end - begin);
+    if (line.size() <= 2 * kRegexLineEnd) {
+      search(line);
+    } else {  // the tail's match is the later one
+      search(line.substr(0, kRegexLineEnd));
+      std::optional<std::string> head = std::move(text);
+      text.reset();
+      search(line.substr(line.size() - kRegexLineEnd));
+      if (!text) text = std::move(head);
+    }
+    searched += std::min(line.size(), 2 * kRegexLineEnd) + 1;
+    if (nl == std::string_view::npos) break;
+    end = nl;
   }
   if (!text) {
-    why = "the regex '" + pattern + "' matches nothing in the output";
+    why = "the regex '" + pattern + "' matches nothing in the output" +
+          (cut ? fmt::format(" (searched from its last line up, {} KiB of it)", kRegexSearched >> 10) : "");
     return std::nullopt;
   }
   bool too_large = false;
@@ -227,7 +264,14 @@ std::optional<double> read_time_us(const TimeSource& time, const std::string& ou
     why = fmt::format("the reported time {} is not a positive number (a run that takes no time measured nothing)", *v);
     return std::nullopt;
   }
-  return *v * time.to_us;
+  // Nor does one of less than a picosecond (1e-320 passes the test above,
+  // and would win).
+  const double us = *v * time.to_us;
+  if (us < 1e-6) {
+    why = fmt::format("the reported time {} is less than a picosecond: no run takes so little", *v);
+    return std::nullopt;
+  }
+  return us;
 }
 
 CommandEvaluator::CommandEvaluator(ApplicationSpec app) : app_(std::move(app)) {}
