@@ -165,13 +165,17 @@ std::string unique_suffix() {
   return std::to_string(::getpid()) + "." + std::to_string(next++);
 }
 
-std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
-  // Stopped as found, so that none forks a process the search has passed;
-  // searched again until a search finds no new one.
+namespace {
+
+// Kills what `find` lists: each stopped as found, so that none forks a
+// process the search has passed; searched again until a search finds no
+// new one.
+template <typename Find>
+std::vector<pid_t> kill_found(Find find, pid_t spare) {
   std::set<pid_t> found;
   for (int round = 0; round < 64; ++round) {
     bool grew = false;
-    for (pid_t p : descendants(root))
+    for (pid_t p : find())
       if (p != spare && found.insert(p).second) {
         ::kill(p, SIGSTOP);
         grew = true;
@@ -180,6 +184,55 @@ std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   }
   for (pid_t p : found) ::kill(p, SIGKILL);
   return {found.begin(), found.end()};
+}
+
+// The processes whose environment holds `entry` (NAME=VALUE) as one of its
+// items, read from /proc/PID/environ: the environment a process started
+// with, which it inherited.
+std::vector<pid_t> marked(const std::string& entry) {
+  std::vector<pid_t> out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  std::string env;
+  char buf[8192];
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // gone, or another user's
+    env.clear();
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+      if (n > 0) env.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    for (std::size_t at = env.find(entry); at != std::string::npos; at = env.find(entry, at + 1))
+      if ((at == 0 || env[at - 1] == '\0') && (at + entry.size() == env.size() || env[at + entry.size()] == '\0')) {
+        out.push_back(static_cast<pid_t>(pid));
+        break;
+      }
+  }
+  ::closedir(proc);
+  return out;
+}
+
+// The environment a program runs in: this process's, with `mark` in place
+// of a mark it inherited.
+std::vector<char*> environment_with(std::string& mark) {
+  std::vector<char*> env;
+  const std::string_view name = std::string_view(mark).substr(0, mark.find('=') + 1);
+  for (char** e = environ; *e; ++e)
+    if (!std::string_view(*e).starts_with(name)) env.push_back(*e);
+  env.push_back(mark.data());
+  env.push_back(nullptr);
+  return env;
+}
+
+}  // namespace
+
+std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
+  return kill_found([&] { return descendants(root); }, spare);
 }
 
 std::string describe_signal(int sig) {
@@ -366,9 +419,14 @@ ProcessResult run(const std::vector<std::string>& argv, std::chrono::duration<do
   posix_spawn_file_actions_addopen(&sa.actions, 0, "/dev/null", O_RDONLY, 0);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&sa.actions, cwd.c_str());
   auto args = c_argv(argv);
+  // Marks the program's processes, wherever they go: what it leaves in
+  // another process group (coreutils' `timeout` makes one) or session (a
+  // daemon) is found by it when the run ends.
+  std::string mark = std::string(kRunMark) + "=" + unique_suffix();
+  auto env = environment_with(mark);
   const auto start = Clock::now();
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &sa.actions, &sa.attr, args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0], &sa.actions, &sa.attr, args.data(), env.data());
   ::close(out[1]);
   if (rc != 0) {
     ::close(out[0]);
@@ -420,6 +478,7 @@ ProcessResult run(const std::vector<std::string>& argv, std::chrono::duration<do
   // timed-out program, or a background process holding its output).
   ::kill(-pid, SIGKILL);
   if (!exited) watch.reap(status);
+  kill_found([&] { return marked(mark); }, 0);
   result.output = kept.take(result.output_dropped);
   // From the spawn to the exit, as the exit was seen: not the output's
   // drain after it. A program killed (timeout, stop) ran until now.

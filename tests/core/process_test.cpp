@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "core/detail/process.hpp"
@@ -42,6 +44,58 @@ TEST(Process, ABackgroundProcessHoldingTheOutputDoesNotHoldTheRun) {
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.output, "done\n");
+}
+
+namespace {
+
+// The live processes whose command line holds `needle`.
+std::vector<pid_t> running_with(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline(e.path() / "cmdline"), stat(e.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(cmdline)), {}), st;
+    std::getline(stat, st);
+    const auto close = st.rfind(')');
+    const bool zombie = close != std::string::npos && close + 2 < st.size() && st[close + 2] == 'Z';
+    if (!zombie && text.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Waits for the processes of `needle` to end: a killed process runs on until
+// its exit is scheduled. The limit is for a machine too busy to schedule
+// them, far past what that takes.
+bool all_ended(const std::string& needle) {
+  for (int i = 0; i < 600 && !running_with(needle).empty(); ++i) std::this_thread::sleep_for(100ms);
+  return running_with(needle).empty();
+}
+
+}  // namespace
+
+// What a program leaves outside its process group ends with its run: in a
+// group of its own (coreutils' `timeout` makes one) or in a session of its
+// own (a daemon), whether the program exited or was killed at its timeout.
+TEST(Process, WhatAProgramLeavesInAnotherGroupOrSessionEndsWithTheRun) {
+  const std::string tag = "291." + std::to_string(::getpid());
+  auto r = detail::run_process(
+      {"sh", "-c",
+       "setsid -f sleep " + tag + "1 >/dev/null 2>&1; timeout 600 sleep " + tag + "2 >/dev/null 2>&1 & echo done"},
+      120s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "done\n");
+  EXPECT_TRUE(all_ended(tag + "1")) << "the daemon outlived its run";
+  EXPECT_TRUE(all_ended(tag + "2")) << "the process of another group outlived its run";
+  r = detail::run_process({"sh", "-c", "timeout 600 sleep " + tag + "3 >/dev/null 2>&1 & sleep 600"}, 1s);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_TRUE(all_ended(tag + "3")) << "the process of another group outlived its timed-out run";
+  // A program does not see the mark of the run that started this one (a
+  // program that runs tunekit).
+  ::setenv(std::string(detail::kRunMark).c_str(), "outer", 1);
+  r = detail::run_process({"sh", "-c", "env | grep -c '^" + std::string(detail::kRunMark) + "='"}, 120s);
+  ::unsetenv(std::string(detail::kRunMark).c_str());
+  EXPECT_EQ(r.output, "1\n");
 }
 
 // A worker lives for many requests, each logging up to kLogBytesPerRequest:

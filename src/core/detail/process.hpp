@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tunekit::detail {
@@ -32,10 +33,16 @@ inline constexpr std::size_t kKeptOutputBytes = 1 << 20;
 // timeout or by a stop request, until it was killed.
 // The timeout holds however much the program prints. When the program
 // itself has exited, a background process it left holding the output does
-// not keep the run going: it is killed with the program's process group.
+// not keep the run going. When the run ends, every process it started is
+// killed: its process group, and those elsewhere (another group, another
+// session) that still carry kRunMark in their environment, as it passed
+// it on.
 // Throws std::system_error only when the process cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::duration<double> timeout,
                           const std::filesystem::path& cwd = {});
+// The environment variable that marks one run's processes (a value of its
+// own per run).
+inline constexpr std::string_view kRunMark = "TUNEKIT_RUN_MARK";
 // The same, as on a kernel without pidfd_open (Linux before 5.3): the
 // program's exit is waited for in a thread. For tests; run_process falls
 // back to it by itself.
