@@ -212,6 +212,7 @@ struct TimeSource {
 struct ApplicationSpec {
   std::vector<std::string> build;  // argv; empty: nothing to build
   std::vector<std::string> run;    // argv; required
+  SourceLocation run_where;        // where `run` is written (its placeholders are checked once the sizes are known)
   TimeSource time;                 // default: the run's wall time
   std::size_t warmup = 1;          // runs before the timed ones
   Seconds build_timeout{300.0};

@@ -66,8 +66,8 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
     a.workdir = p;
   }
   // Placeholders name a variant path, a parameter or (in `run` only) a
-  // problem size. The run command's names are checked when it runs, since
-  // `--size` on the command line may add sizes.
+  // problem size. The run command's names are checked by the backend once the
+  // sizes are known, since `--size` on the command line may add sizes.
   auto check_argv = [&](const Item& argv_item, bool is_build) {
     if (!argv_item.node.IsSequence())
       wrong_type(argv_item,
@@ -105,6 +105,7 @@ ApplicationSpec Loader::application(const Item& it, const Spec& s) const {
   {
     Item v = require(m, "run");
     a.run = check_argv(v, false);
+    a.run_where = content_loc(v);
     if (a.run.empty() || a.run[0].empty())
       fail(v.where, "'application.run' must be a non-empty argv list, e.g. ['{binary}', '{M}']");
   }

@@ -352,6 +352,31 @@ TEST_F(CommandBackendTest, MissingProgramAndUnknownPlaceholderAreLaunchErrors) {
   EXPECT_NE(r.error.find("{NOPE}"), std::string::npos) << r.error;
 }
 
+// Before anything is built, once the sizes are known: a placeholder of the
+// run command that names no parameter, size, machine property or variant
+// path is the spec's error, at `run`, with a guess.
+TEST_F(CommandBackendTest, AnUnknownPlaceholderOfTheRunIsFoundBeforeAnyBuild) {
+  app_.run = {"bash", "run.sh", "{binary}", "{N}", "{TILE}", "{cores}"};
+  app_.run_where = {"app.yaml", 7, 8};
+  const Config config(std::vector<std::pair<std::string, Value>>{{"TILE", Value(std::int64_t{4})}});
+  auto sizes = [&](const Bindings& size) {
+    return std::vector<SizeToServe>{{size, [&](const auto& visit) { visit(config); }}};
+  };
+  auto b = backend();
+  EXPECT_NO_THROW(b->check_sizes(sizes({{"N", Value(std::int64_t{64})}})));
+  try {
+    b->check_sizes(sizes({{"M", Value(std::int64_t{64})}}));
+    ADD_FAILURE() << "{N} names nothing at size M=64";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("app.yaml:7:8: placeholder {N} in application.run names no parameter, size"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("did you mean {M}?"), std::string::npos) << what;
+  }
+  // With no sizes to serve there is nothing to check.
+  EXPECT_NO_THROW(b->check_sizes({}));
+}
+
 TEST_F(CommandBackendTest, CommandLineIsTheRunArgvAsExecuted) {
   app_.run = {"{binary}", "--n={N}", "{T}", "{{x}}"};
   auto b = backend();

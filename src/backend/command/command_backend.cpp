@@ -1,6 +1,7 @@
 #include "backend/command/detail/command_backend.hpp"
 #include "backend/cpu/detail/machine.hpp"
 #include "backend/detail/registry.hpp"
+#include "core/detail/text.hpp"
 
 namespace tunekit::command {
 
@@ -29,6 +30,32 @@ class CommandBackend final : public Backend {
   // The build and the program share the host's cores.
   bool measures_while_building() const override { return false; }
   std::vector<std::string> warnings() const override { return cpu::core_warnings(); }
+
+  // A placeholder of the run command that names nothing is found before a
+  // variant is built, not by every trial after its build (the sizes are
+  // known only now: --size may add some).
+  void check_sizes(const std::vector<SizeToServe>& sizes) const override {
+    if (!options_.application) return;
+    for (const SizeToServe& s : sizes) {
+      Bindings values = machine_.properties;
+      for (const auto& [k, v] : s.size) values[k] = v;
+      s.for_each_config([&](const Config& c) {
+        for (const auto& [k, v] : c) values[k] = v;
+        return false;  // one config names every parameter
+      });
+      for (const std::string_view name : kVariantPlaceholders) values[std::string(name)] = Value(std::string());
+      std::vector<std::string> known;
+      for (const auto& [k, v] : values) known.push_back(k);
+      for (const std::string& arg : options_.application->run)
+        for (const std::string& name : placeholder_names(arg))
+          if (!values.count(name)) {
+            std::string msg = "placeholder {" + name +
+                              "} in application.run names no parameter, size, machine property or variant path";
+            if (auto near = detail::closest_match(name, known)) msg += "; did you mean {" + *near + "}?";
+            throw InputError(options_.application->run_where, msg + " (known here: " + detail::join(known) + ")");
+          }
+    }
+  }
 
   std::vector<std::string> command_line(const BuildInput& input, const Bindings& values) const override {
     if (!options_.application) return {};
