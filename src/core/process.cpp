@@ -235,6 +235,10 @@ std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   return kill_found([&] { return descendants(root); }, spare);
 }
 
+bool signal_from_outside(int sig) {
+  return sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
 std::string describe_signal(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   const char* text = strsignal(sig);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/detail/hash.hpp"
+#include "core/detail/process.hpp"
 #include "evaluator/detail/protocol.hpp"
 #include "tunekit/stop.hpp"
 
@@ -103,12 +104,6 @@ std::optional<TrialResult> WorkerEvaluator::ensure_worker() {
 
 namespace {
 
-// Signals that come from outside the kernel: the OOM killer's and a user's
-// (a kernel can raise them too, but then it is the rare case).
-bool killed_from_outside(int signal) {
-  return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP || signal == SIGQUIT;
-}
-
 WorkerRequest make_request(const TrialRequest& rq, std::uint64_t flush_bytes) {
   WorkerRequest w;
   w.artifact = rq.artifact;
@@ -192,7 +187,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
     } else {
       r.status = Status::crash;
       r.error = "worker " + worker_.reap();
-      if (killed_from_outside(worker_.last_signal())) {
+      if (detail::signal_from_outside(worker_.last_signal())) {
         r.fault = Fault::environment;
         r.error += " (a signal from outside the kernel, such as the OOM killer's)";
       }

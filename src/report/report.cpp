@@ -351,6 +351,18 @@ std::string detail::first_line(std::string_view text, std::size_t limit) {
     while (!line.empty() && blank(line.back())) line.remove_suffix(1);
     if (!line.empty()) break;
   }
+  // A program's output reaches the console through a reason: its control
+  // characters are shown (^[ for ESC), not obeyed (a clear screen, a title).
+  std::string shown;
+  if (std::any_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
+    for (const char c : line) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '\t') shown += ' ';
+      else if (u < 0x20 || u == 0x7F) shown += {'^', static_cast<char>(u ^ 0x40)};
+      else shown += c;
+    }
+    line = shown;
+  }
   if (line.size() <= limit) return std::string(line);
   constexpr std::string_view kGap = " ... ";
   const auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80; };

@@ -320,6 +320,13 @@ TEST_F(CommandBackendTest, SignalIsACrash) {
   TrialResult r = run("kill -SEGV $$");
   EXPECT_EQ(r.status, Status::crash);
   EXPECT_NE(r.error.find("SIGSEGV"), std::string::npos) << r.error;
+  EXPECT_EQ(r.fault, Fault::none);
+  // A user's signals are the machine's doing, as for a worker's kernel.
+  for (const char* sig : {"TERM", "QUIT"}) {  // (bash ignores its own SIGQUIT)
+    r = run(std::string("exec perl -e 'kill \"") + sig + "\", $$; sleep 5'");
+    EXPECT_EQ(r.status, Status::crash) << sig;
+    EXPECT_EQ(r.fault, Fault::environment) << sig << ": " << r.error;
+  }
 }
 
 TEST_F(CommandBackendTest, HangIsATimeout) {
@@ -345,6 +352,7 @@ TEST_F(CommandBackendTest, MissingProgramAndUnknownPlaceholderAreLaunchErrors) {
   TrialResult r = run("");
   EXPECT_EQ(r.status, Status::launch_error);
   EXPECT_NE(r.error.find("cannot run the program"), std::string::npos) << r.error;
+  EXPECT_EQ(r.fault, Fault::none);  // the build made no program: the config's
 
   app_.run = {"bash", "run.sh", "{NOPE}"};
   r = run("echo time: 1");

@@ -188,6 +188,11 @@ TEST(TrialLine, Failures) {
             "No.9: compile_error, {BM: 1, BN: 1} (the machine's fault, tried again on "
             "the next run: g++: fatal error: Killed signal terminated)");
 
+  // A program's control characters are shown, not sent to the terminal.
+  EXPECT_EQ(format_trial_line(
+                5, failed_trial(bmbn(1, 1), Status::crash, "\x1b[2J\x1b[31mRED\x1b]0;title\x07\tgone\x7f\n$ ./app")),
+            "No.5: crash, {BM: 1, BN: 1} (^[[2J^[[31mRED^[]0;title^G gone^?)");
+
   std::string long_error(300, 'e');
   std::string line = format_trial_line(8, failed_trial(bmbn(1, 1), Status::launch_error, long_error));
   EXPECT_EQ(line, "No.8: launch_error, {BM: 1, BN: 1} (" + std::string(64, 'e') + " ... " + std::string(31, 'e') + ")");

@@ -1,8 +1,10 @@
 #include <signal.h>
 
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
 #include <regex>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -298,8 +300,16 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
     detail::ProcessResult p;
     try {
       p = detail::run_process(argv, timeout, app_.workdir);
+    } catch (const std::system_error& e) {
+      // A program the build did not make is the config's failure; a machine
+      // out of processes, memory or descriptors is not.
+      const int code = e.code().value();
+      const bool machine = code == EAGAIN || code == ENOMEM || code == EMFILE || code == ENFILE;
+      throw RunFailure{Status::launch_error, fmt::format("cannot run the program: {}\n$ {}", e.what(), shown),
+                       machine ? Fault::environment : Fault::none};
     } catch (const std::exception& e) {
-      throw RunFailure{Status::launch_error, fmt::format("cannot run the program: {}\n$ {}", e.what(), shown)};
+      throw RunFailure{Status::launch_error, fmt::format("cannot run the program: {}\n$ {}", e.what(), shown),
+                       Fault::environment};
     }
     auto failure = [&](Status s, const std::string& why) {
       const std::string said = first_output_line(p.output);
@@ -312,8 +322,7 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
     if (p.signal) {
       RunFailure f = failure(Status::crash, "run killed by " + detail::describe_signal(p.signal));
       // The OOM killer's and a user's signals: not the config's doing.
-      if (p.signal == SIGKILL || p.signal == SIGTERM || p.signal == SIGINT || p.signal == SIGHUP)
-        f.fault = Fault::environment;
+      if (detail::signal_from_outside(p.signal)) f.fault = Fault::environment;
       throw f;
     }
     if (p.exit_code != 0) throw failure(Status::crash, fmt::format("run exited with code {}", p.exit_code));

@@ -56,6 +56,11 @@ std::string shell_quote(const std::vector<std::string>& argv);
 // "SIGSEGV (Segmentation fault)".
 std::string describe_signal(int sig);
 
+// Whether a process killed by `sig` was most likely killed from outside: the
+// OOM killer's SIGKILL, a user's SIGTERM, SIGINT, SIGHUP or SIGQUIT (a program
+// can raise them too, but then it is the rare case).
+bool signal_from_outside(int sig);
+
 // Kills (SIGKILL) every process descended from `root`, found through /proc,
 // and returns their pids: also those that left its process group or its
 // session, which a group kill misses. `spare` itself is left running (its
