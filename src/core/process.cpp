@@ -14,6 +14,9 @@
 #include <atomic>
 #include <cerrno>
 #include <map>
+#include <mutex>
+#include <sstream>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <random>
@@ -186,13 +189,15 @@ std::vector<pid_t> kill_found(Find find, pid_t spare) {
   return {found.begin(), found.end()};
 }
 
-// The processes whose environment holds `entry` (NAME=VALUE) as one of its
-// items, read from /proc/PID/environ: the environment a process started
-// with, which it inherited.
-std::vector<pid_t> marked(const std::string& entry) {
+// The processes whose environment holds a run's mark (kRunMark=VALUE) for
+// which `accept(PID, VALUE)` holds, read from /proc/PID/environ: the environment
+// a process started with, which it inherited.
+template <typename Accept>
+std::vector<pid_t> marked(Accept accept) {
   std::vector<pid_t> out;
   DIR* proc = ::opendir("/proc");
   if (!proc) return out;
+  const std::string name = std::string(kRunMark) + "=";
   std::string env;
   char buf[8192];
   while (const dirent* e = ::readdir(proc)) {
@@ -207,14 +212,66 @@ std::vector<pid_t> marked(const std::string& entry) {
     for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
       if (n > 0) env.append(buf, static_cast<std::size_t>(n));
     ::close(fd);
-    for (std::size_t at = env.find(entry); at != std::string::npos; at = env.find(entry, at + 1))
-      if ((at == 0 || env[at - 1] == '\0') && (at + entry.size() == env.size() || env[at + entry.size()] == '\0')) {
+    for (std::size_t at = env.find(name); at != std::string::npos; at = env.find(name, at + 1)) {
+      if (at != 0 && env[at - 1] != '\0') continue;
+      const std::size_t value = at + name.size();
+      if (accept(pid, std::string_view(env).substr(value, env.find('\0', value) - value)))
         out.push_back(static_cast<pid_t>(pid));
-        break;
-      }
+      break;
+    }
   }
   ::closedir(proc);
   return out;
+}
+
+// When a process started, in clock ticks after boot (/proc/PID/stat's 22nd
+// field): with its pid, it names the process across pid reuse.
+std::optional<unsigned long long> start_ticks(long pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  std::ifstream in(path);
+  std::string text;
+  if (!std::getline(in, text)) return std::nullopt;
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  for (int i = 3; i < 22 && fields >> field; ++i) {
+  }
+  unsigned long long ticks = 0;
+  if (!(fields >> ticks)) return std::nullopt;
+  return ticks;
+}
+
+// A run's mark: this process (pid and start, which a killed tuner's orphans
+// are known by) and the run.
+std::string run_mark_value() {
+  static std::atomic<unsigned long> next{0};
+  return fmt::format("{}.{}.{}", ::getpid(), start_ticks(::getpid()).value_or(0), next++);
+}
+
+std::string pid_namespace(const char* proc_entry) {
+  char link[128] = {};
+  const ssize_t n = ::readlink(proc_entry, link, sizeof link - 1);
+  return n > 0 ? std::string(link, static_cast<std::size_t>(n)) : std::string();
+}
+
+// Whether process `pid`, marked `mark`, was left by a tuner that is gone:
+// one of this pid namespace (where the mark's pid means what it says) whose
+// mark names a process that no longer runs.
+bool left_by_a_tuner_gone(long pid, std::string_view mark) {
+  static const std::string own = pid_namespace("/proc/self/ns/pid");
+  unsigned long long owner = 0, ticks = 0;
+  if (std::sscanf(std::string(mark).c_str(), "%llu.%llu.", &owner, &ticks) != 2 || owner == 0) return false;
+  if (static_cast<pid_t>(owner) == ::getpid()) return false;
+  char entry[64];
+  std::snprintf(entry, sizeof entry, "/proc/%ld/ns/pid", pid);
+  if (own.empty() || pid_namespace(entry) != own) return false;
+  const auto now = start_ticks(static_cast<long>(owner));
+  if (!now || *now != ticks) return true;
+  // A tuner killed is a zombie until its parent reaps it, and no parent may.
+  const auto st = proc_stat(static_cast<long>(owner));
+  return !st || st->state == 'Z' || st->state == 'X';
 }
 
 // The environment a program runs in: this process's, with `mark` in place
@@ -233,6 +290,10 @@ std::vector<char*> environment_with(std::string& mark) {
 
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   return kill_found([&] { return descendants(root); }, spare);
+}
+
+std::vector<pid_t> kill_orphaned_runs() {
+  return kill_found([] { return marked(left_by_a_tuner_gone); }, 0);
 }
 
 bool signal_from_outside(int sig) {
@@ -426,7 +487,12 @@ ProcessResult run(const std::vector<std::string>& argv, std::chrono::duration<do
   // Marks the program's processes, wherever they go: what it leaves in
   // another process group (coreutils' `timeout` makes one) or session (a
   // daemon) is found by it when the run ends.
-  std::string mark = std::string(kRunMark) + "=" + unique_suffix();
+  // Once, before this process's first run: what runs of a tuner killed with
+  // SIGKILL left running (it could not end them) ends now.
+  static std::once_flag swept;
+  std::call_once(swept, [] { kill_orphaned_runs(); });
+  const std::string value = run_mark_value();
+  std::string mark = std::string(kRunMark) + "=" + value;
   auto env = environment_with(mark);
   const auto start = Clock::now();
   pid_t pid = -1;
@@ -482,7 +548,7 @@ ProcessResult run(const std::vector<std::string>& argv, std::chrono::duration<do
   // timed-out program, or a background process holding its output).
   ::kill(-pid, SIGKILL);
   if (!exited) watch.reap(status);
-  kill_found([&] { return marked(mark); }, 0);
+  kill_found([&] { return marked([&](long, std::string_view v) { return v == value; }); }, 0);
   result.output = kept.take(result.output_dropped);
   // From the spawn to the exit, as the exit was seen: not the output's
   // drain after it. A program killed (timeout, stop) ran until now.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "core/detail/process.hpp"
@@ -96,6 +97,73 @@ TEST(Process, WhatAProgramLeavesInAnotherGroupOrSessionEndsWithTheRun) {
   r = detail::run_process({"sh", "-c", "env | grep -c '^" + std::string(detail::kRunMark) + "='"}, 120s);
   ::unsetenv(std::string(detail::kRunMark).c_str());
   EXPECT_EQ(r.output, "1\n");
+}
+
+// A tuner killed with SIGKILL cannot end its program's run: the next
+// tuner's first run does, knowing it by its mark, whose owner is gone (a
+// pid that no longer runs, or runs a process started at another time). A
+// run of a tuner still running is left alone.
+TEST(Process, WhatARunOfATunerKilledLeftRunningEndsBeforeTheNextTunersRuns) {
+  const std::string tag = "289." + std::to_string(::getpid());
+  auto start_of = [](pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(in, text);
+    std::istringstream fields(text.substr(text.rfind(')') + 1));
+    std::string field;
+    for (int i = 3; i < 22; ++i) fields >> field;
+    unsigned long long ticks = 0;
+    fields >> ticks;
+    return ticks;
+  };
+  auto spawn = [&](const std::string& mark, const std::string& seconds) {
+    std::vector<std::string> env{std::string(detail::kRunMark) + "=" + mark, "PATH=/usr/bin:/bin"};
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string sleep = "sleep", arg = seconds;
+    char* argv[] = {sleep.data(), arg.data(), nullptr};
+    pid_t pid = 0;
+    EXPECT_EQ(::posix_spawnp(&pid, "sleep", nullptr, nullptr, argv, envp.data()), 0);
+    return pid;
+  };
+  pid_t gone = 0;  // a pid that ran and ended
+  {
+    char t[] = "true";
+    char* argv[] = {t, nullptr};
+    ASSERT_EQ(::posix_spawnp(&gone, "true", nullptr, nullptr, argv, environ), 0);
+    int status = 0;
+    ::waitpid(gone, &status, 0);
+  }
+  // A tuner killed is a zombie until its parent reaps it (and PID 1 may not).
+  pid_t zombie = 0;
+  {
+    char t[] = "true";
+    char* argv[] = {t, nullptr};
+    ASSERT_EQ(::posix_spawnp(&zombie, "true", nullptr, nullptr, argv, environ), 0);
+    siginfo_t info{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(zombie), &info, WEXITED | WNOWAIT), 0);  // ended, not reaped
+  }
+  const pid_t parent = ::getppid();
+  const pid_t orphan = spawn(std::to_string(gone) + ".1.0", tag + "1");
+  const pid_t of_zombie = spawn(std::to_string(zombie) + "." + std::to_string(start_of(zombie)) + ".0", tag + "4");
+  const pid_t reused = spawn(std::to_string(parent) + "." + std::to_string(start_of(parent) + 1) + ".0", tag + "2");
+  const pid_t alive = spawn(std::to_string(parent) + "." + std::to_string(start_of(parent)) + ".0", tag + "3");
+  const auto killed = detail::kill_orphaned_runs();
+  EXPECT_NE(std::find(killed.begin(), killed.end(), orphan), killed.end());
+  EXPECT_NE(std::find(killed.begin(), killed.end(), reused), killed.end());
+  EXPECT_EQ(std::find(killed.begin(), killed.end(), alive), killed.end());
+  int status = 0;
+  EXPECT_EQ(::waitpid(orphan, &status, 0), orphan);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_EQ(::waitpid(reused, &status, 0), reused);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_NE(std::find(killed.begin(), killed.end(), of_zombie), killed.end());
+  EXPECT_EQ(::waitpid(of_zombie, &status, 0), of_zombie);
+  ::waitpid(zombie, &status, 0);
+  EXPECT_EQ(::waitpid(alive, &status, WNOHANG), 0) << "the run of a tuner still running was ended";
+  ::kill(alive, SIGKILL);
+  ::waitpid(alive, &status, 0);
 }
 
 // A worker lives for many requests, each logging up to kLogBytesPerRequest:

@@ -68,6 +68,12 @@ bool signal_from_outside(int sig);
 // past the search. `root` itself is not killed.
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare = 0);
 
+// Kills (SIGKILL) what runs of run_process left running when their tuner
+// was killed with SIGKILL, which could not end them: the processes of this
+// pid namespace whose kRunMark names a process that no longer runs. Each
+// process does so once by itself, before its first run.
+std::vector<pid_t> kill_orphaned_runs();
+
 // A name part no other writer, in this process or another, uses at the
 // same time: two tuners sharing a build cache or an output folder each write
 // a file of their own and rename it in.
