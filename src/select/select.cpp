@@ -17,6 +17,7 @@ struct Measured {
   Microseconds time{0};
   double value = 0;  // the goal's objective
   bool confirmed = false;
+  std::size_t order = 0;  // the trial's place in the list given (the store's insertion order)
 };
 
 // Trials that ran correctly (and whose objective could be computed), indexed
@@ -35,7 +36,8 @@ struct Table {
   const Goal& goal;
 
   Table(const std::vector<TrialRecord>& trials, const Goal& g) : goal(g) {
-    for (const auto& t : trials) {
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      const TrialRecord& t = trials[i];
       const std::string sk = size_key(t.size);
       auto [it, added] = size_index.try_emplace(sk, sizes.size());
       if (added) sizes.push_back(t.size);
@@ -52,7 +54,7 @@ struct Table {
       if (!value) continue;
       const std::string ck = t.config.key();
       configs.try_emplace(ck, t.config);
-      values[ck][it->second] = Measured{t.stats.median, *value, t.confirmed};
+      values[ck][it->second] = Measured{t.stats.median, *value, t.confirmed, i};
       if (t.confirmed) confirmed_at.insert(it->second);
     }
   }
@@ -96,11 +98,17 @@ UniversalChoice choose(const Table& table, const std::function<std::optional<dou
 std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials, const Goal& goal) {
   Table table(trials, goal);
   std::vector<std::optional<SizeBest>> best(table.sizes.size());
+  std::vector<std::size_t> order(table.sizes.size());  // the best's Measured::order
   for (const auto& [ck, per_size] : table.values)
     for (const auto& [si, m] : per_size) {
       if (!m.confirmed && table.confirmed_at.count(si)) continue;  // as competes_for_best
-      if (!best[si] || table.better(m.value, best[si]->value))
-        best[si] = SizeBest{table.sizes[si], table.configs.at(ck), m.time, m.value};
+      // A tie goes to the trial stored first, as the tuner and the reports
+      // name it (not to the config whose key sorts first).
+      if (best[si] && !table.better(m.value, best[si]->value) &&
+          (table.better(best[si]->value, m.value) || m.order > order[si]))
+        continue;
+      best[si] = SizeBest{table.sizes[si], table.configs.at(ck), m.time, m.value};
+      order[si] = m.order;
     }
   std::vector<SizeBest> out;
   for (auto& b : best)

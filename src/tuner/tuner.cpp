@@ -957,6 +957,33 @@ class Run {
     return rq;
   }
 
+  // A run that does not confirm yet measured a config faster than the best
+  // an earlier run confirmed: where any trial is confirmed only confirmed
+  // ones compete (competes_for_best), so that config would never be named,
+  // nor picked by select or emit, and a later run that confirms would keep
+  // the store's verdict (it measures none of the fastest anew). The
+  // confirmations, which no longer name the fastest, are dropped: the size's
+  // trials compete by their own times, as in a run that never confirmed, and
+  // a later run that confirms confirms afresh.
+  void forget_outrun_confirmations(SizeReport& sr) {
+    const auto cost_of = [&](const TrialRecord& t) { return objective_cost(spec_.objective, spec_.metrics, t); };
+    std::optional<double> confirmed_best;
+    for (const TrialRecord& t : sr.trials)
+      if (t.status == Status::ok && t.confirmed)
+        if (auto c = cost_of(t); c && (!confirmed_best || *c < *confirmed_best)) confirmed_best = c;
+    if (!confirmed_best) return;
+    const bool outrun = std::any_of(sr.trials.begin(), sr.trials.end(), [&](const TrialRecord& t) {
+      const auto c = cost_of(t);
+      return t.status == Status::ok && !t.confirmed && measured_.count(t.config.key()) && c && *c < *confirmed_best;
+    });
+    if (!outrun) return;
+    for (TrialRecord& t : sr.trials)
+      if (t.confirmed) {
+        t.confirmed = false;
+        store(t);
+      }
+  }
+
   // measure.confirm: the fastest configs of the size, measured again side by
   // side (see MeasureSettings::confirm). A best far ahead of the rest is
   // measured again beside the runner-up: one lucky measurement would
@@ -970,7 +997,10 @@ class Run {
   // is a confirmed config whenever one is (competes_for_best).
   void confirm(const SizePlan& p, SizeReport& sr, const Bindings& env) {
     const MeasureSettings& ms = spec_.measure;
-    if (ms.confirm < 2 || ms.confirm_rounds == 0 || backend_->clock()) return;
+    if (ms.confirm < 2 || ms.confirm_rounds == 0 || backend_->clock()) {
+      forget_outrun_confirmations(sr);
+      return;
+    }
     auto ranked = [&] {
       std::vector<std::pair<double, std::size_t>> out;
       for (std::size_t i = 0; i < sr.trials.size(); ++i)

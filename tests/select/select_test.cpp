@@ -42,6 +42,16 @@ TEST(BestPerSize, FastestOkTrialOfEachSize) {
   EXPECT_EQ(best[2].time.count(), 20);
 }
 
+// An exact tie goes to the trial stored first, as the tuner names the best
+// (it went to the config whose key sorts first: C=10 before C=9).
+TEST(BestPerSize, ATieGoesToTheTrialStoredFirst) {
+  for (const auto& [first, second] : {std::pair{9, 10}, std::pair{10, 9}}) {
+    const auto best = best_per_size({trial(1, first, 0.821), trial(1, second, 0.821), trial(1, 11, 0.9)});
+    ASSERT_EQ(best.size(), 1u);
+    EXPECT_EQ(best[0].config.at("C"), Value(first)) << first << " stored first";
+  }
+}
+
 TEST(BestForAllSizes, GeometricMeanOfSpeedups) {
   auto choice = best_for_all_sizes(table(), Config({{"C", 0}}));
   ASSERT_TRUE(choice);

@@ -231,6 +231,40 @@ TEST(Confirm, ABestFarAheadOfTheRestIsMeasuredAgainBesideTheRunnerUp) {
   EXPECT_EQ(s.trials[*s.best].config.at("PAD").as_int(), 1);
 }
 
+// The confirmations of a run over part of the space (here the slow
+// configs, as --where would have it) do not outlive a later run that
+// measured faster configs without confirming: that run names the fastest by
+// its times, select agrees, and a run that confirms afterwards confirms
+// afresh (it kept the slow best before).
+TEST(Confirm, ConfirmationsOutrunByARunThatDoesNotConfirmAreDropped) {
+  const auto dir = fresh_dir();
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  Spec part = twins(dir);
+  part.constraints.push_back(Expression::parse("SLEEP_US == 20000", SourceLocation{"--where"}));
+  const TuneReport first = tune(part, opt);
+  ASSERT_EQ(first.sizes.at(0).trials.size(), 2u);
+  ASSERT_FALSE(first.sizes[0].confirmed.empty());
+
+  Spec unconfirmed = twins(dir);
+  unconfirmed.measure.confirm = 0;
+  const TuneReport second = tune(unconfirmed, opt);
+  const SizeReport& s = second.sizes.at(0);
+  ASSERT_EQ(s.trials.size(), 4u);
+  ASSERT_TRUE(s.best);
+  EXPECT_TRUE(fast(s.trials[*s.best])) << s.trials[*s.best].config.str();
+  for (const TrialRecord& t : s.trials) EXPECT_FALSE(t.confirmed) << t.config.str();
+  const auto picked = best_per_size(Store(second.db, Store::Access::read_only).trials(second.spec_hash));
+  ASSERT_EQ(picked.size(), 1u);
+  EXPECT_NE(picked[0].config.str().find("SLEEP_US: 1000,"), std::string::npos) << picked[0].config.str();
+
+  const TuneReport third = tune(twins(dir), opt);
+  const SizeReport& t3 = third.sizes.at(0);
+  ASSERT_TRUE(t3.best);
+  EXPECT_TRUE(fast(t3.trials[*t3.best])) << t3.trials[*t3.best].config.str();
+  EXPECT_TRUE(t3.trials[*t3.best].confirmed);
+}
+
 // A tune stopped after its last trial but before it confirmed: its rerun
 // measures nothing anew, yet confirms the fastest, as the whole run would
 // have; the rerun after that measures nothing.
