@@ -599,8 +599,9 @@ std::string format_summary(const TuneReport& report) {
       if (const auto confirmed = confirmed_trials(s); !confirmed.empty()) {
         std::vector<std::string> numbers;
         for (std::size_t i : confirmed) numbers.push_back(fmt::format("No.{}", i + 1));
-        out += fmt::format("confirmed: {} measured again side by side; the best is named on all their samples\n",
-                           fmt::join(numbers, ", "));
+        // A resumed size whose confirmation was stored measured nothing now.
+        out += fmt::format("confirmed: {} measured again side by side{}; the best is named on all their samples\n",
+                           fmt::join(numbers, ", "), s.confirmed.empty() ? " in an earlier run" : "");
       }
     } else if (!s.error.empty()) {
       out += "stopped: " + stopped_lines(s.error);

@@ -64,6 +64,13 @@ TEST(Cli, HelpListsCommandsAndOptions) {
   std::replace(flowing.begin(), flowing.end(), '\n', ' ');
   for (const auto& status : status_names())
     if (status.value != Status::ok) EXPECT_TRUE(contains(flowing, std::string(status.name))) << status.name;
+  // Each command that answers from the store says how it exits, 3 included.
+  for (const char* sub : {"select", "emit", "rules-report", "report", "replay"}) {
+    auto help = tunekit_cli({sub, "--help"});
+    EXPECT_TRUE(contains(help.output, "Exit status: 0")) << sub << "\n" << help.output;
+    if (std::string_view(sub) != "report" && std::string_view(sub) != "replay")
+      EXPECT_TRUE(contains(help.output, "3 when the store has nothing to answer with")) << sub;
+  }
 }
 
 TEST(Cli, DevicesListsTheCpu) {

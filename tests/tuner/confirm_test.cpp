@@ -132,6 +132,9 @@ TEST(Confirm, TheFastestAreMeasuredAgainAndTheRestAreNot) {
   for (const auto& n : json["sizes"][0]["confirmed"])
     EXPECT_TRUE(fast(again.sizes[0].trials[n.get<std::size_t>() - 1]));
   EXPECT_NE(format_summary(again).find("confirmed: No."), std::string::npos) << format_summary(again);
+  EXPECT_NE(format_summary(again).find(" measured again side by side in an earlier run;"), std::string::npos)
+      << format_summary(again);
+  EXPECT_EQ(format_summary(report).find("in an earlier run"), std::string::npos) << format_summary(report);
 }
 
 TEST(Confirm, OffMeasuresEachConfigOnce) {

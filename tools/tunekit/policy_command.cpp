@@ -78,8 +78,15 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
       });
 }
 
+// The exit statuses of the commands that answer from the store.
+constexpr const char* kAnswerExitStatus =
+    "Exit status: 0; 1 for bad input (the message names the flag, or the spec's file:line:column); 2 for\n"
+    "other errors; 3 when the store has nothing to answer with (no config ran correctly, none at every\n"
+    "size for all-sizes, no rule config was tuned).";
+
 void add_common(CLI::App* cmd, PolicyArgs& a) {
   add_spec_and_db(cmd, a);
+  cmd->footer(kAnswerExitStatus);
   cmd->add_option("--mode", a.mode,
                   "per-size: the best config of each size; all-sizes: one config for every size, the best "
                   "geometric-mean speedup over the default; cover: the fewest configs that give every size one "
@@ -430,7 +437,7 @@ int run_emit(const PolicyArgs& a) {
     return 3;
   }
   auto chosen = [&](const std::string& given, const std::string& flag, const std::string& default_name) {
-    return given.empty() ? std::pair{std::string("--out-dir"), fs::path(a.out_dir) / (l.name + default_name)}
+    return given.empty() ? std::pair{flag + "'s default (in --out-dir)", fs::path(a.out_dir) / (l.name + default_name)}
                          : std::pair{flag, fs::path(given)};
   };
   std::vector<PlannedFile> files;
@@ -474,8 +481,9 @@ int run_emit(const PolicyArgs& a) {
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())
-    fmt::print("  untuned sizes skip tuned configs that {} of the spec's constraints reject there\n",
-               p.checks.constraints.size());
+    fmt::print("  untuned sizes skip tuned configs that {} check{} reject there (the spec's constraints{})\n",
+               p.checks.constraints.size(), p.checks.constraints.size() == 1 ? "" : "s",
+               p.pinned.empty() ? "" : ", and the values each computed parameter may take");
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
   note_sizes_tuned_in_part(l, p);
   note_sizes_left_out(l.trials, p);
@@ -627,7 +635,8 @@ SubCommand add_rules_report_command(CLI::App& app) {
       "Columns: the rule config's time; the best time; their ratio; the rule config's rank among the ok\n"
       "trials; the first faster trial in run order (evaluations so far, invalid trials not counted); the\n"
       "expected evaluations for uniform random search to beat it, (n+1)/(b+1) with n evaluations of\n"
-      "which b are faster. Sizes resumed across runs are in the order their trials were first measured.");
+      "which b are faster. Sizes resumed across runs are in the order their trials were first measured.\n" +
+      std::string(kAnswerExitStatus));
   return {cmd, [a] { return run_rules_report(*a); }};
 }
 
@@ -648,7 +657,9 @@ SubCommand add_report_command(CLI::App& app) {
   cmd->add_option("--html", a->html, "Page to write (default: OUT_DIR/NAME.html, NAME the spec's or tunekit)");
   cmd->footer(
       "Per parameter: its spread, the slowest value's best time over the fastest value's best (largest\n"
-      "first), then each value's best and median time over the ok trials that set it.");
+      "first), then each value's best and median time over the ok trials that set it.\n"
+      "Exit status: 0; 1 for bad input (the message names the flag, or the spec's file:line:column); 2 for\n"
+      "other errors.");
   return {cmd, [a] { return run_report(*a); }};
 }
 
