@@ -15,8 +15,6 @@
 #include <cerrno>
 #include <map>
 #include <mutex>
-#include <sstream>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <random>
@@ -89,28 +87,35 @@ struct SpawnAttributes {
 
 namespace {
 
-// A process's state letter and parent, from /proc/PID/stat; nullopt when it
-// is gone (it may end between a listing and the read).
+// A process's state letter, parent and start (in clock ticks after boot,
+// which with its pid names it across pid reuse), from /proc/PID/stat;
+// nullopt when it is gone (it may end between a listing and the read).
 struct ProcStat {
   char state;
   pid_t parent;
+  unsigned long long start;
 };
 std::optional<ProcStat> proc_stat(long pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  char text[512];
+  char text[1024];
   const ssize_t n = ::read(fd, text, sizeof text - 1);
   ::close(fd);
   if (n <= 0) return std::nullopt;
   text[n] = '\0';
-  // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+  // "PID (COMM) STATE PPID ... STARTTIME ...": COMM may hold spaces and
+  // parentheses; the start is the 22nd field, 17 after the parent.
   const char* close = std::strrchr(text, ')');
   char state = 0;
   long ppid = 0;
-  if (!close || std::sscanf(close + 1, " %c %ld", &state, &ppid) != 2) return std::nullopt;
-  return ProcStat{state, static_cast<pid_t>(ppid)};
+  unsigned long long start = 0;
+  if (!close ||
+      std::sscanf(close + 1, " %c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", &state,
+                  &ppid, &start) != 3)
+    return std::nullopt;
+  return ProcStat{state, static_cast<pid_t>(ppid), start};
 }
 
 // The live processes descended from `root`, parents before children.
@@ -224,30 +229,12 @@ std::vector<pid_t> marked(Accept accept) {
   return out;
 }
 
-// When a process started, in clock ticks after boot (/proc/PID/stat's 22nd
-// field): with its pid, it names the process across pid reuse.
-std::optional<unsigned long long> start_ticks(long pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-  std::ifstream in(path);
-  std::string text;
-  if (!std::getline(in, text)) return std::nullopt;
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(text.substr(close + 1));
-  std::string field;
-  for (int i = 3; i < 22 && fields >> field; ++i) {
-  }
-  unsigned long long ticks = 0;
-  if (!(fields >> ticks)) return std::nullopt;
-  return ticks;
-}
-
 // A run's mark: this process (pid and start, which a killed tuner's orphans
 // are known by) and the run.
 std::string run_mark_value() {
   static std::atomic<unsigned long> next{0};
-  return fmt::format("{}.{}.{}", ::getpid(), start_ticks(::getpid()).value_or(0), next++);
+  const auto self = proc_stat(::getpid());
+  return fmt::format("{}.{}.{}", ::getpid(), self ? self->start : 0, next++);
 }
 
 std::string pid_namespace(const char* proc_entry) {
@@ -267,11 +254,9 @@ bool left_by_a_tuner_gone(long pid, std::string_view mark) {
   char entry[64];
   std::snprintf(entry, sizeof entry, "/proc/%ld/ns/pid", pid);
   if (own.empty() || pid_namespace(entry) != own) return false;
-  const auto now = start_ticks(static_cast<long>(owner));
-  if (!now || *now != ticks) return true;
   // A tuner killed is a zombie until its parent reaps it, and no parent may.
   const auto st = proc_stat(static_cast<long>(owner));
-  return !st || st->state == 'Z' || st->state == 'X';
+  return !st || st->start != ticks || st->state == 'Z' || st->state == 'X';
 }
 
 // The environment a program runs in: this process's, with `mark` in place
@@ -484,13 +469,13 @@ ProcessResult run(const std::vector<std::string>& argv, std::chrono::duration<do
   posix_spawn_file_actions_addopen(&sa.actions, 0, "/dev/null", O_RDONLY, 0);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&sa.actions, cwd.c_str());
   auto args = c_argv(argv);
-  // Marks the program's processes, wherever they go: what it leaves in
-  // another process group (coreutils' `timeout` makes one) or session (a
-  // daemon) is found by it when the run ends.
   // Once, before this process's first run: what runs of a tuner killed with
   // SIGKILL left running (it could not end them) ends now.
   static std::once_flag swept;
   std::call_once(swept, [] { kill_orphaned_runs(); });
+  // Marks the program's processes, wherever they go: what it leaves in
+  // another process group (coreutils' `timeout` makes one) or session (a
+  // daemon) is found by it when the run ends.
   const std::string value = run_mark_value();
   std::string mark = std::string(kRunMark) + "=" + value;
   auto env = environment_with(mark);
