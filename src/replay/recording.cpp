@@ -81,7 +81,7 @@ constexpr PythonWord kPythonWords[] = {
 bool replace_python_words(std::string& text) {
   std::vector<std::pair<std::size_t, const PythonWord*>> found;
   const auto number_char = [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) || std::strchr("+-.eE", c);
+    return std::isdigit(static_cast<unsigned char>(c)) || (c != '\0' && std::strchr("+-.eE", c));
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -90,8 +90,11 @@ bool replace_python_words(std::string& text) {
         if (text[i] == '\\') ++i;
       continue;
     }
-    const auto word = std::find_if(std::begin(kPythonWords), std::end(kPythonWords),
-                                   [&](const PythonWord& w) { return text.compare(i, w.word.size(), w.word) == 0; });
+    const auto word = c != 'N' && c != 'I' && c != '-'
+                          ? std::end(kPythonWords)
+                          : std::find_if(std::begin(kPythonWords), std::end(kPythonWords), [&](const PythonWord& w) {
+                              return text.compare(i, w.word.size(), w.word) == 0;
+                            });
     if (word != std::end(kPythonWords)) {
       found.emplace_back(i, word);
       i += word->word.size() - 1;
