@@ -1084,11 +1084,18 @@ class Run {
   // then leads is confirmed beside the others.
   void measure_cuts_again(const SizePlan& p, SizeReport& sr, const Bindings& env) {
     if (!(spec_.measure.early_stop > 0) || backend_->clock()) return;
+    // The bar is the best that would be named (a confirmed one where any
+    // is), not the fastest median stored: a config measured once on a quiet
+    // machine, left unconfirmed beside confirmed ones that ran slow, named
+    // nothing and kept every cut standing.
+    std::optional<Microseconds> best;
+    const bool confirmed_here = any_confirmed(sr.trials);
+    for (const TrialRecord& t : sr.trials)
+      if (competes_for_best(t, confirmed_here) && (!best || t.stats.median < *best)) best = t.stats.median;
     std::vector<std::size_t> stale;
     for (std::size_t i = 0; i < sr.trials.size(); ++i)
-      if (sr.trials[i].status == Status::slower && !still_holds(sr.trials[i], p)) stale.push_back(i);
+      if (sr.trials[i].status == Status::slower && !still_holds(sr.trials[i], p, best)) stale.push_back(i);
     if (stale.empty()) return;
-    const std::optional<Microseconds> best = store_->best_median(report_.spec_hash, report_.device, p.size);
     notify(fmt::format("measuring {} config{} cut short against an earlier best in full", stale.size(),
                        stale.size() == 1 ? "" : "s"));
     std::vector<std::string> overtook;
@@ -1276,7 +1283,8 @@ class Run {
   // the user asked to measure failures again.
   bool reusable(const TrialRecord& old, const SizePlan& p) const {
     if (old.status == Status::ok) return true;
-    if (old.status == Status::slower) return still_holds(old, p);
+    if (old.status == Status::slower)
+      return still_holds(old, p, store_->best_median(report_.spec_hash, report_.device, old.size));
     if (old.status == Status::invalid) return false;  // stored by tunekit before schema 5
     if (options_.retry_failed || old.fault != Fault::config) return false;
     return old.settings == settings_;
@@ -1440,18 +1448,17 @@ class Run {
   // Whether a stored trial can stand for this run. A trial cut short was
   // judged against a bar (factor x the best at its size then); it stands
   // while this run would cut it too: early stop on with a factor no larger,
-  // and its samples all over this run's bar, factor x the fastest ok trial
-  // at its size in the store (which confirmation may have moved a little
-  // since: a trial cut against 3 x 5.008 us stands against 3 x 5.213 us when
-  // its samples are over that too). Otherwise (early stop off, a larger
+  // and its samples all over this run's bar, factor x `best` (a resume's:
+  // the fastest ok trial at its size in the store, which confirmation may
+  // have moved a little since: a trial cut against 3 x 5.008 us stands
+  // against 3 x 5.213 us when its samples are over that too). Otherwise (early stop off, a larger
   // factor, or a best re-measured much slower) it is measured again, as is
   // the baseline, which is always measured in full.
-  bool still_holds(const TrialRecord& old, const SizePlan& p) const {
+  bool still_holds(const TrialRecord& old, const SizePlan& p, std::optional<Microseconds> best) const {
     if (old.status != Status::slower) return true;
     if (p.baseline && old.config == *p.baseline) return false;
     const double factor = spec_.measure.early_stop;
     if (!old.slower_than || !(factor > 0) || factor > old.slower_than->factor || old.samples.empty()) return false;
-    const auto best = store_->best_median(report_.spec_hash, report_.device, old.size);
     const Microseconds fastest = *std::min_element(old.samples.begin(), old.samples.end());
     return best && fastest > *best * factor;
   }

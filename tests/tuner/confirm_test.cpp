@@ -210,6 +210,33 @@ TEST(Confirm, ACutShortConfigFasterThanTheBestMeasuredAgainIsMeasuredInFull) {
   EXPECT_EQ(again.sizes[0].trials[*again.sizes[0].best].config.at("PAD").as_int(), 1);
 }
 
+// The bar a cut is judged against again is the best that would be named,
+// not the fastest median stored. PAD 0 to 4 take 1 ms a call for their first
+// measurement and 100 ms after; PAD 5 always 20 ms, so it is cut against
+// 3 x 1 ms. Confirmation (two a pass, three passes) leaves PAD 0 to 3
+// confirmed at about 50 ms and PAD 4 unconfirmed at 1 ms, which names
+// nothing: against it PAD 5's cut held, and a config 2.5x slower than PAD 5
+// was named. Against the confirmed best it no longer holds: PAD 5 is measured
+// in full, leads, and is named.
+TEST(Confirm, ACutIsJudgedAgainAgainstTheBestNamedNotAnUnconfirmedOne) {
+  const auto dir = fresh_dir();
+  Spec spec = counting_spec(dir, "[0, 1, 2, 3, 4, 5]", "PAD == 5 ? 20000 : calls < 6 ? 1000 : 100000",
+                            "confirm: 2, confirm_rounds: 1");
+  spec.measure.early_stop = 3.0;
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(spec, opt);
+  const SizeReport& s = report.sizes.at(0);
+  ASSERT_EQ(s.trials.size(), 6u);
+  const TrialRecord* steady = nullptr;
+  for (const TrialRecord& t : s.trials)
+    if (t.config.at("PAD").as_int() == 5) steady = &t;
+  ASSERT_NE(steady, nullptr);
+  EXPECT_EQ(steady->status, Status::ok) << steady->error;
+  ASSERT_TRUE(s.best);
+  EXPECT_EQ(s.trials[*s.best].config.at("PAD").as_int(), 5) << format_summary(report);
+}
+
 // One config measured at a lucky moment, far ahead of the rest: it is not
 // named on that one measurement but measured again beside the runner-up.
 // PAD 0 takes 2 ms a call for its first 8 calls (its first measurement) and
