@@ -106,6 +106,11 @@ struct TrialResult {
   Seconds device_busy{0};  // time the device spent running this trial's kernels
   Seconds flush{0};        // time spent evicting the caches before samples (cold modes; never timed)
   Seconds verify{0};       // time spent comparing the outputs with the reference, on the host
+  // The share of the worker's CPU time in this trial that its threads spent
+  // waiting for a CPU while they could run (other processes held the
+  // cores): well under 1% on a quiet machine, a third and more on a busy
+  // one, whose times it inflates. 0 where it is not known.
+  double cpu_wait_share = 0;
   // A simulating backend's (replay) recorded costs of the config: the
   // trial's build and evaluation times, instead of the tuner's clock, so
   // that a T4 file written from a replay is a recording in its turn.

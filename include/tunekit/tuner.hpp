@@ -68,6 +68,12 @@ struct ProgressEvent {
 };
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
+// The share of a trial's CPU time spent waiting for a CPU from which it is
+// reported as measured on a busy machine (SizeReport::waited_for_cpu): a
+// quiet machine keeps it well under 1%; one other busy thread per core
+// makes it a third and more.
+inline constexpr double kBusyCpuWait = 0.1;
+
 struct SizeReport {
   Bindings size;
   std::vector<TrialRecord> trials;      // in evaluation order; each trial's origin says why it ran
@@ -89,6 +95,12 @@ struct SizeReport {
   // The search that proposed the configs: the strategy's name (for `auto`,
   // with what it chose), or "the configs list".
   std::string strategy;
+  // The trials this run measured while the machine was busy: their worker's
+  // threads waited for a CPU for at least kBusyCpuWait of their time
+  // (TrialResult::cpu_wait_share), which inflates times even when every
+  // sample is equally slow and the noise looks low. Index into trials, and
+  // the share.
+  std::vector<std::pair<std::size_t, double>> waited_for_cpu;
 
   // The first trial, and the number of trials, with this origin.
   std::optional<std::size_t> first_of(std::string_view origin) const;

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <optional>
 #include <set>
 #include <random>
@@ -275,6 +276,64 @@ std::vector<char*> environment_with(std::string& mark) {
 
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   return kill_found([&] { return descendants(root); }, spare);
+}
+
+namespace {
+
+// A small file of /proc, whole ("" when it cannot be read).
+std::string read_proc(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+    if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+std::optional<CpuTimes> cpu_times_of_tree(pid_t root) {
+  CpuTimes sum;
+  bool any = false;
+  // Each thread's children (/proc/PID/task/TID/children) lead through the
+  // tree without a listing of every process; a kernel without those files
+  // (no CONFIG_PROC_CHILDREN) gets the listing.
+  bool listed = false;
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t pid = todo.back();
+    todo.pop_back();
+    char dir[64];
+    std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
+    DIR* tasks = ::opendir(dir);
+    if (!tasks) continue;  // ended meanwhile
+    while (const dirent* e = ::readdir(tasks)) {
+      if (e->d_name[0] == '.') continue;
+      char path[128];
+      std::snprintf(path, sizeof path, "%s/%s/schedstat", dir, e->d_name);
+      unsigned long long ran = 0, waited = 0;
+      if (std::sscanf(read_proc(path).c_str(), "%llu %llu", &ran, &waited) == 2) {
+        sum.ran += std::chrono::nanoseconds(ran);
+        sum.waited += std::chrono::nanoseconds(waited);
+        any = true;
+      }
+      if (listed) continue;
+      std::snprintf(path, sizeof path, "%s/%s/children", dir, e->d_name);
+      if (::access(path, R_OK) != 0) {
+        listed = true;
+        const auto all = descendants(root);
+        todo.insert(todo.end(), all.begin(), all.end());
+        continue;
+      }
+      std::istringstream children(read_proc(path));
+      for (long child; children >> child;) todo.push_back(static_cast<pid_t>(child));
+    }
+    ::closedir(tasks);
+  }
+  if (!any) return std::nullopt;
+  return sum;
 }
 
 std::vector<pid_t> kill_orphaned_runs() {

@@ -161,6 +161,10 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
     worker_.mark_output();
     sent = worker_.send(request);
   }
+  // What the worker's threads ran and waited for a CPU while it served the
+  // request (the machine's load, which the samples' spread does not show
+  // when every sample is equally slow).
+  const auto cpu_before = sent ? detail::cpu_times_of_tree(worker_.pid()) : std::nullopt;
   if (sent) line = worker_.receive(limit);
   TrialResult r;
   if (!line) {
@@ -207,6 +211,11 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
     return r;
   }
   WorkerAnswer a = std::get<WorkerAnswer>(std::move(parsed));
+  if (const auto cpu_after = cpu_before ? detail::cpu_times_of_tree(worker_.pid()) : std::nullopt) {
+    const double ran = static_cast<double>((cpu_after->ran - cpu_before->ran).count());
+    const double waited = static_cast<double>((cpu_after->waited - cpu_before->waited).count());
+    if (ran > 0 && waited >= 0) a.result.cpu_wait_share = waited / (ran + waited);
+  }
   if (a.restart) worker_.kill();
   return a.result;
 }

@@ -277,6 +277,24 @@ std::string stopped_lines(const std::string& error) {
   return out;
 }
 
+// The trials measured while other processes held the cores, in one line:
+// their times may be inflated though their noise looks low.
+std::string busy_line(const SizeReport& s) {
+  if (s.waited_for_cpu.empty()) return {};
+  std::vector<std::string> numbers;
+  double most = 0;
+  for (const auto& [i, share] : s.waited_for_cpu) {
+    if (numbers.size() < 8) numbers.push_back(fmt::format("No.{}", i + 1));
+    most = std::max(most, share);
+  }
+  if (s.waited_for_cpu.size() > numbers.size()) numbers.push_back("...");
+  return fmt::format(
+      "busy machine: {} trial{} ({}) waited for a CPU for {:.0f}% or more of {} time (up to {:.0f}%), as other "
+      "processes held the cores: {} times may be inflated; tune again with --fresh on a quiet machine\n",
+      s.waited_for_cpu.size(), s.waited_for_cpu.size() == 1 ? "" : "s", fmt::join(numbers, ", "), kBusyCpuWait * 100,
+      s.waited_for_cpu.size() == 1 ? "its" : "their", most * 100, s.waited_for_cpu.size() == 1 ? "its" : "their");
+}
+
 // The trials measured again side by side, in this run or the earlier one
 // that stored them (a resumed run confirms nothing anew, yet its best is
 // still named on the pooled samples), as the HTML report marks them.
@@ -524,6 +542,9 @@ std::string format_json(const TuneReport& report) {
     ojson confirmed = ojson::array();  // trial numbers, as in "trials"
     for (std::size_t i : confirmed_trials(s)) confirmed.push_back(i + 1);
     sj["confirmed"] = std::move(confirmed);
+    ojson waited = ojson::array();  // trials measured on a busy machine, by number, with the share
+    for (const auto& [i, share] : s.waited_for_cpu) waited.push_back({{"trial", i + 1}, {"cpu_wait_share", share}});
+    sj["waited_for_cpu"] = std::move(waited);
     // Why the size ran nothing (no valid config, a reference that does not
     // build), as the console's "stopped:" line says.
     sj["stopped"] = s.error.empty() ? ojson(nullptr) : ojson(s.error);
@@ -612,6 +633,7 @@ std::string format_summary(const TuneReport& report) {
                          s.trials.size() == 1 ? "" : "s");
     }
     out += status_counts(these) + (several ? "" : resumed_note(report.resumed, report.retried)) + '\n';
+    out += busy_line(s);
   }
   if (several) {
     out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed, report.retried));

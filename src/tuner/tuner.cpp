@@ -1410,6 +1410,7 @@ class Run {
         }
       }
       finish(std::move(rec));
+      if (res.cpu_wait_share >= kBusyCpuWait) sr.waited_for_cpu.emplace_back(sr.trials.size() - 1, res.cpu_wait_share);
     }
   }
 

@@ -68,6 +68,16 @@ bool signal_from_outside(int sig);
 // past the search. `root` itself is not killed.
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare = 0);
 
+// How long the threads of `root` and of its descendants have run on a CPU,
+// and have waited for one while they could run (on a run queue, as other
+// processes held the cores), since each started: /proc/PID/task/TID/schedstat.
+// nullopt where the kernel keeps no such count (no CONFIG_SCHED_INFO).
+struct CpuTimes {
+  std::chrono::nanoseconds ran{0};
+  std::chrono::nanoseconds waited{0};
+};
+std::optional<CpuTimes> cpu_times_of_tree(pid_t root);
+
 // Kills (SIGKILL) what runs of run_process left running when their tuner
 // was killed with SIGKILL, which could not end them: the processes of this
 // pid namespace whose kRunMark names a process that no longer runs. Each
