@@ -195,6 +195,18 @@ std::vector<pid_t> kill_found(Find find, pid_t spare) {
   return {found.begin(), found.end()};
 }
 
+// A small file of /proc, whole ("" when it cannot be read).
+std::string read_proc(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+    if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
+
 // The processes whose environment holds a run's mark (kRunMark=VALUE) for
 // which `accept(PID, VALUE)` holds, read from /proc/PID/environ: the environment
 // a process started with, which it inherited.
@@ -204,20 +216,13 @@ std::vector<pid_t> marked(Accept accept) {
   DIR* proc = ::opendir("/proc");
   if (!proc) return out;
   const std::string name = std::string(kRunMark) + "=";
-  std::string env;
-  char buf[8192];
   while (const dirent* e = ::readdir(proc)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;  // gone, or another user's
-    env.clear();
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
-      if (n > 0) env.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
+    const std::string env = read_proc(path);  // empty: gone, or another user's
     for (std::size_t at = env.find(name); at != std::string::npos; at = env.find(name, at + 1)) {
       if (at != 0 && env[at - 1] != '\0') continue;
       const std::size_t value = at + name.size();
@@ -277,22 +282,6 @@ std::vector<char*> environment_with(std::string& mark) {
 std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
   return kill_found([&] { return descendants(root); }, spare);
 }
-
-namespace {
-
-// A small file of /proc, whole ("" when it cannot be read).
-std::string read_proc(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
-    if (n > 0) text.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return text;
-}
-
-}  // namespace
 
 std::optional<CpuTimes> cpu_times_of_tree(pid_t root) {
   CpuTimes sum;

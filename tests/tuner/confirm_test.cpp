@@ -93,6 +93,13 @@ measure: {warmup: 0us, min_samples: 5, max_samples: 5, max_time: 10s, cache: hot
   return load_spec(dir / "k.yaml");
 }
 
+// The trial of PAD `pad` (counting_spec's configs), or null.
+const TrialRecord* trial_of_pad(const SizeReport& s, std::int64_t pad) {
+  for (const TrialRecord& t : s.trials)
+    if (t.config.at("PAD").as_int() == pad) return &t;
+  return nullptr;
+}
+
 }  // namespace
 
 TEST(Confirm, TheFastestAreMeasuredAgainAndTheRestAreNot) {
@@ -187,11 +194,8 @@ TEST(Confirm, ACutShortConfigFasterThanTheBestMeasuredAgainIsMeasuredInFull) {
   const TuneReport report = tune(spec, opt);
   const SizeReport& s = report.sizes.at(0);
   ASSERT_EQ(s.trials.size(), 3u);
-  const TrialRecord* cut = nullptr;
-  for (const TrialRecord& t : s.trials) {
-    EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
-    if (t.config.at("PAD").as_int() == 1) cut = &t;
-  }
+  for (const TrialRecord& t : s.trials) EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+  const TrialRecord* cut = trial_of_pad(s, 1);
   ASSERT_NE(cut, nullptr);
   EXPECT_FALSE(cut->slower_than);
   EXPECT_GE(cut->stats.count, 5u);
@@ -228,9 +232,7 @@ TEST(Confirm, ACutIsJudgedAgainAgainstTheBestNamedNotAnUnconfirmedOne) {
   const TuneReport report = tune(spec, opt);
   const SizeReport& s = report.sizes.at(0);
   ASSERT_EQ(s.trials.size(), 6u);
-  const TrialRecord* steady = nullptr;
-  for (const TrialRecord& t : s.trials)
-    if (t.config.at("PAD").as_int() == 5) steady = &t;
+  const TrialRecord* steady = trial_of_pad(s, 5);
   ASSERT_NE(steady, nullptr);
   EXPECT_EQ(steady->status, Status::ok) << steady->error;
   ASSERT_TRUE(s.best);
