@@ -40,6 +40,10 @@ Bindings metric_bindings(const TrialRecord& trial);
 std::vector<std::pair<std::string, std::optional<double>>> metric_values(const std::vector<Metric>& metrics,
                                                                          const TrialRecord& trial);
 
+// Why a metric has no value for an ok trial ("division by zero", "it gives
+// the string 'abc'"), nullopt when it has one.
+std::optional<std::string> metric_problem(const Metric& metric, const TrialRecord& trial);
+
 // The objective's value for a trial (microseconds for time), nullopt when the
 // trial did not run correctly or its metric fails.
 std::optional<double> objective_value(const Objective& objective, const std::vector<Metric>& metrics,

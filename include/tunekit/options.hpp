@@ -24,7 +24,7 @@ struct OptionSpec {
   std::string help;
   double min = -std::numeric_limits<double>::infinity();  // numbers: inclusive bounds
   double max = std::numeric_limits<double>::infinity();
-  std::vector<std::string> choices;  // text: the allowed values (empty: any)
+  std::vector<std::string> choices{};  // text: the allowed values (empty: any)
 };
 
 std::string_view to_string(OptionSpec::Type t);
@@ -39,6 +39,9 @@ struct OptionValue {
   // Written true or false (the value is then 1 or 0): no number option
   // takes it.
   bool written_as_boolean = false;
+  // The value's text as written, where there is one: a text option takes
+  // "007" or "1.50" as it was written, not as the number it also reads as.
+  std::string written{};
 };
 
 // "name=value" from the command line: the value parses as an int, a float,
@@ -50,9 +53,11 @@ OptionValue parse_option_assignment(std::string_view text, const SourceLocation&
 std::vector<OptionValue> parse_option_assignments(const std::vector<std::string>& texts, std::string_view flag);
 
 // What is wrong with a plugin's declared options ("" when nothing): a name
-// empty or declared twice, or a default that is no value of its option (of
-// another type, out of its bounds, not one of its choices), which would
-// fail only when the plugin is first used.
+// empty, declared twice or one `--option NAME=VALUE` cannot write; bounds
+// that are not numbers, or on an option that is not one; choices on an
+// option that is not text; or a default that is no value of its option (of
+// another type, out of its bounds, not one of its choices, not finite),
+// which would fail only when the plugin is first used.
 std::string declaration_problem(const std::vector<OptionSpec>& specs);
 
 class Options {

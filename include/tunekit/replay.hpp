@@ -50,6 +50,10 @@ struct ReplayRun {
   double fraction_of_optimum = 0;
   Seconds strategy_cpu{0};  // CPU time spent in the strategy's calls (next, observe)
   Seconds simulated{0};     // recorded compile and run time of the evaluated configs
+  // Why the search ended before its budget, when not because the strategy
+  // had nothing left to propose: a stop request, or a strategy that kept
+  // proposing what it had; empty otherwise.
+  std::string ended_early;
 };
 
 // One replayed search, ranked by the table's objective. The table must be complete (ReplayTable::require_complete):

@@ -127,9 +127,14 @@ class Space {
   void set_index_budget(std::size_t bytes);
 
   Config config_at(std::span<const std::uint32_t> value_indices) const;
-  // Value indices of `c`, or nullopt if a parameter is missing or a value
-  // is not in its list.
+  // Value indices of `c`, or nullopt if a parameter is missing, a value is
+  // not in its list, or `c` names a parameter the space lacks.
   std::optional<std::vector<std::uint32_t>> indices_of(const Config& c) const;
+  // `c` as the space writes it: the space's own values (3 for a proposed
+  // 3.0), in the space's parameter order; nullopt where indices_of is. A
+  // config is built, stored and told apart from others by its text, so a
+  // proposal is written this way before any of that.
+  std::optional<Config> canonical(const Config& c) const;
   // nullopt if valid; otherwise a reason ("not in space: X=3", or the text of
   // the first failing constraint).
   std::optional<std::string> why_invalid(const Config& c) const;

@@ -188,6 +188,9 @@ struct OutputSettings {
   std::map<std::string, std::filesystem::path, std::less<>> files;
   // Writers switched off (`json: false`), even those that write by default.
   std::set<std::string, std::less<>> off;
+  // Where the spec gives each file of `files` and `db` (errors about the
+  // file point there); none for one a flag gave.
+  std::map<std::string, SourceLocation, std::less<>> where;
 };
 
 // The placeholders a command kernel's build sets to the variant's paths
@@ -240,6 +243,7 @@ struct Spec {
   std::vector<Expression> constraints;
   std::vector<Config> configs;  // explicit list (msKPP); empty = the whole space
   std::optional<Config> default_config;
+  SourceLocation default_config_where;  // where `default:` is written (its problems are said there)
   ReferenceSpec reference;
   Tolerance tolerance;
   MeasureSettings measure;

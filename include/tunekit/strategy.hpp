@@ -23,6 +23,11 @@
 
 namespace tunekit {
 
+// A strategy that answers this many times in a row with only configs the
+// search has evaluated (a plugin's bug) ends the search, in a tune and a
+// replay alike, rather than being asked forever.
+inline constexpr int kMostStaleProposals = 100;
+
 // What a strategy learns of one evaluated config.
 struct Outcome {
   Status status = Status::ok;
@@ -95,8 +100,9 @@ struct StrategyInfo {
 
   // The required parts it lacks ("" when none): see Registry::add.
   std::string missing() const { return make ? "" : "make (the function that makes it)"; }
-  // What is wrong with its declared options ("" when nothing).
-  std::string problem() const { return declaration_problem(options); }
+  // What is wrong with its declared options ("" when nothing), and a Kernel
+  // Tuner option said to stand for one it does not declare.
+  std::string problem() const;
 };
 
 // The process-wide registry, with the built-in strategies.

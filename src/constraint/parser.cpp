@@ -546,6 +546,7 @@ class Parser {
   NodePtr power() {
     NodePtr base = primary();
     if (!is_op("**")) return base;
+    Nesting guard(*this, peek().begin);  // 1**1**1...: each ** a level deeper
     const Token& tok = take();
     NodePtr exp = operand_after(tok, [this] { return factor(); });
     Node n;

@@ -1,5 +1,7 @@
 #include "tunekit/error.hpp"
 
+#include "core/detail/text.hpp"
+
 namespace tunekit {
 
 std::string SourceLocation::str() const {
@@ -21,9 +23,12 @@ SourceLocation SourceLocation::shifted(int offset) const {
   return s;
 }
 
+// A message names what the user wrote, which may hold a NUL (that would end
+// what() there) or an escape sequence (that a terminal would obey): both
+// are shown instead.
 static std::string located(const SourceLocation& where, const std::string& message) {
   std::string prefix = where.str();
-  return prefix.empty() ? message : prefix + ": " + message;
+  return detail::shown_controls(prefix.empty() ? message : prefix + ": " + message, true);
 }
 
 InputError::InputError(SourceLocation where, const std::string& message)

@@ -63,8 +63,22 @@ bool fits(const OptionSpec& s, const Value& v) {
 std::string declaration_problem(const std::vector<OptionSpec>& specs) {
   for (auto it = specs.begin(); it != specs.end(); ++it) {
     if (it->name.empty()) return "an option has no name";
+    // `=` ends the name in NAME=VALUE, `:` names a strategy (genetic:population),
+    // and the rest cannot be typed as one word.
+    if (it->name.find_first_of("=:, \t\n") != std::string::npos)
+      return "option '" + it->name + "': a name cannot hold '=', ':', ',' or white space (--option NAME=VALUE)";
     if (std::any_of(specs.begin(), it, [&](const OptionSpec& before) { return before.name == it->name; }))
       return "option '" + it->name + "' is declared twice";
+    const bool number = it->type == OptionSpec::Type::integer || it->type == OptionSpec::Type::real;
+    if (std::isnan(it->min) || std::isnan(it->max)) return "option '" + it->name + "': a bound is not a number";
+    if (!number && (std::isfinite(it->min) || std::isfinite(it->max)))
+      return fmt::format("option '{}': bounds on an option of type {}, which only numbers have", it->name,
+                         to_string(it->type));
+    if (it->type != OptionSpec::Type::text && !it->choices.empty())
+      return fmt::format("option '{}': choices on an option of type {}, which only text has", it->name,
+                         to_string(it->type));
+    if (number && it->default_value.is_number() && !std::isfinite(it->default_value.to_double()))
+      return fmt::format("option '{}': its default {} is not finite", it->name, it->default_value.repr());
     if (!fits(*it, it->default_value))
       return fmt::format("option '{}': its default {} is not {}", it->name, it->default_value.repr(), expected(*it));
   }
@@ -85,6 +99,7 @@ OptionValue parse_option_assignment(std::string_view text, const SourceLocation&
   o.name = std::string(text.substr(0, eq));
   const std::string v(text.substr(eq + 1));
   o.where = where;
+  o.written = v;
   o.written_as_boolean = v == "true" || v == "True" || v == "false" || v == "False";
   if (o.written_as_boolean) o.value = Value(v[0] == 't' || v[0] == 'T' ? 1 : 0);
   else {
@@ -149,7 +164,7 @@ Options Options::resolve(std::string_view owner, const std::vector<OptionSpec>& 
     Value v = g.value;
     if (spec->type == OptionSpec::Type::real && v.is_number()) v = Value(v.to_double());
     if (spec->type == OptionSpec::Type::text) {
-      if (!v.is_string()) v = Value(v.str());
+      if (!v.is_string()) v = Value(g.written.empty() ? v.str() : g.written);
       if (!spec->choices.empty() &&
           std::find(spec->choices.begin(), spec->choices.end(), v.as_string()) == spec->choices.end())
         throw InputError(g.where, fmt::format("option '{}' of {} must be one of {}, got '{}'{}", g.name, owner,

@@ -3,24 +3,30 @@
 #include "tunekit/names.hpp"
 
 #include <algorithm>
+
+#include <fmt/format.h>
 #include <cctype>
 #include <limits>
 #include <set>
 
 namespace tunekit::detail {
 
+// Optimal string alignment distance, case-blind: Levenshtein's, with the
+// swap of two adjacent letters (cvs for csv) one edit, as typos make it.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  const auto same = [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  };
+  std::vector<std::size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t sub = prev[j - 1] + (std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                                               std::tolower(static_cast<unsigned char>(b[j - 1]))
-                                           ? 0
-                                           : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
+        cur[j] = std::min(cur[j], before[j - 2] + 1);
     }
+    std::swap(before, prev);
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -65,6 +71,24 @@ JsonErrorPlace json_error_place(std::string_view text, std::size_t byte, std::st
   if (auto at = p.message.find(": ", p.message.find("parse error")); at != std::string::npos)
     p.message = p.message.substr(at + 2);
   return p;
+}
+
+std::string shown_controls(std::string_view text, bool keep_lines) {
+  const auto c1 = [&](std::size_t i) {  // U+0080..U+009F, as UTF-8
+    return static_cast<unsigned char>(text[i]) == 0xC2 && i + 1 < text.size() &&
+           (static_cast<unsigned char>(text[i + 1]) & 0xE0) == 0x80;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (keep_lines && (text[i] == '\n' || text[i] == '\t')) out += text[i];
+    else if (text[i] == '\t') out += ' ';
+    else if (u < 0x20 || u == 0x7F) out += {'^', static_cast<char>(u ^ 0x40)};
+    else if (c1(i)) out += fmt::format("<U+{:04X}>", static_cast<unsigned char>(text[++i]));
+    else out += text[i];
+  }
+  return out;
 }
 
 std::size_t utf8_floor(std::string_view text, std::size_t at) {

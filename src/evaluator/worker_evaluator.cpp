@@ -212,9 +212,12 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
   }
   WorkerAnswer a = std::get<WorkerAnswer>(std::move(parsed));
   if (const auto cpu_after = cpu_before ? detail::cpu_times_of_tree(worker_.pid()) : std::nullopt) {
-    const double ran = static_cast<double>((cpu_after->ran - cpu_before->ran).count());
-    const double waited = static_cast<double>((cpu_after->waited - cpu_before->waited).count());
-    if (ran > 0 && waited >= 0) a.result.cpu_wait_share = waited / (ran + waited);
+    const auto ran = cpu_after->ran - cpu_before->ran, waited = cpu_after->waited - cpu_before->waited;
+    // Under a millisecond in all is a wake-up's latency or two, which a
+    // trial of a fraction of a millisecond shows as a large share: no sign
+    // of a busy machine (the share would name quiet tiny trials).
+    if (ran.count() > 0 && waited >= std::chrono::milliseconds(1))
+      a.result.cpu_wait_share = std::chrono::duration<double>(waited) / std::chrono::duration<double>(ran + waited);
   }
   if (a.restart) worker_.kill();
   return a.result;

@@ -36,6 +36,19 @@ std::optional<double> evaluate_metric(const Metric& m, const Bindings& env) {
 
 }  // namespace
 
+std::optional<std::string> metric_problem(const Metric& m, const TrialRecord& trial) {
+  const Bindings env = metric_bindings(trial);
+  if (evaluate_metric(m, env)) return std::nullopt;
+  Value v;
+  try {
+    v = m.expression.evaluate(env);  // the cold path, which says why
+  } catch (const InputError& e) {
+    return e.message();
+  }
+  if (v.is_string()) return "it gives the string " + v.repr() + ", not a number";
+  return "it gives " + v.repr() + ", not a finite number";
+}
+
 std::vector<std::pair<std::string, std::optional<double>>> metric_values(const std::vector<Metric>& metrics,
                                                                          const TrialRecord& trial) {
   std::vector<std::pair<std::string, std::optional<double>>> out;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tunekit/objective.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/strategy.hpp"
 
 namespace tunekit {
@@ -60,26 +61,35 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
   run.strategy = strategies().get(settings.strategy).name;  // not an alias
   if (auto d = strategy->describe(); !d.empty()) run.strategy += ": " + d;
 
-  std::unordered_set<std::uint64_t> seen;
+  // Proposals as the tuner takes them: written in the space's values, and
+  // each config (valid or not) evaluated once.
+  std::unordered_set<std::string> seen;
   const std::size_t batch = std::max<std::size_t>(1, settings.batch);
-  bool done = false;
-  while (!done && run.evaluations < budget && !(settings.max_time && run.simulated >= *settings.max_time)) {
+  int stale_answers = 0;
+  auto out_of_budget = [&] {
+    return run.evaluations >= budget || (settings.max_time && run.simulated >= *settings.max_time);
+  };
+  while (!out_of_budget()) {
+    if (stop_requested()) {
+      run.ended_early = fmt::format("stopped on request after {} evaluations", run.evaluations);
+      break;
+    }
     t0 = thread_cpu();
     std::vector<Config> proposed = strategy->next(std::min<std::uint64_t>(batch, budget - run.evaluations));
     cpu += thread_cpu() - t0;
     if (proposed.empty()) break;
-    for (const Config& c : proposed) {
-      if (run.evaluations >= budget || (settings.max_time && run.simulated >= *settings.max_time)) {
-        done = true;
-        break;
-      }
-      Outcome outcome;
+    bool fresh = false;
+    for (Config& c : proposed) {
+      if (out_of_budget()) break;
       const auto rank = space.index_of(c);
-      if (rank && !seen.insert(*rank).second) continue;  // the tuner evaluates a config once
+      if (rank) c = space.at(*rank);
+      if (!seen.insert(c.key()).second) continue;
+      fresh = true;
       const RecordedResult* r = rank ? table.at(*rank) : nullptr;
       if (rank && !r)
         throw InputError({table.recording().file().string()},
                          fmt::format("the recording lacks {}, a valid config of the space", c.str()));
+      Outcome outcome;
       ++run.evaluations;
       run.configs.push_back(c);
       if (!r) {
@@ -104,6 +114,14 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
       t0 = thread_cpu();
       strategy->observe(c, outcome);
       cpu += thread_cpu() - t0;
+    }
+    if (fresh) stale_answers = 0;
+    else if (++stale_answers == kMostStaleProposals) {
+      run.ended_early = fmt::format(
+          "the strategy '{}' proposed only configs it had evaluated, {} times in a row; the search ended after {} "
+          "evaluations",
+          settings.strategy, kMostStaleProposals, run.evaluations);
+      break;
     }
   }
   run.strategy_cpu = cpu;

@@ -371,16 +371,8 @@ std::string detail::first_line(std::string_view text, std::size_t limit) {
   }
   // A program's output reaches the console through a reason: its control
   // characters are shown (^[ for ESC), not obeyed (a clear screen, a title).
-  std::string shown;
-  if (std::any_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
-    for (const char c : line) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '\t') shown += ' ';
-      else if (u < 0x20 || u == 0x7F) shown += {'^', static_cast<char>(u ^ 0x40)};
-      else shown += c;
-    }
-    line = shown;
-  }
+  const std::string shown = detail::shown_controls(line, false);
+  line = shown;
   if (line.size() <= limit) return std::string(line);
   constexpr std::string_view kGap = " ... ";
   const auto continuation = [&](std::size_t i) { return (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80; };
@@ -628,6 +620,14 @@ std::string format_summary(const TuneReport& report) {
       out += "stopped: " + stopped_lines(s.error);
     } else if (s.trials.empty()) {
       out += "no trials were run\n";
+    } else if (const auto ran = static_cast<std::size_t>(std::count_if(
+                   s.trials.begin(), s.trials.end(), [](const TrialRecord& t) { return t.status == Status::ok; }));
+               ran > 0) {
+      // Trials ran correctly, and the objective's metric failed at each.
+      out += fmt::format(
+          "no config named: the objective {} has no value at any of the {} trial{} that ran "
+          "correctly (see the warning about its metric)\n",
+          report.objective.name, ran, ran == 1 ? "" : "s");
     } else {
       out += fmt::format("no valid config: none of the {} trial{} ran correctly\n", s.trials.size(),
                          s.trials.size() == 1 ? "" : "s");

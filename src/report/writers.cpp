@@ -1,4 +1,5 @@
 // The built-in output writers, one entry each, and the one way they are run.
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -161,6 +162,12 @@ void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs
 
 std::optional<std::string> unsafe_output(const fs::path& file) {
   std::error_code ec;
+  // Said now, not as an error of some later call (a long spec name makes
+  // long default file names).
+  for (const auto& part : file)
+    if (part.native().size() > NAME_MAX)
+      return fmt::format("'{}' has a name of {} bytes; a file system takes at most {}", file.string(),
+                         part.native().size(), NAME_MAX);
   if (fs::is_directory(file, ec)) return "'" + file.string() + "' is a folder; expected the path of a file to write";
   // A file is written beside its path and renamed over it: a device (as
   // root, /dev/null) would become a regular file.

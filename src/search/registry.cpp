@@ -28,6 +28,15 @@ Registry<StrategyInfo>& strategies() {
   return registry;
 }
 
+std::string StrategyInfo::problem() const {
+  if (auto p = declaration_problem(options); !p.empty()) return p;
+  for (const ForeignOption& f : kernel_tuner_options)
+    if (!f.here.empty() &&
+        std::none_of(options.begin(), options.end(), [&](const auto& o) { return o.name == f.here; }))
+      return fmt::format("Kernel Tuner's {} is said to be its option '{}', which it does not declare", f.name, f.here);
+  return "";
+}
+
 Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given) {
   // A name this strategy does not declare may be Kernel Tuner's or another
   // strategy's: say what stands for it here, or whose it is. Kernel Tuner
@@ -64,7 +73,8 @@ Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue
   };
   Options resolved = Options::resolve("strategy '" + info.name + "'", info.options, given, elsewhere);
   if (info.check_options)
-    if (auto bad = info.check_options(resolved)) {
+    if (auto bad =
+            detail::call_plugin("strategy", info.name, "check_options", [&] { return info.check_options(resolved); })) {
       SourceLocation where;
       for (const OptionValue& v : given)
         if (v.name == bad->first) where = v.where;

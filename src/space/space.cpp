@@ -763,7 +763,16 @@ std::optional<std::vector<std::uint32_t>> Space::indices_of(const Config& c) con
     if (!j) return std::nullopt;
     out.push_back(*j);
   }
+  // Every parameter found, and a config names each once: more entries than
+  // parameters means one the space lacks.
+  if (c.size() != params_.size()) return std::nullopt;
   return out;
+}
+
+std::optional<Config> Space::canonical(const Config& c) const {
+  auto ix = indices_of(c);
+  if (!ix) return std::nullopt;
+  return config_at(*ix);
 }
 
 std::optional<std::string> Space::why_invalid(const Config& c) const {

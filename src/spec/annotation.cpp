@@ -296,20 +296,6 @@ std::string apply_tunable_lines(std::string_view source, const Config& config, c
 
 namespace {
 
-bool is_keyword(std::string_view name) {
-  // C and C++ keywords, each between spaces.
-  static constexpr std::string_view kKeywords =
-      " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
-      "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
-      "continue co_await co_return co_yield decltype default delete do double dynamic_cast else "
-      "enum explicit export extern false float for friend goto if inline int long mutable "
-      "namespace new noexcept not not_eq nullptr operator or or_eq private protected public "
-      "register reinterpret_cast requires restrict return short signed sizeof static "
-      "static_assert static_cast struct switch template this thread_local throw true try typedef "
-      "typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq ";
-  return !name.empty() && kKeywords.find(" " + std::string(name) + " ") != std::string_view::npos;
-}
-
 // The macro a preprocessor line `# define NAME ...` defines, or "".
 std::string_view defined_macro(std::string_view line) {
   std::size_t p = line.find_first_not_of(" \t");
@@ -455,10 +441,6 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
       throw InputError(where(name_pos),
                        "malformed %RANGE% line: '" + std::string(name) + "' is not a valid macro name; " + expected);
     if (auto reserved = spec_detail::reserved_name_problem(name)) throw InputError(where(name_pos), *reserved);
-    if (is_keyword(name))
-      throw InputError(where(name_pos), fmt::format("parameter name '{}' is a C or C++ keyword: as a macro it would "
-                                                    "replace the keyword everywhere in the source; rename it",
-                                                    name));
     if (auto prev = seen.find(name); prev != seen.end())
       throw InputError(where(name_pos), "duplicate %RANGE% parameter '" + std::string(name) +
                                             "' (first declared on line " + std::to_string(prev->second) + ")");

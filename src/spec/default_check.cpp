@@ -31,7 +31,8 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
                                                   const Bindings& machine_properties) {
   if (!spec.default_config) return std::nullopt;
   const Config& d = *spec.default_config;
-  const std::string head = "the default " + d.str();
+  const std::string head = (spec.default_config_where.line ? spec.default_config_where.str() + ": " : std::string()) +
+                           "the default " + d.str();
   for (const auto& p : spec.parameters) {
     const Value* v = d.find(p.name);
     if (!v) return fmt::format("{} gives no value for {}", head, p.name);
@@ -39,7 +40,7 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
     for (const auto& x : p.values) listed = listed || x == *v;
     if (!listed)
       return fmt::format("{} is outside its lists: {} = {} is not among {}'s values {}{}", head, p.name, v->repr(),
-                         p.name, list_values(p.values), p.where.line ? " (" + p.where.str() + ")" : "");
+                         p.name, list_values(p.values), p.where.line ? " (listed at " + p.where.str() + ")" : "");
   }
   Bindings fixed = size;  // what the machine does not give: a size named like a property wins, as in the tuner
   for (const auto& [k, v] : d) fixed[k] = v;

@@ -10,7 +10,7 @@ namespace tunekit {
 double parse_early_stop(std::string_view text) {
   const std::string original(text);
   const std::string_view s = spec_detail::trim(text);
-  if (s == "off" || s == "false" || s == "no") return 0;
+  if (s == "off" || s == "false" || s == "False" || s == "FALSE" || s == "no") return 0;
   const auto value = spec_detail::parse_float(s);
   auto bad = [&](const std::string& why) {
     return std::invalid_argument("bad early stop '" + original + "': " + why +

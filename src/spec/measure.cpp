@@ -43,7 +43,9 @@ void Loader::measure(const Item& it, Spec& s) const {
     }
   }
   if (auto x = get(t, "confirm")) {
-    const bool off = x->node.IsScalar() && (x->node.Scalar() == "off" || x->node.Scalar() == "false");
+    // As early_stop reads its off (no, and false as YAML writes it).
+    const bool off = x->node.IsScalar() && is_plain(x->node) &&
+                     (is_boolean(*x) ? !value_of(*x).truthy() : x->node.Scalar() == "off" || x->node.Scalar() == "no");
     ms.confirm =
         off ? 0 : static_cast<std::size_t>(int_of(*x, 0, "a count of the fastest configs to measure again, or off"));
   }
@@ -68,11 +70,16 @@ void Loader::output(const Item& it, Spec& s) const {
   Map t = map(it, keys);
   for (const Entry& e : t.entries) {
     const Item value = child(t, e);
-    // `csv: true` asks for the writer's default file and `json: false` for
-    // none: a file named "true" is never what was meant.
-    if (is_plain(value.node) && value.node.IsScalar() &&
-        (value.node.Scalar() == "true" || value.node.Scalar() == "false")) {
-      const bool on = value.node.Scalar() == "true";
+    // `csv: true` asks for the writer's default file and `json: false` (or
+    // off) for none: a file named "true" is never what was meant, nor one
+    // named "yes" (YAML 1.1's true), which is refused rather than guessed.
+    const bool plain = is_plain(value.node) && value.node.IsScalar();
+    if (plain && (value.node.Scalar() == "yes" || value.node.Scalar() == "no" || value.node.Scalar() == "on"))
+      fail(content_loc(value), fmt::format("'output.{}': '{}' is no file name here; expected true (the writer's "
+                                           "default file), false (none) or a path (quoted, for a file named {})",
+                                           e.key, value.node.Scalar(), value.node.Scalar()));
+    if (plain && (is_boolean(value) || value.node.Scalar() == "off")) {
+      const bool on = is_boolean(value) && value_of(value).truthy();
       if (e.key == "db") {
         if (!on)
           fail(content_loc(value),
@@ -85,6 +92,7 @@ void Loader::output(const Item& it, Spec& s) const {
       continue;
     }
     const std::string file = string_of(value, "a file path, true (the writer's default file) or false (none)");
+    s.output.where[e.key] = content_loc(value);
     if (e.key == "db") s.output.db = file;
     else s.output.files[e.key] = file;
   }

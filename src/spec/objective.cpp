@@ -13,6 +13,15 @@ void Loader::metrics(const Item& it, Spec& s) const {
   std::vector<std::string> known(std::begin(kTimeNames), std::end(kTimeNames));
   for (const auto& [name, where] : size_names_) known.push_back(name);
   for (const auto& p : s.parameters) known.push_back(p.name);
+  // In a metric, time_s is the measured time: a size or parameter so named
+  // would be read as the time, silently.
+  for (const char* time : kTimeNames) {
+    if (auto sz = size_names_.find(time); sz != size_names_.end())
+      fail(sz->second, fmt::format("size '{}' has the name a metric reads the measured time by; rename it", time));
+    for (const auto& p : s.parameters)
+      if (p.name == time)
+        fail(p.where, fmt::format("parameter '{}' has the name a metric reads the measured time by; rename it", time));
+  }
   for (const Entry& e : m.entries) {
     if (!is_identifier(e.key))
       fail(loc(e.key_node),

@@ -18,6 +18,7 @@ void Loader::search(const Item& it, Spec& s) const {
       Item val = child(om, e);
       OptionValue o{e.key, value_of(val, "an option value"), loc(e.key_node)};
       o.written_as_boolean = is_boolean(val);
+      if (val.node.IsScalar()) o.written = val.node.Scalar();
       s.search.options.push_back(std::move(o));
     }
   }

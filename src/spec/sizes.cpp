@@ -173,9 +173,19 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
   } else if (it.node.IsMap()) {
     out.push_back(one(it));
   } else if (it.node.IsSequence()) {
+    // Every size names the same ones: the arguments and constraints read
+    // them, and one a size lacks would fail there, far from its cause.
+    auto names = [](const Bindings& b) {
+      std::vector<std::string> out;
+      for (const auto& [name, value] : b) out.push_back(name);
+      return out;
+    };
     for (const Item& el : elements(it)) {
       if (is_grid(el)) grid(child(map(el, {"grid"}), *map(el, {"grid"}).find("grid")), out);
       else out.push_back(one(el));
+      if (!out.empty() && names(out.back()) != names(out.front()))
+        fail(el.where, fmt::format("{} names {}, and the first size names {}: every size names the same ones",
+                                   context_name(el.path), join(names(out.back())), join(names(out.front()))));
     }
   } else {
     wrong_type(it, "a mapping of size names to values or a list of them");

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "tunekit/annotation.hpp"
+#include "tunekit/builder.hpp"
 
 namespace tunekit::spec_detail {
 
@@ -217,8 +218,8 @@ void Loader::space(const Map& m, Spec& s) const {
                                  ? ""
                                  : "; it is a %RANGE% parameter of the source, which has both kinds of annotation: "
                                    "set kernel.injection: range to tune its %RANGE% lines"));
-    } else if (ok && (s.kernel.injection == Injection::range_defines ||
-                      (s.kernel.injection == Injection::automatic && source.find("%RANGE%") != std::string::npos))) {
+    } else if (ok && resolve_injection(s.kernel.injection, source, file) == Injection::range_defines) {
+      // As the builder decides: prose that mentions %RANGE% is no annotation.
       check_against_ranges(s.parameters, source, file);
     }
   }
@@ -228,6 +229,7 @@ void Loader::space(const Map& m, Spec& s) const {
     // tune starts (issue #20: a warning, and the first valid config is the
     // baseline), like a default that breaks a constraint on this machine.
     s.default_config = config(*v, &s.parameters);
+    s.default_config_where = content_loc(*v);
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -18,6 +20,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/detail/text.hpp"
+#include "spec/detail/text.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
 
@@ -27,8 +30,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Longest list a Values expression may produce.
+// Longest list a Values expression may produce, or build on the way.
 constexpr std::size_t kMaxListLength = 10'000'000;
+// Elements it may make in all, counting the lists it builds on the way (an
+// inner loop's list is built once per pass of the outer one): a bound on
+// the time it takes, a few seconds at most.
+constexpr std::size_t kMaxListSteps = 20'000'000;
+// How deeply its lists may nest (brackets, slices of slices, loops of a
+// comprehension): parsing and evaluating recurse that deep.
+constexpr int kMaxListDepth = 200;
 
 // ------------------------------------------------------------ list expressions
 
@@ -50,6 +60,7 @@ struct ListExpr {
   std::vector<Clause> clauses;    // comprehension
   std::vector<ListPtr> parts;     // concat: operands; slice, repeat, sorted: the list
   bool reverse = false;           // sorted(..., reverse=True)
+  int depth = 1;                  // of the tree below it, itself included
 };
 
 class ListParser {
@@ -140,18 +151,42 @@ class ListParser {
     return Expression::parse(text_.substr(begin, end - begin), where_.shifted(static_cast<int>(begin)));
   }
 
+  // Each nested list parses through here: the one place to bound how deep.
+  struct Nesting {
+    ListParser& p;
+    Nesting(ListParser& parser, std::size_t at) : p(parser) {
+      if (++p.nesting_ > kMaxListDepth) p.fail(at, "lists nested too deeply");
+    }
+    ~Nesting() { --p.nesting_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+  };
+
+  // A node over `parts`, as deep as the deepest of them and one more.
+  ListPtr over(ListPtr node) {
+    for (const auto& part : node->parts) node->depth = std::max(node->depth, part->depth + 1);
+    for (const auto& clause : node->clauses) node->depth = std::max(node->depth, clause.iterable->depth + 1);
+    if (node->depth > kMaxListDepth) fail(static_cast<std::size_t>(node->pos), "lists nested too deeply");
+    return node;
+  }
+
   ListPtr parse_sum() {
+    Nesting guard(*this, pos_);
     ListPtr left = parse_postfix();
     while (true) {
       char c = peek();
       if (c == '+') {
         ++pos_;
-        auto node = std::make_unique<ListExpr>();
-        node->kind = ListExpr::Kind::concat;
-        node->pos = static_cast<int>(pos_);
-        node->parts.push_back(std::move(left));
-        node->parts.push_back(parse_postfix());
-        left = std::move(node);
+        // a + b + c is one concatenation of three: as deep as its deepest operand.
+        if (left->kind != ListExpr::Kind::concat) {
+          auto node = std::make_unique<ListExpr>();
+          node->kind = ListExpr::Kind::concat;
+          node->pos = static_cast<int>(pos_);
+          node->parts.push_back(std::move(left));
+          left = std::move(node);
+        }
+        left->parts.push_back(parse_postfix());
+        left = over(std::move(left));
       } else if (c == '*') {
         ++pos_;
         auto node = std::make_unique<ListExpr>();
@@ -159,7 +194,7 @@ class ListParser {
         node->pos = static_cast<int>(pos_);
         node->parts.push_back(std::move(left));
         node->items.push_back(scalar(true, true, true));
-        left = std::move(node);
+        left = over(std::move(node));
       } else {
         return left;
       }
@@ -196,7 +231,7 @@ class ListParser {
       expect(']');
       if (!colon) fail(static_cast<std::size_t>(node->pos), "indexing gives a single value, not a list");
       node->parts.push_back(std::move(base));
-      base = std::move(node);
+      base = over(std::move(node));
     }
     return base;
   }
@@ -287,7 +322,7 @@ class ListParser {
         node->reverse = r.evaluate(Bindings{}).truthy();
       }
       expect(')');
-      return node;
+      return over(std::move(node));
     }
     fail(at, "expected a list: [...], (...), range(...), list(...) or sorted(...)");
   }
@@ -314,9 +349,10 @@ class ListParser {
         clause.iterable = parse_sum();
         while (keyword("if")) clause.filters.push_back(scalar(true, true));
         node->clauses.push_back(std::move(clause));
+        if (node->clauses.size() > static_cast<std::size_t>(kMaxListDepth)) fail(at, "lists nested too deeply");
       }
       expect(close);
-      return node;
+      return over(std::move(node));
     }
     node->items.push_back(std::move(first));
     while (peek() == ',') {
@@ -331,6 +367,7 @@ class ListParser {
   std::string_view text_;
   SourceLocation where_;
   std::size_t pos_ = 0;
+  int nesting_ = 0;  // parse_sum calls under way
 };
 
 class ListEvaluator {
@@ -400,9 +437,13 @@ class ListEvaluator {
 
  private:
   void push(std::vector<Value>& out, Value v, const ListExpr& e) {
-    if (++produced_ > kMaxListLength)
+    if (out.size() >= kMaxListLength)
       parser_.fail(static_cast<std::size_t>(e.pos),
                    "the list has more than " + std::to_string(kMaxListLength) + " elements");
+    if (++produced_ > kMaxListSteps)
+      parser_.fail(static_cast<std::size_t>(e.pos),
+                   "building the list makes more than " + std::to_string(kMaxListSteps) +
+                       " elements, counting the lists it builds on the way (an inner loop's, once per pass)");
     out.push_back(std::move(v));
   }
 
@@ -473,6 +514,28 @@ struct JsonFile {
   mutable std::optional<YAML::Node> positions;
 };
 
+// The offset of the first number in JSON `text` (outside strings) whose
+// value is beyond a double's range, or text.size() when none is.
+std::size_t first_overflowing_number(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {  // over the string, escapes included
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      continue;
+    }
+    if (c != '-' && !std::isdigit(static_cast<unsigned char>(c))) continue;
+    std::size_t end = i + 1;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.' ||
+                                 text[end] == 'e' || text[end] == 'E' || text[end] == '+' || text[end] == '-'))
+      ++end;
+    const std::string number(text.substr(i, end - i));
+    if (std::isinf(std::strtod(number.c_str(), nullptr))) return i;
+    i = end - 1;
+  }
+  return text.size();
+}
+
 JsonFile read_json(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(SourceLocation{file.string(), 0, 0}, "cannot open " + file.string());
@@ -484,10 +547,13 @@ JsonFile read_json(const fs::path& file) {
     // Located as every other input error is, file:line:column.
     const auto p = detail::json_error_place(text, e.byte, e.what());
     throw InputError(SourceLocation{file.string(), p.line, p.column}, "invalid JSON: " + p.message);
-  } catch (const nlohmann::json::exception& e) {
-    // parse_error, and out_of_range for a number past double's range
-    // ("1e1115"; found by tests/fuzz/t1_fuzz).
-    throw InputError(SourceLocation{file.string(), 0, 0}, std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number past a double's range ("1e1115"; found by tests/fuzz/t1_fuzz):
+    // the parser gives no place, so the first such number is looked for.
+    const std::size_t at = first_overflowing_number(text);
+    const auto p = detail::json_error_place(text, at + 1, "");
+    throw InputError(SourceLocation{file.string(), at < text.size() ? p.line : 0, at < text.size() ? p.column : 0},
+                     "invalid JSON: a number too large for a double (beyond 1.8e308)");
   }
 }
 
@@ -611,6 +677,28 @@ std::string string_member(const nlohmann::json& obj, const char* key, const Sour
   return v.get<std::string>();
 }
 
+const std::vector<std::string> kT1Sections{"$schema", "General", "ConfigurationSpace", "KernelSpecification",
+                                           "Search",  "Budget",  "BenchmarkConfig"};
+
+// The first value a T1 Type does not allow, said ("'a' is a string"), or
+// nullopt: a Type that disagrees with the values is a mistake in one of them.
+std::optional<std::string> value_not_of_type(const std::vector<Value>& values, const std::string& type) {
+  for (const Value& v : values) {
+    const bool fits = type.empty() || (type == "int" && v.is_int()) ||
+                      (type == "uint" && v.is_int() && v.as_int() >= 0) || (type == "float" && v.is_number()) ||
+                      (type == "string" && v.is_string()) ||
+                      (type == "bool" && v.is_int() && (v.as_int() == 0 || v.as_int() == 1));
+    if (!fits)
+      return fmt::format("{} is {}", v.repr(),
+                         v.is_string()      ? "a string"
+                         : v.is_float()     ? "not an integer"
+                         : type == "bool"   ? "neither true nor false"
+                         : type == "string" ? "a number"
+                                            : "negative");
+  }
+  return std::nullopt;
+}
+
 SpaceDefinition t1_from_json(const JsonFile& f) {
   const nlohmann::json& j = f.json;
   const fs::path& file = f.file;
@@ -621,9 +709,14 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
   if (j.contains("General") && j["General"].is_object() && j["General"].contains("BenchmarkName") &&
       j["General"]["BenchmarkName"].is_string())
     out.name = j["General"]["BenchmarkName"].get<std::string>();
+  // The T1 schema's sections (and the benchmark hub's BenchmarkConfig):
+  // a misspelled one would be ignored.
+  known_keys(f, j, {}, "the T1 file", kT1Sections);
+  if (j.contains("General") && !j["General"].is_object())
+    throw InputError(locate(f, {"General"}), "General must be a mapping (BenchmarkName, FormatVersion, ...)");
   const auto& cs = member(j, "ConfigurationSpace", where, "the T1 file");
   known_keys(f, cs, {"ConfigurationSpace"}, "ConfigurationSpace", {"TuningParameters", "Conditions"});
-  const auto& tps = member(cs, "TuningParameters", where, "ConfigurationSpace");
+  const auto& tps = member(cs, "TuningParameters", locate(f, {"ConfigurationSpace"}), "ConfigurationSpace");
   if (!tps.is_array())
     throw InputError(locate(f, {"ConfigurationSpace", "TuningParameters"}),
                      "ConfigurationSpace.TuningParameters must be a list");
@@ -636,12 +729,20 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
     Parameter p;
     try {
       p.name = string_member(tp, "Name", where, "a tuning parameter");
+      // Conditions name it, and backends define it as a macro.
+      if (!spec_detail::is_identifier(p.name))
+        throw InputError(where, "parameter name '" + p.name +
+                                    "' is not a valid name (letters, digits and '_', not starting with a digit): no "
+                                    "condition could name it");
+      if (auto reserved = spec_detail::reserved_name_problem(p.name)) throw InputError(where, *reserved);
       if (!names.insert(p.name).second) throw InputError(where, "duplicate parameter '" + p.name + "'");
+      std::string type;
       if (tp.contains("Type")) {
-        static const std::vector<std::string> kTypes{"int", "float", "string", "bool"};
-        const auto& type = tp["Type"];
-        if (!type.is_string() || std::find(kTypes.begin(), kTypes.end(), type.get<std::string>()) == kTypes.end())
-          throw InputError(where, fmt::format("Type {} is not a T1 type ({})", type.dump(), detail::join(kTypes)));
+        static const std::vector<std::string> kTypes{"int", "uint", "float", "string", "bool"};
+        const auto& t = tp["Type"];
+        if (!t.is_string() || std::find(kTypes.begin(), kTypes.end(), t.get<std::string>()) == kTypes.end())
+          throw InputError(where, fmt::format("Type {} is not a T1 type ({})", t.dump(), detail::join(kTypes)));
+        type = t.get<std::string>();
       }
       p.where = where;
       const std::string what = "tuning parameter '" + p.name + "'";
@@ -661,6 +762,11 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
       }
       if (p.values.empty()) throw InputError(where, what + " has no values (its Values list is empty)");
       no_duplicate_values(p.values, what, where);
+      if (auto bad = value_not_of_type(p.values, type)) {
+        auto values_at = at;
+        values_at.emplace_back(std::string("Values"));
+        throw InputError(locate(f, values_at), fmt::format("{}: its Type is {}, and {}", what, type, *bad));
+      }
     } catch (const InputError& e) {
       if (e.where().line > 0) throw;  // located already
       relocate(e, f, at, name);
@@ -770,6 +876,19 @@ std::optional<SpaceDefinition> load_space_file(const fs::path& file) {
   const nlohmann::json& j = f.json;
   if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(f);
   if (j.is_object() && j.contains("parameters") && j["parameters"].is_array()) return neutral_from_json(f);
+  // A T1 file whose ConfigurationSpace is missing or misspelled would be
+  // read as a spec and refused for its T1 keys: say what it lacks.
+  if (j.is_object() && (j.contains("General") || j.contains("KernelSpecification"))) {
+    for (const auto& [key, value] : j.items())
+      if (std::find(kT1Sections.begin(), kT1Sections.end(), key) == kT1Sections.end())
+        if (detail::closest_match(key, {"ConfigurationSpace"}))
+          throw InputError(locate(f, {key}), fmt::format("a T1 file with no \"ConfigurationSpace\"; did you mean "
+                                                         "\"ConfigurationSpace\" for \"{}\"?",
+                                                         key));
+    throw InputError(SourceLocation{f.file.string(), 0, 0},
+                     "a T1 file (it has General or KernelSpecification) with no \"ConfigurationSpace\", which holds "
+                     "its TuningParameters");
+  }
   return std::nullopt;
 }
 

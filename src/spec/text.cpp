@@ -15,7 +15,42 @@ bool is_identifier(std::string_view s) {
                      [&](char c) { return alpha(c) || std::isdigit(static_cast<unsigned char>(c)); });
 }
 
+namespace {
+
+// Words the constraint and metric expressions read as their own (Python's
+// keywords): a parameter so named could never be written in one.
+bool is_expression_word(std::string_view name) {
+  static constexpr std::string_view kWords =
+      " False None True and as assert async await break class continue def del elif else except finally for from "
+      "global if import in is lambda nonlocal not or pass raise return try while with yield ";
+  return !name.empty() && kWords.find(" " + std::string(name) + " ") != std::string_view::npos;
+}
+
+// C and C++ keywords: as a macro, such a parameter would replace the keyword
+// everywhere in the source.
+bool is_c_keyword(std::string_view name) {
+  static constexpr std::string_view kKeywords =
+      " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
+      "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
+      "continue co_await co_return co_yield decltype default delete do double dynamic_cast else "
+      "enum explicit export extern false float for friend goto if inline int long mutable "
+      "namespace new noexcept not not_eq nullptr operator or or_eq private protected public "
+      "register reinterpret_cast requires restrict return short signed sizeof static "
+      "static_assert static_cast struct switch template this thread_local throw true try typedef "
+      "typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq ";
+  return !name.empty() && kKeywords.find(" " + std::string(name) + " ") != std::string_view::npos;
+}
+
+}  // namespace
+
 std::optional<std::string> reserved_name_problem(std::string_view name) {
+  if (is_expression_word(name))
+    return "parameter name '" + std::string(name) +
+           "' is a keyword of the expressions (constraints, metrics) that name parameters: none could name it; "
+           "rename it";
+  if (is_c_keyword(name))
+    return "parameter name '" + std::string(name) +
+           "' is a C or C++ keyword: as a macro it would replace the keyword everywhere in the source; rename it";
   if (!name.starts_with("__") &&
       !(name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
     return std::nullopt;

@@ -21,6 +21,7 @@
 #include "builder/detail/headers.hpp"
 #include "core/detail/cores.hpp"
 #include "core/detail/hash.hpp"
+#include "core/detail/plugin_call.hpp"
 #include "core/detail/text.hpp"
 #include "store/detail/kernel_claim.hpp"
 #include "tunekit/annotation.hpp"
@@ -38,6 +39,15 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// " at size {n: 64}" within a message about one size; nothing for a spec
+// without sizes, whose one size has no name.
+std::string at_size(const Bindings& size) { return size.empty() ? "" : " at size " + size_key(size); }
+
+// The same at a message's start: "at size {n: 64}, ...", or the message alone.
+std::string at_size(const Bindings& size, std::string_view then) {
+  return size.empty() ? "" : "at size " + size_key(size) + std::string(then);
+}
 
 std::string read_file(const fs::path& p, const SourceLocation& where) {
   std::ifstream f(p, std::ios::binary);
@@ -218,6 +228,43 @@ MachineInfo with_properties(MachineInfo machine, const TuneOptions& options) {
   return machine;
 }
 
+// A backend's builder and evaluator as the tuner calls them: what they
+// throw names the backend and the call (and the config, for a build), as a
+// strategy's failures do. A reference that cannot be computed is the
+// evaluator's report, not its failure, and passes as it is.
+class NamedBuilder final : public Builder {
+ public:
+  NamedBuilder(std::unique_ptr<Builder> inner, std::string backend)
+      : inner_(std::move(inner)), backend_(std::move(backend)) {}
+  BuildResult build(const BuildInput& input) override {
+    return detail::call_plugin(
+        "backend", backend_, "build", [&] { return inner_->build(input); }, input.config.str());
+  }
+
+ private:
+  std::unique_ptr<Builder> inner_;
+  std::string backend_;
+};
+
+class NamedEvaluator final : public Evaluator {
+ public:
+  NamedEvaluator(std::unique_ptr<Evaluator> inner, std::string backend)
+      : inner_(std::move(inner)), backend_(std::move(backend)) {}
+  TrialResult evaluate(const TrialRequest& request) override {
+    try {
+      return inner_->evaluate(request);
+    } catch (const ReferenceError&) {
+      throw;
+    } catch (...) {
+      detail::rethrow_named("backend", backend_, "evaluate");
+    }
+  }
+
+ private:
+  std::unique_ptr<Evaluator> inner_;
+  std::string backend_;
+};
+
 }  // namespace
 
 struct TuningRig::Parts {
@@ -227,12 +274,21 @@ struct TuningRig::Parts {
 
   // Made when the first tune() asks, as tune() made them before it had a rig.
   Builder& builder() {
-    if (!builder_) builder_ = backend->make_builder();
+    if (!builder_) builder_ = std::make_unique<NamedBuilder>(made("make_builder", backend->make_builder()), name());
     return *builder_;
   }
   Evaluator& evaluator() {
-    if (!evaluator_) evaluator_ = backend->make_evaluator();
+    if (!evaluator_)
+      evaluator_ = std::make_unique<NamedEvaluator>(made("make_evaluator", backend->make_evaluator()), name());
     return *evaluator_;
+  }
+  std::string name() const { return std::string(backend->name()); }
+  // A plugin's make_builder or make_evaluator that gives nothing is its
+  // failure, named, not a null dereference.
+  template <typename T>
+  std::unique_ptr<T> made(const char* call, std::unique_ptr<T> part) const {
+    if (!part) throw std::runtime_error(fmt::format("the backend '{}' failed in {}(): it returned none", name(), call));
+    return part;
   }
 
  private:
@@ -337,7 +393,7 @@ class Run {
                                                                        : spec_.search.max_evaluations_where,
                        fmt::format("a budget of {} evaluations: expected 1 to {} (the valid configs of the replayed "
                                    "space{})",
-                                   *p.budget, p.space->size(), size.empty() ? "" : " at size " + size_key(size)));
+                                   *p.budget, p.space->size(), at_size(size)));
     if (spec_.search.max_fraction) {
       // A share needs the count of the valid configs, which a space too
       // large to index has only by a search of the whole space.
@@ -345,9 +401,9 @@ class Run {
         throw InputError(
             {spec_.file.string()},
             fmt::format("a budget as a share of the space (search.max_fraction, --max-fraction) needs its count of "
-                        "valid configs, and the space at size {} is too large to index (docs/space-index.md): give a "
+                        "valid configs, and the space{} is too large to index (docs/space-index.md): give a "
                         "budget of evaluations (search.max_evals, --max-evals) or of time (--max-time)",
-                        size_key(size)));
+                        at_size(size)));
       // Each size's own share: constraints over the sizes prune each space
       // differently.
       const auto share = static_cast<std::size_t>(
@@ -383,8 +439,8 @@ class Run {
       if (spec_.default_config) {
         auto why = default_config_problem(spec_, size, machine.properties);
         if (!why)  // valid on its own, but a list or --where leaves it out
-          why = fmt::format("the default {} is not in the space at size {} ({})", spec_.default_config->str(),
-                            size_key(size), p.space->why_invalid(*spec_.default_config).value_or("not listed"));
+          why = fmt::format("the default {} is not in the space{} ({})", spec_.default_config->str(), at_size(size),
+                            p.space->why_invalid(*spec_.default_config).value_or("not listed"));
         warn(*why + "; speedups are over the first valid config instead");
       }
       if (!spec_.configs.empty()) {
@@ -446,7 +502,7 @@ class Run {
       try {
         (void)resolve_arguments({a}, constants);
       } catch (const InputError& e) {
-        throw InputError(e.where(), fmt::format("at size {}: {}", size_key(size), e.message()));
+        throw InputError(e.where(), fmt::format("{}{}", at_size(size, ": "), e.message()));
       }
     }
   }
@@ -627,26 +683,26 @@ class Run {
       // Named though slower: only a confirmation outranks a faster time.
       const bool slower =
           objective_better(spec_.objective, *objective_value(spec_.objective, spec_.metrics, ours), after->value);
-      warn(!slower ? fmt::format("at size {}, an earlier run stored a faster config than this run found: {} at {:.3f} "
+      warn(!slower ? fmt::format("{}an earlier run stored a faster config than this run found: {} at {:.3f} "
                                  "us (this run's best: {:.3f} us, {}); `tunekit select` and `tunekit emit` choose "
                                  "from every stored trial",
-                                 size_key(p.size), after->config.str(), after->time.count(), ours.stats.median.count(),
-                                 ours.config.str())
-                   : fmt::format("at size {}, `tunekit select` and `tunekit emit` name {} at {:.3f} us, which an "
+                                 at_size(p.size, ", "), after->config.str(), after->time.count(),
+                                 ours.stats.median.count(), ours.config.str())
+                   : fmt::format("{}`tunekit select` and `tunekit emit` name {} at {:.3f} us, which an "
                                  "earlier run confirmed (measured again side by side), not this run's best, {} at "
                                  "{:.3f} us, measured once: where a size has confirmed configs, only they are named; a "
                                  "run that measures both (without --max-evals) confirms one of them",
-                                 size_key(p.size), after->config.str(), after->time.count(), ours.config.str(),
+                                 at_size(p.size, ", "), after->config.str(), after->time.count(), ours.config.str(),
                                  ours.stats.median.count()));
       return;
     }
     if (before && after->config != before->config && !measured_here(before->config) &&
         objective_better(spec_.objective, before->value, after->value))
       warn(fmt::format(
-          "at size {}, `tunekit select` and `tunekit emit` now name {} at {:.3f} us, confirmed by this "
+          "{}`tunekit select` and `tunekit emit` now name {} at {:.3f} us, confirmed by this "
           "run, instead of {} at {:.3f} us, which an earlier run measured once: where a size has "
           "confirmed configs, only they are named; a run whose space holds both confirms one of them",
-          size_key(p.size), after->config.str(), after->time.count(), before->config.str(), before->time.count()));
+          at_size(p.size, ", "), after->config.str(), after->time.count(), before->config.str(), before->time.count()));
   }
 
   void remember(const Bindings& size, std::vector<const TrialRecord*> trials) {
@@ -726,6 +782,24 @@ class Run {
     }
     if (useful.empty()) useful = first_error;
     throw InputError(where, message + (useful.empty() ? "" : ", and the compiler says:\n" + useful));
+  }
+
+  // A metric that cannot be computed for a trial that ran correctly (a
+  // division by zero) shows as n/a, and as the objective it leaves the
+  // config unranked: said once per metric, with why, or the user sees only
+  // that nothing was named.
+  void warn_of_metrics_without_value(const TrialRecord& rec) {
+    for (const Metric& m : spec_.metrics) {
+      if (warned_metrics_.count(m.name)) continue;
+      const auto why = metric_problem(m, rec);
+      if (!why) continue;
+      warned_metrics_.insert(m.name);
+      warn(fmt::format("{}: the metric '{}' has no value at {}: {}; it shows as n/a where it has none{}",
+                       m.expression.where().str(), m.name, rec.config.str(), *why,
+                       m.name == spec_.objective.name ? ", and a config without the objective's value is never "
+                                                        "named best"
+                                                      : ""));
+    }
   }
 
   // Once per distinct message: every size may say the same.
@@ -836,7 +910,6 @@ class Run {
     // within the evaluation budget.
     // A strategy that proposes only what this run has seen would be asked
     // forever (a plugin's bug): so many such answers in a row end the size.
-    constexpr int kMostStaleAnswers = 100;
     int stale_answers = 0;
     auto next_batch = [&]() -> std::unique_ptr<Batch> {
       if (out_of_time() && !told_out_of_time_) {
@@ -847,11 +920,11 @@ class Run {
         warn(
             fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out{} after {} evaluations: the "
                         "search stopped there{}",
-                        spec_.search.max_time->count(), p.size.empty() ? "" : " at size " + size_key(p.size), proposed,
+                        spec_.search.max_time->count(), at_size(p.size), proposed,
                         last ? "" : " (the sizes after it were not searched)"));
       }
       if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
-      while (queue.size() < batch && stale_answers < kMostStaleAnswers && !stop_requested() && !out_of_time()) {
+      while (queue.size() < batch && stale_answers < kMostStaleProposals && !stop_requested() && !out_of_time()) {
         const std::size_t want = batch - queue.size();
         auto more = p.strategy->next(want);
         if (more.empty()) break;
@@ -860,17 +933,20 @@ class Run {
         // yet) is no proposal: it asks again.
         const bool waits = more.size() < want;
         std::size_t fresh = 0;
-        for (auto& c : more)
+        for (auto& c : more) {
+          // 3.0 for an integer's 3 is that config: built with 3, stored once.
+          if (auto own = p.space->canonical(c)) c = std::move(*own);
           if (!seen.count(c.key())) {
             queue.push_back(std::move(c));
             ++fresh;
           }
+        }
         if (fresh > 0) stale_answers = 0;
-        else if (++stale_answers == kMostStaleAnswers) {  // said once: the loop asks no more
+        else if (++stale_answers == kMostStaleProposals) {  // said once: the loop asks no more
           warn(
-              fmt::format("size {}: the strategy '{}' proposed only configs this run has evaluated, {} times in a "
+              fmt::format("{}the strategy '{}' proposed only configs this run has evaluated, {} times in a "
                           "row; the size's search ends after {} evaluations",
-                          size_key(p.size), spec_.search.strategy, kMostStaleAnswers, proposed));
+                          at_size(p.size, ": "), spec_.search.strategy, kMostStaleProposals, proposed));
           break;
         }
         if (waits && fresh > 0) break;
@@ -1053,10 +1129,10 @@ class Run {
     const TrialRecord& named = sr.trials[confirmed_best->second];
     const TrialRecord& once = sr.trials[now.front().second];
     warn(
-        fmt::format("at size {}, the best named is the fastest confirmed config, {} at {:.3f} us; {} measured "
+        fmt::format("{}the best named is the fastest confirmed config, {} at {:.3f} us; {} measured "
                     "{:.3f} us once and was not measured again: in each of {} passes the fastest configs, measured "
                     "again, ran slower than they first had (the machine's speed drifts more than they differ)",
-                    size_key(p.size), named.config.str(), named.stats.median.count(), once.config.str(),
+                    at_size(p.size, ", "), named.config.str(), named.stats.median.count(), once.config.str(),
                     once.stats.median.count(), kPasses));
   }
 
@@ -1127,11 +1203,12 @@ class Run {
         overtook.push_back(fmt::format("{} ({:.3f} us)", t.config.str(), t.stats.median.count()));
     }
     if (overtook.empty()) return;
-    warn(fmt::format(
-        "at size {}, the machine slowed down during the run: the fastest configs, measured again, ran "
-        "at {:.3f} us, and {} cut short by the early stop against the best before that, ran faster "
-        "measured in full: {}",
-        size_key(p.size), best->count(), overtook.size() == 1 ? "one config" : "configs", fmt::join(overtook, ", ")));
+    warn(
+        fmt::format("{}the machine slowed down during the run: the fastest configs, measured again, ran "
+                    "at {:.3f} us, and {} cut short by the early stop against the best before that, ran faster "
+                    "measured in full: {}",
+                    at_size(p.size, ", "), best->count(), overtook.size() == 1 ? "one config" : "configs",
+                    fmt::join(overtook, ", ")));
     confirm(p, sr, env);
   }
 
@@ -1223,6 +1300,7 @@ class Run {
                       "models the logarithm of the objective, so it took them as failed; their trials keep "
                       "the values and can still be the best",
                       spec_.objective.name, *seen.value, rec.config.str()));
+    if (rec.status == Status::ok) warn_of_metrics_without_value(rec);
     p.strategy->observe(rec.config, seen.outcome);
     if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
     if (rec.status == Status::ok && (!size_best_ || rec.stats.median < *size_best_)) size_best_ = rec.stats.median;
@@ -1367,8 +1445,8 @@ class Run {
           // A reference whose worker was killed from outside, or whose
           // outputs met a full disk, gets a second run before the size ends.
           if (e.fault != Fault::environment || stop_requested()) throw;
-          report_.warnings.push_back(fmt::format("size {}: the reference is computed again, after: {}",
-                                                 size_key(p.size), clip(e.what(), 500)));
+          report_.warnings.push_back(
+              fmt::format("{}the reference is computed again, after: {}", at_size(p.size, ": "), clip(e.what(), 500)));
           res = evaluator_->evaluate(rq);
         }
       } catch (const ReferenceError& e) {
@@ -1489,6 +1567,7 @@ class Run {
   // stop's reference.
   std::optional<Microseconds> size_best_;
   std::set<std::string> measured_;   // the configs this run measured at the size being tuned (keys)
+  std::set<std::string> warned_metrics_;  // metrics warn_of_metrics_without_value has named
   bool warned_unplaceable_ = false;  // an objective value the search could not take (observed)
   bool told_out_of_time_ = false;    // the time budget ran out (said once, at the size where it did)
   std::mutex build_time_mutex_;

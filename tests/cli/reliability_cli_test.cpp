@@ -878,6 +878,56 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
   EXPECT_EQ(tunekit_cli({"select", spec, "-o", out}).exit_code, 0);  // the store is whole
 }
 
+// The same refusals for files the spec's `output:` names point at its key's
+// line and column, not at a flag nobody gave; a word YAML 1.1 reads as a
+// boolean is no file name; and a name too long for a file system is said
+// as such, not as two outputs in one file.
+TEST(ReliabilityCli, AnOutputTheSpecNamesIsRefusedWhereTheSpecNamesIt) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string out = (dir / "out").string(), text = read_file(spec);
+  const std::string long_name(300, 'a');
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"output: {csv: x.out, json: x.out}\n", "k.yaml:10:28: 'x.out' is also where output.csv writes"},
+      {"output: {html: '" + (dir / "k.cpp").string() + "'}\n",
+       "k.yaml:10:17: '" + (dir / "k.cpp").string() + "' is the kernel's source"},
+      {"output: {csv: yes}\n", "k.yaml:10:15: 'output.csv': 'yes' is no file name here"},
+      {"output: {csv: " + long_name + ".csv}\n", "has a name of 304 bytes; a file system takes at most 255"},
+  };
+  for (const auto& [output, said] : refused) {
+    write_file(spec, text + output);
+    const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, said)) << said << "\n" << r.output;
+  }
+  // False as YAML writes it, and off, switch a writer off, as `false` does.
+  for (const std::string off : {"False", "off"}) {
+    write_file(spec, text + "output: {csv: " + off + "}\n");
+    const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(fs::exists(dir / off)) << off;
+  }
+  EXPECT_FALSE(fs::exists(dir / "x.out"));
+}
+
+// A metric that cannot be computed for trials that ran correctly (a
+// division by zero) is named with why, where it is written, and a size
+// whose objective it is says that, not that no trial ran correctly.
+TEST(ReliabilityCli, AMetricWithoutAValueSaysWhy) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  write_file(spec, read_file(spec) + "metrics: {g: \"N / (time_s - time_s)\"}\nobjective: {maximize: g}\n");
+  const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(contains(r.output, "k.yaml:10:15: the metric 'g' has no value at {KIND: 0}: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "division by zero")) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "no config named: the objective g has no value at any of the 2 trials that ran "
+                       "correctly"))
+      << r.output;
+  EXPECT_FALSE(contains(r.output, "none of the 2 trials ran correctly")) << r.output;
+}
+
 // A size at which an argument made from the size alone cannot be made is
 // the size's error, at the argument, before anything is built; not a
 // launch_error stored for every config.

@@ -586,3 +586,23 @@ TEST(ExpressionParse, AcceptsWhitespaceAndNesting) {
   for (int i = 0; i < 60; ++i) stack = "(x + " + stack + ")";  // deeper than the inline stack
   EXPECT_TRUE(evaluates(stack, I(60), {{"x", 1}}));
 }
+
+// Every form that nests, however long, ends as the located error, not as a
+// stack overflow: a chain of `**` (right-associative, so each one a level
+// deeper) crashed at 20,000 terms.
+TEST(ExpressionParse, DeepNestingOfEveryFormIsAnErrorNotACrash) {
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const int n = 30000;
+  for (const std::string& text :
+       {"1" + repeat("**1", n), repeat("(", n) + "1" + repeat(")", n), repeat("-", n) + "1", repeat("not ", n) + "1",
+        "1" + repeat("+1", n), repeat("abs(", n) + "1" + repeat(")", n), "1" + repeat(" if 1 else 1", n)}) {
+    auto err = parse_error(text);
+    ASSERT_TRUE(err.has_value()) << text.substr(0, 20) << " parsed";
+    EXPECT_NE(err->message().find("nested too deeply"), std::string::npos)
+        << text.substr(0, 20) << ": " << err->message();
+  }
+}

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/seeds.hpp"
@@ -109,8 +112,29 @@ TEST(Registry, AStrategyWithABadOptionDeclarationOrNameIsRefusedWhenAdded) {
             "the strategy 'mine': option 'k': its default 1.5 is not integer in [0, 10]");
   EXPECT_EQ(refusal("mine", {{"k", T::integer, Value(std::int64_t{11}), "", 0, 10}}),
             "the strategy 'mine': option 'k': its default 11 is not integer in [0, 10]");
-  EXPECT_EQ(refusal("mine", {{"k", T::text, Value("b"), "", -1e300, 1e300, {"a", "c"}}}),
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(refusal("mine", {{"k", T::text, Value("b"), "", -kInf, kInf, {"a", "c"}}}),
             "the strategy 'mine': option 'k': its default 'b' is not one of a, c");
+  // What would be ignored, or could never be written, is refused too.
+  EXPECT_EQ(refusal("mine", {{"k", T::integer, Value(std::int64_t{1}), "", -kInf, kInf, {"a", "b"}}}),
+            "the strategy 'mine': option 'k': choices on an option of type integer, which only text has");
+  EXPECT_EQ(refusal("mine", {{"k", T::text, Value("z"), "", 0, 1}}),
+            "the strategy 'mine': option 'k': bounds on an option of type text, which only numbers have");
+  EXPECT_EQ(refusal("mine", {{"k", T::real, Value(1.0), "", std::nan(""), 3}}),
+            "the strategy 'mine': option 'k': a bound is not a number");
+  EXPECT_EQ(refusal("mine", {{"k", T::real, Value(kInf), ""}}),
+            "the strategy 'mine': option 'k': its default inf is not finite");
+  EXPECT_EQ(refusal("mine", {{"a=b", T::real, Value(1.0), ""}}),
+            "the strategy 'mine': option 'a=b': a name cannot hold '=', ':', ',' or white space (--option "
+            "NAME=VALUE)");
+  {
+    StrategyInfo info;
+    info.name = "mine";
+    info.make = [](const StrategyContext&) -> std::unique_ptr<Strategy> { return nullptr; };
+    info.options = {{"population", T::integer, Value(std::int64_t{4}), ""}};
+    info.kernel_tuner_options = {{"popsize", "populaton"}};
+    EXPECT_EQ(info.problem(), "Kernel Tuner's popsize is said to be its option 'populaton', which it does not declare");
+  }
   EXPECT_EQ(refusal("mine", {{"k", T::boolean, Value(std::int64_t{2}), ""}}),
             "the strategy 'mine': option 'k': its default 2 is not true or false");
   EXPECT_EQ(refusal("mine", {{"k", T::real, Value(0.5), ""}, {"k", T::real, Value(0.5), ""}}),
@@ -218,4 +242,14 @@ TEST(Registry, RefusesABackendThatAnEarlierOneWouldHide) {
   mine.source_endings = {{".my", "mylang"}};
   EXPECT_EQ(message(mine), "(added)");
   EXPECT_EQ(backends().find("mine"), nullptr);
+}
+
+// A text option takes what was written: "007" and "1.50" read as numbers
+// too, and "true" as a boolean, but none of them is that here.
+TEST(Registry, ATextOptionTakesItsValueAsWritten) {
+  const std::vector<OptionSpec> specs = {{"label", OptionSpec::Type::text, Value("x"), ""}};
+  for (const std::string text : {"007", "1.50", "true", "1e3", "0x1F"}) {
+    const Options o = Options::resolve("test", specs, {parse_option_assignment("label=" + text, {"--option"})});
+    EXPECT_EQ(o.text("label"), text);
+  }
 }

@@ -4,7 +4,10 @@
 #include <string>
 
 #include "core/detail/text.hpp"
+#include "tunekit/error.hpp"
 
+using tunekit::detail::closest_match;
+using tunekit::detail::edit_distance;
 using tunekit::detail::first_invalid_utf8;
 using tunekit::detail::utf8_floor;
 
@@ -23,4 +26,29 @@ TEST(Utf8Floor, ACutFallsBeforeTheCharacterItWouldSplit) {
     EXPECT_FALSE(first_invalid_utf8(text.substr(0, utf8_floor(text, at)))) << at;
   // Not UTF-8 at all: a run of continuation bytes is cut where asked, at most three back.
   EXPECT_EQ(utf8_floor(std::string(8, '\x80'), 6), 3u);
+}
+
+// "Did you mean" counts the swap of two adjacent letters as one edit: a
+// three-letter key typed cvs finds csv, which a plain Levenshtein distance
+// (two edits) put beyond a short word's limit.
+TEST(ClosestMatch, ASwapOfTwoLettersIsOneEdit) {
+  const std::vector<std::string> keys{"db", "csv", "json", "html"};
+  EXPECT_EQ(closest_match("cvs", keys), "csv");
+  EXPECT_EQ(closest_match("jsno", keys), "json");
+  EXPECT_EQ(closest_match("CSV", keys), "csv");
+  EXPECT_EQ(closest_match("xyz", keys), std::nullopt);
+  EXPECT_EQ(edit_distance("ab", "ba"), 1u);
+  EXPECT_EQ(edit_distance("abc", "ca"), 3u);  // no substring edited twice
+}
+
+// What a user wrote reaches the terminal through messages: a NUL no longer
+// ends the message, and an escape sequence is shown, not obeyed.
+TEST(ShownControls, ControlCharactersAreShownNotObeyed) {
+  using namespace std::string_literals;
+  EXPECT_EQ(tunekit::detail::shown_controls("a\0b\x1b[2J\x7f"s, false), "a^@b^[[2J^?");
+  EXPECT_EQ(tunekit::detail::shown_controls("one\ntwo\tthree", true), "one\ntwo\tthree");
+  EXPECT_EQ(tunekit::detail::shown_controls("one\ntwo\tthree", false), "one^Jtwo three");
+  EXPECT_EQ(tunekit::detail::shown_controls("x\xc2\x85y \xc3\xa9", false), "x<U+0085>y \xc3\xa9");  // NEL; é stays
+  const tunekit::InputError e({"spec.yaml", 2, 12}, "name 'trans\0pose'"s);
+  EXPECT_EQ(std::string(e.what()), "spec.yaml:2:12: name 'trans^@pose'");
 }

@@ -31,6 +31,13 @@ const Fixture& fixture() {
   return f;
 }
 
+// Registered for one test, removed after it.
+struct Registered {
+  explicit Registered(StrategyInfo info) : name(info.name) { strategies().add(std::move(info)); }
+  ~Registered() { strategies().remove(name); }
+  std::string name;
+};
+
 std::string input_error(const ReplaySettings& s) {
   try {
     replay(fixture().table, s);
@@ -216,4 +223,42 @@ TEST(Replay, AnEmptySpaceIsNotABudgetError) {
     EXPECT_TRUE(contains(msg, "conv_small.json.gz: the space's restrictions leave no valid config")) << msg;
     EXPECT_FALSE(contains(msg, "--max-evals")) << msg;
   }
+}
+
+// A replay takes proposals as the tuner does: in the space's own values
+// (1.0 for an integer's 1 is that config), each config once, valid or not,
+// a name the space lacks making a config invalid, and a strategy that keeps
+// proposing what it has ends the search rather than being asked forever.
+TEST(Replay, ProposalsAreTakenAsTheTunerTakesThem) {
+  struct Scripted final : Strategy {
+    std::vector<Config> script;
+    std::size_t at = 0;
+    std::vector<Config> next(std::size_t) override {
+      return {script[std::min(at++, script.size() - 1)]};  // the last one, again and again
+    }
+  };
+  const Space& space = fixture().space;
+  const Config first = space.at(0);
+  Config as_float, extra = first, invalid;
+  for (const auto& [name, value] : first)
+    as_float.set(name, value.is_int() ? Value(static_cast<double>(value.as_int())) : value);
+  extra.set("no_such_parameter", Value(1));
+  for (const auto& [name, value] : first) invalid.set(name, value);
+  invalid.set(first.begin()->first, Value(-12345));  // not among the parameter's values
+  Registered scripted({"scripted", "a fixed list", {}, [=](const StrategyContext&) {
+                         auto s = std::make_unique<Scripted>();
+                         s->script = {as_float, first, extra, invalid, invalid, extra};
+                         return s;
+                       }});
+  ReplaySettings s;
+  s.strategy = "scripted";
+  s.max_evaluations = 10;
+  const ReplayRun run = replay(fixture().table, s);
+  ASSERT_EQ(run.evaluations, 3u);  // first (as floats and as itself), extra, invalid
+  EXPECT_EQ(run.configs.at(0).str(), first.str());
+  EXPECT_EQ(run.failed, 2u);
+  EXPECT_FALSE(run.trace.at(1));
+  EXPECT_FALSE(run.trace.at(2));
+  EXPECT_TRUE(contains(run.ended_early, "proposed only configs it had evaluated, 100 times in a row"))
+      << run.ended_early;
 }

@@ -49,6 +49,11 @@ TEST_F(SpecErrors, MetricErrorsAreLocated) {
   expect_error(kHead + "metrics: {BM: \"time_s\"}\n", 5, 11, "has the name of a size or parameter");
   expect_error(kHead + "metrics: {time_us: \"time_s\"}\n", 5, 11, "has the name of a measured time");
   expect_error(kHead + "metrics: [gflops]\n", 5, 10, "must be a mapping of metric names to expressions");
+  // A parameter or size named as the time would be read as the time.
+  const std::string timed =
+      "kernel: {source: k.cpp, entry: k}\narguments: []\nsizes: [{N: 64}]\n"
+      "parameters: {time_s: [8, 16]}\nmetrics: {g: \"N / time_s\"}\n";
+  expect_error(timed, 4, 14, "parameter 'time_s' has the name a metric reads the measured time by");
 }
 
 TEST_F(SpecErrors, ObjectiveErrorsAreLocated) {

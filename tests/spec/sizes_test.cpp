@@ -70,3 +70,22 @@ sizes:
     EXPECT_NE(std::string(e.what()).find("s.yaml:4:"), std::string::npos) << e.what();
   }
 }
+
+// Every size names the same ones: a size that lacks one is refused where it
+// is written, not as an unknown name in an argument's expression at tune
+// time.
+TEST(SpecSizes, EverySizeNamesTheSameOnes) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void f(float*) {}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: f}
+arguments: [{name: x, type: f32, size: n*n}]
+sizes: [{n: 64}, {m: 64}]
+)");
+  try {
+    load_spec(dir / "s.yaml");
+    FAIL() << "sizes naming different ones loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 3);
+    EXPECT_EQ(e.message(), "sizes[1] names m, and the first size names n: every size names the same ones");
+  }
+}

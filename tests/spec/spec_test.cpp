@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "tunekit/builder.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
 #include "support/spec_errors.hpp"
@@ -782,6 +783,17 @@ TEST_F(SpecErrors, ParametersOfARangeSourceNarrowItsLines) {
                "'TUNE_BS' = 100 is not on its %RANGE% line (" + (dir_ / "r.cpp").string() + ":1: 64 to 256, 4 values)");
   expect_error(head + "  TUNE_BS: [64]\n  TUNE_UNROL: [1]\n", 5, 3, "'TUNE_UNROL' matches no %RANGE% line in");
   expect_error(head + "  TUNE_BS: [64]\n  TUNE_UNROL: [1]\n", 5, 3, "did you mean 'TUNE_UNROLL'");
+}
+
+// Prose that mentions %RANGE% is no annotation: the source's parameters come
+// as -D defines, as the builder takes them, and the spec loads.
+TEST_F(SpecErrors, ProseThatMentionsRangeIsNoAnnotation) {
+  std::ofstream(dir_ / "p.cpp") << "// Parameters come as -D defines, not as %RANGE% lines.\nvoid k() {}\n";
+  const Spec spec = load_spec(write("kernel: {source: p.cpp, entry: k}\narguments: []\nparameters: {TILE: [8, 16]}\n"));
+  EXPECT_EQ(
+      resolve_injection(spec.kernel.injection, "// Parameters come as -D defines, not as %RANGE% lines.\n", "p.cpp"),
+      Injection::defines);
+  EXPECT_EQ(spec.parameters.size(), 1u);
 }
 
 TEST(SpecFromSource, RangeParameters) {

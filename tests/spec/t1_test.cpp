@@ -73,6 +73,41 @@ TEST(T1Values, ErrorsAreInputErrors) {
   }
 }
 
+// However deeply a Values expression nests, it ends as an error, not as a
+// stack overflow (30,000 levels of each of these crashed); a long sum is
+// one concatenation, so it neither nests nor counts its parts again; and
+// the bound on the work an inner loop does (20 million elements made) says
+// so, not that the list is too long.
+TEST(T1Values, DeepOrLongExpressionsEndAsErrorsOrLists) {
+  auto repeat = [](std::string_view s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const int n = 30000;
+  for (const std::string& text :
+       {repeat("(", n) + "[1]" + repeat(")", n), "[1]" + repeat("[:]", n), "[1]" + repeat("*1", n),
+        repeat("sorted(", n) + "[1]" + repeat(")", n), "[1" + repeat(" for x in [1]", n) + "]"}) {
+    try {
+      evaluate_value_list(text, SourceLocation{"t1.json", 3, 5});
+      ADD_FAILURE() << text.substr(0, 20) << " was evaluated";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("nested too deeply"), std::string::npos) << e.what();
+    }
+  }
+  std::string sum = "[0]";
+  for (int i = 1; i < 5000; ++i) sum += "+[" + std::to_string(i) + "]";
+  const auto values = evaluate_value_list(sum);
+  ASSERT_EQ(values.size(), 5000u);
+  EXPECT_EQ(values.back().as_int(), 4999);
+  try {
+    evaluate_value_list("[x for x in range(5000) for y in range(5000) if 0]");
+    ADD_FAILURE() << "25 million steps ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("counting the lists it builds on the way"), std::string::npos) << e.what();
+  }
+}
+
 TEST(T1Files, SharedT1CountsMatchPython) {
   ASSERT_TRUE(fs::is_directory(t1_dir())) << t1_dir() << " is missing from the repository";
   struct Want {
@@ -149,9 +184,16 @@ TEST(T1Files, HandWrittenT1AndErrors) {
   // A number past double's range: found by tests/fuzz/t1_fuzz, once an
   // exception other than InputError that ended the program.
   EXPECT_THROW(load_t1(write("overflow.json", "111e1115")), InputError);
-  EXPECT_THROW(load_t1(write("overflow2.json",
-                             R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": [1e999]}]}})")),
-               InputError);
+  try {
+    load_t1(
+        write("overflow2.json",
+              "{\"ConfigurationSpace\": {\"TuningParameters\": [\n  {\"Name\": \"a\", \"Values\": [1, -1e999]}]}}"));
+    ADD_FAILURE() << "1e999 was read";
+  } catch (const InputError& e) {  // where it is, not the parser's exception id
+    EXPECT_EQ(e.where().line, 2);
+    EXPECT_EQ(e.where().column, 31);
+    EXPECT_EQ(e.message(), "invalid JSON: a number too large for a double (beyond 1.8e308)");
+  }
   EXPECT_THROW(load_space_json(write("bad4.json", R"({"parameters": [{"name": "a", "values": [[1]]}]})")), InputError);
   // A parameter without values, in either format (once a crash of `tunekit
   // space` when a constraint read it).
@@ -223,8 +265,9 @@ TEST(T1Files, HandWrittenT1AndErrors) {
             (dir / "twice.json").string() + ":3:3: ConfigurationSpace.TuningParameters[0]: tuning parameter 'a': duplicate "
                 "value 16");
   EXPECT_EQ(where_of("type.json", head + "[1], \"Type\": \"integer\"}]}}"),
-            (dir / "type.json").string() + ":3:3: ConfigurationSpace.TuningParameters[0]: Type \"integer\" is not a T1 type "
-                "(int, float, string, bool)");
+            (dir / "type.json").string() +
+                ":3:3: ConfigurationSpace.TuningParameters[0]: Type \"integer\" is not a T1 type "
+                "(int, uint, float, string, bool)");
   EXPECT_EQ(where_of("dup.json", head + "[1]}, {\"Name\": \"a\", \"Values\": [2]}]}}"),
             (dir / "dup.json").string() + ":3:33: ConfigurationSpace.TuningParameters[1]: duplicate parameter 'a'");
 
@@ -240,4 +283,47 @@ TEST(T1Files, HandWrittenT1AndErrors) {
             (dir / "n2.json").string() + ":2:2: parameters[0]: parameter 'a': duplicate value 1");
   EXPECT_EQ(neutral_error("n3.json", "{\"parameters\": [{\"name\": \"a\", \"values\": [1]}],\n \"constraints\": [\"a >\"]}"),
             (dir / "n3.json").string() + ":2:22: constraints[0]: expected an expression after '>'");
+}
+
+// A hand-written T1 file's mistakes are refused where they are, not read
+// on: a name no condition could write, a Type its values do not have, a
+// misspelled section, a missing ConfigurationSpace.
+TEST(T1Files, MistakesOfAHandWrittenFileAreLocated) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  auto error_of = [&](const std::string& text) -> std::string {
+    const fs::path p = dir / "t.json";
+    tunekit::testing::write_file(p, text);
+    try {
+      (void)load_space_definition(p);
+    } catch (const InputError& e) {
+      return e.where().line > 0 ? std::to_string(e.where().line) + ": " + e.message() : e.message();
+    }
+    return "(loaded)";
+  };
+  auto one = [](const std::string& parameter) {
+    return "{\"ConfigurationSpace\": {\"TuningParameters\": [\n  " + parameter + "]}}";
+  };
+  EXPECT_EQ(error_of(one(R"({"Name": "use cmem", "Values": [0, 1]})")),
+            "2: ConfigurationSpace.TuningParameters[0]: parameter name 'use cmem' is not a valid name (letters, digits "
+            "and '_', not starting with a digit): no "
+            "condition could name it");
+  EXPECT_EQ(error_of(one(R"({"Name": "and", "Values": [0, 1]})")).substr(0, 83),
+            "2: ConfigurationSpace.TuningParameters[0]: parameter name 'and' is a keyword of the");
+  EXPECT_EQ(error_of(one(R"({"Name": "x", "Type": "int", "Values": "['a', 'b']"})")),
+            "2: tuning parameter 'x': its Type is int, and 'a' is a string");
+  EXPECT_EQ(error_of(one(R"({"Name": "x", "Type": "int", "Values": [1, 2.5]})")),
+            "2: tuning parameter 'x': its Type is int, and 2.5 is not an integer");
+  EXPECT_EQ(error_of(one(R"({"Name": "x", "Type": "uint", "Values": [1, -2]})")),
+            "2: tuning parameter 'x': its Type is uint, and -2 is negative");
+  EXPECT_EQ(error_of(one(R"({"Name": "x", "Type": "float", "Values": [1, 2.5]})")), "(loaded)");
+  EXPECT_EQ(
+      error_of(
+          "{\"Serach\": {},\n \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"x\", \"Values\": [1]}]}}"),
+      "1: unknown key \"Serach\" in the T1 file (known: $schema, General, ConfigurationSpace, KernelSpecification, "
+      "Search, Budget, BenchmarkConfig); did you mean \"Search\"?");
+  EXPECT_EQ(
+      error_of("{\"General\": {},\n \"ConfigurationSpce\": {}}"),
+      "2: a T1 file with no \"ConfigurationSpace\"; did you mean \"ConfigurationSpace\" for \"ConfigurationSpce\"?");
+  EXPECT_EQ(error_of("{\"General\": {},\n \"ConfigurationSpace\": {}}"),
+            "2: ConfigurationSpace has no \"TuningParameters\"");
 }

@@ -4,10 +4,14 @@
 // run's budget, never as a hang or a crash.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
 #include "support/temp_dir.hpp"
+#include "tunekit/backend.hpp"
+#include "tunekit/builder.hpp"
+#include "tunekit/evaluator.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/tuner.hpp"
@@ -120,4 +124,100 @@ TEST(PluginFaults, WhatAStrategyThrowsNamesIt) {
   EXPECT_EQ(error_of(spec), "the strategy 'throws' failed in next(): map::at");
   spec.search.strategy = "makes_none";
   EXPECT_EQ(error_of(spec), "the strategy 'makes_none' could not be made: its make returned none");
+}
+
+// A continuous optimiser proposes 1.0 for an integer's 1: that is the
+// space's config, built with 1 and evaluated once, not a second config
+// whose build gets `-DA=1.0`.
+TEST(PluginFaults, AProposalInAnotherNumberTypeIsTheSpacesOwnConfig) {
+  struct Floats final : Strategy {
+    int asked = 0;
+    std::vector<Config> next(std::size_t) override {  // the same config, as a float and as an integer
+      if (++asked % 2) return {Config({{"A", Value(1.0)}, {"B", Value(0)}})};
+      return {Config({{"B", Value(0)}, {"A", Value(1)}})};
+    }
+  };
+  Registered floats(
+      {"floats", "one config in two spellings", {}, [](const StrategyContext&) { return std::make_unique<Floats>(); }});
+  Spec spec = tiny_spec();
+  spec.search.strategy = "floats";
+  spec.search.max_evaluations = 3;
+  const TuneReport report = tune(spec, options_for(spec));
+  std::vector<const TrialRecord*> ours;  // beside the baseline, the first valid config
+  for (const auto& t : report.sizes.at(0).trials)
+    if (t.config.at("A") == Value(1)) ours.push_back(&t);
+  ASSERT_EQ(ours.size(), 1u);
+  EXPECT_EQ(ours[0]->status, Status::ok) << ours[0]->error;
+  EXPECT_EQ(ours[0]->config.str(), "{A: 1, B: 0}");
+  EXPECT_FALSE(ours[0]->config.at("A").is_float());
+}
+
+namespace {
+
+// The cpu backend, with a part of it replaced for one test.
+struct BackendSwap {
+  BackendSwap(std::function<std::unique_ptr<Builder>(Backend&)> builder,
+              std::function<std::unique_ptr<Evaluator>(Backend&)> evaluator)
+      : original(backends().get("cpu")) {
+    struct Swapped final : Backend {
+      std::unique_ptr<Backend> inner;
+      std::function<std::unique_ptr<Builder>(Backend&)> builder;
+      std::function<std::unique_ptr<Evaluator>(Backend&)> evaluator;
+      std::string_view name() const override { return inner->name(); }
+      const MachineInfo& machine() const override { return inner->machine(); }
+      std::unique_ptr<Builder> make_builder() override { return builder(*inner); }
+      std::unique_ptr<Evaluator> make_evaluator() override { return evaluator(*inner); }
+      bool measures_while_building() const override { return inner->measures_while_building(); }
+    };
+    BackendInfo swapped = original;
+    swapped.make = [make = original.make, builder, evaluator](const BackendOptions& o) -> std::unique_ptr<Backend> {
+      auto b = std::make_unique<Swapped>();
+      b->inner = make(o);
+      b->builder = builder;
+      b->evaluator = evaluator;
+      return b;
+    };
+    backends().remove(original.name);
+    backends().add(std::move(swapped));
+  }
+  ~BackendSwap() {
+    backends().remove(original.name);
+    backends().add(original);
+  }
+  BackendInfo original;
+};
+
+std::unique_ptr<Builder> its_builder(Backend& b) { return b.make_builder(); }
+std::unique_ptr<Evaluator> its_evaluator(Backend& b) { return b.make_evaluator(); }
+
+}  // namespace
+
+// A backend is a plugin too: a part it fails to make, or what its builder
+// or evaluator throws, names it, the call and (for a build) the config.
+TEST(PluginFaults, WhatABackendThrowsOrFailsToMakeNamesIt) {
+  Spec spec = tiny_spec();
+  spec.search.strategy = "exhaustive";
+  {
+    BackendSwap swap([](Backend&) { return std::unique_ptr<Builder>(); }, its_evaluator);
+    EXPECT_EQ(error_of(spec), "the backend 'cpu' failed in make_builder(): it returned none");
+  }
+  {
+    BackendSwap swap(its_builder, [](Backend&) { return std::unique_ptr<Evaluator>(); });
+    EXPECT_EQ(error_of(spec), "the backend 'cpu' failed in make_evaluator(): it returned none");
+  }
+  {
+    struct Throws final : Builder {
+      BuildResult build(const BuildInput&) override { throw std::out_of_range("map::at"); }
+    };
+    BackendSwap swap([](Backend&) { return std::make_unique<Throws>(); }, its_evaluator);
+    EXPECT_EQ(error_of(spec), "the backend 'cpu' failed in build() at {A: 0, B: 0}: map::at");
+  }
+  {
+    struct Throws final : Evaluator {
+      TrialResult evaluate(const TrialRequest&) override { throw 42; }  // not even a std::exception
+    };
+    BackendSwap swap(its_builder, [](Backend&) { return std::make_unique<Throws>(); });
+    EXPECT_EQ(error_of(spec),
+              "the backend 'cpu' failed in evaluate(): it threw something that is not a std::exception");
+  }
 }

@@ -49,26 +49,30 @@ KeptFiles kept_inputs(const Spec& spec, const std::filesystem::path& db) {
 
 namespace {
 
+// The file a path names, as far as the file system can say (a name too long
+// for it still compares as written: two such paths are not one file).
 std::filesystem::path resolved(const std::filesystem::path& file) {
   std::error_code ec;
-  return std::filesystem::weakly_canonical(std::filesystem::absolute(file), ec);
+  const auto absolute = std::filesystem::absolute(file).lexically_normal();
+  auto canonical = std::filesystem::weakly_canonical(absolute, ec);
+  return ec ? absolute : canonical;
 }
 
 }  // namespace
 
-void check_output_file(const std::string& flag, const std::filesystem::path& file, const KeptFiles& kept) {
+void check_output_file(const OutputFile& out, const KeptFiles& kept) {
   for (const auto& [what, path] : kept)
-    if (!path.empty() && resolved(file) == resolved(path))
-      throw InputError({flag}, "'" + file.string() + "' is " + what + "; an output may not replace it");
-  if (auto why = unsafe_output(file)) throw InputError({flag}, *why);
+    if (!path.empty() && resolved(out.file) == resolved(path))
+      throw InputError(out.where, "'" + out.file.string() + "' is " + what + "; an output may not replace it");
+  if (auto why = unsafe_output(out.file)) throw InputError(out.where, *why);
 }
 
-void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs) {
+void check_distinct_outputs(const std::vector<OutputFile>& outputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (resolved(outputs[i].second) == resolved(outputs[j].second))
-        throw InputError({outputs[i].first}, fmt::format("'{}' is also where {} writes; give each output its own file",
-                                                         outputs[i].second.string(), outputs[j].first));
+      if (resolved(outputs[i].file) == resolved(outputs[j].file))
+        throw InputError(outputs[i].where, fmt::format("'{}' is also where {} writes; give each output its own file",
+                                                       outputs[i].file.string(), outputs[j].named_by));
 }
 
 std::vector<std::string> split_assignments(const std::vector<std::string>& given) {

@@ -62,13 +62,25 @@ using KeptFiles = std::vector<std::pair<std::string, std::filesystem::path>>;
 // The results store `db`, the spec, the kernel's source and the reference's.
 KeptFiles kept_inputs(const Spec& spec, const std::filesystem::path& db);
 
-// InputError at `flag` when `file` is one of `kept`, or is no file to write
-// (unsafe_output(): a folder, an SQLite database).
-void check_output_file(const std::string& flag, const std::filesystem::path& file, const KeptFiles& kept);
+// A file a command will write, and who named it: a flag ("--csv"), or a
+// spec's key ("output.csv", located at its line and column).
+struct OutputFile {
+  std::string named_by;
+  SourceLocation where;
+  std::filesystem::path file;
+  static OutputFile of_flag(const std::string& flag, std::filesystem::path file) {
+    return {flag, SourceLocation{flag}, std::move(file)};
+  }
+};
 
-// InputError when two of a command's outputs (flag, path) are one file: the
-// last written would silently replace the other.
-void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs);
+// InputError where `out` was named when its file is one of `kept`, or is no
+// file to write (unsafe_output(): a folder, an SQLite database, a name too
+// long).
+void check_output_file(const OutputFile& out, const KeptFiles& kept);
+
+// InputError when two of a command's outputs are one file: the last written
+// would silently replace the other.
+void check_distinct_outputs(const std::vector<OutputFile>& outputs);
 
 // NAME=VALUE flags, each given on its own or several separated by commas:
 // split at a comma only where NAME= follows it, so that a value keeps its

@@ -389,10 +389,10 @@ struct PlannedFile {
 // Every path is checked before anything is written, so that a bad one leaves
 // no half-written set behind; a write that fails still names its flag.
 void write_planned(const std::vector<PlannedFile>& files, const KeptFiles& kept) {
-  std::vector<std::pair<std::string, fs::path>> outputs;
+  std::vector<OutputFile> outputs;
   for (const auto& f : files) {
-    check_output_file(f.flag, f.file, kept);
-    outputs.emplace_back(f.flag, f.file);
+    outputs.push_back(OutputFile::of_flag(f.flag, f.file));
+    check_output_file(outputs.back(), kept);
   }
   check_distinct_outputs(outputs);
   for (const auto& f : files) {

@@ -191,6 +191,7 @@ int run_replay(const ReplayArgs& a) {
   settings.seed = a.seed;
   settings.batch = a.batch;
   const ReplayRun run = replay(table, settings);
+  if (!run.ended_early.empty()) fmt::print(stderr, "warning: {}\n", run.ended_early);
 
   if (a.json) {
     nlohmann::ordered_json j;

@@ -132,6 +132,14 @@ int run_space(const SpaceArgs& a) {
   if (listed) {
     for (const auto& c : spec->configs) valid += space.contains(c);
   } else {
+    // Without the index the count is a walk of the product, which may not
+    // end in any useful time: said before it starts, not after.
+    if (!indexed)
+      fmt::print(
+          stderr,
+          "note: the space is too large to index (docs/space-index.md); counting its valid configs walks "
+          "its {} configs, pruned by the constraints where it can, and may take long (Ctrl-C stops it)\n",
+          space.cartesian_size() == UINT64_MAX ? std::string(">= 2^64") : std::to_string(space.cartesian_size()));
     valid = space.count();
   }
   // The size counted: the spec's first, with --size on top. The others may
@@ -160,7 +168,7 @@ int run_space(const SpaceArgs& a) {
   if (!a.write.empty()) {
     KeptFiles kept{{"the file the space is read from", a.file}};
     if (spec) kept = kept_inputs(*spec, spec->output.db);
-    check_output_file("--write", a.write, kept);
+    check_output_file(OutputFile::of_flag("--write", a.write), kept);
     std::ofstream out(a.write);
     if (!out) throw InputError(SourceLocation{a.write, 0, 0}, "cannot write " + a.write);
     for (std::size_t p = 0; p < space.parameters().size(); ++p)

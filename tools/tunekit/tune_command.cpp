@@ -183,6 +183,7 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
     if (!file->empty()) {
       spec.output.files[std::string(name)] = *file;
       spec.output.off.erase(std::string(name));
+      spec.output.where.erase(std::string(name));  // named by the flag now
     }
   if (!t.timeout.empty()) {
     spec.measure.timeout = duration_flag("--timeout", t.timeout, true);
@@ -361,11 +362,13 @@ int run_tune(const TuneArgs& t) {
   const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
   check_store_path(db, !t.db.empty() ? "--db" : !spec.output.db.empty() ? spec.file.string() : "--out-dir");
   KeptFiles kept = kept_inputs(spec, db);
-  std::vector<std::pair<std::string, fs::path>> given;
+  std::vector<OutputFile> given;
   for (const auto& [name, file] : spec.output.files) {
     if (file.empty()) continue;  // the writer's default file, checked once planned
-    check_output_file("--" + name, file, kept);
-    given.emplace_back("--" + name, file);
+    const auto in_spec = spec.output.where.find(name);
+    given.push_back(in_spec == spec.output.where.end() ? OutputFile::of_flag("--" + name, file)
+                                                       : OutputFile{"output." + name, in_spec->second, file});
+    check_output_file(given.back(), kept);
   }
   check_distinct_outputs(given);
 
@@ -390,11 +393,11 @@ int run_tune(const TuneArgs& t) {
   const OutputContext context{t.out_dir, std::chrono::system_clock::now(), where_suffix(t.where)};
   const auto planned = plan_outputs(report, spec.output, context, t.outputs, {"--output"});
   kept[0].second = report.db;
-  std::vector<std::pair<std::string, fs::path>> files;
+  std::vector<OutputFile> files;
   for (const auto& o : planned)
     if (o.writer->writes_file) {
-      check_output_file("--output " + o.writer->name, o.file, kept);
-      files.emplace_back("--output " + o.writer->name, o.file);
+      files.push_back(OutputFile::of_flag("--output " + o.writer->name, o.file));
+      check_output_file(files.back(), kept);
     }
   check_distinct_outputs(files);
   write_outputs(report, planned, std::cout);

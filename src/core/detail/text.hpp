@@ -8,7 +8,8 @@
 
 namespace tunekit::detail {
 
-// Levenshtein distance, case-insensitive.
+// Optimal string alignment distance (Levenshtein's, with a swap of two
+// adjacent characters one edit), case-insensitive.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word` when it is close enough to be a likely typo.
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
@@ -37,6 +38,12 @@ JsonErrorPlace json_error_place(std::string_view text, std::size_t byte, std::st
 // UTF-8 (overlong forms, surrogates and code points past U+10FFFF are not),
 // or nullopt when all of it is.
 std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
+// `text` with its control characters shown rather than obeyed, when it goes
+// to a terminal: C0 and DEL as ^X (^@ for NUL, ^[ for ESC), C1 (U+0080 to
+// U+009F) as <U+0085>. Newlines and tabs are kept where `keep_lines`, else a
+// tab is a space (and a newline ^J).
+std::string shown_controls(std::string_view text, bool keep_lines);
 
 // `at`, moved back to the start of the UTF-8 character it falls in (past
 // the end: text.size()), so that text cut there keeps whole characters.

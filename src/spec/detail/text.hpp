@@ -18,9 +18,11 @@ inline constexpr std::size_t kMaxRangeValues = std::size_t{1} << 24;
 
 bool is_identifier(std::string_view s);
 
-// Why a parameter may not have this name, or nullopt: it becomes a macro
-// (-D NAME=...), and a reserved name (starting with '__', or '_' and a
-// capital letter) would redefine the compiler's own (__cplusplus,
+// Why a parameter may not have this name, or nullopt: a keyword of the
+// expressions that name parameters (and, if, True) could not be named in
+// one; and it becomes a macro (-D NAME=...), where a C or C++ keyword would
+// replace the keyword, and a reserved name (starting with '__', or '_' and
+// a capital letter) would redefine the compiler's own (__cplusplus,
 // _GNU_SOURCE).
 std::optional<std::string> reserved_name_problem(std::string_view name);
 
