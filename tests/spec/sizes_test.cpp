@@ -86,6 +86,6 @@ sizes: [{n: 64}, {m: 64}]
     FAIL() << "sizes naming different ones loaded";
   } catch (const InputError& e) {
     EXPECT_EQ(e.where().line, 3);
-    EXPECT_EQ(e.message(), "sizes[1] names m, and the first size names n: every size names the same ones");
+    EXPECT_EQ(e.message(), "'sizes[1]' names m, and the first size names n: every size names the same ones");
   }
 }
