@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "builder/detail/compiler.hpp"
 #include "builder/detail/headers.hpp"
 #include "core/detail/hash.hpp"
 #include "tunekit/annotation.hpp"
@@ -22,6 +23,9 @@ namespace fs = std::filesystem;
 std::string BuildInput::hash() const {
   detail::Hasher h;
   h.add(source).add(entry).add(language).add(compiler).add(arch);
+  // The compiler the name runs now: a build of another (an upgrade, a
+  // switched alternative) is not this variant.
+  if (const std::string id = detail::compiler_identity(compiler); !id.empty()) h.add("compiler").add(id);
   if (!headers.empty()) h.add("headers").add(headers);  // only when there are: other variants keep their hash
   h.add(defines.size());
   for (const auto& d : defines) h.add(d);
@@ -97,6 +101,8 @@ std::string detail::local_headers_digest(const fs::path& source, std::string_vie
   std::vector<std::pair<fs::path, std::string>> pending{{source, std::string(text)}};
   detail::Hasher h;
   bool any = false;
+  std::error_code canonical_error;
+  const fs::path base = fs::weakly_canonical(fs::absolute(source), canonical_error).parent_path();
   auto find = [&](const fs::path& includer, const std::string& name, bool quoted) -> fs::path {
     std::error_code ec;
     if (quoted)
@@ -123,7 +129,10 @@ std::string detail::local_headers_digest(const fs::path& source, std::string_vie
       if (header.empty() || !seen.insert(header).second) continue;
       std::ifstream in(header, std::ios::binary);
       std::string read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      h.add(header.string()).add(read);
+      // By its place beside the source, not on the disk: a project moved or
+      // cloned elsewhere is the same kernel.
+      const fs::path from_source = header.lexically_relative(base);
+      h.add((from_source.empty() ? header : from_source).string()).add(read);
       any = true;
       pending.emplace_back(header, std::move(read));
     }

@@ -4,6 +4,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -15,14 +19,54 @@ namespace tunekit::detail {
 namespace {
 
 // What a compiler or linker prints when the machine, not the source, stops
-// it; such a build is tried again on a resume.
+// it; such a build is tried again on a resume. A linker killed (the OOM
+// killer often picks it) is told by gcc's collect2 and by clang's driver in
+// words of their own.
 constexpr std::string_view kMachineTrouble[] = {
-    "No space left on device",          "Disk quota exceeded",      "Read-only file system",
-    "Cannot allocate memory",           "virtual memory exhausted", "out of memory allocating",
-    "Killed signal terminated program", "Too many open files",      "Resource temporarily unavailable",
+    "No space left on device",
+    "Disk quota exceeded",
+    "Read-only file system",
+    "Cannot allocate memory",
+    "virtual memory exhausted",
+    "out of memory allocating",
+    "Killed signal terminated program",
+    "terminated with signal 9 [Killed]",
+    "terminated with signal 15 [Terminated]",
+    "unable to execute command: Killed",
+    "unable to execute command: Terminated",
+    "Too many open files",
+    "Resource temporarily unavailable",
 };
 
 }  // namespace
+
+std::string compiler_identity(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  const std::lock_guard lock(mutex);
+  if (auto it = known.find(name); it != known.end()) return it->second;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path program;
+  if (name.find('/') != std::string::npos) {
+    program = name;
+  } else if (const char* path = std::getenv("PATH")) {
+    std::istringstream folders(path);
+    for (std::string folder; std::getline(folders, folder, ':');)
+      if (!folder.empty() && ::access((fs::path(folder) / name).c_str(), X_OK) == 0) {
+        program = fs::path(folder) / name;
+        break;
+      }
+  }
+  std::string id;
+  if (!program.empty())
+    if (const fs::path real = fs::canonical(program, ec); !ec) {
+      const auto size = fs::file_size(real, ec);
+      const auto time = fs::last_write_time(real, ec);
+      if (!ec) id = real.string() + " " + std::to_string(size) + " " + std::to_string(time.time_since_epoch().count());
+    }
+  return known[name] = id;
+}
 
 Fault build_fault(const std::string& log, int signal) {
   // SIGKILL is how the OOM killer (or a user) stops a compiler.

@@ -55,19 +55,21 @@ fs::path find_worker() {
       "); set TUNEKIT_WORKER to its path (an installed one is PREFIX/libexec/tunekit/tunekit-worker)");
 }
 
-WorkerEvaluator::WorkerEvaluator(fs::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes)
+WorkerEvaluator::WorkerEvaluator(fs::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes,
+                                 bool rebuild)
     : work_dir_(fs::absolute(work_dir)),
       log_(fs::absolute(work_dir_) / "worker.log"),
       worker_args_(std::move(worker_args)),
-      flush_bytes_(flush_bytes) {
+      flush_bytes_(flush_bytes),
+      rebuild_(rebuild) {
   fs::create_directories(work_dir_ / "reference");
   // A worker that died leaves a broken pipe; the write must fail, not kill us.
   ::signal(SIGPIPE, SIG_IGN);
 }
 
 std::unique_ptr<WorkerEvaluator> WorkerEvaluator::with_command(fs::path work_dir, std::vector<std::string> command,
-                                                               std::uint64_t flush_bytes) {
-  auto e = std::make_unique<WorkerEvaluator>(std::move(work_dir), std::move(command), flush_bytes);
+                                                               std::uint64_t flush_bytes, bool rebuild) {
+  auto e = std::make_unique<WorkerEvaluator>(std::move(work_dir), std::move(command), flush_bytes, rebuild);
   e->own_command_ = true;
   return e;
 }
@@ -121,7 +123,8 @@ WorkerRequest make_request(const TrialRequest& rq, std::uint64_t flush_bytes) {
 
 // The reference outputs depend on the reference build, its launch and the
 // inputs (argument shapes, fills, seed) and nothing else, so they are
-// computed once and kept on disk: a restarted worker, or a rerun, reads them.
+// computed once and kept on disk: a restarted worker, or a rerun, reads them
+// (a rerun with --fresh computes them again).
 fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   WorkerRequest w = make_request(rq, flush_bytes_);
   w.op = WorkerRequest::Op::reference;
@@ -137,13 +140,16 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   json key = to_json(w);
   key.erase("measure");
   const fs::path cache = work_dir_ / "reference" / (Hasher().add(key.dump()).hex() + ".bin");
-  if (fs::exists(cache)) return cache;
+  if (fs::exists(cache) && (!rebuild_ || computed_.count(cache))) return cache;
   w.reference_file = cache.string();
   // The reference may be a slow naive kernel: give it ten trial timeouts.
   const auto limit = rq.measure.timeout * 10;
   TrialResult r = exchange(to_json(w).dump(), limit);
   if (r.interrupted) return {};
-  if (r.status == Status::ok) return cache;
+  if (r.status == Status::ok) {
+    computed_.insert(cache);
+    return cache;
+  }
   throw ReferenceError(r.status, r.error, r.fault == Fault::none ? Fault::config : r.fault);
 }
 

@@ -335,6 +335,9 @@ class Run {
     store_ = std::make_unique<Store>(report_.db);
     if (auto w = claim_.emplace(report_.db, report_.spec_hash).announce()) warn(*w);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
+    headers_ = detail::local_headers_digest(
+        spec_.kernel.source, source_,
+        detail::include_folders(detail::include_flags_from(spec_.kernel.flags, spec_.file.parent_path())));
     if (resolve_injection(spec_.kernel.injection, source_, spec_.kernel.source.string()) == Injection::range_defines)
       for (const std::string& name : unnamed_range_parameters(source_, spec_.kernel.source.string()))
         if (spec_.parameters.end() != std::find_if(spec_.parameters.begin(), spec_.parameters.end(),
@@ -722,6 +725,20 @@ class Run {
     else tuned_.push_back(std::move(t));
   }
 
+  // A variant's build input. The source's text is read once, but the
+  // compiler reads its headers when it builds: one edited during the run
+  // would build variants of the new code under the old version's spec_hash,
+  // mixed with the old ones, so the run ends there.
+  BuildInput input_for(const Config& config) const {
+    BuildInput in = make_build_input(spec_, source_, config);
+    if (in.headers != headers_)
+      throw std::runtime_error(fmt::format(
+          "a header that {} includes changed during the run: the trials so far are stored as the version the run "
+          "started with; run again to tune the edited one (or undo the edit to go on with the old)",
+          spec_.kernel.source.filename().string()));
+    return in;
+  }
+
   // What a trial ran (command backend), for the results table; empty when
   // it never ran.
   std::vector<std::string> command_of(const TrialRecord& t, const MachineInfo& machine) const {
@@ -767,7 +784,7 @@ class Run {
     std::string message = fmt::format("kernel.entry '{}' does not appear in {}{}", spec_.kernel.entry,
                                       spec_.kernel.source.filename().string(), did_you_mean(source_, name));
     if (!first) throw InputError(where, message);
-    BuildResult r = builder_->build(make_build_input(spec_, source_, *first->baseline));
+    BuildResult r = builder_->build(input_for(*first->baseline));
     if (r.status == Status::ok) return;
     // The compiler's line that names the entry, else its first error.
     std::string useful, first_error;
@@ -874,7 +891,7 @@ class Run {
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
     }
     if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline) {
-      BuildInput input = make_build_input(spec_, source_, *p.baseline);
+      BuildInput input = input_for(*p.baseline);
       input.size = p.size;
       BuildResult r = builder_->build(input);
       if (r.status != Status::ok) {
@@ -1140,7 +1157,7 @@ class Run {
   // bar) and with no reference (it was verified then). None when its build
   // (from the build cache) or its arguments now fail.
   std::optional<TrialRequest> request_again(const SizePlan& p, const Config& config, const Bindings& env) const {
-    BuildInput input = make_build_input(spec_, source_, config);
+    BuildInput input = input_for(config);
     input.size = p.size;
     BuildResult built = builder_->build(input);
     if (built.status != Status::ok) return std::nullopt;
@@ -1194,6 +1211,7 @@ class Run {
       }
       t.status = res.status;
       t.fault = res.fault;
+      t.settings = settings_;  // measured under this run's settings, which a resume judges a failure by
       t.error = res.status == Status::ok ? std::string() : "measured in full after a cut short: " + clip(res.error);
       t.samples = std::move(res.samples);
       t.stats = res.stats;
@@ -1256,6 +1274,9 @@ class Run {
         }
         t.status = res.status;
         t.fault = res.fault;
+        // Failed under this run's settings (a shorter timeout): a run under
+        // others measures it again, as it would any failure of theirs.
+        t.settings = settings_;
         t.error = "measured again to confirm it as one of the fastest: " + clip(res.error);
         store(t);
       }
@@ -1349,7 +1370,7 @@ class Run {
           b.retry[i] = old->status != Status::slower;
         }
       b.input_of[i] = b.inputs.size();
-      b.inputs.push_back(make_build_input(spec_, source_, c));
+      b.inputs.push_back(input_for(c));
       b.inputs.back().size = p.size;
     }
     return batch;
@@ -1560,6 +1581,7 @@ class Run {
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   std::optional<Artifact> reference_function_;
   std::string source_;
+  std::string headers_;  // the digest of the kernel's headers when the run started (input_for)
   std::string machine_json_;
   std::size_t done_ = 0, total_ = 0;
   std::optional<Microseconds> best_;

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -144,6 +145,13 @@ TEST(BuildFault, TheSourcesOwnWordsAreTheConfigs) {
   using tunekit::detail::build_fault;
   EXPECT_EQ(build_fault("cc1plus: out of memory allocating 65536 bytes\n", 0), Fault::environment);
   EXPECT_EQ(build_fault("/usr/bin/ld: final link failed: No space left on device\n", 0), Fault::environment);
+  // A linker killed, as gcc's collect2 and clang's driver say it.
+  EXPECT_EQ(build_fault("collect2: fatal error: ld terminated with signal 9 [Killed]\ncompilation terminated.\n", 1),
+            Fault::environment);
+  EXPECT_EQ(build_fault("clang: error: unable to execute command: Killed\n"
+                        "clang: error: linker command failed due to signal (use -v to see invocation)\n",
+                        1),
+            Fault::environment);
   EXPECT_EQ(build_fault("k.cpp:2:2: error: #error \"Cannot allocate memory for this MODE\"\n"
                         "    2 | #error \"Cannot allocate memory for this MODE\"\n"
                         "      |  ^~~~~\n",
@@ -167,4 +175,25 @@ TEST(RunCompiler, ACompilerThatFailsSilentlyLeavesItsExitCode) {
   EXPECT_FALSE(tunekit::detail::run_compiler({"false"}, "the compiler", r));
   EXPECT_EQ(r.status, Status::compile_error);
   EXPECT_EQ(r.log, "the compiler exited with code 1 and printed nothing");
+}
+
+// A compiler is told by the file its name runs, not by the name: c++ that
+// now links to another compiler makes other variants (the build cache kept
+// the first compiler's builds under the same name).
+TEST(CompilerIdentity, IsTheFileTheNameRuns) {
+  namespace fs = std::filesystem;
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "gcc-like", "#!/bin/sh\necho one\n");
+  tunekit::testing::write_file(dir / "clang-like", "#!/bin/sh\necho two, longer\n");
+  for (const char* f : {"gcc-like", "clang-like"}) fs::permissions(dir / f, fs::perms::owner_all);
+  for (const char* d : {"a", "b", "c"}) fs::create_directories(dir / d);
+  fs::create_symlink(dir / "gcc-like", dir / "a" / "cc");
+  fs::create_symlink(dir / "clang-like", dir / "b" / "cc");
+  fs::create_symlink(dir / "gcc-like", dir / "c" / "cc");
+  using tunekit::detail::compiler_identity;
+  const std::string a = compiler_identity((dir / "a" / "cc").string());
+  EXPECT_NE(a.find("gcc-like"), std::string::npos) << a;
+  EXPECT_NE(compiler_identity((dir / "b" / "cc").string()), a);
+  EXPECT_EQ(compiler_identity((dir / "c" / "cc").string()), a);
+  EXPECT_EQ(compiler_identity("no-such-compiler-anywhere"), "");
 }

@@ -928,6 +928,37 @@ TEST(ReliabilityCli, AMetricWithoutAValueSaysWhy) {
   EXPECT_FALSE(contains(r.output, "none of the 2 trials ran correctly")) << r.output;
 }
 
+// --fresh after an edit the hashes cannot see (a header included through a
+// macro) measures anew against reference outputs computed anew: the ones
+// kept on disk are of the old code, and every config failed against them.
+TEST(ReliabilityCli, FreshComputesTheReferenceAgain) {
+  const auto dir = fresh_dir();
+  write_file(dir / "h.h", "static float scale(float v) { return v * 2.0f; }\n");
+  write_file(dir / "k.cpp",
+             "#define HEADER \"h.h\"\n#include HEADER\n"
+             "extern \"C\" void f(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; i += U) for (int j = 0; j < U; ++j) y[i + j] = scale(x[i + j]);\n}\n"
+             "extern \"C\" void f_ref(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = scale(x[i]);\n}\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 64}
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {U: [1, 2]}
+reference: {entry: f_ref}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, early_stop: off, confirm: off}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  write_file(dir / "h.h", "static float scale(float v) { return v * 3.0f; }\n");
+  const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--fresh"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "2 trials: 2 ok")) << r.output;
+  EXPECT_FALSE(contains(r.output, "wrong_result")) << r.output;
+}
+
 // A size at which an argument made from the size alone cannot be made is
 // the size's error, at the argument, before anything is built; not a
 // launch_error stored for every config.

@@ -221,3 +221,50 @@ TEST(PluginFaults, WhatABackendThrowsOrFailsToMakeNamesIt) {
               "the backend 'cpu' failed in evaluate(): it threw something that is not a std::exception");
   }
 }
+
+// A header edited while the run builds variants would mix the two versions
+// under one spec_hash (the source's text is read once, its headers are not):
+// the run ends with a message that says so, and what it stored is the
+// version it started with. (A strategy stands in for the user's editor: it
+// edits the header between two proposals.)
+TEST(PluginFaults, AHeaderEditedDuringTheRunEndsIt) {
+  const auto dir = fresh_dir();
+  write_file(dir / "h.h", "#define TWO 2\n");
+  write_file(dir / "k.cpp",
+             "#include \"h.h\"\nextern \"C\" void f(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = TWO * x[i] + A * 0;\n}\n");
+  write_file(dir / "k.yaml",
+             "name: k\nkernel: {source: k.cpp, entry: f, flags: [-O1]}\n"
+             "arguments:\n"
+             "  - {name: x, type: f32, size: 64}\n"
+             "  - {name: y, type: f32, size: 64, role: out}\n"
+             "  - {name: n, type: i32, value: 64}\n"
+             "parameters: {A: [0, 1, 2, 3]}\n"
+             "measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}\n");
+  struct Editing final : Strategy {
+    const Space& space;
+    std::filesystem::path header;
+    std::uint64_t next_index = 0;
+    Editing(const Space& s, std::filesystem::path h) : space(s), header(std::move(h)) {}
+    std::vector<Config> next(std::size_t) override {
+      if (next_index == 2) write_file(header, "#define TWO 2.0f\n");
+      if (next_index >= space.size()) return {};
+      return {space.at(next_index++)};
+    }
+  };
+  const auto header = dir / "h.h";
+  Registered editing({"editing", "edits the header after two proposals", {}, [header](const StrategyContext& c) {
+                        return std::make_unique<Editing>(c.space, header);
+                      }});
+  Spec spec = load_spec(dir / "k.yaml");
+  spec.search.strategy = "editing";
+  TuneOptions options;
+  options.out_dir = dir / "out";
+  try {
+    (void)tune(spec, options);
+    ADD_FAILURE() << "the run went on after the edit";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("a header that k.cpp includes changed during the run"), std::string::npos)
+        << e.what();
+  }
+}

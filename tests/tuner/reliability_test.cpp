@@ -738,3 +738,28 @@ TEST(Reliability, AReferenceKilledFromOutsideIsComputedAgain) {
   for (const auto& w : report.warnings) said = said || contains(w, "the reference is computed again");
   EXPECT_TRUE(said) << fmt::format("{}", fmt::join(report.warnings, "\n"));
 }
+
+// A config that fails while it is measured again to confirm it failed under
+// that run's settings (a shorter timeout): it is stored with them, so a run
+// under the first run's settings measures it again rather than trusting a
+// timeout that was never theirs.
+TEST(Reliability, AFailureWhileConfirmingIsStoredUnderTheSettingsItHappenedUnder) {
+  Fixture f("[0, 5]", "default: {KIND: 0}\nreference: none\n");
+  f.clear_mark();
+  Spec spec = f.spec();
+  spec.measure.confirm = 0;
+  spec.measure.early_stop = 0;
+  spec.measure.timeout = Seconds(120);
+  ASSERT_EQ(by_kind(tune(spec, f.options))[5].status, Status::ok);
+
+  write_file(f.mark, "");  // KIND 5 hangs from now on
+  Spec confirming = spec;
+  confirming.measure.confirm = 2;
+  confirming.measure.timeout = Seconds(2);
+  const auto second = by_kind(tune(confirming, f.options));
+  EXPECT_EQ(second.at(5).status, Status::timeout);
+  EXPECT_TRUE(contains(second.at(5).settings, "timeout=2s")) << second.at(5).settings;
+
+  f.clear_mark();
+  EXPECT_EQ(by_kind(tune(spec, f.options)).at(5).status, Status::ok);
+}

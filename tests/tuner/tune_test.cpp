@@ -246,6 +246,23 @@ TEST(Tune, AnEditToTheReferencesHeaderIsAnotherKernel) {
   EXPECT_NE(spec_hash(spec), before);
 }
 
+// A kernel's headers are told by their place beside its source, not on the
+// disk: the project moved or cloned to another folder is the same kernel,
+// and its trials resume.
+TEST(Tune, AProjectMovedElsewhereIsTheSameKernel) {
+  const auto dir = fresh_dir();
+  for (const char* d : {"a", "b"}) {
+    write_file(dir / d / "h.h", "#define REFVAL 2\n");
+    write_file(dir / d / "k.cpp", "#include \"h.h\"\nextern \"C\" void f(float* y) { y[0] = REFVAL; }\n");
+    write_file(dir / d / "k.yaml",
+               "kernel: {source: k.cpp, entry: f}\narguments: [{name: y, type: f32, size: 1, "
+               "role: out}]\nparameters: {A: [1, 2]}\n");
+  }
+  EXPECT_EQ(spec_hash(load_spec(dir / "a" / "k.yaml")), spec_hash(load_spec(dir / "b" / "k.yaml")));
+  write_file(dir / "b" / "h.h", "#define REFVAL 3\n");  // but not another header's text
+  EXPECT_NE(spec_hash(load_spec(dir / "a" / "k.yaml")), spec_hash(load_spec(dir / "b" / "k.yaml")));
+}
+
 TEST(Tune, BudgetLimitsEvaluations) {
   const auto dir = fresh_dir();
   Spec spec = planted_spec(dir);

@@ -34,7 +34,8 @@ class CpuBackend final : public Backend {
     // L3 of hundreds of MiB that every sample would then pay for.
     const auto l3 = static_cast<std::uint64_t>(machine_.properties.at("l3_bytes").as_int());
     const std::uint64_t flush = std::clamp<std::uint64_t>(2 * l3, 8u << 20, 128u << 20);
-    return std::make_unique<detail::WorkerEvaluator>(options_.work_dir / "cpu", std::vector<std::string>{"cpu"}, flush);
+    return std::make_unique<detail::WorkerEvaluator>(options_.work_dir / "cpu", std::vector<std::string>{"cpu"}, flush,
+                                                     options_.rebuild);
   }
   // Compiling on the cores being measured would disturb the timings.
   bool measures_while_building() const override { return false; }

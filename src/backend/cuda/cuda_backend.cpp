@@ -25,7 +25,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Evaluator> make_evaluator() override {
     return std::make_unique<tunekit::detail::WorkerEvaluator>(
         options_.work_dir / "cuda" / fmt::format("device{}", options_.device),
-        std::vector<std::string>{"cuda", std::to_string(options_.device)}, flush_bytes_for(limits_));
+        std::vector<std::string>{"cuda", std::to_string(options_.device)}, flush_bytes_for(limits_), options_.rebuild);
   }
   // Compiling runs on the host cores while the GPU measures.
   bool measures_while_building() const override { return true; }

@@ -26,7 +26,7 @@ class OpenClBackend final : public Backend {
     const auto l2 = static_cast<std::uint64_t>(machine_.properties.at("l2_bytes").as_int());
     return std::make_unique<detail::WorkerEvaluator>(
         options_.work_dir / "opencl", std::vector<std::string>{"opencl", std::to_string(options_.device)},
-        std::max<std::uint64_t>(2 * l2, 8u << 20));
+        std::max<std::uint64_t>(2 * l2, 8u << 20), options_.rebuild);
   }
 
   // A CPU device (PoCL) runs kernels on the cores a build would use; a GPU

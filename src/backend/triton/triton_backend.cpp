@@ -254,7 +254,7 @@ class TritonBackend final : public Backend {
         options_.work_dir / "triton" / fmt::format("device{}", options_.device),
         python_command(py_,
                        {"worker", "--device", std::to_string(options_.device), "--cache", triton_cache().string()}),
-        flush_bytes_for(machine_));
+        flush_bytes_for(machine_), options_.rebuild);
   }
   // The compile helpers run on the host cores while the GPU measures.
   bool measures_while_building() const override { return true; }

@@ -15,6 +15,13 @@ namespace tunekit::detail {
 // Whose fault a failed build is, from its log and the signal that ended it.
 Fault build_fault(const std::string& log, int signal);
 
+// What tells one installed compiler from another under the same name: the
+// file `name` runs (through $PATH and symbolic links, so c++ that became
+// clang++ is another), its size and its modification time (an upgrade in
+// place). "" when `name` runs no file (NVRTC, a library). Looked up once per
+// name and process.
+std::string compiler_identity(const std::string& name);
+
 // `exit_code`, when given, receives the program's exit status (-1 when it
 // did not exit by itself): a build helper says with it whose fault a
 // failure is. `cwd`, when given, is the folder it runs in.

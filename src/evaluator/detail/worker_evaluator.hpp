@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,16 @@ class WorkerEvaluator final : public Evaluator {
  public:
   // `worker_args` follow the worker executable: the backend and device,
   // e.g. {"cuda", "0"}. `flush_bytes`: what a cold-cache flush overwrites (or reads).
-  WorkerEvaluator(std::filesystem::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes);
+  // `rebuild` (--fresh): reference outputs kept on disk by an earlier run
+  // are computed again, once, since an edit the hashes cannot see (a header
+  // included through a macro, another compiler) changes them as it changes
+  // the kernels.
+  WorkerEvaluator(std::filesystem::path work_dir, std::vector<std::string> worker_args, std::uint64_t flush_bytes,
+                  bool rebuild = false);
   // A worker that is not tunekit-worker (the Triton backend's Python
   // worker): `command` is its whole argv.
   static std::unique_ptr<WorkerEvaluator> with_command(std::filesystem::path work_dir, std::vector<std::string> command,
-                                                       std::uint64_t flush_bytes);
+                                                       std::uint64_t flush_bytes, bool rebuild = false);
   TrialResult evaluate(const TrialRequest& request) override;
 
  private:
@@ -41,6 +47,8 @@ class WorkerEvaluator final : public Evaluator {
   std::vector<std::string> worker_args_;
   std::uint64_t flush_bytes_;
   bool own_command_ = false;  // worker_args_ is the whole argv
+  bool rebuild_ = false;
+  std::set<std::filesystem::path> computed_;  // reference files this evaluator computed
   Child worker_;
 };
 
