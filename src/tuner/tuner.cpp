@@ -1192,9 +1192,11 @@ class Run {
     notify(fmt::format("measuring {} config{} cut short against an earlier best in full", stale.size(),
                        stale.size() == 1 ? "" : "s"));
     std::vector<std::string> overtook;
+    bool cut_earlier = false;  // an overtaking config was cut by an earlier run, against its best
     for (std::size_t i : stale) {
       if (out_of_time() || stop_requested()) return;
       TrialRecord& t = sr.trials[i];
+      const bool cut_now = measured_.count(t.config.key()) > 0;
       const std::optional<TrialRequest> rq = request_again(p, t.config, env);
       if (!rq) continue;
       const auto t0 = Clock::now();
@@ -1217,16 +1219,25 @@ class Run {
       t.stats = res.stats;
       t.slower_than.reset();
       store(t);
-      if (t.status == Status::ok && best && t.stats.median < *best)
+      if (t.status == Status::ok && best && t.stats.median < *best) {
         overtook.push_back(fmt::format("{} ({:.3f} us)", t.config.str(), t.stats.median.count()));
+        cut_earlier = cut_earlier || !cut_now;
+      }
     }
     if (overtook.empty()) return;
-    warn(
-        fmt::format("{}the machine slowed down during the run: the fastest configs, measured again, ran "
-                    "at {:.3f} us, and {} cut short by the early stop against the best before that, ran faster "
-                    "measured in full: {}",
-                    at_size(p.size, ", "), best->count(), overtook.size() == 1 ? "one config" : "configs",
-                    fmt::join(overtook, ", ")));
+    // A cut made by an earlier run was judged against that run's best, which
+    // this run may not name for another reason than a slower machine: a
+    // narrower space (--where, a constraint added) leaves it out.
+    warn(fmt::format(
+        "{}{}: the fastest configs, measured again, ran at {:.3f} us, and {} cut short by the early stop {}, ran "
+        "faster measured in full: {}",
+        at_size(p.size, ", "),
+        cut_earlier ? "the best that configs were cut short against is not the best named now"
+                    : "the machine slowed down during the run",
+        best->count(), overtook.size() == 1 ? "one config" : "configs",
+        cut_earlier ? "in an earlier run (outside this run's space, or measured when the machine was faster)"
+                    : "against the best before that",
+        fmt::join(overtook, ", ")));
     confirm(p, sr, env);
   }
 

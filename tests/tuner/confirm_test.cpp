@@ -363,3 +363,31 @@ TEST(Confirm, ALeaderTiedWithTheConfirmedOnesWithinTheNoiseIsNoWarning) {
   EXPECT_FALSE(drift_warned("(calls < 5 ? 20000 : 20100) + 20 * PAD"));
   EXPECT_TRUE(drift_warned("(calls < 5 ? 20000 : 60000) + 20 * PAD"));
 }
+
+// A cut made by an earlier run was judged against that run's best, which a
+// narrower space leaves out: measured in full it overtakes the best named
+// now, and the warning says so, not that the machine slowed down. PAD 1
+// (1 ms) is the best; PAD 2 (20 ms) is cut against it; without PAD 1 the
+// best named is PAD 0 (100 ms).
+TEST(Confirm, ACutAgainstABestOutsideTheSpaceIsNotTakenForASlowerMachine) {
+  const auto dir = fresh_dir();
+  Spec spec = counting_spec(dir, "[0, 1, 2]", "PAD == 0 ? 100000 : PAD == 1 ? 1000 : 20000", "confirm: 0");
+  spec.measure.early_stop = 3.0;
+  spec.search.strategy = "exhaustive";
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport first = tune(spec, opt);
+  const TrialRecord* cut = trial_of_pad(first.sizes.at(0), 2);
+  ASSERT_NE(cut, nullptr);
+  ASSERT_EQ(cut->status, Status::slower);
+
+  spec.constraints.push_back(Expression::parse("PAD != 1"));
+  const TuneReport narrowed = tune(spec, opt);
+  const SizeReport& s = narrowed.sizes.at(0);
+  ASSERT_TRUE(s.best);
+  EXPECT_EQ(s.trials[*s.best].config.at("PAD").as_int(), 2);
+  const std::string warnings = fmt::format("{}", fmt::join(narrowed.warnings, "\n"));
+  EXPECT_NE(warnings.find("the best that configs were cut short against is not the best named now"), std::string::npos)
+      << warnings;
+  EXPECT_EQ(warnings.find("slowed down"), std::string::npos) << warnings;
+}
