@@ -245,11 +245,11 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   if (!parsed) fail(path, fmt::format("trial {} has an unknown status '{}'", r.id, status));
   r.status = *parsed;
   r.error = st.text(7);
-  r.stats.median = Microseconds(st.real(8));
-  r.stats.min = Microseconds(st.real(9));
-  r.stats.max = Microseconds(st.real(10));
-  r.stats.mean = Microseconds(st.real(11));
-  r.stats.noise = st.real(12);
+  r.stats.median = Microseconds(st.real_or(8, 0));  // NULL: a failure never timed
+  r.stats.min = Microseconds(st.real_or(9, 0));
+  r.stats.max = Microseconds(st.real_or(10, 0));
+  r.stats.mean = Microseconds(st.real_or(11, 0));
+  r.stats.noise = st.real_or(12, 0);
   r.stats.count = static_cast<std::size_t>(std::max<std::int64_t>(0, st.integer(13)));
   // What the samples say is recomputed rather than read: the noise, the
   // spread and the bimodality check then mean the same for trials stored by
@@ -600,11 +600,16 @@ void Store::upsert(TrialRecord& record) {
   st.bind(7, detail::config_to_json(record.config).dump());
   st.bind(8, to_string(record.status));
   st.bind(9, record.error);
-  st.bind(10, record.stats.median.count());
-  st.bind(11, record.stats.min.count());
-  st.bind(12, record.stats.max.count());
-  st.bind(13, record.stats.mean.count());
-  st.bind(14, record.stats.noise);
+  // A failed trial that was never timed (it did not build, it crashed) has
+  // no times: NULL, not 0, which a query of the file would take for the
+  // fastest. (A wrong result was timed, and keeps its times.)
+  const bool measured = record.status == Status::ok || record.status == Status::slower || record.stats.count > 0;
+  const auto timed = [&](double value) { return measured ? value : std::numeric_limits<double>::quiet_NaN(); };
+  st.bind(10, timed(record.stats.median.count()));
+  st.bind(11, timed(record.stats.min.count()));
+  st.bind(12, timed(record.stats.max.count()));
+  st.bind(13, timed(record.stats.mean.count()));
+  st.bind(14, timed(record.stats.noise));
   st.bind(15, static_cast<std::int64_t>(record.stats.count));
   st.bind(16, samples_to_json(record.samples));
   st.bind(17, record.verification.max_abs_diff);

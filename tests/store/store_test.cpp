@@ -1029,3 +1029,31 @@ TEST(Store, AStoreWhoseFileWasDeletedRefusesTheNextTrial) {
     EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
   }
 }
+
+// A failure that was never timed stores no times (NULL), which a query of
+// the file cannot take for the fastest; it reads back as no times (0).
+TEST(Store, AFailureNeverTimedHasNoTimesInTheFile) {
+  TempDir dir;
+  const auto path = dir.path() / "t.db";
+  {
+    Store store(path);
+    TrialRecord r;
+    r.spec_hash = "h";
+    r.device = "cpu";
+    r.status = Status::compile_error;
+    store.put(r);
+    const auto found = store.find("h", "cpu", {}, Config());
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->stats.median.count(), 0.0);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT median_us IS NULL, min_us IS NULL FROM trials", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 1);
+  EXPECT_EQ(sqlite3_column_int(st, 1), 1);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
