@@ -3,7 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -12,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "builder/detail/cache_claims.hpp"
 #include "core/detail/process.hpp"
 
 namespace tunekit::detail {
@@ -39,6 +44,36 @@ constexpr std::string_view kMachineTrouble[] = {
 };
 
 }  // namespace
+
+void remove_files_of_killed_builds(const std::filesystem::path& cache_dir) {
+  namespace fs = std::filesystem;
+  const auto all_of = [](std::string_view s, auto is) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return is(static_cast<unsigned char>(c)); });
+  };
+  std::error_code ec;
+  for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::vector<std::string_view> fields;
+    for (std::size_t at = 0; at <= name.size();) {
+      const std::size_t dot = std::min(name.find('.', at), name.size());
+      fields.push_back(std::string_view(name).substr(at, dot - at));
+      at = dot + 1;
+    }
+    // A variant's hash first (32 hex digits), then, later, pid.count.
+    if (fields.size() < 4 || fields[0].size() != 32 || !all_of(fields[0], ::isxdigit)) continue;
+    for (std::size_t i = 1; i + 2 < fields.size(); ++i) {
+      if (!all_of(fields[i], ::isdigit) || !all_of(fields[i + 1], ::isdigit)) continue;
+      // Older than any build may take (5 minutes) too: a pid of another pid
+      // namespace sharing the folder may look gone from here.
+      const long pid = std::strtol(std::string(fields[i]).c_str(), nullptr, 10);
+      const auto written = fs::last_write_time(it->path(), ec);
+      if (!ec && fs::file_time_type::clock::now() - written > std::chrono::minutes(10) && pid > 0 &&
+          ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        fs::remove(it->path(), ec);
+      break;
+    }
+  }
+}
 
 std::string compiler_identity(const std::string& name) {
   static std::mutex mutex;

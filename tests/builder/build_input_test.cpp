@@ -1,13 +1,17 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "builder/detail/cache_claims.hpp"
 #include "builder/detail/compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/builder.hpp"
@@ -196,4 +200,36 @@ TEST(CompilerIdentity, IsTheFileTheNameRuns) {
   EXPECT_NE(compiler_identity((dir / "b" / "cc").string()), a);
   EXPECT_EQ(compiler_identity((dir / "c" / "cc").string()), a);
   EXPECT_EQ(compiler_identity("no-such-compiler-anywhere"), "");
+}
+
+// What a build killed before its rename left in the cache goes at the next
+// builder's start: files of a pid that no longer runs, older than any build
+// takes. A running process's, a fresh one's and the variants stay.
+TEST(CacheFolder, FilesOfKilledBuildsAreRemoved) {
+  namespace fs = std::filesystem;
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string hash(32, 'a');
+  pid_t gone = 0;
+  {
+    char t[] = "true";
+    char* argv[] = {t, nullptr};
+    ASSERT_EQ(::posix_spawnp(&gone, "true", nullptr, nullptr, argv, environ), 0);
+    int status = 0;
+    ::waitpid(gone, &status, 0);
+  }
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  const std::vector<std::string> leftovers{hash + "." + std::to_string(gone) + ".3.tmp.so",
+                                           hash + "." + std::to_string(gone) + ".3.cpp",
+                                           hash + ".cubin." + std::to_string(gone) + ".4.tmp"};
+  const std::vector<std::string> kept{hash + ".so", hash + "." + std::to_string(::getpid()) + ".1.cpp",
+                                      "notes." + std::to_string(gone) + ".1.txt"};
+  for (const auto& f : leftovers) tunekit::testing::write_file(dir / f, "x");
+  for (const auto& f : kept) tunekit::testing::write_file(dir / f, "x");
+  for (const auto& f : leftovers) fs::last_write_time(dir / f, old);
+  for (const auto& f : kept) fs::last_write_time(dir / f, old);
+  tunekit::testing::write_file(dir / (hash + "." + std::to_string(gone) + ".5.cpp"), "x");  // fresh: a build of now
+  tunekit::detail::remove_files_of_killed_builds(dir);
+  for (const auto& f : leftovers) EXPECT_FALSE(fs::exists(dir / f)) << f;
+  for (const auto& f : kept) EXPECT_TRUE(fs::exists(dir / f)) << f;
+  EXPECT_TRUE(fs::exists(dir / (hash + "." + std::to_string(gone) + ".5.cpp")));
 }

@@ -38,6 +38,7 @@ std::string call_shim(const BuildInput& in) {
 
 CpuBuilder::CpuBuilder(fs::path cache_dir, bool rebuild) : cache_dir_(std::move(cache_dir)), claims_(rebuild) {
   fs::create_directories(cache_dir_);
+  detail::remove_files_of_killed_builds(cache_dir_);
 }
 
 BuildResult CpuBuilder::build(const BuildInput& in) {

@@ -211,6 +211,7 @@ std::optional<std::string> match_entry(const std::vector<std::string>& functions
 CudaBuilder::CudaBuilder(fs::path cache_dir, bool rebuild, std::string arch)
     : cache_dir_(std::move(cache_dir)), claims_(rebuild), arch_(std::move(arch)) {
   fs::create_directories(cache_dir_);
+  detail::remove_files_of_killed_builds(cache_dir_);
 }
 
 BuildResult CudaBuilder::build(const BuildInput& in) {

@@ -11,6 +11,14 @@
 
 namespace tunekit::detail {
 
+// Removes from `cache_dir` the files a build left when its process was
+// killed (SIGKILL, the OOM killer) before it renamed them into place: a
+// variant's hash, then the builder's pid and a count (unique_suffix), then
+// anything, as in 3f..9a.1234.7.tmp.so or 3f..9a.cubin.1234.7.tmp, of a pid
+// that no longer runs, written more than 10 minutes ago. A running
+// builder's files are left alone.
+void remove_files_of_killed_builds(const std::filesystem::path& cache_dir);
+
 class CacheClaims {
  public:
   explicit CacheClaims(bool rebuild) : rebuild_(rebuild) {}
