@@ -147,6 +147,10 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
       Item v = child(m, e);
       if (!is_identifier(e.key))
         fail(loc(e.key_node), "size name '" + e.key + "' in " + context_name(m_item.path) + " is not a valid name");
+      // {gird: {M: [1, 4]}}: a grid misspelled, not a size with a mapping.
+      if (v.node.IsMap() && e.key != "grid" && closest_match(e.key, {"grid"}))
+        fail(loc(e.key_node), "'" + e.key + "' in " + context_name(m_item.path) +
+                                  " holds a mapping, as a grid does; did you mean 'grid'?");
       b.emplace(e.key, value_of(v));
       if (size_names_.try_emplace(e.key, loc(e.key_node)).second) size_order_.push_back(e.key);
     }

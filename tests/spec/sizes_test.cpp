@@ -89,3 +89,20 @@ sizes: [{n: 64}, {m: 64}]
     EXPECT_EQ(e.message(), "'sizes[1]' names m, and the first size names n: every size names the same ones");
   }
 }
+
+// A misspelled grid is told as one.
+TEST(SpecSizes, AMisspelledGridIsToldAsOne) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void f(float*) {}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: f}
+arguments: [{name: x, type: f32, size: n}]
+sizes: {gird: {n: [32, 64]}}
+)");
+  try {
+    load_spec(dir / "s.yaml");
+    FAIL() << "loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 3);
+    EXPECT_NE(e.message().find("did you mean 'grid'?"), std::string::npos) << e.message();
+  }
+}
