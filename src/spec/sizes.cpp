@@ -102,12 +102,18 @@ Parameter parse_axis(std::string_view text) {
   } else {
     throw InputError(where, "no value after '='; " + expected);
   }
-  if (pow2)
-    for (auto& v : p.values) {
-      if (!v.is_int() || v.as_int() < 0 || v.as_int() > 62)
-        throw InputError(where, "[pow2] takes exponents from 0 to 62, got " + v.repr());
-      v = Value(std::int64_t{1} << v.as_int());
+  if (pow2) {
+    // The range's end, not its first exponent past 62: what the user wrote.
+    const auto past = std::find_if(p.values.begin(), p.values.end(),
+                                   [](const Value& v) { return !v.is_int() || v.as_int() < 0 || v.as_int() > 62; });
+    if (past != p.values.end()) {
+      const Value* shown = &*past;
+      for (const Value& v : p.values)  // the largest, which a range ends at
+        if (v.is_int() && shown->is_int() && v.as_int() > shown->as_int()) shown = &v;
+      throw InputError(where, "[pow2] takes exponents from 0 to 62, got " + shown->repr());
     }
+    for (auto& v : p.values) v = Value(std::int64_t{1} << v.as_int());
+  }
   // A value listed twice would tune the same size twice, or (as a size grid
   // dedupes) once with no word said; the spec's lists refuse it too.
   std::map<std::string, std::size_t> seen;

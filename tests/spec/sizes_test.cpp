@@ -106,3 +106,13 @@ sizes: {gird: {n: [32, 64]}}
     EXPECT_NE(e.message().find("did you mean 'grid'?"), std::string::npos) << e.message();
   }
 }
+
+// An exponent past 62 in a [pow2] range is told as written: the range's end.
+TEST(Axis, APow2RangeTooLongNamesItsEnd) {
+  try {
+    (void)parse_axis("n[pow2]=[0:70]");
+    FAIL() << "parsed";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message().find("got 70"), std::string::npos) << e.message();
+  }
+}
