@@ -628,7 +628,8 @@ class Run {
       std::vector<std::pair<Config, const SeedProvider*>> all;
       std::vector<Config> taken;
       for (const auto& s : p.seeds) taken.push_back(s.first);
-      const SeedContext context{*p.space, p.constants, p.size, tuned_, taken};
+      const std::vector<TunedSize> before = tuned_before(p.size);
+      const SeedContext context{*p.space, p.constants, p.size, before, taken};
       for (const auto& provider : providers_) {
         if (!provider->learns()) {
           for (const auto& s : p.seeds)
@@ -646,6 +647,25 @@ class Run {
     // last wrapped goes first: wrap in reverse.
     for (auto s = p.seeds.rbegin(); s != p.seeds.rend(); ++s)
       p.strategy = make_seeded(std::move(p.strategy), s->first, proposed_anyway(s->first));
+  }
+
+  // The sizes a size learns from: those tuned before it in this run, and
+  // stored ones, but not a stored size this run tunes after it. The run that
+  // first tuned the size had not seen that one (it tunes them in this
+  // order), so a rerun proposes what that run did, resumes it, and measures
+  // nothing anew.
+  std::vector<TunedSize> tuned_before(const Bindings& size) const {
+    const auto position = [&](const Bindings& s) {
+      const std::string key = size_key(s);
+      const auto at = std::find_if(spec_.sizes.begin(), spec_.sizes.end(),
+                                   [&](const Bindings& planned) { return size_key(planned) == key; });
+      return static_cast<std::size_t>(at - spec_.sizes.begin());  // spec_.sizes.size(): not this run's
+    };
+    const std::size_t here = position(size);
+    std::vector<TunedSize> out;
+    for (const TunedSize& t : tuned_)
+      if (const std::size_t at = position(t.size); at < here || at == spec_.sizes.size()) out.push_back(t);
+    return out;
   }
 
   // The fastest configs of each size this spec was tuned at on this device,
