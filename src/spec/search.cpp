@@ -123,10 +123,12 @@ Config Loader::seed(const Item& it, const Spec& s) const {
     const Value v = value_of(vi);
     const Value* as_listed = p->listed(v);
     if (!as_listed) {
+      // As Python writes them, so that a string '8' is not shown as the 8
+      // it is not (quote the seed's value to give the string).
       std::vector<std::string> values;
-      for (const auto& x : p->values) values.push_back(x.str());
-      fail(content_loc(vi), "'" + v.str() + "' in " + context_name(it.path) + " is not one of " + e.key +
-                                "'s values (" + join(values) + ")");
+      for (const auto& x : p->values) values.push_back(x.repr());
+      fail(content_loc(vi),
+           v.repr() + " in " + context_name(it.path) + " is not one of " + e.key + "'s values (" + join(values) + ")");
     }
     given.emplace_back(e.key, *as_listed);
   }

@@ -437,15 +437,6 @@ class Run {
       p.baseline = spec_.default_config;
       p.baseline_is_spec_default = true;
     } else {
-      // The baseline falls back to the first valid config: say why, since
-      // every speedup is then over another config than the spec's.
-      if (spec_.default_config) {
-        auto why = default_config_problem(spec_, size, machine.properties);
-        if (!why)  // valid on its own, but a list or --where leaves it out
-          why = fmt::format("the default {} is not in the space{} ({})", spec_.default_config->str(), at_size(size),
-                            p.space->why_invalid(*spec_.default_config).value_or("not listed"));
-        warn(*why + "; speedups are over the first valid config instead");
-      }
       if (!spec_.configs.empty()) {
         for (const auto& c : spec_.configs)
           if (p.space->contains(c)) {
@@ -454,6 +445,16 @@ class Run {
           }
       } else if (auto first = p.space->enumerate(1); !first.empty()) {
         p.baseline = first.front();
+      }
+      // The baseline falls back to the first valid config: say why, since
+      // every speedup is then over another config than the spec's. (A size
+      // with none runs nothing, and says so itself.)
+      if (spec_.default_config && p.baseline) {
+        auto why = default_config_problem(spec_, size, machine.properties);
+        if (!why)  // valid on its own, but a list or --where leaves it out
+          why = fmt::format("the default {} is not in the space{} ({})", spec_.default_config->str(), at_size(size),
+                            p.space->why_invalid(*spec_.default_config).value_or("not listed"));
+        warn(*why + "; speedups are over the first valid config instead");
       }
     }
     // A strategy that cannot say without counting a space too large to index
@@ -886,6 +887,13 @@ class Run {
     measured_.clear();
     if (auto why = p.space->why_empty()) {
       sr.error = "no config is valid at this size: " + *why;
+      return sr;
+    }
+    // A time budget spent at an earlier size (which said so) leaves this one
+    // unsearched: said as its reason, as any size that ran nothing says why.
+    if (told_out_of_time_) {
+      sr.error = fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out before this size",
+                             spec_.search.max_time->count());
       return sr;
     }
     const auto chosen_before = stored_choice(p.size);

@@ -959,6 +959,39 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, early_stop: o
   EXPECT_FALSE(contains(r.output, "wrong_result")) << r.output;
 }
 
+// A size the time budget left unsearched says why, on the console and in
+// the JSON, as any size that ran nothing does.
+TEST(ReliabilityCli, ASizeTheTimeBudgetLeftUnsearchedSaysWhy) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const auto r = tunekit_cli(
+      {"tune", spec, "--no-progress", "-o", (dir / "out").string(), "-a", "N=[64,128]", "--max-time", "1us"});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "stopped: the time budget (1e-06 s: search.max_time, --max-time) ran out before "
+                       "this size"))
+      << r.output;
+  // The first size is where it ran out (the warning names it); the second
+  // was never searched.
+  EXPECT_TRUE(contains(r.output, "ran out at size N=64")) << r.output;
+  const auto json = nlohmann::json::parse(read_file(dir / "out" / "k.json"));
+  EXPECT_TRUE(contains(json.at("sizes").at(1).at("stopped").get<std::string>(), "ran out before this size"))
+      << json.at("sizes").dump();
+}
+
+// A size with no valid config says so, and no more: no warning that its
+// speedups are over a first valid config it does not have.
+TEST(ReliabilityCli, ASizeWithNoValidConfigIsNotWarnedOfItsDefault) {
+  const auto dir = fresh_dir();
+  std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  write_file(spec, read_file(spec) + "constraints: [\"KIND < N\"]\ndefault: {KIND: 1}\n");
+  const auto r = tunekit_cli(
+      {"tune", spec, "--no-progress", "-o", (dir / "out").string(), "-a", "N=[0,64]", "--early-stop", "off"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "stopped: no config is valid at this size")) << r.output;
+  EXPECT_FALSE(contains(r.output, "speedups are over the first valid config instead")) << r.output;
+}
+
 // A size at which an argument made from the size alone cannot be made is
 // the size's error, at the argument, before anything is built; not a
 // launch_error stored for every config.

@@ -76,7 +76,9 @@ TEST_F(SeedSpec, LocatedErrors) {
   const std::string s = kHead + "search:\n  seeds:\n";  // entries start on line 12
   expect_error(s + "    - {BM: 64, STAGE: 3}\n", 12, 16,
                "unknown parameter 'STAGE' in 'search.seeds[0]'; did you mean 'STAGES'?");
-  expect_error(s + "    - {BM: 96}\n", 12, 12, "'96' in 'search.seeds[0]' is not one of BM's values (64, 128, 256)");
+  expect_error(s + "    - {BM: 96}\n", 12, 12, "96 in 'search.seeds[0]' is not one of BM's values (64, 128, 256)");
+  // A string is shown as one: '64' is not the 64 listed.
+  expect_error(s + "    - {BM: '64'}\n", 12, 13, "'64' in 'search.seeds[0]' is not one of BM's values (64, 128, 256)");
   expect_error(s + "    - [BM, 64]\n", 12, 7, "must be a mapping of parameter names to values");
   expect_error(kHead + "search: {seeds: {BM: 64}}\n", 10, 17, "must be a list of configs to try first");
   // Two seeds that the default completes into the same config.
