@@ -49,6 +49,15 @@ std::string at_size(const Bindings& size, std::string_view then) {
   return size.empty() ? "" : "at size " + size_key(size) + std::string(then);
 }
 
+// The digest of the kernel's own headers (builder/detail/headers.hpp), its
+// source's text as read: part of the spec's identity, and what a run checks
+// each variant's build against.
+std::string kernel_headers_digest(const Spec& spec, const std::string& source) {
+  return detail::local_headers_digest(
+      spec.kernel.source, source,
+      detail::include_folders(detail::include_flags_from(spec.kernel.flags, spec.file.parent_path())));
+}
+
 std::string read_file(const fs::path& p, const SourceLocation& where) {
   std::ifstream f(p, std::ios::binary);
   if (!f) throw InputError(where, "cannot read '" + p.string() + "'");
@@ -335,9 +344,7 @@ class Run {
     store_ = std::make_unique<Store>(report_.db);
     if (auto w = claim_.emplace(report_.db, report_.spec_hash).announce()) warn(*w);
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
-    headers_ = detail::local_headers_digest(
-        spec_.kernel.source, source_,
-        detail::include_folders(detail::include_flags_from(spec_.kernel.flags, spec_.file.parent_path())));
+    headers_ = kernel_headers_digest(spec_, source_);
     if (resolve_injection(spec_.kernel.injection, source_, spec_.kernel.source.string()) == Injection::range_defines)
       for (const std::string& name : unnamed_range_parameters(source_, spec_.kernel.source.string()))
         if (spec_.parameters.end() != std::find_if(spec_.parameters.begin(), spec_.parameters.end(),
@@ -1642,9 +1649,7 @@ std::string spec_hash(const Spec& spec) {
   h.add(source);
   // Its own headers are the kernel too; only when it has some, so that other
   // specs keep their hash.
-  const auto folders = detail::include_folders(detail::include_flags_from(spec.kernel.flags, spec.file.parent_path()));
-  if (const std::string headers = detail::local_headers_digest(spec.kernel.source, source, folders); !headers.empty())
-    h.add("headers").add(headers);
+  if (const std::string headers = kernel_headers_digest(spec, source); !headers.empty()) h.add("headers").add(headers);
   h.add(spec.kernel.entry).add(spec.kernel.language).add(spec.kernel.compiler);
   // A compiler named by the environment ($CXX) is the kernel's too; only
   // when set, so that other specs keep their hash.
