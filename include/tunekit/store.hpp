@@ -56,6 +56,15 @@ class Store {
   std::vector<TrialRecord> trials(const std::string& spec_hash, const std::string& device, const Bindings& size) const;
   std::vector<TrialRecord> all() const;
   std::size_t erase(const std::string& spec_hash);
+  // A run that measures a size anew (--fresh) takes the stored trials of
+  // the configs it would measure for stale first: their settings start
+  // with kStaleSettings and none is confirmed. A run stopped part way then
+  // leaves the trials it had not reached stale, and a resume measures them
+  // again instead of mixing them with the new ones. Returns how many it
+  // marked.
+  std::size_t mark_stale(const std::string& spec_hash, const std::string& device, const Bindings& size,
+                         const std::vector<Config>& configs);
+  static constexpr std::string_view kStaleSettings = "stale (a --fresh run measures it anew): ";
 
  private:
   void upsert(TrialRecord& record);

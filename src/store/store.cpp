@@ -660,6 +660,31 @@ std::vector<TrialRecord> Store::all() const {
   return read_rows(st, path_);
 }
 
+std::size_t Store::mark_stale(const std::string& spec_hash, const std::string& device, const Bindings& size,
+                              const std::vector<Config>& configs) {
+  if (configs.empty()) return 0;
+  exec(db_, path_, "BEGIN IMMEDIATE", "cannot mark trials stale");
+  std::size_t marked = 0;
+  try {
+    for (const Config& c : configs) {
+      Statement st(db_, path_,
+                   "UPDATE trials SET settings = ?5 || settings, confirmed = 0 WHERE spec_hash = ?1 AND device = ?2 "
+                   "AND size_key = ?3 AND config_key = ?4 AND substr(settings, 1, length(?5)) <> ?5 RETURNING id");
+      st.bind(1, spec_hash);
+      st.bind(2, device);
+      st.bind(3, size_key(size));
+      st.bind(4, c.key());
+      st.bind(5, std::string(kStaleSettings));
+      while (st.step("cannot mark trials stale")) ++marked;
+    }
+    exec(db_, path_, "COMMIT", "cannot mark trials stale");
+  } catch (...) {
+    exec(db_, path_, "ROLLBACK", "cannot mark trials stale");
+    throw;
+  }
+  return marked;
+}
+
 std::size_t Store::erase(const std::string& spec_hash) {
   // Counting the returned rows (not sqlite3_changes) stays right when other
   // threads share the connection.

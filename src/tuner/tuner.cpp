@@ -361,6 +361,7 @@ class Run {
     if (!options_.fresh) remember_stored_sizes();
     std::vector<SizePlan> plans;
     for (const auto& size : spec_.sizes) plans.push_back(plan(size, machine));
+    if (options_.fresh) mark_stale(plans);
     check_entry(plans);
     {
       std::vector<SizeToServe> servable;  // a size with no valid config runs nothing
@@ -674,6 +675,23 @@ class Run {
     for (const TunedSize& t : tuned_)
       if (const std::size_t at = position(t.size); at < here || at == spec_.sizes.size()) out.push_back(t);
     return out;
+  }
+
+  // A --fresh run's stored trials of the configs it would measure, at every
+  // size at once before any is measured, are stale until it measures them
+  // anew (Store::mark_stale): a run stopped at its first size leaves the
+  // later sizes' old trials stale too, and trials outside its space (a
+  // --where) are left as they are.
+  void mark_stale(const std::vector<SizePlan>& plans) {
+    for (const SizePlan& p : plans) {
+      std::vector<Config> in_space;
+      for (const TrialRecord& t : store_->trials(report_.spec_hash, report_.device, p.size))
+        if (p.space->contains(t.config) &&
+            (spec_.configs.empty() ||
+             std::find(spec_.configs.begin(), spec_.configs.end(), t.config) != spec_.configs.end()))
+          in_space.push_back(t.config);
+      store_->mark_stale(report_.spec_hash, report_.device, p.size, in_space);
+    }
   }
 
   // The fastest configs of each size this spec was tuned at on this device,
@@ -1427,6 +1445,7 @@ class Run {
   // only when it was the config's own under the same settings, and not when
   // the user asked to measure failures again.
   bool reusable(const TrialRecord& old, const SizePlan& p) const {
+    if (old.settings.starts_with(Store::kStaleSettings)) return false;  // a --fresh run had not reached it
     if (old.status == Status::ok) return true;
     if (old.status == Status::slower)
       return still_holds(old, p, store_->best_median(report_.spec_hash, report_.device, old.size));

@@ -13,6 +13,7 @@
 #include "tunekit/builder.hpp"
 #include "tunekit/evaluator.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -267,4 +268,31 @@ TEST(PluginFaults, AHeaderEditedDuringTheRunEndsIt) {
     EXPECT_NE(std::string(e.what()).find("a header that k.cpp includes changed during the run"), std::string::npos)
         << e.what();
   }
+}
+
+// A --fresh run stopped part way leaves the trials it had not reached
+// stale: a resume measures them anew rather than taking them from before
+// it, mixed with the new ones. (A run stopped after its third trial.)
+TEST(PluginFaults, AFreshRunStoppedPartWayLeavesTheRestToMeasureAnew) {
+  Spec spec = tiny_spec();
+  spec.search.strategy = "exhaustive";
+  TuneOptions options = options_for(spec);
+  const std::size_t all = tune(spec, options).all_trials().size();
+  ASSERT_EQ(all, 8u);
+
+  options.fresh = true;
+  const TuneReport stopped = tune(spec, options, [](const ProgressEvent& e) {
+    if (e.done >= 3) request_stop();
+  });
+  clear_stop();
+  ASSERT_TRUE(stopped.interrupted);
+  const std::size_t anew = stopped.all_trials().size();
+  ASSERT_LT(anew, all);
+
+  options.fresh = false;
+  const TuneReport resumed = tune(spec, options);
+  EXPECT_EQ(resumed.all_trials().size(), all);
+  EXPECT_EQ(resumed.resumed, anew);  // what the --fresh run measured, and no more
+  const TuneReport again = tune(spec, options);
+  EXPECT_EQ(again.resumed, all);  // then every trial is current again
 }

@@ -333,11 +333,9 @@ constexpr std::uint64_t kMaxJobs = 4096;
 // What to type after a stop: the same command resumes, except that
 // --fresh would measure again what this run stored.
 std::string how_to_resume(const TuneArgs& t) {
-  // Without --fresh a rerun would take the trials this run had not yet
-  // measured anew from before it, mixed with the new ones.
-  if (t.fresh)
-    return "run the command again, with --fresh, to measure everything anew (without --fresh, the trials this run "
-           "had not measured yet are taken from the runs before it)";
+  // The trials it had not reached are stale (Store::mark_stale): a resume
+  // measures them anew, and --fresh again would redo what it did.
+  if (t.fresh) return "run the command without --fresh to resume (what this run had not reached is measured anew)";
   return "run the same command to resume";
 }
 
