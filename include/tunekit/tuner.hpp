@@ -65,6 +65,9 @@ struct ProgressEvent {
   Seconds elapsed{0};
   std::optional<Microseconds> best;
   std::string current;  // what is happening ("building 8 variants", a config)
+  // What the time budget (search.max_time) leaves, when there is one: the
+  // run ends by then, whatever the count of trials to go says.
+  std::optional<Seconds> time_left;
 };
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 

@@ -890,6 +890,10 @@ class Run {
     e.elapsed = Clock::now() - start_;
     e.best = best_;
     e.current = std::move(current);
+    // The wall clock's share of the budget (a replay's simulated clock has
+    // no bearing on when the run ends in wall time).
+    if (spec_.search.max_time && !backend_->clock())
+      e.time_left = std::max(Seconds(0), *spec_.search.max_time - Seconds(e.elapsed));
     progress_(e);
   }
 

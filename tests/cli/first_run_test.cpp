@@ -331,6 +331,11 @@ TEST(ProgressBar, FitsTheTerminal) {
   const std::string eighty = cli::progress_line(e, 80);
   EXPECT_TRUE(contains(eighty, "best 1324.197 us")) << eighty;
   EXPECT_TRUE(contains(cli::progress_line(e, 60), "ETA")) << cli::progress_line(e, 60);
+  // 89 trials to go at 75 s / 37 each is 3:00; a time budget with 30 s left ends
+  // the run sooner, and the ETA says that.
+  EXPECT_TRUE(contains(wide, "ETA 3:00")) << wide;
+  e.time_left = Seconds(30);
+  EXPECT_TRUE(contains(cli::progress_line(e, 200), "ETA 0:30")) << cli::progress_line(e, 200);
 }
 
 // In a log (not a terminal), the line that reaches the total is printed

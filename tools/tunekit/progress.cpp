@@ -33,8 +33,12 @@ std::string progress_line(const ProgressEvent& e, std::size_t columns) {
   const double frac = total ? static_cast<double>(e.done) / static_cast<double>(total) : 0.0;
   const double elapsed = e.elapsed.count();
   std::string eta = "?";
+  std::optional<double> to_go;
   if (e.done > 0 && total >= e.done)
-    eta = clock_text(elapsed / static_cast<double>(e.done) * static_cast<double>(total - e.done));
+    to_go = elapsed / static_cast<double>(e.done) * static_cast<double>(total - e.done);
+  // A time budget ends the run by then, whatever the count to go says.
+  if (e.time_left) to_go = std::min(to_go.value_or(e.time_left->count()), e.time_left->count());
+  if (to_go) eta = clock_text(*to_go);
   // An event without a total (a library caller's own) shows the count alone.
   const std::string counts =
       e.total ? fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100) : fmt::format(" {} trials", e.done);
