@@ -140,6 +140,18 @@ std::string detail::local_headers_digest(const fs::path& source, std::string_vie
   return any ? h.hex() : std::string();
 }
 
+std::string detail::headers_digest_for(const fs::path& source, std::string_view text,
+                                       const std::vector<std::string>& flags) {
+  std::string forced;
+  for (std::size_t i = 0; i + 1 < flags.size(); ++i)
+    if (flags[i] == "-include") {
+      const fs::path file = fs::path(flags[i + 1]).is_absolute() ? fs::path(flags[i + 1])
+                                                                 : fs::absolute(source).parent_path() / flags[i + 1];
+      forced += "#include \"" + file.string() + "\"\n";
+    }
+  return local_headers_digest(source, forced.empty() ? text : forced + std::string(text), include_folders(flags));
+}
+
 namespace {
 
 std::string default_compiler(const std::string& language) {
@@ -188,7 +200,7 @@ std::string resolve_entry(const std::string& entry, const Config& config) {
 
 BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config) {
   BuildInput in = common_input(spec);
-  in.headers = detail::local_headers_digest(spec.kernel.source, kernel_source, detail::include_folders(in.flags));
+  in.headers = detail::headers_digest_for(spec.kernel.source, kernel_source, in.flags);
   in.config = config;
   in.entry = resolve_entry(spec.kernel.entry, config);
   const std::string file = spec.kernel.source.string();
@@ -220,7 +232,7 @@ BuildInput make_reference_input(const Spec& spec, const Config* values) {
   in.source_name = path.string();
   in.entry = ref.entry;
   if (!ref.flags.empty()) in.flags = detail::include_flags_from(ref.flags, spec.file.parent_path());
-  in.headers = detail::local_headers_digest(path, in.source, detail::include_folders(in.flags));
+  in.headers = detail::headers_digest_for(path, in.source, in.flags);
   // A Python reference (Triton) is no build: the backend's builder records
   // what the worker calls.
   if (backend_for_language(spec.kernel.language).kernel.tensors) {

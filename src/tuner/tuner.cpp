@@ -53,9 +53,8 @@ std::string at_size(const Bindings& size, std::string_view then) {
 // source's text as read: part of the spec's identity, and what a run checks
 // each variant's build against.
 std::string kernel_headers_digest(const Spec& spec, const std::string& source) {
-  return detail::local_headers_digest(
-      spec.kernel.source, source,
-      detail::include_folders(detail::include_flags_from(spec.kernel.flags, spec.file.parent_path())));
+  return detail::headers_digest_for(spec.kernel.source, source,
+                                    detail::include_flags_from(spec.kernel.flags, spec.file.parent_path()));
 }
 
 std::string read_file(const fs::path& p, const SourceLocation& where) {
@@ -1709,9 +1708,15 @@ std::string spec_hash(const Spec& spec) {
     const std::string text = read_file(spec.reference.source, {spec.file.string()});
     h.add(text);
     // Its own headers decide the verdicts as much as it does.
-    const auto own = detail::include_folders(detail::include_flags_from(
-        spec.reference.flags.empty() ? spec.kernel.flags : spec.reference.flags, spec.file.parent_path()));
-    if (const std::string headers = detail::local_headers_digest(spec.reference.source, text, own); !headers.empty())
+    const auto own = detail::include_flags_from(spec.reference.flags.empty() ? spec.kernel.flags : spec.reference.flags,
+                                                spec.file.parent_path());
+    if (const std::string headers = detail::headers_digest_for(spec.reference.source, text, own); !headers.empty())
+      h.add("reference headers").add(headers);
+  } else if (spec.reference.kind == ReferenceSpec::Kind::function && !spec.reference.flags.empty()) {
+    // A reference in the kernel's own source, built with flags of its own:
+    // the headers those reach (its -I folders) are its too.
+    const auto own = detail::include_flags_from(spec.reference.flags, spec.file.parent_path());
+    if (const std::string headers = detail::headers_digest_for(spec.kernel.source, source, own); !headers.empty())
       h.add("reference headers").add(headers);
   }
   for (const auto& f : spec.reference.flags) h.add(f);

@@ -263,6 +263,28 @@ TEST(Tune, AProjectMovedElsewhereIsTheSameKernel) {
   EXPECT_NE(spec_hash(load_spec(dir / "a" / "k.yaml")), spec_hash(load_spec(dir / "b" / "k.yaml")));
 }
 
+// Headers that flags bring in are the kernel's too: one forced in with
+// `-include`, and one the reference reaches through its own -I folder
+// when it lives in the kernel's source.
+TEST(Tune, HeadersThatFlagsBringInArePartOfTheKernel) {
+  const auto dir = fresh_dir();
+  write_file(dir / "forced.h", "#define TWO 2\n");
+  write_file(dir / "refinc" / "ref.h", "#define REFVAL 2\n");
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(float* y) { y[0] = TWO; }\n"
+             "#ifdef REF_BUILD\n#include \"ref.h\"\n#endif\n"
+             "extern \"C\" void f_ref(float* y) { y[0] = 2; }\n");
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f, flags: [-include, " + (dir / "forced.h").string() +
+                                 "]}\narguments: [{name: y, type: f32, size: 1, role: out}]\nparameters: {A: [1, 2]}\n"
+                                 "reference: {entry: f_ref, flags: [-DREF_BUILD, -Irefinc]}\n");
+  const std::string before = spec_hash(load_spec(dir / "k.yaml"));
+  write_file(dir / "forced.h", "#define TWO 2.0f\n");
+  const std::string forced = spec_hash(load_spec(dir / "k.yaml"));
+  EXPECT_NE(forced, before);
+  write_file(dir / "refinc" / "ref.h", "#define REFVAL 3\n");
+  EXPECT_NE(spec_hash(load_spec(dir / "k.yaml")), forced);
+}
+
 TEST(Tune, BudgetLimitsEvaluations) {
   const auto dir = fresh_dir();
   Spec spec = planted_spec(dir);

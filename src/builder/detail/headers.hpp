@@ -28,4 +28,11 @@ std::vector<std::filesystem::path> include_folders(const std::vector<std::string
 std::string local_headers_digest(const std::filesystem::path& source, std::string_view text,
                                  const std::vector<std::filesystem::path>& folders = {});
 
+// The same for a source built with `flags` (as include_flags_from gives
+// them): the include folders they name, and the headers they force in
+// (`-include FILE`, which the compiler reads as if the source's first line
+// included it; a relative FILE is looked for beside the source).
+std::string headers_digest_for(const std::filesystem::path& source, std::string_view text,
+                               const std::vector<std::string>& flags);
+
 }  // namespace tunekit::detail
