@@ -690,11 +690,11 @@ std::optional<std::string> value_not_of_type(const std::vector<Value>& values, c
                       (type == "bool" && v.is_int() && (v.as_int() == 0 || v.as_int() == 1));
     if (!fits)
       return fmt::format("{} is {}", v.repr(),
-                         v.is_string()      ? "a string"
-                         : v.is_float()     ? "not an integer"
-                         : type == "bool"   ? "neither true nor false"
-                         : type == "string" ? "a number"
-                                            : "negative");
+                         type == "string" ? "a number"
+                         : v.is_string()  ? "a string"
+                         : v.is_float()   ? "not an integer"
+                         : type == "bool" ? "neither true nor false"
+                                          : "negative");
   }
   return std::nullopt;
 }

@@ -316,6 +316,8 @@ TEST(T1Files, MistakesOfAHandWrittenFileAreLocated) {
   EXPECT_EQ(error_of(one(R"({"Name": "x", "Type": "uint", "Values": [1, -2]})")),
             "2: tuning parameter 'x': its Type is uint, and -2 is negative");
   EXPECT_EQ(error_of(one(R"({"Name": "x", "Type": "float", "Values": [1, 2.5]})")), "(loaded)");
+  EXPECT_EQ(error_of(one(R"({"Name": "x", "Type": "string", "Values": ["a", 2.5]})")),
+            "2: tuning parameter 'x': its Type is string, and 2.5 is a number");
   EXPECT_EQ(
       error_of(
           "{\"Serach\": {},\n \"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"x\", \"Values\": [1]}]}}"),
