@@ -82,17 +82,9 @@ std::string compiler_identity(const std::string& name) {
   if (auto it = known.find(name); it != known.end()) return it->second;
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path program;
-  if (name.find('/') != std::string::npos) {
-    program = name;
-  } else if (const char* path = std::getenv("PATH")) {
-    std::istringstream folders(path);
-    for (std::string folder; std::getline(folders, folder, ':');)
-      if (!folder.empty() && ::access((fs::path(folder) / name).c_str(), X_OK) == 0) {
-        program = fs::path(folder) / name;
-        break;
-      }
-  }
+  // A bare name not found on $PATH runs no file.
+  const std::string found = on_path(name);
+  const fs::path program = found.find('/') != std::string::npos ? fs::path(found) : fs::path();
   std::string id;
   if (!program.empty())
     if (const fs::path real = fs::canonical(program, ec); !ec) {

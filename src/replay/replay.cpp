@@ -62,8 +62,10 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
   if (auto d = strategy->describe(); !d.empty()) run.strategy += ": " + d;
 
   // Proposals as the tuner takes them: written in the space's values, and
-  // each config (valid or not) evaluated once.
-  std::unordered_set<std::string> seen;
+  // each config (valid or not) evaluated once. A valid one is known by its
+  // rank, which costs no text: this loop is the search benchmark's.
+  std::unordered_set<std::uint64_t> seen_valid;
+  std::unordered_set<std::string> seen_invalid;
   const std::size_t batch = std::max<std::size_t>(1, settings.batch);
   int stale_answers = 0;
   auto out_of_budget = [&] {
@@ -82,8 +84,8 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
     for (Config& c : proposed) {
       if (out_of_budget()) break;
       const auto rank = space.index_of(c);
+      if (rank ? !seen_valid.insert(*rank).second : !seen_invalid.insert(c.key()).second) continue;
       if (rank) c = space.at(*rank);
-      if (!seen.insert(c.key()).second) continue;
       fresh = true;
       const RecordedResult* r = rank ? table.at(*rank) : nullptr;
       if (rank && !r)

@@ -132,11 +132,7 @@ std::string nvcc_path() {
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* v = std::getenv(var); v && *v)
       if (fs::exists(fs::path(v) / "bin" / "nvcc")) return (fs::path(v) / "bin" / "nvcc").string();
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    for (std::string dir; std::getline(ss, dir, ':');)
-      if (!dir.empty() && fs::exists(fs::path(dir) / "nvcc")) return (fs::path(dir) / "nvcc").string();
-  }
+  if (const std::string found = detail::on_path("nvcc"); found != "nvcc") return found;
   if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
   return "nvcc";
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/detail/registry.hpp"
+#include "core/detail/process.hpp"
 #include "core/detail/text.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
 
@@ -21,29 +22,10 @@ namespace tunekit::triton {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-namespace {
-
-// `name` searched in $PATH, as a shell would (helpers are spawned without one).
-std::string on_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    start = end + 1;
-  }
-  return name;  // not found: starting it fails and says so
-}
-
-}  // namespace
-
 PythonSetup python_setup() {
   PythonSetup py;
   const char* interpreter = std::getenv("TUNEKIT_PYTHON");
-  py.interpreter = on_path(interpreter && *interpreter ? interpreter : "python3");
+  py.interpreter = detail::on_path(interpreter && *interpreter ? interpreter : "python3");
   std::vector<fs::path> candidates;
   if (const char* p = std::getenv("TUNEKIT_TRITON_PATH"); p && *p) candidates.emplace_back(p);
   std::error_code ec;

@@ -89,6 +89,11 @@ std::vector<pid_t> kill_orphaned_runs();
 // a file of their own and rename it in.
 std::string unique_suffix();
 
+// `name` searched in $PATH as a shell would (programs are spawned without
+// one): the path of the first executable file so named; `name` itself when
+// it holds a '/' or none is found (starting it then fails and says so).
+std::string on_path(const std::string& name);
+
 // Waits, up to `limit`, until none of `pids` runs any more (each is a
 // zombie or gone), and says whether that came. A process sent SIGKILL runs
 // on until its exit is scheduled, which on a busy machine is not at once.
