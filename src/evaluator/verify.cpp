@@ -12,6 +12,7 @@
 #include <system_error>
 #include <thread>
 #include <type_traits>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -182,6 +183,15 @@ Tally compare_range(const T* got, const T* expected, std::uint64_t from, std::ui
 // The parts are contiguous and in order, each on its own thread but the
 // first: the verdict, the count, the first failure and the maxima are the
 // same as from one pass.
+// An element as a reason shows it: a float in its own shortest form, not
+// the 17 digits of the double it widens to, so the console's one line keeps
+// where the first difference is and what it got.
+template <class T>
+std::string element_text(T v) {
+  if constexpr (std::is_same_v<T, float>) return fmt::format("{}", v);
+  else return fmt::format("{}", detail::as_double(v));
+}
+
 template <class T>
 Verification compare(const T* got, const T* expected, std::uint64_t n, const Tolerance& tol, std::string_view name,
                      std::size_t parts) {
@@ -217,7 +227,7 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
   v.passed = bad == 0;
   if (!v.passed)
     v.detail = fmt::format("{}: {} of {} elements differ; first at [{}]: got {}, expected {}", name, bad, n, first_bad,
-                           detail::as_double(got[first_bad]), detail::as_double(expected[first_bad]));
+                           element_text(got[first_bad]), element_text(expected[first_bad]));
   return v;
 }
 

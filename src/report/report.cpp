@@ -605,9 +605,19 @@ std::string format_summary(const TuneReport& report) {
             "default: not measured within the budget (the rule config, seeds and transferred configs come "
             "first), so the best is not compared with it; a larger --max-evals measures it\n";
       }
-      if (auto sp = speedup(best, baseline, report))
-        out += fmt::format("speedup over {}{}: {:.2f}x\n", label,
+      if (auto sp = speedup(best, baseline, report)) {
+        out += fmt::format("speedup over {}{}: {:.2f}x", label,
                            report.objective.is_time() ? "" : " by " + report.objective.name, *sp);
+        // The best is named among the configs measured again side by side:
+        // a baseline measured once may have run faster, and a speedup below
+        // 1 with no word would read as a tuner that picked a loser.
+        if (*sp < 1 && best->confirmed && !baseline->confirmed)
+          out += fmt::format(
+              " (the {} ran faster in its one measurement; the best is named among the configs "
+              "measured again side by side, measure.confirm)",
+              label);
+        out += '\n';
+      }
       out += verification_line(*best, s.trials) + '\n';
       if (const auto confirmed = confirmed_trials(s); !confirmed.empty()) {
         std::vector<std::string> numbers;

@@ -322,11 +322,7 @@ namespace {
 class Run {
  public:
   Run(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress)
-      : spec_(spec),
-        options_(options),
-        progress_(progress),
-        start_(Clock::now()),
-        settings_(settings_key(spec)) {}
+      : spec_(spec), options_(options), progress_(progress), start_(Clock::now()), settings_(settings_key(spec)) {}
 
   TuneReport execute() {
     TuningRig& rig = options_.rig ? *options_.rig : own_rig_.emplace(spec_, options_);
@@ -1063,8 +1059,9 @@ class Run {
     }
 
     if (sr.error.empty() && !stop_requested()) {
-      confirm(p, sr, env);
-      measure_cuts_again(p, sr, env);
+      std::optional<std::string> drift = confirm(p, sr, env);
+      if (measure_cuts_again(p, sr, env)) drift = confirm(p, sr, env);
+      if (drift) warn(*drift);
     }
 
     std::optional<double> best_cost;
@@ -1144,11 +1141,13 @@ class Run {
   // (the machine ran slower while confirming), that one is measured again
   // beside the fastest confirmed ones, up to two more times. The best named
   // is a confirmed config whenever one is (competes_for_best).
-  void confirm(const SizePlan& p, SizeReport& sr, const Bindings& env) {
+  // Returns its word on drift, when the best it names is not the fastest
+  // measured: the caller says it once the best is final.
+  std::optional<std::string> confirm(const SizePlan& p, SizeReport& sr, const Bindings& env) {
     const MeasureSettings& ms = spec_.measure;
     if (ms.confirm < 2 || ms.confirm_rounds == 0 || backend_->clock()) {
       forget_outrun_confirmations(sr);
-      return;
+      return std::nullopt;
     }
     auto ranked = [&] {
       std::vector<std::pair<double, std::size_t>> out;
@@ -1175,18 +1174,18 @@ class Run {
     if (top.size() < 2 || (any_confirmed(sr.trials) && std::none_of(top.begin(), top.end(), [&](std::size_t i) {
                              return measured_.count(sr.trials[i].config.key());
                            })))
-      return;
+      return std::nullopt;
     constexpr int kPasses = 3;  // the first, and up to two for a config that overtook the confirmed ones
     for (int pass = 0; pass < kPasses; ++pass) {
-      if (!measure_side_by_side(p, sr, env, top)) return;
+      if (!measure_side_by_side(p, sr, env, top)) return std::nullopt;
       const auto now = ranked();
-      if (now.empty()) return;
+      if (now.empty()) return std::nullopt;
       const std::size_t leader = now.front().second;
-      if (confirmed(leader)) return;
+      if (confirmed(leader)) return std::nullopt;
       top = {leader};
       for (const auto& [cost, i] : now)
         if (top.size() < ms.confirm && confirmed(i)) top.push_back(i);
-      if (top.size() < 2) return;
+      if (top.size() < 2) return std::nullopt;
     }
     // Of many configs within the noise of each other, the one measured
     // fastest once is faster by chance (measured again, each ran a little
@@ -1197,16 +1196,16 @@ class Run {
         std::find_if(now.begin(), now.end(), [&](const auto& entry) { return confirmed(entry.second); });
     if (confirmed_best != now.end() && now.front().first > 0 &&
         confirmed_best->first <= now.front().first * (1 + ms.target_noise))
-      return;
-    if (confirmed_best == now.end()) return;
+      return std::nullopt;
+    if (confirmed_best == now.end()) return std::nullopt;
     const TrialRecord& named = sr.trials[confirmed_best->second];
     const TrialRecord& once = sr.trials[now.front().second];
-    warn(
-        fmt::format("{}the best named is the fastest confirmed config, {} at {:.3f} us; {} measured "
-                    "{:.3f} us once and was not measured again: in each of {} passes the fastest configs, measured "
-                    "again, ran slower than they first had (the machine's speed drifts more than they differ)",
-                    at_size(p.size, ", "), named.config.str(), named.stats.median.count(), once.config.str(),
-                    once.stats.median.count(), kPasses));
+    return fmt::format(
+        "{}the best named is the fastest confirmed config, {} at {:.3f} us; {} measured "
+        "{:.3f} us once and was not measured again: in each of {} passes the fastest configs, measured "
+        "again, ran slower than they first had (the machine's speed drifts more than they differ)",
+        at_size(p.size, ", "), named.config.str(), named.stats.median.count(), once.config.str(),
+        once.stats.median.count(), kPasses);
   }
 
   // A trial of a config that ran before at this size: in full (no early-stop
@@ -1231,8 +1230,10 @@ class Run {
   // Such trials are measured in full here, as a resume would measure them
   // (so that resuming a finished tune still measures nothing), and one that
   // then leads is confirmed beside the others.
-  void measure_cuts_again(const SizePlan& p, SizeReport& sr, const Bindings& env) {
-    if (!(spec_.measure.early_stop > 0) || backend_->clock()) return;
+  // Whether a cut, measured in full, overtook the best: the caller confirms
+  // again.
+  bool measure_cuts_again(const SizePlan& p, SizeReport& sr, const Bindings& env) {
+    if (!(spec_.measure.early_stop > 0) || backend_->clock()) return false;
     // The bar is the best that would be named (a confirmed one where any
     // is), not the fastest median stored: a config measured once on a quiet
     // machine, left unconfirmed beside confirmed ones that ran slow, named
@@ -1244,13 +1245,13 @@ class Run {
     std::vector<std::size_t> stale;
     for (std::size_t i = 0; i < sr.trials.size(); ++i)
       if (sr.trials[i].status == Status::slower && !still_holds(sr.trials[i], p, best)) stale.push_back(i);
-    if (stale.empty()) return;
+    if (stale.empty()) return false;
     notify(fmt::format("measuring {} config{} cut short against an earlier best in full", stale.size(),
                        stale.size() == 1 ? "" : "s"));
     std::vector<std::string> overtook;
     bool cut_earlier = false;  // an overtaking config was cut by an earlier run, against its best
     for (std::size_t i : stale) {
-      if (out_of_time() || stop_requested()) return;
+      if (out_of_time() || stop_requested()) return false;
       TrialRecord& t = sr.trials[i];
       const bool cut_now = measured_.count(t.config.key()) > 0;
       const std::optional<TrialRequest> rq = request_again(p, t.config, env);
@@ -1258,7 +1259,7 @@ class Run {
       const auto t0 = Clock::now();
       TrialResult res = evaluator_->evaluate(*rq);
       report_.measure += Clock::now() - t0;
-      if (res.interrupted) return;
+      if (res.interrupted) return false;
       measured_.insert(t.config.key());
       report_.device_busy += res.device_busy;
       report_.flush += res.flush;
@@ -1280,7 +1281,7 @@ class Run {
         cut_earlier = cut_earlier || !cut_now;
       }
     }
-    if (overtook.empty()) return;
+    if (overtook.empty()) return false;
     // A cut made by an earlier run was judged against that run's best, which
     // this run may not name for another reason than a slower machine: a
     // narrower space (--where, a constraint added) leaves it out.
@@ -1294,7 +1295,7 @@ class Run {
         cut_earlier ? "in an earlier run (outside this run's space, or measured when the machine was faster)"
                     : "against the best before that",
         fmt::join(overtook, ", ")));
-    confirm(p, sr, env);
+    return true;
   }
 
   // The trials `top` (indices into sr.trials), measured again side by side,
@@ -1656,10 +1657,10 @@ class Run {
   // The fastest ok median at the size being tuned, in this run: the early
   // stop's reference.
   std::optional<Microseconds> size_best_;
-  std::set<std::string> measured_;   // the configs this run measured at the size being tuned (keys)
+  std::set<std::string> measured_;        // the configs this run measured at the size being tuned (keys)
   std::set<std::string> warned_metrics_;  // metrics warn_of_metrics_without_value has named
-  bool warned_unplaceable_ = false;  // an objective value the search could not take (observed)
-  bool told_out_of_time_ = false;    // the time budget ran out (said once, at the size where it did)
+  bool warned_unplaceable_ = false;       // an objective value the search could not take (observed)
+  bool told_out_of_time_ = false;         // the time budget ran out (said once, at the size where it did)
   std::mutex build_time_mutex_;
 };
 

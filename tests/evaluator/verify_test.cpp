@@ -256,3 +256,15 @@ TEST(CompareOutputs, PartsGiveTheVerdictOfOnePass) {
       << wrong.detail;
   EXPECT_TRUE(std::isinf(wrong.max_abs_diff));
 }
+
+// A float element is told in its own shortest form: its double's 17 digits
+// pushed the console's one line past its limit, and the cut took where the
+// first difference was and what the kernel wrote there.
+TEST(CompareOutputs, AFloatIsToldInItsOwnShortestForm) {
+  std::vector<float> expected(1000, -0.0712432f), got = expected;
+  got[999] = NAN;
+  const Verification v =
+      detail::compare_outputs_in_parts(ElementType::f32, got.data(), expected.data(), got.size(), {1e-6, 1e-5}, "c", 1);
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.detail, "c: 1 of 1000 elements differ; first at [999]: got nan, expected -0.0712432");
+}

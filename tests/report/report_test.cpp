@@ -360,17 +360,20 @@ TEST(TrialLine, AFailureShowsItsReason) {
   // A compiler's log opens with its context; the line is the error's.
   TrialRecord built = failed_trial(bmbn(1, 2), Status::compile_error,
                                    "k.cpp: In function 'void k(float*)':\nk.cpp:7:3: error: invalid use of 'this'\n");
-  EXPECT_EQ(format_trial_line(4, built), "No.4: compile_error, {BM: 1, BN: 2} (k.cpp:7:3: error: invalid use of 'this')");
+  EXPECT_EQ(format_trial_line(4, built),
+            "No.4: compile_error, {BM: 1, BN: 2} (k.cpp:7:3: error: invalid use of 'this')");
   // A wrong result that no comparison found (the reference's own checks)
   // shows no difference; one a comparison found shows it.
   TrialRecord unwritten = failed_trial(bmbn(1, 2), Status::wrong_result, "as the reference: 'y' has nan at 999");
-  EXPECT_EQ(format_trial_line(1, unwritten), "No.1: wrong_result, {BM: 1, BN: 2} (as the reference: 'y' has nan at 999)");
+  EXPECT_EQ(format_trial_line(1, unwritten),
+            "No.1: wrong_result, {BM: 1, BN: 2} (as the reference: 'y' has nan at 999)");
   TrialRecord compared = unwritten;
   compared.error = "y[3] = 2 differs from 1";
   compared.verification.checked = true;
   compared.verification.passed = false;
   compared.verification.max_abs_diff = 1;
-  EXPECT_EQ(format_trial_line(1, compared), "No.1: wrong_result, {BM: 1, BN: 2} (max abs diff 1: y[3] = 2 differs from 1)");
+  EXPECT_EQ(format_trial_line(1, compared),
+            "No.1: wrong_result, {BM: 1, BN: 2} (max abs diff 1: y[3] = 2 differs from 1)");
 }
 
 TEST(TrialLine, MetricsAndAMissedNoiseTarget) {
@@ -595,6 +598,23 @@ TEST(Summary, FirstValidConfigBaseline) {
   EXPECT_NE(text.find("verification: not checked (no reference)"), std::string::npos) << text;
 }
 
+// A confirmed best slower than a baseline measured once says why it is
+// named anyway.
+TEST(Summary, ASpeedupBelowOneOverAnUnconfirmedBaselineSaysWhy) {
+  TuneReport report = sample_report();
+  SizeReport& s = report.sizes[0];
+  ASSERT_TRUE(s.best && s.baseline && *s.best != *s.baseline);
+  s.trials[*s.best].confirmed = true;
+  s.trials[*s.baseline].stats.median = s.trials[*s.best].stats.median * 0.99;
+  const std::string text = format_summary(report);
+  EXPECT_NE(text.find("speedup over default: 0.99x (the default ran faster in its one measurement; the best is named "
+                      "among the configs measured again side by side, measure.confirm)\n"),
+            std::string::npos)
+      << text;
+  s.trials[*s.baseline].confirmed = true;
+  EXPECT_NE(format_summary(report).find("speedup over default: 0.99x\n"), std::string::npos);
+}
+
 TEST(Summary, NoValidConfigAndSeveralSizes) {
   TuneReport report;
   report.db = "a.db";
@@ -742,8 +762,8 @@ TEST(Writers, AFileThatCannotBeWrittenCostsNeitherTheOthersNorTheConsole) {
   OutputSettings settings;
   settings.files["csv"] = dir.path() / "not_a_folder" / "m.csv";
   settings.files["json"] = dir.path() / "m.json";
-  const auto planned = plan_outputs(report, settings, {dir.path(), std::chrono::system_clock::now(), ""},
-                                    {"csv", "console", "json"});
+  const auto planned =
+      plan_outputs(report, settings, {dir.path(), std::chrono::system_clock::now(), ""}, {"csv", "console", "json"});
   std::ostringstream console;
   try {
     write_outputs(report, planned, console);
