@@ -124,6 +124,7 @@ struct TuneReport {
   std::vector<Metric> metrics;  // the spec's, for the writers (computed from each trial on read)
   Objective objective;          // the spec's: what `best` was chosen by
   double target_noise = 0;      // the spec's noise target (measure.noise): a trial above it missed it
+  Tolerance tolerance;          // the spec's (or the flags'): what a wrong_result failed
   // What the user should know that is no trial's status: a default config
   // outside the space or not valid on this machine (which constraint, which
   // machine property), a reference that failed, a constraint that raised an

@@ -1,6 +1,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <regex>
@@ -89,8 +90,8 @@ std::vector<fs::path> detail::include_folders(const std::vector<std::string>& fl
   return out;
 }
 
-std::string detail::local_headers_digest(const fs::path& source, std::string_view text,
-                                         const std::vector<fs::path>& folders) {
+void detail::for_each_local_header(const fs::path& source, std::string_view text, const std::vector<fs::path>& folders,
+                                   const std::function<void(const fs::path&, const std::string&)>& visit) {
   static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*(["<])([^">]+)[">])re");
   // Bounded, as the docs say (spec-format.md): a header-only library
   // through -I (CUTLASS, Eigen) reaches hundreds, and this runs for every
@@ -99,10 +100,6 @@ std::string detail::local_headers_digest(const fs::path& source, std::string_vie
   std::set<fs::path> seen;
   // The files to scan: the source's text as given, then each header found.
   std::vector<std::pair<fs::path, std::string>> pending{{source, std::string(text)}};
-  detail::Hasher h;
-  bool any = false;
-  std::error_code canonical_error;
-  const fs::path base = fs::weakly_canonical(fs::absolute(source), canonical_error).parent_path();
   auto find = [&](const fs::path& includer, const std::string& name, bool quoted) -> fs::path {
     std::error_code ec;
     if (quoted)
@@ -129,19 +126,33 @@ std::string detail::local_headers_digest(const fs::path& source, std::string_vie
       if (header.empty() || !seen.insert(header).second) continue;
       std::ifstream in(header, std::ios::binary);
       std::string read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      // By its place beside the source, not on the disk: a project moved or
-      // cloned elsewhere is the same kernel.
-      const fs::path from_source = header.lexically_relative(base);
-      h.add((from_source.empty() ? header : from_source).string()).add(read);
-      any = true;
+      visit(header, read);
       pending.emplace_back(header, std::move(read));
     }
   }
+}
+
+std::string detail::local_headers_digest(const fs::path& source, std::string_view text,
+                                         const std::vector<fs::path>& folders) {
+  detail::Hasher h;
+  bool any = false;
+  std::error_code canonical_error;
+  const fs::path base = fs::weakly_canonical(fs::absolute(source), canonical_error).parent_path();
+  for_each_local_header(source, text, folders, [&](const fs::path& header, const std::string& read) {
+    // By its place beside the source, not on the disk: a project moved or
+    // cloned elsewhere is the same kernel.
+    const fs::path from_source = header.lexically_relative(base);
+    h.add((from_source.empty() ? header : from_source).string()).add(read);
+    any = true;
+  });
   return any ? h.hex() : std::string();
 }
 
-std::string detail::headers_digest_for(const fs::path& source, std::string_view text,
-                                       const std::vector<std::string>& flags) {
+namespace {
+
+// The source's text as the compiler reads it with `flags`: each header they
+// force in (`-include FILE`) included first.
+std::string with_forced_headers(const fs::path& source, std::string_view text, const std::vector<std::string>& flags) {
   std::string forced;
   for (std::size_t i = 0; i + 1 < flags.size(); ++i)
     if (flags[i] == "-include") {
@@ -149,7 +160,22 @@ std::string detail::headers_digest_for(const fs::path& source, std::string_view 
                                                                  : fs::absolute(source).parent_path() / flags[i + 1];
       forced += "#include \"" + file.string() + "\"\n";
     }
-  return local_headers_digest(source, forced.empty() ? text : forced + std::string(text), include_folders(flags));
+  return forced + std::string(text);
+}
+
+}  // namespace
+
+std::string detail::headers_digest_for(const fs::path& source, std::string_view text,
+                                       const std::vector<std::string>& flags) {
+  return local_headers_digest(source, with_forced_headers(source, text, flags), include_folders(flags));
+}
+
+std::string detail::headers_text_for(const fs::path& source, std::string_view text,
+                                     const std::vector<std::string>& flags) {
+  std::string all;
+  for_each_local_header(source, with_forced_headers(source, text, flags), include_folders(flags),
+                        [&](const fs::path&, const std::string& read) { all.append(read).push_back('\n'); });
+  return all;
 }
 
 namespace {

@@ -71,6 +71,23 @@ std::optional<double> speedup(const TrialRecord* best, const TrialRecord* baseli
   return objective_gain(report.objective, *d, *b);
 }
 
+// When every trial is a wrong_result by finite differences, the tolerance
+// may be what failed them: float sums taken in another order differ in their
+// last bits, and the defaults (atol 1e-6, rtol 1e-5) are tight for them.
+std::string tolerance_hint(const std::vector<TrialRecord>& trials, const Tolerance& tol) {
+  double largest = 0;
+  for (const TrialRecord& t : trials) {
+    const Verification& v = t.verification;
+    if (t.status != Status::wrong_result || !v.checked || !std::isfinite(v.max_abs_diff)) return {};
+    largest = std::max(largest, v.max_abs_diff);
+  }
+  if (trials.empty()) return {};
+  return fmt::format(
+      "  every one differs from the reference by at most {:.3g} (tolerance: atol {:g}, rtol {:g}); if that is "
+      "rounding, loosen it: tolerance in the spec, or --atol/--rtol\n",
+      largest, tol.atol, tol.rtol);
+}
+
 // Numbers JSON can hold; NaN and infinities become null.
 ojson number(double d) { return std::isfinite(d) ? ojson(d) : ojson(nullptr); }
 
@@ -641,6 +658,7 @@ std::string format_summary(const TuneReport& report) {
     } else {
       out += fmt::format("no valid config: none of the {} trial{} ran correctly\n", s.trials.size(),
                          s.trials.size() == 1 ? "" : "s");
+      out += tolerance_hint(s.trials, report.tolerance);
     }
     out += status_counts(these) + (several ? "" : resumed_note(report.resumed, report.retried)) + '\n';
     out += busy_line(s);

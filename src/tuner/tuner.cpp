@@ -348,6 +348,7 @@ class Run {
               fmt::format("{} names the %RANGE% parameter {} nowhere but on its %RANGE% line: every value of it "
                           "builds the same code",
                           spec_.kernel.source.string(), name));
+    warn_of_parameters_nothing_reads();
     builder_ = &rig.parts().builder();
     evaluator_ = &rig.parts().evaluator();
 
@@ -807,6 +808,32 @@ class Run {
   static std::string did_you_mean(std::string_view text, const std::string& name) {
     const auto match = detail::closest_match(name, detail::identifiers_in(text));
     return match ? fmt::format(" (did you mean '{}'?)", *match) : "";
+  }
+
+  // A parameter that neither the kernel (its source, headers, entry, flags)
+  // nor the spec's launch and argument expressions name changes nothing a
+  // config builds or runs: a misspelling, most often, and the tune would
+  // rank identical variants by their noise. A program's parameters reach
+  // it in ways not seen here.
+  void warn_of_parameters_nothing_reads() {
+    if (spec_.application) return;
+    const auto flags = detail::include_flags_from(spec_.kernel.flags, spec_.file.parent_path());
+    std::string text =
+        source_ + '\n' + detail::headers_text_for(spec_.kernel.source, source_, flags) + '\n' + spec_.kernel.entry;
+    for (const auto& f : spec_.kernel.flags) text += '\n' + f;
+    std::set<std::string> named;
+    const auto expressions = trial_expressions(spec_);
+    // The constraints come first; they only prune.
+    for (std::size_t i = spec_.constraints.size(); i < expressions.size(); ++i)
+      for (const auto& n : expressions[i]->variables()) named.insert(n);
+    for (const Parameter& p : spec_.parameters) {
+      if (named.count(p.name) || detail::has_word(text, p.name)) continue;
+      warn(
+          fmt::format("{}: the parameter '{}' appears nowhere in {} (nor its headers, kernel.entry, flags, launch or "
+                      "arguments): every value of it builds and runs the same code{}",
+                      p.where.file.empty() ? spec_.file.string() : p.where.str(), p.name,
+                      spec_.kernel.source.filename().string(), did_you_mean(text, p.name)));
+    }
   }
 
   // A kernel entry the source never names would fail every config the same
@@ -1781,6 +1808,7 @@ TuneReport untuned_report(const Spec& spec, const TuneOptions& options) {
   r.metrics = spec.metrics;
   r.objective = spec.objective;
   r.target_noise = spec.measure.target_noise;
+  r.tolerance = spec.tolerance;
   return r;
 }
 

@@ -615,6 +615,30 @@ TEST(Summary, ASpeedupBelowOneOverAnUnconfirmedBaselineSaysWhy) {
   EXPECT_NE(format_summary(report).find("speedup over default: 0.99x\n"), std::string::npos);
 }
 
+// Every trial wrong by a rounding's worth: the summary names the tolerance
+// that failed them and how to loosen it; a NaN or a crash among them is no
+// rounding, and gets no such word.
+TEST(Summary, WrongResultsByFiniteDifferencesNameTheTolerance) {
+  TuneReport report;
+  SizeReport s;
+  for (int bn : {1, 2}) {
+    TrialRecord t = failed_trial(bmbn(1, bn), Status::wrong_result, "c: 1 of 9 elements differ");
+    t.verification.checked = true;
+    t.verification.max_abs_diff = bn * 1e-6;
+    s.trials.push_back(t);
+  }
+  report.sizes = {s};
+  const std::string hint =
+      "  every one differs from the reference by at most 2e-06 (tolerance: atol 1e-06, rtol 1e-05); if that is "
+      "rounding, loosen it: tolerance in the spec, or --atol/--rtol\n";
+  EXPECT_NE(format_summary(report).find("none of the 2 trials ran correctly\n" + hint), std::string::npos)
+      << format_summary(report);
+  report.sizes[0].trials[1].verification.max_abs_diff = INFINITY;
+  EXPECT_EQ(format_summary(report).find("every one differs"), std::string::npos);
+  report.sizes[0].trials[1] = failed_trial(bmbn(1, 2), Status::crash, "signal 11");
+  EXPECT_EQ(format_summary(report).find("every one differs"), std::string::npos);
+}
+
 TEST(Summary, NoValidConfigAndSeveralSizes) {
   TuneReport report;
   report.db = "a.db";

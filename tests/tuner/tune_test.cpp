@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "support/outputs.hpp"
@@ -325,7 +327,8 @@ TEST(Tune, ATimeBudgetThatRunsOutIsSaid) {
   opt.out_dir = dir / "out";
   const TuneReport r = tune(spec, opt);
   std::size_t said = 0;
-  for (const auto& w : r.warnings) said += w.find("the time budget (1e-09 s: search.max_time, --max-time) ran out") == 0;
+  for (const auto& w : r.warnings)
+    said += w.find("the time budget (1e-09 s: search.max_time, --max-time) ran out") == 0;
   EXPECT_EQ(said, 1u) << ::testing::PrintToString(r.warnings);
   // One size, which the warning names; no later size to leave unsearched.
   for (const auto& w : r.warnings)
@@ -469,7 +472,8 @@ TEST(Tune, AReferenceThatTheMachineCannotBuildIsNotTheSpecsError) {
   // The compiler writes the reference's build (the one without a config's
   // -DKIND) to /dev/full: the kernel itself says "No space left on device",
   // as on a full disk.
-  write_file(dir / "cc.sh", "#!/bin/sh\ncase \"$*\" in *-DKIND=*) exec c++ \"$@\";; esac\nexec c++ \"$@\" -o /dev/full\n");
+  write_file(dir / "cc.sh",
+             "#!/bin/sh\ncase \"$*\" in *-DKIND=*) exec c++ \"$@\";; esac\nexec c++ \"$@\" -o /dev/full\n");
   std::filesystem::permissions(dir / "cc.sh", std::filesystem::perms::owner_all);
   spec.kernel.compiler = (dir / "cc.sh").string();
   std::filesystem::copy_file(spec.kernel.source, dir / "ref.cpp");
@@ -483,8 +487,7 @@ TEST(Tune, AReferenceThatTheMachineCannotBuildIsNotTheSpecsError) {
   } catch (const InputError& e) {
     ADD_FAILURE() << "blamed on the spec: " << e.what();
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("the reference function 'scale_ref' cannot be built here"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("the reference function 'scale_ref' cannot be built here"), std::string::npos)
         << e.what();
   }
 }
@@ -577,4 +580,39 @@ TEST(Tune, ASpecThatLoadSpecWouldRefuseIsRefusedNamingTheField) {
     }
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "out" / "tunekit.db"));  // refused before the store was made
+}
+
+// A parameter nothing reads (a misspelling, most often) is named: the tune
+// would rank identical variants by their noise. One read in a header, one
+// in an argument's expression and one in a flag are read; one that only a
+// constraint names is not.
+TEST(Tune, AParameterNothingReadsIsNamed) {
+  const auto dir = fresh_dir();
+  write_file(dir / "inc" / "unroll.h", "#define STEP UNROLL\n");
+  write_file(dir / "k.cpp",
+             "#include \"unroll.h\"\n"
+             "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; i += STEP) y[i] = 1; "
+             "y[0] = FLAGGED; }\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1, -Iinc, -DFLAGGED=WIDE]}
+arguments:
+  - {name: y, type: f32, size: 64 * ROWS, role: out}
+  - {name: n, type: i32, value: 64}
+parameters:
+  UNROLL: [1, 2]
+  ROWS: [1]
+  WIDE: [1]
+  UNROL: [1, 2]
+constraints: ["UNROL <= UNROLL"]
+reference: none
+measure: {warmup: 0us, min_samples: 1, max_samples: 1, early_stop: off, confirm: off}
+)");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport r = tune(load_spec(dir / "k.yaml"), opt);
+  std::vector<std::string> about;
+  for (const auto& w : r.warnings)
+    if (w.find("appears nowhere") != std::string::npos) about.push_back(w);
+  ASSERT_EQ(about.size(), 1u) << fmt::format("{}", fmt::join(r.warnings, "\n"));
+  EXPECT_NE(about[0].find("k.yaml:9:3: the parameter 'UNROL' appears nowhere in k.cpp"), std::string::npos) << about[0];
+  EXPECT_NE(about[0].find("(did you mean 'UNROLL'?)"), std::string::npos) << about[0];
 }

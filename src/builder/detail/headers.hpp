@@ -5,6 +5,7 @@
 // another variant (the build cache) and another kernel (the store's
 // spec_hash), or a resume serves results of the old code.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,13 @@ std::vector<std::string> include_flags_from(const std::vector<std::string>& flag
 // The include folders that `flags` name, in their order.
 std::vector<std::filesystem::path> include_folders(const std::vector<std::string>& flags);
 
+// Calls `visit` with each of the source's own headers and its text, in the
+// order local_headers_digest takes them (see there: which headers, and the
+// bound on their number).
+void for_each_local_header(const std::filesystem::path& source, std::string_view text,
+                           const std::vector<std::filesystem::path>& folders,
+                           const std::function<void(const std::filesystem::path&, const std::string&)>& visit);
+
 // A digest of each such header's path and text, followed recursively
 // (each file once, at most 256 files), from `text`, the source's as already
 // read (only headers are read here); "" when there is none. #include "NAME"
@@ -34,5 +42,10 @@ std::string local_headers_digest(const std::filesystem::path& source, std::strin
 // included it; a relative FILE is looked for beside the source).
 std::string headers_digest_for(const std::filesystem::path& source, std::string_view text,
                                const std::vector<std::string>& flags);
+
+// The texts of the headers headers_digest_for digests, one after another:
+// where a word the kernel reads may be found.
+std::string headers_text_for(const std::filesystem::path& source, std::string_view text,
+                             const std::vector<std::string>& flags);
 
 }  // namespace tunekit::detail
