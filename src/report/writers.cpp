@@ -1,4 +1,7 @@
 // The built-in output writers, one entry each, and the one way they are run.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <climits>
 #include <cerrno>
 #include <cstring>
@@ -175,13 +178,26 @@ std::optional<std::string> unsafe_output(const fs::path& file) {
     return "'" + file.string() +
            "' is not a regular file (a device, a pipe or a socket); expected the path of a file "
            "to write";
+  fs::path folder = ".";  // the nearest folder there is: the file, or the folders to make for it, go there
   for (fs::path up = file.parent_path(); !up.empty(); up = up.parent_path()) {
     if (fs::exists(up, ec)) {
       if (!fs::is_directory(up, ec))
         return "'" + up.string() + "' is not a folder, so '" + file.string() + "' cannot be written under it";
+      folder = up;
       break;
     }
     if (up == up.parent_path()) break;
+  }
+  // Tried, not judged from the mode bits: root passes every access() check,
+  // and /proc or a read-only mount still refuse. Said before a tune of hours,
+  // not after it.
+  const fs::path probe = folder / (".tunekit-probe." + detail::unique_suffix());
+  if (const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    ::close(fd);
+    fs::remove(probe, ec);
+  } else {
+    return fmt::format("'{}' cannot be written: {} cannot hold a new file ({})", file.string(), folder.string(),
+                       std::strerror(errno));
   }
   std::ifstream f(file, std::ios::binary);
   char header[16] = {};

@@ -192,6 +192,13 @@ TEST(ReliabilityCli, AnOutputPathThatCannotBeWrittenIsRefusedAtItsFlag) {
   EXPECT_EQ(proc.exit_code, 1) << proc.output;
   EXPECT_TRUE(contains(proc.output, "--header: ")) << proc.output;
   EXPECT_FALSE(contains(proc.output, "sizes (")) << proc.output;
+  // A folder that refuses new files is found before the tune, not after it
+  // (before, the whole tune ran and the error named no flag).
+  auto unwritable = tunekit_cli({"tune", spec, "-o", out, "--no-progress", "--fresh", "--csv", "/proc/x.csv"});
+  EXPECT_EQ(unwritable.exit_code, 1) << unwritable.output;
+  EXPECT_TRUE(contains(unwritable.output, "--csv: '/proc/x.csv' cannot be written: /proc cannot hold a new file"))
+      << unwritable.output;
+  EXPECT_FALSE(contains(unwritable.output, "No.1")) << unwritable.output;
 }
 
 // --db naming a file that is not a results store is bad input at the flag
@@ -396,9 +403,9 @@ TEST(ReliabilityCli, OutOfRangeNumbersAreRefusedAtTheFlag) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, "{KIND: [0]}");
   const std::vector<std::vector<std::string>> cases = {
-      {"--max-evals", "0"}, {"--max-evals", "-1"}, {"--seed", "-1"},
-      {"--atol", "-1"},     {"--rtol", "-0.5"},    {"--atol", "nan"},
-      {"--jobs", "99999999999"},  // past `unsigned`: once CLI11's "Could not convert"
+      {"--max-evals", "0"}, {"--max-evals", "-1"}, {"--seed", "-1"},          {"--atol", "-1"},
+      {"--rtol", "-0.5"},   {"--atol", "nan"},     {"--jobs", "99999999999"},  // past `unsigned`: once CLI11's "Could
+                                                                               // not convert"
   };
   for (const auto& c : cases) {
     auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "out").string(), c[0], c[1]});
@@ -1015,8 +1022,8 @@ TEST(ReliabilityCli, AStrategyForAListOfConfigsIsRefused) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
   write_file(spec, read_file(spec) + "configs: [{KIND: 1}, {KIND: 0}]\n");
-  for (const auto& flag : std::vector<std::vector<std::string>>{{"--strategy", "random"},
-                                                                {"--option", "population=4"}}) {
+  for (const auto& flag :
+       std::vector<std::vector<std::string>>{{"--strategy", "random"}, {"--option", "population=4"}}) {
     std::vector<std::string> args{"tune", spec, "--no-progress", "-o", (dir / "out").string()};
     args.insert(args.end(), flag.begin(), flag.end());
     const auto r = tunekit_cli(args);
@@ -1040,8 +1047,9 @@ TEST(ReliabilityCli, ASmallerRerunSaysTheStoreHoldsAFasterConfig) {
   EXPECT_FALSE(contains(r.output, "an earlier run stored")) << r.output;  // KIND 2 is outside this run's space
   r = tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--max-evals", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "warning: at size N=64, an earlier run stored a faster config than this run found: "
-                                 "{KIND: 2}"))
+  EXPECT_TRUE(contains(r.output,
+                       "warning: at size N=64, an earlier run stored a faster config than this run found: "
+                       "{KIND: 2}"))
       << r.output;
 }
 
