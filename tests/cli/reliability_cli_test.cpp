@@ -1291,3 +1291,34 @@ TEST(ReliabilityCli, AnErrorInALogStartsItsLine) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << r.output;
 }
+
+// A tune run again with a looser tolerance leaves the first run's failures
+// beside its successes; `select` and `emit` without it read the failures,
+// and say that trials which ran correctly are there under other settings.
+TEST(ReliabilityCli, NothingToSelectNamesTrialsThatRanCorrectlyUnderOtherSettings) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 1 + 1e-4f * KIND; }\n"
+             "extern \"C\" void f_ref(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 1; }\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f, flags: [-O0]}
+arguments:
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {KIND: [1, 2]}
+reference: {entry: f_ref}
+measure: {warmup: 0us, min_samples: 1, max_samples: 1, cache: hot, early_stop: off, confirm: off}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  auto strict = tunekit_cli({"tune", spec, "-o", out, "--no-progress"});
+  ASSERT_EQ(strict.exit_code, 3) << strict.output;
+  EXPECT_TRUE(contains(strict.output, "every one differs from the reference by at most")) << strict.output;
+  ASSERT_EQ(tunekit_cli({"tune", spec, "-o", out, "--no-progress", "--atol", "1e-3"}).exit_code, 0);
+  for (const char* command : {"select", "emit"}) {
+    auto r = tunekit_cli({command, spec, "-o", out});
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_TRUE(contains(r.output, "the database holds 2 trials of 'k' that ran correctly under other settings"))
+        << command << ": " << r.output;
+  }
+  EXPECT_EQ(tunekit_cli({"select", spec, "-o", out, "--atol", "1e-3"}).exit_code, 0);
+}

@@ -36,15 +36,15 @@ struct PolicyArgs {
   std::string out_dir = "tunekit-out";
   std::string mode{name_of(selection_names(), Selection::per_size)};
   double within_percent = 5;
-  bool within_given = false;  // --within was on the command line
+  bool within_given = false;                                          // --within was on the command line
   std::vector<std::pair<std::string, std::string>> emit_flags_given;  // emit's flags and values, as given
   std::string header, json, name_space = "tunekit_policy";
   std::string python, triton_configs, vllm_dir, vllm_dtype, vllm_batch = "M";  // emit: Python kernels' formats
   std::optional<std::uint64_t> seed;
   std::string cache;
-  std::string html;  // report: the page to write
-  std::string device;  // --device: the device whose trials to read
-  std::string entry;   // a bare source's, as tune was given them
+  std::string html;               // report: the page to write
+  std::string device;             // --device: the device whose trials to read
+  std::string entry;              // a bare source's, as tune was given them
   std::vector<std::string> args;  // (the spec they make finds its trials)
   KernelFlags kernel;             // the tune's, which make another kernel of the spec
 };
@@ -126,8 +126,8 @@ std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chos
   } catch (const InputError&) {
     throw;
   } catch (const std::runtime_error& e) {
-    throw InputError({chosen_by}, fmt::format("cannot read {} as a tunekit results database: {}", db.string(),
-                                              e.what()));
+    throw InputError({chosen_by},
+                     fmt::format("cannot read {} as a tunekit results database: {}", db.string(), e.what()));
   }
 }
 
@@ -157,6 +157,22 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
       "or $CC), or "
       "before the kernel's source or its arguments changed (tune it again)",
       none, count, count == 1 ? "" : "s", name);
+}
+
+// Why nothing could be chosen, and, when the database holds trials of the
+// kernel that ran correctly under other settings (another tolerance, say),
+// that those are there: a tune run again with --rtol leaves the first
+// run's failures beside its successes, and this spec reads the failures.
+std::string nothing_chosen(const Loaded& l, const std::string& why) {
+  std::size_t elsewhere = 0;
+  const std::string here = spec_hash(l.spec);
+  for (const auto& t : read_trials(l.db, "--db", [](const Store& s) { return s.all(); }))
+    elsewhere += t.kernel == l.name && t.spec_hash != here && t.status == Status::ok;
+  if (elsewhere == 0) return why;
+  return fmt::format(
+      "{}; the database holds {} trial{} of '{}' that ran correctly under other settings (give the tune's --seed, "
+      "--flags, --compiler, --reference, --atol or --rtol here too)",
+      why, elsewhere, elsewhere == 1 ? "" : "s", l.name);
 }
 
 // The trials whose config the spec, as it is now, allows at their size:
@@ -246,12 +262,12 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
     if (!a.cache.empty()) given.push_back("--cache " + a.cache);
     if (given.empty()) throw InputError({a.spec}, no_trials_of(l.spec, l.name, db, chosen_by));
     const std::string flags = fmt::format("{}", fmt::join(given, " and "));
-    throw InputError({given.front().substr(0, given.front().find(' '))},
-                     fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
-                                 read_trials(db, chosen_by, [&](const Store& s) { return s.trials(declared_hash); })
-                                         .empty()
-                                     ? "give the input seed and cache mode the tune ran with, or tune it first"
-                                     : "it has the spec's own (leave out " + flags + ")"));
+    throw InputError(
+        {given.front().substr(0, given.front().find(' '))},
+        fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
+                    read_trials(db, chosen_by, [&](const Store& s) { return s.trials(declared_hash); }).empty()
+                        ? "give the input seed and cache mode the tune ran with, or tune it first"
+                        : "it has the spec's own (leave out " + flags + ")"));
   }
   pick_device(l, a, one_device);
   const std::size_t stored = l.trials.size();
@@ -364,7 +380,7 @@ int run_select(const PolicyArgs& a) {
   try {
     p = make_policy(l.name, l.trials, selection_of(a.mode), l.spec.default_config, a.within_percent / 100, goal);
   } catch (const NoPolicyError& e) {  // nothing to answer with
-    fmt::print("nothing to select: {}\n", e.what());
+    fmt::print("nothing to select: {}\n", nothing_chosen(l, e.what()));
     return 3;
   }
   std::set<std::string> distinct;
@@ -433,7 +449,7 @@ int run_emit(const PolicyArgs& a) {
   try {
     p = make_spec_policy(l.spec, l.trials, selection_of(a.mode), a.within_percent / 100);
   } catch (const NoPolicyError& e) {  // nothing to answer with, as select says with the same status
-    fmt::print("nothing to emit: {}\n", e.what());
+    fmt::print("nothing to emit: {}\n", nothing_chosen(l, e.what()));
     return 3;
   }
   auto chosen = [&](const std::string& given, const std::string& flag, const std::string& default_name) {
