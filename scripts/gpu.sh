@@ -12,8 +12,8 @@
 #   scripts/gpu.sh --prepare            # once, here: sqlite3.h and zlib.h into build-gpu-deps/ (git ignores build-*)
 #   run(command="scripts/gpu.sh", carry=["build-gpu-deps"])
 # `scripts/gpu.sh STEP...` runs some of the steps (`--list` prints them; the
-# default is all); `scripts/gpu.sh build` only builds, as kernels/bench.sh and
-# lab/run.sh do first.
+# default is all); `scripts/gpu.sh build` only builds, as bench/kernels/run.sh
+# and lab/run.sh do first.
 #
 # A step passes when its command exits 0: test_cuda when every test passed;
 # faults.py when the two planted faults got their statuses and the other 48

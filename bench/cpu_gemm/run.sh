@@ -82,10 +82,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+# Every value is checked before anything is made: a refused run leaves no folder.
+source "$here/../args.sh"
+count --rounds "$rounds"
+count --threads "$threads"
+count --naive-reps "$naive_reps"
+[ -z "$configs_file" ] || [ -f "$configs_file" ] || die "no such configs file: $configs_file"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-[ -z "$configs_file" ] || [ -f "$configs_file" ] || die "no such configs file: $configs_file"
-[ "$rounds" -ge 1 ] 2>/dev/null || die "--rounds must be a positive integer"
 
 # "NAME=V,NAME=V" -> "-DNAME=V -DNAME=V"; rejects anything that is not NAME=VALUE.
 to_defines() {

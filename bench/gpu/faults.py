@@ -13,16 +13,19 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from gpu_python import add_tunekit_argument, require_tunekit  # noqa: E402
 PLANTED = {(128, 4, 1): "launch_error", (512, 2, 0): "timeout"}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
+    add_tunekit_argument(ap)
     ap.add_argument("--spec", default=os.path.join(ROOT, "examples", "cuda", "faults", "faults.yaml"))
     ap.add_argument("--out", default="/tmp/tunekit-bench-faults")
     ap.add_argument("--summary", help="write the figures as JSON here")
     a = ap.parse_args()
+    require_tunekit(a.tunekit)
     cmd = [a.tunekit, "tune", a.spec, "--fresh", "--no-progress", "-o", a.out]
     print("$", " ".join(cmd), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True)

@@ -20,16 +20,19 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from gpu_python import add_tunekit_argument, require_tunekit  # noqa: E402
 TRITON_S_PER_CONFIG = 0.58
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
+    add_tunekit_argument(ap)
     ap.add_argument("--spec", default=os.path.join(ROOT, "examples", "cuda", "sgemm", "sgemm.yaml"))
     ap.add_argument("--out", default="/tmp/tunekit-bench-overhead")
     ap.add_argument("--summary", help="write the figures as JSON here")
     a = ap.parse_args()
+    require_tunekit(a.tunekit)
     cmd = [a.tunekit, "tune", a.spec, "--fresh", "--no-progress", "-o", a.out]
     print("$", " ".join(cmd), flush=True)
     t0 = time.monotonic()

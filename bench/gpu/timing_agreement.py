@@ -15,6 +15,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from gpu_python import add_tunekit_argument, require_tunekit  # noqa: E402
 
 
 def probe(launch, triton):
@@ -55,7 +57,7 @@ def probe(launch, triton):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
+    add_tunekit_argument(ap)
     ap.add_argument("--spec", default=os.path.join(ROOT, "examples", "cuda", "timing", "timing.yaml"))
     ap.add_argument("--out", default="/tmp/tunekit-bench-timing")
     ap.add_argument("--repeats", type=int, default=3, help="do_bench runs per kernel (to show its spread)")
@@ -64,6 +66,7 @@ def main():
                     help="for the shortest launch, also time do_bench's loop by hand in variants (which flush, "
                          "whether the GPU can run ahead of Python) to see where a difference comes from")
     a = ap.parse_args()
+    require_tunekit(a.tunekit)
     cmd = [a.tunekit, "tune", a.spec, "--fresh", "--no-progress", "-o", a.out]
     print("$", " ".join(cmd), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True)

@@ -16,11 +16,13 @@ M=[..] -a N=[..] -a K=[..] -a B_NK=[..]) and kernels/decode_attention/softmax.ya
 the JSON exports give every config's time per shape. The study's four
 configurations use gemm_mma for every matmul (CuPy RawModule, one module per
 distinct config):
-  uniform   one config for all three matmuls: among the configs that ran
-            correctly on all three shapes, the candidates with the smallest
-            sum of tunekit medians (plus the best geometric mean of
-            time / best time) are timed here as whole steps and the fastest
-            step wins;
+  uniform   one config for all three matmuls. The spec prunes each shape's
+            space by its size and the three share no config (47, 33 and 128
+            valid on the H200), so the candidates are the union of the
+            --uniform-candidates (default 4) fastest configs of each shape's
+            regular and large-M tunes; each is timed here as the whole step
+            with that config for all three matmuls, and the fastest step
+            whose outputs match the reference wins;
   large-M   per matmul, the fastest config with BM >= 64;
   small-M   per matmul, the fastest config with BM == 16;
   tuned     per matmul, tunekit's fastest config for that shape.
@@ -198,7 +200,7 @@ def main():
     ap.add_argument("--uniform-candidates", type=int, default=4,
                     help="the fastest configs of each shape's tunes timed as whole uniform steps")
     ap.add_argument("--large-m-evals", type=int, default=60,
-                    help="random configs per shape in the large-M (BM 64/128) tunes (their spaces hold 575-2644)")
+                    help="random configs per shape in the large-M (BM 64/128) tunes (their spaces hold 150-556 on the H200)")
     ap.add_argument("--no-tune", action="store_true", help="reuse the JSON exports of an earlier run in DIR/tunekit")
     a = ap.parse_args()
     common.require_gpu_torch()

@@ -11,11 +11,11 @@ run: the peak as cuBLAS at 8192^3, the bandwidth as a 1 GiB device-to-device
 copy (bytes read plus written). Our kernels are timed by tunekit (median, L2
 flushed before each sample); cuBLAS by common.timed_us (do_bench's procedure:
 median, L2 flushed, an event pair per sample), on inputs drawn the same way
-(uniform in [-1, 1)). tunekit's and do_bench's medians agreed within 3% on
-the CUDA backend's timing kernels (docs/PERFORMANCE.md), not always here
-(docs/measurement.md), so each shape's best config is also launched in this
-process and timed as cuBLAS is ("same timer"), alternating with cuBLAS for
---rounds rounds; the tables give the medians, and the same-timer ratio is the
+(uniform in [-1, 1)). tunekit's and do_bench's medians agree within 1.1% at
+100 us and 5 ms on the CUDA backend's timing kernels but not always below
+10 us nor on these kernels (docs/measurement.md, "When timers disagree"), so
+each shape's best config is also launched in this process and timed as
+cuBLAS is ("same timer"), alternating with cuBLAS for --rounds rounds; the tables give the medians, and the same-timer ratio is the
 median of the rounds' ratios.
 
 --flush picks the L2 flush for both sides: `write` (default; do_bench's and

@@ -13,7 +13,7 @@
 # against cuBLAS and SDPA are reported in the logs, not made pass or fail.
 # Extra arguments: $GEMM_ARGS (gemm and gemm-read), $ATTENTION_ARGS and
 # $FLASH_ARGS, split as the shell splits words, quotes included:
-# GEMM_ARGS="--where 'gemv=MATH == 1'" passes one argument to --where.
+# GEMM_ARGS="--where 'gemv=WARPS == 8'" passes one argument to --where.
 # Logs go to $OUT when set (the device tool returns up to 8 files), else
 # build-gpu/out; the tunes' databases, exports and the benchmarks' JSON
 # summaries come back as kernels-results.tgz.

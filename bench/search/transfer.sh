@@ -6,14 +6,15 @@
 # The sizes are replayed (tunekit tune --replay) from a database of
 # exhaustive tunes of examples/matmul at seven square sizes, 256 to 768, on a CPU
 # (small enough that --record takes minutes on two cores),
-# bench/search/data/matmul_sizes.db, kept gzipped (--record makes a new one on this
-# machine). Each seed runs the multi-size tune twice, with the default
-# search.transfer and with --no-transfer, under auto with a budget of
-# --budget evaluations per size (a quarter to a third of a size's space);
-# per size after the first, it counts the
-# evaluations (seeds, the default config and the search alike, in order)
-# until the best time so far is within 98% of the size's best recorded time,
-# or the budget plus one when the tune never got there.
+# bench/search/data/matmul_sizes.db.gz, unpacked into --out for each run so
+# that a read-only checkout serves (--record makes a new one on this machine,
+# in --out; gzip it over the .gz to keep it). Each seed runs the multi-size
+# tune twice, with the default search.transfer and with --no-transfer, under
+# auto with a budget of --budget evaluations per size (a quarter to a third of
+# a size's space); per size after the first, it counts the evaluations
+# (seeds, the default config and the search alike, in order) until the best
+# time so far is within 98% of the size's best recorded time, or the budget
+# plus one when the tune never got there.
 #
 # Usage: bench/search/transfer.sh [--build DIR] [--seeds N] [--budget N] [--record] [--out DIR]
 set -euo pipefail
@@ -22,7 +23,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build="$root/build"
 out="$root/build-search/transfer"
-db="$here/data/matmul_sizes.db"
+db_gz="$here/data/matmul_sizes.db.gz"
 seeds=20
 budget=20
 record=0
@@ -40,9 +41,13 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (try --help)" ;;
   esac
 done
+source "$here/../args.sh"
+count --seeds "$seeds"
+count --budget "$budget"
 tunekit="$build/bin/tunekit"
 [ -x "$tunekit" ] || die "no tunekit at $tunekit (build tunekit-cli and tunekit-worker first)"
 mkdir -p "$out"
+db="$out/matmul_sizes.db"
 
 # The seven sizes as one spec: a copy of the example's with `sizes` replaced.
 grep -q "^sizes:" "$spec" || die "$spec has no sizes: line to replace"
@@ -61,9 +66,14 @@ if [ "$record" = 1 ]; then
   rm -f "$db" "$db-wal" "$db-shm"
   "$tunekit" tune "$spec" --strategy exhaustive --no-transfer --db "$db" -o "$out/record" --no-progress --output console >"$out/record.log"
 fi
-# The repository keeps the recording gzipped (git ignores *.db).
-if [ ! -f "$db" ] && [ -f "$db.gz" ]; then gunzip -c "$db.gz" >"$db" || die "cannot unpack $db.gz"; fi
-[ -f "$db" ] || die "no recording at $db or $db.gz (run with --record)"
+if [ "$record" = 1 ]; then
+  echo "[record] done; to keep it: gzip -c $db >$db_gz" >&2
+else
+  # The repository keeps the recording gzipped (git ignores *.db).
+  [ -f "$db_gz" ] || die "no recording at $db_gz (run with --record)"
+  rm -f "$db" "$db-wal" "$db-shm"
+  gunzip -c "$db_gz" >"$db" || die "cannot unpack $db_gz into $out"
+fi
 
 rows="$out/runs.jsonl"
 : >"$rows"

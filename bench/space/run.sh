@@ -73,7 +73,7 @@ cmake --build "$build" --target tunekit -j "$(nproc)" >"$out/build.log" 2>&1 ||
   { tail -n 30 "$out/build.log" >&2; die "building libtunekit failed (log: $out/build.log)"; }
 echo "[build] space_bench" >&2
 "$CXX" -std=c++20 -O2 -DNDEBUG -I"$root/include" "$here/space_bench.cpp" "$build/lib/libtunekit.a" \
-  -lfmt -lyaml-cpp -lsqlite3 -ldl -pthread -o "$out/space_bench" || die "compiling space_bench.cpp failed"
+  -lfmt -lyaml-cpp -lsqlite3 -lz -ldl -pthread -o "$out/space_bench" || die "compiling space_bench.cpp failed"
 
 # ---- 2. tunekit --------------------------------------------------------------
 echo "[run] tunekit: ${#files[@]} spaces, $repeat builds each" >&2

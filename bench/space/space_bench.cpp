@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -108,26 +109,53 @@ Result build(const Input& in, int repeat) {
 
 }  // namespace
 
+int usage() {
+  std::fputs("usage: space_bench [--repeat N] [--json] FILE...\n", stderr);
+  return 2;
+}
+
 int main(int argc, char** argv) {
   int repeat = 21;
   bool json = false;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--json") json = true;
+    const std::string a = argv[i];
+    if (a == "--repeat") {
+      if (i + 1 >= argc) {
+        std::fputs("space_bench: --repeat needs a value\n", stderr);
+        return 2;
+      }
+      const std::string v = argv[++i];
+      // A median of no builds is no figure: refuse 0 rather than print inf.
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1000000) {
+        std::fprintf(stderr, "space_bench: --repeat: '%s' is not a whole number of 1 or more\n", v.c_str());
+        return 2;
+      }
+      repeat = static_cast<int>(n);
+    } else if (a == "--json") json = true;
     else if (a == "-h" || a == "--help") {
       std::puts("usage: space_bench [--repeat N] [--json] FILE...");
       return 0;
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "space_bench: unknown flag %s (expected --repeat N, --json or space files)\n", a.c_str());
+      return 2;
     } else files.push_back(a);
   }
   if (files.empty()) {
     std::fputs("space_bench: no space files given\n", stderr);
-    return 2;
+    return usage();
   }
   std::vector<Input> inputs;
   for (const auto& f : files) {
-    SpaceDefinition d = load_space_definition(f);
+    SpaceDefinition d;
+    try {
+      d = load_space_definition(f);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "space_bench: %s\n", e.what());
+      return 2;
+    }
     Input in;
     in.file = f;
     in.name = d.name;

@@ -11,7 +11,7 @@ Defaults: examples/matmul/matmul.yaml on the CPU. On the H200:
 
   python3 bench/tuning/early_stop.py --spec kernels/gemm/gemm_skinny.yaml \\
       -- -a M=[16] -a K=[4096] -a N=[4096] -a B_NK=[1]
-  (scripts/gpu.sh early-stop runs this.)
+  (scripts/gpu.sh early_stop runs this.)
 
 Procedure: one priming tune (early stop off, not counted) fills the build
 cache, so that no timed tune compiles; then each round tunes once per
@@ -39,6 +39,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from gpu_python import add_tunekit_argument, require_tunekit  # noqa: E402
 
 
 def tune(a, tag, early_stop, extra):
@@ -92,7 +94,7 @@ def main():
         extra = argv[argv.index("--") + 1:]
         argv = argv[:argv.index("--")]
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tunekit", default=os.path.join(ROOT, "build", "bin", "tunekit"))
+    add_tunekit_argument(ap)
     ap.add_argument("--spec", default=os.path.join(ROOT, "examples", "matmul", "matmul.yaml"))
     ap.add_argument("--factors", nargs="+", default=["3"], help="early-stop factors to compare with off")
     ap.add_argument("--rounds", type=int, default=2)
@@ -102,6 +104,8 @@ def main():
                     help="run nothing: report the tunes whose JSON reports are in --out (of a run stopped "
                     "part-way, say); a tune missing there is left out")
     a = ap.parse_args(argv)
+    if not a.report_only:
+        require_tunekit(a.tunekit)
     os.makedirs(a.out, exist_ok=True)
 
     def one(tag, early_stop):

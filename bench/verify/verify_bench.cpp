@@ -7,17 +7,20 @@
 // splits a large output over the cores it may use (up to 8); the element
 // loop runs on one.
 //
-//   bench/verify/run.sh [--n 4096] [--repeat 7]
+//   bench/verify/run.sh [--build DIR] [-- [--n 4096] [--repeat 7]]
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/detail/cores.hpp"
 #include "evaluator/detail/host_arguments.hpp"
 #include "evaluator/detail/host_data.hpp"
 #include "evaluator/detail/verify.hpp"
@@ -90,14 +93,29 @@ void row(const char* name, ElementType type, std::uint64_t n, int repeat) {
 int main(int argc, char** argv) {
   std::uint64_t side = 4096;
   int repeat = 7;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--n") side = std::stoull(argv[i + 1]);
-    else if (flag == "--repeat") repeat = std::stoi(argv[i + 1]);
-    else {
+    if (flag != "--n" && flag != "--repeat") {
       std::fprintf(stderr, "verify_bench: unknown flag %s (expected --n N or --repeat R)\n", argv[i]);
       return 2;
     }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "verify_bench: %s needs a value\n", argv[i]);
+      return 2;
+    }
+    const std::string value = argv[++i];
+    // Whole numbers of 1 or more only: no output or no run has no best time.
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+    const unsigned long long most = flag == "--n" ? 1ull << 16 : 1000000;
+    if (value.empty() || value[0] == '-' || *end != '\0' || errno != 0 || v < 1 || v > most) {
+      std::fprintf(stderr, "verify_bench: %s: '%s' is not a whole number from 1 to %llu\n", flag.c_str(),
+                   value.c_str(), most);
+      return 2;
+    }
+    if (flag == "--n") side = v;
+    else repeat = static_cast<int>(v);
   }
   const std::uint64_t n = side * side;
   std::printf("compare_outputs, best of %d: one output of %llu x %llu elements, on up to %zu cores\n\n", repeat,
