@@ -575,6 +575,24 @@ class Run {
     throw InputError(at, fmt::format("{} does not build{}:\n{}", which, given_build_settings(), r.log));
   }
 
+  // An error in the call tunekit writes of a plain entry (the CPU backend's
+  // "<tunekit: the call of f>") is the spec's arguments disagreeing with the
+  // entry's parameters: every config fails the same way, so it is the
+  // input's error, located at the entry, whether or not a reference function
+  // was built first to say so.
+  void blame_the_call(const BuildResult& r) const {
+    const std::string& entry = spec_.kernel.entry;
+    if (r.status != Status::compile_error || entry.find('{') != std::string::npos) return;
+    std::istringstream log(r.log);
+    for (std::string line; std::getline(log, line);)
+      if (line.find("<tunekit: the call of ") != std::string::npos && line.find("error") != std::string::npos)
+        throw InputError(
+            spec_.kernel.entry_where.file.empty() ? SourceLocation{spec_.file.string()} : spec_.kernel.entry_where,
+            fmt::format("the call of '{}' with the spec's arguments does not compile: the arguments do not match its "
+                        "parameters{}:\n{}",
+                        entry, given_build_settings(), clip_log(r.log, 2000)));
+  }
+
   // A compiler the user named that cannot run here (not installed, say) is
   // their input's error, located where they named it, not a failure of the
   // first build (`what`) or of every config after it.
@@ -975,6 +993,7 @@ class Run {
       BuildResult r = builder_->build(input);
       if (r.status != Status::ok) {
         blame_given_compiler(r, "the reference config " + p.baseline->str());
+        blame_the_call(r);
         // Nothing at this size can be verified; the other sizes go on.
         sr.error = fmt::format("the {} config {} is the reference, but it {}{}:\n{}",
                                p.baseline_is_spec_default ? "default" : "baseline", p.baseline->str(),

@@ -362,3 +362,22 @@ TEST(ProgressBar, ALogGetsTheFinalCountOnce) {
   EXPECT_TRUE(contains(text, " 0/3 ")) << text;
   EXPECT_TRUE(contains(text, " 3/3 ")) << text;
 }
+
+// Arguments that disagree with the entry's parameters fail tunekit's call of
+// it for every config: bad input at the entry (exit 1), as it is when a
+// reference function is built first, not a size stopped with empty outputs
+// (exit 3).
+TEST(FirstRun, ArgumentsThatDoNotMatchTheEntryAreTheSpecsError) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "parameters: {A: [1, 2]}\n");
+  std::string text = tunekit::testing::read_file(dir / "k.yaml");
+  text.erase(text.find("  - {name: n, type: i32, value: 256}\n"), 37);
+  write_file(dir / "k.yaml", text);
+  auto r = tunekit_cli({"tune", spec, "--out-dir", (dir / "out").string(), "--no-progress"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "k.yaml:1:32: the call of 'f' with the spec's arguments does not compile: the "
+                       "arguments do not match its parameters"))
+      << r.output;
+  EXPECT_FALSE(contains(r.output, "No.1")) << r.output;
+}
