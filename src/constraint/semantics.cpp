@@ -245,8 +245,13 @@ Fail call(Fn fn, const Slot* args, int n, Slot& out, Temps& temps) {
       // same value, without negating a, which overflows at the least int64
       // though the quotient fits (ceil_div(-2**63, -2)).
       if (args[0].tag == Tag::Float || args[1].tag == Tag::Float) {
+        // Python's -a of the least int64 is 2**63, a big int the float
+        // division takes exactly: negated as an int64 it would overflow.
+        // (Any other int stays one: -0 has no sign, -0.0 would.)
         Slot neg_a, q;
-        if (Fail f = unary(UnOp::Neg, args[0], neg_a); f != Fail::None) return f;
+        if (args[0].tag == Tag::Int && args[0].i == std::numeric_limits<std::int64_t>::min())
+          neg_a = float_slot(kTwo63);
+        else if (Fail f = unary(UnOp::Neg, args[0], neg_a); f != Fail::None) return f;
         if (Fail f = binary_op<BinOp::FloorDiv>(neg_a, args[1], q, temps); f != Fail::None) return f;
         return unary(UnOp::Neg, q, out);
       }

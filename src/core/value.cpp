@@ -1,6 +1,7 @@
 #include "tunekit/value.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -24,7 +25,12 @@ std::string Value::str() const {
   if (is_float()) {
     double d = as_float();
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) return fmt::format("{:.1f}", d);
-    return fmt::format("{}", d);  // shortest round-trip form
+    // The shortest round-trip form, which is Python's repr but for the
+    // ".0" of a large integral float (9007199254740992.0): without it the
+    // text is an int (in a -D macro, say).
+    std::string out = fmt::format("{}", d);
+    if (std::isfinite(d) && out.find_first_of(".e") == std::string::npos) out += ".0";
+    return out;
   }
   return as_string();
 }
@@ -39,19 +45,48 @@ std::string Value::repr() const {
   return out + "'";
 }
 
+namespace {
+
+// -1, 0 or 1 as the int i is below, at or above the double d; 2 for a NaN.
+// Exact, as Python compares them: converting i first would make
+// 9007199254740993 equal to 9007199254740992.0. (The constraint engine's
+// compare_int_double, which core cannot reach.)
+int compare_int_double(std::int64_t i, double d) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (std::isnan(d)) return 2;
+  if (d >= kTwo63) return -1;
+  if (d < -kTwo63) return 1;
+  const double t = std::trunc(d);
+  const auto ti = static_cast<std::int64_t>(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  return d > t ? -1 : d < t ? 1 : 0;
+}
+
+// -1, 0, 1, or 2 for a NaN, of two numbers.
+int compare_numbers(const Value& a, const Value& b) {
+  if (a.is_int() && b.is_int()) return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
+  if (a.is_int()) return compare_int_double(a.as_int(), b.as_float());
+  if (b.is_int()) {
+    const int c = compare_int_double(b.as_int(), a.as_float());
+    return c == 2 ? 2 : -c;
+  }
+  const double x = a.as_float(), y = b.as_float();
+  return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+}
+
+}  // namespace
+
 // Python equality: 1 == 1.0, strings never equal numbers.
 bool operator==(const Value& a, const Value& b) {
   if (a.is_string() || b.is_string()) return a.is_string() && b.is_string() && a.as_string() == b.as_string();
-  if (a.is_int() && b.is_int()) return a.as_int() == b.as_int();
-  return a.to_double() == b.to_double();
+  return compare_numbers(a, b) == 0;
 }
 
 // A total order for containers: numbers (by value) before strings.
 bool operator<(const Value& a, const Value& b) {
   if (a.is_string() != b.is_string()) return !a.is_string();
   if (a.is_string()) return a.as_string() < b.as_string();
-  if (a.is_int() && b.is_int()) return a.as_int() < b.as_int();
-  return a.to_double() < b.to_double();
+  return compare_numbers(a, b) == -1;
 }
 
 }  // namespace tunekit

@@ -50,10 +50,18 @@ constexpr std::uint32_t kUnset = UINT32_MAX - 1;
 constexpr std::uint64_t kDenseCells = 1u << 12;  // largest dense memo table (cells)
 constexpr std::uint64_t kCap = SpaceIndex::kCap;
 
-std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > kCap - b ? kCap : a + b; }
-std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
-  if (a == 0 || b == 0) return 0;
-  return a > kCap / b ? kCap : a * b;
+// a + b and a * b, or kCap with `overflow` set where they exceed 64 bits.
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b, bool& overflow) {
+  std::uint64_t r = 0;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  overflow = true;
+  return kCap;
+}
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b, bool& overflow) {
+  std::uint64_t r = 0;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  overflow = true;
+  return kCap;
 }
 
 inline std::uint64_t mix(std::uint64_t h) {
@@ -218,13 +226,16 @@ class IndexBuilder {
 
     // Build.
     std::uint64_t total = 1;
+    bool overflow = false;
     for (int r : out_.roots_) {
       const std::uint32_t id = node(r);
       out_.root_nodes_.push_back(id);
       if (id == SpaceIndex::kDead) {
         total = 0;
       } else {
-        total = sat_mul(total, out_.layers_[r].count(id));
+        const SpaceIndex::Layer& R = out_.layers_[r];
+        overflow = overflow || R.overflowed(id);
+        total = sat_mul(total, R.count(id), overflow);
       }
     }
     if (total == 0) {
@@ -233,7 +244,7 @@ class IndexBuilder {
       out_.empty_ = true;
     }
     out_.total_ = total;
-    out_.saturated_ = total == kCap;
+    out_.saturated_ = total != 0 && overflow;
     for (auto& P : pn_) {
       P.memo.release();
       std::vector<std::uint32_t>().swap(P.dense);
@@ -553,6 +564,7 @@ class IndexBuilder {
     const Slot* values = pv_[f].data();
     Slot* val = val_.data();
     std::uint64_t cum = 0;
+    bool overflow = false;  // the node's count exceeds 64 bits
     for (std::uint32_t v = 0; v < nvalues; ++v) {
       if (P.var_slot >= 0) val[P.var_slot] = values[v];
       vidx_[f] = v;
@@ -571,6 +583,7 @@ class IndexBuilder {
         if (!pass) continue;
       }
       std::uint64_t count = 1;
+      bool edge_overflow = false;
       const std::size_t mark = L.kids.size();
       for (int child : P.children) {
         const std::uint32_t id = node(child);
@@ -579,7 +592,9 @@ class IndexBuilder {
           break;
         }
         L.kids.push_back(id);
-        count = sat_mul(count, out_.layers_[child].count(id));
+        const SpaceIndex::Layer& C = out_.layers_[child];
+        edge_overflow = edge_overflow || C.overflowed(id);
+        count = sat_mul(count, C.count(id), edge_overflow);
       }
       if (count == 0) {
         L.kids.resize(mark);
@@ -587,14 +602,18 @@ class IndexBuilder {
       }
       // Children may have reused val_ slots of their own levels; ours (level f
       // and earlier) are untouched.
-      cum = sat_add(cum, count);
+      overflow = overflow || edge_overflow;  // a dead child's edge, left out, counts for nothing
+      cum = sat_add(cum, count, overflow);
       for (int b = 0; b < L.width; ++b) L.values.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
       if (L.arity > 0) L.cum64.push_back(cum);
-      if (cum == kCap) L.saturated = true;
     }
     const std::size_t end = L.edges();
     if (end == start) return SpaceIndex::kDead;
     L.first.push_back(static_cast<std::uint32_t>(end));
+    if (overflow) {
+      L.saturated = true;
+      L.overflowed_nodes.push_back(static_cast<std::uint32_t>(L.first.size() - 2));
+    }
     bytes_ += 4 + (end - start) * (static_cast<std::size_t>(L.width) + 4 * static_cast<std::size_t>(L.arity) +
                                    (L.arity > 0 ? 8 : 0));
     if (bytes_ > budget_ || end > UINT32_MAX - 2) throw IndexBudgetExceeded();
@@ -807,7 +826,7 @@ void SpaceIndex::random(std::mt19937_64& rng, std::uint32_t* out) const {
     const Layer& L = layers_[f];
     const std::uint32_t N = cur.node[f];
     const std::uint64_t c = L.count(N);
-    if (c == kCap) throw std::overflow_error("Space::random: a count exceeds 64 bits");
+    if (L.overflowed(N)) throw std::overflow_error("Space::random: a count exceeds 64 bits");
     const std::size_t e = L.find_rank(N, uniform_below(rng, c));
     out[f] = L.value(e);
     const std::size_t a = static_cast<std::size_t>(L.arity);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -51,8 +52,28 @@ struct Clause {
   std::vector<Expression> filters;
 };
 
+// The Python type of a list expression's value. Python concatenates and
+// repeats lists and tuples alone, each with its own kind: a Values text that
+// mixes them would not load in Kernel Tuner.
+enum class Seq { list, tuple, range, generator };
+
+const char* seq_name(Seq s) {
+  switch (s) {
+    case Seq::list:
+      return "list";
+    case Seq::tuple:
+      return "tuple";
+    case Seq::range:
+      return "range";
+    case Seq::generator:
+      return "generator";
+  }
+  return "?";
+}
+
 struct ListExpr {
   enum class Kind { literal, range, comprehension, concat, slice, repeat, sorted } kind = Kind::literal;
+  Seq seq = Seq::list;
   int pos = 0;                    // offset in the text, for messages
   std::vector<Expression> items;  // literal: elements; range: arguments; repeat: the count
   std::vector<bool> present;      // slice: which of start, stop, step are given (items holds them)
@@ -170,35 +191,116 @@ class ListParser {
     return node;
   }
 
+  // Python's precedence: a repetition (*) binds tighter than a
+  // concatenation (+), so [1] + [2] * 0 is [1].
   ListPtr parse_sum() {
     Nesting guard(*this, pos_);
-    ListPtr left = parse_postfix();
-    while (true) {
-      char c = peek();
-      if (c == '+') {
-        ++pos_;
-        // a + b + c is one concatenation of three: as deep as its deepest operand.
-        if (left->kind != ListExpr::Kind::concat) {
-          auto node = std::make_unique<ListExpr>();
-          node->kind = ListExpr::Kind::concat;
-          node->pos = static_cast<int>(pos_);
-          node->parts.push_back(std::move(left));
-          left = std::move(node);
-        }
-        left->parts.push_back(parse_postfix());
-        left = over(std::move(left));
-      } else if (c == '*') {
-        ++pos_;
+    ListPtr left = parse_product();
+    while (peek() == '+') {
+      const std::size_t at = pos_++;
+      // a + b + c is one concatenation of three: as deep as its deepest operand.
+      if (left->kind != ListExpr::Kind::concat) {
         auto node = std::make_unique<ListExpr>();
-        node->kind = ListExpr::Kind::repeat;
+        node->kind = ListExpr::Kind::concat;
+        node->seq = left->seq;
         node->pos = static_cast<int>(pos_);
         node->parts.push_back(std::move(left));
-        node->items.push_back(scalar(true, true, true));
-        left = over(std::move(node));
-      } else {
-        return left;
+        left = std::move(node);
+      }
+      ListPtr right = parse_product();
+      if (left->seq == Seq::range || left->seq == Seq::generator)
+        fail(at, fmt::format("unsupported operand type(s) for +: '{}' and '{}'", seq_name(left->seq),
+                             seq_name(right->seq)));
+      if (right->seq != left->seq)
+        fail(at,
+             fmt::format("can only concatenate {0} (not \"{1}\") to {0}", seq_name(left->seq), seq_name(right->seq)));
+      left->parts.push_back(std::move(right));
+      left = over(std::move(left));
+    }
+    return left;
+  }
+
+  // A repetition: LIST * COUNT, COUNT * LIST, or a chain of them; else a
+  // list alone.
+  ListPtr parse_product() {
+    std::optional<Expression> leading;  // COUNT of COUNT * LIST
+    std::size_t at = pos_;
+    if (const std::size_t star = leading_count_end(); star != std::string_view::npos) {
+      skip();
+      at = pos_;
+      leading = Expression::parse(text_.substr(pos_, star - pos_), where_.shifted(static_cast<int>(pos_)));
+      pos_ = star + 1;
+    }
+    ListPtr left = parse_postfix();
+    if (leading) left = repeat(std::move(left), std::move(*leading), at, true);
+    while (peek() == '*') {
+      at = pos_++;
+      left = repeat(std::move(left), scalar(true, true, true), at, false);
+    }
+    return left;
+  }
+
+  ListPtr repeat(ListPtr list, Expression count, std::size_t at, bool count_first) {
+    if (list->seq == Seq::range || list->seq == Seq::generator)
+      fail(at, fmt::format("unsupported operand type(s) for *: '{}' and '{}'",
+                           count_first ? "int" : seq_name(list->seq), count_first ? seq_name(list->seq) : "int"));
+    auto node = std::make_unique<ListExpr>();
+    node->kind = ListExpr::Kind::repeat;
+    node->seq = list->seq;
+    node->pos = static_cast<int>(at);
+    node->parts.push_back(std::move(list));
+    node->items.push_back(std::move(count));
+    return over(std::move(node));
+  }
+
+  // Whether a list starts at pos_ (skipping spaces).
+  bool list_starts() {
+    const char c = peek();
+    const std::string_view w = word();
+    return c == '[' || c == '(' || w == "range" || w == "list" || w == "tuple" || w == "sorted";
+  }
+
+  // Where the '*' of COUNT * LIST is, when the text at pos_ starts so: the
+  // first '*' (not of '**') outside brackets and quotes that a list
+  // follows, before the end of the operand (',', '+', a closing bracket,
+  // 'for' or 'if'). npos when none is, as for a list first.
+  std::size_t leading_count_end() {
+    skip();
+    if (pos_ >= text_.size() || text_[pos_] == '[') return std::string_view::npos;
+    if (text_[pos_] != '(' && list_starts()) return std::string_view::npos;
+    const std::size_t begin = pos_;
+    int depth = 0;
+    char quote = 0;
+    std::size_t found = std::string_view::npos;
+    for (std::size_t i = begin; i < text_.size() && found == std::string_view::npos; ++i) {
+      const char c = text_[i];
+      if (quote) {
+        if (c == '\\') ++i;
+        else if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '\'' || c == '"') quote = c;
+      else if (c == '(' || c == '[' || c == '{') ++depth;
+      else if (c == ')' || c == ']' || c == '}') {
+        if (depth-- == 0) break;
+      } else if (depth > 0) {
+        continue;
+      } else if (c == ',' || c == '+') {
+        break;
+      } else if (std::isalpha(static_cast<unsigned char>(c)) &&
+                 (i == begin || !detail::identifier_char(text_[i - 1]))) {
+        std::size_t e = i;
+        while (e < text_.size() && detail::identifier_char(text_[e])) ++e;
+        const std::string_view w = text_.substr(i, e - i);
+        if (w == "for" || w == "if") break;
+        i = e - 1;
+      } else if (c == '*' && i > begin && (i + 1 >= text_.size() || text_[i + 1] != '*') && text_[i - 1] != '*') {
+        pos_ = i + 1;
+        if (list_starts()) found = i;
       }
     }
+    pos_ = begin;
+    return found;
   }
 
   ListPtr parse_postfix() {
@@ -230,6 +332,9 @@ class ListParser {
       }
       expect(']');
       if (!colon) fail(static_cast<std::size_t>(node->pos), "indexing gives a single value, not a list");
+      if (base->seq == Seq::generator)
+        fail(static_cast<std::size_t>(node->pos), "'generator' object is not subscriptable");
+      node->seq = base->seq;
       node->parts.push_back(std::move(base));
       base = over(std::move(node));
     }
@@ -281,6 +386,7 @@ class ListParser {
       expect('(');
       auto node = std::make_unique<ListExpr>();
       node->kind = ListExpr::Kind::range;
+      node->seq = Seq::range;
       node->pos = static_cast<int>(at);
       while (true) {
         node->items.push_back(scalar(false, false));
@@ -295,16 +401,19 @@ class ListParser {
       return node;
     }
     if (w == "list" || w == "tuple") {
+      const Seq seq = w == "list" ? Seq::list : Seq::tuple;
       pos_ += w.size();
       expect('(');
       if (peek() == ')') {
         ++pos_;
         auto node = std::make_unique<ListExpr>();
+        node->seq = seq;
         node->pos = static_cast<int>(at);
         return node;
       }
       ListPtr inner = parse_sum();
       expect(')');
+      inner->seq = seq;
       return inner;
     }
     if (w == "sorted") {
@@ -330,6 +439,7 @@ class ListParser {
   // After an opening bracket: a literal or a comprehension.
   ListPtr bracket(char close, std::size_t at) {
     auto node = std::make_unique<ListExpr>();
+    node->seq = close == ']' ? Seq::list : Seq::tuple;
     node->pos = static_cast<int>(at);
     if (peek() == close) {
       ++pos_;
@@ -338,6 +448,7 @@ class ListParser {
     Expression first = scalar(true, false);
     if (word() == "for") {
       node->kind = ListExpr::Kind::comprehension;
+      if (close == ')') node->seq = Seq::generator;
       node->element = std::move(first);
       while (keyword("for")) {
         Clause clause;
@@ -650,10 +761,24 @@ void known_keys(const JsonFile& f, const nlohmann::json& obj, const std::vector<
 }
 
 // A value listed twice would be counted twice in every size of the space.
+// Twice by Python's equality (Value's ==), which a spec's parameters:
+// follow too (docs/spec-format.md: "a list of distinct values"): 1, 1.0 and
+// True are one value, and so are 0.0 and -0.0.
 void no_duplicate_values(const std::vector<Value>& values, const std::string& what, const SourceLocation& where) {
-  std::set<std::string> seen;
-  for (const auto& v : values)
-    if (!seen.insert(v.repr()).second) throw InputError(where, fmt::format("{}: duplicate value {}", what, v.repr()));
+  // Equal numbers are equal doubles (and 0.0, -0.0 hash alike): a bucket
+  // holds the earlier values a value may equal. Linear, for long lists.
+  std::unordered_map<std::size_t, std::vector<std::size_t>> seen;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const Value& v = values[i];
+    const std::size_t h = v.is_string() ? std::hash<std::string>{}(v.as_string()) : std::hash<double>{}(v.to_double());
+    auto& bucket = seen[h];
+    for (std::size_t j : bucket)
+      if (values[j] == v)
+        throw InputError(where,
+                         fmt::format("{}: duplicate value {}{}", what, v.repr(),
+                                     values[j].repr() == v.repr() ? "" : " (equal to " + values[j].repr() + ")"));
+    bucket.push_back(i);
+  }
 }
 
 Value json_value(const nlohmann::json& v, const SourceLocation& where, const std::string& what) {

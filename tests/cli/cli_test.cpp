@@ -296,6 +296,79 @@ TEST(Cli, WhereNarrowsOneRunAndTheFullRunResumesFromIt) {
   EXPECT_TRUE(contains(broken.output, "expected an expression")) << broken.output;
 }
 
+// A spec that lists its configs tunes those only: --write writes the listed
+// ones the constraints allow, in the order a tune runs them, not the space
+// they span.
+TEST(Cli, SpaceWriteOfListedConfigsWritesTheListedOnes) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* a, int n) {}\n");
+  write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: a, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 64}
+parameters: {A: [1, 2, 3], B: [x, y]}
+configs:
+  - {A: 1, B: x}
+  - {A: 3.0, B: y}
+  - {A: 2, B: y}
+constraints: ["A > 1"]
+)");
+  const std::string csv = (dir / "o.csv").string();
+  auto r = tunekit_cli({"space", (dir / "s.yaml").string(), "--write", csv});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "valid:       2 (of the listed configs)")) << r.output;
+  EXPECT_EQ(tunekit::testing::read_file(csv), "A,B\n3,y\n2,y\n");
+}
+
+// A size that is no number is refused with the forms of the flag given:
+// --size takes one value, a list is -a's.
+TEST(Cli, ASizeThatIsNoNumberSaysTheFormsOfItsFlag) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* a, int n) {}\n");
+  write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: a, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 64}
+parameters: {A: [1, 2]}
+)");
+  const std::string spec = (dir / "s.yaml").string();
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"space", spec, "-s", "N=[1024,2048]"},
+                                             {"tune", spec, "-s", "N=[1024,2048]", "-o", (dir / "out").string()}}) {
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output,
+                         "--size N=[1024,2048]: '[1024,2048]' is not a number; a size is an integer or a "
+                         "float, e.g. N=4096 (a list of sizes, N=[1024,2048], is for tune's -a/--axis)"))
+        << r.output;
+  }
+  auto axis = tunekit_cli({"tune", spec, "-a", "N=[x,y]", "-o", (dir / "out").string()});
+  EXPECT_EQ(axis.exit_code, 1) << axis.output;
+  EXPECT_TRUE(contains(axis.output, "e.g. N=4096 or N=[1024,2048]")) << axis.output;
+}
+
+// 2^64 - 1 valid configs is an exact count, not the saturated one: said
+// without ">=" (3 * 5 * 17 * 257 * 641 * 65537 * 6700417, as in
+// tests/space/space_test.cpp).
+TEST(Cli, SpaceOfExactlyTwoToThe64MinusOneConfigsIsNotSaturated) {
+  const auto dir = fresh_dir();
+  std::string params;
+  for (const auto& [name, n] : std::vector<std::pair<std::string, int>>{
+           {"a", 3}, {"b", 5}, {"c", 17}, {"d", 257}, {"e", 641}, {"q1", 257}, {"q2", 256}, {"r1", 385}, {"r2", 17449}})
+    params += std::string(params.empty() ? "" : ", ") + "{\"Name\": \"" + name + "\", \"Values\": \"list(range(" +
+              std::to_string(n) + "))\"}";
+  write_file(dir / "t1.json", "{\"ConfigurationSpace\": {\"TuningParameters\": [" + params +
+                                  "], \"Conditions\": [\"q1 < 256 or q2 == 0\", \"r1 < 384 or r2 == 0\"]}}");
+  auto r = tunekit_cli({"space", (dir / "t1.json").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "valid:       18446744073709551615\n")) << r.output;
+  r = tunekit_cli({"space", (dir / "t1.json").string(), "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "\"valid\":18446744073709551615,\"saturated\":false")) << r.output;
+}
+
 namespace {
 
 // `tunekit tune SOURCE` of a bare kernel k(x, y, n) over 64 floats, with

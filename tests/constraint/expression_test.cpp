@@ -99,6 +99,21 @@ TEST(ExpressionArithmetic, TrueDivisionGivesFloat) {
   EXPECT_TRUE(evaluates("1 / 3", F(1.0 / 3.0)));
 }
 
+// An int over an int is the exact quotient rounded once, as Python's is:
+// dividing the two doubles rounds an operand past 2**53 first. (The
+// expected values are Python's.)
+TEST(ExpressionArithmetic, TrueDivisionOfIntsIsCorrectlyRounded) {
+  EXPECT_TRUE(evaluates("a / b", F(3002399751580331.0), {{"a", 9007199254740993}, {"b", 3}}));
+  EXPECT_TRUE(evaluates("a / b == 3002399751580331.0", I(1), {{"a", 9007199254740993}, {"b", 3}}));
+  EXPECT_TRUE(evaluates("a / b", F(-3002399751580331.0), {{"a", -9007199254740993}, {"b", 3}}));
+  EXPECT_TRUE(evaluates("a / b", F(0.9999999999999998), {{"a", 9007199254740993}, {"b", 9007199254740995}}));
+  EXPECT_TRUE(evaluates("a / b", F(123456789012345.67), {{"a", 123456789012345678}, {"b", 1000}}));
+  EXPECT_TRUE(evaluates("a / b", F(-3.0744573456182584e+18), {{"a", kMin}, {"b", 3}}));
+  EXPECT_TRUE(evaluates("a / b", F(1.0), {{"a", kMin}, {"b", kMin + 1}}));
+  EXPECT_TRUE(evaluates("a / b", F(1.3176245766935393e+18), {{"a", kMax}, {"b", 7}}));
+  EXPECT_TRUE(evaluates("a / b", F(-0.0), {{"a", 0}, {"b", -5}}));
+}
+
 TEST(ExpressionArithmetic, FloorDivisionFloors) {
   EXPECT_TRUE(evaluates("a // b", I(3), {{"a", 7}, {"b", 2}}));
   EXPECT_TRUE(evaluates("a // b", I(-4), {{"a", -7}, {"b", 2}}));
@@ -332,6 +347,16 @@ TEST(ExpressionFunctions, MinMaxAbsCeilDiv) {
   EXPECT_TRUE(evaluates("ceil_div(a, b)", I(-3), {{"a", -7}, {"b", 2}}));
   EXPECT_TRUE(evaluates("ceil_div(a, b)", I(1), {{"a", 1}, {"b", 1024}}));
   EXPECT_TRUE(evaluates("ceil_div(a, b)", F(3.0), {{"a", 5.0}, {"b", 2}}));
+}
+
+// With a float operand ceil_div is a float division, which takes the least
+// int64 (Python negates it to 2**63, a big int): no overflow. An int zero
+// keeps no sign, as Python's -0 does not.
+TEST(ExpressionFunctions, CeilDivWithAFloatTakesTheLeastInt64) {
+  EXPECT_TRUE(evaluates("ceil_div(a, 1.0)", F(-9223372036854775808.0), {{"a", kMin}}));
+  EXPECT_TRUE(evaluates("ceil_div(a, b)", F(4611686018427387904.0), {{"a", kMin}, {"b", -2.0}}));
+  EXPECT_TRUE(evaluates("ceil_div(a, 1.0)", F(-0.0), {{"a", 0}}));
+  EXPECT_TRUE(evaluates("ceil_div(a, 2.0)", F(4.0), {{"a", 7}}));
 }
 
 TEST(ExpressionFunctions, Conversions) {

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <random>
+#include <stdexcept>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -268,6 +270,33 @@ TEST(Space, HugeCountsSaturate) {
   EXPECT_EQ(s.cartesian_size(), UINT64_MAX);
   EXPECT_EQ(s.count(), UINT64_MAX);
   EXPECT_EQ(s.enumerate(2).size(), 2u);
+}
+
+// 2^64 - 1 valid configs fit in 64 bits: the count is exact, not the
+// saturated one, and every rank is there. (3 * 5 * 17 * 257 * 641 * 65537 *
+// 6700417, each factor an independent group; 65537 = 256 * 256 + 1 and
+// 6700417 = 384 * 17449 + 1, a grid and one more config.) One more config,
+// 2^64 of them, saturates.
+TEST(Space, ExactlyTwoToThe64MinusOneConfigsIsNotSaturated) {
+  std::vector<Parameter> ps{param("a", ints(0, 2)),    param("b", ints(0, 4)),    param("c", ints(0, 16)),
+                            param("d", ints(0, 256)),  param("e", ints(0, 640)),  param("q1", ints(0, 256)),
+                            param("q2", ints(0, 255)), param("r1", ints(0, 384)), param("r2", ints(0, 17448))};
+  Space s(ps, exprs({"q1 < 256 or q2 == 0", "r1 < 384 or r2 == 0"}));
+  ASSERT_TRUE(s.build());
+  EXPECT_EQ(s.count(), UINT64_MAX);
+  ASSERT_NO_THROW(EXPECT_EQ(s.size(), UINT64_MAX));
+  const Config last = s.at(UINT64_MAX - 1);
+  EXPECT_EQ(last.str(), "{a: 2, b: 4, c: 16, d: 256, e: 640, q1: 256, q2: 0, r1: 384, r2: 0}");
+  EXPECT_EQ(s.index_of(last), UINT64_MAX - 1);
+  std::mt19937_64 rng(1);
+  EXPECT_TRUE(s.contains(s.random(rng)));
+
+  std::vector<Parameter> bits;
+  for (int i = 0; i < 64; ++i) bits.push_back(param("p" + std::to_string(i), ints(0, 1)));
+  Space full(bits, {});
+  ASSERT_TRUE(full.build());
+  EXPECT_EQ(full.count(), UINT64_MAX);
+  EXPECT_THROW(full.size(), std::overflow_error);
 }
 
 TEST(Space, DeadEndsAreNotExplored) {

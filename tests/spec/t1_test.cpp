@@ -5,10 +5,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "support/temp_dir.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/spec.hpp"
 #include "tunekit/t1.hpp"
 
 namespace fs = std::filesystem;
@@ -70,6 +75,50 @@ TEST(T1Values, ErrorsAreInputErrors) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("range() needs integers"), std::string::npos) << e.what();
     EXPECT_EQ(e.where().file, "t1.json");
+  }
+}
+
+// A repetition binds tighter than a concatenation, as in Python, on either
+// side of its count (Python's eval gives each of these lists).
+TEST(T1Values, RepetitionBindsTighterThanConcatenation) {
+  EXPECT_EQ(eval("[1, 2] + [3] * 0 + [4]"), "[1, 2, 4]");
+  EXPECT_EQ(eval("[3] * 2 + [1]"), "[3, 3, 1]");
+  EXPECT_EQ(eval("[1] + [2] * 2"), "[1, 2, 2]");
+  EXPECT_EQ(eval("[1] + 2 * [0] + [5]"), "[1, 0, 0, 5]");
+  EXPECT_EQ(eval("2 * [1, 2]"), "[1, 2, 1, 2]");
+  EXPECT_EQ(eval("2**1 * [7] * 2"), "[7, 7, 7, 7]");
+  EXPECT_EQ(eval("(1 + 1) * [7]"), "[7, 7]");
+  EXPECT_EQ(eval("[1] * 2 * 2"), "[1, 1, 1, 1]");
+  EXPECT_EQ(eval("[1] * -1 + [2]"), "[2]");
+  EXPECT_EQ(eval("[x for x in 2 * [1, 2] if x > 1]"), "[2, 2]");
+  EXPECT_EQ(eval("(1, 2) * 2 + (3,)"), "[1, 2, 1, 2, 3]");
+}
+
+// Python concatenates a list to a list and a tuple to a tuple only, and
+// repeats neither a range nor a generator: such a Values text does not load
+// in Kernel Tuner, so it is refused here too, at the operator.
+TEST(T1Values, SequencesOfOtherTypesDoNotCombine) {
+  EXPECT_EQ(eval("list(range(2)) + [5]"), "[0, 1, 5]");
+  EXPECT_EQ(eval("tuple([1]) + (2,)"), "[1, 2]");
+  EXPECT_EQ(eval("list(range(5)[1:3]) + sorted((4, 3))"), "[1, 2, 3, 4]");
+  EXPECT_EQ(eval("(range(3))[1:]"), "[1, 2]");
+  for (const auto& [text, why, column] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"list(range(3)) + range(0)", "can only concatenate list (not \"range\") to list", 20},
+           {"tuple(range(4)) + []", "can only concatenate tuple (not \"list\") to tuple", 21},
+           {"[1] + (2,)", "can only concatenate list (not \"tuple\") to list", 9},
+           {"range(3) + [1]", "unsupported operand type(s) for +: 'range' and 'list'", 14},
+           {"(range(3)) * 1", "unsupported operand type(s) for *: 'range' and 'int'", 16},
+           {"2 * range(3)", "unsupported operand type(s) for *: 'int' and 'range'", 5},
+           {"(x for x in [1])[:]", "'generator' object is not subscriptable", 22},
+       }) {
+    try {
+      evaluate_value_list(text, SourceLocation{"t1.json", 3, 5});
+      ADD_FAILURE() << text << " was evaluated";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << text << ": " << e.what();
+      EXPECT_EQ(e.where().line, 3) << text;
+      EXPECT_EQ(e.where().column, column) << text << ": " << e.what();
+    }
   }
 }
 
@@ -283,6 +332,63 @@ TEST(T1Files, HandWrittenT1AndErrors) {
             (dir / "n2.json").string() + ":2:2: parameters[0]: parameter 'a': duplicate value 1");
   EXPECT_EQ(neutral_error("n3.json", "{\"parameters\": [{\"name\": \"a\", \"values\": [1]}],\n \"constraints\": [\"a >\"]}"),
             (dir / "n3.json").string() + ":2:22: constraints[0]: expected an expression after '>'");
+}
+
+// Every loader refuses a value listed twice by one rule, Python's equality
+// (the spec format's "a list of distinct values"): 1, 1.0 and true are one
+// value, and so are 0.0 and -0.0; 2**53 + 1 is not the float 2**53, nor 1
+// the string '1'.
+TEST(T1Files, EveryLoaderRefusesTheSameDuplicates) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void k(float* a, int n) {}\n");
+  struct Case {
+    std::string json, python;
+    bool duplicate;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"[1, 1.0, 2]", "[1, 1.0, 2]", true},
+           {"[-0.0, 0.0]", "[-0.0, 0.0]", true},
+           {"[1, true]", "[1, True]", true},
+           {"[2.0, 2]", "[2.0, 2]", true},
+           {"[1, \"1\"]", "[1, '1']", false},
+           {"[9007199254740993, 9007199254740992.0]", "[9007199254740993, 9007199254740992.0]", false},
+           {"[0.5, 1.5]", "[0.5, 1.5]", false},
+       }) {
+    const fs::path t1_list = dir / "t1_list.json", t1_text = dir / "t1_text.json", neutral = dir / "neutral.json",
+                   yaml = dir / "spec.yaml";
+    tunekit::testing::write_file(
+        t1_list, R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": )" + c.json + "}]}}");
+    tunekit::testing::write_file(
+        t1_text, R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Values": ")" + c.python + "\"}]}}");
+    tunekit::testing::write_file(neutral, R"({"parameters": [{"name": "a", "values": )" + c.json + "}]}");
+    tunekit::testing::write_file(yaml,
+                                 "kernel: {source: k.cpp, entry: k}\narguments:\n"
+                                 "  - {name: a, type: f32, size: 64, role: out}\n"
+                                 "  - {name: n, type: i32, value: 64}\n"
+                                 "parameters:\n  a: " +
+                                     c.json + "\n");
+    const auto refused = [&](const std::string& loader, const std::function<void()>& load) {
+      try {
+        load();
+        return false;
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("duplicate value"), std::string::npos) << loader << ": " << e.what();
+        return true;
+      }
+    };
+    EXPECT_EQ(refused("yaml", [&] { load_spec(yaml); }), c.duplicate) << c.json;
+    EXPECT_EQ(refused("t1 list", [&] { load_t1(t1_list); }), c.duplicate) << c.json;
+    EXPECT_EQ(refused("t1 text", [&] { load_t1(t1_text); }), c.duplicate) << c.python;
+    EXPECT_EQ(refused("neutral", [&] { load_space_json(neutral); }), c.duplicate) << c.json;
+  }
+  tunekit::testing::write_file(dir / "n.json", R"({"parameters": [{"name": "x", "values": [1, 1.0, 2]}]})");
+  try {
+    load_space_json(dir / "n.json");
+    ADD_FAILURE() << "[1, 1.0, 2] was loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "n.json").string() + ":1:17: parameters[0]: parameter 'x': duplicate value 1.0 (equal to 1)");
+  }
 }
 
 // A hand-written T1 file's mistakes are refused where they are, not read

@@ -227,10 +227,14 @@ Bindings one_size_from_flags(const std::vector<std::string>& flags, const Spec* 
 }
 
 void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values) {
+  // The forms of the flag at hand: --size takes one value, a list is -a's.
+  const bool axis = flag.rfind("-a ", 0) == 0;
   for (const auto& v : values)
     if (v.is_string())
       throw InputError({flag}, "'" + v.str() + "' is not a number; a size is an integer or a float, e.g. " + name +
-                                   "=4096 or " + name + "=[1024,2048]");
+                                   "=4096" +
+                                   (axis ? " or " + name + "=[1024,2048]"
+                                         : " (a list of sizes, " + name + "=[1024,2048], is for tune's -a/--axis)"));
 }
 
 // --arg NAME:TYPE:SIZE[:FILL[:ROLE]]  or  --arg NAME:TYPE=EXPR (a scalar).

@@ -163,7 +163,16 @@ int run_space(const SpaceArgs& a) {
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
   const std::size_t bytes = space.memory_bytes();
   const double per_config = valid > 0 ? static_cast<double>(bytes) / static_cast<double>(valid) : 0.0;
-  const std::string valid_text = valid == UINT64_MAX ? ">= 18446744073709551615" : std::to_string(valid);
+  // count() saturates at 2^64 - 1, which is also an exact count: the index
+  // tells them apart (size() throws only past 64 bits).
+  bool saturated = valid == UINT64_MAX;
+  if (saturated && !listed && indexed) {
+    try {
+      saturated = space.size() != valid;
+    } catch (const std::overflow_error&) {
+    }
+  }
+  const std::string valid_text = saturated ? ">= 18446744073709551615" : std::to_string(valid);
 
   if (!a.write.empty()) {
     KeptFiles kept{{"the file the space is read from", a.file}};
@@ -175,7 +184,7 @@ int run_space(const SpaceArgs& a) {
       out << (p ? "," : "") << csv_field(space.parameters()[p].name);
     out << "\n";
     std::string row;
-    space.for_each([&](std::span<const std::uint32_t> ix) {
+    const auto write_row = [&](std::span<const std::uint32_t> ix) {
       row.clear();
       for (std::size_t p = 0; p < ix.size(); ++p) {
         if (p) row += ',';
@@ -184,7 +193,16 @@ int run_space(const SpaceArgs& a) {
       row += '\n';
       out << row;
       return static_cast<bool>(out);
-    });
+    };
+    if (listed) {
+      // The configs a tune would run, in the order it runs them; written as
+      // the parameters' own values (a listed 3.0 of [1, 2, 3] is 3).
+      for (const auto& c : spec->configs)
+        if (space.contains(c))
+          if (const auto ix = space.indices_of(c); ix && !write_row(*ix)) break;
+    } else {
+      space.for_each(write_row);
+    }
     if (!out) throw InputError(SourceLocation{a.write, 0, 0}, "error writing " + a.write);
   }
 
@@ -200,7 +218,7 @@ int run_space(const SpaceArgs& a) {
     j["constraints"] = space.constraints().size();
     j["cartesian"] = space.cartesian_size();
     j["valid"] = valid;
-    j["saturated"] = valid == UINT64_MAX;
+    j["saturated"] = saturated;
     j["seconds"] = took.count();
     j["bytes"] = bytes;
     j["bytes_per_config"] = per_config;
@@ -263,7 +281,9 @@ SubCommand add_space_command(CLI::App& app) {
                 "peak_rss_bytes, listed (the number of configs a spec lists, or null), default_problem (why the "
                 "spec's default is not valid here, or null), written (with --write), constraint_errors, why_empty "
                 "(why no config is valid, or null))");
-  cmd->add_option("--write", args->write, "Write the valid configs to this CSV file (a header, then one row each)");
+  cmd->add_option("--write", args->write,
+                  "Write the valid configs to this CSV file (a header, then one row each; of a spec with configs:, the "
+                  "listed ones, in order)");
   return {cmd, [args] { return run_space(*args); }};
 }
 

@@ -2,6 +2,7 @@
 // Python semantics of the expression language's operators, on a compact
 // value representation. Shared by the constant folder and the interpreter so
 // that folding can never change a result.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <forward_list>
@@ -220,6 +221,28 @@ inline Fail py_float_pow(double iv, double iw, double& out) {
   return Fail::None;
 }
 
+// Python's int / int (y != 0): the quotient correctly rounded. Dividing
+// the doubles rounds twice where an operand has more than 53 bits
+// (9007199254740993 / 3 is 3002399751580331.0 in Python, not ...330.0).
+inline double py_int_true_div(std::int64_t x, std::int64_t y) {
+  constexpr std::int64_t kExact = std::int64_t{1} << 53;
+  if (x >= -kExact && x <= kExact && y >= -kExact && y <= kExact)
+    return static_cast<double>(x) / static_cast<double>(y);
+  const bool negative = (x < 0) != (y < 0);
+  const std::uint64_t ux = x < 0 ? 0 - static_cast<std::uint64_t>(x) : static_cast<std::uint64_t>(x);
+  const std::uint64_t uy = y < 0 ? 0 - static_cast<std::uint64_t>(y) : static_cast<std::uint64_t>(y);
+  // ux << shift over uy is an integer quotient of 55 bits or more and less
+  // than 2^64; a remainder sets its lowest bit, below the rounding bit, so
+  // converting it rounds as the exact quotient would.
+  const int bits_x = 64 - __builtin_clzll(ux), bits_y = 64 - __builtin_clzll(uy);
+  const int shift = std::max(0, 55 + bits_y - bits_x);
+  const unsigned __int128 n = static_cast<unsigned __int128>(ux) << shift;
+  auto q = static_cast<std::uint64_t>(n / uy);
+  if (n % uy != 0) q |= 1;
+  const double r = std::ldexp(static_cast<double>(q), -shift);
+  return negative ? -r : r;
+}
+
 inline Fail py_int_pow(std::int64_t base, std::int64_t exp, std::int64_t& out) {
   // exp >= 0
   std::int64_t result = 1;
@@ -253,7 +276,7 @@ inline Fail binary_op(Slot a, Slot b, Slot& out, Temps& temps) {
       if (__builtin_mul_overflow(x, y, &r)) return Fail::Overflow;
     } else if constexpr (OP == BinOp::Div) {
       if (y == 0) return Fail::ZeroDivision;
-      out = float_slot(static_cast<double>(x) / static_cast<double>(y));
+      out = float_slot(py_int_true_div(x, y));
       return Fail::None;
     } else if constexpr (OP == BinOp::FloorDiv) {
       if (y == 0) return Fail::ZeroDivision;

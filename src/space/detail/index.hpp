@@ -14,6 +14,7 @@
 // known once its parent parameter has a value, so lexicographic
 // enumeration, the i-th config (lexicographic rank), the rank of a config
 // and membership are one step per parameter.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -41,12 +42,15 @@ struct CountingStopped : std::runtime_error {
 class SpaceIndex {
  public:
   static constexpr std::uint32_t kDead = UINT32_MAX;
-  static constexpr std::uint64_t kCap = UINT64_MAX;  // saturated count
+  // A count past 64 bits is stored as kCap, and flagged: kCap alone is
+  // also the exact count 2^64 - 1.
+  static constexpr std::uint64_t kCap = UINT64_MAX;
 
   // Builds the index of `space`; throws IndexBudgetExceeded.
   SpaceIndex(const Space& space, std::size_t budget_bytes);
 
-  // Number of valid configs; kCap if it does not fit (saturated()).
+  // Number of valid configs; kCap if it does not fit (saturated()), or is
+  // 2^64 - 1 exactly (not saturated()).
   std::uint64_t total() const { return total_; }
   bool saturated() const { return saturated_; }
   std::size_t bytes() const;
@@ -80,6 +84,7 @@ class SpaceIndex {
     std::vector<std::uint64_t> cum64;     // per edge: count of the node's edges up to and including it
     std::vector<std::uint32_t> cum32;     // the same when every count fits (then cum64 is empty)
     bool saturated = false;               // some count in this layer saturated
+    std::vector<std::uint32_t> overflowed_nodes;  // those nodes, in increasing id order
 
     std::size_t edges() const { return values.size() / static_cast<std::size_t>(width); }
     std::uint32_t value(std::size_t e) const {
@@ -97,6 +102,11 @@ class SpaceIndex {
     std::uint64_t count(std::uint32_t node) const {
       const std::size_t f = first[node], l = first[node + 1];
       return cum(l - 1, f);
+    }
+    // Whether node's count exceeds 64 bits (count() is then kCap).
+    bool overflowed(std::uint32_t node) const {
+      return saturated && count(node) == kCap &&
+             std::binary_search(overflowed_nodes.begin(), overflowed_nodes.end(), node);
     }
     // The edge of `node` holding value index v, or SIZE_MAX.
     std::size_t find_value(std::uint32_t node, std::uint32_t v) const;
