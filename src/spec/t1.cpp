@@ -653,7 +653,7 @@ JsonFile read_json(const fs::path& file) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
     nlohmann::json json = nlohmann::json::parse(text);
-    return {std::move(json), std::move(text), file};
+    return {std::move(json), std::move(text), file, std::nullopt};
   } catch (const nlohmann::json::parse_error& e) {
     // Located as every other input error is, file:line:column.
     const auto p = detail::json_error_place(text, e.byte, e.what());
