@@ -45,6 +45,14 @@ extern "C" void kernel(const float* x, float* y, int n) {
   for (int i = 0; i < n; ++i) y[i] = 2 * x[i] + (calls > 1 && i == 7 ? 1.0f : 0.0f);
 #elif KIND == 9
   for (int i = 0; i < n; ++i) y[i] += 2 * x[i];  // y is inout: each call adds
+#elif KIND == 10
+  static bool done = false;  // does its work once, then returns at once: right only where a call left it
+  if (done) return;
+  done = true;
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+#elif KIND == 11
+  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
+  const_cast<float*>(x)[5] = 1e9f;  // right itself, then writes into its input
 #endif
 }
 )";
@@ -262,11 +270,33 @@ TEST_F(CpuBackendTest, WrongResultReportsTheDifference) {
 TEST_F(CpuBackendTest, AKernelRightOnlyOnItsFirstCallIsWrong) {
   TrialResult r = evaluator_->evaluate(request(build_ok(8), build_ok(0)));
   ASSERT_EQ(r.status, Status::wrong_result) << r.error;
-  EXPECT_NE(r.error.find("after its timed calls"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("wrong on a call after its timed ones"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("[7]"), std::string::npos) << r.error;
   EXPECT_NEAR(r.verification.max_abs_diff, 1.0, 1e-6);
   EXPECT_TRUE(r.samples.empty());
   EXPECT_EQ(r.stats.median.count(), 0.0);
+}
+
+// A kernel that skips its work after its first call leaves that call's
+// right outputs in place: the call checked after timing starts from outputs
+// poisoned again, or it would pass, timed as nearly empty.
+TEST_F(CpuBackendTest, AKernelThatStopsWorkingAfterItsFirstCallIsWrong) {
+  TrialResult r = evaluator_->evaluate(request(build_ok(10), build_ok(0)));
+  ASSERT_EQ(r.status, Status::wrong_result) << r.error;
+  EXPECT_NE(r.error.find("wrong on a call after its timed ones"), std::string::npos) << r.error;
+  EXPECT_TRUE(r.samples.empty());
+}
+
+// A config that writes into its input leaves no other data behind for the
+// next configs of the same worker: they compute from the inputs as
+// generated, and pass.
+TEST_F(CpuBackendTest, AConfigThatWritesIntoItsInputDoesNotFailTheNext) {
+  const Artifact ref = build_ok(0);
+  evaluator_->evaluate(request(build_ok(11), ref));
+  for (int i = 0; i < 2; ++i) {
+    TrialResult r = evaluator_->evaluate(request(build_ok(0), ref));
+    EXPECT_EQ(r.status, Status::ok) << i << ": " << r.error;
+  }
 }
 
 // An inout output changes with every call by design (here it accumulates),

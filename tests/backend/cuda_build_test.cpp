@@ -4,10 +4,12 @@
 // content hash. NVRTC needs no device, so this runs in CI.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/nvrtc.hpp"
@@ -181,4 +183,30 @@ TEST_F(CudaBuildTest, NvccBuildFindsTheSameEntry) {
   ASSERT_EQ(by_nvrtc.status, Status::ok) << by_nvrtc.log;
   EXPECT_EQ(side->lowered, read_sidecar(sidecar_path(by_nvrtc.artifact.path))->lowered);
   EXPECT_EQ(inspect_cubin(slurp(r.artifact.path)).sm, 90);
+}
+
+// The nvcc a build runs is $CUDA_HOME's before $PATH's: another toolkit
+// under $CUDA_HOME builds another variant, not the cached one of the first.
+TEST_F(CudaBuildTest, AnotherNvccUnderCudaHomeIsAnotherVariant) {
+  if (!fs::exists("/usr/local/cuda/bin/nvcc")) GTEST_SKIP() << "no /usr/local/cuda/bin/nvcc to stand behind";
+  std::vector<std::string> hashes;
+  const char* before = std::getenv("CUDA_HOME");
+  const std::string saved = before ? before : "";
+  for (const char* home : {"kit-a", "kit-b"}) {
+    fs::create_directories(dir_ / home / "bin");
+    const fs::path nvcc = dir_ / home / "bin" / "nvcc";
+    std::ofstream(nvcc) << "#!/bin/sh\nexec /usr/local/cuda/bin/nvcc \"$@\"\n";
+    fs::permissions(nvcc, fs::perms::owner_all);
+    ::setenv("CUDA_HOME", (dir_ / home).c_str(), 1);
+    CudaBuilder builder(dir_ / "cache", false, "");
+    BuildInput in = input("scale<4>");
+    in.compiler = "nvcc";
+    BuildResult r = builder.build(in);
+    ASSERT_EQ(r.status, Status::ok) << r.log;
+    EXPECT_FALSE(r.cached) << home;
+    hashes.push_back(r.artifact.hash);
+  }
+  if (before) ::setenv("CUDA_HOME", saved.c_str(), 1);
+  else ::unsetenv("CUDA_HOME");
+  EXPECT_NE(hashes[0], hashes[1]);
 }

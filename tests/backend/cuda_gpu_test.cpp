@@ -17,6 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kPlanted = R"(
+__device__ int done_once;
 extern "C" __global__ void kernel(const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
 #if KIND == 5
@@ -29,11 +30,23 @@ extern "C" __global__ void kernel(const float* x, float* y, int n) {
 #elif KIND == 3
   if (i == 5) __trap();                                       // trap
 #endif
+#if KIND == 6
+  __shared__ int skip;                                        // its work once, then nothing
+  if (threadIdx.x == 0) skip = done_once;
+  __syncthreads();
+  if (skip) return;
+#endif
   if (i < n) y[i] = 2.0f * x[i]
 #if KIND == 4
     + (i == 3 ? 0.5f : 0.0f)                                  // wrong at [3]
 #endif
     ;
+#if KIND == 6
+  if (i == 0) done_once = 1;
+#elif KIND == 7
+  __syncthreads();
+  if (i < n) const_cast<float*>(x)[i] = 1e9f;                 // right itself, then writes into its input
+#endif
 }
 // Uses dynamic shared memory: more than 48 KiB needs the opt-in.
 extern "C" __global__ void staged(const float* x, float* y, int n) {
@@ -215,6 +228,19 @@ TEST_F(CudaGpuTest, EachFailureBecomesItsStatusAndTheRunGoesOn) {
         evaluator_->evaluate(request(build_ok(input(0, "kernel", {"AFTER=" + std::to_string(c.kind)})), ref));
     EXPECT_EQ(ok.status, Status::ok) << "after kind " << c.kind << ": " << ok.error;
   }
+}
+
+// A kernel that does its work on its first call only is checked once more
+// after timing, into outputs poisoned again; a config that writes into its
+// input leaves the next config the input as generated.
+TEST_F(CudaGpuTest, AKernelRightOnceAndOneThatWritesItsInputAreTold) {
+  Artifact ref = build_ok(input(0));
+  TrialResult once = evaluator_->evaluate(request(build_ok(input(6)), ref));
+  EXPECT_EQ(once.status, Status::wrong_result) << once.error;
+  EXPECT_NE(once.error.find("wrong on a call after its timed ones"), std::string::npos) << once.error;
+  evaluator_->evaluate(request(build_ok(input(7)), ref));
+  TrialResult next = evaluator_->evaluate(request(build_ok(input(0, "kernel", {"AFTER=7"})), ref));
+  EXPECT_EQ(next.status, Status::ok) << next.error;
 }
 
 TEST_F(CudaGpuTest, ResourceLimitsAreCheckedBeforeTheLaunch) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.hpp"
+#include "tunekit/measure.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/select.hpp"
 #include "tunekit/spec.hpp"
@@ -400,4 +402,28 @@ TEST(Confirm, ACutAgainstABestOutsideTheSpaceIsNotTakenForASlowerMachine) {
   EXPECT_NE(warnings.find("the best that configs were cut short against is not the best named now"), std::string::npos)
       << warnings;
   EXPECT_EQ(warnings.find("slowed down"), std::string::npos) << warnings;
+}
+
+// The baseline near the fastest is measured again beside them, whatever the
+// confirm count: the speedup over it is the headline figure. PAD 0 (the
+// first valid config, the baseline) sleeps 3% longer than PAD 1 to 4, so it
+// is not among the two fastest that confirm: 2 takes.
+TEST(Confirm, ABaselineNearTheFastestIsMeasuredBesideThem) {
+  const auto dir = fresh_dir();
+  const Spec spec =
+      counting_spec(dir, "[0, 1, 2, 3, 4]", "PAD == 0 ? 20600 : 20000", "confirm: 2, confirm_rounds: 1");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(spec, opt);
+  const SizeReport& s = report.sizes.at(0);
+  ASSERT_TRUE(s.best && s.baseline) << format_summary(report);
+  const TrialRecord& baseline = s.trials[*s.baseline];
+  ASSERT_EQ(baseline.config.at("PAD").as_int(), 0);
+  double fastest = INFINITY;
+  for (const TrialRecord& t : s.trials)
+    if (t.status == Status::ok) fastest = std::min(fastest, t.stats.median.count());
+  // Measured apart by more than kConfirmWithin (a very busy machine), it is
+  // not near, and need not be confirmed.
+  EXPECT_TRUE(baseline.confirmed || baseline.stats.median.count() > kConfirmWithin * fastest)
+      << format_summary(report);
 }

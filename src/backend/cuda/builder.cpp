@@ -219,7 +219,10 @@ BuildResult CudaBuilder::build(const BuildInput& in) {
     return r;
   }
   const bool nvcc = in.compiler == "nvcc";
-  std::string toolchain = "nvcc";
+  // The nvcc this builder runs ($CUDA_HOME's first, not $PATH's, which
+  // BuildInput::hash knows), and for NVRTC the headers it compiles with:
+  // another toolkit under $CUDA_HOME builds other code under the same name.
+  std::string toolchain = "nvcc " + detail::compiler_identity(nvcc_path());
   if (!nvcc) {
     const Nvrtc* n = nvrtc();
     if (!n) {
@@ -227,7 +230,9 @@ BuildResult CudaBuilder::build(const BuildInput& in) {
       r.log = nvrtc_unavailable_reason();
       return r;
     }
-    toolchain = fmt::format("nvrtc {}.{}", n->major, n->minor);
+    static const fs::path include = cuda_include_dir();
+    toolchain = fmt::format("nvrtc {}.{} {}", n->major, n->minor,
+                            include.empty() ? "" : detail::compiler_identity((include / "cuda_fp16.h").string()));
   }
   // The resolved architecture and the compiler's version are part of the
   // identity: an input naming no arch builds differently on another GPU.

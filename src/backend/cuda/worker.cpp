@@ -197,7 +197,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     return read_outputs(args);
   }
 
-  std::optional<TrialResult> read_outputs(tunekit::detail::HostArguments& args) override {
+  std::optional<TrialResult> read_outputs(tunekit::detail::HostArguments& args) {
     CUresult r = CUDA_SUCCESS;
     for (std::size_t i = 0; i < args.size(); ++i)
       if (args.is_output(i) && args.bytes(i) > 0)
@@ -320,6 +320,19 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     return failure(s, fmt::format("{}: {}", what, text));
   }
 
+  // A buffer the device's memory cannot hold now is the machine's state
+  // (another process holds the memory), as a host allocation is: the config
+  // is measured again later, not blamed. A launch that runs out of memory
+  // (its local memory) stays the config's (fail_call).
+  std::optional<TrialResult> fail_allocation(const std::string& what, CUresult r) {
+    auto failed = fail_call(what, r);
+    if (failed && r == CUDA_ERROR_OUT_OF_MEMORY) {
+      failed->status = Status::resource_limit;
+      failed->fault = Fault::environment;
+    }
+    return failed;
+  }
+
   // A cluster launch goes through cuLaunchKernelEx (which stream capture
   // records like any launch), everything else through cuLaunchKernel.
   CUresult launch(CUstream s) {
@@ -423,7 +436,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         if (flush_) d_.cuMemFree(flush_);
         flush_ = 0;
         flush_bytes_ = 0;
-        if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS) return fail_call("cuMemAlloc (L2 flush)", r);
+        if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS) return fail_allocation("cuMemAlloc (L2 flush)", r);
         flush_bytes_ = bytes;
         flush(CacheMode::cold);  // written once: the read flush reads no uninitialised memory
       }
@@ -461,7 +474,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       if (need == 0) continue;
       if (CUresult r = d_.cuMemAlloc(&buffers_[i], need); r != CUDA_SUCCESS) {
         release_buffers();
-        return fail_call(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r);
+        return fail_allocation(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r);
       }
       capacity_[i] = need;
     }
@@ -476,7 +489,12 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       if (!args.is_buffer(i) || args.bytes(i) == 0) continue;
       const Role role = args.argument(i).role;
       const bool stale = uploaded_[i] != args.version(i);
-      const bool copy = role == Role::in ? stale : role == Role::inout ? (stale || for_verification) : false;
+      // An input is copied in again before each verified call too: a config
+      // that wrote into its device copy (a bug, or a write past its
+      // output's end) would leave every later config of this worker
+      // computing from other data, failing as wrong_result by no fault of
+      // its own. (OpenCL writes every buffer each time.)
+      const bool copy = role == Role::in || role == Role::inout ? (stale || for_verification) : false;
       if (copy) {
         // Pageable memory: staged before the call returns, so the host
         // buffer may change afterwards; ordered before the launch.

@@ -90,7 +90,7 @@ class OpenClRunner final : public detail::KernelRunner {
     return read_outputs(args);
   }
 
-  std::optional<TrialResult> read_outputs(detail::HostArguments& args) override {
+  std::optional<TrialResult> read_outputs(detail::HostArguments& args) {
     const ClApi& cl = api();
     try {
       for (std::size_t i = 0; i < args.size(); ++i)

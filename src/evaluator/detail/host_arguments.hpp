@@ -36,7 +36,8 @@ class HostArguments {
   // Changes whenever buffer i's contents are generated anew, so a device
   // copy made at another version is stale.
   std::uint64_t version(std::size_t i) const { return versions_[i]; }
-  // Inputs back to their generated values, outputs poisoned.
+  // Inputs back to their generated values (an `in` buffer a config wrote
+  // into is generated again), outputs poisoned.
   void reset();
 
   std::size_t size() const { return args_.size(); }
@@ -87,6 +88,11 @@ class HostArguments {
   std::vector<std::unique_ptr<std::byte, FreeDeleter>> buffers_;
   std::vector<std::size_t> bytes_;
   std::vector<std::vector<std::byte>> pristine_;  // inout buffers' generated contents
+  // An input's digest and fill seed as generated: a config that wrote into
+  // its input (a bug, or a write past its output's end) must not leave every
+  // later config of this worker computing from other data, and failing as
+  // wrong_result by no fault of its own.
+  std::vector<std::uint64_t> digests_, fill_seeds_;
   std::vector<std::uint64_t> scalars_;
   std::string expected_file_;  // the reference file whose outputs expected_ holds
   std::unique_ptr<std::byte[]> expected_;

@@ -18,16 +18,14 @@ class KernelRunner {
   // result (launch_error, resource_limit, ...).
   virtual std::optional<TrialResult> load(const WorkerRequest& request) = 0;
   // Runs the kernel once, synchronously, reading and writing `args` (a
-  // device backend copies them in and back). `inputs_changed` says the host
-  // inputs were regenerated since the last call.
+  // device backend copies them in, with its outputs poisoned as `args`'
+  // are, and back). `inputs_changed` says the host inputs were regenerated
+  // since the last call.
   virtual std::optional<TrialResult> run_once(const WorkerRequest& request, HostArguments& args,
                                               bool inputs_changed) = 0;
   // Times the kernel as request.measure says: samples and device_busy, or a
   // failure.
   virtual TrialResult time(const WorkerRequest& request, HostArguments& args) = 0;
-  // Copies the outputs of the last call into `args` (after time(), so they
-  // are checked once more); a host backend's are there already.
-  virtual std::optional<TrialResult> read_outputs(HostArguments& /*args*/) { return std::nullopt; }
   // True after an error that leaves the process unusable (a sticky CUDA
   // error): the tuner then replaces the worker.
   virtual bool poisoned() const { return false; }
