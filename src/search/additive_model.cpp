@@ -92,6 +92,12 @@ AdditiveModel::AdditiveModel(const std::vector<Parameter>& parameters, const Mod
         g.q = active[j];
         const std::size_t np = parameters[static_cast<std::size_t>(g.p)].values.size();
         const std::size_t nq = parameters[static_cast<std::size_t>(g.q)].values.size();
+        // A pair of wide parameters (two ranges of 200,000 values) would
+        // take a table of 4 x 10^10 cells, and no budget measures more than
+        // a sliver of it: such a pair has no interaction term, and the
+        // model keeps its main effects (the spaces of bench/search have
+        // pairs of a few hundred cells at most).
+        if (np * nq > kMostPairCells) continue;
         g.stride = static_cast<std::uint32_t>(nq);
         g.shrink = shape.shrink_pair;
         g.effect.assign(np * nq, 0.0);

@@ -100,3 +100,24 @@ TEST(AdditiveModel, PosteriorDrawsSpreadWhereDataIsThin) {
   EXPECT_GT(var_unseen, 1.2 * var_seen);
   EXPECT_NEAR(mean_seen, 0.0, 3 * std::sqrt(var_seen / n) + 1e-9);
 }
+
+// Two wide parameters (ranges of 100,000 values) would make an interaction
+// table of 10^10 cells: the pair is left out, and the model still ranks by
+// the main effects.
+TEST(AdditiveModel, APairOfWideParametersHasNoTableButTheMainEffects) {
+  std::vector<Parameter> wide(2);
+  for (std::size_t p = 0; p < 2; ++p) {
+    wide[p].name = p ? "b" : "a";
+    for (std::int64_t v = 0; v < 100000; ++v) wide[p].values.push_back(Value(v));
+  }
+  ModelShape shape = main_effects_only();
+  shape.pairs = true;
+  AdditiveModel model(wide, shape);
+  for (std::uint32_t a = 0; a < 50; ++a) {
+    const std::uint32_t x[] = {a, a % 7};
+    model.add(x, a == 3 ? 0.0 : 1.0);
+  }
+  model.fit(20);
+  const std::uint32_t best[] = {3, 3}, other[] = {4, 3};
+  EXPECT_LT(model.predict(best), model.predict(other));
+}

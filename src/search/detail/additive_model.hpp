@@ -31,6 +31,9 @@ struct ModelShape {
   double shrink_trend = 1.0;
 };
 
+// The most cells a pair's interaction table may have (see the constructor).
+inline constexpr std::size_t kMostPairCells = std::size_t{1} << 16;
+
 class AdditiveModel {
  public:
   AdditiveModel(const std::vector<Parameter>& parameters, const ModelShape& shape);
