@@ -299,6 +299,20 @@ TEST_F(CpuBackendTest, AConfigThatWritesIntoItsInputDoesNotFailTheNext) {
   }
 }
 
+// An entry named like a function the C library exports is the kernel's own:
+// the call shim's call of it was resolved to the C library's warn(), already
+// loaded in the worker, and the kernel never ran.
+TEST_F(CpuBackendTest, AnEntryNamedLikeACLibraryFunctionIsTheKernels) {
+  BuildInput in = input(0);
+  in.source =
+      "extern \"C\" void warn(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = 2 * x[i]; }\n";
+  in.entry = "warn";
+  BuildResult built = builder_->build(in);
+  ASSERT_EQ(built.status, Status::ok) << built.log;
+  TrialResult r = evaluator_->evaluate(request(built.artifact, build_ok(0)));
+  EXPECT_EQ(r.status, Status::ok) << r.error;
+}
+
 // An inout output changes with every call by design (here it accumulates),
 // so only its first call is compared with the reference.
 TEST_F(CpuBackendTest, AnInoutKernelIsComparedOnItsFirstCallOnly) {

@@ -1,11 +1,14 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "backend/cpu/detail/cpu_backend.hpp"
 #include "builder/detail/compiler.hpp"
+#include "core/detail/hash.hpp"
 #include "core/detail/process.hpp"
 
 namespace tunekit::cpu {
@@ -41,9 +44,26 @@ CpuBuilder::CpuBuilder(fs::path cache_dir, bool rebuild) : cache_dir_(std::move(
   detail::remove_files_of_killed_builds(cache_dir_);
 }
 
+namespace {
+
+// How every variant becomes a library. -Bsymbolic binds the call shim's call
+// of the entry to the entry in the same library: without it, an entry named
+// like a function the C library exports (warn, index, random) was resolved
+// to the C library's, already loaded in the worker, and the kernel never ran.
+// Part of each variant's hash: a library linked otherwise is another.
+const std::vector<std::string>& link_flags() {
+  static const std::vector<std::string> flags{"-shared", "-fPIC", "-Wl,-Bsymbolic"};
+  return flags;
+}
+
+}  // namespace
+
 BuildResult CpuBuilder::build(const BuildInput& in) {
   BuildResult r;
-  const std::string hash = in.hash();
+  detail::Hasher linked;
+  linked.add(in.hash());
+  for (const auto& f : link_flags()) linked.add(f);
+  const std::string hash = linked.hex();
   r.artifact = {cache_dir_ / (hash + ".so"), hash};
   if (claims_.cached(hash, {r.artifact.path})) {
     r.cached = true;
@@ -73,7 +93,8 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
   // The copy compiles here: its own headers are found where it came from.
   if (const fs::path dir = fs::path(in.source_name).parent_path(); !dir.empty())
     argv.insert(argv.end(), {"-iquote", dir.string()});
-  argv.insert(argv.end(), {"-shared", "-fPIC", "-o", tmp.string(), src.string()});
+  argv.insert(argv.end(), link_flags().begin(), link_flags().end());
+  argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
   if (!detail::run_compiler(argv, "the compiler", r)) {
     std::error_code ec;
     fs::remove(tmp, ec);
