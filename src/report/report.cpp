@@ -46,6 +46,12 @@ using detail::us;
 // A compiler's log often opens with context ("k.cpp: In function ...");
 // the first line that reports an error is what went wrong.
 std::string_view compiler_reason(std::string_view log) {
+  // tunekit's own first line for a compiler it stopped (run_compiler): a log
+  // cut off by a timeout has errors in it too, and the one shown was a line
+  // from its middle, with no word of the timeout.
+  if (const std::string_view first = log.substr(0, log.find('\n'));
+      first.find(" timed out after ") != std::string_view::npos || first.find(" killed by ") != std::string_view::npos)
+    return first;
   for (std::size_t at = 0; at < log.size();) {
     const std::size_t end = std::min(log.find('\n', at), log.size());
     const std::string_view line = log.substr(at, end - at);

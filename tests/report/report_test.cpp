@@ -598,6 +598,16 @@ TEST(Summary, FirstValidConfigBaseline) {
   EXPECT_NE(text.find("verification: not checked (no reference)"), std::string::npos) << text;
 }
 
+// A build tunekit stopped says so on its line, not with an error line from
+// the middle of the log it cut off.
+TEST(TrialLine, ABuildStoppedByATimeoutSaysSo) {
+  const TrialRecord t = failed_trial(bmbn(1, 1), Status::compile_error,
+                                     "the compiler timed out after 5 minutes\nk.cpp:90400:2: error: #error \"bad\"\n");
+  EXPECT_EQ(format_trial_line(2, t), "No.2: compile_error, {BM: 1, BN: 1} (the compiler timed out after 5 minutes)");
+  const TrialRecord plain = failed_trial(bmbn(1, 1), Status::compile_error, "note: x\nk.cpp:3:1: error: oops\n");
+  EXPECT_EQ(format_trial_line(2, plain), "No.2: compile_error, {BM: 1, BN: 1} (k.cpp:3:1: error: oops)");
+}
+
 // A confirmed best slower than a baseline measured once says why it is
 // named anyway.
 TEST(Summary, ASpeedupBelowOneOverAnUnconfirmedBaselineSaysWhy) {
