@@ -101,7 +101,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
     fill_seeds_[i] = seed * 1000003ULL + i;
     fill(p, a, fill_seeds_[i]);
     if (a.role == Role::inout) pristine_[i].assign(p, p + bytes_[i]);
-    if (a.role == Role::in) digests_[i] = contents_digest(p, bytes_[i]);
+    if (a.role == Role::in && watch_inputs_) digests_[i] = contents_digest(p, bytes_[i]);
     signatures_[i] = std::move(signature);
   }
   // The tensor maps' dims and box are not in the signatures: keep the latest.
@@ -114,7 +114,8 @@ void HostArguments::reset() {
   for (std::size_t i = 0; i < args_.size(); ++i) {
     if (args_[i].role == Role::out) poison(buffers_[i].get(), args_[i].type, args_[i].count);
     else if (args_[i].role == Role::inout) std::memcpy(buffers_[i].get(), pristine_[i].data(), bytes_[i]);
-    else if (args_[i].role == Role::in && contents_digest(buffers_[i].get(), bytes_[i]) != digests_[i]) {
+    else if (args_[i].role == Role::in && watch_inputs_ &&
+             contents_digest(buffers_[i].get(), bytes_[i]) != digests_[i]) {
       fill(buffers_[i].get(), args_[i], fill_seeds_[i]);
       versions_[i] = ++generated_;  // a device copy of it is stale too
     }

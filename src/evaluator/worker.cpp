@@ -138,6 +138,7 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
 int serve(int in_fd, int out_fd, KernelRunner& runner) {
   const int home = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   HostArguments args;
+  args.watch_inputs(runner.kernel_writes_host_arguments());
   if (!write_all(out_fd, ready_line(reply_token()) + "\n")) return 1;
   std::string pending, line;
   while (read_line(in_fd, pending, line)) {

@@ -35,6 +35,8 @@ class CpuRunner final : public detail::KernelRunner {
     return std::nullopt;
   }
 
+  bool kernel_writes_host_arguments() const override { return true; }
+
   std::optional<TrialResult> run_once(const detail::WorkerRequest&, detail::HostArguments& args, bool) override {
     auto p = args.pointers();
     fn_(p.data());

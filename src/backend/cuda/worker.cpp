@@ -131,6 +131,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   bool poisoned() const override { return poisoned_; }
 
   std::optional<TrialResult> load(const tunekit::detail::WorkerRequest& rq) override {
+    inputs_restored_ = false;  // a new request: its first verified call copies the inputs in
     if (poisoned_) return failure(Status::launch_error, "the CUDA context is lost: " + sticky_);
     launch_ = rq.launch;
     if (auto why = check_geometry(limits_, launch_)) return failure(Status::resource_limit, *why);
@@ -489,12 +490,15 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       if (!args.is_buffer(i) || args.bytes(i) == 0) continue;
       const Role role = args.argument(i).role;
       const bool stale = uploaded_[i] != args.version(i);
-      // An input is copied in again before each verified call too: a config
-      // that wrote into its device copy (a bug, or a write past its
-      // output's end) would leave every later config of this worker
-      // computing from other data, failing as wrong_result by no fault of
-      // its own. (OpenCL writes every buffer each time.)
-      const bool copy = role == Role::in || role == Role::inout ? (stale || for_verification) : false;
+      // An input is copied in again before a request's first verified call
+      // too: a config that wrote into its device copy (a bug, or a write
+      // past its output's end) would leave every later config of this
+      // worker computing from other data, failing as wrong_result by no
+      // fault of its own. (OpenCL writes every buffer each time.) The check
+      // after timing finds them as the timed calls left them.
+      const bool copy = role == Role::in      ? stale || (for_verification && !inputs_restored_)
+                        : role == Role::inout ? stale || for_verification
+                                              : false;
       if (copy) {
         // Pageable memory: staged before the call returns, so the host
         // buffer may change afterwards; ordered before the launch.
@@ -505,6 +509,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         if (CUresult r = poison(i, args); r != CUDA_SUCCESS) return fail_call("poisoning an output", r);
       }
     }
+    inputs_restored_ = inputs_restored_ || for_verification;
     return std::nullopt;
   }
 
@@ -607,6 +612,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   unsigned flush_value_ = 0;
   Seconds pending_busy_{0};
   bool poisoned_ = false;
+  bool inputs_restored_ = false;  // this request's inputs were copied in for a verified call
   std::string sticky_;
 };
 

@@ -37,8 +37,13 @@ class HostArguments {
   // copy made at another version is stale.
   std::uint64_t version(std::size_t i) const { return versions_[i]; }
   // Inputs back to their generated values (an `in` buffer a config wrote
-  // into is generated again), outputs poisoned.
+  // into is generated again, when watched), outputs poisoned.
   void reset();
+  // Whether reset() looks for inputs a kernel wrote into: only where the
+  // kernel runs on these buffers (the CPU); a digest of a GEMM's inputs for
+  // every call would cost a device backend, whose kernels write their
+  // device copies, tens of milliseconds a trial for nothing.
+  void watch_inputs(bool on) { watch_inputs_ = on; }
 
   std::size_t size() const { return args_.size(); }
   const ResolvedArgument& argument(std::size_t i) const { return args_[i]; }
@@ -93,6 +98,7 @@ class HostArguments {
   // later config of this worker computing from other data, and failing as
   // wrong_result by no fault of its own.
   std::vector<std::uint64_t> digests_, fill_seeds_;
+  bool watch_inputs_ = false;
   std::vector<std::uint64_t> scalars_;
   std::string expected_file_;  // the reference file whose outputs expected_ holds
   std::unique_ptr<std::byte[]> expected_;

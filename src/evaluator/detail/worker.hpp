@@ -29,6 +29,10 @@ class KernelRunner {
   // True after an error that leaves the process unusable (a sticky CUDA
   // error): the tuner then replaces the worker.
   virtual bool poisoned() const { return false; }
+  // True when the kernel reads and writes `args`' own memory (the CPU), so
+  // an input it wrote into must be found and restored there; a device
+  // backend copies the inputs in again instead.
+  virtual bool kernel_writes_host_arguments() const { return false; }
 };
 
 // Why a backend other than CUDA cannot run `request`: a tensor-map argument
