@@ -110,8 +110,8 @@ int main(int argc, char** argv) {
     const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
     const unsigned long long most = flag == "--n" ? 1ull << 16 : 1000000;
     if (value.empty() || value[0] == '-' || *end != '\0' || errno != 0 || v < 1 || v > most) {
-      std::fprintf(stderr, "verify_bench: %s: '%s' is not a whole number from 1 to %llu\n", flag.c_str(),
-                   value.c_str(), most);
+      std::fprintf(stderr, "verify_bench: %s: '%s' is not a whole number from 1 to %llu\n", flag.c_str(), value.c_str(),
+                   most);
       return 2;
     }
     if (flag == "--n") side = v;

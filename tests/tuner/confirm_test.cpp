@@ -410,8 +410,7 @@ TEST(Confirm, ACutAgainstABestOutsideTheSpaceIsNotTakenForASlowerMachine) {
 // is not among the two fastest that confirm: 2 takes.
 TEST(Confirm, ABaselineNearTheFastestIsMeasuredBesideThem) {
   const auto dir = fresh_dir();
-  const Spec spec =
-      counting_spec(dir, "[0, 1, 2, 3, 4]", "PAD == 0 ? 20600 : 20000", "confirm: 2, confirm_rounds: 1");
+  const Spec spec = counting_spec(dir, "[0, 1, 2, 3, 4]", "PAD == 0 ? 20600 : 20000", "confirm: 2, confirm_rounds: 1");
   TuneOptions opt;
   opt.out_dir = dir / "out";
   const TuneReport report = tune(spec, opt);
@@ -424,6 +423,5 @@ TEST(Confirm, ABaselineNearTheFastestIsMeasuredBesideThem) {
     if (t.status == Status::ok) fastest = std::min(fastest, t.stats.median.count());
   // Measured apart by more than kConfirmWithin (a very busy machine), it is
   // not near, and need not be confirmed.
-  EXPECT_TRUE(baseline.confirmed || baseline.stats.median.count() > kConfirmWithin * fastest)
-      << format_summary(report);
+  EXPECT_TRUE(baseline.confirmed || baseline.stats.median.count() > kConfirmWithin * fastest) << format_summary(report);
 }

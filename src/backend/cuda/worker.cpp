@@ -437,7 +437,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         if (flush_) d_.cuMemFree(flush_);
         flush_ = 0;
         flush_bytes_ = 0;
-        if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS) return fail_allocation("cuMemAlloc (L2 flush)", r);
+        if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS)
+          return fail_allocation("cuMemAlloc (L2 flush)", r);
         flush_bytes_ = bytes;
         flush(CacheMode::cold);  // written once: the read flush reads no uninitialised memory
       }
