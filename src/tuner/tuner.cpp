@@ -526,7 +526,7 @@ class Run {
         break;
       }
     const BuildInput first = make_reference_input(spec_, values);
-    BuildResult r = builder_->build(first);
+    BuildResult r = build_now(first);
     // The baseline may be a config that does not compile (with no default,
     // it is the first valid one): that is its trial's failure, not the
     // reference's. The reference is tried without the parameters, then with
@@ -544,7 +544,7 @@ class Run {
       for (const auto& other : others) {
         const BuildInput input = make_reference_input(spec_, other ? &*other : nullptr);
         if (!built.insert(input.hash()).second) continue;
-        BuildResult retry = builder_->build(input);
+        BuildResult retry = build_now(input);
         if (retry.status == Status::ok) {
           r = std::move(retry);
           break;
@@ -870,7 +870,7 @@ class Run {
     std::string message = fmt::format("kernel.entry '{}' does not appear in {}{}", spec_.kernel.entry,
                                       spec_.kernel.source.filename().string(), did_you_mean(source_, name));
     if (!first) throw InputError(where, message);
-    BuildResult r = builder_->build(input_for(*first->baseline));
+    BuildResult r = build_now(input_for(*first->baseline));
     if (r.status == Status::ok) return;
     // The compiler's line that names the entry, else its first error.
     std::string useful, first_error;
@@ -990,7 +990,7 @@ class Run {
     if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline) {
       BuildInput input = input_for(*p.baseline);
       input.size = p.size;
-      BuildResult r = builder_->build(input);
+      BuildResult r = build_now(input);
       if (r.status != Status::ok) {
         blame_given_compiler(r, "the reference config " + p.baseline->str());
         blame_the_call(r);
@@ -1511,6 +1511,19 @@ class Run {
     if (old.status == Status::invalid) return false;  // stored by tunekit before schema 5
     if (options_.retry_failed || old.fault != Fault::config) return false;
     return old.settings == settings_;
+  }
+
+  // A build the run waits for (the reference, the default config as the
+  // reference, the first config): in the time line's build, all of it waited
+  // for, not in "other".
+  BuildResult build_now(const BuildInput& in) {
+    const auto t0 = Clock::now();
+    BuildResult r = builder_->build(in);
+    const auto spent = Clock::now() - t0;
+    std::lock_guard lock(build_time_mutex_);
+    report_.build += spent;
+    report_.build_wait += spent;
+    return r;
   }
 
   void start_build(Batch& b, bool in_background) {

@@ -616,3 +616,28 @@ measure: {warmup: 0us, min_samples: 1, max_samples: 1, early_stop: off, confirm:
   EXPECT_NE(about[0].find("k.yaml:9:3: the parameter 'UNROL' appears nowhere in k.cpp"), std::string::npos) << about[0];
   EXPECT_NE(about[0].find("(did you mean 'UNROLL'?)"), std::string::npos) << about[0];
 }
+
+// The builds a run waits for before it measures (here the default config's,
+// as the reference) are in the time line's build, not in "other". The
+// compiler sleeps 0.4 s a build, so its builds take at least that.
+TEST(Tune, TheBuildsARunWaitsForAreItsBuildTime) {
+  const auto dir = fresh_dir();
+  write_file(dir / "slowcc", "#!/bin/sh\nsleep 0.4\nexec c++ \"$@\"\n");
+  std::filesystem::permissions(dir / "slowcc", std::filesystem::perms::owner_all);
+  write_file(dir / "k.cpp", "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = A; }\n");
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: f, flags: [-O1], compiler: " + (dir / "slowcc").string() +
+                                 R"(}
+arguments:
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {A: [1]}
+measure: {warmup: 0us, min_samples: 1, max_samples: 1, early_stop: off, confirm: off}
+)");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport r = tune(load_spec(dir / "k.yaml"), opt);
+  ASSERT_EQ(r.sizes.at(0).trials.size(), 1u);
+  EXPECT_EQ(r.sizes[0].trials[0].status, Status::ok) << r.sizes[0].trials[0].error;
+  EXPECT_GE(r.build.count(), 0.4);
+  EXPECT_GE(r.build_wait.count(), 0.4);
+}
