@@ -1519,6 +1519,7 @@ class Run {
   BuildResult build_now(const BuildInput& in) {
     const auto t0 = Clock::now();
     BuildResult r = builder_->build(in);
+    if (r.cached) return r;  // found in the build cache: no build
     const auto spent = Clock::now() - t0;
     std::lock_guard lock(build_time_mutex_);
     report_.build += spent;
