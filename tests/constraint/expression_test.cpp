@@ -112,6 +112,9 @@ TEST(ExpressionArithmetic, TrueDivisionOfIntsIsCorrectlyRounded) {
   EXPECT_TRUE(evaluates("a / b", F(1.0), {{"a", kMin}, {"b", kMin + 1}}));
   EXPECT_TRUE(evaluates("a / b", F(1.3176245766935393e+18), {{"a", kMax}, {"b", 7}}));
   EXPECT_TRUE(evaluates("a / b", F(-0.0), {{"a", 0}, {"b", -5}}));
+  // 0 over a divisor past 2^53 (the fuzzer's case: no bits to count in 0).
+  EXPECT_TRUE(evaluates("a / b", F(0.0), {{"a", 0}, {"b", kMax}}));
+  EXPECT_TRUE(evaluates("a / b", F(-0.0), {{"a", 0}, {"b", kMin}}));
 }
 
 TEST(ExpressionArithmetic, FloorDivisionFloors) {

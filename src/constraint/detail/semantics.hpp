@@ -226,7 +226,9 @@ inline Fail py_float_pow(double iv, double iw, double& out) {
 // (9007199254740993 / 3 is 3002399751580331.0 in Python, not ...330.0).
 inline double py_int_true_div(std::int64_t x, std::int64_t y) {
   constexpr std::int64_t kExact = std::int64_t{1} << 53;
-  if (x >= -kExact && x <= kExact && y >= -kExact && y <= kExact)
+  // 0 too, whatever y: its bits below would count those of 0 (clz(0) is
+  // undefined), and 0.0 / y has the sign Python gives it.
+  if (x == 0 || (x >= -kExact && x <= kExact && y >= -kExact && y <= kExact))
     return static_cast<double>(x) / static_cast<double>(y);
   const bool negative = (x < 0) != (y < 0);
   const std::uint64_t ux = x < 0 ? 0 - static_cast<std::uint64_t>(x) : static_cast<std::uint64_t>(x);
