@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/detail/numbers.hpp"
+
 namespace tunekit {
 
 double Value::to_double() const {
@@ -47,27 +49,12 @@ std::string Value::repr() const {
 
 namespace {
 
-// -1, 0 or 1 as the int i is below, at or above the double d; 2 for a NaN.
-// Exact, as Python compares them: converting i first would make
-// 9007199254740993 equal to 9007199254740992.0. (The constraint engine's
-// compare_int_double, which core cannot reach.)
-int compare_int_double(std::int64_t i, double d) {
-  constexpr double kTwo63 = 9223372036854775808.0;
-  if (std::isnan(d)) return 2;
-  if (d >= kTwo63) return -1;
-  if (d < -kTwo63) return 1;
-  const double t = std::trunc(d);
-  const auto ti = static_cast<std::int64_t>(t);
-  if (i != ti) return i < ti ? -1 : 1;
-  return d > t ? -1 : d < t ? 1 : 0;
-}
-
 // -1, 0, 1, or 2 for a NaN, of two numbers.
 int compare_numbers(const Value& a, const Value& b) {
   if (a.is_int() && b.is_int()) return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
-  if (a.is_int()) return compare_int_double(a.as_int(), b.as_float());
+  if (a.is_int()) return detail::compare_int_double(a.as_int(), b.as_float());
   if (b.is_int()) {
-    const int c = compare_int_double(b.as_int(), a.as_float());
+    const int c = detail::compare_int_double(b.as_int(), a.as_float());
     return c == 2 ? 2 : -c;
   }
   const double x = a.as_float(), y = b.as_float();

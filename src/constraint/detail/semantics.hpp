@@ -11,6 +11,7 @@
 #include <string_view>
 #include <variant>
 
+#include "core/detail/numbers.hpp"
 #include "tunekit/value.hpp"
 
 namespace tunekit::detail {
@@ -124,21 +125,6 @@ const char* spelling(Fn fn);
 
 inline double as_double(const Slot& s) { return s.tag == Tag::Int ? static_cast<double>(s.i) : s.d; }
 
-constexpr double kTwo63 = 9223372036854775808.0;
-
-// Exact three-way comparison of an int with a double (Python compares them
-// exactly, not by converting the int). Returns -1, 0, 1, or 2 if unordered.
-inline int compare_int_double(std::int64_t i, double d) {
-  if (std::isnan(d)) return 2;
-  if (d >= kTwo63) return -1;
-  if (d < -kTwo63) return 1;
-  double t = std::trunc(d);
-  auto ti = static_cast<std::int64_t>(t);
-  if (i < ti) return -1;
-  if (i > ti) return 1;
-  double frac = d - t;
-  return frac > 0 ? -1 : frac < 0 ? 1 : 0;
-}
 
 // -1, 0, 1, or 2 if unordered (NaN). Both must be numbers.
 inline int compare_numbers(const Slot& a, const Slot& b) {
