@@ -58,7 +58,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
   bytes_.resize(n, 0);
   pristine_.resize(n);
   digests_.resize(n, 0);
-  fill_seeds_.resize(n, 0);
+  seed_ = seed;
   scalars_.resize(n, 0);
   signatures_.resize(n);
   versions_.resize(n, 0);
@@ -98,8 +98,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
                                         a.count, to_string(a.type)));
     buffers_[i].reset(p);
     bytes_[i] = bytes;
-    fill_seeds_[i] = seed * 1000003ULL + i;
-    fill(p, a, fill_seeds_[i]);
+    fill(p, a, fill_seed(i));
     if (a.role == Role::inout) pristine_[i].assign(p, p + bytes_[i]);
     if (a.role == Role::in && watch_inputs_) digests_[i] = contents_digest(p, bytes_[i]);
     signatures_[i] = std::move(signature);
@@ -116,7 +115,7 @@ void HostArguments::reset() {
     else if (args_[i].role == Role::inout) std::memcpy(buffers_[i].get(), pristine_[i].data(), bytes_[i]);
     else if (args_[i].role == Role::in && watch_inputs_ &&
              contents_digest(buffers_[i].get(), bytes_[i]) != digests_[i]) {
-      fill(buffers_[i].get(), args_[i], fill_seeds_[i]);
+      fill(buffers_[i].get(), args_[i], fill_seed(i));
       versions_[i] = ++generated_;  // a device copy of it is stale too
     }
   }

@@ -178,6 +178,10 @@ class Statement {
   }
   std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
 
+  // Ready to step again, with its bindings kept: one statement prepared once
+  // serves a loop.
+  void reset() { sqlite3_reset(stmt_); }
+
  private:
   void check(int rc, std::string_view what) {
     if (rc != SQLITE_OK) fail(path_, what, db_);
@@ -666,16 +670,17 @@ std::size_t Store::mark_stale(const std::string& spec_hash, const std::string& d
   exec(db_, path_, "BEGIN IMMEDIATE", "cannot mark trials stale");
   std::size_t marked = 0;
   try {
+    Statement st(db_, path_,
+                 "UPDATE trials SET settings = ?5 || settings, confirmed = 0 WHERE spec_hash = ?1 AND device = ?2 "
+                 "AND size_key = ?3 AND config_key = ?4 AND substr(settings, 1, length(?5)) <> ?5 RETURNING id");
+    st.bind(1, spec_hash);
+    st.bind(2, device);
+    st.bind(3, size_key(size));
+    st.bind(5, std::string(kStaleSettings));
     for (const Config& c : configs) {
-      Statement st(db_, path_,
-                   "UPDATE trials SET settings = ?5 || settings, confirmed = 0 WHERE spec_hash = ?1 AND device = ?2 "
-                   "AND size_key = ?3 AND config_key = ?4 AND substr(settings, 1, length(?5)) <> ?5 RETURNING id");
-      st.bind(1, spec_hash);
-      st.bind(2, device);
-      st.bind(3, size_key(size));
       st.bind(4, c.key());
-      st.bind(5, std::string(kStaleSettings));
       while (st.step("cannot mark trials stale")) ++marked;
+      st.reset();
     }
     exec(db_, path_, "COMMIT", "cannot mark trials stale");
   } catch (...) {

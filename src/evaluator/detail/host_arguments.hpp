@@ -83,6 +83,7 @@ class HostArguments {
   Verification verify(const std::string& file, const Tolerance& tol);
 
  private:
+  std::uint64_t fill_seed(std::size_t i) const { return seed_ * 1000003ULL + i; }
   struct FreeDeleter {
     void operator()(void* p) const;
   };
@@ -93,11 +94,12 @@ class HostArguments {
   std::vector<std::unique_ptr<std::byte, FreeDeleter>> buffers_;
   std::vector<std::size_t> bytes_;
   std::vector<std::vector<std::byte>> pristine_;  // inout buffers' generated contents
-  // An input's digest and fill seed as generated: a config that wrote into
-  // its input (a bug, or a write past its output's end) must not leave every
-  // later config of this worker computing from other data, and failing as
-  // wrong_result by no fault of its own.
-  std::vector<std::uint64_t> digests_, fill_seeds_;
+  // An input's digest as generated: a config that wrote into its input (a
+  // bug, or a write past its output's end) must not leave every later config
+  // of this worker computing from other data, and failing as wrong_result by
+  // no fault of its own.
+  std::vector<std::uint64_t> digests_;
+  std::uint64_t seed_ = 0;  // every buffer's: the seed is in each signature
   bool watch_inputs_ = false;
   std::vector<std::uint64_t> scalars_;
   std::string expected_file_;  // the reference file whose outputs expected_ holds
