@@ -18,6 +18,7 @@ namespace {
 
 const char* kPlanted = R"(
 __device__ int done_once;
+__device__ int calls;
 extern "C" __global__ void kernel(const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
 #if KIND == 5
@@ -39,8 +40,14 @@ extern "C" __global__ void kernel(const float* x, float* y, int n) {
   if (i < n) y[i] = 2.0f * x[i]
 #if KIND == 4
     + (i == 3 ? 0.5f : 0.0f)                                  // wrong at [3]
+#elif KIND == 8
+    * (calls ? 1.0000002f : 1.0f)                             // right, its last bits unlike its first call's
 #endif
     ;
+#if KIND == 8
+  __syncthreads();
+  if (i == 0) calls = 1;
+#endif
 #if KIND == 6
   if (i == 0) done_once = 1;
 #elif KIND == 7
@@ -241,6 +248,19 @@ TEST_F(CudaGpuTest, AKernelRightOnceAndOneThatWritesItsInputAreTold) {
   evaluator_->evaluate(request(build_ok(input(7)), ref));
   TrialResult next = evaluator_->evaluate(request(build_ok(input(0, "kernel", {"AFTER=7"})), ref));
   EXPECT_EQ(next.status, Status::ok) << next.error;
+}
+
+// The check after timing compares the outputs with the first call's on the
+// device; outputs that differ there in their last bits are read back and
+// checked against the reference's tolerance, as the first call's were.
+TEST_F(CudaGpuTest, AKernelWhoseLastBitsChangeFromCallToCallIsRight) {
+  Artifact ref = build_ok(input(0));
+  TrialRequest rq = request(build_ok(input(8)), ref);
+  rq.tolerance = {0, 1e-5};
+  TrialResult r = evaluator_->evaluate(rq);
+  EXPECT_EQ(r.status, Status::ok) << r.error;
+  EXPECT_TRUE(r.verification.passed) << r.verification.detail;
+  EXPECT_FALSE(r.samples.empty());
 }
 
 TEST_F(CudaGpuTest, ResourceLimitsAreCheckedBeforeTheLaunch) {

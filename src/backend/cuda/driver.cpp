@@ -64,6 +64,7 @@ Loaded load() {
       bind(lib, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
       bind(lib, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing) &&
       bind(lib, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing) &&
+      bind(lib, d.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, missing) &&
       bind(lib, d.cuMemsetD8Async, {"cuMemsetD8Async"}, missing) &&
       bind(lib, d.cuMemsetD16Async, {"cuMemsetD16Async"}, missing) &&
       bind(lib, d.cuMemsetD32Async, {"cuMemsetD32Async"}, missing) &&

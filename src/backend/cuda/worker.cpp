@@ -35,15 +35,23 @@ constexpr double kGroupTargetUs = 20000.0;
 constexpr std::size_t kMaxGroup = 512;
 constexpr std::size_t kModuleCacheSize = 8;
 
+// The worker's own kernels, as PTX, so the driver compiles them for any GPU
+// and the worker needs no NVRTC.
+//
 // The L2 flush: ordinary 16-byte stores (cold) or loads (cold-read, p_read
 // != 0) over a buffer larger than the L2, as a kernel (a driver memset may
 // write with another cache policy and leave the kernel's data resident).
-// PTX, so the driver compiles it for any GPU and the worker needs no NVRTC.
 // Loading, it xors what it loads so the loads are not dropped, and stores
 // only when the xor is a value it cannot be (the buffer holds one repeated
 // word, whose four xored lanes give 0): its lines stay clean. Plain ld.global
 // (not .nc), so they are allocated in the L2 like any load.
-constexpr const char* kFlushPtx = R"(
+//
+// tunekit_differ sets *p_flag when two buffers of p_bytes bytes differ
+// anywhere (words, then the tail's bytes by one thread): the check after
+// timing compares a call's outputs with the verified call's where they
+// are, not by reading them back (64 MB of SGEMM output took ~10 ms a
+// config).
+constexpr const char* kWorkerPtx = R"(
 .version 7.0
 .target sm_70
 .address_size 64
@@ -92,6 +100,65 @@ DONE:
 END:
   ret;
 }
+
+.visible .entry tunekit_differ(.param .u64 p_a, .param .u64 p_b, .param .u64 p_bytes, .param .u64 p_flag)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [p_a];
+  ld.param.u64 %rd2, [p_b];
+  ld.param.u64 %rd3, [p_bytes];
+  ld.param.u64 %rd4, [p_flag];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  cvta.to.global.u64 %rd4, %rd4;
+  shr.u64 %rd5, %rd3, 2;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd6, %r1, %r2;
+  cvt.u64.u32 %rd7, %r3;
+  add.u64 %rd8, %rd6, %rd7;
+  mov.u64 %rd15, %rd8;
+  mul.wide.u32 %rd9, %r4, %r2;
+  mov.u32 %r9, 0;
+WORDS:
+  setp.ge.u64 %p1, %rd8, %rd5;
+  @%p1 bra TAIL;
+  shl.b64 %rd10, %rd8, 2;
+  add.u64 %rd11, %rd1, %rd10;
+  add.u64 %rd12, %rd2, %rd10;
+  ld.global.u32 %r5, [%rd11];
+  ld.global.u32 %r6, [%rd12];
+  xor.b32 %r7, %r5, %r6;
+  or.b32 %r9, %r9, %r7;
+  add.u64 %rd8, %rd8, %rd9;
+  bra WORDS;
+TAIL:
+  setp.ne.u64 %p2, %rd15, 0;
+  @%p2 bra FOUND;
+  shl.b64 %rd10, %rd5, 2;
+BYTES:
+  setp.ge.u64 %p1, %rd10, %rd3;
+  @%p1 bra FOUND;
+  add.u64 %rd11, %rd1, %rd10;
+  add.u64 %rd12, %rd2, %rd10;
+  ld.global.u8 %r5, [%rd11];
+  ld.global.u8 %r6, [%rd12];
+  xor.b32 %r7, %r5, %r6;
+  or.b32 %r9, %r9, %r7;
+  add.u64 %rd10, %rd10, 1;
+  bra BYTES;
+FOUND:
+  setp.eq.u32 %p3, %r9, 0;
+  @%p3 bra SAME;
+  mov.u32 %r8, 1;
+  st.global.u32 [%rd4], %r8;
+SAME:
+  ret;
+}
 )";
 
 // A failed driver call inside the sampling loop.
@@ -131,7 +198,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   bool poisoned() const override { return poisoned_; }
 
   std::optional<TrialResult> load(const tunekit::detail::WorkerRequest& rq) override {
-    inputs_restored_ = false;  // a new request: its first verified call copies the inputs in
+    inputs_restored_ = false;  // a new request: its first verified call restores the inputs
+    first_kept_ = false;
     if (poisoned_) return failure(Status::launch_error, "the CUDA context is lost: " + sticky_);
     launch_ = rq.launch;
     if (auto why = check_geometry(limits_, launch_)) return failure(Status::resource_limit, *why);
@@ -182,6 +250,20 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
 
   std::optional<TrialResult> run_once(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args,
                                       bool) override {
+    if (auto failed = call(rq, args)) return failed;
+    if (rq.op != tunekit::detail::WorkerRequest::Op::reference) keep_first_outputs(args);
+    return read_outputs(args);
+  }
+
+  Again run_again(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args) override {
+    if (auto failed = call(rq, args)) return {failed, false};
+    if (first_kept_ && outputs_as_first(args)) return {std::nullopt, true};
+    return {read_outputs(args), false};
+  }
+
+  // One verified call: inputs restored, outputs poisoned, the kernel run to
+  // its end.
+  std::optional<TrialResult> call(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args) {
     if (auto failed = upload(rq, args, true)) return failed;
     // A reference that used a map it was given zeroed fails: say why.
     auto noted = [&](std::optional<TrialResult> failed) {
@@ -195,7 +277,57 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     d_.cuEventRecord(stop_, stream_);
     if (r = d_.cuEventSynchronize(stop_); r != CUDA_SUCCESS) return noted(fail_call("the kernel", r));
     if (d_.cuEventElapsedTime(&ms, start_, stop_) == CUDA_SUCCESS) pending_busy_ += Microseconds(1000.0 * ms);
-    return read_outputs(args);
+    return std::nullopt;
+  }
+
+  // The verified call's outputs, copied beside them on the device (ordered
+  // before the read-back that follows), for outputs_as_first. Without room
+  // for them the check after timing reads its outputs back instead.
+  void keep_first_outputs(const tunekit::detail::HostArguments& args) {
+    first_kept_ = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (!args.is_output(i) || args.bytes(i) == 0) continue;
+      if (!spare(firsts_[i], args.bytes(i)) ||
+          d_.cuMemcpyDtoDAsync(firsts_[i].ptr, buffers_[i], args.bytes(i), stream_) != CUDA_SUCCESS)
+        return;
+    }
+    first_kept_ = true;
+  }
+
+  // Whether every output is bitwise what the verified call wrote; false
+  // also when the device cannot tell (the outputs are then read back).
+  bool outputs_as_first(const tunekit::detail::HostArguments& args) {
+    std::vector<Span> spans;
+    for (std::size_t i = 0; i < args.size(); ++i)
+      if (args.is_output(i) && args.bytes(i) > 0) spans.push_back({buffers_[i], firsts_[i].ptr, args.bytes(i)});
+    return same_bits(spans);
+  }
+
+  struct Span {
+    CUdeviceptr a, b;
+    unsigned long long bytes;
+  };
+
+  // Whether each pair of device buffers holds the same bits; false also
+  // when the device cannot tell.
+  bool same_bits(std::vector<Span> spans) {
+    if (load_own_kernels() != CUDA_SUCCESS) return false;
+    if (!differs_ && d_.cuMemAlloc(&differs_, sizeof(unsigned)) != CUDA_SUCCESS) {
+      differs_ = 0;
+      return false;
+    }
+    if (d_.cuMemsetD32Async(differs_, 0, 1, stream_) != CUDA_SUCCESS) return false;
+    const unsigned blocks = static_cast<unsigned>(std::max(1, limits_.sm_count) * 4);
+    for (Span& s : spans) {
+      void* params[] = {&s.a, &s.b, &s.bytes, &differs_};
+      if (d_.cuLaunchKernel(differ_fn_, blocks, 1, 1, 512, 1, 1, 0, stream_, params, nullptr) != CUDA_SUCCESS)
+        return false;
+    }
+    unsigned differs = 1;
+    if (d_.cuMemcpyDtoHAsync(&differs, differs_, sizeof differs, stream_) != CUDA_SUCCESS ||
+        d_.cuStreamSynchronize(stream_) != CUDA_SUCCESS)
+      return false;
+    return differs == 0;
   }
 
   std::optional<TrialResult> read_outputs(tunekit::detail::HostArguments& args) {
@@ -417,19 +549,24 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     }
   }
 
+  CUresult load_own_kernels() {
+    if (!own_module_)
+      if (CUresult r = d_.cuModuleLoadData(&own_module_, kWorkerPtx); r != CUDA_SUCCESS) {
+        own_module_ = nullptr;
+        return r;
+      }
+    if (!flush_fn_)
+      if (CUresult r = d_.cuModuleGetFunction(&flush_fn_, own_module_, "tunekit_flush"); r != CUDA_SUCCESS) return r;
+    if (!differ_fn_)
+      if (CUresult r = d_.cuModuleGetFunction(&differ_fn_, own_module_, "tunekit_differ"); r != CUDA_SUCCESS) return r;
+    return CUDA_SUCCESS;
+  }
+
   // The flush buffer, and the length of the mode's flush (it sizes the
   // groups of samples): timed again when the size or the mode changes.
   std::optional<TrialResult> ensure_flush(std::uint64_t bytes, CacheMode mode) {
     bytes = bytes / 16 * 16;
-    if (!flush_module_) {
-      if (CUresult r = d_.cuModuleLoadData(&flush_module_, kFlushPtx); r != CUDA_SUCCESS) {
-        flush_module_ = nullptr;
-        return fail_call("loading the L2 flush kernel", r);
-      }
-    }
-    if (!flush_fn_)
-      if (CUresult r = d_.cuModuleGetFunction(&flush_fn_, flush_module_, "tunekit_flush"); r != CUDA_SUCCESS)
-        return fail_call("loading the L2 flush kernel", r);
+    if (CUresult r = load_own_kernels(); r != CUDA_SUCCESS) return fail_call("loading the L2 flush kernel", r);
     if (flush_bytes_ == bytes && flush_timed_ == mode) return std::nullopt;
     flush_timed_.reset();
     try {
@@ -437,7 +574,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         if (flush_) d_.cuMemFree(flush_);
         flush_ = 0;
         flush_bytes_ = 0;
-        if (CUresult r = d_.cuMemAlloc(&flush_, bytes); r != CUDA_SUCCESS)
+        if (CUresult r = allocate(&flush_, bytes); r != CUDA_SUCCESS)
           return fail_allocation("cuMemAlloc (L2 flush)", r);
         flush_bytes_ = bytes;
         flush(CacheMode::cold);  // written once: the read flush reads no uninitialised memory
@@ -466,6 +603,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     buffers_.resize(args.size(), 0);
     capacity_.resize(args.size(), 0);
     uploaded_.resize(args.size(), 0);
+    pristines_.resize(args.size());
+    firsts_.resize(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::size_t need = args.is_buffer(i) ? std::max<std::size_t>(args.bytes(i), 256) : 0;
       if (capacity_[i] == need) continue;
@@ -474,7 +613,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       capacity_[i] = 0;
       uploaded_[i] = 0;
       if (need == 0) continue;
-      if (CUresult r = d_.cuMemAlloc(&buffers_[i], need); r != CUDA_SUCCESS) {
+      if (CUresult r = allocate(&buffers_[i], need); r != CUDA_SUCCESS) {
         release_buffers();
         return fail_allocation(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r);
       }
@@ -487,31 +626,63 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
                    : args.is_tensor_map(i) ? static_cast<void*>(&maps_[i])
                                            : args.scalar(i);
     if (auto failed = encode_tensor_maps(args, rq.op == tunekit::detail::WorkerRequest::Op::reference)) return failed;
+    // An input is restored before a request's first verified call too: a
+    // config that wrote into its device copy (a bug, or a write past its
+    // output's end) would leave every later config of this worker computing
+    // from other data, failing as wrong_result by no fault of its own.
+    // (OpenCL writes every buffer each time.) The check after timing finds
+    // them as the timed calls left them. Whether an input changed is told
+    // on the device, against a copy made as it was copied in: copying it in
+    // again from the host's pageable memory took ~10 ms a config (128 MB of
+    // SGEMM inputs). The copy is never restored from: a stray write may
+    // have hit it too, and then it differs, and the host's copy is used.
+    const bool check_inputs = for_verification && !inputs_restored_;
+    std::vector<std::size_t> unchecked;  // inputs to copy in from the host unless found as copied
     for (std::size_t i = 0; i < args.size(); ++i) {
       if (!args.is_buffer(i) || args.bytes(i) == 0) continue;
       const Role role = args.argument(i).role;
       const bool stale = uploaded_[i] != args.version(i);
-      // An input is copied in again before a request's first verified call
-      // too: a config that wrote into its device copy (a bug, or a write
-      // past its output's end) would leave every later config of this
-      // worker computing from other data, failing as wrong_result by no
-      // fault of its own. (OpenCL writes every buffer each time.) The check
-      // after timing finds them as the timed calls left them.
-      const bool copy = role == Role::in      ? stale || (for_verification && !inputs_restored_)
-                        : role == Role::inout ? stale || for_verification
-                                              : false;
-      if (copy) {
-        // Pageable memory: staged before the call returns, so the host
-        // buffer may change afterwards; ordered before the launch.
-        if (CUresult r = d_.cuMemcpyHtoDAsync(buffers_[i], args.data(i), args.bytes(i), stream_); r != CUDA_SUCCESS)
-          return fail_call("cuMemcpyHtoD", r);
-        uploaded_[i] = args.version(i);
+      if (role == Role::in && !stale && check_inputs) {
+        unchecked.push_back(i);
+      } else if ((role == Role::in && stale) || (role == Role::inout && (stale || for_verification))) {
+        if (auto failed = copy_in(args, i)) return failed;
       } else if (role == Role::out && for_verification) {
         if (CUresult r = poison(i, args); r != CUDA_SUCCESS) return fail_call("poisoning an output", r);
       }
     }
+    if (!unchecked.empty() && !inputs_as_copied(args, unchecked))
+      for (std::size_t i : unchecked)
+        if (auto failed = copy_in(args, i)) return failed;
     inputs_restored_ = inputs_restored_ || for_verification;
     return std::nullopt;
+  }
+
+  // Copies argument i in from the host, and an input beside it on the
+  // device, to tell later whether a config wrote into it.
+  std::optional<TrialResult> copy_in(tunekit::detail::HostArguments& args, std::size_t i) {
+    const std::size_t bytes = args.bytes(i);
+    // Pageable memory: staged before the call returns, so the host buffer
+    // may change afterwards; ordered before the launch.
+    if (CUresult r = d_.cuMemcpyHtoDAsync(buffers_[i], args.data(i), bytes, stream_); r != CUDA_SUCCESS)
+      return fail_call("cuMemcpyHtoD", r);
+    uploaded_[i] = args.version(i);
+    Spare& copy = pristines_[i];
+    copy.version = 0;
+    if (args.argument(i).role == Role::in && spare(copy, bytes) &&
+        d_.cuMemcpyDtoDAsync(copy.ptr, buffers_[i], bytes, stream_) == CUDA_SUCCESS)
+      copy.version = args.version(i);
+    return std::nullopt;
+  }
+
+  // Whether each of `inputs` is bitwise as it was copied in; false also
+  // when the device cannot tell.
+  bool inputs_as_copied(const tunekit::detail::HostArguments& args, const std::vector<std::size_t>& inputs) {
+    std::vector<Span> spans;
+    for (std::size_t i : inputs) {
+      if (!pristines_[i].ptr || pristines_[i].version != args.version(i)) return false;
+      spans.push_back({buffers_[i], pristines_[i].ptr, args.bytes(i)});
+    }
+    return same_bits(spans);
   }
 
   // Each tensor map, checked, then encoded over its buffer's device copy.
@@ -581,11 +752,56 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   }
 
   void release_buffers() {
+    release_spares();
     for (CUdeviceptr p : buffers_)
       if (p) d_.cuMemFree(p);
     buffers_.clear();
     capacity_.clear();
     uploaded_.clear();
+    pristines_.clear();
+    firsts_.clear();
+  }
+
+  // Device memory the worker can do without (the inputs' pristine copies,
+  // the verified call's outputs): given back when a buffer the kernel needs
+  // finds no room.
+  struct Spare {
+    CUdeviceptr ptr = 0;
+    std::size_t bytes = 0;
+    std::uint64_t version = 0;  // pristine copies: the host version it holds; 0: none
+  };
+
+  // Makes `s` hold at least `bytes`; false without room for it.
+  bool spare(Spare& s, std::size_t bytes) {
+    if (s.ptr && s.bytes >= bytes) return true;
+    if (s.ptr) d_.cuMemFree(s.ptr);
+    s = {};
+    if (d_.cuMemAlloc(&s.ptr, bytes) != CUDA_SUCCESS) {
+      s.ptr = 0;
+      return false;
+    }
+    s.bytes = bytes;
+    return true;
+  }
+
+  bool release_spares() {
+    bool any = false;
+    for (auto* spares : {&pristines_, &firsts_})
+      for (Spare& s : *spares) {
+        if (s.ptr) d_.cuMemFree(s.ptr);
+        any = any || s.ptr;
+        s = {};
+      }
+    first_kept_ = false;
+    return any;
+  }
+
+  // cuMemAlloc, with the spare memory given back first when the device has
+  // no room otherwise.
+  CUresult allocate(CUdeviceptr* p, std::size_t bytes) {
+    CUresult r = d_.cuMemAlloc(p, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && release_spares()) r = d_.cuMemAlloc(p, bytes);
+    return r;
   }
 
   const Driver& d_;
@@ -607,13 +823,18 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   std::uint64_t flush_bytes_ = 0;
   double flush_us_ = 0;
   std::vector<CUevent> starts_, stops_;
-  CUmodule flush_module_ = nullptr;
+  CUmodule own_module_ = nullptr;
   CUfunction flush_fn_ = nullptr;
+  CUfunction differ_fn_ = nullptr;
   std::optional<CacheMode> flush_timed_;  // the mode flush_us_ was timed with
   unsigned flush_value_ = 0;
   Seconds pending_busy_{0};
   bool poisoned_ = false;
-  bool inputs_restored_ = false;  // this request's inputs were copied in for a verified call
+  bool inputs_restored_ = false;  // this request's inputs were restored for a verified call
+  std::vector<Spare> pristines_;  // per argument: an input as copied in, to tell whether a config wrote into it
+  std::vector<Spare> firsts_;     // per argument: an output as the verified call wrote it
+  bool first_kept_ = false;       // firsts_ holds this request's verified call's outputs
+  CUdeviceptr differs_ = 0;       // tunekit_differ's flag
   std::string sticky_;
 };
 

@@ -23,6 +23,19 @@ class KernelRunner {
   // since the last call.
   virtual std::optional<TrialResult> run_once(const WorkerRequest& request, HostArguments& args,
                                               bool inputs_changed) = 0;
+  // The call after the timed ones, which checks that the kernel's result
+  // does not change from call to call: the kernel once more, as run_once,
+  // into outputs poisoned again. A backend that can tell on its own side
+  // that the outputs are bitwise those of the request's first, verified,
+  // call says `same`, and they are not read back; otherwise they are in
+  // `args`, to verify.
+  struct Again {
+    std::optional<TrialResult> failed;
+    bool same = false;
+  };
+  virtual Again run_again(const WorkerRequest& request, HostArguments& args) {
+    return {run_once(request, args, false), false};
+  }
   // Times the kernel as request.measure says: samples and device_busy, or a
   // failure.
   virtual TrialResult time(const WorkerRequest& request, HostArguments& args) = 0;
