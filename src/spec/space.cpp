@@ -5,25 +5,14 @@
 #include <cctype>
 #include <cmath>
 #include <unordered_map>
-#include <unordered_set>
 
+#include "core/detail/distinct_values.hpp"
 #include "tunekit/annotation.hpp"
 #include "tunekit/builder.hpp"
 
 namespace tunekit::spec_detail {
 
 namespace {
-
-// Equal for values that compare equal as parameter values: a number and its
-// float spelling (64 and 64.0) are the same value, a string never equals a
-// number.
-std::string value_identity(const Value& v) {
-  if (v.is_string()) return "s" + v.as_string();
-  const double d = v.to_double();
-  if (v.is_int()) return "n" + std::to_string(v.as_int());
-  if (d == std::floor(d) && std::fabs(d) < 9.2e18) return "n" + std::to_string(static_cast<std::int64_t>(d));
-  return "f" + v.repr();
-}
 
 // A spec that declares parameters for a source with %RANGE% lines (CCCL)
 // narrows them: each parameter is one of the lines', with values on its
@@ -117,7 +106,7 @@ void Loader::space(const Map& m, Spec& s) const {
     if (!declared && !s.configs.empty()) {
       // The parameters are implied: each name with its distinct values, in
       // order of appearance, located at its first key.
-      std::map<std::string, std::unordered_set<std::string>> values_seen;
+      std::map<std::string, detail::DistinctValues> values_seen;
       for (std::size_t i = 0; i < s.configs.size(); ++i)
         for (const auto& [name, value] : s.configs[i]) {
           const std::string& key = name;  // clang 14 cannot capture a structured binding
@@ -132,7 +121,7 @@ void Loader::space(const Map& m, Spec& s) const {
             s.parameters.push_back(Parameter{name, {}, at});
             p = s.parameters.end() - 1;
           }
-          if (values_seen[name].insert(value_identity(value)).second) p->values.push_back(value);
+          if (!values_seen[name].add(value)) p->values.push_back(value);
         }
       // A name only some configs give that is a near miss of another is a
       // typo: said at the key, not as a name the other configs miss.
@@ -241,13 +230,13 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
   if (it.node.IsSequence()) {
     std::vector<Item> els = elements(it);
     if (els.empty()) fail(it.where, "parameter '" + name + "' has no values");
-    std::unordered_map<std::string, std::size_t> seen;  // value -> index: linear, for lists of 10^5 values
+    detail::DistinctValues seen;
     for (const Item& el : els) {
       if (!el.node.IsScalar()) wrong_type(el, "a value (int, float or string)");
       Value v = value_of(el);
-      if (auto [j, fresh] = seen.try_emplace(value_identity(v), p.values.size()); !fresh)
-        fail(content_loc(el), "duplicate value " + v.repr() + " in parameter '" + name + "' (also at index " +
-                                  std::to_string(j->second) + ")");
+      if (auto j = seen.add(v))
+        fail(content_loc(el),
+             "duplicate value " + v.repr() + " in parameter '" + name + "' (also at index " + std::to_string(*j) + ")");
       p.values.push_back(std::move(v));
     }
   } else if (it.node.IsMap()) {

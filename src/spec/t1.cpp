@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "core/detail/distinct_values.hpp"
 #include "core/detail/text.hpp"
 #include "spec/detail/text.hpp"
 #include "tunekit/error.hpp"
@@ -761,24 +762,12 @@ void known_keys(const JsonFile& f, const nlohmann::json& obj, const std::vector<
 }
 
 // A value listed twice would be counted twice in every size of the space.
-// Twice by Python's equality (Value's ==), which a spec's parameters:
-// follow too (docs/spec-format.md: "a list of distinct values"): 1, 1.0 and
-// True are one value, and so are 0.0 and -0.0.
 void no_duplicate_values(const std::vector<Value>& values, const std::string& what, const SourceLocation& where) {
-  // Equal numbers are equal doubles (and 0.0, -0.0 hash alike): a bucket
-  // holds the earlier values a value may equal. Linear, for long lists.
-  std::unordered_map<std::size_t, std::vector<std::size_t>> seen;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const Value& v = values[i];
-    const std::size_t h = v.is_string() ? std::hash<std::string>{}(v.as_string()) : std::hash<double>{}(v.to_double());
-    auto& bucket = seen[h];
-    for (std::size_t j : bucket)
-      if (values[j] == v)
-        throw InputError(where,
-                         fmt::format("{}: duplicate value {}{}", what, v.repr(),
-                                     values[j].repr() == v.repr() ? "" : " (equal to " + values[j].repr() + ")"));
-    bucket.push_back(i);
-  }
+  detail::DistinctValues seen;
+  for (const Value& v : values)
+    if (auto j = seen.add(v))
+      throw InputError(where, fmt::format("{}: duplicate value {}{}", what, v.repr(),
+                                          seen[*j].repr() == v.repr() ? "" : " (equal to " + seen[*j].repr() + ")"));
 }
 
 Value json_value(const nlohmann::json& v, const SourceLocation& where, const std::string& what) {

@@ -353,6 +353,7 @@ TEST(T1Files, EveryLoaderRefusesTheSameDuplicates) {
            {"[1, \"1\"]", "[1, '1']", false},
            {"[9007199254740993, 9007199254740992.0]", "[9007199254740993, 9007199254740992.0]", false},
            {"[0.5, 1.5]", "[0.5, 1.5]", false},
+           {"[9200000000000000000, 9.2e18]", "[9200000000000000000, 9.2e18]", true},
        }) {
     const fs::path t1_list = dir / "t1_list.json", t1_text = dir / "t1_text.json", neutral = dir / "neutral.json",
                    yaml = dir / "spec.yaml";
