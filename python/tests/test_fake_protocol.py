@@ -107,6 +107,19 @@ class FakeProtocol(unittest.TestCase):
         self.assertGreater(result["verify_us"], 0.0)  # the comparison's time, on the host
         self.assertFalse(result["restart"])
 
+    def test_cold_samples_report_their_flushes(self):
+        # The tune's time line says how much of the measuring was flushing,
+        # as the CUDA worker's answers let it.
+        _, descriptor = self.compile(0, block=64)
+        rq = {"op": "trial", "artifact": descriptor, "hash": "h", "entry": "fake_kernel", "grid": [1, 1, 1],
+              "args": self.args(), "reference_file": "", "atol": 1e-6, "rtol": 1e-5, "seed": 1,
+              "flush_bytes": 3 << 20,
+              "measure": {"warmup_us": 0, "min_samples": 5, "max_samples": 5, "max_time_s": 1,
+                          "target_noise": 0.02, "cache": "cold"}}
+        self.assertGreater(self.worker.ask(rq)["flush_us"], 0.0)
+        rq["measure"]["cache"] = "hot"
+        self.assertEqual(self.worker.ask(rq)["flush_us"], 0.0)
+
     def test_compile_error_carries_the_message(self):
         answer, _ = self.compile(1)
         self.assertEqual(answer["status"], "compile_error")
@@ -143,9 +156,30 @@ class FakeProtocol(unittest.TestCase):
         _, d = self.compile(8)
         wrong = self.trial(d, ref)
         self.assertEqual(wrong["status"], "wrong_result", wrong)
-        self.assertIn("wrong after its timed calls", wrong["error"])
+        self.assertIn("wrong on a call after its timed ones", wrong["error"])
         self.assertIn("got 2.0, expected 1.0", wrong["error"])
         self.assertEqual(wrong["samples_us"], [])
+
+    def test_a_kernel_that_stops_working_after_its_first_call_is_wrong(self):
+        # Its outputs after the timed calls still hold the first call's right
+        # values (it wrote nothing since): the call checked after timing
+        # starts from outputs poisoned again, as src/evaluator/worker.cpp's.
+        ref = self.reference()
+        _, d = self.compile(9)
+        wrong = self.trial(d, ref)
+        self.assertEqual(wrong["status"], "wrong_result", wrong)
+        self.assertIn("wrong on a call after its timed ones", wrong["error"])
+        self.assertIn("got nan, expected 1.0", wrong["error"])
+        self.assertEqual(wrong["samples_us"], [])
+
+    def test_an_output_the_reference_leaves_unwritten_is_its_error(self):
+        # Outputs start as NaN: kept, it would make every config "expected nan".
+        with open(os.path.join(self.tmp.name, "ref.json"), "w") as f:
+            json.dump({"kind": "python", "source": KERNEL, "entry": "unwriting_reference"}, f)
+        answer = self.trial(os.path.join(self.tmp.name, "ref.json"), os.path.join(self.tmp.name, "ref_out.json"),
+                            op="reference")
+        self.assertEqual(answer["status"], "wrong_result", answer)
+        self.assertEqual(answer["error"], "the reference's output 'out' has nan at element 0")
 
     def test_sticky_error_asks_for_a_new_worker(self):
         _, d = self.compile(6)
@@ -219,6 +253,34 @@ class Inspect(unittest.TestCase):
                 f.write("def k(x):\n    return (x))\n")
             r = self.inspect({"source": path, "entry": "k"})
         self.assertEqual([(e["what"], e["line"], e["column"]) for e in r["errors"]], [("import", 2, 15)])
+
+    def test_the_answer_is_on_a_line_of_its_own_after_what_the_file_prints(self):
+        # tunekit reads the last line that is a JSON object
+        # (src/backend/triton/triton_backend.cpp, last_json_line); a print
+        # without a newline at import must not share it.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "k.py")
+            with open(path, "w") as f:
+                f.write("import sys\nsys.stdout.write('loading kernels... ')\n"
+                        "def k(x, BLOCK: 'tl.constexpr'):\n    pass\n")
+            env = dict(os.environ, PYTHONPATH=PYDIR, TUNEKIT_TRITON_FAKE="1")
+            out = subprocess.run([sys.executable, "-m", "tunekit_triton", "inspect"],
+                                 input=json.dumps({"source": path, "entry": "k", "parameters": ["BLOK"],
+                                                   "arguments": ["x"]}),
+                                 capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertTrue(out.stdout.startswith("loading kernels... "), out.stdout)
+        last = out.stdout.rstrip("\n").rpartition("\n")[2]
+        self.assertTrue(last.startswith("{"), out.stdout)
+        message = json.loads(last)["errors"][0]["message"]
+        self.assertIn("nor a launch option of Triton; did you mean 'BLOCK'?", message)
+
+    def test_a_missing_setup_function_is_reported_once(self):
+        # Each argument it makes names it (four for the fused MoE's routing).
+        setup = KERNEL + ":fake_setupp"
+        r = self.inspect({"source": KERNEL, "entry": "fake_kernel", "parameters": ["BLOCK", "MODE"],
+                          "arguments": ["x", "out", "n"], "setups": [setup, setup, setup]})
+        self.assertEqual([(e["what"], e["name"]) for e in r["errors"]], [("setup", setup)], r["errors"])
 
     def test_a_syntax_error_in_a_sibling_is_located_at_the_import(self):
         with tempfile.TemporaryDirectory() as d:

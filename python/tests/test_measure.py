@@ -27,11 +27,40 @@ class Summarize(unittest.TestCase):
         self.assertEqual(s.count, 4)
         self.assertEqual(s.median, 2.5)
         self.assertEqual((s.min, s.max, s.mean), (1.0, 4.0, 2.5))
-        self.assertAlmostEqual(s.noise, math.sqrt(5.0 / 3.0) / 2.5, places=12)
+        self.assertAlmostEqual(s.spread, math.sqrt(5.0 / 3.0) / 2.5, places=12)
+        # Four samples bound the median only by their range: (4 - 1) / (2 * 2.5).
+        self.assertAlmostEqual(s.noise, 3.0 / 5.0, places=12)
+
+    def test_noise_is_the_medians_confidence_interval(self):
+        # 50 samples 100 +- 0.1 k: order statistics 18 and 33, 15 steps of 0.1.
+        s = summarize(around(100, 0.1, 50))
+        self.assertAlmostEqual(s.noise, 1.5 / (2 * s.median), places=9)
+        self.assertLess(summarize(around(100, 0.1 * 50 / 200.0, 200)).noise, s.noise)
+
+    def test_one_preempted_sample_barely_moves_the_noise(self):
+        v = around(100, 0.02, 30)
+        quiet = summarize(v).noise
+        v[-1] = 5000.0
+        s = summarize(v)
+        self.assertLess(s.noise, 2 * quiet + 1e-3)
+        self.assertGreater(s.spread, 1.0)
+        self.assertFalse(s.bimodal)
+
+    def test_two_groups_of_times_are_bimodal(self):
+        two = [100 + 0.1 * (i % 5) for i in range(20)] + [130 + 0.1 * (i % 5) for i in range(20)]
+        self.assertTrue(summarize(two).bimodal)
+        self.assertFalse(summarize([100 + 2.0 * i * i / 40 for i in range(40)]).bimodal)
+        self.assertFalse(summarize([100 - 5 * math.log(1 - (i + 0.5) / 40) for i in range(40)]).bimodal)
+        self.assertFalse(summarize([100 + (i % 2) * 0.01 for i in range(40)]).bimodal)
+        self.assertFalse(summarize(sorted(two)[15:24]).bimodal)
 
     def test_odd_and_empty(self):
         self.assertEqual(summarize([9.0, 1.0, 5.0]).median, 5.0)
         self.assertEqual(summarize([]).count, 0)
+
+
+def around(centre, step, n):
+    return [centre + step * (i - n // 2) for i in range(n)]
 
 
 class CollectSamples(unittest.TestCase):
@@ -58,6 +87,21 @@ class CollectSamples(unittest.TestCase):
         s = collect_samples(self.settings(min_samples=3, max_samples=40, max_time_s=10.0, target_noise=0.01), None,
                             sample).samples
         self.assertEqual(len(s), 40)
+
+    def test_one_preempted_sample_does_not_keep_a_quiet_kernel_sampling(self):
+        # The stop rule is measure.cpp's (the median's confidence interval):
+        # stdev/mean would stay over any target after the 5 ms sample, and
+        # the loop would run to max_samples.
+        i = [0]
+
+        def sample(n):
+            i[0] += 1
+            return 5000.0 if i[0] == 4 else 100.0 + 0.01 * (i[0] % 3)
+
+        s = collect_samples(self.settings(min_samples=5, max_samples=200, max_time_s=3600.0, target_noise=0.02),
+                            None, sample).samples
+        self.assertIn(5000.0, s)
+        self.assertLess(len(s), 20)
 
     def test_time_cap_ends_a_noisy_kernel(self):
         clock = FakeClock()

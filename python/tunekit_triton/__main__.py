@@ -28,6 +28,15 @@ def _parse(argv):
     return p.parse_args(argv)
 
 
+def _answer_line(j) -> None:
+    """The one-shot modes' answer, on a line of its own: tunekit reads the
+    last line of the output that is a JSON object (the kernel file's and
+    Triton's own prints come before it, on stdout and stderr alike), and a
+    kernel file that printed without a newline at import would otherwise
+    share that line with the answer and hide it."""
+    print("\n" + json.dumps(j), flush=True)
+
+
 def main(argv=None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.cache:
@@ -38,12 +47,12 @@ def main(argv=None) -> int:
     if args.mode == "inspect":
         from .inspect_kernel import inspect_request
 
-        print(json.dumps(inspect_request(json.loads(sys.stdin.read()))))
+        _answer_line(inspect_request(json.loads(sys.stdin.read())))
         return 0
     if args.mode == "describe":
         from .inspect_kernel import describe
 
-        print(json.dumps(describe(args.device)))
+        _answer_line(describe(args.device))
         return 0
 
     from .protocol import open_channel

@@ -13,13 +13,17 @@ and the sampling loop. A fake kernel file is plain Python:
 
 behaviour() may return: compile ("ok", "error: <message>", "crash", "hang"),
 shared_memory and registers (checked against the limits like real ones),
-run ("ok", "launch_error", "sticky", "crash", "hang", "wrong"), time_us and
-noise (the relative spread of its samples).
+run ("ok", "launch_error", "sticky", "crash", "hang", "wrong", and for a
+kernel right on its first call only "wrong_later" (later calls write wrong
+values) or "once" (later calls write nothing)), time_us and noise (the
+relative spread of its samples).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import math
 import os
 import random
 import signal
@@ -94,8 +98,10 @@ def compile_variant(rq: Dict[str, Any]) -> Dict[str, Any]:
 
 
 class FakeRunner(Runner):
-    """Outputs are one number per output argument: the reference writes 1.0,
-    a variant whose behaviour says run: wrong writes 2.0."""
+    """Outputs are one number per output argument: the reference writes 1.0
+    (or what a reference function of no parameters returns), a variant whose
+    behaviour says run: wrong writes 2.0. Each checked call starts from
+    outputs poisoned to NaN, as the real runner's do."""
 
     def __init__(self):
         self.behaviour: Dict[str, Any] = {}
@@ -103,6 +109,8 @@ class FakeRunner(Runner):
         self.outputs: Dict[str, float] = {}
         self.rng = random.Random(1)
         self.poisoned = False
+        self.calls = 0  # of the loaded variant
+        self.reference_value = 1.0
 
     def prepare(self, rq: Request) -> Optional[Result]:
         return None
@@ -117,7 +125,16 @@ class FakeRunner(Runner):
             return Result.failure("launch_error", f"cannot read the build descriptor {rq.artifact}: {e}")
         self.kind = d.get("kind", "")
         self.behaviour = d.get("behaviour", {})
+        self.reference_value = 1.0
+        if self.kind == "python":
+            try:
+                fn = kernel_mod.find_function(kernel_mod.load_module(d["source"]), d["entry"], d["source"])
+            except kernel_mod.KernelLoadError as e:
+                return Result.failure("launch_error", str(e))
+            if not inspect.signature(fn).parameters:
+                self.reference_value = float(fn())
         self.outputs_names = [a.name for a in rq.arguments if a.role in ("out", "inout")]
+        self.calls = 0
         return None
 
     def _run(self) -> Optional[Result]:
@@ -133,13 +150,25 @@ class FakeRunner(Runner):
 
     def run_once(self, rq: Request) -> Optional[Result]:
         if self.kind != "fake":  # the reference
-            self.outputs = {n: 1.0 for n in self.outputs_names}
+            self.outputs = {n: self.reference_value for n in self.outputs_names}
             return None
         if failed := self._run():
             return failed
-        value = 2.0 if self.behaviour.get("run") == "wrong" else 1.0
+        what = self.behaviour.get("run")
+        later = self.calls > 0
+        self.calls += 1
+        if what == "once" and later:  # writes nothing: the poisoned outputs stay
+            self.outputs = {n: float("nan") for n in self.outputs_names}
+            return None
+        value = 2.0 if what == "wrong" or (what == "wrong_later" and later) else 1.0
         self.outputs = {n: value for n in self.outputs_names}
         return None
+
+    def nan_output(self) -> str:
+        for name, value in self.outputs.items():
+            if math.isnan(value):
+                return f"output '{name}' has nan at element 0"
+        return ""
 
     def save_outputs(self, path: str) -> str:
         with open(path, "w") as f:
@@ -166,14 +195,20 @@ class FakeRunner(Runner):
         noise = float(self.behaviour.get("noise", 0.0))
         r = Result()
 
+        cold = rq.measure.cache != "hot" and rq.flush_bytes > 0
+
         def sample(at_most: int) -> float:
+            if cold:  # a flush at 3 TB/s before each sample, as the real runner's
+                r.flush_us += rq.flush_bytes / 3e6
             us = t * (1.0 + noise * (2 * self.rng.random() - 1))
             r.busy_us += us
             return us
 
         if self.behaviour.get("run") == "wrong_later":  # right on its first call only, as a race may be
             self.outputs = {n: 2.0 for n in self.outputs_names}
+        # run: once writes nothing after its first call: its outputs keep that call's right values
         sampled = collect_samples(rq.measure, (lambda: None), sample)
+        self.calls += 1  # (and more: later calls are all that run_once asks about)
         r.samples_us = sampled.samples
         if sampled.cut_short:
             r.status = "slower"

@@ -83,8 +83,9 @@ def inspect_request(rq: Dict[str, Any]) -> Dict[str, Any]:
                    f"'{name}: tl.constexpr' to tune it")
         else:
             near = kernel_mod.closest(name, sig.constexprs + options)
+            triton = f"Triton {out['triton']}" if out.get("triton") else "Triton"  # no version when faked
             msg = (f"parameter '{name}' is neither a tl.constexpr of {entry} (those are: "
-                   f"{', '.join(sig.constexprs) or 'none'}) nor a launch option of Triton {out.get('triton', '')}"
+                   f"{', '.join(sig.constexprs) or 'none'}) nor a launch option of {triton}"
                    + (f"; did you mean '{near}'?" if near else ""))
         errors.append(_error("parameter", msg, name, sig.line, source))
     constexprs = rq.get("constexprs", [])
@@ -129,7 +130,8 @@ def inspect_request(rq: Dict[str, Any]) -> Dict[str, Any]:
             # A file that does not import is located in it; a missing function, at the spec's entry.
             what = "import" if e.kind == "import" else "reference"
             errors.append(_error(what, str(e), ref["entry"], e.line, ref["source"], e.column))
-    for setup in rq.get("setups", []):
+    # Every argument a setup function makes names it: one report per function.
+    for setup in dict.fromkeys(rq.get("setups", [])):
         path, _, name = setup.rpartition(":")
         try:
             kernel_mod.find_function(kernel_mod.load_module(path), name, path,

@@ -86,8 +86,24 @@ def load_module(path: str):
 
 
 def is_jit_function(obj) -> bool:
+    # A decorator over one (@triton.autotune, @triton.heuristics) has the
+    # same attributes, but its `fn` is the jit function, not Python's.
     return type(obj).__name__ in ("JITFunction", "InterpretedFunction") or (
-        hasattr(obj, "fn") and hasattr(obj, "run") and hasattr(obj, "arg_names"))
+        inspect.isfunction(getattr(obj, "fn", None)) and hasattr(obj, "run") and hasattr(obj, "arg_names"))
+
+
+_DECORATORS = {"Autotuner": "@triton.autotune", "Heuristics": "@triton.heuristics"}
+
+
+def _decorated_jit(obj):
+    """(the decorators' names, outermost first, the @triton.jit function)
+    when obj wraps one in decorators that launch it their own way; None
+    otherwise."""
+    names = []
+    while not is_jit_function(obj) and getattr(obj, "fn", None) is not None and hasattr(obj, "run"):
+        names.append(_DECORATORS.get(type(obj).__name__, type(obj).__name__))
+        obj = obj.fn
+    return (names, obj) if names and is_jit_function(obj) else None
 
 
 def python_function(obj):
@@ -148,6 +164,18 @@ def _not_found(obj, entry: str, path: str, expected: str, kinds: str, names: Lis
 
 def find_entry(module, entry: str, path: str):
     obj = getattr(module, entry, None)
+    if (decorated := _decorated_jit(obj)) is not None:
+        # The autotuner would pick its own config at each launch, whatever
+        # the trial's; its signature (*args, **kwargs) hides the kernel's.
+        names, jit = decorated
+        file = os.path.basename(path)
+        line = signature_of(jit).line
+        at = f" (line {line})" if line else ""
+        raise KernelLoadError(
+            f"'{entry}' in {file}{at} is wrapped in {' and '.join(names)}: expected a @triton.jit function "
+            f"that tunekit launches with each trial's config itself. Keep the jit function under a name of its own "
+            f"and point kernel.entry at it, e.g. '{entry}_jit = triton.jit(...)' and "
+            f"'{entry} = triton.autotune(...)({entry}_jit)'", 0, "entry")
     if obj is None or not is_jit_function(obj):
         raise _not_found(obj, entry, path, "a @triton.jit function", "@triton.jit functions", jit_functions(module))
     return obj

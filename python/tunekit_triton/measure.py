@@ -9,7 +9,10 @@ tests/measure/measure_test.cpp. The mapping of the spec's `measure:` keys:
   min_samples  -> min_samples
   max_samples  -> max_samples
   max_time     -> max_time_s: cap on sampling time (warm-up not counted)
-  noise        -> target_noise: stop once stdev/mean < this (nvbench's rule)
+  noise        -> target_noise: stop once the median is known to within this (the
+                  relative half-width of its 95% confidence interval, as tunekit's
+                  Statistics::noise; not nvbench's stdev/mean, which one preempted
+                  sample keeps above any target)
   cache        -> cache: "cold" (flush by overwriting), "cold-read" (flush by reading), "hot"
   timeout      -> enforced by the tuner, which kills the worker (not here)
   early_stop   -> early_stop, with best_so_far_us from the tuner: a config whose first
@@ -74,23 +77,75 @@ class Statistics:
     min: float = 0.0
     max: float = 0.0
     mean: float = 0.0
-    noise: float = 0.0  # relative standard deviation (stdev / mean)
+    noise: float = 0.0  # relative half-width of the median's 95% confidence interval (statistics.hpp)
+    spread: float = 0.0  # relative standard deviation, stdev / mean (nvbench's "noise")
+    bimodal: bool = False
     count: int = 0
 
 
+def _quantile(v: List[float], q: float) -> float:
+    """Linear interpolation (type 7) of the sorted values v."""
+    pos = q * (len(v) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (pos - lo) * (v[hi] - v[lo])
+
+
+def _median_of_sorted(v: List[float]) -> float:
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def median_noise(v: List[float], median: float) -> float:
+    """As measure.cpp's median_noise: the order statistics at ranks
+    n/2 -+ 0.98 sqrt(n) (1-based) of the sorted v, clamped to the sample,
+    over twice the median."""
+    n = len(v)
+    if n < 2 or not (median > 0):
+        return 0.0
+    half = 0.98 * math.sqrt(n)
+    lower = math.floor(n / 2 - half)
+    upper = math.ceil(1 + n / 2 + half)
+    j = min(max(lower, 1), n) - 1
+    k = min(max(upper, 1), n) - 1
+    return (v[k] - v[j]) / (2 * median)
+
+
+def _bimodal(v: List[float]) -> bool:
+    """As measure.cpp's bimodal: a split with a fifth of the sorted samples
+    on each side whose gap is over twice either side's interquartile range
+    and 1% of the median."""
+    n = len(v)
+    if n < 10:
+        return False
+    median = _median_of_sorted(v)
+    if not (median > 0):
+        return False
+    fifth = (n + 4) // 5
+    for k in range(fifth, n - fifth + 1):
+        gap = v[k] - v[k - 1]
+        if (gap > 0.01 * median and gap > 2 * (_quantile(v[:k], 0.75) - _quantile(v[:k], 0.25))
+                and gap > 2 * (_quantile(v[k:], 0.75) - _quantile(v[k:], 0.25))):
+            return True
+    return False
+
+
 def summarize(samples: List[float]) -> Statistics:
-    """As tunekit::summarize: median, extremes, mean and stdev/mean (n-1)."""
+    """As tunekit::summarize: median, extremes, mean, the median's noise,
+    the spread (stdev/mean, n-1) and bimodality."""
     s = Statistics(count=len(samples))
     if not samples:
         return s
     v = sorted(samples)
     n = len(v)
     s.min, s.max = v[0], v[-1]
-    s.median = v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+    s.median = _median_of_sorted(v)
     s.mean = sum(v) / n
     if n > 1 and s.mean > 0:
         ss = sum((x - s.mean) ** 2 for x in v)
-        s.noise = math.sqrt(ss / (n - 1)) / s.mean
+        s.spread = math.sqrt(ss / (n - 1)) / s.mean
+    s.noise = median_noise(v, s.median)
+    s.bimodal = _bimodal(v)
     return s
 
 
@@ -175,6 +230,9 @@ def collect_samples(
             continue
         if clock() - start >= settings.max_time_s:
             break
-        if summarize(samples).noise < settings.target_noise:
+        # The median's confidence interval, as measure.cpp: a kernel that
+        # stays noisy runs until the time cap, one preempted sample does not.
+        v = sorted(samples)
+        if median_noise(v, _median_of_sorted(v)) < settings.target_noise:
             break
     return out

@@ -120,6 +120,7 @@ class Result:
     error: str = ""
     samples_us: List[float] = field(default_factory=list)
     busy_us: float = 0.0
+    flush_us: float = 0.0  # the cold flushes before the samples (the tune's "flushing caches")
     verify_us: float = 0.0  # comparing the outputs with the reference, on the host
     verification: Verification = field(default_factory=Verification)
 
@@ -139,6 +140,7 @@ def answer_json(result: Result, restart: bool) -> dict:
         "error": result.error,
         "samples_us": list(result.samples_us),
         "busy_us": result.busy_us,
+        "flush_us": result.flush_us,
         "verify_us": result.verify_us,
         "restart": restart,
     }

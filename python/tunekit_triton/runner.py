@@ -359,6 +359,18 @@ class TritonRunner(Runner):
             return f"cannot save the reference outputs to {path}: {e}"
         return ""
 
+    def nan_output(self) -> str:
+        for a in self.arg_specs:
+            if a.role not in ("out", "inout") or a.setup:
+                continue
+            t = self.args[a.name]
+            if not t.is_floating_point():
+                continue
+            nan = self.torch.isnan(t.detach().flatten())
+            if bool(nan.any()):
+                return f"output '{a.name}' has nan at element {int(nan.nonzero()[0, 0])}"
+        return ""
+
     def verify(self, path: str, atol: float, rtol: float) -> Verification:
         torch = self.torch
         v = Verification(checked=True)
@@ -462,6 +474,7 @@ class TritonRunner(Runner):
                     for i in range(size):
                         if cold:
                             self._flush(mode)
+                            result.flush_us += self.flush_us  # as timed once for this mode (_ensure_flush)
                         starts[i].record()
                         if graph is not None:
                             graph.replay()

@@ -197,7 +197,11 @@ std::string emit_triton_configs(const Policy& policy) {
     std::vector<std::pair<std::string, Value>> meta;
     std::string options;
     for (const auto& [k, v] : c) {
-      if (is_triton_launch_option(k)) options += ", " + k + "=" + python_literal(v);
+      // triton.Config takes these as its own arguments; the other launch
+      // options (enable_fp_fusion, launch_pdl, ...) reach the launch from
+      // its kwargs, as the meta-parameters do (Config.all_kwargs).
+      if (k == "num_warps" || k == "num_stages" || k == "num_ctas" || k == "maxnreg")
+        options += ", " + k + "=" + python_literal(v);
       else meta.emplace_back(k, v);
     }
     out += "    triton.Config(" + python_dict(meta) + options + "),\n";
@@ -234,6 +238,24 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
         throw std::runtime_error(
             fmt::format("vLLM's MoE files hold integers; {} is {} in {}", k, v->repr(), e.config.str()));
       config[k] = v->as_int();
+    }
+    // vLLM passes a config's entries to its fused_moe_kernel as keyword
+    // arguments: a tuned launch option (maxnreg, num_ctas) goes with them;
+    // a parameter of this kernel that vLLM's does not take would make its
+    // launch fail, and left out, vLLM would run a config other than the one
+    // measured.
+    for (const auto& [k, v] : e.config) {
+      if (std::find_if(keys.begin(), keys.end(), [&](const char* key) { return k == key; }) != keys.end()) continue;
+      if (!is_triton_launch_option(k))
+        throw std::runtime_error(fmt::format(
+            "vLLM's MoE files hold BLOCK_SIZE_M/N/K, GROUP_SIZE_M and Triton launch options, which vLLM passes "
+            "to its fused_moe_kernel; the tuned parameter {} is none of these (in {}): give it its one value in "
+            "kernel.constexprs instead, or ship the Python policy",
+            k, e.config.str()));
+      if (!v.is_int())
+        throw std::runtime_error(
+            fmt::format("vLLM's MoE files hold integers; {} is {} in {}", k, v.repr(), e.config.str()));
+      config[k] = v.as_int();
     }
     const auto key = std::make_tuple(get("E"), get("N"), get(batch_axis));
     // vLLM names a file by the intermediate size, half the N of the fused

@@ -78,6 +78,46 @@ TEST_F(FakeTriton, CrashHangAndStickyErrorCostOneTrialEach) {
   EXPECT_EQ(status.at("{BLOCK: 32, MODE: 0, num_warps: 4}"), Status::ok);
 }
 
+// A compile that kills its helper (LLVM aborting, a segfault in a pass)
+// fails that config alone, with what the helper printed for it: the
+// abort's own message is the only account of why.
+TEST_F(FakeTriton, ACompileThatKillsItsHelperSaysWhatItPrinted) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.py", R"PY(import sys
+def k(x, out, n, BLOCK: "tl.constexpr"):
+    pass
+def behaviour(config):
+    if config["BLOCK"] == 64:
+        print("LLVM ERROR: planted abort in a pass", file=sys.stderr)
+        return {"compile": "crash"}
+    return {}
+)PY");
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(name: compile_crash
+kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"]}
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 4096}
+parameters: {BLOCK: [32, 64, 128]}
+reference: {python: k.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 15s}
+)Y");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 1;
+  TuneReport report = tune(load_spec(dir / "s.yaml"), opt);
+  const auto status = by_config(report);
+  EXPECT_EQ(status.at("{BLOCK: 32}"), Status::ok);
+  EXPECT_EQ(status.at("{BLOCK: 128}"), Status::ok);  // in a fresh helper
+  ASSERT_EQ(status.at("{BLOCK: 64}"), Status::compile_error);
+  for (const auto& t : report.all_trials())
+    if (t.config.str() == "{BLOCK: 64}") {
+      EXPECT_NE(t.error.find("the compile helper died"), std::string::npos) << t.error;
+      EXPECT_NE(t.error.find("LLVM ERROR: planted abort in a pass"), std::string::npos) << t.error;
+    }
+}
+
 // A typo in an argument's shape is the spec's error, at its line, before
 // any trial: not a launch error stored against every config.
 TEST_F(FakeTriton, AnUnknownNameInAShapeIsLocatedBeforeAnyTrial) {
@@ -266,6 +306,17 @@ TEST_F(FakeTritonSpec, ASyntaxErrorInTheKernelFileIsLocatedAtItsColumn) {
     EXPECT_EQ(e.where().line, 2) << e.what();
     EXPECT_EQ(e.where().column, 15) << e.what();  // the unmatched ')'
   }
+}
+
+// Whatever the kernel file prints at import comes before the inspector's
+// answer: a print without a newline must not hide the answer, and with it
+// every load-time check (each config would then fail to compile instead).
+TEST_F(FakeTritonSpec, AKernelFileThatPrintsAtImportIsStillChecked) {
+  const std::string kernel = tunekit::testing::read_file(dir_ / "fake_kernel.py");
+  tunekit::testing::write_file(dir_ / "fake_kernel.py",
+                               "import sys\nsys.stdout.write('loading... ')\nsys.stderr.write('warming ')\n" + kernel);
+  expect_error(with("parameters: {BLOCK: [32, 64]}", "parameters: {BLOCK: [32, 64], num_warp: [4]}"), 12, 31,
+               "parameter 'num_warp' is neither a tl.constexpr of fake_kernel");
 }
 
 // `tunekit space` counts a Triton spec like any other: the fused-MoE spec over

@@ -140,6 +140,13 @@ def raising_reference(x, y):
 
 def refusing_setup(args, meta):
     raise ValueError("setup refuses BLOCK_SIZE %d" % meta["BLOCK_SIZE"])
+
+
+def half_reference(x, y, out):
+    out[:500] = (x + y)[:500]
+
+
+autotuned = triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 64})], key=["n"])(add_kernel)
 )P";
 
 constexpr const char* kVectorAddSpec = R"Y(kernel:
@@ -224,6 +231,32 @@ TEST_F(TritonInterpreter, ASetupFunctionThatRaisesIsNamedAtItsLine) {
   const std::string& error = r.sizes[0].trials[0].error;
   EXPECT_EQ(error.rfind("the setup function refusing_setup raised at ", 0), 0u) << error;
   EXPECT_NE(error.find("vadd.py:21: ValueError: setup refuses BLOCK_SIZE 64"), std::string::npos) << error;
+}
+
+// An entry under @triton.autotune would run the autotuner's configs, not
+// the trial's, and its (*args, **kwargs) would hide every parameter: it is
+// refused at kernel.entry, saying what to point it at.
+TEST_F(TritonInterpreter, AnAutotunedEntryIsRefusedAtKernelEntry) {
+  const fs::path spec = vector_add_spec("entry: add_kernel", "entry: autotuned");
+  try {
+    load_spec(spec);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 4) << e.what();
+    EXPECT_EQ(e.where().column, 10) << e.what();
+    EXPECT_NE(e.message().find("'autotuned' in vadd.py (line 5) is wrapped in @triton.autotune: expected a "
+                               "@triton.jit function"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Outputs start as NaN: one the reference leaves unwritten is its own
+// error, said once, not every config's "expected nan".
+TEST_F(TritonInterpreter, AnOutputTheReferenceLeavesUnwrittenIsNamed) {
+  const std::string error = size_error(vector_add_spec("entry: raising_reference", "entry: half_reference"));
+  EXPECT_NE(error.find("the reference function 'half_reference' failed (wrong_result)"), std::string::npos) << error;
+  EXPECT_NE(error.find("the reference's output 'out' has nan at element 500"), std::string::npos) << error;
 }
 
 // A torch reference has no function name: it is named by its expression.

@@ -84,6 +84,28 @@ print(sorted(c.kwargs), c.num_warps, c.num_stages)
   EXPECT_FALSE(is_triton_launch_option("BLOCK_SIZE_M"));
 }
 
+// triton.Config's own arguments are num_warps, num_stages, num_ctas and
+// maxnreg (triton 3.x): another tuned launch option given as one would stop
+// the module importing; in its kwargs it reaches the launch.
+TEST(PythonPolicy, TritonConfigsTakeOtherLaunchOptionsInTheirKwargs) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  Policy p = moe_policy();
+  for (auto& e : p.entries) {
+    e.config.set("maxnreg", Value(128));
+    e.config.set("enable_fp_fusion", Value(0));
+  }
+  tunekit::testing::write_file(dir / "triton.py", R"Y(class Config:
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None, ir_override=None):
+        self.kwargs, self.num_warps, self.maxnreg = kwargs, num_warps, maxnreg
+)Y");
+  tunekit::testing::write_file(dir / "moe_configs.py", emit_triton_configs(p));
+  const std::string out = run_python(dir, R"Y(import moe_configs
+c = moe_configs.CONFIGS[0]
+print(c.kwargs["enable_fp_fusion"], c.maxnreg, c.num_warps)
+)Y");
+  EXPECT_EQ(out, "0 128 4\n");
+}
+
 TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
   Policy p = moe_policy();
   p.entries.push_back({Bindings{{"E", Value(64)}, {"N", Value(2816)}, {"K", Value(2048)}, {"M", Value(16)}},
@@ -147,4 +169,24 @@ TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
   Policy odd_n = p;
   odd_n.entries[0].size["N"] = Value(7);
   EXPECT_NE(refusal(odd_n).find("has an odd N"), std::string::npos) << refusal(odd_n);
+}
+
+// vLLM launches its fused_moe_kernel with the config's entries as keyword
+// arguments: a tuned launch option beyond num_warps and num_stages is part
+// of what was measured and goes into the file; a parameter vLLM's kernel
+// does not take is refused, naming it, not left out without a word.
+TEST(PythonPolicy, VllmFilesKeepEveryTunedLaunchOptionAndRefuseOtherParameters) {
+  Policy p = moe_policy();
+  for (auto& e : p.entries) e.config.set("maxnreg", Value(128));
+  const auto j = nlohmann::json::parse(emit_vllm_moe(p, "NVIDIA H200", "")[0].text);
+  for (const auto& [m, config] : j.items()) EXPECT_EQ(config.value("maxnreg", 0), 128) << m;
+  Policy swizzle = moe_policy();
+  swizzle.entries[1].config.set("SWIZZLE", Value(2));
+  try {
+    (void)emit_vllm_moe(swizzle, "NVIDIA H200", "");
+    ADD_FAILURE() << "a parameter vLLM's kernel does not take was emitted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the tuned parameter SWIZZLE is none of these"), std::string::npos)
+        << e.what();
+  }
 }

@@ -12,5 +12,9 @@ def behaviour(config):
     b = {"time_us": 64.0 / config["BLOCK"], "shared_memory": config["BLOCK"] * 1024}
     b.update({0: {}, 1: {"compile": "error: planted compile error"}, 2: {"run": "launch_error"},
               3: {"run": "crash"}, 4: {"run": "hang"}, 5: {"run": "wrong"}, 6: {"run": "sticky"},
-              7: {"registers": 255}, 8: {"run": "wrong_later"}}[mode])
+              7: {"registers": 255}, 8: {"run": "wrong_later"}, 9: {"run": "once"}}[mode])
     return b
+
+
+def unwriting_reference():  # the fake runner's reference writes what this returns
+    return float("nan")

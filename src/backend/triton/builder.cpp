@@ -161,11 +161,15 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   }
   try {
     helper_token = helper->token();
+    helper->mark_output();
     if (helper->send(rq.dump())) line = helper->receive(kCompileTimeout);
     if (!line) {
       failure = helper->closed() ? "the compile helper died (" + helper->reap() + ")"
                                  : fmt::format("the compile did not finish within {} s; its helper was killed",
                                                kCompileTimeout.count());
+      // What it printed for this variant: an LLVM or ptxas abort says why
+      // there, and nowhere else.
+      if (std::string said = helper->output(); !said.empty()) failure += "; its output:\n" + said;
       helper->kill();
       helper.reset();
     }
