@@ -123,6 +123,9 @@ class Result:
     flush_us: float = 0.0  # the cold flushes before the samples (the tune's "flushing caches")
     verify_us: float = 0.0  # comparing the outputs with the reference, on the host
     verification: Verification = field(default_factory=Verification)
+    # "environment" when the machine failed, not the config (its memory
+    # taken by another process): the config is measured again later.
+    fault: str = ""
 
     @staticmethod
     def failure(status: str, error: str) -> "Result":
@@ -144,6 +147,8 @@ def answer_json(result: Result, restart: bool) -> dict:
         "verify_us": result.verify_us,
         "restart": restart,
     }
+    if result.fault:
+        j["fault"] = result.fault
     if result.verification.checked:
         v = result.verification
         j["verification"] = {

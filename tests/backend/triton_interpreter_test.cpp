@@ -146,6 +146,15 @@ def half_reference(x, y, out):
     out[:500] = (x + y)[:500]
 
 
+@triton.jit
+def scribble_kernel(x, y, out, n, BLOCK_SIZE: tl.constexpr, SCRIBBLE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+    if SCRIBBLE:
+        tl.store(x + offs, tl.zeros([BLOCK_SIZE], dtype=tl.float32), mask=mask)
+
+
 autotuned = triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 64})], key=["n"])(add_kernel)
 )P";
 
@@ -201,7 +210,7 @@ TEST_F(TritonInterpreter, AnEntryThatIsNotJitIsLocatedAtKernelEntry) {
     EXPECT_EQ(e.where().column, 10) << e.what();
     EXPECT_EQ(e.message(),
               "'helper' in vadd.py is a plain Python function: expected a @triton.jit function (vadd.py's "
-              "@triton.jit functions: add_kernel)");
+              "@triton.jit functions: add_kernel, scribble_kernel)");
   }
 }
 
@@ -257,6 +266,29 @@ TEST_F(TritonInterpreter, AnOutputTheReferenceLeavesUnwrittenIsNamed) {
   const std::string error = size_error(vector_add_spec("entry: raising_reference", "entry: half_reference"));
   EXPECT_NE(error.find("the reference function 'half_reference' failed (wrong_result)"), std::string::npos) << error;
   EXPECT_NE(error.find("the reference's output 'out' has nan at element 500"), std::string::npos) << error;
+}
+
+// A config that writes into its input is wrong itself; the config after it
+// in the same worker computes from the input as generated.
+TEST_F(TritonInterpreter, AConfigThatWritesIntoItsInputDoesNotFailTheNext) {
+  fs::path spec = vector_add_spec("entry: add_kernel", "entry: scribble_kernel");
+  std::string text = tunekit::testing::read_file(spec);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"{BLOCK_SIZE: [64], num_warps: [2]}",
+                                                              "{BLOCK_SIZE: [64], SCRIBBLE: [1, 0], num_warps: [2]}"},
+                          {"{python: vadd.py, entry: raising_reference}", R"({torch: "x + y"})"}})
+    text.replace(text.find(from), from.size(), to);
+  tunekit::testing::write_file(spec, text);
+  TuneOptions opt;
+  opt.out_dir = spec.parent_path() / "out";
+  opt.jobs = 1;
+  const TuneReport r = tune(load_spec(spec), opt);
+  ASSERT_EQ(r.sizes.size(), 1u);
+  const auto& trials = r.sizes[0].trials;
+  ASSERT_EQ(trials.size(), 2u) << r.sizes[0].error;
+  // The scribbler first, or the test shows nothing.
+  ASSERT_EQ(trials[0].config.find("SCRIBBLE")->as_int(), 1);
+  EXPECT_EQ(trials[0].status, Status::wrong_result) << trials[0].error;
+  EXPECT_EQ(trials[1].status, Status::ok) << trials[1].error;
 }
 
 // A torch reference has no function name: it is named by its expression.
