@@ -130,23 +130,23 @@ class TritonRunner(Runner):
         return g
 
     def _make_buffer(self, a: Argument, seed: int):
+        return self._fill(self.torch.empty(a.dims, dtype=torch_dtype(a.type), device=self.device), a, seed)
+
+    def _fill(self, t, a: Argument, seed: int):
+        """The argument's values, written into t: the same for the same seed."""
         torch = self.torch
-        dtype = torch_dtype(a.type)
-        dims = a.dims
         if a.fill == "zeros" or a.role == "out":
-            return torch.zeros(dims, dtype=dtype, device=self.device)
+            return t.zero_()
         if a.fill == "constant":
-            return torch.full(dims, a.fill_value, dtype=dtype, device=self.device)
+            return t.fill_(a.fill_value)
         if a.fill == "sequence":
-            n = 1
-            for d in dims:
-                n *= d
-            return (torch.arange(n, dtype=torch.float64, device=self.device) + a.fill_value).to(dtype).reshape(dims)
+            n = t.numel()
+            return t.copy_((torch.arange(n, dtype=torch.float64, device=self.device) + a.fill_value).reshape(t.shape))
         g = self._generator(seed, a.name)
         if is_float(a.type):
             # uniform in [-1, 1), as tunekit's host fill
-            return torch.empty(dims, dtype=dtype, device=self.device).uniform_(-1.0, 1.0, generator=g)
-        return torch.randint(0, 100, dims, dtype=dtype, device=self.device, generator=g)
+            return t.uniform_(-1.0, 1.0, generator=g)
+        return t.random_(0, 100, generator=g)
 
     def prepare(self, rq: Request) -> Optional[Result]:
         try:
@@ -166,13 +166,14 @@ class TritonRunner(Runner):
                     if a.role in ("in", "inout"):
                         self.version += 1
                 elif a.role == "in":
-                    # The same values again (same seed): a config that wrote
-                    # into its input (a bug, a store past its output's end)
-                    # would leave every later config computing from other
-                    # data, failing by no fault of its own. The C++ workers
-                    # look for such a write; on the device generating the
-                    # input again costs about what comparing it would.
-                    self.args[a.name] = self._make_buffer(a, rq.seed)
+                    # The same values again, in place (same seed): a config
+                    # that wrote into its input (a bug, a store past its
+                    # output's end) would leave every later config computing
+                    # from other data, failing by no fault of its own. The
+                    # C++ workers look for such a write; on the device
+                    # generating the input again costs about what comparing
+                    # it would.
+                    self._fill(self.args[a.name], a, rq.seed)
                 if a.role == "inout" and a.name not in self.saved_inout:
                     self.saved_inout[a.name] = self.args[a.name].clone()
         except Exception as e:
