@@ -94,6 +94,14 @@ struct KernelTraits {
   bool application = false;  // built and run by the user's own commands (the spec's `application`)
   bool defines = true;       // its build takes -D defines (else `injection: none` says so)
   bool tensors = false;      // Python kernels (Triton): argument shapes, setup functions, constexprs, Python references
+  // Its load-time check refuses a parameter the kernel does not take (a
+  // Triton parameter is a tl.constexpr of the entry or a launch option,
+  // which no kernel file names): the tuner's warning about a parameter
+  // nothing reads is not for it.
+  bool parameters_checked = false;
+  // Its builds run a compiler program that the backend stops after the
+  // spec's kernel.build_timeout (the builder reads BuildInput::timeout).
+  bool build_timeout = false;
   std::vector<std::string> compilers;      // the values `compiler` may take; empty: any command
   std::vector<std::string> default_flags;  // `flags` when the spec gives none
   // The compiler when the spec names none, for a kernel language.

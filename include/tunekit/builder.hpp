@@ -39,6 +39,9 @@ struct BuildInput {
   // whose build depends on it (Triton specialises on the scalar arguments'
   // values) read it, and key their own caches with what they use of it.
   Bindings size;
+  // How long its compiler may run (kernel.build_timeout). Left out of
+  // hash(): it decides whether a build finishes, not what it makes.
+  Seconds timeout = kDefaultBuildTimeout;
 
   std::string hash() const;
 };

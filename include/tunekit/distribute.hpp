@@ -9,6 +9,7 @@
 // rank, and a rerun resumes from rank 0's store whatever the number of
 // ranks.
 #include <memory>
+#include <vector>
 
 #include "tunekit/spec.hpp"
 #include "tunekit/tuner.hpp"
@@ -28,6 +29,15 @@ class MpiJob {
   virtual int ranks() const = 0;
   // This rank's index among the ranks on its host: its device.
   virtual int local_rank() const = 0;
+  // Before tune(), every rank at once (a collective): this rank's exit
+  // status after reading the flags and the spec (0: ready to tune; 1: bad
+  // input; 2: another error). Returns every rank's, in rank order, so that
+  // the ranks end together when one cannot start and only one says why.
+  virtual std::vector<int> statuses(int mine) = 0;
+  // Ends a job that will not tune, every rank at once: returns once every
+  // rank has come here, so that what one rank printed is out before any
+  // rank exits (and the launcher ends the job).
+  virtual void end() = 0;
   // Runs the job: rank 0 coordinates while a thread of its own serves; the
   // other ranks serve. Returns the whole report on rank 0 and an empty one
   // on the others. Ends MPI only when the job ended well: a rank that

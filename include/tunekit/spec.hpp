@@ -113,6 +113,10 @@ struct ConstexprSpec {
   SourceLocation where;  // its key in the spec, for errors
 };
 
+// How long one build may run before it is killed (kernel.build_timeout,
+// application.build_timeout), unless the spec says otherwise.
+inline constexpr Seconds kDefaultBuildTimeout{300.0};
+
 struct KernelSpec {
   std::filesystem::path source;  // absolute after loading
   // The function to call. `{NAME}` is replaced by the config's value of NAME,
@@ -127,6 +131,9 @@ struct KernelSpec {
   // Where the compiler and the flags were given (a spec line, or a flag such
   // as --compiler); empty for the defaults. A build that fails names them.
   SourceLocation compiler_where, flags_where;
+  // How long the compiler may run a build (kernels whose traits say
+  // build_timeout); past it, the build is the config's compile_error.
+  Seconds build_timeout = kDefaultBuildTimeout;
   Injection injection = Injection::automatic;
   std::string arch;  // CUDA: e.g. "sm_90a"; empty: the device's own
   LaunchSpec launch;
@@ -218,7 +225,7 @@ struct ApplicationSpec {
   SourceLocation run_where;        // where `run` is written (its placeholders are checked once the sizes are known)
   TimeSource time;                 // default: the run's wall time
   std::size_t warmup = 1;          // runs before the timed ones
-  Seconds build_timeout{300.0};
+  Seconds build_timeout = kDefaultBuildTimeout;
   std::optional<Seconds> run_timeout;  // per run; default: measure.timeout
   std::filesystem::path workdir;       // absolute; the working directory of build and run (default: the spec's folder)
   SourceLocation where;

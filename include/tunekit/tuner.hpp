@@ -68,6 +68,9 @@ struct ProgressEvent {
   // What the time budget (search.max_time) leaves, when there is one: the
   // run ends by then, whatever the count of trials to go says.
   std::optional<Seconds> time_left;
+  // A time budget may end the run before `total`: it is then the most that
+  // can run, not what will (with no budget of evaluations, every config).
+  bool time_bounded = false;
 };
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
@@ -157,10 +160,11 @@ struct TuneReport {
 std::string spec_hash(const Spec& spec);
 
 // The settings a trial's outcome depends on beyond spec_hash(): the
-// per-config timeout (and an application's run timeout), the tolerances and
-// the cache mode. A stored failure of the config's is reused only under the
-// same settings, so a rerun with a longer --timeout measures its timeouts
-// again.
+// per-config timeout (and an application's run timeout), the build timeout
+// (kernel.build_timeout where it is not the default, an application's),
+// the tolerances and the cache mode. A stored failure of the config's is
+// reused only under the same settings, so a rerun with a longer --timeout
+// measures its timeouts again.
 std::string settings_key(const Spec& spec);
 
 // A warning when most trials that ran missed the spec's noise target: their

@@ -194,6 +194,7 @@ BuildInput common_input(const Spec& spec) {
   in.compiler = spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
   in.flags = detail::include_flags_from(spec.kernel.flags, spec.file.parent_path());
   in.arch = spec.kernel.arch;
+  in.timeout = spec.kernel.build_timeout;
   return in;
 }
 

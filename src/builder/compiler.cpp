@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "builder/detail/cache_claims.hpp"
 #include "core/detail/process.hpp"
 
@@ -63,8 +65,9 @@ void remove_files_of_killed_builds(const std::filesystem::path& cache_dir) {
     if (fields.size() < 4 || fields[0].size() != 32 || !all_of(fields[0], ::isxdigit)) continue;
     for (std::size_t i = 1; i + 2 < fields.size(); ++i) {
       if (!all_of(fields[i], ::isdigit) || !all_of(fields[i + 1], ::isdigit)) continue;
-      // Older than any build may take (5 minutes) too: a pid of another pid
-      // namespace sharing the folder may look gone from here.
+      // Older than a build takes by default (kernel.build_timeout, 5 minutes)
+      // too: a pid of another pid namespace sharing the folder may look gone
+      // from here.
       const long pid = std::strtol(std::string(fields[i]).c_str(), nullptr, 10);
       const auto written = fs::last_write_time(it->path(), ec);
       if (!ec && fs::file_time_type::clock::now() - written > std::chrono::minutes(10) && pid > 0 &&
@@ -123,12 +126,12 @@ Fault build_fault(const std::string& log, int signal) {
   return Fault::config;
 }
 
-bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r, int* exit_code,
-                  const std::filesystem::path& cwd) {
+bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, Seconds limit, BuildResult& r,
+                  int* exit_code, const std::filesystem::path& cwd) {
   if (exit_code) *exit_code = -1;
   ProcessResult p;
   try {
-    p = run_process(argv, std::chrono::minutes(5), cwd);
+    p = run_process(argv, limit, cwd);
   } catch (const std::exception& e) {
     r.status = Status::compile_error;
     r.fault = Fault::environment;
@@ -141,7 +144,8 @@ bool run_compiler(const std::vector<std::string>& argv, const std::string& tool,
   if (!p.timed_out && p.signal == 0 && p.exit_code == 0) return true;
   r.status = Status::compile_error;
   r.fault = p.interrupted ? Fault::environment : p.timed_out ? Fault::config : build_fault(r.log, p.signal);
-  if (p.timed_out) r.log = tool + " timed out after 5 minutes\n" + r.log;
+  if (p.timed_out)
+    r.log = fmt::format("{} timed out after {:g} s (kernel.build_timeout)\n", tool, limit.count()) + r.log;
   else if (p.signal) r.log = tool + " killed by " + describe_signal(p.signal) + "\n" + r.log;
   else if (r.log.find_first_not_of(" \t\r\n") == std::string::npos)  // else the failure would have no reason
     r.log = tool + " exited with code " + std::to_string(p.exit_code) + " and printed nothing";

@@ -108,6 +108,21 @@ int launched_ranks() {
   return 0;
 }
 
+int launched_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* value = std::getenv(name); value && *value) return std::atoi(value);
+  return 0;
+}
+
+std::optional<JobEnd> end_before_tune(const std::vector<int>& statuses, int rank) {
+  const auto first = std::find_if(statuses.begin(), statuses.end(), [](int s) { return s != 0; });
+  if (first == statuses.end()) return std::nullopt;
+  const auto speaker = static_cast<int>(first - statuses.begin());
+  const int own =
+      rank >= 0 && static_cast<std::size_t>(rank) < statuses.size() ? statuses[static_cast<std::size_t>(rank)] : 0;
+  return JobEnd{rank == speaker, own != 0 ? own : *first};
+}
+
 void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   const int rank = link.rank();
   auto send = [&](Message::Kind kind, const ojson& body) {
@@ -268,7 +283,14 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
     }
     const std::size_t unbegun = spec.sizes.size() - std::min(counts.size(), spec.sizes.size());
     planned += (planned * unbegun + counts.size() / 2) / counts.size();
-    progress({done, std::max(done, planned), Clock::now() - start, best, std::move(current)});
+    ProgressEvent e;
+    e.done = done;
+    e.total = std::max(done, planned);
+    e.elapsed = Clock::now() - start;
+    e.best = best;
+    e.current = std::move(current);
+    e.time_bounded = spec.search.max_time.has_value();  // each size's tune may end before its plan
+    progress(e);
   };
 
   auto stop = [&](int rank) {

@@ -15,7 +15,7 @@ std::string languages_with(bool KernelTraits::*allowed) {
 
 KernelSpec Loader::kernel(const Item& it) const {
   Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
-                   "shared_memory", "cluster", "constexprs", "max_spills"});
+                   "shared_memory", "cluster", "constexprs", "max_spills", "build_timeout"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
   if (auto v = get(m, "language")) {
@@ -67,6 +67,16 @@ KernelSpec Loader::kernel(const Item& it) const {
                                               languages_with(&KernelTraits::arch) + " kernels, not " + k.language +
                                               " (whose compiler flags choose the target: kernel.flags)");
     k.arch = string_of(*v, "an architecture such as sm_90a");
+  }
+  if (auto v = get(m, "build_timeout")) {
+    const SourceLocation key = loc(m.find("build_timeout")->key_node);
+    if (traits.application)
+      fail(key, "'build_timeout' does not apply to a " + k.language +
+                    " kernel: its build command's limit is 'application.build_timeout'");
+    if (!traits.build_timeout)
+      fail(key, "'build_timeout' applies to " + languages_with(&KernelTraits::build_timeout) + " kernels, not " +
+                    k.language);
+    k.build_timeout = duration_of(*v, true);
   }
   if (auto v = get(m, "grid")) k.launch.grid = expressions_of(*v, 1, 3);
   if (auto v = get(m, "block")) k.launch.block = expressions_of(*v, 1, 3);

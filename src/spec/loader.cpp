@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#if __has_include(<yaml-cpp/depthguard.h>)
+#include <yaml-cpp/depthguard.h>  // YAML::DeepRecursion (yaml-cpp 0.7 and later)
+#endif
 
 #include "core/detail/text.hpp"
 #include "tunekit/annotation.hpp"
@@ -145,6 +148,16 @@ Spec load_spec(const fs::path& file) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
+#if __has_include(<yaml-cpp/depthguard.h>)
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp says only "bad file", where it gave up: in a flow such as
+    // [[[...]]], past the innermost value.
+    throw InputError(
+        SourceLocation{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0},
+        "mappings and lists nested deeper than the YAML reader takes (about 500 levels; it stopped "
+        "here): expected a spec nested a few levels deep; look for '[' or '{' left unclosed, or lines "
+        "indented ever further");
+#endif
   } catch (const YAML::Exception& e) {
     SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
     // yaml-cpp's words for a tab in the indentation never name the tab.

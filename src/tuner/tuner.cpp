@@ -834,7 +834,7 @@ class Run {
   // rank identical variants by their noise. A program's parameters reach
   // it in ways not seen here.
   void warn_of_parameters_nothing_reads() {
-    if (spec_.application) return;
+    if (spec_.application || backend_for_language(spec_.kernel.language).kernel.parameters_checked) return;
     const auto flags = detail::include_flags_from(spec_.kernel.flags, spec_.file.parent_path());
     std::string text =
         source_ + '\n' + detail::headers_text_for(spec_.kernel.source, source_, flags) + '\n' + spec_.kernel.entry;
@@ -930,6 +930,7 @@ class Run {
     e.elapsed = Clock::now() - start_;
     e.best = best_;
     e.current = std::move(current);
+    e.time_bounded = spec_.search.max_time.has_value();
     // The wall clock's share of the budget (a replay's simulated clock has
     // no bearing on when the run ends in wall time).
     if (spec_.search.max_time && !backend_->clock())
@@ -1819,6 +1820,11 @@ std::string settings_key(const Spec& spec) {
     key += fmt::format(" build_timeout={}s", spec.application->build_timeout.count());
   } else {
     key += fmt::format(" cache={}", to_string(spec.measure.cache));
+    // A longer limit builds again the configs that ran out of time; the
+    // default adds nothing, so that stores made before the setting keep
+    // their failures.
+    if (spec.kernel.build_timeout != kDefaultBuildTimeout)
+      key += fmt::format(" build_timeout={}s", spec.kernel.build_timeout.count());
   }
   return key;
 }

@@ -61,6 +61,8 @@ TEST_F(FakeTriton, EveryPlantedFailureIsRecordedAndTheBestIsFound) {
   // the fake kernel takes 64 / BLOCK us: BLOCK 128 is the fastest that builds and runs right
   EXPECT_EQ(s.trials[*s.best].config.find("BLOCK")->as_int(), 128);
   EXPECT_NEAR(s.trials[*s.best].stats.median.count(), 0.5, 1e-9);
+  // num_warps is a launch option, which no kernel file names.
+  for (const auto& w : report.warnings) EXPECT_EQ(w.find("appears nowhere"), std::string::npos) << w;
 }
 
 TEST_F(FakeTriton, CrashHangAndStickyErrorCostOneTrialEach) {

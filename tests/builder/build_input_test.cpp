@@ -176,9 +176,37 @@ TEST(BuildFault, TheSourcesOwnWordsAreTheConfigs) {
 
 TEST(RunCompiler, ACompilerThatFailsSilentlyLeavesItsExitCode) {
   BuildResult r;
-  EXPECT_FALSE(tunekit::detail::run_compiler({"false"}, "the compiler", r));
+  EXPECT_FALSE(tunekit::detail::run_compiler({"false"}, "the compiler", kDefaultBuildTimeout, r));
   EXPECT_EQ(r.status, Status::compile_error);
   EXPECT_EQ(r.log, "the compiler exited with code 1 and printed nothing");
+}
+
+// The limit is the build's (kernel.build_timeout), not a fixed 5 minutes: a
+// compiler that would sleep a minute is stopped after 1 s, and the build is
+// the config's compile_error, its log saying which limit ran out.
+TEST(RunCompiler, StopsTheCompilerAtTheBuildsLimit) {
+  BuildResult r;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(tunekit::detail::run_compiler({"sh", "-c", "echo started; sleep 60"}, "the compiler", Seconds(1), r));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_EQ(r.fault, Fault::config);
+  EXPECT_EQ(r.log.substr(0, r.log.find('\n')), "the compiler timed out after 1 s (kernel.build_timeout)") << r.log;
+  EXPECT_NE(r.log.find("started"), std::string::npos) << r.log;  // what it printed is kept
+}
+
+// make_build_input carries the spec's limit to the builder; the hash, which
+// names what a build makes, does not depend on it.
+TEST(BuildInput, CarriesTheSpecsBuildTimeoutOutsideTheHash) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "void k() {}\n");
+  Spec s = spec_for(dir / "k.cpp");
+  const BuildInput before = make_build_input(s, "void k() {}\n", Config{});
+  EXPECT_EQ(before.timeout, kDefaultBuildTimeout);
+  s.kernel.build_timeout = Seconds(7);
+  const BuildInput after = make_build_input(s, "void k() {}\n", Config{});
+  EXPECT_EQ(after.timeout, Seconds(7));
+  EXPECT_EQ(after.hash(), before.hash());
 }
 
 // A compiler is told by the file its name runs, not by the name: c++ that

@@ -338,6 +338,46 @@ TEST(ProgressBar, FitsTheTerminal) {
   EXPECT_TRUE(contains(cli::progress_line(e, 200), "ETA 0:30")) << cli::progress_line(e, 200);
 }
 
+// Under a time budget the total is the most that may run (with no budget of
+// evaluations, every config), not what will: the line says "of at most",
+// never "24/108", and the bar and the share follow the clock when it is
+// further along than the count.
+TEST(ProgressBar, UnderATimeBudgetTheTotalIsTheMostThatMayRun) {
+  ProgressEvent e;
+  e.done = 24;
+  e.total = 108;
+  e.elapsed = Seconds(45);
+  e.time_left = Seconds(15);
+  e.time_bounded = true;
+  const std::string wide = cli::progress_line(e, 200);
+  EXPECT_TRUE(contains(wide, "[#####################-------] 24 of at most 108  75%  elapsed 0:45  ETA 0:15")) << wide;
+  EXPECT_FALSE(contains(wide, "24/108")) << wide;
+  for (std::size_t columns : {200u, 120u, 80u, 60u, 40u, 30u, 20u})
+    EXPECT_LE(cli::progress_line(e, columns).size(), columns - 1) << columns << ": " << cli::progress_line(e, columns);
+  e.time_left = Seconds(0);
+  EXPECT_TRUE(contains(cli::progress_line(e, 200), "24 of at most 108 100%  elapsed 0:45  ETA 0:00"))
+      << cli::progress_line(e, 200);
+  // A replay's budget counts its own clock (no time left on the wall
+  // clock): the count alone fills the bar, and the total is still a bound.
+  e.time_left.reset();
+  EXPECT_TRUE(contains(cli::progress_line(e, 200), "24 of at most 108  22%")) << cli::progress_line(e, 200);
+}
+
+// `tunekit tune --max-time` in a log: its progress lines call the space's
+// size the most that may run; --max-evals alone is a count that is reached.
+TEST(ProgressBar, TuneUnderMaxTimeSaysItsTotalIsABound) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "parameters: {A: [1, 2, 3, 4]}\nreference: none\n");
+  auto timed = tunekit_cli({"tune", spec, "--out-dir", (dir / "a").string(), "--max-time", "10m"});
+  EXPECT_EQ(timed.exit_code, 0) << timed.output;
+  EXPECT_TRUE(contains(timed.output, "] 0 of at most 4   0%")) << timed.output;
+  EXPECT_FALSE(contains(timed.output, " 0/4 ")) << timed.output;
+  auto counted = tunekit_cli({"tune", spec, "--out-dir", (dir / "b").string(), "--max-evals", "2"});
+  EXPECT_EQ(counted.exit_code, 0) << counted.output;
+  EXPECT_TRUE(contains(counted.output, "] 2/2 100%")) << counted.output;
+  EXPECT_FALSE(contains(counted.output, "at most")) << counted.output;
+}
+
 // In a log (not a terminal), the line that reaches the total is printed
 // once, however many events follow it (confirming, a rank's size ending).
 TEST(ProgressBar, ALogGetsTheFinalCountOnce) {

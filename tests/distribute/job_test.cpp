@@ -124,6 +124,45 @@ bool any_says(const TuneReport& r, std::string_view text) {
 
 }  // namespace
 
+// Who says why a job cannot start: the first rank that failed (rank 0 when
+// every rank meets the same spec error), once; every rank exits, with its
+// own status, or with the speaker's where it failed in nothing.
+TEST(Distribute, AnErrorBeforeTheTuneIsSaidByTheFirstRankThatMetIt) {
+  using detail::end_before_tune;
+  for (int rank = 0; rank < 3; ++rank) EXPECT_FALSE(end_before_tune({0, 0, 0}, rank)) << rank;
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto end = end_before_tune({1, 1, 1}, rank);
+    ASSERT_TRUE(end) << rank;
+    EXPECT_EQ(end->speaks, rank == 0) << rank;
+    EXPECT_EQ(end->status, 1) << rank;
+  }
+  // Only rank 1 failed (a file missing on its host): it says why, and the
+  // others end with its status.
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto end = end_before_tune({0, 2, 0}, rank);
+    ASSERT_TRUE(end) << rank;
+    EXPECT_EQ(end->speaks, rank == 1) << rank;
+    EXPECT_EQ(end->status, 2) << rank;
+  }
+  const auto own = end_before_tune({1, 0, 2}, 2);
+  ASSERT_TRUE(own);
+  EXPECT_FALSE(own->speaks);
+  EXPECT_EQ(own->status, 2);
+}
+
+// The rank a launcher gave this process, read before MPI is joined (the
+// command line's own errors are said by rank 0 alone).
+TEST(Distribute, TheLaunchedRankIsReadFromTheLaunchersEnvironment) {
+  const char* names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+  for (const char* name : names) ASSERT_EQ(std::getenv(name), nullptr) << name << " is set: run outside mpirun";
+  EXPECT_EQ(detail::launched_rank(), 0);
+  for (const char* name : names) {
+    ::setenv(name, "2", 1);
+    EXPECT_EQ(detail::launched_rank(), 2) << name;
+    ::unsetenv(name);
+  }
+}
+
 TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
   const auto dir = fresh_dir();
   const Spec spec = scale_spec(dir);

@@ -40,7 +40,9 @@ measure: {warmup: 0s, min_samples: 3, max_samples: 5, max_time: 50ms, cache: hot
 // mpiexec as root (CI runs as root) and with more ranks than cores (CI has 2),
 // unbound as README.md says: Open MPI binds 2 ranks to a core each but not 3
 // (oversubscribed), and a bound rank's trials are another machine's.
-detail::ProcessResult mpirun(int ranks, const std::vector<std::string>& args) {
+// Each rank runs `program` (tunekit, or a shell around it) with `args`.
+detail::ProcessResult mpirun(int ranks, const std::vector<std::string>& args,
+                             const std::vector<std::string>& program = {tunekit_exe().string()}) {
   std::vector<std::string> argv{"env",
                                 "OMPI_ALLOW_RUN_AS_ROOT=1",
                                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
@@ -49,8 +51,8 @@ detail::ProcessResult mpirun(int ranks, const std::vector<std::string>& args) {
                                 "--bind-to",
                                 "none",
                                 "-n",
-                                std::to_string(ranks),
-                                tunekit_exe().string()};
+                                std::to_string(ranks)};
+  argv.insert(argv.end(), program.begin(), program.end());
   argv.insert(argv.end(), args.begin(), args.end());
   return detail::run_process(argv, std::chrono::seconds(600));
 }
@@ -96,6 +98,47 @@ TEST(Mpi, ASpecErrorEndsTheJob) {
   EXPECT_FALSE(r.timed_out);
   EXPECT_TRUE(contains(r.output, "bad.yaml:")) << r.output;
   EXPECT_TRUE(contains(r.output, "did you mean 'BLOCK'")) << r.output;
+}
+
+// What is wrong before the job starts (the spec, a flag, the command line)
+// is every rank's alike: rank 0 says it once, and mpirun exits 1 (bad
+// input). Run again, each rank through a shell that writes down how it
+// exited and exits 0 (so that mpirun, which ends the job when a rank fails,
+// ends none): every rank exited 1.
+TEST(Mpi, AnErrorBeforeTheTuneIsSaidOnceAndEveryRankExitsWithItsStatus) {
+  if (std::string(TUNEKIT_MPIEXEC).empty()) GTEST_SKIP() << "tunekit was built without MPI";
+  const auto dir = fresh_dir();
+  write_spec(dir);
+  write_file(dir / "bad.yaml", read_file(dir / "twice.yaml") + "parameters: {B: [1]}\n");
+  const auto count = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  const std::vector<std::vector<std::string>> commands = {
+      {"tune", (dir / "bad.yaml").string(), "--no-progress", "-o", (dir / "out").string()},
+      {"tune", (dir / "twice.yaml").string(), "--no-progress", "-o", (dir / "out").string(), "--max-time", "soon"},
+      {"tune", (dir / "twice.yaml").string(), "--no-progres"},
+  };
+  const std::vector<std::string> errors = {"bad.yaml:11:1: duplicate key 'parameters'",
+                                           "error: --max-time: bad duration", "error: unknown flag '--no-progres'"};
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const auto r = mpirun(3, commands[i]);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(count(r.output, errors[i]), 1u) << r.output;
+
+    const auto statuses = dir / ("statuses-" + std::to_string(i));
+    std::filesystem::create_directories(statuses);
+    const auto each =
+        mpirun(3, commands[i],
+               {"sh", "-c", "\"$0\" \"$@\"; echo $? > " + statuses.string() + "/rank-$OMPI_COMM_WORLD_RANK",
+                tunekit_exe().string()});
+    EXPECT_EQ(each.exit_code, 0) << each.output;
+    EXPECT_EQ(count(each.output, errors[i]), 1u) << each.output;
+    for (int rank = 0; rank < 3; ++rank)
+      EXPECT_EQ(read_file(statuses / ("rank-" + std::to_string(rank))), "1\n") << i << ", rank " << rank;
+  }
 }
 
 TEST(Mpi, WithoutMpiARankOfALauncherRefusesToTune) {

@@ -38,4 +38,5 @@ TEST(SpecFormat, TheFirstExampleLoadsAsWritten) {
   EXPECT_EQ(s.metrics[0].name, "gflops");
   EXPECT_EQ(s.objective.name, "gflops");
   EXPECT_TRUE(s.objective.maximize);
+  EXPECT_EQ(s.kernel.build_timeout, Seconds(300));
 }

@@ -4,6 +4,13 @@
 // `emit` wrote and runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "core/detail/process.hpp"
 #include "support/markdown.hpp"
 #include "support/temp_dir.hpp"
@@ -29,6 +36,46 @@ TEST(Tutorial, ShowsItsFilesVerbatim) {
       ++shown;
     }
   EXPECT_EQ(shown, 3u);
+}
+
+// The console line the page quotes in step 4 is one that `tunekit tune`
+// prints: the same shape as the lines of a real run, and the gbytes metric
+// written as the tool writes it for the time shown (2 * 4 * n * n bytes at
+// n = 1024, to six significant digits), not rounded by hand. (A busy machine
+// adds ", noise ... over the 2% target" to a real line.)
+TEST(Tutorial, TheConsoleLineItQuotesIsOneTheToolPrints) {
+  const std::regex line(
+      R"(No\.[0-9]+: ([0-9]+\.[0-9]{3}) us, \{TILE_I: [0-9]+, TILE_J: [0-9]+\}, gbytes ([^ ,]+)(, .*)?)");
+  const auto consistent = [&](const std::string& text) {
+    std::smatch m;
+    if (!std::regex_match(text, m, line)) return false;
+    // The tool computes the metric from the unrounded median: its sixth
+    // digit may differ by one from the one the rounded time gives.
+    const double gbytes = 2.0 * 4 * 1024 * 1024 / (std::stod(m[1].str()) * 1e-6) / 1e9;
+    const std::string written = m[2].str();
+    return fmt::format("{:.6g}", std::stod(written)) == written &&
+           std::abs(std::stod(written) - gbytes) <= 2e-5 * gbytes;
+  };
+  std::string page = read_file(kRoot + "/docs/tutorial.md");
+  std::replace(page.begin(), page.end(), '\n', ' ');
+  const auto at = page.find("(`No.");
+  ASSERT_NE(at, std::string::npos);
+  const std::string quoted = page.substr(at + 2, page.find('`', at + 2) - at - 2);
+  EXPECT_TRUE(consistent(quoted)) << quoted;
+
+  const auto out = tunekit::testing::fresh_dir();
+  auto r = detail::run_process({tunekit::testing::tunekit_exe().string(), "tune", "docs/tutorial/transpose.yaml",
+                                "--out-dir", out.string(), "--no-progress"},
+                               5min, kRoot);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::size_t measured = 0;
+  std::istringstream lines(r.output);
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind("No.", 0) == 0 && l.find(" us, {") != std::string::npos) {
+      EXPECT_TRUE(consistent(l)) << l;
+      ++measured;
+    }
+  EXPECT_GE(measured, 1u) << r.output;
 }
 
 TEST(Tutorial, EveryCommandRunsAndTheProgramUsesTheEmittedHeader) {

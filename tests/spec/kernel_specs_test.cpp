@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -79,4 +82,37 @@ TEST(KernelSpecs, EachSizeHasValidConfigsOnAnH200) {
     for (std::size_t i = 0; i < seed_used.size(); ++i)
       EXPECT_TRUE(seed_used[i]) << "search.seeds[" << i << "] " << spec.search.seeds[i].str() << " is valid at no size";
   }
+}
+
+// A file that a kernel spec's comment cites (for a figure, a finding) is in
+// the repository and is about that spec: it names it, as the log of a run
+// that tuned it does. gemm_mma.yaml once cited docs/PERFORMANCE.md for
+// mma.sync's rate at the large shapes, a figure the page never held.
+TEST(KernelSpecs, TheFilesTheirCommentsCiteExistAndNameThem) {
+  const fs::path root = TUNEKIT_SOURCE_DIR;
+  // A path of this repository, not one inside another's (vLLM's
+  // benchmarks/kernels/...).
+  const std::regex cited(R"((?:^|[\s(])((?:docs|lab|bench|kernels|examples)/[A-Za-z0-9_./-]*[A-Za-z0-9_]))");
+  std::size_t citations = 0;
+  for (const auto& file : kernel_specs()) {
+    std::ifstream in(file);
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++number;
+      const auto hash = line.find('#');
+      if (hash == std::string::npos || line.find_first_not_of(' ') != hash) continue;
+      const std::string comment = line.substr(hash + 1);
+      for (std::sregex_iterator m(comment.begin(), comment.end(), cited), end; m != end; ++m) {
+        const fs::path path = root / (*m)[1].str();
+        const std::string where = file.string() + ":" + std::to_string(number) + ": " + (*m)[1].str();
+        ++citations;
+        ASSERT_TRUE(fs::is_regular_file(path)) << where;
+        std::ifstream text(path, std::ios::binary);
+        const std::string body{std::istreambuf_iterator<char>(text), std::istreambuf_iterator<char>()};
+        EXPECT_NE(body.find(file.filename().string()), std::string::npos)
+            << where << " does not name " << file.filename().string();
+      }
+    }
+  }
+  EXPECT_GE(citations, 1u);
 }

@@ -42,6 +42,28 @@ TEST(SpecLimits, ANameWithAPathIsRefused) {
   EXPECT_EQ(load_error(dir, "name: my_kernel.v2\n"), "");
 }
 
+// yaml-cpp gives up at about 500 levels of nesting in words of its own,
+// "bad file": the error says what is wrong, in which file and on which line,
+// and what a spec is like instead. In flow style ([[[...]]]) and in block
+// style (each key indented under the one before).
+TEST(SpecLimits, NestingPastTheYamlReadersLimitIsSaidAtItsLine) {
+  const auto dir = fresh_dir();
+  const std::string flow = load_error(dir, "sizes: " + std::string(600, '[') + "1" + std::string(600, ']') + "\n");
+  EXPECT_TRUE(contains(flow, (dir / "k.yaml").string() + ":4:")) << flow;
+  std::string deep = "sizes:\n";
+  for (int i = 1; i <= 600; ++i) deep += std::string(2 * static_cast<std::size_t>(i), ' ') + "a:\n";
+  const std::string block = load_error(dir, deep + std::string(1202, ' ') + "b: 1\n");
+  EXPECT_TRUE(contains(block, (dir / "k.yaml").string() + ":")) << block.substr(0, 300);
+  for (const std::string& e : {flow, block}) {
+    EXPECT_TRUE(contains(e, "nested deeper than the YAML reader takes (about 500 levels")) << e.substr(0, 300);
+    EXPECT_TRUE(contains(e, "expected a spec nested a few levels deep")) << e.substr(0, 300);
+    EXPECT_FALSE(contains(e, "bad file")) << e.substr(0, 300);
+  }
+  // Under the limit, the spec's own error.
+  const std::string shallow = load_error(dir, "sizes: " + std::string(100, '[') + "1" + std::string(100, ']') + "\n");
+  EXPECT_TRUE(contains(shallow, "k.yaml:4:9: 'sizes[0]' must be a mapping")) << shallow;
+}
+
 // Item 28: a parameter is a macro; a reserved name would redefine the
 // compiler's own.
 TEST(SpecLimits, AReservedParameterNameIsRefused) {

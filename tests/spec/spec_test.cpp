@@ -458,6 +458,28 @@ TEST_F(SpecErrors, AnArchOfALanguageWithoutOneIsRefused) {
                "'arch' (the target architecture) applies to cuda kernels, not c++");
 }
 
+// How long the compiler may run a build: 5 minutes unless kernel.build_timeout
+// says otherwise, a duration above 0, and only where the backend runs a
+// compiler program (an application's build has application.build_timeout).
+TEST_F(SpecErrors, ABuildTimeoutIsAPositiveDurationForACompilerProgram) {
+  EXPECT_EQ(load_spec(write("kernel: {source: k.cpp, entry: k}\narguments: []\n")).kernel.build_timeout, Seconds(300));
+  EXPECT_EQ(
+      load_spec(write("kernel: {source: k.cpp, entry: k, build_timeout: 90s}\narguments: []\n")).kernel.build_timeout,
+      Seconds(90));
+  expect_error("kernel: {source: k.cpp, entry: k, build_timeout: 0}\narguments: []\n", 1, 50,
+               "'kernel.build_timeout' must be a duration > 0");
+  expect_error("kernel: {source: k.cpp, entry: k, build_timeout: -1s}\narguments: []\n", 1, 50,
+               "'kernel.build_timeout': bad duration '-1s': it is negative");
+  expect_error("kernel: {source: k.cpp, entry: k, build_timeout: soon}\narguments: []\n", 1, 50,
+               "expected a number of seconds or a number with a unit");
+  expect_error("kernel: {source: k.cpp, language: command, build_timeout: 1m}\napplication: {run: [./app]}\n", 1, 44,
+               "'build_timeout' does not apply to a command kernel: its build command's limit is "
+               "'application.build_timeout'");
+  write("", "k.py");
+  expect_error("kernel: {source: k.py, entry: k, language: triton, build_timeout: 1m}\narguments: []\n", 1, 52,
+               "'build_timeout' applies to ");
+}
+
 // A second document was ignored, and what the user wrote in it with it.
 TEST_F(SpecErrors, ASecondYamlDocumentIsRefused) {
   expect_error(kHead + "---\nparameters: {A: [1]}\n", 7, 1, "a spec is one YAML document; a second");

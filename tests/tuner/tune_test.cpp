@@ -617,6 +617,52 @@ measure: {warmup: 0us, min_samples: 1, max_samples: 1, early_stop: off, confirm:
   EXPECT_NE(about[0].find("(did you mean 'UNROLL'?)"), std::string::npos) << about[0];
 }
 
+// kernel.build_timeout bounds each build: the compiler sleeps a minute
+// before it builds A = 2, and with a limit of 1 s that build is stopped and
+// recorded as the config's compile_error, while A = 1 builds and runs. The
+// limit takes part in the settings a stored failure is reused under, except
+// at its default (stores made before it keep theirs).
+TEST(Tune, ABuildPastTheSpecsBuildTimeoutIsStoppedAsACompileError) {
+  const auto dir = fresh_dir();
+  write_file(dir / "sleepycc", "#!/bin/sh\ncase \"$*\" in *-DA=2*) sleep 60 ;; esac\nexec c++ \"$@\"\n");
+  std::filesystem::permissions(dir / "sleepycc", std::filesystem::perms::owner_all);
+  write_file(dir / "k.cpp", "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = A; }\n");
+  const std::string spec =
+      "kernel: {source: k.cpp, entry: f, flags: [-O1], build_timeout: 1s, compiler: " + (dir / "sleepycc").string() +
+      R"(}
+arguments:
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {A: [1, 2]}
+default: {A: 1}
+reference: none
+measure: {warmup: 0us, min_samples: 1, max_samples: 1, early_stop: off, confirm: off}
+)";
+  write_file(dir / "k.yaml", spec);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 2;
+  const auto start = std::chrono::steady_clock::now();
+  const TuneReport r = tune(load_spec(dir / "k.yaml"), opt);
+  // Far under the sleep, however slow the machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(45));
+  ASSERT_EQ(r.sizes.at(0).trials.size(), 2u);
+  for (const auto& t : r.sizes[0].trials) {
+    if (t.config.at("A") == Value(1)) {
+      EXPECT_EQ(t.status, Status::ok) << t.error;
+    } else {
+      EXPECT_EQ(t.status, Status::compile_error);
+      EXPECT_EQ(t.fault, Fault::config);
+      EXPECT_NE(t.error.find("timed out after 1 s (kernel.build_timeout)"), std::string::npos) << t.error;
+    }
+  }
+  const Spec limited = load_spec(dir / "k.yaml");
+  EXPECT_NE(settings_key(limited).find(" build_timeout=1s"), std::string::npos) << settings_key(limited);
+  Spec by_default = limited;
+  by_default.kernel.build_timeout = kDefaultBuildTimeout;
+  EXPECT_EQ(settings_key(by_default).find("build_timeout"), std::string::npos) << settings_key(by_default);
+}
+
 // The builds a run waits for before it measures (here the default config's,
 // as the reference) are in the time line's build, not in "other". The
 // compiler sleeps 0.4 s a build, so its builds take at least that.

@@ -2,11 +2,11 @@
 // Everything it does is reachable from the library API.
 #include "tunekit/cli.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -105,32 +105,31 @@ int run(int argc, char** argv) {
       return 1;
     }
   }
+  // A usage error is bad input: exit 1, as documented, not CLI11's codes.
+  // Under mpirun every rank of a tune meets it: rank 0 says it.
+  const auto usage_error = [&](const std::function<void()>& say) {
+    if (argc > 1 && std::string_view(argv[1]) == "tune") return end_tune_with_usage_error(say);
+    say();
+    return 1;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
-    for (const auto& c : commands)
-      if (c.command->get_name() == argv[1] && explain_unknown_flag(*c.command, argc, argv)) return 1;
-    (void)app.exit(e);
-    return 1;
+    return usage_error([&] {
+      for (const auto& c : commands)
+        if (c.command->get_name() == argv[1] && explain_unknown_flag(*c.command, argc, argv)) return;
+      (void)app.exit(e);
+    });
   } catch (const CLI::ParseError& e) {
-    // A usage error is bad input: exit 1, as documented, not CLI11's codes.
-    (void)app.exit(e);
-    return 1;
+    return usage_error([&] { (void)app.exit(e); });
   }
-  // On a terminal the error starts a line of its own, past a progress bar
-  // drawn in place; in a log it is the line.
-  const char* lead = ::isatty(STDERR_FILENO) ? "\n" : "";
   try {
     for (const auto& c : commands)
       if (c.command->parsed()) return c.run();
-  } catch (const InputError& e) {
-    fmt::print(stderr, "{}error: {}\n", lead, e.what());
-    return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "{}error: {}\n", lead, e.what());
-    return 2;
+    return report_error(e);
   }
   return 0;
 }

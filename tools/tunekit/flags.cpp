@@ -1,5 +1,7 @@
 #include "flags.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cctype>
@@ -410,6 +412,14 @@ void apply_kernel_flags(Spec& spec, const KernelFlags& k) {
       throw InputError({flag}, fmt::format("{} is not a tolerance; give a number of 0 or more", *value));
   if (k.atol) spec.tolerance.atol = *k.atol;
   if (k.rtol) spec.tolerance.rtol = *k.rtol;
+}
+
+int report_error(const std::exception& e) {
+  // On a terminal the error starts a line of its own, past a progress bar
+  // drawn in place; in a log it is the line.
+  const char* lead = ::isatty(STDERR_FILENO) ? "\n" : "";
+  fmt::print(stderr, "{}error: {}\n", lead, e.what());
+  return dynamic_cast<const InputError*>(&e) ? 1 : 2;
 }
 
 }  // namespace tunekit::cli

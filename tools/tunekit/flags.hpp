@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <exception>
 #include <set>
 #include <string>
 #include <utility>
@@ -117,5 +118,11 @@ void add_kernel_flags(CLI::App* cmd, KernelFlags& k, bool as_tuned = false);
 // InputError naming the flag (a command kernel compares and builds nothing
 // of tunekit's, so none of them applies to one).
 void apply_kernel_flags(Spec& spec, const KernelFlags& k);
+
+// Says `e` as every subcommand does, "error: MESSAGE" on stderr (on a
+// terminal, on a line of its own past a progress bar drawn in place), and
+// returns the exit status it calls for: 1 for bad input (InputError), 2 for
+// another error.
+int report_error(const std::exception& e);
 
 }  // namespace tunekit::cli

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -30,8 +31,12 @@ std::string clip(std::string text, std::size_t limit) {
 std::string progress_line(const ProgressEvent& e, std::size_t columns) {
   const std::size_t room = columns > 1 ? columns - 1 : 0;
   const std::size_t total = e.total.value_or(0);
-  const double frac = total ? static_cast<double>(e.done) / static_cast<double>(total) : 0.0;
   const double elapsed = e.elapsed.count();
+  double frac = total ? static_cast<double>(e.done) / static_cast<double>(total) : 0.0;
+  // A run that a time budget ends is as far along as its clock, when that
+  // is further than its count.
+  if (e.time_left && elapsed + e.time_left->count() > 0)
+    frac = std::min(1.0, std::max(frac, elapsed / (elapsed + e.time_left->count())));
   std::string eta = "?";
   std::optional<double> to_go;
   if (e.done > 0 && total >= e.done)
@@ -39,9 +44,11 @@ std::string progress_line(const ProgressEvent& e, std::size_t columns) {
   // A time budget ends the run by then, whatever the count to go says.
   if (e.time_left) to_go = std::min(to_go.value_or(e.time_left->count()), e.time_left->count());
   if (to_go) eta = clock_text(*to_go);
-  // An event without a total (a library caller's own) shows the count alone.
-  const std::string counts =
-      e.total ? fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100) : fmt::format(" {} trials", e.done);
+  // An event without a total (a library caller's own) shows the count alone;
+  // under a time budget the total is only the most that may run.
+  const std::string counts = !e.total         ? fmt::format(" {} trials", e.done)
+                             : e.time_bounded ? fmt::format(" {} of at most {} {:3.0f}%", e.done, total, frac * 100)
+                                              : fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100);
   const std::string elapsed_text = "  elapsed " + clock_text(elapsed);
   const std::string eta_text = "  ETA " + eta;
   const std::string best = e.best ? fmt::format("  best {:.3f} us", e.best->count()) : "";

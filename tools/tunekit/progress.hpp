@@ -14,6 +14,8 @@ namespace tunekit::cli {
 // columns - 1, so that it never wraps (a wrapped line is not redrawn in
 // place). What does not fit goes first: what is happening, then the best
 // time, then the elapsed time; the bar shrinks to 10 marks before that.
+// Under a time budget the total reads "of at most N", and the bar fills
+// with the budget's time as well as with the count.
 std::string progress_line(const ProgressEvent& e, std::size_t columns);
 
 // The width of the terminal `out` writes to (asked again on every call, so

@@ -13,14 +13,17 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "distribute/detail/job.hpp"
 #include "flags.hpp"
 #include "progress.hpp"
 #include "tunekit/backend.hpp"
@@ -339,40 +342,90 @@ std::string how_to_resume(const TuneArgs& t) {
   return "run the same command to resume";
 }
 
+// A rank that says nothing of the error it exits with, where the ranks
+// cannot wait for each other (no MPI): the launcher ends the job at the
+// first rank that exits with an error, so rank 0 gets a moment to say it.
+int leave_quietly(int status) {
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  return status;
+}
+
+// Every rank of `job`, once it has read its arguments, the flags and the
+// spec, with its exit status so far (0: ready to tune). When any rank
+// failed, the first that did calls `say` (the error every rank most often
+// met alike, a spec's or a flag's, is said once, not once a rank), the job
+// ends on every rank before any exits, and this returns the status to exit
+// with (detail::end_before_tune); nullopt when every rank is ready.
+std::optional<int> settle(MpiJob& job, int status, const std::function<void()>& say) {
+  const auto end = detail::end_before_tune(job.statuses(status), job.rank());
+  if (!end) return std::nullopt;
+  if (end->speaks) say();
+  job.end();
+  return end->status;
+}
+
 int run_tune(const TuneArgs& t) {
   // Under mpirun every rank reads the same flags and spec; rank 0 keeps the
   // store and writes the outputs (distribute.hpp).
-  const std::unique_ptr<MpiJob> job = MpiJob::join();
+  std::unique_ptr<MpiJob> job;
+  try {
+    job = MpiJob::join();
+  } catch (const std::exception&) {
+    // Every rank fails to join alike (a tunekit built without MPI): rank 0
+    // says so.
+    if (detail::launched_rank() > 0) return leave_quietly(2);
+    throw;
+  }
   const bool lead = !job || job->rank() == 0;
-  if (t.jobs > kMaxJobs)
-    throw InputError({"--jobs"}, fmt::format("{} parallel builds: expected 0 (one per core) to {}", t.jobs, kMaxJobs));
   SizeFlags size_flags;
-  const Spec spec = build_spec(t, size_flags);
-  make_out_dir(t.out_dir);
+  Spec spec;
   TuneOptions options;
-  options.check_machine = [&](const MachineInfo& machine) { check_size_flags(spec, size_flags, machine); };
-  options.out_dir = t.out_dir;
-  options.fresh = t.fresh;
-  options.retry_failed = t.retry_failed;
-  options.jobs = static_cast<unsigned>(t.jobs);
-  if (!t.properties.empty()) {
-    options.properties = load_machine_file(t.properties).properties;
-    check_property_names(size_names_used(spec), options.properties, t.properties);
+  KeptFiles kept;
+  std::exception_ptr failed;  // under MPI, this rank's error before the tune
+  int status = 0;             // and the exit status it calls for
+  try {
+    if (t.jobs > kMaxJobs)
+      throw InputError({"--jobs"},
+                       fmt::format("{} parallel builds: expected 0 (one per core) to {}", t.jobs, kMaxJobs));
+    spec = build_spec(t, size_flags);
+    make_out_dir(t.out_dir);
+    options.check_machine = [&](const MachineInfo& machine) { check_size_flags(spec, size_flags, machine); };
+    options.out_dir = t.out_dir;
+    options.fresh = t.fresh;
+    options.retry_failed = t.retry_failed;
+    options.jobs = static_cast<unsigned>(t.jobs);
+    if (!t.properties.empty()) {
+      options.properties = load_machine_file(t.properties).properties;
+      check_property_names(size_names_used(spec), options.properties, t.properties);
+    }
+    // Before a week of tuning, not after: no explicit output may replace the
+    // store, the spec or the kernel's source.
+    const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
+    check_store_path(db, !t.db.empty() ? "--db" : !spec.output.db.empty() ? spec.file.string() : "--out-dir");
+    kept = kept_inputs(spec, db);
+    std::vector<OutputFile> given;
+    for (const auto& [name, file] : spec.output.files) {
+      if (file.empty()) continue;  // the writer's default file, checked once planned
+      const auto in_spec = spec.output.where.find(name);
+      given.push_back(in_spec == spec.output.where.end() ? OutputFile::of_flag("--" + name, file)
+                                                         : OutputFile{"output." + name, in_spec->second, file});
+      check_output_file(given.back(), kept);
+    }
+    check_distinct_outputs(given);
+  } catch (const std::exception& e) {
+    if (!job) throw;
+    failed = std::current_exception();
+    status = dynamic_cast<const InputError*>(&e) ? 1 : 2;
   }
-  // Before a week of tuning, not after: no explicit output may replace the
-  // store, the spec or the kernel's source.
-  const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
-  check_store_path(db, !t.db.empty() ? "--db" : !spec.output.db.empty() ? spec.file.string() : "--out-dir");
-  KeptFiles kept = kept_inputs(spec, db);
-  std::vector<OutputFile> given;
-  for (const auto& [name, file] : spec.output.files) {
-    if (file.empty()) continue;  // the writer's default file, checked once planned
-    const auto in_spec = spec.output.where.find(name);
-    given.push_back(in_spec == spec.output.where.end() ? OutputFile::of_flag("--" + name, file)
-                                                       : OutputFile{"output." + name, in_spec->second, file});
-    check_output_file(given.back(), kept);
-  }
-  check_distinct_outputs(given);
+  if (job)
+    if (const auto end = settle(*job, status, [&] {
+          try {
+            std::rethrow_exception(failed);
+          } catch (const std::exception& e) {
+            (void)report_error(e);
+          }
+        }))
+      return *end;
 
   options.replay = t.replay;
   ProgressBar bar(stderr);
@@ -416,6 +469,23 @@ int run_tune(const TuneArgs& t) {
 }
 
 }  // namespace
+
+int end_tune_with_usage_error(const std::function<void()>& say) {
+  if (detail::launched_ranks() < 2) {
+    say();
+    return 1;
+  }
+  std::unique_ptr<MpiJob> job;
+  try {
+    job = MpiJob::join();
+  } catch (const std::exception&) {
+    // Built without MPI: the ranks cannot wait for rank 0.
+  }
+  if (job) return settle(*job, 1, say).value_or(1);
+  if (detail::launched_rank() > 0) return leave_quietly(1);
+  say();
+  return 1;
+}
 
 SubCommand add_tune_command(CLI::App& app) {
   auto t = std::make_shared<TuneArgs>();

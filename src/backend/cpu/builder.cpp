@@ -95,7 +95,7 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
     argv.insert(argv.end(), {"-iquote", dir.string()});
   argv.insert(argv.end(), link_flags().begin(), link_flags().end());
   argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
-  if (!detail::run_compiler(argv, "the compiler", r)) {
+  if (!detail::run_compiler(argv, "the compiler", in.timeout, r)) {
     std::error_code ec;
     fs::remove(tmp, ec);
     fs::remove(src, ec);

@@ -49,6 +49,7 @@ class CpuBackend final : public Backend {
 KernelTraits kernel_traits() {
   KernelTraits k;
   k.default_flags = {"-O3", "-march=native"};
+  k.build_timeout = true;
   k.compiler_variable = [](std::string_view language) -> std::string { return language == "c" ? "CC" : "CXX"; };
   k.default_compiler = [variable = k.compiler_variable](std::string_view language) -> std::string {
     if (const char* env = std::getenv(variable(language).c_str()); env && *env) return env;

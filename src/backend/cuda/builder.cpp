@@ -323,7 +323,7 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
   // The copy compiles here: its own headers are found where it came from.
   if (const fs::path dir = fs::path(in.source_name).parent_path(); !dir.empty()) argv.push_back("-I" + dir.string());
   argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
-  if (!detail::run_compiler(argv, "nvcc", r)) {
+  if (!detail::run_compiler(argv, "nvcc", in.timeout, r)) {
     fs::remove(tmp);
     return r;
   }

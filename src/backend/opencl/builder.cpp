@@ -270,7 +270,7 @@ BuildResult OpenClBuilder::build(const BuildInput& in) {
   // -I cannot name the folder (a space in its path).
   const fs::path kernel_dir = fs::absolute(fs::path(in.source_name)).parent_path();
   int exit_code = 0;
-  if (!detail::run_compiler(argv, "the OpenCL build", r, &exit_code, kernel_dir) && exit_code == kNoDevice)
+  if (!detail::run_compiler(argv, "the OpenCL build", in.timeout, r, &exit_code, kernel_dir) && exit_code == kNoDevice)
     r.fault = Fault::environment;
   std::error_code ec;
   fs::remove(source, ec);

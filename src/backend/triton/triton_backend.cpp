@@ -273,6 +273,7 @@ BackendInfo backend_info() {
   k.launch = true;
   k.threads = false;
   k.tensors = true;
+  k.parameters_checked = true;
   k.defines = true;
   k.compilers = {"triton"};
   k.default_flags = {};

@@ -9,9 +9,6 @@
 
 namespace tunekit::detail {
 
-// Runs `argv` (no shell) with a 5-minute limit. Fills r.time and r.log; on
-// failure sets r.status = compile_error, says why in the log (naming `tool`)
-// and returns false.
 // Whose fault a failed build is, from its log and the signal that ended it.
 Fault build_fault(const std::string& log, int signal);
 
@@ -22,10 +19,14 @@ Fault build_fault(const std::string& log, int signal);
 // name and process.
 std::string compiler_identity(const std::string& name);
 
+// Runs `argv` (no shell), killed past `limit` (BuildInput::timeout). Fills
+// r.time and r.log; on failure sets r.status = compile_error, says why in
+// the log (naming `tool`) and returns false. A build that runs out of time
+// is the config's fault: a variant that takes that long to compile is one.
 // `exit_code`, when given, receives the program's exit status (-1 when it
 // did not exit by itself): a build helper says with it whose fault a
 // failure is. `cwd`, when given, is the folder it runs in.
-bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, BuildResult& r,
+bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, Seconds limit, BuildResult& r,
                   int* exit_code = nullptr, const std::filesystem::path& cwd = {});
 
 }  // namespace tunekit::detail

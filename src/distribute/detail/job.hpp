@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,22 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options);
 // environment it gives its ranks (Open MPI's mpirun, MPICH's hydra, Slurm's
 // srun with PMI); 0 when none did.
 int launched_ranks();
+// This process's rank among them, by the same environment, before MPI is
+// joined; 0 when no launcher started it.
+int launched_rank();
+
+// How a job ends that cannot start: `statuses` holds every rank's exit
+// status after it read the flags and the spec (MpiJob::statuses: 0 ready,
+// 1 bad input, 2 another error). nullopt when every rank is ready. Else the
+// first rank that failed says why: an error every rank meets alike (a
+// spec's, a flag's) is said once, by rank 0, and one only another rank
+// meets (a file missing on its host) is still said. Every rank exits, with
+// its own status, or with the speaker's where it failed in nothing.
+struct JobEnd {
+  bool speaks = false;  // this rank prints the error
+  int status = 0;       // and exits with this
+};
+std::optional<JobEnd> end_before_tune(const std::vector<int>& statuses, int rank);
 
 // The forms the messages' bodies carry (every field, losslessly).
 nlohmann::ordered_json trial_to_json(const TrialRecord& t);

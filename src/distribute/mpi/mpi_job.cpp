@@ -119,6 +119,17 @@ class Job : public MpiJob {
   int ranks() const override { return ranks_; }
   int local_rank() const override { return local_rank_; }
 
+  std::vector<int> statuses(int mine) override {
+    std::vector<int> all(static_cast<std::size_t>(ranks_));
+    check(MPI_Allgather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+    return all;
+  }
+
+  void end() override {
+    check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    MPI_Finalize();
+  }
+
   TuneReport tune(const Spec& spec, TuneOptions options, const ProgressCallback& progress) override {
     options.device = local_rank_;
     TuneReport report;

@@ -10,6 +10,7 @@ inline BackendInfo describe_backend() {
   k.launch = true;
   // The driver builds the program: the only compiler there is.
   k.compilers = {"opencl"};
+  k.build_timeout = true;
   k.default_compiler = [](std::string_view) { return std::string("opencl"); };
   BackendInfo b;
   b.name = "opencl";
