@@ -245,7 +245,8 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
     // launch fail, and left out, vLLM would run a config other than the one
     // measured.
     for (const auto& [k, v] : e.config) {
-      if (std::find_if(keys.begin(), keys.end(), [&](const char* key) { return k == key; }) != keys.end()) continue;
+      // (No lambda capturing k: clang before 16 cannot capture a structured binding.)
+      if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
       if (!is_triton_launch_option(k))
         throw std::runtime_error(fmt::format(
             "vLLM's MoE files hold BLOCK_SIZE_M/N/K, GROUP_SIZE_M and Triton launch options, which vLLM passes "

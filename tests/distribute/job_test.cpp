@@ -254,7 +254,11 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
 
 TEST(Distribute, ARankOnAnotherMachineTunesNothing) {
   TwoRanks job;
-  auto& [dir, spec, options, transport] = job;
+  // Named references, not a structured binding: the lambdas below capture
+  // them, which clang before 16 refuses for a binding.
+  auto& spec = job.spec;
+  auto& options = job.options;
+  auto& transport = job.transport;
   std::vector<ojson> seen0, seen1;
   auto tune0 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine A"); };
   auto tune1 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine B"); };
@@ -342,7 +346,11 @@ TEST(Distribute, ASizeARankCannotTuneGoesToAnotherRank) {
 // once and be retired as broken.
 TEST(Distribute, ARankStoppedBySignalStopsTheJob) {
   TwoRanks job("[{N: 1024}, {N: 2048}, {N: 4096}, {N: 8192}]");
-  auto& [dir, spec, options, transport] = job;
+  // Named references, not a structured binding: the lambdas below capture
+  // them, which clang before 16 refuses for a binding.
+  auto& spec = job.spec;
+  auto& options = job.options;
+  auto& transport = job.transport;
   std::vector<ojson> seen0, seen1;
   bool halted0 = false;
   auto tune0 = [&](detail::Link& l, const ojson& a) {
@@ -372,7 +380,11 @@ TEST(Distribute, AServingRankHaltedEndsItsSizeAmidIt) {
   std::string scales = "[1";
   for (int s = 2; s <= 40; ++s) scales += ", " + std::to_string(s);
   TwoRanks job("[{N: 1024}, {N: 2048}]", scales + "]");
-  auto& [dir, spec, options, transport] = job;
+  // Named references, not a structured binding: the lambdas below capture
+  // them, which clang before 16 refuses for a binding.
+  auto& spec = job.spec;
+  auto& options = job.options;
+  auto& transport = job.transport;
   std::vector<ojson> seen0;
   // Rank 0 is stopped by a signal of its own once rank 1 has stored a trial.
   auto tune0 = [&](detail::Link& l, const ojson& a) {
@@ -405,7 +417,11 @@ TEST(Distribute, AServingRankHaltedEndsItsSizeAmidIt) {
 // while rank 0 waits.
 TEST(Distribute, RankZeroStoppedHaltsTheOthersAfterTheirTrialInFlight) {
   TwoRanks job;
-  auto& [dir, spec, options, transport] = job;
+  // Named references, not a structured binding: the lambdas below capture
+  // them, which clang before 16 refuses for a binding.
+  auto& spec = job.spec;
+  auto& options = job.options;
+  auto& transport = job.transport;
   std::vector<ojson> seen0, seen1;
   bool halted1 = false;
   // Rank 1 begins first, so that the stop finds it busy.

@@ -69,6 +69,11 @@ TEST(Examples, TheCommandsOfEveryReadmeRun) {
         argv.insert(argv.end(), {"--out-dir", out.string()});
       if (verb == "tune") argv.insert(argv.end(), {"--max-evals", "2", "--no-progress"});
       auto r = detail::run_process(argv, 5min, kRoot);
+      // A backend this build left out (TUNEKIT_ENABLE_CUDA or _OPENCL off, or
+      // its headers missing at configure time) refuses its example, and says so.
+      if ((!TUNEKIT_HAS_CUDA || !TUNEKIT_HAS_OPENCL) && r.exit_code != 0 &&
+          r.output.find("backend is not in this build") != std::string::npos)
+        continue;
       EXPECT_EQ(r.exit_code, 0) << folder << ": " << command << "\n" << r.output;
       if (verb == "tune") EXPECT_NE(r.output.find("best: "), std::string::npos) << command << "\n" << r.output;
       ++ran;

@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# Installs tunekit into a scratch prefix, then builds and runs a consumer that
-# finds it with find_package(tunekit).
+# Installs tunekit into a scratch prefix and moves it, then builds and runs a
+# consumer that finds it with find_package(tunekit) and nothing else.
 set -euo pipefail
 build_dir="$1"
 source_dir="$(cd "$(dirname "$0")" && pwd)"
 work="$build_dir/test-tmp/install-consumer"
 rm -rf "$work"
-cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
-cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/build" >/dev/null
+cmake --install "$build_dir" --prefix "$work/staged" >/dev/null
+# The prefix is relocatable: moved after the install (as a package's files
+# unpacked elsewhere), it is used from where it is now.
+mv "$work/staged" "$work/prefix"
+# The version is exported and checked: the same minor version is accepted,
+# the next one is not.
+version=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' "$(find "$work/prefix" -name tunekitConfigVersion.cmake)")
+[[ $version =~ ^([0-9]+)\.([0-9]+)\. ]] || { echo "no version in tunekitConfigVersion.cmake: '$version'"; exit 1; }
+newer="${BASH_REMATCH[1]}.$((BASH_REMATCH[2] + 1))"
+if cmake -S "$source_dir/consumer" -B "$work/build-newer" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+     -DTUNEKIT_WANT_VERSION="$newer" >"$work/newer.log" 2>&1; then
+  echo "find_package(tunekit $newer) accepted version $version"; exit 1
+fi
+grep -q "compatible with requested version \"$newer\"" "$work/newer.log" || { cat "$work/newer.log"; exit 1; }
+cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DTUNEKIT_WANT_VERSION="$version" >/dev/null
+cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 "$work/build/consumer"
 # The installed command line, with the program's own strategy registered.
 plugins=$("$work/build/consumer_cli" plugins)
