@@ -21,14 +21,21 @@ using json = nlohmann::json;
 
 namespace {
 
-// The installed package's worker, as its consumers' programs note it
-// (tunekit/package_worker.hpp); empty in the tunekit command line itself.
 std::string& package_worker() {
   static std::string path;
   return path;
 }
 
 }  // namespace
+
+const std::string& noted_package_worker() { return package_worker(); }
+
+bool runs_from_build_tree() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path build = TUNEKIT_BUILD_DIR;
+  return !ec && std::mismatch(build.begin(), build.end(), self.begin(), self.end()).first == build.end();
+}
 
 fs::path find_worker() {
   if (const char* env = std::getenv("TUNEKIT_WORKER"); env && *env) return env;
@@ -43,9 +50,7 @@ fs::path find_worker() {
   candidates.emplace_back(TUNEKIT_INSTALL_WORKER_PATH);
   // The build tree's worker only for a program that runs from that tree: an
   // installed tunekit must never run another build's worker.
-  const fs::path build = TUNEKIT_BUILD_DIR;
-  if (!ec && std::mismatch(build.begin(), build.end(), self.begin(), self.end()).first == build.end())
-    candidates.emplace_back(TUNEKIT_BUILD_WORKER_PATH);
+  if (runs_from_build_tree()) candidates.emplace_back(TUNEKIT_BUILD_WORKER_PATH);
   for (const fs::path& p : candidates)
     if (fs::is_regular_file(p, ec)) return p;
   std::string looked;

@@ -9,9 +9,11 @@
 #include <fstream>
 #include <map>
 
+#include "backend/triton/detail/triton_backend.hpp"
 #include "support/spec_errors.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/package_worker.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/store.hpp"
@@ -337,4 +339,18 @@ TEST(TritonSpec, TheMoeSpaceIsPrunedBeforeAnythingIsCompiled) {
     EXPECT_EQ(space.cartesian_size(), 1920u);
     EXPECT_EQ(space.size(), valid) << "M=" << m;
   }
+}
+
+// A program built against an installed tunekit runs the package's Python
+// side, found beside the package's worker, not the source tree's it was
+// built from (which may be gone, or of another version).
+TEST(TritonPython, AProgramOfTheInstalledPackageTakesThePackagesPythonSide) {
+  const fs::path prefix = tunekit::testing::fresh_dir() / "prefix";
+  tunekit::testing::write_file(prefix / "share" / "tunekit" / "python" / "tunekit_triton" / "__main__.py", "");
+  const std::string worker = (prefix / "libexec" / "tunekit" / "tunekit-worker").string();
+  ::unsetenv("TUNEKIT_TRITON_PATH");
+  note_package_worker(worker.c_str());
+  const fs::path found = triton::python_setup().package_dir;
+  note_package_worker("");
+  EXPECT_EQ(found, prefix / "share" / "tunekit" / "python");
 }

@@ -31,7 +31,12 @@ PythonSetup python_setup() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) candidates.push_back(self.parent_path().parent_path() / "share" / "tunekit" / "python");
-  candidates.emplace_back(TUNEKIT_SOURCE_PYTHON_DIR);
+  // A program built against the installed package: the package's own copy,
+  // beside its worker (PREFIX/libexec/tunekit/tunekit-worker), never the
+  // source tree it was built from, which may be gone or of another version.
+  if (const std::string& worker = detail::noted_package_worker(); !worker.empty())
+    candidates.push_back(fs::path(worker).parent_path().parent_path().parent_path() / "share" / "tunekit" / "python");
+  if (detail::runs_from_build_tree()) candidates.emplace_back(TUNEKIT_SOURCE_PYTHON_DIR);
   for (const auto& c : candidates)
     if (fs::exists(c / "tunekit_triton" / "__main__.py", ec)) {
       py.package_dir = c;

@@ -55,5 +55,11 @@ class WorkerEvaluator final : public Evaluator {
 // Where the worker binary is: $TUNEKIT_WORKER, next to the running
 // executable, the build tree, or the install prefix.
 std::filesystem::path find_worker();
+// The installed package's worker that a program built against it noted
+// (tunekit/package_worker.hpp); empty in the tunekit command line itself.
+const std::string& noted_package_worker();
+// Whether this program runs from the build tree it was built in (the build
+// tree's worker and the source tree's Python package are for it only).
+bool runs_from_build_tree();
 
 }  // namespace tunekit::detail
