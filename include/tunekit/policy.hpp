@@ -150,8 +150,11 @@ std::string emit_triton_configs(const Policy& policy);
 // "E=<E>,N=<N / 2>,device_name=<device, spaces as _>[,dtype=<dtype>].json" (N
 // halved: the spec's N is the gate-up GEMM's, vLLM's the intermediate size),
 // mapping each batch size (size `batch_axis`) to BLOCK_SIZE_M/N/K,
-// GROUP_SIZE_M, num_warps and num_stages. Throws std::runtime_error when the
-// sizes lack E, N or the batch axis, or a config lacks one of those keys.
+// GROUP_SIZE_M, num_warps and num_stages, and any other Triton launch option
+// the config tuned (vLLM passes the entries to its kernel's launch). Throws
+// std::runtime_error when the sizes lack E, N or the batch axis, a config
+// lacks one of those keys, or it tuned a parameter that is neither one of
+// them nor a launch option (vLLM's kernel would not take it).
 struct VllmConfigFile {
   std::string name;
   std::string text;
