@@ -316,7 +316,7 @@ std::optional<CpuTimes> cpu_times_of_tree(pid_t root) {
     if (!tasks) continue;  // ended meanwhile
     while (const dirent* e = ::readdir(tasks)) {
       if (e->d_name[0] == '.') continue;
-      char path[128];
+      char path[sizeof dir + sizeof e->d_name + 16];  // "<dir>/<name>/schedstat" or ".../children", whole
       std::snprintf(path, sizeof path, "%s/%s/schedstat", dir, e->d_name);
       unsigned long long ran = 0, waited = 0;
       if (std::sscanf(read_proc(path).c_str(), "%llu %llu", &ran, &waited) == 2) {

@@ -55,8 +55,7 @@ class Load {
     for (std::size_t i = 0; i < processes; ++i) {
       const pid_t pid = ::fork();
       if (pid == 0) {
-        for (volatile unsigned long n = 0;; n = n + 1) {
-        }
+        for (volatile unsigned long n = 0;;) n = n + 1;
       }
       if (pid > 0) pids_.push_back(pid);
     }
