@@ -642,10 +642,9 @@ measure: {warmup: 0us, min_samples: 1, max_samples: 1, early_stop: off, confirm:
   TuneOptions opt;
   opt.out_dir = dir / "out";
   opt.jobs = 2;
-  const auto start = std::chrono::steady_clock::now();
+  // A build the limit did not stop would end after the sleep, ok: the
+  // statuses tell, with no clock in the test.
   const TuneReport r = tune(load_spec(dir / "k.yaml"), opt);
-  // Far under the sleep, however slow the machine.
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(45));
   ASSERT_EQ(r.sizes.at(0).trials.size(), 2u);
   for (const auto& t : r.sizes[0].trials) {
     if (t.config.at("A") == Value(1)) {
