@@ -94,6 +94,7 @@ struct KernelTraits {
   bool application = false;  // built and run by the user's own commands (the spec's `application`)
   bool defines = true;       // its build takes -D defines (else `injection: none` says so)
   bool tensors = false;      // Python kernels (Triton): argument shapes, setup functions, constexprs, Python references
+  bool spills = false;       // its builds report spilled registers: `max_spills` applies
   // Its load-time check refuses a parameter the kernel does not take (a
   // Triton parameter is a tl.constexpr of the entry or a launch option,
   // which no kernel file names): the tuner's warning about a parameter
@@ -102,6 +103,10 @@ struct KernelTraits {
   // Its builds run a compiler program that the backend stops after the
   // spec's kernel.build_timeout (the builder reads BuildInput::timeout).
   bool build_timeout = false;
+  // kernel.build_timeout where the spec gives none (load_spec sets it;
+  // Triton's compiles, slower than a C++ build, get 10 minutes). A limit
+  // other than this is part of settings_key().
+  Seconds default_build_timeout = kDefaultBuildTimeout;
   std::vector<std::string> compilers;      // the values `compiler` may take; empty: any command
   std::vector<std::string> default_flags;  // `flags` when the spec gives none
   // The compiler when the spec names none, for a kernel language.

@@ -1,14 +1,17 @@
 #pragma once
 // Turning a config into something runnable: a variant source, then a built
 // artifact, cached on disk by content hash.
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tunekit/measure.hpp"
+#include "tunekit/resources.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/status.hpp"
 
@@ -42,6 +45,10 @@ struct BuildInput {
   // How long its compiler may run (kernel.build_timeout). Left out of
   // hash(): it decides whether a build finishes, not what it makes.
   Seconds timeout = kDefaultBuildTimeout;
+  // The most registers it may spill (kernel.max_spills), for a builder
+  // that knows its kernel's spills: more is a resource_limit. Left out of
+  // hash(), as the timeout is.
+  std::optional<std::int64_t> max_spills;
 
   std::string hash() const;
 };
@@ -76,6 +83,9 @@ struct BuildResult {
   Artifact artifact;
   std::string log;  // compiler output (errors and warnings)
   Seconds time{0};  // 0 when served from the cache
+  // What the compiler says the kernel uses (a cached build's too); kept
+  // with the trial.
+  KernelResources resources;
   bool cached = false;
 };
 

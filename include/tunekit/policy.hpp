@@ -1,6 +1,7 @@
 #pragma once
 // What tuning learned, shipped as code: a self-contained C++17 header with a
 // constexpr function from problem size to config, and the same as JSON.
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -147,20 +148,25 @@ std::string emit_triton_configs(const Policy& policy);
 
 // vLLM's and SGLang's tuned fused-MoE config files: for each (E, N) of the
 // policy's sizes, the file name vLLM looks up,
-// "E=<E>,N=<N / 2>,device_name=<device, spaces as _>[,dtype=<dtype>].json" (N
-// halved: the spec's N is the gate-up GEMM's, vLLM's the intermediate size),
+// "E=<E>,N=<N / 2>,device_name=<device, spaces as _>[,dtype=<dtype>]
+// [,block_shape=[<n>,<k>]].json" (N halved: the spec's N is the gate-up
+// GEMM's, vLLM's the intermediate size; `block_shape`, [block_n, block_k] of
+// block-quantised weights, written as vLLM's get_config_file_name writes
+// it, is empty for weights quantised otherwise or not at all),
 // mapping each batch size (size `batch_axis`) to BLOCK_SIZE_M/N/K,
 // GROUP_SIZE_M, num_warps and num_stages, and any other Triton launch option
 // the config tuned (vLLM passes the entries to its kernel's launch). Throws
 // std::runtime_error when the sizes lack E, N or the batch axis, a config
 // lacks one of those keys, or it tuned a parameter that is neither one of
-// them nor a launch option (vLLM's kernel would not take it).
+// them nor a launch option (vLLM's kernel would not take it), and
+// std::invalid_argument for a block_shape that is not two positive integers.
 struct VllmConfigFile {
   std::string name;
   std::string text;
 };
 std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::string& device, const std::string& dtype,
-                                          const std::string& batch_axis = "M");
+                                          const std::string& batch_axis = "M",
+                                          const std::vector<std::int64_t>& block_shape = {});
 
 // A valid C++ identifier from any text: other characters become '_', a
 // leading digit or a keyword gets '_' added.

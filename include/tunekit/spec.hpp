@@ -133,6 +133,8 @@ struct KernelSpec {
   SourceLocation compiler_where, flags_where;
   // How long the compiler may run a build (kernels whose traits say
   // build_timeout); past it, the build is the config's compile_error.
+  // load_spec sets the backend's default where the spec gives none
+  // (KernelTraits::default_build_timeout: Triton's is 10 minutes).
   Seconds build_timeout = kDefaultBuildTimeout;
   Injection injection = Injection::automatic;
   std::string arch;  // CUDA: e.g. "sm_90a"; empty: the device's own

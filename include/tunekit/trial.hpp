@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tunekit/config.hpp"
+#include "tunekit/resources.hpp"
 #include "tunekit/statistics.hpp"
 #include "tunekit/status.hpp"
 #include "tunekit/units.hpp"
@@ -76,6 +77,9 @@ struct TrialRecord {
   // its statistics pooling every sample: a resumed size whose best is not
   // confirmed (the run was stopped first) is confirmed then.
   bool confirmed = false;
+  // What its build uses (registers, spills, shared memory), where the
+  // backend's compiler says; empty in stores before schema 8.
+  KernelResources resources;
 };
 
 // Whether `t` may be named the best of its size, `confirmed_here` saying

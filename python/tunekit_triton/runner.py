@@ -452,9 +452,12 @@ class TritonRunner(Runner):
             self.flush_value = (getattr(self, "flush_value", 0) + 1) & 0x7FFFFFFF
             self.flush_buf.fill_(self.flush_value)
 
+    def take_busy_us(self) -> float:
+        busy, self.pending_busy_us = self.pending_busy_us, 0.0
+        return busy
+
     def time(self, rq: Request) -> Result:
-        result = Result(busy_us=self.pending_busy_us)
-        self.pending_busy_us = 0.0
+        result = Result()
         if not self.cuda:
             return self._time_on_host(rq, result)
         torch = self.torch

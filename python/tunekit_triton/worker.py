@@ -48,9 +48,24 @@ class Runner:
     def time(self, request: Request) -> Result:
         raise NotImplementedError
 
+    def take_busy_us(self) -> float:
+        """The device's time in the calls outside time() since the last take
+        (the verified call, the call after the timed ones), which
+        handle_request adds to the trial they belong to; 0 where the runner
+        does not time them."""
+        return 0.0
+
 
 def handle_request(runner: Runner, rq: Request) -> tuple[Result, bool]:
     """One request: (its result, whether the worker must be replaced)."""
+    result, restart = _answer(runner, rq)
+    # Every call of the request is its trial's busy time, the check's after
+    # the timed ones too, not the next trial's (src/evaluator/worker.cpp).
+    result.busy_us += runner.take_busy_us()
+    return result, restart
+
+
+def _answer(runner: Runner, rq: Request) -> tuple[Result, bool]:
 
     def fail(r: Result) -> tuple[Result, bool]:
         return r, runner.poisoned

@@ -50,8 +50,8 @@ _tunekit() {
     --db|--csv|--json|--html|--header|--write|--properties|--compiler|--replay|--t1|--spec|--python|--triton-configs)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -s|--size|-a|--axis|--where|--option|--max-evals|--max-time|--seed|-j|--jobs|--flags|--timeout|--atol|--rtol|\
-    --entry|--arg|--within|--namespace|-c|--config|--kernel|--device|--max-fraction|--batch|--vllm-dtype|--vllm-batch|\
-    --minimize|--maximize)
+    --entry|--arg|--within|--namespace|-c|--config|--kernel|--device|--max-fraction|--batch|--vllm-dtype|--vllm-block-shape|\
+    --vllm-batch|--minimize|--maximize)
       return ;;
   esac
 
@@ -65,7 +65,7 @@ _tunekit() {
     space) options="-h --help -s --size --properties --where --json --write" ;;
     select) options="-h --help --db -o --out-dir --seed --cache --mode --within" ;;
     emit) options="-h --help --db -o --out-dir --seed --cache --mode --within --header --json --namespace
-                   --python --triton-configs --vllm --vllm-dtype --vllm-batch" ;;
+                   --python --triton-configs --vllm --vllm-dtype --vllm-block-shape --vllm-batch" ;;
     rules-report) options="-h --help --db -o --out-dir --seed --cache" ;;
     report) options="-h --help --db -o --out-dir --seed --cache --html" ;;
     resolve) options="-h --help -s --size -c --config --properties --ignore-constraints --build -o --out-dir --json" ;;

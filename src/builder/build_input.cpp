@@ -195,6 +195,7 @@ BuildInput common_input(const Spec& spec) {
   in.flags = detail::include_flags_from(spec.kernel.flags, spec.file.parent_path());
   in.arch = spec.kernel.arch;
   in.timeout = spec.kernel.build_timeout;
+  in.max_spills = spec.kernel.max_spills;
   return in;
 }
 

@@ -47,6 +47,15 @@ class Parser {
   Parser(std::string_view text, const SourceLocation& where) : text_(text), where_(where) {}
 
   NodePtr parse() {
+    // Kernel Tuner takes a restriction as a function of the config too; the
+    // lexer would stop at its ':' and say only that.
+    if (const auto at = text_.find_first_not_of(" \t");
+        at != std::string_view::npos && text_.substr(at).starts_with("lambda") &&
+        (text_.size() == at + 6 || text_[at + 6] == ' ' || text_[at + 6] == ':'))
+      fail(static_cast<int>(at),
+           "a Python lambda (Kernel Tuner's restriction as a function) is not an expression here: write its body "
+           "over the parameter names, 'block_size_x * block_size_y <= 1024' for 'lambda p: p[\"block_size_x\"] * "
+           "p[\"block_size_y\"] <= 1024'");
     lex();
     if (tokens_.front().kind == Tok::End) fail(0, "empty expression");
     NodePtr n = expression();
@@ -55,6 +64,10 @@ class Parser {
       if (t.kind == Tok::RParen || t.kind == Tok::RBrack) fail(t.begin, "unmatched '" + std::string(t.text) + "'");
       if (t.kind == Tok::Comma)
         fail(t.begin, "unexpected ','; a list or tuple needs brackets and can only follow 'in'");
+      if (t.kind == Tok::LBrack && pos_ > 0 && tokens_[pos_ - 1].kind == Tok::Name)
+        fail(t.begin, "unexpected '[' after '" + std::string(tokens_[pos_ - 1].text) +
+                          "': there is no subscript; name a parameter or size itself ('block_size_x', not "
+                          "'p[\"block_size_x\"]' as in a Kernel Tuner restriction function)");
       fail(t.begin, "unexpected " + describe(t) + "; expected an operator or the end of the expression");
     }
     validate(*n, false);

@@ -83,6 +83,7 @@ ojson trial_to_json(const TrialRecord& t) {
       {"fault", to_string(t.fault)},
       {"settings", t.settings},
       {"confirmed", t.confirmed},
+      {"resources", t.resources},
   };
   if (t.slower_than)
     j["slower_than"] = {{"factor", number(t.slower_than->factor)}, {"best", number(t.slower_than->best.count())}};
@@ -124,6 +125,7 @@ TrialRecord trial_from_json(const ojson& j) {
   t.fault = named<Fault>(j.at("fault"), fault_from_string, "fault");
   t.settings = j.at("settings").get<std::string>();
   t.confirmed = j.at("confirmed").get<bool>();
+  t.resources = j.at("resources").get<KernelResources>();
   if (j.contains("slower_than")) {
     const ojson& s = j.at("slower_than");
     t.slower_than = SlowerThan{number(s.at("factor")), duration<Microseconds>(s.at("best"))};

@@ -52,7 +52,9 @@ std::optional<std::string> cuda_only_feature(const WorkerRequest& rq, std::strin
   return std::nullopt;
 }
 
-WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& rq) {
+namespace {
+
+WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& rq) {
   WorkerAnswer answer;
   TrialResult& result = answer.result;
   auto fail = [&](TrialResult r) {
@@ -133,6 +135,16 @@ WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const Wor
       result.stats = {};
     }
   }
+  return answer;
+}
+
+}  // namespace
+
+WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& rq) {
+  WorkerAnswer answer = answer_request(runner, args, rq);
+  // Every call of the request is its trial's busy time, the check's after
+  // the timed ones too, not the next trial's.
+  answer.result.device_busy += runner.take_busy();
   return answer;
 }
 

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "policy/detail/layout.hpp"
@@ -210,11 +211,20 @@ std::string emit_triton_configs(const Policy& policy) {
 }
 
 std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::string& device, const std::string& dtype,
-                                          const std::string& batch_axis) {
+                                          const std::string& batch_axis, const std::vector<std::int64_t>& block_shape) {
+  // vLLM writes Python's list, spaces dropped: ",block_shape=[128,128]"; it
+  // leaves the part out where a value is 0, so that shape has no file.
+  if (!block_shape.empty() &&
+      (block_shape.size() != 2 || std::any_of(block_shape.begin(), block_shape.end(), [](auto v) { return v <= 0; })))
+    throw std::invalid_argument(fmt::format("vLLM's block_shape is two positive integers [block_n, block_k], not [{}]",
+                                            fmt::join(block_shape, ", ")));
   static const std::array<const char*, 6> keys{"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
                                                "GROUP_SIZE_M", "num_warps",    "num_stages"};
   std::string device_name = device.substr(0, device.find(" ("));
   std::replace(device_name.begin(), device_name.end(), ' ', '_');
+  // vLLM reads one file for the whole H200 family ("NVIDIA H200 NVL" too):
+  // its name has the word H200, its file is NVIDIA_H200's.
+  if (("_" + device_name + "_").find("_H200_") != std::string::npos) device_name = "NVIDIA_H200";
   // (E, N) -> batch size -> config
   std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::int64_t, nlohmann::ordered_json>> files;
   // The tuned size behind each file entry: two sizes that differ in another
@@ -279,6 +289,7 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
     for (const auto& [m, c] : batches) j[std::to_string(m)] = c;
     std::string name = fmt::format("E={},N={},device_name={}", en.first, en.second / 2, device_name);
     if (!dtype.empty()) name += ",dtype=" + dtype;
+    if (!block_shape.empty()) name += fmt::format(",block_shape=[{},{}]", block_shape[0], block_shape[1]);
     out.push_back({name + ".json", j.dump(4) + "\n"});
   }
   return out;

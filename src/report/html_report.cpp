@@ -290,6 +290,19 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     if (options.target_noise > 0 && missed)
       h += fmt::format("<p>{} of {} ok configs missed the noise target ({:g}%): their noise is marked.</p>\n", missed,
                        ok.size(), 100 * options.target_noise);
+    std::vector<const TrialRecord*> rows(ok.begin(), ok.begin() + std::min(options.top, ok.size()));
+    // The default is listed too, wherever it ranks, for comparison.
+    for (const auto* t : ok)
+      if (is_baseline(*t, options) && std::find(rows.begin(), rows.end(), t) == rows.end()) rows.push_back(t);
+    // What a GPU build uses explains a time: registers and spills, where the
+    // compiler reported them.
+    const bool resources = std::any_of(rows.begin(), rows.end(), [](const TrialRecord* t) {
+      return t->resources.count("registers") || t->resources.count("spills");
+    });
+    const auto resource_cell = [](const TrialRecord& t, const char* name) {
+      const auto it = t.resources.find(name);
+      return fmt::format("<td class=\"num\">{}</td>", it == t.resources.end() ? "-" : std::to_string(it->second));
+    };
     std::string metric_heads;
     for (const auto& m : options.metrics) metric_heads += "<th>" + html_escape(m.name) + "</th>";
     h += "<h3>Fastest configs</h3>\n" +
@@ -297,21 +310,18 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
                                          "again side by side with the others.</p>\n"
                                        : "") +
          "<table><tr><th>rank</th><th>median us</th><th>min us</th><th>noise</th>" + metric_heads +
-         "<th>max abs diff</th><th>config</th></tr>\n";
-    std::vector<const TrialRecord*> rows(ok.begin(), ok.begin() + std::min(options.top, ok.size()));
-    // The default is listed too, wherever it ranks, for comparison.
-    for (const auto* t : ok)
-      if (is_baseline(*t, options) && std::find(rows.begin(), rows.end(), t) == rows.end()) rows.push_back(t);
+         "<th>max abs diff</th>" + (resources ? "<th>registers</th><th>spills</th>" : "") + "<th>config</th></tr>\n";
     for (const auto* row : rows) {
       const auto& t = *row;
       const std::size_t rank = static_cast<std::size_t>(std::find(ok.begin(), ok.end(), row) - ok.begin()) + 1;
       h += fmt::format(
           "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
           "class=\"num{}\">{:.1f}%{}</td>"
-          "{}<td class=\"num\">{}</td><td><code>{}</code>{}</td></tr>\n",
+          "{}<td class=\"num\">{}</td>{}<td><code>{}</code>{}</td></tr>\n",
           rank, us(t.stats.median), us(t.stats.min), missed_target(t, options) ? " noisy" : "", 100 * t.stats.noise,
           t.stats.bimodal ? " (two groups)" : "", metric_cells(t, options),
           t.verification.checked ? fmt::format("{:.3g}", t.verification.max_abs_diff) : std::string("-"),
+          resources ? resource_cell(t, "registers") + resource_cell(t, "spills") : std::string(),
           html_escape(t.config.str()),
           std::string(row == s.best ? " (best)" : "") + (is_baseline(t, options) ? " (default)" : "") +
               (t.confirmed ? " (confirmed)" : ""));

@@ -139,6 +139,7 @@ ojson trial_json(std::size_t number_, const TrialRecord& t, const TrialColumns& 
   j["eval_s"] = t.eval_time.count() > 0 ? number(t.eval_time.count()) : ojson(nullptr);
   j["verify_s"] = t.eval_time.count() > 0 ? number(t.verify_time.count()) : ojson(nullptr);
   j["origin"] = t.origin;
+  if (!t.resources.empty()) j["resources"] = t.resources;                               // as the compiler reported them
   if (!ok && t.status != Status::slower) j["fault"] = std::string(to_string(t.fault));  // whose fault the failure is
   if (t.status == Status::slower && t.slower_than) {
     // time_us stays null: a few samples are no full measurement.
@@ -431,6 +432,8 @@ std::string format_trial_line(std::size_t number, const TrialRecord& trial, cons
                           detail::percent_beside(trial.stats.noise, columns.target_noise), 100 * columns.target_noise,
                           us(trial.stats.min));
     if (trial.stats.bimodal) line += ", two groups of times";
+    if (auto spills = trial.resources.find("spills"); spills != trial.resources.end() && spills->second > 0)
+      line += fmt::format(", {} registers spilled", spills->second);
     return line;
   }
   std::string line = fmt::format("No.{}: {}, {}", number, to_string(trial.status), trial.config.str());
@@ -441,13 +444,14 @@ std::string format_trial_line(std::size_t number, const TrialRecord& trial, cons
 std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumns& columns) {
   // One column per size name and per parameter, in order of first
   // appearance, after the fixed ones.
-  std::vector<std::string> size_names, param_names;
+  std::vector<std::string> size_names, param_names, resource_names;
   auto add = [](std::vector<std::string>& names, const std::string& n) {
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   };
   for (const auto& t : trials) {
     for (const auto& [k, v] : t.size) add(size_names, k);
     for (const auto& [k, v] : t.config) add(param_names, k);
+    for (const auto& [k, v] : t.resources) add(resource_names, k);
   }
   std::vector<std::string> header{
       "No.",     "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",         "Min(us)", "Noise",
@@ -461,6 +465,9 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
   };
   for (const auto& n : size_names) header.push_back(column_for(n, "size"));
   for (const auto& n : param_names) header.push_back(column_for(n, "parameter"));
+  // Last, so that a reader by position finds the columns above where they
+  // were before builds reported resources.
+  for (const auto& n : resource_names) header.push_back(column_for(n, "resource"));
   std::string out;
   for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + detail::csv_field(header[i]);
   out += '\n';
@@ -494,6 +501,7 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
       row.push_back(m < metrics.size() && metrics[m].second ? csv_number(*metrics[m].second, "{:.6g}") : "");
     for (const auto& n : size_names) row.push_back(t.size.count(n) ? t.size.at(n).str() : "");
     for (const auto& n : param_names) row.push_back(t.config.find(n) ? t.config.at(n).str() : "");
+    for (const auto& n : resource_names) row.push_back(t.resources.count(n) ? std::to_string(t.resources.at(n)) : "");
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i) out += ',';
       out += detail::csv_field(row[i]);

@@ -52,7 +52,7 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
 
   r.add(file_writer("csv",
                     "one row per trial: config, time, status, verification, noise, size, error, then a column per "
-                    "metric, size and parameter",
+                    "metric, size and parameter, and per resource its build reported (registers, spills)",
                     ".csv", [](const TuneReport& report, std::ostream& out) {
                       out << format_csv(report.all_trials(), columns_of(report));
                     }));

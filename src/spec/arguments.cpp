@@ -78,6 +78,17 @@ ArgumentSpec Loader::argument(const Item& it) const {
     if (a.role == Role::scalar)
       fail(content_loc(*role), who + " has role 'scalar' but a 'size'; a scalar has 'value' instead of 'size'");
   }
+  // An output is poisoned (NaN, or a pattern for integers) before every
+  // verified run, so that an element never written fails: a fill of it would
+  // never be seen, and a kernel that reads it first (accumulates into it, as
+  // into Kernel Tuner's numpy.zeros output) would fail verification for a
+  // reason the spec does not show.
+  if (fill && !setup_fill && a.role == Role::out)
+    fail(fill->where, who +
+                          " has role 'out', which starts as NaN (a poison pattern for integers) before each "
+                          "verified run, so that an element the kernel never writes fails; its 'fill' would never "
+                          "be seen. A kernel that reads the buffer before writing it (accumulates into it) needs "
+                          "role: inout, which starts from its fill each time");
   a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
   if (fill) {
     // A fill is a name (random, zeros) or a mapping {name: value} for a fill

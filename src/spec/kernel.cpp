@@ -30,6 +30,7 @@ KernelSpec Loader::kernel(const Item& it) const {
   }
   const KernelTraits& traits = backend_for_language(k.language).kernel;
   k.flags = traits.default_flags;
+  k.build_timeout = traits.default_build_timeout;
   if (traits.application) {
     // An application: the user's build and run commands ('application')
     // replace the compiler and the call, so there is no entry to call.
@@ -112,10 +113,12 @@ KernelSpec Loader::kernel(const Item& it) const {
              " kernel needs 'grid' and 'block' in 'kernel' (expressions over sizes and "
              "parameters, e.g. grid: [\"ceil_div(N, BLOCK)\"], block: [BLOCK]; quote an expression with a comma)");
   }
-  for (const char* key : {"constexprs", "max_spills"})
-    if (const Entry* e = m.find(key); e && !traits.tensors)
-      fail(loc(e->key_node), "'" + std::string(key) + "' applies to " + languages_with(&KernelTraits::tensors) +
-                                 " kernels, not " + k.language);
+  if (const Entry* e = m.find("constexprs"); e && !traits.tensors)
+    fail(loc(e->key_node),
+         "'constexprs' applies to " + languages_with(&KernelTraits::tensors) + " kernels, not " + k.language);
+  if (const Entry* e = m.find("max_spills"); e && !traits.spills)
+    fail(loc(e->key_node),
+         "'max_spills' applies to " + languages_with(&KernelTraits::spills) + " kernels, not " + k.language);
   if (auto v = get(m, "constexprs")) {
     Map cm = map(*v, {}, "a mapping of tl.constexpr names to expressions over sizes, e.g. {HEAD_DIM: D}");
     for (const Entry& e : cm.entries)

@@ -9,10 +9,28 @@
 #include "core/detail/distinct_values.hpp"
 #include "tunekit/annotation.hpp"
 #include "tunekit/builder.hpp"
+#include "tunekit/t1.hpp"
 
 namespace tunekit::spec_detail {
 
 namespace {
+
+// A parameter's string that is a Python list expression, as Kernel Tuner's
+// tune_params and a T1 file's Values write them: "[2**i for i in range(6)]",
+// "list(range(32, 1025, 32))", "[1, 2] + [4]".
+bool is_list_expression(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  if (s.starts_with('[')) return true;
+  for (std::string_view call : {"range(", "list(", "tuple(", "sorted("})
+    if (s.starts_with(call)) return true;
+  return false;
+}
+
+// An element of a YAML list that reads as a Python comprehension: the
+// unquoted `[2**i for i in range(6)]` is a YAML list of one string.
+bool reads_as_comprehension(const std::string& s) {
+  return s.find(" for ") != std::string::npos && s.find(" in ") != std::string::npos;
+}
 
 // A spec that declares parameters for a source with %RANGE% lines (CCCL)
 // narrows them: each parameter is one of the lines', with values on its
@@ -226,13 +244,20 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
   Parameter p;
   p.name = name;
   p.where = name_where;
-  const std::string expected = "a list of values, a range 'start:end:step' or {pow2: [lo, hi]}";
+  const std::string expected =
+      "a list of values, a range 'start:end:step', a Python list expression \"[2**i for i in range(6)]\" or "
+      "{pow2: [lo, hi]}";
   if (it.node.IsSequence()) {
     std::vector<Item> els = elements(it);
     if (els.empty()) fail(it.where, "parameter '" + name + "' has no values");
     detail::DistinctValues seen;
     for (const Item& el : els) {
       if (!el.node.IsScalar()) wrong_type(el, "a value (int, float or string)");
+      if (el.node.Tag() != "!" && reads_as_comprehension(el.node.Scalar()))
+        fail(content_loc(el), "parameter '" + name + "': '" + el.node.Scalar() +
+                                  "' reads as a Python comprehension, but YAML took the list around it as a list "
+                                  "of one string; quote the whole list to have it evaluated: " +
+                                  name + ": \"[" + el.node.Scalar() + "]\"");
       Value v = value_of(el);
       if (auto j = seen.add(v))
         fail(content_loc(el),
@@ -261,7 +286,20 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
     }
   } else if (it.node.IsScalar()) {
     const std::string& s = it.node.Scalar();
-    if (s.find(':') != std::string::npos) {
+    if (is_list_expression(s)) {
+      // Evaluated as a T1 file's Values are, with Python's semantics.
+      try {
+        p.values = evaluate_value_list(s, content_loc(it));
+      } catch (const InputError& e) {
+        throw InputError(e.where(), "parameter '" + name + "': " + e.message());
+      }
+      if (p.values.empty()) fail(it.where, "parameter '" + name + "' has no values (its list expression is empty)");
+      detail::DistinctValues seen;
+      for (std::size_t i = 0; i < p.values.size(); ++i)
+        if (auto j = seen.add(p.values[i]))
+          fail(content_loc(it), "duplicate value " + p.values[i].repr() + " in parameter '" + name + "' (at index " +
+                                    std::to_string(*j) + " and " + std::to_string(i) + " of its list expression)");
+    } else if (s.find(':') != std::string::npos) {
       IntRange r;
       try {
         r = parse_int_range(s, content_loc(it), /*require_step=*/false);

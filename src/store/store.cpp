@@ -32,9 +32,10 @@ namespace {
 // trial ran ('search', 'default' or a seed provider's name); 4: + slower_factor
 // and slower_best_us, the bar a trial cut short by the early stop (status
 // 'slower') was judged against; 5: + fault (whose fault a failure is) and
-// settings (what the outcome depends on beyond the spec's hash). Older files
-// are migrated on open.
-constexpr int kSchemaVersion = 7;
+// settings (what the outcome depends on beyond the spec's hash); 6: + eval_s
+// and verify_s; 7: + confirmed; 8: + resources (what the build uses, a JSON
+// object). Older files are migrated on open.
+constexpr int kSchemaVersion = 8;
 
 // Another process writing (a second tuner, `sqlite3` left open in a
 // transaction) holds the lock: wait for it as long as it takes, since giving
@@ -86,22 +87,24 @@ CREATE TABLE IF NOT EXISTS trials (
   eval_s        REAL,
   verify_s      REAL,
   confirmed     INTEGER NOT NULL DEFAULT 0,
+  resources     TEXT    NOT NULL DEFAULT '',
   UNIQUE (spec_hash, device, size_key, config_key)
 );
 CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
 )sql";
 
 // Column list shared by every SELECT, in the order read_row() expects.
-// Versions 5 and 6 lack only the last columns, which read as not recorded
-// (times) and not confirmed: a file of those versions opened for reading is
-// read as it is, never migrated.
+// Versions 5 to 7 lack only the last columns, which read as not recorded
+// (times, resources) and not confirmed: a file of those versions opened for
+// reading is read as it is, never migrated.
 const std::string kColumnsOfVersion5 =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
     "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings";
-const std::string kColumns = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed";
-const std::string kColumnsReadingVersion5 = kColumnsOfVersion5 + ", NULL, NULL, 0";
-const std::string kColumnsReadingVersion6 = kColumnsOfVersion5 + ", eval_s, verify_s, 0";
+const std::string kColumns = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources";
+const std::string kColumnsReadingVersion5 = kColumnsOfVersion5 + ", NULL, NULL, 0, ''";
+const std::string kColumnsReadingVersion6 = kColumnsOfVersion5 + ", eval_s, verify_s, 0, ''";
+const std::string kColumnsReadingVersion7 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, ''";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -109,9 +112,9 @@ constexpr const char* kUpsert = R"sql(
 INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, config_json, status, error,
                     median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
                     max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at,
-                    origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s, confirmed)
+                    origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s, confirmed, resources)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)
+        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)
 ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   kernel = excluded.kernel, size_json = excluded.size_json, config_json = excluded.config_json,
   status = excluded.status, error = excluded.error, median_us = excluded.median_us, min_us = excluded.min_us,
@@ -122,7 +125,7 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   machine_json = excluded.machine_json, created_at = excluded.created_at,
   slower_factor = excluded.slower_factor, slower_best_us = excluded.slower_best_us,
   fault = excluded.fault, settings = excluded.settings, eval_s = excluded.eval_s, verify_s = excluded.verify_s,
-  confirmed = excluded.confirmed,
+  confirmed = excluded.confirmed, resources = excluded.resources,
   origin = CASE WHEN excluded.origin = 'search' THEN trials.origin ELSE excluded.origin END
 RETURNING id, origin
 )sql";
@@ -287,6 +290,14 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   r.eval_time = Seconds(st.real_or(28, 0));
   r.verify_time = Seconds(st.real_or(29, 0));
   r.confirmed = st.integer(30) != 0;
+  if (const std::string resources = st.text(31); !resources.empty()) {
+    try {
+      const detail::ojson parsed = detail::ojson::parse(resources);
+      for (const auto& [name, count] : parsed.items()) r.resources[name] = count.get<std::int64_t>();
+    } catch (const std::exception& e) {
+      fail(path, fmt::format("trial {} has damaged resources: {}", r.id, e.what()));
+    }
+  }
   return r;
 }
 
@@ -434,7 +445,11 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
                fmt::format("cannot migrate the schema from version {}", version));
         // Before version 7 no trial was marked confirmed: a resumed size
         // whose best is not confirmed is confirmed then (measure.confirm).
-        exec(db_, path_, "ALTER TABLE trials ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0",
+        if (version <= 6)
+          exec(db_, path_, "ALTER TABLE trials ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0",
+               fmt::format("cannot migrate the schema from version {}", version));
+        // Before version 8 no build's resources were kept: '' reads as none.
+        exec(db_, path_, "ALTER TABLE trials ADD COLUMN resources TEXT NOT NULL DEFAULT ''",
              fmt::format("cannot migrate the schema from version {}", version));
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
@@ -501,6 +516,7 @@ void Store::open_read_only() {
         }
         if (*version == 5) columns_ = &kColumnsReadingVersion5;
         else if (*version == 6) columns_ = &kColumnsReadingVersion6;
+        else if (*version == 7) columns_ = &kColumnsReadingVersion7;
         else if (*version != kSchemaVersion) {
           sqlite3_close_v2(db_);
           db_ = nullptr;
@@ -633,6 +649,13 @@ void Store::upsert(TrialRecord& record) {
   st.bind(30, record.eval_time.count());
   st.bind(31, record.verify_time.count());
   st.bind(32, std::int64_t{record.confirmed ? 1 : 0});
+  if (record.resources.empty()) {
+    st.bind(33, std::string());
+  } else {
+    detail::ojson resources = detail::ojson::object();
+    for (const auto& [name, count] : record.resources) resources[name] = count;
+    st.bind(33, resources.dump());
+  }
   if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
   record.id = st.integer(0);
   record.origin = st.text(1);

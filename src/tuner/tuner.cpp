@@ -527,6 +527,7 @@ class Run {
       }
     const BuildInput first = make_reference_input(spec_, values);
     BuildResult r = build_now(first);
+    std::optional<Config> built_with = values ? std::optional<Config>(*values) : std::nullopt;
     // The baseline may be a config that does not compile (with no default,
     // it is the first valid one): that is its trial's failure, not the
     // reference's. The reference is tried without the parameters, then with
@@ -547,12 +548,14 @@ class Run {
         BuildResult retry = build_now(input);
         if (retry.status == Status::ok) {
           r = std::move(retry);
+          built_with = other;
           break;
         }
       }
     }
     if (r.status == Status::ok) {
       reference_function_ = r.artifact;
+      reference_values_ = std::move(built_with);
       return;
     }
     const std::string which = reference_function_name(spec_.reference);
@@ -984,8 +987,23 @@ class Run {
     // with. It is reported as such and the other sizes go on.
     std::optional<ReferenceRun> reference;
     if (reference_function_ && p.baseline) {
+      // Built with the first size's baseline. A size whose baseline differs
+      // gets the reference built with its own, as its configs are built with
+      // theirs: a parameter pinned to the size (a compile-time problem size,
+      // Kernel Tuner's way) is this size's in the reference too. Where that
+      // build fails, the first one serves.
+      Artifact built = *reference_function_;
+      if (reference_values_ && *reference_values_ != *p.baseline) {
+        const BuildInput input = make_reference_input(spec_, &*p.baseline);
+        if (auto it = reference_builds_.find(input.hash()); it != reference_builds_.end()) {
+          built = it->second;
+        } else if (BuildResult r = build_now(input); r.status == Status::ok) {
+          reference_builds_.emplace(input.hash(), r.artifact);
+          built = r.artifact;
+        }
+      }
       const LaunchSpec& own = spec_.reference.launch;
-      reference = ReferenceRun{*reference_function_, spec_.reference.entry,
+      reference = ReferenceRun{built, spec_.reference.entry,
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
     }
     if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline) {
@@ -1569,6 +1587,7 @@ class Run {
       TrialRecord rec = blank_record(p, config);
       const BuildResult& br = built[b.input_of[i]];
       rec.build_time = br.time;
+      rec.resources = br.resources;
       if (br.status != Status::ok) {
         rec.status = br.status;
         rec.fault = br.fault;
@@ -1719,6 +1738,10 @@ class Run {
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   std::optional<Artifact> reference_function_;
+  // The values reference_function_ was built with (none: without the
+  // parameters), and the build of each other size's baseline, by its hash.
+  std::optional<Config> reference_values_;
+  std::map<std::string, Artifact> reference_builds_;
   std::string source_;
   std::string headers_;  // the digest of the kernel's headers when the run started (input_for)
   std::string machine_json_;
@@ -1821,9 +1844,14 @@ std::string settings_key(const Spec& spec) {
   } else {
     key += fmt::format(" cache={}", to_string(spec.measure.cache));
     // A longer limit builds again the configs that ran out of time; the
-    // default adds nothing, so that stores made before the setting keep
-    // their failures.
-    if (spec.kernel.build_timeout != kDefaultBuildTimeout)
+    // default (the backend's: Triton's is longer) adds nothing, so that
+    // stores made before the setting keep their failures.
+    Seconds by_default = kDefaultBuildTimeout;
+    try {
+      by_default = backend_for_language(spec.kernel.language).kernel.default_build_timeout;
+    } catch (const std::exception&) {  // a language no backend of this build serves
+    }
+    if (spec.kernel.build_timeout != by_default)
       key += fmt::format(" build_timeout={}s", spec.kernel.build_timeout.count());
   }
   return key;

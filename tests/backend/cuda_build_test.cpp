@@ -210,3 +210,60 @@ TEST_F(CudaBuildTest, AnotherNvccUnderCudaHomeIsAnotherVariant) {
   else ::unsetenv("CUDA_HOME");
   EXPECT_NE(hashes[0], hashes[1]);
 }
+
+// Both compilers report the entry's registers and spills, a cached build
+// keeps them, and kernel.max_spills refuses a variant that spills more, as
+// a resource_limit, before anything runs.
+TEST_F(CudaBuildTest, EachBuildReportsItsResourcesAndMaxSpillsRefusesSpillingVariants) {
+  const char* spilling = R"(
+extern "C" __global__ void spills(float* out, const float* in, int n) {
+  float acc[48];
+#pragma unroll
+  for (int j = 0; j < 48; ++j) acc[j] = in[j * n + threadIdx.x];
+  for (int i = 0; i < n; ++i) {
+#pragma unroll
+    for (int j = 0; j < 48; ++j) acc[j] = acc[j] * acc[(j + 7) % 48] + in[i * 48 + j];
+  }
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < 48; ++j) s += acc[j];
+  out[threadIdx.x] = s;
+}
+)";
+  const bool have_nvcc = fs::exists("/usr/local/cuda/bin/nvcc") || std::system("command -v nvcc >/dev/null 2>&1") == 0;
+  for (const std::string compiler : {"nvrtc", "nvcc"}) {
+    if (compiler == "nvcc" && !have_nvcc) continue;
+    SCOPED_TRACE(compiler);
+    CudaBuilder builder(dir_ / compiler, false, "");
+    BuildInput plain = input("plain");
+    plain.compiler = compiler;
+    const BuildResult ok = builder.build(plain);
+    ASSERT_EQ(ok.status, Status::ok) << ok.log;
+    EXPECT_GT(ok.resources.at("registers"), 0);
+    EXPECT_EQ(ok.resources.at("spills"), 0);
+    EXPECT_EQ(ok.log.find("ptxas info"), std::string::npos) << ok.log;  // the report is not the log
+
+    BuildInput in = input("spills");
+    in.source = spilling;
+    in.compiler = compiler;
+    in.flags = {compiler == "nvcc" ? "-maxrregcount=24" : "--maxrregcount=24"};
+    const BuildResult spilled = builder.build(in);
+    ASSERT_EQ(spilled.status, Status::ok) << spilled.log;
+    EXPECT_LE(spilled.resources.at("registers"), 24);
+    ASSERT_GT(spilled.resources.at("spills"), 0);
+    EXPECT_EQ(spilled.resources.at("spills") * 4, spilled.resources.at("spill_store_bytes"));
+
+    in.max_spills = spilled.resources.at("spills");  // at the limit: built
+    EXPECT_EQ(builder.build(in).status, Status::ok);
+    in.max_spills = 0;
+    const BuildResult refused = builder.build(in);  // served from the cache, judged again
+    EXPECT_TRUE(refused.cached);
+    EXPECT_EQ(refused.status, Status::resource_limit);
+    EXPECT_EQ(refused.fault, Fault::config);
+    EXPECT_EQ(refused.resources, spilled.resources);
+    EXPECT_NE(refused.log.find("registers spilled"), std::string::npos) << refused.log;
+    EXPECT_NE(refused.log.find("kernel.max_spills"), std::string::npos) << refused.log;
+    plain.max_spills = 0;
+    EXPECT_EQ(builder.build(plain).status, Status::ok);
+  }
+}

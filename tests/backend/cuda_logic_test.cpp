@@ -217,3 +217,49 @@ TEST(CudaLogic, FlushCoversTheL2SeveralTimes) {
   big.l2_bytes = 128 << 20;
   EXPECT_EQ(flush_bytes_for(big), 4ull * (128 << 20));
 }
+
+// ptxas's report (-v), as nvcc prints it and as NVRTC's log holds it: the
+// entry's own lines are read, not its neighbour's, and the report leaves the
+// log, which keeps the compiler's warnings.
+TEST(CudaLogic, PtxasReportGivesTheEntrysResources) {
+  const std::string nvcc_log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function '_Z4tmplILi64EEvPf' for 'sm_90a'\n"
+      "ptxas info    : Function properties for _Z4tmplILi64EEvPf\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 12 registers, used 1 barriers, 256 bytes smem\n"
+      "ptxas info    : Compile time = 17.205 ms\n"
+      "ptxas info    : Compiling entry function 'spills' for 'sm_90a'\n"
+      "ptxas info    : Function properties for spills\n"
+      "    248 bytes stack frame, 488 bytes spill stores, 544 bytes spill loads\n"
+      "ptxas info    : Used 24 registers, used 0 barriers, 248 bytes cumulative stack size\n"
+      "kernel.cu(3): warning #177-D: variable \"unused\" was declared but never referenced\n";
+  EXPECT_EQ(ptxas_resources(nvcc_log, "spills"), (KernelResources{{"registers", 24},
+                                                                  {"barriers", 0},
+                                                                  {"stack_bytes", 248},
+                                                                  {"spill_store_bytes", 488},
+                                                                  {"spill_load_bytes", 544},
+                                                                  {"spills", 122}}));
+  EXPECT_EQ(ptxas_resources(nvcc_log, "_Z4tmplILi64EEvPf"), (KernelResources{{"registers", 12},
+                                                                             {"barriers", 1},
+                                                                             {"shared_memory", 256},
+                                                                             {"stack_bytes", 0},
+                                                                             {"spill_store_bytes", 0},
+                                                                             {"spill_load_bytes", 0},
+                                                                             {"spills", 0}}));
+  EXPECT_TRUE(ptxas_resources(nvcc_log, "spill").empty());  // a prefix of another entry's name
+  EXPECT_EQ(without_ptxas_report(nvcc_log),
+            "kernel.cu(3): warning #177-D: variable \"unused\" was declared but never referenced\n");
+
+  const std::string nvrtc_log =
+      "ptxas info    : Compiling entry function 'plain' for 'sm_90a'\n"
+      "ptxas info    : Function properties for plain\n"
+      "ptxas         .     0 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 64 registers, used 0 barriers\n"
+      "ptxas info    : Compile time = 10.152 ms";
+  const KernelResources plain = ptxas_resources(nvrtc_log, "plain");
+  EXPECT_EQ(plain.at("registers"), 64);
+  EXPECT_EQ(plain.at("spills"), 1);
+  EXPECT_EQ(without_ptxas_report(nvrtc_log), "");
+  EXPECT_EQ(without_ptxas_report("error: one\nerror: two"), "error: one\nerror: two");
+}

@@ -65,6 +65,19 @@ TEST_F(FakeTriton, EveryPlantedFailureIsRecordedAndTheBestIsFound) {
   EXPECT_NEAR(s.trials[*s.best].stats.median.count(), 0.5, 1e-9);
   // num_warps is a launch option, which no kernel file names.
   for (const auto& w : report.warnings) EXPECT_EQ(w.find("appears nowhere"), std::string::npos) << w;
+  // Each build's resources are kept with its trial, a refused one's too,
+  // and a rerun's stored trials still have them.
+  const auto resources_of = [](const TuneReport& r, const std::string& config) {
+    for (const auto& t : r.all_trials())
+      if (t.config.str() == config) return t.resources;
+    return KernelResources{};
+  };
+  EXPECT_EQ(resources_of(report, "{BLOCK: 32, MODE: 0, num_warps: 4}").at("threads"), 128);
+  EXPECT_GT(resources_of(report, "{BLOCK: 32, MODE: 0, num_warps: 4}").at("registers"), 0);
+  EXPECT_EQ(resources_of(report, "{BLOCK: 256, MODE: 0, num_warps: 4}").at("shared_memory"), 256 * 1024);
+  const TuneReport again = tune(spec, opt);
+  EXPECT_EQ(resources_of(again, "{BLOCK: 32, MODE: 0, num_warps: 4}"),
+            resources_of(report, "{BLOCK: 32, MODE: 0, num_warps: 4}"));
 }
 
 TEST_F(FakeTriton, CrashHangAndStickyErrorCostOneTrialEach) {
@@ -120,6 +133,111 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 15s}
       EXPECT_NE(t.error.find("the compile helper died"), std::string::npos) << t.error;
       EXPECT_NE(t.error.find("LLVM ERROR: planted abort in a pass"), std::string::npos) << t.error;
     }
+}
+
+// kernel.build_timeout bounds a Triton compile as it does a C++ build (the
+// default, 10 minutes, is Triton's own): a compile helper still compiling
+// then is killed, and the config is a compile_error that names the limit.
+// The stand-in compile sleeps until killed; nothing here depends on how
+// long anything takes.
+TEST_F(FakeTriton, ACompilePastTheSpecsBuildTimeoutIsACompileErrorNamingIt) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.py", R"PY(def k(x, out, n, BLOCK: "tl.constexpr"):
+    pass
+def behaviour(config):
+    return {"compile": "hang"} if config["BLOCK"] == 64 else {}
+)PY");
+  const std::string spec = R"Y(name: compile_hang
+kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"]LIMIT}
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 4096}
+parameters: {BLOCK: [32, 64, 128]}
+reference: {python: k.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
+)Y";
+  auto with_limit = [&](const std::string& limit) {
+    std::string text = spec;
+    text.replace(text.find("LIMIT"), 5, limit);
+    tunekit::testing::write_file(dir / "s.yaml", text);
+    return load_spec(dir / "s.yaml");
+  };
+  const Spec by_default = with_limit("");
+  EXPECT_EQ(by_default.kernel.build_timeout, Seconds(600));
+  // Triton's default is no setting: stores made before keep their failures.
+  EXPECT_EQ(settings_key(by_default).find("build_timeout"), std::string::npos) << settings_key(by_default);
+  const Spec limited = with_limit(", build_timeout: 1s");
+  EXPECT_EQ(limited.kernel.build_timeout, Seconds(1));
+  EXPECT_NE(settings_key(limited).find(" build_timeout=1s"), std::string::npos) << settings_key(limited);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 1;
+  TuneReport report = tune(limited, opt);
+  const auto status = by_config(report);
+  EXPECT_EQ(status.at("{BLOCK: 32}"), Status::ok);
+  EXPECT_EQ(status.at("{BLOCK: 128}"), Status::ok);  // in a fresh helper
+  ASSERT_EQ(status.at("{BLOCK: 64}"), Status::compile_error);
+  for (const auto& t : report.all_trials())
+    if (t.config.str() == "{BLOCK: 64}")
+      EXPECT_NE(t.error.find("timed out after 1 s (kernel.build_timeout)"), std::string::npos) << t.error;
+}
+
+// The load-time check (python3 -m tunekit_triton inspect) that gets no
+// answer it can read is skipped, and the tune says so, once, with why: a
+// stand-in Python that prints garbage for it and runs the fake for the rest.
+TEST_F(FakeTriton, ASkippedLoadTimeCheckIsAWarningOfTheTune) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  fs::copy_file(kData / "fake_kernel.py", dir / "fake_kernel.py");
+  tunekit::testing::write_file(dir / "fake.yaml", R"Y(kernel:
+  language: triton
+  source: fake_kernel.py
+  entry: fake_kernel
+  grid: ["ceil_div(n, BLOCK)"]
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 4096}
+parameters: {BLOCK: [32, 64], MODE: [0]}
+reference: {python: fake_kernel.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
+)Y");
+  const fs::path python = dir / "garbled-python";
+  tunekit::testing::write_file(python, R"SH(#!/bin/sh
+for a in "$@"; do
+  if [ "$a" = inspect ]; then echo "Segmentation fault (core dumped) in a broken site hook"; exit 0; fi
+done
+exec python3 "$@"
+)SH");
+  fs::permissions(python, fs::perms::owner_all);
+  ::setenv("TUNEKIT_PYTHON", python.c_str(), 1);
+  const Spec spec = load_spec(dir / "fake.yaml");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 1;
+  TuneReport report;
+  try {
+    report = tune(spec, opt);
+  } catch (...) {
+    ::unsetenv("TUNEKIT_PYTHON");
+    throw;
+  }
+  ::unsetenv("TUNEKIT_PYTHON");
+  std::size_t said = 0;
+  for (const auto& w : report.warnings)
+    if (w.find("the load-time check of kernel.entry 'fake_kernel' was skipped") != std::string::npos) {
+      ++said;
+      EXPECT_NE(w.find("fake.yaml:4:10: "), std::string::npos) << w;  // at kernel.entry
+      EXPECT_NE(w.find("unreadable"), std::string::npos) << w;
+      EXPECT_NE(w.find("Segmentation fault (core dumped) in a broken site hook"), std::string::npos) << w;
+      EXPECT_NE(w.find("a wrong parameter name will fail at compile instead"), std::string::npos) << w;
+    }
+  EXPECT_EQ(said, 1u) << ::testing::PrintToString(report.warnings);
+  // Checked again with an answer: nothing to say.
+  report = tune(load_spec(dir / "fake.yaml"), opt);
+  for (const auto& w : report.warnings) EXPECT_EQ(w.find("load-time check"), std::string::npos) << w;
 }
 
 // A typo in an argument's shape is the spec's error, at its line, before

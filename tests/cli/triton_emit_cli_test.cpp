@@ -34,3 +34,66 @@ TEST(TritonEmitCli, TuneThenEmitThePythonFormats) {
                                     60s);
   EXPECT_EQ(select.output, "128\n");
 }
+
+// vLLM names the files of block-quantised fp8 weights with the block shape
+// after the dtype (get_config_file_name: ",block_shape=[128,128]");
+// --vllm-block-shape says it, and a value that is not two positive integers
+// is refused at the flag, saying what was expected.
+TEST(TritonEmitCli, VllmBlockShapeNamesTheFilesAsVllmDoes) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "moe.py",
+                               R"PY(def moe(x, out, n, BLOCK_SIZE_M: "tl.constexpr", BLOCK_SIZE_N: "tl.constexpr",
+        BLOCK_SIZE_K: "tl.constexpr", GROUP_SIZE_M: "tl.constexpr"):
+    pass
+def behaviour(config):
+    return {"time_us": 100.0 / config["BLOCK_SIZE_N"]}
+)PY");
+  tunekit::testing::write_file(dir / "moe.yaml", R"Y(name: moe
+kernel: {language: triton, source: moe.py, entry: moe, grid: ["ceil_div(M, BLOCK_SIZE_M)"]}
+arguments:
+  - {name: x, type: f32, shape: [M]}
+  - {name: out, type: f32, shape: [M], role: out}
+  - {name: n, type: i32, value: M}
+sizes:
+  - grid: {E: [8], N: [14336], M: [1, 64]}
+parameters:
+  BLOCK_SIZE_M: [16]
+  BLOCK_SIZE_N: [64, 128]
+  BLOCK_SIZE_K: [128]
+  GROUP_SIZE_M: [1]
+  num_warps: [4]
+  num_stages: [3]
+reference: {python: moe.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
+)Y");
+  const std::string exe = tunekit::testing::tunekit_exe().string(), spec = (dir / "moe.yaml").string(),
+                    out = (dir / "out").string(), vllm = (dir / "vllm").string();
+  ::setenv("TUNEKIT_TRITON_FAKE", "1", 1);
+  auto tune = detail::run_process({exe, "tune", spec, "-o", out, "--no-progress", "-j", "1"}, 300s);
+  auto emit = [&](std::vector<std::string> flags) {
+    std::vector<std::string> argv{exe, "emit", spec, "-o", out};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    return detail::run_process(argv, 120s);
+  };
+  auto named = emit({"--vllm", vllm, "--vllm-dtype", "fp8_w8a8", "--vllm-block-shape", "128,128"});
+  std::vector<std::pair<std::vector<std::string>, std::string>> refused{
+      {{"--vllm-block-shape", "128,128"}, "--vllm-block-shape: shapes the files of --vllm FOLDER, which is not given"},
+      {{"--vllm", vllm, "--vllm-block-shape", "128"},
+       "--vllm-block-shape: expected two positive integers BLOCK_N,BLOCK_K (128,128: the block-quantised weights' "
+       "block), got '128': 1 value"},
+      {{"--vllm", vllm, "--vllm-block-shape", "128,x"}, "got '128,x': 'x' is no integer"},
+      {{"--vllm", vllm, "--vllm-block-shape", "0,128"}, "got '0,128': 0 is not positive"},
+      {{"--vllm", vllm, "--vllm-block-shape", ""}, "--vllm-block-shape: expected two positive integers"}};
+  std::vector<detail::ProcessResult> refusals;
+  for (const auto& [flags, said] : refused) refusals.push_back(emit(flags));
+  ::unsetenv("TUNEKIT_TRITON_FAKE");
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_TRUE(fs::exists(fs::path(vllm) / "E=8,N=7168,device_name=fake_GPU,dtype=fp8_w8a8,block_shape=[128,128].json"))
+      << named.output;
+  for (std::size_t i = 0; i < refused.size(); ++i) {
+    EXPECT_EQ(refusals[i].exit_code, 1) << refusals[i].output;
+    EXPECT_NE(refusals[i].output.find(refused[i].second), std::string::npos) << refused[i].second << "\n"
+                                                                             << refusals[i].output;
+  }
+}

@@ -570,6 +570,10 @@ TEST(ExpressionParse, ErrorsPointAtTheOffendingCharacter) {
       {"012", 7, "leading zeros"},
       {"a if b", 13, "expected 'else'"},
       {"None", 7, "'None' is not supported"},
+      // Kernel Tuner's restrictions as functions of the config.
+      {"lambda p: p['a'] <= 2", 7, "a Python lambda (Kernel Tuner's restriction as a function)"},
+      {"  lambda: 1", 9, "write its body over the parameter names"},
+      {"p['a'] <= 2", 8, "unexpected '[' after 'p': there is no subscript"},
   };
   for (const auto& c : cases) {
     auto err = parse_error(c.text);

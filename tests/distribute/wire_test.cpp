@@ -43,6 +43,7 @@ TrialRecord full_trial() {
   t.settings = "timeout=60";
   t.slower_than = SlowerThan{3, Microseconds(4)};
   t.confirmed = true;
+  t.resources = {{"registers", 168}, {"spills", 3}};
   return t;
 }
 
@@ -80,6 +81,7 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.settings, b.settings);
   EXPECT_EQ(a.slower_than, b.slower_than);
   EXPECT_EQ(a.confirmed, b.confirmed);
+  EXPECT_EQ(a.resources, b.resources);
 }
 
 }  // namespace

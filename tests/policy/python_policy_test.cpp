@@ -132,6 +132,20 @@ TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
     EXPECT_TRUE(lookup(1).contains(k)) << k;
   EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200", "fp8_w8a8")[0].name,
             "E=8,N=7168,device_name=NVIDIA_H200,dtype=fp8_w8a8.json");
+  // vLLM names every card of the H200 family's file NVIDIA_H200; another
+  // card keeps its own name, H20 and H200-like words included.
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200 NVL (triton 3.6.0)", "")[0].name, "E=8,N=7168,device_name=NVIDIA_H200.json");
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H20", "")[0].name, "E=8,N=7168,device_name=NVIDIA_H20.json");
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H100 80GB HBM3", "")[0].name, "E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json");
+  // Block-quantised weights: vLLM's get_config_file_name appends
+  // f",block_shape={block_shape}" with the spaces dropped, after the dtype
+  // (int8_w8a8 has no dtype part there, and still a block shape).
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200", "fp8_w8a8", "M", {128, 128})[0].name,
+            "E=8,N=7168,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json");
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200", "", "M", {64, 128})[0].name,
+            "E=8,N=7168,device_name=NVIDIA_H200,block_shape=[64,128].json");
+  EXPECT_THROW(emit_vllm_moe(p, "NVIDIA H200", "fp8_w8a8", "M", {128}), std::invalid_argument);
+  EXPECT_THROW(emit_vllm_moe(p, "NVIDIA H200", "fp8_w8a8", "M", {0, 128}), std::invalid_argument);
   Policy no_e = p;
   no_e.entries[0].size.erase("E");
   EXPECT_THROW(emit_vllm_moe(no_e, "NVIDIA H200", ""), std::runtime_error);

@@ -224,3 +224,16 @@ TEST(HtmlReport, AFailuresReasonIsTheCompilersErrorLine) {
   EXPECT_NE(page.find("<td>s.cpp:7:3: error: &#39;this&#39; is not allowed</td>"), std::string::npos) << page;
   EXPECT_EQ(page.find("In function"), std::string::npos);
 }
+
+// A GPU build's registers and spills are columns of the fastest configs'
+// table, where the compiler reported them; a host kernel's table has none.
+TEST(HtmlReport, RegistersAndSpillsAreColumnsWhereBuildsReportedThem) {
+  std::vector<TrialRecord> trials{trial(ab(1, "x"), Status::ok, 10), trial(ab(2, "x"), Status::ok, 12)};
+  EXPECT_EQ(html_report(trials, {}).find("<th>registers</th>"), std::string::npos);
+  trials[0].resources = {{"registers", 168}, {"spills", 0}};
+  trials[1].resources = {{"registers", 255}, {"spills", 24}};
+  const std::string page = html_report(trials, {});
+  EXPECT_EQ(count(page, "<th>registers</th><th>spills</th>"), 1u) << page;
+  EXPECT_EQ(count(page, "<td class=\"num\">168</td><td class=\"num\">0</td>"), 1u) << page;
+  EXPECT_EQ(count(page, "<td class=\"num\">255</td><td class=\"num\">24</td>"), 1u) << page;
+}

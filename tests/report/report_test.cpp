@@ -342,6 +342,37 @@ TEST(Csv, ASizeOrParameterNamedLikeAColumnSaysWhichItIs) {
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << header;
 }
 
+// A build's resources (registers, spills) come out in each format: a column
+// each in the CSV, after every other column, an object in the JSON, and the
+// spills on the console line of a trial that spilled.
+TEST(Csv, ABuildsResourcesAreColumnsAndInTheJsonAndTheConsole) {
+  std::vector<TrialRecord> trials{ok_trial(bmbn(64, 128), 10.0), ok_trial(bmbn(32, 16), 20.0),
+                                  failed_trial(bmbn(8, 8), Status::resource_limit, "12 registers spilled")};
+  trials[0].resources = {{"registers", 96}, {"spills", 0}};
+  trials[1].resources = {{"registers", 255}, {"spills", 12}};
+  trials[2].resources = {{"registers", 255}, {"spills", 40}};
+  trials[1].config = Config({{"BM", Value(32)}, {"registers", Value(2)}});  // a parameter named like one
+  auto rows = parse_csv(format_csv(trials));
+  ASSERT_EQ(rows.size(), 4u);
+  const std::vector<std::string>& header = rows[0];
+  ASSERT_GE(header.size(), 2u);
+  EXPECT_EQ(header[header.size() - 2], "registers (resource)");
+  EXPECT_EQ(header.back(), "spills");
+  EXPECT_EQ(rows[1][header.size() - 2], "96");
+  EXPECT_EQ(rows[2].back(), "12");
+  EXPECT_EQ(rows[3].back(), "40");
+  EXPECT_EQ(parse_csv(format_csv({ok_trial(bmbn(1, 2), 5.0)}))[0].back(), "BN");  // none reported: no columns
+
+  EXPECT_EQ(format_trial_line(2, trials[1]), "No.2: 20.000 us, {BM: 32, registers: 2}, 12 registers spilled");
+  EXPECT_EQ(format_trial_line(1, trials[0]), "No.1: 10.000 us, {BM: 64, BN: 128}");
+
+  TuneReport report = sample_report();
+  report.sizes[0].trials[0].resources = {{"registers", 96}, {"spills", 3}};
+  const auto j = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(j["sizes"][0]["trials"][0]["resources"], nlohmann::json({{"registers", 96}, {"spills", 3}}));
+  EXPECT_FALSE(j["sizes"][0]["trials"][1].contains("resources"));
+}
+
 TEST(Csv, TrialsAreNumberedWithinTheirSize) {
   // As the console's "No.5" and the JSON's "no": 5 count them, per size.
   std::vector<TrialRecord> trials{ok_trial(bmbn(64, 128), 10.0), ok_trial(bmbn(32, 16), 20.0),

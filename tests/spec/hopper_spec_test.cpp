@@ -166,3 +166,16 @@ TEST_F(HopperSpec, ClusterErrors) {
   expect_error(head + args + "reference: {entry: k, cluster: [2]}\n", 9, 23,
                "'reference.cluster' needs the reference's own 'grid' and 'block'");
 }
+
+// ptxas reports a CUDA build's spills, so kernel.max_spills applies to CUDA
+// kernels as to Triton's; a host kernel's compiler reports none.
+TEST_F(HopperSpec, MaxSpillsAppliesToCudaKernels) {
+  const std::string cuda = "kernel:\n  source: k.cu\n  entry: k\n  language: cuda\n  grid: [1]\n  block: [128]\n";
+  const std::string args = "arguments:\n  - {name: A, type: f32, size: 8}\n";
+  Spec s = load_spec(write(cuda + "  max_spills: 0\n" + args));
+  ASSERT_TRUE(s.kernel.max_spills);
+  EXPECT_EQ(*s.kernel.max_spills, 0);
+  expect_error("kernel:\n  source: k.cpp\n  entry: k\n  max_spills: 4\n" + args, 4, 3,
+               "'max_spills' applies to cuda and triton kernels, not c++");
+  expect_error(cuda + "  max_spills: -1\n" + args, 7, 15, "a number of spilled registers");
+}

@@ -127,3 +127,65 @@ TEST(SpecLimits, LongValueAndConfigListsLoad) {
                  values + "]}\nconfigs: [" + configs + "]\n");
   EXPECT_THROW((void)load_spec(dir / "k.yaml"), InputError);
 }
+
+// A Kernel Tuner port: tune_params written as a Python list expression, as
+// Kernel Tuner's examples and a T1 file's Values write them. Once a quoted
+// one was a single string value (each build got -Dblock_size_x=[128+64*i
+// ...]), and an unquoted one a YAML list of one string.
+TEST(SpecLimits, AParameterWrittenAsAPythonListExpressionIsEvaluated) {
+  const auto dir = fresh_dir();
+  EXPECT_EQ(load_error(dir,
+                       "parameters:\n  BX: \"[128+64*i for i in range(3)]\"\n  BY: 'list(range(1, 4))'\n"
+                       "  TX: \"[2**i for i in range(3)] + [16]\"\n"),
+            "");
+  const Spec s = load_spec(dir / "k.yaml");
+  ASSERT_EQ(s.parameters.size(), 3u);
+  std::vector<std::string> bx, by, tx;
+  for (const auto& v : s.parameters[0].values) bx.push_back(v.repr());
+  for (const auto& v : s.parameters[1].values) by.push_back(v.repr());
+  for (const auto& v : s.parameters[2].values) tx.push_back(v.repr());
+  EXPECT_EQ(bx, (std::vector<std::string>{"128", "192", "256"}));
+  EXPECT_EQ(by, (std::vector<std::string>{"1", "2", "3"}));
+  EXPECT_EQ(tx, (std::vector<std::string>{"1", "2", "4", "16"}));
+  // Errors name the spec's line, and the parameter.
+  const std::string bad = load_error(dir, "parameters:\n  BX: \"[i for i in rang(3)]\"\n");
+  EXPECT_TRUE(contains(bad, "k.yaml:5:")) << bad;
+  EXPECT_TRUE(contains(bad, "parameter 'BX'")) << bad;
+  const std::string twice = load_error(dir, "parameters:\n  BX: \"[1, 2] + [2]\"\n");
+  EXPECT_TRUE(contains(twice, "duplicate value 2 in parameter 'BX'")) << twice;
+  // Unquoted, YAML reads a list of one string: said, with the quoting.
+  const std::string unquoted = load_error(dir, "parameters:\n  BX: [128+64*i for i in range(3)]\n");
+  EXPECT_TRUE(contains(unquoted, "k.yaml:5:")) << unquoted;
+  EXPECT_TRUE(contains(unquoted, "reads as a Python comprehension")) << unquoted;
+  EXPECT_TRUE(contains(unquoted, "BX: \"[128+64*i for i in range(3)]\"")) << unquoted;
+  // A range string and a quoted list element stay what they were.
+  EXPECT_EQ(load_error(dir, "parameters:\n  BX: '1:3'\n  S: ['a for b in c']\n"), "");
+}
+
+// A Kernel Tuner port: Kernel Tuner's output buffer is a numpy.zeros array
+// that a kernel may accumulate into. A fill on an `out` buffer was ignored
+// in silence (outputs start as NaN before each verified run), and the tune
+// stopped with "the reference's output 'c' has nan at element 0".
+TEST(SpecLimits, AFillOnAnOutputIsRefusedForInout) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void f(float* y) { y[0] += 1; }\n");
+  for (const char* fill : {"zeros", "{constant: 0}", "random"}) {
+    write_file(dir / "k.yaml", std::string("kernel: {source: k.cpp, entry: f}\narguments:\n"
+                                           "  - {name: y, type: f32, size: 1, role: out, fill: ") +
+                                   fill + "}\n");
+    try {
+      (void)load_spec(dir / "k.yaml");
+      ADD_FAILURE() << fill << ": loaded";
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      EXPECT_TRUE(contains(m, "k.yaml:3:")) << m;
+      EXPECT_TRUE(contains(m, "argument 'y' has role 'out'")) << m;
+      EXPECT_TRUE(contains(m, "role: inout")) << m;
+    }
+  }
+  write_file(
+      dir / "k.yaml",
+      "kernel: {source: k.cpp, entry: f}\narguments:\n  - {name: y, type: f32, size: 1, role: inout, fill: zeros}\n"
+      "  - {name: z, type: f32, size: 1, role: out}\n");
+  EXPECT_NO_THROW((void)load_spec(dir / "k.yaml"));
+}

@@ -162,7 +162,7 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "7");
+  EXPECT_EQ(single("PRAGMA user_version"), "8");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
        {"spec_hash",     "kernel",        "device",         "size_key",
@@ -637,7 +637,7 @@ PRAGMA user_version=1;
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].origin, "rules");
-  EXPECT_EQ(schema_version(file), 7);
+  EXPECT_EQ(schema_version(file), 8);
 }
 
 // A version-2 file: its rule-seed flags become the origin 'rules', the old
@@ -661,7 +661,7 @@ PRAGMA user_version=2;
     EXPECT_EQ(rows[1].origin, "search");
     EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
   }
-  EXPECT_EQ(schema_version(file), 7);
+  EXPECT_EQ(schema_version(file), 8);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -754,7 +754,7 @@ PRAGMA user_version=3;
     cut.slower_than = SlowerThan{2.5, Microseconds(12.5)};
     store.put(cut);
   }
-  EXPECT_EQ(schema_version(file), 7);
+  EXPECT_EQ(schema_version(file), 8);
   Store reopened(file);
   auto rows = reopened.trials("v3");
   ASSERT_EQ(rows.size(), 2u);
@@ -799,7 +799,7 @@ PRAGMA user_version=4;
     rows[1].settings = "timeout=60s";
     store.put(rows[1]);
   }
-  EXPECT_EQ(schema_version(file), 7);
+  EXPECT_EQ(schema_version(file), 8);
   Store reopened(file);
   auto rows = reopened.trials("v4");
   ASSERT_EQ(rows.size(), 3u);
@@ -838,7 +838,7 @@ PRAGMA user_version=5;
     rows[0].verify_time = Seconds(0.125);
     store.put(rows[0]);
   }
-  EXPECT_EQ(schema_version(file), 7);
+  EXPECT_EQ(schema_version(file), 8);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v5");
   ASSERT_EQ(rows.size(), 1u);
@@ -875,12 +875,51 @@ PRAGMA user_version=6;
     rows[0].confirmed = true;
     store.put(rows[0]);
   }
-  EXPECT_EQ(schema_version(file), 7);
+  EXPECT_EQ(schema_version(file), 8);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v6");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_TRUE(rows[0].confirmed);
   EXPECT_EQ(rows[0].eval_time.count(), 0.25);
+}
+
+// A version-7 file (before resources were kept) reads without them, and a
+// write migrates it: its old rows still have none, a new trial keeps its own.
+TEST(Store, ReadsAndMigratesAVersion7FileAndKeepsABuildsResources) {
+  TempDir dir;
+  fs::path file = dir.path() / "v7.db";
+  create(file, std::string(kVersion1Table) + kVersion4Columns + kVersion5Columns + R"sql(
+ALTER TABLE trials ADD COLUMN eval_s REAL;
+ALTER TABLE trials ADD COLUMN verify_s REAL;
+ALTER TABLE trials ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, confirmed)
+  VALUES ('v7', 'cuda', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 1);
+PRAGMA user_version=7;
+)sql");
+  {
+    Store read(file, Store::Access::read_only);
+    auto rows = read.trials("v7");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_TRUE(rows[0].confirmed);
+    EXPECT_TRUE(rows[0].resources.empty());
+  }
+  EXPECT_EQ(schema_version(file), 7);  // reading changed nothing
+  {
+    Store store(file);
+    TrialRecord r = store.trials("v7").at(0);
+    EXPECT_TRUE(r.resources.empty());
+    r.config = Config({{"BM", Value(32)}});
+    r.resources = {{"registers", 168}, {"spills", 12}, {"shared_memory", 49152}};
+    store.put(r);
+  }
+  EXPECT_EQ(schema_version(file), 8);
+  Store reopened(file, Store::Access::read_only);
+  auto rows = reopened.trials("v7");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].resources.empty());
+  EXPECT_TRUE(rows[0].confirmed);
+  EXPECT_EQ(rows[1].resources, (KernelResources{{"registers", 168}, {"shared_memory", 49152}, {"spills", 12}}));
 }
 
 // An ok trial has no fault; a failure stored without one is the config's.

@@ -81,6 +81,9 @@ TEST(CudaTune, PlantedFaultsAreRecordedAndTheRestIsMeasured) {
     if (t.status == Status::ok) {
       EXPECT_TRUE(t.verification.passed);
       EXPECT_GT(t.stats.median.count(), 0.0);
+      // ptxas's report of the build is kept with the trial.
+      EXPECT_GT(t.resources.count("registers") ? t.resources.at("registers") : 0, 0) << t.config.str();
+      EXPECT_EQ(t.resources.count("spills") ? t.resources.at("spills") : -1, 0) << t.config.str();
     }
   }
   ASSERT_TRUE(report.sizes[0].best);
@@ -89,9 +92,12 @@ TEST(CudaTune, PlantedFaultsAreRecordedAndTheRestIsMeasured) {
   EXPECT_GT(report.build.count(), 0.0);
   EXPECT_NE(report.device.find("cuda"), std::string::npos);
 
-  // A rerun resumes: nothing is built or run again.
+  // A rerun resumes: nothing is built or run again, and the stored trials
+  // still have their resources.
   TuneReport again = tune(spec, opt);
   EXPECT_EQ(again.resumed, 8u);
+  for (const auto& t : again.sizes[0].trials)
+    if (t.status == Status::ok) EXPECT_TRUE(t.resources.count("registers")) << t.config.str();
 }
 
 // The L2 flushed by reads: every trial is measured, and a cold-read tune does

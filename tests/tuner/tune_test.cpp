@@ -287,6 +287,35 @@ TEST(Tune, HeadersThatFlagsBringInArePartOfTheKernel) {
   EXPECT_NE(spec_hash(load_spec(dir / "k.yaml")), forced);
 }
 
+// A Kernel Tuner port keeps its problem size a compile-time constant: a
+// parameter pinned to the size by a constraint. The reference function, in
+// the kernel's source, was built once with the first size's baseline, so at
+// the second size it wrote the first size's elements only and the size
+// stopped ("the reference's output 'y' has nan at element 4").
+TEST(Tune, TheReferenceIsBuiltWithEachSizesBaseline) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(float* y, int n) { for (int i = 0; i < n; ++i) y[i] = i * U; }\n"
+             "extern \"C\" void f_ref(float* y, int) { for (int i = 0; i < NDEF; ++i) y[i] = i; }\n");
+  write_file(dir / "k.yaml",
+             "kernel: {source: k.cpp, entry: f, flags: [-O1]}\n"
+             "arguments: [{name: y, type: f32, size: n, role: out}, {name: n, type: i32, value: n}]\n"
+             "sizes: [{n: 4}, {n: 8}]\nparameters: {NDEF: [4, 8], U: [1, 2]}\nconstraints: [NDEF == n]\n"
+             "reference: {entry: f_ref}\nmeasure: {confirm: off}\n");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport r = tune(load_spec(dir / "k.yaml"), opt);
+  ASSERT_EQ(r.sizes.size(), 2u);
+  for (const SizeReport& s : r.sizes) {
+    EXPECT_EQ(s.error, "") << s.size.at("n").repr();
+    ASSERT_EQ(s.trials.size(), 2u) << s.size.at("n").repr();
+    std::map<std::int64_t, Status> status;
+    for (const auto& t : s.trials) status[t.config.at("U").as_int()] = t.status;
+    EXPECT_EQ(status[1], Status::ok) << s.size.at("n").repr();
+    EXPECT_EQ(status[2], Status::wrong_result) << s.size.at("n").repr();
+  }
+}
+
 TEST(Tune, BudgetLimitsEvaluations) {
   const auto dir = fresh_dir();
   Spec spec = planted_spec(dir);

@@ -1,6 +1,7 @@
 #include "policy_command.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -40,6 +41,7 @@ struct PolicyArgs {
   std::vector<std::pair<std::string, std::string>> emit_flags_given;  // emit's flags and values, as given
   std::string header, json, name_space = "tunekit_policy";
   std::string python, triton_configs, vllm_dir, vllm_dtype, vllm_batch = "M";  // emit: Python kernels' formats
+  std::string vllm_block_shape;                                                // emit: "128,128"
   std::optional<std::uint64_t> seed;
   std::string cache;
   std::string html;               // report: the page to write
@@ -420,14 +422,47 @@ void write_planned(const std::vector<PlannedFile>& files, const KeptFiles& kept)
   }
 }
 
+// --vllm-block-shape's BLOCK_N,BLOCK_K ("128,128", or "[128, 128]" as vLLM
+// prints it); empty where the flag is not `given`.
+std::vector<std::int64_t> vllm_block_shape_of(const std::string& text, bool given = true) {
+  if (text.empty() && !given) return {};
+  std::string inner = text;
+  std::erase(inner, ' ');
+  if (inner.size() >= 2 && inner.front() == '[' && inner.back() == ']') inner = inner.substr(1, inner.size() - 2);
+  std::vector<std::int64_t> out;
+  auto bad = [&](const std::string& why) {
+    return InputError({"--vllm-block-shape"},
+                      "expected two positive integers BLOCK_N,BLOCK_K (128,128: the block-quantised weights' "
+                      "block), got '" +
+                          text + "'" + why);
+  };
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = inner.find(',', start);
+    const std::string part = inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size())
+      throw bad(part.empty() ? "" : ": '" + part + "' is no integer");
+    if (v <= 0) throw bad(": " + part + " is not positive (vLLM names no file for a block of 0)");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (out.size() != 2) throw bad(fmt::format(": {} value{}", out.size(), out.size() == 1 ? "" : "s"));
+  return out;
+}
+
 int run_emit(const PolicyArgs& a) {
   if (auto why = namespace_problem(a.name_space)) throw InputError({"--namespace"}, *why);
   check_within(a);
   for (const auto& [flag, value] : a.emit_flags_given) {
-    const bool shapes_vllm = flag == "--vllm-dtype" || flag == "--vllm-batch";  // the others name a file
+    // the others name a file
+    const bool shapes_vllm = flag == "--vllm-dtype" || flag == "--vllm-batch" || flag == "--vllm-block-shape";
     if (shapes_vllm && a.vllm_dir.empty())
       throw InputError({flag}, "shapes the files of --vllm FOLDER, which is not given");
     if (!shapes_vllm && value.empty()) throw InputError({flag}, "expected a path, got an empty one");
+    if (flag == "--vllm-block-shape") (void)vllm_block_shape_of(value);  // an empty one too
   }
   // A part of a file name: no folder, nothing a shell or vLLM's own name
   // pattern would read apart.
@@ -435,6 +470,7 @@ int run_emit(const PolicyArgs& a) {
       std::string::npos)
     throw InputError({"--vllm-dtype"},
                      "expected a dtype name of letters, digits and '_' (fp8_w8a8), got '" + a.vllm_dtype + "'");
+  const std::vector<std::int64_t> block_shape = vllm_block_shape_of(a.vllm_block_shape, false);
   Loaded l = load(a);
   // Both formats are read by Triton code (@triton.autotune, vLLM's fused
   // MoE): a module of another kernel's configs would import triton for
@@ -478,7 +514,7 @@ int run_emit(const PolicyArgs& a) {
     const std::string device = l.trials.front().device;
     std::vector<VllmConfigFile> vllm;
     try {
-      vllm = emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch);
+      vllm = emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch, block_shape);
     } catch (const std::runtime_error& e) {  // what was tuned cannot be put in vLLM's form
       throw InputError({"--vllm"}, e.what());
     }
@@ -635,6 +671,10 @@ SubCommand add_emit_command(CLI::App& app) {
   cmd->add_option("--vllm-dtype", a->vllm_dtype,
                   "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)")
       ->each(noted("--vllm-dtype"));
+  cmd->add_option("--vllm-block-shape", a->vllm_block_shape,
+                  "BLOCK_N,BLOCK_K of block-quantised weights (128,128): the block_shape part of vLLM's file name, "
+                  "after the dtype's")
+      ->each(noted("--vllm-block-shape"));
   cmd->add_option("--vllm-batch", a->vllm_batch, "The size that is vLLM's batch size (num_tokens)")
       ->capture_default_str()
       ->each(noted("--vllm-batch"));

@@ -75,7 +75,7 @@ constexpr std::int64_t mod(std::int64_t a, std::int64_t b) {
   const std::int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floordiv(-a, b); }
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return floordiv(a, b) + (mod(a, b) != 0); }
 constexpr std::int64_t min(std::int64_t a, std::int64_t b) { return b < a ? b : a; }
 constexpr std::int64_t max(std::int64_t a, std::int64_t b) { return b > a ? b : a; }
 constexpr std::int64_t abs(std::int64_t a) { return a < 0 ? -a : a; }
@@ -92,7 +92,7 @@ constexpr bool fused_moe_allowed([[maybe_unused]] const fused_moe_config& c, [[m
 // tuned size's (see the rule above). The sizes in the spec's order: E, topk, N, K, M.
 constexpr fused_moe_config fused_moe_select(std::int64_t E, std::int64_t topk, std::int64_t N, std::int64_t K, std::int64_t M) noexcept {
   for (std::size_t i = 0; i < fused_moe_tuned_count; ++i) {
-    const fused_moe_size& s = fused_moe_tuned_sizes[i];
+    [[maybe_unused]] const fused_moe_size& s = fused_moe_tuned_sizes[i];
     if (s.E == E && s.topk == topk && s.N == N && s.K == K && s.M == M) return fused_moe_tuned_configs[i];
   }
   std::size_t best = 0;
@@ -100,7 +100,7 @@ constexpr fused_moe_config fused_moe_select(std::int64_t E, std::int64_t topk, s
   std::size_t allowed = fused_moe_tuned_count;
   double allowed_distance = 0;
   for (std::size_t i = 0; i < fused_moe_tuned_count; ++i) {
-    const fused_moe_size& s = fused_moe_tuned_sizes[i];
+    [[maybe_unused]] const fused_moe_size& s = fused_moe_tuned_sizes[i];
     const double d = detail_fused_moe::ratio(static_cast<double>(s.E), static_cast<double>(E)) * detail_fused_moe::ratio(static_cast<double>(s.topk), static_cast<double>(topk)) * detail_fused_moe::ratio(static_cast<double>(s.N), static_cast<double>(N)) * detail_fused_moe::ratio(static_cast<double>(s.K), static_cast<double>(K)) * detail_fused_moe::ratio(static_cast<double>(s.M), static_cast<double>(M));
     if (i == 0 || d < best_distance) {
       best = i;

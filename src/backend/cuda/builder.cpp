@@ -1,9 +1,11 @@
 #include <cxxabi.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -29,7 +31,11 @@ fs::path sidecar_path(const fs::path& cubin) {
 }
 
 void write_sidecar(const fs::path& file, const KernelSymbol& s) {
-  nlohmann::json j{{"entry", s.entry}, {"lowered", s.lowered}, {"arch", s.arch}, {"compiler", s.compiler}};
+  nlohmann::json j{{"entry", s.entry},
+                   {"lowered", s.lowered},
+                   {"arch", s.arch},
+                   {"compiler", s.compiler},
+                   {"resources", s.resources}};
   std::ofstream(file, std::ios::binary) << j.dump() << "\n";
 }
 
@@ -43,6 +49,7 @@ std::optional<KernelSymbol> read_sidecar(const fs::path& file) {
     s.lowered = j.at("lowered").get<std::string>();
     s.arch = j.value("arch", "");
     s.compiler = j.value("compiler", "");
+    if (j.contains("resources")) s.resources = j.at("resources").get<KernelResources>();
     return s;
   } catch (const std::exception&) {
     return std::nullopt;
@@ -70,8 +77,92 @@ std::vector<std::string> nvrtc_options(const BuildInput& in, const std::string& 
   if (const fs::path dir = fs::path(in.source_name).parent_path(); !dir.empty())
     o.push_back("--include-path=" + dir.string());
   if (static const fs::path inc = cuda_include_dir(); !inc.empty()) o.push_back("--include-path=" + inc.string());
+  o.push_back("--ptxas-options=-v");  // the resources report
   o.insert(o.end(), in.flags.begin(), in.flags.end());
   return o;
+}
+
+// ---- ptxas's report ---------------------------------------------------------
+
+namespace {
+
+// The count written just before `what` in `line` ("24" of "Used 24
+// registers" for " registers"), or nullopt.
+std::optional<std::int64_t> count_before(std::string_view line, std::string_view what) {
+  const std::size_t at = line.find(what);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t begin = at;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
+  if (begin == at) return std::nullopt;
+  std::int64_t n = 0;
+  for (std::size_t i = begin; i < at; ++i) n = n * 10 + (line[i] - '0');
+  return n;
+}
+
+// A line of the report: "ptxas info : ...", and the properties under
+// "Function properties for X" (nvcc indents them, NVRTC writes "ptxas .").
+// No warning or error of the compiler's reads so.
+bool is_report_line(std::string_view line) {
+  return line.starts_with("ptxas info") || (line.find(" bytes stack frame") != std::string_view::npos &&
+                                            line.find(" bytes spill stores") != std::string_view::npos);
+}
+
+template <class F>
+void for_each_line(std::string_view text, F&& f) {
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    f(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+}
+
+}  // namespace
+
+KernelResources ptxas_resources(std::string_view log, std::string_view symbol) {
+  KernelResources out;
+  bool ours = false, properties = false;
+  const std::string entry_line = fmt::format("Compiling entry function '{}'", symbol);
+  const std::string properties_line = fmt::format("Function properties for {}", symbol);
+  for_each_line(log, [&](std::string_view line) {
+    if (line.find("Compiling entry function") != std::string_view::npos) {
+      ours = line.find(entry_line) != std::string_view::npos;
+      properties = false;
+      return;
+    }
+    if (!ours) return;
+    if (line.find("Function properties for") != std::string_view::npos) {
+      properties = line.ends_with(properties_line) || line.find(properties_line + " ") != std::string_view::npos;
+      return;
+    }
+    if (properties && line.find(" bytes stack frame") != std::string_view::npos) {
+      properties = false;
+      for (auto [key, what] : {std::pair{"stack_bytes", " bytes stack frame"},
+                               {"spill_store_bytes", " bytes spill stores"},
+                               {"spill_load_bytes", " bytes spill loads"}})
+        if (auto n = count_before(line, what)) out[key] = *n;
+      if (auto stores = out.find("spill_store_bytes"); stores != out.end()) out["spills"] = (stores->second + 3) / 4;
+      return;
+    }
+    if (line.find("Used ") != std::string_view::npos && line.find(" registers") != std::string_view::npos) {
+      for (auto [key, what] :
+           {std::pair{"registers", " registers"}, {"barriers", " barriers"}, {"shared_memory", " bytes smem"}})
+        if (auto n = count_before(line, what)) out[key] = *n;
+      ours = false;  // the entry's last line
+    }
+  });
+  return out;
+}
+
+std::string without_ptxas_report(std::string_view log) {
+  std::string out;
+  for_each_line(log, [&](std::string_view line) {
+    if (is_report_line(line)) return;
+    out.append(line);
+    out += '\n';
+  });
+  if (!out.empty() && !log.ends_with('\n')) out.pop_back();
+  return out;
 }
 
 // ---- Cubins ---------------------------------------------------------------
@@ -236,13 +327,26 @@ BuildResult CudaBuilder::build(const BuildInput& in) {
   }
   // The resolved architecture and the compiler's version are part of the
   // identity: an input naming no arch builds differently on another GPU.
-  const std::string hash = detail::Hasher().add(in.hash()).add(arch).add(toolchain).hex();
+  // ("resources": cubins cached before their sidecars kept ptxas's report
+  // are built again, to have it.)
+  const std::string hash = detail::Hasher().add(in.hash()).add(arch).add(toolchain).add("resources").hex();
   r.artifact = {cache_dir_ / (hash + ".cubin"), hash};
   if (claims_.cached(hash, {r.artifact.path, sidecar_path(r.artifact.path)})) {
     r.cached = true;
-    return r;
+    if (auto side = read_sidecar(sidecar_path(r.artifact.path))) r.resources = std::move(side->resources);
+  } else {
+    r = nvcc ? build_nvcc(in, arch, std::move(r)) : build_nvrtc(in, arch, std::move(r));
   }
-  return nvcc ? build_nvcc(in, arch, std::move(r)) : build_nvrtc(in, arch, std::move(r));
+  // Judged after the cache, so that a spec's new limit applies to the
+  // variants already built.
+  if (auto spills = r.resources.find("spills");
+      r.status == Status::ok && in.max_spills && spills != r.resources.end() && spills->second > *in.max_spills) {
+    r.status = Status::resource_limit;
+    r.fault = Fault::config;
+    r.log = fmt::format("{} registers spilled ({} bytes of spill stores); the spec allows {} (kernel.max_spills)",
+                        spills->second, r.resources["spill_store_bytes"], *in.max_spills);
+  }
+  return r;
 }
 
 BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& arch, BuildResult r) {
@@ -277,6 +381,7 @@ BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& ar
     log.resize(std::strlen(log.c_str()));
     r.log = std::move(log);
   }
+  const std::string report = std::exchange(r.log, without_ptxas_report(r.log));
   r.time = Clock::now() - t0;
   if (compiled != NVRTC_SUCCESS) {
     r.status = Status::compile_error;
@@ -298,7 +403,9 @@ BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& ar
   }
   std::string cubin(size, '\0');
   n.nvrtcGetCUBIN(prog, cubin.data());
-  write_sidecar(sidecar_path(r.artifact.path), {in.entry, lowered, arch, fmt::format("nvrtc {}.{}", n.major, n.minor)});
+  r.resources = ptxas_resources(report, lowered);
+  write_sidecar(sidecar_path(r.artifact.path),
+                {in.entry, lowered, arch, fmt::format("nvrtc {}.{}", n.major, n.minor), r.resources});
   write_atomically(r.artifact.path, cubin);
   r.time = Clock::now() - t0;
   return r;
@@ -317,13 +424,15 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
         << ";\n";
   }
   const std::string virt = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
-  std::vector<std::string> argv{nvcc_path(), "-cubin", "-gencode=arch=" + virt + ",code=" + arch};
+  std::vector<std::string> argv{nvcc_path(), "-cubin", "-gencode=arch=" + virt + ",code=" + arch, "--ptxas-options=-v"};
   for (const auto& d : in.defines) argv.push_back("-D" + d);
   argv.insert(argv.end(), in.flags.begin(), in.flags.end());
   // The copy compiles here: its own headers are found where it came from.
   if (const fs::path dir = fs::path(in.source_name).parent_path(); !dir.empty()) argv.push_back("-I" + dir.string());
   argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
-  if (!detail::run_compiler(argv, "nvcc", in.timeout, r)) {
+  const bool compiled = detail::run_compiler(argv, "nvcc", in.timeout, r);
+  const std::string report = std::exchange(r.log, without_ptxas_report(r.log));
+  if (!compiled) {
     fs::remove(tmp);
     return r;
   }
@@ -337,7 +446,8 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
     fs::remove(tmp);
     return r;
   }
-  write_sidecar(sidecar_path(r.artifact.path), {in.entry, *symbol, arch, argv.front()});
+  r.resources = ptxas_resources(report, *symbol);
+  write_sidecar(sidecar_path(r.artifact.path), {in.entry, *symbol, arch, argv.front(), r.resources});
   fs::rename(tmp, r.artifact.path);
   fs::remove(src);
   return r;

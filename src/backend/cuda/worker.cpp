@@ -8,6 +8,7 @@
 #include <fstream>
 #include <list>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -248,6 +249,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     return std::nullopt;
   }
 
+  Seconds take_busy() override { return std::exchange(pending_busy_, Seconds(0)); }
+
   std::optional<TrialResult> run_once(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args,
                                       bool) override {
     if (auto failed = call(rq, args)) return failed;
@@ -343,8 +346,6 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   TrialResult time(const tunekit::detail::WorkerRequest& rq, tunekit::detail::HostArguments& args) override {
     if (auto failed = upload(rq, args, false)) return *failed;
     TrialResult result;
-    result.device_busy = pending_busy_;
-    pending_busy_ = Seconds(0);
     const CacheMode mode = rq.measure.cache;
     const bool cold = is_cold(mode) && rq.flush_bytes > 0;
     if (cold) {
@@ -828,7 +829,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   CUfunction differ_fn_ = nullptr;
   std::optional<CacheMode> flush_timed_;  // the mode flush_us_ was timed with
   unsigned flush_value_ = 0;
-  Seconds pending_busy_{0};
+  Seconds pending_busy_{0};  // the calls outside time() since take_busy()
   bool poisoned_ = false;
   bool inputs_restored_ = false;  // this request's inputs were restored for a verified call
   std::vector<Spare> pristines_;  // per argument: an input as copied in, to tell whether a config wrote into it

@@ -23,8 +23,15 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// A compile that takes longer is taken for a hang: its helper is killed.
-constexpr std::chrono::seconds kCompileTimeout{600};
+// The compile helper's "resources" (registers, spills, shared_memory,
+// num_warps, threads): its whole counts, kept with the trial.
+KernelResources resources_of(const json& answer) {
+  KernelResources out;
+  if (const auto it = answer.find("resources"); it != answer.end() && it->is_object())
+    for (const auto& [name, count] : it->items())
+      if (count.is_number_integer()) out[name] = count.get<std::int64_t>();
+  return out;
+}
 
 json value_json(const Value& v) {
   if (v.is_int()) return v.as_int();
@@ -140,6 +147,7 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
         json o = json::parse(read_file(outcome));
         r.status = status_from_string(o.value("status", "compile_error")).value_or(Status::compile_error);
         r.log = o.value("error", "");
+        r.resources = resources_of(o);
         r.cached = true;
         if (r.status != Status::ok || fs::exists(descriptor)) return r;
       } catch (const std::exception&) {
@@ -162,11 +170,15 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   try {
     helper_token = helper->token();
     helper->mark_output();
-    if (helper->send(rq.dump())) line = helper->receive(kCompileTimeout);
+    // A compile that takes longer than kernel.build_timeout (Triton's
+    // default: 10 minutes) is taken for a hang: its helper is killed.
+    if (helper->send(rq.dump())) line = helper->receive(in.timeout);
     if (!line) {
       failure = helper->closed() ? "the compile helper died (" + helper->reap() + ")"
-                                 : fmt::format("the compile did not finish within {} s; its helper was killed",
-                                               kCompileTimeout.count());
+                                 : fmt::format(
+                                       "the Triton compile timed out after {:g} s (kernel.build_timeout); "
+                                       "its helper was killed",
+                                       in.timeout.count());
       // What it printed for this variant: an LLVM or ptxas abort says why
       // there, and nowhere else.
       if (std::string said = helper->output(); !said.empty()) failure += "; its output:\n" + said;
@@ -197,7 +209,7 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   }
   r.status = status_from_string(answer.value("status", "compile_error")).value_or(Status::compile_error);
   r.log = answer.value("error", "");
-  if (answer.contains("resources") && r.status == Status::ok) r.log = "resources: " + answer["resources"].dump();
+  r.resources = resources_of(answer);
   {
     std::lock_guard lock(mutex_);
     built_.insert(key);

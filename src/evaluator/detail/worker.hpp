@@ -39,6 +39,10 @@ class KernelRunner {
   // Times the kernel as request.measure says: samples and device_busy, or a
   // failure.
   virtual TrialResult time(const WorkerRequest& request, HostArguments& args) = 0;
+  // The device's time in the calls outside time() since the last take (the
+  // verified call, the call after the timed ones), which handle_request adds
+  // to the trial they belong to; 0 where the backend does not time them.
+  virtual Seconds take_busy() { return Seconds(0); }
   // True after an error that leaves the process unusable (a sticky CUDA
   // error): the tuner then replaces the worker.
   virtual bool poisoned() const { return false; }

@@ -12,6 +12,7 @@
 #include "builder/detail/cache_claims.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
+#include "tunekit/resources.hpp"
 
 namespace tunekit::cuda {
 
@@ -133,6 +134,7 @@ struct KernelSymbol {
   std::string lowered;   // the symbol in the cubin
   std::string arch;      // e.g. sm_90a
   std::string compiler;  // "nvrtc 13.0" or the nvcc command
+  KernelResources resources;  // ptxas's report of the entry, for a cached build
 };
 std::filesystem::path sidecar_path(const std::filesystem::path& cubin);
 void write_sidecar(const std::filesystem::path& file, const KernelSymbol& s);
@@ -142,6 +144,16 @@ std::optional<KernelSymbol> read_sidecar(const std::filesystem::path& file);
 // NVRTC's options for `input`: the architecture, the defines, CUDA's include
 // folder when one is found, then the spec's flags.
 std::vector<std::string> nvrtc_options(const BuildInput& input, const std::string& arch);
+
+// ptxas's report (-v) of the kernel `symbol` (its lowered name) in a
+// compiler's `log`: registers, barriers, shared_memory (static, bytes),
+// stack_bytes, spill_store_bytes, spill_load_bytes, and spills (the
+// registers spilled: spill_store_bytes in 4-byte words). Empty when the log
+// does not report it.
+KernelResources ptxas_resources(std::string_view log, std::string_view symbol);
+// `log` without ptxas's report, which every build prints: what is left are
+// the compiler's warnings and errors.
+std::string without_ptxas_report(std::string_view log);
 // CUDA's include folder: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (empty if none).
 std::filesystem::path cuda_include_dir();
 

@@ -1,0 +1,67 @@
+// handle_request with a stub runner (no device): the order of a trial's
+// calls, and which trial a call's device time belongs to.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "evaluator/detail/host_arguments.hpp"
+#include "evaluator/detail/protocol.hpp"
+#include "evaluator/detail/worker.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace tunekit;
+using namespace tunekit::detail;
+
+namespace {
+
+// Each call outside time() keeps the device 5 us, as the CUDA runner's
+// events time it; time() reports its own 1 us of samples.
+class StubRunner final : public KernelRunner {
+ public:
+  std::optional<TrialResult> load(const WorkerRequest&) override { return std::nullopt; }
+  std::optional<TrialResult> run_once(const WorkerRequest&, HostArguments& args, bool) override {
+    for (std::size_t i = 0; i < args.size(); ++i)
+      if (args.is_output(i)) {
+        auto* y = static_cast<float*>(args.data(i));
+        for (std::size_t k = 0; k < args.bytes(i) / sizeof(float); ++k) y[k] = 1.0f;
+      }
+    pending_ += Microseconds(5);
+    return std::nullopt;
+  }
+  TrialResult time(const WorkerRequest&, HostArguments&) override {
+    TrialResult r;
+    r.samples = {Microseconds(1)};
+    r.stats = summarize(r.samples);
+    r.device_busy = Microseconds(1);
+    return r;
+  }
+  Seconds take_busy() override { return std::exchange(pending_, Seconds(0)); }
+
+ private:
+  Seconds pending_{0};
+};
+
+}  // namespace
+
+TEST(Worker, EveryCallOfARequestIsItsOwnTrialsBusyTime) {
+  const auto dir = tunekit::testing::fresh_dir();
+  StubRunner runner;
+  HostArguments args;
+  ResolvedArgument y;
+  y.name = "y";
+  y.role = Role::out;
+  y.count = 4;
+  WorkerRequest rq;
+  rq.arguments = {y};
+  rq.op = WorkerRequest::Op::reference;
+  rq.reference_file = (dir / "ref.bin").string();
+  ASSERT_EQ(handle_request(runner, args, rq).result.status, Status::ok);
+
+  rq.op = WorkerRequest::Op::trial;
+  const WorkerAnswer first = handle_request(runner, args, rq);
+  ASSERT_EQ(first.result.status, Status::ok) << first.result.error;
+  // The verified call, the timed samples, and the call after them.
+  EXPECT_DOUBLE_EQ(Microseconds(first.result.device_busy).count(), 5 + 1 + 5);
+  const WorkerAnswer second = handle_request(runner, args, rq);
+  EXPECT_DOUBLE_EQ(Microseconds(second.result.device_busy).count(), 11);  // none of the first trial's
+}
