@@ -11,6 +11,8 @@
 #include <sstream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/nvrtc.hpp"
 #include "support/temp_dir.hpp"
@@ -164,6 +166,8 @@ TEST_F(CudaBuildTest, BuildsInParallelOnSeveralThreads) {
   for (const auto& r : results) {
     EXPECT_EQ(r.status, Status::ok) << r.log;
     EXPECT_TRUE(fs::exists(r.artifact.path));
+    // Each build's own report, though others compiled beside it.
+    EXPECT_TRUE(r.resources.count("registers")) << nlohmann::json(r.resources).dump();
     hashes.insert(r.artifact.hash);
   }
   EXPECT_EQ(hashes.size(), inputs.size());
@@ -239,6 +243,8 @@ extern "C" __global__ void spills(float* out, const float* in, int n) {
     plain.compiler = compiler;
     const BuildResult ok = builder.build(plain);
     ASSERT_EQ(ok.status, Status::ok) << ok.log;
+    ASSERT_TRUE(ok.resources.count("registers") && ok.resources.count("spills"))
+        << "resources: " << nlohmann::json(ok.resources).dump() << "; cached: " << ok.cached << "; log: " << ok.log;
     EXPECT_GT(ok.resources.at("registers"), 0);
     EXPECT_EQ(ok.resources.at("spills"), 0);
     EXPECT_EQ(ok.log.find("ptxas info"), std::string::npos) << ok.log;  // the report is not the log
@@ -249,6 +255,8 @@ extern "C" __global__ void spills(float* out, const float* in, int n) {
     in.flags = {compiler == "nvcc" ? "-maxrregcount=24" : "--maxrregcount=24"};
     const BuildResult spilled = builder.build(in);
     ASSERT_EQ(spilled.status, Status::ok) << spilled.log;
+    ASSERT_TRUE(spilled.resources.count("registers") && spilled.resources.count("spills"))
+        << "resources: " << nlohmann::json(spilled.resources).dump() << "; log: " << spilled.log;
     EXPECT_LE(spilled.resources.at("registers"), 24);
     ASSERT_GT(spilled.resources.at("spills"), 0);
     EXPECT_EQ(spilled.resources.at("spills") * 4, spilled.resources.at("spill_store_bytes"));

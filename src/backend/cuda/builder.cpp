@@ -4,10 +4,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <map>
 #include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/detail/cuda_backend.hpp"
@@ -153,6 +156,40 @@ KernelResources ptxas_resources(std::string_view log, std::string_view symbol) {
   });
   return out;
 }
+
+namespace {
+
+// ptxas's report of each program NVRTC compiled in this process, by its
+// source and options. On the H100 machine NVRTC gave an empty log for a
+// program it had compiled before in the process (a reference function's
+// source is the baseline variant's; a test compiles one source twice),
+// though its first compile reported every entry: the report of the first
+// serves the later ones. Capped: a run compiles each variant once.
+class ProgramReports {
+ public:
+  // `report` when it holds the entry; else the program's remembered one.
+  std::string complete(const std::string& program, std::string report, std::string_view symbol) {
+    std::lock_guard lock(mutex_);
+    if (!ptxas_resources(report, symbol).empty()) {
+      if (reports_.size() < kMaxPrograms) reports_.emplace(program, report);
+      return report;
+    }
+    const auto it = reports_.find(program);
+    return it == reports_.end() ? report : it->second;
+  }
+
+ private:
+  static constexpr std::size_t kMaxPrograms = 1024;
+  std::mutex mutex_;
+  std::map<std::string, std::string> reports_;
+};
+
+ProgramReports& program_reports() {
+  static ProgramReports reports;
+  return reports;
+}
+
+}  // namespace
 
 std::string without_ptxas_report(std::string_view log) {
   std::string out;
@@ -403,7 +440,8 @@ BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& ar
   }
   std::string cubin(size, '\0');
   n.nvrtcGetCUBIN(prog, cubin.data());
-  r.resources = ptxas_resources(report, lowered);
+  const std::string program = detail::Hasher().add(source).add(fmt::format("{}", fmt::join(options, "\n"))).hex();
+  r.resources = ptxas_resources(program_reports().complete(program, report, lowered), lowered);
   write_sidecar(sidecar_path(r.artifact.path),
                 {in.entry, lowered, arch, fmt::format("nvrtc {}.{}", n.major, n.minor), r.resources});
   write_atomically(r.artifact.path, cubin);
