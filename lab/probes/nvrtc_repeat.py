@@ -8,32 +8,36 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ptxas_report import SOURCE  # noqa: E402  (prints the probe's own report first)
-
-n = ctypes.CDLL("libnvrtc.so.13")
-inc = "/usr/local/cuda/include"
+from ptxas_report import SOURCE  # noqa: E402
 
 
-def compile_once(entry, source=SOURCE, extra=()):
-    prog = ctypes.c_void_p()
-    n.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"scale.cu", 0, None, None)
-    n.nvrtcAddNameExpression(prog, entry.encode())
-    opts = [b"--gpu-architecture=sm_90a", b"-DFACTOR=2", f"--include-path={inc}".encode(), b"--ptxas-options=-v"]
-    opts += [o.encode() for o in extra]
-    r = n.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
-    size = ctypes.c_size_t()
-    n.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
-    n.nvrtcDestroyProgram(ctypes.byref(prog))
-    return r, size.value
+def main():
+    n = ctypes.CDLL("libnvrtc.so.13")
+    inc = "/usr/local/cuda/include"
+
+    def compile_once(entry, source=SOURCE, extra=()):
+        prog = ctypes.c_void_p()
+        n.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"scale.cu", 0, None, None)
+        n.nvrtcAddNameExpression(prog, entry.encode())
+        opts = [b"--gpu-architecture=sm_90a", b"-DFACTOR=2", f"--include-path={inc}".encode(), b"--ptxas-options=-v"]
+        opts += [o.encode() for o in extra]
+        r = n.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+        size = ctypes.c_size_t()
+        n.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+        n.nvrtcDestroyProgram(ctypes.byref(prog))
+        return r, size.value
+
+    print("=== repeats, no driver loaded")
+    for i, entry in enumerate(["scale<4>", "plain", "plain", "plain"]):
+        print(i, entry, compile_once(entry))
+    print("nonce comment:", compile_once("plain", SOURCE + "\n// nonce 1\n"))
+    print("nonce define:", compile_once("plain", extra=["-DTUNEKIT_NONCE=7"]))
+    cuda = ctypes.CDLL("libcuda.so.1")
+    print("=== cuInit", cuda.cuInit(0))
+    for i in range(3):
+        print(i, "plain", compile_once("plain"))
+    print("nonce comment:", compile_once("plain", SOURCE + "\n// nonce 2\n"))
 
 
-print("=== repeats, no driver loaded")
-for i, entry in enumerate(["scale<4>", "plain", "plain", "plain"]):
-    print(i, entry, compile_once(entry))
-print("nonce comment:", compile_once("plain", SOURCE + "\n// nonce 1\n"))
-print("nonce define:", compile_once("plain", extra=["-DTUNEKIT_NONCE=7"]))
-cuda = ctypes.CDLL("libcuda.so.1")
-print("=== cuInit", cuda.cuInit(0))
-for i in range(3):
-    print(i, "plain", compile_once("plain"))
-print("nonce comment:", compile_once("plain", SOURCE + "\n// nonce 2\n"))
+if __name__ == "__main__":
+    main()
