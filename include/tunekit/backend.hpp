@@ -145,8 +145,9 @@ struct BackendInfo {
   // the process's exit status; empty for a backend that builds otherwise.
   std::function<int(int device, const std::vector<std::string>& args)> run_build;
   // Checks only this backend can make, after the spec is loaded; throws
-  // InputError located in the spec. May be empty.
-  std::function<void(const Spec&)> check_spec;
+  // InputError located in the spec, and returns what it could not check,
+  // as warnings (Spec::warnings). May be empty.
+  std::function<std::vector<std::string>(const Spec&)> check_spec;
   // The file name endings of kernel sources in its languages, each with its
   // language ({".cu", "cuda"}): a bare source, tuned without a spec, is of
   // the language its name says.

@@ -261,6 +261,9 @@ struct Spec {
   std::optional<ApplicationSpec> application;  // kernel.language: command
   std::vector<Metric> metrics;                 // user metrics (metrics:), in declaration order
   Objective objective;                         // what "best" means (objective:); default: the median time
+  // What loading found worth saying but not refusing (a backend's check
+  // that could not run, and why): the tune warns with each.
+  std::vector<std::string> warnings;
 };
 
 // Loads a YAML or JSON spec. Paths inside it are relative to its folder.

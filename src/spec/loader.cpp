@@ -85,7 +85,7 @@ Spec Loader::load(const YAML::Node& root) {
   if (auto v = get(m, "search")) search(*v, s);
   if (auto v = get(m, "output")) output(*v, s);
   if (command) s.application = application(require(m, "application"), s);
-  if (backend.check_spec) backend.check_spec(s);
+  if (backend.check_spec) s.warnings = backend.check_spec(s);
   return s;
 }
 

@@ -292,8 +292,7 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
   r.confirmed = st.integer(30) != 0;
   if (const std::string resources = st.text(31); !resources.empty()) {
     try {
-      const detail::ojson parsed = detail::ojson::parse(resources);
-      for (const auto& [name, count] : parsed.items()) r.resources[name] = count.get<std::int64_t>();
+      r.resources = detail::ojson::parse(resources).get<KernelResources>();
     } catch (const std::exception& e) {
       fail(path, fmt::format("trial {} has damaged resources: {}", r.id, e.what()));
     }

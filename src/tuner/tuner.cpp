@@ -333,6 +333,7 @@ class Run {
     report_ = untuned_report(spec_, options_);
     if (report_.spec_hash != rig.parts().spec_hash)
       throw std::invalid_argument("tune(): TuneOptions::rig was made for another kernel (its spec_hash differs)");
+    for (const auto& w : spec_.warnings) warn(w);
     for (const auto& w : backend_->warnings()) warn(w);
     report_.device = machine.device;
     machine_json_ = machine_to_json(machine);
@@ -992,16 +993,11 @@ class Run {
       // theirs: a parameter pinned to the size (a compile-time problem size,
       // Kernel Tuner's way) is this size's in the reference too. Where that
       // build fails, the first one serves.
+      // (The build cache serves a size whose baseline an earlier one had.)
       Artifact built = *reference_function_;
-      if (reference_values_ && *reference_values_ != *p.baseline) {
-        const BuildInput input = make_reference_input(spec_, &*p.baseline);
-        if (auto it = reference_builds_.find(input.hash()); it != reference_builds_.end()) {
-          built = it->second;
-        } else if (BuildResult r = build_now(input); r.status == Status::ok) {
-          reference_builds_.emplace(input.hash(), r.artifact);
+      if (reference_values_ && *reference_values_ != *p.baseline)
+        if (BuildResult r = build_now(make_reference_input(spec_, &*p.baseline)); r.status == Status::ok)
           built = r.artifact;
-        }
-      }
       const LaunchSpec& own = spec_.reference.launch;
       reference = ReferenceRun{built, spec_.reference.entry,
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
@@ -1739,9 +1735,8 @@ class Run {
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   std::optional<Artifact> reference_function_;
   // The values reference_function_ was built with (none: without the
-  // parameters), and the build of each other size's baseline, by its hash.
+  // parameters).
   std::optional<Config> reference_values_;
-  std::map<std::string, Artifact> reference_builds_;
   std::string source_;
   std::string headers_;  // the digest of the kernel's headers when the run started (input_for)
   std::string machine_json_;

@@ -62,15 +62,15 @@ fi
 
 # A shared libtunekit: the installed programs find it relative to themselves
 # (the install step rewrites their RPATH to $ORIGIN/...), and it is versioned.
-if configure shared ok -DBUILD_SHARED_LIBS=ON -DTUNEKIT_ENABLE_TESTS=OFF -DTUNEKIT_ENABLE_MPI=OFF \
+if configure shared-lib ok -DBUILD_SHARED_LIBS=ON -DTUNEKIT_ENABLE_TESTS=OFF -DTUNEKIT_ENABLE_MPI=OFF \
      -DCMAKE_INSTALL_LIBDIR=lib; then
-  install="$work/shared/tools/cmake_install.cmake"
+  install="$work/shared-lib/tools/cmake_install.cmake"
   grep -qF 'NEW_RPATH "\$ORIGIN/../lib"' "$install" && passed=$((passed + 1)) ||
-    { echo "(bin/tunekit is installed without RPATH \$ORIGIN/../lib)"; fail shared; }
+    { echo "(bin/tunekit is installed without RPATH \$ORIGIN/../lib)"; fail shared-lib; }
   grep -qF 'NEW_RPATH "\$ORIGIN/../../lib"' "$install" && passed=$((passed + 1)) ||
-    { echo "(libexec/tunekit/tunekit-worker is installed without RPATH \$ORIGIN/../../lib)"; fail shared; }
-  grep -q 'libtunekit.so.0.1' "$work/shared/src/cmake_install.cmake" && passed=$((passed + 1)) ||
-    { echo "(libtunekit.so has no SOVERSION)"; fail shared; }
+    { echo "(libexec/tunekit/tunekit-worker is installed without RPATH \$ORIGIN/../../lib)"; fail shared-lib; }
+  grep -q 'libtunekit.so.0.1' "$work/shared-lib/src/cmake_install.cmake" && passed=$((passed + 1)) ||
+    { echo "(libtunekit.so has no SOVERSION)"; fail shared-lib; }
 fi
 
 # tunekit added to another project (add_subdirectory, FetchContent): its

@@ -167,15 +167,17 @@ namespace {
 // serves the later ones. Capped: a run compiles each variant once.
 class ProgramReports {
  public:
-  // `report` when it holds the entry; else the program's remembered one.
-  std::string complete(const std::string& program, std::string report, std::string_view symbol) {
+  // The entry's resources in `report`, else in the program's remembered
+  // report; a report that has them is remembered.
+  KernelResources resources(const std::string& program, const std::string& report, std::string_view symbol) {
+    KernelResources found = ptxas_resources(report, symbol);
     std::lock_guard lock(mutex_);
-    if (!ptxas_resources(report, symbol).empty()) {
+    if (!found.empty()) {
       if (reports_.size() < kMaxPrograms) reports_.emplace(program, report);
-      return report;
+    } else if (const auto it = reports_.find(program); it != reports_.end()) {
+      found = ptxas_resources(it->second, symbol);
     }
-    const auto it = reports_.find(program);
-    return it == reports_.end() ? report : it->second;
+    return found;
   }
 
  private:
@@ -441,7 +443,7 @@ BuildResult CudaBuilder::build_nvrtc(const BuildInput& in, const std::string& ar
   std::string cubin(size, '\0');
   n.nvrtcGetCUBIN(prog, cubin.data());
   const std::string program = detail::Hasher().add(source).add(fmt::format("{}", fmt::join(options, "\n"))).hex();
-  r.resources = ptxas_resources(program_reports().complete(program, report, lowered), lowered);
+  r.resources = program_reports().resources(program, report, lowered);
   write_sidecar(sidecar_path(r.artifact.path),
                 {in.entry, lowered, arch, fmt::format("nvrtc {}.{}", n.major, n.minor), r.resources});
   write_atomically(r.artifact.path, cubin);

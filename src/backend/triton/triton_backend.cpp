@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <map>
-#include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -165,27 +163,6 @@ SourceLocation spec_location(const Spec& spec, const json& error) {
   return {};
 }
 
-// Why a kernel's load-time checks did not run, by kernel (its source and
-// entry): the spec loader has no channel for warnings, so the backend made
-// for the tune says it (Backend::warnings()), once.
-std::mutex skipped_mutex;
-std::map<std::string, std::string> skipped_checks;
-
-std::string check_key(const Spec& spec) { return spec.kernel.source.string() + '\n' + spec.kernel.entry; }
-
-void note_check(const Spec& spec, const std::string& why_skipped) {
-  std::lock_guard lock(skipped_mutex);
-  if (why_skipped.empty()) {
-    skipped_checks.erase(check_key(spec));
-    return;
-  }
-  const SourceLocation& w = spec.kernel.entry_where;
-  skipped_checks[check_key(spec)] = fmt::format(
-      "{}the load-time check of kernel.entry '{}' was skipped: {}; a wrong parameter name will fail at "
-      "compile instead",
-      w.file.empty() ? "" : w.str() + ": ", spec.kernel.entry, why_skipped);
-}
-
 // What a warning may quote of Python's output: one line, short.
 std::string quoted(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
@@ -198,13 +175,7 @@ std::string quoted(std::string text) {
 
 }  // namespace
 
-std::optional<std::string> skipped_check(const Spec& spec) {
-  std::lock_guard lock(skipped_mutex);
-  if (auto it = skipped_checks.find(check_key(spec)); it != skipped_checks.end()) return it->second;
-  return std::nullopt;
-}
-
-void check_spec(const Spec& spec) {
+std::vector<std::string> check_spec(const Spec& spec) {
   const PythonSetup py = python_setup();
   json rq{{"source", spec.kernel.source.string()}, {"entry", spec.kernel.entry}};
   json params = json::array(), constexprs = json::array(), args = json::array(), setups = json::array();
@@ -238,29 +209,31 @@ void check_spec(const Spec& spec) {
     r = detail::run_process(argv, kInspectTimeout);
   } catch (const std::exception&) {
     fs::remove(request);
-    note_check(spec, "");
-    return;  // no python3 here: the tune says so when it starts the backend
+    return {};  // no python3 here: the tune says so when it starts the backend
   }
   fs::remove(request);
   auto j = r.exit_code == 0 ? last_json_line(r.output) : std::nullopt;
-  if (!j && r.interrupted) return;  // the user stopped tunekit
+  if (!j && r.interrupted) return {};  // the user stopped tunekit
   if (!j) {
     // Python ran but gave no answer: the tune goes on (the compiles check
     // the names again), and says the check did not run.
     const std::string command = py.interpreter + " -m tunekit_triton inspect";
-    note_check(spec, r.timed_out        ? fmt::format("{} did not finish within {} s", command, kInspectTimeout.count())
-                     : r.exit_code != 0 ? fmt::format("{} failed ({}): {}", command,
-                                                      r.signal ? "killed by " + detail::describe_signal(r.signal)
-                                                               : "exit code " + std::to_string(r.exit_code),
-                                                      quoted(python_failure(r.output)))
-                                        : fmt::format("the output of {} was unreadable (no JSON answer): {}", command,
-                                                      quoted(tail(r.output, 200))));
-    return;
+    const SourceLocation& w = spec.kernel.entry_where;
+    const std::string why = r.timed_out ? fmt::format("{} did not finish within {} s", command, kInspectTimeout.count())
+                            : r.exit_code != 0 ? fmt::format("{} failed ({}): {}", command,
+                                                             r.signal ? "killed by " + detail::describe_signal(r.signal)
+                                                                      : "exit code " + std::to_string(r.exit_code),
+                                                             quoted(python_failure(r.output)))
+                                               : fmt::format("the output of {} was unreadable (no JSON answer): {}",
+                                                             command, quoted(tail(r.output, 200)));
+    return {fmt::format(
+        "{}the load-time check of kernel.entry '{}' was skipped: {}; a wrong parameter name will fail at compile "
+        "instead",
+        w.file.empty() ? "" : w.str() + ": ", spec.kernel.entry, why)};
   }
-  note_check(spec, "");
-  if (j->contains("triton_missing")) return;  // the tune says so when it starts the backend
+  if (j->contains("triton_missing")) return {};  // the tune says so when it starts the backend
   const auto& errors = (*j)["errors"];
-  if (errors.empty()) return;
+  if (errors.empty()) return {};
   std::string message;
   SourceLocation where;
   for (const auto& e : errors) {
@@ -288,14 +261,9 @@ namespace {
 class TritonBackend final : public Backend {
  public:
   TritonBackend(BackendOptions options, PythonSetup py, MachineInfo machine)
-      : options_(std::move(options)), py_(std::move(py)), machine_(std::move(machine)) {
-    // Taken now: the spec may not outlive the construction.
-    if (options_.spec)
-      if (auto w = skipped_check(*options_.spec)) warnings_.push_back(*w);
-  }
+      : options_(std::move(options)), py_(std::move(py)), machine_(std::move(machine)) {}
   std::string_view name() const override { return "triton"; }
   const MachineInfo& machine() const override { return machine_; }
-  std::vector<std::string> warnings() const override { return warnings_; }
   std::unique_ptr<Builder> make_builder() override {
     return std::make_unique<TritonBuilder>(options_.work_dir / "triton" / "build", triton_cache(), py_, machine_,
                                            options_.spec, options_.rebuild, options_.jobs, options_.device);
@@ -317,7 +285,6 @@ class TritonBackend final : public Backend {
   BackendOptions options_;
   PythonSetup py_;
   MachineInfo machine_;
-  std::vector<std::string> warnings_;
 };
 
 std::unique_ptr<Backend> make_triton_backend(const BackendOptions& options) {

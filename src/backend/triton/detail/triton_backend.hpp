@@ -49,13 +49,8 @@ std::uint64_t flush_bytes_for(const MachineInfo& machine);
 // at the spec key (or the kernel file's line and column). Skipped where
 // python3 has no triton: the tune then says so. Skipped too where Python
 // gives no readable answer (it fails, prints no JSON, or runs past 5
-// minutes): skipped_check() then says why, and the tune warns with it.
-void check_spec(const Spec& spec);
-
-// The warning for a kernel (spec.kernel's source and entry) whose last
-// check_spec() was skipped for want of an answer from Python, with the
-// reason; nullopt when it ran (or Triton is missing, which the tune says).
-std::optional<std::string> skipped_check(const Spec& spec);
+// minutes): the warning it returns says why (Spec::warnings).
+std::vector<std::string> check_spec(const Spec& spec);
 
 class TritonBuilder final : public Builder {
  public:
