@@ -91,6 +91,7 @@ struct KernelTraits {
   bool cluster = false;        // thread-block clusters (`cluster`)
   bool arch = false;           // a target architecture its compiler takes (`arch`, e.g. sm_90a)
   bool tensor_maps = false;  // TMA tensor-map arguments
+  bool constant_memory = false;  // input buffers copied into a __constant__ symbol (`memory: constant`)
   bool application = false;  // built and run by the user's own commands (the spec's `application`)
   bool defines = true;       // its build takes -D defines (else `injection: none` says so)
   bool tensors = false;      // Python kernels (Triton): argument shapes, setup functions, constexprs, Python references

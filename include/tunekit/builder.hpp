@@ -53,9 +53,11 @@ struct BuildInput {
   std::string hash() const;
 };
 
-// The variant of `spec`'s kernel for `config` (injection applied). Throws
-// InputError when the config names a tunable the source lacks.
-BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config);
+// The variant of `spec`'s kernel for `config` at `size` (injection applied,
+// kernel.defines evaluated there). Throws InputError when the config names
+// a tunable the source lacks, or a define cannot be evaluated.
+BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config,
+                            const Bindings& size);
 
 // How configs reach `source` (of `file`): `requested` (a spec's
 // kernel.injection), with `automatic` resolved by what the source holds.

@@ -83,6 +83,10 @@ struct ArgumentSpec {
   // Tensor maps (role == tensor_map; CUDA only): `type` is the element type
   // of the buffer it describes.
   std::optional<TensorMapSpec> tensor_map;
+  // CUDA (`memory: constant`, Kernel Tuner's cmem_args): an input copied
+  // into the kernel's __constant__ symbol of the argument's name before it
+  // runs, and not passed.
+  bool constant_memory = false;
   SourceLocation where;
 };
 
@@ -106,12 +110,15 @@ struct LaunchSpec {
   std::vector<Expression> cluster;          // CUDA: 1 to 3, blocks per thread-block cluster; empty: no cluster
 };
 
-// Triton: a tl.constexpr value the problem size fixes (HEAD_DIM: D).
-struct ConstexprSpec {
+// A name given a value by expression: a Triton tl.constexpr the problem
+// size fixes (HEAD_DIM: D), or a define the build passes beside the
+// config's (grid_size_x: "ceil_div(N, BS)").
+struct NamedExpression {
   std::string name;
-  Expression value;      // over sizes (and parameters)
+  Expression value;      // over sizes and parameters
   SourceLocation where;  // its key in the spec, for errors
 };
+using ConstexprSpec = NamedExpression;
 
 // How long one build may run before it is killed (kernel.build_timeout,
 // application.build_timeout), unless the spec says otherwise.
@@ -141,6 +148,11 @@ struct KernelSpec {
   LaunchSpec launch;
   // Triton: tl.constexpr values the problem size fixes, in spec order.
   std::vector<ConstexprSpec> constexprs;
+  // kernel.defines: values each variant's build passes as -D NAME=value
+  // after the config's, evaluated at the variant's size (Kernel Tuner's
+  // `defines`; a T1 file's block and grid sizes, as Kernel Tuner defines
+  // them for its kernels).
+  std::vector<NamedExpression> defines;
   // Triton: a config whose compiled kernel spills more registers than this
   // is a resource_limit; none: spills are recorded, never refused.
   std::optional<std::int64_t> max_spills;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "builder/detail/compiler.hpp"
 #include "builder/detail/headers.hpp"
 #include "core/detail/hash.hpp"
@@ -226,10 +228,12 @@ std::string resolve_entry(const std::string& entry, const Config& config) {
   return out;
 }
 
-BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config) {
+BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config,
+                            const Bindings& size) {
   BuildInput in = common_input(spec);
   in.headers = detail::headers_digest_for(spec.kernel.source, kernel_source, in.flags);
   in.config = config;
+  in.size = size;
   in.entry = resolve_entry(spec.kernel.entry, config);
   const std::string file = spec.kernel.source.string();
   switch (resolve_injection(spec.kernel.injection, kernel_source, file)) {
@@ -244,6 +248,17 @@ BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, 
       in.source = kernel_source;
       for (const auto& [name, value] : config) in.defines.push_back(name + "=" + value.str());
       break;
+  }
+  if (!spec.kernel.defines.empty()) {
+    Bindings env = size;
+    for (const auto& [name, value] : config) env[name] = value;
+    for (const NamedExpression& d : spec.kernel.defines) {
+      try {
+        in.defines.push_back(d.name + "=" + d.value.evaluate(env).str());
+      } catch (const InputError& e) {
+        throw InputError(e.where(), fmt::format("define '{}': {}", d.name, e.message()));
+      }
+    }
   }
   return in;
 }

@@ -32,6 +32,7 @@ json to_json(const ResolvedArgument& a) {
   if (!a.shape.empty()) j["shape"] = a.shape;
   if (!a.setup.empty()) j["setup"] = a.setup;
   if (!a.passed) j["pass"] = false;
+  if (a.constant_memory) j["constant_memory"] = true;
   if (a.tensor_map) {
     const ResolvedTensorMap& m = *a.tensor_map;
     j["tensor_map"] = {{"of", m.of},           {"dims", m.dims},       {"box", m.box},
@@ -57,6 +58,7 @@ ResolvedArgument argument_from_json(const json& j) {
   if (j.contains("shape")) a.shape = j["shape"].get<std::vector<std::int64_t>>();
   a.setup = j.value("setup", std::string());
   a.passed = j.value("pass", true);
+  a.constant_memory = j.value("constant_memory", false);
   if (j.contains("tensor_map")) {
     const auto& t = j["tensor_map"];
     ResolvedTensorMap m;

@@ -21,6 +21,7 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
     r.fill_value = a.fill_value;
     r.setup = a.setup;
     r.passed = a.passed;
+    r.constant_memory = a.constant_memory;
     if (a.role == Role::tensor_map) {
       if (!a.tensor_map) throw InputError(a.where, fmt::format("tensor map argument '{}' has no description", a.name));
       const TensorMapSpec& t = *a.tensor_map;

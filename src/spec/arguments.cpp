@@ -8,6 +8,11 @@ void Loader::arguments(const Item& args, Spec& s) const {
   std::map<std::string, SourceLocation> seen;
   for (const Item& el : elements(args)) {
     ArgumentSpec a = argument(el);
+    if (a.constant_memory && !backend_for_language(s.kernel.language).kernel.constant_memory)
+      fail(el.where,
+           "argument '" + a.name + "': 'memory: constant' applies to " +
+               languages_with(&KernelTraits::constant_memory) + " kernels, not " + s.kernel.language +
+               (s.kernel.language == "opencl" ? " (an OpenCL __constant argument is a buffer like any other)" : ""));
     if (!backend_for_language(s.kernel.language).kernel.tensors && (!a.shape.empty() || !a.setup.empty() || !a.passed))
       fail(el.where, "argument '" + a.name + "': 'shape', 'pass' and 'fill: {setup: ...}' apply to " +
                          languages_with(&KernelTraits::tensors) + " kernels, not " + s.kernel.language);
@@ -25,13 +30,13 @@ void Loader::arguments(const Item& args, Spec& s) const {
 bool not_tensor_map(const Named<Role>& r) { return r.value != Role::tensor_map; }
 
 ArgumentSpec Loader::argument(const Item& it) const {
-  Map m = map(it, {"name", "type", "size", "shape", "value", "fill", "role", "tensor_map", "pass"},
+  Map m = map(it, {"name", "type", "size", "shape", "value", "fill", "role", "tensor_map", "pass", "memory"},
               "a mapping such as {name: A, type: f32, size: N}");
   ArgumentSpec a;
   a.where = it.where;
   a.name = name_of(require(m, "name"), "a C identifier");
   if (auto t = get(m, "tensor_map")) {
-    for (const char* key : {"type", "size", "value", "fill", "role"})
+    for (const char* key : {"type", "size", "value", "fill", "role", "memory"})
       if (const Entry* e = m.find(key))
         fail(loc(e->key_node), "argument '" + a.name + "' is a tensor map: '" + key +
                                    "' does not apply (its element type is that of the buffer its 'of' names)");
@@ -70,6 +75,8 @@ ArgumentSpec Loader::argument(const Item& it) const {
              who + " is a scalar (it has 'value'), so its role is 'scalar', not '" + std::string(to_string(r)) + "'");
     }
     if (fill) fail(fill->where, who + " is a scalar (it has 'value'); 'fill' applies to buffers only");
+    if (const Entry* e = m.find("memory"))
+      fail(loc(e->key_node), who + " is a scalar (it has 'value'); 'memory' applies to buffers only");
     return a;
   }
   if (size) a.size = expression_of(*size, "an expression");
@@ -89,6 +96,12 @@ ArgumentSpec Loader::argument(const Item& it) const {
                           "verified run, so that an element the kernel never writes fails; its 'fill' would never "
                           "be seen. A kernel that reads the buffer before writing it (accumulates into it) needs "
                           "role: inout, which starts from its fill each time");
+  if (auto mem = get(m, "memory")) {
+    a.constant_memory = enum_of<bool>(*mem, {{"global", false}, {"constant", true}});
+    if (a.constant_memory && a.role != Role::in)
+      fail(content_loc(*mem), who + " is in constant memory, which a kernel only reads: its role must be 'in', not '" +
+                                  std::string(to_string(a.role)) + "'");
+  }
   a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
   if (fill) {
     // A fill is a name (random, zeros) or a mapping {name: value} for a fill
@@ -193,6 +206,10 @@ void Loader::check_tensor_maps(Spec& s) const {
     if (of->role == Role::scalar || of->role == Role::tensor_map)
       fail(t.of_where, "tensor map '" + a.name + "': 'of' must name a buffer argument (one with 'size'), but '" + t.of +
                            "' is a " + (of->role == Role::scalar ? "scalar" : "tensor map"));
+    if (of->constant_memory)
+      fail(t.of_where, "tensor map '" + a.name + "': '" + t.of +
+                           "' is in constant memory, which a tensor map cannot "
+                           "describe (TMA copies from global memory)");
     a.type = of->type;
     const auto elem = static_cast<std::int64_t>(size_of(a.type));
     if (t.oob_nan && !is_floating(a.type))

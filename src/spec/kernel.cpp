@@ -15,7 +15,7 @@ std::string languages_with(bool KernelTraits::*allowed) {
 
 KernelSpec Loader::kernel(const Item& it) const {
   Map m = map(it, {"source", "entry", "language", "compiler", "flags", "injection", "arch", "grid", "block",
-                   "shared_memory", "cluster", "constexprs", "max_spills", "build_timeout"});
+                   "shared_memory", "cluster", "constexprs", "max_spills", "build_timeout", "defines"});
   KernelSpec k;
   k.source = existing_file(require(m, "source"), "kernel source file");
   if (auto v = get(m, "language")) {
@@ -126,6 +126,17 @@ KernelSpec Loader::kernel(const Item& it) const {
                               expression_of(child(cm, e), "an expression"), loc(e.key_node)});
   }
   if (auto v = get(m, "max_spills")) k.max_spills = int_of(*v, 0, "a number of spilled registers");
+  if (const Entry* e = m.find("defines"); e && !traits.defines)
+    fail(loc(e->key_node), "'defines' applies to kernels whose build takes -D values (" +
+                               languages_with(&KernelTraits::defines) + "), not " + k.language);
+  if (auto v = get(m, "defines"); v && !v->node.IsNull()) {
+    Map dm = map(
+        *v, {},
+        "a mapping of macro names to expressions over sizes and parameters, e.g. {grid_size_x: \"ceil_div(N, BS)\"}");
+    for (const Entry& e : dm.entries)
+      k.defines.push_back({name_of(Item{e.key_node, v->path + "." + e.key, loc(e.key_node)}, "a macro name"),
+                           expression_of(child(dm, e), "an expression over sizes and parameters"), loc(e.key_node)});
+  }
   if (!traits.launch && !traits.application &&
       (!k.launch.grid.empty() || !k.launch.block.empty() || k.launch.shared_memory))
     fail(it.where, "'grid', 'block' and 'shared_memory' apply to " + languages_with(&KernelTraits::launch) +
@@ -136,6 +147,24 @@ KernelSpec Loader::kernel(const Item& it) const {
       return n.value != Injection::defines || (n.name == "none") != traits.defines;
     });
   return k;
+}
+
+// Once the sizes and parameters are known: a define named like a parameter
+// would be passed twice with two values, and a name in its expression that
+// is neither a size nor a parameter would fail every build.
+void Loader::check_defines(const Spec& s) const {
+  std::vector<std::string> names;
+  for (const Parameter& p : s.parameters) names.push_back(p.name);
+  for (const NamedExpression& d : s.kernel.defines)
+    if (std::find(names.begin(), names.end(), d.name) != names.end())
+      fail(d.where, "define '" + d.name + "' is a tuned parameter, which reaches the build as -D " + d.name +
+                        " already; rename the define");
+  names.insert(names.end(), s.size_names.begin(), s.size_names.end());
+  for (const NamedExpression& d : s.kernel.defines)
+    for (const std::string& n : d.value.variables())
+      if (std::find(names.begin(), names.end(), n) == names.end())
+        fail(d.value.where(),
+             "define '" + d.name + "': '" + n + "' is neither a size nor a parameter" + did_you_mean(n, names));
 }
 
 // cluster: [2, 1, 1]: blocks per thread-block cluster (CUDA).

@@ -23,11 +23,12 @@ Spec Loader::load(const YAML::Node& root) {
   Item top{root, "", loc(root)};
   if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
   if (root.IsNull()) fail(top.where, "the spec is empty; expected a mapping with at least 'kernel' and 'arguments'");
+  if (root.IsMap() && root["KernelSpecification"]) return t1(root);
   if (root.IsMap() && root["ConfigurationSpace"])
     fail(top.where,
-         "a Kernel Tuner T1 file (it has 'ConfigurationSpace'), not a tunekit spec: `tunekit space FILE` counts its "
-         "space and `tunekit replay CACHE --t1 FILE` replays a recorded cache over it; to tune its kernel, write a "
-         "spec (docs/spec-format.md): its TuningParameters become 'parameters' and its Conditions 'constraints'");
+         "a Kernel Tuner T1 file with a space ('ConfigurationSpace') but no kernel ('KernelSpecification'): "
+         "`tunekit space FILE` counts its space and `tunekit replay CACHE --t1 FILE` replays a recorded cache over "
+         "it; to tune, give its KernelSpecification (docs/spec-format.md, \"Kernel Tuner T1 files\")");
   Map m = map(top,
               {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "reference",
                "tolerance", "measure", "search", "output", "application", "metrics", "objective"},
@@ -68,6 +69,7 @@ Spec Loader::load(const YAML::Node& root) {
   else s.sizes.emplace_back();
   s.size_names = size_order_;
   space(m, s);
+  check_defines(s);
   for (const ConstexprSpec& c : s.kernel.constexprs)
     for (const Parameter& p : s.parameters)
       if (p.name == c.name)

@@ -793,8 +793,8 @@ class Run {
   // compiler reads its headers when it builds: one edited during the run
   // would build variants of the new code under the old version's spec_hash,
   // mixed with the old ones, so the run ends there.
-  BuildInput input_for(const Config& config) const {
-    BuildInput in = make_build_input(spec_, source_, config);
+  BuildInput input_for(const Config& config, const Bindings& size) const {
+    BuildInput in = make_build_input(spec_, source_, config, size);
     if (in.headers != headers_)
       throw std::runtime_error(fmt::format(
           "a header that {} includes changed during the run: the trials so far are stored as the version the run "
@@ -811,7 +811,7 @@ class Run {
     for (const auto& [k, v] : t.size) values[k] = v;
     for (const auto& [k, v] : t.config) values[k] = v;
     try {
-      return backend_->command_line(make_build_input(spec_, source_, t.config), values);
+      return backend_->command_line(make_build_input(spec_, source_, t.config, t.size), values);
     } catch (const std::exception&) {
       return {};
     }
@@ -874,7 +874,7 @@ class Run {
     std::string message = fmt::format("kernel.entry '{}' does not appear in {}{}", spec_.kernel.entry,
                                       spec_.kernel.source.filename().string(), did_you_mean(source_, name));
     if (!first) throw InputError(where, message);
-    BuildResult r = build_now(input_for(*first->baseline));
+    BuildResult r = build_now(input_for(*first->baseline, first->size));
     if (r.status == Status::ok) return;
     // The compiler's line that names the entry, else its first error.
     std::string useful, first_error;
@@ -1003,8 +1003,7 @@ class Run {
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
     }
     if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline) {
-      BuildInput input = input_for(*p.baseline);
-      input.size = p.size;
+      BuildInput input = input_for(*p.baseline, p.size);
       BuildResult r = build_now(input);
       if (r.status != Status::ok) {
         blame_given_compiler(r, "the reference config " + p.baseline->str());
@@ -1282,8 +1281,7 @@ class Run {
   // bar) and with no reference (it was verified then). None when its build
   // (from the build cache) or its arguments now fail.
   std::optional<TrialRequest> request_again(const SizePlan& p, const Config& config, const Bindings& env) const {
-    BuildInput input = input_for(config);
-    input.size = p.size;
+    BuildInput input = input_for(config, p.size);
     BuildResult built = builder_->build(input);
     if (built.status != Status::ok) return std::nullopt;
     try {
@@ -1508,8 +1506,7 @@ class Run {
           b.retry[i] = old->status != Status::slower;
         }
       b.input_of[i] = b.inputs.size();
-      b.inputs.push_back(input_for(c));
-      b.inputs.back().size = p.size;
+      b.inputs.push_back(input_for(c, p.size));
     }
     return batch;
   }

@@ -200,7 +200,7 @@ constraints: [BLOCK * ITEMS * 2 <= shared_memory_per_block]
   EXPECT_EQ(args[3].type, ElementType::i64);
   EXPECT_EQ(args[4].role, Role::scalar);
   EXPECT_EQ(size_of(ElementType::bf16), 2u);
-  const BuildInput in = make_build_input(spec, "", c);
+  const BuildInput in = make_build_input(spec, "", c, {});
   EXPECT_EQ(in.entry, "k<256>");
   EXPECT_EQ(in.compiler, "nvrtc");
   EXPECT_TRUE(in.arch.empty());  // the device's own

@@ -62,7 +62,7 @@ TEST(BuildInput, HashFollowsEverythingThatShapesTheBinary) {
 TEST(BuildInput, PlainSourcesGetDefines) {
   const auto dir = tunekit::testing::fresh_dir();
   const std::string src = "extern \"C\" void k() {}\n";
-  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BM", 64}, {"ORDER", "ikj"}}));
+  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BM", 64}, {"ORDER", "ikj"}}), {});
   EXPECT_EQ(in.source, src);
   EXPECT_EQ(in.defines, (std::vector<std::string>{"BM=64", "ORDER=ikj"}));
 }
@@ -70,20 +70,20 @@ TEST(BuildInput, PlainSourcesGetDefines) {
 TEST(BuildInput, TunableLinesAreSubstituted) {
   const auto dir = tunekit::testing::fresh_dir();
   const std::string src = "constexpr int BM = 16; // tunable\nextern \"C\" void k() {}\n";
-  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BM", 64}}));
+  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BM", 64}}), {});
   EXPECT_TRUE(in.defines.empty());
   EXPECT_NE(in.source.find("constexpr int BM = 64;"), std::string::npos) << in.source;
-  EXPECT_THROW(make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BN", 64}})), InputError);
+  EXPECT_THROW(make_build_input(spec_for(dir / "k.cpp"), src, Config({{"BN", 64}}), {}), InputError);
 }
 
 TEST(BuildInput, RangeSourcesGetDefineLines) {
   const auto dir = tunekit::testing::fresh_dir();
   const std::string src = "// %RANGE% TUNE_BM bm 16:64:16\nextern \"C\" void k() {}\n";
-  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"TUNE_BM", 32}}));
+  BuildInput in = make_build_input(spec_for(dir / "k.cpp"), src, Config({{"TUNE_BM", 32}}), {});
   EXPECT_TRUE(in.defines.empty());
   EXPECT_NE(in.source.find("#define TUNE_BM 32"), std::string::npos) << in.source;
   // An explicit choice overrides the detection.
-  BuildInput forced = make_build_input(spec_for(dir / "k.cpp", Injection::defines), src, Config({{"TUNE_BM", 32}}));
+  BuildInput forced = make_build_input(spec_for(dir / "k.cpp", Injection::defines), src, Config({{"TUNE_BM", 32}}), {});
   EXPECT_EQ(forced.defines, std::vector<std::string>{"TUNE_BM=32"});
 }
 
@@ -201,10 +201,10 @@ TEST(BuildInput, CarriesTheSpecsBuildTimeoutOutsideTheHash) {
   const auto dir = tunekit::testing::fresh_dir();
   tunekit::testing::write_file(dir / "k.cpp", "void k() {}\n");
   Spec s = spec_for(dir / "k.cpp");
-  const BuildInput before = make_build_input(s, "void k() {}\n", Config{});
+  const BuildInput before = make_build_input(s, "void k() {}\n", Config{}, {});
   EXPECT_EQ(before.timeout, kDefaultBuildTimeout);
   s.kernel.build_timeout = Seconds(7);
-  const BuildInput after = make_build_input(s, "void k() {}\n", Config{});
+  const BuildInput after = make_build_input(s, "void k() {}\n", Config{}, {});
   EXPECT_EQ(after.timeout, Seconds(7));
   EXPECT_EQ(after.hash(), before.hash());
 }

@@ -39,4 +39,6 @@ TEST(SpecFormat, TheFirstExampleLoadsAsWritten) {
   EXPECT_EQ(s.objective.name, "gflops");
   EXPECT_TRUE(s.objective.maximize);
   EXPECT_EQ(s.kernel.build_timeout, Seconds(300));
+  ASSERT_EQ(s.kernel.defines.size(), 1u);
+  EXPECT_EQ(s.kernel.defines[0].name, "PANEL_BYTES");
 }

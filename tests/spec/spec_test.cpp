@@ -327,11 +327,13 @@ TEST_F(SpecErrors, SpecFileMissing) {
 
 TEST_F(SpecErrors, EmptyFile) { expect_error("", 1, 1, "the spec is empty"); }
 
-// A Kernel Tuner user's first try: their T1 file. Said so, with the
-// commands that do read it, not "unknown key 'General'".
-TEST_F(SpecErrors, AT1FileIsNamedAsSuch) {
+// A T1 file with a space and no kernel: said so, with the commands that
+// read such a file, not "unknown key 'General'". (One with a
+// KernelSpecification is tuned: t1_kernel_test.cpp.)
+TEST_F(SpecErrors, AT1FileWithoutAKernelIsNamedAsSuch) {
   expect_error(R"({"General": {"FormatVersion": 1}, "ConfigurationSpace": {"TuningParameters": []}})", 1, 1,
-               "a Kernel Tuner T1 file (it has 'ConfigurationSpace'), not a tunekit spec: `tunekit space FILE`");
+               "a Kernel Tuner T1 file with a space ('ConfigurationSpace') but no kernel ('KernelSpecification'): "
+               "`tunekit space FILE`");
 }
 
 TEST_F(SpecErrors, NotAMapping) { expect_error("- a\n- b\n", 1, 1, "the spec must be a mapping"); }

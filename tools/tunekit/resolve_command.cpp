@@ -339,7 +339,7 @@ int run_resolve(const ResolveArgs& a) {
   Bindings env = constants;
   for (const auto& [k, v] : chosen.config) env[k] = v;
   const std::string source = read_text(spec.kernel.source, spec.file.string());
-  const BuildInput input = make_build_input(spec, source, chosen.config);
+  const BuildInput input = make_build_input(spec, source, chosen.config, size);
   const std::vector<ResolvedArgument> arguments = resolve_arguments(spec.arguments, env);
 
   Json out;

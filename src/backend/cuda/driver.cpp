@@ -57,6 +57,7 @@ Loaded load() {
       bind(lib, d.cuModuleLoadData, {"cuModuleLoadData"}, missing) &&
       bind(lib, d.cuModuleUnload, {"cuModuleUnload"}, missing) &&
       bind(lib, d.cuModuleGetFunction, {"cuModuleGetFunction"}, missing) &&
+      bind(lib, d.cuModuleGetGlobal, {"cuModuleGetGlobal_v2"}, missing) &&
       bind(lib, d.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
       bind(lib, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing) &&
       bind(lib, d.cuMemAlloc, {"cuMemAlloc_v2"}, missing) && bind(lib, d.cuMemFree, {"cuMemFree_v2"}, missing) &&

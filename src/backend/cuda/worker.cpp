@@ -246,6 +246,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         return failure(Status::resource_limit,
                        fmt::format("a non-portable cluster size refused for this kernel: {}", describe(r)));
     function_ = f;
+    module_ = it->module;
     return std::nullopt;
   }
 
@@ -607,7 +608,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     pristines_.resize(args.size());
     firsts_.resize(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::size_t need = args.is_buffer(i) ? std::max<std::size_t>(args.bytes(i), 256) : 0;
+      const std::size_t need =
+          args.is_buffer(i) && !args.argument(i).constant_memory ? std::max<std::size_t>(args.bytes(i), 256) : 0;
       if (capacity_[i] == need) continue;
       if (buffers_[i]) d_.cuMemFree(buffers_[i]);
       buffers_[i] = 0;
@@ -620,12 +622,17 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       }
       capacity_[i] = need;
     }
-    params_.assign(args.size(), nullptr);
+    params_.clear();
     maps_.resize(args.size());  // never resized while params_ points into it
-    for (std::size_t i = 0; i < args.size(); ++i)
-      params_[i] = args.is_buffer(i)       ? static_cast<void*>(&buffers_[i])
-                   : args.is_tensor_map(i) ? static_cast<void*>(&maps_[i])
-                                           : args.scalar(i);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args.argument(i).constant_memory) {
+        if (auto failed = copy_to_symbol(args, i)) return failed;
+        continue;  // not a parameter of the kernel
+      }
+      params_.push_back(args.is_buffer(i)       ? static_cast<void*>(&buffers_[i])
+                        : args.is_tensor_map(i) ? static_cast<void*>(&maps_[i])
+                                                : args.scalar(i));
+    }
     if (auto failed = encode_tensor_maps(args, rq.op == tunekit::detail::WorkerRequest::Op::reference)) return failed;
     // An input is restored before a request's first verified call too: a
     // config that wrote into its device copy (a bug, or a write past its
@@ -640,7 +647,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     const bool check_inputs = for_verification && !inputs_restored_;
     std::vector<std::size_t> unchecked;  // inputs to copy in from the host unless found as copied
     for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!args.is_buffer(i) || args.bytes(i) == 0) continue;
+      if (!args.is_buffer(i) || args.bytes(i) == 0 || args.argument(i).constant_memory) continue;
       const Role role = args.argument(i).role;
       const bool stale = uploaded_[i] != args.version(i);
       if (role == Role::in && !stale && check_inputs) {
@@ -655,6 +662,28 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       for (std::size_t i : unchecked)
         if (auto failed = copy_in(args, i)) return failed;
     inputs_restored_ = inputs_restored_ || for_verification;
+    return std::nullopt;
+  }
+
+  // An argument in constant memory (`memory: constant`) into the loaded
+  // module's __constant__ symbol of its name, before every call: each
+  // variant's module has a symbol of its own, and a copy of at most 64 KiB
+  // costs nothing beside a call.
+  std::optional<TrialResult> copy_to_symbol(tunekit::detail::HostArguments& args, std::size_t i) {
+    const std::string& name = args.argument(i).name;
+    CUdeviceptr symbol = 0;
+    std::size_t size = 0;
+    if (CUresult r = d_.cuModuleGetGlobal(&symbol, &size, module_, name.c_str()); r != CUDA_SUCCESS)
+      return failure(Status::launch_error,
+                     fmt::format("argument '{}' is in constant memory, but the kernel's module has no __constant__ "
+                                 "symbol '{}' (declare it at namespace scope, outside any namespace): {}",
+                                 name, name, describe(r)));
+    if (size < args.bytes(i))
+      return failure(Status::launch_error,
+                     fmt::format("argument '{}' is {} bytes, but the kernel's __constant__ symbol '{}' holds {}", name,
+                                 args.bytes(i), name, size));
+    if (CUresult r = d_.cuMemcpyHtoDAsync(symbol, args.data(i), args.bytes(i), stream_); r != CUDA_SUCCESS)
+      return fail_call("cuMemcpyHtoD (constant memory)", r);
     return std::nullopt;
   }
 
@@ -813,6 +842,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
   CUevent start_ = nullptr, stop_ = nullptr;
   std::list<Module> modules_;
   CUfunction function_ = nullptr;
+  CUmodule module_ = nullptr;  // function_'s
   LaunchGeometry launch_;
   std::vector<CUdeviceptr> buffers_;
   std::vector<void*> params_;

@@ -102,6 +102,8 @@ class Loader {
   }
 
   Spec load(const YAML::Node& root);
+  // t1_kernel.cpp: a Kernel Tuner T1 file with a KernelSpecification.
+  Spec t1(const YAML::Node& root);
 
  private:
   // --- locations and errors -------------------------------------------------
@@ -380,6 +382,7 @@ class Loader {
   KernelSpec kernel(const Item& it) const;
   ReferenceSpec reference(const Item& it, const std::string& language) const;
   std::vector<Expression> cluster_of(const Item& it) const;
+  void check_defines(const Spec& s) const;
   // arguments.cpp: `arguments`, tensor maps included.
   void arguments(const Item& it, Spec& s) const;
   ArgumentSpec argument(const Item& it) const;
@@ -403,6 +406,9 @@ class Loader {
   void objective(const Item& it, Spec& s) const;
   // application.cpp: `application` (kernel.language: command).
   ApplicationSpec application(const Item& it, const Spec& s) const;
+  // t1_kernel.cpp: a T1 file's arguments, and its expressions in tunekit's language.
+  void t1_arguments(const Item& args, Spec& s) const;
+  Expression t1_expression(const Item& it, const Spec& s, const std::string& what) const;
 
   std::string file_;
   std::string text_;

@@ -12,6 +12,7 @@ inline BackendInfo describe_backend() {
   k.cluster = true;
   k.arch = true;
   k.tensor_maps = true;
+  k.constant_memory = true;
   k.spills = true;         // ptxas's report, for either compiler
   k.build_timeout = true;  // nvcc's; NVRTC compiles in process, unbounded
   k.compilers = {"nvrtc", "nvcc"};

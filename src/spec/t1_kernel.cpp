@@ -1,0 +1,456 @@
+// A Kernel Tuner T1 file (kernel_tuner/schema/T1/1.0.0) as a spec, so that
+// `tunekit tune FILE.json` tunes the kernel it describes. Its
+// ConfigurationSpace is read by load_t1 (t1.cpp), as for `tunekit space`;
+// this reads the rest: KernelSpecification into the kernel, its launch and
+// its arguments, Search and Budget into the search.
+//
+// Where the schema leaves a meaning open, Kernel Tuner's own reader
+// (tune_kernel_T1) decides, so that a file tuned there runs the same here:
+// - the grid comes from ProblemSize and GridDivX/Y/Z where the file gives
+//   them (Kernel Tuner reads no GlobalSize then; the benchmark hub's files
+//   give both, and they disagree);
+// - an argument's Size sees each parameter as its list of values
+//   (max(filter_width));
+// - the kernel gets Kernel Tuner's macros: block_size_x/y/z and
+//   grid_size_x/y/z of its launch, and kernel_tuner = 1.
+#include <regex>
+
+#include "spec/detail/loader.hpp"
+#include "tunekit/strategy.hpp"
+#include "tunekit/t1.hpp"
+
+namespace tunekit::spec_detail {
+
+namespace {
+
+constexpr const char* kAxes[] = {"X", "Y", "Z"};
+constexpr const char* kProblemSizes[] = {"problem_size_x", "problem_size_y", "problem_size_z"};
+constexpr const char* kBlockSizes[] = {"block_size_x", "block_size_y", "block_size_z"};
+constexpr const char* kGridSizes[] = {"grid_size_x", "grid_size_y", "grid_size_z"};
+
+const std::vector<std::pair<std::string, std::string>> kLanguages{{"CUDA", "cuda"}, {"OpenCL", "opencl"}};
+
+// The T1 element types tunekit has; the vector types (float4, ...), bool
+// and custom it has not.
+const std::vector<std::pair<std::string, ElementType>> kTypes{
+    {"int8", ElementType::i8},    {"uint8", ElementType::u8},   {"int16", ElementType::i16},
+    {"uint16", ElementType::u16}, {"int32", ElementType::i32},  {"uint32", ElementType::u32},
+    {"int64", ElementType::i64},  {"uint64", ElementType::u64}, {"half", ElementType::f16},
+    {"float", ElementType::f32},  {"double", ElementType::f64}};
+
+template <typename T>
+std::vector<std::string> names_of(const std::vector<std::pair<std::string, T>>& table) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : table) out.push_back(name);
+  return out;
+}
+
+}  // namespace
+
+// A T1 expression in tunekit's language: ProblemSize[i] is the size
+// problem_size_x (y, z), and max(P) or min(P) of a parameter P its largest
+// or smallest value, as Kernel Tuner evaluates it with each parameter bound
+// to its list.
+Expression Loader::t1_expression(const Item& it, const Spec& s, const std::string& what) const {
+  if (!it.node.IsScalar() || it.node.Scalar().empty()) wrong_type(it, what);
+  const SourceLocation where = content_loc(it);
+  const std::string text = it.node.Scalar();
+  static const std::regex problem_size(R"(\bProblemSize\s*\[\s*(\d+)\s*\])");
+  static const std::regex extreme(R"(\b(max|min)\s*\(\s*([A-Za-z_]\w*)\s*\))");
+  std::string out;
+  auto rewrite = [&](const std::string& in, const std::regex& re, auto&& replace) {
+    std::string r;
+    auto last = in.cbegin();
+    for (std::sregex_iterator m(in.begin(), in.end(), re), end; m != end; ++m) {
+      r.append(last, (*m)[0].first);
+      r += replace(*m);
+      last = (*m)[0].second;
+    }
+    r.append(last, in.cend());
+    return r;
+  };
+  out = rewrite(text, problem_size, [&](const std::smatch& m) -> std::string {
+    const std::size_t i = std::stoul(m[1].str());
+    if (i >= s.size_names.size())
+      fail(where, display(it.path) + ": '" + m[0].str() + "', but KernelSpecification.ProblemSize has " +
+                      std::to_string(s.size_names.size()) + " entr" + (s.size_names.size() == 1 ? "y" : "ies"));
+    return kProblemSizes[i];
+  });
+  out = rewrite(out, extreme, [&](const std::smatch& m) -> std::string {
+    auto p = std::find_if(s.parameters.begin(), s.parameters.end(),
+                          [&](const Parameter& q) { return q.name == m[2].str(); });
+    if (p == s.parameters.end()) return m[0].str();  // max of a size or an expression: the language's own
+    const auto& v = p->values;
+    return (m[1].str() == "max" ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end())).repr();
+  });
+  if (std::regex_search(out, std::regex(R"(\bProblemSize\b)")))
+    fail(where, display(it.path) + ": ProblemSize is a list here; index it (ProblemSize[0] is the first size)");
+  try {
+    return Expression::parse(out, where);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(where, display(it.path) + ": " + e.what());
+  }
+}
+
+Spec Loader::t1(const YAML::Node& root) {
+  Item top{root, "", loc(root)};
+  if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
+  Map m = map(
+      top, {"$schema", "General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget", "BenchmarkConfig"});
+  Spec s;
+  // The space as `tunekit space` reads it: Values, Types and Conditions
+  // checked there, each mistake located in this file.
+  SpaceDefinition space = load_t1(fs::path(file_));
+  s.parameters = std::move(space.parameters);
+  s.constraints = std::move(space.constraints);
+  s.name = space.name;
+
+  Map k = map(require(m, "KernelSpecification"),
+              {"Device", "Language", "CompilerOptions", "Profiling", "KernelName", "KernelFile", "GlobalSizeType",
+               "SharedMemory", "SimulationInput", "GlobalSize", "LocalSize", "Arguments", "ReferenceArguments",
+               // The benchmark hub's, which Kernel Tuner reads.
+               "BenchmarkName", "ProblemSize", "GridDivX", "GridDivY", "GridDivZ", "Stream"});
+  const Item language = require(k, "Language");
+  s.kernel.language = [&] {
+    const std::string name = string_of(language, "a T1 Language");
+    for (const auto& [t1, ours] : kLanguages)
+      if (name == t1) return ours;
+    fail(content_loc(language), "Language '" + name + "' has no tunekit backend here; a T1 kernel is one of " +
+                                    join(names_of(kLanguages)) + did_you_mean(name, names_of(kLanguages)));
+  }();
+  const KernelTraits& traits = backend_for_language(s.kernel.language).kernel;
+  s.kernel.flags = traits.default_flags;
+  s.kernel.build_timeout = traits.default_build_timeout;
+  s.kernel.injection = Injection::defines;  // Kernel Tuner defines every parameter
+  {
+    const Item name = require(k, "KernelName");
+    s.kernel.entry = function_name(name);
+    s.kernel.entry_where = content_loc(name);
+    if (s.name.empty()) s.name = s.kernel.entry;
+  }
+  {
+    // Beside the file, else one folder up, as Kernel Tuner looks.
+    const Item file = require(k, "KernelFile");
+    const fs::path given(string_of(file, "a file path"));
+    std::vector<fs::path> tried{given.is_absolute() ? given : (dir_ / given).lexically_normal()};
+    if (given.is_relative()) tried.push_back((dir_.parent_path() / given).lexically_normal());
+    std::error_code ec;
+    auto found =
+        std::find_if(tried.begin(), tried.end(), [&](const fs::path& p) { return fs::is_regular_file(p, ec); });
+    if (found == tried.end())
+      fail(content_loc(file), "KernelFile '" + given.string() + "' not found (looked for " + tried.front().string() +
+                                  (tried.size() > 1 ? " and " + tried.back().string() : "") + ")");
+    s.kernel.source = *found;
+  }
+  if (auto v = get(k, "CompilerOptions")) {
+    s.kernel.flags = strings_of(*v);
+    s.kernel.flags_where = content_loc(*v);
+  }
+
+  // ProblemSize: the sizes, named problem_size_x (y, z).
+  s.sizes.emplace_back();
+  if (auto v = get(k, "ProblemSize")) {
+    std::vector<Item> dims = v->node.IsSequence() ? elements(*v) : std::vector<Item>{*v};
+    if (dims.empty() || dims.size() > 3)
+      fail(v->where, "KernelSpecification.ProblemSize must be 1 to 3 sizes, got " + std::to_string(dims.size()));
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      s.sizes.front()[kProblemSizes[i]] = Value(int_of(dims[i], 1, "a size (an integer >= 1)"));
+      s.size_names.emplace_back(kProblemSizes[i]);
+    }
+  }
+  for (const Parameter& p : s.parameters)
+    for (const std::string& n : s.size_names)
+      if (p.name == n)
+        fail(p.where, "parameter '" + p.name + "' has the name tunekit gives KernelSpecification.ProblemSize's entry " +
+                          "(" + n + "); rename the parameter");
+
+  // The launch. A block dimension the file leaves out is 1.
+  const Map local = map(require(k, "LocalSize"), {"X", "Y", "Z"}, "a mapping {X, Y, Z} of expressions");
+  std::size_t block_dims = 0;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (auto v = get(local, kAxes[d])) {
+      if (d > block_dims)
+        fail(v->where, std::string("LocalSize.") + kAxes[d] + " without LocalSize." + kAxes[block_dims]);
+      s.kernel.launch.block.push_back(t1_expression(*v, s, "an expression"));
+      block_dims = d + 1;
+    }
+  if (block_dims == 0) fail(local.item.where, "LocalSize needs at least X");
+  const bool grid_divs = k.find("GridDivX") || k.find("GridDivY") || k.find("GridDivZ");
+  if (grid_divs) {
+    // Kernel Tuner's grid: ProblemSize[d] over the product of the divisors,
+    // rounded up; a dimension with no GridDiv is divided by its
+    // block_size_x (y, z) parameter, or by nothing without one.
+    if (s.size_names.empty())
+      fail(k.find("GridDivX") ? loc(k.find("GridDivX")->key_node) : k.item.where,
+           "GridDivX/Y/Z divide KernelSpecification.ProblemSize, which the file does not give");
+    for (std::size_t d = 0; d < s.size_names.size(); ++d) {
+      std::string divisor;
+      auto times = [&](const std::string& e) { divisor += (divisor.empty() ? "(" : " * (") + e + ")"; };
+      const std::string key = std::string("GridDiv") + kAxes[d];
+      if (auto v = get(k, key)) {
+        for (const Item& el : v->node.IsSequence() ? elements(*v) : std::vector<Item>{*v})
+          times(t1_expression(el, s, "a divisor (a parameter or an expression)").text());
+      } else if (std::any_of(s.parameters.begin(), s.parameters.end(),
+                             [&](const Parameter& p) { return p.name == kBlockSizes[d]; })) {
+        times(kBlockSizes[d]);
+      }
+      s.kernel.launch.grid.push_back(Expression::parse(
+          divisor.empty() ? std::string(kProblemSizes[d]) : fmt::format("ceil_div({}, {})", kProblemSizes[d], divisor),
+          get(k, key) ? content_loc(*get(k, key)) : k.item.where));
+    }
+  } else {
+    // The schema's own: GlobalSize, in blocks (GlobalSizeType CUDA) or in
+    // threads (OpenCL, divided by LocalSize here, rounded up).
+    const Map global = map(require(k, "GlobalSize"), {"X", "Y", "Z"}, "a mapping {X, Y, Z} of expressions");
+    bool in_blocks = s.kernel.language == "cuda";
+    if (auto v = get(k, "GlobalSizeType")) in_blocks = enum_of<bool>(*v, {{"CUDA", true}, {"OpenCL", false}});
+    for (std::size_t d = 0; d < 3; ++d) {
+      auto v = get(global, kAxes[d]);
+      if (!v) break;
+      const Expression e = t1_expression(*v, s, "an expression");
+      if (in_blocks || d >= s.kernel.launch.block.size()) s.kernel.launch.grid.push_back(e);
+      else
+        s.kernel.launch.grid.push_back(Expression::parse(
+            fmt::format("ceil_div({}, {})", e.text(), s.kernel.launch.block[d].text()), content_loc(*v)));
+    }
+    if (s.kernel.launch.grid.empty()) fail(global.item.where, "GlobalSize needs at least X");
+  }
+  if (auto v = get(k, "SharedMemory")) {
+    if (const std::int64_t bytes = int_of(*v, 0, "bytes of dynamic shared memory (an integer >= 0)"); bytes > 0) {
+      if (!traits.shared_memory)
+        fail(content_loc(*v), "SharedMemory (dynamic shared memory per block) applies to " +
+                                  languages_with(&KernelTraits::shared_memory) + " kernels, not " + s.kernel.language);
+      s.kernel.launch.shared_memory = Expression::parse(std::to_string(bytes), content_loc(*v));
+    }
+  }
+  // Kernel Tuner's macros, which kernels written for it read: each launch
+  // dimension (a parameter already is one), and kernel_tuner.
+  for (std::size_t d = 0; d < 3; ++d) {
+    const bool parameter = std::any_of(s.parameters.begin(), s.parameters.end(),
+                                       [&](const Parameter& p) { return p.name == kBlockSizes[d]; });
+    const Expression one = Expression::parse("1", k.item.where);
+    if (!parameter)
+      s.kernel.defines.push_back(
+          {kBlockSizes[d], d < s.kernel.launch.block.size() ? s.kernel.launch.block[d] : one, k.item.where});
+    s.kernel.defines.push_back(
+        {kGridSizes[d], d < s.kernel.launch.grid.size() ? s.kernel.launch.grid[d] : one, k.item.where});
+  }
+  s.kernel.defines.push_back({"kernel_tuner", Expression::parse("1", k.item.where), k.item.where});
+  for (const NamedExpression& d : s.kernel.defines)
+    for (const Parameter& p : s.parameters)
+      if (p.name == d.name)
+        fail(p.where, "parameter '" + p.name + "' has the name of a macro Kernel Tuner defines for its kernels (" +
+                          d.name + "); rename the parameter");
+
+  if (const Entry* e = k.find("ReferenceArguments"))
+    fail(loc(e->key_node),
+         "ReferenceArguments are not read: tunekit checks each config's outputs against those of the default "
+         "config (each TuningParameter's Default, else the first valid config)");
+  t1_arguments(require(k, "Arguments"), s);
+
+  // The benchmark hub's Default, one per parameter: the default config.
+  {
+    const Map cs = map(require(m, "ConfigurationSpace"), {});
+    const Item params = require(cs, "TuningParameters");
+    std::vector<std::pair<std::string, Value>> values;
+    bool every = params.node.IsSequence() && params.node.size() > 0;
+    for (const Item& p : params.node.IsSequence() ? elements(params) : std::vector<Item>{}) {
+      const Map pm = map(p, {});
+      const auto d = get(pm, "Default");
+      if (!d) {
+        every = false;
+        break;
+      }
+      // A list of one (as the hub's GEMM file writes one) is its value.
+      const Item v = d->node.IsSequence() && d->node.size() == 1 ? elements(*d).front() : *d;
+      values.emplace_back(string_of(require(pm, "Name")), value_of(v, "a value of the parameter"));
+      if (s.default_config_where.file.empty()) s.default_config_where = content_loc(v);
+    }
+    if (every) s.default_config = Config(std::move(values));
+  }
+
+  if (auto v = get(m, "Search")) {
+    const Map sm = map(*v, {"Name", "Attributes"});
+    const Item name = require(sm, "Name");
+    s.search.strategy_where = content_loc(name);
+    s.search.strategy = name_in(name, strategies());
+    if (auto a = get(sm, "Attributes")) {
+      // Kernel Tuner's strategy_options, which a T1 file holds: an option
+      // that means the same here under another name is read as that one,
+      // its budgets as the search's (where Budget gives none), and one with
+      // no counterpart is left out with a warning, so that the file runs.
+      if (!a->node.IsSequence()) wrong_type(*a, "a list of {Name, Value}");
+      const StrategyInfo& info = strategies().get(s.search.strategy);
+      for (const Item& el : elements(*a)) {
+        const Map am = map(el, {"Name", "Value"}, "{Name, Value}");
+        const Item name = require(am, "Name");
+        const Item value = require(am, "Value");
+        OptionValue o{name_of(name, "an option name"), value_of(value, "an option value"), content_loc(name)};
+        o.written_as_boolean = is_boolean(value);
+        o.written = value.node.Scalar();
+        const bool declared = std::any_of(info.options.begin(), info.options.end(),
+                                          [&](const OptionSpec& d) { return d.name == o.name; });
+        if (!declared) {
+          if (o.name == "max_fevals") {
+            if (!m.find("Budget")) {
+              s.search.max_evaluations = static_cast<std::size_t>(int_of(value, 1, "a number of configs >= 1"));
+              s.search.max_evaluations_where = content_loc(value);
+            }
+            continue;
+          }
+          if (o.name == "time_limit") {
+            if (!m.find("Budget")) s.search.max_time = Seconds(number_of(value, "seconds"));
+            continue;
+          }
+          auto f = std::find_if(info.kernel_tuner_options.begin(), info.kernel_tuner_options.end(),
+                                [&](const ForeignOption& x) { return x.name == o.name; });
+          if (f != info.kernel_tuner_options.end() && !f->here.empty() && f->note.empty()) {
+            o.name = f->here;
+          } else {
+            s.warnings.push_back(
+                fmt::format("{}: Kernel Tuner's option '{}' is left out: {}", o.where.str(), o.name,
+                            f == info.kernel_tuner_options.end()
+                                ? "strategy '" + info.name + "' has no such option (`tunekit plugins` lists them)"
+                            : f->here.empty()
+                                ? "it has no counterpart in strategy '" + info.name + "' (" + f->note + ")"
+                                : "'" + f->here + "' stands for it here, but is " + f->note + "; set that in a spec"));
+            continue;
+          }
+        }
+        s.search.options.push_back(std::move(o));
+      }
+    }
+    (void)strategy_options(strategies().get(s.search.strategy), s.search.options);
+  }
+  if (auto v = get(m, "Budget")) {
+    if (!v->node.IsSequence()) wrong_type(*v, "a list of {Type, BudgetValue}");
+    for (const Item& el : elements(*v)) {
+      const Map bm = map(el, {"Type", "BudgetValue"}, "{Type, BudgetValue}");
+      const Item value = require(bm, "BudgetValue");
+      enum class Kind { count, fraction, duration };
+      switch (enum_of<Kind>(require(bm, "Type"), {{"ConfigurationCount", Kind::count},
+                                                  {"ConfigurationFraction", Kind::fraction},
+                                                  {"TuningDuration", Kind::duration}})) {
+        case Kind::count:
+          s.search.max_evaluations = static_cast<std::size_t>(int_of(value, 1, "a number of configs >= 1"));
+          s.search.max_evaluations_where = content_loc(value);
+          break;
+        case Kind::fraction: {
+          const double f = number_of(value, "a share of the valid configs in (0, 1]");
+          if (!(f > 0 && f <= 1))
+            fail(content_loc(value), "a ConfigurationFraction must be in (0, 1], got " + value.node.Scalar());
+          s.search.max_fraction = f;
+          break;
+        }
+        case Kind::duration:
+          s.search.max_time = Seconds(number_of(value, "seconds"));
+          if (!(s.search.max_time->count() > 0))
+            fail(content_loc(value), "a TuningDuration must be > 0 seconds, got " + value.node.Scalar());
+          break;
+      }
+    }
+  }
+  check_defines(s);
+  if (const BackendInfo& backend = backend_for_language(s.kernel.language); backend.check_spec)
+    for (std::string& w : backend.check_spec(s)) s.warnings.push_back(std::move(w));
+  return s;
+}
+
+// KernelSpecification.Arguments, in call order.
+void Loader::t1_arguments(const Item& args, Spec& s) const {
+  if (!args.node.IsSequence()) wrong_type(args, "a list of arguments, in call order");
+  const KernelTraits& traits = backend_for_language(s.kernel.language).kernel;
+  std::map<std::string, SourceLocation> seen;
+  std::size_t index = 0;
+  for (const Item& el : elements(args)) {
+    const Map am = map(el, {"Name", "Type", "Size", "TypeSize", "FillType", "FillValue", "DataSource", "RandomSeed",
+                            "AccessType", "MemoryType",
+                            // The benchmark hub's: constant memory, and outputs marked.
+                            "MemType", "Output"});
+    ArgumentSpec a;
+    a.where = el.where;
+    a.name = get(am, "Name") ? name_of(*get(am, "Name"), "a C identifier") : "arg" + std::to_string(index);
+    ++index;
+    const std::string who = "argument '" + a.name + "'";
+    {
+      const Item type = require(am, "Type");
+      const std::string name = string_of(type, "a T1 Type");
+      auto t = std::find_if(kTypes.begin(), kTypes.end(), [&](const auto& e) { return e.first == name; });
+      if (t == kTypes.end())
+        fail(content_loc(type), who + ": Type '" + name + "' is not one tunekit fills; expected one of " +
+                                    join(names_of(kTypes)) + did_you_mean(name, names_of(kTypes)));
+      a.type = t->second;
+    }
+    const Item memory = require(am, "MemoryType");
+    enum class Memory { scalar, vector, local, symbol };
+    const Memory kind = enum_of<Memory>(
+        memory,
+        {{"Scalar", Memory::scalar}, {"Vector", Memory::vector}, {"Local", Memory::local}, {"Symbol", Memory::symbol}});
+    const auto constant_memory = get(am, "MemType");
+    if (kind == Memory::local)
+      fail(content_loc(memory), who +
+                                    ": OpenCL local-memory arguments are not supported; declare the buffer "
+                                    "__local inside the kernel, sized by a parameter");
+    if (constant_memory && string_of(*constant_memory) != "Constant")
+      fail(content_loc(*constant_memory),
+           who + ": MemType must be Constant, got '" + constant_memory->node.Scalar() + "'");
+    // A __constant__ symbol of the argument's name (Kernel Tuner's
+    // cmem_args); an OpenCL __constant argument is a buffer like any other.
+    if (kind == Memory::symbol && !traits.constant_memory)
+      fail(content_loc(memory), who + ": a Symbol (constant memory) applies to " +
+                                    languages_with(&KernelTraits::constant_memory) + " kernels, not " +
+                                    s.kernel.language);
+    a.constant_memory = traits.constant_memory && (kind == Memory::symbol || constant_memory);
+    const auto fill_value = get(am, "FillValue");
+    if (kind == Memory::scalar) {
+      if (a.constant_memory)
+        fail(el.where, who + ": a Scalar in constant memory is not supported; make it a Vector of Size 1");
+      if (!fill_value) fail(el.where, who + " is a Scalar: its value is FillValue, which it lacks");
+      const double v = number_of(*fill_value, "a number");
+      if (auto why = fill_misfit(a.type, Fill::constant, v)) fail(content_loc(*fill_value), who + ": " + *why);
+      a.role = Role::scalar;
+      a.value =
+          Expression::parse(is_floating(a.type) ? fmt::format("{}", v) : std::to_string(static_cast<std::int64_t>(v)),
+                            content_loc(*fill_value));
+    } else {
+      a.size = t1_expression(require(am, "Size"), s, "an element count (an integer or an expression)");
+      a.role = Role::in;
+      if (auto access = get(am, "AccessType"))
+        a.role = enum_of<Role>(*access, {{"ReadOnly", Role::in}, {"WriteOnly", Role::out}, {"ReadWrite", Role::inout}});
+      else if (auto out = get(am, "Output"); out && value_of(*out).truthy()) a.role = Role::inout;
+      a.fill = Fill::random;
+      if (auto f = get(am, "FillType")) {
+        enum class T1Fill { constant, random, other };
+        const T1Fill fill = enum_of<T1Fill>(*f, {{"Constant", T1Fill::constant},
+                                                 {"Random", T1Fill::random},
+                                                 {"Generator", T1Fill::other},
+                                                 {"Script", T1Fill::other},
+                                                 {"BinaryRaw", T1Fill::other},
+                                                 {"BinaryHDF", T1Fill::other}});
+        if (fill == T1Fill::other)
+          fail(content_loc(*f), who + ": FillType '" + f->node.Scalar() +
+                                    "' is not supported; tunekit fills an argument with Constant or Random values");
+        if (fill == T1Fill::constant) {
+          if (!fill_value) fail(el.where, who + " has FillType Constant but no FillValue");
+          a.fill_value = number_of(*fill_value, "a number");
+          a.fill = a.fill_value == 0 ? Fill::zeros : Fill::constant;
+          if (auto why = fill_misfit(a.type, a.fill, a.fill_value)) fail(content_loc(*fill_value), who + ": " + *why);
+        }
+        // Kernel Tuner passes a WriteOnly buffer its fill, so an element the
+        // kernel leaves alone keeps it; tunekit's `out` starts as NaN, which
+        // would fail such a kernel's check.
+        if (a.role == Role::out) a.role = Role::inout;
+      }
+      if (a.constant_memory && a.role != Role::in)
+        fail(el.where, who + " is in constant memory, which a kernel only reads: its AccessType must be ReadOnly");
+    }
+    if (auto prev = seen.find(a.name); prev != seen.end())
+      fail(el.where, "duplicate argument name '" + a.name + "' (first at " + prev->second.str() + ")");
+    seen.emplace(a.name, el.where);
+    s.arguments.push_back(std::move(a));
+  }
+}
+
+}  // namespace tunekit::spec_detail

@@ -1,0 +1,338 @@
+// A Kernel Tuner T1 file with a KernelSpecification is a spec: the kernel,
+// its launch and arguments as Kernel Tuner's tune_kernel_T1 reads them, and
+// every mistake located in the file. The same file tuned on an OpenCL
+// device: tests/tuner/opencl_t1_tune_test.cpp.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "support/temp_dir.hpp"
+#include "tunekit/builder.hpp"
+#include "tunekit/spec.hpp"
+
+using namespace tunekit;
+using ::testing::HasSubstr;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::write_file;
+
+namespace {
+
+// The shape of the benchmark hub's convolution file (shared/t1), with its
+// GlobalSize that disagrees with GridDivX/Y as the hub's does, and without
+// its constant-memory filter.
+const std::string kConvolution = R"json({
+  "General": {"BenchmarkName": "convolution", "OutputFormat": "JSON"},
+  "ConfigurationSpace": {
+    "TuningParameters": [
+      {"Name": "block_size_x", "Type": "int", "Values": "[16, 32, 48, 64]", "Default": 16},
+      {"Name": "block_size_y", "Type": "int", "Values": "[1, 2, 4, 8, 16]", "Default": 16},
+      {"Name": "tile_size_x", "Type": "int", "Values": "[1, 2, 3, 4]", "Default": 1},
+      {"Name": "tile_size_y", "Type": "int", "Values": "[1, 2, 3, 4]", "Default": 1},
+      {"Name": "filter_width", "Type": "int", "Values": "[15]", "Default": [15]}
+    ],
+    "Conditions": [{"Parameters": ["block_size_x", "block_size_y"], "Expression": "block_size_x*block_size_y<=1024"}]
+  },
+  "Search": {"Name": "genetic_algorithm", "Attributes": [{"Name": "popsize", "Value": 10}, {"Name": "method", "Value": "uniform"}, {"Name": "maxiter", "Value": 30}]},
+  "Budget": [{"Type": "ConfigurationCount", "BudgetValue": 50}],
+  "KernelSpecification": {
+    "Language": "CUDA",
+    "CompilerOptions": ["-std=c++17"],
+    "KernelName": "convolution_kernel",
+    "KernelFile": "convolution.cu",
+    "GlobalSizeType": "CUDA",
+    "LocalSize": {"X": "block_size_x", "Y": "block_size_y", "Z": "1"},
+    "GlobalSize": {"X": "(262144 // block_size_x) // tile_size_x", "Y": "(262144 // block_size_y) // tile_size_y", "Z": "1"},
+    "GridDivX": ["block_size_x", "tile_size_x"],
+    "GridDivY": ["block_size_y", "tile_size_y"],
+    "ProblemSize": [4096, 2048],
+    "SharedMemory": 0,
+    "Arguments": [
+      {"Name": "output_image", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+       "FillType": "Constant", "Size": "ProblemSize[0]*ProblemSize[1]", "FillValue": 0.0, "Output": 1},
+      {"Name": "input_image", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+       "FillType": "Random", "Size": "(ProblemSize[0]+max(filter_width)-1) * (ProblemSize[1]+max(filter_width)-1)",
+       "FillValue": 1.0},
+      {"Name": "scale", "Type": "float", "MemoryType": "Scalar", "FillValue": 0.5},
+      {"Name": "count", "Type": "int32", "MemoryType": "Scalar", "FillValue": 7}
+    ]
+  }
+})json";
+
+class T1Kernel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fresh_dir();
+    write_file(dir_ / "convolution.cu", "__global__ void convolution_kernel(float*, const float*, float, int) {}\n");
+  }
+  Spec load(const std::string& text) {
+    write_file(dir_ / "t1.json", text);
+    return load_spec(dir_ / "t1.json");
+  }
+  // `text` with `from` replaced by `to` (once; the test fails if absent).
+  static std::string with(std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return text;
+  }
+  // The error of loading `text`: located at `line` (0: anywhere) of the T1
+  // file, its message holding `message`.
+  void expect_error(const std::string& text, int line, const std::string& message) {
+    try {
+      load(text);
+      ADD_FAILURE() << "no error; expected: " << message;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().file, (dir_ / "t1.json").string());
+      if (line > 0) EXPECT_EQ(e.where().line, line) << e.what();
+      EXPECT_THAT(e.what(), HasSubstr(message));
+    }
+  }
+  std::filesystem::path dir_;
+};
+
+std::vector<std::string> texts(const std::vector<Expression>& es) {
+  std::vector<std::string> out;
+  for (const auto& e : es) out.push_back(e.text());
+  return out;
+}
+
+const ArgumentSpec& argument(const Spec& s, const std::string& name) {
+  for (const auto& a : s.arguments)
+    if (a.name == name) return a;
+  throw std::runtime_error("no argument " + name);
+}
+
+}  // namespace
+
+TEST_F(T1Kernel, TheKernelItsLaunchAndItsArgumentsAreKernelTunersReading) {
+  const Spec s = load(kConvolution);
+  EXPECT_EQ(s.name, "convolution");
+  EXPECT_EQ(s.kernel.language, "cuda");
+  EXPECT_EQ(s.kernel.entry, "convolution_kernel");
+  EXPECT_EQ(s.kernel.source, dir_ / "convolution.cu");
+  EXPECT_EQ(s.kernel.flags, std::vector<std::string>{"-std=c++17"});
+  EXPECT_EQ(s.kernel.injection, Injection::defines);
+  ASSERT_EQ(s.parameters.size(), 5u);
+  ASSERT_EQ(s.constraints.size(), 1u);
+  EXPECT_EQ(s.size_names, (std::vector<std::string>{"problem_size_x", "problem_size_y"}));
+  ASSERT_EQ(s.sizes.size(), 1u);
+  EXPECT_EQ(s.sizes[0].at("problem_size_x"), Value(4096));
+  EXPECT_EQ(s.sizes[0].at("problem_size_y"), Value(2048));
+
+  // The grid is Kernel Tuner's, from ProblemSize and GridDivX/Y (its
+  // GlobalSize, 64 times as large, is not read).
+  EXPECT_EQ(texts(s.kernel.launch.grid),
+            (std::vector<std::string>{"ceil_div(problem_size_x, (block_size_x) * (tile_size_x))",
+                                      "ceil_div(problem_size_y, (block_size_y) * (tile_size_y))"}));
+  EXPECT_EQ(texts(s.kernel.launch.block), (std::vector<std::string>{"block_size_x", "block_size_y", "1"}));
+  EXPECT_FALSE(s.kernel.launch.shared_memory);
+
+  // A WriteOnly buffer keeps its fill (as Kernel Tuner passes it); sizes
+  // see a parameter as its list of values.
+  const ArgumentSpec& out = argument(s, "output_image");
+  EXPECT_EQ(out.role, Role::inout);
+  EXPECT_EQ(out.fill, Fill::zeros);
+  EXPECT_EQ(out.size->evaluate_int(s.sizes[0]), 4096 * 2048);
+  const ArgumentSpec& in = argument(s, "input_image");
+  EXPECT_EQ(in.role, Role::in);
+  EXPECT_EQ(in.fill, Fill::random);
+  EXPECT_EQ(in.size->evaluate_int(s.sizes[0]), (4096 + 14) * (2048 + 14));
+  const ArgumentSpec& scale = argument(s, "scale");
+  EXPECT_EQ(scale.role, Role::scalar);
+  EXPECT_EQ(scale.type, ElementType::f32);
+  EXPECT_EQ(scale.value->evaluate(Bindings{}), Value(0.5));
+  EXPECT_EQ(argument(s, "count").value->evaluate(Bindings{}), Value(7));
+  EXPECT_EQ(argument(s, "count").type, ElementType::i32);
+
+  // Each parameter's Default (the hub's key) is the default config.
+  ASSERT_TRUE(s.default_config);
+  EXPECT_EQ(
+      s.default_config->str(),
+      Config({{"block_size_x", 16}, {"block_size_y", 16}, {"tile_size_x", 1}, {"tile_size_y", 1}, {"filter_width", 15}})
+          .str());
+  // Search and Budget, with Kernel Tuner's strategy and option names: one
+  // that means the same here is read under its name here, one that does not
+  // is left out with a warning that says why.
+  EXPECT_EQ(s.search.strategy, "genetic");
+  ASSERT_EQ(s.search.options.size(), 1u);
+  EXPECT_EQ(s.search.options[0].name, "population");
+  EXPECT_EQ(s.search.options[0].value, Value(10));
+  EXPECT_EQ(s.search.max_evaluations, 50u);
+  ASSERT_EQ(s.warnings.size(), 2u);
+  EXPECT_THAT(s.warnings[0], HasSubstr("t1.json:13:"));
+  EXPECT_THAT(s.warnings[0], HasSubstr("Kernel Tuner's option 'method' is left out: 'crossover' stands for it here, "
+                                       "but is the share of the differing parameters"));
+  EXPECT_THAT(s.warnings[1], HasSubstr("Kernel Tuner's option 'maxiter' is left out: strategy 'genetic' has no such "
+                                       "option"));
+}
+
+// Kernel Tuner defines block_size_x/y/z, grid_size_x/y/z and kernel_tuner
+// for the kernels written for it; a parameter reaches the build as itself.
+TEST_F(T1Kernel, EachBuildGetsKernelTunersMacrosAtItsSize) {
+  const Spec s = load(kConvolution);
+  const Config c(
+      {{"block_size_x", 48}, {"block_size_y", 4}, {"tile_size_x", 3}, {"tile_size_y", 2}, {"filter_width", 15}});
+  const BuildInput in = make_build_input(s, "", c, s.sizes[0]);
+  const std::vector<std::string> expected{"block_size_x=48", "block_size_y=4", "tile_size_x=3",  "tile_size_y=2",
+                                          "filter_width=15", "grid_size_x=29", "block_size_z=1", "grid_size_y=256",
+                                          "grid_size_z=1",   "kernel_tuner=1"};
+  std::vector<std::string> got = in.defines, want = expected;
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);  // 4096 / (48 * 3) = 28.4 blocks: 29
+  EXPECT_EQ(in.size, s.sizes[0]);
+}
+
+// Kernel Tuner's cmem_args: the hub's "MemType": "Constant" (or the schema's
+// MemoryType Symbol) is CUDA constant memory; in OpenCL a __constant
+// argument is a buffer like any other.
+TEST_F(T1Kernel, ConstantMemoryIsASymbolInCudaAndABufferInOpenCl) {
+  const std::string text =
+      with(kConvolution, R"("AccessType": "ReadOnly",)", R"("AccessType": "ReadOnly", "MemType": "Constant",)");
+  EXPECT_TRUE(argument(load(text), "input_image").constant_memory);
+  EXPECT_FALSE(argument(load(text), "output_image").constant_memory);
+  write_file(dir_ / "convolution.cl", "__kernel void convolution_kernel() {}\n");
+  std::string opencl =
+      with(with(text, R"("Language": "CUDA")", R"("Language": "OpenCL")"), "convolution.cu", "convolution.cl");
+  EXPECT_FALSE(argument(load(opencl), "input_image").constant_memory);
+  expect_error(with(opencl, R"("MemType": "Constant",)", R"("MemoryType": "Symbol",)"), 0,
+               "duplicate key 'MemoryType'");
+  opencl = with(opencl, R"("MemoryType": "Vector", "AccessType": "ReadOnly", "MemType": "Constant",)",
+                R"("MemoryType": "Symbol", "AccessType": "ReadOnly",)");
+  expect_error(opencl, 30, "argument 'input_image': a Symbol (constant memory) applies to cuda kernels, not opencl");
+}
+
+// Without GridDivX/Y/Z the schema's GlobalSize holds: in threads for
+// GlobalSizeType OpenCL (divided by LocalSize, rounded up), in blocks for
+// CUDA.
+TEST_F(T1Kernel, WithoutGridDivisionsGlobalSizeIsTheGrid) {
+  std::string text = with(kConvolution, R"("GridDivX": ["block_size_x", "tile_size_x"],)", "");
+  text = with(text, R"("GridDivY": ["block_size_y", "tile_size_y"],)", "");
+  const Spec blocks = load(text);
+  EXPECT_EQ(texts(blocks.kernel.launch.grid),
+            (std::vector<std::string>{"(262144 // block_size_x) // tile_size_x",
+                                      "(262144 // block_size_y) // tile_size_y", "1"}));
+  const Spec threads = load(with(text, R"("GlobalSizeType": "CUDA")", R"("GlobalSizeType": "OpenCL")"));
+  EXPECT_EQ(
+      texts(threads.kernel.launch.grid),
+      (std::vector<std::string>{"ceil_div((262144 // block_size_x) // tile_size_x, block_size_x)",
+                                "ceil_div((262144 // block_size_y) // tile_size_y, block_size_y)", "ceil_div(1, 1)"}));
+}
+
+TEST_F(T1Kernel, WhatItCannotRunIsAnErrorAtItsLine) {
+  // Lines of kConvolution: Search 13, Budget 14, Language 16, KernelFile
+  // 19, LocalSize 21, SharedMemory 26; output_image 28, input_image 30,
+  // scale 33.
+  expect_error(with(kConvolution, R"("Language": "CUDA")", R"("Language": "Vulkan")"), 16,
+               "Language 'Vulkan' has no tunekit backend here; a T1 kernel is one of CUDA, OpenCL");
+  expect_error(with(kConvolution, R"("KernelFile": "convolution.cu")", R"("KernelFile": "conv.cu")"), 19,
+               "KernelFile 'conv.cu' not found (looked for " + (dir_ / "conv.cu").string() + " and " +
+                   (dir_.parent_path() / "conv.cu").string() + ")");
+  expect_error(with(kConvolution, R"("FillType": "Random")", R"("FillType": "BinaryRaw")"), 31,
+               "argument 'input_image': FillType 'BinaryRaw' is not supported");
+  expect_error(
+      with(kConvolution, R"("AccessType": "WriteOnly",)", R"("AccessType": "WriteOnly", "MemType": "Constant",)"), 28,
+      "argument 'output_image' is in constant memory, which a kernel only reads: its AccessType must be "
+      "ReadOnly");
+  expect_error(
+      with(kConvolution, R"("Type": "float", "MemoryType": "Scalar")", R"("Type": "float4", "MemoryType": "Scalar")"),
+      33, "argument 'scale': Type 'float4' is not one tunekit fills");
+  expect_error(with(kConvolution, R"("FillValue": 0.5)", R"("Size": 1)"), 33,
+               "argument 'scale' is a Scalar: its value is FillValue, which it lacks");
+  expect_error(with(kConvolution, "*ProblemSize[1]", "*ProblemSize[2]"), 29,
+               "'ProblemSize[2]', but KernelSpecification.ProblemSize has 2 entries");
+  expect_error(with(kConvolution, R"("SharedMemory": 0,)", R"("SharedMemory": 0, "ReferenceArguments": [],)"), 26,
+               "ReferenceArguments are not read");
+  expect_error(with(kConvolution, R"("LocalSize")", R"("LocalSiz")"), 21,
+               "unknown key 'LocalSiz' in 'KernelSpecification'; did you mean 'LocalSize'?");
+  expect_error(with(kConvolution, R"("genetic_algorithm")", R"("genetic_algorythm")"), 13, "genetic_algorythm");
+  expect_error(with(kConvolution, R"("ConfigurationCount")", R"("ConfigurationCounts")"), 14,
+               "did you mean 'ConfigurationCount'?");
+  // A parameter named like a macro Kernel Tuner defines would be defined twice.
+  expect_error(with(kConvolution, R"("Name": "filter_width")", R"("Name": "grid_size_y")"), 0,
+               "has the name of a macro Kernel Tuner defines for its kernels (grid_size_y)");
+}
+
+// The spec's own key, Kernel Tuner's `defines`: evaluated per variant at its
+// size, refused where it would clash or name nothing.
+TEST(KernelDefines, AreEvaluatedPerVariantAtItsSize) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cu", "__global__ void k(float* x, int n) {}\n");
+  const std::string head = R"yaml(kernel:
+  source: k.cu
+  entry: k
+  language: cuda
+  grid: ["ceil_div(N, BS)"]
+  block: [BS]
+)yaml";
+  const std::string rest = R"(arguments:
+  - {name: x, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: [{N: 1000}, {N: 4096}]
+parameters: {BS: [64, 128]}
+)";
+  write_file(dir / "ok.yaml", head + "  defines: {grid_size_x: \"ceil_div(N, BS)\", HALF: \"BS // 2\"}\n" + rest);
+  const Spec s = load_spec(dir / "ok.yaml");
+  const BuildInput at_1000 = make_build_input(s, "", Config({{"BS", 128}}), s.sizes[0]);
+  EXPECT_EQ(at_1000.defines, (std::vector<std::string>{"BS=128", "grid_size_x=8", "HALF=64"}));
+  const BuildInput at_4096 = make_build_input(s, "", Config({{"BS", 128}}), s.sizes[1]);
+  EXPECT_EQ(at_4096.defines, (std::vector<std::string>{"BS=128", "grid_size_x=32", "HALF=64"}));
+  EXPECT_NE(at_1000.hash(), at_4096.hash());
+
+  write_file(dir / "clash.yaml", head + "  defines: {BS: \"N\"}\n" + rest);
+  try {
+    load_spec(dir / "clash.yaml");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 7);
+    EXPECT_THAT(e.what(), HasSubstr("define 'BS' is a tuned parameter"));
+  }
+  write_file(dir / "typo.yaml", head + "  defines: {G: \"ceil_div(M, BS)\"}\n" + rest);
+  try {
+    load_spec(dir / "typo.yaml");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 7);
+    EXPECT_THAT(e.what(), HasSubstr("define 'G': 'M' is neither a size nor a parameter; did you mean 'N'?"));
+  }
+  write_file(dir / "cpu.cpp", "void f(float* x) {}\n");
+  write_file(dir / "host.yaml", R"(kernel: {source: cpu.cpp, entry: f, defines: {A: 1}}
+arguments: [{name: x, type: f32, size: 4}]
+)");
+  EXPECT_NO_THROW(load_spec(dir / "host.yaml"));  // a host build takes -D too
+}
+
+// `memory: constant` (Kernel Tuner's cmem_args): a CUDA input's, refused
+// where a kernel could not read it so.
+TEST(ConstantMemory, IsACudaInputsAndSaidWhereItCannotBe) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cu", "__constant__ float f[9];\n__global__ void k(float* x) {}\n");
+  write_file(dir / "k.cl", "__kernel void k(__global float* x, __constant float* f) {}\n");
+  auto spec = [&](const std::string& language, const std::string& filter) {
+    return "kernel: {source: k." + std::string(language == "cuda" ? "cu" : "cl") + ", entry: k, language: " + language +
+           ", grid: [1], block: [32]}\narguments:\n  - {name: x, type: f32, size: 32, role: out}\n  - " + filter + "\n";
+  };
+  auto error = [&](const std::string& text) -> std::string {
+    write_file(dir / "s.yaml", text);
+    try {
+      load_spec(dir / "s.yaml");
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().line, 4) << e.what();
+      return e.what();
+    }
+    return "no error";
+  };
+  write_file(dir / "ok.yaml", spec("cuda", "{name: f, type: f32, size: 9, memory: constant}"));
+  EXPECT_TRUE(load_spec(dir / "ok.yaml").arguments.back().constant_memory);
+  EXPECT_THAT(error(spec("opencl", "{name: f, type: f32, size: 9, memory: constant}")),
+              HasSubstr("argument 'f': 'memory: constant' applies to cuda kernels, not opencl (an OpenCL __constant "
+                        "argument is a buffer like any other)"));
+  EXPECT_THAT(error(spec("cuda", "{name: f, type: f32, size: 9, role: inout, memory: constant}")),
+              HasSubstr("argument 'f' is in constant memory, which a kernel only reads: its role must be 'in', not "
+                        "'inout'"));
+  EXPECT_THAT(error(spec("cuda", "{name: f, type: f32, value: 1, memory: constant}")),
+              HasSubstr("argument 'f' is a scalar (it has 'value'); 'memory' applies to buffers only"));
+  EXPECT_THAT(error(spec("cuda", "{name: f, type: f32, size: 9, memory: shared}")),
+              HasSubstr("bad value 'shared' for 'arguments[1].memory': expected one of global, constant"));
+}
