@@ -38,8 +38,8 @@ struct ResolvedArgument {
   std::optional<ResolvedTensorMap> tensor_map;  // role == tensor_map; `type` is its buffer's
   std::vector<std::int64_t> shape;              // Triton: the tensor's shape (count is its product); empty: flat
   std::string setup;                            // Triton: "path.py:fn" that gives its value
-  bool passed = true;                           // Triton: false for an input the kernel does not take
-  bool constant_memory = false;                 // CUDA: copied into the __constant__ symbol of its name, not passed
+  bool passed = true;                           // false for an input the kernel does not take
+  bool constant_memory = false;                 // CUDA: copied into the __constant__ symbol of its name
 };
 
 // Evaluates each argument's size and scalar value, and each tensor map's

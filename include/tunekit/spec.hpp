@@ -77,15 +77,16 @@ struct ArgumentSpec {
   // Triton: `fill: {setup: fn}`: the value comes from the Python function
   // "path.py:fn", called with the other arguments and the meta-parameters.
   std::string setup;
-  // Triton: false (`pass: false`) for an input only the setup function and
-  // the reference read; the kernel does not take it.
+  // False (`pass: false`) for an input the kernel does not take: Triton's
+  // that only the setup function and the reference read, and by default a
+  // CUDA argument in constant memory.
   bool passed = true;
   // Tensor maps (role == tensor_map; CUDA only): `type` is the element type
   // of the buffer it describes.
   std::optional<TensorMapSpec> tensor_map;
   // CUDA (`memory: constant`, Kernel Tuner's cmem_args): an input copied
   // into the kernel's __constant__ symbol of the argument's name before it
-  // runs, and not passed.
+  // runs; passed as well only where `passed` (`pass: true`).
   bool constant_memory = false;
   SourceLocation where;
 };

@@ -13,9 +13,11 @@ void Loader::arguments(const Item& args, Spec& s) const {
            "argument '" + a.name + "': 'memory: constant' applies to " +
                languages_with(&KernelTraits::constant_memory) + " kernels, not " + s.kernel.language +
                (s.kernel.language == "opencl" ? " (an OpenCL __constant argument is a buffer like any other)" : ""));
-    if (!backend_for_language(s.kernel.language).kernel.tensors && (!a.shape.empty() || !a.setup.empty() || !a.passed))
+    if (!backend_for_language(s.kernel.language).kernel.tensors &&
+        (!a.shape.empty() || !a.setup.empty() || (!a.passed && !a.constant_memory)))
       fail(el.where, "argument '" + a.name + "': 'shape', 'pass' and 'fill: {setup: ...}' apply to " +
-                         languages_with(&KernelTraits::tensors) + " kernels, not " + s.kernel.language);
+                         languages_with(&KernelTraits::tensors) + " kernels, not " + s.kernel.language +
+                         " (and 'pass' to an argument in constant memory)");
     if (!a.setup.empty() && a.setup.find(':') == std::string::npos)
       a.setup = s.kernel.source.string() + ":" + a.setup;  // a function of the kernel's own file
     if (auto prev = seen.find(a.name); prev != seen.end())
@@ -101,6 +103,9 @@ ArgumentSpec Loader::argument(const Item& it) const {
     if (a.constant_memory && a.role != Role::in)
       fail(content_loc(*mem), who + " is in constant memory, which a kernel only reads: its role must be 'in', not '" +
                                   std::string(to_string(a.role)) + "'");
+    // As Kernel Tuner's cmem_args: the symbol alone, unless `pass: true`
+    // passes the buffer too (as a T1 file's constant arguments are).
+    if (a.constant_memory && !m.find("pass")) a.passed = false;
   }
   a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
   if (fill) {

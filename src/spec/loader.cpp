@@ -19,6 +19,16 @@ namespace tunekit {
 
 namespace spec_detail {
 
+// The name becomes file names in the output folder (NAME.csv, ...).
+void Loader::check_name(const std::string& name, const SourceLocation& where) const {
+  const bool control =
+      std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  if (name.find_first_of("/\\") != std::string::npos || name == "." || name == ".." || control)
+    fail(where, "name '" + name +
+                    "' must not contain '/', '\\' or control characters, nor be '.' or "
+                    "'..': it names the files in the output folder");
+}
+
 Spec Loader::load(const YAML::Node& root) {
   Item top{root, "", loc(root)};
   if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
@@ -39,13 +49,7 @@ Spec Loader::load(const YAML::Node& root) {
   const bool command = backend.kernel.application;
   if (auto v = get(m, "name")) {
     s.name = string_of(*v, "a name");
-    // The name becomes file names in the output folder (NAME.csv, ...).
-    const bool control =
-        std::any_of(s.name.begin(), s.name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
-    if (s.name.find_first_of("/\\") != std::string::npos || s.name == "." || s.name == ".." || control)
-      fail(content_loc(*v), "name '" + s.name +
-                                "' must not contain '/', '\\' or control characters, nor be '.' or "
-                                "'..': it names the files in the output folder");
+    check_name(s.name, content_loc(*v));
   } else s.name = command && s.kernel.entry.empty() ? s.kernel.source.stem().string() : s.kernel.entry;
 
   if (command) {

@@ -57,7 +57,6 @@ Expression Loader::t1_expression(const Item& it, const Spec& s, const std::strin
   const std::string text = it.node.Scalar();
   static const std::regex problem_size(R"(\bProblemSize\s*\[\s*(\d+)\s*\])");
   static const std::regex extreme(R"(\b(max|min)\s*\(\s*([A-Za-z_]\w*)\s*\))");
-  std::string out;
   auto rewrite = [&](const std::string& in, const std::regex& re, auto&& replace) {
     std::string r;
     auto last = in.cbegin();
@@ -69,7 +68,7 @@ Expression Loader::t1_expression(const Item& it, const Spec& s, const std::strin
     r.append(last, in.cend());
     return r;
   };
-  out = rewrite(text, problem_size, [&](const std::smatch& m) -> std::string {
+  std::string out = rewrite(text, problem_size, [&](const std::smatch& m) -> std::string {
     const std::size_t i = std::stoul(m[1].str());
     if (i >= s.size_names.size())
       fail(where, display(it.path) + ": '" + m[0].str() + "', but KernelSpecification.ProblemSize has " +
@@ -105,7 +104,8 @@ Spec Loader::t1(const YAML::Node& root) {
   SpaceDefinition space = load_t1(fs::path(file_));
   s.parameters = std::move(space.parameters);
   s.constraints = std::move(space.constraints);
-  s.name = space.name;
+  s.name = space.name;  // General.BenchmarkName, else the file's stem
+  check_name(s.name, top.where);
 
   Map k = map(require(m, "KernelSpecification"),
               {"Device", "Language", "CompilerOptions", "Profiling", "KernelName", "KernelFile", "GlobalSizeType",
@@ -128,7 +128,6 @@ Spec Loader::t1(const YAML::Node& root) {
     const Item name = require(k, "KernelName");
     s.kernel.entry = function_name(name);
     s.kernel.entry_where = content_loc(name);
-    if (s.name.empty()) s.name = s.kernel.entry;
   }
   {
     // Beside the file, else one folder up, as Kernel Tuner looks.

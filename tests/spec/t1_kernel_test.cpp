@@ -191,6 +191,7 @@ TEST_F(T1Kernel, ConstantMemoryIsASymbolInCudaAndABufferInOpenCl) {
   const std::string text =
       with(kConvolution, R"("AccessType": "ReadOnly",)", R"("AccessType": "ReadOnly", "MemType": "Constant",)");
   EXPECT_TRUE(argument(load(text), "input_image").constant_memory);
+  EXPECT_TRUE(argument(load(text), "input_image").passed);  // as tune_kernel_T1 passes it
   EXPECT_FALSE(argument(load(text), "output_image").constant_memory);
   write_file(dir_ / "convolution.cl", "__kernel void convolution_kernel() {}\n");
   std::string opencl =
@@ -325,6 +326,12 @@ TEST(ConstantMemory, IsACudaInputsAndSaidWhereItCannotBe) {
   };
   write_file(dir / "ok.yaml", spec("cuda", "{name: f, type: f32, size: 9, memory: constant}"));
   EXPECT_TRUE(load_spec(dir / "ok.yaml").arguments.back().constant_memory);
+  EXPECT_FALSE(load_spec(dir / "ok.yaml").arguments.back().passed);  // the symbol alone, as cmem_args
+  write_file(dir / "passed.yaml", spec("cuda", "{name: f, type: f32, size: 9, memory: constant, pass: true}"));
+  EXPECT_TRUE(load_spec(dir / "passed.yaml").arguments.back().passed);
+  EXPECT_THAT(error(spec("cuda", "{name: f, type: f32, size: 9, pass: false}")),
+              HasSubstr("'shape', 'pass' and 'fill: {setup: ...}' apply to triton kernels, not cuda (and 'pass' to an "
+                        "argument in constant memory)"));
   EXPECT_THAT(error(spec("opencl", "{name: f, type: f32, size: 9, memory: constant}")),
               HasSubstr("argument 'f': 'memory: constant' applies to cuda kernels, not opencl (an OpenCL __constant "
                         "argument is a buffer like any other)"));

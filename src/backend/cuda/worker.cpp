@@ -609,7 +609,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     firsts_.resize(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::size_t need =
-          args.is_buffer(i) && !args.argument(i).constant_memory ? std::max<std::size_t>(args.bytes(i), 256) : 0;
+          args.is_buffer(i) && args.argument(i).passed ? std::max<std::size_t>(args.bytes(i), 256) : 0;
       if (capacity_[i] == need) continue;
       if (buffers_[i]) d_.cuMemFree(buffers_[i]);
       buffers_[i] = 0;
@@ -625,10 +625,9 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     params_.clear();
     maps_.resize(args.size());  // never resized while params_ points into it
     for (std::size_t i = 0; i < args.size(); ++i) {
-      if (args.argument(i).constant_memory) {
+      if (args.argument(i).constant_memory)
         if (auto failed = copy_to_symbol(args, i)) return failed;
-        continue;  // not a parameter of the kernel
-      }
+      if (!args.argument(i).passed) continue;  // not a parameter of the kernel
       params_.push_back(args.is_buffer(i)       ? static_cast<void*>(&buffers_[i])
                         : args.is_tensor_map(i) ? static_cast<void*>(&maps_[i])
                                                 : args.scalar(i));
@@ -647,7 +646,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     const bool check_inputs = for_verification && !inputs_restored_;
     std::vector<std::size_t> unchecked;  // inputs to copy in from the host unless found as copied
     for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!args.is_buffer(i) || args.bytes(i) == 0 || args.argument(i).constant_memory) continue;
+      if (!args.is_buffer(i) || args.bytes(i) == 0 || !args.argument(i).passed) continue;
       const Role role = args.argument(i).role;
       const bool stale = uploaded_[i] != args.version(i);
       if (role == Role::in && !stale && check_inputs) {

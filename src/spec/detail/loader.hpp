@@ -383,6 +383,8 @@ class Loader {
   ReferenceSpec reference(const Item& it, const std::string& language) const;
   std::vector<Expression> cluster_of(const Item& it) const;
   void check_defines(const Spec& s) const;
+  // loader.cpp: a spec's name, which names its files in the output folder.
+  void check_name(const std::string& name, const SourceLocation& where) const;
   // arguments.cpp: `arguments`, tensor maps included.
   void arguments(const Item& it, Spec& s) const;
   ArgumentSpec argument(const Item& it) const;
