@@ -40,6 +40,11 @@ struct ResolvedArgument {
   std::string setup;                            // Triton: "path.py:fn" that gives its value
   bool passed = true;                           // false for an input the kernel does not take
   bool constant_memory = false;                 // CUDA: copied into the __constant__ symbol of its name
+  // Fill::file: the file, where its data starts, and its size and time of
+  // change (so that data edited in place is new data to the reference cache).
+  std::string fill_file;
+  std::uint64_t fill_offset = 0;
+  std::string fill_stamp;
 };
 
 // Evaluates each argument's size and scalar value, and each tensor map's

@@ -32,12 +32,15 @@ bool is_floating(ElementType t);
 // int64's, which is all a Value holds); nullopt for floating types.
 std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t);
 
-enum class Fill { random, constant, sequence, zeros };
+enum class Fill { random, constant, sequence, zeros, file };
 enum class Role { in, out, inout, scalar, tensor_map };
 NameTable<Fill> fill_names();
 NameTable<Role> role_names();  // tensor_map last: a buffer's or scalar's role is one of the others
 std::string_view to_string(Fill f);
 inline bool fill_takes_value(Fill f) { return f == Fill::constant || f == Fill::sequence; }
+// `fill: {file: PATH}`: the values of a NumPy .npy file, or the raw bytes of
+// any other file, as they are.
+inline bool fill_takes_path(Fill f) { return f == Fill::file; }
 // Why a buffer of `t` cannot take `value` as its constant fill or its
 // sequence's start (not finite; not whole, or out of range, for an integer
 // type; past a floating type's largest value), or nullopt when it can.
@@ -68,7 +71,9 @@ struct ArgumentSpec {
   // Buffers: element count (an expression over sizes and parameters), fill.
   std::optional<Expression> size;
   Fill fill = Fill::random;
-  double fill_value = 0;  // constant value, or the first value of a sequence
+  double fill_value = 0;            // constant value, or the first value of a sequence
+  std::filesystem::path fill_file;  // Fill::file: absolute
+  SourceLocation fill_where;        // where the fill is written (a file that does not fit is said there)
   // Scalars (role == scalar): the value, an expression.
   std::optional<Expression> value;
   // Triton: a tensor's shape (expressions, outermost first); `size` is then

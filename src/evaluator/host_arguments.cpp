@@ -36,6 +36,19 @@ std::uint64_t contents_digest(const std::byte* p, std::size_t bytes) {
   return lane[0] ^ (lane[1] << 1) ^ (lane[2] << 2) ^ (lane[3] << 3) ^ tail;
 }
 
+// An argument's values: made as its fill says, or a file's bytes as they
+// are (resolve_arguments checked the file's type and length). A file gone
+// or cut short since is the machine's fault, not the config's.
+void generate(void* p, const ResolvedArgument& a, std::uint64_t bytes, std::uint64_t seed) {
+  if (a.fill != Fill::file) return fill(p, a, seed);
+  std::ifstream in(a.fill_file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(a.fill_offset));
+  in.read(static_cast<char*>(p), static_cast<std::streamsize>(bytes));
+  if (!in)
+    throw AllocationError(fmt::format("argument '{}': cannot read {} bytes of {} from byte {}", a.name, bytes,
+                                      a.fill_file, a.fill_offset));
+}
+
 }  // namespace
 
 void HostArguments::FreeDeleter::operator()(void* p) const { std::free(p); }
@@ -98,7 +111,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
                                         a.count, to_string(a.type)));
     buffers_[i].reset(p);
     bytes_[i] = bytes;
-    fill(p, a, fill_seed(i));
+    generate(p, a, bytes, fill_seed(i));
     if (a.role == Role::inout) pristine_[i].assign(p, p + bytes_[i]);
     if (a.role == Role::in && watch_inputs_) digests_[i] = contents_digest(p, bytes_[i]);
     signatures_[i] = std::move(signature);
@@ -115,7 +128,7 @@ void HostArguments::reset() {
     else if (args_[i].role == Role::inout) std::memcpy(buffers_[i].get(), pristine_[i].data(), bytes_[i]);
     else if (args_[i].role == Role::in && watch_inputs_ &&
              contents_digest(buffers_[i].get(), bytes_[i]) != digests_[i]) {
-      fill(buffers_[i].get(), args_[i], fill_seed(i));
+      generate(buffers_[i].get(), args_[i], bytes_[i], fill_seed(i));
       versions_[i] = ++generated_;  // a device copy of it is stale too
     }
   }

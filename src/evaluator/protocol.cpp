@@ -33,6 +33,8 @@ json to_json(const ResolvedArgument& a) {
   if (!a.setup.empty()) j["setup"] = a.setup;
   if (!a.passed) j["pass"] = false;
   if (a.constant_memory) j["constant_memory"] = true;
+  if (a.fill == Fill::file)
+    j["fill_file"] = {{"path", a.fill_file}, {"offset", a.fill_offset}, {"stamp", a.fill_stamp}};
   if (a.tensor_map) {
     const ResolvedTensorMap& m = *a.tensor_map;
     j["tensor_map"] = {{"of", m.of},           {"dims", m.dims},       {"box", m.box},
@@ -48,7 +50,7 @@ ResolvedArgument argument_from_json(const json& j) {
   if (!type) throw std::invalid_argument("bad element type in a worker message");
   a.type = *type;
   a.role = enum_from(j.at("role"), {Role::in, Role::out, Role::inout, Role::scalar, Role::tensor_map});
-  a.fill = enum_from(j.at("fill"), {Fill::random, Fill::constant, Fill::sequence, Fill::zeros});
+  a.fill = enum_from(j.at("fill"), {Fill::random, Fill::constant, Fill::sequence, Fill::zeros, Fill::file});
   a.count = j.at("count").get<std::uint64_t>();
   a.fill_value = j.at("fill_value").get<double>();
   if (j.contains("scalar")) {
@@ -59,6 +61,12 @@ ResolvedArgument argument_from_json(const json& j) {
   a.setup = j.value("setup", std::string());
   a.passed = j.value("pass", true);
   a.constant_memory = j.value("constant_memory", false);
+  if (j.contains("fill_file")) {
+    const auto& f = j["fill_file"];
+    a.fill_file = f.at("path").get<std::string>();
+    a.fill_offset = f.at("offset").get<std::uint64_t>();
+    a.fill_stamp = f.at("stamp").get<std::string>();
+  }
   if (j.contains("tensor_map")) {
     const auto& t = j["tensor_map"];
     ResolvedTensorMap m;

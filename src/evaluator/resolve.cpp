@@ -1,13 +1,97 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
+#include "core/detail/npy.hpp"
 #include "tunekit/evaluator.hpp"
 
 namespace tunekit {
+
+namespace {
+
+// The NumPy dtype of an element type, as an .npy header writes it on a
+// little-endian machine; none for bf16, which NumPy lacks.
+std::optional<std::string> npy_descr(ElementType t) {
+  switch (t) {
+    case ElementType::f32:
+      return "<f4";
+    case ElementType::f64:
+      return "<f8";
+    case ElementType::f16:
+      return "<f2";
+    case ElementType::bf16:
+      return std::nullopt;
+    case ElementType::i8:
+      return "|i1";
+    case ElementType::u8:
+      return "|u1";
+    case ElementType::i16:
+      return "<i2";
+    case ElementType::u16:
+      return "<u2";
+    case ElementType::i32:
+      return "<i4";
+    case ElementType::u32:
+      return "<u4";
+    case ElementType::i64:
+      return "<i8";
+    case ElementType::u64:
+      return "<u8";
+  }
+  return std::nullopt;
+}
+
+// Where the data of a file fill starts, once the file is found to hold
+// `count` elements of the argument's type: an .npy file's header must name
+// that type in C order, and any other file is raw bytes, count of them.
+void resolve_file_fill(const ArgumentSpec& a, ResolvedArgument& r) {
+  namespace fs = std::filesystem;
+  const std::string file = a.fill_file.string();
+  auto fail = [&](const std::string& why) {
+    throw InputError(a.fill_where, fmt::format("argument '{}' is filled from {}, which {}", a.name, file, why));
+  };
+  std::error_code ec;
+  const std::uintmax_t bytes = fs::file_size(a.fill_file, ec);
+  if (ec) fail("cannot be read: " + ec.message());
+  const std::uint64_t element = size_of(a.type);
+  std::uint64_t offset = 0;
+  if (detail::is_npy(a.fill_file)) {
+    detail::NpyHeader h;
+    try {
+      h = detail::read_npy_header(a.fill_file);
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+    const auto want = npy_descr(a.type);
+    if (!want)
+      fail(fmt::format("is an .npy file, but NumPy has no {} type: give the raw bytes in a file of another name",
+                       to_string(a.type)));
+    // '=' is the machine's order (little-endian here), and '<' or '|' alike
+    // for a one-byte type, to which no order applies.
+    std::string descr = h.descr;
+    if (!descr.empty() && (descr[0] == '=' || (element == 1 && descr[0] == '<'))) descr[0] = (*want)[0];
+    if (descr != *want)
+      fail(fmt::format("holds dtype '{}', but the argument is {} ('{}' in NumPy)", h.descr, to_string(a.type), *want));
+    if (h.fortran_order) fail("is in Fortran order; save it in C order (numpy.ascontiguousarray)");
+    if (h.count() != r.count) fail(fmt::format("holds {} elements, but the argument has {} here", h.count(), r.count));
+    offset = h.data_offset;
+  } else if (bytes != r.count * element) {
+    fail(fmt::format("is {} bytes, but the argument's {} elements of {} are {}", bytes, r.count, to_string(a.type),
+                     r.count * element));
+  }
+  if (bytes < offset + r.count * element) fail("is shorter than its header says");
+  const auto changed = fs::last_write_time(a.fill_file, ec).time_since_epoch().count();
+  r.fill_file = file;
+  r.fill_offset = offset;
+  r.fill_stamp = fmt::format("{}:{}", bytes, changed);
+}
+
+}  // namespace
 
 std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env) {
   std::vector<ResolvedArgument> out;
@@ -81,6 +165,7 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
       if (n < 0) throw InputError(a.size->where(), fmt::format("size of argument '{}' is negative ({})", a.name, n));
       r.count = static_cast<std::uint64_t>(n);
     }
+    if (a.fill == Fill::file) resolve_file_fill(a, r);
     out.push_back(std::move(r));
   }
   return out;

@@ -13,6 +13,9 @@ void Loader::arguments(const Item& args, Spec& s) const {
            "argument '" + a.name + "': 'memory: constant' applies to " +
                languages_with(&KernelTraits::constant_memory) + " kernels, not " + s.kernel.language +
                (s.kernel.language == "opencl" ? " (an OpenCL __constant argument is a buffer like any other)" : ""));
+    if (a.fill == Fill::file && backend_for_language(s.kernel.language).kernel.tensors)
+      fail(a.fill_where, "argument '" + a.name + "': 'fill: {file: ...}' is not supported for " + s.kernel.language +
+                             " kernels yet; give the values with a setup function (fill: {setup: FN})");
     if (!backend_for_language(s.kernel.language).kernel.tensors &&
         (!a.shape.empty() || !a.setup.empty() || (!a.passed && !a.constant_memory)))
       fail(el.where, "argument '" + a.name + "': 'shape', 'pass' and 'fill: {setup: ...}' apply to " +
@@ -112,9 +115,13 @@ ArgumentSpec Loader::argument(const Item& it) const {
     // A fill is a name (random, zeros) or a mapping {name: value} for a fill
     // that takes a value (constant, sequence).
     std::vector<std::string> plain, valued;
-    for (const auto& f : fill_names()) (fill_takes_value(f.value) ? valued : plain).emplace_back(f.name);
+    for (const auto& f : fill_names())
+      (fill_takes_value(f.value) || fill_takes_path(f.value) ? valued : plain).emplace_back(f.name);
     std::vector<std::string> forms = plain;
-    for (const auto& name : valued) forms.push_back("{" + name + ": v}");
+    for (const auto& f : fill_names())
+      if (fill_takes_value(f.value) || fill_takes_path(f.value))
+        forms.push_back("{" + std::string(f.name) + (fill_takes_path(f.value) ? ": PATH}" : ": v}"));
+    a.fill_where = content_loc(*fill);
     const std::string expected = either(forms);
     if (fill->node.IsScalar()) {
       const std::string& s = fill->node.Scalar();
@@ -124,9 +131,11 @@ ArgumentSpec Loader::argument(const Item& it) const {
         if (auto near = closest_match(s, plain)) msg += "; did you mean '" + *near + "'?";
         fail(content_loc(*fill), msg);
       }
-      if (fill_takes_value(*f))
-        fail(content_loc(*fill), "fill '" + s + "' of " + who + " needs a value: {" + s + ": " +
-                                     (*f == Fill::constant ? "1.5" : "0") + "}");
+      if (fill_takes_value(*f) || fill_takes_path(*f))
+        fail(content_loc(*fill),
+             "fill '" + s + "' of " + who + " needs " +
+                 (fill_takes_path(*f) ? "a path: {file: data.npy}"
+                                      : "a value: {" + s + ": " + (*f == Fill::constant ? "1.5" : "0") + "}"));
       a.fill = *f;
     } else if (setup_fill) {
       Map f = map(*fill, {"setup", "python"}, "{setup: FUNCTION} (optional: python: FILE.py, default the kernel's)");
@@ -139,9 +148,15 @@ ArgumentSpec Loader::argument(const Item& it) const {
       if (f.entries.size() != 1) fail(fill->where, display(fill->path) + " must be " + expected + " (exactly one key)");
       const Entry& e = f.entries.front();
       a.fill = *value_named(fill_names(), e.key);
-      a.fill_value = number_of(child(f, e), "a number");
-      if (auto why = fill_misfit(a.type, a.fill, a.fill_value))
-        fail(child(f, e).where, "the " + e.key + " fill of " + who + ": " + *why);
+      if (fill_takes_path(a.fill)) {
+        // Its type and length are checked against the argument's at each
+        // size (resolve_arguments), where the length is known.
+        a.fill_file = existing_file(child(f, e), "fill file");
+      } else {
+        a.fill_value = number_of(child(f, e), "a number");
+        if (auto why = fill_misfit(a.type, a.fill, a.fill_value))
+          fail(child(f, e).where, "the " + e.key + " fill of " + who + ": " + *why);
+      }
     } else {
       wrong_type(*fill, expected);
     }

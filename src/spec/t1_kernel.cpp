@@ -421,16 +421,25 @@ void Loader::t1_arguments(const Item& args, Spec& s) const {
       else if (auto out = get(am, "Output"); out && value_of(*out).truthy()) a.role = Role::inout;
       a.fill = Fill::random;
       if (auto f = get(am, "FillType")) {
-        enum class T1Fill { constant, random, other };
+        enum class T1Fill { constant, random, raw, other };
         const T1Fill fill = enum_of<T1Fill>(*f, {{"Constant", T1Fill::constant},
                                                  {"Random", T1Fill::random},
                                                  {"Generator", T1Fill::other},
                                                  {"Script", T1Fill::other},
-                                                 {"BinaryRaw", T1Fill::other},
+                                                 {"BinaryRaw", T1Fill::raw},
                                                  {"BinaryHDF", T1Fill::other}});
+        a.fill_where = content_loc(*f);
         if (fill == T1Fill::other)
           fail(content_loc(*f), who + ": FillType '" + f->node.Scalar() +
-                                    "' is not supported; tunekit fills an argument with Constant or Random values");
+                                    "' is not supported; tunekit fills an argument with Constant, Random or "
+                                    "BinaryRaw values");
+        if (fill == T1Fill::raw) {
+          // The file's bytes as they are (an .npy file's data past its header).
+          const auto source = get(am, "DataSource");
+          if (!source) fail(el.where, who + " has FillType BinaryRaw but no DataSource (the file)");
+          a.fill_file = existing_file(*source, "DataSource");
+          a.fill = Fill::file;
+        }
         if (fill == T1Fill::constant) {
           if (!fill_value) fail(el.where, who + " has FillType Constant but no FillValue");
           a.fill_value = number_of(*fill_value, "a number");

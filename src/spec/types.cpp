@@ -35,8 +35,11 @@ constexpr auto kTypeNames = [] {
   return out;
 }();
 
-constexpr Named<Fill> kFills[] = {
-    {Fill::random, "random"}, {Fill::constant, "constant"}, {Fill::sequence, "sequence"}, {Fill::zeros, "zeros"}};
+constexpr Named<Fill> kFills[] = {{Fill::random, "random"},
+                                  {Fill::constant, "constant"},
+                                  {Fill::sequence, "sequence"},
+                                  {Fill::zeros, "zeros"},
+                                  {Fill::file, "file"}};
 constexpr Named<Role> kRoles[] = {{Role::in, "in"},
                                   {Role::out, "out"},
                                   {Role::inout, "inout"},

@@ -436,7 +436,7 @@ TEST_F(SpecErrors, BadRole) {
 
 TEST_F(SpecErrors, BadFill) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: zero}\n", 3, 41,
-               "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v} or {sequence: v}; did "
+               "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v}, {sequence: v} or {file: PATH}; did "
                "you mean 'zeros'?");
 }
 

@@ -204,6 +204,15 @@ TEST_F(T1Kernel, ConstantMemoryIsASymbolInCudaAndABufferInOpenCl) {
   expect_error(opencl, 30, "argument 'input_image': a Symbol (constant memory) applies to cuda kernels, not opencl");
 }
 
+// A BinaryRaw argument's values are its DataSource's bytes (beside the file).
+TEST_F(T1Kernel, ABinaryRawArgumentIsFilledFromItsDataSource) {
+  write_file(dir_ / "image.bin", "");
+  const Spec s =
+      load(with(kConvolution, R"("FillType": "Random")", R"("FillType": "BinaryRaw", "DataSource": "image.bin")"));
+  EXPECT_EQ(argument(s, "input_image").fill, Fill::file);
+  EXPECT_EQ(argument(s, "input_image").fill_file, dir_ / "image.bin");
+}
+
 // Without GridDivX/Y/Z the schema's GlobalSize holds: in threads for
 // GlobalSizeType OpenCL (divided by LocalSize, rounded up), in blocks for
 // CUDA.
@@ -230,8 +239,10 @@ TEST_F(T1Kernel, WhatItCannotRunIsAnErrorAtItsLine) {
   expect_error(with(kConvolution, R"("KernelFile": "convolution.cu")", R"("KernelFile": "conv.cu")"), 19,
                "KernelFile 'conv.cu' not found (looked for " + (dir_ / "conv.cu").string() + " and " +
                    (dir_.parent_path() / "conv.cu").string() + ")");
-  expect_error(with(kConvolution, R"("FillType": "Random")", R"("FillType": "BinaryRaw")"), 31,
-               "argument 'input_image': FillType 'BinaryRaw' is not supported");
+  expect_error(with(kConvolution, R"("FillType": "Random")", R"("FillType": "BinaryHDF")"), 31,
+               "argument 'input_image': FillType 'BinaryHDF' is not supported");
+  expect_error(with(kConvolution, R"("FillType": "Random")", R"("FillType": "BinaryRaw")"), 30,
+               "argument 'input_image' has FillType BinaryRaw but no DataSource (the file)");
   expect_error(
       with(kConvolution, R"("AccessType": "WriteOnly",)", R"("AccessType": "WriteOnly", "MemType": "Constant",)"), 28,
       "argument 'output_image' is in constant memory, which a kernel only reads: its AccessType must be "

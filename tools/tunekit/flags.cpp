@@ -281,7 +281,7 @@ ArgumentSpec parse_arg_option(const std::string& text) {
   a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
   if (parts.size() >= 3) {
     const auto& f = parts[2];
-    if (auto named = value_named(fill_names(), f); named && *named != Fill::constant) {
+    if (auto named = value_named(fill_names(), f); named && *named != Fill::constant && *named != Fill::file) {
       a.fill = *named;
     } else {
       try {
@@ -294,7 +294,7 @@ ArgumentSpec parse_arg_option(const std::string& text) {
       } catch (const std::exception&) {
         std::vector<std::string> fills;
         for (const auto& n : fill_names())
-          if (n.value != Fill::constant) fills.emplace_back(n.name);
+          if (n.value != Fill::constant && n.value != Fill::file) fills.emplace_back(n.name);
         fills.emplace_back("a number");
         return fail("unknown fill '" + f + "' (" + either(fills) + ")");
       }

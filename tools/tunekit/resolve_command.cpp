@@ -264,6 +264,7 @@ Json argument_json(const ResolvedArgument& r) {
     j["bytes"] = r.count * size_of(r.type);
     j["fill"] = std::string(to_string(r.fill));
     if (r.fill == Fill::constant || r.fill == Fill::sequence) j["fill_value"] = r.fill_value;
+    if (r.fill == Fill::file) j["fill_file"] = r.fill_file;
   }
   return j;
 }

@@ -146,6 +146,7 @@ inline std::uint64_t splitmix64(std::uint64_t& s) {
 // Fills `count` elements as the argument says. Random floats are uniform in
 // [-1, 1), random integers in [0, 100); the stream depends only on `seed`.
 inline void fill(void* data, const ResolvedArgument& a, std::uint64_t seed) {
+  if (a.fill == Fill::file) return;  // a file's bytes: HostArguments reads them
   with_type(a.type, [&](auto zero) {
     using T = decltype(zero);
     T* p = static_cast<T*>(data);
@@ -165,6 +166,8 @@ inline void fill(void* data, const ResolvedArgument& a, std::uint64_t seed) {
         case Fill::random:
           if constexpr (is_float_storage<T>) v = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
           else v = static_cast<double>(splitmix64(state) % 100);
+          break;
+        case Fill::file:  // returned above
           break;
       }
       p[i] = from_double<T>(v);
