@@ -146,9 +146,9 @@ struct KernelSpec {
   SourceLocation compiler_where, flags_where;
   // How long the compiler may run a build (kernels whose traits say
   // build_timeout); past it, the build is the config's compile_error.
-  // load_spec sets the backend's default where the spec gives none
-  // (KernelTraits::default_build_timeout: Triton's is 10 minutes).
-  Seconds build_timeout = kDefaultBuildTimeout;
+  // None: the backend's default (KernelTraits::default_build_timeout:
+  // Triton's is 10 minutes), for a spec built in code as for one loaded.
+  std::optional<Seconds> build_timeout;
   Injection injection = Injection::automatic;
   std::string arch;  // CUDA: e.g. "sm_90a"; empty: the device's own
   LaunchSpec launch;

@@ -196,7 +196,8 @@ BuildInput common_input(const Spec& spec) {
   in.compiler = spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
   in.flags = detail::include_flags_from(spec.kernel.flags, spec.file.parent_path());
   in.arch = spec.kernel.arch;
-  in.timeout = spec.kernel.build_timeout;
+  in.timeout =
+      spec.kernel.build_timeout.value_or(backend_for_language(spec.kernel.language).kernel.default_build_timeout);
   in.max_spills = spec.kernel.max_spills;
   return in;
 }

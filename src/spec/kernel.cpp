@@ -30,7 +30,6 @@ KernelSpec Loader::kernel(const Item& it) const {
   }
   const KernelTraits& traits = backend_for_language(k.language).kernel;
   k.flags = traits.default_flags;
-  k.build_timeout = traits.default_build_timeout;
   if (traits.application) {
     // An application: the user's build and run commands ('application')
     // replace the compiler and the call, so there is no entry to call.

@@ -122,7 +122,6 @@ Spec Loader::t1(const YAML::Node& root) {
   }();
   const KernelTraits& traits = backend_for_language(s.kernel.language).kernel;
   s.kernel.flags = traits.default_flags;
-  s.kernel.build_timeout = traits.default_build_timeout;
   s.kernel.injection = Injection::defines;  // Kernel Tuner defines every parameter
   {
     const Item name = require(k, "KernelName");

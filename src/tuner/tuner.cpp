@@ -1843,8 +1843,8 @@ std::string settings_key(const Spec& spec) {
       by_default = backend_for_language(spec.kernel.language).kernel.default_build_timeout;
     } catch (const std::exception&) {  // a language no backend of this build serves
     }
-    if (spec.kernel.build_timeout != by_default)
-      key += fmt::format(" build_timeout={}s", spec.kernel.build_timeout.count());
+    if (spec.kernel.build_timeout && *spec.kernel.build_timeout != by_default)
+      key += fmt::format(" build_timeout={}s", spec.kernel.build_timeout->count());
   }
   return key;
 }

@@ -12,6 +12,7 @@
 #include "backend/triton/detail/triton_backend.hpp"
 #include "support/spec_errors.hpp"
 #include "support/temp_dir.hpp"
+#include "tunekit/builder.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/package_worker.hpp"
 #include "tunekit/space.hpp"
@@ -165,7 +166,11 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
     return load_spec(dir / "s.yaml");
   };
   const Spec by_default = with_limit("");
-  EXPECT_EQ(by_default.kernel.build_timeout, Seconds(600));
+  // No setting: the build takes the backend's default where it is made, so
+  // a spec built in code gets it too (the loader set it, and such a spec
+  // had the 5 minutes of a C++ build).
+  EXPECT_FALSE(by_default.kernel.build_timeout);
+  EXPECT_EQ(make_build_input(by_default, "", Config{}, {}).timeout, Seconds(600));
   // Triton's default is no setting: stores made before keep their failures.
   EXPECT_EQ(settings_key(by_default).find("build_timeout"), std::string::npos) << settings_key(by_default);
   const Spec limited = with_limit(", build_timeout: 1s");
