@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "backend/triton/detail/triton_backend.hpp"
 #include "support/spec_errors.hpp"
@@ -17,6 +18,7 @@
 #include "tunekit/package_worker.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -141,6 +143,47 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 15s}
 // then is killed, and the config is a compile_error that names the limit.
 // The stand-in compile sleeps until killed; nothing here depends on how
 // long anything takes.
+// Ctrl-C during a compile: the build is the machine's failure (built again
+// on the next run), said as an interruption, not as the config's timeout.
+TEST_F(FakeTriton, ACompileTheRunStopsIsInterruptedNotTimedOut) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.py", R"PY(def k(x, out, n, BLOCK: "tl.constexpr"):
+    pass
+def behaviour(config):
+    return {"compile": "hang"}
+)PY");
+  tunekit::testing::write_file(dir / "s.yaml",
+                               R"Y(kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"]}
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 4096}
+parameters: {BLOCK: [64]}
+reference: {python: k.py, entry: behaviour}
+)Y");
+  const Spec spec = load_spec(dir / "s.yaml");
+  BackendOptions options;
+  options.work_dir = dir / "work";
+  options.spec = &spec;
+  auto backend = backends().get("triton").make(options);
+  const BuildInput input =
+      make_build_input(spec, tunekit::testing::read_file(dir / "k.py"), Config({{"BLOCK", 64}}), spec.sizes[0]);
+  // The compile hangs for ever: the stop comes while it runs, or before it
+  // starts on a machine slow to start the helper; either way, no timeout.
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    request_stop();
+  });
+  const BuildResult r = backend->make_builder()->build(input);
+  stopper.join();
+  clear_stop();
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_EQ(r.fault, Fault::environment);
+  EXPECT_NE(r.log.find("the Triton compile was interrupted: the run was stopped"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("timed out"), std::string::npos) << r.log;
+}
+
 TEST_F(FakeTriton, ACompilePastTheSpecsBuildTimeoutIsACompileErrorNamingIt) {
   const fs::path dir = tunekit::testing::fresh_dir();
   tunekit::testing::write_file(dir / "k.py", R"PY(def k(x, out, n, BLOCK: "tl.constexpr"):

@@ -14,6 +14,7 @@
 #include "core/detail/cores.hpp"
 #include "core/detail/hash.hpp"
 #include "evaluator/detail/protocol.hpp"
+#include "tunekit/stop.hpp"
 
 namespace tunekit::triton {
 
@@ -160,6 +161,7 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   std::optional<std::string> line;
   std::string helper_token;  // what its answers start with
   std::string failure;
+  bool stopped = false;
   try {
     helper = acquire();
   } catch (const std::exception& e) {
@@ -174,10 +176,14 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
     // default: 10 minutes) is taken for a hang: its helper is killed.
     if (helper->send(rq.dump())) line = helper->receive(in.timeout);
     if (!line) {
+      // receive() gives up at the limit, or at once when the run is
+      // stopped (Ctrl-C): the latter is no fault of the config's.
+      stopped = stop_requested() && !helper->closed();
       failure = helper->closed() ? "the compile helper died (" + helper->reap() + ")"
+                : stopped        ? std::string("the Triton compile was interrupted: the run was stopped")
                                  : fmt::format(
                                        "the Triton compile timed out after {:g} s (kernel.build_timeout); "
-                                       "its helper was killed",
+                                              "its helper was killed",
                                        in.timeout.count());
       // What it printed for this variant: an LLVM or ptxas abort says why
       // there, and nowhere else.
@@ -204,6 +210,7 @@ BuildResult TritonBuilder::build(const BuildInput& in) {
   }
   if (!failure.empty()) {
     r.status = Status::compile_error;
+    if (stopped) r.fault = Fault::environment;  // built again on the next run
     r.log = failure;
     return r;  // not cached: a helper that died may not die again
   }
