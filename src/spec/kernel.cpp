@@ -125,9 +125,16 @@ KernelSpec Loader::kernel(const Item& it) const {
                               expression_of(child(cm, e), "an expression"), loc(e.key_node)});
   }
   if (auto v = get(m, "max_spills")) k.max_spills = int_of(*v, 0, "a number of spilled registers");
-  if (const Entry* e = m.find("defines"); e && !traits.defines)
-    fail(loc(e->key_node), "'defines' applies to kernels whose build takes -D values (" +
-                               languages_with(&KernelTraits::defines) + "), not " + k.language);
+  // A Triton kernel takes its parameters as constexprs, not as -D values:
+  // a define would reach no code.
+  if (const Entry* e = m.find("defines"); e && (!traits.defines || traits.tensors)) {
+    std::vector<std::string> compiled;
+    for (const BackendInfo& b : backends().entries())
+      if (b.kernel.defines && !b.kernel.tensors)
+        compiled.insert(compiled.end(), b.languages.begin(), b.languages.end());
+    fail(loc(e->key_node),
+         "'defines' applies to kernels whose build takes -D values (" + join(compiled) + "), not " + k.language);
+  }
   if (auto v = get(m, "defines"); v && !v->node.IsNull()) {
     Map dm = map(
         *v, {},

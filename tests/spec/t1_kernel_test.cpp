@@ -313,6 +313,20 @@ parameters: {BS: [64, 128]}
 arguments: [{name: x, type: f32, size: 4}]
 )");
   EXPECT_NO_THROW(load_spec(dir / "host.yaml"));  // a host build takes -D too
+  // A Triton kernel takes its parameters as constexprs: a define would reach
+  // no code.
+  write_file(dir / "k.py", "def k(x):\n    pass\n");
+  write_file(dir / "triton.yaml",
+             "kernel: {language: triton, source: k.py, entry: k, grid: [1], defines: {A: 1}}\n"
+             "arguments: []\n");
+  try {
+    load_spec(dir / "triton.yaml");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 1);
+    EXPECT_THAT(e.what(), HasSubstr("'defines' applies to kernels whose build takes -D values ("));
+    EXPECT_THAT(e.what(), HasSubstr("), not triton"));
+  }
 }
 
 // `memory: constant` (Kernel Tuner's cmem_args): a CUDA input's, refused
