@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "backend/cuda/detail/cuda_backend.hpp"
+#include "support/gpu.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
 
@@ -81,11 +82,7 @@ const char* kTypes = R"(
 #include <cuda_bf16.h>
 )";
 
-bool have_gpu() {
-  for (const auto& l : list_devices())
-    if (l.backend == "cuda" && !l.devices.empty()) return true;
-  return false;
-}
+using tunekit::testing::have_gpu;
 
 class CudaGpuTest : public ::testing::Test {
  protected:

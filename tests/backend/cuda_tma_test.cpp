@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "support/gpu.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/tuner.hpp"
@@ -74,11 +75,7 @@ tolerance: {atol: 0, rtol: 0}
 measure: {warmup: 2ms, min_samples: 3, max_samples: 10, max_time: 50ms, timeout: 10s, early_stop: off}
 )yaml";
 
-bool have_gpu() {
-  for (const auto& l : list_devices())
-    if (l.backend == "cuda" && !l.devices.empty()) return true;
-  return false;
-}
+using tunekit::testing::have_gpu;
 
 bool have_hopper() {
   for (const auto& l : list_devices())

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "support/gpu.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/report.hpp"
@@ -14,16 +15,7 @@
 
 using namespace tunekit;
 using tunekit::testing::fresh_dir;
-
-namespace {
-
-bool have_gpu() {
-  for (const auto& l : list_devices())
-    if (l.backend == "cuda" && !l.devices.empty()) return true;
-  return false;
-}
-
-}  // namespace
+using tunekit::testing::have_gpu;
 
 TEST(CudaT1Tune, AKernelTunerFileWithConstantMemoryIsTunedAsItIs) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device here";

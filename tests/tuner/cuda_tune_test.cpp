@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "support/gpu.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/tuner.hpp"
@@ -53,11 +54,7 @@ tolerance: {atol: 0, rtol: 0}
 measure: {warmup: 2ms, min_samples: 5, max_samples: 30, max_time: 100ms, timeout: 30s, early_stop: off}
 )yaml";
 
-bool have_gpu() {
-  for (const auto& l : list_devices())
-    if (l.backend == "cuda" && !l.devices.empty()) return true;
-  return false;
-}
+using tunekit::testing::have_gpu;
 
 }  // namespace
 
