@@ -97,6 +97,19 @@ std::vector<std::string> texts(const std::vector<Expression>& es) {
   return out;
 }
 
+// The message of the error that loading `text` as a spec in `dir` gives,
+// which must be at `line`; "no error" when it loads.
+std::string load_error(const std::filesystem::path& dir, const std::string& text, int line) {
+  write_file(dir / "s.yaml", text);
+  try {
+    load_spec(dir / "s.yaml");
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, line) << e.what();
+    return e.what();
+  }
+  return "no error";
+}
+
 const ArgumentSpec& argument(const Spec& s, const std::string& name) {
   for (const auto& a : s.arguments)
     if (a.name == name) return a;
@@ -292,22 +305,10 @@ parameters: {BS: [64, 128]}
   EXPECT_EQ(at_4096.defines, (std::vector<std::string>{"BS=128", "grid_size_x=32", "HALF=64"}));
   EXPECT_NE(at_1000.hash(), at_4096.hash());
 
-  write_file(dir / "clash.yaml", head + "  defines: {BS: \"N\"}\n" + rest);
-  try {
-    load_spec(dir / "clash.yaml");
-    ADD_FAILURE() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.where().line, 7);
-    EXPECT_THAT(e.what(), HasSubstr("define 'BS' is a tuned parameter"));
-  }
-  write_file(dir / "typo.yaml", head + "  defines: {G: \"ceil_div(M, BS)\"}\n" + rest);
-  try {
-    load_spec(dir / "typo.yaml");
-    ADD_FAILURE() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.where().line, 7);
-    EXPECT_THAT(e.what(), HasSubstr("define 'G': 'M' is neither a size nor a parameter; did you mean 'N'?"));
-  }
+  EXPECT_THAT(load_error(dir, head + "  defines: {BS: \"N\"}\n" + rest, 7),
+              HasSubstr("define 'BS' is a tuned parameter"));
+  EXPECT_THAT(load_error(dir, head + "  defines: {G: \"ceil_div(M, BS)\"}\n" + rest, 7),
+              HasSubstr("define 'G': 'M' is neither a size nor a parameter; did you mean 'N'?"));
   write_file(dir / "cpu.cpp", "void f(float* x) {}\n");
   write_file(dir / "host.yaml", R"(kernel: {source: cpu.cpp, entry: f, defines: {A: 1}}
 arguments: [{name: x, type: f32, size: 4}]
@@ -316,17 +317,10 @@ arguments: [{name: x, type: f32, size: 4}]
   // A Triton kernel takes its parameters as constexprs: a define would reach
   // no code.
   write_file(dir / "k.py", "def k(x):\n    pass\n");
-  write_file(dir / "triton.yaml",
-             "kernel: {language: triton, source: k.py, entry: k, grid: [1], defines: {A: 1}}\n"
-             "arguments: []\n");
-  try {
-    load_spec(dir / "triton.yaml");
-    ADD_FAILURE() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.where().line, 1);
-    EXPECT_THAT(e.what(), HasSubstr("'defines' applies to kernels whose build takes -D values ("));
-    EXPECT_THAT(e.what(), HasSubstr("), not triton"));
-  }
+  const std::string triton = load_error(
+      dir, "kernel: {language: triton, source: k.py, entry: k, grid: [1], defines: {A: 1}}\narguments: []\n", 1);
+  EXPECT_THAT(triton, HasSubstr("'defines' applies to kernels whose build takes -D values ("));
+  EXPECT_THAT(triton, HasSubstr("), not triton"));
 }
 
 // `memory: constant` (Kernel Tuner's cmem_args): a CUDA input's, refused
@@ -339,16 +333,7 @@ TEST(ConstantMemory, IsACudaInputsAndSaidWhereItCannotBe) {
     return "kernel: {source: k." + std::string(language == "cuda" ? "cu" : "cl") + ", entry: k, language: " + language +
            ", grid: [1], block: [32]}\narguments:\n  - {name: x, type: f32, size: 32, role: out}\n  - " + filter + "\n";
   };
-  auto error = [&](const std::string& text) -> std::string {
-    write_file(dir / "s.yaml", text);
-    try {
-      load_spec(dir / "s.yaml");
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.where().line, 4) << e.what();
-      return e.what();
-    }
-    return "no error";
-  };
+  auto error = [&](const std::string& text) { return load_error(dir, text, 4); };
   write_file(dir / "ok.yaml", spec("cuda", "{name: f, type: f32, size: 9, memory: constant}"));
   EXPECT_TRUE(load_spec(dir / "ok.yaml").arguments.back().constant_memory);
   EXPECT_FALSE(load_spec(dir / "ok.yaml").arguments.back().passed);  // the symbol alone, as cmem_args
