@@ -97,6 +97,23 @@ TEST(Cli, AnUnavailableTritonSaysWhyInOneLine) {
   EXPECT_FALSE(contains(r.output, "Traceback")) << r.output;
 }
 
+// Under mpirun only `tune` is spread over the ranks: any other subcommand is
+// run by rank 0 alone, not printed (and its files written) once a rank.
+TEST(Cli, UnderMpirunRankZeroAloneRunsAnythingButATune) {
+  const std::string spec = std::string(TUNEKIT_SOURCE_DIR) + "/examples/matmul/matmul.yaml";
+  auto space_as = [&](const std::string& rank) {
+    return detail::run_process({"/usr/bin/env", "OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=" + rank,
+                                tunekit_exe().string(), "space", spec},
+                               std::chrono::seconds(300));
+  };
+  const auto lead = space_as("0");
+  EXPECT_EQ(lead.exit_code, 0) << lead.output;
+  EXPECT_TRUE(contains(lead.output, "valid")) << lead.output;
+  const auto other = space_as("1");
+  EXPECT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_EQ(other.output, "");
+}
+
 TEST(Cli, BadSpecGivesALocatedMessageNotACrash) {
   const auto dir = fresh_dir();
   write_file(dir / "k.cpp", "extern \"C\" void f(float* x) { x[0] = 1; }\n");

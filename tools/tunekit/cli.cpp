@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "distribute/detail/job.hpp"
 #include "flags.hpp"
 #include "info_command.hpp"
 #include "policy_command.hpp"
@@ -105,6 +106,11 @@ int run(int argc, char** argv) {
       return 1;
     }
   }
+  // Under mpirun only `tune` spreads its work over the ranks. Any other
+  // subcommand is one job, which rank 0 runs; the other ranks would print
+  // it again and write the same files at the same time.
+  if (argc > 1 && std::string_view(argv[1]) != "tune" && detail::launched_ranks() > 1 && detail::launched_rank() > 0)
+    return 0;
   // A usage error is bad input: exit 1, as documented, not CLI11's codes.
   // Under mpirun every rank of a tune meets it: rank 0 says it.
   const auto usage_error = [&](const std::function<void()>& say) {
