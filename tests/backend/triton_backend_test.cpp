@@ -40,6 +40,36 @@ std::map<std::string, Status> by_config(const TuneReport& r) {
   return out;
 }
 
+// A kernel whose compile at BLOCK 64 does what `at_64` (Python lines of the
+// stand-in's behaviour function) says, in `dir`, and its spec, loaded with
+// `kernel_extra` at the end of its kernel mapping (", build_timeout: 1s").
+Spec compile_fault(const fs::path& dir, const std::string& at_64, const std::string& kernel_extra = "") {
+  tunekit::testing::write_file(dir / "k.py", R"PY(import sys
+def k(x, out, n, BLOCK: "tl.constexpr"):
+    pass
+def behaviour(config):
+    if config["BLOCK"] == 64:
+)PY" + at_64 + R"PY(
+    return {}
+)PY");
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(name: compile_fault
+kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"])Y" +
+                                                   kernel_extra + R"Y(}
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 4096}
+parameters: {BLOCK: [32, 64, 128]}
+reference: {python: k.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
+)Y");
+  return load_spec(dir / "s.yaml");
+}
+
+// The stand-in compile sleeps until it is killed.
+const char* const kHang = R"(        return {"compile": "hang"})";
+
 }  // namespace
 
 TEST_F(FakeTriton, EveryPlantedFailureIsRecordedAndTheBestIsFound) {
@@ -103,30 +133,12 @@ TEST_F(FakeTriton, CrashHangAndStickyErrorCostOneTrialEach) {
 // abort's own message is the only account of why.
 TEST_F(FakeTriton, ACompileThatKillsItsHelperSaysWhatItPrinted) {
   const fs::path dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "k.py", R"PY(import sys
-def k(x, out, n, BLOCK: "tl.constexpr"):
-    pass
-def behaviour(config):
-    if config["BLOCK"] == 64:
-        print("LLVM ERROR: planted abort in a pass", file=sys.stderr)
-        return {"compile": "crash"}
-    return {}
-)PY");
-  tunekit::testing::write_file(dir / "s.yaml", R"Y(name: compile_crash
-kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"]}
-arguments:
-  - {name: x, type: f32, shape: [n]}
-  - {name: out, type: f32, shape: [n], role: out}
-  - {name: n, type: i32, value: n}
-sizes: {n: 4096}
-parameters: {BLOCK: [32, 64, 128]}
-reference: {python: k.py, entry: behaviour}
-measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 15s}
-)Y");
+  const Spec spec = compile_fault(dir, R"(        print("LLVM ERROR: planted abort in a pass", file=sys.stderr)
+        return {"compile": "crash"})");
   TuneOptions opt;
   opt.out_dir = dir / "out";
   opt.jobs = 1;
-  TuneReport report = tune(load_spec(dir / "s.yaml"), opt);
+  TuneReport report = tune(spec, opt);
   const auto status = by_config(report);
   EXPECT_EQ(status.at("{BLOCK: 32}"), Status::ok);
   EXPECT_EQ(status.at("{BLOCK: 128}"), Status::ok);  // in a fresh helper
@@ -143,26 +155,37 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 15s}
 // then is killed, and the config is a compile_error that names the limit.
 // The stand-in compile sleeps until killed; nothing here depends on how
 // long anything takes.
+TEST_F(FakeTriton, ACompilePastTheSpecsBuildTimeoutIsACompileErrorNamingIt) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  const Spec by_default = compile_fault(dir, kHang);
+  // No setting: the build takes the backend's default where it is made, so
+  // a spec built in code gets it too (the loader set it, and such a spec
+  // had the 5 minutes of a C++ build).
+  EXPECT_FALSE(by_default.kernel.build_timeout);
+  EXPECT_EQ(make_build_input(by_default, "", Config{}, {}).timeout, Seconds(600));
+  // Triton's default is no setting: stores made before keep their failures.
+  EXPECT_EQ(settings_key(by_default).find("build_timeout"), std::string::npos) << settings_key(by_default);
+  const Spec limited = compile_fault(dir, kHang, ", build_timeout: 1s");
+  EXPECT_EQ(limited.kernel.build_timeout, Seconds(1));
+  EXPECT_NE(settings_key(limited).find(" build_timeout=1s"), std::string::npos) << settings_key(limited);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 1;
+  TuneReport report = tune(limited, opt);
+  const auto status = by_config(report);
+  EXPECT_EQ(status.at("{BLOCK: 32}"), Status::ok);
+  EXPECT_EQ(status.at("{BLOCK: 128}"), Status::ok);  // in a fresh helper
+  ASSERT_EQ(status.at("{BLOCK: 64}"), Status::compile_error);
+  for (const auto& t : report.all_trials())
+    if (t.config.str() == "{BLOCK: 64}")
+      EXPECT_NE(t.error.find("timed out after 1 s (kernel.build_timeout)"), std::string::npos) << t.error;
+}
+
 // Ctrl-C during a compile: the build is the machine's failure (built again
 // on the next run), said as an interruption, not as the config's timeout.
 TEST_F(FakeTriton, ACompileTheRunStopsIsInterruptedNotTimedOut) {
   const fs::path dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "k.py", R"PY(def k(x, out, n, BLOCK: "tl.constexpr"):
-    pass
-def behaviour(config):
-    return {"compile": "hang"}
-)PY");
-  tunekit::testing::write_file(dir / "s.yaml",
-                               R"Y(kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"]}
-arguments:
-  - {name: x, type: f32, shape: [n]}
-  - {name: out, type: f32, shape: [n], role: out}
-  - {name: n, type: i32, value: n}
-sizes: {n: 4096}
-parameters: {BLOCK: [64]}
-reference: {python: k.py, entry: behaviour}
-)Y");
-  const Spec spec = load_spec(dir / "s.yaml");
+  const Spec spec = compile_fault(dir, kHang);
   BackendOptions options;
   options.work_dir = dir / "work";
   options.spec = &spec;
@@ -182,54 +205,6 @@ reference: {python: k.py, entry: behaviour}
   EXPECT_EQ(r.fault, Fault::environment);
   EXPECT_NE(r.log.find("the Triton compile was interrupted: the run was stopped"), std::string::npos) << r.log;
   EXPECT_EQ(r.log.find("timed out"), std::string::npos) << r.log;
-}
-
-TEST_F(FakeTriton, ACompilePastTheSpecsBuildTimeoutIsACompileErrorNamingIt) {
-  const fs::path dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "k.py", R"PY(def k(x, out, n, BLOCK: "tl.constexpr"):
-    pass
-def behaviour(config):
-    return {"compile": "hang"} if config["BLOCK"] == 64 else {}
-)PY");
-  const std::string spec = R"Y(name: compile_hang
-kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"]LIMIT}
-arguments:
-  - {name: x, type: f32, shape: [n]}
-  - {name: out, type: f32, shape: [n], role: out}
-  - {name: n, type: i32, value: n}
-sizes: {n: 4096}
-parameters: {BLOCK: [32, 64, 128]}
-reference: {python: k.py, entry: behaviour}
-measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
-)Y";
-  auto with_limit = [&](const std::string& limit) {
-    std::string text = spec;
-    text.replace(text.find("LIMIT"), 5, limit);
-    tunekit::testing::write_file(dir / "s.yaml", text);
-    return load_spec(dir / "s.yaml");
-  };
-  const Spec by_default = with_limit("");
-  // No setting: the build takes the backend's default where it is made, so
-  // a spec built in code gets it too (the loader set it, and such a spec
-  // had the 5 minutes of a C++ build).
-  EXPECT_FALSE(by_default.kernel.build_timeout);
-  EXPECT_EQ(make_build_input(by_default, "", Config{}, {}).timeout, Seconds(600));
-  // Triton's default is no setting: stores made before keep their failures.
-  EXPECT_EQ(settings_key(by_default).find("build_timeout"), std::string::npos) << settings_key(by_default);
-  const Spec limited = with_limit(", build_timeout: 1s");
-  EXPECT_EQ(limited.kernel.build_timeout, Seconds(1));
-  EXPECT_NE(settings_key(limited).find(" build_timeout=1s"), std::string::npos) << settings_key(limited);
-  TuneOptions opt;
-  opt.out_dir = dir / "out";
-  opt.jobs = 1;
-  TuneReport report = tune(limited, opt);
-  const auto status = by_config(report);
-  EXPECT_EQ(status.at("{BLOCK: 32}"), Status::ok);
-  EXPECT_EQ(status.at("{BLOCK: 128}"), Status::ok);  // in a fresh helper
-  ASSERT_EQ(status.at("{BLOCK: 64}"), Status::compile_error);
-  for (const auto& t : report.all_trials())
-    if (t.config.str() == "{BLOCK: 64}")
-      EXPECT_NE(t.error.find("timed out after 1 s (kernel.build_timeout)"), std::string::npos) << t.error;
 }
 
 // The load-time check (python3 -m tunekit_triton inspect) that gets no

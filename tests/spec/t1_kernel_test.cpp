@@ -18,7 +18,7 @@ using tunekit::testing::write_file;
 
 namespace {
 
-// The shape of the benchmark hub's convolution file (shared/t1), with its
+// The shape of the benchmark hub's kernels/convolution_milo.json, with its
 // GlobalSize that disagrees with GridDivX/Y as the hub's does, and without
 // its constant-memory filter.
 const std::string kConvolution = R"json({
