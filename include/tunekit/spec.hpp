@@ -32,7 +32,7 @@ bool is_floating(ElementType t);
 // int64's, which is all a Value holds); nullopt for floating types.
 std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t);
 
-enum class Fill { random, constant, sequence, zeros, file };
+enum class Fill { random, constant, sequence, zeros, file, normal };
 enum class Role { in, out, inout, scalar, tensor_map };
 NameTable<Fill> fill_names();
 NameTable<Role> role_names();  // tensor_map last: a buffer's or scalar's role is one of the others

@@ -143,6 +143,9 @@ class TritonRunner(Runner):
             n = t.numel()
             return t.copy_((torch.arange(n, dtype=torch.float64, device=self.device) + a.fill_value).reshape(t.shape))
         g = self._generator(seed, a.name)
+        if a.fill == "normal":
+            # standard normal, as numpy.random.randn (Kernel Tuner's fill)
+            return t.normal_(0.0, 1.0, generator=g)
         if is_float(a.type):
             # uniform in [-1, 1), as tunekit's host fill
             return t.uniform_(-1.0, 1.0, generator=g)

@@ -50,7 +50,8 @@ ResolvedArgument argument_from_json(const json& j) {
   if (!type) throw std::invalid_argument("bad element type in a worker message");
   a.type = *type;
   a.role = enum_from(j.at("role"), {Role::in, Role::out, Role::inout, Role::scalar, Role::tensor_map});
-  a.fill = enum_from(j.at("fill"), {Fill::random, Fill::constant, Fill::sequence, Fill::zeros, Fill::file});
+  a.fill =
+      enum_from(j.at("fill"), {Fill::random, Fill::constant, Fill::sequence, Fill::zeros, Fill::file, Fill::normal});
   a.count = j.at("count").get<std::uint64_t>();
   a.fill_value = j.at("fill_value").get<double>();
   if (j.contains("scalar")) {

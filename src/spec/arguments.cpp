@@ -137,6 +137,8 @@ ArgumentSpec Loader::argument(const Item& it) const {
                  (fill_takes_path(*f) ? "a path: {file: data.npy}"
                                       : "a value: {" + s + ": " + (*f == Fill::constant ? "1.5" : "0") + "}"));
       a.fill = *f;
+      if (auto why = fill_misfit(a.type, a.fill, 0))
+        fail(content_loc(*fill), "the " + s + " fill of " + who + ": " + *why);
     } else if (setup_fill) {
       Map f = map(*fill, {"setup", "python"}, "{setup: FUNCTION} (optional: python: FILE.py, default the kernel's)");
       const std::string fn = function_name(require(f, "setup"));

@@ -28,7 +28,13 @@ constexpr const char* kProblemSizes[] = {"problem_size_x", "problem_size_y", "pr
 constexpr const char* kBlockSizes[] = {"block_size_x", "block_size_y", "block_size_z"};
 constexpr const char* kGridSizes[] = {"grid_size_x", "grid_size_y", "grid_size_z"};
 
-const std::vector<std::pair<std::string, std::string>> kLanguages{{"CUDA", "cuda"}, {"OpenCL", "opencl"}};
+// A T1 Language, tunekit's name for it, and the device property that
+// bounds a block's threads there (Kernel Tuner's max_threads).
+struct Language {
+  std::string t1, ours, threads_per_block;
+};
+const std::vector<Language> kLanguages{{"CUDA", "cuda", "max_threads_per_block"},
+                                       {"OpenCL", "opencl", "max_work_group_size"}};
 
 // The T1 element types tunekit has; the vector types (float4, ...), bool
 // and custom it has not.
@@ -110,16 +116,20 @@ Spec Loader::t1(const YAML::Node& root) {
   Map k = map(require(m, "KernelSpecification"),
               {"Device", "Language", "CompilerOptions", "Profiling", "KernelName", "KernelFile", "GlobalSizeType",
                "SharedMemory", "SimulationInput", "GlobalSize", "LocalSize", "Arguments", "ReferenceArguments",
-               // The benchmark hub's, which Kernel Tuner reads.
-               "BenchmarkName", "ProblemSize", "GridDivX", "GridDivY", "GridDivZ", "Stream"});
+               // The benchmark hub's; Kernel Tuner reads ProblemSize and GridDivX/Y/Z.
+               "BenchmarkName", "ProblemSize", "GridDivX", "GridDivY", "GridDivZ", "Stream", "Misc"});
   const Item language = require(k, "Language");
-  s.kernel.language = [&] {
+  const Language& lang = [&]() -> const Language& {
     const std::string name = string_of(language, "a T1 Language");
-    for (const auto& [t1, ours] : kLanguages)
-      if (name == t1) return ours;
+    std::vector<std::string> names;
+    for (const Language& l : kLanguages) {
+      if (name == l.t1) return l;
+      names.push_back(l.t1);
+    }
     fail(content_loc(language), "Language '" + name + "' has no tunekit backend here; a T1 kernel is one of " +
-                                    join(names_of(kLanguages)) + did_you_mean(name, names_of(kLanguages)));
+                                    join(names) + did_you_mean(name, names));
   }();
+  s.kernel.language = lang.ours;
   const KernelTraits& traits = backend_for_language(s.kernel.language).kernel;
   s.kernel.flags = traits.default_flags;
   s.kernel.injection = Injection::defines;  // Kernel Tuner defines every parameter
@@ -129,23 +139,35 @@ Spec Loader::t1(const YAML::Node& root) {
     s.kernel.entry_where = content_loc(name);
   }
   {
-    // Beside the file, else one folder up, as Kernel Tuner looks.
+    // Where Kernel Tuner looks: beside the file, one folder up, and in the
+    // working directory (which it tries first; last here, so that a file's
+    // kernel does not depend on where the command runs when both exist).
     const Item file = require(k, "KernelFile");
     const fs::path given(string_of(file, "a file path"));
     std::vector<fs::path> tried{given.is_absolute() ? given : (dir_ / given).lexically_normal()};
-    if (given.is_relative()) tried.push_back((dir_.parent_path() / given).lexically_normal());
     std::error_code ec;
+    if (given.is_relative()) {
+      tried.push_back((dir_.parent_path() / given).lexically_normal());
+      tried.push_back((fs::current_path(ec) / given).lexically_normal());
+    }
     auto found =
         std::find_if(tried.begin(), tried.end(), [&](const fs::path& p) { return fs::is_regular_file(p, ec); });
-    if (found == tried.end())
-      fail(content_loc(file), "KernelFile '" + given.string() + "' not found (looked for " + tried.front().string() +
-                                  (tried.size() > 1 ? " and " + tried.back().string() : "") + ")");
+    if (found == tried.end()) {
+      std::vector<std::string> looked;
+      for (const fs::path& p : tried) looked.push_back(p.string());
+      fail(content_loc(file), "KernelFile '" + given.string() + "' not found (looked for " + either(looked) + ")");
+    }
     s.kernel.source = *found;
   }
-  if (auto v = get(k, "CompilerOptions")) {
-    s.kernel.flags = strings_of(*v);
-    s.kernel.flags_where = content_loc(*v);
-  }
+  // Read by neither Kernel Tuner nor tunekit: said so, since they look as
+  // if they would change the build (the hub's -std=c++11 would fail every
+  // OpenCL build if it were passed).
+  for (const char* key : {"CompilerOptions", "Misc"})
+    if (auto v = get(k, key); v && !(v->node.IsSequence() && v->node.size() == 0))
+      s.warnings.push_back(fmt::format(
+          "{}: KernelSpecification.{} is not read, as Kernel Tuner does not read it{}",
+          loc(k.find(key)->key_node).str(), key,
+          std::string_view(key) == "CompilerOptions" ? "; a tunekit spec gives a kernel's flags (kernel.flags)" : ""));
 
   // ProblemSize: the sizes, named problem_size_x (y, z).
   s.sizes.emplace_back();
@@ -164,43 +186,68 @@ Spec Loader::t1(const YAML::Node& root) {
         fail(p.where, "parameter '" + p.name + "' has the name tunekit gives KernelSpecification.ProblemSize's entry " +
                           "(" + n + "); rename the parameter");
 
-  // The launch. A block dimension the file leaves out is 1.
-  const Map local = map(require(k, "LocalSize"), {"X", "Y", "Z"}, "a mapping {X, Y, Z} of expressions");
-  std::size_t block_dims = 0;
-  for (std::size_t d = 0; d < 3; ++d)
-    if (auto v = get(local, kAxes[d])) {
-      if (d > block_dims)
-        fail(v->where, std::string("LocalSize.") + kAxes[d] + " without LocalSize." + kAxes[block_dims]);
-      s.kernel.launch.block.push_back(t1_expression(*v, s, "an expression"));
-      block_dims = d + 1;
+  // The block. With ProblemSize (which Kernel Tuner needs), as Kernel Tuner
+  // launches it: the block_size_x (y, z) parameter, else 256 threads in x;
+  // it reads no LocalSize. Without, the schema's LocalSize.
+  const bool kernel_tuners = !s.size_names.empty();
+  auto is_parameter = [&](const char* name) {
+    return std::any_of(s.parameters.begin(), s.parameters.end(), [&](const Parameter& p) { return p.name == name; });
+  };
+  std::optional<Map> local;
+  if (auto v = get(k, "LocalSize")) local = map(*v, {"X", "Y", "Z"}, "a mapping {X, Y, Z} of expressions");
+  for (std::size_t d = 0; d < 3; ++d) {
+    std::optional<Item> given;
+    if (local) given = get(*local, kAxes[d]);
+    const std::string kernel_tuner_block = is_parameter(kBlockSizes[d]) ? kBlockSizes[d] : d == 0 ? "256" : "1";
+    if (given && !kernel_tuners) {
+      s.kernel.launch.block.push_back(t1_expression(*given, s, "an expression"));
+      continue;
     }
-  if (block_dims == 0) fail(local.item.where, "LocalSize needs at least X");
-  const bool grid_divs = k.find("GridDivX") || k.find("GridDivY") || k.find("GridDivZ");
-  if (grid_divs) {
-    // Kernel Tuner's grid: ProblemSize[d] over the product of the divisors,
-    // rounded up; a dimension with no GridDiv is divided by its
-    // block_size_x (y, z) parameter, or by nothing without one.
-    if (s.size_names.empty())
-      fail(k.find("GridDivX") ? loc(k.find("GridDivX")->key_node) : k.item.where,
-           "GridDivX/Y/Z divide KernelSpecification.ProblemSize, which the file does not give");
+    if (given && !(given->node.IsScalar() && given->node.Scalar() == kernel_tuner_block))
+      s.warnings.push_back(fmt::format(
+          "{}: LocalSize.{} is not read: the block's {} is {}, as Kernel Tuner launches it", content_loc(*given).str(),
+          kAxes[d], kAxes[d],
+          is_parameter(kBlockSizes[d]) ? "the parameter " + kernel_tuner_block
+                                       : kernel_tuner_block + " without a " + kBlockSizes[d] + " parameter"));
+    s.kernel.launch.block.push_back(Expression::parse(kernel_tuner_block, k.item.where));
+  }
+  // Kernel Tuner's restriction on the block_size parameters: no more
+  // threads than the device's block holds.
+  {
+    std::vector<std::string> used;
+    for (const char* b : kBlockSizes)
+      if (is_parameter(b)) used.emplace_back(b);
+    if (!used.empty())
+      s.constraints.push_back(
+          Expression::parse(fmt::format("{} <= {}", join(used, " * "), lang.threads_per_block), k.item.where));
+  }
+  if (!s.size_names.empty()) {
+    // Kernel Tuner's grid: ProblemSize[d] over the product of GridDiv's
+    // entries (each truncated to an integer), rounded up; a dimension with
+    // no GridDiv, or an empty one, is divided by its block_size parameter,
+    // or by nothing without one. GlobalSize is not read, as there.
     for (std::size_t d = 0; d < s.size_names.size(); ++d) {
       std::string divisor;
-      auto times = [&](const std::string& e) { divisor += (divisor.empty() ? "(" : " * (") + e + ")"; };
+      auto times = [&](const std::string& e) { divisor += (divisor.empty() ? "" : " * ") + e; };
       const std::string key = std::string("GridDiv") + kAxes[d];
-      if (auto v = get(k, key)) {
-        for (const Item& el : v->node.IsSequence() ? elements(*v) : std::vector<Item>{*v})
-          times(t1_expression(el, s, "a divisor (a parameter or an expression)").text());
-      } else if (std::any_of(s.parameters.begin(), s.parameters.end(),
-                             [&](const Parameter& p) { return p.name == kBlockSizes[d]; })) {
-        times(kBlockSizes[d]);
-      }
+      const auto given = get(k, key);
+      const std::vector<Item> entries = !given                     ? std::vector<Item>{}
+                                        : given->node.IsSequence() ? elements(*given)
+                                                                   : std::vector<Item>{*given};
+      for (const Item& el : entries)
+        times("int(" + t1_expression(el, s, "a divisor (a parameter or an expression)").text() + ")");
+      if (entries.empty() && is_parameter(kBlockSizes[d])) times(kBlockSizes[d]);
       s.kernel.launch.grid.push_back(Expression::parse(
           divisor.empty() ? std::string(kProblemSizes[d]) : fmt::format("ceil_div({}, {})", kProblemSizes[d], divisor),
-          get(k, key) ? content_loc(*get(k, key)) : k.item.where));
+          given ? content_loc(*given) : k.item.where));
     }
   } else {
-    // The schema's own: GlobalSize, in blocks (GlobalSizeType CUDA) or in
-    // threads (OpenCL, divided by LocalSize here, rounded up).
+    for (const char* key : {"GridDivX", "GridDivY", "GridDivZ"})
+      if (const Entry* e = k.find(key))
+        fail(loc(e->key_node), "GridDivX/Y/Z divide KernelSpecification.ProblemSize, which the file does not give");
+    // Without ProblemSize, which Kernel Tuner needs, the schema's own:
+    // GlobalSize, in blocks (GlobalSizeType CUDA) or in threads (OpenCL,
+    // divided by the block here, rounded up).
     const Map global = map(require(k, "GlobalSize"), {"X", "Y", "Z"}, "a mapping {X, Y, Z} of expressions");
     bool in_blocks = s.kernel.language == "cuda";
     if (auto v = get(k, "GlobalSizeType")) in_blocks = enum_of<bool>(*v, {{"CUDA", true}, {"OpenCL", false}});
@@ -208,7 +255,7 @@ Spec Loader::t1(const YAML::Node& root) {
       auto v = get(global, kAxes[d]);
       if (!v) break;
       const Expression e = t1_expression(*v, s, "an expression");
-      if (in_blocks || d >= s.kernel.launch.block.size()) s.kernel.launch.grid.push_back(e);
+      if (in_blocks) s.kernel.launch.grid.push_back(e);
       else
         s.kernel.launch.grid.push_back(Expression::parse(
             fmt::format("ceil_div({}, {})", e.text(), s.kernel.launch.block[d].text()), content_loc(*v)));
@@ -216,24 +263,27 @@ Spec Loader::t1(const YAML::Node& root) {
     if (s.kernel.launch.grid.empty()) fail(global.item.where, "GlobalSize needs at least X");
   }
   if (auto v = get(k, "SharedMemory")) {
+    // Kernel Tuner reads none; a CUDA kernel with an extern __shared__
+    // array needs it, and an OpenCL kernel sizes its __local arrays itself.
     if (const std::int64_t bytes = int_of(*v, 0, "bytes of dynamic shared memory (an integer >= 0)"); bytes > 0) {
-      if (!traits.shared_memory)
-        fail(content_loc(*v), "SharedMemory (dynamic shared memory per block) applies to " +
-                                  languages_with(&KernelTraits::shared_memory) + " kernels, not " + s.kernel.language);
-      s.kernel.launch.shared_memory = Expression::parse(std::to_string(bytes), content_loc(*v));
+      if (traits.shared_memory)
+        s.kernel.launch.shared_memory = Expression::parse(std::to_string(bytes), content_loc(*v));
+      else
+        s.warnings.push_back(
+            fmt::format("{}: SharedMemory (dynamic shared memory per block) is not read for {} "
+                        "kernels, as Kernel Tuner does not read it; it applies to {} kernels",
+                        content_loc(*v).str(), s.kernel.language, languages_with(&KernelTraits::shared_memory)));
     }
   }
   // Kernel Tuner's macros, which kernels written for it read: each launch
   // dimension (a parameter already is one), and kernel_tuner.
   for (std::size_t d = 0; d < 3; ++d) {
-    const bool parameter = std::any_of(s.parameters.begin(), s.parameters.end(),
-                                       [&](const Parameter& p) { return p.name == kBlockSizes[d]; });
-    const Expression one = Expression::parse("1", k.item.where);
-    if (!parameter)
-      s.kernel.defines.push_back(
-          {kBlockSizes[d], d < s.kernel.launch.block.size() ? s.kernel.launch.block[d] : one, k.item.where});
+    if (!is_parameter(kBlockSizes[d]))
+      s.kernel.defines.push_back({kBlockSizes[d], s.kernel.launch.block[d], k.item.where});
     s.kernel.defines.push_back(
-        {kGridSizes[d], d < s.kernel.launch.grid.size() ? s.kernel.launch.grid[d] : one, k.item.where});
+        {kGridSizes[d],
+         d < s.kernel.launch.grid.size() ? s.kernel.launch.grid[d] : Expression::parse("1", k.item.where),
+         k.item.where});
   }
   s.kernel.defines.push_back({"kernel_tuner", Expression::parse("1", k.item.where), k.item.where});
   for (const NamedExpression& d : s.kernel.defines)
@@ -269,9 +319,21 @@ Spec Loader::t1(const YAML::Node& root) {
     if (every) s.default_config = Config(std::move(values));
   }
 
+  auto positive_seconds = [&](const Item& v, const char* what) {
+    const Seconds t(number_of(v, "seconds"));
+    if (!(t.count() > 0)) fail(content_loc(v), fmt::format("{} must be > 0 seconds, got {}", what, v.node.Scalar()));
+    return t;
+  };
+  auto share_of_space = [&](const Item& v, const char* what) {
+    const double f = number_of(v, "a share of the valid configs in (0, 1]");
+    if (!(f > 0 && f <= 1)) fail(content_loc(v), fmt::format("{} must be in (0, 1], got {}", what, v.node.Scalar()));
+    return f;
+  };
+  std::optional<Item> search_name;
   if (auto v = get(m, "Search")) {
     const Map sm = map(*v, {"Name", "Attributes"});
     const Item name = require(sm, "Name");
+    search_name = name;
     s.search.strategy_where = content_loc(name);
     s.search.strategy = name_in(name, strategies());
     if (auto a = get(sm, "Attributes")) {
@@ -291,15 +353,19 @@ Spec Loader::t1(const YAML::Node& root) {
         const bool declared = std::any_of(info.options.begin(), info.options.end(),
                                           [&](const OptionSpec& d) { return d.name == o.name; });
         if (!declared) {
+          // Kernel Tuner's budgets among the options (Budget below
+          // overrides its own kind, as there).
           if (o.name == "max_fevals") {
-            if (!m.find("Budget")) {
-              s.search.max_evaluations = static_cast<std::size_t>(int_of(value, 1, "a number of configs >= 1"));
-              s.search.max_evaluations_where = content_loc(value);
-            }
+            s.search.max_evaluations = static_cast<std::size_t>(int_of(value, 1, "a number of configs >= 1"));
+            s.search.max_evaluations_where = content_loc(value);
             continue;
           }
           if (o.name == "time_limit") {
-            if (!m.find("Budget")) s.search.max_time = Seconds(number_of(value, "seconds"));
+            s.search.max_time = positive_seconds(value, "a time_limit");
+            continue;
+          }
+          if (o.name == "fraction") {
+            s.search.max_fraction = share_of_space(value, "a fraction");
             continue;
           }
           auto f = std::find_if(info.kernel_tuner_options.begin(), info.kernel_tuner_options.end(),
@@ -323,9 +389,14 @@ Spec Loader::t1(const YAML::Node& root) {
     (void)strategy_options(strategies().get(s.search.strategy), s.search.options);
   }
   if (auto v = get(m, "Budget")) {
+    // The first entry, as Kernel Tuner reads it.
     if (!v->node.IsSequence()) wrong_type(*v, "a list of {Type, BudgetValue}");
-    for (const Item& el : elements(*v)) {
-      const Map bm = map(el, {"Type", "BudgetValue"}, "{Type, BudgetValue}");
+    const std::vector<Item> entries = elements(*v);
+    for (std::size_t i = 1; i < entries.size(); ++i)
+      s.warnings.push_back(fmt::format("{}: Budget[{}] is not read: Kernel Tuner reads the first Budget only",
+                                       entries[i].where.str(), i));
+    if (!entries.empty()) {
+      const Map bm = map(entries.front(), {"Type", "BudgetValue"}, "{Type, BudgetValue}");
       const Item value = require(bm, "BudgetValue");
       enum class Kind { count, fraction, duration };
       switch (enum_of<Kind>(require(bm, "Type"), {{"ConfigurationCount", Kind::count},
@@ -335,19 +406,31 @@ Spec Loader::t1(const YAML::Node& root) {
           s.search.max_evaluations = static_cast<std::size_t>(int_of(value, 1, "a number of configs >= 1"));
           s.search.max_evaluations_where = content_loc(value);
           break;
-        case Kind::fraction: {
-          const double f = number_of(value, "a share of the valid configs in (0, 1]");
-          if (!(f > 0 && f <= 1))
-            fail(content_loc(value), "a ConfigurationFraction must be in (0, 1], got " + value.node.Scalar());
-          s.search.max_fraction = f;
+        case Kind::fraction:
+          s.search.max_fraction = share_of_space(value, "a ConfigurationFraction");
           break;
-        }
         case Kind::duration:
-          s.search.max_time = Seconds(number_of(value, "seconds"));
-          if (!(s.search.max_time->count() > 0))
-            fail(content_loc(value), "a TuningDuration must be > 0 seconds, got " + value.node.Scalar());
+          s.search.max_time = positive_seconds(value, "a TuningDuration");
           break;
       }
+    }
+  }
+  if (search_name && !s.search.max_evaluations && !s.search.max_fraction && !s.search.max_time) {
+    // No budget: where Kernel Tuner's strategy stops on its own after a
+    // count, the same count; where it stops after its own iterations, which
+    // have no counterpart here, a warning (tunekit's search runs on until the
+    // space is done).
+    const std::string& written = search_name->node.Scalar();
+    if (written == "random_sample") {
+      s.search.max_fraction = 0.1;  // its option fraction
+    } else if (written == "greedy_ils" || written == "greedy_mls" || written == "bayes_opt") {
+      s.search.max_evaluations = 100;  // its max_fevals
+      s.search.max_evaluations_where = content_loc(*search_name);
+    } else if (written != "brute_force") {
+      s.warnings.push_back(
+          fmt::format("{}: no Budget: Kernel Tuner's {} stops after its own iterations, tunekit's "
+                      "search when the space is done; give a Budget to bound it",
+                      content_loc(*search_name).str(), written));
     }
   }
   check_defines(s);
@@ -406,19 +489,28 @@ void Loader::t1_arguments(const Item& args, Spec& s) const {
       if (a.constant_memory)
         fail(el.where, who + ": a Scalar in constant memory is not supported; make it a Vector of Size 1");
       if (!fill_value) fail(el.where, who + " is a Scalar: its value is FillValue, which it lacks");
-      const double v = number_of(*fill_value, "a number");
+      // An integer's FillValue truncated, as numpy.int32(v) does there.
+      double v = number_of(*fill_value, "a number");
+      if (!is_floating(a.type) && std::isfinite(v)) v = std::trunc(v);
       if (auto why = fill_misfit(a.type, Fill::constant, v)) fail(content_loc(*fill_value), who + ": " + *why);
       a.role = Role::scalar;
       a.value =
           Expression::parse(is_floating(a.type) ? fmt::format("{}", v) : std::to_string(static_cast<std::int64_t>(v)),
                             content_loc(*fill_value));
     } else {
-      a.size = t1_expression(require(am, "Size"), s, "an element count (an integer or an expression)");
+      {
+        // Truncated to an integer, as Kernel Tuner's int(eval(Size)).
+        const Item size = require(am, "Size");
+        const Expression e = t1_expression(size, s, "an element count (an integer or an expression)");
+        a.size = Expression::parse("int(" + e.text() + ")", content_loc(size));
+      }
       a.role = Role::in;
       if (auto access = get(am, "AccessType"))
         a.role = enum_of<Role>(*access, {{"ReadOnly", Role::in}, {"WriteOnly", Role::out}, {"ReadWrite", Role::inout}});
       else if (auto out = get(am, "Output"); out && value_of(*out).truthy()) a.role = Role::inout;
-      a.fill = Fill::random;
+      // Kernel Tuner fills with numpy.random.randn; an integer buffer, which
+      // it does not fill, gets tunekit's random integers.
+      a.fill = is_floating(a.type) ? Fill::normal : Fill::random;
       if (auto f = get(am, "FillType")) {
         enum class T1Fill { constant, random, raw, other };
         const T1Fill fill = enum_of<T1Fill>(*f, {{"Constant", T1Fill::constant},

@@ -35,11 +35,8 @@ constexpr auto kTypeNames = [] {
   return out;
 }();
 
-constexpr Named<Fill> kFills[] = {{Fill::random, "random"},
-                                  {Fill::constant, "constant"},
-                                  {Fill::sequence, "sequence"},
-                                  {Fill::zeros, "zeros"},
-                                  {Fill::file, "file"}};
+constexpr Named<Fill> kFills[] = {{Fill::random, "random"},     {Fill::normal, "normal"}, {Fill::constant, "constant"},
+                                  {Fill::sequence, "sequence"}, {Fill::zeros, "zeros"},   {Fill::file, "file"}};
 constexpr Named<Role> kRoles[] = {{Role::in, "in"},
                                   {Role::out, "out"},
                                   {Role::inout, "inout"},
@@ -107,6 +104,11 @@ std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t
 }
 
 std::optional<std::string> fill_misfit(ElementType t, Fill f, double value) {
+  if (f == Fill::normal && integer_range(t))
+    return fmt::format(
+        "normal values are floating-point, and a buffer of {} holds integers (random gives it "
+        "integers in [0, 100))",
+        to_string(t));
   if (f != Fill::constant && f != Fill::sequence) return std::nullopt;
   if (!std::isfinite(value)) return fmt::format("{} is not a finite number", value);
   if (auto range = integer_range(t)) {

@@ -57,6 +57,30 @@ TEST(HostData, FillIsDeterministicAndInRange) {
   EXPECT_NE(x, y);
 }
 
+// `fill: normal` (Kernel Tuner's numpy.random.randn): standard normal, so
+// about 68% of the values within one of 0, and the same for the same seed.
+TEST(HostData, NormalFillIsStandardNormal) {
+  constexpr std::size_t n = 20000;
+  ResolvedArgument a{"x", ElementType::f64, Role::in, n, Fill::normal, 0, {}};
+  std::vector<double> x(n), y(n);
+  fill(x.data(), a, 3);
+  fill(y.data(), a, 3);
+  EXPECT_EQ(x, y);
+  double sum = 0, squares = 0;
+  std::size_t within_one = 0;
+  for (double v : x) {
+    ASSERT_TRUE(std::isfinite(v));
+    sum += v;
+    squares += v * v;
+    within_one += std::abs(v) < 1;
+  }
+  const double mean = sum / n, variance = squares / n - mean * mean;
+  // Bounds of about 5 standard errors: a uniform fill (variance 1/3) fails.
+  EXPECT_NEAR(mean, 0.0, 0.04);
+  EXPECT_NEAR(variance, 1.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(within_one) / n, 0.6827, 0.017);
+}
+
 TEST(HostData, SequenceAndConstantInEveryType) {
   ResolvedArgument a{"x", ElementType::bf16, Role::in, 4, Fill::sequence, 2.0, {}};
   std::vector<BFloat16> b(4);

@@ -436,7 +436,8 @@ TEST_F(SpecErrors, BadRole) {
 
 TEST_F(SpecErrors, BadFill) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, fill: zero}\n", 3, 41,
-               "bad value 'zero' for 'arguments[0].fill': expected random, zeros, {constant: v}, {sequence: v} or {file: PATH}; did "
+               "bad value 'zero' for 'arguments[0].fill': expected random, normal, zeros, {constant: v}, {sequence: v} "
+               "or {file: PATH}; did "
                "you mean 'zeros'?");
 }
 
@@ -447,6 +448,9 @@ TEST_F(SpecErrors, AFillItsBuffersTypeCannotHoldIsRefused) {
   expect_error(head + "i32, size: 4, fill: {constant: 2.7}}\n", 3, 52, "2.7 is not a whole number");
   expect_error(head + "u8, size: 4, fill: {sequence: 1.5}}\n", 3, 51, "1.5 is not a whole number");
   expect_error(head + "f16, size: 4, fill: {constant: 1e6}}\n", 3, 52, "does not fit f16");
+  expect_error(head + "i32, size: 4, fill: normal}\n", 3, 41,
+               "the normal fill of argument 'X': normal values are floating-point, and a buffer of i32 holds "
+               "integers");
 }
 
 // A listed config that can never run: a value outside its parameter's list.

@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 
 #include "support/temp_dir.hpp"
+#include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
 #include "tunekit/spec.hpp"
 
 using namespace tunekit;
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using tunekit::testing::fresh_dir;
 using tunekit::testing::write_file;
@@ -124,10 +126,14 @@ TEST_F(T1Kernel, TheKernelItsLaunchAndItsArgumentsAreKernelTunersReading) {
   EXPECT_EQ(s.kernel.language, "cuda");
   EXPECT_EQ(s.kernel.entry, "convolution_kernel");
   EXPECT_EQ(s.kernel.source, dir_ / "convolution.cu");
-  EXPECT_EQ(s.kernel.flags, std::vector<std::string>{"-std=c++17"});
+  // CompilerOptions are not read, as Kernel Tuner reads none (a warning
+  // below says so).
+  EXPECT_EQ(s.kernel.flags, backend_for_language("cuda").kernel.default_flags);
   EXPECT_EQ(s.kernel.injection, Injection::defines);
   ASSERT_EQ(s.parameters.size(), 5u);
-  ASSERT_EQ(s.constraints.size(), 1u);
+  // The file's condition, and Kernel Tuner's on the block's threads.
+  ASSERT_EQ(s.constraints.size(), 2u);
+  EXPECT_EQ(s.constraints[1].text(), "block_size_x * block_size_y <= max_threads_per_block");
   EXPECT_EQ(s.size_names, (std::vector<std::string>{"problem_size_x", "problem_size_y"}));
   ASSERT_EQ(s.sizes.size(), 1u);
   EXPECT_EQ(s.sizes[0].at("problem_size_x"), Value(4096));
@@ -136,8 +142,8 @@ TEST_F(T1Kernel, TheKernelItsLaunchAndItsArgumentsAreKernelTunersReading) {
   // The grid is Kernel Tuner's, from ProblemSize and GridDivX/Y (its
   // GlobalSize, 64 times as large, is not read).
   EXPECT_EQ(texts(s.kernel.launch.grid),
-            (std::vector<std::string>{"ceil_div(problem_size_x, (block_size_x) * (tile_size_x))",
-                                      "ceil_div(problem_size_y, (block_size_y) * (tile_size_y))"}));
+            (std::vector<std::string>{"ceil_div(problem_size_x, int(block_size_x) * int(tile_size_x))",
+                                      "ceil_div(problem_size_y, int(block_size_y) * int(tile_size_y))"}));
   EXPECT_EQ(texts(s.kernel.launch.block), (std::vector<std::string>{"block_size_x", "block_size_y", "1"}));
   EXPECT_FALSE(s.kernel.launch.shared_memory);
 
@@ -149,7 +155,7 @@ TEST_F(T1Kernel, TheKernelItsLaunchAndItsArgumentsAreKernelTunersReading) {
   EXPECT_EQ(out.size->evaluate_int(s.sizes[0]), 4096 * 2048);
   const ArgumentSpec& in = argument(s, "input_image");
   EXPECT_EQ(in.role, Role::in);
-  EXPECT_EQ(in.fill, Fill::random);
+  EXPECT_EQ(in.fill, Fill::normal);  // numpy.random.randn
   EXPECT_EQ(in.size->evaluate_int(s.sizes[0]), (4096 + 14) * (2048 + 14));
   const ArgumentSpec& scale = argument(s, "scale");
   EXPECT_EQ(scale.role, Role::scalar);
@@ -172,11 +178,13 @@ TEST_F(T1Kernel, TheKernelItsLaunchAndItsArgumentsAreKernelTunersReading) {
   EXPECT_EQ(s.search.options[0].name, "population");
   EXPECT_EQ(s.search.options[0].value, Value(10));
   EXPECT_EQ(s.search.max_evaluations, 50u);
-  ASSERT_EQ(s.warnings.size(), 2u);
-  EXPECT_THAT(s.warnings[0], HasSubstr("t1.json:13:"));
-  EXPECT_THAT(s.warnings[0], HasSubstr("Kernel Tuner's option 'method' is left out: 'crossover' stands for it here, "
+  ASSERT_EQ(s.warnings.size(), 3u);
+  EXPECT_THAT(s.warnings[0], HasSubstr("t1.json:17:5: KernelSpecification.CompilerOptions is not read, as Kernel "
+                                       "Tuner does not read it"));
+  EXPECT_THAT(s.warnings[1], HasSubstr("t1.json:13:"));
+  EXPECT_THAT(s.warnings[1], HasSubstr("Kernel Tuner's option 'method' is left out: 'crossover' stands for it here, "
                                        "but is the share of the differing parameters"));
-  EXPECT_THAT(s.warnings[1], HasSubstr("Kernel Tuner's option 'maxiter' is left out: strategy 'genetic' has no such "
+  EXPECT_THAT(s.warnings[2], HasSubstr("Kernel Tuner's option 'maxiter' is left out: strategy 'genetic' has no such "
                                        "option"));
 }
 
@@ -226,21 +234,115 @@ TEST_F(T1Kernel, ABinaryRawArgumentIsFilledFromItsDataSource) {
   EXPECT_EQ(argument(s, "input_image").fill_file, dir_ / "image.bin");
 }
 
-// Without GridDivX/Y/Z the schema's GlobalSize holds: in threads for
-// GlobalSizeType OpenCL (divided by LocalSize, rounded up), in blocks for
-// CUDA.
-TEST_F(T1Kernel, WithoutGridDivisionsGlobalSizeIsTheGrid) {
+// Kernel Tuner's launch, whatever GlobalSize and LocalSize say: the block is
+// the block_size parameters (else 256 threads in x), the grid ProblemSize
+// over GridDiv's entries, each truncated to an integer, or over the block
+// where GridDiv is absent or empty.
+TEST_F(T1Kernel, TheLaunchIsKernelTunersWhateverGlobalAndLocalSizeSay) {
+  const Config c(
+      {{"block_size_x", 48}, {"block_size_y", 4}, {"tile_size_x", 3}, {"tile_size_y", 2}, {"filter_width", 15}});
+  auto define = [&](const Spec& s, const std::string& name) {
+    for (const std::string& d : make_build_input(s, "", c, s.sizes[0]).defines)
+      if (d.rfind(name + "=", 0) == 0) return d.substr(name.size() + 1);
+    return std::string("none");
+  };
   std::string text = with(kConvolution, R"("GridDivX": ["block_size_x", "tile_size_x"],)", "");
-  text = with(text, R"("GridDivY": ["block_size_y", "tile_size_y"],)", "");
-  const Spec blocks = load(text);
+  text = with(text, R"("GridDivY": ["block_size_y", "tile_size_y"],)", R"("GridDivY": [],)");
+  const Spec s = load(text);
+  EXPECT_EQ(texts(s.kernel.launch.grid), (std::vector<std::string>{"ceil_div(problem_size_x, block_size_x)",
+                                                                   "ceil_div(problem_size_y, block_size_y)"}));
+  EXPECT_EQ(define(s, "grid_size_x"), "86");  // 4096 / 48, rounded up
+  EXPECT_EQ(define(s, "grid_size_y"), "512");
+
+  // int(block_size_x / 32) at 48 is 1, as int(eval(...)) there.
+  const Spec truncated = load(
+      with(kConvolution, R"("GridDivX": ["block_size_x", "tile_size_x"],)", R"("GridDivX": ["block_size_x/32"],)"));
+  EXPECT_EQ(define(truncated, "grid_size_x"), "4096");
+
+  // LocalSize is not read where a block_size parameter gives the block, and
+  // the warning says so.
+  const Spec local =
+      load(with(kConvolution, R"("X": "block_size_x", "Y": "block_size_y")", R"("X": "64", "Y": "block_size_y")"));
+  EXPECT_EQ(texts(local.kernel.launch.block), (std::vector<std::string>{"block_size_x", "block_size_y", "1"}));
+  EXPECT_THAT(local.warnings, Contains(HasSubstr("t1.json:21:25: LocalSize.X is not read: the block's X is the "
+                                                 "parameter block_size_x, as Kernel Tuner launches it")));
+  // Without a block_size_x parameter and without LocalSize: Kernel Tuner's 256.
+  std::string renamed = with(kConvolution, R"("LocalSize": {"X": "block_size_x", "Y": "block_size_y", "Z": "1"},)", "");
+  renamed = with(renamed, R"({"Name": "block_size_x",)", R"({"Name": "bx",)");
+  renamed =
+      with(renamed, R"("Expression": "block_size_x*block_size_y<=1024")", R"("Expression": "bx*block_size_y<=1024")");
+  renamed = with(renamed, R"("GridDivX": ["block_size_x", "tile_size_x"],)", R"("GridDivX": ["bx", "tile_size_x"],)");
+  renamed = with(renamed, R"(["block_size_x", "block_size_y"])", R"(["bx", "block_size_y"])");
+  const Spec kt_default = load(renamed);
+  EXPECT_EQ(texts(kt_default.kernel.launch.block), (std::vector<std::string>{"256", "block_size_y", "1"}));
+  EXPECT_EQ(kt_default.constraints.back().text(), "block_size_y <= max_threads_per_block");
+
+  // A file without ProblemSize, which Kernel Tuner cannot run: the schema's
+  // GlobalSize, in blocks for GlobalSizeType CUDA, in threads for OpenCL.
+  std::string schema = with(kConvolution, R"("ProblemSize": [4096, 2048],)", "");
+  schema = with(schema, R"("GridDivX": ["block_size_x", "tile_size_x"],)", "");
+  schema = with(schema, R"("GridDivY": ["block_size_y", "tile_size_y"],)", "");
+  schema = with(schema, R"("ProblemSize[0]*ProblemSize[1]")", R"("4096*2048")");
+  schema = with(schema, R"x("(ProblemSize[0]+max(filter_width)-1) * (ProblemSize[1]+max(filter_width)-1)")x", "4110");
+  const Spec blocks = load(schema);
   EXPECT_EQ(texts(blocks.kernel.launch.grid),
             (std::vector<std::string>{"(262144 // block_size_x) // tile_size_x",
                                       "(262144 // block_size_y) // tile_size_y", "1"}));
-  const Spec threads = load(with(text, R"("GlobalSizeType": "CUDA")", R"("GlobalSizeType": "OpenCL")"));
+  const Spec threads = load(with(schema, R"("GlobalSizeType": "CUDA")", R"("GlobalSizeType": "OpenCL")"));
   EXPECT_EQ(
       texts(threads.kernel.launch.grid),
       (std::vector<std::string>{"ceil_div((262144 // block_size_x) // tile_size_x, block_size_x)",
                                 "ceil_div((262144 // block_size_y) // tile_size_y, block_size_y)", "ceil_div(1, 1)"}));
+  expect_error(with(schema, R"("SharedMemory": 0,)", R"("SharedMemory": 0, "GridDivX": ["block_size_x"],)"), 26,
+               "GridDivX/Y/Z divide KernelSpecification.ProblemSize, which the file does not give");
+}
+
+// Values as Kernel Tuner makes them: an argument's Size and an integer
+// Scalar truncated to integers; the hub's Misc, which nothing reads, taken
+// with a warning.
+TEST_F(T1Kernel, SizesAndScalarsAreTruncatedAsThere) {
+  std::string text = with(kConvolution, R"("Size": "ProblemSize[0]*ProblemSize[1]")", R"("Size": "ProblemSize[0]/3")");
+  text = with(text, R"("FillValue": 7)", R"("FillValue": 7.9)");
+  text = with(text, R"("SharedMemory": 0,)", R"("SharedMemory": 0, "Misc": {"jitify": true},)");
+  const Spec s = load(text);
+  EXPECT_EQ(argument(s, "output_image").size->evaluate_int(s.sizes[0]), 1365);
+  EXPECT_EQ(argument(s, "count").value->evaluate(Bindings{}), Value(7));
+  EXPECT_THAT(s.warnings, Contains(HasSubstr("t1.json:26:24: KernelSpecification.Misc is not read")));
+}
+
+// Budget as Kernel Tuner reads it: its first entry only, over the options'
+// max_fevals, time_limit and fraction of its other kinds; without any, the
+// stop of Kernel Tuner's strategy where that is a count.
+TEST_F(T1Kernel, TheBudgetIsKernelTunersFirstEntryOverItsOptions) {
+  std::string text =
+      with(kConvolution, R"({"Name": "maxiter", "Value": 30})", R"({"Name": "max_fevals", "Value": 30})");
+  text = with(text, R"([{"Type": "ConfigurationCount", "BudgetValue": 50}])",
+              R"([{"Type": "TuningDuration", "BudgetValue": 60}, {"Type": "ConfigurationCount", "BudgetValue": 5}])");
+  const Spec s = load(text);
+  EXPECT_EQ(s.search.max_evaluations, 30u);
+  ASSERT_TRUE(s.search.max_time);
+  EXPECT_EQ(s.search.max_time->count(), 60);
+  EXPECT_THAT(s.warnings, Contains(HasSubstr("Budget[1] is not read: Kernel Tuner reads the first Budget only")));
+
+  std::string bare = with(kConvolution, R"(  "Budget": [{"Type": "ConfigurationCount", "BudgetValue": 50}],
+)",
+                          "");
+  bare = with(
+      bare,
+      R"({"Name": "genetic_algorithm", "Attributes": [{"Name": "popsize", "Value": 10}, {"Name": "method", "Value": "uniform"}, {"Name": "maxiter", "Value": 30}]})",
+      R"({"Name": "random_sample"})");
+  EXPECT_EQ(load(bare).search.max_fraction, 0.1);
+  const Spec greedy = load(with(bare, "random_sample", "greedy_ils"));
+  EXPECT_EQ(greedy.search.max_evaluations, 100u);
+  EXPECT_FALSE(load(with(bare, "random_sample", "brute_force")).search.max_evaluations);
+  const Spec genetic = load(with(bare, "random_sample", "genetic_algorithm"));
+  EXPECT_FALSE(genetic.search.max_evaluations);
+  EXPECT_FALSE(genetic.search.max_fraction);
+  EXPECT_THAT(genetic.warnings, Contains(HasSubstr("no Budget: Kernel Tuner's genetic_algorithm stops after its own "
+                                                   "iterations")));
+  const Spec fraction = load(with(bare, R"({"Name": "random_sample"})",
+                                  R"({"Name": "random_sample", "Attributes": [{"Name": "fraction", "Value": 0.25}]})"));
+  EXPECT_EQ(fraction.search.max_fraction, 0.25);
 }
 
 TEST_F(T1Kernel, WhatItCannotRunIsAnErrorAtItsLine) {
@@ -250,8 +352,9 @@ TEST_F(T1Kernel, WhatItCannotRunIsAnErrorAtItsLine) {
   expect_error(with(kConvolution, R"("Language": "CUDA")", R"("Language": "Vulkan")"), 16,
                "Language 'Vulkan' has no tunekit backend here; a T1 kernel is one of CUDA, OpenCL");
   expect_error(with(kConvolution, R"("KernelFile": "convolution.cu")", R"("KernelFile": "conv.cu")"), 19,
-               "KernelFile 'conv.cu' not found (looked for " + (dir_ / "conv.cu").string() + " and " +
-                   (dir_.parent_path() / "conv.cu").string() + ")");
+               "KernelFile 'conv.cu' not found (looked for " + (dir_ / "conv.cu").string() + ", " +
+                   (dir_.parent_path() / "conv.cu").string() + " or " +
+                   (std::filesystem::current_path() / "conv.cu").string() + ")");
   expect_error(with(kConvolution, R"("FillType": "Random")", R"("FillType": "BinaryHDF")"), 31,
                "argument 'input_image': FillType 'BinaryHDF' is not supported");
   expect_error(with(kConvolution, R"("FillType": "Random")", R"("FillType": "BinaryRaw")"), 30,

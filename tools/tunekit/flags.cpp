@@ -283,6 +283,7 @@ ArgumentSpec parse_arg_option(const std::string& text) {
     const auto& f = parts[2];
     if (auto named = value_named(fill_names(), f); named && *named != Fill::constant && *named != Fill::file) {
       a.fill = *named;
+      if (auto why = fill_misfit(a.type, a.fill, 0)) return fail("fill: " + *why);
     } else {
       try {
         std::size_t used = 0;

@@ -2,9 +2,11 @@
 // Argument data on the host, shared by every backend's worker: inputs are
 // generated here (then copied to a device where there is one), outputs are
 // poisoned before a verified run and compared with the reference after.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <type_traits>
 
 #include "tunekit/evaluator.hpp"
@@ -144,7 +146,8 @@ inline std::uint64_t splitmix64(std::uint64_t& s) {
 }
 
 // Fills `count` elements as the argument says. Random floats are uniform in
-// [-1, 1), random integers in [0, 100); the stream depends only on `seed`.
+// [-1, 1), random integers in [0, 100), normal floats standard normal (as
+// numpy.random.randn, Kernel Tuner's fill); the stream depends only on `seed`.
 inline void fill(void* data, const ResolvedArgument& a, std::uint64_t seed) {
   if (a.fill == Fill::file) return;  // a file's bytes: HostArguments reads them
   with_type(a.type, [&](auto zero) {
@@ -167,6 +170,13 @@ inline void fill(void* data, const ResolvedArgument& a, std::uint64_t seed) {
           if constexpr (is_float_storage<T>) v = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
           else v = static_cast<double>(splitmix64(state) % 100);
           break;
+        case Fill::normal: {
+          // Box-Muller; u1 in (0, 1], so the log is finite.
+          const double u1 = static_cast<double>((splitmix64(state) >> 11) + 1) * 0x1.0p-53;
+          const double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
+          v = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+          break;
+        }
         case Fill::file:  // returned above
           break;
       }
