@@ -4,15 +4,19 @@
 // this reads the rest: KernelSpecification into the kernel, its launch and
 // its arguments, Search and Budget into the search.
 //
-// Where the schema leaves a meaning open, Kernel Tuner's own reader
-// (tune_kernel_T1) decides, so that a file tuned there runs the same here:
-// - the grid comes from ProblemSize and GridDivX/Y/Z where the file gives
-//   them (Kernel Tuner reads no GlobalSize then; the benchmark hub's files
-//   give both, and they disagree);
+// Where Kernel Tuner's own reader (tune_kernel_T1) gives a field a meaning,
+// that meaning holds, so that a file tuned there runs the same here:
+// - with ProblemSize, the launch is Kernel Tuner's: the block its
+//   block_size_x/y/z parameters (else 256 threads in x), the grid ProblemSize
+//   over GridDivX/Y/Z; it reads no LocalSize, GlobalSize (the benchmark hub's
+//   files give both, and they disagree), CompilerOptions or SharedMemory;
 // - an argument's Size sees each parameter as its list of values
-//   (max(filter_width));
+//   (max(filter_width)), and is truncated to an integer;
 // - the kernel gets Kernel Tuner's macros: block_size_x/y/z and
-//   grid_size_x/y/z of its launch, and kernel_tuner = 1.
+//   grid_size_x/y/z of its launch, and kernel_tuner = 1;
+// - Budget's first entry, over the strategy options' budgets.
+// Where Kernel Tuner is silent or cannot run a file (no ProblemSize), the
+// schema's meaning holds.
 #include <regex>
 
 #include "spec/detail/loader.hpp"
