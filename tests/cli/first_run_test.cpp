@@ -112,6 +112,24 @@ TEST(FirstRun, AMisspeltPropertyIsRefusedAtItsFile) {
   EXPECT_EQ(tunekit_cli({"space", spec, "--properties", file.string()}).exit_code, 0);
 }
 
+// A --properties file stands for another machine: one that lacks a
+// property the spec reads is refused, as `space` refuses it, rather than
+// mixed with this machine's value.
+TEST(FirstRun, APropertiesFileLackingARealPropertyIsRefused) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, kCacheSpace);
+  const auto file = dir / "partial.json";
+  write_file(file, R"({"device": "simulated", "cores": 4})");
+  const auto tune =
+      tunekit_cli({"tune", spec, "--out-dir", (dir / "t").string(), "--no-progress", "--properties", file.string()});
+  EXPECT_EQ(tune.exit_code, 1) << tune.output;
+  EXPECT_TRUE(contains(tune.output, file.string() + ": the spec reads the machine property 'l1d_bytes', which this "
+                                                    "file does not give"))
+      << tune.output;
+  EXPECT_FALSE(fs::exists(dir / "t" / "tunekit.db"));
+  EXPECT_EQ(tunekit_cli({"space", spec, "--properties", file.string()}).exit_code, 1);
+}
+
 TEST(FirstRun, SelectAllSizesSaysWhyAndOffersTheBestValidEverywhere) {
   const auto dir = fresh_dir();
   // At N = 1 the default TILE = 16384 is not valid (TILE <= N * 4096).

@@ -111,6 +111,26 @@ void check_size_flags(const Spec& spec, const SizeFlags& flags, const MachineInf
     check_size_flag(spec, flags.known_sizes, machine.properties, p.where.file, p.name, p.values);
 }
 
+// A --properties file stands for another machine: a property the spec reads
+// that the file lacks would be this machine's, a mix of the two, which
+// `tunekit space --properties` refuses too.
+void check_properties_complete(const Spec& spec, const Bindings& given, const MachineInfo& machine,
+                               const std::string& file) {
+  std::vector<std::string> lacking;
+  for (const std::string& name : size_names_used(spec)) {
+    const bool size =
+        std::any_of(spec.sizes.begin(), spec.sizes.end(), [&](const Bindings& b) { return b.count(name); });
+    if (!size && !given.count(name) && machine.properties.count(name)) lacking.push_back("'" + name + "'");
+  }
+  if (!lacking.empty())
+    throw InputError(
+        SourceLocation{file, 0, 0},
+        fmt::format("the spec reads the machine propert{} {}, which this file does not give; this "
+                    "machine's would stand in for the other machine's: add {} to the file (`tunekit "
+                    "devices --json` on that machine lists every property)",
+                    lacking.size() == 1 ? "y" : "ies", either(lacking), lacking.size() == 1 ? "it" : "them"));
+}
+
 Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   const fs::path target = t.target;
   Spec spec = spec_of_target(target, t.entry, t.args);
@@ -389,7 +409,10 @@ int run_tune(const TuneArgs& t) {
                        fmt::format("{} parallel builds: expected 0 (one per core) to {}", t.jobs, kMaxJobs));
     spec = build_spec(t, size_flags);
     make_out_dir(t.out_dir);
-    options.check_machine = [&](const MachineInfo& machine) { check_size_flags(spec, size_flags, machine); };
+    options.check_machine = [&](const MachineInfo& machine) {
+      check_size_flags(spec, size_flags, machine);
+      if (!t.properties.empty()) check_properties_complete(spec, options.properties, machine, t.properties);
+    };
     options.out_dir = t.out_dir;
     options.fresh = t.fresh;
     options.retry_failed = t.retry_failed;
