@@ -205,7 +205,7 @@ TEST(Cli, ABareSourcesTuneIsSelectedThroughItsCall) {
              "// %RANGE% TUNE_U u 1:2:1\n"
              "extern \"C\" void k(const float* x, float* y, int n) {\n"
              "  for (int i = 0; i < n; ++i) y[i] = TUNE_U * 0 + x[i];\n}\n");
-  const std::vector<std::string> call{"--entry", "k", "--arg", "x:f32:N", "--arg", "y:f32:N:0:out", "--arg", "n:i32=N"};
+  const std::vector<std::string> call{"--entry", "k", "--arg", "x:f32:N", "--arg", "y:f32:N::out", "--arg", "n:i32=N"};
   std::vector<std::string> tune{"tune",      (dir / "k.cpp").string(), "--size",       "N=64",
                                 "--out-dir", (dir / "out").string(),   "--no-progress"};
   tune.insert(tune.end(), call.begin(), call.end());
@@ -394,7 +394,7 @@ detail::ProcessResult tune_bare_k(const fs::path& dir, const std::string& source
                                   std::vector<std::string> extra = {}) {
   std::vector<std::string> args{
       "tune",         (dir / source).string(), "--entry", entry,      "--arg",     "x:f32:64",
-      "--arg",        "y:f32:64:0:out",        "--arg",   "n:i32=64", "--out-dir", (dir / "out").string(),
+      "--arg",        "y:f32:64::out",         "--arg",   "n:i32=64", "--out-dir", (dir / "out").string(),
       "--no-progress"};
   args.insert(args.end(), extra.begin(), extra.end());
   return tunekit_cli(args);
@@ -419,7 +419,7 @@ TEST(Cli, ABareSourceIsOfTheLanguageItsNameSays) {
 
   for (const char* name : {"k.cl", "k.cu"}) {
     write_file(dir / name, "// %RANGE% TUNE_B b 1:4:1\n");
-    r = tunekit_cli({"tune", (dir / name).string(), "--entry", "k", "--arg", "y:f32:16:0:out"});
+    r = tunekit_cli({"tune", (dir / name).string(), "--entry", "k", "--arg", "y:f32:16::out"});
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_TRUE(contains(r.output, (dir / name).string() + ": its name's ending makes it a kernel of language " +
                                        (std::string(name) == "k.cl" ? "opencl" : "cuda")))

@@ -540,8 +540,14 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
             3},
            {{"tune", spec, "-a", "N=[8,16,8]"}, "-a N=[8,16,8]: duplicate value 8 in 'N' (also at index 0)", 1},
            {{"tune", (dir / "ranged.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",
-             "y:f32:N:0:out", "--arg", "x:f32:N"},
+             "y:f32:N::out", "--arg", "x:f32:N"},
             "--arg x:f32:N: argument 'x' is given twice",
+            1},
+           // An out buffer starts as NaN: a fill given to it would never be
+           // seen, as a spec's `role: out` with a fill is refused.
+           {{"tune", (dir / "ranged.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",
+             "y:f32:N:1.0:out"},
+            "--arg y:f32:N:1.0:out: fill '1.0' of an out buffer, which starts as NaN",
             1},
        }) {
     std::vector<std::string> args = c.args;

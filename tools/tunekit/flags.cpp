@@ -279,7 +279,14 @@ ArgumentSpec parse_arg_option(const std::string& text) {
     a.role = *role;
   }
   a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
-  if (parts.size() >= 3) {
+  // An empty FILL (x:f32:N::out) is the default.
+  if (parts.size() >= 3 && !parts[2].empty() && a.role == Role::out)
+    return fail("fill '" + parts[2] +
+                "' of an out buffer, which starts as NaN (a poison pattern for integers) before each verified run "
+                "so that an element the kernel never writes fails: its fill would never be seen. A kernel that "
+                "reads the buffer before writing it needs role inout (NAME:TYPE:SIZE:" +
+                parts[2] + ":inout); an out buffer's FILL is left empty (NAME:TYPE:SIZE::out)");
+  if (parts.size() >= 3 && !parts[2].empty()) {
     const auto& f = parts[2];
     if (auto named = value_named(fill_names(), f); named && *named != Fill::constant && *named != Fill::file) {
       a.fill = *named;

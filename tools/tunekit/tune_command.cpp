@@ -603,7 +603,8 @@ SubCommand add_tune_command(CLI::App& app) {
   tune_cmd->add_option("--entry", t->entry, "Bare sources: the function to call");
   tune_cmd->add_option("--arg", t->args,
                        "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
-                       "(FILL random|zeros|sequence|NUMBER, ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
+                       "(FILL random|normal|zeros|sequence|NUMBER, empty for the default and for an out buffer: "
+                       "y:f32:N::out; ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
                        "TYPE " +
                            fmt::format("{}", fmt::join(names_in(element_type_names()), "|")) +
                            "; SIZE and VALUE are expressions over sizes and parameters");
