@@ -543,6 +543,11 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
              "y:f32:N::out", "--arg", "x:f32:N"},
             "--arg x:f32:N: argument 'x' is given twice",
             1},
+           // A reference named by the flag is blamed on the flag, not on the
+           // spec's line.
+           {{"tune", spec, "--reference", "tunekit_no_such_fn"},
+            "--reference tunekit_no_such_fn: reference 'tunekit_no_such_fn' does not appear in",
+            1},
            // An out buffer starts as NaN: a fill given to it would never be
            // seen, as a spec's `role: out` with a fill is refused.
            {{"tune", (dir / "ranged.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",

@@ -384,6 +384,8 @@ void apply_kernel_flags(Spec& spec, const KernelFlags& k) {
                                              "with a reference (its time is read from the program's output)",
                                              spec.kernel.language));
   if (!k.reference.empty()) {
+    // An error about the reference names the flag, not the spec's line.
+    spec.reference.where = SourceLocation{"--reference " + k.reference};
     if (k.reference == "none") spec.reference.kind = ReferenceSpec::Kind::none;
     else if (k.reference == "default") spec.reference.kind = ReferenceSpec::Kind::default_config;
     else {
