@@ -836,9 +836,12 @@ class Run {
   // nor the spec's launch and argument expressions name changes nothing a
   // config builds or runs: a misspelling, most often, and the tune would
   // rank identical variants by their noise. A program's parameters reach
-  // it in ways not seen here.
+  // it in ways not seen here; a replay builds nothing (its source may be a
+  // stand-in).
   void warn_of_parameters_nothing_reads() {
-    if (spec_.application || backend_for_language(spec_.kernel.language).kernel.parameters_checked) return;
+    if (spec_.application || backend_for_language(spec_.kernel.language).kernel.parameters_checked ||
+        !options_.replay.empty())
+      return;
     const auto flags = detail::include_flags_from(spec_.kernel.flags, spec_.file.parent_path());
     std::string text =
         source_ + '\n' + detail::headers_text_for(spec_.kernel.source, source_, flags) + '\n' + spec_.kernel.entry;
