@@ -130,6 +130,41 @@ TEST(FirstRun, APropertiesFileLackingARealPropertyIsRefused) {
   EXPECT_EQ(tunekit_cli({"space", spec, "--properties", file.string()}).exit_code, 1);
 }
 
+// Trials tuned under two machines' properties (--properties simulates one
+// under this device's name) make no one policy: its constraints hold for
+// one machine, so emit and select refuse, naming the properties that
+// differ; report, which shows trials side by side, goes on.
+TEST(FirstRun, APolicyOfTrialsFromTwoMachinesIsRefused) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+parameters: {TILE: [1024, 4096, 16384]}
+constraints: ["l1d_bytes // 2 <= TILE <= l1d_bytes"]
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "o").string();
+  write_file(dir / "small.json", R"({"device": "simulated", "l1d_bytes": 8192})");
+  write_file(dir / "large.json", R"({"device": "simulated", "l1d_bytes": 16384})");
+  for (const auto& [n, machine] : {std::pair{"N=64", "small.json"}, std::pair{"N=128", "large.json"}}) {
+    const auto r =
+        tunekit_cli({"tune", spec, "-s", n, "--properties", (dir / machine).string(), "-o", out, "--no-progress"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  for (const char* command : {"emit", "select"}) {
+    const auto r = tunekit_cli({command, spec, "-o", out});
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "under 2 sets of machine properties (l1d_bytes 8192 or 16384)"))
+        << command << ": " << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "o" / "k_policy.hpp"));
+  EXPECT_EQ(tunekit_cli({"report", spec, "-o", out}).exit_code, 0);
+}
+
 TEST(FirstRun, SelectAllSizesSaysWhyAndOffersTheBestValidEverywhere) {
   const auto dir = fresh_dir();
   // At N = 1 the default TILE = 16384 is not valid (TILE <= N * 4096).

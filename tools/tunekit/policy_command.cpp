@@ -212,6 +212,42 @@ std::vector<TrialRecord> allowed_now(const Spec& spec, std::vector<TrialRecord> 
   return trials;
 }
 
+// A policy's constraints are checked against one machine's properties
+// (machine_properties), so its trials must share those the constraints read: a tune under
+// --properties simulates another machine on the same device name, and a
+// policy mixing the two would hold configs that its own checks refuse at
+// their tuned sizes.
+void check_one_machine(const Loaded& l, const PolicyArgs& a) {
+  std::set<std::string> read;  // the properties that matter: those the constraints read
+  for (const auto& c : l.spec.constraints) read.insert(c.variables().begin(), c.variables().end());
+  std::map<Bindings, std::size_t> machines;
+  for (const auto& t : l.trials) try {
+      Bindings seen;
+      for (const auto& [name, value] : machine_from_json(t.machine).properties)
+        if (read.count(name)) seen.emplace(name, value);
+      ++machines[seen];
+    } catch (const std::invalid_argument&) {  // no description recorded (older stores)
+    }
+  if (machines.size() < 2) return;
+  const Bindings& first = machines.begin()->first;
+  const Bindings& second = std::next(machines.begin())->first;
+  std::vector<std::string> differ;
+  for (const auto& [name, value] : first)
+    if (auto it = second.find(name); it == second.end() || !(it->second == value))
+      differ.push_back(
+          fmt::format("{} {} or {}", name, value.repr(), it == second.end() ? std::string("none") : it->second.repr()));
+  for (const auto& [name, value] : second)
+    if (!first.count(name)) differ.push_back(fmt::format("{} none or {}", name, value.repr()));
+  throw InputError(
+      {a.spec}, fmt::format("{} holds this spec's trials on '{}' under {} sets of machine properties "
+                            "({}{}): a tune with --properties simulates another machine under the same "
+                            "device name, and a policy's constraints hold for one machine. Keep each "
+                            "machine's tunes in its own store (--out-dir or --db)",
+                            l.db.string(), l.trials.front().device, machines.size(),
+                            fmt::join(differ.begin(), differ.begin() + std::min<std::size_t>(differ.size(), 4), ", "),
+                            differ.size() > 4 ? ", ..." : ""));
+}
+
 // The trials of one device: --device's, or the only one the store holds for
 // the spec. A policy is one device's (its times, and the machine properties
 // its constraints read); `report`, which lays devices side by side, may take
@@ -272,6 +308,7 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
                         : "it has the spec's own (leave out " + flags + ")"));
   }
   pick_device(l, a, one_device);
+  if (one_device) check_one_machine(l, a);
   const std::size_t stored = l.trials.size();
   l.trials = allowed_now(l.spec, std::move(l.trials), l.valid_at);
   if (l.trials.empty())
