@@ -576,7 +576,7 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
            {{"--vllm-dtype", "fp8_w8a8"}, "--vllm-dtype: shapes the files of --vllm FOLDER, which is not given"},
            {{"--vllm-batch", "T"}, "--vllm-batch: shapes the files of --vllm FOLDER, which is not given"},
            {{"--vllm", out + "/v", "--vllm-dtype", "../x"},
-            "--vllm-dtype: expected a dtype name of letters, digits and '_' (fp8_w8a8), got '../x'"},
+            "--vllm-dtype: '../x' is not a dtype vLLM names its fused-MoE files by"},
            {{"--header", ""}, "--header: expected a path, got an empty one"},
            {{"--triton-configs", out + "/c.py"},
             "--triton-configs: writes configs for a Triton kernel; the spec's kernel has language: c++"},

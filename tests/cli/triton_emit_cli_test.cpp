@@ -76,6 +76,8 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
     return detail::run_process(argv, 120s);
   };
   auto named = emit({"--vllm", vllm, "--vllm-dtype", "fp8_w8a8", "--vllm-block-shape", "128,128"});
+  // Its tensors are f32, whose files vLLM names dtype=float32.
+  auto f32 = emit({"--vllm", vllm});
   std::vector<std::pair<std::vector<std::string>, std::string>> refused{
       {{"--vllm-block-shape", "128,128"}, "--vllm-block-shape: shapes the files of --vllm FOLDER, which is not given"},
       {{"--vllm", vllm, "--vllm-block-shape", "128"},
@@ -83,7 +85,11 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
        "block), got '128': 1 value"},
       {{"--vllm", vllm, "--vllm-block-shape", "128,x"}, "got '128,x': 'x' is no integer"},
       {{"--vllm", vllm, "--vllm-block-shape", "0,128"}, "got '0,128': 0 is not positive"},
-      {{"--vllm", vllm, "--vllm-block-shape", ""}, "--vllm-block-shape: expected two positive integers"}};
+      {{"--vllm", vllm, "--vllm-block-shape", ""}, "--vllm-block-shape: expected two positive integers"},
+      // vLLM reads no file named by a bf16 dtype, nor one it has no name for.
+      {{"--vllm", vllm, "--vllm-dtype", "bf16"}, "--vllm-dtype: vLLM names no dtype in the file of a bf16 MoE"},
+      {{"--vllm", vllm, "--vllm-dtype", "fp8_w8a9"},
+       "--vllm-dtype: 'fp8_w8a9' is not a dtype vLLM names its fused-MoE files by; expected fp8_w8a8, "}};
   std::vector<detail::ProcessResult> refusals;
   for (const auto& [flags, said] : refused) refusals.push_back(emit(flags));
   ::unsetenv("TUNEKIT_TRITON_FAKE");
@@ -91,6 +97,8 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
   ASSERT_EQ(named.exit_code, 0) << named.output;
   EXPECT_TRUE(fs::exists(fs::path(vllm) / "E=8,N=7168,device_name=fake_GPU,dtype=fp8_w8a8,block_shape=[128,128].json"))
       << named.output;
+  ASSERT_EQ(f32.exit_code, 0) << f32.output;
+  EXPECT_TRUE(fs::exists(fs::path(vllm) / "E=8,N=7168,device_name=fake_GPU,dtype=float32.json")) << f32.output;
   for (std::size_t i = 0; i < refused.size(); ++i) {
     EXPECT_EQ(refusals[i].exit_code, 1) << refusals[i].output;
     EXPECT_NE(refusals[i].output.find(refused[i].second), std::string::npos) << refused[i].second << "\n"

@@ -501,12 +501,22 @@ int run_emit(const PolicyArgs& a) {
     if (!shapes_vllm && value.empty()) throw InputError({flag}, "expected a path, got an empty one");
     if (flag == "--vllm-block-shape") (void)vllm_block_shape_of(value);  // an empty one too
   }
-  // A part of a file name: no folder, nothing a shell or vLLM's own name
-  // pattern would read apart.
-  if (a.vllm_dtype.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-      std::string::npos)
+  // The names vLLM's (and SGLang's) fused MoE looks its files up by
+  // (_get_config_dtype_str): a file named otherwise is never read, and vLLM
+  // quietly runs its default configs.
+  static const std::vector<std::string> kVllmDtypes{"fp8_w8a8",   "fp8_w8a16",  "int8_w8a8", "int8_w8a16",
+                                                    "int4_w4a16", "mxfp4_w4a4", "float32"};
+  if (!a.vllm_dtype.empty() && std::find(kVllmDtypes.begin(), kVllmDtypes.end(), a.vllm_dtype) == kVllmDtypes.end()) {
+    for (const char* plain : {"bf16", "bfloat16", "fp16", "float16", "half"})
+      if (a.vllm_dtype == plain)
+        throw InputError({"--vllm-dtype"}, fmt::format("vLLM names no dtype in the file of a {} MoE (its name has no "
+                                                       "',dtype=' part), so it would never read one named so: leave "
+                                                       "--vllm-dtype out",
+                                                       a.vllm_dtype));
     throw InputError({"--vllm-dtype"},
-                     "expected a dtype name of letters, digits and '_' (fp8_w8a8), got '" + a.vllm_dtype + "'");
+                     fmt::format("'{}' is not a dtype vLLM names its fused-MoE files by; expected {}{}", a.vllm_dtype,
+                                 either(kVllmDtypes), did_you_mean(a.vllm_dtype, kVllmDtypes)));
+  }
   const std::vector<std::int64_t> block_shape = vllm_block_shape_of(a.vllm_block_shape, false);
   Loaded l = load(a);
   // Both formats are read by Triton code (@triton.autotune, vLLM's fused
@@ -549,9 +559,21 @@ int run_emit(const PolicyArgs& a) {
   }
   if (!a.vllm_dir.empty()) {
     const std::string device = l.trials.front().device;
+    // vLLM names a float32 MoE's files so, and reads no other for it.
+    std::string dtype = a.vllm_dtype;
+    bool floating = false, all_f32 = true;
+    for (const ArgumentSpec& arg : l.spec.arguments)
+      if (arg.role != Role::scalar && is_floating(arg.type)) {
+        floating = true;
+        all_f32 = all_f32 && arg.type == ElementType::f32;
+      }
+    if (dtype.empty() && floating && all_f32) {
+      dtype = "float32";
+      notes.push_back("  (its tensors are f32: the vLLM files are named dtype=float32, as vLLM looks for them)\n");
+    }
     std::vector<VllmConfigFile> vllm;
     try {
-      vllm = emit_vllm_moe(p, device, a.vllm_dtype, a.vllm_batch, block_shape);
+      vllm = emit_vllm_moe(p, device, dtype, a.vllm_batch, block_shape);
     } catch (const std::runtime_error& e) {  // what was tuned cannot be put in vLLM's form
       throw InputError({"--vllm"}, e.what());
     }
@@ -706,7 +728,8 @@ SubCommand add_emit_command(CLI::App& app) {
                   "of the sizes (N halved: the spec's is the gate-up GEMM's)")
       ->each(noted("--vllm"));
   cmd->add_option("--vllm-dtype", a->vllm_dtype,
-                  "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own rule)")
+                  "The dtype part of vLLM's file name (fp8_w8a8, int8_w8a16 ...); none for bf16/fp16 (vLLM's own "
+                  "rule); default float32 where the spec's tensors are all f32, else none")
       ->each(noted("--vllm-dtype"));
   cmd->add_option("--vllm-block-shape", a->vllm_block_shape,
                   "BLOCK_N,BLOCK_K of block-quantised weights (128,128): the block_shape part of vLLM's file name, "
