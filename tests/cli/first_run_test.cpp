@@ -165,6 +165,31 @@ constraints: ["l1d_bytes // 2 <= TILE <= l1d_bytes"]
   EXPECT_EQ(tunekit_cli({"report", spec, "-o", out}).exit_code, 0);
 }
 
+// A policy finds an untuned size's config by its numeric distance to the
+// tuned ones: a string size axis is bad input to emit (it was exit 2, an
+// "other error"), while select lists the configs.
+TEST(FirstRun, EmitRefusesAStringSizeAxisAsBadInput) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: n}
+  - {name: y, type: f32, size: n, role: out}
+  - {name: n, type: i32, value: n}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3}
+sizes: {grid: {n: [64], layout: [row, col]}}
+parameters: {U: [1]}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "o").string();
+  const auto tune = tunekit_cli({"tune", spec, "-o", out, "--no-progress"});
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_EQ(tunekit_cli({"select", spec, "-o", out}).exit_code, 0);
+  const auto emit = tunekit_cli({"emit", spec, "-o", out});
+  EXPECT_EQ(emit.exit_code, 1) << emit.output;
+  EXPECT_TRUE(contains(emit.output, spec + ": size 'layout' has string values")) << emit.output;
+}
+
 TEST(FirstRun, SelectAllSizesSaysWhyAndOffersTheBestValidEverywhere) {
   const auto dir = fresh_dir();
   // At N = 1 the default TILE = 16384 is not valid (TILE <= N * 4096).
