@@ -186,7 +186,8 @@ std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       auto st = baseline_status.find(i);
       if (st == baseline_status.end())
-        missing.push_back(size_text(sizes[i]) + " (not run there: not valid there, or left out by a --where)");
+        missing.push_back(size_text(sizes[i]) +
+                          " (not run there: not valid there, left out by a --where, or not reached within a budget)");
       else if (st->second != "ok") missing.push_back(size_text(sizes[i]) + " (" + st->second + ")");
     }
     if (!missing.empty())
