@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -520,7 +521,7 @@ inline std::pair<Params, double> fastest(const std::vector<Params>& candidates,
       run(p);
       t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
     const double median = t[t.size() / 2];
     if (best.second < 0 || median < best.second) best = {p, median};
   }

@@ -73,17 +73,42 @@ if configure shared-lib ok -DBUILD_SHARED_LIBS=ON -DTUNEKIT_ENABLE_TESTS=OFF -DT
     { echo "(libtunekit.so has no SOVERSION)"; fail shared-lib; }
 fi
 
+# An absolute libexec folder: the package config names the worker there,
+# not under the prefix it is found in.
+if configure abs-libexec ok -DTUNEKIT_ENABLE_TESTS=OFF -DTUNEKIT_ENABLE_MPI=OFF \
+     -DCMAKE_INSTALL_LIBEXECDIR=/opt/tk/libexec; then
+  grep -qF 'TUNEKIT_PACKAGE_WORKER=\"/opt/tk/libexec/tunekit/tunekit-worker\"' "$work/abs-libexec/tunekitConfig.cmake" &&
+    passed=$((passed + 1)) || { echo "(the package config misplaces an absolute libexec folder)"; fail abs-libexec; }
+fi
+
 # tunekit added to another project (add_subdirectory, FetchContent): its
-# tests stay out of that project's build.
+# tests stay out of that project's build, the project's build type is its
+# own, and its programs are told where the worker is built, which building
+# them builds (a program of its own runs outside tunekit's bin/).
 mkdir -p "$work/parent-src"
 cat >"$work/parent-src/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.22)
 project(parent CXX)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
 add_subdirectory("$source_dir" tunekit)
+add_executable(app main.cpp)
+target_link_libraries(app PRIVATE tunekit::tunekit)
 EOF
+echo 'int main() {}' >"$work/parent-src/main.cpp"
 cmake -S "$work/parent-src" -B "$work/parent" "${common[@]}" -DTUNEKIT_ENABLE_MPI=OFF >"$work/parent.log" 2>&1 ||
   fail parent
 says parent "tests OFF"
+if grep -q '^CMAKE_BUILD_TYPE:STRING=.' "$work/parent/CMakeCache.txt"; then
+  echo "(tunekit set the parent's build type)"; fail parent
+else passed=$((passed + 1)); fi
+app_compile=$(grep '"command": .* -c [^ ]*/parent-src/main.cpp"' "$work/parent/compile_commands.json" || true)
+if grep -qF -- "-DTUNEKIT_PACKAGE_WORKER=" <<<"$app_compile" && grep -qF "tunekit/bin/tunekit-worker" <<<"$app_compile"
+then passed=$((passed + 1)); else echo "(the parent's program is not told where the worker is built)"; fail parent; fi
+if [ -f "$work/parent/build.ninja" ]; then  # the commands that building app runs
+  app_commands=$(ninja -C "$work/parent" -t commands app)  # not piped: grep -q would cut ninja off (pipefail)
+  if grep -qF -- "-o tunekit/bin/tunekit-worker " <<<"$app_commands"
+  then passed=$((passed + 1)); else echo "(building the parent's program does not build the worker)"; fail parent; fi
+fi
 
 if ((failed)); then echo "$passed passed, $failed failed"; exit 1; fi
 echo "$passed passed, 0 failed"
