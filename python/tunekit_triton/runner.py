@@ -58,6 +58,13 @@ def torch_dtype(name: str):
     return table[name]
 
 
+def poison_int(element_size: int, signed: bool) -> int:
+    """0xA5 in every byte, as the C++ workers poison integer outputs, as the
+    value an integer of that size holds (torch's fill_ refuses 0xA5 for an
+    int8: -0x5B is the same byte)."""
+    return int.from_bytes(b"\xa5" * element_size, "little", signed=signed)
+
+
 def is_float(name: str) -> bool:
     return name in ("f32", "f64", "f16", "bf16")
 
@@ -198,7 +205,7 @@ class TritonRunner(Runner):
                 if t.is_floating_point():
                     t.fill_(float("nan"))
                 else:
-                    t.fill_(0xA5 if t.element_size() == 1 else -0x5A5A5A5B if t.dtype.is_signed else 0xA5A5A5A5)
+                    t.fill_(poison_int(t.element_size(), t.dtype.is_signed))
 
     def _inputs(self) -> Dict[str, Any]:
         return {a.name: self.args[a.name] for a in self.arg_specs if not a.setup and a.name in self.args}
@@ -207,7 +214,11 @@ class TritonRunner(Runner):
         wanted = [a for a in self.arg_specs if a.setup]
         out: Dict[str, Any] = {}
         for fn_ref in sorted({a.setup for a in wanted}):
-            key = (fn_ref, self.version, tuple(sorted(meta.items())))
+            # The scalars too: a size that differs from the last in a scalar
+            # alone (topk) keeps the buffers, and so the version.
+            scalars = tuple(sorted((a.name, repr(self.args.get(a.name))) for a in self.arg_specs
+                                   if a.role == "scalar" and not a.setup))
+            key = (fn_ref, self.version, scalars, tuple(sorted(meta.items())))
             if key not in self.setup_cache:
                 path, _, name = fn_ref.rpartition(":")
                 fn = kernel_mod.find_function(kernel_mod.load_module(path), name, path)
@@ -262,9 +273,12 @@ class TritonRunner(Runner):
         path, entry = d["source"], d["entry"]
         fn = kernel_mod.find_entry(kernel_mod.load_module(path), entry, path)
         meta = dict(d.get("meta", {}))
-        options = {} if self.interpret else dict(d.get("options", {}))
+        tuned_options = dict(d.get("options", {}))
+        # The interpreter takes no launch options; a setup function still
+        # sees them, as documented.
+        options = {} if self.interpret else tuned_options
         grid = tuple(int(x) for x in rq.grid)
-        setup = self._setup_values(meta)
+        setup = self._setup_values({**meta, **tuned_options})
         kwargs = {}
         for a in self.arg_specs:
             if a.passed:

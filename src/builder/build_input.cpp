@@ -95,6 +95,12 @@ std::vector<fs::path> detail::include_folders(const std::vector<std::string>& fl
 void detail::for_each_local_header(const fs::path& source, std::string_view text, const std::vector<fs::path>& folders,
                                    const std::function<void(const fs::path&, const std::string&)>& visit) {
   static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*(["<])([^">]+)[">])re");
+  // A Python kernel's (Triton's) own modules: `import a.b, c` and
+  // `from .a import x`, looked for beside the importer (a/b.py or
+  // a/b/__init__.py); torch, triton and the standard library are not there.
+  static const std::regex from_import(R"re(^[ \t]*from[ \t]+\.*([A-Za-z_][\w.]*)[ \t]+import\b)re");
+  static const std::regex plain_import(R"re(^[ \t]*import[ \t]+([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*))re");
+  const bool python = source.extension() == ".py";
   // Bounded, as the docs say (spec-format.md): a header-only library
   // through -I (CUTLASS, Eigen) reaches hundreds, and this runs for every
   // variant built.
@@ -111,11 +117,41 @@ void detail::for_each_local_header(const fs::path& source, std::string_view text
       if (fs::path p = fs::weakly_canonical(folder / name, ec); !ec && fs::is_regular_file(p, ec)) return p;
     return {};
   };
+  auto visit_found = [&](const fs::path& found) {
+    if (found.empty() || !seen.insert(found).second) return;
+    std::ifstream in(found, std::ios::binary);
+    std::string read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    visit(found, read);
+    pending.emplace_back(found, std::move(read));
+  };
+  auto find_module = [&](const fs::path& importer, std::string dotted) -> fs::path {
+    std::replace(dotted.begin(), dotted.end(), '.', '/');
+    std::error_code ec;
+    for (const fs::path& p :
+         {importer.parent_path() / (dotted + ".py"), importer.parent_path() / dotted / "__init__.py"})
+      if (fs::path c = fs::weakly_canonical(p, ec); !ec && fs::is_regular_file(c, ec)) return c;
+    return {};
+  };
   while (!pending.empty() && seen.size() < kMostFiles) {
     const auto [file, body] = std::move(pending.back());
     pending.pop_back();
     std::istringstream lines(body);
     for (std::string line; std::getline(lines, line);) {
+      if (python) {
+        if (line.find("import") == std::string::npos) continue;
+        std::smatch m;
+        if (std::regex_search(line, m, from_import)) {
+          visit_found(find_module(file, m[1].str()));
+        } else if (std::regex_search(line, m, plain_import)) {
+          std::istringstream names(m[1].str());
+          for (std::string name; std::getline(names, name, ',');) {
+            name.erase(0, name.find_first_not_of(" \t"));
+            name.erase(name.find_last_not_of(" \t") + 1);
+            visit_found(find_module(file, name));
+          }
+        }
+        continue;
+      }
       // Most lines of most kernels include nothing, and without include
       // folders only "NAME" can be the kernel's own: no regex for the rest
       // (this runs for every variant built).
@@ -123,13 +159,7 @@ void detail::for_each_local_header(const fs::path& source, std::string_view text
         continue;
       std::smatch m;
       if (!std::regex_search(line, m, include)) continue;
-      const bool quoted = m[1].str() == "\"";
-      const fs::path header = find(file, m[2].str(), quoted);
-      if (header.empty() || !seen.insert(header).second) continue;
-      std::ifstream in(header, std::ios::binary);
-      std::string read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      visit(header, read);
-      pending.emplace_back(header, std::move(read));
+      visit_found(find(file, m[2].str(), m[1].str() == "\""));
     }
   }
 }

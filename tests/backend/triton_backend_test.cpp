@@ -495,3 +495,45 @@ TEST(TritonPython, AProgramOfTheInstalledPackageTakesThePackagesPythonSide) {
   note_package_worker("");
   EXPECT_EQ(found, prefix / "share" / "tunekit" / "python");
 }
+
+// A module the kernel's file imports beside it (`from h import ...`, a
+// package's `pkg/__init__.py`) is part of the kernel, as a C++ kernel's own
+// headers are: an edit to it measures the configs anew instead of resuming
+// the stale trials; os and json, not beside it, are not.
+TEST_F(FakeTriton, AModuleTheKernelImportsBesideItIsPartOfIt) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.py", R"PY(import os, json
+from h import behaviour
+import pkg.deep
+
+
+def k(x, out, n, BLOCK: "tl.constexpr"):
+    pass
+)PY");
+  tunekit::testing::write_file(dir / "h.py",
+                               "def behaviour(config):\n    return {\"time_us\": 100.0 / config[\"BLOCK\"]}\n");
+  tunekit::testing::write_file(dir / "pkg" / "__init__.py", "");
+  tunekit::testing::write_file(dir / "pkg" / "deep.py", "SCALE = 1\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(name: imports
+kernel: {language: triton, source: k.py, entry: k, grid: ["ceil_div(n, BLOCK)"]}
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 4096}
+parameters: {BLOCK: [32, 64]}
+reference: {python: h.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 3, confirm: 0}
+)Y");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 1;
+  auto resumed = [&] {
+    return tune(load_spec(dir / "s.yaml"), opt).resumed;
+  };
+  EXPECT_EQ(resumed(), 0u);
+  EXPECT_EQ(resumed(), 2u);  // nothing changed
+  tunekit::testing::write_file(dir / "pkg" / "deep.py", "SCALE = 2\n");
+  EXPECT_EQ(resumed(), 0u);  // an imported module changed: measured anew
+  EXPECT_EQ(resumed(), 2u);
+}

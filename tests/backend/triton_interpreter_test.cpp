@@ -8,6 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "support/temp_dir.hpp"
 #include "tunekit/error.hpp"
@@ -297,4 +302,109 @@ TEST_F(TritonInterpreter, ATorchReferenceThatFailsIsNamedByItsExpression) {
       size_error(vector_add_spec("{python: vadd.py, entry: raising_reference}", R"({torch: "x + yy"})"));
   EXPECT_NE(error.find("the reference torch expression 'x + yy' failed"), std::string::npos) << error;
   EXPECT_NE(error.find("name 'yy' is not defined"), std::string::npos) << error;
+}
+
+namespace {
+
+// Every trial of the tune of `spec` (written into a fresh folder with
+// `files`), which must be ok and verified.
+void expect_every_trial_ok(const std::string& spec, const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  for (const auto& [name, text] : files) tunekit::testing::write_file(dir / name, text);
+  tunekit::testing::write_file(dir / "k.yaml", spec);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 1;
+  const TuneReport r = tune(load_spec(dir / "k.yaml"), opt);
+  ASSERT_FALSE(r.sizes.empty());
+  for (const auto& size : r.sizes) {
+    EXPECT_EQ(size.error, "");
+    ASSERT_FALSE(size.trials.empty());
+    for (const auto& t : size.trials) {
+      EXPECT_EQ(t.status, Status::ok) << t.error;
+      EXPECT_TRUE(t.verification.passed) << t.verification.detail;
+    }
+  }
+}
+
+}  // namespace
+
+// An integer output is poisoned with 0xA5 bytes before a verified run, as
+// the C++ workers do: as a value its type holds (torch refuses 0xA5 for an
+// int8, and every size stopped at the reference).
+TEST_F(TritonInterpreter, SmallIntegerOutputsArePoisonedWithinTheirType) {
+  const std::string kernel = R"P(import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m), mask=m)
+
+
+def ref(x):
+    return x.clone()
+)P";
+  for (const char* type : {"i8", "i16", "u8"}) {
+    SCOPED_TRACE(type);
+    expect_every_trial_ok(
+        fmt::format(R"Y(kernel: {{language: triton, source: k.py, entry: copy_kernel, grid: ["ceil_div(n, BLOCK)"]}}
+arguments:
+  - {{name: x, type: {0}, shape: [n]}}
+  - {{name: out, type: {0}, shape: [n], role: out}}
+  - {{name: n, type: i32, value: n}}
+sizes: {{n: 300}}
+parameters: {{BLOCK: [128]}}
+reference: {{python: k.py, entry: ref}}
+measure: {{warmup: 0ms, min_samples: 1, max_samples: 2, early_stop: 0}}
+)Y",
+                    type),
+        {{"k.py", kernel}});
+  }
+}
+
+// A setup function's values are made again for a size that differs from the
+// last in a scalar alone (its buffers, and their version, stay), and it sees
+// the launch options with the meta-parameters, as documented.
+TEST_F(TritonInterpreter, ASetupFunctionSeesEachSizesScalarsAndTheLaunchOptions) {
+  const std::string kernel = R"P(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gather_kernel(x, idx, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + tl.load(idx + offs, mask=m), mask=m), mask=m)
+
+
+def perm(n, stride, device):
+    return (torch.arange(n, device=device) * stride % n).to(torch.int32)
+
+
+def make_index(args, meta):
+    assert meta["num_warps"] == 2, meta
+    return {"idx": perm(args["n"], args["stride"], args["x"].device)}
+
+
+def ref(x, n, stride):
+    return x[perm(n, stride, x.device).long()]
+)P";
+  expect_every_trial_ok(R"Y(kernel: {language: triton, source: k.py, entry: gather_kernel, grid: ["ceil_div(n, BLOCK)"]}
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: idx, type: i32, fill: {setup: make_index}}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+  - {name: stride, type: i32, value: stride, pass: false}
+sizes:
+  - grid: {n: [256], stride: [1, 3]}
+parameters: {BLOCK: [128], num_warps: [2]}
+reference: {python: k.py, entry: ref}
+measure: {warmup: 0ms, min_samples: 1, max_samples: 2, early_stop: 0}
+)Y",
+                        {{"k.py", kernel}});
 }
