@@ -95,10 +95,13 @@ std::vector<fs::path> detail::include_folders(const std::vector<std::string>& fl
 void detail::for_each_local_header(const fs::path& source, std::string_view text, const std::vector<fs::path>& folders,
                                    const std::function<void(const fs::path&, const std::string&)>& visit) {
   static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*(["<])([^">]+)[">])re");
-  // A Python kernel's (Triton's) own modules: `import a.b, c` and
-  // `from .a import x`, looked for beside the importer (a/b.py or
-  // a/b/__init__.py); torch, triton and the standard library are not there.
+  // A Python kernel's (Triton's) own modules: `import a.b, c`,
+  // `from .a import x` and `from . import a, b`, looked for beside the
+  // importer (a/b.py or a/b/__init__.py); torch, triton and the standard
+  // library are not there.
   static const std::regex from_import(R"re(^[ \t]*from[ \t]+\.*([A-Za-z_][\w.]*)[ \t]+import\b)re");
+  static const std::regex from_here_import(
+      R"re(^[ \t]*from[ \t]+\.+[ \t]+import[ \t]+\(?[ \t]*([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*))re");
   static const std::regex plain_import(R"re(^[ \t]*import[ \t]+([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*))re");
   const bool python = source.extension() == ".py";
   // Bounded, as the docs say (spec-format.md): a header-only library
@@ -142,7 +145,7 @@ void detail::for_each_local_header(const fs::path& source, std::string_view text
         std::smatch m;
         if (std::regex_search(line, m, from_import)) {
           visit_found(find_module(file, m[1].str()));
-        } else if (std::regex_search(line, m, plain_import)) {
+        } else if (std::regex_search(line, m, from_here_import) || std::regex_search(line, m, plain_import)) {
           std::istringstream names(m[1].str());
           for (std::string name; std::getline(names, name, ',');) {
             name.erase(0, name.find_first_not_of(" \t"));

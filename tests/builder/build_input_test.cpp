@@ -13,10 +13,12 @@
 
 #include "builder/detail/cache_claims.hpp"
 #include "builder/detail/compiler.hpp"
+#include "builder/detail/headers.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/builder.hpp"
 
 using namespace tunekit;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -260,4 +262,30 @@ TEST(CacheFolder, FilesOfKilledBuildsAreRemoved) {
   for (const auto& f : leftovers) EXPECT_FALSE(fs::exists(dir / f)) << f;
   for (const auto& f : kept) EXPECT_TRUE(fs::exists(dir / f)) << f;
   EXPECT_TRUE(fs::exists(dir / (hash + "." + std::to_string(gone) + ".5.cpp")));
+}
+
+// A Python kernel's own modules are its "headers": each import form that
+// names a module beside the importer is followed, recursively; one that is
+// not there (torch) is not.
+TEST(BuildInput, APythonKernelsOwnModulesArePartOfItsDigest) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  const std::string kernel =
+      "import os, torch\nimport plain\nfrom dotted.sub import f\nfrom . import rel_a, rel_b\nfrom .rel_c import g\n";
+  for (const char* module :
+       {"plain.py", "dotted/__init__.py", "dotted/sub.py", "rel_a.py", "rel_b.py", "rel_c.py", "deep.py"})
+    tunekit::testing::write_file(dir / module, "X = 1\n");
+  tunekit::testing::write_file(dir / "rel_c.py", "import deep\n");
+  tunekit::testing::write_file(dir / "k.py", kernel);
+  auto digest = [&] { return detail::headers_digest_for(dir / "k.py", kernel, {}); };
+  const std::string first = digest();
+  ASSERT_FALSE(first.empty());
+  for (const char* module : {"plain.py", "dotted/sub.py", "rel_a.py", "rel_b.py", "deep.py"}) {
+    SCOPED_TRACE(module);
+    tunekit::testing::write_file(dir / module, "X = 2\n");
+    EXPECT_NE(digest(), first);
+    tunekit::testing::write_file(dir / module, "X = 1\n");
+    EXPECT_EQ(digest(), first);
+  }
+  tunekit::testing::write_file(dir / "unrelated.py", "X = 2\n");
+  EXPECT_EQ(digest(), first);
 }
