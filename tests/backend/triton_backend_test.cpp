@@ -67,6 +67,23 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
   return load_spec(dir / "s.yaml");
 }
 
+// compile_fault's spec tuned: each config's status, and the error of the
+// one at BLOCK 64.
+struct CompileFaultRun {
+  std::map<std::string, Status> status;
+  std::string error_at_64;
+};
+CompileFaultRun tune_compile_fault(const Spec& spec, const fs::path& dir) {
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  opt.jobs = 1;
+  const TuneReport report = tune(spec, opt);
+  CompileFaultRun run{by_config(report), ""};
+  for (const auto& t : report.all_trials())
+    if (t.config.str() == "{BLOCK: 64}") run.error_at_64 = t.error;
+  return run;
+}
+
 // The stand-in compile sleeps until it is killed.
 const char* const kHang = R"(        return {"compile": "hang"})";
 
@@ -135,19 +152,12 @@ TEST_F(FakeTriton, ACompileThatKillsItsHelperSaysWhatItPrinted) {
   const fs::path dir = tunekit::testing::fresh_dir();
   const Spec spec = compile_fault(dir, R"(        print("LLVM ERROR: planted abort in a pass", file=sys.stderr)
         return {"compile": "crash"})");
-  TuneOptions opt;
-  opt.out_dir = dir / "out";
-  opt.jobs = 1;
-  TuneReport report = tune(spec, opt);
-  const auto status = by_config(report);
+  const auto [status, error] = tune_compile_fault(spec, dir);
   EXPECT_EQ(status.at("{BLOCK: 32}"), Status::ok);
   EXPECT_EQ(status.at("{BLOCK: 128}"), Status::ok);  // in a fresh helper
   ASSERT_EQ(status.at("{BLOCK: 64}"), Status::compile_error);
-  for (const auto& t : report.all_trials())
-    if (t.config.str() == "{BLOCK: 64}") {
-      EXPECT_NE(t.error.find("the compile helper died"), std::string::npos) << t.error;
-      EXPECT_NE(t.error.find("LLVM ERROR: planted abort in a pass"), std::string::npos) << t.error;
-    }
+  EXPECT_NE(error.find("the compile helper died"), std::string::npos) << error;
+  EXPECT_NE(error.find("LLVM ERROR: planted abort in a pass"), std::string::npos) << error;
 }
 
 // kernel.build_timeout bounds a Triton compile as it does a C++ build (the
@@ -168,17 +178,11 @@ TEST_F(FakeTriton, ACompilePastTheSpecsBuildTimeoutIsACompileErrorNamingIt) {
   const Spec limited = compile_fault(dir, kHang, ", build_timeout: 1s");
   EXPECT_EQ(limited.kernel.build_timeout, Seconds(1));
   EXPECT_NE(settings_key(limited).find(" build_timeout=1s"), std::string::npos) << settings_key(limited);
-  TuneOptions opt;
-  opt.out_dir = dir / "out";
-  opt.jobs = 1;
-  TuneReport report = tune(limited, opt);
-  const auto status = by_config(report);
+  const auto [status, error] = tune_compile_fault(limited, dir);
   EXPECT_EQ(status.at("{BLOCK: 32}"), Status::ok);
   EXPECT_EQ(status.at("{BLOCK: 128}"), Status::ok);  // in a fresh helper
   ASSERT_EQ(status.at("{BLOCK: 64}"), Status::compile_error);
-  for (const auto& t : report.all_trials())
-    if (t.config.str() == "{BLOCK: 64}")
-      EXPECT_NE(t.error.find("timed out after 1 s (kernel.build_timeout)"), std::string::npos) << t.error;
+  EXPECT_NE(error.find("timed out after 1 s (kernel.build_timeout)"), std::string::npos) << error;
 }
 
 // Ctrl-C during a compile: the build is the machine's failure (built again
@@ -528,9 +532,7 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 3, confirm: 0}
   TuneOptions opt;
   opt.out_dir = dir / "out";
   opt.jobs = 1;
-  auto resumed = [&] {
-    return tune(load_spec(dir / "s.yaml"), opt).resumed;
-  };
+  auto resumed = [&] { return tune(load_spec(dir / "s.yaml"), opt).resumed; };
   EXPECT_EQ(resumed(), 0u);
   EXPECT_EQ(resumed(), 2u);  // nothing changed
   tunekit::testing::write_file(dir / "pkg" / "deep.py", "SCALE = 2\n");

@@ -28,18 +28,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// y = x over `extra` (YAML: parameters, constraints, default ...), three
-// samples a config.
-std::string write_spec(const fs::path& dir, const std::string& extra, const std::string& entry = "f") {
+// y = x of `n` elements (a number, or a size's name) over `extra` (YAML:
+// parameters, constraints, default ...), three samples a config.
+std::string write_spec(const fs::path& dir, const std::string& extra, const std::string& entry = "f",
+                       const std::string& n = "256") {
   write_file(dir / "k.cpp",
              "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }\n");
-  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: " + entry + R"(, flags: [-O1]}
-arguments:
-  - {name: x, type: f32, size: 256}
-  - {name: y, type: f32, size: 256, role: out}
-  - {name: n, type: i32, value: 256}
-measure: {warmup: 0us, min_samples: 3, max_samples: 3}
-)" + extra);
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: " + entry + ", flags: [-O1]}\narguments:\n" +
+                                 "  - {name: x, type: f32, size: " + n + "}\n" + "  - {name: y, type: f32, size: " + n +
+                                 ", role: out}\n" + "  - {name: n, type: i32, value: " + n + "}\n" +
+                                 "measure: {warmup: 0us, min_samples: 3, max_samples: 3}\n" + extra);
   return (dir / "k.yaml").string();
 }
 
@@ -136,18 +134,11 @@ TEST(FirstRun, APropertiesFileLackingARealPropertyIsRefused) {
 // differ; report, which shows trials side by side, goes on.
 TEST(FirstRun, APolicyOfTrialsFromTwoMachinesIsRefused) {
   const auto dir = fresh_dir();
-  write_file(dir / "k.cpp",
-             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }\n");
-  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
-arguments:
-  - {name: x, type: f32, size: N}
-  - {name: y, type: f32, size: N, role: out}
-  - {name: n, type: i32, value: N}
-measure: {warmup: 0us, min_samples: 3, max_samples: 3}
-parameters: {TILE: [1024, 4096, 16384]}
+  const std::string spec = write_spec(dir, R"(parameters: {TILE: [1024, 4096, 16384]}
 constraints: ["l1d_bytes // 2 <= TILE <= l1d_bytes"]
-)");
-  const std::string spec = (dir / "k.yaml").string(), out = (dir / "o").string();
+)",
+                                      "f", "N"),
+                    out = (dir / "o").string();
   write_file(dir / "small.json", R"({"device": "simulated", "l1d_bytes": 8192})");
   write_file(dir / "large.json", R"({"device": "simulated", "l1d_bytes": 16384})");
   for (const auto& [n, machine] : {std::pair{"N=64", "small.json"}, std::pair{"N=128", "large.json"}}) {
@@ -170,18 +161,11 @@ constraints: ["l1d_bytes // 2 <= TILE <= l1d_bytes"]
 // "other error"), while select lists the configs.
 TEST(FirstRun, EmitRefusesAStringSizeAxisAsBadInput) {
   const auto dir = fresh_dir();
-  write_file(dir / "k.cpp",
-             "extern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }\n");
-  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: f, flags: [-O1]}
-arguments:
-  - {name: x, type: f32, size: n}
-  - {name: y, type: f32, size: n, role: out}
-  - {name: n, type: i32, value: n}
-measure: {warmup: 0us, min_samples: 3, max_samples: 3}
-sizes: {grid: {n: [64], layout: [row, col]}}
+  const std::string spec = write_spec(dir, R"(sizes: {grid: {n: [64], layout: [row, col]}}
 parameters: {U: [1]}
-)");
-  const std::string spec = (dir / "k.yaml").string(), out = (dir / "o").string();
+)",
+                                      "f", "n"),
+                    out = (dir / "o").string();
   const auto tune = tunekit_cli({"tune", spec, "-o", out, "--no-progress"});
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
   EXPECT_EQ(tunekit_cli({"select", spec, "-o", out}).exit_code, 0);
