@@ -220,17 +220,19 @@ std::vector<TrialRecord> allowed_now(const Spec& spec, std::vector<TrialRecord> 
 void check_one_machine(const Loaded& l, const PolicyArgs& a) {
   std::set<std::string> read;  // the properties that matter: those the constraints read
   for (const auto& c : l.spec.constraints) read.insert(c.variables().begin(), c.variables().end());
-  std::map<Bindings, std::size_t> machines;
-  for (const auto& t : l.trials) try {
+  std::set<std::string> descriptions;  // each parsed once: trials share a handful
+  for (const auto& t : l.trials) descriptions.insert(t.machine);
+  std::set<Bindings> machines;
+  for (const std::string& description : descriptions) try {
       Bindings seen;
-      for (const auto& [name, value] : machine_from_json(t.machine).properties)
+      for (const auto& [name, value] : machine_from_json(description).properties)
         if (read.count(name)) seen.emplace(name, value);
-      ++machines[seen];
+      machines.insert(std::move(seen));
     } catch (const std::invalid_argument&) {  // no description recorded (older stores)
     }
   if (machines.size() < 2) return;
-  const Bindings& first = machines.begin()->first;
-  const Bindings& second = std::next(machines.begin())->first;
+  const Bindings& first = *machines.begin();
+  const Bindings& second = *std::next(machines.begin());
   std::vector<std::string> differ;
   for (const auto& [name, value] : first)
     if (auto it = second.find(name); it == second.end() || !(it->second == value))
