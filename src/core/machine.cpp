@@ -52,7 +52,23 @@ MachineInfo load_machine_file(const std::string& file) {
   text << in.rdbuf();
   if (!in) throw InputError(SourceLocation{file, 0, 0}, "cannot read " + file);
   try {
-    return machine_from_json(text.str());
+    MachineInfo m = machine_from_json(text.str());
+    // A constraint compares a string with a number as unequal, so a quoted
+    // count would silently prune the whole space instead of failing here.
+    for (const auto& [k, v] : m.properties)
+      if (v.is_string() && !v.as_string().empty()) {
+        const std::string& s = v.as_string();
+        std::size_t used = 0;
+        try {
+          (void)std::stod(s, &used);
+        } catch (const std::exception&) {
+          continue;
+        }
+        if (used == s.size())
+          throw std::invalid_argument("property '" + k + "' is the string \"" + s +
+                                      "\"; write the number without quotes: \"" + k + "\": " + s);
+      }
+    return m;
   } catch (const std::invalid_argument& e) {
     throw InputError(SourceLocation{file, 0, 0},
                      std::string(e.what()) +

@@ -120,6 +120,31 @@ TEST(SpaceProperties, ACudaSpecCountsWithAGpusPropertiesAnywhere) {
   }
 }
 
+// A count written as a string ("1024") would compare unequal with every
+// number in a constraint and empty the space unseen; each command that
+// reads --properties refuses it, naming the file and the property.
+TEST(SpaceProperties, AQuotedNumberIsRefusedWhereverPropertiesAreRead) {
+  const auto dir = fresh_dir();
+  const std::string file = (dir / "h200.json").string();
+  write_file(file, R"({"device": "cuda: x", "arch": "sm_90a", "max_threads_per_block": "1024", "sm_count": 132})");
+  const std::string spec = kRoot + "/kernels/gemm/wgmma_gemm.yaml";
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"space", spec, "--properties", file},
+                                                  std::vector<std::string>{"resolve", spec, "--properties", file}}) {
+    auto r = tunekit_cli(command);
+    EXPECT_EQ(r.exit_code, 1) << command[0] << ": " << r.output;
+    EXPECT_NE(r.output.find(file + ": property 'max_threads_per_block' is the string \"1024\"; write the number "
+                                   "without quotes"),
+              std::string::npos)
+        << command[0] << ": " << r.output;
+  }
+  // A string that is not a number ("sm_90a") stays a string.
+  write_file(file, R"({"device": "cuda: x", "arch": "sm_90a", "max_threads_per_block": 1024, "sm_count": 132,
+                       "compute_capability": 90, "shared_memory_per_block_optin": 232448})");
+  auto ok = tunekit_cli(
+      {"space", spec, "--properties", file, "-s", "M=4096", "-s", "N=4096", "-s", "K=4096", "-s", "B_NK=1"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
 // An msKPP source's `// tunable` lines say what a config replaces, not the
 // values to try: `space` says where those are, not that the file has none.
 TEST(SpaceProperties, ATunableSourcePointsToItsSpec) {

@@ -2,9 +2,7 @@
 #include "replay_command.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -42,14 +40,6 @@ struct ReplayArgs {
   std::size_t batch = 1;
   bool json = false;
 };
-
-std::string read_text(const fs::path& p, const std::string& flag) {
-  std::ifstream f(p);
-  if (!f) throw InputError({flag}, "cannot read '" + p.string() + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 double ms(Microseconds t) { return t.count() / 1e3; }
 
@@ -123,15 +113,15 @@ int run_replay(const ReplayArgs& a) {
     space_from = "the parameters and constraints of " + a.spec;
     // Machine properties the constraints may use: --properties, else the
     // recording's own machine (a tunekit store keeps it).
-    std::string machine = a.properties.empty() ? recording.machine() : read_text(a.properties, "--properties");
-    if (!machine.empty()) {
+    if (!a.properties.empty()) {
+      constants = load_machine_file(a.properties).properties;
+      check_property_names(size_names_used(*spec), constants, a.properties);
+    } else if (const std::string machine = recording.machine(); !machine.empty()) {
       try {
         constants = machine_from_json(machine).properties;
       } catch (const std::exception& e) {
-        throw InputError({a.properties.empty() ? a.recording : a.properties},
-                         std::string("bad machine description: ") + e.what());
+        throw InputError({a.recording}, std::string("bad machine description: ") + e.what());
       }
-      if (!a.properties.empty()) check_property_names(size_names_used(*spec), constants, a.properties);
     }
     for (const auto& [k, v] : size) constants[k] = v;
   }

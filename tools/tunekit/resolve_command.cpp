@@ -71,20 +71,6 @@ std::string read_text(const fs::path& path, const std::string& spec_file) {
   return text.str();
 }
 
-MachineInfo machine_from_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) throw InputError({path}, "cannot read " + path);
-  try {
-    return machine_from_json(text.str());
-  } catch (const std::invalid_argument& e) {
-    throw InputError({path}, std::string(e.what()) +
-                                 "; expected one device object of `tunekit devices --json`, such "
-                                 "as {\"device\": \"...\", \"sm_count\": 132}");
-  }
-}
-
 // NAME=VALUE from a flag, errors naming the flag.
 std::pair<std::string, Value> assignment(const std::string& flag, const std::string& text) {
   return parse_assignment(text, {flag + " " + text});
@@ -315,7 +301,7 @@ int run_resolve(const ResolveArgs& a) {
                                      "--json` there)");
     }
   }
-  const MachineInfo machine = a.properties.empty() ? backend->machine() : machine_from_file(a.properties);
+  const MachineInfo machine = a.properties.empty() ? backend->machine() : load_machine_file(a.properties);
   check_parameter_names(spec, machine.properties);  // as tune refuses it
 
   const Bindings size = choose_size(spec, a, machine.properties);
