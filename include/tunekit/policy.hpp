@@ -116,6 +116,12 @@ struct HeaderOptions {
 // joined by "::", none of them a keyword); nullopt when it can.
 std::optional<std::string> namespace_problem(std::string_view name);
 
+// Why no emitted table (header, JSON, Python) can look this policy's sizes
+// up: an untuned size is matched by numeric distance, which a string size
+// has none of. nullopt when they can; the emit_* functions throw
+// std::invalid_argument with this reason.
+std::optional<std::string> table_problem(const Policy& policy);
+
 // A C++17 header: `<kernel>_config`, `<kernel>_select(sizes...)`, and the
 // tables behind it. Names from users become valid identifiers; string
 // values are escaped. Throws std::invalid_argument for a namespace that

@@ -120,6 +120,18 @@ bool integer_column(const std::vector<PolicyEntry>& entries, const std::string& 
 
 }  // namespace
 
+std::optional<std::string> table_problem(const Policy& policy) {
+  for (const auto& e : policy.entries)
+    for (const auto& [name, value] : e.size)
+      if (value.is_string())
+        return fmt::format(
+            "size '{}' has string values ('{}' ...), and a policy finds an untuned size's config by "
+            "its numeric distance to the tuned sizes: give '{}' numbers (0, 1 ...) and map them in "
+            "the calling code",
+            name, value.str(), name);
+  return std::nullopt;
+}
+
 std::optional<std::string> namespace_problem(std::string_view name) {
   const std::string expected = "expected C++ identifiers joined by '::', such as myproject::tuned";
   if (name.empty()) return "an empty namespace; " + expected;
@@ -356,11 +368,8 @@ Layout layout_of(const Policy& policy) {
     }
     return values;
   };
-  for (const auto& n : l.size_names) {
-    l.size_kinds.push_back(kind_of(column(n, true)));
-    if (l.size_kinds.back() == Kind::string)
-      throw std::runtime_error("size '" + n + "' has string values; sizes must be numbers");
-  }
+  if (auto why = table_problem(policy)) throw std::invalid_argument(*why);
+  for (const auto& n : l.size_names) l.size_kinds.push_back(kind_of(column(n, true)));
   for (const auto& n : l.param_names) l.param_kinds.push_back(kind_of(column(n, false)));
   // Whether the header can write an expression (the spelling does not matter here).
   auto writable = [&](const Expression& e, bool sizes_only) {

@@ -74,6 +74,28 @@ TEST(PolicyHeader, ANamespaceIsTakenAsGivenOrRefused) {
   EXPECT_THROW((void)emit_header(p, {"my ns"}), std::invalid_argument);
 }
 
+// An untuned size is matched by numeric distance; a string size has none,
+// so every table refuses the policy with the same reason.
+TEST(PolicyHeader, AStringSizeIsRefusedByEveryTable) {
+  Policy p = make_policy("matmul-v2", trials(), Selection::per_size, std::nullopt);
+  EXPECT_EQ(table_problem(p), std::nullopt);
+  p.entries.front().size["layout"] = Value(std::string("row"));
+  for (auto& e : p.entries)
+    if (!e.size.count("layout")) e.size["layout"] = Value(std::string("col"));
+  const auto why = table_problem(p);
+  ASSERT_NE(why, std::nullopt);
+  EXPECT_EQ(why->rfind("size 'layout' has string values ('", 0), 0u) << *why;
+  for (auto emit : {+[](const Policy& q) { return emit_header(q); }, +[](const Policy& q) { return emit_json(q); },
+                    +[](const Policy& q) { return emit_python(q); }}) {
+    try {
+      (void)emit(p);
+      ADD_FAILURE() << "emitted a table for a string size";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(e.what(), *why);
+    }
+  }
+}
+
 TEST(PolicyHeader, ReturnsTunedConfigsExactlyAndNearestOtherwise) {
   const auto dir = tunekit::testing::fresh_dir();
   Policy p = make_policy("matmul-v2", trials(), Selection::per_size, std::nullopt);

@@ -537,18 +537,8 @@ int run_emit(const PolicyArgs& a) {
     fmt::print("nothing to emit: {}\n", nothing_chosen(l, e.what()));
     return 3;
   }
-  // The header, online.hpp and the Python module find an untuned size's
-  // config by its numeric distance to the tuned ones, which a string has
-  // none of.
-  for (const auto& e : p.entries)
-    for (const auto& [name, value] : e.size)
-      if (value.is_string())
-        throw InputError({a.spec},
-                         fmt::format("size '{}' has string values ('{}' ...), and a policy finds an untuned size's "
-                                     "config by its numeric distance to the tuned sizes: give '{}' numbers (0, 1 "
-                                     "...) and map them in the calling code; `tunekit select` lists the configs as "
-                                     "they are",
-                                     name, value.str(), name));
+  if (auto why = table_problem(p))
+    throw InputError({a.spec}, *why + "; `tunekit select` lists the configs as they are");
   auto chosen = [&](const std::string& given, const std::string& flag, const std::string& default_name) {
     return given.empty() ? std::pair{flag + "'s default (in --out-dir)", fs::path(a.out_dir) / (l.name + default_name)}
                          : std::pair{flag, fs::path(given)};

@@ -37,8 +37,9 @@ struct Layout {
   std::optional<Ref> resolve(const std::string& name, bool sizes_only, const Bindings& machine) const;
 };
 
-// Throws std::runtime_error when an entry lacks a size or parameter the
-// others have, or a size has string values: no table can hold them.
+// Throws std::invalid_argument for table_problem(), and std::runtime_error
+// when an entry lacks a size or parameter the others have: no table can
+// hold them.
 Layout layout_of(const Policy& policy);
 
 using Namer = std::function<std::optional<std::string>(const std::string&)>;
