@@ -1785,7 +1785,19 @@ std::string spec_hash(const Spec& spec) {
       h.add("shape").add(a.shape.size());
       for (const auto& e : a.shape) h.add(e.text());
     }
-    if (!a.setup.empty()) h.add("setup").add(a.setup);
+    if (!a.setup.empty()) {
+      h.add("setup").add(a.setup);
+      // A setup function makes inputs the kernel is timed on (routing and
+      // page tables): in a file of its own, that file and the modules it
+      // imports are the kernel's as much as its own file's are.
+      const fs::path file = a.setup.substr(0, a.setup.rfind(':'));
+      if (file != spec.kernel.source) {
+        const std::string text = read_file(file, {spec.file.string()});
+        h.add(text);
+        if (const std::string imports = detail::headers_digest_for(file, text, {}); !imports.empty())
+          h.add("setup imports").add(imports);
+      }
+    }
     if (!a.passed) h.add("not passed");
   }
   for (const auto& c : spec.kernel.constexprs) h.add("constexpr").add(c.name).add(c.value.text());

@@ -375,6 +375,39 @@ measure: {graph: true}
   EXPECT_TRUE(s.measure.graph);
 }
 
+// A setup function in a file of its own makes inputs the kernel is timed
+// on: an edit there, or in a module it imports, is a new kernel whose old
+// trials a tune must not resume; an edit elsewhere changes nothing.
+TEST_F(FakeTriton, ASetupFilesOwnEditsAreANewKernel) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.py", "def k(x, y, n, B: 'tl.constexpr'):\n    pass\n");
+  tunekit::testing::write_file(dir / "prep.py", "import routing\n\ndef prep(args, meta):\n    return {'y': None}\n");
+  tunekit::testing::write_file(dir / "routing.py", "TOP_K = 2\n");
+  tunekit::testing::write_file(dir / "other.py", "UNUSED = 1\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel:
+  source: k.py
+  language: triton
+  entry: k
+  grid: ["ceil_div(n, B)"]
+arguments:
+  - {name: x, type: f32, shape: [n]}
+  - {name: y, type: i32, shape: [n], fill: {setup: prep, python: prep.py}}
+  - {name: n, type: i32, value: n}
+sizes: {n: 8}
+parameters: {B: [16, 32]}
+reference: {torch: "x * 2"}
+)Y");
+  const Spec s = load_spec(dir / "s.yaml");
+  const std::string before = spec_hash(s);
+  tunekit::testing::write_file(dir / "other.py", "UNUSED = 2\n");
+  EXPECT_EQ(spec_hash(s), before);
+  tunekit::testing::write_file(dir / "routing.py", "TOP_K = 4\n");
+  const std::string imported = spec_hash(s);
+  EXPECT_NE(imported, before);
+  tunekit::testing::write_file(dir / "prep.py", "import routing\n\ndef prep(args, meta):\n    return {'y': 0}\n");
+  EXPECT_NE(spec_hash(s), imported);
+}
+
 // The load-time checks of a Triton spec, located at the spec key they are
 // about: the fake inspector reads fake_kernel.py's signature
 // (fake_kernel(x, out, n, BLOCK: tl.constexpr, MODE: tl.constexpr)).
