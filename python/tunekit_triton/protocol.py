@@ -44,6 +44,11 @@ class Argument:
     scalar: Any = None
     setup: str = ""  # fill: {setup: fn}: the value comes from that Python function
     passed: bool = True  # false: read by the setup function and the reference, not passed to the kernel
+    # fill: {file: F}: count elements of the type, raw, from fill_offset on
+    # (past an .npy header); fill_stamp changes when the file does.
+    fill_file: str = ""
+    fill_offset: int = 0
+    fill_stamp: str = ""
 
     @staticmethod
     def from_json(j: dict) -> "Argument":
@@ -58,6 +63,9 @@ class Argument:
             scalar=j.get("scalar"),
             setup=j.get("setup", ""),
             passed=bool(j.get("pass", True)),
+            fill_file=j.get("fill_file", {}).get("path", ""),
+            fill_offset=int(j.get("fill_file", {}).get("offset", 0)),
+            fill_stamp=j.get("fill_file", {}).get("stamp", ""),
         )
 
     @property
@@ -69,7 +77,8 @@ class Argument:
         return self.shape if self.shape else [self.count]
 
     def key(self) -> tuple:
-        return (self.name, self.type, self.role, tuple(self.dims), self.fill, self.fill_value, self.setup)
+        return (self.name, self.type, self.role, tuple(self.dims), self.fill, self.fill_value, self.setup,
+                self.fill_file, self.fill_stamp)
 
 
 @dataclass

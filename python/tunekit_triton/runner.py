@@ -120,6 +120,7 @@ class TritonRunner(Runner):
         self.version = 0  # bumped when any input is regenerated
         self.saved_inout: Dict[str, Any] = {}
         self.setup_cache: Dict[tuple, Dict[str, Any]] = {}
+        self.file_data: Dict[str, Any] = {}  # fill: {file}: by argument, (file version, host copy)
         self.descriptor: Dict[str, Any] = {}
         self.launch = None
         self.flush_buf = None
@@ -136,6 +137,21 @@ class TritonRunner(Runner):
         g.manual_seed((seed * 1_000_003 + sum(ord(c) * 31 ** i for i, c in enumerate(name))) % (2 ** 63))
         return g
 
+    def _file_data(self, a: Argument):
+        """A file fill's elements on the host, read once per version of the
+        file and kept for the argument's next refill (tunekit checked the
+        file's type and length against the argument)."""
+        key = (a.fill_file, a.fill_stamp, a.fill_offset, a.type, a.count)
+        kept = self.file_data.get(a.name)
+        if kept is None or kept[0] != key:
+            dtype = torch_dtype(a.type)
+            with open(a.fill_file, "rb") as f:
+                f.seek(a.fill_offset)
+                raw = bytearray(f.read(a.count * self.torch.empty(0, dtype=dtype).element_size()))
+            data = self.torch.frombuffer(raw, dtype=dtype) if raw else self.torch.empty(0, dtype=dtype)
+            kept = self.file_data[a.name] = (key, data)
+        return kept[1]
+
     def _make_buffer(self, a: Argument, seed: int):
         return self._fill(self.torch.empty(a.dims, dtype=torch_dtype(a.type), device=self.device), a, seed)
 
@@ -146,6 +162,8 @@ class TritonRunner(Runner):
             return t.zero_()
         if a.fill == "constant":
             return t.fill_(a.fill_value)
+        if a.fill == "file":
+            return t.copy_(self._file_data(a).reshape(t.shape))
         if a.fill == "sequence":
             n = t.numel()
             return t.copy_((torch.arange(n, dtype=torch.float64, device=self.device) + a.fill_value).reshape(t.shape))

@@ -13,9 +13,6 @@ void Loader::arguments(const Item& args, Spec& s) const {
            "argument '" + a.name + "': 'memory: constant' applies to " +
                languages_with(&KernelTraits::constant_memory) + " kernels, not " + s.kernel.language +
                (s.kernel.language == "opencl" ? " (an OpenCL __constant argument is a buffer like any other)" : ""));
-    if (a.fill == Fill::file && backend_for_language(s.kernel.language).kernel.tensors)
-      fail(a.fill_where, "argument '" + a.name + "': 'fill: {file: ...}' is not supported for " + s.kernel.language +
-                             " kernels yet; give the values with a setup function (fill: {setup: FN})");
     if (!backend_for_language(s.kernel.language).kernel.tensors &&
         (!a.shape.empty() || !a.setup.empty() || (!a.passed && !a.constant_memory)))
       fail(el.where, "argument '" + a.name + "': 'shape', 'pass' and 'fill: {setup: ...}' apply to " +

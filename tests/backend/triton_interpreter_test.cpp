@@ -365,6 +365,43 @@ measure: {{warmup: 0ms, min_samples: 1, max_samples: 2, early_stop: 0}}
   }
 }
 
+// fill: {file} reaches a Triton kernel as the file's elements (it was a
+// random fill, which a reference computing from the same inputs passes):
+// the reference here knows the file's values, not the kernel's inputs. Two
+// configs, so the second refills the input from the file.
+TEST_F(TritonInterpreter, AFileFillIsTheFilesElements) {
+  std::string raw;
+  for (int i = 0; i < 300; ++i) {
+    const float v = 0.5f * static_cast<float>(i);
+    raw.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  expect_every_trial_ok(R"Y(kernel: {language: triton, source: k.py, entry: copy_kernel, grid: ["ceil_div(n, BLOCK)"]}
+arguments:
+  - {name: x, type: f32, shape: [n], fill: {file: x.bin}}
+  - {name: out, type: f32, shape: [n], role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 300}
+parameters: {BLOCK: [64, 128]}
+reference: {python: k.py, entry: ref}
+measure: {warmup: 0ms, min_samples: 1, max_samples: 2, early_stop: 0}
+)Y",
+                        {{"x.bin", raw}, {"k.py", R"P(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m), mask=m)
+
+
+def ref(x):
+    return torch.arange(x.numel(), dtype=x.dtype, device=x.device) * 0.5
+)P"}});
+}
+
 // A setup function's values are made again for a size that differs from the
 // last in a scalar alone (its buffers, and their version, stay), and it sees
 // the launch options with the meta-parameters, as documented.
