@@ -1752,6 +1752,19 @@ class Run {
   std::mutex build_time_mutex_;
 };
 
+// Read in pieces: a fill file may be larger than is worth holding at once.
+std::string file_digest(const fs::path& file, const SourceLocation& where) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(where, "cannot read " + file.string());
+  detail::Hasher h;
+  std::string piece(std::size_t{1} << 20, '\0');
+  while (in) {
+    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    h.add(std::string_view(piece.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  return h.hex();
+}
+
 }  // namespace
 
 std::string spec_hash(const Spec& spec) {
@@ -1785,6 +1798,9 @@ std::string spec_hash(const Spec& spec) {
       h.add("shape").add(a.shape.size());
       for (const auto& e : a.shape) h.add(e.text());
     }
+    // A file fill's values are the inputs as the seed's are for a random
+    // one; by content, so a copy elsewhere (another MPI rank's) is the same.
+    if (a.fill == Fill::file) h.add("fill file").add(file_digest(a.fill_file, a.fill_where));
     if (!a.setup.empty()) {
       h.add("setup").add(a.setup);
       // A setup function makes inputs the kernel is timed on (routing and

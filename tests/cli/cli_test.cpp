@@ -196,6 +196,54 @@ extern "C" void saxpy(const float* x, float* y, int n) {
   EXPECT_TRUE(contains(r.output, "best")) << r.output;
 }
 
+// --arg's FILL file=PATH gives the kernel the file's elements, as a spec's
+// fill: {file: PATH} does; the kernel traps on any other values. The file's
+// contents are part of the kernel: an edit is tuned anew, not resumed.
+TEST(Cli, ABareSourcesArgumentIsFilledFromAFile) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "// %RANGE% TUNE_U u 1:2:1\n"
+             "extern \"C\" void k(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) {\n"
+             "    if (x[i] != 0.5f * i) __builtin_trap();\n"
+             "    y[i] = TUNE_U * 0 + x[i];\n  }\n}\n");
+  auto write_x = [&](float scale) {
+    std::string raw;
+    for (int i = 0; i < 64; ++i) {
+      const float v = scale * static_cast<float>(i);
+      raw.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    write_file(dir / "x.bin", raw);
+  };
+  write_x(0.5f);
+  auto tune = [&](const std::string& fill) {
+    return tunekit_cli({"tune", (dir / "k.cpp").string(), "--size", "N=64", "--entry", "k", "--arg", "x:f32:N" + fill,
+                        "--arg", "y:f32:N::out", "--arg", "n:i32=N", "--out-dir", (dir / "out").string(),
+                        "--no-progress", "--timeout", "120s"});
+  };
+  auto r = tune(":file=" + (dir / "x.bin").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "No.2: ")) << r.output;
+  EXPECT_FALSE(contains(r.output, "crash")) << r.output;
+  auto again = tune(":file=" + (dir / "x.bin").string());
+  EXPECT_TRUE(contains(again.output, "resumed")) << again.output;
+  write_x(0.25f);  // another kernel's inputs: measured anew, and trapping
+  auto edited = tune(":file=" + (dir / "x.bin").string());
+  EXPECT_FALSE(contains(edited.output, "resumed")) << edited.output;
+  EXPECT_TRUE(contains(edited.output, "crash")) << edited.output;
+
+  auto missing = tune(":file=" + (dir / "none.bin").string());
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "--arg x:f32:N:file=" + (dir / "none.bin").string() + ": fill file="))
+      << missing.output;
+  EXPECT_TRUE(contains(missing.output, "is not a file")) << missing.output;
+  write_file(dir / "short.bin", "abcd");
+  auto short_file = tune(":file=" + (dir / "short.bin").string());
+  EXPECT_EQ(short_file.exit_code, 1) << short_file.output;
+  EXPECT_TRUE(contains(short_file.output, "is 4 bytes, but the argument's 64 elements of f32 are 256"))
+      << short_file.output;
+}
+
 // select, emit and report find a bare source's tune again through the
 // same call: the source alone makes another kernel (no entry, no
 // arguments), which they say.

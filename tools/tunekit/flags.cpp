@@ -286,7 +286,17 @@ ArgumentSpec parse_arg_option(const std::string& text) {
                 "so that an element the kernel never writes fails: its fill would never be seen. A kernel that "
                 "reads the buffer before writing it needs role inout (NAME:TYPE:SIZE:" +
                 parts[2] + ":inout); an out buffer's FILL is left empty (NAME:TYPE:SIZE::out)");
-  if (parts.size() >= 3 && !parts[2].empty()) {
+  if (parts.size() >= 3 && parts[2].rfind("file=", 0) == 0) {
+    // The spec's fill: {file: PATH}: raw elements of the type, or an .npy
+    // file (checked against the argument at each size, as a spec's is).
+    const std::filesystem::path file = parts[2].substr(5);
+    std::error_code ec;
+    if (file.empty() || !std::filesystem::is_regular_file(file, ec))
+      return fail("fill " + parts[2] + ": '" + file.string() + "' is not a file");
+    a.fill = Fill::file;
+    a.fill_file = std::filesystem::absolute(file);
+    a.fill_where = where;
+  } else if (parts.size() >= 3 && !parts[2].empty()) {
     const auto& f = parts[2];
     if (auto named = value_named(fill_names(), f); named && *named != Fill::constant && *named != Fill::file) {
       a.fill = *named;
@@ -304,6 +314,7 @@ ArgumentSpec parse_arg_option(const std::string& text) {
         for (const auto& n : fill_names())
           if (n.value != Fill::constant && n.value != Fill::file) fills.emplace_back(n.name);
         fills.emplace_back("a number");
+        fills.emplace_back("file=PATH");
         return fail("unknown fill '" + f + "' (" + either(fills) + ")");
       }
       if (auto why = fill_misfit(a.type, a.fill, a.fill_value)) return fail("fill: " + *why);

@@ -601,13 +601,15 @@ SubCommand add_tune_command(CLI::App& app) {
                                    "measure.confirm, else {})",
                                    100 * (kConfirmWithin - 1), MeasureSettings{}.confirm));
   tune_cmd->add_option("--entry", t->entry, "Bare sources: the function to call");
-  tune_cmd->add_option("--arg", t->args,
-                       "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
-                       "(FILL random|normal|zeros|sequence|NUMBER, empty for the default and for an out buffer: "
-                       "y:f32:N::out; ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
-                       "TYPE " +
-                           fmt::format("{}", fmt::join(names_in(element_type_names()), "|")) +
-                           "; SIZE and VALUE are expressions over sizes and parameters");
+  tune_cmd->add_option(
+      "--arg", t->args,
+      "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
+      "(FILL random|normal|zeros|sequence|NUMBER|file=PATH (raw elements or .npy), empty for the default and "
+      "for an out buffer: "
+      "y:f32:N::out; ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
+      "TYPE " +
+          fmt::format("{}", fmt::join(names_in(element_type_names()), "|")) +
+          "; SIZE and VALUE are expressions over sizes and parameters");
   tune_cmd->add_flag("--no-progress", t->no_progress, "Do not draw the progress bar");
   tune_cmd->add_flag("--no-rules", t->no_rules,
                      "Do not seed the search with the spec's matmul tile rules (search.rules), for an A/B comparison");
