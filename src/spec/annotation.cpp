@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -238,7 +239,20 @@ std::map<std::string, Target, std::less<>> first_tunables(const std::vector<Line
   std::map<std::string, Target, std::less<>> first;
   bool in_block = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (auto t = tunable_of(lines[i].text, in_block, static_cast<int>(i + 1), file)) {
+    std::optional<Tunable> t;
+    try {
+      t = tunable_of(lines[i].text, in_block, static_cast<int>(i + 1), file);
+    } catch (const InputError&) {
+      // msKPP replaces only a name's first annotated line and never reads
+      // the later ones (a template argument list's `LayoutA, // tunable`
+      // after `using LayoutA = ...; // tunable`): one naming a name already
+      // annotated is left as written, not refused.
+      std::string_view code = lines[i].text.substr(0, lines[i].text.find("//"));
+      bool later = false;
+      for (const auto& [name, target] : first) later = later || detail::has_word(code, name);
+      if (!later) throw;
+    }
+    if (t) {
       std::string name = t->name;
       first.try_emplace(std::move(name), Target{i, std::move(*t)});
     }
@@ -311,29 +325,84 @@ std::string_view defined_macro(std::string_view line) {
   return line.substr(p, q - p);
 }
 
-// A %RANGE% parameter reaches the code as a -D define. An unguarded
-// #define of it in the source replaces every config's value with its own
-// (the compiler only warns, and a build that succeeds shows no warning), so
-// every variant is the same code.
+// A preprocessor line's directive ("if", "ifndef", ...) and the rest of
+// the line; an empty directive for any other line.
+std::pair<std::string_view, std::string_view> directive(std::string_view line) {
+  std::size_t p = line.find_first_not_of(" \t");
+  if (p == std::string_view::npos || line[p] != '#') return {};
+  p = line.find_first_not_of(" \t", p + 1);
+  if (p == std::string_view::npos) return {};
+  std::size_t q = p;
+  while (q < line.size() && std::isalpha(static_cast<unsigned char>(line[q]))) ++q;
+  std::string_view rest = line.substr(q);
+  if (const std::size_t comment = rest.find("//"); comment != std::string_view::npos) rest = rest.substr(0, comment);
+  return {line.substr(p, q - p), rest};
+}
+
+// An open #if chain: the condition of the branch the lines below it are
+// in (empty for an #else), and those of the branches before it, which were
+// false for these lines to compile. #ifdef X reads as defined(X), #ifndef X
+// as !defined(X); blanks are left out.
+struct Conditional {
+  std::string condition;
+  std::vector<std::string> earlier;
+};
+
+// Whether the lines inside `c` are compiled only when the config has not
+// defined `name` (`#ifndef NAME`, `#if !defined(NAME)`, past a branch of
+// `defined(NAME)`), or only for CCCL's baseline (TUNE_BASE true), which is
+// built without the config's values.
+bool keeps_out_a_config(const Conditional& c, const std::string& name) {
+  auto negated = [&](const std::string& e) {
+    return e.find("!defined(" + name + ")") != std::string::npos || e.find("!defined" + name) != std::string::npos;
+  };
+  auto tested = [&](const std::string& e) {
+    return e.find("defined(" + name + ")") != std::string::npos || e.find("defined" + name) != std::string::npos;
+  };
+  auto base = [](const std::string& e) { return e == "TUNE_BASE" || e == "TUNE_BASE==1" || e == "TUNE_BASE!=0"; };
+  auto not_base = [](const std::string& e) { return e == "!TUNE_BASE" || e == "TUNE_BASE==0"; };
+  if (negated(c.condition) || base(c.condition)) return true;
+  return std::any_of(c.earlier.begin(), c.earlier.end(),
+                     [&](const std::string& e) { return (tested(e) && !negated(e)) || not_base(e); });
+}
+
+// A %RANGE% parameter reaches the code as a define. An unguarded #define of
+// it in the source replaces every config's value with its own (the compiler
+// only warns, and a build that succeeds shows no warning), so every variant
+// is the same code. A comment that mentions the guard does not guard it:
+// the #define must sit in a branch a config's build never compiles.
 void check_ranges_not_defined_in_source(const std::vector<Line>& lines, const std::vector<RangeAnnotation>& ranges,
-                            const std::string& file) {
+                                        const std::string& file) {
   for (const RangeAnnotation& r : ranges) {
-    bool guarded = false;
-    std::optional<SourceLocation> defined;
+    std::vector<Conditional> open;
+    bool in_block = false;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const std::string_view t = lines[i].text;
-      if (static_cast<int>(i + 1) == r.line || !detail::has_word(t, r.name)) continue;
-      if (defined_macro(t) == r.name) {
-        if (!defined) defined = SourceLocation{file, static_cast<int>(i + 1), static_cast<int>(t.find(r.name) + 1)};
-      } else if (t.find("ifndef") != std::string_view::npos || t.find("defined") != std::string_view::npos) {
-        guarded = true;
+      const bool commented = in_block;
+      (void)scan_line(t, in_block);
+      if (commented) continue;
+      const auto [name, rest] = directive(t);
+      if (name.empty()) continue;
+      std::string condition;
+      for (char c : rest)
+        if (!is_blank(c)) condition += c;
+      if (name == "ifdef") condition = "defined(" + condition + ")";
+      if (name == "ifndef") condition = "!defined(" + condition + ")";
+      if (name == "if" || name == "ifdef" || name == "ifndef") {
+        open.push_back({std::move(condition), {}});
+      } else if ((name == "elif" || name == "else") && !open.empty()) {
+        open.back().earlier.push_back(std::exchange(open.back().condition, name == "elif" ? condition : ""));
+      } else if (name == "endif" && !open.empty()) {
+        open.pop_back();
+      } else if (name == "define" && defined_macro(t) == r.name &&
+                 std::none_of(open.begin(), open.end(),
+                              [&](const Conditional& c) { return keeps_out_a_config(c, r.name); })) {
+        throw InputError(SourceLocation{file, static_cast<int>(i + 1), static_cast<int>(t.find(r.name) + 1)},
+                         fmt::format("the source defines {}, a %RANGE% parameter (line {}): this #define would "
+                                     "replace every config's value; remove it, or guard it with #ifndef {}",
+                                     r.name, r.line, r.name));
       }
     }
-    if (defined && !guarded)
-      throw InputError(*defined, fmt::format("the source defines {}, a %RANGE% parameter (line {}): this #define "
-                                             "would replace every config's value; remove it, or guard it with "
-                                             "#ifndef {}",
-                                             r.name, r.line, r.name));
   }
 }
 
@@ -364,8 +433,12 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
   std::vector<RangeAnnotation> out;
   std::map<std::string, int, std::less<>> seen;
   std::vector<Line> lines = split_lines(source);
+  bool in_block = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string_view text = lines[i].text;
+    // The line's // comment, outside string literals and block comments: a
+    // "%RANGE%" in a string is data, not an annotation.
+    const LineScan scan = scan_line(text, in_block);
     // A comment that starts almost with the marker (%range%, %RANGE without
     // its second %, a /* */ comment) was meant as one: ignored, it would
     // drop a parameter from the space without a word.
@@ -384,25 +457,17 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
       if (first == "%RANGE%" && text.substr(lead, 2) == "/*")
         throw InputError(here, "a %RANGE% annotation is a // comment, not a /* */ one");
     }
-    // Only a comment that starts with the marker declares a range (as in
-    // CCCL's scripts); prose that mentions %RANGE% is left alone.
-    std::size_t at = text.find(marker);
-    if (at == std::string_view::npos) continue;
-    const std::size_t slashes = text.find_first_not_of(" \t");
-    // A doc comment (//! or /// with more before the marker) was meant as one too.
-    if (text.substr(slashes, 2) == "//" && text.find_first_not_of(" \t/!", slashes) == at &&
-        text.find_first_not_of(" \t/", slashes) != at)
+    // Only a comment that starts with the marker declares a range, after
+    // code too (CCCL's scripts match "// %RANGE%" anywhere in the file);
+    // prose that mentions %RANGE% is left alone.
+    const std::size_t slashes = scan.comment;
+    if (slashes == std::string_view::npos) continue;
+    const std::size_t at = text.find(marker, slashes);
+    if (at == std::string_view::npos || text.find_first_not_of(" \t/!", slashes) != at) continue;
+    // A doc comment (//! with the marker after it) was meant as one too.
+    if (text.find_first_not_of(" \t/", slashes) != at)
       throw InputError(SourceLocation{file, static_cast<int>(i + 1), static_cast<int>(slashes + 1)},
                        "a %RANGE% annotation is a plain // comment, not a doc comment: write it '// %RANGE% ...'");
-    if (text.substr(slashes, 2) != "//" || text.find_first_not_of(" \t/", slashes) != at) {
-      // "x = 0; // %RANGE% ...": an annotation after code, which CCCL's
-      // scripts do not read either; left alone, its parameter would vanish.
-      const std::size_t comment = text.rfind("//", at);
-      if (comment != std::string_view::npos && comment != slashes && text.find_first_not_of(" \t/", comment) == at)
-        throw InputError(SourceLocation{file, static_cast<int>(i + 1), static_cast<int>(comment + 1)},
-                         "a %RANGE% annotation is a // comment on a line of its own, not after code");
-      continue;
-    }
     const int line_no = static_cast<int>(i + 1);
     auto where = [&](std::size_t column0) { return SourceLocation{file, line_no, static_cast<int>(column0 + 1)}; };
     // Whitespace-separated fields after the marker, with their positions.
@@ -484,14 +549,23 @@ std::vector<Parameter> parameters_from_ranges(const std::vector<RangeAnnotation>
 }
 
 std::string prepend_defines(std::string_view source, const Config& config, const std::string& file) {
-  std::string out;
-  for (const auto& [name, value] : config) out += "#define " + name + " " + value.str() + "\n";
-  out += "#line 1 \"";
+  std::string quoted = "\"";
   for (char c : file) {
-    if (c == '\\' || c == '"') out += '\\';
-    out += c;
+    if (c == '\\' || c == '"') quoted += '\\';
+    quoted += c;
   }
-  out += "\"\n";
+  quoted += '"';
+  // Each define is placed on its %RANGE% line: a value the code cannot take
+  // is then reported there, not at whatever the source's first lines hold.
+  std::map<std::string, int, std::less<>> declared;
+  for (const RangeAnnotation& r : parse_range_annotations(source, file)) declared.emplace(r.name, r.line);
+  std::string out;
+  for (const auto& [name, value] : config) {
+    if (auto at = declared.find(name); at != declared.end())
+      out += "#line " + std::to_string(at->second) + " " + quoted + "\n";
+    out += "#define " + name + " " + value.str() + "\n";
+  }
+  out += "#line 1 " + quoted + "\n";
   // A byte order mark after the defines would be code on line 1.
   if (source.starts_with("\xEF\xBB\xBF")) source.remove_prefix(3);
   out += source;

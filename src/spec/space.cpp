@@ -43,10 +43,19 @@ void check_against_ranges(const std::vector<Parameter>& declared, const std::str
   for (const auto& p : declared) {
     auto r = std::find_if(ranges.begin(), ranges.end(), [&](const Parameter& q) { return q.name == p.name; });
     if (r == ranges.end())
-      throw InputError(p.where, fmt::format("'{}' matches no %RANGE% line in {}{} (its %RANGE% parameters: {})", p.name,
-                                            file, did_you_mean(p.name, names), join(names)));
+      throw InputError(
+          p.where, fmt::format("'{}' matches no %RANGE% line in {}{} ({})", p.name, file, did_you_mean(p.name, names),
+                               names.empty() ? "it has no %RANGE% line ('// %RANGE% NAME label "
+                                               "start:end:step')"
+                                             : "its %RANGE% parameters: " + join(names)));
     for (const auto& v : p.values)
-      if (!r->listed(v)) {
+      if (!v.is_int()) {
+        // 2.0 equals 2 on the %RANGE% line, but would reach the code as
+        // "#define NAME 2.0".
+        throw InputError(p.where, fmt::format("'{}' = {} is not an integer; a %RANGE% line's values are integers "
+                                              "({}:{})",
+                                              p.name, v.repr(), file, r->where.line));
+      } else if (!r->listed(v)) {
         const auto& vs = r->values;
         throw InputError(
             p.where, fmt::format("'{}' = {} is not on its %RANGE% line ({}:{}: {} to {}, {} values)", p.name, v.repr(),

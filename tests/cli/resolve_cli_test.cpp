@@ -2,6 +2,7 @@
 // for harnesses that launch a kernel themselves (bench/kernels/common.py).
 // Machine properties come from files in data/, so the results do not depend
 // on this machine's caches or on a GPU being here.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -83,6 +84,20 @@ TEST(Resolve, TheDefaultConfigAtTheSpecsFirstSize) {
   EXPECT_EQ(argument(j, "K")["role"], "scalar");
   EXPECT_EQ(argument(j, "K")["value"], 512);
   EXPECT_FALSE(j.contains("artifact"));
+}
+
+// A %RANGE% source's config reaches it as #define lines; a harness of its
+// own gets them as the defines to pass.
+TEST(Resolve, ARangeSourcesConfigIsItsDefines) {
+  const auto dir = fresh_dir();
+  write_file(dir / "saxpy.yaml", "kernel: {source: " + kRoot +
+                                     "/examples/saxpy/saxpy.cpp, entry: saxpy}\n"
+                                     "arguments:\n  - {name: x, type: f32, size: N}\n"
+                                     "  - {name: y, type: f32, size: N, role: inout}\n"
+                                     "  - {name: n, type: i32, value: N}\nsizes: {N: 64}\n");
+  const auto j = resolve_json({(dir / "saxpy.yaml").string(), "--config", "TUNE_UNROLL=2"});
+  EXPECT_EQ(j["kernel"]["injection"], "range");
+  EXPECT_THAT(j["kernel"]["defines"].get<std::vector<std::string>>(), ::testing::Contains("TUNE_UNROLL=2"));
 }
 
 TEST(Resolve, SizeAndConfigFlagsOverrideTheSpec) {

@@ -97,6 +97,24 @@ TEST(Tunable, FirstMatchWins) {
             "int BM = 2; // tunable\n");
 }
 
+// msKPP never reads a name's later annotated lines, so one it could not
+// replace (mskl's own test: the alias's use in a template argument list)
+// is left as written; such a line naming no annotated name is still an error.
+TEST(Tunable, ALaterLineOfAnAnnotatedNameIsLeftAsWritten) {
+  const std::string src =
+      "using LayoutA = int; // tunable\n"
+      "using K = Kernel<\n"
+      "    LayoutA, // tunable\n"
+      "    float>;\n";
+  EXPECT_EQ(apply_tunable_lines(src, cfg({{"LayoutA", Value(std::string("double"))}}), "k.cpp"),
+            "using LayoutA = double;\n"
+            "using K = Kernel<\n"
+            "    LayoutA, // tunable\n"
+            "    float>;\n");
+  expect_error([] { apply_tunable_lines("    LayoutA, // tunable\nusing LayoutA = int; // tunable\n", {}, "k.cpp"); },
+               "k.cpp", 1, 5, "must assign a name");
+}
+
 TEST(Tunable, CommentOnlyLinesSkipped) {
   std::string src =
       "// int BM = 1; // tunable\n"
@@ -298,11 +316,19 @@ TEST(Range, NearMissesAreErrorsNotProse) {
   EXPECT_TRUE(parse_range_annotations("// see the %RANGE% lines below\nint x;\n", "b.cu").empty());
 }
 
-// After code, a %RANGE% comment is no annotation to CCCL's scripts either;
-// ignored, its parameter would vanish from the space.
-TEST(Range, AnAnnotationAfterCodeIsAnError) {
-  expect_error([] { parse_range_annotations("int dummy = 0; // %RANGE% TUNE_B block 256:512:256\n", "b.cu"); }, "b.cu",
-               1, 16, "a %RANGE% annotation is a // comment on a line of its own, not after code");
+// CCCL's scripts match "// %RANGE%" anywhere in the file, so an annotation
+// after code declares its range as one on a line of its own does; in a
+// string literal or a block comment it is data, not an annotation.
+TEST(Range, AnAnnotationAfterCodeCountsOneInAStringDoesNot) {
+  auto after = parse_range_annotations("int dummy = 0; // %RANGE% TUNE_B block 256:512:256\n", "b.cu");
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].name, "TUNE_B");
+  EXPECT_EQ(after[0].column, 27);
+  EXPECT_TRUE(parse_range_annotations("const char* s = \"// %RANGE% TUNE_Y y 1:4:1\";\n", "b.cu").empty());
+  EXPECT_TRUE(parse_range_annotations("/* a block\n// %RANGE% TUNE_Y y 1:4:1\n*/ int x;\n", "b.cu").empty());
+  auto later = parse_range_annotations("const char* s = \"//\"; // %RANGE% TUNE_Z z 1:2:1\n", "b.cu");
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].name, "TUNE_Z");
 }
 
 // A UTF-8 byte order mark, which editors hide and compilers skip, is not
@@ -343,9 +369,25 @@ TEST(Range, AParameterTheSourceDefinesItselfIsRefusedUnlessGuarded) {
                "b.cu", 2, 9, "the source defines TUNE_U, a %RANGE% parameter (line 1)");
   expect_error([&] { parse_range_annotations(head + "  #  define  TUNE_U(x) x\n", "b.cu"); }, "b.cu", 2, 14,
                "#ifndef TUNE_U");
-  for (const std::string guarded : {"#ifndef TUNE_U\n#define TUNE_U 2\n#endif\n",
-                                    "#if !defined(TUNE_U)\n#define TUNE_U 2\n#endif\n", "#define TUNE_UU 2\n"})
+  for (const std::string guarded :
+       {"#ifndef TUNE_U\n#define TUNE_U 2\n#endif\n", "#if !defined(TUNE_U)\n#define TUNE_U 2\n#endif\n",
+        "#if ! defined TUNE_U // the default\n#define TUNE_U 2\n#endif\n", "#define TUNE_UU 2\n",
+        "#ifdef TUNE_U\n#else\n#define TUNE_U 2\n#endif\n",
+        "#if defined(TUNE_U)\n#elif 1\n#else\n#define TUNE_U 2\n#endif\n",
+        // CCCL's baseline branch, built without the config's values
+        "#if !TUNE_BASE\nint g;\n#else\n#define TUNE_U 2\n#endif\n", "#if TUNE_BASE\n#define TUNE_U 2\n#endif\n",
+        "/*\n#define TUNE_U 2\n*/\n"})
     EXPECT_EQ(parse_range_annotations(head + guarded + "int f() { return TUNE_U; }\n", "b.cu").size(), 1u) << guarded;
+  // Where the #define sits decides, not a guard's word elsewhere: each of
+  // these replaces every config's value.
+  for (const auto& [unguarded, line] :
+       std::vector<std::pair<std::string, int>>{{"// TUNE_U is defined by the tuner\n#define TUNE_U 4\n", 3},
+                                                {"#ifndef TUNE_U\n#endif\n#define TUNE_U 4\n", 4},
+                                                {"#ifdef TUNE_U\n#define TUNE_U 4\n#endif\n", 3},
+                                                {"#if !defined(TUNE_U)\n#else\n#define TUNE_U 4\n#endif\n", 4},
+                                                {"#if !TUNE_BASE\n#define TUNE_U 4\n#endif\n", 3}})
+    expect_error([&] { parse_range_annotations(head + unguarded, "b.cu"); }, "b.cu", line, 9,
+                 "the source defines TUNE_U, a %RANGE% parameter (line 1)");
 }
 
 // A parameter the source names nowhere else builds the same code for every
@@ -454,6 +496,16 @@ TEST(PrependDefines, DefinesThenLineDirective) {
             "#define TUNE_ALPHA 0.5\n"
             "#line 1 \"dir/bench.cu\"\n"
             "int x;\n");
+}
+
+// A define sits on its %RANGE% line, so that a value the code cannot take
+// is reported there (it was the source's line 1, 2 ..., under the source's
+// name).
+TEST(PrependDefines, EachDefineIsOnItsRangeLine) {
+  const std::string src =
+      "// a comment\n\n// %RANGE% TUNE_A a 1:2:1\n// %RANGE% TUNE_B b 1:2:1\nint x[TUNE_A + TUNE_B];\n";
+  EXPECT_EQ(prepend_defines(src, cfg({{"TUNE_A", 2}, {"TUNE_B", 1}}), "k.cu"),
+            "#line 3 \"k.cu\"\n#define TUNE_A 2\n#line 4 \"k.cu\"\n#define TUNE_B 1\n#line 1 \"k.cu\"\n" + src);
 }
 
 TEST(PrependDefines, EscapesFileName) {

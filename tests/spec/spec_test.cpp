@@ -809,8 +809,14 @@ TEST_F(SpecErrors, ParametersOfARangeSourceNarrowItsLines) {
                "the parameters leave out TUNE_UNROLL, which " + (dir_ / "r.cpp").string() + ":2 declares with %RANGE%");
   expect_error(head + "  TUNE_BS: [64, 100]\n  TUNE_UNROLL: [1]\n", 4, 3,
                "'TUNE_BS' = 100 is not on its %RANGE% line (" + (dir_ / "r.cpp").string() + ":1: 64 to 256, 4 values)");
+  expect_error(head + "  TUNE_BS: [64, 128.0]\n  TUNE_UNROLL: [1]\n", 4, 3,
+               "'TUNE_BS' = 128.0 is not an integer; a %RANGE% line's values are integers (" +
+                   (dir_ / "r.cpp").string() + ":1)");
   expect_error(head + "  TUNE_BS: [64]\n  TUNE_UNROL: [1]\n", 5, 3, "'TUNE_UNROL' matches no %RANGE% line in");
   expect_error(head + "  TUNE_BS: [64]\n  TUNE_UNROL: [1]\n", 5, 3, "did you mean 'TUNE_UNROLL'");
+  std::ofstream(dir_ / "none.cpp") << "void k() {}\n";
+  expect_error("kernel: {source: none.cpp, entry: k, injection: range}\narguments: []\nparameters:\n  TUNE_BS: [64]\n",
+               4, 3, "matches no %RANGE% line in " + (dir_ / "none.cpp").string() + " (it has no %RANGE% line");
 }
 
 // Prose that mentions %RANGE% is no annotation: the source's parameters come

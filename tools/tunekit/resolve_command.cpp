@@ -348,8 +348,15 @@ int run_resolve(const ResolveArgs& a) {
   kernel["entry"] = input.entry;
   // With tunable lines or %RANGE% sources the config is written into the
   // variant's text instead of passed as defines: only --build's artefact has it.
-  kernel["injection"] = input.source == source ? "defines" : "source";
-  kernel["defines"] = input.defines;
+  // A %RANGE% source gets its config as #define lines at the variant's top,
+  // which a harness of its own passes as -D defines alike.
+  const bool range =
+      resolve_injection(spec.kernel.injection, source, spec.kernel.source.string()) == Injection::range_defines;
+  kernel["injection"] = input.source == source ? "defines" : range ? "range" : "source";
+  std::vector<std::string> defines = input.defines;
+  if (range)
+    for (const auto& [k, v] : chosen.config) defines.push_back(k + "=" + v.str());
+  kernel["defines"] = defines;
   kernel["flags"] = input.flags;
   kernel["compiler"] = input.compiler;
   kernel["arch"] = input.arch;
@@ -412,8 +419,10 @@ int run_resolve(const ResolveArgs& a) {
   if (!not_default.empty()) fmt::print("           not from the default: {}\n", fmt::join(not_default, ", "));
   if (invalid) fmt::print("valid:     no: {}\n", out["invalid_reason"].get<std::string>());
   if (!input.entry.empty()) fmt::print("entry:     {}\n", input.entry);
-  if (input.defines.empty()) fmt::print("defines:   none (the config is written into the variant's source)\n");
-  else fmt::print("defines:   -D{}\n", fmt::join(input.defines, " -D"));
+  if (defines.empty()) fmt::print("defines:   none (the config is written into the variant's source)\n");
+  else
+    fmt::print("defines:   -D{}{}\n", fmt::join(defines, " -D"),
+               range ? " (as #define lines at the top of the variant's source)" : "");
   if (!input.flags.empty()) fmt::print("flags:     {}\n", fmt::join(input.flags, " "));
   if (out["launch"].is_object()) {
     const Json& l = out["launch"];
