@@ -79,24 +79,30 @@ int run_kept(const std::function<int()>& serve) {
   ::sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: waitpid returns
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   int status = 0;
+  int end_by = 0;  // the signal this process ends by
   for (;;) {
     int s = 0;
     const pid_t r = ::waitpid(-1, &s, 0);
     if (r == server) {
       status = s;
+      if (WIFSIGNALED(status)) end_by = WTERMSIG(status);
       break;
     }
     if (r < 0 && errno == EINTR && g_orphaned) {
+      // The tuner's end, or a SIGTERM from outside (a user who picked this
+      // process out of ps): the tuner, if alive, must see a worker killed by
+      // a signal, the environment's doing, and not an exit of 0, which it
+      // reads as the kernel's crash and stores against the config.
       ::kill(server, SIGKILL);
-      status = 0;
+      end_by = SIGTERM;
       break;
     }
     if (r < 0 && errno == ECHILD) break;
   }
   kill_descendants(keeper);
   reap_all();
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
+  if (end_by != 0) {
+    const int sig = end_by;
     const rlimit no_core{0, 0};
     ::setrlimit(RLIMIT_CORE, &no_core);  // the server dumped its own, if any
     ::signal(sig, SIG_DFL);

@@ -41,7 +41,8 @@ namespace {
 // every descriptor it can; KIND 7 prints 16 MiB a call. KIND 8 starts a
 // daemon (fork, setsid, fork again) that sleeps for ever and writes its pid
 // and start time to MARK.strays; KIND 9 does that too, then hangs; KIND 10
-// computes y = 0 while a process listed there runs. (The start time tells a
+// computes y = 0 while a process listed there runs; KIND 11, while MARK
+// exists, sends SIGTERM to its worker's keeper. (The start time tells a
 // daemon from a later process given its pid: pids are reused.)
 std::string kernel(const fs::path& mark) {
   return R"(#include <csignal>
@@ -128,6 +129,16 @@ extern "C" void scale(const float* x, float* y, int n) {
     start_daemon();
     for (volatile int i = 0;;) ++i;
   }
+#elif KIND == 11
+  // SIGTERM to the worker's top process (the keeper, the server's parent),
+  // the one a user picks out of ps; only when that is the worker.
+  std::ifstream comm("/proc/" + std::to_string(getppid()) + "/comm");
+  std::string parent;
+  comm >> parent;
+  if (marked() && parent == "tunekit-worker") {
+    kill(getppid(), SIGTERM);
+    pause();
+  }
 #elif KIND == 10
   if (a_stray_runs()) {
     for (int i = 0; i < n; ++i) y[i] = 0;
@@ -208,6 +219,24 @@ TEST(Reliability, AWorkerKilledFromOutsideIsMeasuredAgain) {
   EXPECT_EQ(
       Store(second.db).find(second.spec_hash, second.device, {{"N", Value(256)}}, Config({{"KIND", Value(1)}}))->status,
       Status::ok);
+}
+
+// A SIGTERM to the worker's top process (its keeper) ends the server with
+// it: the environment's doing, measured again, not the config's crash (the
+// keeper exited 0, which read as the kernel's).
+TEST(Reliability, AWorkersKeeperTerminatedFromOutsideIsTheEnvironments) {
+  Fixture f("[0, 11]", "default: {KIND: 0}\n");
+  const Spec spec = f.spec();
+  auto first = by_kind(tune(spec, f.options));
+  EXPECT_EQ(first[11].status, Status::crash) << first[11].error;
+  EXPECT_EQ(first[11].fault, Fault::environment) << first[11].error;
+  EXPECT_TRUE(contains(first[11].error, "SIGTERM")) << first[11].error;
+  EXPECT_EQ(first[0].status, Status::ok) << first[0].error;
+
+  f.clear_mark();
+  TuneReport second = tune(spec, f.options);
+  EXPECT_EQ(second.retried, 1u);
+  EXPECT_EQ(by_kind(second)[11].status, Status::ok);
 }
 
 // Item 4: a build that meets a full disk is not the config's fault. The
