@@ -20,6 +20,12 @@ struct EmptyStoreError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What Store's read-only open throws for a store of an older schema that
+// only a writing open migrates. A tune may write it.
+struct OldStoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Store {
  public:
   enum class Access {

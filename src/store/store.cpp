@@ -519,10 +519,15 @@ void Store::open_read_only() {
         else if (*version != kSchemaVersion) {
           sqlite3_close_v2(db_);
           db_ = nullptr;
-          fail(path_, fmt::format("schema version {} cannot be read without writing{}", *version,
-                                  *version < kSchemaVersion ? " (open it once with a command that writes, such as "
-                                                              "`tunekit tune`, to migrate it)"
-                                                            : "; it was written by a newer tunekit"));
+          if (*version < kSchemaVersion)
+            throw OldStoreError(
+                fmt::format("results store {}: schema version {} cannot be read without writing "
+                            "(open it once with a command that writes, such as `tunekit tune`, "
+                            "to migrate it)",
+                            path_.string(), *version));
+          fail(path_, fmt::format("schema version {} cannot be read without writing; it was written by a newer "
+                                  "tunekit",
+                                  *version));
         }
         return;
       }

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/cli.hpp"
+
 namespace fs = std::filesystem;
 using namespace tunekit;
 using namespace std::chrono_literals;
@@ -781,7 +783,7 @@ PRAGMA user_version=4;
   try {
     Store read(file, Store::Access::read_only);
     FAIL() << "a version-4 file is not read without writing";
-  } catch (const std::runtime_error& e) {
+  } catch (const OldStoreError& e) {  // which `tunekit tune` lets its own open migrate
     EXPECT_NE(std::string(e.what()).find("open it once with a command that writes"), std::string::npos) << e.what();
   }
   {
@@ -805,6 +807,37 @@ PRAGMA user_version=4;
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1].fault, Fault::environment);
   EXPECT_EQ(rows[1].settings, "timeout=60s");
+}
+
+// What the read-only open's message advises works: `tunekit tune` into a
+// version-4 store migrates it (its check of the path opened it read-only
+// and refused it) and adds its trials beside the old ones.
+TEST(Store, ATuneMigratesAnOldStoreItIsGiven) {
+  TempDir dir;
+  fs::path file = dir.path() / "v4.db";
+  create(file, std::string(kVersion1Table) + kVersion4Columns + R"sql(
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, origin, slower_factor, slower_best_us)
+  VALUES ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules',
+          NULL, NULL);
+PRAGMA user_version=4;
+)sql");
+  const auto r =
+      tunekit::testing::tunekit_cli({"tune",         std::string(TUNEKIT_SOURCE_DIR) + "/examples/saxpy/saxpy.cpp",
+                                     "--size",       "N=64",
+                                     "--entry",      "saxpy",
+                                     "--arg",        "x:f32:N",
+                                     "--arg",        "y:f32:N:1.0:inout",
+                                     "--arg",        "n:i32=N",
+                                     "--where",      "TUNE_UNROLL == 1",
+                                     "--where",      "TUNE_BLOCK == 1024",
+                                     "--db",         file.string(),
+                                     "--out-dir",    (dir.path() / "out").string(),
+                                     "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(schema_version(file), 8);
+  Store store(file, Store::Access::read_only);
+  EXPECT_EQ(store.trials("v4").size(), 1u);
 }
 
 // Version 5 lacks only the evaluation and verification times: read as it

@@ -61,6 +61,8 @@ void check_store_path(const fs::path& db, const std::string& given_by) {
   } catch (const EmptyStoreError&) {
     // Another tune (another MPI rank) is creating it, or it was made empty:
     // this tune makes its table.
+  } catch (const OldStoreError&) {
+    // The tune's own (writing) open migrates it.
   } catch (const std::runtime_error& e) {
     throw InputError({given_by}, fmt::format("cannot tune into {}: {}", db.string(), e.what()));
   }
