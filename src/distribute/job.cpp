@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/detail/hash.hpp"
 #include "distribute/detail/job.hpp"
 #include "store/detail/json_value.hpp"
 #include "store/detail/kernel_claim.hpp"
@@ -102,6 +103,24 @@ constexpr auto kIdlePoll = std::chrono::milliseconds(2);
 
 }  // namespace
 
+// A rank started with another spec or source would store its trials beside
+// rank 0's and have its bests reported as theirs.
+std::string tune_identity(const Spec& spec) {
+  Hasher h;
+  h.add(spec_hash(spec));
+  for (const auto& p : spec.parameters) {
+    h.add(p.name).add(p.values.size());
+    for (const auto& v : p.values) h.add(v.repr());
+  }
+  for (const auto& c : spec.constraints) h.add(c.text());
+  h.add(spec.configs.size());
+  for (const auto& c : spec.configs) h.add(c.key());
+  h.add(spec.sizes.size());
+  for (const auto& size : spec.sizes) h.add(size_key(size));
+  h.add(spec.objective.name).add(static_cast<std::uint64_t>(spec.objective.maximize));
+  return h.hex();
+}
+
 int launched_ranks() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
     if (const char* value = std::getenv(name); value && *value) return std::atoi(value);
@@ -150,8 +169,10 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
     remove_orphaned_scratch(fs::temp_directory_path(), host);
     scratch = scratch_folder(fs::temp_directory_path(), host, ::getpid(), rank);
     fs::create_directories(scratch);
-    send(Message::Kind::hello,
-         {{"host", host}, {"device", target.machine.device}, {"measures_on_host", target.measures_on_host}});
+    send(Message::Kind::hello, {{"host", host},
+                                {"device", target.machine.device},
+                                {"measures_on_host", target.measures_on_host},
+                                {"tune", tune_identity(spec)}});
   } catch (const std::exception& e) {
     send(Message::Kind::hello, {{"host", host}, {"error", error_to_json(e)}});
     until_stopped();
@@ -252,6 +273,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   Store store(report.db);
   const KernelClaim claim(report.db, report.spec_hash);
   if (auto w = claim.announce()) report.warnings.push_back(*w);
+  const std::string identity = tune_identity(spec);
 
   std::vector<std::optional<SizeReport>> tuned(spec.sizes.size());
   std::deque<std::size_t> pending;
@@ -364,6 +386,11 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
       else retire(rank, fmt::format("{} cannot tune: {}; it tunes nothing", who(rank), message_of(body.at("error"))));
       return;
     }
+    if (body.value("tune", "") != identity)
+      return retire(rank, fmt::format("{} was started with another spec, kernel source, space or sizes than rank 0 "
+                                      "({}): it tunes nothing, so that its trials are not stored as this tune's "
+                                      "(give every rank the same command)",
+                                      who(rank), spec.file.string()));
     const std::string device = body.at("device").get<std::string>();
     if (rank == 0) report.device = device;
     if (device != report.device)

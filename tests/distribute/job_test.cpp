@@ -52,10 +52,12 @@ struct TwoRanks {
 // What a rank played by the test does with each size it is handed.
 using Answer = std::function<void(detail::Link&, const ojson& assignment)>;
 
-// Plays a rank on `device`; the assignments it got go to `seen`.
-std::thread play(detail::Link& link, std::string device, Answer answer, std::vector<ojson>& seen) {
-  return std::thread([&link, device, answer, &seen] {
-    link.send({Message::Kind::hello, 0, ojson{{"host", "test"}, {"device", device}}.dump()});
+// Plays a rank of `spec`'s tune on `device`; the assignments it got go to
+// `seen`.
+std::thread play(detail::Link& link, const Spec& spec, std::string device, Answer answer, std::vector<ojson>& seen) {
+  const std::string tune = detail::tune_identity(spec);
+  return std::thread([&link, device, answer, &seen, tune] {
+    link.send({Message::Kind::hello, 0, ojson{{"host", "test"}, {"device", device}, {"tune", tune}}.dump()});
     for (Message m = link.receive(); m.kind == Message::Kind::assign; m = link.receive()) {
       seen.push_back(ojson::parse(m.body));
       answer(link, seen.back());
@@ -262,8 +264,8 @@ TEST(Distribute, ARankOnAnotherMachineTunesNothing) {
   std::vector<ojson> seen0, seen1;
   auto tune0 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine A"); };
   auto tune1 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "machine B"); };
-  std::thread rank1 = play(transport.link(1), "machine B", tune1, seen1);
-  std::thread rank0 = play(transport.link(0), "machine A", tune0, seen0);
+  std::thread rank1 = play(transport.link(1), spec, "machine B", tune1, seen1);
+  std::thread rank0 = play(transport.link(0), spec, "machine A", tune0, seen0);
   const TuneReport report = detail::coordinate(transport, spec, options);
   rank0.join();
   rank1.join();
@@ -276,15 +278,42 @@ TEST(Distribute, ARankOnAnotherMachineTunesNothing) {
       << report.warnings[0];
 }
 
+// A rank started with another space (or source, or sizes) than rank 0's:
+// its trials would be stored and reported as this tune's, so it tunes
+// nothing, and the report says why.
+TEST(Distribute, ARankOfAnotherSpecTunesNothing) {
+  TwoRanks job;
+  auto& spec = job.spec;
+  Spec other = spec;
+  other.parameters.front().values.push_back(Value(12));
+  std::vector<ojson> seen0, seen1;
+  auto tune0 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m"); };
+  auto tune1 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, other, "m"); };
+  std::thread rank1 = play(job.transport.link(1), other, "m", tune1, seen1);
+  std::thread rank0 = play(job.transport.link(0), spec, "m", tune0, seen0);
+  const TuneReport report = detail::coordinate(job.transport, spec, job.options);
+  rank0.join();
+  rank1.join();
+  EXPECT_EQ(seen0.size(), 3u);
+  EXPECT_TRUE(seen1.empty());
+  EXPECT_TRUE(
+      any_says(report, "rank 1 (test) was started with another spec, kernel source, space or sizes than rank 0"))
+      << fmt::format("{}", fmt::join(report.warnings, "\n"));
+  EXPECT_NE(detail::tune_identity(other), detail::tune_identity(spec));
+  Spec resized = spec;
+  resized.sizes.pop_back();
+  EXPECT_NE(detail::tune_identity(resized), detail::tune_identity(spec));
+}
+
 TEST(Distribute, ASpecErrorOnARankIsTheJobsErrorWhereItWas) {
   TwoRanks job;
   auto& [dir, spec, options, transport] = job;
   std::vector<ojson> seen0, seen1;
   const ojson error{{"input", true}, {"file", "scale.yaml"}, {"line", 3}, {"column", 5}, {"message", "bad N"}};
-  std::thread rank0 = play(transport.link(0), "m", [&](detail::Link& l, const ojson& a) { fail_it(l, a, error); },
-                           seen0);
-  std::thread rank1 = play(transport.link(1), "m", [&](detail::Link& l, const ojson& a) { fail_it(l, a, error); },
-                           seen1);
+  std::thread rank0 = play(
+      transport.link(0), spec, "m", [&](detail::Link& l, const ojson& a) { fail_it(l, a, error); }, seen0);
+  std::thread rank1 = play(
+      transport.link(1), spec, "m", [&](detail::Link& l, const ojson& a) { fail_it(l, a, error); }, seen1);
   try {
     (void)detail::coordinate(transport, spec, options);
     ADD_FAILURE() << "no error";
@@ -313,14 +342,14 @@ TEST(Distribute, ASizeARankCannotTuneGoesToAnotherRank) {
   auto rank1_failed = failed.get_future().share();
   // Rank 0 holds its first size until rank 1 has failed its own.
   std::thread rank0 = play(
-      transport.link(0), "m",
+      transport.link(0), spec, "m",
       [&](detail::Link& l, const ojson& a) {
         rank1_failed.wait();
         tune_it(l, a, spec, "m");
       },
       seen0);
   std::thread rank1 = play(
-      transport.link(1), "m",
+      transport.link(1), spec, "m",
       [&](detail::Link& l, const ojson& a) {
         fail_it(l, a, {{"input", false}, {"message", "out of device memory"}});
         failed.set_value();
@@ -358,8 +387,8 @@ TEST(Distribute, ARankStoppedBySignalStopsTheJob) {
     tune_it(l, a, spec, "m", true);
   };
   auto tune1 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m", true); };
-  std::thread rank0 = play(transport.link(0), "m", tune0, seen0);
-  std::thread rank1 = play(transport.link(1), "m", tune1, seen1);
+  std::thread rank0 = play(transport.link(0), spec, "m", tune0, seen0);
+  std::thread rank1 = play(transport.link(1), spec, "m", tune1, seen1);
   const TuneReport report = detail::coordinate(transport, spec, options);
   rank0.join();
   rank1.join();
@@ -398,7 +427,7 @@ TEST(Distribute, AServingRankHaltedEndsItsSizeAmidIt) {
   std::thread rank0;
   std::thread rank1([&] { detail::serve(transport.link(1), spec, options); });
   // Rank 0 must be on rank 1's machine, or rank 1 would tune nothing.
-  rank0 = play(transport.link(0), cpu::probe_machine().device, tune0, seen0);
+  rank0 = play(transport.link(0), spec, cpu::probe_machine().device, tune0, seen0);
   const TuneReport report = detail::coordinate(transport, spec, options);
   rank0.join();
   rank1.join();
@@ -436,8 +465,8 @@ TEST(Distribute, RankZeroStoppedHaltsTheOthersAfterTheirTrialInFlight) {
     halted1 = halted(l);
     tune_it(l, a, spec, "m", true);
   };
-  std::thread rank0 = play(transport.link(0), "m", tune0, seen0);
-  std::thread rank1 = play(transport.link(1), "m", tune1, seen1);
+  std::thread rank0 = play(transport.link(0), spec, "m", tune0, seen0);
+  std::thread rank1 = play(transport.link(1), spec, "m", tune1, seen1);
   const TuneReport report = detail::coordinate(transport, spec, options);
   rank0.join();
   rank1.join();
@@ -477,8 +506,8 @@ TEST(Distribute, AnAssignmentCarriesItsSizesTrialsAndTheFastestOfTheOthers) {
     options.fresh = fresh;
     detail::LocalTransport transport(1);
     std::vector<ojson> seen;
-    std::thread rank0 =
-        play(transport.link(0), "m", [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m"); }, seen);
+    std::thread rank0 = play(
+        transport.link(0), spec, "m", [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m"); }, seen);
     (void)detail::coordinate(transport, spec, options);
     rank0.join();
     return seen.at(0);

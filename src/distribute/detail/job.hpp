@@ -65,6 +65,10 @@ class Link {
 //   dropping its trial in flight, and no size is handed out.
 // Throws InputError when a rank's tune throws one (every rank reads the same
 // spec), std::runtime_error when rank 0 or every rank cannot tune.
+// What every rank's hello carries and rank 0 checks: the kernel and its
+// inputs, the space, the sizes and the objective, as a digest.
+std::string tune_identity(const Spec& spec);
+
 TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions& options,
                       const ProgressCallback& progress = {});
 
