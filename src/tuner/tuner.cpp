@@ -1506,7 +1506,9 @@ class Run {
             ++report_.resumed;
             continue;
           }
-          b.retry[i] = old->status != Status::slower;
+          // A trial a stopped --fresh run left stale is measured as new,
+          // not counted as a stored failure measured again.
+          b.retry[i] = old->status != Status::slower && !old->settings.starts_with(Store::kStaleSettings);
         }
       b.input_of[i] = b.inputs.size();
       b.inputs.push_back(input_for(c, p.size));

@@ -293,6 +293,7 @@ TEST(PluginFaults, AFreshRunStoppedPartWayLeavesTheRestToMeasureAnew) {
   const TuneReport resumed = tune(spec, options);
   EXPECT_EQ(resumed.all_trials().size(), all);
   EXPECT_EQ(resumed.resumed, anew);  // what the --fresh run measured, and no more
+  EXPECT_EQ(resumed.retried, 0u);    // the stale ones were ok: no failure was measured again
   const TuneReport again = tune(spec, options);
   EXPECT_EQ(again.resumed, all);  // then every trial is current again
 }
