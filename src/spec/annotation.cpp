@@ -335,7 +335,7 @@ std::pair<std::string_view, std::string_view> directive(std::string_view line) {
   std::size_t q = p;
   while (q < line.size() && std::isalpha(static_cast<unsigned char>(line[q]))) ++q;
   std::string_view rest = line.substr(q);
-  if (const std::size_t comment = rest.find("//"); comment != std::string_view::npos) rest = rest.substr(0, comment);
+  rest = rest.substr(0, std::min(rest.find("//"), rest.find("/*")));
   return {line.substr(p, q - p), rest};
 }
 

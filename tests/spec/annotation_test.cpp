@@ -371,6 +371,7 @@ TEST(Range, AParameterTheSourceDefinesItselfIsRefusedUnlessGuarded) {
                "#ifndef TUNE_U");
   for (const std::string guarded :
        {"#ifndef TUNE_U\n#define TUNE_U 2\n#endif\n", "#if !defined(TUNE_U)\n#define TUNE_U 2\n#endif\n",
+        "#ifndef TUNE_U /* the default */\n#define TUNE_U 2\n#endif\n",
         "#if ! defined TUNE_U // the default\n#define TUNE_U 2\n#endif\n", "#define TUNE_UU 2\n",
         "#ifdef TUNE_U\n#else\n#define TUNE_U 2\n#endif\n",
         "#if defined(TUNE_U)\n#elif 1\n#else\n#define TUNE_U 2\n#endif\n",

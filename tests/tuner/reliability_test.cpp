@@ -41,7 +41,7 @@ namespace {
 // every descriptor it can; KIND 7 prints 16 MiB a call. KIND 8 starts a
 // daemon (fork, setsid, fork again) that sleeps for ever and writes its pid
 // and start time to MARK.strays; KIND 9 does that too, then hangs; KIND 10
-// computes y = 0 while a process listed there runs; KIND 11, while MARK
+// computes y = 0 while a process listed there runs; KIND 16, while MARK
 // exists, sends SIGTERM to its worker's keeper. (The start time tells a
 // daemon from a later process given its pid: pids are reused.)
 std::string kernel(const fs::path& mark) {
@@ -129,7 +129,7 @@ extern "C" void scale(const float* x, float* y, int n) {
     start_daemon();
     for (volatile int i = 0;;) ++i;
   }
-#elif KIND == 11
+#elif KIND == 16
   // SIGTERM to the worker's top process (the keeper, the server's parent),
   // the one a user picks out of ps; only when that is the worker.
   std::ifstream comm("/proc/" + std::to_string(getppid()) + "/comm");
@@ -225,18 +225,18 @@ TEST(Reliability, AWorkerKilledFromOutsideIsMeasuredAgain) {
 // it: the environment's doing, measured again, not the config's crash (the
 // keeper exited 0, which read as the kernel's).
 TEST(Reliability, AWorkersKeeperTerminatedFromOutsideIsTheEnvironments) {
-  Fixture f("[0, 11]", "default: {KIND: 0}\n");
+  Fixture f("[0, 16]", "default: {KIND: 0}\n");
   const Spec spec = f.spec();
   auto first = by_kind(tune(spec, f.options));
-  EXPECT_EQ(first[11].status, Status::crash) << first[11].error;
-  EXPECT_EQ(first[11].fault, Fault::environment) << first[11].error;
-  EXPECT_TRUE(contains(first[11].error, "SIGTERM")) << first[11].error;
+  EXPECT_EQ(first[16].status, Status::crash) << first[16].error;
+  EXPECT_EQ(first[16].fault, Fault::environment) << first[16].error;
+  EXPECT_TRUE(contains(first[16].error, "SIGTERM")) << first[16].error;
   EXPECT_EQ(first[0].status, Status::ok) << first[0].error;
 
   f.clear_mark();
   TuneReport second = tune(spec, f.options);
   EXPECT_EQ(second.retried, 1u);
-  EXPECT_EQ(by_kind(second)[11].status, Status::ok);
+  EXPECT_EQ(by_kind(second)[16].status, Status::ok);
 }
 
 // Item 4: a build that meets a full disk is not the config's fault. The
