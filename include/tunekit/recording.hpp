@@ -29,6 +29,11 @@ struct RecordedResult {
   std::optional<Microseconds> time;  // the objective (Kernel Tuner's "time", tunekit's median), when ok
   Seconds compile_time{0};
   Seconds run_time{0};  // benchmarking and verification
+  // The times of cost() that the file does not record for this config, as
+  // it names them ("verification_time, benchmark_time"), each counted as 0;
+  // empty where it records them all. A time budget refuses such a config
+  // (require_recorded_cost).
+  std::string missing_times;
   // The other numbers recorded with the config, in the order of
   // Recording::metric_names(); NaN where it has none. Kernel Tuner's
   // "GFLOP/s" or energy, a T4 file's other measurements.
@@ -119,6 +124,13 @@ std::vector<Recording> load_recordings(const std::filesystem::path& file, const 
 // The one recording of `file` that passes `filter`; InputError listing them
 // when there are several.
 Recording load_recording(const std::filesystem::path& file, const RecordingFilter& filter = {});
+
+// Throws InputError naming the recording's file, `result`'s config and the
+// times it lacks when `result` has missing_times: a time budget counts each
+// evaluation's recorded compile, verification and benchmark times, and
+// would count such a config as costing nothing (Kernel Tuner's simulation
+// mode refuses a time limit on such a cache too).
+void require_recorded_cost(const Recording& recording, const RecordedResult& result);
 
 // The recordings of `kernel` (a spec's name) when `recordings` (a store's)
 // hold several kernels, else all of them: a spec replays its own kernel.

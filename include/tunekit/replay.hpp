@@ -21,7 +21,8 @@ struct ReplaySettings {
   std::vector<OptionValue> options;              // the strategy's
   std::optional<std::uint64_t> max_evaluations;  // distinct configs evaluated, failures included
   // Simulated time: the recorded compile and run time of the configs
-  // evaluated so far. The evaluation that crosses it still counts.
+  // evaluated so far. The evaluation that crosses it still counts. Every
+  // config of the space must have its times recorded.
   std::optional<Seconds> max_time;
   std::uint64_t seed = 1;
   std::size_t batch = 1;  // configs asked of the strategy at once, as the tuner asks for a batch
@@ -59,7 +60,10 @@ struct ReplayRun {
 // One replayed search, ranked by the table's objective. The table must be complete (ReplayTable::require_complete):
 // otherwise InputError naming the first config the recording lacks, as
 // soon as the strategy proposes it. Throws InputError for an empty space,
-// an unknown strategy or option, or a budget of 0 or beyond the space.
+// an unknown strategy or option, a budget of 0 or beyond the space, or a
+// time budget over a recording that lacks some of a config's times
+// (require_recorded_cost: the first such config of the space in the file is
+// named).
 ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings);
 
 }  // namespace tunekit

@@ -427,6 +427,12 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
     }
     r.compile_time = ms(number_or(entry, "compile_time"));
     r.run_time = ms(number_or(entry, "benchmark_time") + number_or(entry, "verification_time"));
+    // Kernel Tuner 1.x records all three for every config it runs; older
+    // caches may lack them.
+    std::vector<std::string> lacking;
+    for (const char* key : {"compile_time", "verification_time", "benchmark_time"})
+      if (auto it = entry.find(key); it == entry.end() || !it->is_number()) lacking.emplace_back(key);
+    r.missing_times = detail::join(lacking);
     results.push_back(std::move(r));
   }
   std::string kernel =
@@ -528,17 +534,31 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
       r.error = invalidity;
     }
     if (auto t = entry.find("times"); t != entry.end() && t->is_object()) {
+      const auto has = [&](const char* key) { return t->contains(key) && (*t)[key].is_number(); };
       r.compile_time = in_unit(number_or(*t, "compilation", number_or(*t, "compilation_time")));
       // Kernel Tuner's benchmark time (its cache's benchmark_time) where the
       // file has it; else the samples alone, which leave out warm-up.
       double run = number_or(*t, "validation");
+      bool benchmarked = true;
       if (auto b = t->find("benchmark"); b != t->end() && b->is_number()) {
         run += b->get<double>();
       } else if (auto rt = t->find("runtimes"); rt != t->end() && rt->is_array()) {
         for (const auto& x : *rt)
           if (x.is_number()) run += x.get<double>();
+      } else {
+        // A failed config may have no samples to record: older Kernel Tuner
+        // T4 files write no runtimes for it.
+        benchmarked = r.status != Status::ok;
       }
       r.run_time = in_unit(run);
+      // The three parts of the cost, as Kernel Tuner's T4 writer names them.
+      std::vector<std::string> lacking;
+      if (!has("compilation") && !has("compilation_time")) lacking.emplace_back("times.compilation");
+      if (!has("validation")) lacking.emplace_back("times.validation");
+      if (!benchmarked) lacking.emplace_back("times.benchmark");
+      r.missing_times = detail::join(lacking);
+    } else {
+      r.missing_times = "times";
     }
     g.results.push_back(std::move(r));
   }
@@ -885,6 +905,16 @@ std::vector<Recording> recordings_of_kernel(std::vector<Recording> recordings, c
          fmt::format("it records kernels {}, none named '{}' as the spec",
                      detail::join(std::vector<std::string>(kernels.begin(), kernels.end())), kernel));
   return mine;
+}
+
+void require_recorded_cost(const Recording& recording, const RecordedResult& result) {
+  if (result.missing_times.empty()) return;
+  fail(recording.file(),
+       fmt::format("{}{} has no recorded {}: a time budget counts each evaluation's recorded compile, verification "
+                   "and benchmark times, and would count this config's as 0 (Kernel Tuner refuses a time limit on "
+                   "such a cache too); give a budget of evaluations instead (--max-evals or --max-fraction)",
+                   recording.config_of(result).str(),
+                   recording.size().empty() ? "" : " at " + size_key(recording.size()), result.missing_times));
 }
 
 // ---------------------------------------------------------------- ReplayTable

@@ -46,6 +46,13 @@ ReplayRun replay(const ReplayTable& table, const ReplaySettings& settings) {
             ? "no config of the space succeeded in the recording"
             : "no config of the space that succeeded in the recording has a value of " + table.objective().name);
   const Objective& objective = table.objective();
+  // A time budget needs every config's times, checked before the search:
+  // at the first config it proposed, whether the replay failed would depend
+  // on the seed. One outside the space is never evaluated.
+  if (settings.max_time)
+    for (const RecordedResult& r : table.recording().results())
+      if (!r.missing_times.empty() && table.find(table.recording().config_of(r)) == &r)
+        require_recorded_cost(table.recording(), r);
 
   ReplayRun run;
   run.optimum_value = *optimum;

@@ -649,6 +649,36 @@ parameters: {a: [1, 2, 4], b: [0, 1]}
   EXPECT_TRUE(contains(tuned.output, "launch_error, {a: 4, b: 0} (time 0 ms, not a positive time)")) << tuned.output;
 }
 
+// A time budget over a cache that lacks its configs' recorded times would
+// count each config as free and never end: `tunekit replay` and `tunekit
+// tune --replay` alike refuse it before the search, naming the file and the
+// first such config. Without a time budget the times are not needed.
+TEST(ReplayCli, ATimeBudgetNeedsEveryConfigsRecordedTimes) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "untimed.json", tiny_cache("1.25"));
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* y) { (void)y; }\n");
+  write_file(dir / "tiny.yaml", R"(name: tiny
+kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: y, type: f32, size: 4, role: out}
+parameters: {a: [1, 2, 4], b: [0, 1]}
+)");
+  const std::string cache = (dir / "untimed.json").string();
+  const std::string refusal = cache +
+                              ": {a: 1, b: 0} has no recorded compile_time, verification_time, "
+                              "benchmark_time: a time budget counts each evaluation's recorded compile, "
+                              "verification and benchmark times";
+  auto replayed = tunekit_cli({"replay", cache, "--max-time", "10s"});
+  EXPECT_EQ(replayed.exit_code, 1) << replayed.output;
+  EXPECT_TRUE(contains(replayed.output, refusal)) << replayed.output;
+  auto tuned = tunekit_cli({"tune", (dir / "tiny.yaml").string(), "--replay", cache, "--max-time", "10s", "-o",
+                            (dir / "out").string(), "--no-progress", "--output", "console"});
+  EXPECT_EQ(tuned.exit_code, 1) << tuned.output;
+  EXPECT_TRUE(contains(tuned.output, refusal)) << tuned.output;
+  auto counted = tunekit_cli({"replay", cache, "--max-evals", "3"});
+  EXPECT_EQ(counted.exit_code, 0) << counted.output;
+}
+
 TEST(ReplayCli, WarnsOfAConstraintThatFailsToEvaluate) {
   // As `tunekit space` and `tunekit tune --replay` do: the configs where a
   // T1 condition divides by zero are dropped, and the user is told.

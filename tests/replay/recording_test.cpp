@@ -473,6 +473,21 @@ TEST(Recording, AT4FilesVersionUnitAndTimesAreChecked) {
 {"configuration": {"a": 1}, "invalidity": "correct", "measurements": [{"name": "time", "value": "CompilationFailedConfig"}]},
 {"configuration": {"a": 2}, "invalidity": "correct", "measurements": [{"name": "time", "value": 1.0}]}]})");
   EXPECT_EQ(load_recording(dir / "named.json").find(Config({{"a", 1}}))->status, Status::compile_error);
+  // The times a time budget counts: the first file's compilation alone, the
+  // second's none at all; Kernel Tuner's three, or the samples for the
+  // benchmark, which a failed config may lack (older Kernel Tuner T4 files
+  // write no runtimes for it).
+  EXPECT_EQ(seconds.find(Config({{"a", 1}}))->missing_times, "times.validation, times.benchmark");
+  EXPECT_EQ(load_recording(dir / "named.json").find(Config({{"a", 2}}))->missing_times, "times");
+  write_file(dir / "timed.json", R"({"results": [
+{"configuration": {"a": 1}, "invalidity": "correct", "times": {"compilation": 2.0, "validation": 0, "benchmark": 1.0},
+ "measurements": [{"name": "time", "value": 1.0}]},
+{"configuration": {"a": 2}, "invalidity": "correct", "times": {"compilation_time": 2.0, "validation": 0, "runtimes": [1.0]},
+ "measurements": [{"name": "time", "value": 1.0}]},
+{"configuration": {"a": 3}, "invalidity": "runtime", "times": {"compilation": 2.0, "validation": 0},
+ "measurements": [{"name": "time", "value": "RuntimeFailedConfig"}]}]})");
+  for (int a : {1, 2, 3})
+    EXPECT_EQ(load_recording(dir / "timed.json").find(Config({{"a", a}}))->missing_times, "") << a;
 }
 
 // Every T4 result names the same parameters. A first result that lacks one

@@ -262,3 +262,51 @@ TEST(Replay, ProposalsAreTakenAsTheTunerTakesThem) {
   EXPECT_TRUE(contains(run.ended_early, "proposed only configs it had evaluated, 100 times in a row"))
       << run.ended_early;
 }
+
+// A time budget counts each evaluation's recorded compile, verification and
+// benchmark times: over a cache that lacks some of a config's, it would count
+// that config as free and might never end. Refused before the search, naming
+// the file, the first such config of the space and what it lacks, as Kernel
+// Tuner's simulation mode refuses a time limit on such a cache. Without a
+// time budget, the missing times are harmless; outside the space, too.
+TEST(Replay, ATimeBudgetNeedsEveryConfigsRecordedTimes) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "old.json", R"({"kernel_name": "tiny", "device_name": "Test GPU",
+"tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 2, 4], "b": [0, 1]}, "cache": {
+"1,0": {"a": 1, "b": 0, "time": 3.0, "compile_time": 100.0, "verification_time": 0, "benchmark_time": 20.0},
+"1,1": {"a": 1, "b": 1, "time": 2.5, "compile_time": 100.0, "verification_time": 0, "benchmark_time": 20.0},
+"2,0": {"a": 2, "b": 0, "time": 2.0, "compile_time": 100.0},
+"2,1": {"a": 2, "b": 1, "time": 1.5, "compile_time": 100.0, "verification_time": 0, "benchmark_time": 20.0},
+"4,0": {"a": 4, "b": 0, "time": 1.25},
+"4,1": {"a": 4, "b": 1, "time": 1.75, "compile_time": 100.0, "verification_time": 0, "benchmark_time": 20.0}}})");
+  const Recording recording = load_recording(dir / "old.json");
+  EXPECT_EQ(recording.find(Config({{"a", 1}, {"b", 0}}))->missing_times, "");
+  EXPECT_EQ(recording.find(Config({{"a", 2}, {"b", 0}}))->missing_times, "verification_time, benchmark_time");
+  EXPECT_EQ(recording.find(Config({{"a", 4}, {"b", 0}}))->missing_times,
+            "compile_time, verification_time, benchmark_time");
+  const Space space({{"a", {1, 2, 4}, {}}, {"b", {0, 1}, {}}}, {});
+  const ReplayTable table(recording, space);
+  ReplaySettings s;
+  s.strategy = "exhaustive";
+  s.max_time = Seconds(1);
+  std::string msg = "(no InputError)";
+  try {
+    replay(table, s);
+  } catch (const InputError& e) {
+    msg = std::string(e.where().str()) + ": " + e.what();
+  }
+  EXPECT_TRUE(contains(msg, (dir / "old.json").string() +
+                                ": {a: 2, b: 0} has no recorded verification_time, benchmark_time: a time budget "
+                                "counts each evaluation's recorded compile, verification and benchmark times"))
+      << msg;
+  EXPECT_TRUE(contains(msg, "--max-evals or --max-fraction")) << msg;
+  s.max_time.reset();
+  EXPECT_EQ(replay(table, s).evaluations, 6u);
+  // The configs that lack times ruled out by the space: nothing to refuse.
+  const Space with_b1({{"a", {1, 2, 4}, {}}, {"b", {0, 1}, {}}}, {Expression::parse("b == 1")});
+  const ReplayTable b1(recording, with_b1);
+  s.max_time = Seconds(1);
+  const ReplayRun run = replay(b1, s);
+  EXPECT_GT(run.evaluations, 0u);
+  EXPECT_GE(run.simulated.count(), 0.12);
+}

@@ -280,7 +280,9 @@ SubCommand add_replay_command(CLI::App& app) {
   auto* evals = cmd->add_option("--max-evals", a->max_evals, "Budget: distinct configs evaluated, failures included");
   cmd->add_option("--max-fraction", a->max_fraction, "Budget as a share of the valid configs, e.g. 0.02 (rounded up)")
       ->excludes(evals);
-  cmd->add_option("--max-time", a->max_time, "Budget in simulated time (recorded compile + run), e.g. 10m");
+  cmd->add_option("--max-time", a->max_time,
+                  "Budget in simulated time (recorded compile + run; every config of the space needs its recorded "
+                  "times), e.g. 10m");
   auto* minimize = cmd->add_option("--minimize", a->minimize,
                                    "Rank configs by this number instead of the time (Kernel Tuner's objective): one "
                                    "recorded with each config (a cache's fields, a T4 file's measurements) or a "

@@ -19,6 +19,7 @@
 #include "core/detail/hash.hpp"
 #include "tunekit/measure.hpp"
 #include "tunekit/recording.hpp"
+#include "tunekit/spec.hpp"
 
 namespace tunekit::replay {
 
@@ -119,7 +120,8 @@ std::string content_hash(const std::filesystem::path& file) {
 
 class ReplayBackend final : public Backend {
  public:
-  explicit ReplayBackend(const BackendOptions& options) : shared_(std::make_shared<Shared>()) {
+  explicit ReplayBackend(const BackendOptions& options)
+      : shared_(std::make_shared<Shared>()), time_budget_(options.spec && options.spec->search.max_time) {
     if (options.recording.empty())
       throw std::runtime_error("the replay backend needs a recording (tunekit tune --replay FILE)");
     // A store may hold several kernels: the spec's, by its name.
@@ -155,10 +157,10 @@ class ReplayBackend final : public Backend {
     return shared_->clock;
   }
   // Every size to tune has its recording, and the recording every config
-  // the tune may run there, checked before the first size is tuned: else
-  // the run ended midway, at the first lacking config the search happened
-  // to propose, so whether it failed depended on the seed. A Kernel Tuner
-  // cache's one unnamed size fits any.
+  // the tune may run there (with its times, under a time budget), checked
+  // before the first size is tuned: else the run ended midway, at the first
+  // lacking config the search happened to propose, so whether it failed
+  // depended on the seed. A Kernel Tuner cache's one unnamed size fits any.
   void check_sizes(const std::vector<SizeToServe>& sizes) const override {
     std::vector<std::string> missing, held;
     for (const Recording& r : shared_->recordings) held.push_back(size_key(r.size()));
@@ -174,7 +176,9 @@ class ReplayBackend final : public Backend {
       // walk a space far larger than any recording.
       std::optional<Config> lacking;
       s.for_each_config([&](const Config& c) {
-        if (rec.find(c)) return true;
+        const RecordedResult* r = rec.find(c);
+        if (r && time_budget_) require_recorded_cost(rec, *r);
+        if (r) return true;
         lacking = c;
         return false;
       });
@@ -196,6 +200,9 @@ class ReplayBackend final : public Backend {
   const Recording* recording_of(const Bindings& size) const { return replay::recording_of(*shared_, size); }
 
   std::shared_ptr<Shared> shared_;
+  // search.max_time, which counts each served trial's recorded times: a
+  // config whose file lacks some is refused before the first size.
+  bool time_budget_;
   MachineInfo machine_;
 };
 
