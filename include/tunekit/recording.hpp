@@ -64,9 +64,11 @@ class Recording {
   // The names of the numbers recorded with configs besides the parameters
   // and the time (RecordedResult::metrics), in the order first met.
   const std::vector<std::string>& metric_names() const { return metric_names_; }
-  // What the recording was tuned for where the file says (a Kernel Tuner
-  // cache's "objective"); empty where it does not.
-  const std::string& tuned_for() const { return tuned_for_; }
+  // What the recording was tuned for where the file says: a Kernel Tuner
+  // cache's "objective" (a name; since Kernel Tuner 1.5 a list of them,
+  // several for a tune of several objectives), a T4 file's "objectives";
+  // empty where it does not.
+  const std::vector<std::string>& tuned_for() const { return tuned_for_; }
   // What the loader took differently from what the file says, for the user
   // to hear (each message names the file): configs recorded with a time of 0
   // or below, which count as failed.
@@ -80,7 +82,7 @@ class Recording {
   // For the loaders.
   Recording(std::filesystem::path file, Format format, std::string kernel, std::string device, Bindings size,
             std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine = {},
-            std::vector<std::string> metric_names = {}, std::string tuned_for = {},
+            std::vector<std::string> metric_names = {}, std::vector<std::string> tuned_for = {},
             std::vector<std::string> warnings = {});
 
  private:
@@ -92,7 +94,7 @@ class Recording {
   std::vector<Parameter> parameters_;
   std::vector<RecordedResult> results_;
   std::vector<std::string> metric_names_;
-  std::string tuned_for_;
+  std::vector<std::string> tuned_for_;
   std::vector<std::string> warnings_;
   std::unordered_map<std::string, std::size_t> by_key_;  // packed value indices -> result
 };

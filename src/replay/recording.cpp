@@ -439,8 +439,14 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
       doc.contains("kernel_name") && doc["kernel_name"].is_string() ? doc["kernel_name"].get<std::string>() : "";
   std::string device =
       doc.contains("device_name") && doc["device_name"].is_string() ? doc["device_name"].get<std::string>() : "";
-  std::string tuned_for =
-      doc.contains("objective") && doc["objective"].is_string() ? doc["objective"].get<std::string>() : "";
+  // Kernel Tuner 1.5 writes its list of objectives, earlier ones a name.
+  std::vector<std::string> tuned_for;
+  if (auto o = doc.find("objective"); o != doc.end()) {
+    if (o->is_string()) tuned_for.push_back(o->get<std::string>());
+    else if (o->is_array())
+      for (const Json& name : *o)
+        if (name.is_string()) tuned_for.push_back(name.get<std::string>());
+  }
   auto names = metrics.finish(results);
   return Recording(file, Recording::Format::kernel_tuner, std::move(kernel), std::move(device), {}, table.parameters(),
                    std::move(results), {}, std::move(names), std::move(tuned_for), non_positive.warnings(file));
@@ -562,13 +568,13 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     }
     g.results.push_back(std::move(r));
   }
-  // T4 names each result's objectives; the first result's first says what
-  // the run was tuned for.
-  std::string tuned_for;
+  // T4 names each result's objectives; the first result's say what the run
+  // was tuned for.
+  std::vector<std::string> tuned_for;
   if (!list.empty() && list[0].is_object())
-    if (auto o = list[0].find("objectives");
-        o != list[0].end() && o->is_array() && !o->empty() && o->front().is_string())
-      tuned_for = o->front().get<std::string>();
+    if (auto o = list[0].find("objectives"); o != list[0].end() && o->is_array())
+      for (const Json& name : *o)
+        if (name.is_string()) tuned_for.push_back(name.get<std::string>());
   // tunekit's t4 writer adds the machine a store would keep.
   std::string machine;
   if (auto m = doc.find("tunekit_machine"); m != doc.end() && m->is_object()) machine = m->dump();
@@ -715,7 +721,8 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
           file.string(), g.repeated == 1 ? "1 config" : fmt::format("{} configs", g.repeated), g.kernel,
           size_key(g.size), g.repeated == 1 ? "is" : "are"));
     out.emplace_back(file, Recording::Format::tunekit, g.kernel, g.device, g.size, g.table.parameters(),
-                     std::move(g.results), g.machine, std::vector<std::string>{}, std::string{}, std::move(warnings));
+                     std::move(g.results), g.machine, std::vector<std::string>{}, std::vector<std::string>{},
+                     std::move(warnings));
   }
   return out;
 }
@@ -744,7 +751,8 @@ std::string pack(const std::vector<std::uint32_t>& values) {
 
 Recording::Recording(fs::path file, Format format, std::string kernel, std::string device, Bindings size,
                      std::vector<Parameter> parameters, std::vector<RecordedResult> results, std::string machine,
-                     std::vector<std::string> metric_names, std::string tuned_for, std::vector<std::string> warnings)
+                     std::vector<std::string> metric_names, std::vector<std::string> tuned_for,
+                     std::vector<std::string> warnings)
     : file_(std::move(file)),
       format_(format),
       kernel_(std::move(kernel)),

@@ -299,6 +299,34 @@ TEST(ReplayCli, RanksByAnotherObjective) {
   EXPECT_EQ(last_json(flag.output)["trace_configs"], last_json(spec.output)["trace_configs"]);
 }
 
+// Kernel Tuner 1.5 writes the objective into a cache's header as a list:
+// a list of one gets the note a name gets, a longer one (a tune of several
+// objectives) says the replay ranks by one of them.
+TEST(ReplayCli, SaysWhatAKernelTuner15CacheWasTunedFor) {
+  const fs::path dir = fresh_dir();
+  const auto note_for = [&](const std::string& objective) {
+    write_file(dir / "c.json", R"({"kernel_name": "tiny", "device_name": "Test GPU",
+"tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "objective": )" +
+                                   objective + R"(, "cache": {
+"1": {"a": 1, "time": 2.0, "GFLOP/s": 10.0, "energy": 3.0}, "2": {"a": 2, "time": 1.0, "GFLOP/s": 20.0, "energy": 4.0}}})");
+    auto r = tunekit_cli({"replay", (dir / "c.json").string(), "--max-evals", "1"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.output;
+  };
+  const std::string cache = (dir / "c.json").string();
+  std::string out = note_for(R"(["GFLOP/s"])");
+  EXPECT_TRUE(contains(out, "note: " + cache +
+                                " was tuned for 'GFLOP/s'; this replay ranks configs by time (--maximize or "
+                                "--minimize 'GFLOP/s' ranks them by it)"))
+      << out;
+  out = note_for(R"(["GFLOP/s", "energy"])");
+  EXPECT_TRUE(contains(out, "note: " + cache +
+                                " was tuned for 2 objectives at once ('GFLOP/s', 'energy'); this replay ranks "
+                                "configs by one, the time"))
+      << out;
+  EXPECT_FALSE(contains(note_for(R"(["time"])"), "note:"));
+}
+
 // A replayed tune stops measuring losers early as a live one does: a
 // recorded time past the bar is a trial cut short, never named best, and a
 // run with the early stop off has none.

@@ -351,7 +351,7 @@ TEST(Recording, KeepsTheOtherRecordedNumbersAndWhatItWasTunedFor) {
   const fs::path dir = fresh_dir();
   write_file(dir / "energy.json", kEnergyCache);
   const Recording r = load_recording(dir / "energy.json");
-  EXPECT_EQ(r.tuned_for(), "GFLOPS/W");
+  EXPECT_EQ(r.tuned_for(), std::vector<std::string>{"GFLOPS/W"});
   EXPECT_EQ(r.metric_names(), (std::vector<std::string>{"GFLOPS/W", "energy", "compile_time"}));
   const RecordedResult* efficient = r.find(Config({{"a", 2}, {"b", 0}}));
   ASSERT_NE(efficient, nullptr);
@@ -368,13 +368,30 @@ TEST(Recording, KeepsTheOtherRecordedNumbersAndWhatItWasTunedFor) {
  "times": {"validation": 1.0, "runtimes": [1.0, 1.0]},
  "measurements": [{"name": "time", "value": 1.0, "unit": "ms"}, {"name": "energy", "value": 0.9, "unit": "J"}]}]})");
   const Recording t4 = load_recording(dir / "t4.json");
-  EXPECT_EQ(t4.tuned_for(), "energy");
+  EXPECT_EQ(t4.tuned_for(), std::vector<std::string>{"energy"});
   // The run time: the benchmark time with the validation where the file has
   // it, else the samples with the validation.
   EXPECT_DOUBLE_EQ(t4.find(Config({{"a", 1}}))->run_time.count(), 0.006);
   EXPECT_DOUBLE_EQ(t4.find(Config({{"a", 2}}))->run_time.count(), 0.003);
   EXPECT_EQ(t4.metric_names(), std::vector<std::string>{"energy"});
   EXPECT_DOUBLE_EQ(t4.find(Config({{"a", 1}}))->metrics[0], 0.7);
+}
+
+// Kernel Tuner 1.5 writes the cache's objective as a list (of one, unless
+// the tune had several objectives); earlier versions wrote a name.
+TEST(Recording, WhatItWasTunedForIsReadFromKernelTuner15sList) {
+  const fs::path dir = fresh_dir();
+  const std::string text = kEnergyCache;
+  const auto with_objective = [&](const std::string& objective) {
+    std::string t = text;
+    t.replace(t.find("\"GFLOPS/W\",\n\"cache\""), 10, objective);
+    write_file(dir / "c.json", t);
+    return load_recording(dir / "c.json").tuned_for();
+  };
+  EXPECT_EQ(with_objective(R"(["GFLOP/s"])"), std::vector<std::string>{"GFLOP/s"});
+  EXPECT_EQ(with_objective(R"(["GFLOP/s", "energy"])"), (std::vector<std::string>{"GFLOP/s", "energy"}));
+  EXPECT_EQ(with_objective(R"("time")"), std::vector<std::string>{"time"});
+  EXPECT_EQ(with_objective("[]"), std::vector<std::string>{});
 }
 
 TEST(Recording, TheTableRanksByTheObjective) {

@@ -147,16 +147,24 @@ int run_replay(const ReplayArgs& a) {
     objective.metrics = spec->metrics;
     objective.size = size;
   }
+  const std::vector<std::string>& tuned_for = recording.tuned_for();
   if (!a.minimize.empty() || !a.maximize.empty()) {
     const bool up = !a.maximize.empty();
     objective.objective = Objective{up ? a.maximize : a.minimize, up, SourceLocation{up ? "--maximize" : "--minimize"}};
     if (up && objective.objective.is_time())
       throw InputError({"--maximize"}, "time can only be minimised (name a recorded number to maximise)");
-  } else if (!spec && !recording.tuned_for().empty() && recording.tuned_for() != "time") {
+  } else if (!spec && tuned_for.size() == 1 && tuned_for.front() != "time") {
     fmt::print(stderr,
                "note: {} was tuned for '{}'; this replay ranks configs by time (--maximize or --minimize '{}' ranks "
                "them by it)\n",
-               a.recording, recording.tuned_for(), recording.tuned_for());
+               a.recording, tuned_for.front(), tuned_for.front());
+  } else if (!spec && tuned_for.size() > 1) {
+    // Kernel Tuner's tune of several objectives at once (nsga2, nsga3)
+    // has no one best config; a replay ranks by one objective.
+    fmt::print(stderr,
+               "note: {} was tuned for {} objectives at once ('{}'); this replay ranks configs by one, the time "
+               "(--maximize or --minimize NAME ranks them by another)\n",
+               a.recording, tuned_for.size(), fmt::join(tuned_for, "', '"));
   }
   const ReplayTable table(recording, space, objective);
   table.require_complete(spec            ? ReplayTable::SpaceFrom::spec
