@@ -252,9 +252,10 @@ class MetricTable {
 
 // A recorded time of 0 or below measures nothing (a kernel that never ran,
 // a broken timer), yet it would beat every real time and be taken for the
-// optimum. Kernel Tuner's strategies take a time of 0 as the worst there is
-// (`result[objective] or sys.float_info.max`), so such a config counts as
-// failed here, and the user hears where, once per recording.
+// optimum. Kernel Tuner 1.5 does take it so: its cost (get_result_cost) is
+// the time itself, the lowest there is, and get_best_config names it best.
+// Such a config counts as failed here instead, and the user hears where,
+// once per recording.
 class NonPositiveTimes {
  public:
   // Gives `r` the recorded time when it is positive; else marks it failed.

@@ -39,3 +39,19 @@ TEST(SearchDoc, EveryTunekitCommandRuns) {
       EXPECT_NE(r.output.find("objective: compile_time (lower is better)"), std::string::npos) << r.output;
   }
 }
+
+// What the page says Kernel Tuner does with a recorded time of 0 or below is
+// what Kernel Tuner 1.5 does: its cost is the time itself (get_result_cost
+// has no `or sys.float_info.max`), so it takes such a config for the best,
+// where a replay here counts it as failed. The page once said the opposite.
+TEST(SearchDoc, SaysWhatKernelTunerDoesWithATimeOfZero) {
+  const std::string page = tunekit::testing::read_file(std::string(TUNEKIT_SOURCE_DIR) + "/docs/search.md");
+  // Words wrapped onto the next line read as one space.
+  std::string text;
+  for (char c : page)
+    if (!(c == '\n' || c == ' ') || text.empty() || text.back() != ' ') text += c == '\n' ? ' ' : c;
+  EXPECT_EQ(text.find("take a time of 0 as the worst"), std::string::npos);
+  EXPECT_NE(text.find("Kernel Tuner 1.5 takes such a time as it is: its cost (`get_result_cost`) is the time"),
+            std::string::npos);
+  EXPECT_NE(text.find("`get_best_config` names it best"), std::string::npos);
+}

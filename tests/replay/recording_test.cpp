@@ -534,8 +534,8 @@ TEST(Recording, T4ResultsThatNameOtherParametersAreRefusedWhereTheyDiffer) {
 
 TEST(Recording, ATimeOfZeroOrBelowIsAFailedConfigNotTheOptimum) {
   // No kernel runs in no time: such a time is no measurement, and taken as
-  // one it would be the optimum (fraction of optimum 0 for every search).
-  // Kernel Tuner's strategies take a time of 0 as the worst there is.
+  // one it would be the optimum (fraction of optimum 0 for every search), as
+  // Kernel Tuner 1.5 takes it.
   const fs::path dir = fresh_dir();
   std::string text = kTinyCache;
   text.replace(text.find("\"time\": 2.0"), 11, "\"time\": 0.0");    // a = 2, b = 0
