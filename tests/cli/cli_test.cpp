@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/detail/process.hpp"
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
@@ -665,4 +667,35 @@ measure: {warmup: 0us, min_samples: 5, max_samples: 5, cache: hot}
   auto off = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--confirm", "off", "--fresh"});
   EXPECT_EQ(off.exit_code, 0) << off.output;
   EXPECT_FALSE(contains(off.output, "confirmed")) << off.output;
+}
+
+// --json writes a path that is not UTF-8 (a file system's bytes) with U+FFFD
+// for each bad byte, as the tune's JSON export does: nlohmann's dump throws
+// on it, and the command ended with exit status 2 and nothing on stdout.
+TEST(Cli, JsonOutputsTakeAPathThatIsNotUtf8) {
+  const fs::path dir = fresh_dir() / "caf\xe9";
+  fs::create_directories(dir);
+  const fs::path data = fs::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data";
+  fs::copy_file(data / "conv_small.json.gz", dir / "conv_small.json.gz");
+  fs::copy_file(data / "conv_small.T1.json", dir / "conv_small.T1.json");
+  const std::string spec = write_identity_spec(dir, "SCALE", "parameters: {SCALE: [1, 2]}\n");
+  const std::string replaced = "caf\xEF\xBF\xBD";  // U+FFFD in UTF-8
+  // The JSON object the command printed, from the first line that starts
+  // one (what stderr adds starts with "warning:" or "note:").
+  const auto json_of = [](const std::vector<std::string>& args) {
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << "\n" << r.output;
+    const auto at = r.output.rfind('{', 0) == 0 ? 0 : r.output.find("\n{");
+    return at == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(at), nullptr, false);
+  };
+  const auto text = [](const nlohmann::json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "(none)";
+  };
+  const auto replay = json_of({"replay", (dir / "conv_small.json.gz").string(), "--t1",
+                               (dir / "conv_small.T1.json").string(), "--max-evals", "3", "--json"});
+  EXPECT_TRUE(contains(text(replay, "recording"), replaced)) << text(replay, "recording");
+  const auto space = json_of({"space", (dir / "conv_small.T1.json").string(), "--json"});
+  EXPECT_TRUE(contains(text(space, "file"), replaced)) << text(space, "file");
+  const auto resolved = json_of({"resolve", spec, "--json"});
+  EXPECT_TRUE(contains(text(resolved, "spec"), replaced)) << text(resolved, "spec");
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluator/detail/worker_evaluator.hpp"
+#include "json_output.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/output.hpp"
 #include "tunekit/seeds.hpp"
@@ -26,8 +27,8 @@ int run_devices(bool json) {
       std::vector<std::string> devices;
       for (const auto& m : listing.devices) devices.push_back(machine_to_json(m));
       backends.push_back(fmt::format(R"({{"backend": {}, "devices": [{}], "unavailable": {}}})",
-                                     nlohmann::json(listing.backend).dump(), fmt::join(devices, ", "),
-                                     nlohmann::json(listing.unavailable).dump()));
+                                     json_text(nlohmann::json(listing.backend)), fmt::join(devices, ", "),
+                                     json_text(nlohmann::json(listing.unavailable))));
     }
     fmt::print("{{\"backends\": [{}]}}\n", fmt::join(backends, ",\n  "));
     return 0;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flags.hpp"
+#include "json_output.hpp"
 #include "store/detail/json_value.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/recording.hpp"
@@ -229,7 +230,7 @@ int run_replay(const ReplayArgs& a) {
     nlohmann::ordered_json configs = nlohmann::ordered_json::array();
     for (const auto& c : run.configs) configs.push_back(detail::config_to_json(c));
     j["trace_configs"] = configs;
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", json_text(j));
     return 0;
   }
   fmt::print("replay of {} ({}", a.recording, to_string(recording.format()));

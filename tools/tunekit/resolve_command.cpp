@@ -14,6 +14,7 @@
 
 #include "core/detail/process.hpp"
 #include "flags.hpp"
+#include "json_output.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
 #include "tunekit/evaluator.hpp"
@@ -405,7 +406,7 @@ int run_resolve(const ResolveArgs& a) {
   }
 
   if (a.json) {
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
     return 0;
   }
   fmt::print("spec:      {} ({}, {})\n", out["spec"].get<std::string>(), out["name"].get<std::string>(),

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flags.hpp"
+#include "json_output.hpp"
 #include "store/detail/json_value.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/space.hpp"
@@ -230,7 +231,7 @@ int run_space(const SpaceArgs& a) {
     j["constraint_errors"] = space.constraint_errors();
     const auto empty = valid == 0 ? space.why_empty() : std::nullopt;
     j["why_empty"] = empty ? nlohmann::ordered_json(*empty) : nlohmann::ordered_json(nullptr);
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", json_text(j));
     return 0;
   }
   if (spec && !size.empty())
