@@ -17,11 +17,20 @@ Registry<StrategyInfo>& strategies() {
     static Registry<StrategyInfo> r("strategy");
     detail::register_builtin_strategies(r);
     // Kernel Tuner's strategies that none here stands for (its others are
-    // aliases of the strategies they match).
-    for (const char* name : {"pso", "firefly_algorithm", "basinhopping", "dual_annealing", "minimize",
-                             "ordered_greedy_mls", "adaptive_tabu_greywolf"})
+    // aliases of the strategies they match), of those Kernel Tuner 1.5
+    // knows (its interface.py's _STRATEGY_IMPORTS).
+    for (const char* name :
+         {"pso", "firefly_algorithm", "basinhopping", "dual_annealing", "minimize", "ordered_greedy_mls",
+          "adaptive_tabu_greywolf", "hybrid_vndx", "skopt", "pyatf_strategies"})
       r.add_foreign(name, fmt::format("Kernel Tuner's {} has no counterpart here; 'auto', the default, is the "
                                       "strategy bench/search compares with Kernel Tuner's best (docs/search.md)",
+                                      name));
+    // Searches for the Pareto front of several objectives: what auto's
+    // comparison measures does not apply.
+    for (const char* name : {"nsga2", "nsga3"})
+      r.add_foreign(name, fmt::format("Kernel Tuner's {} has no counterpart here: it searches several objectives at "
+                                      "once for their Pareto front, and a search here ranks configs by one (a "
+                                      "spec's objective:, tunekit replay's --minimize or --maximize)",
                                       name));
     return r;
   }();

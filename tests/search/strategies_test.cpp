@@ -162,6 +162,41 @@ TEST(StrategyOptions, KernelTunersNamesAreAnsweredWithTunekits) {
   }
 }
 
+// Every strategy Kernel Tuner 1.5 has (its interface.py's
+// _STRATEGY_IMPORTS) is either taken, as the name of the strategy here of
+// the same algorithm, or refused with a message that says it has no
+// counterpart here: none is only "unknown".
+TEST(Strategies, EveryKernelTuner15StrategyIsTakenOrSaidToHaveNoCounterpart) {
+  for (const char* name : {"brute_force",
+                           "random_sample",
+                           "minimize",
+                           "basinhopping",
+                           "diff_evo",
+                           "genetic_algorithm",
+                           "greedy_mls",
+                           "ordered_greedy_mls",
+                           "greedy_ils",
+                           "dual_annealing",
+                           "mls",
+                           "pso",
+                           "simulated_annealing",
+                           "skopt",
+                           "firefly_algorithm",
+                           "bayes_opt",
+                           "pyatf_strategies",
+                           "hybrid_vndx",
+                           "adaptive_tabu_greywolf",
+                           "nsga2",
+                           "nsga3"}) {
+    if (strategies().find(name)) continue;
+    const std::string message = strategies().unknown_name_message(name);
+    EXPECT_NE(message.find(std::string("; Kernel Tuner's ") + name + " has no counterpart here"), std::string::npos)
+        << message;
+  }
+  // Its searches of several objectives say why.
+  EXPECT_NE(strategies().unknown_name_message("nsga2").find("searches several objectives at once"), std::string::npos);
+}
+
 // Each counterpart named is an option the strategy declares, and no
 // Kernel Tuner name shadows one (its message could never be shown).
 TEST(StrategyOptions, KernelTunersNamesPointAtDeclaredOptions) {
