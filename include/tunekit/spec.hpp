@@ -188,6 +188,10 @@ struct Tolerance {
 struct SearchSettings {
   std::string strategy = "auto";     // a name in strategies() (strategy.hpp)
   SourceLocation strategy_where;     // where it was named, for errors
+  // The name it was given by where that is an alias (Kernel Tuner's
+  // greedy_ils for local), else empty: an option of Kernel Tuner's that
+  // means another thing there is then refused (strategy_options).
+  std::string strategy_alias;
   std::vector<OptionValue> options;  // the strategy's options (search.options), checked at load
   std::optional<std::size_t> max_evaluations;
   SourceLocation max_evaluations_where;  // where it was given (a replay refuses one larger than its space)

@@ -75,11 +75,14 @@ struct StrategyContext {
 // An option of Kernel Tuner's strategy for the same algorithm (its
 // strategy_options) and what stands for it here: a Kernel Tuner user who
 // writes `popsize` is told to write `population`, not only that popsize is
-// unknown.
+// unknown. One may have the name of an option of the strategy here and mean
+// another thing (local's `restart`): under Kernel Tuner's name for the
+// strategy (an alias) the user means Kernel Tuner's, and is told what each
+// means (strategy_options); under the strategy's own name, it is its own.
 struct ForeignOption {
   std::string name;    // Kernel Tuner's
   std::string here;    // the option that stands for it here; empty: none
-  std::string note{};  // how it differs, or why there is none
+  std::string note{};  // how it differs, or why there is none; for one named as an option here, what it means there
 };
 
 struct StrategyInfo {
@@ -100,8 +103,9 @@ struct StrategyInfo {
 
   // The required parts it lacks ("" when none): see Registry::add.
   std::string missing() const { return make ? "" : "make (the function that makes it)"; }
-  // What is wrong with its declared options ("" when nothing), and a Kernel
-  // Tuner option said to stand for one it does not declare.
+  // What is wrong with its declared options ("" when nothing), a Kernel
+  // Tuner option said to stand for one it does not declare, and one named as
+  // a declared option without a note, or without an alias to show it under.
   std::string problem() const;
 };
 
@@ -115,12 +119,15 @@ std::uint64_t evaluations_for_fraction(double fraction, std::uint64_t space_size
 // `given` checked against the strategy's declared options, the others at
 // their defaults. Throws InputError at the bad value: an option this
 // strategy lacks names the strategies that have it (`walkers` under `auto`
-// is surrogate's).
-Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given);
+// is surrogate's). `called`: the name the strategy was given by; where it is
+// one of its aliases (Kernel Tuner's greedy_ils for local), an option of
+// Kernel Tuner's that has the name of one here but means another thing
+// there (`restart`) is refused, saying what each means.
+Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given, std::string_view called = {});
 
 // The named strategy over `space`, its options resolved against its
-// declaration. Throws InputError at `where` for an unknown name or a bad
-// option (naming the known ones).
+// declaration (as strategy_options, called by `name`). Throws InputError at
+// `where` for an unknown name or a bad option (naming the known ones).
 std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& space, std::uint64_t seed,
                                         std::optional<std::uint64_t> budget,
                                         const std::vector<OptionValue>& options = {}, const SourceLocation& where = {},

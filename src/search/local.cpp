@@ -151,7 +151,12 @@ StrategyInfo local_strategy() {
         "with restart false, a number of random moves (Kernel Tuner's: a share of the parameters)"},
        {"no_improvement", "", "a descent ends where every neighbour was measured and none was faster"},
        {"order", "", "a descent tries its neighbours in a random order"},
-       {"randomize", "", "a descent tries its neighbours in a random order"}}};
+       {"randomize", "", "a descent tries its neighbours in a random order"},
+       // Kernel Tuner's hillclimbers: restart from the first improving
+       // neighbour, or go through all of them for the best.
+       {"restart", "",
+        "it chooses a descent's moves: true, the first neighbour that improves (as every descent here moves), false, "
+        "the best of all neighbours (mls's default, which no descent here does)"}}};
 }
 
 }  // namespace tunekit::detail

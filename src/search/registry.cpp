@@ -37,16 +37,46 @@ Registry<StrategyInfo>& strategies() {
   return registry;
 }
 
+namespace {
+
+const OptionSpec* declared(const StrategyInfo& info, std::string_view name) {
+  auto it = std::find_if(info.options.begin(), info.options.end(), [&](const OptionSpec& o) { return o.name == name; });
+  return it == info.options.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
 std::string StrategyInfo::problem() const {
   if (auto p = declaration_problem(options); !p.empty()) return p;
-  for (const ForeignOption& f : kernel_tuner_options)
-    if (!f.here.empty() &&
-        std::none_of(options.begin(), options.end(), [&](const auto& o) { return o.name == f.here; }))
+  for (const ForeignOption& f : kernel_tuner_options) {
+    if (!f.here.empty() && !declared(*this, f.here))
       return fmt::format("Kernel Tuner's {} is said to be its option '{}', which it does not declare", f.name, f.here);
+    // Its message shows only under Kernel Tuner's name for the strategy.
+    if (declared(*this, f.name) && (f.note.empty() || aliases.empty()))
+      return fmt::format(
+          "Kernel Tuner's {} has the name of its own option '{}': that needs a note of what it means "
+          "there, and an alias (Kernel Tuner's name for the strategy) under which it means that",
+          f.name, f.name);
+  }
   return "";
 }
 
-Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given) {
+Options strategy_options(const StrategyInfo& info, const std::vector<OptionValue>& given, std::string_view called) {
+  // Under Kernel Tuner's name for the strategy, an option that has the name
+  // of one here but another meaning is Kernel Tuner's: taken as this one's,
+  // it would run another search than the one asked for.
+  if (!called.empty() && called != info.name)
+    for (const OptionValue& v : given) {
+      const OptionSpec* own = declared(info, v.name);
+      auto theirs = std::find_if(info.kernel_tuner_options.begin(), info.kernel_tuner_options.end(),
+                                 [&](const ForeignOption& f) { return f.name == v.name; });
+      if (!own || theirs == info.kernel_tuner_options.end()) continue;
+      throw InputError(v.where,
+                       fmt::format("option '{0}' of strategy '{1}' is Kernel Tuner's, which means another thing than "
+                                   "tunekit's '{0}': in Kernel Tuner, {2}; tunekit's '{0}', of strategy '{3}': {4} "
+                                   "(name the strategy '{3}' to set it)",
+                                   v.name, called, theirs->note, info.name, own->help));
+    }
   // A name this strategy does not declare may be Kernel Tuner's or another
   // strategy's: say what stands for it here, or whose it is. Kernel Tuner
   // passes its budget among the strategy's options; here it is the search's
@@ -134,7 +164,7 @@ std::unique_ptr<Strategy> make_strategy(std::string_view name, const Space& spac
                                         std::optional<std::uint64_t> budget, const std::vector<OptionValue>& options,
                                         const SourceLocation& where, bool time_limited) {
   const StrategyInfo& info = strategies().get(name, where);
-  const Options resolved = strategy_options(info, options);
+  const Options resolved = strategy_options(info, options, name);
   std::unique_ptr<Strategy> made;
   try {
     made = info.make(StrategyContext{space, seed, budget, resolved, time_limited});

@@ -11,6 +11,7 @@ void Loader::search(const Item& it, Spec& s) const {
   if (auto x = get(t, "strategy")) {
     s.search.strategy_where = content_loc(*x);
     s.search.strategy = name_in(*x, strategies());
+    if (x->node.Scalar() != s.search.strategy) s.search.strategy_alias = x->node.Scalar();
   }
   if (auto x = get(t, "options"); x && !x->node.IsNull()) {
     Map om = map(*x, {}, "a mapping of the strategy's option names to values");
@@ -23,7 +24,7 @@ void Loader::search(const Item& it, Spec& s) const {
     }
   }
   // Checked now, so a typo is reported where it was written.
-  (void)strategy_options(strategies().get(s.search.strategy), s.search.options);
+  (void)strategy_options(strategies().get(s.search.strategy), s.search.options, s.search.strategy_alias);
   if (auto x = get(t, "max_evals")) {
     s.search.max_evaluations = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
     s.search.max_evaluations_where = content_loc(*x);

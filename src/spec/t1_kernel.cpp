@@ -340,6 +340,7 @@ Spec Loader::t1(const YAML::Node& root) {
     search_name = name;
     s.search.strategy_where = content_loc(name);
     s.search.strategy = name_in(name, strategies());
+    if (name.node.Scalar() != s.search.strategy) s.search.strategy_alias = name.node.Scalar();
     if (auto a = get(sm, "Attributes")) {
       // Kernel Tuner's strategy_options, which a T1 file holds: an option
       // that means the same here under another name is read as that one,
@@ -354,8 +355,14 @@ Spec Loader::t1(const YAML::Node& root) {
         OptionValue o{name_of(name, "an option name"), value_of(value, "an option value"), content_loc(name)};
         o.written_as_boolean = is_boolean(value);
         o.written = value.node.Scalar();
-        const bool declared = std::any_of(info.options.begin(), info.options.end(),
-                                          [&](const OptionSpec& d) { return d.name == o.name; });
+        // Under Kernel Tuner's name for the strategy, one that has the name
+        // of an option here but means another thing there is Kernel
+        // Tuner's (strategy_options), left out below.
+        const bool theirs = !s.search.strategy_alias.empty() &&
+                            std::any_of(info.kernel_tuner_options.begin(), info.kernel_tuner_options.end(),
+                                        [&](const ForeignOption& f) { return f.name == o.name; });
+        const bool declared = !theirs && std::any_of(info.options.begin(), info.options.end(),
+                                                     [&](const OptionSpec& d) { return d.name == o.name; });
         if (!declared) {
           // Kernel Tuner's budgets among the options (Budget below
           // overrides its own kind, as there).
@@ -390,7 +397,7 @@ Spec Loader::t1(const YAML::Node& root) {
         s.search.options.push_back(std::move(o));
       }
     }
-    (void)strategy_options(strategies().get(s.search.strategy), s.search.options);
+    (void)strategy_options(strategies().get(s.search.strategy), s.search.options, s.search.strategy_alias);
   }
   if (auto v = get(m, "Budget")) {
     // The first entry, as Kernel Tuner reads it.

@@ -368,6 +368,9 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
       {{"tune", spec, "--strategy", "pso"},
        "; Kernel Tuner's pso has no counterpart here; 'auto', the default, is the "
        "strategy bench/search compares with Kernel Tuner's best"},
+      // Under Kernel Tuner's name, its restart is Kernel Tuner's, not local's.
+      {{"tune", spec, "--strategy", "mls", "--option", "restart=true"},
+       "--option restart=true: option 'restart' of strategy 'mls' is Kernel Tuner's"},
       // The command line parser's own errors read as tunekit's.
       {{"select"}, "error: SPEC is required (`tunekit select --help` lists the flags)"},
       {{"emit", spec, "--header", "a.hpp", "--header", "b.hpp"},

@@ -218,6 +218,10 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
       {{"replay", kCache, "--t1", kT1, "--strategy", "genetic", "--option", "popsize=4"}, {"'popsize'", "population"}},
       {{"replay", kCache, "--t1", kT1, "--strategy", "genetic_algorithm", "--option", "max_fevals=40"},
        {"--option max_fevals=40", "--max-evals on the command line"}},
+      // Kernel Tuner's restart (first or best improvement) is not local's.
+      {{"replay", kCache, "--t1", kT1, "--strategy", "greedy_ils", "--option", "restart=false"},
+       {"--option restart=false", "option 'restart' of strategy 'greedy_ils' is Kernel Tuner's",
+        "name the strategy 'local' to set it"}},
       // Not wrapped to 2^64 - 1, not a run of no evaluations.
       {{"replay", kCache, "--t1", kT1, "--seed", "-1"}, {"--seed", "expected a whole number >= 0"}},
       {{"replay", kCache, "--t1", kT1, "--batch", "0"}, {"--batch", "expected a whole number >= 1"}},
@@ -236,7 +240,8 @@ TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
        {"--option cap=0.5: option 'cap' of strategy 'surrogate': 0.5 is below 1"}},
       // Flags that nothing would read: refused, not ignored.
       {{"replay", kCache, "--t1", kT1, "-s", "N=64"}, {"--size N=64", "records one problem size, unnamed"}},
-      {{"replay", kCache, "--t1", kT1, "--properties", (fs::path(TUNEKIT_SOURCE_DIR) / "tests/cli/data/h200.json").string()},
+      {{"replay", kCache, "--t1", kT1, "--properties",
+        (fs::path(TUNEKIT_SOURCE_DIR) / "tests/cli/data/h200.json").string()},
        {"--properties", "with --t1 nothing reads them"}},
   };
   for (const auto& c : cases) {

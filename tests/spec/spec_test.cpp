@@ -233,6 +233,14 @@ TEST_F(SpecErrors, KernelTunersStrategyNameIsAnAlias) {
   EXPECT_EQ(s.search.strategy, "genetic");
   ASSERT_EQ(s.search.options.size(), 1u);
   EXPECT_EQ(s.search.options[0].name, "population");
+  // Under Kernel Tuner's name, Kernel Tuner's `restart` (first or best
+  // improvement) is not taken for local's, at the option's place; under
+  // local's own name it is local's.
+  expect_error(kHead + "search: {strategy: mls, options: {restart: false}}\n", 6, 35,
+               "option 'restart' of strategy 'mls' is Kernel Tuner's, which means another thing than tunekit's");
+  const Spec local = load_spec(write(kHead + "search: {strategy: local, options: {restart: false}}\n"));
+  ASSERT_EQ(local.search.options.size(), 1u);
+  EXPECT_EQ(local.search.options[0].name, "restart");
 }
 
 TEST_F(SpecErrors, ConfigsImplyParameters) {

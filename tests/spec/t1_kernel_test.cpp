@@ -188,6 +188,25 @@ TEST_F(T1Kernel, TheKernelItsLaunchAndItsArgumentsAreKernelTunersReading) {
                                        "option"));
 }
 
+// Kernel Tuner's `restart` of its hillclimbers (first or best improvement)
+// is not local's: under Kernel Tuner's name it is left out with a warning
+// that says what it means there, as an option with no counterpart is; under
+// local's own name it is local's.
+TEST_F(T1Kernel, KernelTunersRestartIsLeftOutNotTakenForLocals) {
+  const std::string search =
+      R"({"Name": "genetic_algorithm", "Attributes": [{"Name": "popsize", "Value": 10}, {"Name": "method", "Value": "uniform"}, {"Name": "maxiter", "Value": 30}]})";
+  const Spec theirs = load(
+      with(kConvolution, search, R"({"Name": "greedy_ils", "Attributes": [{"Name": "restart", "Value": false}]})"));
+  EXPECT_EQ(theirs.search.strategy, "local");
+  EXPECT_TRUE(theirs.search.options.empty());
+  EXPECT_THAT(theirs.warnings, Contains(HasSubstr("Kernel Tuner's option 'restart' is left out: it has no counterpart "
+                                                  "in strategy 'local' (it chooses a descent's moves")));
+  const Spec ours =
+      load(with(kConvolution, search, R"({"Name": "local", "Attributes": [{"Name": "restart", "Value": false}]})"));
+  ASSERT_EQ(ours.search.options.size(), 1u);
+  EXPECT_EQ(ours.search.options[0].name, "restart");
+}
+
 // Kernel Tuner defines block_size_x/y/z, grid_size_x/y/z and kernel_tuner
 // for the kernels written for it; a parameter reaches the build as itself.
 TEST_F(T1Kernel, EachBuildGetsKernelTunersMacrosAtItsSize) {

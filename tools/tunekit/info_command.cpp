@@ -1,6 +1,7 @@
 // `tunekit devices` and `tunekit plugins`.
 #include "info_command.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
@@ -54,11 +55,15 @@ std::string option_lines(const std::vector<OptionSpec>& options, std::string_vie
 }
 
 // "popsize -> population, alpha -> none", each name in `quote`.
-std::string kernel_tuner_names(const std::vector<ForeignOption>& options, std::string_view quote) {
+std::string kernel_tuner_names(const StrategyInfo& s, std::string_view quote) {
   std::vector<std::string> pairs;
-  for (const auto& f : options)
-    pairs.push_back(f.here.empty() ? fmt::format("{0}{1}{0} -> none", quote, f.name)
-                                   : fmt::format("{0}{1}{0} -> {0}{2}{0}", quote, f.name, f.here));
+  for (const auto& f : s.kernel_tuner_options) {
+    // Named as an option here, it means another thing there.
+    const bool homonym =
+        std::any_of(s.options.begin(), s.options.end(), [&](const OptionSpec& o) { return o.name == f.name; });
+    const std::string name = fmt::format("{0}{1}{0}{2}", quote, f.name, homonym ? " (another option there)" : "");
+    pairs.push_back(f.here.empty() ? name + " -> none" : fmt::format("{0} -> {1}{2}{1}", name, quote, f.here));
+  }
   return fmt::format("{}", fmt::join(pairs, ", "));
 }
 
@@ -69,7 +74,7 @@ std::string plugins_text() {
     else out += fmt::format("  {} (also {}): {}\n", s.name, fmt::join(s.aliases, ", "), s.summary);
     out += option_lines(s.options, "    option ");
     if (!s.kernel_tuner_options.empty())
-      out += fmt::format("    Kernel Tuner's options: {}\n", kernel_tuner_names(s.kernel_tuner_options, ""));
+      out += fmt::format("    Kernel Tuner's options: {}\n", kernel_tuner_names(s, ""));
   }
   out += "backends (kernel.language):\n";
   for (const auto& b : backends().entries()) {
@@ -100,14 +105,14 @@ std::string plugins_markdown() {
       "Chosen with `search.strategy` in a spec or `--strategy` on the command line; options go in\n"
       "`search.options` or `--option NAME=VALUE`. A strategy also answers to Kernel Tuner's name for the\n"
       "same algorithm (its aliases). Kernel Tuner's options for it are listed with what stands for each here\n"
-      "(none: nothing does); an option given by Kernel Tuner's name is an error that says so.\n\n"
+      "(none: nothing does); an option given by Kernel Tuner's name is an error that says so, and so is one\n"
+      "named as an option here but meaning another thing there, when given under Kernel Tuner's name.\n\n"
       "| strategy | what it does | options |\n|---|---|---|\n";
   for (const auto& s : strategies().entries()) {
     std::string options;
     for (const auto& o : s.options) options += (options.empty() ? "" : "<br>") + describe(o);
     if (!s.kernel_tuner_options.empty())
-      options += (options.empty() ? "" : "<br>") +
-                 ("Kernel Tuner's options: " + kernel_tuner_names(s.kernel_tuner_options, "`"));
+      options += (options.empty() ? "" : "<br>") + ("Kernel Tuner's options: " + kernel_tuner_names(s, "`"));
     std::string name = fmt::format("`{}`", s.name);
     if (!s.aliases.empty()) name += fmt::format(" (also `{}`)", fmt::join(s.aliases, "`, `"));
     out += fmt::format("| {} | {} | {} |\n", name, s.summary, options.empty() ? "none" : options);

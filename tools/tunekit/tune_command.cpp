@@ -173,13 +173,14 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
     if (info.name != spec.search.strategy) spec.search.options.clear();
     spec.search.strategy = info.name;
     spec.search.strategy_where = {"--strategy"};
+    spec.search.strategy_alias = *t.strategy == info.name ? "" : *t.strategy;
   }
   if ((t.strategy || !t.options.empty()) && !spec.configs.empty())
     throw InputError({t.strategy ? "--strategy" : "--option"},
                      "the spec lists its configs (configs:), which are tried in order: no strategy picks among "
                      "them; leave the flag out, or give a spec without the list");
   for (auto& o : parse_option_assignments(t.options, "--option")) spec.search.options.push_back(std::move(o));
-  (void)strategy_options(strategies().get(spec.search.strategy), spec.search.options);
+  (void)strategy_options(strategies().get(spec.search.strategy), spec.search.options, spec.search.strategy_alias);
   if (t.max_evals) {
     if (*t.max_evals < 1)
       throw InputError({"--max-evals"}, fmt::format("{} is not a number of trials; give 1 or more (leave the flag out "
