@@ -293,6 +293,23 @@ struct Spec {
 // unknown keys, missing fields, wrong types, bad expressions.
 Spec load_spec(const std::filesystem::path& file);
 
+// What a Kernel Tuner T1 file says of its search, read as load_spec reads
+// a T1 file's for a tune: Search (the strategy, Kernel Tuner's names taken,
+// and its options) and Budget (else the count Kernel Tuner's strategy stops
+// at by itself) into `search`. For `tunekit replay --t1`, whose space is
+// load_t1's, so the file may describe a space alone. Throws InputError
+// located in the file, as load_spec does.
+struct T1Search {
+  SearchSettings search;    // "auto" and no budget where the file gives neither
+  bool has_search = false;  // the file has a Search
+  // What was left out, each message located in the file: of Search's
+  // options, and of Budget (or the note that it has none).
+  std::vector<std::string> search_warnings, budget_warnings;
+  std::string kernel_name;  // KernelSpecification.KernelName; empty where it gives none
+  SourceLocation kernel_name_where;
+};
+T1Search load_t1_search(const std::filesystem::path& file);
+
 // Why the spec's default config is not valid at `size` on a machine with
 // these properties: a value outside its parameter's list, or the first
 // constraint it breaks, with the values that constraint saw, machine

@@ -99,7 +99,18 @@ Spec Loader::load(const YAML::Node& root) {
 
 using namespace spec_detail;
 
-Spec load_spec(const fs::path& file) {
+namespace {
+
+// A spec file read and parsed: its one YAML document, with the text the
+// loader locates its messages in.
+struct Document {
+  std::string name;
+  std::string text;
+  fs::path absolute;
+  YAML::Node root;
+};
+
+Document read_document(const fs::path& file) {
   const std::string name = file.string();
   std::error_code ec;
   if (!fs::exists(file, ec)) throw InputError(SourceLocation{name, 0, 0}, "spec file not found");
@@ -183,15 +194,35 @@ Spec load_spec(const fs::path& file) {
     }
     throw InputError(where, "YAML syntax error: " + e.msg + hint);
   }
+  return Document{name, std::move(text), std::move(absolute), std::move(root)};
+}
+
+// What `read` reads with a loader of `d`.
+template <typename Read>
+auto read_with_loader(Document& d, Read read) {
   try {
-    Loader loader(name, std::move(text), absolute.parent_path());
-    Spec spec = loader.load(root);
-    spec.file = absolute;
-    return spec;
+    Loader loader(d.name, std::move(d.text), d.absolute.parent_path());
+    return read(loader);
   } catch (const YAML::Exception& e) {  // not expected: the loader checks types first
-    SourceLocation where{name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
+    SourceLocation where{d.name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0};
     throw InputError(where, e.msg);
   }
+}
+
+}  // namespace
+
+Spec load_spec(const fs::path& file) {
+  Document d = read_document(file);
+  return read_with_loader(d, [&](Loader& loader) {
+    Spec spec = loader.load(d.root);
+    spec.file = d.absolute;
+    return spec;
+  });
+}
+
+T1Search load_t1_search(const fs::path& file) {
+  Document d = read_document(file);
+  return read_with_loader(d, [&](Loader& loader) { return loader.t1_search_only(d.root); });
 }
 
 Spec spec_from_source(const fs::path& source) {

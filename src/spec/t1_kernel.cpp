@@ -323,6 +323,20 @@ Spec Loader::t1(const YAML::Node& root) {
     if (every) s.default_config = Config(std::move(values));
   }
 
+  std::vector<std::string> search_warnings, budget_warnings;
+  t1_search(m, s, search_warnings, budget_warnings);
+  for (auto* list : {&search_warnings, &budget_warnings})
+    s.warnings.insert(s.warnings.end(), list->begin(), list->end());
+  check_defines(s);
+  if (const BackendInfo& backend = backend_for_language(s.kernel.language); backend.check_spec)
+    for (std::string& w : backend.check_spec(s)) s.warnings.push_back(std::move(w));
+  return s;
+}
+
+// Search and Budget, as Kernel Tuner's tune_kernel_T1 reads them: the
+// strategy and its options, Kernel Tuner's names taken, and the budget.
+void Loader::t1_search(const Map& m, Spec& s, std::vector<std::string>& search_warnings,
+                       std::vector<std::string>& budget_warnings) {
   auto positive_seconds = [&](const Item& v, const char* what) {
     const Seconds t(number_of(v, "seconds"));
     if (!(t.count() > 0)) fail(content_loc(v), fmt::format("{} must be > 0 seconds, got {}", what, v.node.Scalar()));
@@ -384,7 +398,7 @@ Spec Loader::t1(const YAML::Node& root) {
           if (f != info.kernel_tuner_options.end() && !f->here.empty() && f->note.empty()) {
             o.name = f->here;
           } else {
-            s.warnings.push_back(
+            search_warnings.push_back(
                 fmt::format("{}: Kernel Tuner's option '{}' is left out: {}", o.where.str(), o.name,
                             f == info.kernel_tuner_options.end()
                                 ? "strategy '" + info.name + "' has no such option (`tunekit plugins` lists them)"
@@ -404,8 +418,8 @@ Spec Loader::t1(const YAML::Node& root) {
     if (!v->node.IsSequence()) wrong_type(*v, "a list of {Type, BudgetValue}");
     const std::vector<Item> entries = elements(*v);
     for (std::size_t i = 1; i < entries.size(); ++i)
-      s.warnings.push_back(fmt::format("{}: Budget[{}] is not read: Kernel Tuner reads the first Budget only",
-                                       entries[i].where.str(), i));
+      budget_warnings.push_back(fmt::format("{}: Budget[{}] is not read: Kernel Tuner reads the first Budget only",
+                                            entries[i].where.str(), i));
     if (!entries.empty()) {
       const Map bm = map(entries.front(), {"Type", "BudgetValue"}, "{Type, BudgetValue}");
       const Item value = require(bm, "BudgetValue");
@@ -438,16 +452,31 @@ Spec Loader::t1(const YAML::Node& root) {
       s.search.max_evaluations = 100;  // its max_fevals
       s.search.max_evaluations_where = content_loc(*search_name);
     } else if (written != "brute_force") {
-      s.warnings.push_back(
+      budget_warnings.push_back(
           fmt::format("{}: no Budget: Kernel Tuner's {} stops after its own iterations, tunekit's "
                       "search when the space is done; give a Budget to bound it",
                       content_loc(*search_name).str(), written));
     }
   }
-  check_defines(s);
-  if (const BackendInfo& backend = backend_for_language(s.kernel.language); backend.check_spec)
-    for (std::string& w : backend.check_spec(s)) s.warnings.push_back(std::move(w));
-  return s;
+}
+
+T1Search Loader::t1_search_only(const YAML::Node& root) {
+  Item top{root, "", loc(root)};
+  if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
+  const Map m = map(
+      top, {"$schema", "General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget", "BenchmarkConfig"});
+  T1Search out;
+  Spec s;
+  t1_search(m, s, out.search_warnings, out.budget_warnings);
+  out.search = std::move(s.search);
+  out.has_search = m.find("Search") != nullptr;
+  // A T1 file of a space alone has no KernelSpecification.
+  if (auto k = get(m, "KernelSpecification"))
+    if (auto name = get(map(*k, {}), "KernelName")) {
+      out.kernel_name = string_of(*name, "a kernel name");
+      out.kernel_name_where = content_loc(*name);
+    }
+  return out;
 }
 
 // KernelSpecification.Arguments, in call order.

@@ -194,6 +194,62 @@ TEST(ReplayCli, KernelTunersStrategyNamesWork) {
   EXPECT_EQ(last_json(theirs.output)["trace_configs"], last_json(ours.output)["trace_configs"]);
 }
 
+// `tunekit replay --t1` takes the file's Search (the strategy and its
+// options, Kernel Tuner's names read as a tune reads them) and Budget where
+// no flag gives them, as Kernel Tuner's tune_kernel_T1 does; the flags win,
+// and the file's options go with its strategy.
+TEST(ReplayCli, AT1FilesSearchAndBudgetAreTheReplaysUnlessAFlagSaysOtherwise) {
+  const fs::path dir = fresh_dir();
+  const std::string space = read_file(kT1);
+  const auto t1 = [&](const std::string& name, const std::string& extra) {
+    std::string text = space;
+    text.insert(text.rfind('}'), ", " + extra);
+    write_file(dir / name, text);
+    return (dir / name).string();
+  };
+  const std::string genetic = t1(
+      "genetic.T1.json",
+      R"("Search": {"Name": "genetic_algorithm", "Attributes": [{"Name": "popsize", "Value": 6}, {"Name": "maxiter", "Value": 3}]},
+"Budget": [{"Type": "ConfigurationCount", "BudgetValue": 30}])");
+  auto r = tunekit_cli({"replay", kCache, "--t1", genetic, "--seed", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto from_file = last_json(r.output);
+  EXPECT_EQ(from_file["strategy"], "genetic");
+  EXPECT_EQ(from_file["evaluations"], 30);
+  EXPECT_TRUE(contains(r.output, "Kernel Tuner's option 'maxiter' is left out")) << r.output;
+  const auto flags = last_json(tunekit_cli({"replay", kCache, "--t1", kT1, "--strategy", "genetic", "--option",
+                                            "population=6", "--max-evals", "30", "--seed", "2", "--json"})
+                                   .output);
+  EXPECT_EQ(from_file["trace_configs"], flags["trace_configs"]);
+  // The flags win; another strategy leaves the file's options out.
+  r = tunekit_cli({"replay", kCache, "--t1", genetic, "--strategy", "random", "--max-evals", "5", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(last_json(r.output)["strategy"], "random");
+  EXPECT_EQ(last_json(r.output)["evaluations"], 5);
+  EXPECT_FALSE(contains(r.output, "maxiter")) << r.output;
+  r = tunekit_cli({"replay", kCache, "--t1", genetic, "--max-fraction", "0.01", "--json"});
+  EXPECT_EQ(last_json(r.output)["strategy"], "genetic");
+  EXPECT_EQ(last_json(r.output)["evaluations"], 13);  // ceil(0.01 * 1264)
+  // A Budget beyond the space is the file's error, where it gives it.
+  const std::string large = t1("large.T1.json", R"("Budget": [{"Type": "ConfigurationCount", "BudgetValue": 5000}])");
+  r = tunekit_cli({"replay", kCache, "--t1", large});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, large + ":")) << r.output;
+  EXPECT_TRUE(contains(r.output, "a budget of 5000 evaluations: expected 1 to 1264")) << r.output;
+  // Kernel Tuner refuses a cache of another kernel than the file's
+  // KernelName; here that is a warning.
+  const std::string other = t1(
+      "other.T1.json",
+      R"("KernelSpecification": {"KernelName": "other_kernel"}, "Budget": [{"Type": "ConfigurationCount", "BudgetValue": 3}])");
+  r = tunekit_cli({"replay", kCache, "--t1", other});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "warning: " + other + ":")) << r.output;
+  EXPECT_TRUE(contains(r.output, "KernelName is 'other_kernel', but " + kCache +
+                                     " records kernel 'convolution_kernel' (its kernel_name)"))
+      << r.output;
+  EXPECT_FALSE(contains(tunekit_cli({"replay", kCache, "--t1", genetic}).output, "KernelName"));
+}
+
 TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {
   const fs::path dir = fresh_dir();
   const std::string gz = read_file(kCache);

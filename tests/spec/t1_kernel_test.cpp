@@ -188,6 +188,34 @@ TEST_F(T1Kernel, TheKernelItsLaunchAndItsArgumentsAreKernelTunersReading) {
                                        "option"));
 }
 
+// `tunekit replay --t1` reads a T1 file's Search, Budget and KernelName
+// alone, as a tune of the file reads them; the file may give a space alone.
+TEST_F(T1Kernel, ItsSearchIsReadAloneAsATuneReadsIt) {
+  const Spec s = load(kConvolution);
+  const T1Search t = load_t1_search(dir_ / "t1.json");
+  EXPECT_TRUE(t.has_search);
+  EXPECT_EQ(t.search.strategy, s.search.strategy);
+  EXPECT_EQ(t.search.strategy_alias, "genetic_algorithm");
+  ASSERT_EQ(t.search.options.size(), 1u);
+  EXPECT_EQ(t.search.options[0].name, "population");
+  EXPECT_EQ(t.search.max_evaluations, s.search.max_evaluations);
+  EXPECT_EQ(t.search.max_evaluations_where.str(), s.search.max_evaluations_where.str());
+  ASSERT_EQ(t.search_warnings.size(), 2u);
+  EXPECT_EQ(t.search_warnings[0], s.warnings[1]);
+  EXPECT_TRUE(t.budget_warnings.empty());
+  EXPECT_EQ(t.kernel_name, "convolution_kernel");
+  EXPECT_EQ(t.kernel_name_where.line, 18);
+  // A space alone: no search, the defaults.
+  write_file(
+      dir_ / "space.json",
+      R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "a", "Type": "int", "Values": "[1, 2]"}], "Conditions": []}})");
+  const T1Search bare = load_t1_search(dir_ / "space.json");
+  EXPECT_FALSE(bare.has_search);
+  EXPECT_EQ(bare.search.strategy, "auto");
+  EXPECT_FALSE(bare.search.max_evaluations);
+  EXPECT_TRUE(bare.kernel_name.empty());
+}
+
 // Kernel Tuner's `restart` of its hillclimbers (first or best improvement)
 // is not local's: under Kernel Tuner's name it is left out with a warning
 // that says what it means there, as an option with no counterpart is; under

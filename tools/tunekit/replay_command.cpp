@@ -31,7 +31,7 @@ struct ReplayArgs {
   std::vector<std::string> sizes;
   std::string properties;
   std::string kernel, device;
-  std::string strategy = "auto";
+  std::optional<std::string> strategy;  // default: a --t1 file's Search, else auto
   std::vector<std::string> options;
   std::optional<std::int64_t> max_evals;
   std::optional<double> max_fraction;
@@ -98,11 +98,20 @@ int run_replay(const ReplayArgs& a) {
   std::vector<Expression> constraints;
   Bindings constants;
   std::string space_from = "the recording's parameters";
+  std::optional<T1Search> t1;  // a --t1 file's Search, Budget and KernelName
   if (!a.t1.empty()) {
     SpaceDefinition def = load_t1(a.t1);
     params = def.parameters;
     constraints = def.constraints;
     space_from = "the parameters and restrictions of " + a.t1;
+    t1 = load_t1_search(a.t1);
+    // Kernel Tuner refuses a cache of another kernel than the file's.
+    if (!t1->kernel_name.empty() && recording.format() == Recording::Format::kernel_tuner &&
+        !recording.kernel().empty() && recording.kernel() != t1->kernel_name)
+      fmt::print(stderr,
+                 "warning: {}: KernelName is '{}', but {} records kernel '{}' (its kernel_name): a T1 file of another "
+                 "kernel? Kernel Tuner refuses such a cache\n",
+                 t1->kernel_name_where.str(), t1->kernel_name, a.recording, recording.kernel());
   } else if (spec) {
     // Names first: a cache of another kernel is reported as such, before
     // the spec's constraints ask for properties the recording lacks.
@@ -173,20 +182,53 @@ int run_replay(const ReplayArgs& a) {
                                          : ReplayTable::SpaceFrom::recording);
   const std::uint64_t n = space.size();
 
+  // The strategy and the budget: the flags', else a --t1 file's Search and
+  // Budget (Kernel Tuner's tune_kernel_T1 reads both), taken as `tunekit
+  // tune` takes them from one.
+  SearchSettings search;
+  if (t1) search = t1->search;
+  // The file's strategy by the name it gives, so that an option of Kernel
+  // Tuner's under Kernel Tuner's name is judged as such.
   ReplaySettings settings;
-  settings.strategy = a.strategy;
-  settings.options = parse_option_assignments(a.options, "--option");
+  settings.strategy = search.strategy_alias.empty() ? search.strategy : search.strategy_alias;
+  if (a.strategy) {
+    // The file's options are for the file's strategy.
+    if (strategies().get(*a.strategy, {"--strategy"}).name != search.strategy) search.options.clear();
+    settings.strategy = *a.strategy;
+  } else if (t1) {
+    for (const auto& w : t1->search_warnings) fmt::print(stderr, "warning: {}\n", w);
+  }
+  settings.options = search.options;
+  for (auto& o : parse_option_assignments(a.options, "--option")) settings.options.push_back(std::move(o));
   if (a.max_evals) {
-    if (*a.max_evals < 1 || static_cast<std::uint64_t>(*a.max_evals) > n)
+    if (*a.max_evals < 1)
       throw InputError(
           {"--max-evals"},
           fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)", *a.max_evals, n));
-    settings.max_evaluations = static_cast<std::uint64_t>(*a.max_evals);
+    search.max_evaluations = static_cast<std::size_t>(*a.max_evals);
+    search.max_evaluations_where = {"--max-evals"};
+    search.max_fraction.reset();  // the flag's budget replaces the file's
   }
   if (a.max_fraction) {
-    settings.max_evaluations = evaluations_for_fraction(fraction_flag("--max-fraction", *a.max_fraction), n);
+    search.max_fraction = fraction_flag("--max-fraction", *a.max_fraction);
+    search.max_evaluations.reset();
   }
-  if (!a.max_time.empty()) settings.max_time = duration_flag("--max-time", a.max_time, true);
+  if (!a.max_time.empty()) search.max_time = duration_flag("--max-time", a.max_time, true);
+  if (t1 && !a.max_evals && !a.max_fraction && a.max_time.empty())
+    for (const auto& w : t1->budget_warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (search.max_evaluations) {
+    if (*search.max_evaluations > n)
+      throw InputError(search.max_evaluations_where,
+                       fmt::format("a budget of {} evaluations: expected 1 to {} (the space's valid configs)",
+                                   *search.max_evaluations, n));
+    settings.max_evaluations = *search.max_evaluations;
+  }
+  if (search.max_fraction) {
+    // Both a count and a share (a T1 file's): the smaller holds, as in a tune.
+    const std::uint64_t share = evaluations_for_fraction(*search.max_fraction, n);
+    settings.max_evaluations = std::min(share, settings.max_evaluations.value_or(share));
+  }
+  settings.max_time = search.max_time;
   settings.seed = a.seed;
   settings.batch = a.batch;
   const ReplayRun run = replay(table, settings);
@@ -270,10 +312,13 @@ SubCommand add_replay_command(CLI::App& app) {
   cmd->add_option("RECORDING", a->recording, "Kernel Tuner cache (.json, .json.gz, T4) or tunekit results DB")
       ->required()
       ->check(CLI::ExistingFile);
-  auto* t1 = cmd->add_option("--t1", a->t1,
-                             "Kernel Tuner T1 file whose parameters, values and restrictions make the space (its parameter "
-                             "names those the recording has; a valid config the recording lacks is an error)")
-                 ->check(CLI::ExistingFile);
+  auto* t1 =
+      cmd->add_option("--t1", a->t1,
+                      "Kernel Tuner T1 file whose parameters, values and restrictions make the space (its parameter "
+                      "names those the recording has; a valid config the recording lacks is an error); its Search "
+                      "and Budget are the strategy and budget where no flag gives them, as `tunekit tune` takes "
+                      "them")
+          ->check(CLI::ExistingFile);
   cmd->add_option("--spec", a->spec, "tunekit spec whose parameters and constraints make the space")
       ->check(CLI::ExistingFile)
       ->excludes(t1);
@@ -284,7 +329,8 @@ SubCommand add_replay_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--kernel", a->kernel, "DB recordings: the kernel's name");
   cmd->add_option("--device", a->device, "DB recordings: the device's name");
-  cmd->add_option("--strategy", a->strategy, "Search strategy (`tunekit plugins` lists them)")->capture_default_str();
+  cmd->add_option("--strategy", a->strategy,
+                  "Search strategy (`tunekit plugins` lists them; default: the --t1 file's Search, else auto)");
   cmd->add_option("--option", a->options, "An option of the strategy, NAME=VALUE (repeat for several)");
   auto* evals = cmd->add_option("--max-evals", a->max_evals, "Budget: distinct configs evaluated, failures included");
   cmd->add_option("--max-fraction", a->max_fraction, "Budget as a share of the valid configs, e.g. 0.02 (rounded up)")
@@ -310,8 +356,8 @@ SubCommand add_replay_command(CLI::App& app) {
                 "(the configs in the same order), and more; "
                 "times in ms. With another objective: objective, best_value, optimum_value, objective_trace");
   cmd->footer(
-      "Without a budget the whole space is evaluated. Exit status: 0, or 1 for bad input (the message names\n"
-      "the file or the flag).");
+      "Without a budget (a flag's, or a --t1 file's) the whole space is evaluated. Exit status: 0, or 1 for\n"
+      "bad input (the message names the file or the flag).");
   return {cmd, [a] { return run_replay(*a); }};
 }
 

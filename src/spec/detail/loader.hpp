@@ -104,6 +104,9 @@ class Loader {
   Spec load(const YAML::Node& root);
   // t1_kernel.cpp: a Kernel Tuner T1 file with a KernelSpecification.
   Spec t1(const YAML::Node& root);
+  // t1_kernel.cpp: a T1 file's Search, Budget and KernelName alone
+  // (load_t1_search), read as t1() reads them.
+  T1Search t1_search_only(const YAML::Node& root);
 
  private:
   // --- locations and errors -------------------------------------------------
@@ -410,6 +413,11 @@ class Loader {
   ApplicationSpec application(const Item& it, const Spec& s) const;
   // t1_kernel.cpp: a T1 file's arguments, and its expressions in tunekit's language.
   void t1_arguments(const Item& args, Spec& s) const;
+  // t1_kernel.cpp: a T1 file's Search and Budget (in `m`, its top level)
+  // into s.search; what is left out of them said in `search_warnings` (the
+  // strategy's options) and `budget_warnings`.
+  void t1_search(const Map& m, Spec& s, std::vector<std::string>& search_warnings,
+                 std::vector<std::string>& budget_warnings);
   Expression t1_expression(const Item& it, const Spec& s, const std::string& what) const;
 
   std::string file_;
