@@ -33,6 +33,10 @@
 #   --naive-reps N           timed calls of the naive loop at sizes > 1024
 #                            (default 3; it is slow); the naive loop is
 #                            measured in the first round only
+#   --allow-busy             go on when a tune reports a busy machine (trials that
+#                            waited for a CPU: their times, and so the tuned
+#                            config, may be wrong); the table then says so.
+#                            Without it such a tune stops the run (exit 1)
 #   --omp-wait-policy P      set OMP_WAIT_POLICY=P (active|passive) for the
 #                            kernel; default: libgomp's default (spin a while,
 #                            then sleep), as when tunekit measured it. passive
@@ -59,6 +63,7 @@ rounds=3
 threads=2
 naive_reps=3
 wait_policy=""
+allow_busy=0
 CXX=${CXX:-g++}
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -76,6 +81,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=${2:?"$1 needs a value"}; shift 2 ;;
     --threads) threads=${2:?"$1 needs a value"}; shift 2 ;;
     --naive-reps) naive_reps=${2:?"$1 needs a value"}; shift 2 ;;
+    --allow-busy) allow_busy=1; shift ;;
     --omp-wait-policy) wait_policy=${2:?"$1 needs a value"}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;
@@ -90,6 +96,7 @@ count --naive-reps "$naive_reps"
 [ -z "$configs_file" ] || [ -f "$configs_file" ] || die "no such configs file: $configs_file"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+rm -f "$out"/tune-*.facts
 
 # "NAME=V,NAME=V" -> "-DNAME=V -DNAME=V"; rejects anything that is not NAME=VALUE.
 to_defines() {
@@ -110,7 +117,10 @@ config_from_file() {
   awk -v s="$1" '!/^[[:space:]]*(#|$)/ && ($1 == s || $1 == "*") { c = $2 } END { print c }' "$configs_file"
 }
 
-# Runs the tuner for size $1 and prints the best config as NAME=V,...
+# Runs the tuner for size $1 and prints the best config as NAME=V,...; its
+# wall time, trials and busy-machine count go to $out/tune-$1.facts for the
+# report, since a tune on a busy machine can pick a config that is not the
+# fastest and the table alone would not show it.
 tune_size() {
   local s=$1 json="$out/tune-$1.json"
   if [ "$reuse" = 1 ] && [ -s "$json" ]; then
@@ -123,10 +133,15 @@ tune_size() {
         --size "M=$s" --size "N=$s" --size "K=$s" --json "$json") >"$out/tune-$s.log" 2>&1 ||
       { tail -n 20 "$out/tune-$s.log" >&2; die "tunekit failed for size $s (log: $out/tune-$s.log)"; }
   fi
-  python3 - "$json" <<'EOF' || die "could not read sizes[0].best.config from $json"
+  python3 - "$json" "$out/tune-$s.facts" <<'EOF' || die "could not read sizes[0].best.config from $json"
 import json, sys
 doc = json.load(open(sys.argv[1]))
-cfg = doc["sizes"][0]["best"]["config"]
+size = doc["sizes"][0]
+cfg = size["best"]["config"]
+ok = sum(1 for t in size["trials"] if t["status"] == "ok")
+with open(sys.argv[2], "w") as f:
+    f.write(f"wall_s={doc['wall_s']:.0f} trials={len(size['trials'])} ok={ok} "
+            f"busy={len(size.get('waited_for_cpu') or [])}\n")
 print(",".join(f"{k}={v}" for k, v in cfg.items()))
 EOF
 }
@@ -141,6 +156,12 @@ for s in $sizes; do
     [ -n "${tuned[$s]}" ] || die "no config for size $s in $configs_file"
   else
     tuned[$s]=$(tune_size "$s")
+    read -r _ _ _ busy <"$out/tune-$s.facts"
+    if [ "${busy#busy=}" != 0 ]; then
+      echo "[tune] size $s: BUSY MACHINE: ${busy#busy=} trials waited for a CPU (log: $out/tune-$s.log)" >&2
+      [ "$allow_busy" = 1 ] || die "the tune of size $s ran on a busy machine, so its config may not be the fastest; \
+run again on a quiet machine, or pass --allow-busy to go on with a warning"
+    fi
   fi
   to_defines "${tuned[$s]}" >/dev/null
 done
@@ -204,9 +225,9 @@ for r in $(seq "$rounds"); do
 done
 
 # ---- 4. report ---------------------------------------------------------------
-python3 - "$results" "$rounds" "$threads" "$naive_reps" "$sizes" "${wait_policy:-default}" <<'EOF'
-import sys
-results, rounds, threads, naive_reps, sizes, policy = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].split(), sys.argv[6]
+python3 - "$results" "$rounds" "$threads" "$naive_reps" "$sizes" "${wait_policy:-default}" "$out" <<'EOF'
+import os, sys
+results, rounds, threads, naive_reps, sizes, policy, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].split(), sys.argv[6], sys.argv[7]
 best, cfg, core, bad = {}, {}, set(), []
 for line in open(results):
     kv = dict(f.split("=", 1) for f in line.split())
@@ -235,9 +256,22 @@ print()
 print("tuned configs:")
 for s in map(int, sizes):
     print(f"  {s}: {cfg.get(s, '?')}")
+busy = []
+for s in map(int, sizes):
+    path = os.path.join(out, f"tune-{s}.facts")
+    if not os.path.exists(path):
+        continue  # no tune in this run (--config, --configs, --no-tune)
+    f = dict(kv.split("=") for kv in open(path).read().split())
+    print(f"  {s}: tune {f['wall_s']} s, {f['trials']} trials ({f['ok']} ok)"
+          + (f", BUSY MACHINE: {f['busy']} trials waited for a CPU" if f["busy"] != "0" else ""))
+    if f["busy"] != "0":
+        busy.append(s)
 print(f"naive: i-k-j triple loop with a double row accumulator, 1 thread, measured in round 1 only"
       f" ({naive_reps} timed calls at sizes > 1024).")
 print(f"raw results: {results}")
+if busy:
+    print(f"WARNING: BUSY MACHINE: the tunes of size {', '.join(map(str, busy))} waited for a CPU; their "
+          "configs, and so the tuned columns, may not be the fastest (--allow-busy went on anyway)")
 if bad:
     print("VERIFICATION FAILURES (error vs OpenBLAS above tolerance):")
     for b in bad:
