@@ -12,6 +12,13 @@ table per cache of tunekit's auto against Kernel Tuner's best strategy (the
 one with the highest mean of medians at that budget). Then a verdict line per
 budget: auto against Kernel Tuner's best, and the goals of issue #23. Only
 strategies with results on every cache are shown.
+
+CPU ms/eval is the strategy's own CPU time on both sides: tunekit's
+search_bench counts the strategy's calls, kt_search.py Kernel Tuner's own
+strategy_time read on a CPU clock ("strategy_clock": "process_cpu"). Kernel
+Tuner lines recorded without that clock (older runs) show the whole
+tune_kernel call instead, which also counts loading the cache and building
+the searchspace, marked "(whole call)".
 """
 import json
 import os
@@ -65,7 +72,13 @@ class Line:
         self.meds = [percentile(by_cache[c]["fractions"], 50) for c in caches]
         self.p10s = [percentile(by_cache[c]["fractions"], 10) for c in caches]
         evals = sum(sum(by_cache[c]["evaluations"]) for c in caches)
-        self.cpu = sum(by_cache[c]["cpu_seconds"] for c in caches) * 1e3 / max(1, evals)
+        own = all(by_cache[c].get("strategy_clock") == "process_cpu" for c in caches)
+        self.whole_call = side == "KT" and not own
+        if side == "KT" and own:
+            ms = sum(by_cache[c]["strategy_ms_per_evaluation"] * sum(by_cache[c]["evaluations"]) for c in caches)
+        else:
+            ms = sum(by_cache[c]["cpu_seconds"] for c in caches) * 1e3
+        self.cpu = ms / max(1, evals)
         self.mean = sum(self.meds) / len(self.meds)
         self.p10 = sum(self.p10s) / len(self.p10s)
 
@@ -136,13 +149,14 @@ def main():
             table.setdefault((r["side"], name), {})[r["cache"]] = r
         lines = [Line(side, name, bc, caches) for (side, name), bc in table.items() if len(bc) == len(caches)]
         lines.sort(key=lambda x: (x.side != "tunekit", -x.mean))
-        head = f"{'strategy':<30}{'mean med':>9}{'mean p10':>9}{'worst med':>10}{'CPU ms/eval':>12}"
+        head = f"{'strategy':<42}{'mean med':>9}{'mean p10':>9}{'worst med':>10}{'CPU ms/eval':>12}"
         if wide:
             head += "".join(f"{'[' + str(i + 1) + '] med/p10':>16}" for i in range(len(caches)))
         print(head)
         print("-" * len(head))
         for x in lines:
-            text = f"{x.name:<30}{x.mean:>9.3f}{x.p10:>9.3f}{min(x.meds):>10.3f}{x.cpu:>12.4f}"
+            name = x.name + (" (whole call)" if x.whole_call else "")
+            text = f"{name:<42}{x.mean:>9.3f}{x.p10:>9.3f}{min(x.meds):>10.3f}{x.cpu:>12.4f}"
             if wide:
                 text += "".join(f"{m:>9.3f}/{p:<6.3f}" for m, p in zip(x.meds, x.p10s))
             print(text)
