@@ -712,11 +712,11 @@ TEST(ReplayCli, ATimeOfZeroOrBelowIsAFailedConfigWithAWarning) {
   }
 }
 
-// `tunekit tune --replay` warns of a recorded time of 0 or below as
-// `tunekit replay` does, in the same words.
-TEST(TuneReplay, ATimeOfZeroOrBelowIsWarnedOfAsReplayWarns) {
-  const fs::path dir = fresh_dir();
-  write_file(dir / "zero.json", tiny_cache("0.0"));
+namespace {
+
+// The spec whose space tiny_cache records (a: 1, 2, 4; b: 0, 1), with a
+// kernel that does nothing: `tunekit tune --replay` runs it from the cache.
+void write_tiny_spec(const fs::path& dir) {
   write_file(dir / "k.cpp", "extern \"C\" void k(float* y) { (void)y; }\n");
   write_file(dir / "tiny.yaml", R"(name: tiny
 kernel: {source: k.cpp, entry: k}
@@ -724,6 +724,16 @@ arguments:
   - {name: y, type: f32, size: 4, role: out}
 parameters: {a: [1, 2, 4], b: [0, 1]}
 )");
+}
+
+}  // namespace
+
+// `tunekit tune --replay` warns of a recorded time of 0 or below as
+// `tunekit replay` does, in the same words.
+TEST(TuneReplay, ATimeOfZeroOrBelowIsWarnedOfAsReplayWarns) {
+  const fs::path dir = fresh_dir();
+  write_file(dir / "zero.json", tiny_cache("0.0"));
+  write_tiny_spec(dir);
   const std::string cache = (dir / "zero.json").string();
   const std::string warning = "warning: " + cache +
                               ": cache entry \"4,0\" has time 0 ms; a time of 0 or below measures nothing, so it "
@@ -745,13 +755,7 @@ parameters: {a: [1, 2, 4], b: [0, 1]}
 TEST(ReplayCli, ATimeBudgetNeedsEveryConfigsRecordedTimes) {
   const fs::path dir = fresh_dir();
   write_file(dir / "untimed.json", tiny_cache("1.25"));
-  write_file(dir / "k.cpp", "extern \"C\" void k(float* y) { (void)y; }\n");
-  write_file(dir / "tiny.yaml", R"(name: tiny
-kernel: {source: k.cpp, entry: k}
-arguments:
-  - {name: y, type: f32, size: 4, role: out}
-parameters: {a: [1, 2, 4], b: [0, 1]}
-)");
+  write_tiny_spec(dir);
   const std::string cache = (dir / "untimed.json").string();
   const std::string refusal = cache +
                               ": {a: 1, b: 0} has no recorded compile_time, verification_time, "
