@@ -195,6 +195,11 @@ struct SearchSettings {
   std::vector<OptionValue> options;  // the strategy's options (search.options), checked at load
   std::optional<std::size_t> max_evaluations;
   SourceLocation max_evaluations_where;  // where it was given (a replay refuses one larger than its space)
+  // The budget is where Kernel Tuner's strategy stops by itself (a T1
+  // Search without a Budget), not one the user gave: a smaller space caps
+  // it, as Kernel Tuner stops when the space runs out, and another strategy
+  // named on the command line drops it with the strategy.
+  bool budget_is_strategys_stop = false;
   // The budget as a share of each size's valid configs (rounded up), for a
   // spec whose sizes prune the space differently. A spec gives one of the
   // two; set both here, the smaller budget holds.

@@ -245,12 +245,14 @@ std::map<std::string, Target, std::less<>> first_tunables(const std::vector<Line
     } catch (const InputError&) {
       // msKPP replaces only a name's first annotated line and never reads
       // the later ones (a template argument list's `LayoutA, // tunable`
-      // after `using LayoutA = ...; // tunable`): one naming a name already
-      // annotated is left as written, not refused.
+      // after `using LayoutA = ...; // tunable`): a line that assigns
+      // nothing and names a name already annotated is left as written, not
+      // refused. A line that assigns is a name's own, and its error stands.
       std::string_view code = lines[i].text.substr(0, lines[i].text.find("//"));
-      bool later = false;
-      for (const auto& [name, target] : first) later = later || detail::has_word(code, name);
-      if (!later) throw;
+      bool later = code.find('=') == std::string_view::npos;
+      bool named = false;
+      for (const auto& [name, target] : first) named = named || detail::has_word(code, name);
+      if (!later || !named) throw;
     }
     if (t) {
       std::string name = t->name;
@@ -353,12 +355,15 @@ struct Conditional {
 // `defined(NAME)`), or only for CCCL's baseline (TUNE_BASE true), which is
 // built without the config's values.
 bool keeps_out_a_config(const Conditional& c, const std::string& name) {
-  auto negated = [&](const std::string& e) {
-    return e.find("!defined(" + name + ")") != std::string::npos || e.find("!defined" + name) != std::string::npos;
+  // `defined NAME` loses its blank with the others: the name must end
+  // there (`defined TUNE_XY` tests no TUNE_X).
+  auto has = [&](const std::string& e, const std::string& form) {
+    for (std::size_t at = e.find(form); at != std::string::npos; at = e.find(form, at + 1))
+      if (at + form.size() == e.size() || !detail::identifier_char(e[at + form.size()])) return true;
+    return false;
   };
-  auto tested = [&](const std::string& e) {
-    return e.find("defined(" + name + ")") != std::string::npos || e.find("defined" + name) != std::string::npos;
-  };
+  auto negated = [&](const std::string& e) { return has(e, "!defined(" + name + ")") || has(e, "!defined" + name); };
+  auto tested = [&](const std::string& e) { return has(e, "defined(" + name + ")") || has(e, "defined" + name); };
   auto base = [](const std::string& e) { return e == "TUNE_BASE" || e == "TUNE_BASE==1" || e == "TUNE_BASE!=0"; };
   auto not_base = [](const std::string& e) { return e == "!TUNE_BASE" || e == "TUNE_BASE==0"; };
   if (negated(c.condition) || base(c.condition)) return true;

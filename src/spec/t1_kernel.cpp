@@ -448,9 +448,11 @@ void Loader::t1_search(const Map& m, Spec& s, std::vector<std::string>& search_w
     const std::string& written = search_name->node.Scalar();
     if (written == "random_sample") {
       s.search.max_fraction = 0.1;  // its option fraction
+      s.search.budget_is_strategys_stop = true;
     } else if (written == "greedy_ils" || written == "greedy_mls" || written == "bayes_opt") {
       s.search.max_evaluations = 100;  // its max_fevals
       s.search.max_evaluations_where = content_loc(*search_name);
+      s.search.budget_is_strategys_stop = true;
     } else if (written != "brute_force") {
       budget_warnings.push_back(
           fmt::format("{}: no Budget: Kernel Tuner's {} stops after its own iterations, tunekit's "

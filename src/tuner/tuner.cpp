@@ -396,7 +396,7 @@ class Run {
     // replayed search is a benchmark of the strategy at that budget (a size
     // with no valid config runs nothing either way).
     if (!options_.replay.empty() && p.budget && p.space->indexable() && p.space->size() > 0 &&
-        *p.budget > p.space->size())
+        *p.budget > p.space->size() && !spec_.search.budget_is_strategys_stop)
       throw InputError(spec_.search.max_evaluations_where.file.empty() ? SourceLocation{spec_.file.string()}
                                                                        : spec_.search.max_evaluations_where,
                        fmt::format("a budget of {} evaluations: expected 1 to {} (the valid configs of the replayed "

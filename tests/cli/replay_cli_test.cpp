@@ -248,6 +248,24 @@ TEST(ReplayCli, AT1FilesSearchAndBudgetAreTheReplaysUnlessAFlagSaysOtherwise) {
                                      " records kernel 'convolution_kernel' (its kernel_name)"))
       << r.output;
   EXPECT_FALSE(contains(tunekit_cli({"replay", kCache, "--t1", genetic}).output, "KernelName"));
+
+  // A Search without a Budget stops where Kernel Tuner's strategy stops by
+  // itself (greedy_ils: 100 evaluations): a smaller space caps it, as the
+  // space running out stops Kernel Tuner, and another strategy named by a
+  // flag drops it with the file's strategy.
+  const std::string ils = t1("ils.T1.json", R"("Search": {"Name": "greedy_ils"})");
+  EXPECT_EQ(last_json(tunekit_cli({"replay", kCache, "--t1", ils, "--json"}).output)["evaluations"], 100);
+  r = tunekit_cli({"replay", kCache, "--t1", ils, "--strategy", "random", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(last_json(r.output)["evaluations"], 1264);
+  auto narrow = nlohmann::json::parse(read_file(ils));
+  narrow["ConfigurationSpace"]["Conditions"].push_back(
+      {{"Expression", "block_size_x==16 and block_size_y==1"}, {"Parameters", {"block_size_x", "block_size_y"}}});
+  write_file(dir / "small_ils.T1.json", narrow.dump());
+  r = tunekit_cli({"replay", kCache, "--t1", (dir / "small_ils.T1.json").string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(last_json(r.output)["evaluations"], last_json(r.output)["space_size"]);
+  EXPECT_LT(last_json(r.output)["space_size"].get<int>(), 100);
 }
 
 TEST(ReplayCli, BadInputNamesTheFileOrTheFlag) {

@@ -113,6 +113,13 @@ TEST(Tunable, ALaterLineOfAnAnnotatedNameIsLeftAsWritten) {
             "    float>;\n");
   expect_error([] { apply_tunable_lines("    LayoutA, // tunable\nusing LayoutA = int; // tunable\n", {}, "k.cpp"); },
                "k.cpp", 1, 5, "must assign a name");
+  // A later line that assigns a name of its own keeps its own error.
+  expect_error(
+      [] {
+        apply_tunable_lines("constexpr int BM = 128; // tunable\nconstexpr int BK = BM / 2, BN = 64; // tunable\n", {},
+                            "k.cpp");
+      },
+      "k.cpp", 2, 28, "'BN' declared here too would be lost");
 }
 
 TEST(Tunable, CommentOnlyLinesSkipped) {
@@ -386,7 +393,8 @@ TEST(Range, AParameterTheSourceDefinesItselfIsRefusedUnlessGuarded) {
                                                 {"#ifndef TUNE_U\n#endif\n#define TUNE_U 4\n", 4},
                                                 {"#ifdef TUNE_U\n#define TUNE_U 4\n#endif\n", 3},
                                                 {"#if !defined(TUNE_U)\n#else\n#define TUNE_U 4\n#endif\n", 4},
-                                                {"#if !TUNE_BASE\n#define TUNE_U 4\n#endif\n", 3}})
+                                                {"#if !TUNE_BASE\n#define TUNE_U 4\n#endif\n", 3},
+                                                {"#if !defined TUNE_UX\n#define TUNE_U 4\n#endif\n", 3}})
     expect_error([&] { parse_range_annotations(head + unguarded, "b.cu"); }, "b.cu", line, 9,
                  "the source defines TUNE_U, a %RANGE% parameter (line 1)");
 }

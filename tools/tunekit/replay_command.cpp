@@ -192,8 +192,15 @@ int run_replay(const ReplayArgs& a) {
   ReplaySettings settings;
   settings.strategy = search.strategy_alias.empty() ? search.strategy : search.strategy_alias;
   if (a.strategy) {
-    // The file's options are for the file's strategy.
-    if (strategies().get(*a.strategy, {"--strategy"}).name != search.strategy) search.options.clear();
+    // The file's options are for the file's strategy, and so is a budget
+    // that is only where that strategy stops by itself.
+    if (strategies().get(*a.strategy, {"--strategy"}).name != search.strategy) {
+      search.options.clear();
+      if (search.budget_is_strategys_stop) {
+        search.max_evaluations.reset();
+        search.max_fraction.reset();
+      }
+    }
     settings.strategy = *a.strategy;
   } else if (t1) {
     for (const auto& w : t1->search_warnings) fmt::print(stderr, "warning: {}\n", w);
@@ -216,6 +223,9 @@ int run_replay(const ReplayArgs& a) {
   if (!a.max_time.empty()) search.max_time = duration_flag("--max-time", a.max_time, true);
   if (t1 && !a.max_evals && !a.max_fraction && a.max_time.empty())
     for (const auto& w : t1->budget_warnings) fmt::print(stderr, "warning: {}\n", w);
+  // Kernel Tuner's strategy stops by itself when the space runs out.
+  if (search.max_evaluations && search.budget_is_strategys_stop && !a.max_evals)
+    search.max_evaluations = std::min<std::uint64_t>(*search.max_evaluations, n);
   if (search.max_evaluations) {
     if (*search.max_evaluations > n)
       throw InputError(search.max_evaluations_where,

@@ -169,8 +169,16 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   for (const auto& w : t.where) spec.constraints.push_back(Expression::parse(w, SourceLocation{"--where " + w}));
   if (t.strategy) {
     const StrategyInfo& info = strategies().get(*t.strategy, {"--strategy"});
-    // The spec's options are for the spec's strategy.
-    if (info.name != spec.search.strategy) spec.search.options.clear();
+    // The spec's options are for the spec's strategy, and so is a T1
+    // file's budget that is only where its strategy stops by itself.
+    if (info.name != spec.search.strategy) {
+      spec.search.options.clear();
+      if (spec.search.budget_is_strategys_stop) {
+        spec.search.max_evaluations.reset();
+        spec.search.max_fraction.reset();
+        spec.search.budget_is_strategys_stop = false;
+      }
+    }
     spec.search.strategy = info.name;
     spec.search.strategy_where = {"--strategy"};
     spec.search.strategy_alias = *t.strategy == info.name ? "" : *t.strategy;
