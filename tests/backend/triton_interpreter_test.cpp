@@ -308,6 +308,19 @@ namespace {
 
 // Every trial of the tune of `spec` (written into a fresh folder with
 // `files`), which must be ok and verified.
+// A Triton kernel that copies x into out, for the tests that are about
+// what reaches it; each adds its reference.
+constexpr const char* kCopyKernel = R"P(import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m), mask=m)
+)P";
+
 void expect_every_trial_ok(const std::string& spec, const std::vector<std::pair<std::string, std::string>>& files) {
   const fs::path dir = tunekit::testing::fresh_dir();
   for (const auto& [name, text] : files) tunekit::testing::write_file(dir / name, text);
@@ -333,16 +346,7 @@ void expect_every_trial_ok(const std::string& spec, const std::vector<std::pair<
 // the C++ workers do: as a value its type holds (torch refuses 0xA5 for an
 // int8, and every size stopped at the reference).
 TEST_F(TritonInterpreter, SmallIntegerOutputsArePoisonedWithinTheirType) {
-  const std::string kernel = R"P(import triton
-import triton.language as tl
-
-
-@triton.jit
-def copy_kernel(x, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out + offs, tl.load(x + offs, mask=m), mask=m)
-
+  const std::string kernel = std::string(kCopyKernel) + R"P(
 
 def ref(x):
     return x.clone()
@@ -385,17 +389,7 @@ parameters: {BLOCK: [64, 128]}
 reference: {python: k.py, entry: ref}
 measure: {warmup: 0ms, min_samples: 1, max_samples: 2, early_stop: 0}
 )Y",
-                        {{"x.bin", raw}, {"k.py", R"P(import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def copy_kernel(x, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out + offs, tl.load(x + offs, mask=m), mask=m)
-
+                        {{"x.bin", raw}, {"k.py", "import torch\n" + std::string(kCopyKernel) + R"P(
 
 def ref(x):
     return torch.arange(x.numel(), dtype=x.dtype, device=x.device) * 0.5

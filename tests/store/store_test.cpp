@@ -600,6 +600,12 @@ ALTER TABLE trials ADD COLUMN origin TEXT NOT NULL DEFAULT 'search';
 ALTER TABLE trials ADD COLUMN slower_factor REAL;
 ALTER TABLE trials ADD COLUMN slower_best_us REAL;
 )sql";
+// A version-4 file's ok trial of spec 'v4', open for more rows.
+constexpr const char* kVersion4OkTrial = R"sql(
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, origin, slower_factor, slower_best_us)
+  VALUES ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules',
+          NULL, NULL))sql";
 constexpr const char* kVersion5Columns = R"sql(
 ALTER TABLE trials ADD COLUMN fault TEXT NOT NULL DEFAULT 'none';
 ALTER TABLE trials ADD COLUMN settings TEXT NOT NULL DEFAULT '';
@@ -769,11 +775,7 @@ PRAGMA user_version=3;
 TEST(Store, MigratesAVersion4File) {
   TempDir dir;
   fs::path file = dir.path() / "v4.db";
-  create(file, std::string(kVersion1Table) + kVersion4Columns + R"sql(
-INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
-                    created_at, origin, slower_factor, slower_best_us)
-  VALUES ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules',
-          NULL, NULL),
+  create(file, std::string(kVersion1Table) + kVersion4Columns + kVersion4OkTrial + R"sql(,
          ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=32', '{"BM": 32}', 'crash', 'worker killed by SIGKILL', NULL,
           '2024-01-01T00:00:00Z', 'search', NULL, NULL),
          ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=64', '{"BM": 64}', 'slower', '', 40.0, '2024-01-01T00:00:00Z',
@@ -815,11 +817,7 @@ PRAGMA user_version=4;
 TEST(Store, ATuneMigratesAnOldStoreItIsGiven) {
   TempDir dir;
   fs::path file = dir.path() / "v4.db";
-  create(file, std::string(kVersion1Table) + kVersion4Columns + R"sql(
-INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
-                    created_at, origin, slower_factor, slower_best_us)
-  VALUES ('v4', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 'rules',
-          NULL, NULL);
+  create(file, std::string(kVersion1Table) + kVersion4Columns + kVersion4OkTrial + R"sql(;
 PRAGMA user_version=4;
 )sql");
   const auto r =
