@@ -61,6 +61,16 @@ class Store {
   // One size's trials on one device, in insertion order.
   std::vector<TrialRecord> trials(const std::string& spec_hash, const std::string& device, const Bindings& size) const;
   std::vector<TrialRecord> all() const;
+  // The trials of a kernel's other versions on a device: those stored under
+  // its name with another spec_hash (its source, inputs or reference have
+  // changed since, or another kernel shares the name), most recent first.
+  struct OtherVersion {
+    std::string spec_hash;
+    std::size_t trials = 0;
+    std::string last_created_at;  // ISO 8601 UTC
+  };
+  std::vector<OtherVersion> other_versions(const std::string& kernel, const std::string& device,
+                                           const std::string& spec_hash) const;
   std::size_t erase(const std::string& spec_hash);
   // A run that measures a size anew (--fresh) takes the stored trials of
   // the configs it would measure for stale first: their settings start

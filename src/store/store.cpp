@@ -691,6 +691,20 @@ std::vector<TrialRecord> Store::all() const {
   return read_rows(st, path_);
 }
 
+std::vector<Store::OtherVersion> Store::other_versions(const std::string& kernel, const std::string& device,
+                                                       const std::string& spec_hash) const {
+  Statement st(db_, path_,
+               "SELECT spec_hash, COUNT(*), MAX(created_at) FROM trials WHERE kernel = ?1 AND device = ?2 "
+               "AND spec_hash <> ?3 GROUP BY spec_hash ORDER BY MAX(created_at) DESC, spec_hash");
+  st.bind(1, kernel);
+  st.bind(2, device);
+  st.bind(3, spec_hash);
+  std::vector<OtherVersion> out;
+  while (st.step("cannot look up the kernel's other versions"))
+    out.push_back({st.text(0), static_cast<std::size_t>(st.integer(1)), st.text(2)});
+  return out;
+}
+
 std::size_t Store::mark_stale(const std::string& spec_hash, const std::string& device, const Bindings& size,
                               const std::vector<Config>& configs) {
   if (configs.empty()) return 0;

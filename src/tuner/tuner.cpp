@@ -339,6 +339,7 @@ class Run {
     machine_json_ = machine_to_json(machine);
     store_ = std::make_unique<Store>(report_.db);
     if (auto w = claim_.emplace(report_.db, report_.spec_hash).announce()) warn(*w);
+    warn_of_other_versions();
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     headers_ = kernel_headers_digest(spec_, source_);
     if (resolve_injection(spec_.kernel.injection, source_, spec_.kernel.source.string()) == Injection::range_defines)
@@ -913,6 +914,24 @@ class Run {
   }
 
   // Once per distinct message: every size may say the same.
+  // A kernel edited since its last tune (or an input file, a flag, the
+  // reference) has a new spec_hash, so nothing stored is resumed: say why
+  // the run starts afresh, rather than leave the user to wonder where the
+  // earlier results went.
+  void warn_of_other_versions() {
+    const auto others = store_->other_versions(report_.kernel, report_.device, report_.spec_hash);
+    if (others.empty()) return;
+    std::size_t trials = 0;
+    for (const auto& o : others) trials += o.trials;
+    warn(
+        fmt::format("{} holds {} trial{} of '{}' on this device from {} other version{} of it (the last on {}, "
+                    "spec hash {}), whose source, headers, input files, flags, arguments or reference differ from "
+                    "this run's: this run resumes none of those trials, which stay in the store",
+                    report_.db.string(), trials, trials == 1 ? "" : "s", report_.kernel, others.size(),
+                    others.size() == 1 ? "" : "s", others.front().last_created_at.substr(0, 10),
+                    others.front().spec_hash.substr(0, 12)));
+  }
+
   void warn(const std::string& message) {
     if (std::find(report_.warnings.begin(), report_.warnings.end(), message) == report_.warnings.end())
       report_.warnings.push_back(message);

@@ -246,6 +246,42 @@ TEST(Cli, ABareSourcesArgumentIsFilledFromAFile) {
       << short_file.output;
 }
 
+// An edited kernel has a new spec_hash, so its tune resumes nothing: the run
+// says that the store holds the earlier version's trials, and going back to
+// that version resumes them.
+TEST(Cli, ATuneOfAnEditedKernelSaysTheStoreHoldsItsEarlierVersion) {
+  const auto dir = fresh_dir();
+  auto write_source = [&](const std::string& body) {
+    write_file(dir / "k.cpp",
+               "// %RANGE% TUNE_U u 1:2:1\n"
+               "extern \"C\" void k(const float* x, float* y, int n) {\n"
+               "  for (int i = 0; i < n; ++i) y[i] = TUNE_U * 0 + " +
+                   body + ";\n}\n");
+  };
+  auto tune = [&] {
+    return tunekit_cli({"tune", (dir / "k.cpp").string(), "--size", "N=64", "--entry", "k", "--arg", "x:f32:N", "--arg",
+                        "y:f32:N::out", "--arg", "n:i32=N", "--out-dir", (dir / "out").string(), "--no-progress",
+                        "--timeout", "120s"});
+  };
+  write_source("x[i]");
+  auto first = tune();
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_FALSE(contains(first.output, "other version")) << first.output;
+
+  write_source("2.0f * x[i]");
+  auto edited = tune();
+  ASSERT_EQ(edited.exit_code, 0) << edited.output;
+  EXPECT_FALSE(contains(edited.output, "resumed")) << edited.output;
+  EXPECT_TRUE(contains(edited.output, "holds 2 trials of 'k' on this device from 1 other version of it"))
+      << edited.output;
+
+  write_source("x[i]");
+  auto back = tune();
+  ASSERT_EQ(back.exit_code, 0) << back.output;
+  EXPECT_TRUE(contains(back.output, "2 resumed from the store")) << back.output;
+  EXPECT_TRUE(contains(back.output, "holds 2 trials of 'k' on this device from 1 other version of it")) << back.output;
+}
+
 // select, emit and report find a bare source's tune again through the
 // same call: the source alone makes another kernel (no entry, no
 // arguments), which they say.

@@ -414,6 +414,37 @@ TEST(Store, TrialsInInsertionOrderAndErase) {
   EXPECT_EQ(rest[0].spec_hash, "other");
 }
 
+TEST(Store, AKernelsOtherVersionsAreItsNameUnderAnotherSpecHashOnTheDevice) {
+  TempDir dir;
+  Store store(dir.path() / "t.db");
+  auto put = [&](const std::string& hash, const std::string& kernel, const std::string& device, int bm,
+                 const std::string& created) {
+    TrialRecord r = sample_record();
+    r.spec_hash = hash;
+    r.kernel = kernel;
+    r.device = device;
+    r.config = Config({{"BM", Value(bm)}});
+    r.created_at = created;
+    store.put(r);
+  };
+  put("now", "matmul", "cpu:0", 16, "2026-12-07T10:00:00Z");  // the version being tuned
+  put("old", "matmul", "cpu:0", 16, "2026-12-01T10:00:00Z");  // an earlier one, two trials
+  put("old", "matmul", "cpu:0", 32, "2026-12-02T10:00:00Z");
+  put("older", "matmul", "cpu:0", 16, "2026-11-01T10:00:00Z");
+  put("gpu", "matmul", "cuda:0", 16, "2026-12-06T10:00:00Z");  // another device
+  put("saxpy", "saxpy", "cpu:0", 16, "2026-12-06T10:00:00Z");  // another kernel
+
+  const auto others = store.other_versions("matmul", "cpu:0", "now");
+  ASSERT_EQ(others.size(), 2u);
+  EXPECT_EQ(others[0].spec_hash, "old");  // the most recent first
+  EXPECT_EQ(others[0].trials, 2u);
+  EXPECT_EQ(others[0].last_created_at, "2026-12-02T10:00:00Z");
+  EXPECT_EQ(others[1].spec_hash, "older");
+  EXPECT_EQ(others[1].trials, 1u);
+  EXPECT_TRUE(store.other_versions("saxpy", "cpu:0", "saxpy").empty());
+  EXPECT_TRUE(store.other_versions("gemm", "cpu:0", "now").empty());
+}
+
 TEST(Store, ReopenKeepsData) {
   TempDir dir;
   fs::path file = dir.path() / "t.db";
