@@ -78,13 +78,6 @@
 #ifndef EVICT
 #define EVICT 0  // SWAP_AB: 1 loads B with the L2 evict-first policy (it is read once)
 #endif
-// Not a tunable: leaves parts out so that lab/probes/swap_probe.py can place
-// the time of a decode GEMM by differences (the output is then wrong). Bits:
-// 1 no wgmma, 2 no epilogue, 4 no copies of the narrow operand (SWAP_AB: A),
-// 8 no copies of the weights; 16 records per-block times (probe_times).
-#ifndef WG_SKIP
-#define WG_SKIP 0
-#endif
 #ifndef EPILOGUE
 #define EPILOGUE 1  // C leaves through shared memory in whole 16-byte row chunks: 1 in the ring (one tile per
                     // block), 2 in a region of its own (persistent blocks too); 0: registers straight to global
@@ -123,7 +116,6 @@ static_assert(SPLIT_K == 1 || CLUSTER_M == 1, "a cluster either splits K or shar
 static_assert(SWAP_AB == 0 || (CLUSTER_M == 1 && (EPILOGUE != 0 || SPLIT_K > 1)),
               "SWAP_AB transposes the tile in shared memory and shares nothing across a cluster");
 static_assert((KSUB == 1 && EVICT == 0) || SWAP_AB, "KSUB and EVICT are SWAP_AB's");
-static_assert((WG_SKIP & 12) == 0 || SWAP_AB, "WG_SKIP's copy bits are SWAP_AB's");
 static_assert(KSUB == 1 || KSUB == 2 || KSUB == 4 || KSUB == 8, "KSUB must be 1, 2, 4 or 8");
 // Two blocks per SM where the accumulators are few (SWAP_AB's narrow tiles)
 // and the rings small enough: one block's copies then run while the other
@@ -442,28 +434,12 @@ __device__ __forceinline__ void stage_acc(const float (&acc)[kMI][kWN / 2], unsi
 
 }  // namespace
 
-#if WG_SKIP & 16
-// Per block (up to 4096): entry, the first stage's arrival, the last stage's
-// arrival and the consumers' exit, in %globaltimer nanoseconds.
-__device__ unsigned long long probe_times[4096 * 4];
-#endif
-static __device__ __forceinline__ void probe_time(int slot) {
-#if WG_SKIP & 16
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  if (blockIdx.x < 4096) probe_times[blockIdx.x * 4 + slot] = t;
-#else
-  (void)slot;
-#endif
-}
-
 extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, __nv_bfloat16* __restrict__ C,
            const __grid_constant__ TensorMap tmap_a, const __grid_constant__ TensorMap tmap_b, int M, int N, int K,
            int b_nk) {
   (void)A;
   (void)B;
-  if (threadIdx.x == 0) probe_time(0);
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
   // The same offset in every CTA: multicast copies land at the address they
@@ -527,8 +503,7 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
           if (it >= STAGES) mbar_wait(smem_addr(&empty[s]), ((it / STAGES) - 1) & 1);
           const unsigned a_dst = base + s * kStageBytes, b_dst = a_dst + kABytes;
           const unsigned bar = smem_addr(&full[s]);
-          mbar_expect_tx(bar, kStageLoadBytes - (WG_SKIP & 8 ? kARows * kStageK * 2 : 0) -
-                                  (WG_SKIP & 4 ? kWN * kStageK * 2 : 0));
+          mbar_expect_tx(bar, kStageLoadBytes);
           if (SWAP_AB) {
             // B's rows fill the wgmma rows, A's the narrow side (the maps' boxes are BN and BM rows)
             // (Boxes of 8 rows, a row group's KSUB boxes back to back, were
@@ -536,13 +511,12 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #pragma unroll
             for (int sub = 0; sub < KSUB; ++sub) {
               const int k0 = (kt * KSUB + sub) * kBK;
-              if (WG_SKIP & 8) {
-              } else if (EVICT) {
+              if (EVICT) {
                 tma_load_2d_hint(a_dst + sub * kWM * 128, &tmap_b, k0, tn * BN, bar, evict_first);
               } else {
                 tma_load_2d(a_dst + sub * kWM * 128, &tmap_b, k0, tn * BN, bar);
               }
-              if (!(WG_SKIP & 4)) tma_load_2d(b_dst + sub * kWN * 128, &tmap_a, k0, tm * BM, bar);
+              tma_load_2d(b_dst + sub * kWN * 128, &tmap_a, k0, tm * BM, bar);
             }
             continue;
           }
@@ -594,10 +568,8 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
         const int s = it % STAGES;
         mbar_wait(smem_addr(&full[s]), (it / STAGES) & 1);
-        if (t == 0 && consumer == 0 && (kt == kt_begin || kt == kt_end - 1)) probe_time(kt == kt_begin ? 1 : 2);
         const unsigned a_stage = base + s * kStageBytes, b_stage = a_stage + kABytes;
-        if (WG_SKIP & 1) {
-        } else if (b_nk || SWAP_AB) {
+        if (b_nk || SWAP_AB) {
           consume<0>(acc, a_stage, b_stage, consumer);
         } else {
           consume<1>(acc, a_stage, b_stage, consumer);
@@ -612,7 +584,6 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
       if (kt_end > kt_begin) release(smem_addr(&empty[(it - 1) % STAGES]), t);
 
       // Epilogue (the accumulator layout: see stage_acc).
-      if (WG_SKIP & 2) continue;
 #if SPLIT_K > 1
       // Split-K: every block of the cluster holds an fp32 partial of the
       // whole tile. It leaves it in its ring (idle: one tile per block); after
@@ -712,7 +683,6 @@ gemm_wgmma(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict_
 #endif
     }
   }
-  if (threadIdx.x == 128) probe_time(3);
   // No CTA may leave while a peer can still write into its shared memory,
   // arrive on its barriers or (SPLIT_K) read its partial tile: the
   // consumers of the cluster wait for each other.

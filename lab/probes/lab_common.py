@@ -1,22 +1,102 @@
 """What the probes in lab/probes share beyond bench/kernels/common.py: the
 flushes they compare (the worker's own PTX flush, store kernels writing a
 chosen word), a flush that stamps the SM clock and %globaltimer, the ways of
-streaming bytes that stream_access_probe.py compares besides common's two, and
-an empty launch.
+streaming bytes that stream_access_probe.py compares besides common's two, an
+empty launch, and the probes' hooks into the kernels (lab/probes/hooks).
 
 Importing it puts bench/kernels on the path (so `import common` works from a
 probe) and registers its flushes with common.flush_fn. Nothing here touches
 the GPU at import time.
 """
+import atexit
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "bench", "kernels"))
 import common  # noqa: E402
 
 ROOT = common.ROOT
+
+# ---- the probes' hooks into the kernels -------------------------------------------
+#
+# The switches that leave parts of a kernel out or stamp %globaltimer
+# (wgmma_gemm.cu's WG_SKIP, flash_decode.cu's FD_SKIP, the stream kernels'
+# STAMP) are research, so kernels/ and bench/ ship without them: each lives in
+# lab/probes/hooks as a `git diff` that restores it, applied to a copy. A hunk
+# is placed by its text, not its line numbers, and must fit exactly one place:
+# an edit of the source that a hook no longer fits stops the probe here instead
+# of building something else (tests/bench/resolve_plumbing_test.py checks that
+# every hook fits).
+
+HOOKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hooks")
+
+
+def read_patch(patch):
+    """A `git diff` file (a path, or a name in HOOKS) as {path in the repository:
+    [(old lines, new lines) per hunk]}."""
+    files, hunk = {}, None
+    with open(os.path.join(HOOKS, patch)) as f:
+        for line in f.read().splitlines():
+            if line.startswith("diff --git "):
+                hunk = None
+            elif line.startswith("+++ b/"):
+                hunks = files.setdefault(line[len("+++ b/"):], [])
+            elif line.startswith("@@ "):
+                hunk = ([], [])
+                hunks.append(hunk)
+            elif hunk is not None and line[:1] in (" ", "-", "+"):
+                if line[0] != "+":
+                    hunk[0].append(line[1:])
+                if line[0] != "-":
+                    hunk[1].append(line[1:])
+    return files
+
+
+def apply_hunks(text, hunks, what):
+    """text with each hunk's old lines, found exactly once, replaced by its new ones."""
+    lines = text.split("\n")
+    for old, new in hunks:
+        at = [i for i in range(len(lines) - len(old) + 1) if lines[i:i + len(old)] == old]
+        if len(at) != 1:
+            raise ValueError(f"{what}: a hook's hunk fits {len(at)} places, not one (the source changed; "
+                             f"remake the patch in {HOOKS}):\n" + "\n".join(old))
+        lines[at[0]:at[0] + len(old)] = new
+    return "\n".join(lines)
+
+
+_hooked = {}
+
+
+def hooked_kernel_dir(kernel_dir, patch, defines=None):
+    """A temporary copy of kernel_dir (a folder of kernels/) with the hook patch
+    applied and `defines` ({NAME: value}) written as #define lines at the top of
+    each file it patches: a spec's launch passes no -D switch that is not one
+    of its parameters. The copy's specs build the copy (a spec names its source
+    relative to itself), so common.SpecLaunch launches the hooked kernel from
+    os.path.join(copy, "<spec>.yaml"). One copy per (folder, patch, defines)."""
+    kernel_dir = os.path.abspath(kernel_dir)
+    key = (kernel_dir, patch, tuple(sorted((defines or {}).items())))
+    if key not in _hooked:
+        top = tempfile.mkdtemp(prefix="tunekit-hooks-")
+        atexit.register(shutil.rmtree, top, True)
+        copy = os.path.join(top, os.path.basename(kernel_dir))
+        shutil.copytree(kernel_dir, copy)
+        rel = os.path.relpath(kernel_dir, ROOT)
+        for path, hunks in read_patch(patch).items():
+            inside = os.path.relpath(path, rel)
+            if inside.startswith(".."):
+                raise ValueError(f"{patch} patches {path}, which is outside {rel}")
+            with open(os.path.join(copy, inside)) as f:
+                text = apply_hunks(f.read(), hunks, f"{patch}: {path}")
+            with open(os.path.join(copy, inside), "w") as f:
+                f.write("".join(f"#define {n} {v}\n" for n, v in key[2]) + text)
+        _hooked[key] = copy
+    return _hooked[key]
+
 
 # ---- the probes' flushes --------------------------------------------------------
 

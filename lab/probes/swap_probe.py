@@ -5,8 +5,9 @@ stays 1.5-2 us above the ideal read of its bytes, lab/runs/issue-5-run-16.md.)
   python3 lab/probes/swap_probe.py [--shape 16,4096,4096] [--config BM=16,BN=64,...] [--rounds 3]
 
 For each shape and config (default: the shipped policy's, plus --config
-ones), times the kernel with parts left out (wgmma_gemm.cu's WG_SKIP bits:
-1 no wgmma, 2 no epilogue, 4 no copies of A, 8 no copies of B), so that
+ones), times the kernel with parts left out (the WG_SKIP bits that
+hooks/wgmma_skip.patch adds to a copy of wgmma_gemm.cu: 1 no wgmma, 2 no
+epilogue, 4 no copies of A, 8 no copies of B), so that
 differences place the time, next to cuBLAS, the ideal read of the same
 bytes and an empty launch, all after the write flush, in alternating rounds.
 Then a timeline of each part that copies B (WG_SKIP bit 16:
@@ -15,6 +16,7 @@ arrival and at exit) after a flush kernel that stores its own end time:
 launch gap, entry spread, first arrival, streaming, tail.
 """
 import argparse
+import os
 import statistics
 
 import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
@@ -120,7 +122,9 @@ def main():
             configs += [(common.parse_config(t), others) for t in a.config]
 
             def launch(cfg, skip):
-                return common.SpecLaunch(spec, cfg, size, dict(A=x, B=w, C=c), a.out, extra_defines={"WG_SKIP": skip})
+                hooked = lab_common.hooked_kernel_dir(os.path.dirname(spec), "wgmma_skip.patch", {"WG_SKIP": skip})
+                return common.SpecLaunch(os.path.join(hooked, os.path.basename(spec)), cfg, size, dict(A=x, B=w, C=c),
+                                         os.path.join(a.out, f"wg_skip{skip}"))
             launches = [("cuBLAS", lambda: torch.matmul(x, w.t()))]
             for cfg, cparts in configs:
                 for skip, what in cparts:
