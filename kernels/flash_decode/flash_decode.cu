@@ -85,13 +85,6 @@ typedef unsigned int uint32_t;
 #ifndef CLUSTER
 #define CLUSTER 0  // 1: a (b, kv head)'s SPLIT blocks combine in their cluster's shared memory
 #endif
-// Not a tunable: leaves parts out so that lab/probes/flash_b1_probe.py can
-// place the time by differences (the output is then wrong). Bits: 1 no K/V
-// reads (SMEM=1: the ring keeps whatever it held), 2 no Q.K^T, softmax or
-// P.V, 4 no split combine (CLUSTER=1: split 0 writes its own partial).
-#ifndef FD_SKIP
-#define FD_SKIP 0
-#endif
 // The hint is a qualifier in the load's PTX. Under ncu at B=64 the 256-byte
 // hint left 23% of L2 requests hitting (the prefetched halves) and DRAM at
 // 84% of peak, against cuDNN's 1% and 88%; a tunable, so the tuner decides.
@@ -264,7 +257,7 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
   // This warp's ring: STAGES x (K tile, V tile), KPW rows of 16 chunks each.
   uint4* ring = reinterpret_cast<uint4*>(smem) + warp * STAGES * KPW * 32;
   auto issue = [&](int it) {
-    if (it < n_it && !(FD_SKIP & 1)) {
+    if (it < n_it) {
       const int kb = c0 + (it * WARPS + warp) * KPW;
       uint4* sk = ring + (it % STAGES) * KPW * 32;
       uint4* sv = sk + KPW * 16;
@@ -319,8 +312,7 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
       const int key = kb + 8 * j + r;
 #pragma unroll
       for (int i = 0; i < 4; ++i)
-        kf[j][i] = key < c1 && !(FD_SKIP & 1) ? ld_stream(kh + static_cast<size_t>(key) * FD_D + 32 * i + 8 * t)
-                                              : make_uint4(0, 0, 0, 0);
+        kf[j][i] = key < c1 ? ld_stream(kh + static_cast<size_t>(key) * FD_D + 32 * i + 8 * t) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int s = 0; s < FD_NS; ++s)
@@ -329,13 +321,11 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
         const int key = kb + 16 * s + 2 * t + (x & 1) + 8 * (x >> 1);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
-          vf[s][x][hh] = key < c1 && !(FD_SKIP & 1)
-                             ? ld_stream(vh + static_cast<size_t>(key) * FD_D + 64 * hh + 8 * r)
-                             : make_uint4(0, 0, 0, 0);
+          vf[s][x][hh] =
+              key < c1 ? ld_stream(vh + static_cast<size_t>(key) * FD_D + 64 * hh + 8 * r) : make_uint4(0, 0, 0, 0);
       }
 #endif
 
-#if !(FD_SKIP & 2)
     // S = Q.K^T: sc[j][0..1] = rows r, keys kb + 8j + 2t + {0,1} (c2, c3 are
     // the padding rows).
     float sc[FD_NT][4];
@@ -410,7 +400,6 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
         mma_bf16(o[mi], a0, a1, a2, a3, b0, b1);
       }
     }
-#endif  // !(FD_SKIP & 2)
   }
 #if SMEM
   cp_async_wait<0>();  // no copy may land in region 0 once it holds partial outputs
@@ -477,8 +466,6 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
     if (SPLIT == 1) {
       // L >= 1, so the row has a real key and lw > 0.
       store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f / lw);
-    } else if (CLUSTER && (FD_SKIP & 4)) {
-      if (split == 0) store_out4(out + (static_cast<size_t>(b) * Hq + hq0 + g) * FD_D + 4 * d4, acc, 1.f / lw);
     } else if (CLUSTER) {
 #if CLUSTER
       st_remote(fd_remote(cl_o + split * fd_cols_per_rank(G) + idx / SPLIT, idx % SPLIT), acc);
@@ -491,7 +478,7 @@ __device__ __forceinline__ void fd_item(const __nv_bfloat16* __restrict__ q, con
       if (d4 == 0) __stcg(reinterpret_cast<float2*>(ws_ml + slot * 2), make_float2(mw, lw));
     }
   }
-  if (SPLIT == 1 || (CLUSTER && (FD_SKIP & 4))) return;
+  if (SPLIT == 1) return;
 #if CLUSTER
   // Every partial has landed where it is combined (release / acquire).
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");

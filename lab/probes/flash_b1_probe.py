@@ -19,6 +19,7 @@ After each flush (common.timed_us), times
 Inputs are randn; every flash output is checked against fp32 torch.
 """
 import argparse
+import os
 
 import lab_common  # noqa: E402,F401  (bench/kernels on the path, the lab's flushes registered)
 import common  # noqa: E402
@@ -28,7 +29,8 @@ DEFAULTS = ["SPLIT=8,WARPS=8,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREF
             "SPLIT=16,WARPS=4,KPW=16,SMEM=1,STAGES=2,SCHED=0,BPS=1,COMBINE=0,PREFETCH=256,CLUSTER=1",
             "SPLIT=16,WARPS=4,KPW=16,SMEM=1,STAGES=3,SCHED=0,BPS=1,COMBINE=1,PREFETCH=256,CLUSTER=0"]
 
-# FD_SKIP bits (flash_decode.cu): 1 no K/V reads, 2 no math, 4 no split combine.
+# FD_SKIP bits (hooks/flash_skip.patch, on a copy of flash_decode.cu): 1 no K/V
+# reads, 2 no math, 4 no split combine.
 PARTS = [(0, "everything"), (4, "no combine"), (2, "no math"), (6, "no math, no combine"),
          (1, "no K/V reads"), (5, "no K/V reads, no combine"), (7, "launch, Q, warp merge and output only")]
 
@@ -77,14 +79,17 @@ def main():
             rows.append((f"SDPA L={L}", [common.timed_us(lambda: F.scaled_dot_product_attention(
                 q4, k, v, enable_gqa=True), fl) for fl in common.FLUSHES], ""))
 
-        # Parts left out (FD_SKIP in flash_decode.cu), L = 2048, the clustered
-        # configs: the differences place the time. The outputs of these are
-        # wrong by design; only FD_SKIP = 0 is checked (above).
+        # Parts left out (FD_SKIP), L = 2048, the clustered configs: the
+        # differences place the time. The outputs of these are wrong by design;
+        # only the unhooked kernel is checked (above).
         for cfg in (c for c in configs if c.get("CLUSTER")):
             o = torch.zeros(1, 4, fd.D, device="cuda", dtype=torch.bfloat16)
             tag = ",".join(f"{n}={cfg[n]}" for n in ("SPLIT", "WARPS", "STAGES"))
             for skip, what in PARTS:
-                run = fd.launch(cfg, q, k, v, o, "/tmp/flash_b1_probe_cubins", extra_defines={"FD_SKIP": skip})
+                hooked = lab_common.hooked_kernel_dir(os.path.dirname(fd.SPEC), "flash_skip.patch", {"FD_SKIP": skip})
+                run = common.SpecLaunch(os.path.join(hooked, os.path.basename(fd.SPEC)), cfg,
+                                        dict(B=1, Hq=4, Hkv=1, L=k.shape[2]), dict(q=q, k=k, v=v, out=o),
+                                        f"/tmp/flash_b1_probe_cubins/fd_skip{skip}")
                 parts.append((f"{tag}: {what}", [common.timed_us(run, fl) for fl in ("write", "read", "none")]))
 
     print("\n| what | write flush us | read flush us | note |")
