@@ -561,21 +561,6 @@ STREAM_SRC = r"""
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-// -DSTREAM_TIMELINE: the bulk kernels (and the lab's empty_kernel) store
-// %globaltimer per block (entry, first chunk's arrival, last chunk's arrival,
-// exit) for lab/probes/swap_probe.py's timelines.
-#ifdef STREAM_TIMELINE
-__device__ u64 probe_times[4096 * 4];
-#define STAMP(slot)                                                     \
-  do {                                                                  \
-    u64 t_;                                                             \
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_));             \
-    if (blockIdx.x < 4096) probe_times[blockIdx.x * 4 + (slot)] = t_;   \
-  } while (0)
-#else
-#define STAMP(slot) do {} while (0)
-#endif
-
 __device__ __forceinline__ u64 evict_first_policy() {
   u64 pol;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
@@ -660,7 +645,6 @@ __device__ void bulk_stream(const unsigned char* p, u64 nbytes, float* out) {
   }
   u32 acc = 0;
   if (threadIdx.x == 0) {
-    STAMP(0);
     for (int s = 0; s < S; ++s)
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bars + s)));
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -668,7 +652,6 @@ __device__ void bulk_stream(const unsigned char* p, u64 nbytes, float* out) {
       const int s = (int)(c % S);
       if (c >= S) {
         bar_wait(smem_u32(bars + s), (u32)(((c - S) / S) & 1));
-        if (c == S) STAMP(1);
         acc ^= *reinterpret_cast<volatile u32*>(smem + s * C);
       }
       const u64 off = ILV ? (c * gridDim.x + blockIdx.x) * (u64)C : lo + c * (u64)C;
@@ -682,8 +665,6 @@ __device__ void bulk_stream(const unsigned char* p, u64 nbytes, float* out) {
                      ::"r"(smem_u32(smem + s * C)), "l"(p + off), "r"(bytes), "r"(smem_u32(bars + s)) : "memory");
     }
     for (u64 c = nch > S ? nch - S : 0; c < nch; ++c) bar_wait(smem_u32(bars + c % S), (u32)((c / S) & 1));
-    STAMP(2);
-    STAMP(3);
   }
   if (acc == 0x9e3779b9u) out[blockIdx.x] = 1.f;
 }

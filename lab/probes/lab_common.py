@@ -256,8 +256,12 @@ class StampedFlush:
 # Besides common.STREAM_SRC's register loads and bulk copies: cp.async into a
 # ring (cpa_V_S_PF), bulk copies of 8 row segments as gemm_stream reads B
 # (brows_SEG_S_EF), gemm_skinny's pattern (rows_NW_D_PF_SPLIT), and an empty
-# launch (empty_kernel, which also stamps under -DSTREAM_TIMELINE).
-STREAM_SRC = common.STREAM_SRC + r"""
+# launch (empty_kernel). common's source comes with hooks/stream_timeline.patch
+# applied: its STAMP marks (in the bulk kernels and empty_kernel) store
+# %globaltimer under -DSTREAM_TIMELINE, for swap_probe.py's timelines, and are
+# nothing without it.
+STREAM_SRC = apply_hunks(common.STREAM_SRC, read_patch("stream_timeline.patch")["bench/kernels/common.py"],
+                         "stream_timeline.patch: common.STREAM_SRC") + r"""
 // V 16-byte copies per thread per stage, S stages; every thread reads back
 // one word of what it copied itself (cp.async.wait_group orders that).
 template <int V, int S, int PF>
