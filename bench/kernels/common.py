@@ -189,10 +189,9 @@ SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}
 L2_PROMOTIONS = {0: 0, 64: 1, 128: 2, 256: 3}
 
 
-def launch_plan(resolved, extra_defines=None):
+def launch_plan(resolved):
     """What a CuPy launch of a resolved config needs, in plain Python: source,
-    entry, flags, defines ("NAME=V", the config's then `extra_defines`', build
-    switches no spec sets such as WG_SKIP), grid, block and cluster as 3-tuples,
+    entry, flags, defines ("NAME=V"), grid, block and cluster as 3-tuples,
     dynamic shared memory, and the arguments as resolve lists them."""
     k = resolved["kernel"]
     if k["injection"] != "defines":
@@ -202,7 +201,7 @@ def launch_plan(resolved, extra_defines=None):
     if launch is None:
         raise ValueError(f"{resolved['spec']}: a {resolved['language']} kernel has no launch geometry")
     return {"source": k["source"], "entry": k["entry"], "flags": list(k["flags"]),
-            "defines": list(k["defines"]) + [f"{n}={v}" for n, v in (extra_defines or {}).items()],
+            "defines": list(k["defines"]),
             "grid": tuple(launch["grid"]), "block": tuple(launch["block"]), "cluster": tuple(launch["cluster"]),
             "smem": int(launch["shared_memory"]), "arguments": resolved["arguments"]}
 
@@ -215,12 +214,11 @@ class SpecLaunch:
     resolved values. A clustered config, or one with tensor maps, goes through
     DriverLaunch. Calling it launches on torch's current stream.
 
-    cfg may leave parameters out (see resolve); extra_defines are -D switches
-    that are no parameter of the spec (WG_SKIP, FD_SKIP). A config outside the
-    spec's space is launched anyway, with a note: decode_attention.py runs one
+    cfg may leave parameters out (see resolve). A config outside the spec's
+    space is launched anyway, with a note: decode_attention.py runs one
     shape's tuned config at shapes whose tunes pruned it."""
 
-    def __init__(self, spec_path, cfg, size, bound, cache_dir, tunekit=None, extra_defines=None):
+    def __init__(self, spec_path, cfg, size, bound, cache_dir, tunekit=None):
         import numpy as np
         import torch
         self.cfg, self.size = cfg, size
@@ -229,7 +227,7 @@ class SpecLaunch:
         if not self.resolved["valid"]:
             log(f"  note: {os.path.basename(spec_path)} {cfg} at {size} is outside the spec's space "
                 f"({self.resolved['invalid_reason']}); launched anyway")
-        plan = launch_plan(self.resolved, extra_defines)
+        plan = launch_plan(self.resolved)
         self.fn, self.how, self.attrs = compile_kernel(plan["source"], plan["entry"], plan["defines"], cache_dir,
                                                        plan["flags"])
         self.grid, self.block, self.cluster, self.smem = plan["grid"], plan["block"], plan["cluster"], plan["smem"]

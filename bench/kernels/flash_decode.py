@@ -62,16 +62,14 @@ def ragged_check(a):
               f"{dict(sorted(clustered.items()))}), worst max|diff| of ok trials {worst}")
 
 
-def launch(cfg, q, k, v, out, cubin_dir, extra_defines=None):
+def launch(cfg, q, k, v, out, cubin_dir):
     """One config of flash_decode.cu bound to the torch tensors q [B, Hq, D],
     k and v [B, Hkv, L, D] and out, with its own zeroed workspace and counters
     (the kernel re-arms them), launched as `tunekit resolve` works the spec out
-    (CLUSTER=1 configs in their cluster). extra_defines: build switches that
-    are no parameter (FD_SKIP, lab/probes/flash_b1_probe.py)."""
+    (CLUSTER=1 configs in their cluster)."""
     B, Hq, _ = q.shape
     Hkv, L = k.shape[1], k.shape[2]
-    return common.SpecLaunch(SPEC, cfg, dict(B=B, Hq=Hq, Hkv=Hkv, L=L), dict(q=q, k=k, v=v, out=out), cubin_dir,
-                             extra_defines=extra_defines)
+    return common.SpecLaunch(SPEC, cfg, dict(B=B, Hq=Hq, Hkv=Hkv, L=L), dict(q=q, k=k, v=v, out=out), cubin_dir)
 
 
 def main():
