@@ -1,6 +1,7 @@
 """The Python harnesses' side of `tunekit resolve`, without a GPU: what
-bench/kernels/common.py makes of resolve's JSON for a CuPy launch, and that
-every benchmark and probe still finds what it imports and calls.
+bench/kernels/common.py makes of resolve's JSON for a CuPy launch, that
+every benchmark and probe still finds what it imports and calls, and that
+the probes' hooks (lab/probes/hooks) still fit the sources they patch.
 
   TUNEKIT=build/bin/tunekit python3 -m unittest -v resolve_plumbing_test   (from tests/bench)
 
@@ -11,6 +12,8 @@ import ast
 import glob
 import importlib
 import os
+import shutil
+import subprocess
 import sys
 import unittest
 
@@ -151,6 +154,56 @@ class GpuProperties(unittest.TestCase):
         tk = self.fake_tunekit(json.dumps({"backends": [
             {"backend": "cuda", "devices": [], "unavailable": "no CUDA driver"}]}))
         self.assertIsNone(common.gpu_properties_file(tk))
+
+
+class Hooks(unittest.TestCase):
+    """The probes' switches that kernels/ and bench/ ship without are patches
+    in lab/probes/hooks, applied to a copy when a probe runs (on the GPU
+    machine only): an edit of a kernel that a patch no longer fits shows here."""
+
+    PATCHES = sorted(glob.glob(os.path.join(ROOT, "lab", "probes", "hooks", "*.patch")))
+
+    def test_every_hook_fits_the_source_it_patches(self):
+        import lab_common
+        self.assertGreaterEqual(len(self.PATCHES), 3)
+        for patch in self.PATCHES:
+            files = lab_common.read_patch(patch)
+            self.assertTrue(files, patch)
+            for path, hunks in files.items():
+                with open(os.path.join(ROOT, path)) as f:
+                    text = f.read()
+                with self.subTest(patch=os.path.basename(patch), path=path):
+                    self.assertNotEqual(lab_common.apply_hunks(text, hunks, path), text)
+            if shutil.which("git") and os.path.exists(os.path.join(ROOT, ".git")):
+                p = subprocess.run(["git", "apply", "--check", patch], cwd=ROOT, capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, f"{os.path.basename(patch)}: {p.stderr}")
+
+    def test_a_hooked_copy_resolves_to_its_own_source(self):
+        import lab_common
+        hooked = lab_common.hooked_kernel_dir(spec("gemm"), "wgmma_skip.patch", {"WG_SKIP": 7})
+        r = resolve(os.path.join(hooked, "wgmma_swap.yaml"), dict(M=16, K=4096, N=4096, B_NK=1),
+                    dict(BN=64, STAGES=8, KSUB=2, SPLIT_K=1, EVICT=1))
+        plan = common.launch_plan(r)
+        self.assertEqual(plan["source"], os.path.join(hooked, "wgmma_gemm.cu"))
+        self.assertEqual(plan["defines"], common.launch_plan(resolve(
+            spec("gemm", "wgmma_swap.yaml"), dict(M=16, K=4096, N=4096, B_NK=1),
+            dict(BN=64, STAGES=8, KSUB=2, SPLIT_K=1, EVICT=1)))["defines"])
+        with open(plan["source"]) as f:
+            text = f.read()
+        self.assertTrue(text.startswith("#define WG_SKIP 7\n"))
+        self.assertIn("probe_time(0)", text)
+        self.assertIn("STAMP(1)", lab_common.STREAM_SRC)  # the lab's stream source, stamped
+
+    def test_every_hook_a_probe_names_exists(self):
+        named = set()
+        for path in glob.glob(os.path.join(ROOT, "lab", "probes", "*.py")):
+            with open(path) as f:
+                for node in ast.walk(ast.parse(f.read(), path)):
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".patch"):
+                        named.add(node.value)
+        self.assertTrue(named)
+        hooks = os.path.join(ROOT, "lab", "probes", "hooks")
+        self.assertEqual(sorted(n for n in named if not os.path.exists(os.path.join(hooks, n))), [])
 
 
 class Harnesses(unittest.TestCase):
