@@ -1,6 +1,6 @@
 """The three Triton kernels on the GPU: correct first, then against their peers.
 
-  python3 bench/triton/kernels_check.py [--quick] [--summary FILE]
+  python3 bench/triton/kernels_check.py [--quick] [--summary FILE] [--only correct,prefill,decode,moe]
 
 1. Correctness against float32 torch references on fresh random inputs:
    fused MoE (the layer and the grouped GEMM), prefill attention (head dims
@@ -14,6 +14,7 @@
 3. Decode attention against torch SDPA (enable_gqa) on four shapes.
 4. The MoE layer (Mixtral 8x7B, TP 2) against plain torch (routing, then
    per-expert matmuls) at batch sizes 1 to 4096, with one fixed config.
+--only picks parts by those names: correct (1), prefill (2), decode (3), moe (4).
 """
 
 from __future__ import annotations
@@ -210,11 +211,14 @@ def moe_vs_torch(log, quick):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--summary", default="")
-    ap.add_argument("--only", default="correct,prefill,decode,moe,probe")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer configs and batch sizes")
+    ap.add_argument("--summary", default="", help="write the figures to this JSON file")
+    ap.add_argument("--only", default="correct,prefill,decode,moe", help="the parts to run, comma-separated")
     a = ap.parse_args()
+    unknown = sorted(set(a.only.split(",")) - {"correct", "prefill", "decode", "moe"})
+    if unknown:
+        ap.error(f"--only takes correct, prefill, decode and moe, not {', '.join(unknown)}")
     common.require_gpu_torch()
     lines = []
 
@@ -236,52 +240,7 @@ def main():
         summary["decode"] = decode_vs_sdpa(log, a.quick)
     if "moe" in only:
         summary["moe"] = moe_vs_torch(log, a.quick)
-    if "probe" in only:
-        summary["probe"] = sweep_probe(log)
     common.save(a.summary, summary)
-
-
-def sweep_probe(log):
-    """What one config of vLLM's MoE space costs: compile (in parallel) and vLLM's timer."""
-    import random
-
-    import fused_moe as fm
-
-    space = [dict(BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=g, num_warps=w, num_stages=s)
-             for bm in (16, 32, 64, 128, 256) for bn in (32, 64, 128, 256) for bk in (64, 128, 256)
-             for g in (1, 16, 32, 64) for w in (4, 8) for s in (2, 3, 4, 5)]
-    sample = random.Random(3).sample(space, 48)
-    e, topk, h, n = 8, 2, 4096, 14336
-    jobs = [("fused_moe", "fused_moe_kernel",
-             dict(a=("tensor", "bfloat16"), b=("tensor", "bfloat16"), c=("tensor", "bfloat16"),
-                  topk_weights=("tensor", "float32"), sorted_token_ids=("tensor", "int32"),
-                  expert_ids=("tensor", "int32"), num_tokens_post_padded=("tensor", "int32"), N=n, K=h, EM=1000,
-                  num_valid_tokens=2, top_k=topk, **{k: c[k] for k in ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
-                                                                         "GROUP_SIZE_M", "num_warps", "num_stages")}))
-            for c in sample]
-    t0 = time.perf_counter()
-    compiled = common.compile_all(jobs)
-    wall = time.perf_counter() - t0
-    ok = [c for c, r in zip(sample, compiled) if r[0] == "ok"]
-    log(f"moe probe: {len(jobs)} configs compiled in {wall:.1f} s on 16 processes ({len(ok)} ok; compile s each: "
-        f"median {sorted(r[1] for r in compiled)[len(compiled) // 2]:.2f}); failures: "
-        f"{sorted(set(r[0][:60] for r in compiled if r[0] != 'ok'))}")
-    w1 = torch.randn(e, n, h, device="cuda", dtype=torch.bfloat16) / 64
-    out = {}
-    for m in (1, 64, 4096):
-        x = torch.randn(m, h, device="cuda", dtype=torch.bfloat16)
-        g = torch.randn(m, e, device="cuda")
-        wts, ids = fm.moe_routing(g, topk)
-        c_out = torch.empty(m * topk, n, device="cuda", dtype=torch.bfloat16)
-        times, t0 = [], time.perf_counter()
-        for c in ok[:12]:
-            sid, eid, tot = fm.moe_align_block_size(ids, c["BLOCK_SIZE_M"], e)
-            times.append(common.vllm_graph_time(
-                lambda: fm.invoke_grouped_gemm(x, w1, c_out, wts.flatten(), sid, eid, tot, topk, c, False)))
-        per = (time.perf_counter() - t0) / max(1, len(times))
-        out[m] = dict(seconds_per_config=per, best_us=min(times), median_us=sorted(times)[len(times) // 2])
-        log(f"moe probe M={m}: vLLM timer {per:.3f} s per config; kernel {min(times):.1f}..{max(times):.1f} us")
-    return out
 
 
 if __name__ == "__main__":

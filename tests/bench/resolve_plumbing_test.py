@@ -206,44 +206,75 @@ class Hooks(unittest.TestCase):
         self.assertEqual(sorted(n for n in named if not os.path.exists(os.path.join(hooks, n))), [])
 
 
+def on_bench_triton(path):
+    """Whether a script's `common` is bench/triton/common.py (another module
+    than bench/kernels'): the Triton benchmarks, and the probes built on them."""
+    with open(path) as f:
+        return os.path.dirname(path) == os.path.join(ROOT, "bench", "triton") or '"bench", "triton"' in f.read()
+
+
 class Harnesses(unittest.TestCase):
     """Each benchmark and probe imports, and every name it takes from common
     or lab_common exists there: they only run on the GPU machine, so this is
     what catches a name that moved."""
 
-    SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "bench", "kernels", "*.py")) +
-                     glob.glob(os.path.join(ROOT, "bench", "gpu", "*.py")) +
-                     glob.glob(os.path.join(ROOT, "lab", "probes", "*.py")))
+    ALL = sorted(glob.glob(os.path.join(ROOT, "bench", "kernels", "*.py")) +
+                 glob.glob(os.path.join(ROOT, "bench", "gpu", "*.py")) +
+                 glob.glob(os.path.join(ROOT, "bench", "triton", "*.py")) +
+                 glob.glob(os.path.join(ROOT, "lab", "probes", "*.py")))
+    SCRIPTS = [p for p in ALL if not on_bench_triton(p)]
+    TRITON_SCRIPTS = [p for p in ALL if on_bench_triton(p)]
+
+    def assert_names_exist(self, path, modules):
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in modules and os.path.basename(path) != node.value.id + ".py":
+                self.assertTrue(hasattr(modules[node.value.id], node.attr),
+                                f"{os.path.relpath(path, ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+
+    def import_script(self, path):
+        name = os.path.splitext(os.path.basename(path))[0]
+        sys.path.insert(0, os.path.dirname(path))
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name not in ("numpy", "torch", "cupy", "triton"):  # imported at the top by a few probes
+                raise
+        finally:
+            sys.path.pop(0)
 
     def test_every_script_compiles(self):
         self.assertGreater(len(self.SCRIPTS), 15)
-        for path in self.SCRIPTS:
+        for path in self.ALL:
             with open(path) as f:
                 compile(f.read(), path, "exec")
 
     def test_every_name_taken_from_the_shared_modules_exists(self):
         import lab_common
-        modules = {"common": common, "lab_common": lab_common}
         for path in self.SCRIPTS:
-            with open(path) as f:
-                tree = ast.parse(f.read(), path)
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                        and node.value.id in modules and os.path.basename(path) != node.value.id + ".py":
-                    self.assertTrue(hasattr(modules[node.value.id], node.attr),
-                                    f"{os.path.relpath(path, ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+            self.assert_names_exist(path, {"common": common, "lab_common": lab_common})
 
     def test_every_script_imports(self):
         for path in self.SCRIPTS:
-            name = os.path.splitext(os.path.basename(path))[0]
-            sys.path.insert(0, os.path.dirname(path))
-            try:
-                importlib.import_module(name)
-            except ModuleNotFoundError as e:
-                if e.name not in ("numpy", "torch", "cupy", "triton"):  # imported at the top by a few probes
-                    raise
-            finally:
-                sys.path.pop(0)
+            self.import_script(path)
+
+    def test_the_scripts_on_bench_triton_import_and_find_their_names(self):
+        self.assertIn(os.path.join(ROOT, "lab", "probes", "moe_config_cost_probe.py"), self.TRITON_SCRIPTS)
+        modules, path = dict(sys.modules), list(sys.path)
+        try:
+            del sys.modules["common"]  # bench/kernels' is imported above
+            sys.path.insert(0, os.path.join(ROOT, "bench", "triton"))
+            import common as triton_common
+            for script in self.TRITON_SCRIPTS:
+                self.assert_names_exist(script, {"common": triton_common})
+                self.import_script(script)
+        finally:
+            for name in [n for n in sys.modules if n not in modules]:
+                del sys.modules[name]
+            sys.modules.update(modules)
+            sys.path[:] = path
 
 
 if __name__ == "__main__":
