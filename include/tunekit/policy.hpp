@@ -48,6 +48,9 @@ struct Policy {
   // sizes in this order (names it lacks follow, sorted).
   std::vector<std::string> size_order;
   std::string selection;  // how the configs were chosen: "per-size", "all-sizes", "cover"
+  // The device the trials ran on, as the store names it: the best values
+  // differ per chip, so a shipped policy says which one it was tuned for.
+  std::string device;
   std::vector<PolicyEntry> entries;
   std::vector<PinnedParameter> pinned;
   PolicyChecks checks;

@@ -142,6 +142,24 @@ TEST(PolicyJson, SameEntriesAsTheHeader) {
   EXPECT_NE(j["untuned_size_rule"].get<std::string>().find("log space"), std::string::npos);
 }
 
+// The best values differ per chip: every format names the device the
+// trials ran on, a name with a line break included (a comment line must not
+// end early).
+TEST(Policy, EveryFormatNamesTheDeviceItWasTunedOn) {
+  std::vector<TrialRecord> ts = trials();
+  for (auto& t : ts) t.device = "cuda: NVIDIA H200\nint broken;";
+  Policy p = make_policy("mm", ts, Selection::per_size, std::nullopt);
+  EXPECT_EQ(p.device, "cuda: NVIDIA H200\nint broken;");
+  const std::string header = emit_header(p, {});
+  EXPECT_NE(header.find("\n// Tuned on cuda: NVIDIA H200 int broken;.\n"), std::string::npos) << header;
+  EXPECT_EQ(nlohmann::json::parse(emit_json(p))["device"], "cuda: NVIDIA H200\nint broken;");
+  const std::string python = emit_python(p);
+  EXPECT_NE(python.find("\n# Tuned on cuda: NVIDIA H200 int broken;.\n"), std::string::npos) << python;
+  EXPECT_EQ(
+      compile_and_run(tunekit::testing::fresh_dir(), header, "return tunekit_policy::mm_tuned_count == 3 ? 0 : 1;"),
+      "");
+}
+
 TEST(Policy, NothingOkIsAnError) {
   auto t = trials();
   for (auto& x : t) x.status = Status::crash;

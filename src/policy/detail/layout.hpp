@@ -53,4 +53,8 @@ Namer namer(const Layout& l, const Policy& policy, bool sizes_only, std::functio
 // `allowed` as the function that reports a config not allowed.
 std::string untuned_size_rule(const Layout& l, std::string_view allowed);
 
+// `text` with its line breaks as spaces: for a comment line of a generated
+// file, which a spec's text (a constraint, a device's name) must not end.
+std::string one_line(std::string text);
+
 }  // namespace tunekit::detail
