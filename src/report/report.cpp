@@ -346,7 +346,11 @@ std::string trial_numbers(const SizeReport& s, std::string_view origin) {
 
 }  // namespace
 
-std::string detail::us(Microseconds t) { return fmt::format("{:.3f}", t.count()); }
+std::string detail::us(Microseconds t) {
+  const double v = t.count();
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  return std::abs(v) >= 1 || v == 0 ? fmt::format("{:.3f}", v) : fmt::format("{:.4g}", v);
+}
 
 std::string detail::percent_beside(double share, double other) {
   int decimals = 1;
@@ -480,11 +484,11 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
     std::vector<std::string> row{
         std::to_string(++numbered[format_bindings(t.size)]),
         t.config.str(),
-        ok ? csv_number(t.stats.median.count(), "{:.3f}") : "",
+        ok ? detail::us(t.stats.median) : "",
         std::string(to_string(t.status)),
         t.verification.checked ? csv_number(t.verification.max_abs_diff, "{:.6g}") : "",
         t.verification.checked ? csv_number(t.verification.max_rel_err, "{:.6g}") : "",
-        timed ? csv_number(t.stats.min.count(), "{:.3f}") : "",
+        timed ? detail::us(t.stats.min) : "",
         timed ? csv_number(t.stats.noise, "{:.4f}") : "",
         std::to_string(samples),
         format_bindings(t.size),

@@ -9,6 +9,7 @@
 
 #include "core/detail/process.hpp"
 #include "report/detail/files.hpp"
+#include "report/detail/text.hpp"
 #include "tunekit/report.hpp"
 
 namespace tunekit {
@@ -27,8 +28,7 @@ std::string format_results_csv(const std::vector<TrialRecord>& trials,
   std::string out = "No.,Config,Duration(us),Args\n";
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const TrialRecord& t = trials[i];
-    const std::string duration =
-        t.status == Status::ok ? fmt::format("{:.3f}", t.stats.median.count()) : std::string(to_string(t.status));
+    const std::string duration = t.status == Status::ok ? detail::us(t.stats.median) : std::string(to_string(t.status));
     const std::string line = i < args.size() && !args[i].empty() ? detail::shell_quote(args[i]) : std::string();
     out += fmt::format("{},{},{},{}\n", i + 1, detail::csv_field(t.config.str()), detail::csv_field(duration),
                        detail::csv_field(line));

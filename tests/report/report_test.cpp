@@ -387,6 +387,27 @@ TEST(Csv, TrialsAreNumberedWithinTheirSize) {
   EXPECT_EQ(rows[4][0], "2");
 }
 
+// A hot kernel of a few nanoseconds: three decimals of a microsecond would
+// show 3.26 ns and 3.52 ns as 0.003 and 0.004, an 8% gap as 33%, and tie
+// configs in the CSV.
+TEST(Csv, TimesBelowAMicrosecondKeepFourSignificantDigitsEverywhere) {
+  std::vector<TrialRecord> trials{ok_trial(bmbn(64, 128), 0.00326), ok_trial(bmbn(32, 16), 0.003524),
+                                  ok_trial(bmbn(8, 8), 0.5)};
+  EXPECT_EQ(format_trial_line(1, trials[0]), "No.1: 0.00326 us, {BM: 64, BN: 128}");
+  EXPECT_EQ(format_trial_line(2, trials[1]), "No.2: 0.003524 us, {BM: 32, BN: 16}");
+  EXPECT_EQ(format_trial_line(3, trials[2]), "No.3: 0.5 us, {BM: 8, BN: 8}");
+  auto rows = parse_csv(format_csv(trials, {}));
+  ASSERT_EQ(rows.size(), 4u);
+  const auto median = std::find(rows[0].begin(), rows[0].end(), "Time(us)") - rows[0].begin();
+  ASSERT_LT(median, static_cast<long>(rows[0].size()));
+  EXPECT_EQ(rows[1][median], "0.00326");
+  EXPECT_EQ(rows[2][median], "0.003524");
+  auto results = parse_csv(format_results_csv(trials, {}));  // msKPP's file
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[1][2], "0.00326");
+  EXPECT_EQ(results[3][2], "0.5");
+}
+
 TEST(TrialLine, AFailureShowsItsReason) {
   // A compiler's log opens with its context; the line is the error's.
   TrialRecord built = failed_trial(bmbn(1, 2), Status::compile_error,
