@@ -29,7 +29,7 @@ void for_each_local_header(const std::filesystem::path& source, std::string_view
                            const std::function<void(const std::filesystem::path&, const std::string&)>& visit);
 
 // A digest of each such header's path and text, followed recursively
-// (each file once, at most 256 files), from `text`, the source's as already
+// (each file once, at most 4096 files), from `text`, the source's as already
 // read (only headers are read here); "" when there is none. #include "NAME"
 // is looked for beside its includer, then in `folders`; #include <NAME> in
 // `folders` only. A header found in neither (a system one) is left out.
