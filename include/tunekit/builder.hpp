@@ -34,6 +34,11 @@ struct BuildInput {
   // variant. A builder compiles with the source's folder on the quote
   // include path, as if it compiled the source where it is.
   std::string headers;
+  // A digest of the files the flags hand the compiler (an extra source, an
+  // object, a library: builder/detail/headers.hpp, flag_files_digest), ""
+  // when they name none: the flags name them, but an edit to one is
+  // another variant.
+  std::string files;
   // The variant's values. Left out of hash(): the source and defines carry
   // them for compiled kernels; the command backend, whose build command may
   // use them directly, adds the command it runs to its own cache key.
@@ -68,8 +73,9 @@ std::string resolve_entry(const std::string& entry, const Config& config);
 // The reference function's build (ReferenceSpec::Kind::function). A
 // reference in the kernel's own source is built with `values` injected as a
 // variant's would be (a valid config: the tuner's baseline), else with the
-// spec's default config.
-BuildInput make_reference_input(const Spec& spec, const Config* values = nullptr);
+// spec's default config, and with kernel.defines evaluated at `size` with
+// those values.
+BuildInput make_reference_input(const Spec& spec, const Config* values = nullptr, const Bindings& size = {});
 
 struct Artifact {
   std::filesystem::path path;  // shared object, cubin, ...

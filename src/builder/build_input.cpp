@@ -1,8 +1,11 @@
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
@@ -30,6 +33,7 @@ std::string BuildInput::hash() const {
   // switched alternative) is not this variant.
   if (const std::string id = detail::compiler_identity(compiler); !id.empty()) h.add("compiler").add(id);
   if (!headers.empty()) h.add("headers").add(headers);  // only when there are: other variants keep their hash
+  if (!files.empty()) h.add("flag files").add(files);   // likewise
   h.add(defines.size());
   for (const auto& d : defines) h.add(d);
   h.add(flags.size());
@@ -213,6 +217,96 @@ std::string detail::headers_text_for(const fs::path& source, std::string_view te
   return all;
 }
 
+std::optional<std::string> detail::file_digest(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  detail::Hasher h;
+  // Read in pieces: a library or a fill file may be larger than is worth
+  // holding at once.
+  std::string piece(std::size_t{1} << 20, '\0');
+  while (in) {
+    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    h.add(std::string_view(piece.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) return std::nullopt;
+  return h.hex();
+}
+
+namespace {
+
+// file_digest of a regular file, read again only when its size or time
+// changed: every variant's input asks, and a library may be large. nullopt
+// for what is no regular file.
+std::optional<std::string> known_file_digest(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::nullopt;
+  const auto size = fs::file_size(file, ec);
+  if (ec) return std::nullopt;
+  const auto time = fs::last_write_time(file, ec);
+  if (ec) return std::nullopt;
+  struct Known {
+    std::uintmax_t size;
+    fs::file_time_type time;
+    std::string digest;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Known> known;
+  const std::string key = fs::absolute(file, ec).string();
+  {
+    const std::lock_guard lock(mutex);
+    if (auto it = known.find(key); it != known.end() && it->second.size == size && it->second.time == time)
+      return it->second.digest;
+  }
+  auto digest = detail::file_digest(file);
+  if (!digest) return std::nullopt;
+  const std::lock_guard lock(mutex);
+  known[key] = {size, time, *digest};
+  return digest;
+}
+
+}  // namespace
+
+std::string detail::flag_files_digest(const std::vector<std::string>& flags) {
+  // Outputs: a dependency file is written anew by every build.
+  constexpr std::string_view kOutputOptions[] = {"-o", "-MF"};
+  std::vector<fs::path> library_folders;
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    if (flags[i] == "-L" && i + 1 < flags.size()) library_folders.emplace_back(flags[++i]);
+    else if (flags[i].starts_with("-L")) library_folders.emplace_back(flags[i].substr(2));
+  detail::Hasher h;
+  bool any = false;
+  auto add = [&](const std::string& flag, const fs::path& file) {
+    const auto digest = known_file_digest(file);
+    if (digest) h.add(flag).add(*digest), any = true;
+    return digest.has_value();
+  };
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    const std::string& flag = flags[i];
+    if (std::find(std::begin(kOutputOptions), std::end(kOutputOptions), flag) != std::end(kOutputOptions)) {
+      ++i;
+      continue;
+    }
+    std::string library;
+    if (flag == "-l" && i + 1 < flags.size()) library = flags[++i];
+    else if (flag.starts_with("-l")) library = flag.substr(2);
+    if (!library.empty()) {
+      // As the linker looks in each folder: -l:FILE by its name, else the
+      // shared library before the archive.
+      const std::vector<std::string> names =
+          library.front() == ':' ? std::vector<std::string>{library.substr(1)}
+                                 : std::vector<std::string>{"lib" + library + ".so", "lib" + library + ".a"};
+      [&] {
+        for (const fs::path& folder : library_folders)
+          for (const std::string& name : names)
+            if (add("-l" + library, folder / name)) return;
+      }();
+      continue;
+    }
+    if (!flag.empty() && flag.front() != '-') add(flag, flag);
+  }
+  return any ? h.hex() : std::string();
+}
+
 namespace {
 
 std::string default_compiler(const std::string& language) {
@@ -226,7 +320,7 @@ BuildInput common_input(const Spec& spec) {
   in.entry = spec.kernel.entry;
   in.arguments = spec.arguments;
   in.language = spec.kernel.language;
-  in.compiler = spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
+  in.compiler = detail::kernel_compiler(spec);
   in.flags = detail::include_flags_from(spec.kernel.flags, spec.file.parent_path());
   in.arch = spec.kernel.arch;
   in.timeout =
@@ -235,7 +329,27 @@ BuildInput common_input(const Spec& spec) {
   return in;
 }
 
+// kernel.defines, evaluated for a build at `size` with `config`'s values,
+// after those the injection passed: a reference in the kernel's own source
+// reads them as its variants do.
+void add_kernel_defines(BuildInput& in, const Spec& spec, const Config& config, const Bindings& size) {
+  if (spec.kernel.defines.empty()) return;
+  Bindings env = size;
+  for (const auto& [name, value] : config) env[name] = value;
+  for (const NamedExpression& d : spec.kernel.defines) {
+    try {
+      in.defines.push_back(d.name + "=" + d.value.evaluate(env).str());
+    } catch (const InputError& e) {
+      throw InputError(e.where(), fmt::format("define '{}': {}", d.name, e.message()));
+    }
+  }
+}
+
 }  // namespace
+
+std::string detail::kernel_compiler(const Spec& spec) {
+  return spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
+}
 
 Injection resolve_injection(Injection requested, std::string_view source, const std::string& file) {
   if (uses_tunable_lines(requested, source)) return Injection::tunable_lines;
@@ -266,6 +380,7 @@ BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, 
                             const Bindings& size) {
   BuildInput in = common_input(spec);
   in.headers = detail::headers_digest_for(spec.kernel.source, kernel_source, in.flags);
+  in.files = detail::flag_files_digest(in.flags);
   in.config = config;
   in.size = size;
   in.entry = resolve_entry(spec.kernel.entry, config);
@@ -283,21 +398,11 @@ BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, 
       for (const auto& [name, value] : config) in.defines.push_back(name + "=" + value.str());
       break;
   }
-  if (!spec.kernel.defines.empty()) {
-    Bindings env = size;
-    for (const auto& [name, value] : config) env[name] = value;
-    for (const NamedExpression& d : spec.kernel.defines) {
-      try {
-        in.defines.push_back(d.name + "=" + d.value.evaluate(env).str());
-      } catch (const InputError& e) {
-        throw InputError(e.where(), fmt::format("define '{}': {}", d.name, e.message()));
-      }
-    }
-  }
+  add_kernel_defines(in, spec, config, size);
   return in;
 }
 
-BuildInput make_reference_input(const Spec& spec, const Config* values) {
+BuildInput make_reference_input(const Spec& spec, const Config* values, const Bindings& size) {
   BuildInput in = common_input(spec);
   const auto& ref = spec.reference;
   const auto path = ref.source.empty() ? spec.kernel.source : ref.source;
@@ -310,6 +415,7 @@ BuildInput make_reference_input(const Spec& spec, const Config* values) {
   in.entry = ref.entry;
   if (!ref.flags.empty()) in.flags = detail::include_flags_from(ref.flags, spec.file.parent_path());
   in.headers = detail::headers_digest_for(path, in.source, in.flags);
+  in.files = detail::flag_files_digest(in.flags);
   // A Python reference (Triton) is no build: the backend's builder records
   // what the worker calls.
   if (backend_for_language(spec.kernel.language).kernel.tensors) {
@@ -323,7 +429,9 @@ BuildInput make_reference_input(const Spec& spec, const Config* values) {
   // build without them. A valid config's, when the caller has one: a default
   // outside its lists would fail the source's own checks (static_assert) and
   // blame the reference. A source with tunable lines keeps its own values,
-  // and a separate reference source gets nothing injected.
+  // and a separate reference source gets nothing injected. kernel.defines
+  // come with the values, as they do to every variant (their expressions
+  // read them).
   const bool own_source = ref.source.empty() || ref.source == spec.kernel.source;
   if (!values && spec.default_config) values = &*spec.default_config;
   if (own_source && values) {
@@ -338,6 +446,7 @@ BuildInput make_reference_input(const Spec& spec, const Config* values) {
       case Injection::tunable_lines:
         break;
     }
+    add_kernel_defines(in, spec, *values, size);
   }
   return in;
 }

@@ -89,10 +89,11 @@ std::string compiler_identity(const std::string& name) {
   const std::string found = on_path(name);
   const fs::path program = found.find('/') != std::string::npos ? fs::path(found) : fs::path();
   std::string id;
+  // A folder is none (the name "" found "on $PATH" is its first folder).
   if (!program.empty())
-    if (const fs::path real = fs::canonical(program, ec); !ec) {
+    if (const fs::path real = fs::canonical(program, ec); !ec && fs::is_regular_file(real, ec)) {
       const auto size = fs::file_size(real, ec);
-      const auto time = fs::last_write_time(real, ec);
+      const auto time = ec ? fs::file_time_type() : fs::last_write_time(real, ec);
       if (!ec) id = real.string() + " " + std::to_string(size) + " " + std::to_string(time.time_since_epoch().count());
     }
   return known[name] = id;

@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "builder/detail/compiler.hpp"
 #include "builder/detail/headers.hpp"
 #include "core/detail/cores.hpp"
 #include "core/detail/hash.hpp"
@@ -521,14 +522,19 @@ class Run {
   // spec's default when it is one). A failure is the input's: the reference's
   // source, or the compiler or flags the user gave, which the message names.
   void build_reference_function(const std::vector<SizePlan>& plans) {
-    const Config* values = nullptr;
+    // At that size: kernel.defines may read it.
+    const SizePlan* plan = plans.empty() ? nullptr : &plans.front();
     for (const auto& p : plans)
       if (p.baseline) {
-        values = &*p.baseline;
+        plan = &p;
         break;
       }
-    const BuildInput first = make_reference_input(spec_, values);
+    const Config* values = plan && plan->baseline ? &*plan->baseline : nullptr;
+    const Bindings no_size;
+    const Bindings& size = plan ? plan->size : no_size;
+    const BuildInput first = make_reference_input(spec_, values, size);
     BuildResult r = build_now(first);
+    std::string built_hash = first.hash();
     std::optional<Config> built_with = values ? std::optional<Config>(*values) : std::nullopt;
     // The baseline may be a config that does not compile (with no default,
     // it is the first valid one): that is its trial's failure, not the
@@ -545,12 +551,13 @@ class Run {
       }
       std::set<std::string> built{first.hash()};
       for (const auto& other : others) {
-        const BuildInput input = make_reference_input(spec_, other ? &*other : nullptr);
+        const BuildInput input = make_reference_input(spec_, other ? &*other : nullptr, size);
         if (!built.insert(input.hash()).second) continue;
         BuildResult retry = build_now(input);
         if (retry.status == Status::ok) {
           r = std::move(retry);
           built_with = other;
+          built_hash = input.hash();
           break;
         }
       }
@@ -558,6 +565,7 @@ class Run {
     if (r.status == Status::ok) {
       reference_function_ = r.artifact;
       reference_values_ = std::move(built_with);
+      reference_hash_ = std::move(built_hash);
       return;
     }
     const std::string which = reference_function_name(spec_.reference);
@@ -925,8 +933,8 @@ class Run {
     for (const auto& o : others) trials += o.trials;
     warn(
         fmt::format("{} holds {} trial{} of '{}' on this device from {} other version{} of it (the last on {}, "
-                    "spec hash {}), whose source, headers, input files, flags, arguments or reference differ from "
-                    "this run's: this run resumes none of those trials, which stay in the store",
+                    "spec hash {}), whose source, headers, input files, flags, defines, compiler, arguments or "
+                    "reference differ from this run's: this run resumes none of those trials, which stay in the store",
                     report_.db.string(), trials, trials == 1 ? "" : "s", report_.kernel, others.size(),
                     others.size() == 1 ? "" : "s", others.front().last_created_at.substr(0, 10),
                     others.front().spec_hash.substr(0, 12)));
@@ -1010,16 +1018,17 @@ class Run {
     // with. It is reported as such and the other sizes go on.
     std::optional<ReferenceRun> reference;
     if (reference_function_ && p.baseline) {
-      // Built with the first size's baseline. A size whose baseline differs
-      // gets the reference built with its own, as its configs are built with
-      // theirs: a parameter pinned to the size (a compile-time problem size,
-      // Kernel Tuner's way) is this size's in the reference too. Where that
-      // build fails, the first one serves.
+      // Built with the first size's baseline. A size whose baseline differs,
+      // or whose kernel.defines do (they read the size), gets the reference
+      // built with its own, as its configs are built with theirs: a
+      // parameter pinned to the size (a compile-time problem size, Kernel
+      // Tuner's way) is this size's in the reference too. Where that build
+      // fails, the first one serves.
       // (The build cache serves a size whose baseline an earlier one had.)
       Artifact built = *reference_function_;
-      if (reference_values_ && *reference_values_ != *p.baseline)
-        if (BuildResult r = build_now(make_reference_input(spec_, &*p.baseline)); r.status == Status::ok)
-          built = r.artifact;
+      if (reference_values_)
+        if (const BuildInput own = make_reference_input(spec_, &*p.baseline, p.size); own.hash() != reference_hash_)
+          if (BuildResult r = build_now(own); r.status == Status::ok) built = r.artifact;
       const LaunchSpec& own = spec_.reference.launch;
       reference = ReferenceRun{built, spec_.reference.entry,
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
@@ -1758,6 +1767,7 @@ class Run {
   // The values reference_function_ was built with (none: without the
   // parameters).
   std::optional<Config> reference_values_;
+  std::string reference_hash_;  // of the input reference_function_ was built from
   std::string source_;
   std::string headers_;  // the digest of the kernel's headers when the run started (input_for)
   std::string machine_json_;
@@ -1773,17 +1783,9 @@ class Run {
   std::mutex build_time_mutex_;
 };
 
-// Read in pieces: a fill file may be larger than is worth holding at once.
 std::string file_digest(const fs::path& file, const SourceLocation& where) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(where, "cannot read " + file.string());
-  detail::Hasher h;
-  std::string piece(std::size_t{1} << 20, '\0');
-  while (in) {
-    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
-    h.add(std::string_view(piece.data(), static_cast<std::size_t>(in.gcount())));
-  }
-  return h.hex();
+  if (auto digest = detail::file_digest(file)) return *digest;
+  throw InputError(where, "cannot read " + file.string());
 }
 
 }  // namespace
@@ -1802,8 +1804,23 @@ std::string spec_hash(const Spec& spec) {
       spec.kernel.compiler.empty() && traits.compiler_variable)
     if (const std::string variable = traits.compiler_variable(spec.kernel.language); !variable.empty())
       if (const char* env = std::getenv(variable.c_str()); env && *env) h.add("$" + variable).add(env);
+  // The compiler the name runs, as a build knows it (BuildInput::hash()): a
+  // switched or upgraded one makes other variants, whose verdicts the old
+  // one's trials do not tell. Cheap (looked up once per process), and ""
+  // when the name runs no file: a missing compiler fails at its build.
+  if (const std::string id = detail::compiler_identity(detail::kernel_compiler(spec)); !id.empty())
+    h.add("compiler").add(id);
   h.add(static_cast<std::uint64_t>(spec.kernel.injection));
   for (const auto& f : spec.kernel.flags) h.add(f);
+  // The files the flags name (sources, objects, libraries) by their text,
+  // and kernel.defines: only when there are, so that other specs keep their
+  // hash.
+  if (const std::string files = detail::flag_files_digest(spec.kernel.flags); !files.empty())
+    h.add("flag files").add(files);
+  if (!spec.kernel.defines.empty()) {
+    h.add("defines").add(spec.kernel.defines.size());
+    for (const auto& d : spec.kernel.defines) h.add(d.name).add(d.value.text());
+  }
   h.add(spec.arguments.size());
   for (const auto& a : spec.arguments) {
     h.add(a.name).add(to_string(a.type)).add(to_string(a.role)).add(to_string(a.fill));
@@ -1858,6 +1875,8 @@ std::string spec_hash(const Spec& spec) {
       h.add("reference headers").add(headers);
   }
   for (const auto& f : spec.reference.flags) h.add(f);
+  if (const std::string files = detail::flag_files_digest(spec.reference.flags); !files.empty())
+    h.add("reference flag files").add(files);
   if (spec.reference.kind == ReferenceSpec::Kind::default_config && spec.default_config)
     h.add(spec.default_config->key());
   h.add(fmt::format("{} {}", spec.tolerance.atol, spec.tolerance.rtol));

@@ -109,6 +109,72 @@ TEST(BuildInput, AReferenceInTheKernelsSourceGetsTheDefaultsValues) {
   EXPECT_TRUE(make_reference_input(s).defines.empty());
 }
 
+// kernel.defines go to every build: a reference function in the kernel's
+// own source reads them as the variants do, evaluated at the size with the
+// values it is built with. A separate reference source still gets nothing.
+TEST(BuildInput, AReferenceInTheKernelsSourceGetsTheKernelsDefines) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void k() {}\nextern \"C\" void ref() {}\n");
+  Spec s = spec_for(dir / "k.cpp");
+  s.reference.kind = ReferenceSpec::Kind::function;
+  s.reference.entry = "ref";
+  s.default_config = Config({{"BM", 8}});
+  s.kernel.defines = {{"SCALE", Expression::parse("BM + N"), {}}};
+  const Config values({{"BM", 16}});
+  EXPECT_EQ(make_reference_input(s, &values, {{"N", 4}}).defines, (std::vector<std::string>{"BM=16", "SCALE=20"}));
+  EXPECT_EQ(make_reference_input(s, nullptr, {{"N", 4}}).defines, (std::vector<std::string>{"BM=8", "SCALE=12"}));
+  EXPECT_EQ(make_reference_input(s, &values, {{"N", 4}}).defines, make_build_input(s, "", values, {{"N", 4}}).defines);
+  tunekit::testing::write_file(dir / "ref.cpp", "extern \"C\" void ref() {}\n");
+  s.reference.source = dir / "ref.cpp";
+  EXPECT_TRUE(make_reference_input(s, &values, {{"N", 4}}).defines.empty());
+}
+
+// A file the flags hand the compiler (an extra source, an object, a library
+// found in the flags' own -L folders) is built from its text: an edit to one
+// is another variant, which the build cache must not serve from before it.
+// Flags that name no file leave the hash as it was (files stays empty).
+TEST(BuildInput, AFileTheFlagsNameIsPartOfTheHash) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string src = "extern \"C\" void k() {}\n";
+  Spec s = spec_for(dir / "k.cpp");
+  s.kernel.flags = {"-O2", "-o", (dir / "out.o").string(), "-MF", (dir / "k.d").string()};
+  tunekit::testing::write_file(dir / "out.o", "written by every build");
+  tunekit::testing::write_file(dir / "k.d", "written by every build");
+  EXPECT_EQ(make_build_input(s, src, Config{}, {}).files, "");
+  auto hash_with = [&](const std::vector<std::string>& flags) {
+    s.kernel.flags = flags;
+    return make_build_input(s, src, Config{}, {}).hash();
+  };
+  const std::vector<std::string> with_helper{"-O2", (dir / "helper.cpp").string()};
+  tunekit::testing::write_file(dir / "helper.cpp", "extern \"C\" float helper(float a) { return 2 * a; }\n");
+  const std::string before = hash_with(with_helper);
+  EXPECT_NE(make_build_input(s, src, Config{}, {}).files, "");
+  EXPECT_EQ(hash_with(with_helper), before);
+  tunekit::testing::write_file(dir / "helper.cpp", "extern \"C\" float helper(float a) { return 30 * a; }\n");
+  EXPECT_NE(hash_with(with_helper), before);
+  // A relative operand is the compiler's: from the folder the build runs in.
+  const fs::path here = fs::current_path();
+  fs::current_path(dir);
+  const std::string relative = hash_with({"-O2", "helper.cpp"});
+  tunekit::testing::write_file(dir / "helper.cpp", "extern \"C\" float helper(float a) { return 4 * a; }\n");
+  const std::string relative_edited = hash_with({"-O2", "helper.cpp"});
+  fs::current_path(here);
+  EXPECT_NE(relative_edited, relative);
+  // -lNAME as the linker finds it in the -L folders the flags name.
+  fs::create_directories(dir / "lib");
+  tunekit::testing::write_file(dir / "lib" / "libhelp.a", "one");
+  for (const auto& flags : {std::vector<std::string>{"-L" + (dir / "lib").string(), "-lhelp"},
+                            std::vector<std::string>{"-L", (dir / "lib").string(), "-l", "help"}}) {
+    tunekit::testing::write_file(dir / "lib" / "libhelp.a", "one");
+    const std::string archive = hash_with(flags);
+    tunekit::testing::write_file(dir / "lib" / "libhelp.a", "another");
+    EXPECT_NE(hash_with(flags), archive);
+  }
+  // A library found on the system's own path is not followed.
+  s.kernel.flags = {"-lm"};
+  EXPECT_EQ(make_build_input(s, src, Config{}, {}).files, "");
+}
+
 namespace {
 class CountingBuilder : public Builder {
  public:

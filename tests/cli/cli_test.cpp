@@ -246,6 +246,121 @@ TEST(Cli, ABareSourcesArgumentIsFilledFromAFile) {
       << short_file.output;
 }
 
+namespace {
+
+// A spec in dir for y = SCALE * x (+ OFFSET, 0 unless the compiler says),
+// checked against a reference of its own, built by `compiler` with `flags`
+// and kernel.defines `defines` (YAML, "" for none); tuned into dir/out with
+// `more`.
+detail::ProcessResult tune_scale(const fs::path& dir, const std::string& compiler, const std::string& flags,
+                                 const std::string& defines, const std::vector<std::string>& more = {}) {
+  write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: k, compiler: " + compiler + ", flags: [" + flags + "]" +
+                                 (defines.empty() ? "" : ", defines: " + defines) + R"(}
+arguments:
+  - {name: x, type: f32, size: 64}
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {V: [1]}
+reference: {source: ref.cpp, entry: ref}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3, early_stop: off}
+)");
+  std::vector<std::string> args{
+      "tune", (dir / "k.yaml").string(), "--out-dir", (dir / "out").string(), "--no-progress", "--timeout", "120s"};
+  args.insert(args.end(), more.begin(), more.end());
+  return tunekit_cli(args);
+}
+
+void write_scale_sources(const fs::path& dir, const std::string& scale) {
+  write_file(dir / "k.cpp", "#ifndef OFFSET\n#define OFFSET 0\n#endif\n" + scale +
+                                "extern \"C\" void k(const float* x, float* y, int n) {\n"
+                                "  for (int i = 0; i < n; ++i) y[i] = SCALE * x[i] + OFFSET;\n}\n");
+  write_file(dir / "ref.cpp",
+             "extern \"C\" void ref(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n}\n");
+}
+
+}  // namespace
+
+// kernel.defines and the compiler its name runs are the kernel's: a tune
+// after either changed resumes none of the earlier trials, which verified
+// another build (the reference says the new one is wrong), and going back
+// resumes them. The two compilers here are one name, a link repointed.
+TEST(Cli, ATuneWithOtherDefinesOrAnotherCompilerResumesNothing) {
+  const auto dir = fresh_dir();
+  write_scale_sources(dir, "");
+  write_file(dir / "one", "#!/bin/sh\nexec c++ \"$@\"\n");
+  write_file(dir / "two", "#!/bin/sh\nexec c++ -DOFFSET=1 \"$@\"\n");
+  for (const char* f : {"one", "two"}) fs::permissions(dir / f, fs::perms::owner_all);
+  fs::create_directories(dir / "bin");
+  const fs::path cc = dir / "bin" / "cc";
+  fs::create_symlink(dir / "one", cc);
+  auto tune = [&](const std::string& scale) {
+    return tune_scale(dir, cc.string(), "-O1", "{SCALE: \"" + scale + "\"}");
+  };
+  auto first = tune("2");
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_FALSE(contains(first.output, "wrong_result")) << first.output;
+  EXPECT_TRUE(contains(tune("2").output, "resumed"));
+  auto three = tune("3");
+  EXPECT_FALSE(contains(three.output, "resumed")) << three.output;
+  EXPECT_TRUE(contains(three.output, "wrong_result")) << three.output;
+  EXPECT_TRUE(contains(tune("2").output, "resumed"));
+  fs::remove(cc);
+  fs::create_symlink(dir / "two", cc);
+  auto switched = tune("2");
+  EXPECT_FALSE(contains(switched.output, "resumed")) << switched.output;
+  EXPECT_TRUE(contains(switched.output, "wrong_result")) << switched.output;
+}
+
+// A source the flags hand the compiler beside the kernel's is the kernel's
+// too: edited, it is built anew, not served from the build cache (a store
+// of its own, --db, resumes nothing and so builds), and a tune into the same
+// store resumes nothing.
+TEST(Cli, AnEditedSourceTheFlagsNameIsBuiltAnew) {
+  const auto dir = fresh_dir();
+  write_scale_sources(dir, "extern \"C\" float helper(float);\n#define SCALE helper(1.0f)\n");
+  auto write_helper = [&](const std::string& factor) {
+    write_file(dir / "helper.cpp", "extern \"C\" float helper(float a) { return " + factor + " * a; }\n");
+  };
+  write_helper("2.0f");
+  const std::string flags = "-O1, " + (dir / "helper.cpp").string();
+  auto first = tune_scale(dir, "c++", flags, "");
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_FALSE(contains(first.output, "wrong_result")) << first.output;
+  EXPECT_TRUE(contains(tune_scale(dir, "c++", flags, "").output, "resumed"));
+  write_helper("3.0f");
+  auto other_store = tune_scale(dir, "c++", flags, "", {"--db", (dir / "other.db").string()});
+  EXPECT_TRUE(contains(other_store.output, "wrong_result")) << other_store.output;
+  auto edited = tune_scale(dir, "c++", flags, "");
+  EXPECT_FALSE(contains(edited.output, "resumed")) << edited.output;
+  EXPECT_TRUE(contains(edited.output, "wrong_result")) << edited.output;
+}
+
+// kernel.defines go to every build: a reference function in the kernel's
+// own source that reads one builds (it did not, and the tune ended).
+TEST(Cli, AReferenceInTheKernelsSourceIsBuiltWithItsDefines) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" void k(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = SCALE * x[i];\n}\n"
+             "extern \"C\" void ref(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = SCALE * x[i];\n}\n");
+  write_file(dir / "k.yaml", R"(kernel: {source: k.cpp, entry: k, flags: [-O1], defines: {SCALE: "2"}}
+arguments:
+  - {name: x, type: f32, size: 64}
+  - {name: y, type: f32, size: 64, role: out}
+  - {name: n, type: i32, value: 64}
+parameters: {V: [1]}
+reference: {entry: ref}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3, early_stop: off}
+)");
+  auto r = tunekit_cli(
+      {"tune", (dir / "k.yaml").string(), "--out-dir", (dir / "out").string(), "--no-progress", "--timeout", "120s"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "does not build")) << r.output;
+  EXPECT_FALSE(contains(r.output, "wrong_result")) << r.output;
+}
+
 // An edited kernel has a new spec_hash, so its tune resumes nothing: the run
 // says that the store holds the earlier version's trials, and going back to
 // that version resumes them.

@@ -715,3 +715,29 @@ measure: {warmup: 0us, min_samples: 1, max_samples: 1, early_stop: off, confirm:
   EXPECT_GE(r.build.count(), 0.4);
   EXPECT_GE(r.build_wait.count(), 0.4);
 }
+
+// A tune's identity follows kernel.defines and the files its flags name, by
+// their text: a trial of another build is never resumed as this one's. A
+// compiler that is nowhere adds nothing rather than failing the hash (its
+// build fails later, with a message of its own).
+TEST(SpecHash, FollowsTheDefinesAndTheFilesTheFlagsName) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" float helper(float);\n"
+             "extern \"C\" void k(float* y) { y[0] = SCALE * helper(1.0f); }\n");
+  auto spec = [&](const std::string& kernel) {
+    write_file(dir / "k.yaml", "kernel: {source: k.cpp, entry: k" + kernel +
+                                   "}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n");
+    return load_spec(dir / "k.yaml");
+  };
+  const std::string two = spec_hash(spec(", defines: {SCALE: \"2\"}"));
+  EXPECT_EQ(spec_hash(spec(", defines: {SCALE: \"2\"}")), two);
+  EXPECT_NE(spec_hash(spec(", defines: {SCALE: \"3\"}")), two);
+  write_file(dir / "helper.cpp", "extern \"C\" float helper(float a) { return 2 * a; }\n");
+  const std::string flags = ", flags: [-O2, " + (dir / "helper.cpp").string() + "]";
+  const std::string before = spec_hash(spec(flags));
+  EXPECT_EQ(spec_hash(spec(flags)), before);
+  write_file(dir / "helper.cpp", "extern \"C\" float helper(float a) { return 30 * a; }\n");
+  EXPECT_NE(spec_hash(spec(flags)), before);
+  EXPECT_NO_THROW(spec_hash(spec(", compiler: no-such-compiler-anywhere")));
+}

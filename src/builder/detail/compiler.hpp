@@ -19,6 +19,10 @@ Fault build_fault(const std::string& log, int signal);
 // name and process.
 std::string compiler_identity(const std::string& name);
 
+// The compiler `spec`'s builds run: kernel.compiler, else the backend's
+// default for its language (the CPU's reads $CXX or $CC).
+std::string kernel_compiler(const Spec& spec);
+
 // Runs `argv` (no shell), killed past `limit` (BuildInput::timeout). Fills
 // r.time and r.log; on failure sets r.status = compile_error, says why in
 // the log (naming `tool`) and returns false. A build that runs out of time

@@ -6,6 +6,7 @@
 // spec_hash), or a resume serves results of the old code.
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,5 +48,20 @@ std::string headers_digest_for(const std::filesystem::path& source, std::string_
 // where a word the kernel reads may be found.
 std::string headers_text_for(const std::filesystem::path& source, std::string_view text,
                              const std::vector<std::string>& flags);
+
+// A digest of the files `flags` hand the compiler besides the source, by
+// their text: each operand (a flag not starting with '-', the value of
+// -include or -T too) that names a regular file, as the compiler finds it
+// from the folder the build runs in (the process's), and each -lNAME found
+// in the flags' own -L folders (libNAME.so, then libNAME.a). An extra source,
+// object, library or linker script edited is another build, and another
+// kernel; "" when the flags name no file. What the linker finds on its own
+// (system folders, $LIBRARY_PATH) and files inside joined options
+// (-Wl,-T,FILE) are not followed. Read once per file and process while its
+// size and time stay.
+std::string flag_files_digest(const std::vector<std::string>& flags);
+
+// A digest of `file`'s bytes; nullopt when it cannot be read.
+std::optional<std::string> file_digest(const std::filesystem::path& file);
 
 }  // namespace tunekit::detail
