@@ -1810,6 +1810,10 @@ std::string spec_hash(const Spec& spec) {
   // when the name runs no file: a missing compiler fails at its build.
   if (const std::string id = detail::compiler_identity(detail::kernel_compiler(spec)); !id.empty())
     h.add("compiler").add(id);
+  // The architecture a device kernel is built for decides what it does
+  // (sm_90a's wgmma is not sm_90's); only when set, so other specs keep
+  // their hash.
+  if (!spec.kernel.arch.empty()) h.add("arch").add(spec.kernel.arch);
   h.add(static_cast<std::uint64_t>(spec.kernel.injection));
   for (const auto& f : spec.kernel.flags) h.add(f);
   // The files the flags name (sources, objects, libraries) by their text,

@@ -740,4 +740,13 @@ TEST(SpecHash, FollowsTheDefinesAndTheFilesTheFlagsName) {
   write_file(dir / "helper.cpp", "extern \"C\" float helper(float a) { return 30 * a; }\n");
   EXPECT_NE(spec_hash(spec(flags)), before);
   EXPECT_NO_THROW(spec_hash(spec(", compiler: no-such-compiler-anywhere")));
+  // A device kernel's architecture: sm_90a's trials are not sm_90's.
+  write_file(dir / "k.cu", "extern \"C\" __global__ void k(float* y) { y[0] = 1; }\n");
+  auto cuda = [&](const std::string& arch) {
+    write_file(dir / "c.yaml", "kernel: {source: k.cu, entry: k, language: cuda, grid: [1], block: [1]" + arch +
+                                   "}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n");
+    return spec_hash(load_spec(dir / "c.yaml"));
+  };
+  EXPECT_EQ(cuda(", arch: sm_90a"), cuda(", arch: sm_90a"));
+  EXPECT_NE(cuda(", arch: sm_90a"), cuda(", arch: sm_90"));
 }
