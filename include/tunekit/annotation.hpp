@@ -52,4 +52,12 @@ std::string apply_tunable_lines(std::string_view source, const Config& config, c
 // compiler messages still point into the original file.
 std::string prepend_defines(std::string_view source, const Config& config, const std::string& file);
 
+// The macro CCCL's tuning scripts define to 1 for a source's base variant,
+// built without its %RANGE% defines: the benchmark's `#if TUNE_BASE` branch
+// then uses CUB's own policy.
+inline constexpr std::string_view kTuneBase = "TUNE_BASE";
+// Whether `source` has such a branch: a preprocessor conditional (#if,
+// #elif, #ifdef, #ifndef) outside comments that reads TUNE_BASE.
+bool has_tune_base_branch(std::string_view source);
+
 }  // namespace tunekit

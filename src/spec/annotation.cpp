@@ -371,6 +371,35 @@ bool keeps_out_a_config(const Conditional& c, const std::string& name) {
                      [&](const std::string& e) { return (tested(e) && !negated(e)) || not_base(e); });
 }
 
+// A preprocessor line outside block comments: its directive, and its
+// condition without blanks (#ifdef X as defined(X), #ifndef X as
+// !defined(X)).
+struct Directive {
+  std::size_t line;  // 0-based
+  std::string_view name;
+  std::string condition;
+};
+
+std::vector<Directive> directives(const std::vector<Line>& lines) {
+  std::vector<Directive> out;
+  bool in_block = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view t = lines[i].text;
+    const bool commented = in_block;
+    (void)scan_line(t, in_block);
+    if (commented) continue;
+    const auto [name, rest] = directive(t);
+    if (name.empty()) continue;
+    std::string condition;
+    for (char c : rest)
+      if (!is_blank(c)) condition += c;
+    if (name == "ifdef") condition = "defined(" + condition + ")";
+    if (name == "ifndef") condition = "!defined(" + condition + ")";
+    out.push_back({i, name, std::move(condition)});
+  }
+  return out;
+}
+
 // A %RANGE% parameter reaches the code as a define. An unguarded #define of
 // it in the source replaces every config's value with its own (the compiler
 // only warns, and a build that succeeds shows no warning), so every variant
@@ -378,23 +407,13 @@ bool keeps_out_a_config(const Conditional& c, const std::string& name) {
 // the #define must sit in a branch a config's build never compiles.
 void check_ranges_not_defined_in_source(const std::vector<Line>& lines, const std::vector<RangeAnnotation>& ranges,
                                         const std::string& file) {
+  const std::vector<Directive> all = directives(lines);
   for (const RangeAnnotation& r : ranges) {
     std::vector<Conditional> open;
-    bool in_block = false;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
+    for (const auto& [i, name, condition] : all) {
       const std::string_view t = lines[i].text;
-      const bool commented = in_block;
-      (void)scan_line(t, in_block);
-      if (commented) continue;
-      const auto [name, rest] = directive(t);
-      if (name.empty()) continue;
-      std::string condition;
-      for (char c : rest)
-        if (!is_blank(c)) condition += c;
-      if (name == "ifdef") condition = "defined(" + condition + ")";
-      if (name == "ifndef") condition = "!defined(" + condition + ")";
       if (name == "if" || name == "ifdef" || name == "ifndef") {
-        open.push_back({std::move(condition), {}});
+        open.push_back({condition, {}});
       } else if ((name == "elif" || name == "else") && !open.empty()) {
         open.back().earlier.push_back(std::exchange(open.back().condition, name == "elif" ? condition : ""));
       } else if (name == "endif" && !open.empty()) {
@@ -412,6 +431,14 @@ void check_ranges_not_defined_in_source(const std::vector<Line>& lines, const st
 }
 
 }  // namespace
+
+bool has_tune_base_branch(std::string_view source) {
+  const std::vector<Directive> all = directives(split_lines(source));
+  return std::any_of(all.begin(), all.end(), [](const Directive& d) {
+    return (d.name == "if" || d.name == "elif" || d.name == "ifdef" || d.name == "ifndef") &&
+           detail::has_word(d.condition, kTuneBase);
+  });
+}
 
 std::vector<std::string> unnamed_range_parameters(std::string_view source, const std::string& file) {
   const std::vector<Line> lines = split_lines(source);

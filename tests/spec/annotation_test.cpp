@@ -399,6 +399,20 @@ TEST(Range, AParameterTheSourceDefinesItselfIsRefusedUnlessGuarded) {
                  "the source defines TUNE_U, a %RANGE% parameter (line 1)");
 }
 
+// CCCL's base variant is measured for a source whose preprocessor reads
+// TUNE_BASE, in any conditional; prose, a commented-out branch, a longer
+// name and a #define do not count.
+TEST(Range, ATuneBaseBranchIsFoundInAConditional) {
+  for (const std::string branch :
+       {"#if TUNE_BASE\n#endif\n", "#if !TUNE_BASE\n#endif\n", "  #  if  TUNE_BASE == 1 // CUB's own\n#endif\n",
+        "#ifdef TUNE_BASE\n#endif\n", "#ifndef TUNE_BASE\n#endif\n", "#if 0\n#elif TUNE_BASE\n#endif\n",
+        "#if defined(TUNE_BASE) && TUNE_BASE\n#endif\n"})
+    EXPECT_TRUE(has_tune_base_branch("// %RANGE% TUNE_U u 1:3:1\n" + branch)) << branch;
+  for (const std::string none : {"// #if TUNE_BASE\n", "/*\n#if TUNE_BASE\n#endif\n*/\n", "#if TUNE_BASELINE\n#endif\n",
+                                 "#define TUNE_BASE 1\n", "int TUNE_BASE = 1;\n", "#if X // TUNE_BASE\n#endif\n"})
+    EXPECT_FALSE(has_tune_base_branch("// %RANGE% TUNE_U u 1:3:1\n" + none)) << none;
+}
+
 // A parameter the source names nowhere else builds the same code for every
 // value; one a header of its own may name is left alone.
 TEST(Range, ParametersTheSourceNeverNamesAreFound) {
