@@ -37,6 +37,11 @@ struct SlowerThan {
 // Origins of a trial other than a seed provider's name.
 inline constexpr std::string_view kOriginSearch = "search";
 inline constexpr std::string_view kOriginBaseline = "default";
+// CCCL's base variant of a %RANGE% source (has_tune_base_branch): built
+// with TUNE_BASE=1 and none of the config's defines, so CUB's own policy.
+// Its config is {TUNE_BASE: 1}, which no config of the space is; it is the
+// baseline of the speedups and never a candidate for the best.
+inline constexpr std::string_view kOriginBase = "base";
 
 struct TrialRecord {
   std::int64_t id = 0;    // row id, assigned by insert()
@@ -60,7 +65,8 @@ struct TrialRecord {
   std::string machine;     // JSON description of the machine
   std::string created_at;  // ISO 8601 UTC, set by insert() when empty
   // Why the config was evaluated: kOriginSearch (the strategy proposed it),
-  // kOriginBaseline (the default config), or the name of the seed provider
+  // kOriginBaseline (the default config), kOriginBase (CCCL's base
+  // variant, TUNE_BASE=1), or the name of the seed provider
   // that proposed it ("rules", "spec", ...). See Store::put() for how a
   // stored origin is kept.
   std::string origin{kOriginSearch};
@@ -82,14 +88,18 @@ struct TrialRecord {
   KernelResources resources;
 };
 
+inline bool is_base_trial(const TrialRecord& t) { return t.origin == kOriginBase; }
+
 // Whether `t` may be named the best of its size, `confirmed_here` saying
 // whether any ok trial of that size was confirmed (measure.confirm). There,
 // only confirmed trials compete: each was measured again side by side with
 // its rivals, while an unconfirmed one that looks faster was measured once,
 // at another time, and the leaders measured again ran slower than they
 // first had. The tuner, select, emit and the reports all name the best so.
+// CCCL's base variant never competes: it is no config of the space, and
+// nothing could emit or ship it.
 inline bool competes_for_best(const TrialRecord& t, bool confirmed_here) {
-  return t.status == Status::ok && (t.confirmed || !confirmed_here);
+  return t.status == Status::ok && !is_base_trial(t) && (t.confirmed || !confirmed_here);
 }
 
 // `confirmed_here` for one size's trials (records or pointers to them).
@@ -100,7 +110,7 @@ bool any_confirmed(const Trials& trials) {
       if constexpr (std::is_pointer_v<std::decay_t<decltype(t)>>) return *t;
       else return t;
     }();
-    if (r.status == Status::ok && r.confirmed) return true;
+    if (r.status == Status::ok && r.confirmed && !is_base_trial(r)) return true;
   }
   return false;
 }

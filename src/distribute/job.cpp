@@ -356,7 +356,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
     for (auto& t : store.trials(report.spec_hash)) {
       if (t.device != report.device || (options.fresh && !this_run.count(trial_key(t)))) continue;
       if (size_key(t.size) == own) out.push_back(trial_to_json(t));
-      else if (t.status == Status::ok) others[size_key(t.size)].push_back(std::move(t));
+      else if (t.status == Status::ok && !is_base_trial(t)) others[size_key(t.size)].push_back(std::move(t));
     }
     auto cost = [&](const TrialRecord& t) {
       return objective_cost(spec.objective, spec.metrics, t).value_or(std::numeric_limits<double>::infinity());

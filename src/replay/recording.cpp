@@ -656,6 +656,9 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
   std::vector<HeldRecording> held;      // in the order first stored
   std::set<std::string> held_keys;
   for (const TrialRecord& t : trials) {
+    // CCCL's base variant ({TUNE_BASE: 1}) is no config of the space a
+    // strategy searches; a replay does not measure it.
+    if (is_base_trial(t)) continue;
     const std::string key = t.kernel + '\x1f' + t.device + '\x1f' + size_key(t.size);
     if (held_keys.insert(key).second) held.push_back({t.kernel, t.device, t.size});
     if (!filter.kernel.empty() && t.kernel != filter.kernel) continue;

@@ -51,7 +51,8 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
   std::map<std::string, std::map<Value, Times>> times;
   bool any_ok = false;
   for (const auto* t : trials) {
-    if (t->status != Status::ok && t->status != Status::slower) continue;
+    // CCCL's base variant sets no parameter: its TUNE_BASE is none.
+    if ((t->status != Status::ok && t->status != Status::slower) || is_base_trial(*t)) continue;
     any_ok |= t->status == Status::ok;
     for (const auto& [name, value] : t->config) {
       auto [it, fresh] = times.try_emplace(name);

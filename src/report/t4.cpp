@@ -93,8 +93,9 @@ std::string format_t4(const TuneReport& report) {
   ojson results = ojson::array();
   for (const auto& size : report.sizes)
     for (const auto& t : size.trials)
-      // A failure that was not the config's says nothing about it.
-      if (t.fault != Fault::environment) results.push_back(result_json(t, report));
+      // A failure that was not the config's says nothing about it; CCCL's
+      // base variant is no config of the space a replay of the file searches.
+      if (t.fault != Fault::environment && !is_base_trial(t)) results.push_back(result_json(t, report));
   ojson doc = ojson::object();
   doc["schema_version"] = "1.0.0";
   doc["results"] = std::move(results);

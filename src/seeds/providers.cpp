@@ -21,8 +21,10 @@ TUNEKIT_BUILTIN_SEED_PROVIDERS(TUNEKIT_DECLARE_SEED_PROVIDER)
 Registry<SeedProviderInfo>& seed_providers() {
   static Registry<SeedProviderInfo>& registry = []() -> Registry<SeedProviderInfo>& {
     static Registry<SeedProviderInfo> r(
-        "seed provider", {{std::string(kOriginSearch), "it is the origin of the configs the search proposes"},
-                          {std::string(kOriginBaseline), "it is the origin of the default config's trial"}});
+        "seed provider",
+        {{std::string(kOriginSearch), "it is the origin of the configs the search proposes"},
+         {std::string(kOriginBaseline), "it is the origin of the default config's trial"},
+         {std::string(kOriginBase), "it is the origin of the trial of CCCL's base variant (TUNE_BASE)"}});
 #define TUNEKIT_ADD_SEED_PROVIDER(name) r.add(detail::name##_seed_provider());
     TUNEKIT_BUILTIN_SEED_PROVIDERS(TUNEKIT_ADD_SEED_PROVIDER)
 #undef TUNEKIT_ADD_SEED_PROVIDER

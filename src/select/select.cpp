@@ -38,6 +38,7 @@ struct Table {
   Table(const std::vector<TrialRecord>& trials, const Goal& g) : goal(g) {
     for (std::size_t i = 0; i < trials.size(); ++i) {
       const TrialRecord& t = trials[i];
+      if (is_base_trial(t)) continue;  // CCCL's base variant is no config to choose
       const std::string sk = size_key(t.size);
       auto [it, added] = size_index.try_emplace(sk, sizes.size());
       if (added) sizes.push_back(t.size);
@@ -170,6 +171,7 @@ std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::
   std::map<std::string, std::set<std::size_t>> ok_at;  // config key -> sizes where it ran correctly
   std::map<std::size_t, std::string> baseline_status;
   for (const auto& t : trials) {
+    if (is_base_trial(t)) continue;  // as Table
     auto [it, added] = size_index.try_emplace(size_key(t.size), sizes.size());
     if (added) sizes.push_back(t.size);
     if (t.status == Status::ok) ok_at[t.config.key()].insert(it->second);

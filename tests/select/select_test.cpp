@@ -42,6 +42,29 @@ TEST(BestPerSize, FastestOkTrialOfEachSize) {
   EXPECT_EQ(best[2].time.count(), 20);
 }
 
+// CCCL's base variant ({TUNE_BASE: 1}, measured at every size) is the
+// baseline of the speedups, never a config to choose, however fast.
+TEST(BestPerSize, CcclsBaseVariantIsNeverChosen) {
+  auto t = table();
+  for (int m : {1, 2, 3}) {
+    TrialRecord base = trial(m, 0, 0.5);
+    base.config = Config({{"TUNE_BASE", 1}});
+    base.origin = std::string(kOriginBase);
+    t.push_back(base);
+  }
+  const auto best = best_per_size(t);
+  ASSERT_EQ(best.size(), 3u);
+  for (const auto& b : best) EXPECT_EQ(b.config.find("TUNE_BASE"), nullptr) << b.config.str();
+  const auto choice = best_for_all_sizes(t, Config({{"C", 0}}));
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->config.str(), "{C: 2}");
+  // Ok at every size, it is still no config that ran at all of them.
+  std::vector<TrialRecord> apart{trial(1, 1, 5), trial(2, 2, 5)};
+  for (int m : {1, 2}) apart.push_back(t[t.size() - 4 + static_cast<std::size_t>(m)]);
+  EXPECT_NE(why_no_universal(apart, std::nullopt).find("no config ran correctly at all 2 sizes"), std::string::npos)
+      << why_no_universal(apart, std::nullopt);
+}
+
 // An exact tie goes to the trial stored first, as the tuner names the best
 // (it went to the config whose key sorts first: C=10 before C=9).
 TEST(BestPerSize, ATieGoesToTheTrialStoredFirst) {

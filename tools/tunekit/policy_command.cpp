@@ -311,6 +311,9 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   }
   pick_device(l, a, one_device);
   if (one_device) check_one_machine(l, a);
+  // CCCL's base variant is no config of the space, nor one to choose: not
+  // one the space leaves out either.
+  std::erase_if(l.trials, [](const TrialRecord& t) { return is_base_trial(t); });
   const std::size_t stored = l.trials.size();
   l.trials = allowed_now(l.spec, std::move(l.trials), l.valid_at);
   if (l.trials.empty())
