@@ -86,6 +86,10 @@ struct SizeReport {
   std::optional<std::size_t> best;      // index into trials
   std::optional<std::size_t> baseline;  // the default config's trial
   bool baseline_is_spec_default = false;
+  // CCCL's base variant's trial (kOriginBase), when the source has a
+  // TUNE_BASE branch and the base was tried: the baseline of the speedups
+  // while it ran correctly, else they fall back to `baseline`.
+  std::optional<std::size_t> base;
   // Why the size's search ended early or never began, when it did: no
   // config is valid, or its reference failed, so no config could be
   // verified (the message names the reference). Every report shows it.

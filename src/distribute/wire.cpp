@@ -143,6 +143,7 @@ ojson size_report_to_json(const SizeReport& s) {
       {"best", index(s.best)},
       {"baseline", index(s.baseline)},
       {"baseline_is_spec_default", s.baseline_is_spec_default},
+      {"base", index(s.base)},
       {"error", s.error},
       {"commands", s.commands},
       {"confirmed", s.confirmed},
@@ -157,6 +158,7 @@ SizeReport size_report_from_json(const ojson& j) {
   s.best = index_from(j.at("best"));
   s.baseline = index_from(j.at("baseline"));
   s.baseline_is_spec_default = j.at("baseline_is_spec_default").get<bool>();
+  s.base = index_from(j.at("base"));
   s.error = j.at("error").get<std::string>();
   s.commands = j.at("commands").get<std::vector<std::vector<std::string>>>();
   s.confirmed = j.at("confirmed").get<std::vector<std::size_t>>();

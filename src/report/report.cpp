@@ -68,6 +68,9 @@ const TrialRecord* pick(const SizeReport& s, const std::optional<std::size_t>& i
   return &s.trials[*index];
 }
 
+// How CCCL's base variant (TUNE_BASE=1) is named in the summary.
+constexpr std::string_view kBaseLabel = "base (CUB's own policy: the source built with TUNE_BASE=1)";
+
 // How many times better the best is than the baseline, by the objective.
 std::optional<double> speedup(const TrialRecord* best, const TrialRecord* baseline, const TuneReport& report) {
   if (!best || !baseline) return std::nullopt;
@@ -552,6 +555,11 @@ std::string format_json(const TuneReport& report) {
     sj["strategy"] = s.strategy.empty() ? ojson(nullptr) : ojson(s.strategy);
     auto sp = speedup(pick(s, s.best), pick(s, s.baseline), report);
     sj["speedup_over_baseline"] = sp ? number(*sp) : ojson(nullptr);
+    // CCCL's base variant (TUNE_BASE=1), null without one; its speedup is
+    // null too when it did not run correctly.
+    sj["base"] = pick_json(s, s.base, report);
+    const auto over_base = speedup(pick(s, s.best), pick(s, s.base), report);
+    sj["speedup_over_base"] = over_base ? number(*over_base) : ojson(nullptr);
     sj["seeds"] = s.count_of(kOriginSpecSeeds);
     sj["transfer"] = s.count_of(kOriginTransfer);
     // Every seed provider's count, a program's own too (by its origin).
@@ -627,32 +635,44 @@ std::string format_summary(const TuneReport& report) {
       out += fmt::format("best: No.{} {} us {}{}\n", *best_index + 1, us(best->stats.median), best->config.str(),
                          objective_note(report, *best));
       const char* label = s.baseline_is_spec_default ? "default" : "first valid config";
+      // "default: No.1 12.345 us {...}", or the status of one that failed.
+      const auto baseline_line = [&](std::string_view name, std::size_t index, const TrialRecord& t) {
+        out += t.status == Status::ok
+                   ? fmt::format("{}: No.{} {} us {}{}\n", name, index + 1, us(t.stats.median), t.config.str(),
+                                 objective_note(report, t))
+                   : fmt::format("{}: No.{} {} {}\n", name, index + 1, to_string(t.status), t.config.str());
+      };
+      const TrialRecord* base = pick(s, s.base);
+      if (base) baseline_line(kBaseLabel, *s.base, *base);
       if (baseline) {
-        if (baseline->status == Status::ok)
-          out += fmt::format("{}: No.{} {} us {}{}\n", label, *s.baseline + 1, us(baseline->stats.median),
-                             baseline->config.str(), objective_note(report, *baseline));
-        else
-          out += fmt::format("{}: No.{} {} {}\n", label, *s.baseline + 1, to_string(baseline->status),
-                             baseline->config.str());
+        baseline_line(label, *s.baseline, *baseline);
       } else {
         // A budget spent on what comes first (rule config, seeds, transfer).
         out +=
             "default: not measured within the budget (the rule config, seeds and transferred configs come "
             "first), so the best is not compared with it; a larger --max-evals measures it\n";
       }
-      if (auto sp = speedup(best, baseline, report)) {
-        out += fmt::format("speedup over {}{}: {:.2f}x", label,
+      // The speedup over `reference`, the baseline called `name`.
+      const auto speedup_line = [&](const TrialRecord* reference, std::string_view name) {
+        const auto sp = speedup(best, reference, report);
+        if (!sp) return;
+        out += fmt::format("speedup over {}{}: {:.2f}x", name,
                            report.objective.is_time() ? "" : " by " + report.objective.name, *sp);
         // The best is named among the configs measured again side by side:
         // a baseline measured once may have run faster, and a speedup below
         // 1 with no word would read as a tuner that picked a loser.
-        if (*sp < 1 && best->confirmed && !baseline->confirmed)
+        if (*sp < 1 && best->confirmed && !reference->confirmed)
           out += fmt::format(
               " (the {} ran faster in its one measurement; the best is named among the configs "
               "measured again side by side, measure.confirm)",
-              label);
+              name);
         out += '\n';
-      }
+      };
+      // CCCL's base variant, where the source has one, is the first
+      // baseline, as CCCL's scripts score every variant against it; a base
+      // that failed leaves the default's (the tuner warned).
+      if (base && base->status == Status::ok) speedup_line(base, "CUB's base policy");
+      speedup_line(baseline, label);
       out += verification_line(*best, s.trials) + '\n';
       if (const auto confirmed = confirmed_trials(s); !confirmed.empty()) {
         std::vector<std::string> numbers;

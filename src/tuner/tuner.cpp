@@ -117,6 +117,9 @@ struct SizePlan {
   std::unique_ptr<Strategy> strategy;  // the seeds first, then the search
   std::optional<Config> baseline;
   bool baseline_is_spec_default = false;
+  // CCCL's base variant, {TUNE_BASE: 1}, for a %RANGE% source with a
+  // TUNE_BASE branch (Run::measures_base_).
+  std::optional<Config> base;
   // The seed providers' configs valid here, in the order they are tried,
   // each with its provider (for the origin it records).
   std::vector<std::pair<Config, const SeedProvider*>> seeds;
@@ -126,11 +129,16 @@ struct SizePlan {
 
   // Why `c` runs in this size's search.
   std::string origin_of(const Config& c) const {
+    if (base && *base == c) return std::string(kOriginBase);
     for (const auto& [seed, provider] : seeds)
       if (seed == c) return std::string(provider->origin());
     if (baseline && *baseline == c) return std::string(kOriginBaseline);
     return std::string(kOriginSearch);
   }
+
+  // The baselines of the speedups are measured in full, never cut short by
+  // the early stop: every speedup is a ratio to their time.
+  bool measured_in_full(const Config& c) const { return (baseline && *baseline == c) || (base && *base == c); }
 };
 
 // What a strategy learns from a trial: its status and, when it ran
@@ -343,7 +351,20 @@ class Run {
     warn_of_other_versions();
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     headers_ = kernel_headers_digest(spec_, source_);
-    if (resolve_injection(spec_.kernel.injection, source_, spec_.kernel.source.string()) == Injection::range_defines)
+    const bool range_defines =
+        resolve_injection(spec_.kernel.injection, source_, spec_.kernel.source.string()) == Injection::range_defines;
+    // CCCL's scripts also build a %RANGE% source with TUNE_BASE=1 and none
+    // of its defines, CUB's own policy, and score every variant against it.
+    // Here that base is a trial like any other, under the config
+    // {TUNE_BASE: 1}: the store keys trials by config and no config of the
+    // space has that key, so it is measured, verified, stored and resumed by
+    // the same code as the others, and its origin says what it is. (A
+    // parameter named TUNE_BASE would share its key: no base then. A replay
+    // has no recording of it.)
+    measures_base_ = range_defines && options_.replay.empty() && has_tune_base_branch(source_) &&
+                     std::none_of(spec_.parameters.begin(), spec_.parameters.end(),
+                                  [](const Parameter& p) { return p.name == kTuneBase; });
+    if (range_defines)
       for (const std::string& name : unnamed_range_parameters(source_, spec_.kernel.source.string()))
         if (spec_.parameters.end() != std::find_if(spec_.parameters.begin(), spec_.parameters.end(),
                                                    [&](const Parameter& p) { return p.name == name; }))
@@ -476,6 +497,10 @@ class Run {
       if (!listed) ++p.planned;
     }
     if (p.budget) p.planned = std::min(p.planned, *p.budget);
+    if (measures_base_) {
+      p.base = Config({{std::string(kTuneBase), Value(1)}});
+      ++p.planned;  // outside the budget: no strategy proposes it, and it is no config of the space
+    }
     return p;
   }
 
@@ -713,9 +738,10 @@ class Run {
     for (const SizePlan& p : plans) {
       std::vector<Config> in_space;
       for (const TrialRecord& t : store_->trials(report_.spec_hash, report_.device, p.size))
-        if (p.space->contains(t.config) &&
-            (spec_.configs.empty() ||
-             std::find(spec_.configs.begin(), spec_.configs.end(), t.config) != spec_.configs.end()))
+        if ((p.space->contains(t.config) &&
+             (spec_.configs.empty() ||
+              std::find(spec_.configs.begin(), spec_.configs.end(), t.config) != spec_.configs.end())) ||
+            (p.base && t.config == *p.base))
           in_space.push_back(t.config);
       store_->mark_stale(report_.spec_hash, report_.device, p.size, in_space);
     }
@@ -727,7 +753,8 @@ class Run {
     std::map<std::string, std::vector<const TrialRecord*>> by_size;
     const std::vector<TrialRecord> stored = store_->trials(report_.spec_hash);
     for (const auto& t : stored)
-      if (t.device == report_.device && t.status == Status::ok) by_size[size_key(t.size)].push_back(&t);
+      if (t.device == report_.device && t.status == Status::ok && !is_base_trial(t))
+        by_size[size_key(t.size)].push_back(&t);
     for (auto& [key, trials] : by_size) remember(trials.front()->size, trials);
   }
 
@@ -1149,6 +1176,15 @@ class Run {
       current = std::move(following);
     }
 
+    // After the search, so that the first seed stays evaluation No.1 of the
+    // size; before the confirmation, which measures it again when it is
+    // near the fastest.
+    if (p.base && sr.error.empty() && !stop_requested()) {
+      std::unique_ptr<Batch> base = prepare(p, {*p.base});
+      start_build(*base, false);
+      evaluate(p, *base, env, reference, sr);
+    }
+
     if (sr.error.empty() && !stop_requested()) {
       std::optional<std::string> drift = confirm(p, sr, env);
       if (measure_cuts_again(p, sr, env)) drift = confirm(p, sr, env);
@@ -1160,18 +1196,27 @@ class Run {
     for (std::size_t i = 0; i < sr.trials.size(); ++i) {
       const auto& t = sr.trials[i];
       if (p.baseline && t.config == *p.baseline) sr.baseline = i;
+      if (is_base_trial(t)) sr.base = i;
       if (!competes_for_best(t, confirmed_here)) continue;
       if (auto cost = objective_cost(spec_.objective, spec_.metrics, t); cost && (!best_cost || *cost < *best_cost)) {
         sr.best = i;
         best_cost = cost;
       }
     }
+    if (sr.base && sr.trials[*sr.base].status != Status::ok) {
+      const TrialRecord& base = sr.trials[*sr.base];
+      warn(
+          fmt::format("{}CUB's base policy (the source built with {}=1 and no %RANGE% defines) {}: {}; speedups are "
+                      "over the {} instead",
+                      at_size(p.size, ", "), kTuneBase, to_string(base.status), clip(base.error, 500),
+                      p.baseline_is_spec_default ? "default config" : "first valid config"));
+    }
     note_stored_choice(p, sr, chosen_before);
     sr.commands.resize(sr.trials.size());
     for (std::size_t i = 0; i < sr.trials.size(); ++i) sr.commands[i] = command_of(sr.trials[i], machine);
     std::vector<const TrialRecord*> ok;
     for (const auto& t : sr.trials)
-      if (t.status == Status::ok) ok.push_back(&t);
+      if (t.status == Status::ok && !is_base_trial(t)) ok.push_back(&t);
     if (!ok.empty()) remember(p.size, ok);
     return sr;
   }
@@ -1206,12 +1251,13 @@ class Run {
     const auto cost_of = [&](const TrialRecord& t) { return objective_cost(spec_.objective, spec_.metrics, t); };
     std::optional<double> confirmed_best;
     for (const TrialRecord& t : sr.trials)
-      if (t.status == Status::ok && t.confirmed)
+      if (competes_for_best(t, /*confirmed_here=*/true))
         if (auto c = cost_of(t); c && (!confirmed_best || *c < *confirmed_best)) confirmed_best = c;
     if (!confirmed_best) return;
     const bool outrun = std::any_of(sr.trials.begin(), sr.trials.end(), [&](const TrialRecord& t) {
       const auto c = cost_of(t);
-      return t.status == Status::ok && !t.confirmed && measured_.count(t.config.key()) && c && *c < *confirmed_best;
+      return competes_for_best(t, /*confirmed_here=*/false) && !t.confirmed && measured_.count(t.config.key()) && c &&
+             *c < *confirmed_best;
     });
     if (!outrun) return;
     for (TrialRecord& t : sr.trials)
@@ -1243,7 +1289,7 @@ class Run {
     auto ranked = [&] {
       std::vector<std::pair<double, std::size_t>> out;
       for (std::size_t i = 0; i < sr.trials.size(); ++i)
-        if (sr.trials[i].status == Status::ok)
+        if (competes_for_best(sr.trials[i], /*confirmed_here=*/false))
           if (auto cost = objective_cost(spec_.objective, spec_.metrics, sr.trials[i])) out.emplace_back(*cost, i);
       std::sort(out.begin(), out.end());
       return out;
@@ -1258,13 +1304,14 @@ class Run {
       top.push_back(i);
     }
     if (top.size() == 1 && first.size() > 1) top.push_back(first[1].second);
-    // The baseline, when it is near the fastest, is measured beside them
-    // too: the speedup over it is the headline figure, and a baseline
-    // measured once beside a best measured again read as a loss (0.99x) or
-    // a gain that was only noise.
-    if (p.baseline && !top.empty())
-      for (const auto& [cost, i] : first)
-        if (sr.trials[i].config == *p.baseline && std::find(top.begin(), top.end(), i) == top.end() &&
+    // The baselines (the default, CCCL's base), when near the fastest, are
+    // measured beside them too: the speedup over them is the headline
+    // figure, and a baseline measured once beside a best measured again
+    // read as a loss (0.99x) or a gain that was only noise.
+    if (!top.empty())
+      for (std::size_t i = 0; i < sr.trials.size(); ++i)
+        if (sr.trials[i].status == Status::ok && p.measured_in_full(sr.trials[i].config) &&
+            std::find(top.begin(), top.end(), i) == top.end() &&
             sr.trials[i].stats.median.count() <= kConfirmWithin * sr.trials[top.front()].stats.median.count())
           top.push_back(i);
     const auto confirmed = [&](std::size_t i) { return sr.trials[i].confirmed; };
@@ -1472,6 +1519,7 @@ class Run {
       if (rec.status == Status::ok || rec.status == Status::slower) rec.fault = Fault::none;
       else if (rec.fault == Fault::none) rec.fault = Fault::config;
     }
+    const bool base = is_base_trial(rec);
     // Whether a config is valid depends on this run's constraints (--where),
     // not on the config alone: an invalid verdict is never stored, so it can
     // neither replace a measurement nor stop a later run from measuring.
@@ -1489,9 +1537,13 @@ class Run {
                       "the values and can still be the best",
                       spec_.objective.name, *seen.value, rec.config.str()));
     if (rec.status == Status::ok) warn_of_metrics_without_value(rec);
-    p.strategy->observe(rec.config, seen.outcome);
-    if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
-    if (rec.status == Status::ok && (!size_best_ || rec.stats.median < *size_best_)) size_best_ = rec.stats.median;
+    // The base is no config the strategy could propose, nor one that may be
+    // named best: it neither guides the search nor sets the early stop's bar.
+    if (!base) {
+      p.strategy->observe(rec.config, seen.outcome);
+      if (rec.status == Status::ok && (!best_ || rec.stats.median < *best_)) best_ = rec.stats.median;
+      if (rec.status == Status::ok && (!size_best_ || rec.stats.median < *size_best_)) size_best_ = rec.stats.median;
+    }
     ++done_;
     sr.trials.push_back(std::move(rec));
     notify(fmt::format("No.{}: {}", sr.trials.size(), sr.trials.back().config.str()));
@@ -1516,7 +1568,8 @@ class Run {
     b.retry.assign(b.configs.size(), false);
     for (std::size_t i = 0; i < b.configs.size(); ++i) {
       const Config& c = b.configs[i];
-      if (auto why = p.space->why_invalid(c)) {
+      const bool base = p.base && *p.base == c;  // no config of the space, so never invalid there
+      if (auto why = base ? std::nullopt : p.space->why_invalid(c)) {
         TrialRecord r = blank_record(p, c);
         r.status = Status::invalid;
         r.error = *why;
@@ -1538,8 +1591,19 @@ class Run {
           // not counted as a stored failure measured again.
           b.retry[i] = old->status != Status::slower && !old->settings.starts_with(Store::kStaleSettings);
         }
-      b.input_of[i] = b.inputs.size();
-      b.inputs.push_back(input_for(c, p.size));
+      try {
+        b.inputs.push_back(input_for(c, p.size));
+      } catch (const InputError& e) {
+        // The base has no parameters, so an entry or a kernel.defines that
+        // names one cannot be made for it: its failure, not the run's.
+        if (!base) throw;
+        TrialRecord r = blank_record(p, c);
+        r.status = Status::compile_error;
+        r.error = fmt::format("the base variant ({}=1) cannot be built: {}", kTuneBase, e.what());
+        b.ready[i] = std::move(r);
+        continue;
+      }
+      b.input_of[i] = b.inputs.size() - 1;
     }
     return batch;
   }
@@ -1639,7 +1703,7 @@ class Run {
       if (reference) rq.reference = reference;
       // The baseline is measured in full: the speedup over the default, and
       // one config for all sizes, are ratios to its time.
-      if (!p.baseline || config != *p.baseline) rq.measure.best_so_far = size_best_;
+      if (!p.measured_in_full(config)) rq.measure.best_so_far = size_best_;
       notify(fmt::format("measuring {}", config.str()));
       const auto t0 = Clock::now();
       TrialResult res;
@@ -1740,7 +1804,7 @@ class Run {
   // the baseline, which is always measured in full.
   bool still_holds(const TrialRecord& old, const SizePlan& p, std::optional<Microseconds> best) const {
     if (old.status != Status::slower) return true;
-    if (p.baseline && old.config == *p.baseline) return false;
+    if (p.measured_in_full(old.config)) return false;
     const double factor = spec_.measure.early_stop;
     if (!old.slower_than || !(factor > 0) || factor > old.slower_than->factor || old.samples.empty()) return false;
     const Microseconds fastest = *std::min_element(old.samples.begin(), old.samples.end());
@@ -1761,6 +1825,7 @@ class Run {
   std::unique_ptr<Store> store_;
   std::optional<detail::KernelClaim> claim_;  // held while this run may store its kernel's trials
   std::vector<std::unique_ptr<SeedProvider>> providers_;
+  bool measures_base_ = false;                    // each size also measures CCCL's base variant (SizePlan::base)
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   std::optional<Artifact> reference_function_;
