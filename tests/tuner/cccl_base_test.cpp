@@ -179,3 +179,33 @@ TEST(CcclBase, ABaseThatDoesNotCompileIsARecordedFailure) {
   EXPECT_NE(summary.find("speedup over default: "), std::string::npos) << summary;
   EXPECT_TRUE(nlohmann::json::parse(format_json(report))["sizes"][0]["speedup_over_base"].is_null());
 }
+
+// An application's build command may name a parameter, which the base has
+// none of: that is the base's recorded failure, with the reason, and the
+// tune goes on.
+TEST(CcclBase, ABaseWhoseBuildNamesAParameterIsARecordedFailure) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "// %RANGE% TUNE_X x 1:2:1\n#include <cstdio>\nint main() {\n#if TUNE_BASE\n  std::puts(\"time: 5\");\n"
+             "#else\n  std::printf(\"time: %d\\n\", TUNE_X);\n#endif\n}\n");
+  write_file(dir / "build.sh", "c++ -x c++ \"$1\" -o \"$2\"\n");
+  write_file(dir / "app.yaml", R"(name: app_base
+kernel: {source: k.cpp, language: command}
+application:
+  build: [bash, build.sh, "{source}", "{binary}", "{TUNE_X}"]
+  run: ["{binary}"]
+  time: {regex: 'time: ([0-9.]+)', unit: us}
+measure: {min_samples: 2, max_samples: 3, max_time: 1s}
+)");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(load_spec(dir / "app.yaml"), opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const SizeReport& s = report.sizes[0];
+  const TrialRecord* base = base_of(s);
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->status, Status::compile_error);
+  EXPECT_NE(base->error.find("{TUNE_X}"), std::string::npos) << base->error;
+  ASSERT_TRUE(s.best);
+  EXPECT_EQ(s.trials[*s.best].config, Config({{"TUNE_X", Value(1)}}));
+}
