@@ -8,7 +8,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from tunekit_triton.measure import (EARLY_STOP_SAMPLES, UNBOUNDED, MeasureSettings, collect_samples,  # noqa: E402
-                                    early_stop_bar, summarize)
+                                    early_stop_bar, out_of_time_note, summarize)
 
 
 class FakeClock:
@@ -114,6 +114,33 @@ class CollectSamples(unittest.TestCase):
                             None, sample, clock).samples
         self.assertGreaterEqual(len(s), 2)
         self.assertLessEqual(len(s), 51)
+
+    def test_the_deadline_stops_sampling_short_of_min_samples(self):
+        # Half a second a call, 4 s to answer: min_samples 50 would take 25 s.
+        # Sampling stops once two calls and 10% of the timeout no longer fit.
+        clock = FakeClock()
+
+        def sample(n):
+            clock.t += 0.5
+            return 500_000.0
+
+        m = self.settings(min_samples=50, max_samples=100, max_time_s=3.0, target_noise=0.0, timeout_s=4.0,
+                          answer_by=4.0)
+        s = collect_samples(m, None, sample, clock)
+        self.assertTrue(s.out_of_time)
+        # The warm-up's call ends at 0.5 s; after the sample that ends at 3 s
+        # there is room for the check after the timed ones, and no more.
+        self.assertEqual(len(s.samples), 5)
+        self.assertEqual(clock.t, 3.0)
+        self.assertEqual(out_of_time_note(s, m), "sampling stopped after 5 samples (min_samples 50) to answer within "
+                         "the trial's timeout (4 s: measure.timeout, --timeout)")
+        # Without a deadline, or with one far off, the stop rule is the same as ever.
+        clock.t = 0.0
+        m.answer_by = None
+        m.min_samples = 7
+        s = collect_samples(m, None, sample, clock)
+        self.assertEqual((len(s.samples), s.out_of_time), (7, False))
+        self.assertEqual(out_of_time_note(s, m), "")
 
     def test_cold_flushes_before_every_sample_hot_never(self):
         order = []

@@ -34,7 +34,7 @@ from . import kernel as kernel_mod
 from .compile import _answer, check_arguments, write_descriptor
 from .measure import collect_samples
 from .protocol import Argument, Request, Result, Verification
-from .worker import Runner
+from .worker import Runner, take_sampling
 
 FAKE_DEVICE = {
     "device": "fake GPU (tunekit_triton.fake)",
@@ -209,7 +209,5 @@ class FakeRunner(Runner):
         # run: once writes nothing after its first call: its outputs keep that call's right values
         sampled = collect_samples(rq.measure, (lambda: None), sample)
         self.calls += 1  # (and more: later calls are all that run_once asks about)
-        r.samples_us = sampled.samples
-        if sampled.cut_short:
-            r.status = "slower"
+        take_sampling(r, sampled, rq.measure)
         return r

@@ -14,7 +14,9 @@ tests/measure/measure_test.cpp. The mapping of the spec's `measure:` keys:
                   Statistics::noise; not nvbench's stdev/mean, which one preempted
                   sample keeps above any target)
   cache        -> cache: "cold" (flush by overwriting), "cold-read" (flush by reading), "hot"
-  timeout      -> enforced by the tuner, which kills the worker (not here)
+  timeout      -> enforced by the tuner, which kills the worker; here answer_by (the
+                  request's arrival + timeout_s, set by the worker, never sent) stops
+                  sampling short once another sample would leave no time to answer
   early_stop   -> early_stop, with best_so_far_us from the tuner: a config whose first
                   EARLY_STOP_SAMPLES samples are all over early_stop x the best so far
                   is cut short (status slower)
@@ -34,6 +36,9 @@ from typing import Callable, List, Optional
 # A config is judged on this many samples (kEarlyStopSamples in measure.hpp).
 EARLY_STOP_SAMPLES = 3
 UNBOUNDED = 2 ** 64 - 1  # SIZE_MAX: no limit known
+# The share of the timeout left before answer_by beyond two of the longest
+# calls (kTimeoutMargin in measure.hpp).
+TIMEOUT_MARGIN = 0.1
 
 @dataclass
 class MeasureSettings:
@@ -47,6 +52,7 @@ class MeasureSettings:
     graph: bool = False
     early_stop: float = 3.0
     best_so_far_us: Optional[float] = None
+    answer_by: Optional[float] = None  # the clock's seconds by which the worker must answer
 
     @staticmethod
     def from_json(j: dict) -> "MeasureSettings":
@@ -160,6 +166,24 @@ def early_stop_bar(s: MeasureSettings) -> Optional[float]:
 class Sampling:
     samples: List[float]
     cut_short: bool = False  # stopped by the early stop (the trial is slower)
+    out_of_time: bool = False  # stopped before the stop rule by the trial's deadline (answer_by)
+
+
+def out_of_time_note(sampled: Sampling, settings: MeasureSettings) -> str:
+    """As tunekit::out_of_time_note: what a trial its deadline stopped says
+    beside its time (its error), or ""."""
+    if not sampled.out_of_time:
+        return ""
+    n = len(sampled.samples)
+    return (f"sampling stopped after {n} sample{'' if n == 1 else 's'} (min_samples {settings.min_samples}) to "
+            f"answer within the trial's timeout ({settings.timeout_s:g} s: measure.timeout, --timeout)")
+
+
+def _noise_met(samples: List[float], target: float) -> bool:
+    """The median's confidence interval, as measure.cpp: a kernel that stays
+    noisy runs until the time cap, one preempted sample does not."""
+    v = sorted(samples)
+    return median_noise(v, _median_of_sorted(v)) < target
 
 
 def collect_samples(
@@ -168,7 +192,7 @@ def collect_samples(
     sample: Callable[[int], float],
     clock: Callable[[], float] = time.monotonic,
 ) -> Sampling:
-    """Warm up, then sample until the noise target, max_samples, max_time or the early stop.
+    """Warm up, then sample until the noise target, max_samples, max_time, the early stop or the deadline.
 
     As tunekit::collect_samples: `flush` runs before every call (warm-up too)
     when the cache mode is cold or cold-read and a flush is given; its time
@@ -179,7 +203,10 @@ def collect_samples(
     With an early-stop bar, the warm-up's calls after the first are judged
     as they come; the first EARLY_STOP_SAMPLES samples decide, and samples
     that do not confirm a warm-up ended early are discarded after the rest
-    of the warm-up.
+    of the warm-up. With answer_by (in the clock's seconds), sampling stops
+    (out_of_time) once the time left is under two of the longest sampling
+    calls plus TIMEOUT_MARGIN of the timeout, whatever min_samples asks;
+    there is always at least one sample.
     """
     k = EARLY_STOP_SAMPLES
     cold = is_cold(settings.cache) and flush is not None
@@ -208,12 +235,19 @@ def collect_samples(
     min_samples = max(1, settings.min_samples)
     max_samples = max(min_samples, settings.max_samples)
     judged = bar is None
+    # The longest sampling call: what the next one, and the check after the
+    # timed ones, may take (the warm-up's first call may load the kernel).
+    longest = 0.0
+    margin = settings.timeout_s * TIMEOUT_MARGIN
     start = clock()
     while len(samples) < max_samples:
         at_most = max_samples - len(samples)
         if not judged:
             at_most = min(at_most, k - len(samples))
+        called = clock()
         samples.append(call(at_most))
+        now = clock()
+        longest = max(longest, now - called)
         if not judged and len(samples) == k:
             judged = True
             if min(samples) > bar:
@@ -226,13 +260,11 @@ def collect_samples(
                 samples.clear()
                 start = clock()
                 continue
-        if len(samples) < min_samples:
-            continue
-        if clock() - start >= settings.max_time_s:
+        if len(samples) >= min_samples and (now - start >= settings.max_time_s
+                                            or _noise_met(samples, settings.target_noise)):
             break
-        # The median's confidence interval, as measure.cpp: a kernel that
-        # stays noisy runs until the time cap, one preempted sample does not.
-        v = sorted(samples)
-        if median_noise(v, _median_of_sorted(v)) < settings.target_noise:
+        if (len(samples) < max_samples and settings.answer_by is not None
+                and now + 2 * longest + margin >= settings.answer_by):
+            out.out_of_time = True
             break
     return out

@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional
 from . import kernel as kernel_mod
 from .measure import collect_samples, summarize
 from .protocol import Argument, Request, Result, Verification
-from .worker import Runner
+from .worker import Runner, take_sampling
 
 SHORT_KERNEL_US = 10.0
 BATCH_TARGET_US = 200.0
@@ -545,9 +545,7 @@ class TritonRunner(Runner):
                 return group[state["next"] - 1] / batch
 
             sampled = collect_samples(m, None, sample)
-            result.samples_us = sampled.samples
-            if sampled.cut_short:
-                result.status = "slower"
+            take_sampling(result, sampled, m)
         except Exception as e:
             failed = self._fail(e, "timing")
             failed.busy_us = result.busy_us
@@ -590,9 +588,7 @@ class TritonRunner(Runner):
 
         try:
             sampled = collect_samples(rq.measure, None, sample)
-            result.samples_us = sampled.samples
-            if sampled.cut_short:
-                result.status = "slower"
+            take_sampling(result, sampled, rq.measure)
         except Exception as e:
             failed = self._fail(e, "timing")
             failed.busy_us = result.busy_us

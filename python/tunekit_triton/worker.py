@@ -14,6 +14,7 @@ import time
 import traceback
 from typing import Optional
 
+from .measure import MeasureSettings, Sampling, out_of_time_note
 from .protocol import Channel, Request, Result, Verification, answer_json
 
 
@@ -54,6 +55,16 @@ class Runner:
         handle_request adds to the trial they belong to; 0 where the runner
         does not time them."""
         return 0.0
+
+
+def take_sampling(result: Result, sampled: Sampling, settings: MeasureSettings) -> None:
+    """A sampling's outcome in its trial's result, as every runner reports it
+    (src/evaluator/worker.cpp's take_sampling): the samples, slower when the
+    early stop cut them short, the note of one the deadline stopped."""
+    result.samples_us = sampled.samples
+    if sampled.cut_short:
+        result.status = "slower"
+    result.error = out_of_time_note(sampled, settings)
 
 
 def handle_request(runner: Runner, rq: Request) -> tuple[Result, bool]:
@@ -129,8 +140,13 @@ def serve(runner: Runner, channel: Channel) -> int:
     # (src/evaluator/detail/protocol.hpp, ready_line).
     channel.answer({"ready": True})
     for j in channel.requests():
+        # The tuner's clock for the trial runs from about now: sampling must
+        # leave room for the answer before it kills the worker.
+        arrived = time.monotonic()
         try:
-            result, restart = handle_request(runner, Request.from_json(j))
+            rq = Request.from_json(j)
+            rq.measure.answer_by = arrived + rq.measure.timeout_s
+            result, restart = handle_request(runner, rq)
         except Exception as e:  # a malformed request, or a bug in a runner
             result = Result.failure("launch_error", f"exception: {type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}")
             restart = runner.poisoned
