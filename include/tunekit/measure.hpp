@@ -43,6 +43,13 @@ struct MeasureSettings {
   double target_noise = 0.02;         // stop when relative noise of the median estimate < this
   CacheMode cache = CacheMode::cold;  // flush caches before every sample (unless hot)
   Seconds timeout{60.0};              // per trial (build excluded); past it: Status::timeout
+  // When the worker must have answered: the request's arrival plus the
+  // timeout, set by the worker as the request arrives (never sent). Sampling
+  // stops short of its own rule when another sample would leave no time for
+  // the answer, so a slow config is measured on fewer samples instead of
+  // being killed as hung. None: no deadline (a command kernel's timeout
+  // bounds each run of its program, not the trial).
+  std::optional<std::chrono::steady_clock::time_point> answer_by;
   // Triton: time replays of a CUDA graph of the launch (launch-bound
   // kernels); the CUDA worker does so by itself for short hot kernels.
   bool graph = false;
@@ -75,16 +82,31 @@ inline constexpr double kConfirmWithin = 1.10;
 // is missing.
 std::optional<Microseconds> early_stop_bar(const MeasureSettings& s);
 
-// Why every trial under these settings would time out (the warm-up alone
-// lasts as long as the timeout that bounds the whole trial), or nullopt.
-std::optional<std::string> warmup_outlasts_timeout(const MeasureSettings& s);
+// Why the sampling that these settings allow cannot fit within the timeout
+// that bounds the whole trial (warm-up and max_time together reach it), or
+// nullopt. The one check of the measure settings' times, for the spec's
+// keys and the command line's flags alike.
+std::optional<std::string> sampling_outlasts_timeout(const MeasureSettings& s);
+
+// The share of the timeout that sampling leaves before answer_by, beyond
+// two of the longest calls (the next sample, and the call that checks the
+// outputs after the timed ones): the answer, the check's comparison and a
+// busy machine's slack.
+inline constexpr double kTimeoutMargin = 0.1;
 
 struct Sampling {
   std::vector<Microseconds> samples;
   // Stopped by the early stop: every sample is slower than the bar, and
   // there are only kEarlyStopSamples of them.
   bool cut_short = false;
+  // Stopped before the stop rule because the trial's deadline (answer_by)
+  // came near: the samples are what there was time for.
+  bool out_of_time = false;
 };
+
+// What a trial stopped by its deadline says beside its time (its `error`,
+// which an ok trial does not otherwise use); empty for any other sampling.
+std::string out_of_time_note(const Sampling& sampled, const MeasureSettings& s);
 
 // Runs the sampling loop. `flush` is called before each sample when cache is
 // cold or cold_read (its time is not counted); `sample` runs the kernel once
@@ -98,6 +120,11 @@ struct Sampling {
 // warm-up ends, and the first samples decide. When they do not confirm it
 // (one is at or below the bar), the warm-up is finished, they are discarded
 // and sampling starts over, as without the bar.
+//
+// With answer_by, sampling also stops (out_of_time) once the time left is
+// under two of the longest sampling calls plus kTimeoutMargin of the
+// timeout, whatever min_samples asks: there is always at least one sample,
+// and a call that never returns is still the tuner's to time out.
 Sampling collect_samples(const MeasureSettings& s, const std::function<void()>& flush,
                          const std::function<Microseconds(std::size_t at_most)>& sample);
 // The same for a backend that runs one call at a time.

@@ -52,6 +52,12 @@ std::optional<std::string> cuda_only_feature(const WorkerRequest& rq, std::strin
   return std::nullopt;
 }
 
+void take_sampling(TrialResult& result, Sampling sampled, const MeasureSettings& settings) {
+  if (sampled.cut_short) result.status = Status::slower;
+  result.error = out_of_time_note(sampled, settings);
+  result.samples = std::move(sampled.samples);
+}
+
 namespace {
 
 WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& rq) {
@@ -155,9 +161,15 @@ int serve(int in_fd, int out_fd, KernelRunner& runner) {
   if (!write_all(out_fd, ready_line(reply_token()) + "\n")) return 1;
   std::string pending, line;
   while (read_line(in_fd, pending, line)) {
+    // The tuner's clock for the trial runs from about now: sampling must
+    // leave room for the answer before it kills the worker.
+    const auto arrived = std::chrono::steady_clock::now();
     WorkerAnswer answer;
     try {
-      answer = handle_request(runner, args, request_from_json(nlohmann::json::parse(line)));
+      WorkerRequest rq = request_from_json(nlohmann::json::parse(line));
+      rq.measure.answer_by =
+          arrived + std::chrono::duration_cast<std::chrono::steady_clock::duration>(rq.measure.timeout);
+      answer = handle_request(runner, args, rq);
     } catch (const std::exception& e) {
       // A C++ exception escaping a kernel, or a malformed request.
       answer.result.status = Status::launch_error;

@@ -72,6 +72,19 @@ bool bimodal(const std::vector<double>& sorted) {
   return false;
 }
 
+// Whether the median of `samples` is known to within `target` (the
+// half-width of its 95% confidence interval, statistics.hpp); a kernel that
+// stays noisy runs until the time cap. nvbench stops on the relative
+// standard deviation instead, which one preempted sample on a shared machine
+// keeps above any target.
+bool noise_met(const std::vector<Microseconds>& samples, double target) {
+  std::vector<double> sorted;
+  sorted.reserve(samples.size());
+  for (auto d : samples) sorted.push_back(d.count());
+  std::sort(sorted.begin(), sorted.end());
+  return median_noise(sorted, median_of_sorted(sorted)) < target;
+}
+
 }  // namespace
 
 Statistics summarize(std::span<const Microseconds> samples) {
@@ -99,13 +112,24 @@ Statistics summarize(std::span<const Microseconds> samples) {
   return s;
 }
 
-std::optional<std::string> warmup_outlasts_timeout(const MeasureSettings& s) {
+std::optional<std::string> sampling_outlasts_timeout(const MeasureSettings& s) {
   const Seconds warmup = s.warmup;
-  if (warmup < s.timeout) return std::nullopt;
+  if (warmup + s.max_time < s.timeout) return std::nullopt;
+  // The timeout guards against a hung config; a sampling cap that reaches
+  // it would make it a second, silent cap that throws every sample away.
   return fmt::format(
-      "the warm-up ({:g} s) is not shorter than the timeout ({:g} s), which bounds the whole trial: "
-      "every trial would time out",
-      warmup.count(), s.timeout.count());
+      "the warm-up ({:g} s) and the sampling cap, max_time ({:g} s), take {:g} s, which does not fit within the "
+      "timeout ({:g} s) that bounds the whole trial: expected a timeout above {:g} s, or a shorter max_time",
+      warmup.count(), s.max_time.count(), (warmup + s.max_time).count(), s.timeout.count(),
+      (warmup + s.max_time).count());
+}
+
+std::string out_of_time_note(const Sampling& sampled, const MeasureSettings& s) {
+  if (!sampled.out_of_time) return {};
+  return fmt::format(
+      "sampling stopped after {} sample{} (min_samples {}) to answer within the trial's timeout ({:g} s: "
+      "measure.timeout, --timeout)",
+      sampled.samples.size(), sampled.samples.size() == 1 ? "" : "s", s.min_samples, s.timeout.count());
 }
 
 std::optional<Microseconds> early_stop_bar(const MeasureSettings& s) {
@@ -148,11 +172,20 @@ Sampling collect_samples(const MeasureSettings& s, const std::function<void()>& 
   const std::size_t min_samples = std::max<std::size_t>(1, s.min_samples);
   const std::size_t max_samples = std::max(min_samples, s.max_samples);
   bool judged = !bar;  // the early stop's verdict, taken on the first k samples
+  // The wall time of the longest sampling call (flush and any group a
+  // backend enqueues included): what the next one, and the check after the
+  // timed ones, may take. The warm-up's first call, which may load the
+  // kernel, is no measure of it.
+  Clock::duration longest{0};
+  const auto margin = std::chrono::duration_cast<Clock::duration>(s.timeout * kTimeoutMargin);
   auto start = Clock::now();
   while (samples.size() < max_samples) {
     std::size_t at_most = max_samples - samples.size();
     if (!judged) at_most = std::min(at_most, k - samples.size());
+    const auto called = Clock::now();
     samples.push_back(call(at_most));
+    const auto now = Clock::now();
+    longest = std::max(longest, now - called);
     if (!judged && samples.size() == k) {
       judged = true;
       if (*std::min_element(samples.begin(), samples.end()) > *bar) {
@@ -168,18 +201,11 @@ Sampling collect_samples(const MeasureSettings& s, const std::function<void()>& 
         continue;
       }
     }
-    if (samples.size() < min_samples) continue;
-    if (Clock::now() - start >= s.max_time) break;
-    // Stop once the median is known to within the target (the half-width
-    // of its 95% confidence interval, statistics.hpp); a kernel that stays
-    // noisy runs until the time cap. nvbench stops on the relative standard
-    // deviation instead, which one preempted sample on a shared machine
-    // keeps above any target.
-    std::vector<double> sorted;
-    sorted.reserve(samples.size());
-    for (auto d : samples) sorted.push_back(d.count());
-    std::sort(sorted.begin(), sorted.end());
-    if (median_noise(sorted, median_of_sorted(sorted)) < s.target_noise) break;
+    if (samples.size() >= min_samples && (now - start >= s.max_time || noise_met(samples, s.target_noise))) break;
+    if (samples.size() < max_samples && s.answer_by && now + 2 * longest + margin >= *s.answer_by) {
+      out.out_of_time = true;
+      break;
+    }
   }
   return out;
 }

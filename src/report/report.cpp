@@ -439,6 +439,9 @@ std::string format_trial_line(std::size_t number, const TrialRecord& trial, cons
                           detail::percent_beside(trial.stats.noise, columns.target_noise), 100 * columns.target_noise,
                           us(trial.stats.min));
     if (trial.stats.bimodal) line += ", two groups of times";
+    // An ok trial's error is a note on its measurement (sampling stopped by
+    // the trial's deadline).
+    if (!trial.error.empty()) line += ", " + trial.error;
     if (auto spills = trial.resources.find("spills"); spills != trial.resources.end() && spills->second > 0)
       line += fmt::format(", {} registers spilled", spills->second);
     return line;

@@ -50,10 +50,16 @@ void Loader::measure(const Item& it, Spec& s) const {
         off ? 0 : static_cast<std::size_t>(int_of(*x, 0, "a count of the fastest configs to measure again, or off"));
   }
   if (auto x = get(t, "confirm_rounds")) ms.confirm_rounds = static_cast<std::size_t>(int_of(*x, 1, "an integer >= 1"));
+  // An application's timeout bounds each run of its program, not the trial.
   if (!backend_for_language(s.kernel.language).kernel.application)
-    if (auto why = warmup_outlasts_timeout(ms)) {
+    if (auto why = sampling_outlasts_timeout(ms)) {
+      // At the timeout's key, else at the longer of the two times that the
+      // default timeout cannot hold (the defaults fit: one of them is set).
+      const bool sampling_longer = ms.max_time >= ms.warmup;
       auto x = get(t, "timeout");
-      fail(content_loc(x ? *x : *get(t, "warmup")), "'measure.warmup' and 'measure.timeout': " + *why);
+      for (const char* key : {sampling_longer ? "max_time" : "warmup", sampling_longer ? "warmup" : "max_time"})
+        if (!x) x = get(t, key);
+      fail(content_loc(*x), "'measure.warmup', 'measure.max_time' and 'measure.timeout': " + *why);
     }
   if (auto x = get(t, "graph")) {
     if (!backend_for_language(s.kernel.language).kernel.tensors)

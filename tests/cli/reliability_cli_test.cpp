@@ -292,13 +292,60 @@ TEST(ReliabilityCli, UsageErrorsExitOneAndSayWhatIsWrong) {
   r = tunekit_cli({"tune", spec, "--no-progress", "--max-time", "soon"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--max-time")) << r.output;
-  // A timeout that the spec's warm-up alone would use up.
+  // A timeout that the spec's sampling cap (max_time, 2 s by default) would
+  // reach: a working config would be killed as hung, its samples lost.
+  r = tunekit_cli({"tune", spec, "--no-progress", "--timeout", "2s"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "--timeout: the warm-up (0 s) and the sampling cap, max_time (2 s), take 2 s, which does not "
+                       "fit within the timeout (2 s) that bounds the whole trial: expected a timeout above 2 s, or a "
+                       "shorter max_time (the spec's measure.warmup and measure.max_time)\n"))
+      << r.output;
+  // ... or that the warm-up would.
   std::string text = read_file(spec);
   text.replace(text.find("warmup: 0us"), 11, "warmup: 2s");
   write_file(spec, text);
-  r = tunekit_cli({"tune", spec, "--no-progress", "--timeout", "1s"});
+  r = tunekit_cli({"tune", spec, "--no-progress", "--timeout", "3s"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "--timeout: the warm-up (2 s) is not shorter than the timeout (1 s)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--timeout: the warm-up (2 s) and the sampling cap, max_time (2 s), take 4 s"))
+      << r.output;
+}
+
+// A config whose calls take 0.5 s, with a min_samples (50) that would outlast
+// the 4 s timeout: measured on the samples there was time for, with a note,
+// not killed as hung (all its samples were lost). A hung config is still a
+// timeout, whose message names the setting.
+TEST(ReliabilityCli, ASlowConfigIsMeasuredOnTheSamplesItsTimeoutLeavesAndAHungOneTimesOut) {
+  const auto dir = fresh_dir();
+  const fs::path hang_mark = dir / "HANG";
+  write_file(hang_mark, "");
+  const std::string spec = write_spec(dir, "{KIND: [4, 3]}", hang_mark);
+  std::string text = read_file(dir / "k.cpp");
+  text.replace(text.find("  for (int i = 0; i < n; ++i)"), 0, "#if KIND == 4\n  usleep(500000);\n#endif\n");
+  write_file(dir / "k.cpp", text);
+  text = read_file(spec);
+  text.replace(text.find("min_samples: 2, max_samples: 2"), 30, "min_samples: 50, max_samples: 100, noise: 0");
+  write_file(spec, text);
+  // No confirmation: measuring the slow config again would triple the test's time.
+  const auto r =
+      tunekit_cli({"tune", spec, "-o", (dir / "out").string(), "--no-progress", "--timeout", "4s", "--confirm", "off"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "timeout, {KIND: 3} (no result within 4 s")) << r.output;
+  Store store(dir / "out" / "tunekit.db");
+  std::size_t seen = 0;
+  for (const TrialRecord& t : store.all()) {
+    if (t.config.at("KIND").as_int() != 4) continue;
+    ++seen;
+    EXPECT_EQ(t.status, Status::ok) << t.error;
+    EXPECT_GE(t.samples.size(), 1u);
+    EXPECT_LT(t.samples.size(), 50u);
+    EXPECT_TRUE(contains(t.error, "sampling stopped after ")) << t.error;
+    EXPECT_TRUE(contains(t.error,
+                         " (min_samples 50) to answer within the trial's timeout (4 s: measure.timeout, "
+                         "--timeout)"))
+        << t.error;
+  }
+  EXPECT_EQ(seen, 1u);
 }
 
 // A name no parameter, size or machine property has, in an argument or

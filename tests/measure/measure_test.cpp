@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "tunekit/measure.hpp"
 
 using namespace tunekit;
@@ -120,6 +122,57 @@ TEST(CollectSamples, TimeCapEndsANoisyKernel) {
                  }).samples;
   EXPECT_GE(samples.size(), 2u);
   EXPECT_LE(samples.size(), 50u);
+}
+
+// A call long enough that min_samples would outlast the trial's timeout:
+// sampling stops with what it has while there is still time to answer,
+// instead of the tuner killing a working config as hung.
+TEST(CollectSamples, TheDeadlineStopsSamplingShortOfMinSamples) {
+  MeasureSettings m;
+  m.warmup = 0us;
+  m.min_samples = 50;
+  m.max_samples = 100;
+  m.max_time = 2s;
+  m.target_noise = 0.0;
+  m.timeout = 3s;
+  m.answer_by = std::chrono::steady_clock::now() + 3s;
+  // 50 calls of 100 ms would take 5 s, well past the 3 s deadline.
+  const Sampling s = collect_samples(m, {}, [] {
+    std::this_thread::sleep_for(100ms);
+    return Microseconds(100000.0);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now(), *m.answer_by);
+  EXPECT_TRUE(s.out_of_time);
+  EXPECT_FALSE(s.cut_short);
+  EXPECT_GE(s.samples.size(), 1u);
+  EXPECT_LT(s.samples.size(), 50u);
+  EXPECT_EQ(out_of_time_note(s, m),
+            fmt::format("sampling stopped after {} samples (min_samples 50) to answer within the trial's timeout (3 "
+                        "s: measure.timeout, --timeout)",
+                        s.samples.size()));
+  // A deadline far off changes nothing.
+  m.min_samples = 3;
+  m.max_samples = 3;
+  m.answer_by = std::chrono::steady_clock::now() + 3600s;
+  const Sampling far = collect_samples(m, {}, [] { return Microseconds(10.0); });
+  EXPECT_EQ(far.samples.size(), 3u);
+  EXPECT_FALSE(far.out_of_time);
+  EXPECT_EQ(out_of_time_note(far, m), "");
+}
+
+// The warm-up and max_time must fit within the timeout; the defaults do.
+TEST(SamplingOutlastsTimeout, WarmupAndMaxTimeMustFitWithinTheTimeout) {
+  MeasureSettings m;
+  EXPECT_EQ(sampling_outlasts_timeout(m), std::nullopt);
+  m.max_time = 3s;
+  m.timeout = 2s;
+  EXPECT_EQ(sampling_outlasts_timeout(m),
+            "the warm-up (0.05 s) and the sampling cap, max_time (3 s), take 3.05 s, which does not fit within the "
+            "timeout (2 s) that bounds the whole trial: expected a timeout above 3.05 s, or a shorter max_time");
+  m.max_time = 2s;  // the default timeout's case of the same: 2.05 s
+  EXPECT_NE(sampling_outlasts_timeout(m), std::nullopt);
+  m.max_time = 1.9s;
+  EXPECT_EQ(sampling_outlasts_timeout(m), std::nullopt);
 }
 
 TEST(CollectSamples, ColdCacheFlushesBeforeEverySample) {

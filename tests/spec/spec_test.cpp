@@ -420,14 +420,21 @@ TEST_F(SpecErrors, MinSamplesAboveMax) {
   expect_error(kHead + "measure: {min_samples: 10, max_samples: 5}\n", 6, 41, "exceeds 'measure.max_samples'");
 }
 
-// A warm-up as long as the timeout that bounds the whole trial would time
-// every trial out: named at the timeout, or at the warm-up when the timeout
-// is the default.
-TEST_F(SpecErrors, AWarmupThatOutlastsTheTimeout) {
+// The timeout guards against a hung config: warm-up and sampling (max_time)
+// that reach it would make it a second, silent cap that throws a working
+// config's samples away. Named at the timeout, or, when the timeout is the
+// default, at the longer of the two.
+TEST_F(SpecErrors, SamplingThatOutlastsTheTimeout) {
+  expect_error(kHead + "measure: {max_time: 3s, timeout: 2s, noise: 0}\n", 6, 34,
+               "'measure.warmup', 'measure.max_time' and 'measure.timeout': the warm-up (0.05 s) and the sampling cap, "
+               "max_time (3 s), take 3.05 s, which does not fit within the timeout (2 s) that bounds the whole trial: "
+               "expected a timeout above 3.05 s, or a shorter max_time");
+  expect_error(kHead + "measure: {max_time: 70s}\n", 6, 21,
+               "max_time (70 s), take 70.05 s, which does not fit within the timeout (60 s)");
   expect_error(kHead + "measure: {warmup: 2s, timeout: 1s}\n", 6, 32,
-               "'measure.warmup' and 'measure.timeout': the warm-up (2 s) is not shorter than the timeout (1 s)");
-  expect_error(kHead + "measure: {warmup: 1e30}\n", 6, 19,
-               "the warm-up (1e+30 s) is not shorter than the timeout (60 s)");
+               "the warm-up (2 s) and the sampling cap, max_time (2 s), take 4 s, which does not fit within the "
+               "timeout (1 s)");
+  expect_error(kHead + "measure: {warmup: 1e30}\n", 6, 19, "the warm-up (1e+30 s) and the sampling cap");
 }
 
 TEST_F(SpecErrors, BadElementType) {

@@ -225,8 +225,8 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
     // the spec sets it: the flag replaces that too, or it would change
     // nothing but the settings a stored failure is judged by.
     if (spec.application) spec.application->run_timeout = spec.measure.timeout;
-    else if (auto why = warmup_outlasts_timeout(spec.measure))
-      throw InputError({"--timeout"}, *why + " (measure.warmup)");
+    else if (auto why = sampling_outlasts_timeout(spec.measure))
+      throw InputError({"--timeout"}, *why + " (the spec's measure.warmup and measure.max_time)");
   }
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);

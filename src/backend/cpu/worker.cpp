@@ -84,8 +84,7 @@ class CpuRunner final : public detail::KernelRunner {
       while (reps < (1u << 20) && time_reps(reps) < kMinBatchTime) reps *= 2;
     TrialResult r;
     Sampling sampled = collect_samples(rq.measure, flush, [&] { return time_reps(reps) / static_cast<double>(reps); });
-    if (sampled.cut_short) r.status = Status::slower;
-    r.samples = std::move(sampled.samples);
+    detail::take_sampling(r, std::move(sampled), rq.measure);
     for (auto d : r.samples) r.device_busy += d * static_cast<double>(reps);
     r.stats = summarize(r.samples);
     r.flush = flushing;

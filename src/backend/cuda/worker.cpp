@@ -408,8 +408,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         return group[next++] / static_cast<double>(batch);
       };
       Sampling sampled = collect_samples(rq.measure, {}, sample);
-      if (sampled.cut_short) result.status = Status::slower;
-      result.samples = std::move(sampled.samples);
+      tunekit::detail::take_sampling(result, std::move(sampled), rq.measure);
     } catch (const CudaFailure& f) {
       TrialResult r = *fail_call(f.what, f.code);
       r.device_busy = result.device_busy;

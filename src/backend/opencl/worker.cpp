@@ -153,8 +153,7 @@ class OpenClRunner final : public detail::KernelRunner {
         return Microseconds(static_cast<double>(end - start) / 1000.0);
       };
       Sampling sampled = collect_samples(rq.measure, flush, sample);
-      if (sampled.cut_short) r.status = Status::slower;
-      r.samples = std::move(sampled.samples);
+      detail::take_sampling(r, std::move(sampled), rq.measure);
       for (auto d : r.samples) r.device_busy += d;
     } catch (const ClFailure& e) {
       return launch_failure(e);

@@ -56,6 +56,11 @@ class KernelRunner {
 // or a thread-block cluster (Hopper features); nullopt when it has neither.
 std::optional<std::string> cuda_only_feature(const WorkerRequest& request, std::string_view backend);
 
+// A sampling's outcome in its trial's result, as every backend reports it:
+// the samples, `slower` when the early stop cut them short, and the note of
+// one that the trial's deadline stopped.
+void take_sampling(TrialResult& result, Sampling sampled, const MeasureSettings& settings);
+
 WorkerAnswer handle_request(KernelRunner& runner, HostArguments& args, const WorkerRequest& request);
 
 // Serves requests from `in_fd` until EOF, answering on `out_fd`.
