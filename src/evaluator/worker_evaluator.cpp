@@ -124,6 +124,16 @@ WorkerRequest make_request(const TrialRequest& rq, std::uint64_t flush_bytes) {
   return w;
 }
 
+// The settings behind a trial's time limit, for its timeout's message (the
+// console keeps its first 100 characters): the timeout's names, and how much
+// of it the warm-up and max_time take when that is half or more, so that a
+// slow config is told from a hung one.
+std::string trial_limit(const MeasureSettings& m) {
+  const Seconds sampling = m.warmup + m.max_time;
+  if (sampling < m.timeout / 2) return "measure.timeout, --timeout";
+  return fmt::format("measure.timeout, --timeout; warm-up + max_time: {:g} s of it", sampling.count());
+}
+
 }  // namespace
 
 // The reference outputs depend on the reference build, its launch and the
@@ -149,7 +159,7 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   w.reference_file = cache.string();
   // The reference may be a slow naive kernel: give it ten trial timeouts.
   const auto limit = rq.measure.timeout * 10;
-  TrialResult r = exchange(to_json(w).dump(), limit);
+  TrialResult r = exchange(to_json(w).dump(), limit, "10 x measure.timeout, --timeout, for a reference");
   if (r.interrupted) return {};
   if (r.status == Status::ok) {
     computed_.insert(cache);
@@ -158,7 +168,7 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
   throw ReferenceError(r.status, r.error, r.fault == Fault::none ? Fault::config : r.fault);
 }
 
-TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit) {
+TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit, std::string_view limit_is) {
   if (auto failed = ensure_worker()) return *failed;
   worker_.mark_output();
   std::optional<std::string> line;
@@ -191,7 +201,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit)
       worker_.kill();
     } else if (!worker_.closed()) {
       r.status = Status::timeout;
-      r.error = fmt::format("no result within {:.3g} s; worker killed", limit.count());
+      r.error = fmt::format("no result within {:.3g} s ({}); worker killed", limit.count(), limit_is);
       if (detail::stopped_from_outside(worker_.pid())) {
         // A stopped process runs nothing: the time ran out on the machine,
         // not on the config.
@@ -244,7 +254,7 @@ TrialResult WorkerEvaluator::evaluate(const TrialRequest& rq) {
       return r;
     }
   }
-  return exchange(to_json(w).dump(), rq.measure.timeout);
+  return exchange(to_json(w).dump(), rq.measure.timeout, trial_limit(rq.measure));
 }
 
 }  // namespace tunekit::detail

@@ -330,7 +330,10 @@ TEST(ReliabilityCli, ASlowConfigIsMeasuredOnTheSamplesItsTimeoutLeavesAndAHungOn
   const auto r =
       tunekit_cli({"tune", spec, "-o", (dir / "out").string(), "--no-progress", "--timeout", "4s", "--confirm", "off"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "timeout, {KIND: 3} (no result within 4 s")) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "timeout, {KIND: 3} (no result within 4 s (measure.timeout, --timeout; warm-up + "
+                       "max_time: 2 s of it); worker killed)"))
+      << r.output;
   Store store(dir / "out" / "tunekit.db");
   std::size_t seen = 0;
   for (const TrialRecord& t : store.all()) {

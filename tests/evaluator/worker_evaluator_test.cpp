@@ -139,3 +139,24 @@ TEST(WorkerEvaluator, AStoppedWorkersTimeoutIsTheEnvironments) {
   EXPECT_EQ(r.fault, Fault::environment);
   EXPECT_NE(r.error.find("stopped from outside"), std::string::npos) << r.error;
 }
+
+// A hung config is still the config's timeout: the message names the setting
+// to change, and says how much of it the warm-up and max_time take when that
+// is half or more (a slow config then reads apart from a hung one).
+TEST(WorkerEvaluator, AHungTrialsTimeoutNamesTheSettingAndWhatSamplingTakes) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  auto e = WorkerEvaluator::with_command(dir / "work", answering_worker(dir, "  sleep 600"), 0);
+  TrialRequest rq = request(Seconds(1));
+  rq.measure.warmup = Microseconds(0);
+  rq.measure.max_time = Seconds(0.1);
+  TrialResult r = e->evaluate(rq);
+  EXPECT_EQ(r.status, Status::timeout);
+  EXPECT_EQ(r.fault, Fault::none);
+  EXPECT_EQ(r.error, "no result within 1 s (measure.timeout, --timeout); worker killed");
+
+  rq.measure.max_time = Seconds(0.75);
+  r = e->evaluate(rq);
+  EXPECT_EQ(r.status, Status::timeout);
+  EXPECT_EQ(r.error,
+            "no result within 1 s (measure.timeout, --timeout; warm-up + max_time: 0.75 s of it); worker killed");
+}

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/detail/process.hpp"
@@ -39,8 +40,9 @@ class WorkerEvaluator final : public Evaluator {
   // Computes (once, kept on disk) the reference outputs for `request`.
   std::filesystem::path prepare_reference(const TrialRequest& request);
   // Sends one request and waits up to `limit` for its answer; a worker that
-  // dies, hangs or answers garbage becomes the result's status.
-  TrialResult exchange(const std::string& request, Seconds limit);
+  // dies, hangs or answers garbage becomes the result's status. `limit_is`
+  // names the setting behind the limit, for the timeout's message.
+  TrialResult exchange(const std::string& request, Seconds limit, std::string_view limit_is);
 
   std::filesystem::path work_dir_;
   std::filesystem::path log_;
