@@ -60,6 +60,9 @@ struct HtmlReportOptions {
   std::optional<Config> baseline;     // the default config: marked in the plots, its time drawn across sizes
   double target_noise = 0;            // trials whose noise is above it are flagged (0: no target)
   std::vector<Metric> metrics;        // a column each in the tables of the fastest configs
+  // What each size's best is named by, over `metrics` (a tune's
+  // TuneReport::objective), as the tune and select name it.
+  Objective objective;
   std::vector<std::string> warnings;  // shown at the top (a tune's TuneReport::warnings)
   // Sizes that ran nothing, each with why (a tune's SizeReport::error): no
   // valid config, a reference that does not build. Listed at the top.

@@ -7,6 +7,7 @@
 //   objective: {maximize: gflops}
 // Metrics are computed on read from a trial's stored time, size and config,
 // so a store needs no column for them and a new metric covers old trials.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,5 +71,35 @@ bool objective_better(const Objective& objective, double candidate, double incum
 // How many times better `candidate` is than `baseline` (> 1: better): the
 // ratio of the values, the right way up. nullopt unless both are positive.
 std::optional<double> objective_gain(const Objective& objective, double baseline, double candidate);
+
+// What to rank by: an objective and the metrics it may name.
+struct Goal {
+  Objective objective;
+  std::vector<Metric> metrics;
+};
+
+// The best of one size's trials (records or pointers to them), as every
+// choice names it: the tune's best, select, emit and the reports. Among the
+// trials that compete for it (competes_for_best), the one with the lowest
+// objective_cost; of equals, the first (the store keeps trials in the
+// order they ran). Its index, or nullopt when no competing trial has the
+// objective's value.
+template <typename Trials>
+std::optional<std::size_t> best_of_size(const Trials& trials, const Goal& goal) {
+  const bool confirmed_here = any_confirmed(trials);
+  std::optional<std::size_t> best;
+  std::optional<double> best_cost;
+  std::size_t i = 0;
+  for (const auto& t : trials) {
+    if (competes_for_best(record_of(t), confirmed_here))
+      if (auto cost = objective_cost(goal.objective, goal.metrics, record_of(t));
+          cost && (!best_cost || *cost < *best_cost)) {
+        best = i;
+        best_cost = cost;
+      }
+    ++i;
+  }
+  return best;
+}
 
 }  // namespace tunekit

@@ -13,12 +13,6 @@
 
 namespace tunekit {
 
-// What to rank by: an objective and the metrics it may name.
-struct Goal {
-  Objective objective;
-  std::vector<Metric> metrics;
-};
-
 struct SizeBest {
   Bindings size;
   Config config;

@@ -102,16 +102,16 @@ inline bool competes_for_best(const TrialRecord& t, bool confirmed_here) {
   return t.status == Status::ok && !is_base_trial(t) && (t.confirmed || !confirmed_here);
 }
 
+// A trial of a list of records or of pointers to them, so that the rules
+// over one size's trials below take either.
+inline const TrialRecord& record_of(const TrialRecord& t) { return t; }
+inline const TrialRecord& record_of(const TrialRecord* t) { return *t; }
+
 // `confirmed_here` for one size's trials (records or pointers to them).
 template <typename Trials>
 bool any_confirmed(const Trials& trials) {
-  for (const auto& t : trials) {
-    const TrialRecord& r = [&]() -> const TrialRecord& {
-      if constexpr (std::is_pointer_v<std::decay_t<decltype(t)>>) return *t;
-      else return t;
-    }();
-    if (r.status == Status::ok && r.confirmed && !is_base_trial(r)) return true;
-  }
+  for (const auto& t : trials)
+    if (record_of(t).status == Status::ok && record_of(t).confirmed && !is_base_trial(record_of(t))) return true;
   return false;
 }
 

@@ -32,15 +32,6 @@ std::vector<const TrialRecord*> ok_by_time(const std::vector<const TrialRecord*>
   return ok;
 }
 
-// The best of `ok` (fastest first), as the tuner names it: the fastest
-// confirmed trial where confirmation ran (competes_for_best).
-const TrialRecord* named_best(const std::vector<const TrialRecord*>& ok) {
-  const bool confirmed_here = any_confirmed(ok);
-  for (const auto* t : ok)
-    if (competes_for_best(*t, confirmed_here)) return t;
-  return nullptr;
-}
-
 std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& trials) {
   // parameter -> value -> the ok trials' medians, and those of the trials
   // cut short (partial); parameters in first-seen order
@@ -118,10 +109,10 @@ struct Section {
   Bindings size;
   std::vector<const TrialRecord*> trials;  // in the order given
   std::vector<const TrialRecord*> ok;      // the ok ones, fastest first
-  const TrialRecord* best = nullptr;       // named_best(ok); null when none is ok
+  const TrialRecord* best = nullptr;       // best_of_size(); null when none is ok (or has the objective's value)
 };
 
-std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
+std::vector<Section> sections_of(const std::vector<TrialRecord>& trials, const Goal& goal) {
   std::vector<Section> sections;
   std::map<std::string, std::size_t> index;
   for (const auto& t : trials) {
@@ -141,7 +132,7 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials) {
   }
   for (auto& s : sections) {
     s.ok = ok_by_time(s.trials);
-    s.best = named_best(s.ok);
+    if (const auto b = best_of_size(s.trials, goal)) s.best = s.trials[*b];
   }
   return sections;
 }
@@ -282,7 +273,7 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     // the winner; say so before the table.
     std::size_t missed = 0;
     for (const auto* t : ok) missed += missed_target(*t, options);
-    if (missed_target(*s.best, options))
+    if (s.best && missed_target(*s.best, options))
       h += fmt::format(
           "<p class=\"warn\">The best config's noise is {}%, over the {:g}% target: configs "
           "within that of it may be faster. Rerun on a quieter machine or with more samples "
@@ -292,9 +283,11 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
       h += fmt::format("<p>{} of {} ok configs missed the noise target ({:g}%): their noise is marked.</p>\n", missed,
                        ok.size(), 100 * options.target_noise);
     std::vector<const TrialRecord*> rows(ok.begin(), ok.begin() + std::min(options.top, ok.size()));
-    // The default is listed too, wherever it ranks, for comparison.
+    // The best is listed too, wherever it ranks by time (an objective other
+    // than time may name a slow config), and the default, for comparison.
     for (const auto* t : ok)
-      if (is_baseline(*t, options) && std::find(rows.begin(), rows.end(), t) == rows.end()) rows.push_back(t);
+      if ((t == s.best || is_baseline(*t, options)) && std::find(rows.begin(), rows.end(), t) == rows.end())
+        rows.push_back(t);
     // What a GPU build uses explains a time: registers and spills, where the
     // compiler reported them.
     const bool resources = std::any_of(rows.begin(), rows.end(), [](const TrialRecord* t) {
@@ -306,10 +299,14 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     };
     std::string metric_heads;
     for (const auto& m : options.metrics) metric_heads += "<th>" + html_escape(m.name) + "</th>";
-    h += "<h3>Fastest configs</h3>\n" +
-         std::string(s.best->confirmed ? "<p>The best is the fastest of the confirmed configs: each was measured "
-                                         "again side by side with the others.</p>\n"
-                                       : "") +
+    const bool confirmed = s.best && s.best->confirmed;
+    const std::string side_by_side = "each was measured again side by side with the others";
+    std::string chosen;
+    if (s.best && !options.objective.is_time())
+      chosen = "<p>The best is chosen by " + html_escape(options.objective.describe()) + ", not by time" +
+               (confirmed ? ", among the confirmed configs: " + side_by_side : std::string()) + ".</p>\n";
+    else if (confirmed) chosen = "<p>The best is the fastest of the confirmed configs: " + side_by_side + ".</p>\n";
+    h += "<h3>Fastest configs</h3>\n" + chosen +
          "<table><tr><th>rank</th><th>median us</th><th>min us</th><th>noise</th>" + metric_heads +
          "<th>max abs diff</th>" + (resources ? "<th>registers</th><th>spills</th>" : "") + "<th>config</th></tr>\n";
     for (const auto* row : rows) {
@@ -413,7 +410,7 @@ std::string format_parameter_effects(const std::vector<ParameterEffect>& effects
 
 std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
   std::string out;
-  for (const auto& s : sections_of(trials)) {
+  for (const auto& s : sections_of(trials, {})) {  // names no best: the effects alone
     const auto effects = effects_of(s.trials);
     out += fmt::format("{} on {}, {}: {} trials\n{}", s.kernel, s.device, Config({s.size.begin(), s.size.end()}).str(),
                        s.trials.size(),
@@ -434,7 +431,7 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
   };
   for (std::size_t i = 0; i < sections.size(); ++i) {
     ticks.emplace_back(i, size_str(sections[i].size));
-    if (sections[i].ok.empty()) continue;
+    if (!sections[i].best) continue;
     best.emplace_back(i, sections[i].best->stats.median.count());
     extend(best.back().second);
     for (const auto* t : sections[i].ok)
@@ -455,7 +452,7 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
 }
 
 std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options) {
-  const auto sections = sections_of(trials);
+  const auto sections = sections_of(trials, Goal{options.objective, options.metrics});
   std::string first, last;
   for (const auto& t : trials) {
     if (t.created_at.empty()) continue;
@@ -478,12 +475,13 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
          "<th>best config</th></tr>\n";
     for (std::size_t i = 0; i < sections.size(); ++i) {
       const auto& ok = sections[i].ok;
+      const TrialRecord* best = sections[i].best;
       h += fmt::format(
           "<tr><td><a href=\"#s{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
           i, html_escape(sections[i].kernel), html_escape(size_str(sections[i].size)), html_escape(sections[i].device),
-          sections[i].trials.size(), ok.size(), ok.empty() ? std::string("-") : us(sections[i].best->stats.median),
-          ok.empty() ? std::string() : html_escape(sections[i].best->config.str()));
+          sections[i].trials.size(), ok.size(), best ? us(best->stats.median) : std::string("-"),
+          best ? html_escape(best->config.str()) : std::string());
     }
     h += "</table>\n";
     if (auto plot = sizes_plot(sections, options); !plot.empty())

@@ -609,15 +609,8 @@ std::string format_summary(const TuneReport& report) {
     }
 
     std::optional<std::size_t> best_index = s.best;
-    if (!pick(s, best_index)) {  // not chosen by the caller: take the best ok trial by the objective
-      std::optional<double> best_cost;
-      for (std::size_t i = 0; i < s.trials.size(); ++i)
-        if (auto c = objective_cost(report.objective, report.metrics, s.trials[i]);
-            c && (!best_cost || *c < *best_cost)) {
-          best_cost = c;
-          best_index = i;
-        }
-    }
+    // Not chosen by the caller: named as the tune names it.
+    if (!pick(s, best_index)) best_index = best_of_size(s.trials, Goal{report.objective, report.metrics});
     const TrialRecord* best = pick(s, best_index);
     const TrialRecord* baseline = pick(s, s.baseline);
     // Each seed provider's trials, in the providers' order (the rule

@@ -64,6 +64,7 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
                       o.title = report.kernel + " on " + report.device;
                       o.target_noise = report.target_noise;
                       o.metrics = report.metrics;
+                      o.objective = report.objective;
                       o.warnings = report.warnings;
                       for (const auto& s : report.sizes)
                         if (!s.error.empty()) o.stopped.emplace_back(s.size, s.error);

@@ -17,7 +17,6 @@ struct Measured {
   Microseconds time{0};
   double value = 0;  // the goal's objective
   bool confirmed = false;
-  std::size_t order = 0;  // the trial's place in the list given (the store's insertion order)
 };
 
 // Trials that ran correctly (and whose objective could be computed), indexed
@@ -55,7 +54,7 @@ struct Table {
       if (!value) continue;
       const std::string ck = t.config.key();
       configs.try_emplace(ck, t.config);
-      values[ck][it->second] = Measured{t.stats.median, *value, t.confirmed, i};
+      values[ck][it->second] = Measured{t.stats.median, *value, t.confirmed};
       if (t.confirmed) confirmed_at.insert(it->second);
     }
   }
@@ -97,23 +96,19 @@ UniversalChoice choose(const Table& table, const std::function<std::optional<dou
 }  // namespace
 
 std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials, const Goal& goal) {
-  Table table(trials, goal);
-  std::vector<std::optional<SizeBest>> best(table.sizes.size());
-  std::vector<std::size_t> order(table.sizes.size());  // the best's Measured::order
-  for (const auto& [ck, per_size] : table.values)
-    for (const auto& [si, m] : per_size) {
-      if (!m.confirmed && table.confirmed_at.count(si)) continue;  // as competes_for_best
-      // A tie goes to the trial stored first, as the tuner and the reports
-      // name it (not to the config whose key sorts first).
-      if (best[si] && !table.better(m.value, best[si]->value) &&
-          (table.better(best[si]->value, m.value) || m.order > order[si]))
-        continue;
-      best[si] = SizeBest{table.sizes[si], table.configs.at(ck), m.time, m.value};
-      order[si] = m.order;
-    }
+  std::vector<std::vector<const TrialRecord*>> of_size;  // in order of first appearance
+  std::map<std::string, std::size_t> size_index;
+  for (const TrialRecord& t : trials) {
+    auto [it, added] = size_index.try_emplace(size_key(t.size), of_size.size());
+    if (added) of_size.emplace_back();
+    of_size[it->second].push_back(&t);
+  }
   std::vector<SizeBest> out;
-  for (auto& b : best)
-    if (b) out.push_back(std::move(*b));
+  for (const auto& these : of_size)
+    if (const auto b = best_of_size(these, goal)) {
+      const TrialRecord& t = *these[*b];
+      out.push_back(SizeBest{t.size, t.config, t.stats.median, *objective_value(goal.objective, goal.metrics, t)});
+    }
   return out;
 }
 

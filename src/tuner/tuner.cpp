@@ -1191,18 +1191,11 @@ class Run {
       if (drift) warn(*drift);
     }
 
-    std::optional<double> best_cost;
-    const bool confirmed_here = any_confirmed(sr.trials);
     for (std::size_t i = 0; i < sr.trials.size(); ++i) {
-      const auto& t = sr.trials[i];
-      if (p.baseline && t.config == *p.baseline) sr.baseline = i;
-      if (is_base_trial(t)) sr.base = i;
-      if (!competes_for_best(t, confirmed_here)) continue;
-      if (auto cost = objective_cost(spec_.objective, spec_.metrics, t); cost && (!best_cost || *cost < *best_cost)) {
-        sr.best = i;
-        best_cost = cost;
-      }
+      if (p.baseline && sr.trials[i].config == *p.baseline) sr.baseline = i;
+      if (is_base_trial(sr.trials[i])) sr.base = i;
     }
+    sr.best = best_of_size(sr.trials, Goal{spec_.objective, spec_.metrics});
     if (sr.base && sr.trials[*sr.base].status != Status::ok) {
       const TrialRecord& base = sr.trials[*sr.base];
       warn(

@@ -237,3 +237,34 @@ TEST(HtmlReport, RegistersAndSpillsAreColumnsWhereBuildsReportedThem) {
   EXPECT_EQ(count(page, "<td class=\"num\">168</td><td class=\"num\">0</td>"), 1u) << page;
   EXPECT_EQ(count(page, "<td class=\"num\">255</td><td class=\"num\">24</td>"), 1u) << page;
 }
+
+// The best is the one the objective names, as the tune and select name it,
+// not the fastest: cost = time_us * (4 - W)^3 makes the slowest config the
+// best. Its noise is the one warned about, and it is listed beyond the
+// fastest `top`.
+TEST(HtmlReport, TheBestIsNamedByTheObjective) {
+  auto w = [](int v) { return Config({{"W", Value(v)}}); };
+  std::vector<TrialRecord> trials = {trial(w(1), Status::ok, 100), trial(w(2), Status::ok, 200),
+                                     trial(w(3), Status::ok, 300)};
+  for (auto& t : trials) {
+    t.stats.count = 20;
+    t.stats.noise = 0.01;
+  }
+  trials[0].stats.noise = 0.08;  // the fastest missed the target; the best did not
+  HtmlReportOptions o;
+  o.top = 1;
+  o.target_noise = 0.02;
+  o.metrics = {{"cost", Expression::parse("time_us * (4 - W) ** 3")}};
+  o.objective = Objective{"cost", false, {}};
+  const std::string page = html_report(trials, o);
+  EXPECT_EQ(count(page, " (best)"), 1u) << page;
+  EXPECT_NE(page.find("<code>{W: 3}</code> (best)"), std::string::npos) << page;
+  EXPECT_EQ(page.find("The best config's noise"), std::string::npos) << page;
+  EXPECT_NE(page.find("<p>The best is chosen by cost (lower is better), not by time.</p>"), std::string::npos) << page;
+
+  // By time, the default objective, the fastest.
+  o.objective = {};
+  const std::string by_time = html_report(trials, o);
+  EXPECT_NE(by_time.find("<code>{W: 1}</code> (best)"), std::string::npos) << by_time;
+  EXPECT_EQ(count(by_time, "The best config's noise is 8.0%"), 1u) << by_time;
+}

@@ -750,6 +750,26 @@ TEST(Summary, PicksFastestOkTrialWhenBestUnset) {
   EXPECT_EQ(text.find("speedup"), std::string::npos) << text;
 }
 
+// A best the caller left unset is named as the tune names it: by the
+// objective (here cost, which favours large BM), among the confirmed trials
+// where any was confirmed.
+TEST(Summary, ABestLeftUnsetIsNamedAsTheTuneNamesIt) {
+  TuneReport report;
+  report.metrics = {{"cost", Expression::parse("time_us / BM ** 2")}};
+  report.objective = Objective{"cost", false, {}};
+  SizeReport s;
+  s.trials.push_back(ok_trial(bmbn(1, 1), 1.0));    // the fastest; cost 1
+  s.trials.push_back(ok_trial(bmbn(8, 1), 10.0));   // cost 0.156, confirmed
+  s.trials.push_back(ok_trial(bmbn(16, 1), 20.0));  // cost 0.078, measured once
+  s.trials[0].confirmed = s.trials[1].confirmed = true;
+  report.sizes.push_back(s);
+  std::string text = format_summary(report);
+  EXPECT_NE(text.find("best: No.2 10.000 us {BM: 8, BN: 1}, cost 0.15625\n"), std::string::npos) << text;
+  report.sizes[0].trials[0].confirmed = report.sizes[0].trials[1].confirmed = false;
+  text = format_summary(report);
+  EXPECT_NE(text.find("best: No.3 20.000 us {BM: 16, BN: 1}, cost 0.078125\n"), std::string::npos) << text;
+}
+
 // The T4 results file: what Kernel Tuner's store_output_file writes for each
 // trial, with the problem size and tunekit's status beyond the schema.
 TEST(T4, EachTrialAsKernelTunerWritesIt) {

@@ -692,6 +692,7 @@ int run_report(const PolicyArgs& a) {
     options.baseline = l.spec.default_config;
     options.target_noise = l.spec.measure.target_noise;
     options.metrics = l.spec.metrics;
+    options.objective = l.spec.objective;
     options.stopped = sizes_without_configs(l);
   }
   write_planned({{html_given_by, html, html_report(l.trials, options)}}, kept_inputs(l.spec, l.db));
@@ -769,8 +770,8 @@ SubCommand add_report_command(CLI::App& app) {
                                  "Write the HTML report of a spec's stored results (tunekit tune writes it too) and "
                                  "print how each parameter's values fared at each size");
   cmd->add_option("SPEC", a->spec,
-                  "The spec (or the bare source, with its --entry and --arg) that was tuned (default: every trial "
-                  "in the database)")
+                  "The spec (or the bare source, with its --entry and --arg) that was tuned, whose objective names "
+                  "each size's best (default: every trial in the database, the fastest named best)")
       ->check(CLI::ExistingFile);
   add_tuned_kernel(cmd, *a);
   cmd->add_option("--db", a->db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
