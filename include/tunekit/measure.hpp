@@ -56,7 +56,8 @@ struct MeasureSettings {
   // Stop measuring a loser: when its first kEarlyStopSamples samples are all
   // slower than early_stop x best_so_far, sampling stops there (the trial is
   // Status::slower). 0: off. Above 1, so that no config within the noise of
-  // the best can be cut.
+  // the best can be cut. The tune sends 0 under an objective other than the
+  // time (early_stop_conflict, objective.hpp), whatever a Spec holds.
   double early_stop = 3.0;
   // Name the best on more than one measurement: at the end of each size, the
   // `confirm` fastest configs within kConfirmWithin of the best are measured

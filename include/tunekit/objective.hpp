@@ -72,6 +72,15 @@ bool objective_better(const Objective& objective, double candidate, double incum
 // ratio of the values, the right way up. nullopt unless both are positive.
 std::optional<double> objective_gain(const Objective& objective, double baseline, double candidate);
 
+// Why the early stop (measure.early_stop) cannot apply under `objective`, as
+// a clause, or nullopt when it can. It cuts a config short on its times,
+// and a config cut short is never chosen: only where the objective is the
+// time itself is a config cut short sure to lose (a metric may weigh time
+// by the parameters, or by work that differs between configs). The tune
+// turns the early stop off under any other objective, and a spec or flag
+// that turns it on is refused.
+std::optional<std::string> early_stop_conflict(const Objective& objective);
+
 // What to rank by: an objective and the metrics it may name.
 struct Goal {
   Objective objective;

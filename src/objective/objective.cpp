@@ -9,6 +9,12 @@ std::string Objective::describe() const {
   return name + (maximize ? " (higher is better)" : " (lower is better)");
 }
 
+std::optional<std::string> early_stop_conflict(const Objective& objective) {
+  if (objective.is_time()) return std::nullopt;
+  return "the early stop compares times, and the objective is " + objective.describe() +
+         ", by which a config slower in time can still be the best";
+}
+
 Bindings metric_bindings(const TrialRecord& trial) {
   Bindings b = trial.size;
   for (const auto& [k, v] : trial.config) b[k] = v;

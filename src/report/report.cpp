@@ -205,7 +205,9 @@ std::string status_counts(const std::vector<const TrialRecord*>& trials) {
 }
 
 // How many trials the early stop cut short, and what that means for them.
-std::string early_stop_line(const std::vector<const TrialRecord*>& trials) {
+// Under an objective it cannot serve, the tune turns it off even where the
+// spec left it at its default: said here, once a run.
+std::string early_stop_line(const std::vector<const TrialRecord*>& trials, const Objective& objective) {
   std::size_t cut = 0;
   std::optional<double> factor;
   bool one_factor = true;
@@ -216,7 +218,11 @@ std::string early_stop_line(const std::vector<const TrialRecord*>& trials) {
     if (factor && *factor != t->slower_than->factor) one_factor = false;
     factor = t->slower_than->factor;
   }
-  if (!cut) return {};
+  if (!cut) {
+    if (auto why = early_stop_conflict(objective))
+      return "early stop: off, every config measured in full: " + *why + "\n";
+    return {};
+  }
   const std::string bar = factor && one_factor ? fmt::format("{:g} x", *factor) : std::string("a multiple of");
   return fmt::format(
       "early stop: {} trial{} cut short, slower than {} the best so far (their few samples are kept; "
@@ -701,7 +707,7 @@ std::string format_summary(const TuneReport& report) {
     out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed, report.retried));
     out += universal_lines(report);
   }
-  out += early_stop_line(everything);
+  out += early_stop_line(everything, report.objective);
   if (std::find(report.seeded_by.begin(), report.seeded_by.end(), kOriginRules) != report.seeded_by.end()) {
     std::vector<RuleOutcome> outcomes;
     std::string missing;

@@ -41,6 +41,11 @@ void Loader::measure(const Item& it, Spec& s) const {
     } catch (const std::invalid_argument& e) {
       fail(content_loc(*x), display(x->path) + ": " + e.what());
     }
+    // The objective is read first (Loader::load).
+    if (auto why = early_stop_conflict(s.objective); why && ms.early_stop > 0)
+      fail(content_loc(*x), display(x->path) + " turns the early stop on, but " + *why +
+                                "; expected off (or leave it out: under this objective every config is measured "
+                                "in full)");
   }
   if (auto x = get(t, "confirm")) {
     // As early_stop reads its off (no, and false as YAML writes it).

@@ -331,7 +331,12 @@ namespace {
 class Run {
  public:
   Run(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress)
-      : spec_(spec), options_(options), progress_(progress), start_(Clock::now()), settings_(settings_key(spec)) {}
+      : spec_(spec),
+        options_(options),
+        progress_(progress),
+        start_(Clock::now()),
+        settings_(settings_key(spec)),
+        early_stop_(early_stop_conflict(spec.objective) ? 0 : spec.measure.early_stop) {}
 
   TuneReport execute() {
     TuningRig& rig = options_.rig ? *options_.rig : own_rig_.emplace(spec_, options_);
@@ -1228,6 +1233,7 @@ class Run {
     rq.launch = resolve_launch(spec_.kernel.launch, rq.values);
     rq.tolerance = spec_.tolerance;
     rq.measure = spec_.measure;
+    rq.measure.early_stop = early_stop_;
     rq.seed = spec_.search.seed;
     return rq;
   }
@@ -1372,7 +1378,7 @@ class Run {
   // Whether a cut, measured in full, overtook the best: the caller confirms
   // again.
   bool measure_cuts_again(const SizePlan& p, SizeReport& sr, const Bindings& env) {
-    if (!(spec_.measure.early_stop > 0) || backend_->clock()) return false;
+    if (!(early_stop_ > 0) || backend_->clock()) return false;
     // The bar is the best that would be named (a confirmed one where any
     // is), not the fastest median stored: a config measured once on a quiet
     // machine, left unconfirmed beside confirmed ones that ran slow, named
@@ -1798,7 +1804,7 @@ class Run {
   bool still_holds(const TrialRecord& old, const SizePlan& p, std::optional<Microseconds> best) const {
     if (old.status != Status::slower) return true;
     if (p.measured_in_full(old.config)) return false;
-    const double factor = spec_.measure.early_stop;
+    const double factor = early_stop_;
     if (!old.slower_than || !(factor > 0) || factor > old.slower_than->factor || old.samples.empty()) return false;
     const Microseconds fastest = *std::min_element(old.samples.begin(), old.samples.end());
     return best && fastest > *best * factor;
@@ -1809,6 +1815,9 @@ class Run {
   const ProgressCallback& progress_;
   Clock::time_point start_;
   std::string settings_;
+  // measure.early_stop, off under an objective other than the time
+  // (early_stop_conflict): the cut compares times.
+  const double early_stop_;
   TuneReport report_;
   std::optional<TuningRig> own_rig_;  // when the caller passed none
   Backend* backend_ = nullptr;

@@ -786,6 +786,53 @@ measure: {warmup: 0us, min_samples: 5, max_samples: 5, cache: hot}
   EXPECT_TRUE(contains(off.output, "2 trials: 2 ok; 1 resumed from the store")) << off.output;
 }
 
+// Under an objective other than the time, the early stop (which compares
+// times) is refused on the command line as in the spec; the tune measures
+// every config in full, and the HTML page, the JSON and `tunekit report`
+// name the best by the objective. Each config sleeps W ms, and cost = 4 - W
+// does not depend on the time, so the best is {W: 3} however busy the
+// machine is (by time it would be {W: 1}).
+TEST(Cli, AMetricObjectiveNamesTheBestEverywhereWithoutTheEarlyStop) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "#include <unistd.h>\nextern \"C\" void f(const float* x, float* y, int n) { for (int i = 0; "
+             "i < n; ++i) y[i] = x[i]; usleep(1000 * W); }\n");
+  write_file(dir / "k.yaml", R"(name: weighted
+kernel: {source: k.cpp, entry: f, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: 256}
+  - {name: y, type: f32, size: 256, role: out}
+  - {name: n, type: i32, value: 256}
+parameters: {W: [1, 2, 3]}
+metrics: {cost: "4 - W + 0 * time_us"}
+objective: {minimize: cost}
+measure: {warmup: 0us, min_samples: 3, max_samples: 3, cache: hot, confirm: off}
+)");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  auto on = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--early-stop", "3"});
+  EXPECT_EQ(on.exit_code, 1) << on.output;
+  EXPECT_TRUE(contains(on.output,
+                       "--early-stop: '3' turns the early stop on, but the early stop compares times, "
+                       "and the objective is cost (lower is better)"))
+      << on.output;
+  EXPECT_TRUE(contains(on.output, "expected off (under the objective at " + spec + ":9:23")) << on.output;
+
+  auto tuned = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  EXPECT_TRUE(contains(tuned.output, "3 trials: 3 ok")) << tuned.output;
+  EXPECT_TRUE(contains(tuned.output, "best: No.3 ")) << tuned.output;
+  EXPECT_TRUE(contains(tuned.output, "early stop: off, every config measured in full")) << tuned.output;
+  const auto json = nlohmann::json::parse(tunekit::testing::read_file(dir / "out" / "weighted.json"));
+  EXPECT_EQ(json["sizes"][0]["best"]["config"]["W"], 3) << json.dump();
+  EXPECT_TRUE(contains(tunekit::testing::read_file(dir / "out" / "weighted.html"), "<code>{W: 3}</code> (best)"));
+  const std::string page = (dir / "page.html").string();
+  auto report = tunekit_cli({"report", spec, "--out-dir", out, "--html", page});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string html = tunekit::testing::read_file(page);
+  EXPECT_TRUE(contains(html, "<code>{W: 3}</code> (best)")) << html;
+  EXPECT_FALSE(contains(html, "<code>{W: 1}</code> (best)")) << html;
+}
+
 // --confirm N|off: a count or off, else a message naming the flag. Two
 // configs running the same code (a 1 ms sleep: within 10% of each other on a
 // busy machine too) are confirmed; the JSON lists them.

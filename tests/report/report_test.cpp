@@ -752,7 +752,8 @@ TEST(Summary, PicksFastestOkTrialWhenBestUnset) {
 
 // A best the caller left unset is named as the tune names it: by the
 // objective (here cost, which favours large BM), among the confirmed trials
-// where any was confirmed.
+// where any was confirmed. Under such an objective the tune measured every
+// config in full, and the summary says so.
 TEST(Summary, ABestLeftUnsetIsNamedAsTheTuneNamesIt) {
   TuneReport report;
   report.metrics = {{"cost", Expression::parse("time_us / BM ** 2")}};
@@ -765,6 +766,9 @@ TEST(Summary, ABestLeftUnsetIsNamedAsTheTuneNamesIt) {
   report.sizes.push_back(s);
   std::string text = format_summary(report);
   EXPECT_NE(text.find("best: No.2 10.000 us {BM: 8, BN: 1}, cost 0.15625\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("early stop: off, every config measured in full: the early stop compares times"),
+            std::string::npos)
+      << text;
   report.sizes[0].trials[0].confirmed = report.sizes[0].trials[1].confirmed = false;
   text = format_summary(report);
   EXPECT_NE(text.find("best: No.3 20.000 us {BM: 16, BN: 1}, cost 0.078125\n"), std::string::npos) << text;

@@ -113,3 +113,16 @@ TEST_F(SpecErrors, DefaultOutsideItsLists) {
   ASSERT_TRUE(why);
   EXPECT_THAT(*why, HasSubstr("outside its lists: BM = 24 is not among BM's values [16, 32]"));
 }
+
+// The early stop compares times: under a metric objective, a spec that turns
+// it on is refused where it does; off, or left out, loads.
+TEST_F(SpecErrors, EarlyStopOnlyUnderTheTimeObjective) {
+  const std::string metric = "metrics: {cost: \"time_us * BM\"}\nobjective: {minimize: cost}\n";
+  expect_error(kHead + metric + "measure: {early_stop: 3}\n", 7, 23,
+               "'measure.early_stop' turns the early stop on, but the early stop compares times, and the objective "
+               "is cost (lower is better), by which a config slower in time can still be the best; expected off");
+  EXPECT_DOUBLE_EQ(load_spec(write(kHead + metric + "measure: {early_stop: off}\n")).measure.early_stop, 0.0);
+  // Left out, the factor stays the default, which the tune does not apply.
+  EXPECT_NO_THROW(load_spec(write(kHead + metric)));
+  EXPECT_DOUBLE_EQ(load_spec(write(kHead + "measure: {early_stop: 2}\n")).measure.early_stop, 2.0);
+}

@@ -301,3 +301,46 @@ TEST(EarlyStop, TheBaselineIsAlwaysMeasuredInFull) {
   EXPECT_EQ(by_config(s)[kWorse]->status, Status::slower);  // the others are still cut
   EXPECT_NE(format_summary(report).find("speedup over default: "), std::string::npos) << format_summary(report);
 }
+
+// The early stop compares times, and a config it cuts is never chosen: under
+// an objective other than the time it could throw the best away (here the
+// slow config's cost, time over SLEEP_US squared, is some 100x lower). The
+// tune measures every config in full instead, and says why. Planted 100x
+// apart, the choice does not hang on a busy machine's timings.
+TEST(EarlyStop, AnObjectiveOtherThanTimeMeasuresEveryConfigInFull) {
+  const auto dir = fresh_dir();
+  write_file(dir / "losers.cpp", kKernel);
+  write_file(dir / "weighted.yaml", R"(name: weighted
+kernel: {source: losers.cpp, entry: twice, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: N, fill: random}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 256}
+parameters: {SLEEP_US: [200, 20000], WRONG: [0]}
+default: {SLEEP_US: 200, WRONG: 0}
+reference: {entry: twice_ref}
+metrics: {cost: "time_us / SLEEP_US ** 2"}
+objective: {minimize: cost}
+measure: {warmup: 1ms, min_samples: 5, max_samples: 20, max_time: 2s, noise: 0.02, cache: hot, timeout: 30s}
+)");
+  const Spec spec = load_spec(dir / "weighted.yaml");
+  EXPECT_DOUBLE_EQ(spec.measure.early_stop, 3.0);  // left at its default: the tune turns it off
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(spec, opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const SizeReport& s = report.sizes[0];
+  ASSERT_EQ(s.trials.size(), 2u);
+  for (const auto& t : s.trials) {
+    EXPECT_EQ(t.status, Status::ok) << t.config.str();
+    EXPECT_FALSE(t.slower_than) << t.config.str();
+  }
+  ASSERT_TRUE(s.best);
+  EXPECT_EQ(s.trials[*s.best].config.str(), "{SLEEP_US: 20000, WRONG: 0}");
+  const std::string summary = format_summary(report);
+  EXPECT_NE(summary.find("early stop: off, every config measured in full: the early stop compares times, and the "
+                         "objective is cost (lower is better)"),
+            std::string::npos)
+      << summary;
+}

@@ -242,6 +242,10 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
     } catch (const std::invalid_argument& e) {
       throw InputError({"--early-stop"}, e.what());
     }
+    if (auto why = early_stop_conflict(spec.objective); why && spec.measure.early_stop > 0)
+      throw InputError({"--early-stop"}, "'" + t.early_stop + "' turns the early stop on, but " + *why +
+                                             "; expected off (under the objective at " + spec.objective.where.str() +
+                                             " every config is measured in full)");
   }
   if (!t.confirm.empty()) {
     std::size_t n = 0;
@@ -605,7 +609,8 @@ SubCommand add_tune_command(CLI::App& app) {
   tune_cmd->add_option("--early-stop", t->early_stop,
                        "FACTOR or off: cut a config short once its first samples are all slower than FACTOR times "
                        "the best so far at its size; it is recorded as 'slower' with those samples and never chosen "
-                       "(default: the spec's measure.early_stop, else 3)");
+                       "(default: the spec's measure.early_stop, else 3; only under objective: time, since it "
+                       "compares times: off otherwise)");
   tune_cmd->add_option("--confirm", t->confirm,
                        fmt::format("N or off: at the end of each size, measure the N fastest configs (within {:.0f}% "
                                    "of the best) again side by side before naming the best (default: the spec's "
