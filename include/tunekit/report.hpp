@@ -22,6 +22,11 @@ struct TrialColumns {
 // The report's metrics and noise target.
 TrialColumns columns_of(const TuneReport& report);
 
+// A time in microseconds as every report and message prints it: three
+// decimals, or four significant digits below 1 us (a hot kernel's 3.3 ns
+// and 3.5 ns are not both 0.003).
+std::string format_us(Microseconds t);
+
 // "No.3: 14.982 us, {BM: 64, BN: 128}" or "No.4: compile_error, {...} (reason)";
 // an ok trial's metrics follow (", gflops 125.3"), and a trial that missed
 // the noise target says so (", noise 5.1% over the 2% target, min 14.102 us").

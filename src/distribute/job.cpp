@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "builder/detail/compiler.hpp"
 #include "core/detail/hash.hpp"
 #include "distribute/detail/job.hpp"
 #include "store/detail/json_value.hpp"
@@ -172,7 +173,8 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
     send(Message::Kind::hello, {{"host", host},
                                 {"device", target.machine.device},
                                 {"measures_on_host", target.measures_on_host},
-                                {"tune", tune_identity(spec)}});
+                                {"tune", tune_identity(spec)},
+                                {"compiler", detail::compiler_identity(detail::kernel_compiler(spec))}});
   } catch (const std::exception& e) {
     send(Message::Kind::hello, {{"host", host}, {"error", error_to_json(e)}});
     until_stopped();
@@ -274,6 +276,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   const KernelClaim claim(report.db, report.spec_hash);
   if (auto w = claim.announce()) report.warnings.push_back(*w);
   const std::string identity = tune_identity(spec);
+  const std::string own_compiler = detail::compiler_identity(detail::kernel_compiler(spec));
 
   std::vector<std::optional<SizeReport>> tuned(spec.sizes.size());
   std::deque<std::size_t> pending;
@@ -386,6 +389,15 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
       else retire(rank, fmt::format("{} cannot tune: {}; it tunes nothing", who(rank), message_of(body.at("error"))));
       return;
     }
+    // The compiler's identity (its file's path, size and time) is part of
+    // the kernel's, so a rank on a host whose compiler was installed
+    // otherwise would store its trials as another kernel's: say that, not
+    // that the command differed.
+    if (const std::string compiler = body.value("compiler", ""); rank != 0 && compiler != own_compiler)
+      return retire(rank, fmt::format("{}'s compiler is not rank 0's ({} against {}): it tunes nothing, as its "
+                                      "trials would be another kernel's (give every rank the same compiler install)",
+                                      who(rank), compiler.empty() ? "none found" : compiler,
+                                      own_compiler.empty() ? "none found" : own_compiler));
     if (body.value("tune", "") != identity)
       return retire(rank, fmt::format("{} was started with another spec, kernel source, space or sizes than rank 0 "
                                       "({}): it tunes nothing, so that its trials are not stored as this tune's "
@@ -431,7 +443,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
         t.id = 0;  // the rank's scratch store's; the store's own is found by the trial's key
         store.put(t, body.at("exclusive").get<bool>());
         this_run.insert(trial_key(t));
-        if (t.status == Status::ok && (!best || t.stats.median < *best)) best = t.stats.median;
+        if (t.status == Status::ok && !is_base_trial(t) && (!best || t.stats.median < *best)) best = t.stats.median;
         break;
       }
       case Message::Kind::progress: {

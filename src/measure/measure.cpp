@@ -119,9 +119,9 @@ std::optional<std::string> sampling_outlasts_timeout(const MeasureSettings& s) {
   // it would make it a second, silent cap that throws every sample away.
   return fmt::format(
       "the warm-up ({:g} s) and the sampling cap, max_time ({:g} s), take {:g} s, which does not fit within the "
-      "timeout ({:g} s) that bounds the whole trial: expected a timeout above {:g} s, or a shorter max_time",
+      "timeout ({:g} s) that bounds the whole trial: expected a timeout above {:g} s, or a shorter {}",
       warmup.count(), s.max_time.count(), (warmup + s.max_time).count(), s.timeout.count(),
-      (warmup + s.max_time).count());
+      (warmup + s.max_time).count(), warmup > s.max_time ? "warm-up" : "max_time");
 }
 
 std::string out_of_time_note(const Sampling& sampled, const MeasureSettings& s) {

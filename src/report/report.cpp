@@ -355,6 +355,8 @@ std::string trial_numbers(const SizeReport& s, std::string_view origin) {
 
 }  // namespace
 
+std::string format_us(Microseconds t) { return detail::us(t); }
+
 std::string detail::us(Microseconds t) {
   const double v = t.count();
   if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tunekit/report.hpp"
 #include "tunekit/rules.hpp"
 
 namespace tunekit {
@@ -99,8 +100,8 @@ std::string format_rule_report(const std::vector<RuleOutcome>& outcomes) {
   out += fmt::format(fmt::runtime(row), "size", width, "rule (us)", "best (us)", "x best", "rank", "first faster",
                      "random search");
   for (const auto& o : outcomes) {
-    const std::string time = o.time ? fmt::format("{:.3f}", o.time->count()) : std::string(to_string(o.status));
-    const std::string best = o.best ? fmt::format("{:.3f}", o.best->count()) : "-";
+    const std::string time = o.time ? format_us(*o.time) : std::string(to_string(o.status));
+    const std::string best = o.best ? format_us(*o.best) : "-";
     const std::string ratio = o.ratio ? fmt::format("{:.2f}x", *o.ratio) : "-";
     const std::string rank = o.rank ? fmt::format("{}/{}", *o.rank, o.ok) : "-";
     const std::string beaten =

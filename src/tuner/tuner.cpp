@@ -29,6 +29,7 @@
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
 #include "tunekit/objective.hpp"
+#include "tunekit/report.hpp"
 #include "tunekit/seeds.hpp"
 #include "tunekit/select.hpp"
 #include "tunekit/stop.hpp"
@@ -791,26 +792,27 @@ class Run {
       // Named though slower: only a confirmation outranks a faster time.
       const bool slower =
           objective_better(spec_.objective, *objective_value(spec_.objective, spec_.metrics, ours), after->value);
-      warn(!slower ? fmt::format("{}an earlier run stored a faster config than this run found: {} at {:.3f} "
-                                 "us (this run's best: {:.3f} us, {}); `tunekit select` and `tunekit emit` choose "
+      warn(!slower ? fmt::format("{}an earlier run stored a faster config than this run found: {} at {} "
+                                 "us (this run's best: {} us, {}); `tunekit select` and `tunekit emit` choose "
                                  "from every stored trial",
-                                 at_size(p.size, ", "), after->config.str(), after->time.count(),
-                                 ours.stats.median.count(), ours.config.str())
-                   : fmt::format("{}`tunekit select` and `tunekit emit` name {} at {:.3f} us, which an "
+                                 at_size(p.size, ", "), after->config.str(), format_us(after->time),
+                                 format_us(ours.stats.median), ours.config.str())
+                   : fmt::format("{}`tunekit select` and `tunekit emit` name {} at {} us, which an "
                                  "earlier run confirmed (measured again side by side), not this run's best, {} at "
-                                 "{:.3f} us, measured once: where a size has confirmed configs, only they are named; a "
+                                 "{} us, measured once: where a size has confirmed configs, only they are named; a "
                                  "run that measures both (without --max-evals) confirms one of them",
-                                 at_size(p.size, ", "), after->config.str(), after->time.count(), ours.config.str(),
-                                 ours.stats.median.count()));
+                                 at_size(p.size, ", "), after->config.str(), format_us(after->time), ours.config.str(),
+                                 format_us(ours.stats.median)));
       return;
     }
     if (before && after->config != before->config && !measured_here(before->config) &&
         objective_better(spec_.objective, before->value, after->value))
-      warn(fmt::format(
-          "{}`tunekit select` and `tunekit emit` now name {} at {:.3f} us, confirmed by this "
-          "run, instead of {} at {:.3f} us, which an earlier run measured once: where a size has "
-          "confirmed configs, only they are named; a run whose space holds both confirms one of them",
-          at_size(p.size, ", "), after->config.str(), after->time.count(), before->config.str(), before->time.count()));
+      warn(
+          fmt::format("{}`tunekit select` and `tunekit emit` now name {} at {} us, confirmed by this "
+                      "run, instead of {} at {} us, which an earlier run measured once: where a size has "
+                      "confirmed configs, only they are named; a run whose space holds both confirms one of them",
+                      at_size(p.size, ", "), after->config.str(), format_us(after->time), before->config.str(),
+                      format_us(before->time)));
   }
 
   void remember(const Bindings& size, std::vector<const TrialRecord*> trials) {
@@ -1347,11 +1349,11 @@ class Run {
     const TrialRecord& named = sr.trials[confirmed_best->second];
     const TrialRecord& once = sr.trials[now.front().second];
     return fmt::format(
-        "{}the best named is the fastest confirmed config, {} at {:.3f} us; {} measured "
-        "{:.3f} us once and was not measured again: in each of {} passes the fastest configs, measured "
+        "{}the best named is the fastest confirmed config, {} at {} us; {} measured "
+        "{} us once and was not measured again: in each of {} passes the fastest configs, measured "
         "again, ran slower than they first had (the machine's speed drifts more than they differ)",
-        at_size(p.size, ", "), named.config.str(), named.stats.median.count(), once.config.str(),
-        once.stats.median.count(), kPasses);
+        at_size(p.size, ", "), named.config.str(), format_us(named.stats.median), once.config.str(),
+        format_us(once.stats.median), kPasses);
   }
 
   // A trial of a config that ran before at this size: in full (no early-stop
@@ -1422,7 +1424,7 @@ class Run {
       t.slower_than.reset();
       store(t);
       if (t.status == Status::ok && best && t.stats.median < *best) {
-        overtook.push_back(fmt::format("{} ({:.3f} us)", t.config.str(), t.stats.median.count()));
+        overtook.push_back(fmt::format("{} ({} us)", t.config.str(), format_us(t.stats.median)));
         cut_earlier = cut_earlier || !cut_now;
       }
     }
@@ -1431,12 +1433,12 @@ class Run {
     // this run may not name for another reason than a slower machine: a
     // narrower space (--where, a constraint added) leaves it out.
     warn(fmt::format(
-        "{}{}: the fastest configs, measured again, ran at {:.3f} us, and {} cut short by the early stop {}, ran "
+        "{}{}: the fastest configs, measured again, ran at {} us, and {} cut short by the early stop {}, ran "
         "faster measured in full: {}",
         at_size(p.size, ", "),
         cut_earlier ? "the best that configs were cut short against is not the best named now"
                     : "the machine slowed down during the run",
-        best->count(), overtook.size() == 1 ? "one config" : "configs",
+        format_us(*best), overtook.size() == 1 ? "one config" : "configs",
         cut_earlier ? "in an earlier run (outside this run's space, or measured when the machine was faster)"
                     : "against the best before that",
         fmt::join(overtook, ", ")));

@@ -12,9 +12,11 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "backend/cpu/detail/machine.hpp"
+#include "builder/detail/compiler.hpp"
 #include "distribute/detail/job.hpp"
 #include "distribute/detail/local.hpp"
 #include "store/detail/json_value.hpp"
@@ -54,10 +56,13 @@ using Answer = std::function<void(detail::Link&, const ojson& assignment)>;
 
 // Plays a rank of `spec`'s tune on `device`; the assignments it got go to
 // `seen`.
-std::thread play(detail::Link& link, const Spec& spec, std::string device, Answer answer, std::vector<ojson>& seen) {
+std::thread play(detail::Link& link, const Spec& spec, std::string device, Answer answer, std::vector<ojson>& seen,
+                 std::optional<std::string> compiler = std::nullopt) {
   const std::string tune = detail::tune_identity(spec);
-  return std::thread([&link, device, answer, &seen, tune] {
-    link.send({Message::Kind::hello, 0, ojson{{"host", "test"}, {"device", device}, {"tune", tune}}.dump()});
+  const std::string cc = compiler.value_or(detail::compiler_identity(detail::kernel_compiler(spec)));
+  return std::thread([&link, device, answer, &seen, tune, cc] {
+    link.send({Message::Kind::hello, 0,
+               ojson{{"host", "test"}, {"device", device}, {"tune", tune}, {"compiler", cc}}.dump()});
     for (Message m = link.receive(); m.kind == Message::Kind::assign; m = link.receive()) {
       seen.push_back(ojson::parse(m.body));
       answer(link, seen.back());
@@ -303,6 +308,27 @@ TEST(Distribute, ARankOfAnotherSpecTunesNothing) {
   Spec resized = spec;
   resized.sizes.pop_back();
   EXPECT_NE(detail::tune_identity(resized), detail::tune_identity(spec));
+}
+
+// The compiler's identity is the kernel's: a rank whose host installed its
+// compiler otherwise would store its trials as another kernel's. It is
+// retired, and told why, not that its command differed.
+TEST(Distribute, ARankWithAnotherCompilerInstallTunesNothingAndIsToldWhy) {
+  TwoRanks job;
+  auto& spec = job.spec;
+  std::vector<ojson> seen0, seen1;
+  auto tune0 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m"); };
+  std::thread rank1 = play(job.transport.link(1), spec, "m", tune0, seen1, "/opt/other/g++ 123 456");
+  std::thread rank0 = play(job.transport.link(0), spec, "m", tune0, seen0);
+  const TuneReport report = detail::coordinate(job.transport, spec, job.options);
+  rank0.join();
+  rank1.join();
+  EXPECT_EQ(seen0.size(), 3u);
+  EXPECT_TRUE(seen1.empty());
+  EXPECT_TRUE(any_says(report, "rank 1 (test)'s compiler is not rank 0's (/opt/other/g++ 123 456 against "))
+      << fmt::format("{}", fmt::join(report.warnings, "\n"));
+  EXPECT_FALSE(any_says(report, "was started with another spec"))
+      << fmt::format("{}", fmt::join(report.warnings, "\n"));
 }
 
 TEST(Distribute, ASpecErrorOnARankIsTheJobsErrorWhereItWas) {

@@ -169,6 +169,14 @@ TEST(SamplingOutlastsTimeout, WarmupAndMaxTimeMustFitWithinTheTimeout) {
   EXPECT_EQ(sampling_outlasts_timeout(m),
             "the warm-up (0.05 s) and the sampling cap, max_time (3 s), take 3.05 s, which does not fit within the "
             "timeout (2 s) that bounds the whole trial: expected a timeout above 3.05 s, or a shorter max_time");
+  m.warmup = 40s;  // the warm-up takes most: it is what to shorten
+  m.max_time = 30s;
+  m.timeout = 60s;
+  EXPECT_EQ(sampling_outlasts_timeout(m),
+            "the warm-up (40 s) and the sampling cap, max_time (30 s), take 70 s, which does not fit within the "
+            "timeout (60 s) that bounds the whole trial: expected a timeout above 70 s, or a shorter warm-up");
+  m.warmup = 0.05s;
+  m.timeout = 2s;
   m.max_time = 2s;  // the default timeout's case of the same: 2.05 s
   EXPECT_NE(sampling_outlasts_timeout(m), std::nullopt);
   m.max_time = 1.9s;

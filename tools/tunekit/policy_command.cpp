@@ -397,8 +397,8 @@ int run_select(const PolicyArgs& a) {
       fmt::print("one config for all sizes: {}\ngeomean speedup over default{}: {:.3f}x\n", choice->config.str(), by,
                  choice->geomean_speedup);
       for (const auto& s : choice->per_size)
-        fmt::print("  {}: {:.3f} us, default {:.3f} us, {:.3f}x\n", size_text(s.size), s.time.count(),
-                   s.baseline.count(), s.speedup);
+        fmt::print("  {}: {} us, default {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), format_us(s.baseline),
+                   s.speedup);
       fmt::print("{}", format_unsettled(*choice));
       return 0;
     }
@@ -416,7 +416,7 @@ int run_select(const PolicyArgs& a) {
     fmt::print("best config valid at every size: {}\ngeomean of its speed relative to each size's best{}: {:.3f}x\n",
                fallback->config.str(), by, fallback->geomean_speedup);
     for (const auto& s : fallback->per_size)
-      fmt::print("  {}: {:.3f} us, best {:.3f} us, {:.3f}x\n", size_text(s.size), s.time.count(), s.baseline.count(),
+      fmt::print("  {}: {} us, best {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), format_us(s.baseline),
                  s.speedup);
     return 0;
   }
@@ -432,8 +432,7 @@ int run_select(const PolicyArgs& a) {
   fmt::print("{} size{}, {} distinct config{} ({}){}\n", p.entries.size(), p.entries.size() == 1 ? "" : "s",
              distinct.size(), distinct.size() == 1 ? "" : "s", p.selection, by);
   for (const auto& e : p.entries)
-    fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(),
-               e.time ? fmt::format(" {:.3f} us", e.time->count()) : "");
+    fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(), e.time ? " " + format_us(*e.time) + " us" : "");
   note_sizes_tuned_in_part(l, p);
   note_sizes_left_out(l.trials, p);
   return 0;

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "tunekit/report.hpp"
+
 namespace tunekit::cli {
 
 namespace {
@@ -51,7 +53,7 @@ std::string progress_line(const ProgressEvent& e, std::size_t columns) {
                                               : fmt::format(" {}/{} {:3.0f}%", e.done, total, frac * 100);
   const std::string elapsed_text = "  elapsed " + clock_text(elapsed);
   const std::string eta_text = "  ETA " + eta;
-  const std::string best = e.best ? fmt::format("  best {:.3f} us", e.best->count()) : "";
+  const std::string best = e.best ? "  best " + format_us(*e.best) + " us" : "";
   auto bar = [&](std::size_t width) {
     const auto filled = static_cast<std::size_t>(frac * static_cast<double>(width));
     return "[" + std::string(filled, '#') + std::string(width - filled, '-') + "]";
