@@ -166,3 +166,91 @@ TEST(CudaTune, AKernelsOwnHeaderIsFoundAndPartOfItUnderBothCompilers) {
     EXPECT_EQ(statuses(), (std::pair<std::string, std::size_t>{"wrong_result wrong_result ", 0}));
   }
 }
+
+// CCCL's base variant on the GPU: a %RANGE% source with a `#if TUNE_BASE`
+// branch and a launch that reads no %RANGE% parameter gets its base built
+// with TUNE_BASE=1, launched, verified and reported as the speedups' base.
+TEST(CudaTune, CcclsBaseIsBuiltLaunchedAndVerified) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device here";
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cu",
+             "// %RANGE% TUNE_ITEMS items 1:2:1\n"
+             "#if TUNE_BASE\n#define ITEMS 4\n#else\n#define ITEMS TUNE_ITEMS\n#endif\n"
+             "extern \"C\" __global__ void scale(const float* x, float* y, int n) {\n"
+             "  for (int k = 0; k < ITEMS; ++k) {\n"
+             "    int i = (blockIdx.x * 256 + threadIdx.x) * ITEMS + k;\n"
+             "    if (i < n) y[i] = 2.0f * x[i];\n  }\n}\n");
+  write_file(dir / "k.yaml",
+             "name: cccl-base-cuda\n"
+             "kernel: {source: k.cu, language: cuda, entry: scale, grid: [\"ceil_div(N, 256)\"], "
+             "block: [256]}\n"
+             "arguments:\n"
+             "  - {name: x, type: f32, size: N, fill: random}\n"
+             "  - {name: y, type: f32, size: N, role: out}\n"
+             "  - {name: n, type: i32, value: N}\n"
+             "sizes: {N: 100000}\n"
+             "default: {TUNE_ITEMS: 1}\n"
+             "tolerance: {atol: 0, rtol: 0}\n"
+             "measure: {warmup: 1ms, min_samples: 3, max_samples: 5, confirm: 0, early_stop: off}\n");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(load_spec(dir / "k.yaml"), opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const SizeReport& s = report.sizes[0];
+  ASSERT_EQ(s.trials.size(), 3u);  // TUNE_ITEMS 1 and 2, and the base
+  ASSERT_TRUE(s.base);
+  const TrialRecord& base = s.trials[*s.base];
+  EXPECT_EQ(base.config, Config({{"TUNE_BASE", Value(1)}}));
+  EXPECT_EQ(base.status, Status::ok) << base.error;
+  EXPECT_TRUE(base.verification.checked);
+  EXPECT_TRUE(base.verification.passed);
+  EXPECT_GT(base.stats.median.count(), 0.0);
+  ASSERT_TRUE(s.best);
+  EXPECT_NE(*s.best, *s.base);
+}
+
+// The CUDA worker stops sampling short of min_samples to answer within the
+// trial's timeout: a slow config is measured on the samples its timeout
+// leaves, with a note saying so, not lost as a timeout.
+TEST(CudaTune, ASlowConfigIsMeasuredOnTheSamplesItsTimeoutLeaves) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device here";
+  const auto dir = fresh_dir();
+  // 300 ms a launch by the GPU's own nanosecond timer: 50 samples would take
+  // 15 s, far past the 6 s timeout.
+  write_file(dir / "k.cu",
+             "__device__ unsigned long long now() {\n"
+             "  unsigned long long t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t;\n}\n"
+             "extern \"C\" __global__ void scale(const float* x, float* y, int n) {\n"
+             "  if (SLOW && blockIdx.x == 0 && threadIdx.x == 0)\n"
+             "    for (unsigned long long t0 = now(); now() - t0 < 300000000ull;) {}\n"
+             "  int i = blockIdx.x * 256 + threadIdx.x;\n"
+             "  if (i < n) y[i] = 2.0f * x[i];\n}\n");
+  write_file(dir / "k.yaml",
+             "name: slow-cuda\n"
+             "kernel: {source: k.cu, language: cuda, entry: scale, grid: [\"ceil_div(N, 256)\"], "
+             "block: [256]}\n"
+             "arguments:\n"
+             "  - {name: x, type: f32, size: N, fill: random}\n"
+             "  - {name: y, type: f32, size: N, role: out}\n"
+             "  - {name: n, type: i32, value: N}\n"
+             "sizes: {N: 4096}\n"
+             "parameters: {SLOW: [0, 1]}\n"
+             "tolerance: {atol: 0, rtol: 0}\n"
+             "measure: {warmup: 0us, min_samples: 50, max_samples: 100, max_time: 1s, noise: 0, "
+             "timeout: 6s, confirm: 0, early_stop: off}\n");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(load_spec(dir / "k.yaml"), opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  std::size_t slow = 0;
+  for (const auto& t : report.sizes[0].trials) {
+    if (t.config.at("SLOW").as_int() != 1) continue;
+    ++slow;
+    EXPECT_EQ(t.status, Status::ok) << t.error;
+    EXPECT_GE(t.samples.size(), 1u);
+    EXPECT_LT(t.samples.size(), 50u);
+    EXPECT_NE(t.error.find("sampling stopped after "), std::string::npos) << t.error;
+    EXPECT_NE(t.error.find("(min_samples 50) to answer within the trial's timeout"), std::string::npos) << t.error;
+  }
+  EXPECT_EQ(slow, 1u);
+}
