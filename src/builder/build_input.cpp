@@ -351,6 +351,12 @@ std::string detail::kernel_compiler(const Spec& spec) {
   return spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
 }
 
+std::string detail::kernel_compiler_identity(const Spec& spec) {
+  const std::string compiler = kernel_compiler(spec);
+  if (const auto& own = backend_for_language(spec.kernel.language).kernel.toolchain_identity) return own(compiler);
+  return compiler_identity(compiler);
+}
+
 Injection resolve_injection(Injection requested, std::string_view source, const std::string& file) {
   if (uses_tunable_lines(requested, source)) return Injection::tunable_lines;
   if (requested != Injection::automatic) return requested;

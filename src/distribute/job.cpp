@@ -174,7 +174,7 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
                                 {"device", target.machine.device},
                                 {"measures_on_host", target.measures_on_host},
                                 {"tune", tune_identity(spec)},
-                                {"compiler", detail::compiler_identity(detail::kernel_compiler(spec))}});
+                                {"compiler", detail::kernel_compiler_identity(spec)}});
   } catch (const std::exception& e) {
     send(Message::Kind::hello, {{"host", host}, {"error", error_to_json(e)}});
     until_stopped();
@@ -276,7 +276,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   const KernelClaim claim(report.db, report.spec_hash);
   if (auto w = claim.announce()) report.warnings.push_back(*w);
   const std::string identity = tune_identity(spec);
-  const std::string own_compiler = detail::compiler_identity(detail::kernel_compiler(spec));
+  const std::string own_compiler = detail::kernel_compiler_identity(spec);
 
   std::vector<std::optional<SizeReport>> tuned(spec.sizes.size());
   std::deque<std::size_t> pending;

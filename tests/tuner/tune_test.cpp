@@ -750,3 +750,31 @@ TEST(SpecHash, FollowsTheDefinesAndTheFilesTheFlagsName) {
   EXPECT_EQ(cuda(", arch: sm_90a"), cuda(", arch: sm_90a"));
   EXPECT_NE(cuda(", arch: sm_90a"), cuda(", arch: sm_90"));
 }
+
+// A CUDA kernel's identity follows the toolkit its builds run: nvcc is
+// $CUDA_HOME's first, not $PATH's, so trials built by another toolkit's nvcc
+// are another kernel's (as its builds are; CudaBuildTest has those).
+TEST(SpecHash, AnotherCudaToolkitIsAnotherKernel) {
+  if (!backend_for_language("cuda").kernel.toolchain_identity) GTEST_SKIP() << "built without the cuda backend";
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cu", "extern \"C\" __global__ void k(float* y) { y[0] = 1; }\n");
+  write_file(dir / "k.yaml",
+             "kernel: {source: k.cu, entry: k, language: cuda, compiler: nvcc, arch: sm_90a, grid: "
+             "[1], block: [1]}\narguments:\n  - {name: y, type: f32, size: 1, role: out}\n");
+  const Spec spec = load_spec(dir / "k.yaml");
+  const char* before = std::getenv("CUDA_HOME");
+  const std::string saved = before ? before : "";
+  auto under = [&](const std::string& home) {
+    write_file(dir / home / "bin" / "nvcc", "#!/bin/sh\n# " + home + "\n");
+    std::filesystem::permissions(dir / home / "bin" / "nvcc", std::filesystem::perms::owner_all);
+    ::setenv("CUDA_HOME", (dir / home).c_str(), 1);
+    return spec_hash(spec);
+  };
+  const std::string a = under("kit-a");
+  const std::string a_again = under("kit-a");
+  const std::string b = under("kit-b");
+  if (before) ::setenv("CUDA_HOME", saved.c_str(), 1);
+  else ::unsetenv("CUDA_HOME");
+  EXPECT_EQ(a, a_again);
+  EXPECT_NE(a, b);
+}

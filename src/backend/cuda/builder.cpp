@@ -269,6 +269,19 @@ std::string nvcc_path() {
 
 }  // namespace
 
+std::string toolchain_identity(std::string_view compiler) {
+  // The nvcc this builder runs ($CUDA_HOME's first, not $PATH's, which
+  // BuildInput::hash knows), and for NVRTC its version and the headers it
+  // compiles with: another toolkit under $CUDA_HOME builds other code under
+  // the same name.
+  if (compiler == "nvcc") return "nvcc " + detail::compiler_identity(nvcc_path());
+  const Nvrtc* n = nvrtc();
+  if (!n) return "nvrtc (not loaded)";
+  static const fs::path include = cuda_include_dir();
+  return fmt::format("nvrtc {}.{} {}", n->major, n->minor,
+                     include.empty() ? "" : detail::compiler_identity((include / "cuda_fp16.h").string()));
+}
+
 CubinInfo inspect_cubin(std::string_view b) {
   CubinInfo info;
   if (b.size() < 64 || b.substr(0, 4) != std::string_view("\x7f"
@@ -349,21 +362,12 @@ BuildResult CudaBuilder::build(const BuildInput& in) {
     return r;
   }
   const bool nvcc = in.compiler == "nvcc";
-  // The nvcc this builder runs ($CUDA_HOME's first, not $PATH's, which
-  // BuildInput::hash knows), and for NVRTC the headers it compiles with:
-  // another toolkit under $CUDA_HOME builds other code under the same name.
-  std::string toolchain = "nvcc " + detail::compiler_identity(nvcc_path());
-  if (!nvcc) {
-    const Nvrtc* n = nvrtc();
-    if (!n) {
-      r.status = Status::compile_error;
-      r.log = nvrtc_unavailable_reason();
-      return r;
-    }
-    static const fs::path include = cuda_include_dir();
-    toolchain = fmt::format("nvrtc {}.{} {}", n->major, n->minor,
-                            include.empty() ? "" : detail::compiler_identity((include / "cuda_fp16.h").string()));
+  if (!nvcc && !nvrtc()) {
+    r.status = Status::compile_error;
+    r.log = nvrtc_unavailable_reason();
+    return r;
   }
+  const std::string toolchain = toolchain_identity(in.compiler);
   // The resolved architecture and the compiler's version are part of the
   // identity: an input naming no arch builds differently on another GPU.
   // ("resources": cubins cached before their sidecars kept ptxas's report

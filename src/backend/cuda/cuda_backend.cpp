@@ -72,6 +72,7 @@ BackendInfo backend_info() {
   b.make = make_cuda_backend;
   b.list_devices = list_cuda_devices;
   b.run_worker = run_worker;
+  b.kernel.toolchain_identity = toolchain_identity;
   return b;
 }
 

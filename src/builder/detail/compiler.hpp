@@ -23,6 +23,12 @@ std::string compiler_identity(const std::string& name);
 // default for its language (the CPU's reads $CXX or $CC).
 std::string kernel_compiler(const Spec& spec);
 
+// The identity of what `spec`'s builds compile with: its backend's
+// toolchain_identity where it has one (NVRTC's version, $CUDA_HOME's nvcc),
+// else compiler_identity(kernel_compiler(spec)). Part of spec_hash and of an
+// MPI rank's hello.
+std::string kernel_compiler_identity(const Spec& spec);
+
 // Runs `argv` (no shell), killed past `limit` (BuildInput::timeout). Fills
 // r.time and r.log; on failure sets r.status = compile_error, says why in
 // the log (naming `tool`) and returns false. A build that runs out of time
