@@ -916,6 +916,58 @@ TEST(ReliabilityCli, ReportAndSelectReadAReadOnlyDatabase) {
   fs::remove_all(ro);
 }
 
+// An output folder or a database the user may not write is bad input at
+// its flag (exit 1), before anything runs: not SQLite's "unable to open
+// database file" as another error (exit 2). As root the test drops to an
+// unprivileged user, for whom root's 0555 folders are read-only.
+TEST(ReliabilityCli, AnOutputFolderOrDatabaseThatCannotBeWrittenIsRefusedAtItsFlag) {
+  char pattern[] = "/tmp/tunekit-ro-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const fs::path ro = pattern;
+  const std::string spec = write_spec(ro, "{KIND: [0]}");
+  for (const auto& exe : {tunekit_exe(), tunekit_exe().parent_path() / "tunekit-worker"})
+    fs::copy_file(exe, ro / exe.filename());
+  fs::create_directories(ro / "out");
+  for (const auto& e : fs::directory_iterator(ro)) fs::permissions(e.path(), fs::perms(0555));
+  fs::permissions(ro, fs::perms(0555));
+  const fs::path log = fs::path(pattern).string() + ".log";
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"-o", (ro / "out").string()}, "--out-dir " + (ro / "out").string() + ": cannot write into this folder: "},
+      {{"-o", fresh_dir().string(), "--db", (ro / "tunekit.db").string()},
+       "--db: cannot tune into " + (ro / "tunekit.db").string() + ": its folder is not writable ("},
+  };
+  for (const auto& [flags, message] : cases) {
+    const fs::path writable_out = flags[1];
+    if (flags.size() > 2) fs::permissions(writable_out, fs::perms(0777));
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(100);
+      int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+      dup2(out, 1);
+      dup2(out, 2);
+      const std::string exe = (ro / "tunekit").string();
+      std::vector<std::string> args{exe, "tune", spec, "--no-progress"};
+      args.insert(args.end(), flags.begin(), flags.end());
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    const std::string output = read_file(log);
+    EXPECT_EQ(WEXITSTATUS(status), 1) << output;
+    EXPECT_TRUE(contains(output, message)) << message << "\n" << output;
+  }
+  fs::remove(log);
+  fs::permissions(ro, fs::perms(0755));
+  fs::remove_all(ro);
+}
+
 // No file a command writes may replace what it read (the spec, a source,
 // the results store) or another of its outputs: each is refused at its flag,
 // before anything is written.

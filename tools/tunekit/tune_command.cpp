@@ -3,11 +3,13 @@
 #include "tune_command.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <charconv>
 #include <cmath>
@@ -55,6 +57,15 @@ void check_store_path(const fs::path& db, const std::string& given_by) {
     throw InputError({given_by}, fmt::format("{} is not a regular file (a device, a pipe or a socket); expected the "
                                              "path of a results database",
                                              db.string()));
+  // SQLite writes its journal beside the database.
+  const fs::path folder = db.parent_path().empty() ? fs::path(".") : db.parent_path();
+  if (fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw InputError({given_by}, fmt::format("cannot tune into {}: its folder is not writable ({}); expected a "
+                                             "database in a folder you may write to",
+                                             db.string(), strerror(errno)));
+  if (fs::exists(db, ec) && ::access(db.c_str(), W_OK) != 0)
+    throw InputError({given_by}, fmt::format("cannot tune into {}: {}; expected a database you may write to",
+                                             db.string(), strerror(errno)));
   if (!fs::exists(db, ec) || fs::file_size(db, ec) == 0 || ec) return;
   try {
     const Store probe(db, Store::Access::read_only);
@@ -363,6 +374,11 @@ void make_out_dir(const std::string& dir) {
     throw InputError({"--out-dir " + dir}, "is a file; expected a folder (new or existing)");
   fs::create_directories(dir, ec);
   if (ec) throw InputError({"--out-dir " + dir}, "cannot make this folder: " + ec.message());
+  // The store, its journal and the builds are written there.
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw InputError(
+        {"--out-dir " + dir},
+        fmt::format("cannot write into this folder: {}; expected a folder you may write to", strerror(errno)));
 }
 
 // More parallel builds than this is a typo, not a machine.
