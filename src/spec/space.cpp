@@ -262,11 +262,17 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
     detail::DistinctValues seen;
     for (const Item& el : els) {
       if (!el.node.IsScalar()) wrong_type(el, "a value (int, float or string)");
-      if (el.node.Tag() != "!" && reads_as_comprehension(el.node.Scalar()))
+      if (el.node.Tag() != "!" && reads_as_comprehension(el.node.Scalar())) {
+        // YAML splits the list at its commas (range(3, 7)): the quoting
+        // to suggest is of every piece, joined as they were written.
+        std::string whole;
+        for (const Item& piece : els) whole += (whole.empty() ? "" : ", ") + piece.node.Scalar();
         fail(content_loc(el), "parameter '" + name + "': '" + el.node.Scalar() +
-                                  "' reads as a Python comprehension, but YAML took the list around it as a list "
-                                  "of one string; quote the whole list to have it evaluated: " +
-                                  name + ": \"[" + el.node.Scalar() + "]\"");
+                                  "' reads as a Python comprehension, but YAML took the list around it as a list " +
+                                  (els.size() == 1 ? std::string("of one string")
+                                                   : "of " + std::to_string(els.size()) + " strings, split at its commas") +
+                                  "; quote the whole list to have it evaluated: " + name + ": \"[" + whole + "]\"");
+      }
       Value v = value_of(el);
       if (auto j = seen.add(v))
         fail(content_loc(el),

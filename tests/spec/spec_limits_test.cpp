@@ -158,6 +158,12 @@ TEST(SpecLimits, AParameterWrittenAsAPythonListExpressionIsEvaluated) {
   EXPECT_TRUE(contains(unquoted, "k.yaml:5:")) << unquoted;
   EXPECT_TRUE(contains(unquoted, "reads as a Python comprehension")) << unquoted;
   EXPECT_TRUE(contains(unquoted, "BX: \"[128+64*i for i in range(3)]\"")) << unquoted;
+  // A comma in it splits it into several strings: the quoting suggested
+  // is of the whole list, which then loads.
+  const std::string split = load_error(dir, "parameters:\n  BX: [2**i for i in range(3, 7)]\n");
+  EXPECT_TRUE(contains(split, "a list of 2 strings, split at its commas")) << split;
+  EXPECT_TRUE(contains(split, "BX: \"[2**i for i in range(3, 7)]\"")) << split;
+  EXPECT_EQ(load_error(dir, "parameters:\n  BX: \"[2**i for i in range(3, 7)]\"\n"), "");
   // A range string and a quoted list element stay what they were.
   EXPECT_EQ(load_error(dir, "parameters:\n  BX: '1:3'\n  S: ['a for b in c']\n"), "");
 }
