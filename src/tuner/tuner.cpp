@@ -1183,6 +1183,22 @@ class Run {
       current = std::move(following);
     }
 
+    // An exhaustive search or a configs list stopped by the budget ran the
+    // first configs of its order only: said, so that 3 configs of 16 do not
+    // read as an exhaustive search. (Random's plan is the space too, but
+    // its first configs are a fair sample.)
+    const bool in_order = !spec_.configs.empty() || strategies().get(spec_.search.strategy).name == "exhaustive";
+    if (const auto plan = p.strategy->planned();
+        in_order && plan && p.budget && proposed >= *p.budget && *plan > proposed)
+      warn(fmt::format(
+          "{}{} ran the first {} of its {} configs, in its order, and stopped at the budget ({}); the "
+          "other {} were not measured (a guided strategy, such as auto, chooses which configs a budget "
+          "buys)",
+          at_size(p.size, ": "),
+          spec_.configs.empty() ? "the search '" + sr.strategy + "'" : std::string("the configs list"), proposed, *plan,
+          spec_.search.max_fraction ? "search.max_fraction, --max-fraction" : "search.max_evals, --max-evals",
+          *plan - proposed));
+
     // After the search, so that the first seed stays evaluation No.1 of the
     // size; before the confirmation, which measures it again when it is
     // near the fastest.

@@ -173,6 +173,37 @@ TEST(Tune, RerunResumesWithoutRerunning) {
   EXPECT_EQ(Store(fresh.db).trials(fresh.spec_hash).size(), 4u);
 }
 
+// An exhaustive search stopped by its budget says so, and how many configs
+// it left unmeasured; one that ran its course, or a random sample, says
+// nothing of it.
+TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  spec.parameters[0].values = {0, 4, 6, 8};
+  spec.default_config.reset();
+  spec.search.strategy = "exhaustive";
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  auto warned = [](const TuneReport& r) {
+    for (const auto& w : r.warnings)
+      if (w.find("stopped at the budget") != std::string::npos) return w;
+    return std::string();
+  };
+  spec.search.max_evaluations = 2;
+  const TuneReport stopped = tune(spec, opt);
+  EXPECT_EQ(stopped.sizes.at(0).trials.size(), 2u);
+  EXPECT_EQ(warned(stopped),
+            "at size N=4096: the search 'exhaustive' ran the first 2 of its 4 configs, in its order, and stopped at "
+            "the budget (search.max_evals, --max-evals); the other 2 were not measured (a guided strategy, such as "
+            "auto, chooses which configs a budget buys)")
+      << ::testing::PrintToString(stopped.warnings);
+  spec.search.max_evaluations = 4;
+  EXPECT_EQ(warned(tune(spec, opt)), "");
+  spec.search.strategy = "random";
+  spec.search.max_evaluations = 2;
+  EXPECT_EQ(warned(tune(spec, opt)), "");
+}
+
 // Cold, cold-read and hot times are different measurements: a tune in one
 // mode measures anew, then resumes only its own trials.
 TEST(Tune, CacheModesDoNotResumeEachOthersTrials) {
