@@ -1,5 +1,6 @@
 #include "evaluator/detail/host_arguments.hpp"
 
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -47,6 +48,14 @@ void generate(void* p, const ResolvedArgument& a, std::uint64_t bytes, std::uint
   if (!in)
     throw AllocationError(fmt::format("argument '{}': cannot read {} bytes of {} from byte {}", a.name, bytes,
                                       a.fill_file, a.fill_offset));
+}
+
+// This machine's memory and swap, in bytes (0 when unknown): no buffer
+// larger fits, whatever else runs.
+std::uint64_t memory_and_swap_bytes() {
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return 0;
+  return (static_cast<std::uint64_t>(info.totalram) + info.totalswap) * info.mem_unit;
 }
 
 }  // namespace
@@ -101,8 +110,13 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
     const std::uint64_t element = size_of(a.type);
     if (a.count > (std::numeric_limits<std::uint64_t>::max() - 63) / element)
       throw AllocationError(
-          fmt::format("argument '{}': {} elements of {} bytes overflow 64 bits", a.name, a.count, element));
+          fmt::format("argument '{}': {} elements of {} bytes overflow 64 bits", a.name, a.count, element), true);
     const std::uint64_t bytes = a.count * element;
+    if (const std::uint64_t memory = memory_and_swap_bytes(); memory > 0 && bytes > memory)
+      throw AllocationError(fmt::format("argument '{}' needs {} bytes ({} elements of {}), more than this machine's "
+                                        "memory and swap ({:.1f} GiB)",
+                                        a.name, bytes, a.count, to_string(a.type), memory / double(1ull << 30)),
+                            true);
     // 64-byte alignment: a cache line, and what AVX-512 loads like.
     const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
     auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));

@@ -72,10 +72,12 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
   try {
     changed = args.prepare(rq.arguments, rq.seed);
   } catch (const AllocationError& e) {
-    // The machine's memory, not the kernel: the config is tried again later.
+    // The machine's memory at the moment, not the kernel: the config is
+    // tried again later. A buffer no retry can allocate here is the
+    // config's (or its size's): stored, and a reference's ends the size.
     TrialResult r;
     r.status = Status::resource_limit;
-    r.fault = Fault::environment;
+    r.fault = e.never_fits ? Fault::config : Fault::environment;
     r.error = e.what();
     return fail(std::move(r));
   }

@@ -1732,7 +1732,9 @@ class Run {
           // outputs met a full disk, gets a second run before the size ends.
           if (e.fault != Fault::environment || stop_requested()) throw;
           report_.warnings.push_back(
-              fmt::format("{}the reference is computed again, after: {}", at_size(p.size, ": "), clip(e.what(), 500)));
+              fmt::format("{}the reference's run failed for a reason of the machine's, not the kernel's ({}); it ran "
+                          "again",
+                          at_size(p.size, ": "), clip(e.what(), 500)));
           res = evaluator_->evaluate(rq);
         }
       } catch (const ReferenceError& e) {

@@ -79,11 +79,20 @@ TEST(HostArguments, AFailedAllocationNamesTheArgumentAndIsNotRemembered) {
       FAIL() << "attempt " << attempt << ": the allocation succeeded";
     } catch (const tunekit::detail::AllocationError& e) {
       EXPECT_NE(std::string(e.what()).find("argument 'x'"), std::string::npos) << e.what();
+      // More than the machine's memory and swap: no retry can allocate it.
+      EXPECT_NE(std::string(e.what()).find("more than this machine's memory and swap"), std::string::npos) << e.what();
+      EXPECT_TRUE(e.never_fits);
     }
   }
   // A count whose bytes overflow 64 bits is said as such.
   args[0].count = std::uint64_t{1} << 63;
-  EXPECT_THROW(h.prepare(args, 1), tunekit::detail::AllocationError);
+  try {
+    h.prepare(args, 1);
+    FAIL() << "the allocation succeeded";
+  } catch (const tunekit::detail::AllocationError& e) {
+    EXPECT_NE(std::string(e.what()).find("overflow 64 bits"), std::string::npos) << e.what();
+    EXPECT_TRUE(e.never_fits);
+  }
   args[0].count = 16;
   EXPECT_TRUE(h.prepare(args, 1));
   EXPECT_NE(h.data(0), nullptr);

@@ -204,6 +204,28 @@ TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
   EXPECT_EQ(warned(tune(spec, opt)), "");
 }
 
+// A size whose buffers exceed the machine's memory and swap is the size's
+// recorded error, said as such: not the machine's passing state, whose
+// reference would be run again (and its configs on every resume).
+TEST(Tune, ASizeLargerThanTheMachinesMemoryIsTheSizesErrorNotTheMachines) {
+  const auto dir = fresh_dir();
+  planted_spec(dir);
+  std::string text = spec_text();
+  // x holds N * N floats: 4 TiB.
+  text.replace(text.find("size: N, fill: random"), 7, "size: N*N");
+  text.replace(text.find("sizes: {N: 4096}"), 16, "sizes: {N: 1048576}");
+  write_file(dir / "big.yaml", text);
+  Spec spec = load_spec(dir / "big.yaml");
+  spec.parameters[0].values = {0, 6};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport r = tune(spec, opt);
+  ASSERT_EQ(r.sizes.size(), 1u);
+  EXPECT_NE(r.sizes[0].error.find("failed (resource_limit)"), std::string::npos) << r.sizes[0].error;
+  EXPECT_NE(r.sizes[0].error.find("more than this machine's memory and swap"), std::string::npos) << r.sizes[0].error;
+  for (const auto& w : r.warnings) EXPECT_EQ(w.find("ran again"), std::string::npos) << w;
+}
+
 // Cold, cold-read and hot times are different measurements: a tune in one
 // mode measures anew, then resumes only its own trials.
 TEST(Tune, CacheModesDoNotResumeEachOthersTrials) {

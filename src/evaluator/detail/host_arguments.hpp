@@ -21,9 +21,13 @@ std::string argument_signature(const std::vector<ResolvedArgument>& args, std::u
 std::string argument_signature(const ResolvedArgument& arg, std::size_t index, std::uint64_t seed);
 
 // A buffer that cannot be allocated (or whose size overflows); the message
-// names the argument.
+// names the argument. `never_fits`: larger than this machine's memory and
+// swap together, or than 64 bits count, so no retry can succeed here: the
+// size's or the config's fault, not the machine's state.
 struct AllocationError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit AllocationError(const std::string& what, bool never_fits = false)
+      : std::runtime_error(what), never_fits(never_fits) {}
+  bool never_fits;
 };
 
 class HostArguments {
