@@ -166,6 +166,10 @@ void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs
 
 std::optional<std::string> unsafe_output(const fs::path& file) {
   std::error_code ec;
+  // "-" reads as standard output elsewhere; here it would be a file named so.
+  if (file == "-")
+    return "'-' would be a file named '-', not standard output: every export is written to a file; give its path "
+           "(the console shows the summary)";
   // Said now, not as an error of some later call (a long spec name makes
   // long default file names).
   for (const auto& part : file)

@@ -989,6 +989,9 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
        "--json: '" + out + "/same' is also where --header writes"},
       {{"tune", spec, "--no-progress", "-o", out, "--csv", out + "/same", "--json", out + "/same"},
        "--json: '" + out + "/same' is also where --csv writes"},
+      // "-" is standard output to other tools: not a file named so here.
+      {{"tune", spec, "--no-progress", "-o", out, "--csv", "-"}, "--csv: '-' would be a file named '-'"},
+      {{"emit", spec, "-o", out, "--header", "-"}, "--header: '-' would be a file named '-'"},
   };
   for (const auto& [args, said] : refused) {
     const auto r = tunekit_cli(args);
@@ -998,6 +1001,7 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
   EXPECT_EQ(read_file(spec), spec_text);
   EXPECT_EQ(read_file(source), source_text);
   EXPECT_FALSE(fs::exists(out + "/same"));
+  EXPECT_FALSE(fs::exists("-"));
   EXPECT_EQ(tunekit_cli({"select", spec, "-o", out}).exit_code, 0);  // the store is whole
 }
 
