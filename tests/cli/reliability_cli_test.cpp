@@ -390,6 +390,12 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
   r = tunekit_cli({"select", spec, "--mod", "cover"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "did you mean '--mode'?")) << r.output;
+  // A short flag the command lacks is named without a guess: every short
+  // flag is one letter from every other ('-s' is no typo of '-h').
+  r = tunekit_cli({"select", spec, "-s", "N=512"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "unknown flag '-s' of `tunekit select` (`tunekit select --help` lists its flags)"))
+      << r.output;
 
   const std::vector<std::vector<std::string>> bad = {
       {"tune", spec, "--max-evals", "abc"},

@@ -48,7 +48,9 @@ bool explain_unknown_flag(const CLI::App& sub, int argc, char** argv) {
     if (const auto eq = flag.find('='); eq != std::string::npos) flag.resize(eq);
     if (flag.size() > 2 && flag[1] != '-') flag.resize(2);  // -j4: the short flag -j
     if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
-    std::string guess = did_you_mean(flag, known);
+    // Every short flag is one letter from every other: no guess for one.
+    const bool short_flag = flag.size() == 2;
+    std::string guess = short_flag ? std::string() : did_you_mean(flag, known);
     // A flag cut short ('--out') is too far from its whole for the typo
     // guess: offer the flags it begins.
     if (guess.empty() && flag.size() >= 5 && flag.rfind("--", 0) == 0) {

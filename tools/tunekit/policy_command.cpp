@@ -598,8 +598,8 @@ int run_emit(const PolicyArgs& a) {
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
   if (!p.checks.constraints.empty())
-    fmt::print("  untuned sizes skip tuned configs that {} check{} reject there (the spec's constraints{})\n",
-               p.checks.constraints.size(), p.checks.constraints.size() == 1 ? "" : "s",
+    fmt::print("  untuned sizes skip tuned configs that {} {} there (the spec's constraints{})\n",
+               p.checks.constraints.size(), p.checks.constraints.size() == 1 ? "check rejects" : "checks reject",
                p.pinned.empty() ? "" : ", and the values each computed parameter may take");
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
   note_sizes_tuned_in_part(l, p);
