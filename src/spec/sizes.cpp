@@ -1,6 +1,7 @@
 // Problem sizes: the spec's `sizes` section, and the grids the command line
 // and the spec build them from.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -52,6 +53,14 @@ std::vector<Bindings> size_grid(const std::vector<Parameter>& axes) {
 }
 
 namespace {
+
+// A decimal number as YAML writes one unquoted ("1024", "1.5e3").
+bool reads_as_number(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789+-.eE") != std::string::npos) return false;
+  char* end = nullptr;
+  (void)std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size();
+}
 
 Value scalar_value(std::string_view text) {
   std::string t(text);
@@ -157,6 +166,11 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
       if (v.node.IsMap() && e.key != "grid" && closest_match(e.key, {"grid"}))
         fail(loc(e.key_node), "'" + e.key + "' in " + context_name(m_item.path) +
                                   " holds a mapping, as a grid does; did you mean 'grid'?");
+      // A quoted number is a string, which every expression of the size
+      // then fails on far from here ('str' * 'str').
+      if (v.node.IsScalar() && v.node.Tag() == "!" && reads_as_number(v.node.Scalar()))
+        fail(content_loc(v), fmt::format("size '{}' is the string \"{}\"; a size is a number: write {}: {}", e.key,
+                                         v.node.Scalar(), e.key, v.node.Scalar()));
       b.emplace(e.key, value_of(v));
       if (size_names_.try_emplace(e.key, loc(e.key_node)).second) size_order_.push_back(e.key);
     }

@@ -116,3 +116,29 @@ TEST(Axis, APow2RangeTooLongNamesItsEnd) {
     EXPECT_NE(e.message().find("got 70"), std::string::npos) << e.message();
   }
 }
+
+// A quoted number is a string, which every expression of the size would
+// fail on ('str' * 'str') far from its cause, and which `tunekit space`
+// would not notice: refused where it is written.
+TEST(SpecSizes, AQuotedNumberIsRefusedWhereItIsWritten) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void f(float*) {}\n");
+  tunekit::testing::write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: f}
+arguments: [{name: x, type: f32, size: n*n}]
+sizes: {n: "1024"}
+)");
+  try {
+    load_spec(dir / "s.yaml");
+    FAIL() << "a quoted size loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 3);
+    EXPECT_EQ(e.where().column, 13);
+    EXPECT_EQ(e.message(), "size 'n' is the string \"1024\"; a size is a number: write n: 1024");
+  }
+  // A string that is no number stays a string size (a dtype's name).
+  tunekit::testing::write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: f}
+arguments: [{name: x, type: f32, size: 64}]
+sizes: {dtype: "f16"}
+)");
+  EXPECT_EQ(load_spec(dir / "s.yaml").sizes.at(0).at("dtype").as_string(), "f16");
+}
