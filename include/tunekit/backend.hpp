@@ -119,9 +119,9 @@ struct KernelTraits {
   std::function<std::string(std::string_view language)> compiler_variable;
   // What a `compiler` value builds with, where that is not the program the
   // name runs from $PATH: NVRTC is a library, and nvcc is $CUDA_HOME's
-  // first. Part of the kernel's identity (spec_hash), as it is of each
-  // build's key: trials of another toolkit are not resumed as this one's.
-  // Empty: the program on $PATH is the compiler.
+  // first. Part of the kernel's identity (spec_hash): trials of another
+  // toolkit version are not resumed as this one's. Empty: the program on
+  // $PATH is the compiler.
   std::function<std::string(std::string_view compiler)> toolchain_identity;
 };
 

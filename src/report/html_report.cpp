@@ -9,6 +9,7 @@
 
 #include "report/detail/svg.hpp"
 #include "report/detail/text.hpp"
+#include "tunekit/report.hpp"
 #include "tunekit/output.hpp"
 
 namespace tunekit {
@@ -16,7 +17,6 @@ namespace tunekit {
 namespace {
 
 using detail::html_escape;
-using detail::us;
 
 Microseconds median_of(std::vector<Microseconds> v) {
   std::sort(v.begin(), v.end());
@@ -88,7 +88,8 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
 // A level's times as the tables print them: ">=" before a lower bound.
 std::string level_text(const ParameterLevel& l) {
   const char* at_least = l.bound ? ">=" : "";
-  std::string out = fmt::format("{}{} / {}{} ({}", at_least, us(l.best), at_least, us(l.median), l.trials);
+  std::string out =
+      fmt::format("{}{} / {}{} ({}", at_least, format_us(l.best), at_least, format_us(l.median), l.trials);
   if (l.slower) out += fmt::format(", {} cut short", l.slower);
   return out + ")";
 }
@@ -316,8 +317,8 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
           "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
           "class=\"num{}\">{:.1f}%{}</td>"
           "{}<td class=\"num\">{}</td>{}<td><code>{}</code>{}</td></tr>\n",
-          rank, us(t.stats.median), us(t.stats.min), missed_target(t, options) ? " noisy" : "", 100 * t.stats.noise,
-          t.stats.bimodal ? " (two groups)" : "", metric_cells(t, options),
+          rank, format_us(t.stats.median), format_us(t.stats.min), missed_target(t, options) ? " noisy" : "",
+          100 * t.stats.noise, t.stats.bimodal ? " (two groups)" : "", metric_cells(t, options),
           t.verification.checked ? fmt::format("{:.3g}", t.verification.max_abs_diff) : std::string("-"),
           resources ? resource_cell(t, "registers") + resource_cell(t, "spills") : std::string(),
           html_escape(t.config.str()),
@@ -362,12 +363,12 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     for (std::size_t i = 0; i < std::min(options.failures, slower.size()); ++i) {
       const auto& t = *slower[i];
       const std::string bar = t.slower_than
-                                  ? fmt::format("{:g} x {} us", t.slower_than->factor, us(t.slower_than->best))
+                                  ? fmt::format("{:g} x {} us", t.slower_than->factor, format_us(t.slower_than->best))
                                   : std::string("-");
       h += fmt::format(
           "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
-          html_escape(t.config.str()), t.stats.count, us(t.stats.min), us(t.stats.median), bar);
+          html_escape(t.config.str()), t.stats.count, format_us(t.stats.min), format_us(t.stats.median), bar);
     }
     h += "</table>\n";
     if (slower.size() > options.failures) h += fmt::format("<p>and {} more.</p>\n", slower.size() - options.failures);
@@ -480,7 +481,7 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
           "<tr><td><a href=\"#s{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
           i, html_escape(sections[i].kernel), html_escape(size_str(sections[i].size)), html_escape(sections[i].device),
-          sections[i].trials.size(), ok.size(), best ? us(best->stats.median) : std::string("-"),
+          sections[i].trials.size(), ok.size(), best ? format_us(best->stats.median) : std::string("-"),
           best ? html_escape(best->config.str()) : std::string());
     }
     h += "</table>\n";

@@ -41,8 +41,6 @@ std::string format_bindings(const Bindings& b) {
   return out + "}";
 }
 
-using detail::us;
-
 // A compiler's log often opens with context ("k.cpp: In function ...");
 // the first line that reports an error is what went wrong.
 std::string_view compiler_reason(std::string_view log) {
@@ -253,7 +251,7 @@ std::string universal_lines(const TuneReport& report) {
   std::string out = fmt::format("one config for all sizes: {} (geomean speedup over default {:.2f}x)\n",
                                 choice->config.str(), choice->geomean_speedup);
   for (const auto& p : choice->per_size)
-    out += fmt::format("  size {}: {} us, {:.2f}x\n", format_bindings(p.size), us(p.time), p.speedup);
+    out += fmt::format("  size {}: {} us, {:.2f}x\n", format_bindings(p.size), format_us(p.time), p.speedup);
   out += format_unsettled(*choice);
   return out;
 }
@@ -355,9 +353,7 @@ std::string trial_numbers(const SizeReport& s, std::string_view origin) {
 
 }  // namespace
 
-std::string format_us(Microseconds t) { return detail::us(t); }
-
-std::string detail::us(Microseconds t) {
+std::string format_us(Microseconds t) {
   const double v = t.count();
   if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
   return std::abs(v) >= 1 || v == 0 ? fmt::format("{:.3f}", v) : fmt::format("{:.4g}", v);
@@ -374,8 +370,9 @@ std::string detail::slower_reason(const TrialRecord& t) {
   const std::size_t n = t.stats.count ? t.stats.count : t.samples.size();
   std::string out = fmt::format("cut short after {} sample{}", n, n == 1 ? "" : "s");
   if (t.slower_than)
-    out += fmt::format(", all over {:g} x {} us, the best so far", t.slower_than->factor, us(t.slower_than->best));
-  if (n) out += fmt::format("; min {} us", us(t.stats.min));
+    out +=
+        fmt::format(", all over {:g} x {} us, the best so far", t.slower_than->factor, format_us(t.slower_than->best));
+  if (n) out += fmt::format("; min {} us", format_us(t.stats.min));
   return out;
 }
 
@@ -439,13 +436,13 @@ TrialColumns columns_of(const TuneReport& report) { return TrialColumns{report.m
 
 std::string format_trial_line(std::size_t number, const TrialRecord& trial, const TrialColumns& columns) {
   if (trial.status == Status::ok) {
-    std::string line = fmt::format("No.{}: {} us, {}", number, us(trial.stats.median), trial.config.str());
+    std::string line = fmt::format("No.{}: {} us, {}", number, format_us(trial.stats.median), trial.config.str());
     for (const auto& [name, value] : metric_values(columns.metrics, trial))
       line += ", " + name + " " + (value ? metric_text(*value) : std::string("n/a"));
     if (missed_target(trial, columns.target_noise))
       line += fmt::format(", noise {}% over the {:g}% target, min {} us",
                           detail::percent_beside(trial.stats.noise, columns.target_noise), 100 * columns.target_noise,
-                          us(trial.stats.min));
+                          format_us(trial.stats.min));
     if (trial.stats.bimodal) line += ", two groups of times";
     // An ok trial's error is a note on its measurement (sampling stopped by
     // the trial's deadline).
@@ -498,11 +495,11 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
     std::vector<std::string> row{
         std::to_string(++numbered[format_bindings(t.size)]),
         t.config.str(),
-        ok ? detail::us(t.stats.median) : "",
+        ok ? format_us(t.stats.median) : "",
         std::string(to_string(t.status)),
         t.verification.checked ? csv_number(t.verification.max_abs_diff, "{:.6g}") : "",
         t.verification.checked ? csv_number(t.verification.max_rel_err, "{:.6g}") : "",
-        timed ? detail::us(t.stats.min) : "",
+        timed ? format_us(t.stats.min) : "",
         timed ? csv_number(t.stats.noise, "{:.4f}") : "",
         std::to_string(samples),
         format_bindings(t.size),
@@ -636,13 +633,13 @@ std::string format_summary(const TuneReport& report) {
 
     if (!s.strategy.empty() && !s.trials.empty()) out += "search: " + s.strategy + "\n";
     if (best && best->status == Status::ok) {
-      out += fmt::format("best: No.{} {} us {}{}\n", *best_index + 1, us(best->stats.median), best->config.str(),
+      out += fmt::format("best: No.{} {} us {}{}\n", *best_index + 1, format_us(best->stats.median), best->config.str(),
                          objective_note(report, *best));
       const char* label = s.baseline_is_spec_default ? "default" : "first valid config";
       // "default: No.1 12.345 us {...}", or the status of one that failed.
       const auto baseline_line = [&](std::string_view name, std::size_t index, const TrialRecord& t) {
         out += t.status == Status::ok
-                   ? fmt::format("{}: No.{} {} us {}{}\n", name, index + 1, us(t.stats.median), t.config.str(),
+                   ? fmt::format("{}: No.{} {} us {}{}\n", name, index + 1, format_us(t.stats.median), t.config.str(),
                                  objective_note(report, t))
                    : fmt::format("{}: No.{} {} {}\n", name, index + 1, to_string(t.status), t.config.str());
       };

@@ -28,7 +28,7 @@ std::string format_results_csv(const std::vector<TrialRecord>& trials,
   std::string out = "No.,Config,Duration(us),Args\n";
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const TrialRecord& t = trials[i];
-    const std::string duration = t.status == Status::ok ? detail::us(t.stats.median) : std::string(to_string(t.status));
+    const std::string duration = t.status == Status::ok ? format_us(t.stats.median) : std::string(to_string(t.status));
     const std::string line = i < args.size() && !args[i].empty() ? detail::shell_quote(args[i]) : std::string();
     out += fmt::format("{},{},{},{}\n", i + 1, detail::csv_field(t.config.str()), detail::csv_field(duration),
                        detail::csv_field(line));

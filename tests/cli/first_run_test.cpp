@@ -110,6 +110,26 @@ TEST(FirstRun, AMisspeltPropertyIsRefusedAtItsFile) {
   EXPECT_EQ(tunekit_cli({"space", spec, "--properties", file.string()}).exit_code, 0);
 }
 
+// A --properties value of another type than this machine's (a string for a
+// count) is refused at its file: every constraint comparing it would fail,
+// and `space` counted no valid config without saying where the cause was.
+TEST(FirstRun, APropertyOfTheWrongTypeIsRefusedAtItsFile) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, kCacheSpace);
+  const auto file = dir / "typed.json";
+  write_file(file, R"({"device": "simulated", "l1d_bytes": "big", "cores": 4})");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"tune", spec, "--out-dir", (dir / "t").string(), "--no-progress", "--properties",
+                                 file.string()},
+        std::vector<std::string>{"space", spec, "--properties", file.string()}}) {
+    const auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, file.string() + ": property 'l1d_bytes' is the string \"big\"; expected a number"))
+        << args[0] << ": " << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "t" / "tunekit.db"));
+}
+
 // A --properties file stands for another machine: one that lacks a
 // property the spec reads is refused, as `space` refuses it, rather than
 // mixed with this machine's value.

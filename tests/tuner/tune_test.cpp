@@ -804,10 +804,11 @@ TEST(SpecHash, FollowsTheDefinesAndTheFilesTheFlagsName) {
   EXPECT_NE(cuda(", arch: sm_90a"), cuda(", arch: sm_90"));
 }
 
-// A CUDA kernel's identity follows the toolkit its builds run: nvcc is
-// $CUDA_HOME's first, not $PATH's, so trials built by another toolkit's nvcc
-// are another kernel's (as its builds are; CudaBuildTest has those).
-TEST(SpecHash, AnotherCudaToolkitIsAnotherKernel) {
+// A CUDA kernel's identity follows the toolkit version its builds run:
+// nvcc is $CUDA_HOME's first, not $PATH's, so trials built by another
+// release are another kernel's; the same release installed elsewhere (a
+// rank's host, the machine that reads the store) is the same kernel.
+TEST(SpecHash, AnotherCudaReleaseIsAnotherKernel) {
   if (!backend_for_language("cuda").kernel.toolchain_identity) GTEST_SKIP() << "built without the cuda backend";
   const auto dir = fresh_dir();
   write_file(dir / "k.cu", "extern \"C\" __global__ void k(float* y) { y[0] = 1; }\n");
@@ -817,17 +818,19 @@ TEST(SpecHash, AnotherCudaToolkitIsAnotherKernel) {
   const Spec spec = load_spec(dir / "k.yaml");
   const char* before = std::getenv("CUDA_HOME");
   const std::string saved = before ? before : "";
-  auto under = [&](const std::string& home) {
-    write_file(dir / home / "bin" / "nvcc", "#!/bin/sh\n# " + home + "\n");
+  auto under = [&](const std::string& home, const std::string& release) {
+    write_file(
+        dir / home / "bin" / "nvcc",
+        "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\necho 'Cuda compilation tools, " + release + "'\n");
     std::filesystem::permissions(dir / home / "bin" / "nvcc", std::filesystem::perms::owner_all);
     ::setenv("CUDA_HOME", (dir / home).c_str(), 1);
     return spec_hash(spec);
   };
-  const std::string a = under("kit-a");
-  const std::string a_again = under("kit-a");
-  const std::string b = under("kit-b");
+  const std::string a = under("kit-a", "release 12.4, V12.4.131");
+  const std::string same_release = under("kit-b", "release 12.4, V12.4.131");
+  const std::string other_release = under("kit-c", "release 13.0, V13.0.88");
   if (before) ::setenv("CUDA_HOME", saved.c_str(), 1);
   else ::unsetenv("CUDA_HOME");
-  EXPECT_EQ(a, a_again);
-  EXPECT_NE(a, b);
+  EXPECT_EQ(a, same_release);
+  EXPECT_NE(a, other_release);
 }

@@ -179,6 +179,25 @@ void check_property_names(const std::set<std::string>& read, const Bindings& pro
   }
 }
 
+void check_property_types(const Bindings& given, const Bindings& here, const std::string& file) {
+  for (const auto& [key, value] : given)
+    if (const auto it = here.find(key); it != here.end() && value.is_string() && it->second.is_number())
+      throw InputError(SourceLocation{file, 0, 0},
+                       fmt::format("property '{}' is the string \"{}\"; expected a number, as this machine's {} is "
+                                   "({})",
+                                   key, value.as_string(), key, it->second.str()));
+}
+
+Bindings properties_here(const std::string& language) {
+  try {
+    return make_backend(language, {std::filesystem::temp_directory_path() / "tunekit-space", false})
+        ->machine()
+        .properties;
+  } catch (const std::runtime_error&) {
+    return {};
+  }
+}
+
 // A size given on the command line: a name the spec uses, and a number
 // (a malformed axis such as 'M=[1,2' would otherwise be the string "[1,2").
 // A machine property the constraints read is among the names the spec

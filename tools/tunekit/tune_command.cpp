@@ -451,6 +451,7 @@ int run_tune(const TuneArgs& t) {
     if (!t.properties.empty()) {
       options.properties = load_machine_file(t.properties).properties;
       check_property_names(size_names_used(spec), options.properties, t.properties);
+      check_property_types(options.properties, properties_here(spec.kernel.language), t.properties);
     }
     // Before a week of tuning, not after: no explicit output may replace the
     // store, the spec or the kernel's source.

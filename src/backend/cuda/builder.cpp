@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <chrono>
 #include <mutex>
 #include <map>
 #include <sstream>
@@ -270,16 +271,30 @@ std::string nvcc_path() {
 }  // namespace
 
 std::string toolchain_identity(std::string_view compiler) {
-  // The nvcc this builder runs ($CUDA_HOME's first, not $PATH's, which
-  // BuildInput::hash knows), and for NVRTC its version and the headers it
-  // compiles with: another toolkit under $CUDA_HOME builds other code under
-  // the same name.
-  if (compiler == "nvcc") return "nvcc " + detail::compiler_identity(nvcc_path());
-  const Nvrtc* n = nvrtc();
-  if (!n) return "nvrtc (not loaded)";
-  static const fs::path include = cuda_include_dir();
-  return fmt::format("nvrtc {}.{} {}", n->major, n->minor,
-                     include.empty() ? "" : detail::compiler_identity((include / "cuda_fp16.h").string()));
+  // The toolkit's version, not its install: a store is read on other
+  // machines (select, emit, MPI ranks on other hosts), where the same
+  // release sits elsewhere and was installed at another time. NVRTC by its
+  // version; nvcc ($CUDA_HOME's first, as builds run it) by its release line
+  // ("Cuda compilation tools, release 13.0, V13.0.88"), once per process.
+  if (compiler != "nvcc") {
+    const Nvrtc* n = nvrtc();
+    return n ? fmt::format("nvrtc {}.{}", n->major, n->minor) : std::string("nvrtc");
+  }
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  const std::lock_guard lock(mutex);
+  const std::string nvcc = nvcc_path();
+  if (auto it = known.find(nvcc); it != known.end()) return it->second;
+  std::string release;
+  try {
+    const detail::ProcessResult r = detail::run_process({nvcc, "--version"}, std::chrono::seconds(60));
+    if (r.exit_code == 0 && r.signal == 0)
+      if (const auto at = r.output.find("release "); at != std::string::npos)
+        release = r.output.substr(at, r.output.find('\n', at) - at);
+  } catch (const std::exception&) {
+  }
+  // No version to read (no nvcc there): a build fails on its own account.
+  return known[nvcc] = "nvcc " + (release.empty() ? detail::compiler_identity(nvcc) : release);
 }
 
 CubinInfo inspect_cubin(std::string_view b) {
@@ -362,12 +377,23 @@ BuildResult CudaBuilder::build(const BuildInput& in) {
     return r;
   }
   const bool nvcc = in.compiler == "nvcc";
-  if (!nvcc && !nvrtc()) {
-    r.status = Status::compile_error;
-    r.log = nvrtc_unavailable_reason();
-    return r;
+  // The nvcc this builder runs ($CUDA_HOME's first, not $PATH's, which
+  // BuildInput::hash knows), and for NVRTC the headers it compiles with:
+  // another toolkit under $CUDA_HOME builds other code under the same name.
+  // (The install, not only the version: this key names this machine's
+  // cache, which no other machine reads.)
+  std::string toolchain = "nvcc " + detail::compiler_identity(nvcc_path());
+  if (!nvcc) {
+    const Nvrtc* n = nvrtc();
+    if (!n) {
+      r.status = Status::compile_error;
+      r.log = nvrtc_unavailable_reason();
+      return r;
+    }
+    static const fs::path include = cuda_include_dir();
+    toolchain = fmt::format("nvrtc {}.{} {}", n->major, n->minor,
+                            include.empty() ? "" : detail::compiler_identity((include / "cuda_fp16.h").string()));
   }
-  const std::string toolchain = toolchain_identity(in.compiler);
   // The resolved architecture and the compiler's version are part of the
   // identity: an input naming no arch builds differently on another GPU.
   // ("resources": cubins cached before their sidecars kept ptxas's report

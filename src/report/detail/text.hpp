@@ -15,11 +15,6 @@ namespace tunekit::detail {
 // result's expected value, a compiler's message after its file and line).
 std::string first_line(std::string_view text, std::size_t limit);
 
-// A time in microseconds, as every report prints it (the CSV files too):
-// three decimals, or four significant digits below 1 us, where three
-// decimals would round a hot kernel's 3.3 ns and 3.5 ns to the same figure.
-std::string us(Microseconds t);
-
 // Why a trial was cut short by the early stop (Status::slower), in one
 // line: its samples, and the bar they were all over.
 std::string slower_reason(const TrialRecord& t);

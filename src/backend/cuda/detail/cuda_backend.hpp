@@ -156,8 +156,8 @@ KernelResources ptxas_resources(std::string_view log, std::string_view symbol);
 std::string without_ptxas_report(std::string_view log);
 // CUDA's include folder: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (empty if none).
 std::filesystem::path cuda_include_dir();
-// What `compiler` ("nvrtc" or "nvcc") builds with, as each build's key and
-// the kernel's identity (KernelTraits::toolchain_identity) name it.
+// What `compiler` ("nvrtc" or "nvcc") builds with, as the kernel's identity
+// names it (KernelTraits::toolchain_identity): the toolkit's version.
 std::string toolchain_identity(std::string_view compiler);
 
 // What a cubin's ELF header and symbol table say.
