@@ -34,12 +34,15 @@ constexpr std::array<std::string_view, 97> kKeywords = {
     "xor_eq",      "main",      "size_t",     "int64_t",   "std"};
 
 // The names <cstdint> and <cstddef>, which the header includes, declare or
-// define as macros: as an identifier, INT64_MAX or uint8_t breaks the header.
+// define as macros, and those the compiler predefines in its GNU modes: as
+// an identifier, INT64_MAX, uint8_t or unix breaks the header.
 bool library_name(std::string_view id) {
   static const std::regex kNames(
       "u?int(_least|_fast)?(8|16|32|64)_t|u?int(max|ptr)_t|size_t|ptrdiff_t|max_align_t|nullptr_t|byte|NULL|"
       "offsetof|U?INT(_LEAST|_FAST)?(8|16|32|64)_(MIN|MAX|C)|U?INT(MAX|PTR)_(MIN|MAX|C)|SIZE_MAX|PTRDIFF_(MIN|MAX)|"
-      "SIG_ATOMIC_(MIN|MAX)|WCHAR_(MIN|MAX)|WINT_(MIN|MAX)");
+      "SIG_ATOMIC_(MIN|MAX)|WCHAR_(MIN|MAX)|WINT_(MIN|MAX)|"
+      // GNU modes (gcc's and clang's default -std=gnu++NN) define these.
+      "unix|linux|i386");
   return std::regex_match(id.begin(), id.end(), kNames);
 }
 

@@ -217,7 +217,9 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
                                             fmt::join(block_shape, ", ")));
   static const std::array<const char*, 6> keys{"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
                                                "GROUP_SIZE_M", "num_warps",    "num_stages"};
-  std::string device_name = device.substr(0, device.find(" ("));
+  // The device as torch names it: without the " (triton ...)" that the
+  // Triton backend appends, which a GPU's own name may precede with a " (".
+  std::string device_name = device.substr(0, device.rfind(" (triton "));
   std::replace(device_name.begin(), device_name.end(), ' ', '_');
   // vLLM reads one file for the whole H200 family ("NVIDIA H200 NVL" too):
   // its name has the word H200, its file is NVIDIA_H200's.

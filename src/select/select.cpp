@@ -38,10 +38,15 @@ struct Table {
     for (std::size_t i = 0; i < trials.size(); ++i) {
       const TrialRecord& t = trials[i];
       if (is_base_trial(t)) continue;  // CCCL's base variant is no config to choose
+      const auto value = objective_value(goal.objective, goal.metrics, t);
+      const bool cut_short = t.status == Status::slower && t.stats.count > 0;
+      // A size where no config ran correctly has none to offer: the others
+      // keep their choice (per-size and cover drop it too, with a note).
+      if (!value && !cut_short) continue;
       const std::string sk = size_key(t.size);
       auto [it, added] = size_index.try_emplace(sk, sizes.size());
       if (added) sizes.push_back(t.size);
-      if (t.status == Status::slower && t.stats.count > 0) {
+      if (cut_short) {
         TrialRecord at_best = t;
         at_best.status = Status::ok;
         at_best.stats.median = t.stats.min;
@@ -50,7 +55,6 @@ struct Table {
           cut[t.config.key()][it->second] = Measured{t.stats.min, *v};
         }
       }
-      const auto value = objective_value(goal.objective, goal.metrics, t);
       if (!value) continue;
       const std::string ck = t.config.key();
       configs.try_emplace(ck, t.config);

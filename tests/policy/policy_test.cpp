@@ -57,6 +57,9 @@ TEST(Identifiers, AreValidAndDistinctFromKeywords) {
   EXPECT_EQ(cpp_identifier("a__b"), "a_u_b");
   EXPECT_EQ(cpp_identifier("_Reserved"), "u_Reserved");
   EXPECT_EQ(cpp_identifier(""), "_");
+  // Macros of gcc's and clang's default GNU modes.
+  EXPECT_EQ(cpp_identifier("unix"), "unix_");
+  EXPECT_EQ(cpp_identifier("linux"), "linux_");
   EXPECT_EQ(cpp_string_literal("a\"b\\c\n\x01?"), "\"a\\\"b\\\\c\\n\\001\\?\"");
 }
 

@@ -137,6 +137,9 @@ TEST(PythonPolicy, VllmFilesAreNamedAndKeyedAsVllmReadsThem) {
   EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H200 NVL (triton 3.6.0)", "")[0].name, "E=8,N=7168,device_name=NVIDIA_H200.json");
   EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H20", "")[0].name, "E=8,N=7168,device_name=NVIDIA_H20.json");
   EXPECT_EQ(emit_vllm_moe(p, "NVIDIA H100 80GB HBM3", "")[0].name, "E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json");
+  // A GPU's own name may hold " (": only the Triton backend's suffix goes.
+  EXPECT_EQ(emit_vllm_moe(p, "NVIDIA A100 (rev 1) (triton 3.6.0, torch 2.11.0)", "")[0].name,
+            "E=8,N=7168,device_name=NVIDIA_A100_(rev_1).json");
   // Block-quantised weights: vLLM's get_config_file_name appends
   // f",block_shape={block_shape}" with the spaces dropped, after the dtype
   // (int8_w8a8 has no dtype part there, and still a block shape).

@@ -93,6 +93,19 @@ TEST(BestForAllSizes, NeedsEveryConfigAtEverySize) {
   EXPECT_FALSE(best_for_all_sizes(t, Config({{"C", 0}})));
 }
 
+// A size where no config ran correctly has nothing to offer: the choice is
+// made over the others, as per-size and cover drop it, not given up.
+TEST(BestForAllSizes, ASizeWhereEveryConfigFailedIsLeftOut) {
+  auto t = table();
+  for (std::size_t i = 8; i < 12; ++i) t[i].status = Status::crash;  // all of M=3
+  const auto choice = best_for_all_sizes(t, Config({{"C", 0}}));
+  ASSERT_TRUE(choice);
+  ASSERT_EQ(choice->per_size.size(), 2u);
+  // C=1: sqrt(10/5 * 20/30) = 1.155; C=2: sqrt(10/11 * 20/10) = 1.348; C=3: sqrt(10/12 * 20/11) = 1.231
+  EXPECT_EQ(choice->config.at("C"), Value(2));
+  EXPECT_NEAR(choice->geomean_speedup, std::sqrt(10.0 / 11 * 2.0), 1e-12);
+}
+
 TEST(CoveringSet, FewestConfigsWithinTolerance) {
   // Within 10%: C=3 covers M=2 (11 <= 11) and M=3; M=1 needs C=1. Two configs.
   Cover c = covering_set(table(), 0.10);

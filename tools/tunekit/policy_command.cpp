@@ -385,6 +385,17 @@ void check_within(const PolicyArgs& a) {
     throw InputError({"--within"}, "sets the tolerance of --mode cover, but the mode is " + a.mode);
 }
 
+// The same for one config for all sizes: the sizes its choice left out.
+void note_sizes_left_out(const std::vector<TrialRecord>& trials, const UniversalChoice& choice) {
+  std::set<std::string> in;
+  for (const auto& s : choice.per_size) in.insert(size_key(s.size));
+  std::map<std::string, Bindings> left_out;
+  for (const auto& t : trials)
+    if (!in.count(size_key(t.size))) left_out.emplace(size_key(t.size), t.size);
+  for (const auto& [key, size] : left_out)
+    fmt::print("note: no config ran correctly at {}: the choice leaves it out\n", size_text(size));
+}
+
 int run_select(const PolicyArgs& a) {
   check_within(a);
   Loaded l = load(a);
@@ -400,6 +411,7 @@ int run_select(const PolicyArgs& a) {
         fmt::print("  {}: {} us, default {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), format_us(s.baseline),
                    s.speedup);
       fmt::print("{}", format_unsettled(*choice));
+      note_sizes_left_out(l.trials, *choice);
       return 0;
     }
     // Say why there is no answer against the default, then offer the best
@@ -418,6 +430,7 @@ int run_select(const PolicyArgs& a) {
     for (const auto& s : fallback->per_size)
       fmt::print("  {}: {} us, best {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), format_us(s.baseline),
                  s.speedup);
+    note_sizes_left_out(l.trials, *fallback);
     return 0;
   }
   Policy p;
@@ -541,8 +554,18 @@ int run_emit(const PolicyArgs& a) {
   }
   if (auto why = table_problem(p))
     throw InputError({a.spec}, *why + "; `tunekit select` lists the configs as they are");
+  // A Python module's name is an identifier: "moe-v1.2_policy.py" could not
+  // be imported.
+  const auto stem_for = [&](const std::string& default_name) {
+    if (!default_name.ends_with(".py")) return l.name;
+    std::string id = l.name;
+    for (char& c : id)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    return id.empty() || std::isdigit(static_cast<unsigned char>(id.front())) ? "_" + id : id;
+  };
   auto chosen = [&](const std::string& given, const std::string& flag, const std::string& default_name) {
-    return given.empty() ? std::pair{flag + "'s default (in --out-dir)", fs::path(a.out_dir) / (l.name + default_name)}
+    return given.empty() ? std::pair{flag + "'s default (in --out-dir)",
+                                     fs::path(a.out_dir) / (stem_for(default_name) + default_name)}
                          : std::pair{flag, fs::path(given)};
   };
   std::vector<PlannedFile> files;
