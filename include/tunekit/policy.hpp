@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct Policy {
   std::vector<PolicyEntry> entries;
   std::vector<PinnedParameter> pinned;
   PolicyChecks checks;
+  // The spec's values of each parameter, where known: a header field's type
+  // follows them, not only the values that won, so that code using the
+  // policy compiles against every retune.
+  std::map<std::string, std::vector<Value>> declared;
 };
 
 enum class Selection { per_size, all_sizes, cover };

@@ -374,7 +374,12 @@ Layout layout_of(const Policy& policy) {
   };
   if (auto why = table_problem(policy)) throw std::invalid_argument(*why);
   for (const auto& n : l.size_names) l.size_kinds.push_back(kind_of(column(n, true)));
-  for (const auto& n : l.param_names) l.param_kinds.push_back(kind_of(column(n, false)));
+  for (const auto& n : l.param_names) {
+    std::vector<const Value*> values = column(n, false);
+    if (const auto d = policy.declared.find(n); d != policy.declared.end())
+      for (const Value& v : d->second) values.push_back(&v);
+    l.param_kinds.push_back(kind_of(values));
+  }
   // Whether the header can write an expression (the spelling does not matter here).
   auto writable = [&](const Expression& e, bool sizes_only) {
     return e.to_cpp(namer(l, policy, sizes_only, [](const Ref&) { return std::string("x"); }), "").has_value();
@@ -673,6 +678,7 @@ Policy make_spec_policy(const Spec& spec, const std::vector<TrialRecord>& trials
   Policy p = make_policy(spec.name.empty() ? spec.kernel.entry : spec.name, trials, selection, spec.default_config,
                          tolerance, Goal{spec.objective, spec.metrics});
   p.size_order = spec.size_names;
+  for (const auto& param : spec.parameters) p.declared[param.name] = param.values;
   p.pinned = pinned_parameters(spec.constraints, p);
   p.checks = policy_checks(spec.constraints, spec.parameters, p, machine_properties(trials));
   return p;

@@ -217,9 +217,12 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
                                             fmt::join(block_shape, ", ")));
   static const std::array<const char*, 6> keys{"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
                                                "GROUP_SIZE_M", "num_warps",    "num_stages"};
-  // The device as torch names it: without the " (triton ...)" that the
-  // Triton backend appends, which a GPU's own name may precede with a " (".
-  std::string device_name = device.substr(0, device.rfind(" (triton "));
+  // The device as torch names it: without the last " (...)", which the
+  // Triton backend appends ("(triton 3.6.0, torch 2.11)"); a GPU's own name
+  // may hold a " (" before it.
+  std::string device_name = device;
+  if (const auto open = device.rfind(" ("); open != std::string::npos && device.ends_with(')'))
+    device_name.resize(open);
   std::replace(device_name.begin(), device_name.end(), ' ', '_');
   // vLLM reads one file for the whole H200 family ("NVIDIA H200 NVL" too):
   // its name has the word H200, its file is NVIDIA_H200's.
@@ -278,7 +281,7 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
     if (auto [it, fresh] = from.try_emplace(key, &e.size); !fresh)
       throw std::runtime_error(fmt::format(
           "vLLM's MoE files hold one config per E, N and {}, but the tuned sizes {} and {} differ only in other "
-          "axes; emit them one at a time (a spec per value of those axes)",
+          "axes; emit them one at a time, naming one value of those axes (emit -s NAME=VALUE)",
           batch_axis, size_key(*it->second), size_key(e.size)));
     files[{std::get<0>(key), std::get<1>(key)}][std::get<2>(key)] = config;
   }

@@ -391,10 +391,10 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "did you mean '--mode'?")) << r.output;
   // A short flag the command lacks is named without a guess: every short
-  // flag is one letter from every other ('-s' is no typo of '-h').
-  r = tunekit_cli({"select", spec, "-s", "N=512"});
+  // flag is one letter from every other ('-j' is no typo of '-h').
+  r = tunekit_cli({"select", spec, "-j", "2"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "unknown flag '-s' of `tunekit select` (`tunekit select --help` lists its flags)"))
+  EXPECT_TRUE(contains(r.output, "unknown flag '-j' of `tunekit select` (`tunekit select --help` lists its flags)"))
       << r.output;
 
   const std::vector<std::vector<std::string>> bad = {
@@ -453,6 +453,37 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
   r = tunekit_cli({"tune", spec, "--no-progress", "-o", (dir / "afile").string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--out-dir " + (dir / "afile").string() + ": is a file; expected a folder"))
+      << r.output;
+}
+
+// A store keeps every size a spec was tuned at, those of earlier -a flags
+// too: select and emit answer for the sizes -s and -a make, as tune's make
+// them, and a flag that makes none the store holds is refused, naming what
+// it holds.
+TEST(ReliabilityCli, SelectAndEmitAnswerForTheSizesTheirFlagsMake) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out, "-a", "N=[64,128,256]"}).exit_code, 0);
+  auto r = tunekit_cli({"select", spec, "-o", out});
+  EXPECT_TRUE(contains(r.output, "3 sizes")) << r.output;
+  r = tunekit_cli({"select", spec, "-o", out, "-s", "N=128"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 size, ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "{N: 128}")) << r.output;
+  r = tunekit_cli({"select", spec, "-o", out, "-a", "N=[64,256]"});
+  EXPECT_TRUE(contains(r.output, "2 sizes")) << r.output;
+  r = tunekit_cli({"emit", spec, "-o", out, "-s", "N=256", "--json", (dir / "p.json").string(), "--header",
+                   (dir / "p.hpp").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto policy = nlohmann::json::parse(read_file(dir / "p.json"));
+  ASSERT_EQ(policy["entries"].size(), 1u) << policy.dump();
+  EXPECT_EQ(policy["entries"][0]["size"]["N"], 256);
+  r = tunekit_cli({"select", spec, "-o", out, "-s", "N=999"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "--size N=999: the store holds no trials of this spec at the sizes the flags "
+                       "make; it holds {N: 128}, {N: 256}, {N: 64}"))
       << r.output;
 }
 

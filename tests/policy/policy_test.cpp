@@ -121,6 +121,21 @@ TEST(PolicyHeader, ReturnsTunedConfigsExactlyAndNearestOtherwise) {
   EXPECT_EQ(out, "16 0.5 small|64 1 big|32 1|16 32 64");
 }
 
+// A field's type follows the spec's values of its parameter, not only the
+// values that won: code written against the header keeps compiling when a
+// retune picks the parameter's other values.
+TEST(PolicyHeader, AFieldsTypeFollowsTheParametersDeclaredValues) {
+  Policy p = make_policy("k", {trial(16, 1024, Config({{"SCALE", 1}, {"LAYOUT", 4}, {"BM", 16}}), 10)},
+                         Selection::per_size, std::nullopt);
+  auto field = [&] { return emit_header(p, {"ns"}); };
+  EXPECT_NE(field().find("std::int64_t SCALE;"), std::string::npos) << field();
+  p.declared = {{"SCALE", {Value(1), Value(2.5)}}, {"LAYOUT", {Value(4), Value("auto")}}, {"BM", {Value(16)}}};
+  const std::string header = field();
+  EXPECT_NE(header.find("double SCALE;"), std::string::npos) << header;
+  EXPECT_NE(header.find("const char* LAYOUT;"), std::string::npos) << header;
+  EXPECT_NE(header.find("std::int64_t BM;"), std::string::npos) << header;
+}
+
 TEST(PolicyHeader, OneConfigForAllSizes) {
   const auto dir = tunekit::testing::fresh_dir();
   auto t = trials();

@@ -1,6 +1,7 @@
 #include "policy_command.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -49,6 +50,9 @@ struct PolicyArgs {
   std::string entry;              // a bare source's, as tune was given them
   std::vector<std::string> args;  // (the spec they make finds its trials)
   KernelFlags kernel;             // the tune's, which make another kernel of the spec
+  // select, emit: the sizes to answer for, as tune's -s and -a make them
+  // (default: every size the store holds of the spec).
+  std::vector<std::string> sizes, axes;
 };
 
 // What makes the kernel that was tuned, as tune was given it: a bare
@@ -99,6 +103,12 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
                    : "expected " + either(names_in(selection_names())) + ", not '" + v + "'";
       })
       ->capture_default_str();
+  cmd->add_option("-s,--size", a.sizes,
+                  "Answer for these sizes only, as tune's -s makes them: NAME=VALUE replaces NAME in the spec's "
+                  "sizes (default: every size the store holds of the spec, those of earlier tunes' flags too)");
+  cmd->add_option("-a,--axis", a.axes,
+                  "Answer for these sizes only, as tune's -a makes them: NAME=[v1,v2,...], NAME=[start:end:step] or "
+                  "NAME[pow2]=[lo:hi], crossed with the spec's sizes");
   cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")
       ->each([&a](const std::string&) { a.within_given = true; })
       ->check([](const std::string& v) {
@@ -276,6 +286,40 @@ void pick_device(Loaded& l, const PolicyArgs& a, bool one_device) {
   }
 }
 
+std::string size_text(const Bindings& size) { return Config({size.begin(), size.end()}).str(); }
+
+// -s and -a narrow the trials to the sizes they make of the spec's, as
+// tune's make the sizes it tunes: a store keeps every size a spec was tuned
+// at (earlier flags' too), and one policy per value of an axis (vLLM's
+// files per top-k, say) is made by naming that value.
+void keep_flagged_sizes(Loaded& l, const PolicyArgs& a) {
+  if (a.sizes.empty() && a.axes.empty()) return;
+  std::vector<Parameter> overrides, axes;
+  for (const auto& text : a.sizes) {
+    if (text.find('=') == std::string::npos || text.front() == '=')
+      throw InputError({"--size " + text}, "expected NAME=VALUE, e.g. --size N=4096");
+    auto [name, value] = parse_assignment(text, {"--size " + text});
+    overrides.push_back({name, {value}, {"--size " + text}});
+  }
+  for (const auto& text : a.axes) axes.push_back(parse_axis(text));
+  std::vector<Bindings> base = l.spec.sizes;
+  if (base.empty()) base.emplace_back();
+  std::set<std::string> wanted;
+  for (const auto& b : apply_axes(apply_axes(base, overrides), axes)) wanted.insert(size_key(b));
+  const std::size_t stored = l.trials.size();
+  std::set<std::string> held;
+  for (const auto& t : l.trials) held.insert(size_text(t.size));
+  std::erase_if(l.trials, [&](const TrialRecord& t) { return !wanted.count(size_key(t.size)); });
+  if (l.trials.empty() && stored > 0) {
+    std::vector<std::string> shown(held.begin(), std::next(held.begin(), std::min<std::size_t>(held.size(), 8)));
+    throw InputError(
+        {!a.sizes.empty() ? "--size " + a.sizes.front() : "--axis " + a.axes.front()},
+        fmt::format(
+            "the store holds no trials of this spec at the sizes the flags make; it holds {}{}", fmt::join(shown, ", "),
+            held.size() > shown.size() ? fmt::format(" and {} more", held.size() - shown.size()) : std::string()));
+  }
+}
+
 Loaded load(const PolicyArgs& a, bool one_device = true) {
   Loaded l;
   l.spec = spec_of_target(a.spec, a.entry, a.args);
@@ -314,6 +358,7 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   // CCCL's base variant is no config of the space, nor one to choose: not
   // one the space leaves out either.
   std::erase_if(l.trials, [](const TrialRecord& t) { return is_base_trial(t); });
+  keep_flagged_sizes(l, a);
   const std::size_t stored = l.trials.size();
   l.trials = allowed_now(l.spec, std::move(l.trials), l.valid_at);
   if (l.trials.empty())
@@ -334,8 +379,6 @@ Selection selection_of(const std::string& mode) {
 }
 
 Goal goal_of(const Spec& spec) { return Goal{spec.objective, spec.metrics}; }
-
-std::string size_text(const Bindings& size) { return Config({size.begin(), size.end()}).str(); }
 
 // Sizes whose entry is the best of part of their valid configs (a budget,
 // or a tune stopped before the size's end): said, with how much was
