@@ -87,6 +87,25 @@ TEST(FirstRun, ADefaultInvalidOnThisMachineIsExplained) {
   EXPECT_TRUE(contains(counted.output, ": the default {TILE: 4096} breaks the constraint")) << counted.output;
 }
 
+namespace {
+
+// `tune` and `space` given --properties FILE both refuse it at the file,
+// saying `said` after its name, before a store is made.
+void expect_refused_by_tune_and_space(const fs::path& dir, const std::string& spec, const fs::path& file,
+                                      const std::string& said) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"tune", spec, "--out-dir", (dir / "t").string(), "--no-progress", "--properties",
+                                 file.string()},
+        std::vector<std::string>{"space", spec, "--properties", file.string()}}) {
+    const auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, file.string() + said)) << args[0] << ": " << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "t" / "tunekit.db"));
+}
+
+}  // namespace
+
 // A --properties key the spec does not read, a near miss of one it does
 // read that the file lacks: the machine's own l1d_bytes would decide unseen.
 // Keys nothing reads are otherwise fine (a devices listing has many).
@@ -95,17 +114,8 @@ TEST(FirstRun, AMisspeltPropertyIsRefusedAtItsFile) {
   const std::string spec = write_spec(dir, kCacheSpace);
   const auto file = dir / "typo.json";
   write_file(file, R"({"device": "simulated", "l1d_byts": 8192, "cores": 4})");
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"tune", spec, "--out-dir", (dir / "t").string(), "--no-progress", "--properties",
-                                 file.string()},
-        std::vector<std::string>{"space", spec, "--properties", file.string()}}) {
-    const auto r = tunekit_cli(args);
-    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.output;
-    EXPECT_TRUE(contains(r.output, file.string() + ": property 'l1d_byts' is read by nothing in the spec; did you "
-                                                   "mean 'l1d_bytes'?"))
-        << args[0] << ": " << r.output;
-  }
-  EXPECT_FALSE(fs::exists(dir / "t" / "tunekit.db"));
+  expect_refused_by_tune_and_space(dir, spec, file,
+                                   ": property 'l1d_byts' is read by nothing in the spec; did you mean 'l1d_bytes'?");
   write_file(file, R"({"device": "simulated", "l1d_bytes": 8192, "l1d_byts": 1, "cores": 4})");
   EXPECT_EQ(tunekit_cli({"space", spec, "--properties", file.string()}).exit_code, 0);
 }
@@ -118,16 +128,7 @@ TEST(FirstRun, APropertyOfTheWrongTypeIsRefusedAtItsFile) {
   const std::string spec = write_spec(dir, kCacheSpace);
   const auto file = dir / "typed.json";
   write_file(file, R"({"device": "simulated", "l1d_bytes": "big", "cores": 4})");
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"tune", spec, "--out-dir", (dir / "t").string(), "--no-progress", "--properties",
-                                 file.string()},
-        std::vector<std::string>{"space", spec, "--properties", file.string()}}) {
-    const auto r = tunekit_cli(args);
-    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.output;
-    EXPECT_TRUE(contains(r.output, file.string() + ": property 'l1d_bytes' is the string \"big\"; expected a number"))
-        << args[0] << ": " << r.output;
-  }
-  EXPECT_FALSE(fs::exists(dir / "t" / "tunekit.db"));
+  expect_refused_by_tune_and_space(dir, spec, file, ": property 'l1d_bytes' is the string \"big\"; expected a number");
 }
 
 // A --properties file stands for another machine: one that lacks a

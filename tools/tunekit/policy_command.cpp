@@ -408,16 +408,23 @@ void note_sizes_tuned_in_part(const Loaded& l, const Policy& p) {
       count, count == 1 ? "" : "s", fmt::join(parts, ", "), count == 1 ? "its entry was" : "their entries were");
 }
 
+// The sizes `trials` were run at that `answered` (size keys) leaves out:
+// those where no config ran correctly.
+std::map<std::string, Bindings> sizes_left_out(const std::vector<TrialRecord>& trials,
+                                               const std::set<std::string>& answered) {
+  std::map<std::string, Bindings> left_out;
+  for (const auto& t : trials)
+    if (!answered.count(size_key(t.size))) left_out.emplace(size_key(t.size), t.size);
+  return left_out;
+}
+
 // Sizes the store has trials of, none of which ran correctly: the policy
 // has no entry for them, and answers them as it answers an untuned size.
 // Said, so that a size tuned in vain is not taken for one tuned.
 void note_sizes_left_out(const std::vector<TrialRecord>& trials, const Policy& p) {
   std::set<std::string> in;
   for (const auto& e : p.entries) in.insert(size_key(e.size));
-  std::map<std::string, Bindings> left_out;
-  for (const auto& t : trials)
-    if (!in.count(size_key(t.size))) left_out.emplace(size_key(t.size), t.size);
-  for (const auto& [key, size] : left_out)
+  for (const auto& [key, size] : sizes_left_out(trials, in))
     fmt::print("note: no config ran correctly at {}: it has no entry, and gets the rule of an untuned size\n",
                size_text(size));
 }
@@ -432,10 +439,7 @@ void check_within(const PolicyArgs& a) {
 void note_sizes_left_out(const std::vector<TrialRecord>& trials, const UniversalChoice& choice) {
   std::set<std::string> in;
   for (const auto& s : choice.per_size) in.insert(size_key(s.size));
-  std::map<std::string, Bindings> left_out;
-  for (const auto& t : trials)
-    if (!in.count(size_key(t.size))) left_out.emplace(size_key(t.size), t.size);
-  for (const auto& [key, size] : left_out)
+  for (const auto& [key, size] : sizes_left_out(trials, in))
     fmt::print("note: no config ran correctly at {}: the choice leaves it out\n", size_text(size));
 }
 
