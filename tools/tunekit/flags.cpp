@@ -179,23 +179,25 @@ void check_property_names(const std::set<std::string>& read, const Bindings& pro
   }
 }
 
-void check_property_types(const Bindings& given, const Bindings& here, const std::string& file) {
+void check_property_types(const Bindings& given, const std::string& language, const std::string& file) {
+  // Only a string can be of the wrong type: the backend is asked then only
+  // (starting one may take seconds, Triton's imports torch).
+  if (language.empty() ||
+      std::none_of(given.begin(), given.end(), [](const auto& property) { return property.second.is_string(); }))
+    return;
+  Bindings here;
+  try {
+    here =
+        make_backend(language, {std::filesystem::temp_directory_path() / "tunekit-space", false})->machine().properties;
+  } catch (const std::runtime_error&) {
+    return;  // no backend for it here (a GPU's, on a machine without one)
+  }
   for (const auto& [key, value] : given)
     if (const auto it = here.find(key); it != here.end() && value.is_string() && it->second.is_number())
       throw InputError(SourceLocation{file, 0, 0},
                        fmt::format("property '{}' is the string \"{}\"; expected a number, as this machine's {} is "
                                    "({})",
                                    key, value.as_string(), key, it->second.str()));
-}
-
-Bindings properties_here(const std::string& language) {
-  try {
-    return make_backend(language, {std::filesystem::temp_directory_path() / "tunekit-space", false})
-        ->machine()
-        .properties;
-  } catch (const std::runtime_error&) {
-    return {};
-  }
 }
 
 // A size given on the command line: a name the spec uses, and a number

@@ -40,14 +40,11 @@ std::set<std::string> size_names_used(const Spec& spec);
 // the spec does not read are otherwise fine: a `tunekit devices --json`
 // object lists every property of its device.
 void check_property_names(const std::set<std::string>& read, const Bindings& properties, const std::string& file);
-// A property that `file` gives as a string where this machine's backend
-// has a number (a count, a size, a rate): bad input at the file, since a
-// constraint comparing it would fail on every config.
-void check_property_types(const Bindings& given, const Bindings& here, const std::string& file);
-// This machine's properties for a kernel language, as its backend gives
-// them; none where the backend cannot start here (a GPU's, on a machine
-// without one).
-Bindings properties_here(const std::string& language);
+// A property that `file` gives as a string where this machine's backend for
+// `language` has a number (a count, a size, a rate): bad input at the file,
+// since a constraint comparing it would fail on every config. Unchecked
+// where that backend cannot start here (a GPU's, on a machine without one).
+void check_property_types(const Bindings& given, const std::string& language, const std::string& file);
 
 // A size given on the command line (`flag`, as typed): a name of `known`,
 // not a parameter, not a property of the machine (`machine`: its

@@ -83,9 +83,7 @@ Loaded load(const SpaceArgs& a) {
   if (!a.properties.empty()) {
     constants = load_machine_file(a.properties).properties;
     if (spec) check_property_names(size_names_used(*spec), constants, a.properties);
-    // The types this machine's backend gives its properties, where it has
-    // one for the language here (a GPU's may not).
-    if (!language.empty()) check_property_types(constants, properties_here(language), a.properties);
+    check_property_types(constants, language, a.properties);
   } else if (!language.empty()) {
     try {
       constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;

@@ -451,7 +451,7 @@ int run_tune(const TuneArgs& t) {
     if (!t.properties.empty()) {
       options.properties = load_machine_file(t.properties).properties;
       check_property_names(size_names_used(spec), options.properties, t.properties);
-      check_property_types(options.properties, properties_here(spec.kernel.language), t.properties);
+      check_property_types(options.properties, spec.kernel.language, t.properties);
     }
     // Before a week of tuning, not after: no explicit output may replace the
     // store, the spec or the kernel's source.
@@ -655,8 +655,8 @@ SubCommand add_tune_command(CLI::App& app) {
       "results went. A rerun resumes from the results DB.\n"
       "Ctrl-C or SIGTERM stops the run at once, dropping the trial in flight\n"
       "(measured on resume); what is done stays stored and reported, and the\n"
-      "same command resumes it. A second\n"
-      "signal, a second or more after the first, ends the process at once.\n"
+      "same command resumes it. A second signal, a second or more after the\n"
+      "first, ends the process at once.\n"
       "Under mpirun, the sizes are spread over the ranks, one device each; rank 0\n"
       "keeps the DB and prints the report (README: MPI).\n"
       "Exit status: 0 if some config ran correctly; 1 for bad input (a spec error\n"
