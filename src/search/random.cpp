@@ -1,4 +1,5 @@
 // Uniform sampling without replacement from the valid configs.
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -16,7 +17,8 @@ namespace {
 // so nothing is enumerated.
 class IndexedRandomStrategy : public Strategy {
  public:
-  IndexedRandomStrategy(const Space& space, std::uint64_t seed) : space_(space), n_(space.size()), rng_(seed) {}
+  IndexedRandomStrategy(const Space& space, std::uint64_t seed, std::optional<std::uint64_t> budget)
+      : space_(space), n_(space.size()), rng_(seed), planned_(budget ? std::min(*budget, n_) : n_) {}
   std::vector<Config> next(std::size_t k) override {
     std::vector<Config> out;
     while (out.size() < k && pos_ < n_) {
@@ -34,7 +36,9 @@ class IndexedRandomStrategy : public Strategy {
   void observe(const Config& config, const Outcome&) override {
     if (auto r = space_.index_of(config)) measured_.insert(*r);
   }
-  std::optional<std::uint64_t> planned() const override { return n_; }
+  // A sample of the budget's size: its first configs are as fair as any,
+  // not the head of an order a budget cuts short.
+  std::optional<std::uint64_t> planned() const override { return planned_; }
 
  private:
   std::uint64_t at(std::uint64_t i) const {
@@ -44,6 +48,7 @@ class IndexedRandomStrategy : public Strategy {
   Space space_;  // a copy: it shares the index
   std::uint64_t n_;
   std::mt19937_64 rng_;
+  std::uint64_t planned_;
   std::uint64_t pos_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> moved_;
   std::unordered_set<std::uint64_t> measured_;
@@ -124,10 +129,11 @@ class UnindexedRandomStrategy : public Strategy {
   std::vector<std::uint32_t> last_;  // the last config walked
 };
 
-std::unique_ptr<Strategy> make_random(const Space& space, std::uint64_t seed) {
+std::unique_ptr<Strategy> make_random(const Space& space, std::uint64_t seed,
+                                      std::optional<std::uint64_t> budget = std::nullopt) {
   if (space.indexable()) {
     if (space.count() == UINT64_MAX) return std::make_unique<DrawingRandomStrategy>(space, seed);
-    return std::make_unique<IndexedRandomStrategy>(space, seed);
+    return std::make_unique<IndexedRandomStrategy>(space, seed, budget);
   }
   return std::make_unique<UnindexedRandomStrategy>(space, seed);
 }
@@ -138,7 +144,7 @@ StrategyInfo random_strategy() {
   return {"random",
           "uniform sampling without replacement from the valid configs",
           {},
-          [](const StrategyContext& c) { return make_random(c.space, c.seed); },
+          [](const StrategyContext& c) { return make_random(c.space, c.seed, c.budget); },
           {"random_sample"}};
 }
 

@@ -595,7 +595,7 @@ class Run {
     }
     if (r.status == Status::ok) {
       reference_function_ = r.artifact;
-      reference_values_ = std::move(built_with);
+      reference_takes_values_ = built_with.has_value();
       reference_hash_ = std::move(built_hash);
       return;
     }
@@ -1060,7 +1060,7 @@ class Run {
       // fails, the first one serves.
       // (The build cache serves a size whose baseline an earlier one had.)
       Artifact built = *reference_function_;
-      if (reference_values_)
+      if (reference_takes_values_)
         if (const BuildInput own = make_reference_input(spec_, &*p.baseline, p.size); own.hash() != reference_hash_)
           if (BuildResult r = build_now(own); r.status == Status::ok) built = r.artifact;
       const LaunchSpec& own = spec_.reference.launch;
@@ -1183,13 +1183,11 @@ class Run {
       current = std::move(following);
     }
 
-    // An exhaustive search or a configs list stopped by the budget ran the
-    // first configs of its order only: said, so that 3 configs of 16 do not
-    // read as an exhaustive search. (Random's plan is the space too, but
-    // its first configs are a fair sample.)
-    const bool in_order = !spec_.configs.empty() || strategies().get(spec_.search.strategy).name == "exhaustive";
-    if (const auto plan = p.strategy->planned();
-        in_order && plan && p.budget && proposed >= *p.budget && *plan > proposed)
+    // A search whose plan the budget cut short (exhaustive's every config,
+    // a configs list) ran the first configs of its order only: said, so
+    // that 3 configs of 16 do not read as an exhaustive search. (Random
+    // plans a sample of the budget's size; guided searches plan nothing.)
+    if (const auto plan = p.strategy->planned(); plan && p.budget && proposed >= *p.budget && *plan > proposed)
       warn(fmt::format(
           "{}{} ran the first {} of its {} configs, in its order, and stopped at the budget ({}); the "
           "other {} were not measured (a guided strategy, such as auto, chooses which configs a budget "
@@ -1851,9 +1849,9 @@ class Run {
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   std::optional<Artifact> reference_function_;
-  // The values reference_function_ was built with (none: without the
-  // parameters).
-  std::optional<Config> reference_values_;
+  // Whether reference_function_ was built with a config's values (else
+  // without the parameters): then a size whose baseline differs builds its own.
+  bool reference_takes_values_ = false;
   std::string reference_hash_;  // of the input reference_function_ was built from
   std::string source_;
   std::string headers_;  // the digest of the kernel's headers when the run started (input_for)

@@ -179,6 +179,12 @@ void check_property_names(const std::set<std::string>& read, const Bindings& pro
   }
 }
 
+Bindings this_machines_properties(const std::string& language) {
+  return make_backend(language, {std::filesystem::temp_directory_path() / "tunekit-space", false})
+      ->machine()
+      .properties;
+}
+
 void check_property_types(const Bindings& given, const std::string& language, const std::string& file) {
   // Only a string can be of the wrong type: the backend is asked then only
   // (starting one may take seconds, Triton's imports torch).
@@ -187,8 +193,7 @@ void check_property_types(const Bindings& given, const std::string& language, co
     return;
   Bindings here;
   try {
-    here =
-        make_backend(language, {std::filesystem::temp_directory_path() / "tunekit-space", false})->machine().properties;
+    here = this_machines_properties(language);
   } catch (const std::runtime_error&) {
     return;  // no backend for it here (a GPU's, on a machine without one)
   }

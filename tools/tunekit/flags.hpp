@@ -40,6 +40,11 @@ std::set<std::string> size_names_used(const Spec& spec);
 // the spec does not read are otherwise fine: a `tunekit devices --json`
 // object lists every property of its device.
 void check_property_names(const std::set<std::string>& read, const Bindings& properties, const std::string& file);
+// This machine's properties, as its backend for `language` gives them
+// (what constraints read); throws std::runtime_error where that backend
+// cannot start here.
+Bindings this_machines_properties(const std::string& language);
+
 // A property that `file` gives as a string where this machine's backend for
 // `language` has a number (a count, a size, a rate): bad input at the file,
 // since a constraint comparing it would fail on every config. Unchecked

@@ -86,7 +86,7 @@ Loaded load(const SpaceArgs& a) {
     check_property_types(constants, language, a.properties);
   } else if (!language.empty()) {
     try {
-      constants = make_backend(language, {fs::temp_directory_path() / "tunekit-space", false})->machine().properties;
+      constants = this_machines_properties(language);
     } catch (const std::runtime_error& e) {
       throw InputError(SourceLocation{a.file, 0, 0},
                        std::string(e.what()) +
