@@ -24,6 +24,10 @@
 #   --no-tune                same as --configs bench/cpu_gemm/configs.txt
 #                            (configs found by hand on a 2-core Zen 4)
 #   --reuse                  reuse DIR/tune-S.json from an earlier run if present
+#   --fresh                  tune with `tunekit tune --fresh`: measure every config
+#                            again instead of resuming the store in DIR (whose
+#                            trials keep a busy machine's mark, so a plain rerun
+#                            after a busy tune stops again)
 #   --tunekit PATH           the tunekit binary (default: build/bin/tunekit)
 #   --out DIR                work folder (default: build/bench-cpu-gemm)
 #   --rounds N               measure everything N times, interleaved, and report
@@ -57,6 +61,7 @@ sizes="512 1024 2048"
 config=""
 configs_file=""
 reuse=0
+fresh=()
 tunekit="$root/build/bin/tunekit"
 out="$root/build/bench-cpu-gemm"
 rounds=3
@@ -76,6 +81,7 @@ while [ $# -gt 0 ]; do
     --configs) configs_file=${2:?"$1 needs a value"}; shift 2 ;;
     --no-tune) configs_file="$here/configs.txt"; shift ;;
     --reuse) reuse=1; shift ;;
+    --fresh) fresh=(--fresh); shift ;;
     --tunekit) tunekit=${2:?"$1 needs a value"}; shift 2 ;;
     --out) out=${2:?"$1 needs a value"}; shift 2 ;;
     --rounds) rounds=${2:?"$1 needs a value"}; shift 2 ;;
@@ -130,7 +136,7 @@ tune_size() {
     echo "[tune] size $s: $tunekit tune examples/matmul/matmul.yaml --size M=$s --size N=$s --size K=$s" >&2
     # Run in $out so the tuner's own outputs (database ...) land there.
     (cd "$out" && "$tunekit" tune "$root/examples/matmul/matmul.yaml" \
-        --size "M=$s" --size "N=$s" --size "K=$s" --json "$json") >"$out/tune-$s.log" 2>&1 ||
+        --size "M=$s" --size "N=$s" --size "K=$s" --json "$json" ${fresh[@]+"${fresh[@]}"}) >"$out/tune-$s.log" 2>&1 ||
       { tail -n 20 "$out/tune-$s.log" >&2; die "tunekit failed for size $s (log: $out/tune-$s.log)"; }
   fi
   python3 - "$json" "$out/tune-$s.facts" <<'EOF' || die "could not read sizes[0].best.config from $json"
@@ -160,7 +166,7 @@ for s in $sizes; do
     if [ "${busy#busy=}" != 0 ]; then
       echo "[tune] size $s: BUSY MACHINE: ${busy#busy=} trials waited for a CPU (log: $out/tune-$s.log)" >&2
       [ "$allow_busy" = 1 ] || die "the tune of size $s ran on a busy machine, so its config may not be the fastest; \
-run again on a quiet machine, or pass --allow-busy to go on with a warning"
+run again with --fresh on a quiet machine, or pass --allow-busy to go on with a warning"
     fi
   fi
   to_defines "${tuned[$s]}" >/dev/null

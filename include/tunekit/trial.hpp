@@ -86,6 +86,11 @@ struct TrialRecord {
   // What its build uses (registers, spills, shared memory), where the
   // backend's compiler says; empty in stores before schema 8.
   KernelResources resources;
+  // The share of its worker's time spent waiting for a CPU while it was
+  // measured (TrialResult::cpu_wait_share; 0 in stores before schema 9). At
+  // kBusyCpuWait or more it was measured on a busy machine, and every report
+  // of it says so, a resumed run's too: its times may be inflated.
+  double cpu_wait_share = 0;
 };
 
 inline bool is_base_trial(const TrialRecord& t) { return t.origin == kOriginBase; }

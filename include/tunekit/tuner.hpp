@@ -75,9 +75,9 @@ struct ProgressEvent {
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
 // The share of a trial's CPU time spent waiting for a CPU from which it is
-// reported as measured on a busy machine (SizeReport::waited_for_cpu): a
-// quiet machine keeps it well under 1%; one other busy thread per core
-// makes it a third and more.
+// reported as measured on a busy machine (TrialRecord::cpu_wait_share,
+// measured_on_a_busy_machine): a quiet machine keeps it well under 1%; one
+// other busy thread per core makes it a third and more.
 inline constexpr double kBusyCpuWait = 0.1;
 
 struct SizeReport {
@@ -105,16 +105,15 @@ struct SizeReport {
   // The search that proposed the configs: the strategy's name (for `auto`,
   // with what it chose), or "the configs list".
   std::string strategy;
-  // The trials this run measured while the machine was busy: their worker's
-  // threads waited for a CPU for at least kBusyCpuWait of their time
-  // (TrialResult::cpu_wait_share), which inflates times even when every
-  // sample is equally slow and the noise looks low. Index into trials, and
-  // the share.
-  std::vector<std::pair<std::size_t, double>> waited_for_cpu;
 
   // The first trial, and the number of trials, with this origin.
   std::optional<std::size_t> first_of(std::string_view origin) const;
   std::size_t count_of(std::string_view origin) const;
+  // The trials measured while the machine was busy, in this run or the one
+  // that stored them: their worker's threads waited for a CPU for at least
+  // kBusyCpuWait of their time, which inflates times even when every sample
+  // is equally slow and the noise looks low. Indexes into trials.
+  std::vector<std::size_t> measured_on_a_busy_machine() const;
 };
 
 struct TuneReport {

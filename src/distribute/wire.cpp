@@ -84,6 +84,7 @@ ojson trial_to_json(const TrialRecord& t) {
       {"settings", t.settings},
       {"confirmed", t.confirmed},
       {"resources", t.resources},
+      {"cpu_wait_share", number(t.cpu_wait_share)},
   };
   if (t.slower_than)
     j["slower_than"] = {{"factor", number(t.slower_than->factor)}, {"best", number(t.slower_than->best.count())}};
@@ -126,6 +127,7 @@ TrialRecord trial_from_json(const ojson& j) {
   t.settings = j.at("settings").get<std::string>();
   t.confirmed = j.at("confirmed").get<bool>();
   t.resources = j.at("resources").get<KernelResources>();
+  t.cpu_wait_share = number(j.at("cpu_wait_share"));
   if (j.contains("slower_than")) {
     const ojson& s = j.at("slower_than");
     t.slower_than = SlowerThan{number(s.at("factor")), duration<Microseconds>(s.at("best"))};

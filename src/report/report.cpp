@@ -311,19 +311,20 @@ std::string stopped_lines(const std::string& error) {
 // The trials measured while other processes held the cores, in one line:
 // their times may be inflated though their noise looks low.
 std::string busy_line(const SizeReport& s) {
-  if (s.waited_for_cpu.empty()) return {};
+  const std::vector<std::size_t> busy = s.measured_on_a_busy_machine();
+  if (busy.empty()) return {};
   std::vector<std::string> numbers;
   double most = 0;
-  for (const auto& [i, share] : s.waited_for_cpu) {
+  for (const std::size_t i : busy) {
     if (numbers.size() < 8) numbers.push_back(fmt::format("No.{}", i + 1));
-    most = std::max(most, share);
+    most = std::max(most, s.trials[i].cpu_wait_share);
   }
-  if (s.waited_for_cpu.size() > numbers.size()) numbers.push_back("...");
+  if (busy.size() > numbers.size()) numbers.push_back("...");
   return fmt::format(
       "busy machine: {} trial{} ({}) waited for a CPU for {:.0f}% or more of {} time (up to {:.0f}%), as other "
       "processes held the cores: {} times may be inflated; tune again with --fresh on a quiet machine\n",
-      s.waited_for_cpu.size(), s.waited_for_cpu.size() == 1 ? "" : "s", fmt::join(numbers, ", "), kBusyCpuWait * 100,
-      s.waited_for_cpu.size() == 1 ? "its" : "their", most * 100, s.waited_for_cpu.size() == 1 ? "its" : "their");
+      busy.size(), busy.size() == 1 ? "" : "s", fmt::join(numbers, ", "), kBusyCpuWait * 100,
+      busy.size() == 1 ? "its" : "their", most * 100, busy.size() == 1 ? "its" : "their");
 }
 
 // The trials measured again side by side, in this run or the earlier one
@@ -586,7 +587,8 @@ std::string format_json(const TuneReport& report) {
     for (std::size_t i : confirmed_trials(s)) confirmed.push_back(i + 1);
     sj["confirmed"] = std::move(confirmed);
     ojson waited = ojson::array();  // trials measured on a busy machine, by number, with the share
-    for (const auto& [i, share] : s.waited_for_cpu) waited.push_back({{"trial", i + 1}, {"cpu_wait_share", share}});
+    for (const std::size_t i : s.measured_on_a_busy_machine())
+      waited.push_back({{"trial", i + 1}, {"cpu_wait_share", s.trials[i].cpu_wait_share}});
     sj["waited_for_cpu"] = std::move(waited);
     // Why the size ran nothing (no valid config, a reference that does not
     // build), as the console's "stopped:" line says.

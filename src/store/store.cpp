@@ -34,8 +34,9 @@ namespace {
 // 'slower') was judged against; 5: + fault (whose fault a failure is) and
 // settings (what the outcome depends on beyond the spec's hash); 6: + eval_s
 // and verify_s; 7: + confirmed; 8: + resources (what the build uses, a JSON
-// object). Older files are migrated on open.
-constexpr int kSchemaVersion = 8;
+// object); 9: + cpu_wait (the share of the trial's time its worker waited
+// for a CPU). Older files are migrated on open.
+constexpr int kSchemaVersion = 9;
 
 // Another process writing (a second tuner, `sqlite3` left open in a
 // transaction) holds the lock: wait for it as long as it takes, since giving
@@ -88,23 +89,25 @@ CREATE TABLE IF NOT EXISTS trials (
   verify_s      REAL,
   confirmed     INTEGER NOT NULL DEFAULT 0,
   resources     TEXT    NOT NULL DEFAULT '',
+  cpu_wait      REAL    NOT NULL DEFAULT 0,
   UNIQUE (spec_hash, device, size_key, config_key)
 );
 CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
 )sql";
 
 // Column list shared by every SELECT, in the order read_row() expects.
-// Versions 5 to 7 lack only the last columns, which read as not recorded
-// (times, resources) and not confirmed: a file of those versions opened for
+// Versions 5 to 8 lack only the last columns, which read as not recorded
+// (times, resources, CPU wait) and not confirmed: a file of those versions opened for
 // reading is read as it is, never migrated.
 const std::string kColumnsOfVersion5 =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
     "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings";
-const std::string kColumns = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources";
-const std::string kColumnsReadingVersion5 = kColumnsOfVersion5 + ", NULL, NULL, 0, ''";
-const std::string kColumnsReadingVersion6 = kColumnsOfVersion5 + ", eval_s, verify_s, 0, ''";
-const std::string kColumnsReadingVersion7 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, ''";
+const std::string kColumns = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources, cpu_wait";
+const std::string kColumnsReadingVersion5 = kColumnsOfVersion5 + ", NULL, NULL, 0, '', 0";
+const std::string kColumnsReadingVersion6 = kColumnsOfVersion5 + ", eval_s, verify_s, 0, '', 0";
+const std::string kColumnsReadingVersion7 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, '', 0";
+const std::string kColumnsReadingVersion8 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources, 0";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -112,9 +115,10 @@ constexpr const char* kUpsert = R"sql(
 INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, config_json, status, error,
                     median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
                     max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at,
-                    origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s, confirmed, resources)
+                    origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s, confirmed, resources,
+                    cpu_wait)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)
+        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)
 ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   kernel = excluded.kernel, size_json = excluded.size_json, config_json = excluded.config_json,
   status = excluded.status, error = excluded.error, median_us = excluded.median_us, min_us = excluded.min_us,
@@ -125,7 +129,7 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   machine_json = excluded.machine_json, created_at = excluded.created_at,
   slower_factor = excluded.slower_factor, slower_best_us = excluded.slower_best_us,
   fault = excluded.fault, settings = excluded.settings, eval_s = excluded.eval_s, verify_s = excluded.verify_s,
-  confirmed = excluded.confirmed, resources = excluded.resources,
+  confirmed = excluded.confirmed, resources = excluded.resources, cpu_wait = excluded.cpu_wait,
   origin = CASE WHEN excluded.origin = 'search' THEN trials.origin ELSE excluded.origin END
 RETURNING id, origin
 )sql";
@@ -297,6 +301,7 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
       fail(path, fmt::format("trial {} has damaged resources: {}", r.id, e.what()));
     }
   }
+  r.cpu_wait_share = st.real_or(32, 0);
   return r;
 }
 
@@ -448,7 +453,12 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
           exec(db_, path_, "ALTER TABLE trials ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0",
                fmt::format("cannot migrate the schema from version {}", version));
         // Before version 8 no build's resources were kept: '' reads as none.
-        exec(db_, path_, "ALTER TABLE trials ADD COLUMN resources TEXT NOT NULL DEFAULT ''",
+        if (version <= 7)
+          exec(db_, path_, "ALTER TABLE trials ADD COLUMN resources TEXT NOT NULL DEFAULT ''",
+               fmt::format("cannot migrate the schema from version {}", version));
+        // Before version 9 no trial's wait for a CPU was kept: 0, as on a
+        // quiet machine, since nothing better is known.
+        exec(db_, path_, "ALTER TABLE trials ADD COLUMN cpu_wait REAL NOT NULL DEFAULT 0",
              fmt::format("cannot migrate the schema from version {}", version));
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
@@ -516,6 +526,7 @@ void Store::open_read_only() {
         if (*version == 5) columns_ = &kColumnsReadingVersion5;
         else if (*version == 6) columns_ = &kColumnsReadingVersion6;
         else if (*version == 7) columns_ = &kColumnsReadingVersion7;
+        else if (*version == 8) columns_ = &kColumnsReadingVersion8;
         else if (*version != kSchemaVersion) {
           sqlite3_close_v2(db_);
           db_ = nullptr;
@@ -660,6 +671,7 @@ void Store::upsert(TrialRecord& record) {
     for (const auto& [name, count] : record.resources) resources[name] = count;
     st.bind(33, resources.dump());
   }
+  st.bind(34, record.cpu_wait_share);
   if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
   record.id = st.integer(0);
   record.origin = st.text(1);

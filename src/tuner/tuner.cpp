@@ -1470,10 +1470,11 @@ class Run {
       TrialRequest request;
       std::vector<Microseconds> samples;
       bool dropped = false;
+      double cpu_wait_share = 0;  // the most of its rounds
     };
     std::vector<Candidate> candidates;
     for (std::size_t i : top)
-      if (auto rq = request_again(p, sr.trials[i].config, env)) candidates.push_back({i, std::move(*rq), {}, false});
+      if (auto rq = request_again(p, sr.trials[i].config, env)) candidates.push_back({i, std::move(*rq), {}, false, 0});
     if (candidates.size() < 2) return true;
     notify(fmt::format("confirming the {} fastest configs", candidates.size()));
     for (std::size_t round = 0; round < ms.confirm_rounds; ++round)
@@ -1489,6 +1490,7 @@ class Run {
         report_.flush += res.flush;
         if (res.status == Status::ok) {
           c.samples.insert(c.samples.end(), res.samples.begin(), res.samples.end());
+          c.cpu_wait_share = std::max(c.cpu_wait_share, res.cpu_wait_share);
           continue;
         }
         // A config that fails when measured again fails: it cannot be the
@@ -1514,6 +1516,8 @@ class Run {
       TrialRecord& t = sr.trials[c.trial];
       t.samples.insert(t.samples.end(), c.samples.begin(), c.samples.end());
       t.stats = summarize(t.samples);
+      // Its statistics pool every round's samples, so a busy round inflates them.
+      t.cpu_wait_share = std::max(t.cpu_wait_share, c.cpu_wait_share);
       t.confirmed = true;
       store(t);
       if (std::find(sr.confirmed.begin(), sr.confirmed.end(), c.trial) == sr.confirmed.end())
@@ -1765,6 +1769,7 @@ class Run {
       rec.samples = std::move(res.samples);
       rec.stats = res.stats;
       rec.verification = res.verification;
+      rec.cpu_wait_share = res.cpu_wait_share;
       if (rec.status == Status::slower) {
         if (rq.measure.best_so_far) {
           rec.slower_than = SlowerThan{rq.measure.early_stop, *rq.measure.best_so_far};
@@ -1774,7 +1779,6 @@ class Run {
         }
       }
       finish(std::move(rec));
-      if (res.cpu_wait_share >= kBusyCpuWait) sr.waited_for_cpu.emplace_back(sr.trials.size() - 1, res.cpu_wait_share);
     }
   }
 
@@ -2018,6 +2022,13 @@ std::optional<std::size_t> SizeReport::first_of(std::string_view origin) const {
 std::size_t SizeReport::count_of(std::string_view origin) const {
   return static_cast<std::size_t>(
       std::count_if(trials.begin(), trials.end(), [&](const TrialRecord& t) { return t.origin == origin; }));
+}
+
+std::vector<std::size_t> SizeReport::measured_on_a_busy_machine() const {
+  std::vector<std::size_t> busy;
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].cpu_wait_share >= kBusyCpuWait) busy.push_back(i);
+  return busy;
 }
 
 std::vector<TrialRecord> TuneReport::all_trials() const {

@@ -44,6 +44,7 @@ TrialRecord full_trial() {
   t.slower_than = SlowerThan{3, Microseconds(4)};
   t.confirmed = true;
   t.resources = {{"registers", 168}, {"spills", 3}};
+  t.cpu_wait_share = 0.25;
   return t;
 }
 
@@ -82,6 +83,7 @@ void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.slower_than, b.slower_than);
   EXPECT_EQ(a.confirmed, b.confirmed);
   EXPECT_EQ(a.resources, b.resources);
+  EXPECT_EQ(a.cpu_wait_share, b.cpu_wait_share);
 }
 
 }  // namespace

@@ -164,19 +164,17 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "8");
+  EXPECT_EQ(single("PRAGMA user_version"), "9");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
-       {"spec_hash",     "kernel",        "device",         "size_key",
-        "size_json",     "config_key",    "config_json",    "status",
-        "error",         "median_us",     "min_us",         "max_us",
-        "mean_us",       "noise",         "sample_count",   "samples_json",
-        "max_abs_diff",  "max_rel_err",   "verified",       "verify_passed",
-        "verify_detail", "build_s",       "machine_json",   "created_at",
-        "origin",        "slower_factor", "slower_best_us", "fault",
-        "settings",      "eval_s",        "verify_s",       "confirmed",
-        "UNIQUE (spec_hash, device, size_key, config_key)"})
+       {"spec_hash",   "kernel",        "device",         "size_key",     "size_json",    "config_key",
+        "config_json", "status",        "error",          "median_us",    "min_us",       "max_us",
+        "mean_us",     "noise",         "sample_count",   "samples_json", "max_abs_diff", "max_rel_err",
+        "verified",    "verify_passed", "verify_detail",  "build_s",      "machine_json", "created_at",
+        "origin",      "slower_factor", "slower_best_us", "fault",        "settings",     "eval_s",
+        "verify_s",    "confirmed",     "resources",      "cpu_wait"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
+  EXPECT_NE(schema.find("UNIQUE (spec_hash, device, size_key, config_key)"), std::string::npos);
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
   sqlite3_close(db);
 }
@@ -676,7 +674,7 @@ PRAGMA user_version=1;
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].origin, "rules");
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
 }
 
 // A version-2 file: its rule-seed flags become the origin 'rules', the old
@@ -700,7 +698,7 @@ PRAGMA user_version=2;
     EXPECT_EQ(rows[1].origin, "search");
     EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
   }
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -793,7 +791,7 @@ PRAGMA user_version=3;
     cut.slower_than = SlowerThan{2.5, Microseconds(12.5)};
     store.put(cut);
   }
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
   Store reopened(file);
   auto rows = reopened.trials("v3");
   ASSERT_EQ(rows.size(), 2u);
@@ -834,7 +832,7 @@ PRAGMA user_version=4;
     rows[1].settings = "timeout=60s";
     store.put(rows[1]);
   }
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
   Store reopened(file);
   auto rows = reopened.trials("v4");
   ASSERT_EQ(rows.size(), 3u);
@@ -864,7 +862,7 @@ PRAGMA user_version=4;
                                      "--out-dir",    (dir.path() / "out").string(),
                                      "--no-progress"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
   Store store(file, Store::Access::read_only);
   EXPECT_EQ(store.trials("v4").size(), 1u);
 }
@@ -900,7 +898,7 @@ PRAGMA user_version=5;
     rows[0].verify_time = Seconds(0.125);
     store.put(rows[0]);
   }
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v5");
   ASSERT_EQ(rows.size(), 1u);
@@ -937,7 +935,7 @@ PRAGMA user_version=6;
     rows[0].confirmed = true;
     store.put(rows[0]);
   }
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v6");
   ASSERT_EQ(rows.size(), 1u);
@@ -975,13 +973,51 @@ PRAGMA user_version=7;
     r.resources = {{"registers", 168}, {"spills", 12}, {"shared_memory", 49152}};
     store.put(r);
   }
-  EXPECT_EQ(schema_version(file), 8);
+  EXPECT_EQ(schema_version(file), 9);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v7");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_TRUE(rows[0].resources.empty());
   EXPECT_TRUE(rows[0].confirmed);
   EXPECT_EQ(rows[1].resources, (KernelResources{{"registers", 168}, {"shared_memory", 49152}, {"spills", 12}}));
+}
+
+TEST(Store, ReadsAndMigratesAVersion8FileAndKeepsATrialsWaitForACpu) {
+  TempDir dir;
+  fs::path file = dir.path() / "v8.db";
+  create(file, std::string(kVersion1Table) + kVersion4Columns + kVersion5Columns + R"sql(
+ALTER TABLE trials ADD COLUMN eval_s REAL;
+ALTER TABLE trials ADD COLUMN verify_s REAL;
+ALTER TABLE trials ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN resources TEXT NOT NULL DEFAULT '';
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, resources)
+  VALUES ('v8', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z',
+          '{"registers": 40}');
+PRAGMA user_version=8;
+)sql");
+  {
+    Store read(file, Store::Access::read_only);
+    auto rows = read.trials("v8");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].resources, (KernelResources{{"registers", 40}}));
+    EXPECT_EQ(rows[0].cpu_wait_share, 0.0);
+  }
+  EXPECT_EQ(schema_version(file), 8);  // reading changed nothing
+  {
+    Store store(file);
+    TrialRecord r = store.trials("v8").at(0);
+    r.config = Config({{"BM", Value(32)}});
+    r.cpu_wait_share = 0.37;
+    store.put(r);
+  }
+  EXPECT_EQ(schema_version(file), 9);
+  Store reopened(file, Store::Access::read_only);
+  auto rows = reopened.trials("v8");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].cpu_wait_share, 0.0);
+  EXPECT_EQ(rows[0].resources, (KernelResources{{"registers", 40}}));
+  EXPECT_DOUBLE_EQ(rows[1].cpu_wait_share, 0.37);
 }
 
 // An ok trial has no fault; a failure stored without one is the config's.
