@@ -117,11 +117,11 @@ struct KernelTraits {
   // kernel, as the spec's or --compiler's is: trials of another are not
   // resumed as this one's.
   std::function<std::string(std::string_view language)> compiler_variable;
-  // What a `compiler` value builds with, where that is not the program the
-  // name runs from $PATH: NVRTC is a library, and nvcc is $CUDA_HOME's
-  // first. Part of the kernel's identity (spec_hash): trials of another
-  // toolkit version are not resumed as this one's. Empty: the program on
-  // $PATH is the compiler.
+  // What a `compiler` value builds with in the kernel's identity (spec_hash):
+  // a release, not an install, as a store is read on other machines (the host
+  // compiler by its --version and -dumpmachine; NVRTC, a library, by its
+  // version; nvcc, $CUDA_HOME's first, by its release). Trials of another
+  // release are not resumed as this one's. Empty: the file the name runs.
   std::function<std::string(std::string_view compiler)> toolchain_identity;
 };
 

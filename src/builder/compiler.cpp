@@ -10,8 +10,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "builder/detail/cache_claims.hpp"
+#include "core/detail/hash.hpp"
 #include "core/detail/process.hpp"
 
 namespace tunekit::detail {
@@ -97,6 +100,73 @@ std::string compiler_identity(const std::string& name) {
       if (!ec) id = real.string() + " " + std::to_string(size) + " " + std::to_string(time.time_since_epoch().count());
     }
   return known[name] = id;
+}
+
+namespace {
+
+// The first line with text that `program option` prints when it succeeds;
+// nullopt when it fails, hangs or cannot start. `interrupted` is set when a
+// stop request ended it (its answer is then no verdict on the compiler).
+std::optional<std::string> first_line_of(const std::string& program, const char* option, bool& interrupted) {
+  ProcessResult r;
+  try {
+    // A compiler answers these at once; the limit is for a program that is
+    // not one (or hangs), whose file then identifies it.
+    r = run_process({program, option}, std::chrono::seconds(30));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  interrupted = interrupted || r.interrupted;
+  if (r.timed_out || r.signal != 0 || r.exit_code != 0) return std::nullopt;
+  for (std::size_t at = 0; at < r.output.size();) {
+    const std::size_t end = std::min(r.output.find('\n', at), r.output.size());
+    std::string line = r.output.substr(at, end - at);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.find_first_not_of(" \t") != std::string::npos) return line;
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string compiler_release(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  // Run by the path the name finds, as builds run it (gcc names itself by
+  // argv[0]: "c++ (Debian 12.2.0-14) 12.2.0", a name the spec holds anyway).
+  const std::string program = on_path(name);
+  const std::lock_guard lock(mutex);
+  if (auto it = known.find(program); it != known.end()) return it->second;
+  const std::string file = compiler_identity(program);
+  if (file.empty()) return known[program] = file;  // runs no file: its build fails on its own account
+  bool interrupted = false;
+  const std::optional<std::string> version = first_line_of(program, "--version", interrupted);
+  // A stop asked for while it ran says nothing about the compiler: asked
+  // again, it runs again.
+  if (!version) return interrupted ? file : known[program] = file;
+  std::string id = *version;
+  // The target decides the code as much as the release does (one release
+  // built as a cross compiler); a compiler without -dumpmachine has none to
+  // name.
+  if (const auto target = first_line_of(program, "-dumpmachine", interrupted)) id += " for " + *target;
+  if (interrupted) return file;
+  // A wrapper script reports the compiler it runs, not the flags it adds:
+  // its text is part of what it builds with (and is the same text wherever
+  // it is copied to).
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path real = fs::canonical(program, ec);
+  if (std::ifstream in(real, std::ios::binary); !ec && in) {
+    char start[2] = {};
+    if (in.read(start, 2) && start[0] == '#' && start[1] == '!') {
+      in.seekg(0);
+      std::ostringstream text;
+      text << in.rdbuf();
+      id += " script " + Hasher().add(text.str()).hex();
+    }
+  }
+  return known[program] = id;
 }
 
 Fault build_fault(const std::string& log, int signal) {

@@ -389,13 +389,12 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
       else retire(rank, fmt::format("{} cannot tune: {}; it tunes nothing", who(rank), message_of(body.at("error"))));
       return;
     }
-    // The compiler's identity (its file's path, size and time) is part of
-    // the kernel's, so a rank on a host whose compiler was installed
-    // otherwise would store its trials as another kernel's: say that, not
-    // that the command differed.
+    // The compiler's identity (its release) is part of the kernel's, so a
+    // rank on a host with another compiler release would store its trials as
+    // another kernel's: say that, not that the command differed.
     if (const std::string compiler = body.value("compiler", ""); rank != 0 && compiler != own_compiler)
       return retire(rank, fmt::format("{}'s compiler is not rank 0's ({} against {}): it tunes nothing, as its "
-                                      "trials would be another kernel's (give every rank the same compiler install)",
+                                      "trials would be another kernel's (give every rank the same compiler release)",
                                       who(rank), compiler.empty() ? "none found" : compiler,
                                       own_compiler.empty() ? "none found" : own_compiler));
     if (body.value("tune", "") != identity)

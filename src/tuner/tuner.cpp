@@ -1893,11 +1893,13 @@ std::string spec_hash(const Spec& spec) {
       spec.kernel.compiler.empty() && traits.compiler_variable)
     if (const std::string variable = traits.compiler_variable(spec.kernel.language); !variable.empty())
       if (const char* env = std::getenv(variable.c_str()); env && *env) h.add("$" + variable).add(env);
-  // What the compiler builds with, as a build knows it (the program the
-  // name runs; for CUDA the toolkit: NVRTC's version, $CUDA_HOME's nvcc): a
-  // switched or upgraded one makes other variants, whose verdicts the old
-  // one's trials do not tell. Cheap (looked up once per process), and ""
-  // when the name runs no file: a missing compiler fails at its build.
+  // What the compiler builds with, by its release (the host compiler's
+  // --version and target; for CUDA NVRTC's version, $CUDA_HOME's nvcc's
+  // release): a switched or upgraded one makes other variants, whose
+  // verdicts the old one's trials do not tell, while the same release
+  // installed on another machine reads them. Looked up once per process,
+  // and "" when the name runs no file: a missing compiler fails at its
+  // build.
   if (const std::string id = detail::kernel_compiler_identity(spec); !id.empty()) h.add("compiler").add(id);
   // The architecture a device kernel is built for decides what it does
   // (sm_90a's wgmma is not sm_90's); only when set, so other specs keep

@@ -298,6 +298,52 @@ TEST(CompilerIdentity, IsTheFileTheNameRuns) {
   EXPECT_EQ(compiler_identity("no-such-compiler-anywhere"), "");
 }
 
+// In the kernel's identity a compiler is its release: what --version and
+// -dumpmachine print, so the same release at another path, installed at
+// another time, is the same compiler (a store read on another machine, an
+// MPI rank's host), while another release, another target, or a wrapper
+// script of other text is another. The build cache still tells the installs
+// apart (BuildInput::hash keys on compiler_identity). A program that cannot
+// say is known by its file, as before.
+TEST(CompilerIdentity, TheReleaseIsWhatTheCompilerSaysNotItsFile) {
+  const auto dir = tunekit::testing::fresh_dir();
+  using tunekit::testing::write_file;
+  const std::string says =
+      "#!/bin/sh\nd=$(dirname \"$0\")\n"
+      "case \"$1\" in --version) cat \"$d/version\";; -dumpmachine) cat \"$d/target\";; "
+      "*) exit 1;; esac\n";
+  auto install = [&](const std::string& folder, const std::string& script, const std::string& version,
+                     const std::string& target) {
+    fs::create_directories(dir / folder);
+    write_file(dir / folder / "cc", script);
+    fs::permissions(dir / folder / "cc", fs::perms::owner_all);
+    write_file(dir / folder / "version", "\n" + version + "\nCopyright (C) the Fake Foundation\n");
+    write_file(dir / folder / "target", target + "\n");
+    return (dir / folder / "cc").string();
+  };
+  const std::string here = install("here", says, "fakecc (Fake 12.2.0-14) 12.2.0", "x86_64-linux-gnu");
+  const std::string elsewhere = install("elsewhere", says, "fakecc (Fake 12.2.0-14) 12.2.0", "x86_64-linux-gnu");
+  fs::last_write_time(elsewhere, fs::last_write_time(here) - std::chrono::hours(24 * 30));
+  const std::string newer = install("newer", says, "fakecc (Fake 13.1.0-1) 13.1.0", "x86_64-linux-gnu");
+  const std::string cross = install("cross", says, "fakecc (Fake 12.2.0-14) 12.2.0", "aarch64-linux-gnu");
+  const std::string wrapper = install("wrapper", says + "# a wrapper that adds -DOFFSET=1\n",
+                                      "fakecc (Fake 12.2.0-14) 12.2.0", "x86_64-linux-gnu");
+  const std::string mute = install("mute", "#!/bin/sh\nexit 1\n", "", "");
+
+  using tunekit::detail::compiler_identity;
+  using tunekit::detail::compiler_release;
+  const std::string release = compiler_release(here);
+  EXPECT_EQ(release.rfind("fakecc (Fake 12.2.0-14) 12.2.0 for x86_64-linux-gnu script ", 0), 0u) << release;
+  EXPECT_EQ(compiler_release(elsewhere), release);
+  EXPECT_NE(compiler_identity(elsewhere), compiler_identity(here));
+  EXPECT_NE(compiler_release(newer), release);
+  EXPECT_NE(compiler_release(cross), release);
+  EXPECT_NE(compiler_release(wrapper), release);
+  EXPECT_EQ(compiler_release(mute), compiler_identity(mute));
+  EXPECT_NE(compiler_release(mute), "");
+  EXPECT_EQ(compiler_release("no-such-compiler-anywhere"), "");
+}
+
 // What a build killed before its rename left in the cache goes at the next
 // builder's start: files of a pid that no longer runs, older than any build
 // takes. A running process's, a fresh one's and the variants stay.

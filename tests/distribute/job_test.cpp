@@ -59,7 +59,7 @@ using Answer = std::function<void(detail::Link&, const ojson& assignment)>;
 std::thread play(detail::Link& link, const Spec& spec, std::string device, Answer answer, std::vector<ojson>& seen,
                  std::optional<std::string> compiler = std::nullopt) {
   const std::string tune = detail::tune_identity(spec);
-  const std::string cc = compiler.value_or(detail::compiler_identity(detail::kernel_compiler(spec)));
+  const std::string cc = compiler.value_or(detail::kernel_compiler_identity(spec));
   return std::thread([&link, device, answer, &seen, tune, cc] {
     link.send({Message::Kind::hello, 0,
                ojson{{"host", "test"}, {"device", device}, {"tune", tune}, {"compiler", cc}}.dump()});
@@ -310,22 +310,24 @@ TEST(Distribute, ARankOfAnotherSpecTunesNothing) {
   EXPECT_NE(detail::tune_identity(resized), detail::tune_identity(spec));
 }
 
-// The compiler's identity is the kernel's: a rank whose host installed its
-// compiler otherwise would store its trials as another kernel's. It is
+// The compiler's identity (its release) is the kernel's: a rank whose host
+// has another release would store its trials as another kernel's. It is
 // retired, and told why, not that its command differed.
-TEST(Distribute, ARankWithAnotherCompilerInstallTunesNothingAndIsToldWhy) {
+TEST(Distribute, ARankWithAnotherCompilerReleaseTunesNothingAndIsToldWhy) {
   TwoRanks job;
   auto& spec = job.spec;
   std::vector<ojson> seen0, seen1;
   auto tune0 = [&](detail::Link& l, const ojson& a) { tune_it(l, a, spec, "m"); };
-  std::thread rank1 = play(job.transport.link(1), spec, "m", tune0, seen1, "/opt/other/g++ 123 456");
+  std::thread rank1 = play(job.transport.link(1), spec, "m", tune0, seen1, "g++ (GCC) 14.2.0 for x86_64-linux-gnu");
   std::thread rank0 = play(job.transport.link(0), spec, "m", tune0, seen0);
   const TuneReport report = detail::coordinate(job.transport, spec, job.options);
   rank0.join();
   rank1.join();
   EXPECT_EQ(seen0.size(), 3u);
   EXPECT_TRUE(seen1.empty());
-  EXPECT_TRUE(any_says(report, "rank 1 (test)'s compiler is not rank 0's (/opt/other/g++ 123 456 against "))
+  EXPECT_TRUE(any_says(report,
+                       "rank 1 (test)'s compiler is not rank 0's (g++ (GCC) 14.2.0 for x86_64-linux-gnu "
+                       "against "))
       << fmt::format("{}", fmt::join(report.warnings, "\n"));
   EXPECT_FALSE(any_says(report, "was started with another spec"))
       << fmt::format("{}", fmt::join(report.warnings, "\n"));

@@ -2,6 +2,7 @@
 // records each with its status, and still finds the best config.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -831,6 +832,35 @@ TEST(SpecHash, AnotherCudaReleaseIsAnotherKernel) {
   const std::string other_release = under("kit-c", "release 13.0, V13.0.88");
   if (before) ::setenv("CUDA_HOME", saved.c_str(), 1);
   else ::unsetenv("CUDA_HOME");
+  EXPECT_EQ(a, same_release);
+  EXPECT_NE(a, other_release);
+}
+
+// A CPU kernel's identity follows its compiler's release, as CUDA's does:
+// the same name ($PATH's cc here) running the same release installed at
+// another path and time (another machine reading the store, an MPI rank's
+// host) is the same kernel; another release is another.
+TEST(SpecHash, AnotherHostCompilerReleaseIsAnotherKernel) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* y) { y[0] = 1; }\n");
+  write_file(dir / "k.yaml",
+             "kernel: {source: k.cpp, entry: k, compiler: cc}\narguments:\n  - {name: y, type: f32, size: 1, role: "
+             "out}\n");
+  const Spec spec = load_spec(dir / "k.yaml");
+  const std::string saved = std::getenv("PATH") ? std::getenv("PATH") : "";
+  auto under = [&](const std::string& folder, const std::string& release, std::chrono::hours age = {}) {
+    const auto cc = dir / folder / "cc";
+    write_file(cc, "#!/bin/sh\ncase \"$1\" in --version) echo 'cc (Fake) " + release +
+                       "';; -dumpmachine) echo x86_64-linux-gnu;; *) exit 1;; esac\n");
+    std::filesystem::permissions(cc, std::filesystem::perms::owner_all);
+    std::filesystem::last_write_time(cc, std::filesystem::last_write_time(cc) - age);
+    ::setenv("PATH", ((dir / folder).string() + ":" + saved).c_str(), 1);
+    return spec_hash(spec);
+  };
+  const std::string a = under("here", "12.2.0");
+  const std::string same_release = under("elsewhere", "12.2.0", std::chrono::hours(24 * 30));
+  const std::string other_release = under("upgraded", "13.1.0");
+  ::setenv("PATH", saved.c_str(), 1);
   EXPECT_EQ(a, same_release);
   EXPECT_NE(a, other_release);
 }

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/detail/machine.hpp"
 #include "backend/detail/registry.hpp"
+#include "builder/detail/compiler.hpp"
 #include "core/detail/hash.hpp"
 #include "evaluator/detail/worker_evaluator.hpp"
 
@@ -54,6 +55,11 @@ KernelTraits kernel_traits() {
   k.default_compiler = [variable = k.compiler_variable](std::string_view language) -> std::string {
     if (const char* env = std::getenv(variable(language).c_str()); env && *env) return env;
     return language == "c" ? "cc" : "c++";
+  };
+  // The kernel's identity in a store read on other machines (select, emit,
+  // MPI ranks) is the compiler's release, not its install.
+  k.toolchain_identity = [](std::string_view compiler) {
+    return ::tunekit::detail::compiler_release(std::string(compiler));
   };
   return k;
 }

@@ -19,14 +19,25 @@ Fault build_fault(const std::string& log, int signal);
 // name and process.
 std::string compiler_identity(const std::string& name);
 
+// What the compiler `name` runs is, wherever it is installed: the first line
+// its --version prints ("g++ (Debian 12.2.0-14) 12.2.0") and the target its
+// -dumpmachine names, and for a script (a wrapper) a digest of its text.
+// The same release installed elsewhere, or at another time, is the same;
+// the build cache's key stays compiler_identity (an install rebuilt in
+// place builds anew). compiler_identity(name) when it cannot be run or
+// answers neither; "" when `name` runs no file. Runs the compiler twice
+// (each bounded to 30 s), once per name and process.
+std::string compiler_release(const std::string& name);
+
 // The compiler `spec`'s builds run: kernel.compiler, else the backend's
 // default for its language (the CPU's reads $CXX or $CC).
 std::string kernel_compiler(const Spec& spec);
 
 // The identity of what `spec`'s builds compile with: its backend's
-// toolchain_identity where it has one (NVRTC's version, $CUDA_HOME's nvcc),
-// else compiler_identity(kernel_compiler(spec)). Part of spec_hash and of an
-// MPI rank's hello.
+// toolchain_identity where it has one (the host compiler's release,
+// NVRTC's version, $CUDA_HOME's nvcc's release), else
+// compiler_identity(kernel_compiler(spec)). Part of spec_hash and of an MPI
+// rank's hello.
 std::string kernel_compiler_identity(const Spec& spec);
 
 // Runs `argv` (no shell), killed past `limit` (BuildInput::timeout). Fills
