@@ -11,6 +11,7 @@
 
 #include "core/detail/hash.hpp"
 #include "core/detail/process.hpp"
+#include "evaluator/detail/killed_from_outside.hpp"
 #include "evaluator/detail/protocol.hpp"
 #include "tunekit/stop.hpp"
 
@@ -169,6 +170,7 @@ fs::path WorkerEvaluator::prepare_reference(const TrialRequest& rq) {
 }
 
 TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit, std::string_view limit_is) {
+  killed_by_ = 0;
   if (auto failed = ensure_worker()) return *failed;
   worker_.mark_output();
   std::optional<std::string> line;
@@ -213,6 +215,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit,
       r.status = Status::crash;
       r.error = "worker " + worker_.reap();
       if (detail::signal_from_outside(worker_.last_signal())) {
+        killed_by_ = worker_.last_signal();
         r.fault = Fault::environment;
         r.error += " (a signal from outside the kernel, such as the OOM killer's)";
       }
@@ -254,7 +257,14 @@ TrialResult WorkerEvaluator::evaluate(const TrialRequest& rq) {
       return r;
     }
   }
-  return exchange(to_json(w).dump(), rq.measure.timeout, trial_limit(rq.measure));
+  const std::string request = to_json(w).dump();
+  return measure_unless_killed_twice(
+      [&](int& killed_by) {
+        TrialResult r = exchange(request, rq.measure.timeout, trial_limit(rq.measure));
+        killed_by = killed_by_;
+        return r;
+      },
+      "worker");
 }
 
 }  // namespace tunekit::detail

@@ -11,6 +11,7 @@
 
 #include "backend/command/detail/command_backend.hpp"
 #include "core/detail/process.hpp"
+#include "evaluator/detail/killed_from_outside.hpp"
 
 namespace tunekit::command {
 
@@ -239,6 +240,7 @@ struct RunFailure {
   std::string error;
   Fault fault = Fault::none;
   bool interrupted = false;
+  int killed_by = 0;  // a signal from outside (the OOM killer's, a user's) that ended the run
 };
 
 }  // namespace
@@ -279,6 +281,11 @@ std::optional<double> read_time_us(const TimeSource& time, const std::string& ou
 CommandEvaluator::CommandEvaluator(ApplicationSpec app) : app_(std::move(app)) {}
 
 TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
+  return detail::measure_unless_killed_twice([&](int& killed_by) { return evaluate_once(rq, killed_by); }, "run");
+}
+
+TrialResult CommandEvaluator::evaluate_once(const TrialRequest& rq, int& killed_by) {
+  killed_by = 0;
   TrialResult result;
   Variant v;
   v.source = rq.artifact.path;
@@ -322,7 +329,10 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
     if (p.signal) {
       RunFailure f = failure(Status::crash, "run killed by " + detail::describe_signal(p.signal));
       // The OOM killer's and a user's signals: not the config's doing.
-      if (detail::signal_from_outside(p.signal)) f.fault = Fault::environment;
+      if (detail::signal_from_outside(p.signal)) {
+        f.fault = Fault::environment;
+        f.killed_by = p.signal;
+      }
       throw f;
     }
     if (p.exit_code != 0) throw failure(Status::crash, fmt::format("run exited with code {}", p.exit_code));
@@ -375,6 +385,7 @@ TrialResult CommandEvaluator::evaluate(const TrialRequest& rq) {
     result.error = f.error;
     result.fault = f.fault;
     result.interrupted = f.interrupted;
+    killed_by = f.killed_by;
     result.samples.clear();
     return result;
   }

@@ -52,6 +52,7 @@ class WorkerEvaluator final : public Evaluator {
   bool rebuild_ = false;
   std::set<std::filesystem::path> computed_;  // reference files this evaluator computed
   Child worker_;
+  int killed_by_ = 0;  // the signal from outside that ended the last exchange's worker (0: none)
 };
 
 // Where the worker binary is: $TUNEKIT_WORKER, next to the running

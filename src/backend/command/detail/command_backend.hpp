@@ -65,6 +65,9 @@ class CommandEvaluator final : public Evaluator {
   TrialResult evaluate(const TrialRequest& request) override;
 
  private:
+  // One trial; `killed_by`: the signal from outside that ended a run of it
+  // (0: none).
+  TrialResult evaluate_once(const TrialRequest& request, int& killed_by);
   ApplicationSpec app_;
 };
 
