@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tunekit/constraint.hpp"
@@ -181,6 +182,17 @@ struct VllmConfigFile {
 std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::string& device, const std::string& dtype,
                                           const std::string& batch_axis = "M",
                                           const std::vector<std::int64_t>& block_shape = {});
+
+// The files `tunekit emit` writes.
+enum class EmittedKind { header, json, python, triton_configs, vllm_moe };
+// As messages name it: "a policy header", "a vLLM fused-MoE config" ...
+std::string_view emitted_kind_name(EmittedKind kind);
+// Whether `text`, a file's, is one of `kind` as emit (this tunekit or an
+// earlier one) writes it: a JSON also as online.hpp saves it, a vLLM config
+// also as vLLM ships it. `tunekit emit` replaces no other existing file (a
+// tune's report, a hand-written header), so that a path given by mistake
+// loses nothing.
+bool is_emitted(std::string_view text, EmittedKind kind);
 
 // A valid C++ identifier from any text: other characters become '_', a
 // leading digit or a keyword gets '_' added.

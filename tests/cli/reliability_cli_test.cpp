@@ -1015,7 +1015,18 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
   ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
   const std::string source = (dir / "k.cpp").string(), db = out + "/tunekit.db";
   const std::string spec_text = read_file(spec), source_text = read_file(source);
+  // The tune's own reports, a file emit wrote as another kind, and a
+  // hand-written header: emit replaces only a file of the kind it writes.
+  ASSERT_EQ(tunekit_cli({"emit", spec, "-o", out}).exit_code, 0);
+  const std::string report = out + "/k.json", csv = out + "/k.csv", mine = (dir / "mine.hpp").string();
+  write_file(mine, "#pragma once\nconstexpr int kTile = 64;  // by hand\n");
+  const std::string report_text = read_file(report), csv_text = read_file(csv), mine_text = read_file(mine);
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"emit", spec, "-o", out, "--json", report}, "--json: '" + report + "' exists and is not a policy JSON"},
+      {{"emit", spec, "-o", out, "--python", csv}, "--python: '" + csv + "' exists and is not a Python policy module"},
+      {{"emit", spec, "-o", out, "--header", mine}, "--header: '" + mine + "' exists and is not a policy header"},
+      {{"emit", spec, "-o", out, "--header", out + "/k_policy.json"},
+       "--header: '" + out + "/k_policy.json' exists and is not a policy header"},
       {{"emit", spec, "-o", out, "--header", spec}, "--header: '" + spec + "' is the spec"},
       {{"emit", spec, "-o", out, "--python", source}, "--python: '" + source + "' is the kernel's source"},
       {{"emit", spec, "-o", out, "--json", db}, "--json: '" + db + "' is the results database"},
@@ -1037,6 +1048,12 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
   }
   EXPECT_EQ(read_file(spec), spec_text);
   EXPECT_EQ(read_file(source), source_text);
+  EXPECT_EQ(read_file(report), report_text);
+  EXPECT_EQ(read_file(csv), csv_text);
+  EXPECT_EQ(read_file(mine), mine_text);
+  // Its own files, emit writes again.
+  EXPECT_EQ(tunekit_cli({"emit", spec, "-o", out, "--python", out + "/k_policy.py"}).exit_code, 0);
+  EXPECT_EQ(tunekit_cli({"emit", spec, "-o", out, "--python", out + "/k_policy.py"}).exit_code, 0);
   EXPECT_FALSE(fs::exists(out + "/same"));
   EXPECT_FALSE(fs::exists("-"));
   EXPECT_EQ(tunekit_cli({"select", spec, "-o", out}).exit_code, 0);  // the store is whole

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -67,6 +69,16 @@ void check_output_file(const OutputFile& out, const KeptFiles& kept) {
     if (!path.empty() && resolved(out.file) == resolved(path))
       throw InputError(out.where, "'" + out.file.string() + "' is " + what + "; an output may not replace it");
   if (auto why = unsafe_output(out.file)) throw InputError(out.where, *why);
+  std::error_code ec;
+  if (!out.is_kind || !std::filesystem::is_regular_file(out.file, ec) || std::filesystem::file_size(out.file, ec) == 0)
+    return;
+  std::ifstream in(out.file, std::ios::binary);
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  if (!in.bad() && in.is_open() && out.is_kind(text)) return;
+  throw InputError(out.where, fmt::format("'{}' exists and is not {} as tunekit writes one (a tune's report, a "
+                                          "file of another kind?); an output replaces only a file of its own "
+                                          "kind: give another path, or move that file away first",
+                                          out.file.string(), out.kind));
 }
 
 void check_distinct_outputs(const std::vector<OutputFile>& outputs) {

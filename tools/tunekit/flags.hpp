@@ -3,10 +3,12 @@
 // value bad input at its flag (exit 1), not a crash or a silent default.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <exception>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -79,14 +81,21 @@ struct OutputFile {
   std::string named_by;
   SourceLocation where;
   std::filesystem::path file;
+  // Where set, the only existing file it may replace is an empty one or one
+  // this accepts the text of, one of its own kind (`kind`, "a policy
+  // header"): another (a tune's report, a hand-written header) is not
+  // silently lost. Unset, as for a tune's reports, which each run writes
+  // again: any file that is not one of `kept`.
+  std::string kind;
+  std::function<bool(std::string_view text)> is_kind;
   static OutputFile of_flag(const std::string& flag, std::filesystem::path file) {
-    return {flag, SourceLocation{flag}, std::move(file)};
+    return {flag, SourceLocation{flag}, std::move(file), {}, {}};
   }
 };
 
-// InputError where `out` was named when its file is one of `kept`, or is no
+// InputError where `out` was named when its file is one of `kept`, is no
 // file to write (unsafe_output(): a folder, an SQLite database, a name too
-// long).
+// long), or is an existing file of another kind than `out` writes.
 void check_output_file(const OutputFile& out, const KeptFiles& kept);
 
 // InputError when two of a command's outputs are one file: the last written

@@ -498,11 +498,13 @@ int run_select(const PolicyArgs& a) {
   return 0;
 }
 
-// A file a command writes, with the flag that named it (or would have).
+// A file a command writes, with the flag that named it (or would have), and
+// what emit writes there: an existing file of another kind is not replaced.
 struct PlannedFile {
   std::string flag;
   fs::path file;
   std::string text;
+  std::optional<EmittedKind> kind;
 };
 
 // Every path is checked before anything is written, so that a bad one leaves
@@ -511,6 +513,10 @@ void write_planned(const std::vector<PlannedFile>& files, const KeptFiles& kept)
   std::vector<OutputFile> outputs;
   for (const auto& f : files) {
     outputs.push_back(OutputFile::of_flag(f.flag, f.file));
+    if (const auto kind = f.kind) {
+      outputs.back().kind = emitted_kind_name(*kind);
+      outputs.back().is_kind = [kind](std::string_view text) { return is_emitted(text, *kind); };
+    }
     check_output_file(outputs.back(), kept);
   }
   check_distinct_outputs(outputs);
@@ -617,19 +623,20 @@ int run_emit(const PolicyArgs& a) {
   };
   std::vector<PlannedFile> files;
   std::vector<std::string> notes;  // printed once every file is written
-  auto plan = [&](std::pair<std::string, fs::path> where, std::string text) {
-    files.push_back({std::move(where.first), std::move(where.second), std::move(text)});
+  auto plan = [&](std::pair<std::string, fs::path> where, std::string text, EmittedKind kind) {
+    files.push_back({std::move(where.first), std::move(where.second), std::move(text), kind});
   };
-  plan(chosen(a.header, "--header", "_policy.hpp"), emit_header(p, {a.name_space}));
-  plan(chosen(a.json, "--json", "_policy.json"), emit_json(p));
+  plan(chosen(a.header, "--header", "_policy.hpp"), emit_header(p, {a.name_space}), EmittedKind::header);
+  plan(chosen(a.json, "--json", "_policy.json"), emit_json(p), EmittedKind::json);
   // Python kernels also get a module mapping sizes to configs and a
   // triton.Config list; vLLM's MoE files when asked for.
   if (python_kernel || !a.python.empty()) {
-    plan(chosen(a.python, "--python", "_policy.py"), emit_python(p));
+    plan(chosen(a.python, "--python", "_policy.py"), emit_python(p), EmittedKind::python);
     notes.push_back(fmt::format("  Python: {} (select(**size) -> config)\n", files.back().file.string()));
   }
   if (python_kernel || !a.triton_configs.empty()) {
-    plan(chosen(a.triton_configs, "--triton-configs", "_triton_configs.py"), emit_triton_configs(p));
+    plan(chosen(a.triton_configs, "--triton-configs", "_triton_configs.py"), emit_triton_configs(p),
+         EmittedKind::triton_configs);
     notes.push_back(
         fmt::format("  triton.Config list: {} (CONFIGS, for @triton.autotune)\n", files.back().file.string()));
   }
@@ -654,7 +661,7 @@ int run_emit(const PolicyArgs& a) {
       throw InputError({"--vllm"}, e.what());
     }
     for (const auto& f : vllm) {
-      plan({"--vllm", fs::path(a.vllm_dir) / f.name}, f.text);
+      plan({"--vllm", fs::path(a.vllm_dir) / f.name}, f.text, EmittedKind::vllm_moe);
       notes.push_back(fmt::format("  vLLM/SGLang fused-MoE config: {}\n", files.back().file.string()));
     }
   }
