@@ -17,10 +17,20 @@
 
 namespace tunekit {
 
+// How much of a size's space a tune measured, where it stopped part way (a
+// budget, a --where, a stop before the size's end).
+struct PartialTune {
+  std::uint64_t measured = 0;  // configs with a trial at the size
+  std::uint64_t valid = 0;     // configs the space allows there
+};
+
 struct PolicyEntry {
   Bindings size;
   Config config;
   std::optional<Microseconds> time;  // the config's time at this size
+  // Set where the size was tuned in part: the config is the best of those
+  // measured, which every emitted file says at its entry.
+  std::optional<PartialTune> tuned_in_part;
 };
 
 // A parameter that a constraint fixes as a function of the problem size (a
@@ -178,6 +188,10 @@ std::string emit_triton_configs(const Policy& policy);
 struct VllmConfigFile {
   std::string name;
   std::string text;
+  // Its batch sizes whose size was tuned in part: vLLM's format has no room
+  // to say so (a key is a batch size, a config's keys go to the kernel), so
+  // the caller does.
+  std::vector<std::int64_t> tuned_in_part;
 };
 std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::string& device, const std::string& dtype,
                                           const std::string& batch_axis = "M",

@@ -213,7 +213,7 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
   switch (selection) {
     case Selection::per_size: {
       p.selection = name_of(selection_names(), selection);
-      for (auto& b : best_per_size(trials, goal)) p.entries.push_back({b.size, b.config, b.time});
+      for (auto& b : best_per_size(trials, goal)) p.entries.push_back({b.size, b.config, b.time, std::nullopt});
       break;
     }
     case Selection::all_sizes: {
@@ -227,7 +227,7 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
         if (choice) p.selection += " (against each size's best: " + why_no_universal(trials, baseline) + ")";
       }
       if (!choice) throw NoPolicyError("no config for all sizes: " + why_no_universal(trials, baseline));
-      for (auto& s : choice->per_size) p.entries.push_back({s.size, choice->config, s.time});
+      for (auto& s : choice->per_size) p.entries.push_back({s.size, choice->config, s.time, std::nullopt});
       break;
     }
     case Selection::cover: {
@@ -238,7 +238,7 @@ Policy make_policy(const std::string& kernel, const std::vector<TrialRecord>& tr
         std::optional<Microseconds> time;
         for (const auto& t : trials)
           if (t.status == Status::ok && t.size == c.per_size[i].size && t.config == cfg) time = t.stats.median;
-        p.entries.push_back({c.per_size[i].size, cfg, time});
+        p.entries.push_back({c.per_size[i].size, cfg, time, std::nullopt});
       }
       break;
     }
@@ -397,6 +397,22 @@ Layout layout_of(const Policy& policy) {
   return l;
 }
 
+std::string tuned_in_part_note(const PolicyEntry& e, std::string_view comment) {
+  if (!e.tuned_in_part) return "";
+  return fmt::format("{}tuned in part: {} of {} valid configs measured", comment, e.tuned_in_part->measured,
+                     e.tuned_in_part->valid);
+}
+
+std::string tuned_in_part_summary(const Policy& policy, std::string_view comment) {
+  const auto count = std::count_if(policy.entries.begin(), policy.entries.end(),
+                                   [](const PolicyEntry& e) { return e.tuned_in_part.has_value(); });
+  if (count == 0) return "";
+  return fmt::format(
+      "{0}{1} of the {2} tuned sizes were tuned in part (a budget, a --where, or a tune stopped\n"
+      "{0}before its end), each marked at its entry: its config is the best of those measured there.\n",
+      comment, count, policy.entries.size());
+}
+
 std::string one_line(std::string text) {
   std::replace_if(
       text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
@@ -503,6 +519,7 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
                      props.empty() ? "" : ", with the tuned device's ", fmt::join(props, ", "));
   }
   for (const auto& text : l.unchecked) h += "// Not checked (not integer C++): " + detail::one_line(text) + "\n";
+  h += detail::tuned_in_part_summary(policy, "// ");
   for (const auto& p : pins) {
     std::string rule = p.source->name + " == " + p.source->rule.text();
     std::replace_if(
@@ -524,7 +541,7 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   for (const auto& e : policy.entries) {
     std::vector<std::string> v;
     for (std::size_t i = 0; i < size_names.size(); ++i) v.push_back(literal(e.size.at(size_names[i]), size_kinds[i]));
-    h += "    {" + fmt::format("{}", fmt::join(v, ", ")) + "},\n";
+    h += "    {" + fmt::format("{}", fmt::join(v, ", ")) + "}," + detail::tuned_in_part_note(e, "  // ") + "\n";
   }
   h += "};\n\n";
   h += fmt::format("inline constexpr {0}_config {0}_tuned_configs[] = {{\n", k);
@@ -532,7 +549,7 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     std::vector<std::string> v;
     for (std::size_t i = 0; i < param_names.size(); ++i)
       v.push_back(literal(e.config.at(param_names[i]), param_kinds[i]));
-    h += "    {" + fmt::format("{}", fmt::join(v, ", ")) + "},\n";
+    h += "    {" + fmt::format("{}", fmt::join(v, ", ")) + "}," + detail::tuned_in_part_note(e, "  // ") + "\n";
   }
   h += "};\n\n";
   h += "namespace detail_" + k + " {\n";
@@ -668,6 +685,8 @@ std::string emit_json(const Policy& policy) {
     entry["size"] = size;
     entry["config"] = config;
     entry["time_us"] = e.time ? nlohmann::ordered_json(e.time->count()) : nlohmann::ordered_json(nullptr);
+    if (e.tuned_in_part)
+      entry["tuned_in_part"] = {{"measured", e.tuned_in_part->measured}, {"valid", e.tuned_in_part->valid}};
     j["entries"].push_back(entry);
   }
   return j.dump(2) + "\n";

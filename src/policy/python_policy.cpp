@@ -82,12 +82,14 @@ std::string emit_python(const Policy& policy) {
                        props.empty() ? "" : ", with the tuned device's ", fmt::join(props, ", "));
   }
   for (const auto& text : l.unchecked) out += "# Not checked (not integer arithmetic): " + one_line(text) + "\n";
+  out += detail::tuned_in_part_summary(policy, "# ");
   for (const PinnedParameter* p : l.pins)
     out += "# " + p->name + " is pinned to the size by the spec (" + one_line(p->name + " == " + p->rule.text()) +
            "):\n# an untuned size gets it computed from its own size.\n";
   out += "\nimport operator\n\nCONFIGS = [\n";
   for (const auto& e : policy.entries)
-    out += "    (" + python_dict(items_of(e.size)) + ",\n     " + python_dict(items_of(e.config)) + "),\n";
+    out += "    (" + python_dict(items_of(e.size)) + ",\n     " + python_dict(items_of(e.config)) + ")," +
+           detail::tuned_in_part_note(e, "  # ") + "\n";
   out += "]\n\n";
   std::vector<std::string> names, floats;
   for (std::size_t i = 0; i < l.size_names.size(); ++i) {
@@ -232,6 +234,7 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
   // The tuned size behind each file entry: two sizes that differ in another
   // axis (K, say) would share one, and the last would silently win.
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const Bindings*> from;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::int64_t>> in_part;  // (E, N) -> batch sizes
   for (const auto& e : policy.entries) {
     auto get = [&](const std::string& name) -> std::int64_t {
       auto it = e.size.find(name);
@@ -284,6 +287,7 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
           "axes; emit them one at a time, naming one value of those axes (emit -s NAME=VALUE)",
           batch_axis, size_key(*it->second), size_key(e.size)));
     files[{std::get<0>(key), std::get<1>(key)}][std::get<2>(key)] = config;
+    if (e.tuned_in_part) in_part[{std::get<0>(key), std::get<1>(key)}].push_back(std::get<2>(key));
   }
   std::vector<VllmConfigFile> out;
   for (const auto& [en, batches] : files) {
@@ -292,7 +296,9 @@ std::vector<VllmConfigFile> emit_vllm_moe(const Policy& policy, const std::strin
     std::string name = fmt::format("E={},N={},device_name={}", en.first, en.second / 2, device_name);
     if (!dtype.empty()) name += ",dtype=" + dtype;
     if (!block_shape.empty()) name += fmt::format(",block_shape=[{},{}]", block_shape[0], block_shape[1]);
-    out.push_back({name + ".json", j.dump(4) + "\n"});
+    std::vector<std::int64_t> part = in_part[en];
+    std::sort(part.begin(), part.end());
+    out.push_back({name + ".json", j.dump(4) + "\n", std::move(part)});
   }
   return out;
 }

@@ -324,9 +324,23 @@ TEST(FirstRun, SelectAndEmitSayWhereOnlyPartOfTheSpaceWasMeasured) {
     EXPECT_TRUE(contains(r.output, "note: at 1 size, part of the valid configs was measured ({N: 64}: 2 of 4)"))
         << r.output;
   }
+  // The files emit writes say it too, at that size's entry.
+  const std::string header = out + "/f_policy.hpp", json = out + "/f_policy.json", python = out + "/f_policy.py";
+  auto emitted = tunekit_cli({"emit", spec, "--out-dir", out, "--python", python});
+  ASSERT_EQ(emitted.exit_code, 0) << emitted.output;
+  EXPECT_TRUE(contains(read_file(header), "    {64},  // tuned in part: 2 of 4 valid configs measured\n"))
+      << read_file(header);
+  EXPECT_TRUE(contains(read_file(header), "// 1 of the 2 tuned sizes were tuned in part")) << read_file(header);
+  EXPECT_TRUE(contains(read_file(python), "),  # tuned in part: 2 of 4 valid configs measured\n")) << read_file(python);
+  for (const auto& e : nlohmann::json::parse(read_file(json))["entries"])
+    if (e["size"]["N"] == 64) EXPECT_EQ(e["tuned_in_part"], (nlohmann::json{{"measured", 2}, {"valid", 4}}));
+    else EXPECT_FALSE(e.contains("tuned_in_part")) << e.dump();
+
   ASSERT_EQ(tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=64"}).exit_code, 0);
   auto r = tunekit_cli({"select", spec, "--out-dir", out});
   EXPECT_FALSE(contains(r.output, "part of the valid configs")) << r.output;
+  ASSERT_EQ(tunekit_cli({"emit", spec, "--out-dir", out, "--python", python}).exit_code, 0);
+  for (const auto& file : {header, json, python}) EXPECT_FALSE(contains(read_file(file), "tuned in part")) << file;
 
   // Many sizes: the note names ten and counts the rest, on one line.
   ASSERT_EQ(

@@ -5,6 +5,7 @@
 // the nearest batch size).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -206,6 +207,48 @@ TEST(PythonPolicy, VllmFilesKeepEveryTunedLaunchOptionAndRefuseOtherParameters) 
     EXPECT_NE(std::string(e.what()).find("the tuned parameter SWIZZLE is none of these"), std::string::npos)
         << e.what();
   }
+}
+
+// A size tuned in part (a budget, a stop) is marked at its entry in every
+// format that has room: a comment in the header and the Python module, a
+// field in the JSON; vLLM's files have none (a key is a batch size, a
+// config's keys go to the kernel), so emit_vllm_moe names its batch sizes
+// for the caller to say, and adds nothing to the file.
+TEST(PythonPolicy, ASizeTunedInPartIsMarkedInEveryFormat) {
+  Policy p = moe_policy();
+  p.entries[1].tuned_in_part = PartialTune{12, 40};
+  const std::string header = emit_header(p);
+  EXPECT_NE(header.find("// 1 of the 3 tuned sizes were tuned in part"), std::string::npos) << header;
+  EXPECT_NE(header.find("{8, 4096, 64, 14336},  // tuned in part: 12 of 40 valid configs measured\n"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(header.find("{32, 256, 128, 16, 4, 2},  // tuned in part: 12 of 40 valid configs measured\n"),
+            std::string::npos)
+      << header;
+  const std::string whole = emit_header(moe_policy());
+  EXPECT_EQ(std::count(header.begin(), header.end(), '\n') - std::count(whole.begin(), whole.end(), '\n'), 2)
+      << "the summary's two lines; the rows' comments share their rows' lines";
+
+  const auto j = nlohmann::json::parse(emit_json(p));
+  EXPECT_EQ(j["entries"][1]["tuned_in_part"], (nlohmann::json{{"measured", 12}, {"valid", 40}}));
+  EXPECT_FALSE(j["entries"][0].contains("tuned_in_part"));
+  EXPECT_FALSE(j["entries"][2].contains("tuned_in_part"));
+
+  const std::string module = emit_python(p);
+  EXPECT_NE(module.find("# 1 of the 3 tuned sizes were tuned in part"), std::string::npos) << module;
+  EXPECT_NE(module.find("\"num_stages\": 2}),  # tuned in part: 12 of 40 valid configs measured\n"), std::string::npos)
+      << module;
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "moe_policy.py", module);
+  EXPECT_EQ(
+      run_python(dir, "import moe_policy\nprint(moe_policy.select(E=8, N=14336, K=4096, M=64)['BLOCK_SIZE_N'])\n"),
+      "256\n");
+
+  const auto files = emit_vllm_moe(p, "NVIDIA H200", "");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].tuned_in_part, std::vector<std::int64_t>{64});
+  EXPECT_EQ(files[0].text, emit_vllm_moe(moe_policy(), "NVIDIA H200", "")[0].text);
+  EXPECT_TRUE(emit_vllm_moe(moe_policy(), "NVIDIA H200", "")[0].tuned_in_part.empty());
 }
 
 // What emit may replace: a file of the kind it writes, and no other (a

@@ -380,20 +380,29 @@ Selection selection_of(const std::string& mode) {
 
 Goal goal_of(const Spec& spec) { return Goal{spec.objective, spec.metrics}; }
 
-// Sizes whose entry is the best of part of their valid configs (a budget,
-// or a tune stopped before the size's end): said, with how much was
-// measured, so that a policy is not taken for the result of whole tunes.
-void note_sizes_tuned_in_part(const Loaded& l, const Policy& p) {
+// Marks the entries whose size was tuned in part: the best of part of its
+// valid configs (a budget, or a tune stopped before the size's end). Every
+// emitted file says so at the entry, so that a policy is not taken for the
+// result of whole tunes.
+void mark_sizes_tuned_in_part(const Loaded& l, Policy& p) {
   std::map<std::string, std::set<std::string>> measured;  // size key -> configs with a trial
   for (const auto& t : l.trials)
     if (t.status != Status::invalid) measured[size_key(t.size)].insert(t.config.key());
-  std::vector<std::string> parts;
-  for (const auto& e : p.entries) {
+  for (auto& e : p.entries) {
     const std::string key = size_key(e.size);
     const auto valid = l.valid_at.find(key);
     if (valid == l.valid_at.end() || measured[key].size() >= valid->second) continue;
-    parts.push_back(fmt::format("{}: {} of {}", size_text(e.size), measured[key].size(), valid->second));
+    e.tuned_in_part = PartialTune{measured[key].size(), valid->second};
   }
+}
+
+// The sizes mark_sizes_tuned_in_part() marked, said, with how much was measured.
+void note_sizes_tuned_in_part(const Policy& p) {
+  std::vector<std::string> parts;
+  for (const auto& e : p.entries)
+    if (e.tuned_in_part)
+      parts.push_back(
+          fmt::format("{}: {} of {}", size_text(e.size), e.tuned_in_part->measured, e.tuned_in_part->valid));
   if (parts.empty()) return;
   // One line, bounded: a tune of thousands of sizes would list them all.
   constexpr std::size_t kListed = 10;
@@ -491,9 +500,10 @@ int run_select(const PolicyArgs& a) {
   for (const auto& e : p.entries) distinct.insert(e.config.key());
   fmt::print("{} size{}, {} distinct config{} ({}){}\n", p.entries.size(), p.entries.size() == 1 ? "" : "s",
              distinct.size(), distinct.size() == 1 ? "" : "s", p.selection, by);
+  mark_sizes_tuned_in_part(l, p);
   for (const auto& e : p.entries)
     fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(), e.time ? " " + format_us(*e.time) + " us" : "");
-  note_sizes_tuned_in_part(l, p);
+  note_sizes_tuned_in_part(p);
   note_sizes_left_out(l.trials, p);
   return 0;
 }
@@ -607,6 +617,7 @@ int run_emit(const PolicyArgs& a) {
   }
   if (auto why = table_problem(p))
     throw InputError({a.spec}, *why + "; `tunekit select` lists the configs as they are");
+  mark_sizes_tuned_in_part(l, p);
   // A Python module's name is an identifier: "moe-v1.2_policy.py" could not
   // be imported.
   const auto stem_for = [&](const std::string& default_name) {
@@ -622,7 +633,8 @@ int run_emit(const PolicyArgs& a) {
                          : std::pair{flag, fs::path(given)};
   };
   std::vector<PlannedFile> files;
-  std::vector<std::string> notes;  // printed once every file is written
+  std::vector<std::string> notes;         // printed once every file is written
+  std::vector<std::string> vllm_in_part;  // the same, on stderr
   auto plan = [&](std::pair<std::string, fs::path> where, std::string text, EmittedKind kind) {
     files.push_back({std::move(where.first), std::move(where.second), std::move(text), kind});
   };
@@ -663,6 +675,13 @@ int run_emit(const PolicyArgs& a) {
     for (const auto& f : vllm) {
       plan({"--vllm", fs::path(a.vllm_dir) / f.name}, f.text, EmittedKind::vllm_moe);
       notes.push_back(fmt::format("  vLLM/SGLang fused-MoE config: {}\n", files.back().file.string()));
+      // vLLM reads every key as a batch size and passes a config's keys to
+      // its kernel: no place in the file can say this.
+      if (!f.tuned_in_part.empty())
+        vllm_in_part.push_back(fmt::format(
+            "note: {} holds batch size{} {} from sizes tuned in part (their configs are the best of those "
+            "measured); vLLM's format has no place to mark them, the header, JSON and Python files do\n",
+            files.back().file.string(), f.tuned_in_part.size() == 1 ? "" : "s", fmt::join(f.tuned_in_part, ", ")));
     }
   }
   write_planned(files, kept_inputs(l.spec, l.db));
@@ -679,7 +698,8 @@ int run_emit(const PolicyArgs& a) {
                p.checks.constraints.size(), p.checks.constraints.size() == 1 ? "check rejects" : "checks reject",
                p.pinned.empty() ? "" : ", and the values each computed parameter may take");
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
-  note_sizes_tuned_in_part(l, p);
+  note_sizes_tuned_in_part(p);
+  for (const auto& n : vllm_in_part) fmt::print(stderr, "{}", n);
   note_sizes_left_out(l.trials, p);
   return 0;
 }

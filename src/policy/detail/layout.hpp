@@ -58,6 +58,13 @@ Namer namer(const Layout& l, const Policy& policy, bool sizes_only, std::functio
 // `allowed` as the function that reports a config not allowed.
 std::string untuned_size_rule(const Layout& l, std::string_view allowed);
 
+// A comment (`comment` its opening, "// " or "# ") that says how much of
+// the entry's size was measured, where it was tuned in part; "" otherwise.
+std::string tuned_in_part_note(const PolicyEntry& e, std::string_view comment);
+// Comment lines that count the sizes tuned in part, for the top of a file;
+// "" when there are none.
+std::string tuned_in_part_summary(const Policy& policy, std::string_view comment);
+
 // `text` with its line breaks as spaces: for a comment line of a generated
 // file, which a spec's text (a constraint, a device's name) must not end.
 std::string one_line(std::string text);
