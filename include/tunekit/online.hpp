@@ -120,6 +120,13 @@ class FileError : public std::runtime_error {
   int line_, column_;
 };
 
+// get() has no config to give for a size: the file holds none that the
+// spec's checks allow there, and the size may not be tuned.
+class NoConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 enum class Mode {
   lookup_only,          // never tune: unknown sizes get the nearest tuned size's config
   tune_on_first_sight,  // tune unknown sizes through the callback, then save
@@ -145,7 +152,8 @@ class Tuner {
   // Saving the file keeps everything else in it as it was.
   // Throws std::invalid_argument when `size` names other sizes than the
   // file's (a typo would get some entry's config, or be tuned and saved
-  // under a name no later call asks for).
+  // under a name no later call asks for), and NoConfigError when the size
+  // is not tuned here and nearest() has no config for it.
   Choice get(const Size& size, const std::function<std::pair<Params, double>(const Size&)>& tune) {
     std::lock_guard lock(mutex_);
     check_names_locked(size);
@@ -163,8 +171,13 @@ class Tuner {
       return {params, Choice::Source::tuned};
     }
     if (auto p = nearest_locked(size)) return {*p, Choice::Source::nearest};
-    throw std::runtime_error("tunekit::online: " + file_.string() +
-                             " has no tuned config, and tuning is not allowed (Mode::lookup_only)");
+    const std::string untunable =
+        mode_ == Mode::lookup_only ? "tuning is not allowed (Mode::lookup_only)" : "no tuning callback was given";
+    if (entries_.empty())
+      throw NoConfigError("tunekit::online: " + file_.string() + " has no tuned config, and " + untunable);
+    throw NoConfigError("tunekit::online: " + file_.string() + " has no config for " + text_of(size) +
+                        ": the spec's checks it carries allow none of its tuned configs at this untuned size, and " +
+                        untunable);
   }
 
   std::optional<Params> find(const Size& size) const {
@@ -175,8 +188,11 @@ class Tuner {
   // The rule of the header `tunekit emit` writes: the tuned size nearest in
   // log space (the smallest product over the axes, in the file's size_order,
   // of max(a, b) / min(a, b), values below 1 counting as 1; ties to the
-  // earlier entry), among the configs the file's checks allow at `size` (if
-  // none does, the nearest), with the pinned parameters computed from `size`.
+  // earlier entry), among the configs the file's checks allow at `size`,
+  // with the pinned parameters computed from `size`. nullopt where the
+  // checks allow none (the header's <kernel>_has_config is false there), or
+  // the file has no entries: the nearest with its pins computed would be a
+  // config no build had. get() then throws NoConfigError.
   // Throws FileError for a file with checks or pins but not their trees (an
   // older tunekit's): its config could be one the constraints reject.
   // Throws std::invalid_argument as get() does.
@@ -328,8 +344,15 @@ class Tuner {
       if (!checks_.empty() && allowed_locked(pinned_locked(e.params, size), size) && (allowed == none || d < allowed_d))
         allowed = i, allowed_d = d;
     }
-    if (allowed != none) best = allowed;
-    return pinned_locked(entries_[best].params, size);
+    if (checks_.empty()) return pinned_locked(entries_[best].params, size);
+    if (allowed == none) return std::nullopt;
+    return pinned_locked(entries_[allowed].params, size);
+  }
+
+  static std::string text_of(const Size& size) {
+    std::string out;
+    for (const auto& [n, v] : size) out += (out.empty() ? "" : ", ") + n + "=" + std::to_string(v);
+    return "{" + out + "}";
   }
 
   Params pinned_locked(Params params, const Size& size) const {

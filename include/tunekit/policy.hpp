@@ -122,10 +122,12 @@ PolicyChecks policy_checks(const std::vector<Expression>& constraints, const std
 inline constexpr const char* kUntunedSizeRule =
     "a size never tuned gets the config of the tuned size nearest in log space: the one with the smallest "
     "product over the axes of max(a, b) / min(a, b) (values below 1 count as 1); ties go to the earlier entry";
-// With checks: the addition to that rule.
+// With checks: the addition to that rule. Where the checks allow no tuned
+// config, each emitted file says in its own way that it has none (after the
+// colon): the nearest with its pins computed would be a config no build had.
 inline constexpr const char* kCheckedSizeRule =
-    "; among the tuned configs, only those that the spec's constraints allow at that size count, unless none "
-    "does (then the nearest, which <kernel>_allowed() reports as not allowed)";
+    "; among the tuned configs, only those that the spec's constraints allow at that size count "
+    "(<kernel>_allowed() says which), and where none does there is no config for that size: ";
 
 struct HeaderOptions {
   std::string name_space = "tunekit_policy";  // C++ identifiers joined by "::"
@@ -145,7 +147,10 @@ std::optional<std::string> table_problem(const Policy& policy);
 // tables behind it. Names from users become valid identifiers; string
 // values are escaped. Throws std::invalid_argument for a namespace that
 // namespace_problem() refuses. Pinned parameters are recomputed for untuned sizes;
-// with checks, `<kernel>_allowed(config, sizes...)` evaluates them.
+// with checks, `<kernel>_allowed(config, sizes...)` evaluates them, and
+// `<kernel>_has_config(sizes...)` is false at an untuned size where they
+// allow no tuned config (`<kernel>_select` then returns the nearest tuned
+// config as it was tuned, which they reject there; true without checks).
 std::string emit_header(const Policy& policy, const HeaderOptions& options = {});
 // The same as JSON, for online.hpp and other readers: the entries, the
 // header's size order, and its checks and pins as text and as trees
@@ -157,7 +162,8 @@ std::string emit_json(const Policy& policy);
 // A Python module: CONFIGS, a list of (size, config) pairs, and
 // select(**size), which returns the config of that size, or for another the
 // config emit_header's select returns (the same checks, pins, arithmetic and
-// order: kUntunedSizeRule, with kCheckedSizeRule when there are checks), and
+// order: kUntunedSizeRule, with kCheckedSizeRule when there are checks), or
+// None where the header's <kernel>_has_config is false; and
 // allowed(config, **size), the header's <kernel>_allowed. Throws as
 // emit_header does for entries that no table can hold.
 std::string emit_python(const Policy& policy);

@@ -419,12 +419,13 @@ std::string one_line(std::string text) {
   return text;
 }
 
-std::string untuned_size_rule(const Layout& l, std::string_view allowed) {
+std::string untuned_size_rule(const Layout& l, std::string_view allowed, std::string_view no_config) {
   std::string rule = kUntunedSizeRule;
   if (!l.checks.empty()) {
     std::string extra = kCheckedSizeRule;
     extra.replace(extra.find("<kernel>_allowed"), 16, allowed);
     rule += extra;
+    rule += no_config;
   }
   return rule;
 }
@@ -453,8 +454,9 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   // Identifiers must stay distinct after sanitising, and apart from the
   // header's own names, which a size (a function's parameter) would shadow
   // and a parameter (a struct's member) could not be named.
-  std::set<std::string> used{k + "_config",        k + "_size",    k + "_tuned_count", k + "_tuned_sizes",
-                             k + "_tuned_configs", k + "_allowed", k + "_select",      "detail_" + k};
+  std::set<std::string> used{k + "_config",      k + "_size",          k + "_tuned_count",
+                             k + "_tuned_sizes", k + "_tuned_configs", k + "_allowed",
+                             k + "_select",      k + "_has_config",    "detail_" + k};
   auto ident = [&](const std::string& name) {
     const std::string id = fresh(cpp_identifier(name), used);
     used.insert(id);
@@ -507,9 +509,12 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   for (const Expression* check : l.checks)
     checks.push_back(*check->to_cpp(namer(l, policy, false, spell), "detail_" + k + "::"));
 
-  const std::string rule = detail::untuned_size_rule(l, k + "_allowed");
-  h += std::string(detail::kHeaderOpening) + cpp_string_literal(policy.kernel) + ", chosen " + policy.selection +
-       ".\n";
+  const std::string rule = detail::untuned_size_rule(
+      l, k + "_allowed",
+      k + "_has_config() is false, and " + k +
+          "_select returns the nearest tuned config as it was tuned, which they reject there (not one with its "
+          "pinned parameters computed, which no build had)");
+  h += std::string(detail::kHeaderOpening) + cpp_string_literal(policy.kernel) + ", chosen " + policy.selection + ".\n";
   if (!policy.device.empty()) h += "// Tuned on " + detail::one_line(policy.device) + ".\n";
   h += "// Tuned sizes return their config exactly; " + rule + ".\n";
   if (!checks.empty()) {
@@ -605,7 +610,10 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
                      size_ids.empty() ? "" : ", ", fmt::join(size_ids, ", "), v.allowed, v.d, v.allowed_distance);
     h += fmt::format("      {} = {};\n      {} = {};\n    }}\n", v.allowed, v.i, v.allowed_distance, v.d);
     h += "  }\n";
-    h += fmt::format("  if ({0} != {1}_tuned_count) {2} = {0};\n", v.allowed, k, v.best);
+    // The nearest with its pins computed for this size would be a config
+    // no build had: the nearest as it was built, which k_has_config flags.
+    h += fmt::format("  if ({0} == {1}_tuned_count) return {1}_tuned_configs[{2}];\n  {2} = {0};\n", v.allowed, k,
+                     v.best);
   } else {
     h += "  }\n";
   }
@@ -616,16 +624,39 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
     for (const auto& p : pins) h += fmt::format("  {}.{} = {};\n", v.c, p.id, p.code);
     h += fmt::format("  return {};\n}}\n\n", v.c);
   }
+  // Whether select has a config the checks allow: a caller tests it before
+  // it launches what select returns (always true without checks, so that
+  // the calling code need not change when a retune adds some).
+  std::vector<std::string> maybe_unused_params;
+  for (const auto& param : params) maybe_unused_params.push_back("[[maybe_unused]] " + param);
+  h += fmt::format(
+      "// Whether {0}_select has a config for this size: true for a tuned size, and for\n"
+      "// an untuned one where the checks allow some tuned config; where false, what\n"
+      "// {0}_select returns is not to be run at this size.\n",
+      k);
+  h += fmt::format("constexpr bool {}_has_config({}) noexcept {{\n", k, fmt::join(maybe_unused_params, ", "));
+  if (checks.empty()) {
+    h += "  return true;\n}\n\n";
+  } else {
+    h += loop;
+    h += fmt::format("    if ({}) return true;\n  }}\n", fmt::join(exact, " && "));
+    h += loop;
+    h += fmt::format("    {0}_config {1} = {0}_tuned_configs[{2}];\n", k, v.c, v.i);
+    for (const auto& p : pins) h += fmt::format("    {}.{} = {};\n", v.c, p.id, p.code);
+    h += fmt::format("    if ({0}_allowed({1}{2}{3})) return true;\n  }}\n  return false;\n}}\n\n", k, v.c,
+                     size_ids.empty() ? "" : ", ", fmt::join(size_ids, ", "));
+  }
   if (!size_ids.empty()) {
     // The same by named fields: {k}_select({k}_size{{...}}) or a size whose
     // fields were set by name.
     std::vector<std::string> fields;
     for (const auto& id : size_ids) fields.push_back("size." + id);
-    h += fmt::format(
-        "// The same, with the sizes as named fields.\nconstexpr {0}_config {0}_select(const {0}_size& size) noexcept "
-        "{{\n"
-        "  return {0}_select({1});\n}}\n\n",
-        k, fmt::join(fields, ", "));
+    for (const auto& [function, type] :
+         {std::pair{"_select", k + "_config"}, std::pair{"_has_config", std::string("bool")}})
+      h += fmt::format(
+          "// The same, with the sizes as named fields.\nconstexpr {1} {0}{2}(const {0}_size& size) noexcept {{\n"
+          "  return {0}{2}({3});\n}}\n\n",
+          k, type, function, fmt::join(fields, ", "));
   }
   h += "}  // namespace " + options.name_space + "\n";
   return h;
@@ -654,7 +685,10 @@ std::string emit_json(const Policy& policy) {
   // The header's argument order, which is also the order its distance
   // multiplies the axes' ratios in (online.hpp follows it to the last bit).
   if (!l.size_names.empty()) j["size_order"] = l.size_names;
-  j["untuned_size_rule"] = detail::untuned_size_rule(l, header_prefix(policy.kernel) + "_allowed");
+  const std::string k = header_prefix(policy.kernel);
+  j["untuned_size_rule"] = detail::untuned_size_rule(
+      l, k + "_allowed",
+      "online.hpp's nearest() returns none and its get() throws (the header's " + k + "_has_config() is false)");
   if (!l.checks.empty() || !l.unchecked.empty()) {
     nlohmann::ordered_json checks, machine;
     checks["constraints"] = nlohmann::ordered_json::array();

@@ -73,7 +73,8 @@ std::string emit_python(const Policy& policy) {
       "# select(**size) returns the config of a tuned size; for the others: {}\n"
       "# (allowed(config, **size) says whether they allow a config). The same rule, to\n"
       "# the last bit, as the C++ header's select.\n",
-      detail::kPythonOpening, one_line(policy.kernel), one_line(policy.selection), detail::untuned_size_rule(l, "allowed"));
+      detail::kPythonOpening, one_line(policy.kernel), one_line(policy.selection),
+      detail::untuned_size_rule(l, "allowed", "select returns None"));
   if (!policy.device.empty()) out += "# Tuned on " + one_line(policy.device) + ".\n";
   if (!l.checks.empty()) {
     std::vector<std::string> props;
@@ -159,7 +160,8 @@ def allowed(config, **size):
 
 
 def select(**size):
-    """The config for `size` (keyword arguments named like the tuned sizes)."""
+    """The config for `size` (keyword arguments named like the tuned sizes), or
+    None for an untuned size where the spec's checks allow no tuned config."""
     size = _size(size)
     for tuned, config in CONFIGS:
         if all(tuned[name] == size[name] for name in SIZE_ORDER):
@@ -178,8 +180,9 @@ def select(**size):
           ? ""
           : R"PY(        if _allowed(_pinned(config, size), size) and (allowed_index == len(CONFIGS) or d < allowed_distance):
             allowed_index, allowed_distance = i, d
-    if allowed_index != len(CONFIGS):
-        best = allowed_index
+    if allowed_index == len(CONFIGS):
+        return None  # the nearest with its pins computed would be a config no build had
+    best = allowed_index
 )PY");
   return out;
 }

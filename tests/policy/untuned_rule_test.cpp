@@ -60,8 +60,10 @@ std::string from_header(const fs::path& dir, const Policy& p, const Probe& probe
       fmtstr += " " + q + "=%s";
       values += fmt::format(", str(c.{})", q);
     }
-    body += fmt::format("  {{ const auto c = {}_select({}); std::printf(\"{}\\n\"{}); }}\n", p.kernel,
-                        fmt::join(args, ", "), fmtstr, values);
+    body += fmt::format(
+        "  {{ const auto c = {0}_select({1}); if (!{0}_has_config({1})) std::printf(\"{4} none\\n\"); else "
+        "std::printf(\"{2}\\n\"{3}); }}\n",
+        p.kernel, fmt::join(args, ", "), fmtstr, values, fmt::format("{}:", fmt::join(label, " ")));
   }
   tunekit::testing::write_file(dir / "policy.hpp", emit_header(p));
   tunekit::testing::write_file(dir / "main.cpp", R"(#include <cstdio>
@@ -93,8 +95,8 @@ std::string from_python(const fs::path& dir, const Policy& p, const Probe& probe
     }
     std::vector<std::string> shown;
     for (const auto& q : params) shown.push_back(fmt::format("' {0}=' + show(c['{0}'])", q));
-    code += fmt::format("c = policy.select({})\nprint('{}:' + {})\n", fmt::join(kwargs, ", "), fmt::join(label, " "),
-                        fmt::join(shown, " + "));
+    code += fmt::format("c = policy.select({0})\nprint('{1}: none' if c is None else '{1}:' + {2})\n",
+                        fmt::join(kwargs, ", "), fmt::join(label, " "), fmt::join(shown, " + "));
   }
   tunekit::testing::write_file(dir / "probe.py", code);
   return run({"python3", "probe.py"}, dir);
@@ -112,8 +114,13 @@ std::string from_online(const fs::path& dir, const Policy& p, const Probe& probe
       s[k] = v;
       label.push_back(fmt::format("{}={}", k, v));
     }
-    const auto c = tuner.get(s, nullptr).params;
     out += fmt::format("{}:", fmt::join(label, " "));
+    if (!tuner.find(s) && !tuner.nearest(s)) {
+      EXPECT_THROW((void)tuner.get(s, nullptr), online::NoConfigError);
+      out += " none\n";
+      continue;
+    }
+    const auto c = tuner.get(s, nullptr).params;
     for (const auto& q : params) {
       const auto& v = c.at(q);
       char b[32];
@@ -260,4 +267,56 @@ int main() {
     EXPECT_EQ(run({(dir / "main").string()}), range ? "0 1 1 1\n" : "0 1 0 1\n");
     expect_all_agree(p, {{{"n", {500, 800, 1000, 3000, 5000, 9000, 20000}}}}, {"n"}, {"V", "X"});
   }
+}
+
+// The reviewer's case: P == M // 16 gives P = 62 at M = 1000, a value no
+// build had, and the checks (P's own values) reject every tuned config
+// there. All three say there is no config rather than hand that one back:
+// the header's _has_config is false (its _select returns the nearest as it
+// was built), the module's select returns None, online.hpp's nearest() none.
+TEST(UntunedRule, ASizeWhereTheChecksAllowNoTunedConfigHasNoConfig) {
+  Policy p;
+  p.kernel = "pm";
+  p.selection = "per-size";
+  p.size_order = {"M"};
+  for (int m : {256, 512, 1024})
+    p.entries.push_back(entry({{"M", Value(m)}}, Config({{"P", Value(m / 16)}, {"W", Value(m / 256)}})));
+  const std::vector<Expression> constraints = {Expression::parse("P == M // 16")};
+  p.pinned = pinned_parameters(constraints, p);
+  ASSERT_EQ(p.pinned.size(), 1u);
+  const Parameter values{"P", {Value(16), Value(32), Value(64)}, {}};
+  p.checks = policy_checks(constraints, {values}, p, {});
+  ASSERT_EQ(p.checks.constraints.size(), 2u);
+
+  const fs::path dir = tunekit::testing::fresh_dir();
+  const std::string header = emit_header(p);
+  EXPECT_NE(header.find("pm_has_config() is false"), std::string::npos) << header;
+  tunekit::testing::write_file(dir / "policy.hpp", header);
+  tunekit::testing::write_file(dir / "main.cpp", R"(#include <cstdio>
+#include "policy.hpp"
+using namespace tunekit_policy;
+static_assert(!pm_has_config(1000) && pm_has_config(260) && pm_has_config(512), "constexpr");
+static_assert(pm_has_config(pm_size{1024}), "by named fields");
+int main() {
+  const pm_config none = pm_select(1000), some = pm_select(260);
+  std::printf("%lld %lld|%lld %lld\n", (long long)none.P, (long long)none.W, (long long)some.P, (long long)some.W);
+}
+)");
+  run({"c++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", (dir / "main").string(), (dir / "main.cpp").string()});
+  EXPECT_EQ(run({(dir / "main").string()}), "64 4|16 1\n");  // M = 1024's as built, not P = 62
+
+  EXPECT_EQ(from_python(dir, p, {{{"M", {1000, 260}}}}, {"P"}), "M=1000: none\nM=260: P=16\n");
+  tunekit::testing::write_file(dir / "policy.json", emit_json(p));
+  online::Tuner tuner(dir / "policy.json", online::Mode::lookup_only);
+  EXPECT_FALSE(tuner.nearest({{"M", 1000}}).has_value());
+  try {
+    (void)tuner.get({{"M", 1000}}, nullptr);
+    ADD_FAILURE() << "expected NoConfigError";
+  } catch (const online::NoConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no config for {M=1000}: the spec's checks it carries allow none"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(tuner.get({{"M", 260}}, nullptr).params.at("P"), 16);
+  expect_all_agree(p, {{{"M", {1, 100, 256, 260, 300, 512, 1000, 1024, 1030, 5000}}}}, {"M"}, {"P", "W"});
 }

@@ -55,8 +55,9 @@ using Namer = std::function<std::optional<std::string>(const std::string&)>;
 Namer namer(const Layout& l, const Policy& policy, bool sizes_only, std::function<std::string(const Ref&)> spell);
 
 // kUntunedSizeRule, with kCheckedSizeRule when there are checks, naming
-// `allowed` as the function that reports a config not allowed.
-std::string untuned_size_rule(const Layout& l, std::string_view allowed);
+// `allowed` as the function that says whether a config is allowed and
+// ending with `no_config`, how this file says it has no config for a size.
+std::string untuned_size_rule(const Layout& l, std::string_view allowed, std::string_view no_config);
 
 // A comment (`comment` its opening, "// " or "# ") that says how much of
 // the entry's size was measured, where it was tuned in part; "" otherwise.
