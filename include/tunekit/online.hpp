@@ -23,6 +23,7 @@
 #include <optional>
 #include <ostream>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -34,7 +35,56 @@
 
 namespace tunekit::online {
 
-using Size = std::map<std::string, std::int64_t>;  // problem size: name -> value
+// A size's value: an integer, or a float for an axis such as a sparsity of
+// 0.5 (the header `tunekit emit` writes takes such an axis as a double).
+class SizeValue {
+ public:
+  SizeValue() = default;  // the int 0, so that size[name] = value compiles
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  SizeValue(T v) : v_(static_cast<std::int64_t>(v)) {}
+  template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+  SizeValue(T v) : v_(static_cast<double>(v)) {}
+
+  bool is_int() const { return std::holds_alternative<std::int64_t>(v_); }
+  bool is_float() const { return std::holds_alternative<double>(v_); }
+  // Throws std::runtime_error, naming the value, for a float.
+  std::int64_t as_int() const {
+    if (!is_int()) throw std::runtime_error("tunekit::online: the size " + str() + " is not an integer");
+    return std::get<std::int64_t>(v_);
+  }
+  double as_float() const { return is_int() ? static_cast<double>(std::get<std::int64_t>(v_)) : std::get<double>(v_); }
+  // Integer sizes, the common case, read as the std::int64_t that Size held
+  // before it held floats too.
+  operator std::int64_t() const { return as_int(); }
+
+  // As JSON writes it: 1024, 0.5.
+  std::string str() const { return to_json().dump(); }
+  nlohmann::ordered_json to_json() const {
+    return std::visit([](auto v) { return nlohmann::ordered_json(v); }, v_);
+  }
+
+  // By value: 2 and 2.0 are one point of an axis, as in the header, which
+  // converts its arguments to the axis's type.
+  friend bool operator==(const SizeValue& a, const SizeValue& b) {
+    if (a.is_int() && b.is_int()) return a.as_int() == b.as_int();
+    return a.as_float() == b.as_float();
+  }
+  friend bool operator!=(const SizeValue& a, const SizeValue& b) { return !(a == b); }
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  friend bool operator==(const SizeValue& a, T b) {
+    return a == SizeValue(b);
+  }
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  friend bool operator!=(const SizeValue& a, T b) {
+    return !(a == SizeValue(b));
+  }
+  friend std::ostream& operator<<(std::ostream& out, const SizeValue& v) { return out << v.str(); }
+
+ private:
+  std::variant<std::int64_t, double> v_;
+};
+
+using Size = std::map<std::string, SizeValue>;  // problem size: name -> value
 
 // A parameter's value, typed as the file holds it: an int, a float or a
 // string (`tunekit emit --json` writes all three).
@@ -160,8 +210,9 @@ class Tuner {
     if (auto p = find_locked(size)) return {*p, Choice::Source::stored};
     if (mode_ == Mode::tune_on_first_sight && tune) {
       auto [params, time_us] = tune(size);
-      nlohmann::ordered_json entry, config = nlohmann::ordered_json::object();
-      entry["size"] = size;
+      nlohmann::ordered_json entry, sizes = nlohmann::ordered_json::object(), config = nlohmann::ordered_json::object();
+      for (const auto& [k, v] : size) sizes[k] = v.to_json();
+      entry["size"] = sizes;
       for (const auto& [k, v] : params) config[k] = v.to_json();
       entry["config"] = config;
       entry["time_us"] = time_us;
@@ -187,7 +238,8 @@ class Tuner {
 
   // The rule of the header `tunekit emit` writes: the tuned size nearest in
   // log space (the smallest product over the axes, in the file's size_order,
-  // of max(a, b) / min(a, b), values below 1 counting as 1; ties to the
+  // of max(a, b) / min(a, b), values below 1 counting as 1, or on an axis of
+  // floats those below the smallest positive double as it; ties to the
   // earlier entry), among the configs the file's checks allow at `size`,
   // with the pinned parameters computed from `size`. nullopt where the
   // checks allow none (the header's <kernel>_has_config is false there), or
@@ -221,9 +273,10 @@ class Tuner {
       throw error(which + " is not an object with a \"size\" and a \"config\" object");
     Entry entry;
     for (const auto& [k, v] : e["size"].items()) {
-      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
-        throw error(which + ": size " + k + " is " + v.dump() + "; expected a 64-bit integer");
-      entry.size[k] = v.get<std::int64_t>();
+      if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
+        entry.size[k] = v.get<std::int64_t>();
+      else if (v.is_number_float()) entry.size[k] = v.get<double>();
+      else throw error(which + ": size " + k + " is " + v.dump() + "; expected a 64-bit integer or a float");
     }
     for (const auto& [k, v] : e["config"].items()) {
       if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX))
@@ -297,7 +350,18 @@ class Tuner {
     for (const auto& [n, v] : size) given.push_back(n);
     std::vector<std::string> sorted = known;
     std::sort(sorted.begin(), sorted.end());
-    if (given == sorted) return;  // a std::map's keys are sorted
+    if (given == sorted) {  // a std::map's keys are sorted
+      // A float for an axis the file holds as integers: the header's
+      // argument there is an integer, and the Python module refuses it too.
+      for (const auto& [n, v] : size)
+        if (v.is_float() && !entries_.empty() && std::all_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+              const auto it = e.size.find(n);
+              return it == e.size.end() || it->second.is_int();
+            }))
+          throw std::invalid_argument("tunekit::online: size " + n + " is " + v.str() + ", but " + file_.string() +
+                                      " holds " + n + " as integers; give an integer");
+      return;
+    }
     auto list = [](const std::vector<std::string>& names) {
       std::string out;
       for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -326,6 +390,17 @@ class Tuner {
       if (size.count(n)) names.push_back(n);
     for (const auto& [n, v] : size)
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    // An axis of floats (a sparsity) is floored at the smallest positive
+    // double, not at 1, which would make all its values one; the header
+    // holds such an axis as doubles where any tuned value is one.
+    std::map<std::string, double> floor;
+    for (const auto& n : names) {
+      const bool floats = std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+        const auto it = e.size.find(n);
+        return it != e.size.end() && it->second.is_float();
+      });
+      floor[n] = floats ? std::numeric_limits<double>::min() : 1.0;
+    }
     const std::size_t none = entries_.size();
     std::size_t best = none, allowed = none;
     double best_d = 0, allowed_d = 0;
@@ -335,9 +410,10 @@ class Tuner {
       for (const auto& n : names) {
         auto it = e.size.find(n);
         if (it == e.size.end()) continue;
-        double a = static_cast<double>(it->second), b = static_cast<double>(size.at(n));
-        a = a < 1 ? 1 : a;
-        b = b < 1 ? 1 : b;
+        double a = it->second.as_float(), b = size.at(n).as_float();
+        const double low = floor.at(n);
+        a = a < low ? low : a;
+        b = b < low ? low : b;
         d *= a > b ? a / b : b / a;
       }
       if (best == none || d < best_d) best = i, best_d = d;
@@ -351,7 +427,7 @@ class Tuner {
 
   static std::string text_of(const Size& size) {
     std::string out;
-    for (const auto& [n, v] : size) out += (out.empty() ? "" : ", ") + n + "=" + std::to_string(v);
+    for (const auto& [n, v] : size) out += (out.empty() ? "" : ", ") + n + "=" + v.str();
     return "{" + out + "}";
   }
 
@@ -389,8 +465,9 @@ class Tuner {
     if (op == "size" || op == "param") {
       const std::string name = t.size() == 2 && t[1].is_string() ? t[1].get<std::string>() : std::string();
       if (op == "size") {
-        if (auto s = size.find(name); s != size.end()) return s->second;
-        throw error("a check or pin reads size '" + name + "', which the size asked for lacks");
+        // emit writes no check or pin over a float axis (the header's are integer C++).
+        if (auto s = size.find(name); s != size.end() && s->second.is_int()) return s->second.as_int();
+        throw error("a check or pin reads size '" + name + "', which the size asked for lacks or holds as a float");
       }
       if (auto p = c.find(name); p != c.end() && p->second.is_int()) return p->second.as_int();
       throw error("a check reads parameter '" + name + "', which a config lacks or holds as other than an integer");

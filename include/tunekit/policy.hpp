@@ -122,6 +122,11 @@ PolicyChecks policy_checks(const std::vector<Expression>& constraints, const std
 inline constexpr const char* kUntunedSizeRule =
     "a size never tuned gets the config of the tuned size nearest in log space: the one with the smallest "
     "product over the axes of max(a, b) / min(a, b) (values below 1 count as 1); ties go to the earlier entry";
+// With an axis of floats (a sparsity of 0.5, where a floor of 1 would make
+// every value one): the addition to that rule.
+inline constexpr const char* kFloatAxisRule =
+    "; on an axis of floats, the values below the smallest positive double (2.2250738585072014e-308), "
+    "not those below 1, count as it";
 // With checks: the addition to that rule. Where the checks allow no tuned
 // config, each emitted file says in its own way that it has none (after the
 // colon): the nearest with its pins computed would be a config no build had.

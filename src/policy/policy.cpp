@@ -281,12 +281,13 @@ std::vector<Expression> pinned_value_checks(const std::vector<Parameter>& parame
 }
 
 std::vector<PinnedParameter> pinned_parameters(const std::vector<Expression>& constraints, const Policy& policy) {
-  const auto sizes = names_of(policy.entries, true);
   std::vector<PinnedParameter> out;
+  // A rule over a float axis is no integer C++: such a parameter is copied
+  // from the nearest tuned size, as an unpinned one is.
   for (const auto& c : constraints)
     for (auto& [name, rule] :
          c.equalities([&](const std::string& n) { return integer_column(policy.entries, n, false); },
-                      [&](const std::string& n) { return std::find(sizes.begin(), sizes.end(), n) != sizes.end(); })) {
+                      [&](const std::string& n) { return integer_column(policy.entries, n, true); })) {
       const std::string& key = name;  // clang 14 cannot capture a structured binding
       const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.name == key; });
       if (!seen && rule.to_cpp([](const std::string& n) { return std::optional<std::string>(n); }, ""))
@@ -333,8 +334,13 @@ PolicyChecks policy_checks(const std::vector<Expression>& spec_constraints, cons
 namespace detail {
 
 std::optional<Ref> Layout::resolve(const std::string& n, bool sizes_only, const Bindings& machine) const {
-  if (auto s = std::find(size_names.begin(), size_names.end(), n); s != size_names.end())
-    return Ref{Ref::What::size, static_cast<std::size_t>(s - size_names.begin())};
+  if (auto s = std::find(size_names.begin(), size_names.end(), n); s != size_names.end()) {
+    const auto i = static_cast<std::size_t>(s - size_names.begin());
+    // A float axis (a sparsity of 0.5) is a double in the header: no
+    // integer C++ reads it.
+    if (size_kinds[i] != Kind::integer) return std::nullopt;
+    return Ref{Ref::What::size, i};
+  }
   if (sizes_only) return std::nullopt;
   if (auto q = std::find(param_names.begin(), param_names.end(), n); q != param_names.end()) {
     const auto i = static_cast<std::size_t>(q - param_names.begin());
@@ -421,6 +427,7 @@ std::string one_line(std::string text) {
 
 std::string untuned_size_rule(const Layout& l, std::string_view allowed, std::string_view no_config) {
   std::string rule = kUntunedSizeRule;
+  if (std::find(l.size_kinds.begin(), l.size_kinds.end(), Kind::floating) != l.size_kinds.end()) rule += kFloatAxisRule;
   if (!l.checks.empty()) {
     std::string extra = kCheckedSizeRule;
     extra.replace(extra.find("<kernel>_allowed"), 16, allowed);
@@ -560,6 +567,12 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   h += "namespace detail_" + k + " {\n";
   h += "constexpr double ratio(double a, double b) {\n"
        "  a = a < 1 ? 1 : a;\n  b = b < 1 ? 1 : b;\n  return a > b ? a / b : b / a;\n}\n";
+  // A floor of 1 would make every sparsity one value; the smallest positive
+  // double keeps 0 finite (and nearest the smallest tuned value).
+  if (std::find(size_kinds.begin(), size_kinds.end(), Kind::floating) != size_kinds.end())
+    h += "constexpr double float_ratio(double a, double b) {\n"
+         "  constexpr double smallest = 2.2250738585072014e-308;\n"
+         "  a = a < smallest ? smallest : a;\n  b = b < smallest ? smallest : b;\n  return a > b ? a / b : b / a;\n}\n";
   if (!pins.empty() || !checks.empty()) h += cpp_int_helpers();
   h += "}  // namespace detail_" + k + "\n\n";
   if (!checks.empty()) {
@@ -577,8 +590,8 @@ std::string emit_header(const Policy& policy, const HeaderOptions& options) {
   for (std::size_t n = 0; n < size_ids.size(); ++n) {
     params.push_back(fmt::format("{} {}", c_type(size_kinds[n]), size_ids[n]));
     exact.push_back(fmt::format("{0}.{1} == {1}", v.s, size_ids[n]));
-    dist.push_back(
-        fmt::format("detail_{0}::ratio(static_cast<double>({2}.{1}), static_cast<double>({1}))", k, size_ids[n], v.s));
+    dist.push_back(fmt::format("detail_{0}::{3}(static_cast<double>({2}.{1}), static_cast<double>({1}))", k,
+                               size_ids[n], v.s, size_kinds[n] == Kind::floating ? "float_ratio" : "ratio"));
   }
   if (size_ids.empty()) {
     exact.push_back("true");

@@ -116,6 +116,14 @@ def _ratio(a, b):
     return a / b if a > b else b / a
 
 
+def _float_ratio(a, b):
+    """_ratio for an axis of floats: floored at the smallest positive double, not 1."""
+    smallest = 2.2250738585072014e-308
+    a = smallest if a < smallest else a
+    b = smallest if b < smallest else b
+    return a / b if a > b else b / a
+
+
 def _size(size):
     """select()'s keyword arguments as the header's typed arguments."""
     unknown = sorted(set(size) - set(SIZE_ORDER))
@@ -171,7 +179,7 @@ def select(**size):
     for i, (tuned, config) in enumerate(CONFIGS):
         d = 1.0
         for name in SIZE_ORDER:
-            d *= _ratio(float(tuned[name]), float(size[name]))
+            d *= (_float_ratio if name in _FLOAT_SIZES else _ratio)(float(tuned[name]), float(size[name]))
         if i == 0 or d < best_distance:
             best, best_distance = i, d
 {0}    return _pinned(CONFIGS[best][1], size)

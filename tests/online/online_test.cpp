@@ -152,7 +152,8 @@ TEST(Online, AMalformedFileIsAFileErrorNamingItsPlace) {
     return "no error";
   };
   EXPECT_NE(message("[1, 2]").find("expected an object with an \"entries\" array"), std::string::npos);
-  EXPECT_NE(message(R"({"entries": [{"size": {"N": 2.5}, "config": {}}]})").find("entry 1: size N is 2.5"),
+  EXPECT_NE(message(R"({"entries": [{"size": {"N": "2.5"}, "config": {}}]})")
+                .find("entry 1: size N is \"2.5\"; expected a 64-bit integer or a float"),
             std::string::npos);
   EXPECT_NE(message(R"({"entries": [{"size": {"N": 2}, "config": {"B": [1]}}]})").find("parameter B is [1]"),
             std::string::npos);
@@ -232,4 +233,42 @@ TEST(Online, ProcessesTuningIntoOneFileKeepEveryEntry) {
     for (int s = 0; s < kSizes; ++s) EXPECT_TRUE(after.find({{"N", 1000 * (p + 1) + s}})) << p << " " << s;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(entry.path().extension(), entry.path() == file ? ".json" : ".lock") << entry.path();
+}
+
+// A size axis of floats (a sparsity), as `tunekit emit --json` writes one:
+// read (it was refused as "expected a 64-bit integer"), looked up by value
+// (0.5 and 0.50 are one size), tuned and saved as a float; a float for an
+// axis the file holds as integers is the caller's error.
+TEST(Online, AFloatSizeAxisIsReadTunedAndSaved) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "p.json", R"({"kernel": "k", "size_order": ["M", "S"], "entries": [
+    {"size": {"M": 64, "S": 0.5}, "config": {"T": 1}, "time_us": 10},
+    {"size": {"M": 64, "S": 0.25}, "config": {"T": 2}, "time_us": 10}]})");
+  std::vector<double> tuned_at;
+  auto tune = [&](const online::Size& s) {
+    tuned_at.push_back(s.at("S").as_float());
+    EXPECT_THROW((void)static_cast<std::int64_t>(s.at("S")), std::runtime_error);  // not read as an integer
+    return std::pair<Params, double>{{{"T", s.at("M") / 16}}, 1.0};
+  };
+  {
+    online::Tuner t(dir / "p.json");
+    EXPECT_EQ(t.get({{"M", 64}, {"S", 0.50}}, tune).params.at("T"), 1);
+    EXPECT_EQ(t.nearest({{"M", 64}, {"S", 0.3}})->at("T"), 2);
+    const auto c = t.get({{"M", 64}, {"S", 0.75}}, tune);
+    EXPECT_EQ(c.source, online::Choice::Source::tuned);
+    EXPECT_EQ(c.params.at("T"), 4);
+    try {
+      (void)t.get({{"M", 64.5}, {"S", 0.5}}, tune);
+      ADD_FAILURE() << "a float for an integer axis was served";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("size M is 64.5, but " + (dir / "p.json").string() + " holds M as integers"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(tuned_at, std::vector<double>{0.75});
+  const auto saved = nlohmann::json::parse(tunekit::testing::read_file(dir / "p.json"));
+  EXPECT_TRUE(saved["entries"][2]["size"]["S"].is_number_float()) << saved.dump();
+  online::Tuner again(dir / "p.json", online::Mode::lookup_only);
+  EXPECT_EQ(again.find({{"M", 64}, {"S", 0.75}})->at("T"), 4);
 }

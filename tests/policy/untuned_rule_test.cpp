@@ -20,14 +20,19 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Probe {
-  std::vector<std::pair<std::string, std::vector<std::int64_t>>> axes;  // each size's values, crossed
+  std::vector<std::pair<std::string, std::vector<Value>>> axes;  // each size's values (ints or floats), crossed
 };
 
+// A size's value as C++, Python and a label write it: 5, 0.5.
+std::string text_of(const Value& v) {
+  return v.is_int() ? std::to_string(v.as_int()) : fmt::format("{}", v.to_double());
+}
+
 // Every combination of the axes' values, as (name, value) lists.
-std::vector<std::vector<std::pair<std::string, std::int64_t>>> grid(const Probe& probe) {
-  std::vector<std::vector<std::pair<std::string, std::int64_t>>> out{{}};
+std::vector<std::vector<std::pair<std::string, Value>>> grid(const Probe& probe) {
+  std::vector<std::vector<std::pair<std::string, Value>>> out{{}};
   for (const auto& [name, values] : probe.axes) {
-    std::vector<std::vector<std::pair<std::string, std::int64_t>>> next;
+    std::vector<std::vector<std::pair<std::string, Value>>> next;
     for (const auto& partial : out)
       for (auto v : values) {
         next.push_back(partial);
@@ -53,8 +58,8 @@ std::string from_header(const fs::path& dir, const Policy& p, const Probe& probe
     std::vector<std::string> args, label;
     for (const auto& n : order)
       for (const auto& [k, v] : size)
-        if (k == n) args.push_back(std::to_string(v) + "LL");
-    for (const auto& [k, v] : size) label.push_back(fmt::format("{}={}", k, v));
+        if (k == n) args.push_back(v.is_int() ? text_of(v) + "LL" : text_of(v));
+    for (const auto& [k, v] : size) label.push_back(fmt::format("{}={}", k, text_of(v)));
     std::string fmtstr = fmt::format("{}:", fmt::join(label, " ")), values;
     for (const auto& q : params) {
       fmtstr += " " + q + "=%s";
@@ -90,8 +95,8 @@ std::string from_python(const fs::path& dir, const Policy& p, const Probe& probe
   for (const auto& size : grid(probe)) {
     std::vector<std::string> kwargs, label;
     for (const auto& [k, v] : size) {
-      kwargs.push_back(fmt::format("{}={}", k, v));
-      label.push_back(fmt::format("{}={}", k, v));
+      kwargs.push_back(fmt::format("{}={}", k, text_of(v)));
+      label.push_back(fmt::format("{}={}", k, text_of(v)));
     }
     std::vector<std::string> shown;
     for (const auto& q : params) shown.push_back(fmt::format("' {0}=' + show(c['{0}'])", q));
@@ -111,8 +116,8 @@ std::string from_online(const fs::path& dir, const Policy& p, const Probe& probe
     online::Size s;
     std::vector<std::string> label;
     for (const auto& [k, v] : size) {
-      s[k] = v;
-      label.push_back(fmt::format("{}={}", k, v));
+      s[k] = v.is_int() ? online::SizeValue(v.as_int()) : online::SizeValue(v.to_double());
+      label.push_back(fmt::format("{}={}", k, text_of(v)));
     }
     out += fmt::format("{}:", fmt::join(label, " "));
     if (!tuner.find(s) && !tuner.nearest(s)) {
@@ -319,4 +324,42 @@ int main() {
   }
   EXPECT_EQ(tuner.get({{"M", 260}}, nullptr).params.at("P"), 16);
   expect_all_agree(p, {{{"M", {1, 100, 256, 260, 300, 512, 1000, 1024, 1030, 5000}}}}, {"M"}, {"P", "W"});
+}
+
+// A size axis of floats (a sparsity of 0.5) beside an integer one: the
+// header takes it as a double, the module as a float, and online.hpp, which
+// once refused the file ("expected a 64-bit integer"), reads and compares
+// it alike; the checks and pins over the integer axis still apply, and a
+// constraint that reads the float axis is left unchecked by all three.
+TEST(UntunedRule, AFloatSizeAxisIsLookedUpAlikeByAllThree) {
+  Policy p;
+  p.kernel = "sp";
+  p.selection = "per-size";
+  p.size_order = {"M", "S"};
+  auto add = [&](int m, double s, int t) {
+    p.entries.push_back(entry({{"M", Value(m)}, {"S", Value(s)}}, Config({{"T", Value(t)}, {"B", Value(m / 64)}})));
+  };
+  add(64, 0.5, 1);
+  add(64, 0.875, 2);
+  add(1024, 0.5, 64);
+  add(1024, 0.25, 8);
+  const std::vector<Expression> constraints = {Expression::parse("B == M // 64"), Expression::parse("T <= M // 16"),
+                                               Expression::parse("S < 1")};
+  p.pinned = pinned_parameters(constraints, p);
+  ASSERT_EQ(p.pinned.size(), 1u);
+  p.checks = policy_checks(constraints, {}, p, {});
+  EXPECT_EQ(p.checks.unchecked, std::vector<std::string>{"S < 1"});
+  const fs::path dir = tunekit::testing::fresh_dir();
+  EXPECT_EQ(from_online(dir, p, {{{"M", {64}}, {"S", {Value(0.5), Value(0.8), Value(0.3)}}}}, {"T", "B"}),
+            "M=64 S=0.5: T=1 B=1\nM=64 S=0.8: T=2 B=1\nM=64 S=0.3: T=1 B=1\n");
+  expect_all_agree(
+      p,
+      {{{"M", {1, 64, 100, 300, 1024, 5000}},
+        {"S", {Value(0.1), Value(0.25), Value(0.3), Value(0.5), Value(0.7), Value(0.875), Value(1), Value(2.5)}}}},
+      {"M", "S"}, {"T", "B"});
+
+  // A float where the file holds integers: refused, as the module's
+  // select() refuses it, rather than rounded.
+  online::Tuner tuner(dir / "policy.json", online::Mode::lookup_only);
+  EXPECT_THROW((void)tuner.get({{"M", 64.5}, {"S", 0.5}}, nullptr), std::invalid_argument);
 }
