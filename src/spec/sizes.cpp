@@ -1,7 +1,7 @@
 // Problem sizes: the spec's `sizes` section, and the grids the command line
 // and the spec build them from.
 #include <algorithm>
-#include <cstdlib>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -54,12 +54,11 @@ std::vector<Bindings> size_grid(const std::vector<Parameter>& axes) {
 
 namespace {
 
-// A decimal number as YAML writes one unquoted ("1024", "1.5e3").
+// A finite number as YAML reads one unquoted ("1024", "1.5e3", "0x400").
 bool reads_as_number(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789+-.eE") != std::string::npos) return false;
-  char* end = nullptr;
-  (void)std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();
+  if (spec_detail::parse_yaml_int(text)) return true;
+  const auto d = spec_detail::parse_yaml_float(text);
+  return d && std::isfinite(*d);
 }
 
 Value scalar_value(std::string_view text) {
@@ -171,7 +170,7 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
       if (v.node.IsScalar() && v.node.Tag() == "!" && reads_as_number(v.node.Scalar()))
         fail(content_loc(v), fmt::format("size '{}' is the string \"{}\"; a size is a number: write {}: {}", e.key,
                                          v.node.Scalar(), e.key, v.node.Scalar()));
-      b.emplace(e.key, value_of(v));
+      b.emplace(e.key, finite_value_of(v));
       if (size_names_.try_emplace(e.key, loc(e.key_node)).second) size_order_.push_back(e.key);
     }
     return b;

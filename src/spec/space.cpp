@@ -273,7 +273,7 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
                                                    : "of " + std::to_string(els.size()) + " strings, split at its commas") +
                                   "; quote the whole list to have it evaluated: " + name + ": \"[" + whole + "]\"");
       }
-      Value v = value_of(el);
+      Value v = finite_value_of(el);
       if (auto j = seen.add(v))
         fail(content_loc(el),
              "duplicate value " + v.repr() + " in parameter '" + name + "' (also at index " + std::to_string(*j) + ")");
@@ -323,7 +323,7 @@ Parameter Loader::parameter(const Item& it, const std::string& name, const Sourc
       }
       append_range(r, p.values);
     } else {
-      p.values.push_back(value_of(it));
+      p.values.push_back(finite_value_of(it));
     }
   } else {
     wrong_type(it, expected);
@@ -353,7 +353,7 @@ Config Loader::config(const Item& it, const std::vector<Parameter>* declared) co
       }
       param = &*known;
     }
-    Value v = value_of(child(m, e));
+    Value v = finite_value_of(child(m, e));
     // As listed (a value outside the lists stays as given: the default's
     // check says so later).
     if (const Value* as_listed = param ? param->listed(v) : nullptr) v = *as_listed;

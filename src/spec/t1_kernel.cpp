@@ -317,7 +317,7 @@ Spec Loader::t1(const YAML::Node& root) {
       }
       // A list of one (as the hub's GEMM file writes one) is its value.
       const Item v = d->node.IsSequence() && d->node.size() == 1 ? elements(*d).front() : *d;
-      values.emplace_back(string_of(require(pm, "Name")), value_of(v, "a value of the parameter"));
+      values.emplace_back(string_of(require(pm, "Name")), finite_value_of(v, "a value of the parameter"));
       if (s.default_config_where.file.empty()) s.default_config_where = content_loc(v);
     }
     if (every) s.default_config = Config(std::move(values));

@@ -105,6 +105,33 @@ Value parse_value_text(std::string_view s) {
   return Value(std::string(s));
 }
 
+std::optional<std::int64_t> parse_yaml_int(std::string_view s, bool* beyond_int64) {
+  if (auto i = parse_int(s)) return i;
+  const int base = s.starts_with("0x") ? 16 : s.starts_with("0o") ? 8 : 0;
+  if (base == 0 || s.size() == 2) return std::nullopt;
+  std::uint64_t magnitude = 0;
+  const char* const end = s.data() + s.size();
+  // Unsigned: from_chars takes no sign, as the schema's 0x and 0o forms have none.
+  auto [ptr, ec] = std::from_chars(s.data() + 2, end, magnitude, base);
+  if (ptr != end || (ec != std::errc{} && ec != std::errc::result_out_of_range)) return std::nullopt;
+  if (ec == std::errc::result_out_of_range ||
+      magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    if (beyond_int64) *beyond_int64 = true;
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(magnitude);
+}
+
+std::optional<double> parse_yaml_float(std::string_view s) {
+  if (auto d = parse_float(s)) return d;
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  const bool negative = s.starts_with('-');
+  if (negative || s.starts_with('+')) s.remove_prefix(1);
+  if (s == ".inf" || s == ".Inf" || s == ".INF")
+    return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
+
 static std::uint64_t range_count(const IntRange& r) {
   // Unsigned arithmetic: end - start may overflow int64.
   std::uint64_t span = r.step > 0 ? static_cast<std::uint64_t>(r.end) - static_cast<std::uint64_t>(r.start)

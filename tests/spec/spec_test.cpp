@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -311,6 +312,49 @@ TEST_F(SpecErrors, ValueKinds) {
   EXPECT_EQ(ints(s.parameters[1].values), (std::vector<std::int64_t>{5, 6, 7}));
   EXPECT_EQ(s.parameters[2].values.at(0).as_string(), "x");
   EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::none);
+}
+
+// YAML 1.2's core schema, which yaml-cpp leaves to its reader: 0x40 and
+// 0o17 are ints, .inf and .nan floats (where a number is asked for), and a
+// quoted scalar, as every JSON string, stays a string.
+TEST_F(SpecErrors, HexOctalAndSpecialFloatsAreNumbersAsYamlReadsThem) {
+  fs::path p = write(kHead +
+                     "sizes: {N: 0x400}\n"
+                     "parameters:\n"
+                     "  BLOCK: [0x20, 0x40, 0o200, '0x80', 0x, 0o8]\n"
+                     "constraints: [BLOCK > 32]\n"
+                     "tolerance: {atol: .inf, rtol: 1e-3}\n"
+                     "measure: {min_samples: 0x10}\n");
+  Spec s = load_spec(p);
+  EXPECT_EQ(s.sizes.at(0).at("N"), Value(1024));
+  const auto& block = s.parameters.at(0).values;
+  ASSERT_EQ(block.size(), 6u);
+  EXPECT_EQ(block[0], Value(32));
+  EXPECT_EQ(block[1], Value(64));
+  EXPECT_EQ(block[2], Value(128));
+  EXPECT_EQ(block[3], Value("0x80"));  // quoted: a string
+  EXPECT_EQ(block[4], Value("0x"));    // no digits: not the schema's int
+  EXPECT_EQ(block[5], Value("0o8"));   // not an octal digit
+  EXPECT_TRUE(std::isinf(s.tolerance.atol));
+  EXPECT_EQ(s.measure.min_samples, 16u);
+
+  // The same in JSON: its strings are quoted, and stay strings.
+  fs::path j = write(R"({"kernel": {"source": "k.cpp", "entry": "k"},
+ "arguments": [{"name": "X", "type": "f32", "size": "N"}],
+ "sizes": {"N": 1024}, "parameters": {"BLOCK": ["0x20", 64, ".inf"]}})",
+                     "spec.json");
+  EXPECT_EQ(load_spec(j).parameters.at(0).values, (std::vector<Value>{"0x20", 64, ".inf"}));
+
+  // A value that becomes a define or a stored key must be finite.
+  expect_error(kHead + "parameters:\n  BLOCK: [32, .inf]\n", 7, 15,
+               "'parameters.BLOCK[1]' is .inf, which is not a finite number; a parameter's, size's or config's value "
+               "must be (quote it for the string '.inf')");
+  expect_error(kHead + "sizes: {N: -.Inf}\n", 6, 12, "is -.Inf, which is not a finite number");
+  expect_error(kHead + "parameters:\n  BLOCK: .NaN\n", 7, 10, "is .NaN, which is not a finite number");
+  expect_error(kHead + "sizes: {N: 0x8000000000000000}\n", 6, 12,
+               "'sizes.N': 0x8000000000000000 is beyond a 64-bit integer");
+  // Quoted, a hex size is a string, which the sizes refuse with the fix.
+  expect_error(kHead + "sizes: {N: '0x400'}\n", 6, 13, "size 'N' is the string \"0x400\"; a size is a number");
 }
 
 TEST_F(SpecErrors, ReferenceDefaultAndSourceDefaults) {

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -236,9 +237,19 @@ class Loader {
     }
   }
 
+  // A plain scalar's int as YAML reads it (0x40 is 64), else nullopt; one
+  // beyond an int64 is an error here. A quoted one is left to the caller.
+  std::optional<std::int64_t> plain_int(const Item& it) const {
+    if (!is_plain(it.node)) return std::nullopt;
+    bool beyond_int64 = false;
+    auto v = parse_yaml_int(it.node.Scalar(), &beyond_int64);
+    if (beyond_int64) fail(content_loc(it), display(it.path) + ": " + it.node.Scalar() + " is beyond a 64-bit integer");
+    return v;
+  }
+
   std::int64_t int_of(const Item& it, std::int64_t min, const std::string& expected) const {
     if (!it.node.IsScalar()) wrong_type(it, expected);
-    auto v = parse_int(trim(it.node.Scalar()));
+    auto v = is_plain(it.node) ? plain_int(it) : parse_int(trim(it.node.Scalar()));
     if (!v) wrong_type(it, expected);
     if (*v < min) fail(content_loc(it), display(it.path) + " must be " + expected + ", got " + std::to_string(*v));
     return *v;
@@ -248,9 +259,17 @@ class Loader {
     if (!it.node.IsScalar()) wrong_type(it, expected);
     std::string_view s = trim(it.node.Scalar());
     double d = 0;
-    if (auto i = parse_int(s)) d = static_cast<double>(*i);
-    else if (auto f = parse_float(s)) d = *f;
-    else wrong_type(it, expected);
+    if (is_plain(it.node)) {
+      if (auto i = plain_int(it)) d = static_cast<double>(*i);
+      else if (auto f = parse_yaml_float(s)) d = *f;
+      else wrong_type(it, expected);
+    } else if (auto i = parse_int(s)) {
+      d = static_cast<double>(*i);
+    } else if (auto f = parse_float(s)) {
+      d = *f;
+    } else {
+      wrong_type(it, expected);
+    }
     return d;
   }
 
@@ -272,14 +291,29 @@ class Loader {
     return s;
   }
 
-  // A value: plain scalars are ints, then floats (true/false are 1/0), else
-  // strings; quoted scalars are strings.
+  // A value: plain scalars are ints, then floats, as YAML 1.2's core schema
+  // reads them (0x40 is 64, .inf a float; true/false are 1/0), else strings;
+  // quoted scalars are strings.
   Value value_of(const Item& it, const std::string& expected = "a value (int, float or string)") const {
     if (!it.node.IsScalar()) wrong_type(it, expected);
     const std::string& s = it.node.Scalar();
     if (!is_plain(it.node)) return Value(s);
     if (is_boolean(it)) return Value(s[0] == 't' || s[0] == 'T' ? 1 : 0);
-    return parse_value_text(s);
+    if (auto i = plain_int(it)) return Value(*i);
+    if (auto d = parse_yaml_float(s)) return Value(*d);
+    return Value(s);
+  }
+  // A value that becomes a -D define, a size's binding or a stored config
+  // key, which an infinity or a NaN cannot be (NaN equals no value, so no
+  // config would match it, and the store's JSON has neither).
+  Value finite_value_of(const Item& it, const std::string& expected = "a value (int, float or string)") const {
+    Value v = value_of(it, expected);
+    if (v.is_float() && !std::isfinite(v.as_float()))
+      fail(content_loc(it), display(it.path) + " is " + it.node.Scalar() +
+                                ", which is not a finite number; a parameter's, size's or config's value must be "
+                                "(quote it for the string '" +
+                                it.node.Scalar() + "')");
+    return v;
   }
   // A plain true or false (which value_of reads as 1 or 0).
   bool is_boolean(const Item& it) const {

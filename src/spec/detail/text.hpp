@@ -36,6 +36,14 @@ std::optional<double> parse_float(std::string_view s);
 // int, then float, else the string itself.
 Value parse_value_text(std::string_view s);
 
+// A plain (unquoted) YAML scalar's number as YAML 1.2's core schema reads
+// it, which yaml-cpp leaves to its caller: an int is decimal, 0x hex or 0o
+// octal (the two unsigned); a float is decimal or .inf, -.inf, .nan (in
+// lower, capitalised or upper case). `beyond_int64` is set for a hex or
+// octal int too large for an int64, which is no float either.
+std::optional<std::int64_t> parse_yaml_int(std::string_view s, bool* beyond_int64 = nullptr);
+std::optional<double> parse_yaml_float(std::string_view s);
+
 struct IntRange {
   std::int64_t start = 0, end = 0, step = 1;
 };
