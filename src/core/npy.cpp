@@ -1,4 +1,5 @@
 #include "core/detail/npy.hpp"
+#include "core/detail/text.hpp"
 
 #include <cctype>
 #include <fstream>
@@ -13,7 +14,7 @@ std::uint64_t NpyHeader::count() const {
   return n;
 }
 
-bool is_npy(const std::filesystem::path& file) { return file.extension() == ".npy"; }
+bool is_npy(const std::filesystem::path& file) { return lowercase_extension(file) == ".npy"; }
 
 NpyHeader read_npy_header(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -11,6 +11,12 @@
 
 namespace tunekit::detail {
 
+std::string lowercase_extension(const std::filesystem::path& file) {
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
 // Optimal string alignment distance, case-blind: Levenshtein's, with the
 // swap of two adjacent letters (cvs for csv) one edit, as typos make it.
 std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -983,9 +983,7 @@ SpaceDefinition load_t1(const fs::path& file) { return t1_from_json(read_json(fi
 SpaceDefinition load_space_json(const fs::path& file) { return neutral_from_json(read_json(file)); }
 
 std::optional<SpaceDefinition> load_space_file(const fs::path& file) {
-  std::string ext = file.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (ext != ".json") return std::nullopt;
+  if (detail::lowercase_extension(file) != ".json") return std::nullopt;
   const JsonFile f = read_json(file);
   const nlohmann::json& j = f.json;
   if (j.is_object() && j.contains("ConfigurationSpace")) return t1_from_json(f);

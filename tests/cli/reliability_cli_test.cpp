@@ -1496,3 +1496,14 @@ measure: {warmup: 0us, min_samples: 1, max_samples: 1, cache: hot, early_stop: o
   }
   EXPECT_EQ(tunekit_cli({"select", spec, "-o", out, "--atol", "1e-3"}).exit_code, 0);
 }
+
+// A spec named K.YAML (or a T1 file T1.JSON) is a spec, as k.yaml is: it
+// was taken for a kernel source, and refused for having no %RANGE% lines.
+TEST(ReliabilityCli, ASpecIsKnownByItsExtensionInAnyCase) {
+  const auto dir = fresh_dir();
+  fs::copy_file(write_spec(dir), dir / "K.YAML");
+  auto r = tunekit_cli({"space", (dir / "K.YAML").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "cartesian:   4\n")) << r.output;
+  EXPECT_FALSE(contains(r.output, "no tunable parameter here")) << r.output;
+}

@@ -3,8 +3,10 @@
 
 #include <string>
 
+#include "core/detail/npy.hpp"
 #include "core/detail/text.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/spec.hpp"
 
 using tunekit::detail::closest_match;
 using tunekit::detail::edit_distance;
@@ -51,4 +53,16 @@ TEST(ShownControls, ControlCharactersAreShownNotObeyed) {
   EXPECT_EQ(tunekit::detail::shown_controls("x\xc2\x85y \xc3\xa9", false), "x<U+0085>y \xc3\xa9");  // NEL; é stays
   const tunekit::InputError e({"spec.yaml", 2, 12}, "name 'trans\0pose'"s);
   EXPECT_EQ(std::string(e.what()), "spec.yaml:2:12: name 'trans^@pose'");
+}
+
+// What kind of file a path names does not depend on how its name was
+// typed: K.YAML is a spec as k.yaml is, X.NPY an .npy file.
+TEST(LowercaseExtension, SpecAndDataFilesAreKnownInAnyCase) {
+  EXPECT_EQ(tunekit::detail::lowercase_extension("dir.v2/K.YAML"), ".yaml");
+  for (const char* spec : {"k.yaml", "k.YAML", "k.Yml", "t1.JSON", "dir/k.Json"})
+    EXPECT_TRUE(tunekit::is_spec_file(spec)) << spec;
+  for (const char* other : {"k.cpp", "k.C", "k.yaml.txt", "yaml", "k.JSONL"})
+    EXPECT_FALSE(tunekit::is_spec_file(other)) << other;
+  EXPECT_TRUE(tunekit::detail::is_npy("x.NPY"));
+  EXPECT_FALSE(tunekit::detail::is_npy("x.bin"));
 }

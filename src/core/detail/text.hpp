@@ -1,6 +1,7 @@
 #pragma once
 // Text helpers every component may use: typo suggestions and joining.
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+
+// `file`'s extension in lower case (".yaml" for k.YAML): what kind of file
+// a spec, T1 or data file is does not depend on how its name was typed.
+std::string lowercase_extension(const std::filesystem::path& file);
 
 // A letter, a digit or '_': a character of a C-like identifier.
 bool identifier_char(char c);
