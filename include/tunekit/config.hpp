@@ -23,7 +23,7 @@ class Config {
   auto begin() const { return entries_.begin(); }
   auto end() const { return entries_.end(); }
 
-  // "{BM: 64, BN: 128}" (msKPP style), strings unquoted.
+  // "{BM: 64, BN: 128}" (msKPP style); a string as detail::shown_value shows it.
   std::string str() const;
   // Canonical, order-independent identity used by the store: names sorted,
   // values as Python repr. Two equal configs have the same key.

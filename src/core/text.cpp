@@ -17,6 +17,26 @@ std::string lowercase_extension(const std::filesystem::path& file) {
   return ext;
 }
 
+std::string shown_value(const Value& v) {
+  if (!v.is_string()) return v.str();
+  const std::string& s = v.as_string();
+  const auto plain = [](unsigned char c) {
+    return c > ' ' && c != 0x7F && std::string_view("'\"\\,:{}").find(static_cast<char>(c)) == std::string_view::npos;
+  };
+  if (!s.empty() && std::all_of(s.begin(), s.end(), plain)) return s;
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\\' || c == '\'') out += std::string("\\") + c;
+    else if (static_cast<unsigned char>(c) < ' ' || c == 0x7F)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else out += c;
+  }
+  return out + "'";
+}
+
 // Optimal string alignment distance, case-blind: Levenshtein's, with the
 // swap of two adjacent letters (cvs for csv) one edit, as typos make it.
 std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -36,7 +36,7 @@ std::string format_bindings(const Bindings& b) {
   for (const auto& [name, value] : b) {
     if (!first) out += ", ";
     first = false;
-    out += name + ": " + value.str();
+    out += name + ": " + detail::shown_value(value);
   }
   return out + "}";
 }

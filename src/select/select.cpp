@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/detail/text.hpp"
+
 namespace tunekit {
 
 namespace {
@@ -178,7 +180,7 @@ std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::
   }
   auto size_text = [](const Bindings& b) {
     std::string out;
-    for (const auto& [k, v] : b) out += (out.empty() ? "" : ", ") + k + ": " + v.str();
+    for (const auto& [k, v] : b) out += (out.empty() ? "" : ", ") + k + ": " + detail::shown_value(v);
     return "{" + out + "}";
   };
   std::string out;

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/detail/text.hpp"
 #include "tunekit/config.hpp"
 
 namespace tunekit {
@@ -29,7 +30,7 @@ std::string Config::str() const {
   std::string out = "{";
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (i) out += ", ";
-    out += entries_[i].first + ": " + entries_[i].second.str();
+    out += entries_[i].first + ": " + detail::shown_value(entries_[i].second);
   }
   return out + "}";
 }

@@ -1507,3 +1507,17 @@ TEST(ReliabilityCli, ASpecIsKnownByItsExtensionInAnyCase) {
   EXPECT_TRUE(contains(r.output, "cartesian:   4\n")) << r.output;
   EXPECT_FALSE(contains(r.output, "no tunable parameter here")) << r.output;
 }
+
+// A string value holding a line break (a size's, a config's) is shown
+// quoted and escaped where tunekit prints it for a reader: it broke the
+// line it was printed in.
+TEST(ReliabilityCli, AValueWithALineBreakIsShownEscaped) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir);
+  std::string text = read_file(spec);
+  text.replace(text.find("sizes: {N: 64}"), 14, "sizes: {N: 64, MODE: \"a\\nb\"}");
+  write_file(spec, text);
+  auto r = tunekit_cli({"space", spec});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "size:        {MODE: 'a\\nb', N: 64}\n")) << r.output;
+}

@@ -5,6 +5,7 @@
 
 #include "core/detail/npy.hpp"
 #include "core/detail/text.hpp"
+#include "tunekit/config.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
 
@@ -53,6 +54,26 @@ TEST(ShownControls, ControlCharactersAreShownNotObeyed) {
   EXPECT_EQ(tunekit::detail::shown_controls("x\xc2\x85y \xc3\xa9", false), "x<U+0085>y \xc3\xa9");  // NEL; é stays
   const tunekit::InputError e({"spec.yaml", 2, 12}, "name 'trans\0pose'"s);
   EXPECT_EQ(std::string(e.what()), "spec.yaml:2:12: name 'trans^@pose'");
+}
+
+// A config's values in a line of console text (the summary, the progress
+// line, `tunekit space`): a string that would break the line, or read as
+// more than one value, is quoted with Python's escapes; others read as
+// written.
+TEST(ShownValue, AStringThatWouldBreakTheLineIsQuoted) {
+  using tunekit::Value;
+  using tunekit::detail::shown_value;
+  EXPECT_EQ(shown_value(Value(64)), "64");
+  EXPECT_EQ(shown_value(Value(0.5)), "0.5");
+  EXPECT_EQ(shown_value(Value("float")), "float");
+  EXPECT_EQ(shown_value(Value("a\nb")), "'a\\nb'");
+  EXPECT_EQ(shown_value(Value("tab\there\r")), "'tab\\there\\r'");
+  EXPECT_EQ(shown_value(Value("unsigned int")), "'unsigned int'");
+  EXPECT_EQ(shown_value(Value("x, y")), "'x, y'");
+  EXPECT_EQ(shown_value(Value("it's")), "'it\\'s'");
+  EXPECT_EQ(shown_value(Value("")), "''");
+  EXPECT_EQ(shown_value(Value("\x1b[2J")), "'\\x1b[2J'");
+  EXPECT_EQ(tunekit::Config({{"MODE", Value("a\nb")}, {"N", Value(4)}}).str(), "{MODE: 'a\\nb', N: 4}");
 }
 
 // What kind of file a path names does not depend on how its name was

@@ -285,7 +285,7 @@ TEST(Store, PutFindRoundTripsEveryField) {
   EXPECT_EQ(found->config.at("ALPHA").as_float(), 2.0);
   EXPECT_TRUE(found->config.at("BM").is_int());
   EXPECT_TRUE(found->config.at("LAYOUT").is_string());
-  EXPECT_EQ(found->config.str(), "{BN: 128, BM: 64, ALPHA: 2.0, LAYOUT: row'major, SCALE: 0.1}");
+  EXPECT_EQ(found->config.str(), "{BN: 128, BM: 64, ALPHA: 2.0, LAYOUT: 'row\\'major', SCALE: 0.1}");
 
   EXPECT_FALSE(store.find("abc123", "cpu:1", size, shuffled).has_value());
   EXPECT_FALSE(store.find("other", "cpu:0", size, shuffled).has_value());

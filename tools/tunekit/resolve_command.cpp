@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/detail/process.hpp"
+#include "core/detail/text.hpp"
 #include "flags.hpp"
 #include "json_output.hpp"
 #include "tunekit/backend.hpp"
@@ -60,7 +61,7 @@ Json to_json(const Bindings& b) {
 
 std::string bindings_text(const Bindings& b) {
   std::vector<std::string> parts;
-  for (const auto& [k, v] : b) parts.push_back(k + "=" + v.str());
+  for (const auto& [k, v] : b) parts.push_back(k + "=" + detail::shown_value(v));
   return parts.empty() ? "(none)" : fmt::format("{}", fmt::join(parts, ", "));
 }
 

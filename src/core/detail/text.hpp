@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tunekit/value.hpp"
+
 namespace tunekit::detail {
 
 // Optimal string alignment distance (Levenshtein's, with a swap of two
@@ -20,6 +22,13 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
 // `file`'s extension in lower case (".yaml" for k.YAML): what kind of file
 // a spec, T1 or data file is does not depend on how its name was typed.
 std::string lowercase_extension(const std::filesystem::path& file);
+
+// How `v` reads in a line of console text ({A: 64, T: float}): v.str(),
+// but a string that would break the line, or not read as one value, is
+// quoted with Python's escapes ('a\nb', 'unsigned int', ''): one that is
+// empty, or holds a blank, a control character, a quote, a backslash, a
+// comma, a colon or a brace.
+std::string shown_value(const Value& v);
 
 // A letter, a digit or '_': a character of a C-like identifier.
 bool identifier_char(char c);
