@@ -22,6 +22,7 @@
 
 #include "core/detail/distinct_values.hpp"
 #include "core/detail/text.hpp"
+#include "spec/detail/t1_keys.hpp"
 #include "spec/detail/text.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/spec.hpp"
@@ -31,6 +32,13 @@ namespace tunekit {
 namespace {
 
 namespace fs = std::filesystem;
+using spec_detail::kT1ArgumentKeys;
+using spec_detail::kT1AttributeKeys;
+using spec_detail::kT1BudgetKeys;
+using spec_detail::kT1DeviceKeys;
+using spec_detail::kT1KernelKeys;
+using spec_detail::kT1SearchKeys;
+using spec_detail::kT1Sections;
 
 // Longest list a Values expression may produce, or build on the way.
 constexpr std::size_t kMaxListLength = 10'000'000;
@@ -673,22 +681,30 @@ JsonFile read_json(const fs::path& file) {
 using JsonStep = std::variant<std::string, std::size_t>;
 
 // Where the node at `path` starts in the file (line and column, 1-based),
-// or the file alone where it cannot be found. nlohmann's parser keeps no
+// or its key where `the_key` (the last step's, a member's), or the file
+// alone where it cannot be found. nlohmann's parser keeps no
 // positions; yaml-cpp, which reads JSON, keeps them, so the text is parsed
 // again, once, when a location is first needed.
-SourceLocation locate(const JsonFile& f, const std::vector<JsonStep>& path) {
+SourceLocation locate(const JsonFile& f, const std::vector<JsonStep>& path, bool the_key = false) {
   const SourceLocation file_only{f.file.string(), 0, 0};
   try {
     if (!f.positions) f.positions = YAML::Load(f.text);
     YAML::Node node = *f.positions;
+    YAML::Node key_node;
     for (const auto& step : path) {
       // Through a const node: a lookup must not add the key it misses.
       const YAML::Node& at = node;
-      if (const auto* key = std::get_if<std::string>(&step)) node.reset(at[*key]);
-      else node.reset(at[std::get<std::size_t>(step)]);
+      if (const auto* key = std::get_if<std::string>(&step)) {
+        if (the_key && at.IsMap())
+          for (auto it = at.begin(); it != at.end(); ++it)
+            if (it->first.IsScalar() && it->first.Scalar() == *key) key_node.reset(it->first);
+        node.reset(at[*key]);
+      } else {
+        node.reset(at[std::get<std::size_t>(step)]);
+      }
       if (!node.IsDefined()) return file_only;
     }
-    const YAML::Mark m = node.Mark();
+    const YAML::Mark m = the_key && key_node.IsDefined() ? key_node.Mark() : node.Mark();
     return m.line >= 0 ? SourceLocation{f.file.string(), m.line + 1, m.column + 1} : file_only;
   } catch (const YAML::Exception&) {
     return file_only;
@@ -757,7 +773,7 @@ void known_keys(const JsonFile& f, const nlohmann::json& obj, const std::vector<
     path.emplace_back(key);
     std::string message = fmt::format("unknown key \"{}\" in {} (known: {})", key, name, detail::join(known));
     if (auto near = detail::closest_match(key, known)) message += fmt::format("; did you mean \"{}\"?", *near);
-    throw InputError(locate(f, path), message);
+    throw InputError(locate(f, path, /*the_key=*/true), message);
   }
 }
 
@@ -791,9 +807,6 @@ std::string string_member(const nlohmann::json& obj, const char* key, const Sour
   return v.get<std::string>();
 }
 
-const std::vector<std::string> kT1Sections{"$schema", "General", "ConfigurationSpace", "KernelSpecification",
-                                           "Search",  "Budget",  "BenchmarkConfig"};
-
 // The first value a T1 Type does not allow, said ("'a' is a string"), or
 // nullopt: a Type that disagrees with the values is a mistake in one of them.
 std::optional<std::string> value_not_of_type(const std::vector<Value>& values, const std::string& type) {
@@ -813,6 +826,40 @@ std::optional<std::string> value_not_of_type(const std::vector<Value>& values, c
   return std::nullopt;
 }
 
+// The keys of the sections around the space, which `tunekit tune` reads
+// and `tunekit space` and `tunekit replay --t1` do not: checked here, for
+// every command, so that a file one command takes no other refuses (a
+// misspelt key is said at its place, with the nearest spelling).
+void known_kernel_search_and_budget_keys(const JsonFile& f) {
+  const nlohmann::json& j = f.json;
+  // Each element of the list at `at` that is a mapping, checked against `known`.
+  auto each = [&](const std::vector<JsonStep>& at, const nlohmann::json& list, const std::string& name,
+                  const std::vector<std::string>& known) {
+    if (!list.is_array()) return;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      auto path = at;
+      path.emplace_back(i);
+      known_keys(f, list[i], path, fmt::format("{}[{}]", name, i), known);
+    }
+  };
+  if (const auto k = j.find("KernelSpecification"); k != j.end()) {
+    known_keys(f, *k, {"KernelSpecification"}, "KernelSpecification", kT1KernelKeys);
+    if (k->is_object()) {
+      if (const auto d = k->find("Device"); d != k->end())
+        known_keys(f, *d, {"KernelSpecification", "Device"}, "KernelSpecification.Device", kT1DeviceKeys);
+      if (const auto a = k->find("Arguments"); a != k->end())
+        each({"KernelSpecification", "Arguments"}, *a, "KernelSpecification.Arguments", kT1ArgumentKeys);
+    }
+  }
+  if (const auto s = j.find("Search"); s != j.end()) {
+    known_keys(f, *s, {"Search"}, "Search", kT1SearchKeys);
+    if (s->is_object())
+      if (const auto a = s->find("Attributes"); a != s->end())
+        each({"Search", "Attributes"}, *a, "Search.Attributes", kT1AttributeKeys);
+  }
+  if (const auto b = j.find("Budget"); b != j.end()) each({"Budget"}, *b, "Budget", kT1BudgetKeys);
+}
+
 SpaceDefinition t1_from_json(const JsonFile& f) {
   const nlohmann::json& j = f.json;
   const fs::path& file = f.file;
@@ -826,6 +873,7 @@ SpaceDefinition t1_from_json(const JsonFile& f) {
   // The T1 schema's sections (and the benchmark hub's BenchmarkConfig):
   // a misspelled one would be ignored.
   known_keys(f, j, {}, "the T1 file", kT1Sections);
+  known_kernel_search_and_budget_keys(f);
   if (j.contains("General") && !j["General"].is_object())
     throw InputError(locate(f, {"General"}), "General must be a mapping (BenchmarkName, FormatVersion, ...)");
   const auto& cs = member(j, "ConfigurationSpace", where, "the T1 file");

@@ -20,6 +20,7 @@
 #include <regex>
 
 #include "spec/detail/loader.hpp"
+#include "spec/detail/t1_keys.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/t1.hpp"
 
@@ -106,22 +107,18 @@ Expression Loader::t1_expression(const Item& it, const Spec& s, const std::strin
 Spec Loader::t1(const YAML::Node& root) {
   Item top{root, "", loc(root)};
   if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
-  Map m = map(
-      top, {"$schema", "General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget", "BenchmarkConfig"});
-  Spec s;
-  // The space as `tunekit space` reads it: Values, Types and Conditions
-  // checked there, each mistake located in this file.
+  // The space as `tunekit space` reads it, first: Values, Types and
+  // Conditions, and every section's keys, checked there, so that a mistake
+  // is the same error at the same place for every command.
   SpaceDefinition space = load_t1(fs::path(file_));
+  Map m = map(top, kT1Sections);
+  Spec s;
   s.parameters = std::move(space.parameters);
   s.constraints = std::move(space.constraints);
   s.name = space.name;  // General.BenchmarkName, else the file's stem
   check_name(s.name, top.where);
 
-  Map k = map(require(m, "KernelSpecification"),
-              {"Device", "Language", "CompilerOptions", "Profiling", "KernelName", "KernelFile", "GlobalSizeType",
-               "SharedMemory", "SimulationInput", "GlobalSize", "LocalSize", "Arguments", "ReferenceArguments",
-               // The benchmark hub's; Kernel Tuner reads ProblemSize and GridDivX/Y/Z.
-               "BenchmarkName", "ProblemSize", "GridDivX", "GridDivY", "GridDivZ", "Stream", "Misc"});
+  Map k = map(require(m, "KernelSpecification"), kT1KernelKeys);
   const Item language = require(k, "Language");
   const Language& lang = [&]() -> const Language& {
     const std::string name = string_of(language, "a T1 Language");
@@ -349,7 +346,7 @@ void Loader::t1_search(const Map& m, Spec& s, std::vector<std::string>& search_w
   };
   std::optional<Item> search_name;
   if (auto v = get(m, "Search")) {
-    const Map sm = map(*v, {"Name", "Attributes"});
+    const Map sm = map(*v, kT1SearchKeys);
     const Item name = require(sm, "Name");
     search_name = name;
     s.search.strategy_where = content_loc(name);
@@ -363,7 +360,7 @@ void Loader::t1_search(const Map& m, Spec& s, std::vector<std::string>& search_w
       if (!a->node.IsSequence()) wrong_type(*a, "a list of {Name, Value}");
       const StrategyInfo& info = strategies().get(s.search.strategy);
       for (const Item& el : elements(*a)) {
-        const Map am = map(el, {"Name", "Value"}, "{Name, Value}");
+        const Map am = map(el, kT1AttributeKeys, "{Name, Value}");
         const Item name = require(am, "Name");
         const Item value = require(am, "Value");
         OptionValue o{name_of(name, "an option name"), value_of(value, "an option value"), content_loc(name)};
@@ -421,7 +418,7 @@ void Loader::t1_search(const Map& m, Spec& s, std::vector<std::string>& search_w
       budget_warnings.push_back(fmt::format("{}: Budget[{}] is not read: Kernel Tuner reads the first Budget only",
                                             entries[i].where.str(), i));
     if (!entries.empty()) {
-      const Map bm = map(entries.front(), {"Type", "BudgetValue"}, "{Type, BudgetValue}");
+      const Map bm = map(entries.front(), kT1BudgetKeys, "{Type, BudgetValue}");
       const Item value = require(bm, "BudgetValue");
       enum class Kind { count, fraction, duration };
       switch (enum_of<Kind>(require(bm, "Type"), {{"ConfigurationCount", Kind::count},
@@ -465,8 +462,7 @@ void Loader::t1_search(const Map& m, Spec& s, std::vector<std::string>& search_w
 T1Search Loader::t1_search_only(const YAML::Node& root) {
   Item top{root, "", loc(root)};
   if (top.where.line == 0) top.where = SourceLocation{file_, 1, 1};
-  const Map m = map(
-      top, {"$schema", "General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget", "BenchmarkConfig"});
+  const Map m = map(top, kT1Sections);
   T1Search out;
   Spec s;
   t1_search(m, s, out.search_warnings, out.budget_warnings);
@@ -488,10 +484,7 @@ void Loader::t1_arguments(const Item& args, Spec& s) const {
   std::map<std::string, SourceLocation> seen;
   std::size_t index = 0;
   for (const Item& el : elements(args)) {
-    const Map am = map(el, {"Name", "Type", "Size", "TypeSize", "FillType", "FillValue", "DataSource", "RandomSeed",
-                            "AccessType", "MemoryType",
-                            // The benchmark hub's: constant memory, and outputs marked.
-                            "MemType", "Output"});
+    const Map am = map(el, kT1ArgumentKeys);
     ArgumentSpec a;
     a.where = el.where;
     a.name = get(am, "Name") ? name_of(*get(am, "Name"), "a C identifier") : "arg" + std::to_string(index);

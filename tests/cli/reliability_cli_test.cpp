@@ -1521,3 +1521,29 @@ TEST(ReliabilityCli, AValueWithALineBreakIsShownEscaped) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "size:        {MODE: 'a\\nb', N: 64}\n")) << r.output;
 }
+
+// `tunekit space` reads a T1 file as `tunekit tune` does (load_t1, one
+// function): a misspelt KernelSpecification key, which tune refused, was
+// taken by space without a word.
+TEST(ReliabilityCli, SpaceRefusesAMisspeltT1KeyAsTuneDoes) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cu", "__global__ void k(float* x) {}\n");
+  write_file(dir / "t1.json", R"({
+  "ConfigurationSpace": {"TuningParameters": [{"Name": "block_size_x", "Type": "int", "Values": "[32, 64]"}]},
+  "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu", "ProblemSize": [1024],
+    "LocalSzie": {"X": "block_size_x"},
+    "Arguments": [{"Name": "x", "Type": "float", "MemoryType": "Vector", "Size": "ProblemSize[0]"}]}
+})");
+  const std::string expected =
+      (dir / "t1.json").string() +
+      ":4:5: unknown key \"LocalSzie\" in KernelSpecification (known: Device, Language, CompilerOptions, Profiling, "
+      "KernelName, KernelFile, GlobalSizeType, SharedMemory, SimulationInput, GlobalSize, LocalSize, Arguments, "
+      "ReferenceArguments, BenchmarkName, ProblemSize, GridDivX, GridDivY, GridDivZ, Stream, Misc); did you mean "
+      "\"LocalSize\"?";
+  const std::string t1 = (dir / "t1.json").string();
+  for (const auto& args : {std::vector<std::string>{"space", t1}, {"tune", t1, "-o", (dir / "out").string()}}) {
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, expected)) << args[0] << ": " << r.output;
+  }
+}

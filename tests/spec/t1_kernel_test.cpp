@@ -11,6 +11,7 @@
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
 #include "tunekit/spec.hpp"
+#include "tunekit/t1.hpp"
 
 using namespace tunekit;
 using ::testing::Contains;
@@ -420,7 +421,7 @@ TEST_F(T1Kernel, WhatItCannotRunIsAnErrorAtItsLine) {
   expect_error(with(kConvolution, R"("SharedMemory": 0,)", R"("SharedMemory": 0, "ReferenceArguments": [],)"), 26,
                "ReferenceArguments are not read");
   expect_error(with(kConvolution, R"("LocalSize")", R"("LocalSiz")"), 21,
-               "unknown key 'LocalSiz' in 'KernelSpecification'; did you mean 'LocalSize'?");
+               "unknown key \"LocalSiz\" in KernelSpecification (known: Device, ");
   expect_error(with(kConvolution, R"("genetic_algorithm")", R"("genetic_algorythm")"), 13, "genetic_algorythm");
   expect_error(with(kConvolution, R"("ConfigurationCount")", R"("ConfigurationCounts")"), 14,
                "did you mean 'ConfigurationCount'?");
@@ -502,4 +503,33 @@ TEST(ConstantMemory, IsACudaInputsAndSaidWhereItCannotBe) {
               HasSubstr("argument 'f' is a scalar (it has 'value'); 'memory' applies to buffers only"));
   EXPECT_THAT(error(spec("cuda", "{name: f, type: f32, size: 9, memory: shared}")),
               HasSubstr("bad value 'shared' for 'arguments[1].memory': expected one of global, constant"));
+}
+
+// `tunekit space` reads a T1 file through the function `tunekit tune` reads
+// its space with (load_t1), which checks the keys of every section: a
+// misspelt one is the same error, at the key, whichever command reads it.
+TEST_F(T1Kernel, SpaceAndTuneRefuseAMisspeltKeyAlike) {
+  const std::pair<std::string, std::string> typos[] = {{"KernelName", "KernelNmae"},
+                                                       {"AccessType", "AccesType"},
+                                                       {"Attributes", "Atributes"},
+                                                       {"BudgetValue", "BudgetVal"}};
+  for (const auto& [key, typo] : typos) {
+    write_file(dir_ / "t1.json", with(kConvolution, "\"" + key + "\"", "\"" + typo + "\""));
+    std::string tune_error = "no error", space_error = "no error";
+    try {
+      load_spec(dir_ / "t1.json");
+    } catch (const InputError& e) {
+      tune_error = e.what();
+    }
+    try {
+      load_space_file(dir_ / "t1.json");
+    } catch (const InputError& e) {
+      space_error = e.what();
+    }
+    EXPECT_EQ(space_error, tune_error) << typo;
+    EXPECT_THAT(space_error, HasSubstr("unknown key \"" + typo + "\"")) << typo;
+    EXPECT_THAT(space_error, HasSubstr("did you mean \"" + key + "\"?")) << typo;
+  }
+  // At the key, not its value.
+  expect_error(with(kConvolution, R"("KernelName")", R"("KernelNmae")"), 18, ":18:5: unknown key \"KernelNmae\"");
 }

@@ -303,11 +303,11 @@ TEST(T1Files, HandWrittenT1AndErrors) {
   // A misspelt key was ignored: "Condition" left the space unconstrained.
   EXPECT_EQ(where_of("misspelt.json", head + "[1, 2]}],\n \"Condition\": [\"a > 1\"]}}"),
             (dir / "misspelt.json").string() +
-                ":4:15: unknown key \"Condition\" in ConfigurationSpace (known: TuningParameters, Conditions); did you "
+                ":4:2: unknown key \"Condition\" in ConfigurationSpace (known: TuningParameters, Conditions); did you "
                 "mean \"Conditions\"?");
   EXPECT_EQ(where_of("valeus.json", head + "[1, 2], \"Valeus\": [3]}]}}"),
             (dir / "valeus.json").string() +
-                ":3:45: unknown key \"Valeus\" in ConfigurationSpace.TuningParameters[0] (known: Name, Type, Values, "
+                ":3:35: unknown key \"Valeus\" in ConfigurationSpace.TuningParameters[0] (known: Name, Type, Values, "
                 "Default, Description); did you mean \"Values\"?");
   // A value listed twice was counted twice; a type T1 does not have was taken.
   EXPECT_EQ(where_of("twice.json", head + "\"[16, 16]\"}]}}"),
@@ -326,7 +326,7 @@ TEST(T1Files, HandWrittenT1AndErrors) {
   };
   EXPECT_EQ(neutral_error("n1.json", "{\"parameters\": [{\"name\": \"a\", \"values\": [1, 2]}],\n \"constraint\": [\"a > 1\"]}"),
             (dir / "n1.json").string() +
-                ":2:16: unknown key \"constraint\" in the space file (known: name, parameters, constraints, expected, "
+                ":2:2: unknown key \"constraint\" in the space file (known: name, parameters, constraints, expected, "
                 "notes, source); did you mean \"constraints\"?");
   EXPECT_EQ(neutral_error("n2.json", "{\"parameters\": [\n {\"name\": \"a\", \"values\": [1, 1]}]}"),
             (dir / "n2.json").string() + ":2:2: parameters[0]: parameter 'a': duplicate value 1");
