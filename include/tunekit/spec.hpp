@@ -291,6 +291,10 @@ struct Spec {
   // What loading found worth saying but not refusing (a backend's check
   // that could not run, and why): the tune warns with each.
   std::vector<std::string> warnings;
+  // The device the file was written for (a T1 file's Device.Name), where it
+  // names one: a tune on a device whose name does not hold it warns.
+  std::string intended_device;
+  SourceLocation intended_device_where;
 };
 
 // Loads a YAML or JSON spec. Paths inside it are relative to its folder.

@@ -170,6 +170,8 @@ Spec Loader::t1(const YAML::Node& root) {
           loc(k.find(key)->key_node).str(), key,
           std::string_view(key) == "CompilerOptions" ? "; a tunekit spec gives a kernel's flags (kernel.flags)" : ""));
 
+  t1_device_and_profiling(k, s);
+
   // ProblemSize: the sizes, named problem_size_x (y, z).
   s.sizes.emplace_back();
   if (auto v = get(k, "ProblemSize")) {
@@ -328,6 +330,45 @@ Spec Loader::t1(const YAML::Node& root) {
   if (const BackendInfo& backend = backend_for_language(s.kernel.language); backend.check_spec)
     for (std::string& w : backend.check_spec(s)) s.warnings.push_back(std::move(w));
   return s;
+}
+
+// KernelSpecification's Device and Profiling, and the keys that name other
+// runs than a tune's: what tunekit has a meaning for is read as that, and
+// the rest said to be left out, where it is written, when it asks for
+// anything but what tunekit does anyway.
+void Loader::t1_device_and_profiling(const Map& k, Spec& s) const {
+  if (auto d = get(k, "Device")) {
+    const Map dm = map(*d, kT1DeviceKeys, "a mapping {PlatformId, DeviceId, Name}");
+    // Kernel Tuner's `device`: checked against the device the tune runs
+    // on, which the file cannot choose (below).
+    if (auto name = get(dm, "Name")) {
+      s.intended_device = string_of(*name, "a device name");
+      s.intended_device_where = content_loc(*name);
+    }
+    for (const char* key : {"PlatformId", "DeviceId"})
+      if (auto v = get(dm, key); v && int_of(*v, 0, "an index (an integer >= 0)") != 0)
+        s.warnings.push_back(
+            fmt::format("{}: KernelSpecification.Device.{} is not read: tunekit tunes the first {} device (device 0 "
+                        "of `tunekit devices`)",
+                        content_loc(*v).str(), key, s.kernel.language == "cuda" ? "CUDA" : "OpenCL"));
+  }
+  if (auto v = get(k, "Profiling")) {
+    if (!is_boolean(*v)) wrong_type(*v, "true or false");
+    // Kernel Tuner does not read it either; false asks for what tunekit does.
+    if (value_of(*v).truthy())
+      s.warnings.push_back(fmt::format(
+          "{}: KernelSpecification.Profiling is not read: tunekit times each config (the spec's measure settings) and "
+          "collects no profiler counters",
+          content_loc(*v).str()));
+  }
+  if (auto v = get(k, "SimulationInput"))
+    s.warnings.push_back(fmt::format(
+        "{}: KernelSpecification.SimulationInput is not read: the tune runs the kernel; to replay a recorded cache "
+        "instead, give it to `tunekit tune --replay`",
+        content_loc(*v).str()));
+  if (auto v = get(k, "Stream"); v && !v->node.IsNull())
+    s.warnings.push_back(
+        fmt::format("{}: KernelSpecification.Stream is not read: each trial runs on its own", content_loc(*v).str()));
 }
 
 // Search and Budget, as Kernel Tuner's tune_kernel_T1 reads them: the

@@ -1,6 +1,7 @@
 #include "tunekit/tuner.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -329,6 +330,21 @@ const TuningTarget& TuningRig::target() const { return parts_->target; }
 
 namespace {
 
+// Whether `device`, the backend's name for the device a tune runs on
+// ("cuda: NVIDIA A100-SXM4-80GB (sm_80, ...)"), is the one a file names
+// ("A100", "NVIDIA A100-SXM4-80GB"): the name's letters and digits, case
+// aside, are among the device's.
+bool names_the_device(std::string_view name, std::string_view device) {
+  const auto squeezed = [](std::string_view text) {
+    std::string out;
+    for (const unsigned char c : text)
+      if (std::isalnum(c)) out += static_cast<char>(std::tolower(c));
+    return out;
+  };
+  const std::string wanted = squeezed(name);
+  return wanted.empty() || squeezed(device).find(wanted) != std::string::npos;
+}
+
 class Run {
  public:
   Run(const Spec& spec, const TuneOptions& options, const ProgressCallback& progress)
@@ -351,6 +367,11 @@ class Run {
     for (const auto& w : spec_.warnings) warn(w);
     for (const auto& w : backend_->warnings()) warn(w);
     report_.device = machine.device;
+    if (!spec_.intended_device.empty() && !names_the_device(spec_.intended_device, machine.device))
+      warn(
+          fmt::format("{}: the file was written for the device '{}', and this tune runs on another ({}): its "
+                      "results are that device's",
+                      spec_.intended_device_where.str(), spec_.intended_device, machine.device));
     machine_json_ = machine_to_json(machine);
     store_ = std::make_unique<Store>(report_.db);
     if (auto w = claim_.emplace(report_.db, report_.spec_hash).announce()) warn(*w);

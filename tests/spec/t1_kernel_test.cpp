@@ -533,3 +533,36 @@ TEST_F(T1Kernel, SpaceAndTuneRefuseAMisspeltKeyAlike) {
   // At the key, not its value.
   expect_error(with(kConvolution, R"("KernelName")", R"("KernelNmae")"), 18, ":18:5: unknown key \"KernelNmae\"");
 }
+
+// KernelSpecification's Device and Profiling: Device.Name is the device the
+// file was written for (checked when the tune starts: tests/tuner); the
+// rest is said to be left out where it asks for what tunekit does not do.
+TEST_F(T1Kernel, DeviceAndProfilingAreReadOrSaidToBeLeftOut) {
+  const std::string language = R"("Language": "CUDA",)";
+  Spec s =
+      load(with(kConvolution, language,
+                R"("Device": {"Name": "NVIDIA A100-PCIE-40GB", "PlatformId": 0, "DeviceId": 1}, "Profiling": true,)"
+                R"( "SimulationInput": "cache.json", "Stream": null, "Language": "CUDA",)"));
+  EXPECT_EQ(s.intended_device, "NVIDIA A100-PCIE-40GB");
+  EXPECT_EQ(s.intended_device_where.str(), (dir_ / "t1.json").string() + ":16:25");
+  const std::string at = (dir_ / "t1.json").string() + ":16:";
+  EXPECT_THAT(s.warnings, Contains(at + "78: KernelSpecification.Device.DeviceId is not read: tunekit tunes the first "
+                                        "CUDA device (device 0 of `tunekit devices`)"));
+  EXPECT_THAT(s.warnings, Contains(HasSubstr(at + "95: KernelSpecification.Profiling is not read: tunekit times each "
+                                                  "config (the spec's measure settings) and collects no profiler "
+                                                  "counters")));
+  EXPECT_THAT(s.warnings, Contains(HasSubstr(at + "121: KernelSpecification.SimulationInput is not read")));
+  for (const std::string& w : s.warnings) {
+    EXPECT_THAT(w, ::testing::Not(HasSubstr("Device.PlatformId"))) << "0 is the device tunekit tunes";
+    EXPECT_THAT(w, ::testing::Not(HasSubstr("KernelSpecification.Stream"))) << "null asks for nothing";
+  }
+  // false asks for what tunekit does; a Profiling of another type is refused.
+  s = load(with(kConvolution, language, R"("Device": {"Name": "A100"}, "Profiling": false, "Language": "CUDA",)"));
+  EXPECT_EQ(s.intended_device, "A100");
+  for (const std::string& w : s.warnings) EXPECT_THAT(w, ::testing::Not(HasSubstr("KernelSpecification.Profiling")));
+  expect_error(with(kConvolution, language, R"("Profiling": "yes", "Language": "CUDA",)"), 16,
+               "'KernelSpecification.Profiling' must be true or false, got 'yes'");
+  expect_error(with(kConvolution, language, R"("Device": {"Nmae": "A100"}, "Language": "CUDA",)"), 16,
+               "unknown key \"Nmae\" in KernelSpecification.Device (known: PlatformId, DeviceId, Name); did you mean "
+               "\"Name\"?");
+}

@@ -1,7 +1,9 @@
 // The whole loop on planted kernels: one run meets every failure mode,
 // records each with its status, and still finds the best config.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -863,4 +865,32 @@ TEST(SpecHash, AnotherHostCompilerReleaseIsAnotherKernel) {
   ::setenv("PATH", saved.c_str(), 1);
   EXPECT_EQ(a, same_release);
   EXPECT_NE(a, other_release);
+}
+
+// A file written for a device (a T1 file's Device.Name) tuned on another
+// says so, where it names the device: its results are the other's. The
+// check is the tuner's; here a C++ spec names the device.
+TEST(Tune, AFileWrittenForAnotherDeviceSaysSo) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  spec.parameters[0].values = {0};
+  spec.default_config = Config({{"KIND", Value(0)}});
+  spec.intended_device = "NVIDIA A100-PCIE-40GB";
+  spec.intended_device_where = SourceLocation{"t1.json", 16, 25};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport r = tune(spec, opt);
+  const auto written_for = [](const TuneReport& report) {
+    return std::count_if(report.warnings.begin(), report.warnings.end(),
+                         [](const std::string& w) { return w.find("written for the device") != std::string::npos; });
+  };
+  EXPECT_EQ(written_for(r), 1) << fmt::format("{}", fmt::join(r.warnings, "\n"));
+  EXPECT_THAT(r.warnings, ::testing::Contains(
+                              "t1.json:16:25: the file was written for the device 'NVIDIA A100-PCIE-40GB', and this "
+                              "tune runs on another (" +
+                              r.device + "): its results are that device's"));
+  // The device's name holds it (letters and digits, case aside): nothing said.
+  spec.intended_device = "CPU";
+  r = tune(spec, opt);
+  EXPECT_EQ(written_for(r), 0) << fmt::format("{}", fmt::join(r.warnings, "\n"));
 }

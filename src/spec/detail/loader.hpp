@@ -447,6 +447,9 @@ class Loader {
   ApplicationSpec application(const Item& it, const Spec& s) const;
   // t1_kernel.cpp: a T1 file's arguments, and its expressions in tunekit's language.
   void t1_arguments(const Item& args, Spec& s) const;
+  // t1_kernel.cpp: KernelSpecification's Device and Profiling (and the keys
+  // of other runs than a tune's), read or warned of.
+  void t1_device_and_profiling(const Map& k, Spec& s) const;
   // t1_kernel.cpp: a T1 file's Search and Budget (in `m`, its top level)
   // into s.search; what is left out of them said in `search_warnings` (the
   // strategy's options) and `budget_warnings`.
