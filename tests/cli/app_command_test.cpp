@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "core/detail/process.hpp"
+#include "core/detail/text.hpp"
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/store.hpp"
@@ -80,7 +81,8 @@ TEST(AppCommand, ShellMetacharactersStayLiteral) {
       {tunekit_exe().string(), "tune", (dir / "app.yaml").string(), "--out-dir", "out", "--no-progress"}, 300s,
       dir / "elsewhere");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "No.1: 1.000 us, {P: " + value + "}")) << r.output;
+  // Shown quoted, as a value with blanks and quotes is wherever a config is printed.
+  EXPECT_TRUE(contains(r.output, "No.1: 1.000 us, {P: " + detail::shown_value(Value(value)) + "}")) << r.output;
   EXPECT_EQ(read_file(dir / "build_argv.txt"), "[" + value + "]\n");
   EXPECT_EQ(read_file(dir / "run_argv.txt"), "[" + value + "]\n[--p=" + value + "]\n[$HOME]\n[*]\n");
   for (const auto& p : {p1, p2, p3}) EXPECT_FALSE(fs::exists(p)) << p << " was created: a shell ran";
@@ -213,13 +215,14 @@ TEST(AppExamples, MsKppMatmulOnTheCpu) {
   auto r = tunekit_cli({"tune", spec.string(), "--out-dir", (dir / "out").string(), "--no-progress"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int i = 1; i <= 12; ++i)
-    EXPECT_TRUE(std::regex_search(r.output, std::regex("No\\." + std::to_string(i) +
-                                                       R"(: [0-9.]+ us, \{L1TileShape: GemmShape<\d+, \d+, \d+>, )"
-                                                       R"(L0_TILE: using L0TileShape = GemmShape<\d+, \d+, \d+>;\})")))
+    EXPECT_TRUE(
+        std::regex_search(r.output, std::regex("No\\." + std::to_string(i) +
+                                               R"(: [0-9.]+ us, \{L1TileShape: 'GemmShape<\d+, \d+, \d+>', )"
+                                               R"(L0_TILE: 'using L0TileShape = GemmShape<\d+, \d+, \d+>;'\})")))
         << "No." << i << "\n"
         << r.output;
   EXPECT_FALSE(contains(r.output, "No.13:")) << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(best: No\.\d+ [0-9.]+ us \{L1TileShape: GemmShape<)")))
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(best: No\.\d+ [0-9.]+ us \{L1TileShape: 'GemmShape<)")))
       << r.output;
   EXPECT_TRUE(contains(r.output, "12 trials: 12 ok")) << r.output;
   EXPECT_TRUE(contains(r.output, "within tolerance")) << r.output;  // checked against matmul_naive
@@ -237,11 +240,11 @@ TEST(AppExamples, MsKppMatmulApplicationLevel) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int i = 1; i <= 12; ++i)
     EXPECT_TRUE(std::regex_search(
-        r.output, std::regex("No\\." + std::to_string(i) + R"(: [0-9.]+ us, \{L1TileShape: GemmShape<)")))
+        r.output, std::regex("No\\." + std::to_string(i) + R"(: [0-9.]+ us, \{L1TileShape: 'GemmShape<)")))
         << "No." << i << "\n"
         << r.output;
   EXPECT_TRUE(contains(r.output, "12 trials: 12 ok")) << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(best: No\.\d+ [0-9.]+ us \{L1TileShape: GemmShape<)")))
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(best: No\.\d+ [0-9.]+ us \{L1TileShape: 'GemmShape<)")))
       << r.output;
   const fs::path csv_file = results_csv(dir / "out");
   const auto rows = lines_of(read_file(csv_file));
@@ -250,7 +253,7 @@ TEST(AppExamples, MsKppMatmulApplicationLevel) {
   for (std::size_t i = 1; i < rows.size(); ++i)
     EXPECT_TRUE(std::regex_match(
         rows[i],
-        std::regex(std::to_string(i) + R"(,"\{L1TileShape: GemmShape<[^"]+>;\}",[0-9.]+,/\S+/app 512 512 512 3)")))
+        std::regex(std::to_string(i) + R"(,"\{L1TileShape: 'GemmShape<[^"]+>;'\}",[0-9.]+,/\S+/app 512 512 512 3)")))
         << rows[i];
   // Nothing was written into the example's folder.
   for (const auto& e : fs::directory_iterator(spec.parent_path()))

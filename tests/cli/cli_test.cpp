@@ -154,7 +154,7 @@ measure: {warmup: 1ms, max_time: 50ms, cache: hot, early_stop: off}
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // Configs computing 2*a agree with the default; UNROLL=3 computes 3*a.
   EXPECT_TRUE(contains(r.output, "No.1: ")) << r.output;
-  EXPECT_TRUE(contains(r.output, " us, {UNROLL: 2, SCALE: float scale = 1.0f;}")) << r.output;
+  EXPECT_TRUE(contains(r.output, " us, {UNROLL: 2, SCALE: 'float scale = 1.0f;'}")) << r.output;
   EXPECT_TRUE(contains(r.output, "No.4: wrong_result, {UNROLL: 3")) << r.output;
 }
 
