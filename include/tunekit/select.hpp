@@ -1,7 +1,7 @@
 #pragma once
 // Choosing configs across problem sizes: the best per size; one config for
-// all sizes by the geometric mean of its speedup over the default (CCCL's
-// way); or the fewest configs such that every size has one within a
+// all sizes by the geometric mean of its speedup over the default or over
+// CCCL's base variant (CCCL's way); or the fewest configs such that every size has one within a
 // tolerance of its own best. "Best" is by the spec's objective
 // (objective.hpp): the median time unless it names a metric.
 #include <optional>
@@ -26,7 +26,7 @@ std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials, cons
 struct SizeSpeedup {
   Bindings size;
   Microseconds time{0};      // the chosen config's
-  Microseconds baseline{0};  // the default config's (against_best: the size's best config's)
+  Microseconds baseline{0};  // the default config's (against_best: the size's best config's; over the base: the base's)
   double speedup = 0;        // how many times better than the baseline (< 1: worse)
 };
 
@@ -51,6 +51,13 @@ struct UniversalChoice {
 // a size is not a candidate.
 std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>& trials, const Config& baseline,
                                                   const Goal& goal = {});
+
+// The same against CCCL's base variant (TUNE_BASE=1, is_base_trial): each
+// size's baseline is its base, as CCCL's scripts score every variant
+// (SizeSpeedup::baseline is the base's time). nullopt also when some size
+// where a config ran has no base that ran correctly.
+std::optional<UniversalChoice> best_for_all_sizes_over_base(const std::vector<TrialRecord>& trials,
+                                                            const Goal& goal = {});
 
 // Without a baseline to compare with: among the configs measured ok at every
 // size, the one closest to each size's best (the highest geometric mean of

@@ -235,18 +235,65 @@ std::string resumed_note(std::size_t resumed, std::size_t retried = 0) {
   return out;
 }
 
-// CCCL's choice: the one config with the best geometric-mean speedup over
-// the default across all sizes, with each size's speedup.
+// The choice over CCCL's base variant; the speedup over the default beside
+// it at each size where the default is the spec's and ran, and its geomean
+// where it did at every size.
+std::string universal_over_base_lines(const TuneReport& report, const UniversalChoice& choice) {
+  std::vector<std::string> per_size;
+  double log_sum = 0;
+  std::size_t over_default = 0;
+  for (const auto& p : choice.per_size) {
+    std::string line =
+        fmt::format("  size {}: {} us, {:.2f}x over CUB's base", format_bindings(p.size), format_us(p.time), p.speedup);
+    const auto s = std::find_if(report.sizes.begin(), report.sizes.end(),
+                                [&](const SizeReport& r) { return size_key(r.size) == size_key(p.size); });
+    if (s != report.sizes.end() && s->baseline_is_spec_default) {
+      const auto chosen = std::find_if(s->trials.begin(), s->trials.end(), [&](const TrialRecord& t) {
+        return t.config == choice.config && t.status == Status::ok && !is_base_trial(t);
+      });
+      if (const auto sp = chosen == s->trials.end() ? std::nullopt : speedup(&*chosen, pick(*s, s->baseline), report)) {
+        line += fmt::format(", {:.2f}x over default", *sp);
+        log_sum += std::log(*sp);
+        ++over_default;
+      }
+    }
+    per_size.push_back(line + "\n");
+  }
+  const std::string default_geomean =
+      over_default == choice.per_size.size() && over_default > 0
+          ? fmt::format(", over default {:.2f}x", std::exp(log_sum / static_cast<double>(over_default)))
+          : std::string();
+  std::string out = fmt::format("one config for all sizes: {} (geomean speedup over CUB's base policy {:.2f}x{})\n",
+                                choice.config.str(), choice.geomean_speedup, default_geomean);
+  for (const auto& line : per_size) out += line;
+  return out + format_unsettled(choice);
+}
+
+// CCCL's choice: the one config with the best geometric-mean speedup across
+// all sizes, with each size's speedup. Over CCCL's base variant where it ran
+// correctly at every size, as CCCL's scripts score, with the default's
+// speedups beside it as the per-size lines give both; else over the default.
 std::string universal_lines(const TuneReport& report) {
+  const Goal goal{report.objective, report.metrics};
   std::optional<Config> baseline;
+  bool default_everywhere = !report.sizes.empty(), base_everywhere = !report.sizes.empty();
   std::vector<TrialRecord> all;
   for (const auto& s : report.sizes) {
-    if (!s.baseline_is_spec_default || !s.baseline) return {};
-    baseline = s.trials[*s.baseline].config;
+    if (!s.baseline_is_spec_default || !s.baseline) default_everywhere = false;
+    else baseline = s.trials[*s.baseline].config;
+    const TrialRecord* base = pick(s, s.base);
+    base_everywhere = base_everywhere && base && base->status == Status::ok;
     all.insert(all.end(), s.trials.begin(), s.trials.end());
   }
-  if (!baseline) return {};
-  auto choice = best_for_all_sizes(all, *baseline, Goal{report.objective, report.metrics});
+  if (base_everywhere) {
+    if (auto choice = best_for_all_sizes_over_base(all, goal)) return universal_over_base_lines(report, *choice);
+    // A base whose objective has no value (a metric that reads a parameter)
+    // leaves the default's comparison.
+    if (!default_everywhere)
+      return "one config for all sizes: none against CUB's base policy (" + why_no_universal(all, std::nullopt) + ")\n";
+  }
+  if (!default_everywhere || !baseline) return {};
+  auto choice = best_for_all_sizes(all, *baseline, goal);
   if (!choice) return "one config for all sizes: none against the default (" + why_no_universal(all, baseline) + ")\n";
   std::string out = fmt::format("one config for all sizes: {} (geomean speedup over default {:.2f}x)\n",
                                 choice->config.str(), choice->geomean_speedup);

@@ -34,13 +34,19 @@ struct Table {
   std::map<std::string, std::map<std::size_t, Measured>> cut;
   std::map<std::string, Config> cut_configs;
   std::set<std::size_t> confirmed_at;  // sizes where some trial was confirmed (competes_for_best)
+  // CCCL's base variant where it ran correctly: size key -> measured. No
+  // config to choose, only a baseline.
+  std::map<std::string, Measured> base;
   const Goal& goal;
 
   Table(const std::vector<TrialRecord>& trials, const Goal& g) : goal(g) {
     for (std::size_t i = 0; i < trials.size(); ++i) {
       const TrialRecord& t = trials[i];
-      if (is_base_trial(t)) continue;  // CCCL's base variant is no config to choose
       const auto value = objective_value(goal.objective, goal.metrics, t);
+      if (is_base_trial(t)) {
+        if (value) base[size_key(t.size)] = Measured{t.stats.median, *value, t.confirmed};
+        continue;
+      }
       const bool cut_short = t.status == Status::slower && t.stats.count > 0;
       // A size where no config ran correctly has none to offer: the others
       // keep their choice (per-size and cover drop it too, with a note).
@@ -99,6 +105,38 @@ UniversalChoice choose(const Table& table, const std::function<std::optional<dou
   return best;
 }
 
+// One config for all sizes against `reference`, each size's baseline (by
+// table size index; none null).
+std::optional<UniversalChoice> against(const Table& table, const std::vector<const Measured*>& reference) {
+  const Goal& goal = table.goal;
+  const std::size_t n = table.sizes.size();
+  bool found = false;
+  auto c = choose(
+      table, [&](std::size_t si, double v) { return objective_gain(goal.objective, reference[si]->value, v); },
+      [&](std::size_t si) { return reference[si]->time; }, false, found);
+  if (!found) return std::nullopt;
+  // A config cut short at some size was not measured there; at its fastest
+  // sample's time it might still have beaten the choice.
+  for (const auto& [ck, partial] : table.cut) {
+    const auto measured = table.values.find(ck);
+    double log_sum = 0;
+    std::size_t known = 0;
+    for (std::size_t si = 0; si < n; ++si) {
+      std::optional<double> value;
+      if (auto p = partial.find(si); p != partial.end()) value = p->second.value;
+      else if (measured != table.values.end())
+        if (auto m = measured->second.find(si); m != measured->second.end()) value = m->second.value;
+      const auto gain = value ? objective_gain(goal.objective, reference[si]->value, *value) : std::nullopt;
+      if (!gain) break;
+      log_sum += std::log(*gain);
+      ++known;
+    }
+    if (known == n && std::exp(log_sum / static_cast<double>(n)) > c.geomean_speedup)
+      c.unsettled_by.push_back(table.cut_configs.at(ck));
+  }
+  return c;
+}
+
 }  // namespace
 
 std::vector<SizeBest> best_per_size(const std::vector<TrialRecord>& trials, const Goal& goal) {
@@ -122,33 +160,23 @@ std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>
                                                   const Goal& goal) {
   Table table(trials, goal);
   const auto base = table.values.find(baseline.key());
-  const std::size_t n = table.sizes.size();
-  if (n == 0 || base == table.values.end() || base->second.size() != n) return std::nullopt;
-  bool found = false;
-  auto c = choose(
-      table, [&](std::size_t si, double v) { return objective_gain(goal.objective, base->second.at(si).value, v); },
-      [&](std::size_t si) { return base->second.at(si).time; }, false, found);
-  if (!found) return std::nullopt;
-  // A config cut short at some size was not measured there; at its fastest
-  // sample's time it might still have beaten the choice.
-  for (const auto& [ck, partial] : table.cut) {
-    const auto measured = table.values.find(ck);
-    double log_sum = 0;
-    std::size_t known = 0;
-    for (std::size_t si = 0; si < n; ++si) {
-      std::optional<double> value;
-      if (auto p = partial.find(si); p != partial.end()) value = p->second.value;
-      else if (measured != table.values.end())
-        if (auto m = measured->second.find(si); m != measured->second.end()) value = m->second.value;
-      const auto gain = value ? objective_gain(goal.objective, base->second.at(si).value, *value) : std::nullopt;
-      if (!gain) break;
-      log_sum += std::log(*gain);
-      ++known;
-    }
-    if (known == n && std::exp(log_sum / static_cast<double>(n)) > c.geomean_speedup)
-      c.unsettled_by.push_back(table.cut_configs.at(ck));
+  if (table.sizes.empty() || base == table.values.end() || base->second.size() != table.sizes.size())
+    return std::nullopt;
+  std::vector<const Measured*> reference;
+  for (std::size_t si = 0; si < table.sizes.size(); ++si) reference.push_back(&base->second.at(si));
+  return against(table, reference);
+}
+
+std::optional<UniversalChoice> best_for_all_sizes_over_base(const std::vector<TrialRecord>& trials, const Goal& goal) {
+  Table table(trials, goal);
+  if (table.sizes.empty()) return std::nullopt;
+  std::vector<const Measured*> reference;
+  for (const auto& size : table.sizes) {
+    const auto base = table.base.find(size_key(size));
+    if (base == table.base.end()) return std::nullopt;
+    reference.push_back(&base->second);
   }
-  return c;
+  return against(table, reference);
 }
 
 std::optional<UniversalChoice> best_valid_everywhere(const std::vector<TrialRecord>& trials, const Goal& goal) {

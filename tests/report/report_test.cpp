@@ -729,6 +729,63 @@ TEST(Summary, NoValidConfigAndSeveralSizes) {
   EXPECT_NE(text.find("results: a.db\n"), std::string::npos) << text;
 }
 
+// CCCL's base variant, measured ok at every size, is what one config for all
+// sizes is compared with, as each size's speedups are: the default's
+// speedups beside it. Sizes: the default 20 and 40 us, the base 10 and 20,
+// BM 2 is 5 and 10 us: 2x over the base, 4x over the default.
+namespace {
+
+TuneReport two_sizes_with_a_base() {
+  TuneReport report;
+  for (int n : {1, 2}) {
+    SizeReport s;
+    s.size = {{"N", Value(n)}};
+    s.trials.push_back(ok_trial(bmbn(1, 1), 20.0 * n));
+    s.trials.push_back(ok_trial(bmbn(2, 2), 5.0 * n));
+    TrialRecord base = ok_trial(Config({{"TUNE_BASE", Value(1)}}), 10.0 * n);
+    base.origin = std::string(kOriginBase);
+    s.trials.push_back(base);
+    for (auto& t : s.trials) t.size = s.size;
+    s.best = 1;
+    s.baseline = 0;
+    s.baseline_is_spec_default = true;
+    s.base = 2;
+    report.sizes.push_back(s);
+  }
+  return report;
+}
+
+}  // namespace
+
+TEST(Summary, OneConfigForAllSizesIsComparedWithCcclsBase) {
+  TuneReport report = two_sizes_with_a_base();
+  std::string text = format_summary(report);
+  EXPECT_NE(text.find("one config for all sizes: {BM: 2, BN: 2} (geomean speedup over CUB's base policy 2.00x, over "
+                      "default 4.00x)\n"
+                      "  size {N: 1}: 5.000 us, 2.00x over CUB's base, 4.00x over default\n"
+                      "  size {N: 2}: 10.000 us, 2.00x over CUB's base, 4.00x over default\n"),
+            std::string::npos)
+      << text;
+
+  // No spec default (the first valid config is each size's baseline): the
+  // base alone.
+  for (auto& s : report.sizes) s.baseline_is_spec_default = false;
+  text = format_summary(report);
+  EXPECT_NE(text.find("one config for all sizes: {BM: 2, BN: 2} (geomean speedup over CUB's base policy 2.00x)\n"
+                      "  size {N: 1}: 5.000 us, 2.00x over CUB's base\n"),
+            std::string::npos)
+      << text;
+
+  // A base that failed at a size leaves the default's comparison.
+  report = two_sizes_with_a_base();
+  report.sizes[1].trials[2].status = Status::launch_error;
+  text = format_summary(report);
+  EXPECT_NE(text.find("one config for all sizes: {BM: 2, BN: 2} (geomean speedup over default 4.00x)\n"
+                      "  size {N: 1}: 5.000 us, 4.00x\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Summary, EmptySizeHasNoSizeHeader) {
   TuneReport report;
   SizeReport s;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "tunekit/select.hpp"
 
@@ -73,6 +75,32 @@ TEST(BestPerSize, ATieGoesToTheTrialStoredFirst) {
     ASSERT_EQ(best.size(), 1u);
     EXPECT_EQ(best[0].config.at("C"), Value(first)) << first << " stored first";
   }
+}
+
+// CCCL's base variant as each size's baseline: the same choice as over the
+// default (a geomean's ratio), its speedups over the base; none while some
+// size lacks a base that ran correctly.
+TEST(BestForAllSizes, OverCcclsBaseVariant) {
+  auto t = table();
+  for (const auto& [m, us] : std::vector<std::pair<int, double>>{{1, 8.0}, {2, 16.0}, {3, 25.0}}) {
+    TrialRecord base = trial(m, 0, us);
+    base.config = Config({{"TUNE_BASE", 1}});
+    base.origin = std::string(kOriginBase);
+    t.push_back(base);
+  }
+  const auto choice = best_for_all_sizes_over_base(t);
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->config.str(), best_for_all_sizes(t, Config({{"C", 0}}))->config.str());
+  ASSERT_EQ(choice->per_size.size(), 3u);
+  EXPECT_EQ(choice->per_size[0].baseline.count(), 8.0);
+  EXPECT_DOUBLE_EQ(choice->per_size[0].speedup, 8.0 / choice->per_size[0].time.count());
+  EXPECT_NEAR(choice->geomean_speedup,
+              std::cbrt(8.0 / choice->per_size[0].time.count() * 16.0 / choice->per_size[1].time.count() * 25.0 /
+                        choice->per_size[2].time.count()),
+              1e-12);
+  t.back().status = Status::launch_error;
+  EXPECT_FALSE(best_for_all_sizes_over_base(t));
+  EXPECT_FALSE(best_for_all_sizes_over_base(table()));
 }
 
 TEST(BestForAllSizes, GeometricMeanOfSpeedups) {
