@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -24,10 +26,12 @@ Microseconds median_of(std::vector<Microseconds> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// CCCL's base variant is no config of the search: it is never ranked among
+// them (Section::base).
 std::vector<const TrialRecord*> ok_by_time(const std::vector<const TrialRecord*>& trials) {
   std::vector<const TrialRecord*> ok;
   for (const auto* t : trials)
-    if (t->status == Status::ok) ok.push_back(t);
+    if (t->status == Status::ok && !is_base_trial(*t)) ok.push_back(t);
   std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return a->stats.median < b->stats.median; });
   return ok;
 }
@@ -109,9 +113,18 @@ struct Section {
   std::string kernel, device;
   Bindings size;
   std::vector<const TrialRecord*> trials;  // in the order given
-  std::vector<const TrialRecord*> ok;      // the ok ones, fastest first
+  std::vector<const TrialRecord*> ok;      // the ok ones, fastest first; never the base
   const TrialRecord* best = nullptr;       // best_of_size(); null when none is ok (or has the objective's value)
+  // CCCL's base variant (TUNE_BASE=1), whatever its status: the reference
+  // the configs are scored against, drawn as a line, not as a config.
+  const TrialRecord* base = nullptr;
 };
+
+// The base's time where it ran correctly.
+std::optional<double> base_time(const Section& s) {
+  if (!s.base || s.base->status != Status::ok) return std::nullopt;
+  return s.base->stats.median.count();
+}
 
 std::vector<Section> sections_of(const std::vector<TrialRecord>& trials, const Goal& goal) {
   std::vector<Section> sections;
@@ -130,6 +143,7 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials, const G
     else if (!t.kernel.empty() && (" / " + s.kernel + " / ").find(" / " + t.kernel + " / ") == std::string::npos)
       s.kernel += " / " + t.kernel;
     s.trials.push_back(&t);
+    if (is_base_trial(t)) s.base = &t;
   }
   for (auto& s : sections) {
     s.ok = ok_by_time(s.trials);
@@ -140,10 +154,19 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials, const G
 
 constexpr int kWide = 560, kTall = 300, kStripWidth = 90;
 
-// The shared y axis of a section's plots: its ok trials' median times.
-detail::Axis time_axis(const std::vector<const TrialRecord*>& ok) {
-  return detail::fit_axis(ok.front()->stats.median.count(), ok.back()->stats.median.count(), "median time (us)");
+// The shared y axis of a section's plots: its ok trials' median times, and
+// the base's where it is drawn beside them.
+detail::Axis time_axis(const std::vector<const TrialRecord*>& ok, std::optional<double> base = std::nullopt) {
+  double lo = ok.front()->stats.median.count(), hi = ok.back()->stats.median.count();
+  if (base) {
+    lo = std::min(lo, *base);
+    hi = std::max(hi, *base);
+  }
+  return detail::fit_axis(lo, hi, "median time (us)");
 }
+
+// CCCL's base, where it ran, as a line across a plot of the configs' times.
+constexpr std::string_view kBaseTitle = "; dash-dotted: CUB's base policy's time";
 
 bool is_baseline(const TrialRecord& t, const HtmlReportOptions& o) { return o.baseline && t.config == *o.baseline; }
 
@@ -151,8 +174,9 @@ bool missed_target(const TrialRecord& t, const HtmlReportOptions& o) {
   return o.target_noise > 0 && t.status == Status::ok && t.stats.count > 1 && t.stats.noise > o.target_noise;
 }
 
-std::string ranked_plot(const std::vector<const TrialRecord*>& ok, const HtmlReportOptions& o) {
-  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank"}, time_axis(ok));
+std::string ranked_plot(const std::vector<const TrialRecord*>& ok, std::optional<double> base,
+                        const HtmlReportOptions& o) {
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank"}, time_axis(ok, base));
   std::vector<std::pair<double, double>> points;
   for (std::size_t i = 0; i < ok.size(); ++i) points.emplace_back(i + 1, ok[i]->stats.median.count());
   chart.polyline(points, "line");
@@ -160,18 +184,22 @@ std::string ranked_plot(const std::vector<const TrialRecord*>& ok, const HtmlRep
     for (const auto& [x, y] : points) chart.circle(x, y, 2.5, "pt");
   for (std::size_t i = 0; i < ok.size(); ++i)
     if (is_baseline(*ok[i], o)) chart.circle(points[i].first, points[i].second, 5, "base");
-  return chart.str("every ok config's median time, fastest first; the default ringed");
+  if (base) chart.segment(0.5, ok.size() + 0.5, *base, "cub");
+  return chart.str(std::string("every ok config's median time, fastest first; the default ringed") +
+                   (base ? std::string(kBaseTitle) : ""));
 }
 
 // The best time so far against evaluations (trials that were built or run:
-// `invalid` ones cost nothing), every ok trial a dot.
+// `invalid` ones cost nothing), every ok trial a dot. CCCL's base is
+// measured after the search, outside its budget: no evaluation of it, but a
+// line at its time.
 std::string convergence_plot(const std::vector<const TrialRecord*>& trials, const std::vector<const TrialRecord*>& ok,
-                             const HtmlReportOptions& o) {
+                             std::optional<double> base, const HtmlReportOptions& o) {
   std::vector<std::pair<double, double>> dots, best;
   std::size_t evaluation = 0;
   double so_far = 0;
   for (const auto* t : trials) {
-    if (t->status == Status::invalid) continue;
+    if (t->status == Status::invalid || is_base_trial(*t)) continue;
     ++evaluation;
     if (t->status != Status::ok) continue;
     const double v = t->stats.median.count();
@@ -183,12 +211,14 @@ std::string convergence_plot(const std::vector<const TrialRecord*>& trials, cons
     }
   }
   best.emplace_back(evaluation, so_far);
-  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations"}, time_axis(ok));
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations"}, time_axis(ok, base));
   for (const auto& [x, y] : dots) chart.circle(x, y, 2, "pt");
   chart.polyline(best, "best");
   for (const auto* t : ok)
     if (is_baseline(*t, o)) chart.segment(0.5, evaluation + 0.5, t->stats.median.count(), "baseline");
-  return chart.str("the fastest time found against the number of evaluations; dashed: the default's time");
+  if (base) chart.segment(0.5, evaluation + 0.5, *base, "cub");
+  return chart.str(std::string("the fastest time found against the number of evaluations; dashed: the default's time") +
+                   (base ? std::string(kBaseTitle) : ""));
 }
 
 // A strip per value of the parameter: its ok trials' times as dots (at most
@@ -251,6 +281,8 @@ svg{background:#fff}
 .baseline{stroke:#e67e22;stroke-width:1.5;stroke-dasharray:5 4}
 .sizes{fill:none;stroke:#c0392b;stroke-width:2}
 .basesizes{fill:none;stroke:#e67e22;stroke-width:1.5;stroke-dasharray:5 4}
+.cub{stroke:#8e44ad;stroke-width:1.5;stroke-dasharray:9 3 2 3}
+.cubsizes{fill:none;stroke:#8e44ad;stroke-width:1.5;stroke-dasharray:9 3 2 3}
 .warn{background:#fff3cd;border:1px solid #e0c36b;padding:6px 10px}
 td.noisy{background:#fde2e1}
 </style>)";
@@ -289,6 +321,9 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     for (const auto* t : ok)
       if ((t == s.best || is_baseline(*t, options)) && std::find(rows.begin(), rows.end(), t) == rows.end())
         rows.push_back(t);
+    // CCCL's base last, unranked: the reference, no config of the search.
+    const std::optional<double> base = base_time(s);
+    if (base) rows.push_back(s.base);
     // What a GPU build uses explains a time: registers and spills, where the
     // compiler reported them.
     const bool resources = std::any_of(rows.begin(), rows.end(), [](const TrialRecord* t) {
@@ -312,24 +347,30 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
          "<th>max abs diff</th>" + (resources ? "<th>registers</th><th>spills</th>" : "") + "<th>config</th></tr>\n";
     for (const auto* row : rows) {
       const auto& t = *row;
+      const bool is_base = row == s.base;
       const std::size_t rank = static_cast<std::size_t>(std::find(ok.begin(), ok.end(), row) - ok.begin()) + 1;
       h += fmt::format(
           "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
           "class=\"num{}\">{:.1f}%{}</td>"
           "{}<td class=\"num\">{}</td>{}<td><code>{}</code>{}</td></tr>\n",
-          rank, format_us(t.stats.median), format_us(t.stats.min), missed_target(t, options) ? " noisy" : "",
-          100 * t.stats.noise, t.stats.bimodal ? " (two groups)" : "", metric_cells(t, options),
+          is_base ? std::string("-") : std::to_string(rank), format_us(t.stats.median), format_us(t.stats.min),
+          missed_target(t, options) ? " noisy" : "", 100 * t.stats.noise, t.stats.bimodal ? " (two groups)" : "",
+          metric_cells(t, options),
           t.verification.checked ? fmt::format("{:.3g}", t.verification.max_abs_diff) : std::string("-"),
           resources ? resource_cell(t, "registers") + resource_cell(t, "spills") : std::string(),
           html_escape(t.config.str()),
           std::string(row == s.best ? " (best)" : "") + (is_baseline(t, options) ? " (default)" : "") +
-              (t.confirmed ? " (confirmed)" : ""));
+              (is_base ? " (CUB's base)" : "") + (t.confirmed ? " (confirmed)" : ""));
     }
-    h += "</table>\n<div class=\"plots\">" + ranked_plot(ok, options) + convergence_plot(s.trials, ok, options) +
-         "</div>\n";
+    h += "</table>\n<div class=\"plots\">" + ranked_plot(ok, base, options) +
+         convergence_plot(s.trials, ok, base, options) + "</div>\n";
     h += "<p>Left: the ok configs by time, the default ringed in orange. Right: each ok trial in evaluation order, "
-         "in red the fastest so far, dashed orange the default's time. Noise is the half-width of the median's 95% "
-         "confidence interval, relative to the median.</p>\n";
+         "in red the fastest so far, dashed orange the default's time. ";
+    if (base)
+      h += "Dash-dotted purple in both: CUB's base policy's time (the source built with TUNE_BASE=1), measured after "
+           "the search, the reference the configs are scored against; no config of the search, so neither ranked "
+           "nor an evaluation. ";
+    h += "Noise is the half-width of the median's 95% confidence interval, relative to the median.</p>\n";
 
     const auto effects = effects_of(s.trials);
     h += "<h3>Parameters</h3>\n<p>Per value: the best and the median time of the ok trials that set it (a value "
@@ -380,8 +421,9 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
   if (!failed.empty()) {
     h += "<h3>Failures</h3>\n<table><tr><th>status</th><th>config</th><th>reason</th></tr>\n";
     for (std::size_t i = 0; i < std::min(options.failures, failed.size()); ++i)
-      h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td></tr>\n", to_string(failed[i]->status),
-                       html_escape(failed[i]->config.str()), html_escape(detail::failure_reason(*failed[i], 300)));
+      h += fmt::format("<tr><td>{}</td><td><code>{}</code>{}</td><td>{}</td></tr>\n", to_string(failed[i]->status),
+                       html_escape(failed[i]->config.str()), failed[i] == s.base ? " (CUB's base)" : "",
+                       html_escape(detail::failure_reason(*failed[i], 300)));
     h += "</table>\n";
     if (failed.size() > options.failures) h += fmt::format("<p>and {} more.</p>\n", failed.size() - options.failures);
   }
@@ -420,10 +462,10 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
   return out;
 }
 
-// Each size's best time and the default's, across the sizes (in order of
-// first appearance): how the tuned gain changes with the problem.
+// Each size's best time, the default's and CCCL's base's, across the sizes
+// (in order of first appearance): how the tuned gain changes with the problem.
 std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOptions& options) {
-  std::vector<std::pair<double, double>> best, base;
+  std::vector<std::pair<double, double>> best, base, cub;
   std::vector<std::pair<double, std::string>> ticks;
   double lo = 0, hi = 0;
   auto extend = [&](double v) {
@@ -440,6 +482,10 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
         base.emplace_back(i, t->stats.median.count());
         extend(base.back().second);
       }
+    if (const auto at = base_time(sections[i])) {
+      cub.emplace_back(i, *at);
+      extend(*at);
+    }
   }
   if (best.empty()) return {};
   const int width = std::max(kWide, 80 + 70 * static_cast<int>(sections.size()));
@@ -448,8 +494,10 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
   chart.polyline(best, "sizes");
   for (const auto& [x, y] : best) chart.circle(x, y, 3, "pt");
   if (!base.empty()) chart.polyline(base, "basesizes");
+  if (!cub.empty()) chart.polyline(cub, "cubsizes");
   chart.x_categories(ticks);
-  return chart.str("each size's best time (red) and the default's (dashed orange)");
+  return chart.str(std::string("each size's best time (red) and the default's (dashed orange)") +
+                   (cub.empty() ? "" : "; dash-dotted purple: CUB's base policy's"));
 }
 
 std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options) {
@@ -486,7 +534,11 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
     }
     h += "</table>\n";
     if (auto plot = sizes_plot(sections, options); !plot.empty())
-      h += "<div class=\"plots\">" + plot + "</div>\n<p>Each size's best time, and the default's where it ran.</p>\n";
+      h += "<div class=\"plots\">" + plot + "</div>\n<p>Each size's best time, and the default's where it ran" +
+           (std::any_of(sections.begin(), sections.end(), [](const Section& s) { return base_time(s).has_value(); })
+                ? ", and CUB's base policy's (dash-dotted purple, the source built with TUNE_BASE=1) where it ran"
+                : "") +
+           ".</p>\n";
   }
   for (std::size_t i = 0; i < sections.size(); ++i) h += section_html(sections[i], i, options);
   return h + "</body>\n</html>\n";

@@ -531,6 +531,13 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
   // Last, so that a reader by position finds the columns above where they
   // were before builds reported resources.
   for (const auto& n : resource_names) header.push_back(column_for(n, "resource"));
+  // CCCL's base variant is no config of the search, but its row reads like
+  // one ({TUNE_BASE: 1}, parameter columns empty): where it is among the
+  // trials, each row says why it ran, `base` for the base. After the rest,
+  // as the resources are.
+  const bool with_base =
+      std::any_of(trials.begin(), trials.end(), [](const TrialRecord& t) { return is_base_trial(t); });
+  if (with_base) header.push_back("Origin");
   std::string out;
   for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + detail::csv_field(header[i]);
   out += '\n';
@@ -565,6 +572,7 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
     for (const auto& n : size_names) row.push_back(t.size.count(n) ? t.size.at(n).str() : "");
     for (const auto& n : param_names) row.push_back(t.config.find(n) ? t.config.at(n).str() : "");
     for (const auto& n : resource_names) row.push_back(t.resources.count(n) ? std::to_string(t.resources.at(n)) : "");
+    if (with_base) row.push_back(t.origin);
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i) out += ',';
       out += detail::csv_field(row[i]);

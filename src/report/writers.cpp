@@ -50,12 +50,13 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
   console.write = [](const TuneReport& report, std::ostream& out) { out << format_summary(report); };
   r.add(std::move(console));
 
-  r.add(file_writer("csv",
-                    "one row per trial: config, time, status, verification, noise, size, error, then a column per "
-                    "metric, size and parameter, and per resource its build reported (registers, spills)",
-                    ".csv", [](const TuneReport& report, std::ostream& out) {
-                      out << format_csv(report.all_trials(), columns_of(report));
-                    }));
+  r.add(file_writer(
+      "csv",
+      "one row per trial: config, time, status, verification, noise, size, error, then a column per "
+      "metric, size and parameter, and per resource its build reported (registers, spills); Origin last where "
+      "CCCL's base variant is among the trials",
+      ".csv",
+      [](const TuneReport& report, std::ostream& out) { out << format_csv(report.all_trials(), columns_of(report)); }));
   r.add(file_writer("json", "the whole report: per size the best, the baseline, seeds and every trial", ".json",
                     [](const TuneReport& report, std::ostream& out) { out << format_json(report); }));
   r.add(file_writer("html", "a self-contained page with plots: fastest configs, convergence, parameters, failures",

@@ -215,6 +215,59 @@ TEST(HtmlReport, MarksTheBaselineWarnsOnNoiseAndPlotsAcrossSizes) {
   EXPECT_NE(page.find("<td class=\"num\">6.4</td>"), std::string::npos);
 }
 
+// The polyline of `css_class` in a page (the first), or "" without one.
+std::string polyline_of(const std::string& page, const std::string& css_class) {
+  const auto at = page.find("<polyline class=\"" + css_class + "\"");
+  return at == std::string::npos ? std::string() : page.substr(at, page.find("/>", at) - at);
+}
+
+// CCCL's base variant is the reference the configs are scored against, not
+// one more config: a line of its own style in the plots (never a dot, nor
+// an evaluation of the search), its table row unranked and named, its line
+// across the sizes; its failure is named in the failures.
+TEST(HtmlReport, CcclsBaseIsTheReferenceNotAnEvaluation) {
+  std::vector<TrialRecord> without;
+  for (int n : {64, 128})
+    for (int i = 0; i < 4; ++i) without.push_back(trial(ab(1 + i, "x"), Status::ok, 10 + i, "k", {{"N", Value(n)}}));
+  std::vector<TrialRecord> with = without;
+  for (int n : {64, 128}) {
+    // Within the configs' times, so that the plots' axes are the same.
+    TrialRecord base = trial(Config({{"TUNE_BASE", Value(1)}}), Status::ok, 11.5, "k", {{"N", Value(n)}});
+    base.origin = std::string(kOriginBase);
+    with.push_back(base);
+  }
+  HtmlReportOptions o;
+  o.baseline = ab(3, "x");
+  const std::string page = html_report(with, o), plain = html_report(without, o);
+  // A line in the ranked and the convergence plot of each size, and one
+  // across the sizes, each in the base's own style.
+  EXPECT_EQ(count(page, "<line class=\"cub\""), 4u) << page;
+  EXPECT_EQ(count(page, "<polyline class=\"cubsizes\""), 1u);
+  EXPECT_NE(page.find(".cub{"), std::string::npos);
+  EXPECT_EQ(count(page, "dash-dotted: CUB&#39;s base policy&#39;s time"), 4u);
+  EXPECT_EQ(count(page, "Dash-dotted purple in both: CUB's base policy's time"), 2u);
+  EXPECT_NE(page.find("and CUB's base policy's (dash-dotted purple"), std::string::npos);
+  // Its row: unranked, named.
+  EXPECT_EQ(count(page, "<tr><td class=\"num\">-</td><td class=\"num\">11.500</td>"), 2u) << page;
+  EXPECT_EQ(count(page, "<code>{TUNE_BASE: 1}</code> (CUB's base)</td>"), 2u) << page;
+  // No dot, no evaluation: the configs' plots are as without it.
+  EXPECT_EQ(count(page, "class=\"pt\""), count(plain, "class=\"pt\""));
+  EXPECT_EQ(polyline_of(page, "best"), polyline_of(plain, "best"));
+  EXPECT_FALSE(polyline_of(page, "best").empty());
+  EXPECT_EQ(polyline_of(page, "line"), polyline_of(plain, "line"));
+  // Without a base, nothing of it.
+  EXPECT_EQ(plain.find("CUB"), std::string::npos);
+  EXPECT_EQ(plain.find("class=\"cub"), std::string::npos);
+
+  // A base that failed is named among the failures, and drawn nowhere.
+  with[8].status = Status::launch_error;
+  with[8].error = "no value of TUNE_THREADS";
+  const std::string failed = html_report(with, o);
+  EXPECT_EQ(count(failed, "<code>{TUNE_BASE: 1}</code> (CUB's base)</td><td>no value of TUNE_THREADS</td>"), 1u)
+      << failed;
+  EXPECT_EQ(count(failed, "<line class=\"cub\""), 2u);
+}
+
 // A failure's reason is the console's: a compiler's first error line, not
 // the context its log opens with.
 TEST(HtmlReport, AFailuresReasonIsTheCompilersErrorLine) {

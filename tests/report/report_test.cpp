@@ -326,6 +326,24 @@ TEST(Csv, OneColumnPerParameterAndMetricAndTheNoiseVerdict) {
   EXPECT_EQ(rows[1][col("Bimodal")], "false");
 }
 
+// CCCL's base variant reads like a config in the CSV ({TUNE_BASE: 1}, its
+// parameter columns empty): with one among the trials, an Origin column,
+// last, says `base` on its row and why each other trial ran. Without one
+// the columns are as they were.
+TEST(Csv, CcclsBaseRowSaysItIsTheBase) {
+  std::vector<TrialRecord> trials{ok_trial(bmbn(64, 128), 10.0), ok_trial(Config({{"TUNE_BASE", Value(1)}}), 12.0)};
+  trials[0].origin = std::string(kOriginSearch);
+  trials[1].origin = std::string(kOriginBase);
+  const std::string plain = format_csv({trials[0]});
+  EXPECT_EQ(plain.find("Origin"), std::string::npos) << plain;
+  auto rows = parse_csv(format_csv(trials));
+  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows[0].back(), "Origin");
+  EXPECT_EQ(rows[1].back(), "search");
+  EXPECT_EQ(rows[2].back(), "base");
+  EXPECT_EQ(rows[2][1], "{TUNE_BASE: 1}");
+}
+
 // A size or parameter named like a fixed column gets a column of its own
 // name: csv.DictReader's row["Status"] was the parameter, not the status.
 TEST(Csv, ASizeOrParameterNamedLikeAColumnSaysWhichItIs) {
