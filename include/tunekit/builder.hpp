@@ -64,6 +64,12 @@ struct BuildInput {
 BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, const Config& config,
                             const Bindings& size);
 
+// The config of CCCL's base variant: {TUNE_BASE: 1} and the spec's `base:`
+// values, which its launch, entry, arguments and kernel.defines read and its
+// build never defines (make_build_input injects TUNE_BASE alone). The store
+// keys the base's trial by it, so other `base:` values measure it anew.
+Config base_variant_config(const Spec& spec);
+
 // How configs reach `source` (of `file`): `requested` (a spec's
 // kernel.injection), with `automatic` resolved by what the source holds.
 Injection resolve_injection(Injection requested, std::string_view source, const std::string& file);

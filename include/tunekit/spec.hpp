@@ -280,6 +280,12 @@ struct Spec {
   std::vector<Config> configs;  // explicit list (msKPP); empty = the whole space
   std::optional<Config> default_config;
   SourceLocation default_config_where;  // where `default:` is written (its problems are said there)
+  // `base:`: CCCL's base variant (TUNE_BASE=1) sets no parameter, yet a
+  // launch, entry, argument or kernel.defines may read one; these are the
+  // values it reads there (CUB's own policy's). Never defined in the base's
+  // build. Empty when not given.
+  Config base_values;
+  SourceLocation base_values_where;
   ReferenceSpec reference;
   Tolerance tolerance;
   MeasureSettings measure;

@@ -39,8 +39,8 @@ inline constexpr std::string_view kOriginSearch = "search";
 inline constexpr std::string_view kOriginBaseline = "default";
 // CCCL's base variant of a %RANGE% source (has_tune_base_branch): built
 // with TUNE_BASE=1 and none of the config's defines, so CUB's own policy.
-// Its config is {TUNE_BASE: 1}, which no config of the space is; it is the
-// baseline of the speedups and never a candidate for the best.
+// Its config is {TUNE_BASE: 1} and the spec's `base:` values, no config of
+// the space; it is the baseline of the speedups, never a candidate for best.
 inline constexpr std::string_view kOriginBase = "base";
 
 struct TrialRecord {

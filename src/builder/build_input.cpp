@@ -396,7 +396,14 @@ BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, 
       in.source = apply_tunable_lines(kernel_source, config, file);
       break;
     case Injection::range_defines:
-      in.source = prepend_defines(kernel_source, config, file);
+      // CCCL's base variant, as CCCL's scripts build it: TUNE_BASE and none
+      // of the %RANGE% defines, whatever `base:` gives its launch. (A
+      // parameter named TUNE_BASE is a config's, and there is no base.)
+      if (const Value* base = config.find(kTuneBase);
+          base && std::none_of(spec.parameters.begin(), spec.parameters.end(),
+                               [](const Parameter& p) { return p.name == kTuneBase; }))
+        in.source = prepend_defines(kernel_source, Config({{std::string(kTuneBase), *base}}), file);
+      else in.source = prepend_defines(kernel_source, config, file);
       break;
     case Injection::defines:
     case Injection::automatic:
@@ -406,6 +413,12 @@ BuildInput make_build_input(const Spec& spec, const std::string& kernel_source, 
   }
   add_kernel_defines(in, spec, config, size);
   return in;
+}
+
+Config base_variant_config(const Spec& spec) {
+  std::vector<std::pair<std::string, Value>> entries{{std::string(kTuneBase), Value(1)}};
+  for (const auto& [name, value] : spec.base_values) entries.emplace_back(name, value);
+  return Config(std::move(entries));
 }
 
 BuildInput make_reference_input(const Spec& spec, const Config* values, const Bindings& size) {

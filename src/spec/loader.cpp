@@ -40,8 +40,8 @@ Spec Loader::load(const YAML::Node& root) {
          "`tunekit space FILE` counts its space and `tunekit replay CACHE --t1 FILE` replays a recorded cache over "
          "it; to tune, give its KernelSpecification (docs/spec-format.md, \"Kernel Tuner T1 files\")");
   Map m = map(top,
-              {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "reference",
-               "tolerance", "measure", "search", "output", "application", "metrics", "objective"},
+              {"name", "kernel", "arguments", "sizes", "parameters", "constraints", "configs", "default", "base",
+               "reference", "tolerance", "measure", "search", "output", "application", "metrics", "objective"},
               "a mapping with at least 'kernel' and 'arguments'");
   Spec s;
   s.kernel = kernel(require(m, "kernel"));

@@ -247,6 +247,46 @@ void Loader::space(const Map& m, Spec& s) const {
     s.default_config = config(*v, &s.parameters);
     s.default_config_where = content_loc(*v);
   }
+
+  if (auto v = get(m, "base")) base_values(*v, s);
+}
+
+void Loader::base_values(const Item& it, Spec& s) const {
+  // Only a source the base is built from: given for any other, the values
+  // would go nowhere, silently.
+  bool ok = false;
+  const std::string source = read_text(s.kernel.source, ok);
+  const std::string file = s.kernel.source.string();
+  const bool named_base =
+      std::any_of(s.parameters.begin(), s.parameters.end(), [](const Parameter& p) { return p.name == kTuneBase; });
+  if (ok && (resolve_injection(s.kernel.injection, source, file) != Injection::range_defines ||
+             !has_tune_base_branch(source) || named_base))
+    fail(it.where, fmt::format("'base' gives the values that CCCL's base variant ({}=1) reads in its launch, entry "
+                               "and arguments, but {} {}, so no base is built; remove 'base'",
+                               kTuneBase, file,
+                               named_base ? fmt::format("has a parameter named {}", kTuneBase)
+                                          : fmt::format("is no %RANGE% source whose preprocessor reads {} (`#if {}`)",
+                                                        kTuneBase, kTuneBase)));
+  std::vector<std::string> names;
+  for (const auto& p : s.parameters) names.push_back(p.name);
+  const Map entries = map(it, {}, "a mapping of parameter names to the values CUB's own policy uses");
+  for (const Entry& e : entries.entries) {
+    if (e.key == kTuneBase)
+      fail(loc(e.key_node), fmt::format("'{}' is the base's own define ({}=1); 'base' gives the parameters its "
+                                        "launch, entry and arguments read",
+                                        kTuneBase, kTuneBase));
+    if (std::find(names.begin(), names.end(), e.key) == names.end())
+      fail(loc(e.key_node),
+           "unknown parameter '" + e.key + "' in 'base'" + did_you_mean(e.key, names) +
+               (names.empty() ? "; the spec declares no parameters" : " (parameters: " + join(names) + ")"));
+    // As on a %RANGE% line, where each of these is declared.
+    const Item value = child(entries, e);
+    if (!value.node.IsScalar() || !value_of(value).is_int())
+      fail(content_loc(value), "'base." + e.key + "' must be an integer, as a %RANGE% parameter's values are, got " +
+                                   (value.node.IsScalar() ? value_of(value).repr() : kind_of(value.node)));
+  }
+  s.base_values = config(it, nullptr);
+  s.base_values_where = it.where;
 }
 
 Parameter Loader::parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const {

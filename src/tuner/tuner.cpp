@@ -525,7 +525,7 @@ class Run {
     }
     if (p.budget) p.planned = std::min(p.planned, *p.budget);
     if (measures_base_) {
-      p.base = Config({{std::string(kTuneBase), Value(1)}});
+      p.base = base_variant_config(spec_);
       ++p.planned;  // outside the budget: no strategy proposes it, and it is no config of the space
     }
     return p;
@@ -1599,6 +1599,15 @@ class Run {
     std::future<std::vector<BuildResult>> built;
   };
 
+  // What a base that fails for a parameter's value it lacks needs: the spec
+  // says which values of CCCL's policy its launch, entry and arguments read.
+  std::string base_values_hint() const {
+    return fmt::format(
+        "; the base sets no parameter but those the spec's 'base:' gives ({}): give there the values CUB's own "
+        "policy uses for the parameters these read (docs/spec-format.md, TUNE_BASE)",
+        spec_.base_values.empty() ? std::string("none") : spec_.base_values.str());
+  }
+
   std::unique_ptr<Batch> prepare(const SizePlan& p, std::vector<Config> configs) {
     auto batch = std::make_unique<Batch>();
     Batch& b = *batch;
@@ -1634,12 +1643,13 @@ class Run {
       try {
         b.inputs.push_back(input_for(c, p.size));
       } catch (const InputError& e) {
-        // The base has no parameters, so an entry or a kernel.defines that
-        // names one cannot be made for it: its failure, not the run's.
+        // The base has no parameters but those `base:` gives, so an entry
+        // or a kernel.defines that names another cannot be made for it: its
+        // failure, not the run's.
         if (!base) throw;
         TrialRecord r = blank_record(p, c);
         r.status = Status::compile_error;
-        r.error = fmt::format("the base variant ({}=1) cannot be built: {}", kTuneBase, e.what());
+        r.error = fmt::format("the base variant ({}=1) cannot be built: {}{}", kTuneBase, e.what(), base_values_hint());
         b.ready[i] = std::move(r);
         continue;
       }
@@ -1731,9 +1741,11 @@ class Run {
       } catch (const InputError& e) {
         // An argument or launch expression that fails for this config (a
         // division by zero, a negative size, a scalar out of its type's
-        // range) is this config's failure, not the run's.
+        // range) is this config's failure, not the run's; the base's, where
+        // it reads a parameter that `base:` does not give.
         rec.status = Status::launch_error;
         rec.error = e.what();
+        if (p.base && config == *p.base) rec.error += base_values_hint();
         finish(std::move(rec));
         continue;
       }

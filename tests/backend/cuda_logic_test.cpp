@@ -7,6 +7,9 @@
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
+#include "tunekit/builder.hpp"
+#include "tunekit/evaluator.hpp"
+#include "tunekit/error.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
 
@@ -204,6 +207,53 @@ constraints: [BLOCK * ITEMS * 2 <= shared_memory_per_block]
   EXPECT_EQ(in.entry, "k<256>");
   EXPECT_EQ(in.compiler, "nvrtc");
   EXPECT_TRUE(in.arch.empty());  // the device's own
+}
+
+// CCCL's base variant of a %RANGE% kernel whose launch reads a parameter:
+// `base:` gives the base its value there (CUB's own block size), while its
+// build defines TUNE_BASE alone, as CCCL's scripts build it.
+TEST(CudaLogic, TheBaseVariantsLaunchReadsTheValuesBaseGives) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string source =
+      "// %RANGE% TUNE_THREADS tpb 64:128:64\n"
+      "#if TUNE_BASE\n#define THREADS 256\n#else\n#define THREADS TUNE_THREADS\n#endif\n"
+      "template <int B> __global__ void k(float* y, int n) {}\n";
+  tunekit::testing::write_file(dir / "k.cu", source);
+  const std::string head = R"yaml(kernel:
+  source: k.cu
+  language: cuda
+  entry: "k<{TUNE_THREADS}>"
+  grid: ["ceil_div(n, TUNE_THREADS)"]
+  block: [TUNE_THREADS]
+arguments:
+  - {name: y, type: f32, size: n, role: out}
+  - {name: n, type: i32, value: n}
+sizes: {n: 1000}
+)yaml";
+  tunekit::testing::write_file(dir / "k.yaml", head + "base: {TUNE_THREADS: 256}\n");
+  const Spec spec = load_spec(dir / "k.yaml");
+  const Config base = base_variant_config(spec);
+  EXPECT_EQ(base, Config({{"TUNE_BASE", 1}, {"TUNE_THREADS", 256}}));
+  Bindings env{{"n", Value(1000)}};
+  for (const auto& [k, v] : base) env[k] = v;
+  const LaunchGeometry g = resolve_launch(spec.kernel.launch, env);
+  EXPECT_EQ(g.block[0], 256u);
+  EXPECT_EQ(g.grid[0], 4u);
+  const BuildInput in = make_build_input(spec, source, base, spec.sizes.front());
+  EXPECT_EQ(in.entry, "k<256>");
+  EXPECT_NE(in.source.find("#define TUNE_BASE 1\n"), std::string::npos) << in.source;
+  EXPECT_EQ(in.source.find("#define TUNE_THREADS"), std::string::npos) << in.source;
+  // A config's build defines its values, as before.
+  const BuildInput tuned = make_build_input(spec, source, Config({{"TUNE_THREADS", 64}}), spec.sizes.front());
+  EXPECT_NE(tuned.source.find("#define TUNE_THREADS 64\n"), std::string::npos) << tuned.source;
+
+  // Without `base:`, the launch has no value to read: the tuner records the
+  // base's launch_error with this reason and what `base:` would give.
+  tunekit::testing::write_file(dir / "k.yaml", head);
+  const Spec bare = load_spec(dir / "k.yaml");
+  EXPECT_EQ(base_variant_config(bare), Config({{"TUNE_BASE", 1}}));
+  Bindings bare_env{{"n", Value(1000)}, {"TUNE_BASE", Value(1)}};
+  EXPECT_THROW(resolve_launch(bare.kernel.launch, bare_env), InputError);
 }
 
 TEST(CudaLogic, ListingSaysWhyThereIsNoDevice) {

@@ -1054,3 +1054,27 @@ TEST_F(SpecErrors, ASourceWithBothKindsOfAnnotationSaysWhichInjectionTunesItsRan
       "arguments:\n  - {name: X, type: f32, size: N}\n";
   EXPECT_EQ(load_spec(write(ranged)).parameters.at(0).name, "TUNE_U");
 }
+
+// `base:` gives CCCL's base variant the values its launch, entry and
+// arguments read: parameters of the spec, integers as on their %RANGE% lines
+// (CUB's own need not be on them), refused where no base is built.
+TEST_F(SpecErrors, BaseGivesTheBaseVariantsLaunchValues) {
+  write("// %RANGE% TUNE_THREADS tpb 64:128:64\n// %RANGE% TUNE_ITEMS ipt 1:2:1\n#if TUNE_BASE\n#endif\nvoid k() {}\n",
+        "k.cpp");
+  const Spec s = load_spec(write(kHead + "sizes: {N: 8}\nbase: {TUNE_THREADS: 256}\n"));
+  EXPECT_EQ(s.base_values, Config({{"TUNE_THREADS", Value(256)}}));
+  EXPECT_EQ(base_variant_config(s), Config({{"TUNE_BASE", Value(1)}, {"TUNE_THREADS", Value(256)}}));
+  // None given: the base is TUNE_BASE alone, as before.
+  EXPECT_EQ(base_variant_config(load_spec(write(kHead))), Config({{"TUNE_BASE", Value(1)}}));
+
+  expect_error(kHead + "base: {TUNE_THREDS: 256}\n", 6, 8,
+               "unknown parameter 'TUNE_THREDS' in 'base'; did you mean 'TUNE_THREADS'?");
+  expect_error(kHead + "base: {TUNE_BASE: 1}\n", 6, 8, "'TUNE_BASE' is the base's own define");
+  expect_error(kHead + "base: {TUNE_THREADS: \"256\"}\n", 6, 23, "'base.TUNE_THREADS' must be an integer");
+  expect_error(kHead + "base: {TUNE_THREADS: 2.5}\n", 6, 22, "'base.TUNE_THREADS' must be an integer");
+  expect_error(kHead + "base: [256]\n", 6, 7, "'base' must be a mapping of parameter names");
+
+  // A source without a TUNE_BASE branch builds no base.
+  write("// %RANGE% TUNE_THREADS tpb 64:128:64\nvoid k() {}\n", "k.cpp");
+  expect_error(kHead + "base: {TUNE_THREADS: 256}\n", 6, 7, "so no base is built; remove 'base'");
+}

@@ -209,3 +209,52 @@ measure: {min_samples: 2, max_samples: 3, max_time: 1s}
   ASSERT_TRUE(s.best);
   EXPECT_EQ(s.trials[*s.best].config, Config({{"TUNE_X", Value(1)}}));
 }
+
+// An argument (as a CUDA launch) that reads a parameter has no value for the
+// base: its recorded launch_error says so and names `base:`. With `base:`,
+// the base runs with CUB's own value there, built with TUNE_BASE alone.
+TEST(CcclBase, ABaseWhoseArgumentReadsAParameterTakesItsValueFromBase) {
+  const auto dir = fresh_dir();
+  const auto marker = dir / "base_ran.txt";
+  write_file(dir / "scale.cpp",
+             "// %RANGE% TUNE_ITEMS items 1:2:1\n"
+             "#include <cstdio>\n"
+             "#if TUNE_BASE && defined(TUNE_ITEMS)\n"
+             "#error the base is built with a %RANGE% define\n"
+             "#endif\n"
+             "extern \"C\" void scale(const float* x, float* y, int n, int items) {\n"
+             "#if TUNE_BASE\n"
+             "  if (std::FILE* f = std::fopen(\"" +
+                 marker.string() +
+                 "\", \"a\")) { std::fprintf(f, \"base %d\\n\", items); std::fclose(f); }\n"
+                 "#endif\n"
+                 "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i];\n"
+                 "}\n");
+  std::string spec_text = kSpec;
+  spec_text.replace(spec_text.find("sizes:"), 0, "  - {name: items, type: i32, value: TUNE_ITEMS}\n");
+  write_file(dir / "spec.yaml", spec_text);
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport without = tune(load_spec(dir / "spec.yaml"), opt);
+  ASSERT_EQ(without.sizes.size(), 1u);
+  const TrialRecord* failed = base_of(without.sizes[0]);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->status, Status::launch_error);
+  EXPECT_NE(failed->error.find("unknown name 'TUNE_ITEMS'"), std::string::npos) << failed->error;
+  EXPECT_NE(failed->error.find("the spec's 'base:' gives (none)"), std::string::npos) << failed->error;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+
+  write_file(dir / "spec.yaml", spec_text + "base: {TUNE_ITEMS: 4}\n");
+  const TuneReport with = tune(load_spec(dir / "spec.yaml"), opt);
+  ASSERT_EQ(with.sizes.size(), 1u);
+  const TrialRecord* base = base_of(with.sizes[0]);
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->status, Status::ok) << base->error;
+  EXPECT_EQ(base->config, Config({{"TUNE_BASE", Value(1)}, {"TUNE_ITEMS", Value(4)}}));
+  EXPECT_EQ(base->origin, kOriginBase);
+  // The configs were resumed: `base:` changes the base alone.
+  EXPECT_EQ(with.resumed, 2u);
+  ASSERT_TRUE(std::filesystem::exists(marker));
+  EXPECT_EQ(read_file(marker).substr(0, 7), "base 4\n");
+  EXPECT_NE(format_summary(with).find("speedup over CUB's base policy: "), std::string::npos);
+}

@@ -429,10 +429,12 @@ class Loader {
   void check_tensor_maps(Spec& s) const;
   // sizes.cpp: `sizes` (lists and grids).
   std::vector<Bindings> sizes(const Item& it);
-  // space.cpp: `parameters`, `constraints`, `configs`, `default`.
+  // space.cpp: `parameters`, `constraints`, `configs`, `default`, `base`.
   void space(const Map& top, Spec& s) const;
   Parameter parameter(const Item& it, const std::string& name, const SourceLocation& name_where) const;
   Config config(const Item& it, const std::vector<Parameter>* declared) const;
+  // `base`: the values CCCL's base variant's launch and arguments read.
+  void base_values(const Item& it, Spec& s) const;
   // search.cpp: `search` (strategy, budgets, rules, seeds).
   void search(const Item& it, Spec& s) const;
   Config seed(const Item& it, const Spec& s) const;
