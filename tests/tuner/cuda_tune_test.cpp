@@ -209,6 +209,56 @@ TEST(CudaTune, CcclsBaseIsBuiltLaunchedAndVerified) {
   EXPECT_NE(*s.best, *s.base);
 }
 
+// A launch that reads a %RANGE% parameter: the base launches with the
+// values `base:` gives (CUB's block size, not the default's: a kernel of 256
+// threads launched with 64 writes nothing, a wrong result); without them its
+// launch_error says what `base:` is for, and the tune goes on.
+TEST(CudaTune, CcclsBaseLaunchesWithTheValuesBaseGives) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device here";
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cu",
+             "// %RANGE% TUNE_THREADS tpb 64:128:64\n"
+             "#if TUNE_BASE\n#define THREADS 256\n#else\n#define THREADS TUNE_THREADS\n#endif\n"
+             "extern \"C\" __global__ void scale(const float* x, float* y, int n) {\n"
+             "  if (blockDim.x != THREADS) return;\n"
+             "  int i = blockIdx.x * THREADS + threadIdx.x;\n"
+             "  if (i < n) y[i] = 2.0f * x[i];\n}\n");
+  const std::string spec =
+      "name: cccl-base-launch\n"
+      "kernel: {source: k.cu, language: cuda, entry: scale, grid: [\"ceil_div(N, TUNE_THREADS)\"], "
+      "block: [TUNE_THREADS]}\n"
+      "arguments:\n"
+      "  - {name: x, type: f32, size: N, fill: random}\n"
+      "  - {name: y, type: f32, size: N, role: out}\n"
+      "  - {name: n, type: i32, value: N}\n"
+      "sizes: {N: 100000}\n"
+      "default: {TUNE_THREADS: 64}\n"
+      "tolerance: {atol: 0, rtol: 0}\n"
+      "measure: {warmup: 1ms, min_samples: 3, max_samples: 5, confirm: 0, early_stop: off}\n";
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  write_file(dir / "k.yaml", spec);
+  const TuneReport without = tune(load_spec(dir / "k.yaml"), opt);
+  ASSERT_EQ(without.sizes.size(), 1u);
+  ASSERT_TRUE(without.sizes[0].base);
+  const TrialRecord& failed = without.sizes[0].trials[*without.sizes[0].base];
+  EXPECT_EQ(failed.status, Status::launch_error);
+  EXPECT_NE(failed.error.find("'base:'"), std::string::npos) << failed.error;
+  ASSERT_TRUE(without.sizes[0].best);
+
+  write_file(dir / "k.yaml", spec + "base: {TUNE_THREADS: 256}\n");
+  const TuneReport report = tune(load_spec(dir / "k.yaml"), opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  const SizeReport& s = report.sizes[0];
+  ASSERT_TRUE(s.base);
+  const TrialRecord& base = s.trials[*s.base];
+  EXPECT_EQ(base.config, Config({{"TUNE_BASE", Value(1)}, {"TUNE_THREADS", Value(256)}}));
+  EXPECT_EQ(base.status, Status::ok) << base.error;
+  EXPECT_TRUE(base.verification.checked);
+  EXPECT_TRUE(base.verification.passed);
+  EXPECT_EQ(report.resumed, 2u);  // the configs: `base:` changes the base alone
+}
+
 // The CUDA worker stops sampling short of min_samples to answer within the
 // trial's timeout: a slow config is measured on the samples its timeout
 // leaves, with a note saying so, not lost as a timeout.
