@@ -332,17 +332,20 @@ namespace {
 
 // Whether `device`, the backend's name for the device a tune runs on
 // ("cuda: NVIDIA A100-SXM4-80GB (sm_80, ...)"), is the one a file names
-// ("A100", "NVIDIA A100-SXM4-80GB"): the name's letters and digits, case
-// aside, are among the device's.
+// ("A100", "NVIDIA A100-SXM4-80GB"): the name's words (runs of letters and
+// digits, case aside) follow one another among the device's. Whole words, so
+// that a file written for an A10 does not take an A100 for its device.
 bool names_the_device(std::string_view name, std::string_view device) {
-  const auto squeezed = [](std::string_view text) {
-    std::string out;
+  const auto words = [](std::string_view text) {
+    std::vector<std::string> out(1);
     for (const unsigned char c : text)
-      if (std::isalnum(c)) out += static_cast<char>(std::tolower(c));
+      if (std::isalnum(c)) out.back() += static_cast<char>(std::tolower(c));
+      else if (!out.back().empty()) out.emplace_back();
+    if (out.back().empty()) out.pop_back();
     return out;
   };
-  const std::string wanted = squeezed(name);
-  return wanted.empty() || squeezed(device).find(wanted) != std::string::npos;
+  const std::vector<std::string> wanted = words(name), there = words(device);
+  return wanted.empty() || std::search(there.begin(), there.end(), wanted.begin(), wanted.end()) != there.end();
 }
 
 class Run {

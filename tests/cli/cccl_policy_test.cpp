@@ -34,3 +34,48 @@ TEST(CcclPolicy, GeomeanWinnerShipsInAHeaderAProgramUses) {
       << chosen << "\n"
       << used;
 }
+
+// CCCL's base variant, once tuned, is what `select --mode all-sizes`
+// compares the one config with, as the tune's summary does, and `report`
+// draws it again as the reference the tune's page drew.
+TEST(CcclPolicy, SelectAndReportCompareWithTheBaseAsTheTuneDid) {
+  const auto dir = tunekit::testing::fresh_dir();
+  const std::string exe = tunekit::testing::tunekit_exe().string();
+  tunekit::testing::write_file(dir / "scale.cpp",
+                               "// %RANGE% TUNE_ITEMS items 1:2:1\n"
+                               "#if TUNE_BASE\n"
+                               "#define ITEMS 4\n"
+                               "#else\n"
+                               "#define ITEMS TUNE_ITEMS\n"
+                               "#endif\n"
+                               "extern \"C\" void scale(const float* x, float* y, int n) {\n"
+                               "  for (int i = 0; i < n; i += ITEMS)\n"
+                               "    for (int k = i; k < i + ITEMS && k < n; ++k) y[k] = 2 * x[k];\n"
+                               "}\n");
+  tunekit::testing::write_file(dir / "spec.yaml", R"(name: scale
+kernel: {source: scale.cpp, entry: scale, flags: [-O1]}
+arguments:
+  - {name: x, type: f32, size: N, fill: random}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: [{N: 1000}, {N: 4000}]
+tolerance: {atol: 1e-6, rtol: 0}
+measure: {warmup: 1ms, min_samples: 3, max_samples: 5, max_time: 50ms, cache: hot, timeout: 60s, early_stop: off}
+)");
+  auto run = [&](std::vector<std::string> argv) {
+    auto r = detail::run_process(argv, std::chrono::minutes(5), dir);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.output;
+  };
+  const std::string out = (dir / "out").string(), spec = (dir / "spec.yaml").string();
+  const std::string tuned = run({exe, "tune", spec, "-o", out, "--no-progress"});
+  ASSERT_NE(tuned.find("geomean speedup over CUB's base policy"), std::string::npos) << tuned;
+  const std::string chosen = run({exe, "select", spec, "-o", out, "--mode", "all-sizes"});
+  EXPECT_NE(chosen.find("geomean speedup over CUB's base policy: "), std::string::npos) << chosen;
+  EXPECT_NE(chosen.find("{N: 1000}: "), std::string::npos) << chosen;
+  EXPECT_NE(chosen.find(", CUB's base "), std::string::npos) << chosen;
+  std::filesystem::remove(dir / "out" / "scale.html");
+  run({exe, "report", spec, "-o", out});
+  const std::string page = tunekit::testing::read_file(dir / "out" / "scale.html");
+  EXPECT_NE(page.find("(CUB's base)"), std::string::npos);
+}

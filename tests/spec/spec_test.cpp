@@ -316,15 +316,16 @@ TEST_F(SpecErrors, ValueKinds) {
 }
 
 // YAML 1.2's core schema, which yaml-cpp leaves to its reader: 0x40 and
-// 0o17 are ints, .inf and .nan floats (where a number is asked for), and a
-// quoted scalar, as every JSON string, stays a string.
+// 0o17 are ints, .inf and .nan floats, and a quoted scalar, as every JSON
+// string, stays a string. No value or setting of a spec may be infinite or
+// NaN: each is refused where it is written.
 TEST_F(SpecErrors, HexOctalAndSpecialFloatsAreNumbersAsYamlReadsThem) {
   fs::path p = write(kHead +
                      "sizes: {N: 0x400}\n"
                      "parameters:\n"
                      "  BLOCK: [0x20, 0x40, 0o200, '0x80', 0x, 0o8]\n"
                      "constraints: [BLOCK > 32]\n"
-                     "tolerance: {atol: .inf, rtol: 1e-3}\n"
+                     "tolerance: {atol: 0x1, rtol: 1e-3}\n"
                      "measure: {min_samples: 0x10}\n");
   Spec s = load_spec(p);
   EXPECT_EQ(s.sizes.at(0).at("N"), Value(1024));
@@ -336,7 +337,7 @@ TEST_F(SpecErrors, HexOctalAndSpecialFloatsAreNumbersAsYamlReadsThem) {
   EXPECT_EQ(block[3], Value("0x80"));  // quoted: a string
   EXPECT_EQ(block[4], Value("0x"));    // no digits: not the schema's int
   EXPECT_EQ(block[5], Value("0o8"));   // not an octal digit
-  EXPECT_TRUE(std::isinf(s.tolerance.atol));
+  EXPECT_EQ(s.tolerance.atol, 1.0);
   EXPECT_EQ(s.measure.min_samples, 16u);
 
   // The same in JSON: its strings are quoted, and stay strings.
@@ -352,6 +353,10 @@ TEST_F(SpecErrors, HexOctalAndSpecialFloatsAreNumbersAsYamlReadsThem) {
                "must be (quote it for the string '.inf')");
   expect_error(kHead + "sizes: {N: -.Inf}\n", 6, 12, "is -.Inf, which is not a finite number");
   expect_error(kHead + "parameters:\n  BLOCK: .NaN\n", 7, 10, "is .NaN, which is not a finite number");
+  // A setting too: tune() would refuse it with no place to name.
+  expect_error(kHead + "tolerance: {atol: .inf}\n", 6, 19,
+               "'tolerance.atol' is .inf, which is not a finite number; expected a number >= 0");
+  expect_error(kHead + "measure: {noise: .nan}\n", 6, 18, "is .nan, which is not a finite number");
   expect_error(kHead + "sizes: {N: 0x8000000000000000}\n", 6, 12,
                "'sizes.N': 0x8000000000000000 is beyond a 64-bit integer");
   // Quoted, a hex size is a string, which the sizes refuse with the fix.

@@ -893,4 +893,8 @@ TEST(Tune, AFileWrittenForAnotherDeviceSaysSo) {
   spec.intended_device = "CPU";
   r = tune(spec, opt);
   EXPECT_EQ(written_for(r), 0) << fmt::format("{}", fmt::join(r.warnings, "\n"));
+  // A word of it cut short names another device, as an A10 is not an A100.
+  spec.intended_device = "CP";
+  r = tune(spec, opt);
+  EXPECT_EQ(written_for(r), 1) << r.device << "\n" << fmt::format("{}", fmt::join(r.warnings, "\n"));
 }

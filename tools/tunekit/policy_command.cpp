@@ -1,6 +1,7 @@
 #include "policy_command.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -124,6 +125,9 @@ struct Loaded {
   Spec spec;  // empty when the command read a whole database (report without a SPEC)
   fs::path db;
   std::vector<TrialRecord> trials;
+  // CCCL's base variant's trials (TUNE_BASE=1) of the same sizes: never a
+  // config to choose, but what the all-sizes choice and the report compare with.
+  std::vector<TrialRecord> base;
   std::string name;
   std::map<std::string, std::uint64_t> valid_at;  // size key -> valid configs there (with a SPEC)
 };
@@ -355,10 +359,12 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   }
   pick_device(l, a, one_device);
   if (one_device) check_one_machine(l, a);
+  keep_flagged_sizes(l, a);
   // CCCL's base variant is no config of the space, nor one to choose: not
   // one the space leaves out either.
-  std::erase_if(l.trials, [](const TrialRecord& t) { return is_base_trial(t); });
-  keep_flagged_sizes(l, a);
+  const auto base_end = std::stable_partition(l.trials.begin(), l.trials.end(), is_base_trial);
+  l.base.assign(std::make_move_iterator(l.trials.begin()), std::make_move_iterator(base_end));
+  l.trials.erase(l.trials.begin(), base_end);
   const std::size_t stored = l.trials.size();
   l.trials = allowed_now(l.spec, std::move(l.trials), l.valid_at);
   if (l.trials.empty())
@@ -458,6 +464,20 @@ int run_select(const PolicyArgs& a) {
   const Goal goal = goal_of(l.spec);
   const std::string by = goal.objective.is_time() ? "" : " by " + goal.objective.describe();
   if (selection_of(a.mode) == Selection::all_sizes) {
+    // Against CCCL's base where it ran at every size, as the tune's summary
+    // scores it; the config chosen is the same as against the default (a
+    // geomean of ratios over the same sizes), only the speedups differ.
+    if (!l.base.empty()) {
+      std::vector<TrialRecord> with_base = l.trials;
+      with_base.insert(with_base.end(), l.base.begin(), l.base.end());
+      if (auto over_base = best_for_all_sizes_over_base(with_base, goal)) {
+        fmt::print("one config for all sizes: {}\ngeomean speedup over CUB's base policy{}: {:.3f}x\n",
+                   over_base->config.str(), by, over_base->geomean_speedup);
+        for (const auto& s : over_base->per_size)
+          fmt::print("  {}: {} us, CUB's base {} us, {:.3f}x\n", size_text(s.size), format_us(s.time),
+                     format_us(s.baseline), s.speedup);
+      }
+    }
     std::optional<UniversalChoice> choice;
     if (l.spec.default_config) choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal);
     if (choice) {
@@ -791,7 +811,10 @@ int run_report(const PolicyArgs& a) {
     options.objective = l.spec.objective;
     options.stopped = sizes_without_configs(l);
   }
-  write_planned({{html_given_by, html, html_report(l.trials, options)}}, kept_inputs(l.spec, l.db));
+  // The page draws CCCL's base as the reference it is, as the tune's did.
+  std::vector<TrialRecord> shown = l.trials;
+  shown.insert(shown.end(), l.base.begin(), l.base.end());
+  write_planned({{html_given_by, html, html_report(shown, options)}}, kept_inputs(l.spec, l.db));
   fmt::print("{}report: {}\n", format_parameter_report(l.trials), html.string());
   return 0;
 }

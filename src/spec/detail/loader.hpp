@@ -270,6 +270,12 @@ class Loader {
     } else {
       wrong_type(it, expected);
     }
+    // YAML's .inf and .nan are numbers, but no setting of a spec means one:
+    // refused here, where it is written, rather than by a check that has no
+    // place to name.
+    if (!std::isfinite(d))
+      fail(content_loc(it),
+           display(it.path) + " is " + it.node.Scalar() + ", which is not a finite number; expected " + expected);
     return d;
   }
 
