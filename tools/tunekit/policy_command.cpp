@@ -464,28 +464,26 @@ int run_select(const PolicyArgs& a) {
   const Goal goal = goal_of(l.spec);
   const std::string by = goal.objective.is_time() ? "" : " by " + goal.objective.describe();
   if (selection_of(a.mode) == Selection::all_sizes) {
+    const auto print_choice = [&](const UniversalChoice& c, std::string_view over, std::string_view baseline) {
+      fmt::print("one config for all sizes: {}\ngeomean speedup over {}{}: {:.3f}x\n", c.config.str(), over, by,
+                 c.geomean_speedup);
+      for (const auto& s : c.per_size)
+        fmt::print("  {}: {} us, {} {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), baseline,
+                   format_us(s.baseline), s.speedup);
+    };
     // Against CCCL's base where it ran at every size, as the tune's summary
     // scores it; the config chosen is the same as against the default (a
     // geomean of ratios over the same sizes), only the speedups differ.
     if (!l.base.empty()) {
       std::vector<TrialRecord> with_base = l.trials;
       with_base.insert(with_base.end(), l.base.begin(), l.base.end());
-      if (auto over_base = best_for_all_sizes_over_base(with_base, goal)) {
-        fmt::print("one config for all sizes: {}\ngeomean speedup over CUB's base policy{}: {:.3f}x\n",
-                   over_base->config.str(), by, over_base->geomean_speedup);
-        for (const auto& s : over_base->per_size)
-          fmt::print("  {}: {} us, CUB's base {} us, {:.3f}x\n", size_text(s.size), format_us(s.time),
-                     format_us(s.baseline), s.speedup);
-      }
+      if (auto over_base = best_for_all_sizes_over_base(with_base, goal))
+        print_choice(*over_base, "CUB's base policy", "CUB's base");
     }
     std::optional<UniversalChoice> choice;
     if (l.spec.default_config) choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal);
     if (choice) {
-      fmt::print("one config for all sizes: {}\ngeomean speedup over default{}: {:.3f}x\n", choice->config.str(), by,
-                 choice->geomean_speedup);
-      for (const auto& s : choice->per_size)
-        fmt::print("  {}: {} us, default {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), format_us(s.baseline),
-                   s.speedup);
+      print_choice(*choice, "default", "default");
       fmt::print("{}", format_unsettled(*choice));
       note_sizes_left_out(l.trials, *choice);
       return 0;
