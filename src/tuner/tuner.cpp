@@ -26,6 +26,7 @@
 #include "core/detail/plugin_call.hpp"
 #include "core/detail/text.hpp"
 #include "store/detail/kernel_claim.hpp"
+#include "tuner/detail/failure_reuse.hpp"
 #include "tunekit/annotation.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/evaluator.hpp"
@@ -1663,8 +1664,9 @@ class Run {
 
   // Whether a stored trial stands for this run: an ok trial does; one cut
   // short by the early stop while its bar holds (still_holds()); a failure
-  // only when it was the config's own under the same settings, and not when
-  // the user asked to measure failures again.
+  // only when it was the config's own under the settings it depends on
+  // (detail::failure_stands), and not when the user asked to measure
+  // failures again.
   bool reusable(const TrialRecord& old, const SizePlan& p) const {
     if (old.settings.starts_with(Store::kStaleSettings)) return false;  // a --fresh run had not reached it
     if (old.status == Status::ok) return true;
@@ -1672,7 +1674,7 @@ class Run {
       return still_holds(old, p, store_->best_median(report_.spec_hash, report_.device, old.size));
     if (old.status == Status::invalid) return false;  // stored by tunekit before schema 5
     if (options_.retry_failed || old.fault != Fault::config) return false;
-    return old.settings == settings_;
+    return detail::failure_stands(old.status, old.settings, settings_);
   }
 
   // A build the run waits for (the reference, the default config as the

@@ -279,7 +279,8 @@ TEST(Reliability, ABuildOnAFullDiskIsBuiltAgain) {
 }
 
 // Item 5: a stored timeout belongs to the timeout it ran under. The same
-// settings reuse it; a longer --timeout measures it again. The hang is real.
+// or a shorter limit reuses it; a longer --timeout measures it again. The
+// hang is real.
 TEST(Reliability, ATimeoutIsMeasuredAgainUnderALongerTimeout) {
   Fixture f("[5]", "reference: none\n");
   Spec spec = f.spec();
@@ -293,6 +294,13 @@ TEST(Reliability, ATimeoutIsMeasuredAgainUnderALongerTimeout) {
   TuneReport same = tune(spec, f.options);  // the same settings: the stored timeout stands
   EXPECT_EQ(same.resumed, 1u);
   EXPECT_EQ(by_kind(same)[5].status, Status::timeout);
+
+  // A shorter limit: it would run out sooner, so the timeout stands (the
+  // hang is gone now: measured again, it would be ok).
+  spec.measure.timeout = Seconds(1);
+  TuneReport shorter = tune(spec, f.options);
+  EXPECT_EQ(shorter.resumed, 1u);
+  EXPECT_EQ(by_kind(shorter)[5].status, Status::timeout);
 
   spec.measure.timeout = Seconds(120);
   TuneReport longer = tune(spec, f.options);
@@ -315,6 +323,14 @@ TEST(Reliability, RetryFailedMeasuresFailuresAgainAndKeepsGoodTrials) {
   TuneReport resumed = tune(spec, f.options);
   EXPECT_EQ(resumed.resumed, 2u);
   EXPECT_EQ(by_kind(resumed)[2].status, Status::crash);
+
+  // A crash depends on no setting: under another --timeout it stands too
+  // (the abort is no longer planted: measured again, it would be ok).
+  Spec other = spec;
+  other.measure.timeout = Seconds(300);
+  TuneReport under_other = tune(other, f.options);
+  EXPECT_EQ(under_other.resumed, 2u);
+  EXPECT_EQ(by_kind(under_other)[2].status, Status::crash);
 
   TuneOptions retry = f.options;
   retry.retry_failed = true;
