@@ -55,7 +55,10 @@ std::optional<UniversalChoice> best_for_all_sizes(const std::vector<TrialRecord>
 // The same against CCCL's base variant (TUNE_BASE=1, is_base_trial): each
 // size's baseline is its base, as CCCL's scripts score every variant
 // (SizeSpeedup::baseline is the base's time). nullopt also when some size
-// where a config ran has no base that ran correctly.
+// where a config ran has no base that ran correctly. Of several bases at a
+// size (stored under other `base:` values) the last that ran correctly
+// counts: keep only the spec's own (base_variant_config), as `tunekit select`
+// does.
 std::optional<UniversalChoice> best_for_all_sizes_over_base(const std::vector<TrialRecord>& trials,
                                                             const Goal& goal = {});
 

@@ -16,6 +16,7 @@
 
 #include "flags.hpp"
 #include "tunekit/backend.hpp"
+#include "tunekit/builder.hpp"
 #include "tunekit/html_report.hpp"
 #include "tunekit/machine.hpp"
 #include "tunekit/measure.hpp"
@@ -361,10 +362,43 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   if (one_device) check_one_machine(l, a);
   keep_flagged_sizes(l, a);
   // CCCL's base variant is no config of the space, nor one to choose: not
-  // one the space leaves out either.
+  // one the space leaves out either. Its `base:` values are part of it (its
+  // trial's config): a base stored under other values is another variant,
+  // which the tune no longer measures, and never the reference here.
   const auto base_end = std::stable_partition(l.trials.begin(), l.trials.end(), is_base_trial);
-  l.base.assign(std::make_move_iterator(l.trials.begin()), std::make_move_iterator(base_end));
+  const Config base = base_variant_config(l.spec);
+  std::set<std::string> base_at;
+  std::vector<const TrialRecord*> other_bases;  // stored under other values
+  for (auto it = l.trials.begin(); it != base_end; ++it) {
+    if (it->config != base) {
+      other_bases.push_back(&*it);
+      continue;
+    }
+    base_at.insert(size_key(it->size));
+    l.base.push_back(*it);
+  }
+  std::vector<std::string> without_base, stored_as;
+  for (const TrialRecord* t : other_bases)
+    if (!base_at.count(size_key(t->size))) {
+      if (const std::string text = size_text(t->size);
+          std::find(without_base.begin(), without_base.end(), text) == without_base.end())
+        without_base.push_back(text);
+      if (const std::string as = t->config.str(); std::find(stored_as.begin(), stored_as.end(), as) == stored_as.end())
+        stored_as.push_back(as);
+    }
   l.trials.erase(l.trials.begin(), base_end);
+  if (!without_base.empty()) {
+    constexpr std::size_t kListed = 8;  // one line, bounded
+    const std::size_t count = without_base.size();
+    if (count > kListed) {
+      without_base.resize(kListed);
+      without_base.push_back(fmt::format("and {} more", count - kListed));
+    }
+    fmt::print(stderr,
+               "note: CCCL's base variant at {} is stored only as {}, measured under other 'base:' values than the "
+               "spec gives now ({}): nothing is compared with it; tune again to measure the base with these\n",
+               fmt::join(without_base, ", "), fmt::join(stored_as, " and "), base.str());
+  }
   const std::size_t stored = l.trials.size();
   l.trials = allowed_now(l.spec, std::move(l.trials), l.valid_at);
   if (l.trials.empty())
