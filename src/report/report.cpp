@@ -519,25 +519,29 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
   std::vector<std::string> header{
       "No.",     "Config", "Time(us)", "Status", "MaxAbsDiff", "MaxRelErr",         "Min(us)", "Noise",
       "Samples", "Size",   "Error",    "Spread", "Bimodal",    "MissedNoiseTarget", "Fault"};
-  for (const auto& m : columns.metrics) header.push_back(m.name);
-  // A size or parameter named like a column before it (a size `Noise`, a
-  // parameter `Status`) says which it is: a reader by column name would
-  // otherwise get the first of the two.
-  auto column_for = [&](const std::string& name, const char* kind) {
-    return std::find(header.begin(), header.end(), name) == header.end() ? name : name + " (" + kind + ")";
-  };
-  for (const auto& n : size_names) header.push_back(column_for(n, "size"));
-  for (const auto& n : param_names) header.push_back(column_for(n, "parameter"));
-  // Last, so that a reader by position finds the columns above where they
-  // were before builds reported resources.
-  for (const auto& n : resource_names) header.push_back(column_for(n, "resource"));
   // CCCL's base variant is no config of the search, but its row reads like
   // one ({TUNE_BASE: 1}, parameter columns empty): where it is among the
   // trials, each row says why it ran, `base` for the base. After the rest,
   // as the resources are.
   const bool with_base =
       std::any_of(trials.begin(), trials.end(), [](const TrialRecord& t) { return is_base_trial(t); });
-  if (with_base) header.push_back("Origin");
+  constexpr std::string_view kOriginColumn = "Origin";
+  // A metric, size, parameter or resource named like a column of this file
+  // (a size `Noise`, a parameter `Status`, or `Origin` where that column is
+  // there) says which it is: a reader by column name would otherwise get
+  // the first of the two, and pandas would rename the second `Origin.1`.
+  auto column_for = [&](const std::string& name, const char* kind) {
+    const bool taken =
+        std::find(header.begin(), header.end(), name) != header.end() || (with_base && name == kOriginColumn);
+    return taken ? name + " (" + kind + ")" : name;
+  };
+  for (const auto& m : columns.metrics) header.push_back(column_for(m.name, "metric"));
+  for (const auto& n : size_names) header.push_back(column_for(n, "size"));
+  for (const auto& n : param_names) header.push_back(column_for(n, "parameter"));
+  // Last, so that a reader by position finds the columns above where they
+  // were before builds reported resources.
+  for (const auto& n : resource_names) header.push_back(column_for(n, "resource"));
+  if (with_base) header.emplace_back(kOriginColumn);
   std::string out;
   for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + detail::csv_field(header[i]);
   out += '\n';

@@ -363,6 +363,38 @@ TEST(Csv, ASizeOrParameterNamedLikeAColumnSaysWhichItIs) {
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << header;
 }
 
+// A parameter named `Origin` (any %RANGE% name may be) beside CCCL's base,
+// or a metric named like a fixed column, gets a column of its own name: the
+// header had two `Origin` columns, which pandas reads as Origin and
+// Origin.1, and a reader by name took the parameter for the trial's origin.
+TEST(Csv, AParameterOrMetricNamedLikeAColumnBesideTheBaseSaysWhichItIs) {
+  std::vector<TrialRecord> trials{ok_trial(Config({{"Origin", Value(4)}}), 10.0),
+                                  ok_trial(Config({{"TUNE_BASE", Value(1)}}), 12.0)};
+  trials[0].origin = std::string(kOriginSearch);
+  trials[1].origin = std::string(kOriginBase);
+  const TrialColumns columns{{{"Noise", Expression::parse("1 / time_us")}}, 0};
+  const auto rows = parse_csv(format_csv(trials, columns));
+  ASSERT_EQ(rows.size(), 3u);
+  const auto& names = rows[0];
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << ::testing::PrintToString(names);
+  auto col = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  ASSERT_LT(col("Origin (parameter)"), names.size()) << ::testing::PrintToString(names);
+  EXPECT_EQ(rows[1][col("Origin (parameter)")], "4");
+  EXPECT_EQ(rows[2][col("Origin (parameter)")], "");
+  // The trial's origin keeps its name, last.
+  EXPECT_EQ(names.back(), "Origin");
+  EXPECT_EQ(rows[1].back(), "search");
+  EXPECT_EQ(rows[2].back(), "base");
+  ASSERT_LT(col("Noise (metric)"), names.size()) << ::testing::PrintToString(names);
+  EXPECT_EQ(rows[1][col("Noise (metric)")], "0.1");
+  // Without a base there is no Origin column: the parameter's is `Origin`.
+  const auto plain = parse_csv(format_csv({trials[0]}));
+  EXPECT_EQ(std::count(plain[0].begin(), plain[0].end(), "Origin"), 1);
+  EXPECT_EQ(plain[1][std::find(plain[0].begin(), plain[0].end(), "Origin") - plain[0].begin()], "4");
+}
+
 // A build's resources (registers, spills) come out in each format: a column
 // each in the CSV, after every other column, an object in the JSON, and the
 // spills on the console line of a trial that spilled.
