@@ -23,7 +23,9 @@ TEST(CcclPolicy, GeomeanWinnerShipsInAHeaderAProgramUses) {
   const std::string chosen = run({exe, "select", spec, "-o", out.string(), "--mode", "all-sizes"});
   EXPECT_NE(chosen.find("geomean speedup over default"), std::string::npos) << chosen;
   const std::string header = (out / "reduce_policy.hpp").string();
-  run({exe, "emit", spec, "-o", out.string(), "--mode", "all-sizes", "--header", header});
+  const std::string emitted = run({exe, "emit", spec, "-o", out.string(), "--mode", "all-sizes", "--header", header});
+  // emit scores what it wrote as select does, by the same lines.
+  EXPECT_NE(emitted.find(chosen), std::string::npos) << emitted << "\n" << chosen;
   run({"c++", "-std=c++17", "-I" + out.string(), root + "/examples/cccl_policy/use_policy.cpp", "-o",
        (out / "use_policy").string()});
   const std::string used = run({(out / "use_policy").string()});
@@ -35,8 +37,8 @@ TEST(CcclPolicy, GeomeanWinnerShipsInAHeaderAProgramUses) {
       << used;
 }
 
-// CCCL's base variant, once tuned, is what `select --mode all-sizes`
-// compares the one config with, as the tune's summary does, and `report`
+// CCCL's base variant, once tuned, is what `select --mode all-sizes` and
+// `emit` compare the one config with, as the tune's summary does, and `report`
 // draws it again as the reference the tune's page drew.
 TEST(CcclPolicy, SelectAndReportCompareWithTheBaseAsTheTuneDid) {
   const auto dir = tunekit::testing::fresh_dir();
@@ -74,6 +76,13 @@ measure: {warmup: 1ms, min_samples: 3, max_samples: 5, max_time: 50ms, cache: ho
   EXPECT_NE(chosen.find("geomean speedup over CUB's base policy: "), std::string::npos) << chosen;
   EXPECT_NE(chosen.find("{N: 1000}: "), std::string::npos) << chosen;
   EXPECT_NE(chosen.find(", CUB's base "), std::string::npos) << chosen;
+  // emit prints the comparison select does for the config it writes, line
+  // for line (the spec has no default: select's offer in its place is
+  // select's own).
+  const std::string over_base = chosen.substr(0, chosen.find("no config for all sizes against the default"));
+  ASSERT_NE(over_base, chosen) << chosen;
+  const std::string emitted = run({exe, "emit", spec, "-o", out, "--mode", "all-sizes"});
+  EXPECT_NE(emitted.find(over_base), std::string::npos) << emitted << "\n" << chosen;
   std::filesystem::remove(dir / "out" / "scale.html");
   run({exe, "report", spec, "-o", out});
   const std::string page = tunekit::testing::read_file(dir / "out" / "scale.html");

@@ -492,32 +492,40 @@ void note_sizes_left_out(const std::vector<TrialRecord>& trials, const Universal
     fmt::print("note: no config ran correctly at {}: the choice leaves it out\n", size_text(size));
 }
 
+// The one config for all sizes, scored against CCCL's base where it ran at
+// every size (as the tune's summary scores it), then against the default:
+// select and emit print it alike. The config chosen is the same against
+// either (a geomean of ratios over the same sizes), only the speedups
+// differ. Returns the choice against the default, nullopt where the spec has
+// none or it did not run correctly at every size.
+std::optional<UniversalChoice> print_all_sizes_choice(const Loaded& l, const Goal& goal) {
+  const std::string by = goal.objective.is_time() ? "" : " by " + goal.objective.describe();
+  const auto print_choice = [&](const UniversalChoice& c, std::string_view over, std::string_view baseline) {
+    fmt::print("one config for all sizes: {}\ngeomean speedup over {}{}: {:.3f}x\n", c.config.str(), over, by,
+               c.geomean_speedup);
+    for (const auto& s : c.per_size)
+      fmt::print("  {}: {} us, {} {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), baseline,
+                 format_us(s.baseline), s.speedup);
+  };
+  if (!l.base.empty()) {
+    std::vector<TrialRecord> with_base = l.trials;
+    with_base.insert(with_base.end(), l.base.begin(), l.base.end());
+    if (auto over_base = best_for_all_sizes_over_base(with_base, goal))
+      print_choice(*over_base, "CUB's base policy", "CUB's base");
+  }
+  std::optional<UniversalChoice> choice;
+  if (l.spec.default_config) choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal);
+  if (choice) print_choice(*choice, "default", "default");
+  return choice;
+}
+
 int run_select(const PolicyArgs& a) {
   check_within(a);
   Loaded l = load(a);
   const Goal goal = goal_of(l.spec);
   const std::string by = goal.objective.is_time() ? "" : " by " + goal.objective.describe();
   if (selection_of(a.mode) == Selection::all_sizes) {
-    const auto print_choice = [&](const UniversalChoice& c, std::string_view over, std::string_view baseline) {
-      fmt::print("one config for all sizes: {}\ngeomean speedup over {}{}: {:.3f}x\n", c.config.str(), over, by,
-                 c.geomean_speedup);
-      for (const auto& s : c.per_size)
-        fmt::print("  {}: {} us, {} {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), baseline,
-                   format_us(s.baseline), s.speedup);
-    };
-    // Against CCCL's base where it ran at every size, as the tune's summary
-    // scores it; the config chosen is the same as against the default (a
-    // geomean of ratios over the same sizes), only the speedups differ.
-    if (!l.base.empty()) {
-      std::vector<TrialRecord> with_base = l.trials;
-      with_base.insert(with_base.end(), l.base.begin(), l.base.end());
-      if (auto over_base = best_for_all_sizes_over_base(with_base, goal))
-        print_choice(*over_base, "CUB's base policy", "CUB's base");
-    }
-    std::optional<UniversalChoice> choice;
-    if (l.spec.default_config) choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal);
-    if (choice) {
-      print_choice(*choice, "default", "default");
+    if (const auto choice = print_all_sizes_choice(l, goal)) {
       fmt::print("{}", format_unsettled(*choice));
       note_sizes_left_out(l.trials, *choice);
       return 0;
@@ -739,9 +747,8 @@ int run_emit(const PolicyArgs& a) {
   write_planned(files, kept_inputs(l.spec, l.db));
   fmt::print("{} size{} ({}): {}, {}\n", p.entries.size(), p.entries.size() == 1 ? "" : "s", p.selection,
              files[0].file.string(), files[1].file.string());
-  if (selection_of(a.mode) == Selection::all_sizes && l.spec.default_config)
-    if (auto choice = best_for_all_sizes(l.trials, *l.spec.default_config, goal_of(l.spec)))
-      fmt::print("{}", format_unsettled(*choice));
+  if (selection_of(a.mode) == Selection::all_sizes)
+    if (const auto choice = print_all_sizes_choice(l, goal_of(l.spec))) fmt::print("{}", format_unsettled(*choice));
   for (const auto& n : notes) fmt::print("{}", n);
   for (const auto& pin : p.pinned)
     fmt::print("  {} is computed from the size for untuned sizes: {} == {}\n", pin.name, pin.name, pin.rule.text());
