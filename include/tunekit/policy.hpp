@@ -218,6 +218,11 @@ std::string_view emitted_kind_name(EmittedKind kind);
 // tune's report, a hand-written header), so that a path given by mistake
 // loses nothing.
 bool is_emitted(std::string_view text, EmittedKind kind);
+// Which of them `text` is, by the same test; nullopt for any other file.
+// Every output's check reads it (flags.hpp's check_output_file): a file emit
+// wrote is replaced only by emit's output of its kind, never by a tune's
+// report.
+std::optional<EmittedKind> emitted_kind_of(std::string_view text);
 
 // A valid C++ identifier from any text: other characters become '_', a
 // leading digit or a keyword gets '_' added.

@@ -766,31 +766,34 @@ std::string_view emitted_kind_name(EmittedKind kind) {
   return "";
 }
 
-bool is_emitted(std::string_view text, EmittedKind kind) {
-  const std::string_view first_line = text.substr(0, text.find('\n'));
-  switch (kind) {
-    case EmittedKind::header:
-      return text.starts_with(detail::kHeaderOpening);
-    case EmittedKind::python:
-      return text.starts_with(detail::kPythonOpening);
-    case EmittedKind::triton_configs:
-      return text.starts_with(detail::kTritonOpening) && first_line.find(" distinct config") != std::string_view::npos;
-    case EmittedKind::json:
-    case EmittedKind::vllm_moe:
-      break;
-  }
+std::optional<EmittedKind> emitted_kind_of(std::string_view text) {
+  if (text.starts_with(detail::kHeaderOpening)) return EmittedKind::header;
+  // Before the triton.Config module's, whose opening the module's begins with.
+  if (text.starts_with(detail::kPythonOpening)) return EmittedKind::python;
+  if (text.starts_with(detail::kTritonOpening) &&
+      text.substr(0, text.find('\n')).find(" distinct config") != std::string_view::npos)
+    return EmittedKind::triton_configs;
+  // Parsed only where it may be JSON: a tune's CSV or HTML report is not.
+  std::string_view json = text;
+  if (json.starts_with("\xEF\xBB\xBF")) json.remove_prefix(3);  // a byte order mark, which the parser skips
+  const auto first = json.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || json[first] != '{') return std::nullopt;
   const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return false;
-  if (kind == EmittedKind::json)  // online.hpp saves the same format
-    return j.contains("kernel") && j["kernel"].is_string() && j.contains("selection") && j["selection"].is_string() &&
-           j.contains("entries") && j["entries"].is_array();
+  if (!j.is_object()) return std::nullopt;
+  // online.hpp saves the same format.
+  if (j.contains("kernel") && j["kernel"].is_string() && j.contains("selection") && j["selection"].is_string() &&
+      j.contains("entries") && j["entries"].is_array())
+    return EmittedKind::json;
   // vLLM's: each key a batch size, each value a config with its tiles.
   for (const auto& [key, config] : j.items())
     if (key.empty() ||
         !std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) ||
         !config.is_object() || !config.contains("BLOCK_SIZE_M"))
-      return false;
-  return !j.empty();
+      return std::nullopt;
+  if (j.empty()) return std::nullopt;
+  return EmittedKind::vllm_moe;
 }
+
+bool is_emitted(std::string_view text, EmittedKind kind) { return emitted_kind_of(text) == kind; }
 
 }  // namespace tunekit

@@ -1006,8 +1006,9 @@ TEST(ReliabilityCli, AnOutputFolderOrDatabaseThatCannotBeWrittenIsRefusedAtItsFl
 }
 
 // No file a command writes may replace what it read (the spec, a source,
-// the results store) or another of its outputs: each is refused at its flag,
-// before anything is written.
+// the results store), another of its outputs, or a file of another kind
+// (emit's policy over a tune's report, a tune's report over emit's policy):
+// each is refused at its flag, before anything is written.
 TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
@@ -1021,6 +1022,8 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
   const std::string report = out + "/k.json", csv = out + "/k.csv", mine = (dir / "mine.hpp").string();
   write_file(mine, "#pragma once\nconstexpr int kTile = 64;  // by hand\n");
   const std::string report_text = read_file(report), csv_text = read_file(csv), mine_text = read_file(mine);
+  const std::string policy_json = out + "/k_policy.json", policy_header = out + "/k_policy.hpp";
+  const std::string policy_json_text = read_file(policy_json), policy_header_text = read_file(policy_header);
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"emit", spec, "-o", out, "--json", report}, "--json: '" + report + "' exists and is not a policy JSON"},
       {{"emit", spec, "-o", out, "--python", csv}, "--python: '" + csv + "' exists and is not a Python policy module"},
@@ -1040,6 +1043,13 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
       // "-" is standard output to other tools: not a file named so here.
       {{"tune", spec, "--no-progress", "-o", out, "--csv", "-"}, "--csv: '-' would be a file named '-'"},
       {{"emit", spec, "-o", out, "--header", "-"}, "--header: '-' would be a file named '-'"},
+      // A policy emit wrote is no tune's report either.
+      {{"tune", spec, "--no-progress", "-o", out, "--json", policy_json},
+       "--json: '" + policy_json + "' exists and is a policy JSON as tunekit emit writes one"},
+      {{"tune", spec, "--no-progress", "-o", out, "--csv", policy_header},
+       "--csv: '" + policy_header + "' exists and is a policy header as tunekit emit writes one"},
+      {{"report", spec, "-o", out, "--html", policy_header},
+       "--html: '" + policy_header + "' exists and is a policy header as tunekit emit writes one"},
   };
   for (const auto& [args, said] : refused) {
     const auto r = tunekit_cli(args);
@@ -1051,7 +1061,10 @@ TEST(ReliabilityCli, NoOutputReplacesAnInputOrAnotherOutput) {
   EXPECT_EQ(read_file(report), report_text);
   EXPECT_EQ(read_file(csv), csv_text);
   EXPECT_EQ(read_file(mine), mine_text);
-  // Its own files, emit writes again.
+  EXPECT_EQ(read_file(policy_json), policy_json_text);
+  EXPECT_EQ(read_file(policy_header), policy_header_text);
+  // Its own files, each command writes again.
+  EXPECT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out, "--json", report, "--csv", csv}).exit_code, 0);
   EXPECT_EQ(tunekit_cli({"emit", spec, "-o", out, "--python", out + "/k_policy.py"}).exit_code, 0);
   EXPECT_EQ(tunekit_cli({"emit", spec, "-o", out, "--python", out + "/k_policy.py"}).exit_code, 0);
   EXPECT_FALSE(fs::exists(out + "/same"));

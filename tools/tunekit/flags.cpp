@@ -70,15 +70,23 @@ void check_output_file(const OutputFile& out, const KeptFiles& kept) {
       throw InputError(out.where, "'" + out.file.string() + "' is " + what + "; an output may not replace it");
   if (auto why = unsafe_output(out.file)) throw InputError(out.where, *why);
   std::error_code ec;
-  if (!out.is_kind || !std::filesystem::is_regular_file(out.file, ec) || std::filesystem::file_size(out.file, ec) == 0)
-    return;
+  if (!std::filesystem::is_regular_file(out.file, ec) || std::filesystem::file_size(out.file, ec) == 0) return;
   std::ifstream in(out.file, std::ios::binary);
   const std::string text(std::istreambuf_iterator<char>(in), {});
-  if (!in.bad() && in.is_open() && out.is_kind(text)) return;
-  throw InputError(out.where, fmt::format("'{}' exists and is not {} as tunekit writes one (a tune's report, a "
-                                          "file of another kind?); an output replaces only a file of its own "
-                                          "kind: give another path, or move that file away first",
-                                          out.file.string(), out.kind));
+  const bool read = !in.bad() && in.is_open();
+  // A file that cannot be read is none of emit's as far as can be told: a
+  // tune's report fails at its write if at all, emit's output is refused.
+  const std::optional<EmittedKind> found = read ? emitted_kind_of(text) : std::nullopt;
+  if (found == out.kind) return;
+  if (out.kind)
+    throw InputError(out.where, fmt::format("'{}' exists and is not {} as tunekit writes one (a tune's report, a "
+                                            "file of another kind?); an output replaces only a file of its own "
+                                            "kind: give another path, or move that file away first",
+                                            out.file.string(), emitted_kind_name(*out.kind)));
+  throw InputError(out.where, fmt::format("'{}' exists and is {} as tunekit emit writes one (a policy named here "
+                                          "by mistake?); an output replaces only a file of its own kind: give "
+                                          "another path, or move that file away first",
+                                          out.file.string(), emitted_kind_name(*found)));
 }
 
 void check_distinct_outputs(const std::vector<OutputFile>& outputs) {

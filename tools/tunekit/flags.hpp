@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tunekit/policy.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/units.hpp"
 
@@ -81,15 +82,15 @@ struct OutputFile {
   std::string named_by;
   SourceLocation where;
   std::filesystem::path file;
-  // Where set, the only existing file it may replace is an empty one or one
-  // this accepts the text of, one of its own kind (`kind`, "a policy
-  // header"): another (a tune's report, a hand-written header) is not
-  // silently lost. Unset, as for a tune's reports, which each run writes
-  // again: any file that is not one of `kept`.
-  std::string kind;
-  std::function<bool(std::string_view text)> is_kind;
+  // The file emit writes here, if it is one of those. An existing file
+  // (not empty) is replaced only by an output of its own kind, as
+  // emitted_kind_of() tells it: emit's output only where it is of `kind`
+  // (not a tune's report, a hand-written header); any other output (a
+  // tune's reports, which each run writes again) only where it is none of
+  // emit's (a policy a tune's --json named by mistake is not lost).
+  std::optional<EmittedKind> kind;
   static OutputFile of_flag(const std::string& flag, std::filesystem::path file) {
-    return {flag, SourceLocation{flag}, std::move(file), {}, {}};
+    return {flag, SourceLocation{flag}, std::move(file), {}};
   }
 };
 

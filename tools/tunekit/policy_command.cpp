@@ -583,10 +583,7 @@ void write_planned(const std::vector<PlannedFile>& files, const KeptFiles& kept)
   std::vector<OutputFile> outputs;
   for (const auto& f : files) {
     outputs.push_back(OutputFile::of_flag(f.flag, f.file));
-    if (const auto kind = f.kind) {
-      outputs.back().kind = emitted_kind_name(*kind);
-      outputs.back().is_kind = [kind](std::string_view text) { return is_emitted(text, *kind); };
-    }
+    outputs.back().kind = f.kind;
     check_output_file(outputs.back(), kept);
   }
   check_distinct_outputs(outputs);
