@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/detail/process.hpp"
 #include "support/temp_dir.hpp"
@@ -104,4 +108,74 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
     EXPECT_NE(refusals[i].output.find(refused[i].second), std::string::npos) << refused[i].second << "\n"
                                                                              << refusals[i].output;
   }
+}
+
+// A batch size whose size was tuned in part (here M = 64, one of its two
+// valid configs measured) cannot be marked in vLLM's files: vLLM reads every
+// key as a batch size and passes a config's keys to its kernel. emit says
+// so on stderr, naming the file and the batch size, and the file holds only
+// what vLLM reads.
+TEST(TritonEmitCli, VllmFilesOfASizeTunedInPartAreNotedOnStderr) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "moe.py",
+                               R"PY(def moe(x, out, n, BLOCK_SIZE_M: "tl.constexpr", BLOCK_SIZE_N: "tl.constexpr",
+        BLOCK_SIZE_K: "tl.constexpr", GROUP_SIZE_M: "tl.constexpr"):
+    pass
+def behaviour(config):
+    return {"time_us": 100.0 / config["BLOCK_SIZE_N"]}
+)PY");
+  tunekit::testing::write_file(dir / "moe.yaml", R"Y(name: moe
+kernel: {language: triton, source: moe.py, entry: moe, grid: ["ceil_div(M, BLOCK_SIZE_M)"]}
+arguments:
+  - {name: x, type: f32, shape: [M]}
+  - {name: out, type: f32, shape: [M], role: out}
+  - {name: n, type: i32, value: M}
+sizes:
+  - grid: {E: [8], N: [14336], M: [1, 64]}
+parameters:
+  BLOCK_SIZE_M: [16]
+  BLOCK_SIZE_N: [64, 128]
+  BLOCK_SIZE_K: [128]
+  GROUP_SIZE_M: [1]
+  num_warps: [4]
+  num_stages: [3]
+reference: {python: moe.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
+)Y");
+  const std::string exe = tunekit::testing::tunekit_exe().string(), spec = (dir / "moe.yaml").string(),
+                    out = (dir / "out").string(), vllm = (dir / "vllm").string(), err = (dir / "stderr").string();
+  ::setenv("TUNEKIT_TRITON_FAKE", "1", 1);
+  auto in_part = detail::run_process(
+      {exe, "tune", spec, "-o", out, "--no-progress", "-j", "1", "-a", "M=[64]", "--max-evals", "1"}, 300s);
+  auto whole = detail::run_process({exe, "tune", spec, "-o", out, "--no-progress", "-j", "1", "-a", "M=[1]"}, 300s);
+  // Its stdout in `output`, its stderr in a file of its own.
+  auto emit = detail::run_process(
+      {"bash", "-c", "exec \"$@\" 2>\"$0\"", err, exe, "emit", spec, "-o", out, "--vllm", vllm}, 120s);
+  ::unsetenv("TUNEKIT_TRITON_FAKE");
+  ASSERT_EQ(in_part.exit_code, 0) << in_part.output;
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  ASSERT_EQ(emit.exit_code, 0) << emit.output;
+  const fs::path file = fs::path(vllm) / "E=8,N=7168,device_name=fake_GPU,dtype=float32.json";
+  const std::string stderr_text = tunekit::testing::read_file(err);
+  EXPECT_NE(stderr_text.find("note: " + file.string() +
+                             " holds batch size 64 from sizes tuned in part (their configs are the best of those "
+                             "measured); vLLM's format has no place to mark them, the header, JSON and Python files "
+                             "do\n"),
+            std::string::npos)
+      << stderr_text;
+  EXPECT_EQ(emit.output.find("holds batch size"), std::string::npos) << emit.output;  // not on stdout
+  // The other files mark it at its entry; the vLLM file has no room.
+  EXPECT_NE(tunekit::testing::read_file(fs::path(out) / "moe_policy.json").find("\"tuned_in_part\""),
+            std::string::npos);
+  const auto configs = nlohmann::json::parse(tunekit::testing::read_file(file));
+  std::set<std::string> batches;
+  for (const auto& [batch, config] : configs.items()) {
+    batches.insert(batch);
+    std::set<std::string> keys;
+    for (const auto& [key, value] : config.items()) keys.insert(key);
+    EXPECT_EQ(keys, (std::set<std::string>{"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps",
+                                           "num_stages"}))
+        << batch << ": " << config.dump();
+  }
+  EXPECT_EQ(batches, (std::set<std::string>{"1", "64"})) << configs.dump();
 }
