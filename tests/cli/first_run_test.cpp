@@ -324,6 +324,13 @@ TEST(FirstRun, SelectAndEmitSayWhereOnlyPartOfTheSpaceWasMeasured) {
     EXPECT_TRUE(contains(r.output, "note: at 1 size, part of the valid configs was measured ({N: 64}: 2 of 4)"))
         << r.output;
   }
+  // The one config for all sizes is chosen from those too.
+  auto all = tunekit_cli({"select", spec, "--out-dir", out, "--mode", "all-sizes"});
+  EXPECT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_TRUE(contains(all.output,
+                       "note: at 1 size, part of the valid configs was measured ({N: 64}: 2 of 4); the config for "
+                       "all sizes was chosen from those only"))
+      << all.output;
   // The files emit writes say it too, at that size's entry.
   const std::string header = out + "/f_policy.hpp", json = out + "/f_policy.json", python = out + "/f_policy.py";
   auto emitted = tunekit_cli({"emit", spec, "--out-dir", out, "--python", python});

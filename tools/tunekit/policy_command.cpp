@@ -420,29 +420,40 @@ Selection selection_of(const std::string& mode) {
 
 Goal goal_of(const Spec& spec) { return Goal{spec.objective, spec.metrics}; }
 
-// Marks the entries whose size was tuned in part: the best of part of its
-// valid configs (a budget, or a tune stopped before the size's end). Every
-// emitted file says so at the entry, so that a policy is not taken for the
-// result of whole tunes.
-void mark_sizes_tuned_in_part(const Loaded& l, Policy& p) {
+// The sizes tuned in part, by size key: the best of part of their valid
+// configs (a budget, or a tune stopped before the size's end).
+std::map<std::string, PartialTune> sizes_tuned_in_part(const Loaded& l) {
   std::map<std::string, std::set<std::string>> measured;  // size key -> configs with a trial
   for (const auto& t : l.trials)
     if (t.status != Status::invalid) measured[size_key(t.size)].insert(t.config.key());
-  for (auto& e : p.entries) {
-    const std::string key = size_key(e.size);
+  std::map<std::string, PartialTune> part;
+  for (const auto& [key, configs] : measured) {
     const auto valid = l.valid_at.find(key);
-    if (valid == l.valid_at.end() || measured[key].size() >= valid->second) continue;
-    e.tuned_in_part = PartialTune{measured[key].size(), valid->second};
+    if (valid != l.valid_at.end() && configs.size() < valid->second)
+      part.emplace(key, PartialTune{configs.size(), valid->second});
   }
+  return part;
 }
 
-// The sizes mark_sizes_tuned_in_part() marked, said, with how much was measured.
-void note_sizes_tuned_in_part(const Policy& p) {
+// Marks the entries whose size was tuned in part: every emitted file says
+// so at the entry, so that a policy is not taken for the result of whole
+// tunes.
+void mark_sizes_tuned_in_part(const Loaded& l, Policy& p) {
+  const auto part = sizes_tuned_in_part(l);
+  for (auto& e : p.entries)
+    if (const auto it = part.find(size_key(e.size)); it != part.end()) e.tuned_in_part = it->second;
+}
+
+// Of `sizes`, those tuned in part, said with how much was measured; `chosen`
+// is what was chosen from their measured configs only, for one size and for
+// several.
+void note_sizes_tuned_in_part(const Loaded& l, const std::vector<Bindings>& sizes,
+                              std::pair<std::string_view, std::string_view> chosen) {
+  const auto part = sizes_tuned_in_part(l);
   std::vector<std::string> parts;
-  for (const auto& e : p.entries)
-    if (e.tuned_in_part)
-      parts.push_back(
-          fmt::format("{}: {} of {}", size_text(e.size), e.tuned_in_part->measured, e.tuned_in_part->valid));
+  for (const auto& size : sizes)
+    if (const auto it = part.find(size_key(size)); it != part.end())
+      parts.push_back(fmt::format("{}: {} of {}", size_text(size), it->second.measured, it->second.valid));
   if (parts.empty()) return;
   // One line, bounded: a tune of thousands of sizes would list them all.
   constexpr std::size_t kListed = 10;
@@ -454,7 +465,20 @@ void note_sizes_tuned_in_part(const Policy& p) {
   fmt::print(
       "note: at {} size{}, part of the valid configs was measured ({}); {} chosen from those only: a budget, a "
       "--where, or a tune stopped before its end (which the same command resumes)\n",
-      count, count == 1 ? "" : "s", fmt::join(parts, ", "), count == 1 ? "its entry was" : "their entries were");
+      count, count == 1 ? "" : "s", fmt::join(parts, ", "), count == 1 ? chosen.first : chosen.second);
+}
+
+void note_sizes_tuned_in_part(const Loaded& l, const Policy& p) {
+  std::vector<Bindings> sizes;
+  for (const auto& e : p.entries) sizes.push_back(e.size);
+  note_sizes_tuned_in_part(l, sizes, {"its entry was", "their entries were"});
+}
+
+// The same for the one config for all sizes, at the sizes it was scored at.
+void note_sizes_tuned_in_part(const Loaded& l, const UniversalChoice& c) {
+  std::vector<Bindings> sizes;
+  for (const auto& s : c.per_size) sizes.push_back(s.size);
+  note_sizes_tuned_in_part(l, sizes, {"the config for all sizes was", "the config for all sizes was"});
 }
 
 // The sizes `trials` were run at that `answered` (size keys) leaves out:
@@ -527,6 +551,7 @@ int run_select(const PolicyArgs& a) {
   if (selection_of(a.mode) == Selection::all_sizes) {
     if (const auto choice = print_all_sizes_choice(l, goal)) {
       fmt::print("{}", format_unsettled(*choice));
+      note_sizes_tuned_in_part(l, *choice);
       note_sizes_left_out(l.trials, *choice);
       return 0;
     }
@@ -546,6 +571,7 @@ int run_select(const PolicyArgs& a) {
     for (const auto& s : fallback->per_size)
       fmt::print("  {}: {} us, best {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), format_us(s.baseline),
                  s.speedup);
+    note_sizes_tuned_in_part(l, *fallback);
     note_sizes_left_out(l.trials, *fallback);
     return 0;
   }
@@ -563,7 +589,7 @@ int run_select(const PolicyArgs& a) {
   mark_sizes_tuned_in_part(l, p);
   for (const auto& e : p.entries)
     fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(), e.time ? " " + format_us(*e.time) + " us" : "");
-  note_sizes_tuned_in_part(p);
+  note_sizes_tuned_in_part(l, p);
   note_sizes_left_out(l.trials, p);
   return 0;
 }
@@ -754,7 +780,7 @@ int run_emit(const PolicyArgs& a) {
                p.checks.constraints.size(), p.checks.constraints.size() == 1 ? "check rejects" : "checks reject",
                p.pinned.empty() ? "" : ", and the values each computed parameter may take");
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
-  note_sizes_tuned_in_part(p);
+  note_sizes_tuned_in_part(l, p);
   for (const auto& n : vllm_in_part) fmt::print(stderr, "{}", n);
   note_sizes_left_out(l.trials, p);
   return 0;
