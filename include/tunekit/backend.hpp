@@ -120,9 +120,13 @@ struct KernelTraits {
   // What a `compiler` value builds with in the kernel's identity (spec_hash):
   // a release, not an install, as a store is read on other machines (the host
   // compiler by its --version and -dumpmachine; NVRTC, a library, by its
-  // version; nvcc, $CUDA_HOME's first, by its release). Trials of another
-  // release are not resumed as this one's. Empty: the file the name runs.
-  std::function<std::string(std::string_view compiler)> toolchain_identity;
+  // version; nvcc, $CUDA_HOME's first, by its release and that of the host
+  // compiler its -ccbin in `flags` names; OpenCL by the platform and driver
+  // of `device`, the backend's device the run uses, whose driver compiles).
+  // Trials of another release are not resumed as this one's. Empty: the
+  // file the name runs.
+  std::function<std::string(std::string_view compiler, const std::vector<std::string>& flags, int device)>
+      toolchain_identity;
 };
 
 // Why `name` cannot be the `compiler` of a kernel with these traits

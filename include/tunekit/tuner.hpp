@@ -159,8 +159,10 @@ struct TuneReport {
 // flags, arguments, reference, tolerances, input seed and the cache mode
 // (except the default, cold, so older results stay found). Parameters and
 // search settings are left out on purpose: widening a space must keep
-// measured trials.
-std::string spec_hash(const Spec& spec);
+// measured trials. `device` is the backend's device the run uses
+// (TuneOptions::device; `tunekit tune` runs device 0): an OpenCL kernel is
+// compiled by that device's driver, which is part of its identity.
+std::string spec_hash(const Spec& spec, int device = 0);
 
 // The settings a trial's outcome depends on beyond spec_hash(): the
 // per-config timeout (and an application's run timeout), the build timeout

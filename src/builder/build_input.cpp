@@ -351,9 +351,10 @@ std::string detail::kernel_compiler(const Spec& spec) {
   return spec.kernel.compiler.empty() ? default_compiler(spec.kernel.language) : spec.kernel.compiler;
 }
 
-std::string detail::kernel_compiler_identity(const Spec& spec) {
+std::string detail::kernel_compiler_identity(const Spec& spec, int device) {
   const std::string compiler = kernel_compiler(spec);
-  if (const auto& own = backend_for_language(spec.kernel.language).kernel.toolchain_identity) return own(compiler);
+  if (const auto& own = backend_for_language(spec.kernel.language).kernel.toolchain_identity)
+    return own(compiler, spec.kernel.flags, device);
   return compiler_identity(compiler);
 }
 

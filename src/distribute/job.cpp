@@ -106,9 +106,9 @@ constexpr auto kIdlePoll = std::chrono::milliseconds(2);
 
 // A rank started with another spec or source would store its trials beside
 // rank 0's and have its bests reported as theirs.
-std::string tune_identity(const Spec& spec) {
+std::string tune_identity(const Spec& spec, int device) {
   Hasher h;
-  h.add(spec_hash(spec));
+  h.add(spec_hash(spec, device));
   for (const auto& p : spec.parameters) {
     h.add(p.name).add(p.values.size());
     for (const auto& v : p.values) h.add(v.repr());
@@ -173,8 +173,8 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
     send(Message::Kind::hello, {{"host", host},
                                 {"device", target.machine.device},
                                 {"measures_on_host", target.measures_on_host},
-                                {"tune", tune_identity(spec)},
-                                {"compiler", detail::kernel_compiler_identity(spec)}});
+                                {"tune", tune_identity(spec, mine.device)},
+                                {"compiler", detail::kernel_compiler_identity(spec, mine.device)}});
   } catch (const std::exception& e) {
     send(Message::Kind::hello, {{"host", host}, {"error", error_to_json(e)}});
     until_stopped();
@@ -275,8 +275,8 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   Store store(report.db);
   const KernelClaim claim(report.db, report.spec_hash);
   if (auto w = claim.announce()) report.warnings.push_back(*w);
-  const std::string identity = tune_identity(spec);
-  const std::string own_compiler = detail::kernel_compiler_identity(spec);
+  const std::string identity = tune_identity(spec, options.device);
+  const std::string own_compiler = detail::kernel_compiler_identity(spec, options.device);
 
   std::vector<std::optional<SizeReport>> tuned(spec.sizes.size());
   std::deque<std::size_t> pending;

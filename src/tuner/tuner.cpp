@@ -322,7 +322,7 @@ TuningRig::TuningRig(const Spec& spec, const TuneOptions& options) : parts_(std:
   // unless the backend only simulates them (replay).
   parts_->target = {with_properties(parts_->backend->machine(), options),
                     !parts_->backend->measures_while_building() && !parts_->backend->clock()};
-  parts_->spec_hash = spec_hash(spec);
+  parts_->spec_hash = spec_hash(spec, options.device);
 }
 
 TuningRig::~TuningRig() = default;
@@ -1917,7 +1917,7 @@ std::string file_digest(const fs::path& file, const SourceLocation& where) {
 
 }  // namespace
 
-std::string spec_hash(const Spec& spec) {
+std::string spec_hash(const Spec& spec, int device) {
   detail::Hasher h;
   const std::string source = read_file(spec.kernel.source, {spec.file.string()});
   h.add(source);
@@ -1933,12 +1933,13 @@ std::string spec_hash(const Spec& spec) {
       if (const char* env = std::getenv(variable.c_str()); env && *env) h.add("$" + variable).add(env);
   // What the compiler builds with, by its release (the host compiler's
   // --version and target; for CUDA NVRTC's version, $CUDA_HOME's nvcc's
-  // release): a switched or upgraded one makes other variants, whose
+  // release and its host compiler's; for OpenCL the device's platform and
+  // driver versions): a switched or upgraded one makes other variants, whose
   // verdicts the old one's trials do not tell, while the same release
   // installed on another machine reads them. Looked up once per process,
   // and "" when the name runs no file: a missing compiler fails at its
   // build.
-  if (const std::string id = detail::kernel_compiler_identity(spec); !id.empty()) h.add("compiler").add(id);
+  if (const std::string id = detail::kernel_compiler_identity(spec, device); !id.empty()) h.add("compiler").add(id);
   // The architecture a device kernel is built for decides what it does
   // (sm_90a's wgmma is not sm_90's); only when set, so other specs keep
   // their hash.
@@ -2080,7 +2081,7 @@ std::vector<TrialRecord> TuneReport::all_trials() const {
 TuneReport untuned_report(const Spec& spec, const TuneOptions& options) {
   TuneReport r;
   r.kernel = spec.name.empty() ? spec.kernel.entry : spec.name;
-  r.spec_hash = spec_hash(spec);
+  r.spec_hash = spec_hash(spec, options.device);
   r.application = spec.application.has_value();
   // As the user gave it (the tuner's own directory never changes).
   r.db = or_default(spec.output.db, options.out_dir / "tunekit.db");

@@ -7,13 +7,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
 #include "backend/detail/registry.hpp"
 #include "backend/opencl/detail/opencl.hpp"
+#include "builder/detail/compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/tuner.hpp"
 
 using namespace tunekit;
 using namespace std::chrono_literals;
@@ -346,6 +350,44 @@ __kernel void affine_ref(__global const float* x, __global float* y, float a, lo
   TrialResult r = evaluator_->evaluate(rq);
   EXPECT_EQ(r.status, Status::ok) << r.error;
   EXPECT_TRUE(r.verification.checked);
+}
+
+// The driver compiles an OpenCL kernel, so trials measured with one
+// platform, device or driver are not another's: the kernel's identity (and
+// so its spec hash) names them as clGetPlatformInfo and clGetDeviceInfo say
+// for the device the run uses, and a device that is not here is none of
+// them.
+TEST(OpenClIdentity, NamesThePlatformDeviceAndDriverTheRunUses) {
+  SKIP_WITHOUT_OPENCL();
+  const auto& identity = backends().get("opencl").kernel.toolchain_identity;
+  ASSERT_TRUE(identity) << "the opencl backend names no toolchain identity";
+  const opencl::DeviceRef device = opencl::find_device(0);
+  const auto platform_version = [&] {
+    char text[1024] = {};
+    opencl::api().clGetPlatformInfo(device.platform, CL_PLATFORM_VERSION, sizeof text - 1, text, nullptr);
+    std::string s = text;
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    return s;
+  };
+  const std::string id = identity("opencl", {}, 0);
+  for (const std::string& part : {device.platform_name, platform_version(), device.device_name,
+                                  opencl::device_string(device.device, CL_DRIVER_VERSION)}) {
+    EXPECT_FALSE(part.empty());
+    EXPECT_NE(id.find(part), std::string::npos) << "'" << part << "' in '" << id << "'";
+  }
+  EXPECT_EQ(identity("opencl", {}, 0), id);
+
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cl", "__kernel void k(__global float* y) { y[0] = 1; }\n");
+  tunekit::testing::write_file(dir / "k.yaml",
+                               "kernel: {source: k.cl, entry: k, language: opencl, grid: [1], block: [1]}\n"
+                               "arguments:\n  - {name: y, type: f32, size: 1, role: out}\n");
+  const Spec spec = load_spec(dir / "k.yaml");
+  EXPECT_EQ(detail::kernel_compiler_identity(spec, 0), id);
+  std::string why;
+  const auto absent = static_cast<int>(opencl::enumerate_devices(why).size());
+  EXPECT_NE(identity("opencl", {}, absent), id);
+  EXPECT_NE(spec_hash(spec, absent), spec_hash(spec, 0));
 }
 
 // Without an OpenCL platform the CLI says why instead of failing obscurely.

@@ -58,7 +58,7 @@ KernelTraits kernel_traits() {
   };
   // The kernel's identity in a store read on other machines (select, emit,
   // MPI ranks) is the compiler's release, not its install.
-  k.toolchain_identity = [](std::string_view compiler) {
+  k.toolchain_identity = [](std::string_view compiler, const std::vector<std::string>&, int) {
     return ::tunekit::detail::compiler_release(std::string(compiler));
   };
   return k;

@@ -1,3 +1,6 @@
+#include <map>
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "backend/opencl/detail/opencl.hpp"
@@ -98,6 +101,22 @@ std::string device_identity(const DeviceRef& d) {
   return fmt::format("{} | {} | {} | {} | {}", d.platform_name, platform_string(d.platform, CL_PLATFORM_VERSION),
                      d.device_name, device_string(d.device, CL_DEVICE_VERSION),
                      device_string(d.device, CL_DRIVER_VERSION));
+}
+
+std::string toolchain_identity(int index) {
+  static std::mutex mutex;
+  static std::map<int, std::string> known;
+  const std::lock_guard lock(mutex);
+  if (auto it = known.find(index); it != known.end()) return it->second;
+  std::string id;
+  try {
+    id = "opencl " + device_identity(find_device(index));
+  } catch (const std::exception&) {
+    // Not empty, which would be no identity at all: trials read here are
+    // none that a driver built (the tune itself says why it cannot run).
+    id = fmt::format("opencl, no device {}", index);
+  }
+  return known[index] = id;
 }
 
 DeviceContext::DeviceContext(DeviceRef device) : ref_(std::move(device)) {

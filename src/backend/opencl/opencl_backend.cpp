@@ -60,6 +60,9 @@ BackendInfo backend_info() {
   b.list_devices = list_opencl_devices;
   b.run_worker = run_worker;
   b.run_build = run_build;
+  b.kernel.toolchain_identity = [](std::string_view, const std::vector<std::string>&, int device) {
+    return toolchain_identity(device);
+  };
   return b;
 }
 

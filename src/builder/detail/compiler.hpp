@@ -33,12 +33,13 @@ std::string compiler_release(const std::string& name);
 // default for its language (the CPU's reads $CXX or $CC).
 std::string kernel_compiler(const Spec& spec);
 
-// The identity of what `spec`'s builds compile with: its backend's
-// toolchain_identity where it has one (the host compiler's release,
-// NVRTC's version, $CUDA_HOME's nvcc's release), else
+// The identity of what `spec`'s builds compile with on the backend's device
+// `device`: its backend's toolchain_identity where it has one (the host
+// compiler's release, NVRTC's version, $CUDA_HOME's nvcc's release with its
+// host compiler's, the OpenCL platform's and driver's versions), else
 // compiler_identity(kernel_compiler(spec)). Part of spec_hash and of an MPI
 // rank's hello.
-std::string kernel_compiler_identity(const Spec& spec);
+std::string kernel_compiler_identity(const Spec& spec, int device = 0);
 
 // Runs `argv` (no shell), killed past `limit` (BuildInput::timeout). Fills
 // r.time and r.log; on failure sets r.status = compile_error, says why in

@@ -66,8 +66,9 @@ class Link {
 // Throws InputError when a rank's tune throws one (every rank reads the same
 // spec), std::runtime_error when rank 0 or every rank cannot tune.
 // What every rank's hello carries and rank 0 checks: the kernel and its
-// inputs, the space, the sizes and the objective, as a digest.
-std::string tune_identity(const Spec& spec);
+// inputs, the space, the sizes and the objective, as a digest; the kernel as
+// the rank's device (TuneOptions::device) builds it.
+std::string tune_identity(const Spec& spec, int device = 0);
 
 TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions& options,
                       const ProgressCallback& progress = {});

@@ -34,6 +34,11 @@ bool is_cpu(const DeviceRef& d);
 // What identifies the compiler a binary came from: platform, device and
 // driver names and versions. Part of every build's cache key.
 std::string device_identity(const DeviceRef& d);
+// The same for device `index` (BackendOptions::device), as the kernel's
+// identity names its compiler (KernelTraits::toolchain_identity): trials
+// measured with one driver are not another's. Looked up once per device and
+// process; "opencl, no device N" where there is no such device.
+std::string toolchain_identity(int index);
 
 // A context and an in-order profiling queue on one device.
 class DeviceContext {
