@@ -215,6 +215,35 @@ TEST_F(CudaBuildTest, AnotherNvccUnderCudaHomeIsAnotherVariant) {
   EXPECT_NE(hashes[0], hashes[1]);
 }
 
+// The host compiler nvcc runs preprocesses the source: a cubin cached from
+// one host compiler is not served to a build with another, even where the
+// flags are the same and the environment names it ($NVCC_CCBIN; here two
+// wrappers of the same gcc, told apart by their files).
+TEST_F(CudaBuildTest, AnotherNvccHostCompilerIsAnotherVariant) {
+  if (!fs::exists("/usr/local/cuda/bin/nvcc") && std::system("command -v nvcc >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "nvcc is not installed here";
+  const char* before = std::getenv("NVCC_CCBIN");
+  const std::string saved = before ? before : "";
+  std::vector<std::string> hashes;
+  for (const char* host : {"host-a", "host-b"}) {
+    const fs::path wrapper = dir_ / host / "gcc";
+    fs::create_directories(wrapper.parent_path());
+    std::ofstream(wrapper) << "#!/bin/sh\n# " << host << "\nexec gcc \"$@\"\n";
+    fs::permissions(wrapper, fs::perms::owner_all);
+    ::setenv("NVCC_CCBIN", wrapper.c_str(), 1);
+    CudaBuilder builder(dir_ / "cache", false, "");
+    BuildInput in = input("scale<4>");
+    in.compiler = "nvcc";
+    BuildResult r = builder.build(in);
+    ASSERT_EQ(r.status, Status::ok) << r.log;
+    EXPECT_FALSE(r.cached) << host;
+    hashes.push_back(r.artifact.hash);
+  }
+  if (before) ::setenv("NVCC_CCBIN", saved.c_str(), 1);
+  else ::unsetenv("NVCC_CCBIN");
+  EXPECT_NE(hashes[0], hashes[1]);
+}
+
 // Both compilers report the entry's registers and spills, a cached build
 // keeps them, and kernel.max_spills refuses a variant that spills more, as
 // a resource_limit, before anything runs.

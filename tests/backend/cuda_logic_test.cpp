@@ -4,6 +4,12 @@
 // and a CUDA spec's launch geometry and arguments.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
@@ -312,4 +318,63 @@ TEST(CudaLogic, PtxasReportGivesTheEntrysResources) {
   EXPECT_EQ(plain.at("spills"), 1);
   EXPECT_EQ(without_ptxas_report(nvrtc_log), "");
   EXPECT_EQ(without_ptxas_report("error: one\nerror: two"), "error: one\nerror: two");
+}
+
+// nvcc runs a host compiler even for a cubin: it preprocesses the source
+// (with its own headers and macros) and cicc is told its version. So the
+// kernel's identity names that compiler's release, as the CPU's does
+// (detail::compiler_release: --version, -dumpmachine, a wrapper's text),
+// wherever the flags or the environment name it and as nvcc picks it: the
+// last -ccbin, then $NVCC_CCBIN, then $PATH's gcc. NVRTC runs none.
+TEST(CudaToolchainIdentity, NvccNamesTheReleaseOfItsHostCompiler) {
+  namespace fs = std::filesystem;
+  using tunekit::testing::write_file;
+  const auto dir = tunekit::testing::fresh_dir();
+  std::map<std::string, std::optional<std::string>> saved;
+  for (const char* name : {"CUDA_HOME", "PATH", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"})
+    saved[name] = std::getenv(name) ? std::optional<std::string>(std::getenv(name)) : std::nullopt;
+  const auto executable = [](const fs::path& file, const std::string& text) {
+    fs::create_directories(file.parent_path());
+    write_file(file, text);
+    fs::permissions(file, fs::perms::owner_all);
+    return file.string();
+  };
+  executable(dir / "kit" / "bin" / "nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n");
+  ::setenv("CUDA_HOME", (dir / "kit").c_str(), 1);
+  for (const char* name : {"NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) ::unsetenv(name);
+  const auto host = [&](const std::string& file, const std::string& release, const std::string& wrapped = "") {
+    return executable(dir / file, "#!/bin/sh\ncase \"$1\" in --version) echo 'fakecc (Fake) " + release +
+                                      "';; -dumpmachine) echo x86_64-linux-gnu;; *) exit 1;; esac\n" + wrapped);
+  };
+  const std::string here = host("here/g++", "12.2.0");
+  const std::string elsewhere = host("elsewhere/g++", "12.2.0");
+  const std::string wrapper = host("wrapper/g++", "12.2.0", "# a wrapper that adds -DOFFSET=1\n");
+  const std::string newer = host("newer/g++", "13.1.0");
+  host("folder/gcc", "12.2.0");
+  host("on-path/gcc", "13.1.0");
+
+  const std::string id = toolchain_identity("nvcc", {"-O3", "-ccbin", here});
+  EXPECT_EQ(id.rfind("nvcc release 12.4, V12.4.131 host fakecc (Fake) 12.2.0 for x86_64-linux-gnu script ", 0), 0u)
+      << id;
+  EXPECT_EQ(toolchain_identity("nvcc", {"-ccbin", elsewhere}), id);
+  EXPECT_EQ(toolchain_identity("nvcc", {"--compiler-bindir=" + here}), id);
+  EXPECT_EQ(toolchain_identity("nvcc", {"-ccbin", (dir / "folder").string()}), id);
+  EXPECT_NE(toolchain_identity("nvcc", {"-ccbin", wrapper}), id);
+  EXPECT_NE(toolchain_identity("nvcc", {"-ccbin", newer}), id);
+  EXPECT_EQ(toolchain_identity("nvcc", {"-ccbin", newer, "-ccbin=" + here}), id);
+  ::setenv("NVCC_APPEND_FLAGS", ("-ccbin " + newer).c_str(), 1);
+  EXPECT_EQ(toolchain_identity("nvcc", {"-ccbin", here}), toolchain_identity("nvcc", {"-ccbin", newer}));
+  ::unsetenv("NVCC_APPEND_FLAGS");
+  ::setenv("NVCC_CCBIN", here.c_str(), 1);
+  EXPECT_EQ(toolchain_identity("nvcc", {}), id);
+  EXPECT_NE(toolchain_identity("nvcc", {"-ccbin", newer}), id);
+  ::unsetenv("NVCC_CCBIN");
+  ::setenv("PATH", ((dir / "on-path").string() + ":" + saved["PATH"].value_or("")).c_str(), 1);
+  EXPECT_EQ(toolchain_identity("nvcc", {}), toolchain_identity("nvcc", {"-ccbin", newer}));
+  EXPECT_EQ(toolchain_identity("nvrtc", {"-ccbin", newer}), toolchain_identity("nvrtc", {}));
+  EXPECT_EQ(toolchain_identity("nvrtc", {}).find("host"), std::string::npos);
+
+  for (const auto& [name, value] : saved)
+    if (value) ::setenv(name.c_str(), value->c_str(), 1);
+    else ::unsetenv(name.c_str());
 }

@@ -270,7 +270,34 @@ std::string nvcc_path() {
 
 }  // namespace
 
-std::string toolchain_identity(std::string_view compiler) {
+std::string nvcc_host_compiler(const std::vector<std::string>& flags) {
+  // As nvcc reads them (seen with nvcc 13.0's -dryrun): $NVCC_PREPEND_FLAGS
+  // before the command's flags and $NVCC_APPEND_FLAGS after, the last
+  // -ccbin winning, then $NVCC_CCBIN; a folder holds the gcc it runs.
+  const auto words = [](const char* variable) {
+    std::vector<std::string> out;
+    std::istringstream in(std::getenv(variable) ? std::getenv(variable) : "");
+    for (std::string word; in >> word;) out.push_back(word);
+    return out;
+  };
+  std::vector<std::string> all = words("NVCC_PREPEND_FLAGS");
+  all.insert(all.end(), flags.begin(), flags.end());
+  for (std::string& w : words("NVCC_APPEND_FLAGS")) all.push_back(std::move(w));
+  std::string named;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (const std::string_view option : {"-ccbin", "--compiler-bindir"}) {
+      const std::string_view word = all[i];
+      if (word == option && i + 1 < all.size()) named = all[i + 1];
+      else if (word.starts_with(option) && word.size() > option.size() && word[option.size()] == '=')
+        named = word.substr(option.size() + 1);
+    }
+  if (const char* env = std::getenv("NVCC_CCBIN"); named.empty() && env && *env) named = env;
+  if (named.empty()) return "gcc";
+  std::error_code ec;
+  return fs::is_directory(named, ec) ? (fs::path(named) / "gcc").string() : named;
+}
+
+std::string toolchain_identity(std::string_view compiler, const std::vector<std::string>& flags) {
   // The toolkit's version, not its install: a store is read on other
   // machines (select, emit, MPI ranks on other hosts), where the same
   // release sits elsewhere and was installed at another time. NVRTC by its
@@ -282,19 +309,32 @@ std::string toolchain_identity(std::string_view compiler) {
   }
   static std::mutex mutex;
   static std::map<std::string, std::string> known;
-  const std::lock_guard lock(mutex);
-  const std::string nvcc = nvcc_path();
-  if (auto it = known.find(nvcc); it != known.end()) return it->second;
-  std::string release;
-  try {
-    const detail::ProcessResult r = detail::run_process({nvcc, "--version"}, std::chrono::seconds(60));
-    if (r.exit_code == 0 && r.signal == 0)
-      if (const auto at = r.output.find("release "); at != std::string::npos)
-        release = r.output.substr(at, r.output.find('\n', at) - at);
-  } catch (const std::exception&) {
+  std::string toolkit;
+  {
+    const std::lock_guard lock(mutex);
+    const std::string nvcc = nvcc_path();
+    if (auto it = known.find(nvcc); it != known.end()) {
+      toolkit = it->second;
+    } else {
+      std::string release;
+      try {
+        const detail::ProcessResult r = detail::run_process({nvcc, "--version"}, std::chrono::seconds(60));
+        if (r.exit_code == 0 && r.signal == 0)
+          if (const auto at = r.output.find("release "); at != std::string::npos)
+            release = r.output.substr(at, r.output.find('\n', at) - at);
+      } catch (const std::exception&) {
+      }
+      // No version to read (no nvcc there): a build fails on its own account.
+      toolkit = known[nvcc] = "nvcc " + (release.empty() ? detail::compiler_identity(nvcc) : release);
+    }
   }
-  // No version to read (no nvcc there): a build fails on its own account.
-  return known[nvcc] = "nvcc " + (release.empty() ? detail::compiler_identity(nvcc) : release);
+  // Even a -cubin build runs the host compiler: it preprocesses the source
+  // (its headers and predefined macros) and cicc is told its version, so
+  // another release of it is another kernel. By its release, as the CPU's
+  // compiler is; by its name where it runs no file (the build fails).
+  const std::string host = nvcc_host_compiler(flags);
+  const std::string release = detail::compiler_release(host);
+  return toolkit + " host " + (release.empty() ? host : release);
 }
 
 CubinInfo inspect_cubin(std::string_view b) {
@@ -378,12 +418,16 @@ BuildResult CudaBuilder::build(const BuildInput& in) {
   }
   const bool nvcc = in.compiler == "nvcc";
   // The nvcc this builder runs ($CUDA_HOME's first, not $PATH's, which
-  // BuildInput::hash knows), and for NVRTC the headers it compiles with:
+  // BuildInput::hash knows) with the host compiler it runs (which the
+  // environment may name), and for NVRTC the headers it compiles with:
   // another toolkit under $CUDA_HOME builds other code under the same name.
   // (The install, not only the version: this key names this machine's
   // cache, which no other machine reads.)
-  std::string toolchain = "nvcc " + detail::compiler_identity(nvcc_path());
-  if (!nvcc) {
+  std::string toolchain;
+  if (nvcc) {
+    toolchain = "nvcc " + detail::compiler_identity(nvcc_path()) + " host " +
+                detail::compiler_identity(nvcc_host_compiler(in.flags));
+  } else {
     const Nvrtc* n = nvrtc();
     if (!n) {
       r.status = Status::compile_error;

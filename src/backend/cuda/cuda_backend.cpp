@@ -72,8 +72,8 @@ BackendInfo backend_info() {
   b.make = make_cuda_backend;
   b.list_devices = list_cuda_devices;
   b.run_worker = run_worker;
-  b.kernel.toolchain_identity = [](std::string_view compiler, const std::vector<std::string>&, int) {
-    return toolchain_identity(compiler);
+  b.kernel.toolchain_identity = [](std::string_view compiler, const std::vector<std::string>& flags, int) {
+    return toolchain_identity(compiler, flags);
   };
   return b;
 }

@@ -156,9 +156,16 @@ KernelResources ptxas_resources(std::string_view log, std::string_view symbol);
 std::string without_ptxas_report(std::string_view log);
 // CUDA's include folder: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (empty if none).
 std::filesystem::path cuda_include_dir();
+// The host compiler nvcc runs with these flags: the last -ccbin (or
+// --compiler-bindir) among $NVCC_PREPEND_FLAGS, `flags` and
+// $NVCC_APPEND_FLAGS, else $NVCC_CCBIN, else gcc; a folder named holds its
+// gcc. As nvcc runs it: a bare name is found on $PATH.
+std::string nvcc_host_compiler(const std::vector<std::string>& flags);
 // What `compiler` ("nvrtc" or "nvcc") builds with, as the kernel's identity
-// names it (KernelTraits::toolchain_identity): the toolkit's version.
-std::string toolchain_identity(std::string_view compiler);
+// names it (KernelTraits::toolchain_identity): the toolkit's version, and
+// for nvcc the release of the host compiler it runs with `flags`
+// (detail::compiler_release of nvcc_host_compiler).
+std::string toolchain_identity(std::string_view compiler, const std::vector<std::string>& flags);
 
 // What a cubin's ELF header and symbol table say.
 struct CubinInfo {
