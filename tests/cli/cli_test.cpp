@@ -73,6 +73,13 @@ TEST(Cli, HelpListsCommandsAndOptions) {
     if (std::string_view(sub) != "report" && std::string_view(sub) != "replay")
       EXPECT_TRUE(contains(help.output, "3 when the store has nothing to answer with")) << sub;
   }
+  // Both seeds are the tune's input seed, of one type.
+  EXPECT_TRUE(contains(tune.output, "--seed UINT")) << tune.output;
+  EXPECT_TRUE(contains(tunekit_cli({"select", "--help"}).output, "--seed UINT"));
+  // rules-report's 3 is its own: it has no all-sizes mode (it said select's).
+  const auto rules = tunekit_cli({"rules-report", "--help"});
+  EXPECT_FALSE(contains(rules.output, "all-sizes")) << rules.output;
+  EXPECT_TRUE(contains(rules.output, "no trial is a rule")) << rules.output;
 }
 
 TEST(Cli, DevicesListsTheCpu) {

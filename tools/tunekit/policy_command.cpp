@@ -86,11 +86,16 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
       });
 }
 
-// The exit statuses of the commands that answer from the store.
-constexpr const char* kAnswerExitStatus =
+// The exit statuses of the commands that answer from the store: 0 to 2,
+// then what 3 means for the command.
+constexpr const char* kExitStatusOfBadInput =
     "Exit status: 0; 1 for bad input (the message names the flag, or the spec's file:line:column); 2 for\n"
-    "other errors; 3 when the store has nothing to answer with (no config ran correctly, none at every\n"
-    "size for all-sizes, no rule config was tuned).";
+    "other errors; 3 when the store has nothing to answer with ";
+const std::string kAnswerExitStatus =
+    std::string(kExitStatusOfBadInput) + "(no config ran correctly, none at every\nsize for all-sizes).";
+const std::string kRulesReportExitStatus =
+    std::string(kExitStatusOfBadInput) +
+    "(no trial is a rule\nconfig: the spec was tuned without search.rules, or with --no-rules).";
 
 void add_common(CLI::App* cmd, PolicyArgs& a) {
   add_spec_and_db(cmd, a);
@@ -941,7 +946,7 @@ SubCommand add_rules_report_command(CLI::App& app) {
       "trials; the first faster trial in run order (evaluations so far, invalid trials not counted); the\n"
       "expected evaluations for uniform random search to beat it, (n+1)/(b+1) with n evaluations of\n"
       "which b are faster. Sizes resumed across runs are in the order their trials were first measured.\n" +
-      std::string(kAnswerExitStatus));
+      kRulesReportExitStatus);
   return {cmd, [a] { return run_rules_report(*a); }};
 }
 

@@ -476,7 +476,8 @@ SubCommand add_resolve_command(CLI::App& app) {
   cmd->add_flag("--build", args->build,
                 "Also build the variant with the spec's backend into OUT_DIR/cache, as tune does, and report the "
                 "artefact's path");
-  cmd->add_option("-o,--out-dir", args->out_dir, "Folder whose cache --build uses (tune's --out-dir)")
+  cmd->add_option("-o,--out-dir", args->out_dir,
+                  "The tune's output folder (tune's --out-dir), whose build cache OUT_DIR/cache --build uses and fills")
       ->capture_default_str();
   cmd->add_flag(
       "--json", args->json,

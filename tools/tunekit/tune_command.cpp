@@ -92,7 +92,7 @@ struct TuneArgs {
   std::string max_time;
   std::string replay;
   bool no_transfer = false;
-  std::optional<std::int64_t> seed;
+  std::optional<std::uint64_t> seed;  // unsigned as select's --seed, which finds this tune again
   std::uint64_t jobs = 0;  // checked against kMaxJobs before it is narrowed
   std::string out_dir = "tunekit-out";
   std::string db, csv, json, html;
@@ -214,10 +214,7 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
     spec.search.max_evaluations.reset();
   }
   if (!t.max_time.empty()) spec.search.max_time = duration_flag("--max-time", t.max_time, true);
-  if (t.seed) {
-    if (*t.seed < 0) throw InputError({"--seed"}, fmt::format("{} is negative; a seed is 0 or more", *t.seed));
-    spec.search.seed = static_cast<std::uint64_t>(*t.seed);
-  }
+  if (t.seed) spec.search.seed = *t.seed;
   if (t.no_transfer) spec.search.transfer = 0;
   if (!t.db.empty()) spec.output.db = t.db;
   for (const auto& name : t.outputs) (void)writers().get(name, {"--output"});  // before the tune, not after
