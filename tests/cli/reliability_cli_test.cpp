@@ -282,6 +282,12 @@ TEST(ReliabilityCli, UsageErrorsExitOneAndSayWhatIsWrong) {
   r = tunekit_cli({"tune"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(tunekit_cli({"--help"}).exit_code, 0);
+  // No subcommand at all: the list of them, as --help gives it, and exit 1.
+  r = tunekit_cli(std::vector<std::string>{});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  for (const char* sub : {"tune", "space", "select", "emit", "rules-report", "report", "resolve", "replay"})
+    EXPECT_TRUE(contains(r.output, std::string("\n  ") + sub + " ")) << sub << "\n" << r.output;
+  EXPECT_TRUE(contains(r.output, "error: a subcommand is required")) << r.output;
 
   // Durations: a bad one is bad input (1, naming the flag), and so is zero.
   for (const char* bad : {"0", "0s", "abc", "-1s"}) {

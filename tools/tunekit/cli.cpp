@@ -96,6 +96,12 @@ int run(int argc, char** argv) {
 
   check_numbers(app);
 
+  // Nothing to do is a usage error, exit 1 as documented; the help lists
+  // what there is to do (CLI11 said only "A subcommand is required").
+  if (argc == 1) {
+    fmt::print(stderr, "{}\nerror: a subcommand is required (the list above)\n", app.help());
+    return 1;
+  }
   // CLI11 would call a mistyped subcommand "an extra argument" and then say
   // a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {
