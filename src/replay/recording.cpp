@@ -254,9 +254,11 @@ class MetricTable {
 // a broken timer), yet it would beat every real time and be taken for the
 // optimum. Kernel Tuner 1.5 does take it so: its cost (get_result_cost) is
 // the time itself, the lowest there is, and get_best_config names it best.
-// Such a config counts as failed here instead, and the user hears where,
-// once per recording.
-class NonPositiveTimes {
+// A NaN (Python's json writes one) measures nothing either. Such a config
+// counts as failed here instead, and the user hears where, once per
+// recording. (A time of Infinity, as Kernel Tuner's 1e20, marks a failure
+// and is no surprise: the callers fail it without a word.)
+class UnmeasuredTimes {
  public:
   // Gives `r` the recorded time when it is positive; else marks it failed.
   void record(RecordedResult& r, Microseconds time, const std::string& where) {
@@ -270,8 +272,8 @@ class NonPositiveTimes {
   }
   std::vector<std::string> warnings(const fs::path& file) const {
     if (count_ == 0) return {};
-    return {fmt::format("{}: {}{}; a time of 0 or below measures nothing, so {} as failed", file.string(), first_,
-                        count_ > 1 ? fmt::format(" (and {} more with a time of 0 or below)", count_ - 1) : "",
+    return {fmt::format("{}: {}{}; a time of 0 or below, or NaN, measures nothing, so {} as failed", file.string(),
+                        first_, count_ > 1 ? fmt::format(" (and {} more such times)", count_ - 1) : "",
                         count_ > 1 ? "they count" : "it counts")};
   }
 
@@ -396,7 +398,7 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
   std::vector<RecordedResult> results;
   results.reserve(cache.size());
   MetricTable metrics;
-  NonPositiveTimes non_positive;
+  UnmeasuredTimes unmeasured;
   for (const auto& [key, entry] : cache.items()) {
     const std::string where = "cache entry \"" + key + "\"";
     if (!entry.is_object()) fail(file, where + " is not an object");
@@ -419,11 +421,11 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
       if (!t->is_number()) fail(file, where + " has time " + t->dump() + ", neither a number nor an error name");
       const double v = t->get<double>();
       // Old caches write 1e20 for a config that failed.
-      if (!std::isfinite(v) || v >= 1e20) {
+      if (v >= 1e20) {
         r.status = Status::launch_error;
         r.error = std::isfinite(v) ? "time " + t->dump() : fmt::format("time {}", v);
       } else {
-        non_positive.record(r, Microseconds(v * 1e3), where);
+        unmeasured.record(r, Microseconds(v * 1e3), where);
       }
     }
     r.compile_time = ms(number_or(entry, "compile_time"));
@@ -450,7 +452,7 @@ Recording read_kernel_tuner(const fs::path& file, const Json& doc) {
   }
   auto names = metrics.finish(results);
   return Recording(file, Recording::Format::kernel_tuner, std::move(kernel), std::move(device), {}, table.parameters(),
-                   std::move(results), {}, std::move(names), std::move(tuned_for), non_positive.warnings(file));
+                   std::move(results), {}, std::move(names), std::move(tuned_for), unmeasured.warnings(file));
 }
 
 // A T4 file's results, one recording per problem size: T4 has no field for
@@ -482,7 +484,7 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     ParameterTable table;
     std::vector<RecordedResult> results;
     MetricTable metrics;
-    NonPositiveTimes non_positive;
+    UnmeasuredTimes unmeasured;
   };
   std::map<std::string, Group> groups;  // by size
   std::size_t i = 0;
@@ -531,8 +533,8 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     }
     if (r.status == Status::ok) {
       if (!time) fail(file, where + " is correct but has no \"time\" measurement");
-      if (std::isfinite(*time)) {
-        g.non_positive.record(r, Microseconds(*time * us_per_unit), where);
+      if (*time != std::numeric_limits<double>::infinity()) {
+        g.unmeasured.record(r, Microseconds(*time * us_per_unit), where);
       } else {
         r.status = Status::launch_error;
         r.error = fmt::format("time {}", *time);
@@ -584,7 +586,7 @@ std::vector<Recording> read_t4(const fs::path& file, const Json& doc) {
     g.table.sort_values(g.results);
     auto names = g.metrics.finish(g.results);
     out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", g.size, g.table.parameters(),
-                     std::move(g.results), machine, std::move(names), tuned_for, g.non_positive.warnings(file));
+                     std::move(g.results), machine, std::move(names), tuned_for, g.unmeasured.warnings(file));
   }
   if (out.empty())
     out.emplace_back(file, Recording::Format::kernel_tuner_t4, "", "", Bindings{}, std::vector<Parameter>{},
@@ -650,7 +652,7 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
     std::vector<RecordedResult> results;
     std::set<std::string> keys;
     std::size_t repeated = 0;  // configs stored again, by another tune of the kernel
-    NonPositiveTimes non_positive;
+    UnmeasuredTimes unmeasured;
   };
   std::map<std::string, Group> groups;  // by kernel, device, size
   std::vector<HeldRecording> held;      // in the order first stored
@@ -692,8 +694,8 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
       r.error.clear();
     }
     if (r.status == Status::ok)
-      g.non_positive.record(r, t.stats.median,
-                            "the trial of " + t.config.str() + (t.size.empty() ? "" : " at " + size_key(t.size)));
+      g.unmeasured.record(r, t.stats.median,
+                          "the trial of " + t.config.str() + (t.size.empty() ? "" : " at " + size_key(t.size)));
     r.compile_time = t.build_time;
     // The trial's whole evaluation where the store has it (schema 6 on);
     // before, only its samples, which leave out warm-up, verification and
@@ -717,7 +719,7 @@ std::vector<Recording> read_store(const fs::path& file, const RecordingFilter& f
       if (r.values.size() != n || std::count(r.values.begin(), r.values.end(), UINT32_MAX))
         fail(file, fmt::format("kernel '{}' at {} has trials with different parameters", g.kernel, size_key(g.size)));
     g.table.sort_values(g.results);
-    std::vector<std::string> warnings = g.non_positive.warnings(file);
+    std::vector<std::string> warnings = g.unmeasured.warnings(file);
     if (g.repeated)
       warnings.push_back(fmt::format(
           "{}: {} of kernel '{}' at {} {} recorded by more than one tune of it (another input seed, cache mode or "

@@ -711,17 +711,18 @@ TEST(TuneReplay, LaterSizesStartFromTheNearestSizesBest) {
   for (const auto& s : none["sizes"]) EXPECT_EQ(s["transfer"], 0);
 }
 
+// NaN (Python's json writes it) measures nothing either, and is said so
+// alike: it counted as failed without a word.
 TEST(ReplayCli, ATimeOfZeroOrBelowIsAFailedConfigWithAWarning) {
   const fs::path dir = fresh_dir();
-  for (const char* fastest : {"0.0", "-1"}) {
+  for (const auto& [fastest, shown] : std::vector<std::pair<std::string, std::string>>{
+           {"0.0", "0"}, {"-1", "-1"}, {"NaN", "nan"}, {"-Infinity", "-inf"}}) {
     write_file(dir / "zero.json", tiny_cache(fastest));
     const std::string cache = (dir / "zero.json").string();
     auto r = tunekit_cli({"replay", cache, "--max-evals", "6"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "warning: " + cache + ": cache entry \"4,0\" has time " +
-                                       (fastest[0] == '-' ? "-1" : "0") +
-                                       " ms; a time of 0 or below measures "
-                                       "nothing, so it counts as failed"))
+    EXPECT_TRUE(contains(r.output, "warning: " + cache + ": cache entry \"4,0\" has time " + shown +
+                                       " ms; a time of 0 or below, or NaN, measures nothing, so it counts as failed"))
         << r.output;
     EXPECT_TRUE(contains(r.output, "best:      1.5 ms {a: 2, b: 1}")) << r.output;
     EXPECT_TRUE(contains(r.output, "fraction of optimum 1.0000")) << r.output;
@@ -756,8 +757,8 @@ TEST(TuneReplay, ATimeOfZeroOrBelowIsWarnedOfAsReplayWarns) {
   write_tiny_spec(dir);
   const std::string cache = (dir / "zero.json").string();
   const std::string warning = "warning: " + cache +
-                              ": cache entry \"4,0\" has time 0 ms; a time of 0 or below measures nothing, so it "
-                              "counts as failed";
+                              ": cache entry \"4,0\" has time 0 ms; a time of 0 or below, or NaN, measures nothing, so "
+                              "it counts as failed";
   auto replayed = tunekit_cli({"replay", cache});
   ASSERT_EQ(replayed.exit_code, 0) << replayed.output;
   EXPECT_TRUE(contains(replayed.output, warning)) << replayed.output;

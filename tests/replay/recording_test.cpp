@@ -584,6 +584,28 @@ TEST(Recording, ATimeOfZeroOrBelowIsAFailedConfigNotTheOptimum) {
   EXPECT_FALSE(t4.find(Config({{"a", 2}}))->time);
   ASSERT_EQ(t4.warnings().size(), 1u);
   EXPECT_TRUE(contains(t4.warnings()[0], "results[1] has time 0 ms")) << t4.warnings()[0];
+  // A NaN time (Python's json writes one) is no measurement either, said
+  // alike in both formats; an Infinity marks a failure, as 1e20 does.
+  text = kTinyCache;
+  text.replace(text.find("\"time\": 2.0"), 11, "\"time\": NaN");
+  text.replace(text.find("\"time\": 1.25"), 12, "\"time\": Infinity");
+  write_file(dir / "nan.json", text);
+  const Recording nan = load_recording(dir / "nan.json");
+  EXPECT_EQ(nan.ok_count(), 3u);
+  ASSERT_EQ(nan.warnings().size(), 1u);
+  EXPECT_TRUE(contains(nan.warnings()[0],
+                       "nan.json: cache entry \"2,0\" has time nan ms; a time of 0 or below, or "
+                       "NaN, measures nothing, so it counts as failed"))
+      << nan.warnings()[0];
+  write_file(dir / "t4nan.json", R"({"schema_version": "1.0.0", "results": [
+{"configuration": {"a": 1}, "invalidity": "correct", "times": {},
+ "measurements": [{"name": "time", "value": 2.0, "unit": "ms"}]},
+{"configuration": {"a": 2}, "invalidity": "correct", "times": {},
+ "measurements": [{"name": "time", "value": NaN, "unit": "ms"}]}]})");
+  const Recording t4nan = load_recording(dir / "t4nan.json");
+  EXPECT_FALSE(t4nan.find(Config({{"a", 2}}))->time);
+  ASSERT_EQ(t4nan.warnings().size(), 1u);
+  EXPECT_TRUE(contains(t4nan.warnings()[0], "results[1] has time nan ms")) << t4nan.warnings()[0];
   // A recording without such a time has nothing to say.
   EXPECT_TRUE(load_recording(kData / "conv_small.json.gz").warnings().empty());
 }
