@@ -138,7 +138,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
 
 void HostArguments::reset() {
   for (std::size_t i = 0; i < args_.size(); ++i) {
-    if (args_[i].role == Role::out) poison(buffers_[i].get(), args_[i].type, args_[i].count);
+    if (starts_poisoned(args_[i].role)) poison(buffers_[i].get(), args_[i].type, args_[i].count);
     else if (args_[i].role == Role::inout) std::memcpy(buffers_[i].get(), pristine_[i].data(), bytes_[i]);
     else if (args_[i].role == Role::in && watch_inputs_ &&
              contents_digest(buffers_[i].get(), bytes_[i]) != digests_[i]) {

@@ -100,6 +100,33 @@ TEST(Resolve, ARangeSourcesConfigIsItsDefines) {
   EXPECT_THAT(j["kernel"]["defines"].get<std::vector<std::string>>(), ::testing::Contains("TUNE_UNROLL=2"));
 }
 
+// An out buffer is poisoned before each verified run, never filled: resolve
+// said `fill zeros`, the spec's unused default, for what a trial runs on NaN.
+TEST(Resolve, AnOutBufferShowsThePoisonItStartsFromNotAFill) {
+  const auto dir = fresh_dir();
+  write_file(dir / "copy.cpp", "extern \"C\" void copy(const float* in, float* out, int* hits, int n) {}\n");
+  write_file(dir / "copy.yaml",
+             "kernel: {source: copy.cpp, entry: copy}\n"
+             "arguments:\n  - {name: in, type: f32, size: N}\n"
+             "  - {name: out, type: f32, size: N, role: out}\n"
+             "  - {name: hits, type: i32, size: N, role: out}\n"
+             "  - {name: n, type: i32, value: N}\nsizes: {N: 64}\n");
+  const std::string spec = (dir / "copy.yaml").string();
+  const auto j = resolve_json({spec, "--properties", kCpu});
+  EXPECT_EQ(argument(j, "in")["fill"], "random");
+  EXPECT_FALSE(argument(j, "in").contains("poison"));
+  EXPECT_EQ(argument(j, "out")["poison"], "nan");
+  EXPECT_FALSE(argument(j, "out").contains("fill"));
+  EXPECT_EQ(argument(j, "hits")["poison"], "0xa5 bytes");
+
+  auto text = tunekit_cli({"resolve", spec, "--properties", kCpu});
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_THAT(text.output, ::testing::HasSubstr("64 elements (256 bytes), no fill: nan before each verified run"));
+  EXPECT_THAT(text.output,
+              ::testing::HasSubstr("64 elements (256 bytes), no fill: 0xa5 bytes before each verified run"));
+  EXPECT_THAT(text.output, ::testing::Not(::testing::HasSubstr("fill zeros")));
+}
+
 TEST(Resolve, SizeAndConfigFlagsOverrideTheSpec) {
   const auto j = resolve_json(
       {"examples/matmul/matmul.yaml", "--properties", kCpu, "--size", "M=1024", "--config", "KC=256,UNROLL=4"});

@@ -14,6 +14,7 @@
 
 #include "core/detail/process.hpp"
 #include "core/detail/text.hpp"
+#include "evaluator/detail/host_data.hpp"
 #include "flags.hpp"
 #include "json_output.hpp"
 #include "tunekit/backend.hpp"
@@ -250,6 +251,10 @@ Json argument_json(const ResolvedArgument& r) {
   } else {
     j["count"] = r.count;
     j["bytes"] = r.count * size_of(r.type);
+    if (detail::starts_poisoned(r.role)) {
+      j["poison"] = detail::poison_text(r.type);
+      return j;
+    }
     j["fill"] = std::string(to_string(r.fill));
     if (r.fill == Fill::constant || r.fill == Fill::sequence) j["fill_value"] = r.fill_value;
     if (r.fill == Fill::file) j["fill_file"] = r.fill_file;
@@ -267,8 +272,10 @@ std::string argument_text(const Json& a) {
                               m["of"].get<std::string>(), m["dims"].dump(), m["box"].dump(), m["swizzle"].dump(),
                               m["oob"].get<std::string>(), m["l2_promotion"].dump());
   }
-  return head + fmt::format(" {} elements ({} bytes), fill {}", a["count"].dump(), a["bytes"].dump(),
-                            a["fill"].get<std::string>());
+  const std::string elements = fmt::format(" {} elements ({} bytes)", a["count"].dump(), a["bytes"].dump());
+  if (a.contains("poison"))
+    return head + elements + ", no fill: " + a["poison"].get<std::string>() + " before each verified run";
+  return head + elements + ", fill " + a["fill"].get<std::string>();
 }
 
 std::string built_text(bool cached, double seconds) {
@@ -484,7 +491,8 @@ SubCommand add_resolve_command(CLI::App& app) {
       "Print one JSON object: spec, name, language, device, size, config, config_origin, valid "
       "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch}, launch {grid, "
       "block, cluster, clustered, shared_memory} (null for CPU kernels), arguments [{name, type, role, "
-      "count, bytes, fill | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
+      "count, bytes, fill | poison (what an out buffer holds before each verified run, instead of a "
+      "fill) | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
       "and workdir (application specs), artifact {path, hash, cached, build_seconds; for application specs the "
       "variant's folder, with its files} (--build)");
   cmd->footer(

@@ -652,7 +652,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
         unchecked.push_back(i);
       } else if ((role == Role::in && stale) || (role == Role::inout && (stale || for_verification))) {
         if (auto failed = copy_in(args, i)) return failed;
-      } else if (role == Role::out && for_verification) {
+      } else if (tunekit::detail::starts_poisoned(role) && for_verification) {
         if (CUresult r = poison(i, args); r != CUDA_SUCCESS) return fail_call("poisoning an output", r);
       }
     }

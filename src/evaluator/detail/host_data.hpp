@@ -7,7 +7,10 @@
 #include <cstring>
 #include <limits>
 #include <numbers>
+#include <string>
 #include <type_traits>
+
+#include <fmt/format.h>
 
 #include "tunekit/evaluator.hpp"
 
@@ -185,6 +188,12 @@ inline void fill(void* data, const ResolvedArgument& a, std::uint64_t seed) {
   });
 }
 
+// An `out` buffer is poisoned before every verified run instead of filled:
+// its fill would never be seen. Every worker and `tunekit resolve` ask here.
+inline bool starts_poisoned(Role role) { return role == Role::out; }
+
+inline constexpr unsigned char kIntegerPoisonByte = 0xA5;
+
 // NaN for floats, 0xA5 bytes for integers: an element the kernel never
 // writes cannot pass verification by luck.
 inline void poison(void* data, ElementType type, std::uint64_t count) {
@@ -195,9 +204,19 @@ inline void poison(void* data, ElementType type, std::uint64_t count) {
       const T nan = from_double<T>(std::numeric_limits<double>::quiet_NaN());
       for (std::uint64_t i = 0; i < count; ++i) p[i] = nan;
     } else {
-      std::memset(static_cast<void*>(p), 0xA5, count * sizeof(T));
+      std::memset(static_cast<void*>(p), kIntegerPoisonByte, count * sizeof(T));
     }
   });
+}
+
+// What poison() writes for `type`, for a reader: "nan" or "0xa5 bytes".
+inline std::string poison_text(ElementType type) {
+  std::string text;
+  with_type(type, [&](auto zero) {
+    if constexpr (is_float_storage<decltype(zero)>) text = "nan";
+    else text = fmt::format("{:#x} bytes", kIntegerPoisonByte);
+  });
+  return text;
 }
 
 // The scalar's bytes, in the argument's type, for a kernel parameter.
