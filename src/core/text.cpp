@@ -1,4 +1,5 @@
 #include "core/detail/text.hpp"
+#include "core/detail/number_text.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/names.hpp"
 
@@ -23,7 +24,10 @@ std::string shown_value(const Value& v) {
   const auto plain = [](unsigned char c) {
     return c > ' ' && c != 0x7F && std::string_view("'\"\\,:{}").find(static_cast<char>(c)) == std::string_view::npos;
   };
-  if (!s.empty() && std::all_of(s.begin(), s.end(), plain)) return s;
+  // A string that reads as a number, a bool or a null ("64", "0x40",
+  // "true") is quoted too: unquoted, it would look like the number 64 or
+  // the bool a spec reads it as.
+  if (!s.empty() && std::all_of(s.begin(), s.end(), plain) && !yaml_reads_as_non_string(s)) return s;
   std::string out = "'";
   for (const char c : s) {
     if (c == '\n') out += "\\n";

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/detail/text.hpp"
 #include "report/detail/svg.hpp"
 #include "report/detail/text.hpp"
 #include "tunekit/report.hpp"
@@ -445,7 +446,7 @@ std::string format_parameter_effects(const std::vector<ParameterEffect>& effects
       fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
   for (const auto& e : effects) {
     out += fmt::format("{:<{}}  {:>7} ", e.parameter, width, spread_text(e));
-    for (const auto& l : e.levels) out += fmt::format(" {}: {}", l.value.str(), level_text(l));
+    for (const auto& l : e.levels) out += fmt::format(" {}: {}", detail::shown_value(l.value), level_text(l));
     out += '\n';
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/detail/text.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/rules.hpp"
 
@@ -89,7 +90,7 @@ std::string format_rule_report(const std::vector<RuleOutcome>& outcomes) {
   for (const auto& o : outcomes) several_devices = several_devices || o.device != outcomes.front().device;
   auto size_text = [&](const RuleOutcome& o) {
     std::string s = "{";
-    for (const auto& [name, value] : o.size) s += (s.size() > 1 ? ", " : "") + name + ": " + value.str();
+    for (const auto& [name, value] : o.size) s += (s.size() > 1 ? ", " : "") + name + ": " + detail::shown_value(value);
     s += "}";
     return several_devices ? o.device + " " + s : s;
   };

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/detail/text.hpp"
 #include "tunekit/spec.hpp"
 
 namespace tunekit {
@@ -58,7 +59,7 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
       }
       values.push_back(it->second);
       const bool from_machine = !d.find(name) && !size.count(name) && machine_properties.count(name);
-      (from_machine ? machine : shown).push_back(name + " = " + it->second.str());
+      (from_machine ? machine : shown).push_back(name + " = " + detail::shown_value(it->second));
     }
     if (!bound || c.test(values)) continue;
     if (!machine.empty() && fails_on_every_machine(c, fixed)) machine.clear();
@@ -67,7 +68,7 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
     if (!machine.empty())
       with += (with.empty() ? "" : " and ") + fmt::format("the machine's {}", fmt::join(machine, ", "));
     std::string size_text;
-    for (const auto& [k, v] : size) size_text += (size_text.empty() ? "" : ", ") + k + ": " + v.str();
+    for (const auto& [k, v] : size) size_text += (size_text.empty() ? "" : ", ") + k + ": " + detail::shown_value(v);
     return fmt::format("{} breaks the constraint `{}`{}{}{}", head, c.text(),
                        c.where().line ? " (" + c.where().str() + ")" : "", with.empty() ? "" : " with " + with,
                        size_text.empty() ? "" : " at size {" + size_text + "}") +

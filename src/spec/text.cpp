@@ -66,70 +66,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::optional<std::int64_t> parse_int(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  bool negative = false;
-  if (s[0] == '+' || s[0] == '-') {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
-  std::uint64_t magnitude = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), magnitude);
-  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
-  constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (!negative && magnitude > max) return std::nullopt;
-  if (negative && magnitude > max + 1) return std::nullopt;
-  if (negative)
-    return magnitude == max + 1 ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(magnitude);
-  return static_cast<std::int64_t>(magnitude);
-}
-
-std::optional<double> parse_float(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  if (s[0] == '+') s.remove_prefix(1);
-  if (std::none_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-    return std::nullopt;
-  for (char c : s)  // only decimal notation: digits, sign, point, exponent
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
-      return std::nullopt;
-  double d = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), d, std::chars_format::general);
-  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
-  return d;
-}
-
 Value parse_value_text(std::string_view s) {
   if (auto i = parse_int(s)) return Value(*i);
   if (auto d = parse_float(s)) return Value(*d);
   return Value(std::string(s));
-}
-
-std::optional<std::int64_t> parse_yaml_int(std::string_view s, bool* beyond_int64) {
-  if (auto i = parse_int(s)) return i;
-  const int base = s.starts_with("0x") ? 16 : s.starts_with("0o") ? 8 : 0;
-  if (base == 0 || s.size() == 2) return std::nullopt;
-  std::uint64_t magnitude = 0;
-  const char* const end = s.data() + s.size();
-  // Unsigned: from_chars takes no sign, as the schema's 0x and 0o forms have none.
-  auto [ptr, ec] = std::from_chars(s.data() + 2, end, magnitude, base);
-  if (ptr != end || (ec != std::errc{} && ec != std::errc::result_out_of_range)) return std::nullopt;
-  if (ec == std::errc::result_out_of_range ||
-      magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    if (beyond_int64) *beyond_int64 = true;
-    return std::nullopt;
-  }
-  return static_cast<std::int64_t>(magnitude);
-}
-
-std::optional<double> parse_yaml_float(std::string_view s) {
-  if (auto d = parse_float(s)) return d;
-  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
-  const bool negative = s.starts_with('-');
-  if (negative || s.starts_with('+')) s.remove_prefix(1);
-  if (s == ".inf" || s == ".Inf" || s == ".INF")
-    return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-  return std::nullopt;
 }
 
 static std::uint64_t range_count(const IntRange& r) {

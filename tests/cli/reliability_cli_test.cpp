@@ -1541,6 +1541,52 @@ TEST(ReliabilityCli, AValueWithALineBreakIsShownEscaped) {
   EXPECT_TRUE(contains(r.output, "size:        {MODE: 'a\\nb', N: 64}\n")) << r.output;
 }
 
+// The string "64" and the number 64 are shown apart wherever a config is
+// printed for a reader: the tune's lines, select's, a warning's values and
+// resolve's error. They printed alike, and `A == 64` looked true of A = 64.
+TEST(ReliabilityCli, AStringThatReadsAsANumberIsShownQuoted) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "// A and B come in through the commands\n");
+  write_file(dir / "app.yaml", R"(kernel: {source: k.cpp, language: command}
+parameters:
+  A: ['64', '128', 256]
+  B: [64]
+default: {A: '64', B: 64}
+constraints: ["A != 256"]
+application:
+  build: [bash, -c, 'true']
+  run: [bash, -c, 'echo time: 1']
+  time: {regex: 'time: ([0-9.]+)'}
+measure: {min_samples: 1, max_samples: 1}
+)");
+  const std::string spec = (dir / "app.yaml").string(), out = (dir / "out").string();
+  auto tune = tunekit_cli({"tune", spec, "-o", out, "--no-progress"});
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_TRUE(contains(tune.output, "No.1: 1.000 us, {A: '64', B: 64}\n")) << tune.output;
+  auto select = tunekit_cli({"select", spec, "-o", out});
+  EXPECT_EQ(select.exit_code, 0) << select.output;
+  EXPECT_TRUE(contains(select.output, "{}: {A: '64', B: 64} 1.000 us")) << select.output;
+  // The JSON keeps the types as they are.
+  auto emit = tunekit_cli({"emit", spec, "-o", out});
+  ASSERT_EQ(emit.exit_code, 0) << emit.output;
+  const auto policy = nlohmann::json::parse(read_file(dir / "out" / "k_policy.json"));
+  EXPECT_EQ(policy["entries"][0]["config"]["A"], "64");
+  EXPECT_EQ(policy["entries"][0]["config"]["B"], 64);
+
+  std::string text = read_file(spec);
+  text.replace(text.find("A != 256"), 8, "A == 64 or A == 256");
+  write_file(spec, text);
+  auto space = tunekit_cli({"space", spec});
+  EXPECT_TRUE(contains(space.output,
+                       "the default {A: '64', B: 64} breaks the constraint `A == 64 or A == 256` "
+                       "(" +
+                           spec + ":6:16) with A = '64'"))
+      << space.output;
+  auto resolve = tunekit_cli({"resolve", spec, "--config", "A=64,B=64"});
+  EXPECT_EQ(resolve.exit_code, 1) << resolve.output;
+  EXPECT_TRUE(contains(resolve.output, "A=64 is not one of its values ('64', '128', 256)")) << resolve.output;
+}
+
 // `tunekit space` reads a T1 file as `tunekit tune` does (load_t1, one
 // function): a misspelt KernelSpecification key, which tune refused, was
 // taken by space without a word.

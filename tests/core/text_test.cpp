@@ -76,6 +76,20 @@ TEST(ShownValue, AStringThatWouldBreakTheLineIsQuoted) {
   EXPECT_EQ(tunekit::Config({{"MODE", Value("a\nb")}, {"N", Value(4)}}).str(), "{MODE: 'a\\nb', N: 4}");
 }
 
+// A string that reads as a number (or a bool, or a null) is quoted, so
+// that the string "64" and the number 64 are told apart wherever a config
+// is shown; a word that merely starts with digits is not.
+TEST(ShownValue, AStringThatReadsAsAnotherTypeIsQuoted) {
+  using tunekit::Value;
+  using tunekit::detail::shown_value;
+  for (const char* s : {"64", "-3", "+5", "0.5", "1e3", ".5", "0x40", "0o17", ".inf", "-.Inf", ".NaN",
+                        "0x10000000000000000", "99999999999999999999", "true", "False", "NULL", "~"})
+    EXPECT_EQ(shown_value(Value(s)), "'" + std::string(s) + "'") << s;
+  for (const char* s : {"64x", "0x", "0o8", "inf", "nan", "yes", "f32", "1.2.3"})
+    EXPECT_EQ(shown_value(Value(s)), s) << s;
+  EXPECT_EQ(tunekit::Config({{"A", Value("64")}, {"B", Value(64)}}).str(), "{A: '64', B: 64}");
+}
+
 // What kind of file a path names does not depend on how its name was
 // typed: K.YAML is a spec as k.yaml is, X.NPY an .npy file.
 TEST(LowercaseExtension, SpecAndDataFilesAreKnownInAnyCase) {

@@ -65,6 +65,16 @@ TEST(ParameterEffects, EachValuesBestAndMedianAndTheSpread) {
   EXPECT_NE(text.find("A            1.50x  1: 10.000 / 20.000 (3) 2: 15.000 / 20.000 (2)"), std::string::npos) << text;
 }
 
+// A level that is the string "64" is shown quoted, apart from the number 64.
+TEST(ParameterEffects, AStringLevelThatReadsAsANumberIsQuoted) {
+  ParameterEffect e;
+  e.parameter = "A";
+  e.levels.push_back({Value("64"), 1, Microseconds(10), Microseconds(10)});
+  e.levels.push_back({Value(64), 1, Microseconds(20), Microseconds(20)});
+  const std::string text = format_parameter_effects({e});
+  EXPECT_NE(text.find(" '64': 10.000 / 10.000 (1) 64: 20.000 / 20.000 (1)"), std::string::npos) << text;
+}
+
 TEST(ParameterEffects, NoneWithoutAnOkTrial) {
   EXPECT_TRUE(parameter_effects({trial(ab(1, "x"), Status::timeout, 0)}).empty());
 }

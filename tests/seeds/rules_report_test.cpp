@@ -100,6 +100,16 @@ TEST(RuleReport, FailedRuleConfigIsBeatenByAnyOkTrial) {
   EXPECT_NE(format_rule_report({o}).find("crash"), std::string::npos);
 }
 
+// A size whose value is the string "4" is shown quoted, apart from the
+// number 4, as every config and size printed for a reader is.
+TEST(RuleReport, AStringSizeThatReadsAsANumberIsQuoted) {
+  std::vector<TrialRecord> t{trial(16, Status::ok, 5, true)};
+  RuleOutcome o = rule_outcome(t, 0);
+  o.size = {{"M", Value("4")}, {"N", Value(4)}};
+  const std::string text = format_rule_report({o});
+  EXPECT_NE(text.find("{M: '4', N: 4}"), std::string::npos) << text;
+}
+
 TEST(RuleReport, OutcomesPerDeviceAndSizeFromStoredTrials) {
   // Two sizes interleaved as a store returns them; a size without a seed
   // has no outcome.

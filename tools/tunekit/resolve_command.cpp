@@ -217,9 +217,9 @@ std::optional<std::pair<SourceLocation, std::string>> why_invalid(const Spec& sp
     if (!v) return std::pair{p.where, "'" + p.name + "' has no value: give --config " + p.name + "=VALUE"};
     if (std::find(p.values.begin(), p.values.end(), *v) == p.values.end()) {
       std::vector<std::string> listed;
-      for (const auto& x : p.values) listed.push_back(x.str());
-      return std::pair{p.where,
-                       fmt::format("{}={} is not one of its values ({})", p.name, v->str(), fmt::join(listed, ", "))};
+      for (const auto& x : p.values) listed.push_back(detail::shown_value(x));
+      return std::pair{p.where, fmt::format("{}={} is not one of its values ({})", p.name, detail::shown_value(*v),
+                                            fmt::join(listed, ", "))};
     }
   }
   if (!spec.configs.empty() && std::find(spec.configs.begin(), spec.configs.end(), config) == spec.configs.end())

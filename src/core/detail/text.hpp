@@ -24,10 +24,11 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
 std::string lowercase_extension(const std::filesystem::path& file);
 
 // How `v` reads in a line of console text ({A: 64, T: float}): v.str(),
-// but a string that would break the line, or not read as one value, is
-// quoted with Python's escapes ('a\nb', 'unsigned int', ''): one that is
-// empty, or holds a blank, a control character, a quote, a backslash, a
-// comma, a colon or a brace.
+// but a string that would break the line, not read as one value, or read
+// as another type is quoted with Python's escapes ('a\nb', 'unsigned int',
+// '', '64'): one that is empty, or holds a blank, a control character, a
+// quote, a backslash, a comma, a colon or a brace, or that a spec would read
+// unquoted as a number, a bool or a null (64, 0x40, .inf, true, null).
 std::string shown_value(const Value& v);
 
 // A letter, a digit or '_': a character of a C-like identifier.

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/detail/number_text.hpp"
 #include "core/detail/text.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/value.hpp"
@@ -28,21 +29,8 @@ std::optional<std::string> reserved_name_problem(std::string_view name);
 
 std::string_view trim(std::string_view s);
 
-// Whole-string integer / float parses ("+5", "-3", "1e-3", ".5"). A float
-// must contain a digit (so "inf" / "nan" stay strings).
-std::optional<std::int64_t> parse_int(std::string_view s);
-std::optional<double> parse_float(std::string_view s);
-
 // int, then float, else the string itself.
 Value parse_value_text(std::string_view s);
-
-// A plain (unquoted) YAML scalar's number as YAML 1.2's core schema reads
-// it, which yaml-cpp leaves to its caller: an int is decimal, 0x hex or 0o
-// octal (the two unsigned); a float is decimal or .inf, -.inf, .nan (in
-// lower, capitalised or upper case). `beyond_int64` is set for a hex or
-// octal int too large for an int64, which is no float either.
-std::optional<std::int64_t> parse_yaml_int(std::string_view s, bool* beyond_int64 = nullptr);
-std::optional<double> parse_yaml_float(std::string_view s);
 
 struct IntRange {
   std::int64_t start = 0, end = 0, step = 1;
@@ -57,6 +45,11 @@ void append_range(const IntRange& r, std::vector<Value>& out);
 // "a:b[:s]" (inclusive; the step defaults to 1 unless `require_step`).
 // Throws InputError at `where` shifted to the offending field.
 IntRange parse_int_range(std::string_view text, const SourceLocation& where, bool require_step);
+
+using detail::parse_float;
+using detail::parse_int;
+using detail::parse_yaml_float;
+using detail::parse_yaml_int;
 
 using detail::closest_match;
 using detail::edit_distance;
