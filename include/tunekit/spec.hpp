@@ -372,8 +372,10 @@ Parameter parse_axis(std::string_view text);
 // every combination of the axes' values, which replace the same names.
 std::vector<Bindings> apply_axes(const std::vector<Bindings>& sizes, const std::vector<Parameter>& axes);
 
-// "M=4096" -> {"M", 4096}. Values parse as int, then float, else string.
-// Errors are located at `where` (the flag that gave the text).
+// "M=4096" -> {"M", 4096}. A value reads as an unquoted one in a spec: an
+// int (4096, 0x1000, 0o10000), then a float (1e3), else a string; an
+// infinity, a NaN or an int beyond 64 bits is an error. Errors are located
+// at `where` (the flag that gave the text).
 std::pair<std::string, Value> parse_assignment(std::string_view text, const SourceLocation& where = {});
 // "64:256:64" (inclusive), "[1,2,4]" style lists are handled by callers.
 std::vector<Value> parse_range(std::string_view text, const SourceLocation& where);

@@ -270,7 +270,7 @@ std::pair<std::string, Value> parse_assignment(std::string_view text, const Sour
                                 "' is not a valid name; " + expected);
   if (value.empty())
     throw InputError(where, "bad assignment '" + std::string(text) + "': the value is missing; " + expected);
-  return {std::string(name), parse_value_text(value)};
+  return {std::string(name), flag_value(value, where)};
 }
 
 std::vector<Value> parse_range(std::string_view text, const SourceLocation& where) {

@@ -61,11 +61,6 @@ bool reads_as_number(const std::string& text) {
   return d && std::isfinite(*d);
 }
 
-Value scalar_value(std::string_view text) {
-  std::string t(text);
-  return parse_assignment("x=" + t).second;
-}
-
 }  // namespace
 
 Parameter parse_axis(std::string_view text) {
@@ -100,13 +95,13 @@ Parameter parse_axis(std::string_view text) {
         while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
         while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
         if (item.empty()) throw InputError(where, "empty value in the list; " + expected);
-        p.values.push_back(scalar_value(item));
+        p.values.push_back(spec_detail::flag_value(item, where));
         if (comma == std::string_view::npos) break;
         start = comma + 1;
       }
     }
   } else if (!rhs.empty()) {
-    p.values.push_back(scalar_value(rhs));
+    p.values.push_back(spec_detail::flag_value(spec_detail::trim(rhs), where));
   } else {
     throw InputError(where, "no value after '='; " + expected);
   }

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 
 #include "spec/detail/text.hpp"
@@ -66,10 +67,17 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-Value parse_value_text(std::string_view s) {
-  if (auto i = parse_int(s)) return Value(*i);
-  if (auto d = parse_float(s)) return Value(*d);
-  return Value(std::string(s));
+Value flag_value(std::string_view text, const SourceLocation& where) {
+  const std::string expected = "expected an integer (4096, 0x1000, 0o10000), a finite float (0.5, 1e3) or a name";
+  bool beyond_int64 = false;
+  if (auto i = parse_yaml_int(text, &beyond_int64)) return Value(*i);
+  if (beyond_int64) throw InputError(where, "'" + std::string(text) + "' is beyond a 64-bit integer; " + expected);
+  if (auto d = parse_yaml_float(text)) {
+    // No size or config means an infinity or a NaN, as a spec's own refuse.
+    if (!std::isfinite(*d)) throw InputError(where, "'" + std::string(text) + "' is not a finite number; " + expected);
+    return Value(*d);
+  }
+  return Value(std::string(text));
 }
 
 static std::uint64_t range_count(const IntRange& r) {

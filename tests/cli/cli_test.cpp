@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -565,13 +566,50 @@ parameters: {A: [1, 2]}
     auto r = tunekit_cli(args);
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_TRUE(contains(r.output,
-                         "--size N=[1024,2048]: '[1024,2048]' is not a number; a size is an integer or a "
-                         "float, e.g. N=4096 (a list of sizes, N=[1024,2048], is for tune's -a/--axis)"))
+                         "--size N=[1024,2048]: '[1024,2048]' is not a number; a size is an integer (4096, "
+                         "0x1000, 0o10000) or a float (0.5, 1e3), e.g. N=4096 (a list of sizes, N=[1024,2048], is for "
+                         "tune's -a/--axis)"))
         << r.output;
   }
   auto axis = tunekit_cli({"tune", spec, "-a", "N=[x,y]", "-o", (dir / "out").string()});
   EXPECT_EQ(axis.exit_code, 1) << axis.output;
   EXPECT_TRUE(contains(axis.output, "e.g. N=4096 or N=[1024,2048]")) << axis.output;
+}
+
+// A size on the command line is a number as the spec writes one (YAML 1.2's
+// ints and floats): 0x40 is 64, not the string "0x40" refused as no number;
+// an infinity is refused at its flag, as the spec refuses it at its line.
+TEST(Cli, ASizeFlagReadsNumbersAsTheSpecDoes) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* a, int n) {}\n");
+  write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: a, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 64}
+parameters: {A: [1, 2]}
+constraints: ["A * N <= 256"]
+)");
+  const std::string spec = (dir / "s.yaml").string();
+  for (const auto& [given, shown, valid] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"N=0x80", "{N: 128}", "2"}, {"N=0o400", "{N: 256}", "1"}, {"N=1.5e2", "{N: 150.0}", "1"}}) {
+    auto r = tunekit_cli({"space", spec, "-s", given});
+    EXPECT_EQ(r.exit_code, 0) << given << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "size:        " + shown + "\n")) << r.output;
+    EXPECT_TRUE(contains(r.output, "valid:       " + valid + "\n")) << r.output;
+  }
+  for (const auto& [args, said] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"space", spec, "-s", "N=.inf"},
+            "--size N=.inf: '.inf' is not a finite number; expected an integer (4096, 0x1000, 0o10000), a finite "
+            "float (0.5, 1e3) or a name"},
+           {{"tune", spec, "-a", "N=[64,-.Inf]", "-o", (dir / "out").string()},
+            "-a N=[64,-.Inf]: '-.Inf' is not a finite number"},
+           {{"space", spec, "-s", "N=0x10000000000000000"},
+            "--size N=0x10000000000000000: '0x10000000000000000' is beyond a 64-bit integer"}}) {
+    auto r = tunekit_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << args[3] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, said)) << r.output;
+  }
 }
 
 // 2^64 - 1 valid configs is an exact count, not the saturated one: said

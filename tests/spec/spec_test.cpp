@@ -934,6 +934,35 @@ TEST(ParseAssignment, Kinds) {
   EXPECT_EQ(eq.second.as_string(), "a=b");
 }
 
+// A value on the command line reads as an unquoted one in a spec: YAML
+// 1.2's ints (0x, 0o) and floats, each finite; the spec's reader, not a
+// decimal-only one that left 0x1F a string.
+TEST(ParseAssignment, NumbersReadAsASpecReadsThem) {
+  EXPECT_EQ(parse_assignment("M=0x1F").second, Value(31));
+  EXPECT_TRUE(parse_assignment("M=0x1F").second.is_int());
+  EXPECT_EQ(parse_assignment("M=0o17").second, Value(15));
+  EXPECT_TRUE(parse_assignment("M=1e3").second.is_float());
+  EXPECT_EQ(parse_assignment("M=1e3").second, Value(1000.0));
+  EXPECT_EQ(parse_assignment("M=0x").second, Value("0x"));  // no digits: a name, as in a spec
+  EXPECT_EQ(parse_axis("M=[0x10, 0o40, 16.5]").values, (std::vector<Value>{16, 32, 16.5}));
+  const SourceLocation flag{"--size M=.inf"};
+  for (const auto& [text, said] : std::vector<std::pair<std::string, std::string>>{
+           {"M=.inf",
+            "'.inf' is not a finite number; expected an integer (4096, 0x1000, 0o10000), a finite float "
+            "(0.5, 1e3) or a name"},
+           {"M=-.INF", "'-.INF' is not a finite number"},
+           {"M=.nan", "'.nan' is not a finite number"},
+           {"M=0x10000000000000000", "'0x10000000000000000' is beyond a 64-bit integer"}}) {
+    try {
+      parse_assignment(text, flag);
+      ADD_FAILURE() << text << " was taken";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().file, "--size M=.inf");
+      EXPECT_THAT(e.message(), HasSubstr(said));
+    }
+  }
+}
+
 TEST(ParseAssignment, Errors) {
   EXPECT_THROW(parse_assignment("M4096"), InputError);
   EXPECT_THROW(parse_assignment("=4"), InputError);

@@ -279,10 +279,12 @@ void check_size_values(const std::string& flag, const std::string& name, const s
   const bool axis = flag.rfind("-a ", 0) == 0;
   for (const auto& v : values)
     if (v.is_string())
-      throw InputError({flag}, "'" + v.str() + "' is not a number; a size is an integer or a float, e.g. " + name +
-                                   "=4096" +
-                                   (axis ? " or " + name + "=[1024,2048]"
-                                         : " (a list of sizes, " + name + "=[1024,2048], is for tune's -a/--axis)"));
+      throw InputError(
+          {flag}, "'" + v.str() +
+                      "' is not a number; a size is an integer (4096, 0x1000, 0o10000) or a float (0.5, 1e3), e.g. " +
+                      name + "=4096" +
+                      (axis ? " or " + name + "=[1024,2048]"
+                            : " (a list of sizes, " + name + "=[1024,2048], is for tune's -a/--axis)"));
 }
 
 // --arg NAME:TYPE:SIZE[:FILL[:ROLE]]  or  --arg NAME:TYPE=EXPR (a scalar).

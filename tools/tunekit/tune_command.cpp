@@ -548,7 +548,8 @@ SubCommand add_tune_command(CLI::App& app) {
                                       "--arg describe the call).");
   tune_cmd->add_option("TARGET", t->target, "Spec file, or kernel source")->required()->check(CLI::ExistingFile);
   tune_cmd->add_option("-s,--size", t->sizes,
-                       "Problem size NAME=VALUE; repeat for several names. Sets that name in every size of the spec "
+                       "Problem size NAME=VALUE (a number as a spec writes one: 4096, 0x1000, 0o10000, 1e3); repeat "
+                       "for several names. Sets that name in every size of the spec "
                        "(or makes the only size); sizes it makes equal are tuned once, so on a spec whose sizes differ "
                        "only in NAME it tunes the one size. A machine property (l1d_bytes) is no size: --properties "
                        "sets those");

@@ -29,8 +29,11 @@ std::optional<std::string> reserved_name_problem(std::string_view name);
 
 std::string_view trim(std::string_view s);
 
-// int, then float, else the string itself.
-Value parse_value_text(std::string_view s);
+// A NAME=VALUE flag's value, read as a spec reads an unquoted one: an int,
+// then a float, as YAML 1.2's core schema reads them (0x40 is 64, 1e3 a
+// float), else the string itself. An infinity, a NaN or an int beyond 64
+// bits is an error at `where` (the flag).
+Value flag_value(std::string_view text, const SourceLocation& where);
 
 struct IntRange {
   std::int64_t start = 0, end = 0, step = 1;
