@@ -154,9 +154,13 @@ Spec Loader::t1(const YAML::Node& root) {
     auto found =
         std::find_if(tried.begin(), tried.end(), [&](const fs::path& p) { return fs::is_regular_file(p, ec); });
     if (found == tried.end()) {
+      // Each place once (the working directory is often the file's own), and
+      // none for an absolute path, which is the one place already named.
       std::vector<std::string> looked;
-      for (const fs::path& p : tried) looked.push_back(p.string());
-      fail(content_loc(file), "KernelFile '" + given.string() + "' not found (looked for " + either(looked) + ")");
+      for (const fs::path& p : tried)
+        if (std::find(looked.begin(), looked.end(), p.string()) == looked.end()) looked.push_back(p.string());
+      fail(content_loc(file), "KernelFile '" + given.string() + "' not found" +
+                                  (given.is_absolute() ? std::string() : " (looked for " + either(looked) + ")"));
     }
     s.kernel.source = *found;
   }

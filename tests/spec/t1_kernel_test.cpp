@@ -430,6 +430,28 @@ TEST_F(T1Kernel, WhatItCannotRunIsAnErrorAtItsLine) {
                "has the name of a macro Kernel Tuner defines for its kernels (grid_size_y)");
 }
 
+// A KernelFile not found names each place looked in once, at the key's line:
+// run from the T1 file's folder, that folder and the working directory are
+// one place; an absolute path is the only place, named once.
+TEST_F(T1Kernel, AKernelFileNotFoundNamesEachPlaceOnce) {
+  const auto was = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  const std::string here = (dir_ / "conv.cu").string();
+  expect_error(
+      with(kConvolution, R"("KernelFile": "convolution.cu")", R"("KernelFile": "conv.cu")"), 19,
+      "KernelFile 'conv.cu' not found (looked for " + here + " or " + (dir_.parent_path() / "conv.cu").string() + ")");
+  std::filesystem::current_path(was);
+  const std::string absolute = (dir_ / "gone" / "conv.cu").string();
+  try {
+    load(with(kConvolution, R"("KernelFile": "convolution.cu")", R"("KernelFile": ")" + absolute + "\""));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, (dir_ / "t1.json").string());
+    EXPECT_EQ(e.where().line, 19);
+    EXPECT_EQ(e.message(), "KernelFile '" + absolute + "' not found");
+  }
+}
+
 // The spec's own key, Kernel Tuner's `defines`: evaluated per variant at its
 // size, refused where it would clash or name nothing.
 TEST(KernelDefines, AreEvaluatedPerVariantAtItsSize) {
