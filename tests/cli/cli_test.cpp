@@ -612,6 +612,36 @@ constraints: ["A * N <= 256"]
   }
 }
 
+// One syntax for -s everywhere: NAME=V,NAME=V is two sizes' names in
+// space, tune, select and replay as in resolve (it was '64,N=64' is not a
+// number, except in resolve).
+TEST(Cli, ASizeFlagTakesSeveralNamesSeparatedByCommasInEveryCommand) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "extern \"C\" void k(float* a, int n) { for (int i = 0; i < n; ++i) a[i] = 1; }\n");
+  write_file(dir / "s.yaml", R"(kernel: {source: k.cpp, entry: k}
+arguments:
+  - {name: a, type: f32, size: M * N, role: out}
+  - {name: n, type: i32, value: M * N}
+sizes: {M: 4, N: 4}
+parameters: {A: [1, 2]}
+constraints: ["A * M <= 16"]
+measure: {warmup: 0us, min_samples: 2, max_samples: 2}
+)");
+  const std::string spec = (dir / "s.yaml").string(), out = (dir / "out").string();
+  auto space = tunekit_cli({"space", spec, "-s", "M=8,N=2"});
+  EXPECT_EQ(space.exit_code, 0) << space.output;
+  EXPECT_TRUE(contains(space.output, "size:        {M: 8, N: 2}\n")) << space.output;
+  EXPECT_TRUE(contains(space.output, "valid:       2\n")) << space.output;
+  auto tune = tunekit_cli({"tune", spec, "-s", "M=16,N=2", "-o", out, "--no-progress"});
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_TRUE(contains(tune.output, "1 trial")) << tune.output;  // only A = 1 fits M = 16
+  auto select = tunekit_cli({"select", spec, "-s", "M=16,N=2", "-o", out});
+  EXPECT_EQ(select.exit_code, 0) << select.output;
+  EXPECT_TRUE(contains(select.output, "{M: 16, N: 2}: {A: 1}")) << select.output;
+  auto twice = tunekit_cli({"space", spec, "-s", "M=8,M=2"});
+  EXPECT_EQ(twice.exit_code, 1) << twice.output;
+}
+
 // 2^64 - 1 valid configs is an exact count, not the saturated one: said
 // without ">=" (3 * 5 * 17 * 257 * 641 * 65537 * 6700417, as in
 // tests/space/space_test.cpp).

@@ -871,7 +871,8 @@ TEST(ReplayCli, ADatabaseReplaySaysWhatItHoldsAndTakesTheSpecsKernel) {
   // --size is checked as `tune` and `space` check it: against the spec's
   // sizes, as a number, and once.
   for (const Case& c : std::vector<Case>{
-           {{"--size", "M=64,N=5"}, "--size M=64,N=5: '64,N=5' is not a number"},
+           {{"--size", "M=[64,32]"}, "--size M=[64,32]: '[64,32]' is not a number"},
+           {{"--size", "M=64,N=5"}, "--size N=5: the spec uses no size named 'N'"},
            {{"--size", "Q=1"}, "--size Q=1: the spec uses no size named 'Q'"},
            {{"--size", "M=64", "--size", "M=32"}, "--size M=32: 'M' is given twice (--size M=64 before)"}}) {
     std::vector<std::string> args{"replay", db, "--spec", spec};

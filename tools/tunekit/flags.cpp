@@ -135,6 +135,29 @@ CLI::Validator at_least(std::uint64_t min) {
 // number too large for its type, and says only "Could not convert" for
 // "abc": every number flag of every subcommand gets this check instead,
 // which runs before the conversion and says what was expected.
+CLI::Option* add_size_flag(CLI::App* cmd, std::vector<std::string>& sizes, const std::string& help) {
+  return cmd->add_option_function<std::vector<std::string>>(
+      "-s,--size",
+      [&sizes](const std::vector<std::string>& given) {
+        sizes.clear();
+        for (const auto& flag : given) {
+          std::string part;
+          int depth = 0;
+          for (char c : flag) {
+            if (c == '[') ++depth;
+            if (c == ']' && depth > 0) --depth;
+            if (c == ',' && depth == 0) {
+              sizes.push_back(std::exchange(part, {}));
+              continue;
+            }
+            part += c;
+          }
+          sizes.push_back(std::move(part));
+        }
+      },
+      help + " (repeat, or give several in one: -s M=64,N=64)");
+}
+
 void check_numbers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({}))
     for (CLI::Option* o : sub->get_options()) {

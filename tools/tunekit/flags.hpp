@@ -31,6 +31,12 @@ double fraction_flag(const std::string& flag, double value);
 // A whole-number flag's lower bound, with a message that says so.
 CLI::Validator at_least(std::uint64_t min);
 
+// `-s,--size NAME=VALUE` on `cmd`, the same in every subcommand: repeated,
+// or several names in one flag separated by commas (-s M=64,N=64), each
+// NAME=VALUE into `sizes` as if given alone. A comma inside brackets stays
+// (N=[1024,2048] is one value, which the size's check then says is -a's).
+CLI::Option* add_size_flag(CLI::App* cmd, std::vector<std::string>& sizes, const std::string& help);
+
 // The names a size flag (-s, -a) may give a value: the spec's sizes and
 // the free names of its expressions and of an application's commands, less
 // its parameters.

@@ -110,9 +110,9 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
                    : "expected " + either(names_in(selection_names())) + ", not '" + v + "'";
       })
       ->capture_default_str();
-  cmd->add_option("-s,--size", a.sizes,
-                  "Answer for these sizes only, as tune's -s makes them: NAME=VALUE replaces NAME in the spec's "
-                  "sizes (default: every size the store holds of the spec, those of earlier tunes' flags too)");
+  add_size_flag(cmd, a.sizes,
+                "Answer for these sizes only, as tune's -s makes them: NAME=VALUE replaces NAME in the spec's "
+                "sizes (default: every size the store holds of the spec, those of earlier tunes' flags too)");
   cmd->add_option("-a,--axis", a.axes,
                   "Answer for these sizes only, as tune's -a makes them: NAME=[v1,v2,...], NAME=[start:end:step] or "
                   "NAME[pow2]=[lo:hi], crossed with the spec's sizes");

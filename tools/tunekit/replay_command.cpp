@@ -332,8 +332,7 @@ SubCommand add_replay_command(CLI::App& app) {
   cmd->add_option("--spec", a->spec, "tunekit spec whose parameters and constraints make the space")
       ->check(CLI::ExistingFile)
       ->excludes(t1);
-  cmd->add_option("-s,--size", a->sizes,
-                  "Problem size NAME=VALUE: the spec's size to replay, and the DB recording to use");
+  add_size_flag(cmd, a->sizes, "Problem size NAME=VALUE: the spec's size to replay, and the DB recording to use");
   cmd->add_option("--properties", a->properties,
                   "Machine description (tunekit devices --json) for a spec's constraints (default: the DB's machine)")
       ->check(CLI::ExistingFile);

@@ -464,10 +464,7 @@ SubCommand add_resolve_command(CLI::App& app) {
       "geometry (grid, block, cluster, dynamic shared memory), every argument (element counts, scalar values,\n"
       "tensor maps) and, with --build, the compiled artefact. For harnesses that launch a tuned kernel themselves.");
   cmd->add_option("SPEC", args->spec, "Spec file (YAML/JSON)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-s,--size", args->sizes,
-                  "Problem size NAME=VALUE, replacing that name in the spec's first size (repeat, or separate by "
-                  "commas)")
-      ->delimiter(',');
+  add_size_flag(cmd, args->sizes, "Problem size NAME=VALUE, replacing that name in the spec's first size");
   cmd->add_option("-c,--config", args->configs,
                   "Parameter NAME=VALUE (repeat, or separate by commas: a comma in a value, as in "
                   "'L1=GemmShape<64, 64, 128>', stays in it); the others take the spec's default (with a configs "

@@ -271,7 +271,7 @@ SubCommand add_space_command(CLI::App& app) {
   cmd->add_option("FILE", args->file, "Spec, T1 or space JSON file, or annotated source")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("-s,--size", args->sizes, "Problem size NAME=VALUE for constraints that use sizes");
+  add_size_flag(cmd, args->sizes, "Problem size NAME=VALUE for constraints that use sizes");
   cmd->add_option("--properties", args->properties,
                   "Machine properties from this JSON file (one device object of `tunekit devices --json`), instead "
                   "of this machine's: count a CUDA spec's space where there is no GPU")

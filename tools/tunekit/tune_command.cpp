@@ -547,12 +547,12 @@ SubCommand add_tune_command(CLI::App& app) {
                                       "parameters come from %RANGE% annotations (then --entry and\n"
                                       "--arg describe the call).");
   tune_cmd->add_option("TARGET", t->target, "Spec file, or kernel source")->required()->check(CLI::ExistingFile);
-  tune_cmd->add_option("-s,--size", t->sizes,
-                       "Problem size NAME=VALUE (a number as a spec writes one: 4096, 0x1000, 0o10000, 1e3); repeat "
-                       "for several names. Sets that name in every size of the spec "
-                       "(or makes the only size); sizes it makes equal are tuned once, so on a spec whose sizes differ "
-                       "only in NAME it tunes the one size. A machine property (l1d_bytes) is no size: --properties "
-                       "sets those");
+  add_size_flag(tune_cmd, t->sizes,
+                "Problem size NAME=VALUE (a number as a spec writes one: 4096, 0x1000, 0o10000, 1e3); repeat "
+                "for several names. Sets that name in every size of the spec "
+                "(or makes the only size); sizes it makes equal are tuned once, so on a spec whose sizes differ "
+                "only in NAME it tunes the one size. A machine property (l1d_bytes) is no size: --properties "
+                "sets those");
   tune_cmd->add_option("-a,--axis", t->axes,
                        "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
                        "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
