@@ -54,7 +54,9 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
       "csv",
       "one row per trial: config, time, status, verification, noise, size, error, then a column per "
       "metric, size and parameter, and per resource its build reported (registers, spills); Origin last where "
-      "CCCL's base variant is among the trials",
+      "CCCL's base variant is among the trials. Each column's name is once in the header: a metric, size, "
+      "parameter or resource named like a column before it, or `Origin` where that column is there, gets its kind "
+      "after its name (`Status (parameter)`, `Noise (metric)`, `Origin (parameter)`)",
       ".csv",
       [](const TuneReport& report, std::ostream& out) { out << format_csv(report.all_trials(), columns_of(report)); }));
   r.add(file_writer("json", "the whole report: per size the best, the baseline, seeds and every trial", ".json",
