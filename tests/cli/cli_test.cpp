@@ -638,8 +638,21 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2}
   auto select = tunekit_cli({"select", spec, "-s", "M=16,N=2", "-o", out});
   EXPECT_EQ(select.exit_code, 0) << select.output;
   EXPECT_TRUE(contains(select.output, "{M: 16, N: 2}: {A: 1}")) << select.output;
-  auto twice = tunekit_cli({"space", spec, "-s", "M=8,M=2"});
-  EXPECT_EQ(twice.exit_code, 1) << twice.output;
+  // select and emit check each name and value as tune does: once, and a
+  // number (they took the last of two and answered 'no trials' to 'abc').
+  for (const char* command : {"space", "select", "emit"}) {
+    std::vector<std::string> args{command, spec, "-s", "M=16,M=8"};
+    if (std::string(command) != "space") args.insert(args.end(), {"-o", out});
+    auto twice = tunekit_cli(args);
+    EXPECT_EQ(twice.exit_code, 1) << twice.output;
+    EXPECT_TRUE(contains(twice.output, "error: --size M=8: ")) << twice.output;
+    EXPECT_TRUE(contains(twice.output, "given twice")) << twice.output;
+  }
+  for (const char* command : {"select", "emit"}) {
+    auto word = tunekit_cli({command, spec, "-s", "M=abc", "-o", out});
+    EXPECT_EQ(word.exit_code, 1) << word.output;
+    EXPECT_TRUE(contains(word.output, "error: --size M=abc: 'abc' is not a number")) << word.output;
+  }
 }
 
 // 2^64 - 1 valid configs is an exact count, not the saturated one: said

@@ -131,10 +131,6 @@ CLI::Validator at_least(std::uint64_t min) {
       "");
 }
 
-// CLI11 2.1 reads "-1" into an unsigned flag as 2^64 - 1, clamps a whole
-// number too large for its type, and says only "Could not convert" for
-// "abc": every number flag of every subcommand gets this check instead,
-// which runs before the conversion and says what was expected.
 CLI::Option* add_size_flag(CLI::App* cmd, std::vector<std::string>& sizes, const std::string& help) {
   return cmd->add_option_function<std::vector<std::string>>(
       "-s,--size",
@@ -155,9 +151,13 @@ CLI::Option* add_size_flag(CLI::App* cmd, std::vector<std::string>& sizes, const
           sizes.push_back(std::move(part));
         }
       },
-      help + " (repeat, or give several in one: -s M=64,N=64)");
+      help + " (repeat, or give several names in one: -s M=64,N=64)");
 }
 
+// CLI11 2.1 reads "-1" into an unsigned flag as 2^64 - 1, clamps a whole
+// number too large for its type, and says only "Could not convert" for
+// "abc": every number flag of every subcommand gets this check instead,
+// which runs before the conversion and says what was expected.
 void check_numbers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({}))
     for (CLI::Option* o : sub->get_options()) {
@@ -277,6 +277,27 @@ void check_size_flag(const Spec& spec, const std::set<std::string>& known, const
                                  (list.empty() ? " (it uses no size at all)" : " (its sizes: " + either(list) + ")"));
   }
   check_size_values(flag, name, values);
+}
+
+SizeAxes size_axes_from_flags(const std::vector<std::string>& sizes, const std::vector<std::string>& axes) {
+  SizeAxes out;
+  for (const auto& s : sizes) {
+    if (s.find('=') == std::string::npos || s.front() == '=')
+      throw InputError({"--size " + s}, "expected NAME=VALUE, e.g. --size N=4096");
+    auto [name, value] = parse_assignment(s, {"--size " + s});
+    out.overrides.push_back({name, {value}, {"--size " + s}});
+  }
+  for (const auto& a : axes) out.axes.push_back(parse_axis(a));
+  std::map<std::string, std::string> given;  // name -> the flag that gave it first
+  for (const auto* flagged : {&out.overrides, &out.axes})
+    for (const auto& p : *flagged) {
+      check_size_values(p.where.file, p.name, p.values);
+      if (auto [it, fresh] = given.try_emplace(p.name, p.where.file); !fresh)
+        throw InputError(p.where, fmt::format("size '{}' is given twice (by {} before); give each size one flag, "
+                                              "with a list or range of its values",
+                                              p.name, it->second));
+    }
+  return out;
 }
 
 Bindings one_size_from_flags(const std::vector<std::string>& flags, const Spec* spec, const Bindings& machine,

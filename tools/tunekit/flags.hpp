@@ -72,6 +72,16 @@ void check_size_flag(const Spec& spec, const std::set<std::string>& known, const
 // name given twice is refused rather than the last value taken.
 Bindings one_size_from_flags(const std::vector<std::string>& flags, const Spec* spec, const Bindings& machine,
                              const std::string& command);
+// The -s and -a flags (each as typed) as axes over a spec's sizes, -s
+// NAME=VALUE an axis of one value, as tune, select and emit take them: each
+// value checked as a number, and a name given twice (by either flag)
+// refused at its flag rather than the later flag replacing the earlier one
+// in silence. Each Parameter's `where` is its flag as typed.
+struct SizeAxes {
+  std::vector<Parameter> overrides;  // from -s
+  std::vector<Parameter> axes;       // from -a
+};
+SizeAxes size_axes_from_flags(const std::vector<std::string>& sizes, const std::vector<std::string>& axes);
 // The number part of that check, for a command that accepts other names too.
 void check_size_values(const std::string& flag, const std::string& name, const std::vector<Value>& values);
 

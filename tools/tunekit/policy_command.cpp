@@ -304,14 +304,10 @@ std::string size_text(const Bindings& size) { return Config({size.begin(), size.
 // files per top-k, say) is made by naming that value.
 void keep_flagged_sizes(Loaded& l, const PolicyArgs& a) {
   if (a.sizes.empty() && a.axes.empty()) return;
-  std::vector<Parameter> overrides, axes;
-  for (const auto& text : a.sizes) {
-    if (text.find('=') == std::string::npos || text.front() == '=')
-      throw InputError({"--size " + text}, "expected NAME=VALUE, e.g. --size N=4096");
-    auto [name, value] = parse_assignment(text, {"--size " + text});
-    overrides.push_back({name, {value}, {"--size " + text}});
-  }
-  for (const auto& text : a.axes) axes.push_back(parse_axis(text));
+  const auto [overrides, axes] = size_axes_from_flags(a.sizes, a.axes);
+  const std::set<std::string> known = size_names_used(l.spec);
+  for (const auto* flagged : {&overrides, &axes})
+    for (const auto& p : *flagged) check_size_flag(l.spec, known, {}, p.where.file, p.name, p.values);
   std::vector<Bindings> base = l.spec.sizes;
   if (base.empty()) base.emplace_back();
   std::set<std::string> wanted;

@@ -154,26 +154,9 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   if (spec.sizes.empty()) spec.sizes.emplace_back();
   // -s NAME=VALUE is an axis of one value: it replaces NAME in every size,
   // and sizes that then differ in nothing are one size, tuned once.
-  std::vector<Parameter> overrides;
-  for (const auto& s : t.sizes) {
-    if (s.find('=') == std::string::npos || s.front() == '=')
-      throw InputError({"--size " + s}, "expected NAME=VALUE, e.g. --size N=4096");
-    auto [name, value] = parse_assignment(s, {"--size " + s});
-    overrides.push_back({name, {value}, {"--size " + s}});
-  }
-  std::vector<Parameter> axes;
-  for (const auto& a : t.axes) axes.push_back(parse_axis(a));
-  std::map<std::string, std::string> given;  // name -> the flag that gave it first
+  auto [overrides, axes] = size_axes_from_flags(t.sizes, t.axes);
   for (const auto* flagged : {&overrides, &axes})
-    for (const auto& p : *flagged) {
-      check_size_values(p.where.file, p.name, p.values);
-      // Else the later flag replaced the earlier one in silence.
-      if (auto [it, fresh] = given.try_emplace(p.name, p.where.file); !fresh)
-        throw InputError(p.where, fmt::format("size '{}' is given twice (by {} before); give each size one flag, "
-                                              "with a list or range of its values",
-                                              p.name, it->second));
-      flags.sizes.push_back(p);
-    }
+    flags.sizes.insert(flags.sizes.end(), flagged->begin(), flagged->end());
   spec.sizes = apply_axes(apply_axes(spec.sizes, overrides), axes);
   // A narrower search for this run only: the results stay the spec's, since a
   // constraint decides which configs run, not what a config measures.
@@ -548,11 +531,10 @@ SubCommand add_tune_command(CLI::App& app) {
                                       "--arg describe the call).");
   tune_cmd->add_option("TARGET", t->target, "Spec file, or kernel source")->required()->check(CLI::ExistingFile);
   add_size_flag(tune_cmd, t->sizes,
-                "Problem size NAME=VALUE (a number as a spec writes one: 4096, 0x1000, 0o10000, 1e3); repeat "
-                "for several names. Sets that name in every size of the spec "
-                "(or makes the only size); sizes it makes equal are tuned once, so on a spec whose sizes differ "
-                "only in NAME it tunes the one size. A machine property (l1d_bytes) is no size: --properties "
-                "sets those");
+                "Problem size NAME=VALUE (a number as a spec writes one: 4096, 0x1000, 0o10000, 1e3), which "
+                "sets that name in every size of the spec (or makes the only size); sizes it makes equal are tuned "
+                "once, so on a spec whose sizes differ only in NAME it tunes the one size. A machine property "
+                "(l1d_bytes) is no size: --properties sets those");
   tune_cmd->add_option("-a,--axis", t->axes,
                        "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
                        "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
