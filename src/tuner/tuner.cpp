@@ -2035,6 +2035,10 @@ std::string spec_hash(const Spec& spec, int device) {
 std::string settings_key(const Spec& spec) {
   std::string key = fmt::format("timeout={}s atol={} rtol={}", spec.measure.timeout.count(), spec.tolerance.atol,
                                 spec.tolerance.rtol);
+  // What a trial spends of its limit before its kernel could hang: a
+  // shorter limit holds a stored timeout only under the same sampling.
+  key += fmt::format(" warmup={}s max_time={}s min_samples={}", Seconds(spec.measure.warmup).count(),
+                     spec.measure.max_time.count(), spec.measure.min_samples);
   if (spec.application) {
     if (spec.application->run_timeout) key += fmt::format(" run_timeout={}s", spec.application->run_timeout->count());
     key += fmt::format(" build_timeout={}s", spec.application->build_timeout.count());

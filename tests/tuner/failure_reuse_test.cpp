@@ -17,6 +17,23 @@ TEST(FailureReuse, ATimeoutStandsUnderALimitNoLongerThanItsOwn) {
   EXPECT_FALSE(failure_stands(Status::timeout, kHot, "timeout=10s atol=1e-06 rtol=0 cache=cold"));
 }
 
+// The limit covers the warm-up and the sampling: a shorter limit that
+// leaves the kernel more of itself (less sampling) might not run out.
+TEST(FailureReuse, ATimeoutStandsUnderAShorterLimitOnlyWithTheSameSampling) {
+  const char* then = "timeout=10s atol=0 rtol=0 warmup=0.05s max_time=9s min_samples=5 cache=hot";
+  EXPECT_TRUE(failure_stands(Status::timeout, then,
+                             "timeout=5s atol=0 rtol=0 warmup=0.05s max_time=9s min_samples=5 cache=hot"));
+  EXPECT_FALSE(failure_stands(Status::timeout, then,
+                              "timeout=5s atol=0 rtol=0 warmup=0.05s max_time=0.1s min_samples=5 cache=hot"));
+  EXPECT_FALSE(
+      failure_stands(Status::timeout, then, "timeout=5s atol=0 rtol=0 warmup=1s max_time=9s min_samples=5 cache=hot"));
+  EXPECT_FALSE(failure_stands(Status::timeout, then,
+                              "timeout=5s atol=0 rtol=0 warmup=0.05s max_time=9s min_samples=2 cache=hot"));
+  // A crash does not care.
+  EXPECT_TRUE(
+      failure_stands(Status::crash, then, "timeout=5s atol=0 rtol=0 warmup=1s max_time=0.1s min_samples=2 cache=cold"));
+}
+
 TEST(FailureReuse, AProgramsRunLimitCountsLikeTheTimeout) {
   const char* then = "timeout=10s atol=0 rtol=0 run_timeout=30s build_timeout=300s";
   EXPECT_TRUE(failure_stands(Status::timeout, then, "timeout=10s atol=0 rtol=0 run_timeout=20s build_timeout=60s"));

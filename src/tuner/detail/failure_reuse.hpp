@@ -1,7 +1,8 @@
 #pragma once
 // Which stored failures a resume under other settings can trust. A
 // failure's outcome depends on some of a run's settings only: a timeout on
-// the time limit it ran out of, a wrong result on the tolerances, a failed
+// the time limit it ran out of and what the warm-up and sampling take of
+// it, a wrong result on the tolerances, a failed
 // build on the build's time limit, and a crash, a launch error or a
 // resource limit on none of them. Measuring a failure again under settings
 // it does not depend on fails again, at the price of a build and a run (a
