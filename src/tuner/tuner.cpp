@@ -1212,7 +1212,12 @@ class Run {
     // a configs list) ran the first configs of its order only: said, so
     // that 3 configs of 16 do not read as an exhaustive search. (Random
     // plans a sample of the budget's size; guided searches plan nothing.)
-    if (const auto plan = p.strategy->planned(); plan && p.budget && proposed >= *p.budget && *plan > proposed)
+    // A size ended otherwise (its reference failed, the run was stopped)
+    // stopped for that reason, maybe before any of the configs it counts as
+    // proposed ran: its report says why, and the budget had no part in it.
+    const bool search_ran_its_course = sr.error.empty() && !stop_requested();
+    if (const auto plan = p.strategy->planned();
+        search_ran_its_course && plan && p.budget && proposed >= *p.budget && *plan > proposed)
       warn(fmt::format(
           "{}{} ran the first {} of its {} configs, in its order, and stopped at the budget ({}); the "
           "other {} were not measured (a guided strategy, such as auto, chooses which configs a budget "

@@ -207,6 +207,32 @@ TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
   EXPECT_EQ(warned(tune(spec, opt)), "");
 }
 
+// A size that stopped for another reason (here its reference failed, before
+// any config ran) says that reason; the budget had no part in it, so no
+// warning says the search stopped there.
+TEST(Tune, ASizeStoppedBeforeItsSearchRanSaysNothingOfTheBudget) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  write_file(dir / "crashing_ref.cpp",
+             "#include <cstdlib>\nextern \"C\" void crashing_ref(const float*, float*, int) { std::abort(); }\n");
+  spec.reference.source = dir / "crashing_ref.cpp";
+  spec.reference.entry = "crashing_ref";
+  spec.parameters[0].values = {0, 4, 6, 8};
+  spec.default_config.reset();
+  spec.search.strategy = "exhaustive";
+  spec.search.max_evaluations = 2;
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(spec, opt);
+  auto contains = [](const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; };
+  ASSERT_EQ(report.sizes.size(), 1u);
+  EXPECT_TRUE(contains(report.sizes[0].error, "the reference function 'crashing_ref' failed (crash)"))
+      << report.sizes[0].error;
+  EXPECT_TRUE(report.sizes[0].trials.empty());
+  for (const auto& w : report.warnings) EXPECT_FALSE(contains(w, "stopped at the budget")) << w;
+  EXPECT_FALSE(contains(format_summary(report), "stopped at the budget")) << format_summary(report);
+}
+
 // A size whose buffers exceed the machine's memory and swap is the size's
 // recorded error, said as such: not the machine's passing state, whose
 // reference would be run again (and its configs on every resume).
