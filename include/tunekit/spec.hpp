@@ -334,6 +334,12 @@ T1Search load_t1_search(const std::filesystem::path& file);
 std::optional<std::string> default_config_problem(const Spec& spec, const Bindings& size,
                                                   const Bindings& machine_properties);
 
+// True where some argument's values are compared with the reference: an
+// `out` or `inout` one, not made by a Triton setup function (whose outputs
+// are inputs the kernel reads). Without one a reference has nothing to
+// verify, and a trial that passed would say nothing.
+bool has_compared_output(const Spec& spec);
+
 // Every expression of `spec` whose names take values at a trial: the
 // constraints, the kernel's and the reference's launch geometry (grid,
 // block, cluster, shared memory) and the arguments' sizes, values, shapes

@@ -131,6 +131,9 @@ struct TuneReport {
   Objective objective;          // the spec's: what `best` was chosen by
   double target_noise = 0;      // the spec's noise target (measure.noise): a trial above it missed it
   Tolerance tolerance;          // the spec's (or the flags'): what a wrong_result failed
+  // False where no argument is an output (role out or inout): nothing was
+  // compared with the reference, so no trial was verified.
+  bool outputs_compared = true;
   // What the user should know that is no trial's status: a default config
   // outside the space or not valid on this machine (which constraint, which
   // machine property), a reference that failed, a constraint that raised an

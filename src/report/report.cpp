@@ -310,8 +310,9 @@ std::string objective_note(const TuneReport& report, const TrialRecord& t) {
   return ", " + report.objective.name + " " + (v ? metric_text(*v) : std::string("n/a"));
 }
 
-std::string verification_line(const TrialRecord& t, const std::vector<TrialRecord>& all) {
+std::string verification_line(const TrialRecord& t, const std::vector<TrialRecord>& all, bool outputs_compared) {
   const Verification& v = t.verification;
+  if (!v.checked && !outputs_compared) return "verification: not checked (no argument has role out or inout)";
   if (!v.checked) {
     // When the reference is the default config's outputs, the default is
     // not checked against itself; say what the others showed.
@@ -735,7 +736,7 @@ std::string format_summary(const TuneReport& report) {
       // that failed leaves the default's (the tuner warned).
       if (base && base->status == Status::ok) speedup_line(base, "CUB's base policy");
       speedup_line(baseline, label);
-      out += verification_line(*best, s.trials) + '\n';
+      out += verification_line(*best, s.trials, report.outputs_compared) + '\n';
       if (const auto confirmed = confirmed_trials(s); !confirmed.empty()) {
         std::vector<std::string> numbers;
         for (std::size_t i : confirmed) numbers.push_back(fmt::format("No.{}", i + 1));

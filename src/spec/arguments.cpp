@@ -252,3 +252,13 @@ void Loader::check_tensor_maps(Spec& s) const {
 }
 
 }  // namespace tunekit::spec_detail
+
+namespace tunekit {
+
+bool has_compared_output(const Spec& spec) {
+  return std::any_of(spec.arguments.begin(), spec.arguments.end(), [](const ArgumentSpec& a) {
+    return (a.role == Role::out || a.role == Role::inout) && a.setup.empty();
+  });
+}
+
+}  // namespace tunekit

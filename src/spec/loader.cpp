@@ -85,7 +85,17 @@ Spec Loader::load(const YAML::Node& root) {
                           c.name + "' in 'parameters' or here, not both");
   if (auto v = get(m, "metrics"); v && !v->node.IsNull()) metrics(*v, s);
   if (auto v = get(m, "objective")) objective(*v, s);
-  if (auto v = get(m, "reference")) s.reference = reference(*v, s.kernel.language);
+  if (auto v = get(m, "reference")) {
+    s.reference = reference(*v, s.kernel.language);
+    // Else every trial would pass a comparison of nothing and be reported
+    // verified; an output's role left out (it defaults to `in`) is the
+    // usual cause.
+    if (s.reference.kind != ReferenceSpec::Kind::none && !has_compared_output(s))
+      fail(loc(m.find("reference")->key_node),
+           "'reference' gives outputs to compare with, but no argument has role out or inout (a buffer's role "
+           "defaults to in), so nothing would be verified: give the buffer the kernel writes 'role: out' "
+           "('role: inout' where it reads it too), or write 'reference: none' to tune without verifying");
+  }
   if (auto v = get(m, "tolerance")) tolerance(*v, s);
   if (auto v = get(m, "measure")) measure(*v, s);
   if (auto v = get(m, "search")) search(*v, s);

@@ -420,7 +420,17 @@ class Run {
         if (!p.space->why_empty()) servable.push_back({p.size, [&](const auto& visit) { configs_of(p, visit); }});
       backend_->check_sizes(servable);
     }
-    if (spec_.reference.kind == ReferenceSpec::Kind::function) build_reference_function(plans);
+    // A spec's reference with nothing to compare is refused where it is
+    // written; the reference a spec (or a T1 file) leaves implicit, the
+    // default config's outputs, can have none too, and then no trial may
+    // say it was verified.
+    compares_outputs_ = has_compared_output(spec_);
+    if (spec_.reference.kind != ReferenceSpec::Kind::none && !compares_outputs_)
+      warn(
+          "nothing was verified: no argument has role out or inout, so the reference (the default config's "
+          "outputs) has nothing to compare; give the buffer the kernel writes 'role: out' (in a T1 file, "
+          "'AccessType: WriteOnly' or 'ReadWrite')");
+    if (spec_.reference.kind == ReferenceSpec::Kind::function && compares_outputs_) build_reference_function(plans);
     for (const auto& p : plans) total_ += p.planned;
 
     for (auto& p : plans) {
@@ -1092,7 +1102,7 @@ class Run {
       reference = ReferenceRun{built, spec_.reference.entry,
                                resolve_launch(own.grid.empty() ? spec_.kernel.launch : own, baseline_env)};
     }
-    if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline) {
+    if (spec_.reference.kind == ReferenceSpec::Kind::default_config && p.baseline && compares_outputs_) {
       BuildInput input = input_for(*p.baseline, p.size);
       BuildResult r = build_now(input);
       if (r.status != Status::ok) {
@@ -1896,6 +1906,7 @@ class Run {
   static constexpr std::size_t kRemembered = 16;  // fastest configs kept per tuned size
   std::vector<TunedSize> tuned_;                  // sizes tuned so far (and stored ones), for transfer
   std::optional<Artifact> reference_function_;
+  bool compares_outputs_ = true;  // some argument's outputs are compared with the reference
   // Whether reference_function_ was built with a config's values (else
   // without the parameters): then a size whose baseline differs builds its own.
   bool reference_takes_values_ = false;
@@ -2098,6 +2109,7 @@ TuneReport untuned_report(const Spec& spec, const TuneOptions& options) {
   r.objective = spec.objective;
   r.target_noise = spec.measure.target_noise;
   r.tolerance = spec.tolerance;
+  r.outputs_compared = has_compared_output(spec);
   return r;
 }
 

@@ -345,7 +345,7 @@ arguments:
 TEST_F(FakeTriton, ShapesSetupsAndConstexprsLoad) {  // the load-time checks run the fake inspector
   const fs::path dir = tunekit::testing::fresh_dir();
   tunekit::testing::write_file(dir / "k.py",
-                               "def k(x, y, n, B: 'tl.constexpr', D: 'tl.constexpr'):\n    pass\n\n"
+                               "def k(x, y, n, o, B: 'tl.constexpr', D: 'tl.constexpr'):\n    pass\n\n"
                                "def prep(args, meta):\n    return {'y': None}\n");
   tunekit::testing::write_file(dir / "s.yaml", R"Y(kernel:
   source: k.py
@@ -358,13 +358,14 @@ arguments:
   - {name: g, type: f32, shape: [n], pass: false}
   - {name: y, type: i32, fill: {setup: prep}}
   - {name: n, type: i32, value: n}
+  - {name: o, type: f32, shape: [n], role: out}
 sizes: {n: 8}
 parameters: {B: [16, 32]}
 reference: {torch: "x.float() * 2"}
 measure: {graph: true}
 )Y");
   Spec s = load_spec(dir / "s.yaml");
-  ASSERT_EQ(s.arguments.size(), 4u);
+  ASSERT_EQ(s.arguments.size(), 5u);
   EXPECT_EQ(s.arguments[0].shape.size(), 2u);
   EXPECT_EQ(s.arguments[0].size->evaluate_int({{"n", Value(8)}}), 32);
   EXPECT_FALSE(s.arguments[1].passed);
@@ -380,7 +381,7 @@ measure: {graph: true}
 // trials a tune must not resume; an edit elsewhere changes nothing.
 TEST_F(FakeTriton, ASetupFilesOwnEditsAreANewKernel) {
   const fs::path dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "k.py", "def k(x, y, n, B: 'tl.constexpr'):\n    pass\n");
+  tunekit::testing::write_file(dir / "k.py", "def k(x, y, n, o, B: 'tl.constexpr'):\n    pass\n");
   tunekit::testing::write_file(dir / "prep.py", "import routing\n\ndef prep(args, meta):\n    return {'y': None}\n");
   tunekit::testing::write_file(dir / "routing.py", "TOP_K = 2\n");
   tunekit::testing::write_file(dir / "other.py", "UNUSED = 1\n");
@@ -393,6 +394,7 @@ arguments:
   - {name: x, type: f32, shape: [n]}
   - {name: y, type: i32, shape: [n], fill: {setup: prep, python: prep.py}}
   - {name: n, type: i32, value: n}
+  - {name: o, type: f32, shape: [n], role: out}
 sizes: {n: 8}
 parameters: {B: [16, 32]}
 reference: {torch: "x * 2"}

@@ -644,6 +644,12 @@ TEST(ReliabilityCli, BuildSettingsRepeatsAndFiltersAreNamedWhereTheyWereGiven) {
            {{"tune", spec, "--reference", "tunekit_no_such_fn"},
             "--reference tunekit_no_such_fn: reference 'tunekit_no_such_fn' does not appear in",
             1},
+           // Nothing to compare with the reference the flag names (the
+           // output's role left out): refused, not every trial "verified".
+           {{"tune", (dir / "ranged.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",
+             "y:f32:N", "--reference", "default"},
+            "--reference default: gives outputs to compare with, but no argument has role out or inout",
+            1},
            // An out buffer starts as NaN: a fill given to it would never be
            // seen, as a spec's `role: out` with a fill is refused.
            {{"tune", (dir / "ranged.cpp").string(), "--entry", "f", "--size", "N=8", "--arg", "x:f32:N", "--arg",

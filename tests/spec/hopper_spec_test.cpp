@@ -133,7 +133,7 @@ TEST_F(HopperSpec, ClusterIsParsed) {
   Spec s =
       load_spec(write("kernel:\n  source: k.cu\n  entry: k\n  language: cuda\n  grid: [8, 4]\n  block: [128]\n"
                       "  cluster: [CX, 2]\n"
-                      "arguments:\n  - {name: A, type: f32, size: 8}\n"
+                      "arguments:\n  - {name: A, type: f32, size: 8, role: out}\n"
                       "reference: {entry: k, grid: [8, 4], block: [32], cluster: [2]}\n"));
   ASSERT_EQ(s.kernel.launch.cluster.size(), 2u);
   EXPECT_EQ(s.kernel.launch.cluster[0].text(), "CX");

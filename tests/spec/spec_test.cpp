@@ -364,9 +364,10 @@ TEST_F(SpecErrors, HexOctalAndSpecialFloatsAreNumbersAsYamlReadsThem) {
 }
 
 TEST_F(SpecErrors, ReferenceDefaultAndSourceDefaults) {
-  Spec s = load_spec(write(kHead + "reference: default\n"));
+  const std::string out = "  - {name: Y, type: f32, size: N, role: out}\n";
+  Spec s = load_spec(write(kHead + out + "reference: default\n"));
   EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::default_config);
-  s = load_spec(write(kHead + "reference: {entry: k}\n"));
+  s = load_spec(write(kHead + out + "reference: {entry: k}\n"));
   EXPECT_EQ(s.reference.kind, ReferenceSpec::Kind::function);
   EXPECT_TRUE(s.reference.source.empty());
   EXPECT_EQ(s.reference.entry, "k");
@@ -798,6 +799,25 @@ TEST_F(SpecErrors, MissingSourceFile) {
                "kernel source file 'missing.cpp' not found");
 }
 
+// The output's role left out (it is `in` then): every trial would pass a
+// comparison of nothing and be reported verified.
+TEST_F(SpecErrors, AReferenceWithNoOutputToCompareIsRefusedAtItsKey) {
+  const std::string why =
+      "'reference' gives outputs to compare with, but no argument has role out or inout (a buffer's role defaults "
+      "to in), so nothing would be verified: give the buffer the kernel writes 'role: out'";
+  expect_error(kHead + "reference: {entry: k_ref}\n", 6, 1, why);
+  expect_error(kHead + "reference: default\n", 6, 1, why);
+  expect_error(kHead + "  - {name: Y, type: f32, size: N, role: in}\nreference:\n  entry: k_ref\n", 7, 1, why);
+  // An inout buffer is compared; `none` asks for no comparison.
+  EXPECT_EQ(load_spec(write(kHead + "  - {name: Y, type: f32, size: N, role: inout}\nreference: {entry: k_ref}\n"))
+                .reference.entry,
+            "k_ref");
+  EXPECT_EQ(load_spec(write(kHead + "reference: none\n")).reference.kind, ReferenceSpec::Kind::none);
+  // No reference named: nothing to refuse (the tune says nothing was
+  // verified).
+  EXPECT_EQ(load_spec(write(kHead)).reference.kind, ReferenceSpec::Kind::default_config);
+}
+
 TEST_F(SpecErrors, MissingReferenceSource) {
   expect_error(kHead + "reference:\n  source: \"gone.cpp\"\n  entry: k\n", 7, 12,
                "reference source file 'gone.cpp' not found");
@@ -1043,7 +1063,9 @@ TEST_F(SpecErrors, BadEntryName) {
 }
 
 TEST_F(SpecErrors, QualifiedEntryAccepted) {
-  Spec s = load_spec(write("kernel: {source: k.cpp, entry: 'ns::k'}\narguments: []\nreference: {entry: ns::ref}\n"));
+  Spec s =
+      load_spec(write("kernel: {source: k.cpp, entry: 'ns::k'}\narguments: [{name: y, type: f32, size: 4, role: out}]\n"
+                      "reference: {entry: ns::ref}\n"));
   EXPECT_EQ(s.kernel.entry, "ns::k");
   EXPECT_EQ(s.name, "ns::k");
   EXPECT_EQ(s.reference.entry, "ns::ref");

@@ -207,6 +207,34 @@ TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
   EXPECT_EQ(warned(tune(spec, opt)), "");
 }
 
+// A spec that names no reference compares the default config's outputs;
+// with no output argument (its role left out) there are none: no trial may
+// say it was verified.
+TEST(Tune, NoOutputArgumentMeansNothingIsVerifiedAndTheSummarySaysSo) {
+  const auto dir = fresh_dir();
+  Spec spec = planted_spec(dir);
+  spec.arguments.at(1).role = Role::in;
+  spec.reference = ReferenceSpec{};  // the default config's outputs
+  spec.parameters[0].values = {0, 6};
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport report = tune(spec, opt);
+  ASSERT_EQ(report.sizes.size(), 1u);
+  ASSERT_EQ(report.sizes[0].trials.size(), 2u);
+  for (const auto& t : report.sizes[0].trials) {
+    EXPECT_EQ(t.status, Status::ok) << t.error;
+    EXPECT_FALSE(t.verification.checked);
+  }
+  const std::string summary = format_summary(report);
+  EXPECT_NE(summary.find("verification: not checked (no argument has role out or inout)\n"), std::string::npos)
+      << summary;
+  EXPECT_EQ(summary.find("within tolerance"), std::string::npos) << summary;
+  EXPECT_THAT(report.warnings,
+              ::testing::Contains(::testing::HasSubstr("nothing was verified: no argument has role out or inout")));
+  for (const auto& t : nlohmann::json::parse(format_json(report))["sizes"][0]["trials"])
+    EXPECT_EQ(t["verified"], false);
+}
+
 // A size that stopped for another reason (here its reference failed, before
 // any config ran) says that reason; the budget had no part in it, so no
 // warning says the search stopped there.

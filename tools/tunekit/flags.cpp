@@ -495,6 +495,12 @@ void apply_kernel_flags(Spec& spec, const KernelFlags& k) {
       spec.reference.kind = ReferenceSpec::Kind::function;
       spec.reference.entry = k.reference;
     }
+    // As a spec's 'reference' key with no output is refused at its line.
+    if (spec.reference.kind != ReferenceSpec::Kind::none && !has_compared_output(spec))
+      throw InputError({"--reference " + k.reference},
+                       "gives outputs to compare with, but no argument has role out or inout, so nothing would be "
+                       "verified: give the buffer the kernel writes role out (a spec's 'role: out', or --arg "
+                       "NAME:TYPE:SIZE::out), or pass --reference none");
   }
   if (!k.compiler.empty() || !k.flags.empty()) {
     // Held to what the spec's kernel.compiler and kernel.flags may be, and
