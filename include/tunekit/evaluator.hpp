@@ -117,6 +117,11 @@ struct TrialResult {
   // cores): well under 1% on a quiet machine, a third and more on a busy
   // one, whose times it inflates. 0 where it is not known.
   double cpu_wait_share = 0;
+  // The signal from outside (SIGKILL, SIGTERM) that ended the trial's first
+  // worker or program, after which it was measured on a fresh one; 0 where
+  // nothing killed it. Reports count such trials: otherwise a kill that the
+  // second attempt absorbed leaves no trace.
+  int killed_from_outside_by = 0;
   // A simulating backend's (replay) recorded costs of the config: the
   // trial's build and evaluation times, instead of the tuner's clock, so
   // that a T4 file written from a replay is a recording in its turn.

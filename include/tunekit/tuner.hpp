@@ -142,6 +142,10 @@ struct TuneReport {
   std::vector<std::string> warnings;
   std::size_t resumed = 0;   // trials served from the store
   std::size_t retried = 0;   // stored failures measured again (environment's, other settings, --retry-failed)
+  // Trials whose worker (or program) was killed from outside and that were
+  // measured again, at once, on a fresh one (killed_from_outside.hpp); each
+  // such trial's line says so too.
+  std::size_t measured_again_after_kill = 0;
   bool interrupted = false;  // stopped by request_stop() (stop.hpp) before the search ended
   // The ranks of an MPI job that tuned its sizes (distribute.hpp); the times
   // below but the wall are summed over them.

@@ -246,6 +246,7 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
                                  {"seeded_by", r.seeded_by},
                                  {"resumed", r.resumed},
                                  {"retried", r.retried},
+                                 {"measured_again_after_kill", r.measured_again_after_kill},
                                  {"interrupted", r.interrupted},
                                  {"build", r.build.count()},
                                  {"build_wait", r.build_wait.count()},
@@ -472,6 +473,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
         if (report.seeded_by.empty()) report.seeded_by = body.at("seeded_by").get<std::vector<std::string>>();
         report.resumed += body.at("resumed").get<std::size_t>();
         report.retried += body.at("retried").get<std::size_t>();
+        report.measured_again_after_kill += body.at("measured_again_after_kill").get<std::size_t>();
         if (body.at("interrupted").get<bool>())
           rank_stopped(m->rank, fmt::format("while it tuned size {}", size_key(spec.sizes[index])));
         report.build += Seconds(body.at("build").get<double>());

@@ -61,7 +61,18 @@ TrialResult measure_unless_killed_twice(const Attempt& attempt, const std::strin
   const auto before = oom_kills();
   int killed_again_by = 0;
   TrialResult again = attempt(killed_again_by);
-  if (killed_again_by == 0 || again.interrupted) return again;
+  if (again.interrupted) return again;
+  if (killed_again_by == 0) {
+    again.killed_from_outside_by = killed_by;
+    // An ok trial's error is a note on its measurement, shown on its line
+    // and kept with it: the kill would leave no trace otherwise.
+    if (again.status == Status::ok) {
+      const std::string signal = describe_signal(killed_by);
+      again.error = fmt::format("{}{}{} killed from outside ({}); measured again on a fresh {}", again.error,
+                                again.error.empty() ? "" : ", ", what, signal.substr(0, signal.find(' ')), what);
+    }
+    return again;
+  }
   const auto after = oom_kills();
   // A kill counted while ours died by a signal from outside was most likely
   // ours: a victim elsewhere in the cgroup would have left ours running.

@@ -228,10 +228,15 @@ std::string early_stop_line(const std::vector<const TrialRecord*>& trials, const
       cut, cut == 1 ? "" : "s", bar);
 }
 
-std::string resumed_note(std::size_t resumed, std::size_t retried = 0) {
+std::string resumed_note(const TuneReport& report) {
+  const std::size_t resumed = report.resumed, retried = report.retried, killed = report.measured_again_after_kill;
   std::string out = resumed ? fmt::format("; {} resumed from the store", resumed) : std::string{};
   // Failures measured again: the environment's, other settings, --retry-failed.
   if (retried) out += fmt::format("; {} stored failure{} measured again", retried, retried == 1 ? "" : "s");
+  // Each of those trials' lines says so; the count keeps it in the summary.
+  if (killed)
+    out += killed == 1 ? std::string("; 1 trial's worker killed from outside, measured again on a fresh one")
+                       : fmt::format("; {} trials' workers killed from outside, measured again on fresh ones", killed);
   return out;
 }
 
@@ -611,6 +616,7 @@ std::string format_json(const TuneReport& report) {
   }
   j["target_noise"] = number(report.target_noise);
   j["retried"] = report.retried;
+  j["measured_again_after_kill"] = report.measured_again_after_kill;
   if (report.interrupted) j["interrupted"] = true;
   if (!report.warnings.empty()) j["warnings"] = report.warnings;
   j["seeded_by"] = report.seeded_by;
@@ -761,11 +767,11 @@ std::string format_summary(const TuneReport& report) {
                          s.trials.size() == 1 ? "" : "s");
       out += tolerance_hint(s.trials, report.tolerance);
     }
-    out += status_counts(these) + (several ? "" : resumed_note(report.resumed, report.retried)) + '\n';
+    out += status_counts(these) + (several ? "" : resumed_note(report)) + '\n';
     out += busy_line(s);
   }
   if (several) {
-    out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report.resumed, report.retried));
+    out += fmt::format("\nall sizes: {}{}\n", status_counts(everything), resumed_note(report));
     out += universal_lines(report);
   }
   out += early_stop_line(everything, report.objective);

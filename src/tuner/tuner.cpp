@@ -24,6 +24,7 @@
 #include "core/detail/cores.hpp"
 #include "core/detail/hash.hpp"
 #include "core/detail/plugin_call.hpp"
+#include "core/detail/process.hpp"
 #include "core/detail/text.hpp"
 #include "store/detail/kernel_claim.hpp"
 #include "tuner/detail/failure_reuse.hpp"
@@ -1009,6 +1010,17 @@ class Run {
                     others.front().spec_hash.substr(0, 12)));
   }
 
+  // A measurement of a trial already on record (to confirm it, or in full)
+  // whose worker was killed from outside and that a fresh one measured: no
+  // trial line shows it, so a warning names the trial.
+  void note_kill(const TrialResult& res, const TrialRecord& t, std::string_view measuring) {
+    if (!res.killed_from_outside_by) return;
+    ++report_.measured_again_after_kill;
+    const std::string signal = detail::describe_signal(res.killed_from_outside_by);
+    warn(fmt::format("{}{} ({}): its worker was killed from outside ({}); measured again on a fresh worker",
+                     at_size(t.size, ": "), t.config.str(), measuring, signal.substr(0, signal.find(' '))));
+  }
+
   void warn(const std::string& message) {
     if (std::find(report_.warnings.begin(), report_.warnings.end(), message) == report_.warnings.end())
       report_.warnings.push_back(message);
@@ -1464,6 +1476,7 @@ class Run {
       measured_.insert(t.config.key());
       report_.device_busy += res.device_busy;
       report_.flush += res.flush;
+      note_kill(res, t, "measured in full after a cut short");
       if (res.status != Status::ok && res.fault == Fault::environment) {
         warn(fmt::format("{}, cut short against an earlier best, could not be measured in full ({}): {}",
                          t.config.str(), to_string(res.status), clip(res.error, 500)));
@@ -1528,6 +1541,7 @@ class Run {
         if (res.interrupted) return false;
         report_.device_busy += res.device_busy;
         report_.flush += res.flush;
+        note_kill(res, sr.trials[c.trial], "measured again to confirm it");
         if (res.status == Status::ok) {
           c.samples.insert(c.samples.end(), res.samples.begin(), res.samples.end());
           c.cpu_wait_share = std::max(c.cpu_wait_share, res.cpu_wait_share);
@@ -1815,6 +1829,7 @@ class Run {
       report_.device_busy += res.device_busy;
       report_.flush += res.flush;
       report_.verify += res.verify;
+      if (res.killed_from_outside_by) ++report_.measured_again_after_kill;  // its error notes it too
       rec.verify_time = res.verify;
       rec.status = res.status;
       rec.fault = res.fault;

@@ -97,6 +97,7 @@ void tune_it(detail::Link& link, const ojson& a, const Spec& spec, const std::st
                    {"seeded_by", ojson::array()},
                    {"resumed", 0},
                    {"retried", 0},
+                   {"measured_again_after_kill", 0},
                    {"interrupted", interrupted},
                    {"build", 0.0},
                    {"build_wait", 0.0},

@@ -57,9 +57,15 @@ TEST(KilledFromOutside, OnceIsMeasuredAgainAtOnceAndCostsTheConfigNothing) {
   EXPECT_EQ(once.made, 2u);
   EXPECT_EQ(r.status, Status::ok);
   EXPECT_EQ(r.fault, Fault::none);
+  // Yet it happened: the trial's note and its count say so.
+  EXPECT_EQ(r.killed_from_outside_by, SIGKILL);
+  EXPECT_EQ(r.error, "worker killed from outside (SIGKILL); measured again on a fresh worker");
 
   Planned never{{0}};
-  EXPECT_EQ(measure_unless_killed_twice(never.attempt(), "worker", counts({})).status, Status::ok);
+  const TrialResult quiet = measure_unless_killed_twice(never.attempt(), "worker", counts({}));
+  EXPECT_EQ(quiet.status, Status::ok);
+  EXPECT_EQ(quiet.killed_from_outside_by, 0);
+  EXPECT_EQ(quiet.error, "");
   EXPECT_EQ(never.made, 1u);
 }
 

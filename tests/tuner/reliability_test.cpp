@@ -213,10 +213,25 @@ std::pair<std::string, std::size_t> statuses_of(const fs::path& spec, const Tune
 TEST(Reliability, AWorkerKilledFromOutsideIsMeasuredAgain) {
   Fixture f("[0, 17]", "default: {KIND: 0}\n");
   write_file(f.mark.string() + ".once", "");
-  auto first = by_kind(tune(f.spec(), f.options));
+  const TuneReport report = tune(f.spec(), f.options);
+  auto first = by_kind(report);
   EXPECT_FALSE(fs::exists(f.mark.string() + ".once"));  // it did kill its worker
   EXPECT_EQ(first[17].status, Status::ok) << first[17].error;
   EXPECT_EQ(first[0].status, Status::ok) << first[0].error;
+  // Measured again, but not silently: the trial's line, the summary and the
+  // JSON say so.
+  const std::string note = "worker killed from outside (SIGKILL); measured again on a fresh worker";
+  EXPECT_EQ(first[17].error, note);
+  EXPECT_EQ(first[0].error, "");
+  EXPECT_TRUE(contains(format_trial_line(2, first[17], columns_of(report)), ", " + note))
+      << format_trial_line(2, first[17], columns_of(report));
+  EXPECT_EQ(report.measured_again_after_kill, 1u);
+  EXPECT_TRUE(contains(format_summary(report),
+                       "2 trials: 2 ok; 1 trial's worker killed from outside, measured again on a fresh one"))
+      << format_summary(report);
+  const auto json = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(json["measured_again_after_kill"], 1);
+  EXPECT_EQ(json["retried"], 0);
 }
 
 TEST(Reliability, AConfigWhoseWorkerIsKilledTwiceInARowIsItsOwnFailure) {
