@@ -1342,6 +1342,8 @@ TEST(ReliabilityCli, APolicyCommandNamesTheFlagATuneRanWith) {
                        "but 2 trials of 'k': tuned with another input seed, or with flags that make "
                        "another kernel of it (give the tune's --seed, --flags"))
       << r.output;
+  // The toolchain is part of the kernel: the message names this machine's.
+  EXPECT_TRUE(contains(r.output, "or with another toolchain than this machine's (")) << r.output;
   EXPECT_EQ(tunekit_cli({"select", spec, "-o", seeded, "--seed", "7"}).exit_code, 0);
 }
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "builder/detail/compiler.hpp"
 #include "flags.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
@@ -173,12 +174,16 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
       return fmt::format("{}: its trials of '{}' were timed with --cache {}; give that here too", none, name,
                          mode.name);
   }
+  // The toolchain is part of the kernel: a store read where another
+  // compiler release, OpenCL driver or nvcc host compiler is (or none) holds
+  // no trials of the kernel as it would be built here.
+  const std::string toolchain = detail::kernel_compiler_identity(spec);
   return fmt::format(
       "{}, but {} trial{} of '{}': tuned with another input seed, or with flags that make another kernel "
       "of it (give the tune's --seed, --flags, --compiler, --reference, --atol or --rtol here too, and its $CXX "
-      "or $CC), or "
+      "or $CC), or with another toolchain than this machine's{} (read the database where it was tuned), or "
       "before the kernel's source or its arguments changed (tune it again)",
-      none, count, count == 1 ? "" : "s", name);
+      none, count, count == 1 ? "" : "s", name, toolchain.empty() ? "" : " (" + toolchain + ")");
 }
 
 // Why nothing could be chosen, and, when the database holds trials of the
