@@ -17,6 +17,41 @@ using namespace tunekit;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
+namespace {
+
+// A fused-MoE-shaped Triton spec for the fake backend in `dir` (moe.py,
+// moe.yaml): two configs, BLOCK_SIZE_N 64 or 128, the wider one faster, at
+// M = 1 and 64.
+void write_moe(const fs::path& dir) {
+  tunekit::testing::write_file(dir / "moe.py",
+                               R"PY(def moe(x, out, n, BLOCK_SIZE_M: "tl.constexpr", BLOCK_SIZE_N: "tl.constexpr",
+        BLOCK_SIZE_K: "tl.constexpr", GROUP_SIZE_M: "tl.constexpr"):
+    pass
+def behaviour(config):
+    return {"time_us": 100.0 / config["BLOCK_SIZE_N"]}
+)PY");
+  tunekit::testing::write_file(dir / "moe.yaml", R"Y(name: moe
+kernel: {language: triton, source: moe.py, entry: moe, grid: ["ceil_div(M, BLOCK_SIZE_M)"]}
+arguments:
+  - {name: x, type: f32, shape: [M]}
+  - {name: out, type: f32, shape: [M], role: out}
+  - {name: n, type: i32, value: M}
+sizes:
+  - grid: {E: [8], N: [14336], M: [1, 64]}
+parameters:
+  BLOCK_SIZE_M: [16]
+  BLOCK_SIZE_N: [64, 128]
+  BLOCK_SIZE_K: [128]
+  GROUP_SIZE_M: [1]
+  num_warps: [4]
+  num_stages: [3]
+reference: {python: moe.py, entry: behaviour}
+measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
+)Y");
+}
+
+}  // namespace
+
 TEST(TritonEmitCli, TuneThenEmitThePythonFormats) {
   ::setenv("TUNEKIT_TRITON_FAKE", "1", 1);
   const fs::path out = tunekit::testing::fresh_dir();
@@ -45,31 +80,7 @@ TEST(TritonEmitCli, TuneThenEmitThePythonFormats) {
 // is refused at the flag, saying what was expected.
 TEST(TritonEmitCli, VllmBlockShapeNamesTheFilesAsVllmDoes) {
   const fs::path dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "moe.py",
-                               R"PY(def moe(x, out, n, BLOCK_SIZE_M: "tl.constexpr", BLOCK_SIZE_N: "tl.constexpr",
-        BLOCK_SIZE_K: "tl.constexpr", GROUP_SIZE_M: "tl.constexpr"):
-    pass
-def behaviour(config):
-    return {"time_us": 100.0 / config["BLOCK_SIZE_N"]}
-)PY");
-  tunekit::testing::write_file(dir / "moe.yaml", R"Y(name: moe
-kernel: {language: triton, source: moe.py, entry: moe, grid: ["ceil_div(M, BLOCK_SIZE_M)"]}
-arguments:
-  - {name: x, type: f32, shape: [M]}
-  - {name: out, type: f32, shape: [M], role: out}
-  - {name: n, type: i32, value: M}
-sizes:
-  - grid: {E: [8], N: [14336], M: [1, 64]}
-parameters:
-  BLOCK_SIZE_M: [16]
-  BLOCK_SIZE_N: [64, 128]
-  BLOCK_SIZE_K: [128]
-  GROUP_SIZE_M: [1]
-  num_warps: [4]
-  num_stages: [3]
-reference: {python: moe.py, entry: behaviour}
-measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
-)Y");
+  write_moe(dir);
   const std::string exe = tunekit::testing::tunekit_exe().string(), spec = (dir / "moe.yaml").string(),
                     out = (dir / "out").string(), vllm = (dir / "vllm").string();
   ::setenv("TUNEKIT_TRITON_FAKE", "1", 1);
@@ -117,31 +128,7 @@ measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
 // what vLLM reads.
 TEST(TritonEmitCli, VllmFilesOfASizeTunedInPartAreNotedOnStderr) {
   const fs::path dir = tunekit::testing::fresh_dir();
-  tunekit::testing::write_file(dir / "moe.py",
-                               R"PY(def moe(x, out, n, BLOCK_SIZE_M: "tl.constexpr", BLOCK_SIZE_N: "tl.constexpr",
-        BLOCK_SIZE_K: "tl.constexpr", GROUP_SIZE_M: "tl.constexpr"):
-    pass
-def behaviour(config):
-    return {"time_us": 100.0 / config["BLOCK_SIZE_N"]}
-)PY");
-  tunekit::testing::write_file(dir / "moe.yaml", R"Y(name: moe
-kernel: {language: triton, source: moe.py, entry: moe, grid: ["ceil_div(M, BLOCK_SIZE_M)"]}
-arguments:
-  - {name: x, type: f32, shape: [M]}
-  - {name: out, type: f32, shape: [M], role: out}
-  - {name: n, type: i32, value: M}
-sizes:
-  - grid: {E: [8], N: [14336], M: [1, 64]}
-parameters:
-  BLOCK_SIZE_M: [16]
-  BLOCK_SIZE_N: [64, 128]
-  BLOCK_SIZE_K: [128]
-  GROUP_SIZE_M: [1]
-  num_warps: [4]
-  num_stages: [3]
-reference: {python: moe.py, entry: behaviour}
-measure: {warmup: 0ms, min_samples: 3, max_samples: 5, timeout: 60s}
-)Y");
+  write_moe(dir);
   const std::string exe = tunekit::testing::tunekit_exe().string(), spec = (dir / "moe.yaml").string(),
                     out = (dir / "out").string(), vllm = (dir / "vllm").string(), err = (dir / "stderr").string();
   ::setenv("TUNEKIT_TRITON_FAKE", "1", 1);
