@@ -648,6 +648,17 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2}
     EXPECT_TRUE(contains(twice.output, "error: --size M=8: ")) << twice.output;
     EXPECT_TRUE(contains(twice.output, "given twice")) << twice.output;
   }
+  // A flag takes one value: the spec after it is the positional, in every
+  // subcommand (it was swallowed, and 'SPEC is required' said).
+  for (const char* command : {"space", "select", "tune"}) {
+    const std::string name = command;
+    std::vector<std::string> args{command, "-s", "M=16"};
+    if (name == "space") args.insert(args.end(), {"-s", "N=2", spec});
+    else args.insert(args.end(), {"-a", "N=[2]", spec, "-o", out});
+    if (name == "tune") args.push_back("--no-progress");
+    auto before = tunekit_cli(args);
+    EXPECT_EQ(before.exit_code, 0) << command << ": " << before.output;
+  }
   for (const char* command : {"select", "emit"}) {
     auto word = tunekit_cli({command, spec, "-s", "M=abc", "-o", out});
     EXPECT_EQ(word.exit_code, 1) << word.output;

@@ -132,26 +132,28 @@ CLI::Validator at_least(std::uint64_t min) {
 }
 
 CLI::Option* add_size_flag(CLI::App* cmd, std::vector<std::string>& sizes, const std::string& help) {
-  return cmd->add_option_function<std::vector<std::string>>(
-      "-s,--size",
-      [&sizes](const std::vector<std::string>& given) {
-        sizes.clear();
-        for (const auto& flag : given) {
-          std::string part;
-          int depth = 0;
-          for (char c : flag) {
-            if (c == '[') ++depth;
-            if (c == ']' && depth > 0) --depth;
-            if (c == ',' && depth == 0) {
-              sizes.push_back(std::exchange(part, {}));
-              continue;
-            }
-            part += c;
-          }
-          sizes.push_back(std::move(part));
+  auto split = [&sizes](const std::vector<std::string>& given) {
+    sizes.clear();
+    for (const auto& flag : given) {
+      std::string part;
+      int depth = 0;
+      for (char c : flag) {
+        if (c == '[') ++depth;
+        if (c == ']' && depth > 0) --depth;
+        if (c == ',' && depth == 0) {
+          sizes.push_back(std::exchange(part, {}));
+          continue;
         }
-      },
-      help + " (repeat, or give several names in one: -s M=64,N=64)");
+        part += c;
+      }
+      sizes.push_back(std::move(part));
+    }
+  };
+  // One value a flag: `-s N=64 spec.yaml` leaves the spec to its positional.
+  return cmd
+      ->add_option_function<std::vector<std::string>>("-s,--size", split,
+                                                      help + " (repeat, or give several names in one: -s M=64,N=64)")
+      ->allow_extra_args(false);
 }
 
 // CLI11 2.1 reads "-1" into an unsigned flag as 2^64 - 1, clamps a whole

@@ -116,7 +116,8 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
                 "sizes (default: every size the store holds of the spec, those of earlier tunes' flags too)");
   cmd->add_option("-a,--axis", a.axes,
                   "Answer for these sizes only, as tune's -a makes them: NAME=[v1,v2,...], NAME=[start:end:step] or "
-                  "NAME[pow2]=[lo:hi], crossed with the spec's sizes");
+                  "NAME[pow2]=[lo:hi], crossed with the spec's sizes")
+      ->allow_extra_args(false);
   cmd->add_option("--within", a.within_percent, "cover: tolerance in percent")
       ->each([&a](const std::string&) { a.within_given = true; })
       ->check([](const std::string& v) {

@@ -535,9 +535,11 @@ SubCommand add_tune_command(CLI::App& app) {
                 "sets that name in every size of the spec (or makes the only size); sizes it makes equal are tuned "
                 "once, so on a spec whose sizes differ only in NAME it tunes the one size. A machine property "
                 "(l1d_bytes) is no size: --properties sets those");
-  tune_cmd->add_option("-a,--axis", t->axes,
-                       "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
-                       "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination");
+  tune_cmd
+      ->add_option("-a,--axis", t->axes,
+                   "Problem-size axis, nvbench style: M=[1,4,16], N=[1024:8192:1024] (inclusive), "
+                   "K[pow2]=[7:12] (2^7 to 2^12) or M=64. Several axes tune every combination")
+      ->allow_extra_args(false);
   tune_cmd->add_option("--where", t->where,
                        "Extra constraint for this run, e.g. --where 'CLUSTER == 1' (repeat: all must hold); results "
                        "go to the same DB as the spec's, the CSV, JSON and HTML to NAME.where-CLUSTER_1.* so the full "
