@@ -451,16 +451,14 @@ void mark_sizes_tuned_in_part(const Loaded& l, Policy& p) {
     if (const auto it = part.find(size_key(e.size)); it != part.end()) e.tuned_in_part = it->second;
 }
 
-// Of `sizes`, those tuned in part, said with how much was measured; `chosen`
-// is what was chosen from their measured configs only, for one size and for
-// several.
-void note_sizes_tuned_in_part(const Loaded& l, const std::vector<Bindings>& sizes,
+// `part`, sizes tuned in part with how much was measured there, said;
+// `chosen` is what was chosen from their measured configs only, for one
+// size and for several.
+void note_sizes_tuned_in_part(const std::vector<std::pair<Bindings, PartialTune>>& part,
                               std::pair<std::string_view, std::string_view> chosen) {
-  const auto part = sizes_tuned_in_part(l);
   std::vector<std::string> parts;
-  for (const auto& size : sizes)
-    if (const auto it = part.find(size_key(size)); it != part.end())
-      parts.push_back(fmt::format("{}: {} of {}", size_text(size), it->second.measured, it->second.valid));
+  for (const auto& [size, tune] : part)
+    parts.push_back(fmt::format("{}: {} of {}", size_text(size), tune.measured, tune.valid));
   if (parts.empty()) return;
   // One line, bounded: a tune of thousands of sizes would list them all.
   constexpr std::size_t kListed = 10;
@@ -475,17 +473,22 @@ void note_sizes_tuned_in_part(const Loaded& l, const std::vector<Bindings>& size
       count, count == 1 ? "" : "s", fmt::join(parts, ", "), count == 1 ? chosen.first : chosen.second);
 }
 
-void note_sizes_tuned_in_part(const Loaded& l, const Policy& p) {
-  std::vector<Bindings> sizes;
-  for (const auto& e : p.entries) sizes.push_back(e.size);
-  note_sizes_tuned_in_part(l, sizes, {"its entry was", "their entries were"});
+// The entries mark_sizes_tuned_in_part() marked.
+void note_sizes_tuned_in_part(const Policy& p) {
+  std::vector<std::pair<Bindings, PartialTune>> part;
+  for (const auto& e : p.entries)
+    if (e.tuned_in_part) part.emplace_back(e.size, *e.tuned_in_part);
+  note_sizes_tuned_in_part(part, {"its entry was", "their entries were"});
 }
 
 // The same for the one config for all sizes, at the sizes it was scored at.
 void note_sizes_tuned_in_part(const Loaded& l, const UniversalChoice& c) {
-  std::vector<Bindings> sizes;
-  for (const auto& s : c.per_size) sizes.push_back(s.size);
-  note_sizes_tuned_in_part(l, sizes, {"the config for all sizes was", "the config for all sizes was"});
+  const auto tuned_in_part = sizes_tuned_in_part(l);
+  std::vector<std::pair<Bindings, PartialTune>> part;
+  for (const auto& s : c.per_size)
+    if (const auto it = tuned_in_part.find(size_key(s.size)); it != tuned_in_part.end())
+      part.emplace_back(s.size, it->second);
+  note_sizes_tuned_in_part(part, {"the config for all sizes was", "the config for all sizes was"});
 }
 
 // The sizes `trials` were run at that `answered` (size keys) leaves out:
@@ -596,7 +599,7 @@ int run_select(const PolicyArgs& a) {
   mark_sizes_tuned_in_part(l, p);
   for (const auto& e : p.entries)
     fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(), e.time ? " " + format_us(*e.time) + " us" : "");
-  note_sizes_tuned_in_part(l, p);
+  note_sizes_tuned_in_part(p);
   note_sizes_left_out(l.trials, p);
   return 0;
 }
@@ -787,7 +790,7 @@ int run_emit(const PolicyArgs& a) {
                p.checks.constraints.size(), p.checks.constraints.size() == 1 ? "check rejects" : "checks reject",
                p.pinned.empty() ? "" : ", and the values each computed parameter may take");
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
-  note_sizes_tuned_in_part(l, p);
+  note_sizes_tuned_in_part(p);
   for (const auto& n : vllm_in_part) fmt::print(stderr, "{}", n);
   note_sizes_left_out(l.trials, p);
   return 0;
