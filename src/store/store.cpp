@@ -17,6 +17,7 @@
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -134,8 +135,26 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
 RETURNING id, origin
 )sql";
 
+// What to do with a store SQLite finds damaged: nothing tunekit writes
+// mends it, and a reading command must not answer from part of it. (No
+// rescue is offered: sqlite3's .dump drops the schema version that marks a
+// store, and Debian 12's sqlite3 fails at .recover.)
+std::string damaged_advice(const std::filesystem::path& path) {
+  return fmt::format(
+      "; the file is damaged, and tunekit reads nothing from it: move {} aside (or put back a copy) and tune "
+      "again",
+      path.string());
+}
+
+// SQLite's reason for the last failure of `db`, with what to do where it is
+// damage.
+std::string reason_of(sqlite3* db, const std::filesystem::path& path, std::string reason) {
+  if (db && (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT) reason += damaged_advice(path);
+  return reason;
+}
+
 [[noreturn]] void fail(const std::filesystem::path& path, std::string_view what, sqlite3* db) {
-  std::string reason = db ? sqlite3_errmsg(db) : "out of memory";
+  std::string reason = db ? reason_of(db, path, sqlite3_errmsg(db)) : "out of memory";
   throw std::runtime_error(fmt::format("results store {}: {}: {}", path.string(), what, reason));
 }
 
@@ -202,10 +221,41 @@ class Statement {
 void exec(sqlite3* db, const std::filesystem::path& path, const char* sql, std::string_view what) {
   char* message = nullptr;
   if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    std::string reason = message ? message : sqlite3_errmsg(db);
+    std::string reason = reason_of(db, path, message ? message : sqlite3_errmsg(db));
     sqlite3_free(message);
     fail(path, fmt::format("{}: {}", what, reason));
   }
+}
+
+// SQLite reads a page only when a query reaches it, and a damaged index
+// answers a lookup with fewer rows and no error: a store read so would give
+// `select` and `emit` a policy from part of its trials, and a tune a resume
+// that measures again what it holds and stores it beside the old rows.
+// integrity_check reads every page and matches each index with its table
+// (quick_check does not, and passes an index whose keys are damaged); a
+// 140 MB store (100,000 trials) takes about half a second.
+void check_intact(sqlite3* db, const std::filesystem::path& path) {
+  sqlite3_stmt* st = nullptr;
+  std::string problem;
+  if (sqlite3_prepare_v2(db, "PRAGMA integrity_check(1)", -1, &st, nullptr) != SQLITE_OK) {
+    problem = sqlite3_errmsg(db);
+  } else if (sqlite3_step(st) != SQLITE_ROW) {
+    problem = sqlite3_errmsg(db);
+  } else if (const unsigned char* text = sqlite3_column_text(st, 0);
+             !text || std::string_view(reinterpret_cast<const char*>(text)) != "ok") {
+    problem = text ? reinterpret_cast<const char*>(text) : "no answer";
+  }
+  sqlite3_finalize(st);
+  if (problem.empty()) return;
+  // integrity_check's answer may be several lines under a heading.
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < problem.size();) {
+    const std::size_t end = std::min(problem.find('\n', at), problem.size());
+    const std::string line = problem.substr(at, end - at);
+    if (!line.empty() && line.rfind("*** ", 0) != 0) lines.push_back(line);
+    at = end + 1;
+  }
+  fail(path, fmt::format("SQLite's check of the file finds: {}{}", fmt::join(lines, "; "), damaged_advice(path)));
 }
 
 std::string utc_now_iso8601() {
@@ -364,7 +414,7 @@ void Store::switch_to_wal() {
     const int primary = rc & 0xff;
     if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
         !wait_for_lock(const_cast<char*>(path_.c_str()), attempt))
-      fail(path_, "cannot switch to WAL mode: " + reason);
+      fail(path_, "cannot switch to WAL mode: " + reason_of(db_, path_, reason));
   }
 }
 
@@ -399,6 +449,7 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
     }
     exec(db_, path_, "COMMIT", "cannot read the schema");
     if (!tables.empty()) fail(path_, not_a_store(tables));
+    check_intact(db_, path_);
     switch_to_wal();
     exec(db_, path_, "PRAGMA synchronous=NORMAL", "cannot set synchronous mode");
 
@@ -540,10 +591,17 @@ void Store::open_read_only() {
                                   "tunekit",
                                   *version));
         }
+        try {
+          check_intact(db_, path_);
+        } catch (...) {
+          sqlite3_close_v2(db_);
+          db_ = nullptr;
+          throw;
+        }
         return;
       }
     }
-    const std::string reason = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    const std::string reason = db_ ? reason_of(db_, path_, sqlite3_errmsg(db_)) : "out of memory";
     sqlite3_close_v2(db_);
     db_ = nullptr;
     if (immutable) fail(path_, "cannot open for reading: " + reason);

@@ -528,6 +528,71 @@ TEST(Store, BadPathGivesClearError) {
   }
 }
 
+// A damaged page of the unique index: SQLite reads it only when a lookup
+// reaches it, and then answers with fewer rows and no error, so a reading
+// command would choose from part of the trials. Both opens refuse the file.
+TEST(Store, ADamagedStoreIsRefusedAtOpenNotReadInPart) {
+  TempDir dir;
+  const fs::path file = dir.path() / "t.db";
+  {
+    Store store(file);
+    for (int m = 1; m <= 200; ++m) {
+      TrialRecord r = sample_record();
+      r.size["M"] = Value(m);
+      store.put(r);
+    }
+  }
+  std::int64_t page_size = 0, index_root = 0;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_trials_1'", -1,
+                                 &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    index_root = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    page_size = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  ASSERT_GT(index_root, 1);
+  {
+    // Flips bits in the keys at the end of the index's root page, as a bad
+    // disk block would: its header and cell pointers stay whole.
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    const std::streamoff start = (index_root - 1) * page_size;
+    for (std::streamoff at = start + page_size / 2; at < start + page_size; at += 31) {
+      f.seekg(at);
+      const int byte = f.get();
+      f.seekp(at);
+      f.put(static_cast<char>(byte ^ 0x5a));
+    }
+  }
+  for (const bool read_only : {true, false}) {
+    try {
+      const Store store(file, read_only ? Store::Access::read_only : Store::Access::read_write);
+      int found = 0;
+      for (int m = 1; m <= 200; ++m) {
+        TrialRecord r = sample_record();
+        r.size["M"] = Value(m);
+        found += store.find(r.spec_hash, r.device, r.size, r.config).has_value();
+      }
+      ADD_FAILURE() << (read_only ? "read-only" : "read-write") << " open of a damaged store: a lookup found " << found
+                    << " of its 200 trials";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(file.string()), std::string::npos) << what;
+      EXPECT_NE(what.find("the file is damaged"), std::string::npos) << what;
+      EXPECT_NE(what.find("move " + file.string() + " aside"), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(Store, RejectsNewerSchema) {
   TempDir dir;
   fs::path file = dir.path() / "t.db";
