@@ -274,7 +274,7 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
   const int ranks = transport.ranks();
   TuneReport report = untuned_report(spec, options);
   Store store(report.db);
-  const KernelClaim claim(report.db, report.spec_hash);
+  const KernelClaim claim(report.db, report.spec_hash, spec.sizes);
   if (auto w = claim.announce()) report.warnings.push_back(*w);
   const std::string identity = tune_identity(spec, options.device);
   const std::string own_compiler = detail::kernel_compiler_identity(spec, options.device);

@@ -379,7 +379,7 @@ class Run {
                       spec_.intended_device_where.str(), spec_.intended_device, machine.device));
     machine_json_ = machine_to_json(machine);
     store_ = std::make_unique<Store>(report_.db);
-    if (auto w = claim_.emplace(report_.db, report_.spec_hash).announce()) warn(*w);
+    if (auto w = claim_.emplace(report_.db, report_.spec_hash, spec_.sizes).announce()) warn(*w);
     warn_of_other_versions();
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     headers_ = kernel_headers_digest(spec_, source_);
