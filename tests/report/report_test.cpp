@@ -301,6 +301,18 @@ TEST(Csv, EmptyListWritesHeader) {
             "MissedNoiseTarget,Fault\n");
 }
 
+// Time(us) says its unit in its name; Noise and Spread (0.02, shown as 2% on
+// the console) and MaxRelErr do not, so the writer's description (`tunekit
+// plugins`, docs/plugins.md) says it for each column without one.
+TEST(Csv, TheWritersSayTheUnitOfEachNumberWhoseNameDoesNot) {
+  const std::string csv = writers().get("csv").summary;
+  for (const char* column : {"`Time(us)`", "`Min(us)`", "`Noise`", "`Spread`", "`MaxAbsDiff`", "`MaxRelErr`"})
+    EXPECT_NE(csv.find(column), std::string::npos) << column << " in: " << csv;
+  EXPECT_NE(csv.find("as fractions of the time, 0.02 being 2%"), std::string::npos) << csv;
+  const std::string json = writers().get("json").summary;
+  EXPECT_NE(json.find("`noise`, `spread` and `max_rel_err` are fractions"), std::string::npos) << json;
+}
+
 TEST(Csv, OneColumnPerParameterAndMetricAndTheNoiseVerdict) {
   std::vector<TrialRecord> trials{ok_trial(bmbn(64, 128), 10.0), ok_trial(bmbn(32, 16), 20.0),
                                   failed_trial(bmbn(8, 8), Status::crash, "")};
