@@ -71,6 +71,17 @@ class Store {
   };
   std::vector<OtherVersion> other_versions(const std::string& kernel, const std::string& device,
                                            const std::string& spec_hash) const;
+  // The toolchains a kernel was measured with: the trials stored under its
+  // hash_without_toolchain, grouped by their spec_hash (one per toolchain),
+  // in the order of the toolchains' text. Trials stored before schema 10
+  // name none and are not counted; a store of such a version read as it
+  // is lists none.
+  struct Toolchain {
+    std::string text;
+    std::string spec_hash;
+    std::size_t trials = 0;
+  };
+  std::vector<Toolchain> toolchains(const std::string& hash_without_toolchain) const;
   std::size_t erase(const std::string& spec_hash);
   // A run that measures a size anew (--fresh) takes the stored trials of
   // the configs it would measure for stale first: their settings start

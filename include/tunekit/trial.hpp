@@ -46,6 +46,14 @@ inline constexpr std::string_view kOriginBase = "base";
 struct TrialRecord {
   std::int64_t id = 0;    // row id, assigned by insert()
   std::string spec_hash;  // what was tuned (see Tuner)
+  // The same without the toolchain that built it (spec_hash_without_toolchain),
+  // and that toolchain as text (the compiler's release, NVRTC's version, the
+  // OpenCL driver): a store read where another toolchain is still answers
+  // select, emit and report with these trials, and names whose they are.
+  // Both '' in stores before schema 10, whose trials are found only by
+  // spec_hash.
+  std::string hash_without_toolchain;
+  std::string toolchain;
   std::string kernel;     // spec name
   std::string device;
   Bindings size;

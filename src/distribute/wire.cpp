@@ -52,6 +52,8 @@ ojson trial_to_json(const TrialRecord& t) {
   ojson j{
       {"id", t.id},
       {"spec_hash", t.spec_hash},
+      {"hash_without_toolchain", t.hash_without_toolchain},
+      {"toolchain", t.toolchain},
       {"kernel", t.kernel},
       {"device", t.device},
       {"size", bindings_to_json(t.size)},
@@ -95,6 +97,8 @@ TrialRecord trial_from_json(const ojson& j) {
   TrialRecord t;
   t.id = j.at("id").get<std::int64_t>();
   t.spec_hash = j.at("spec_hash").get<std::string>();
+  t.hash_without_toolchain = j.at("hash_without_toolchain").get<std::string>();
+  t.toolchain = j.at("toolchain").get<std::string>();
   t.kernel = j.at("kernel").get<std::string>();
   t.device = j.at("device").get<std::string>();
   t.size = bindings_from_json(j.at("size"));

@@ -36,8 +36,10 @@ namespace {
 // settings (what the outcome depends on beyond the spec's hash); 6: + eval_s
 // and verify_s; 7: + confirmed; 8: + resources (what the build uses, a JSON
 // object); 9: + cpu_wait (the share of the trial's time its worker waited
-// for a CPU). Older files are migrated on open.
-constexpr int kSchemaVersion = 9;
+// for a CPU); 10: + hash_without_toolchain and toolchain (the kernel's
+// identity without what built it, and that toolchain's text). Older files
+// are migrated on open.
+constexpr int kSchemaVersion = 10;
 
 // Another process writing (a second tuner, `sqlite3` left open in a
 // transaction) holds the lock: wait for it as long as it takes, since giving
@@ -91,24 +93,30 @@ CREATE TABLE IF NOT EXISTS trials (
   confirmed     INTEGER NOT NULL DEFAULT 0,
   resources     TEXT    NOT NULL DEFAULT '',
   cpu_wait      REAL    NOT NULL DEFAULT 0,
+  hash_without_toolchain TEXT NOT NULL DEFAULT '',
+  toolchain     TEXT    NOT NULL DEFAULT '',
   UNIQUE (spec_hash, device, size_key, config_key)
 );
 CREATE INDEX IF NOT EXISTS trials_by_spec ON trials (spec_hash, id);
+CREATE INDEX IF NOT EXISTS trials_by_kernel_without_toolchain ON trials (hash_without_toolchain);
 )sql";
 
 // Column list shared by every SELECT, in the order read_row() expects.
-// Versions 5 to 8 lack only the last columns, which read as not recorded
-// (times, resources, CPU wait) and not confirmed: a file of those versions opened for
-// reading is read as it is, never migrated.
+// Versions 5 to 9 lack only the last columns, which read as not recorded
+// (times, resources, CPU wait, toolchain) and not confirmed: a file of those
+// versions opened for reading is read as it is, never migrated.
 const std::string kColumnsOfVersion5 =
     "id, spec_hash, kernel, device, size_json, config_json, status, error, median_us, min_us, max_us, mean_us, "
     "noise, sample_count, samples_json, max_abs_diff, max_rel_err, verified, verify_passed, verify_detail, "
     "build_s, machine_json, created_at, origin, slower_factor, slower_best_us, fault, settings";
-const std::string kColumns = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources, cpu_wait";
-const std::string kColumnsReadingVersion5 = kColumnsOfVersion5 + ", NULL, NULL, 0, '', 0";
-const std::string kColumnsReadingVersion6 = kColumnsOfVersion5 + ", eval_s, verify_s, 0, '', 0";
-const std::string kColumnsReadingVersion7 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, '', 0";
-const std::string kColumnsReadingVersion8 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources, 0";
+const std::string kColumns =
+    kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources, cpu_wait, hash_without_toolchain, toolchain";
+const std::string kColumnsReadingVersion5 = kColumnsOfVersion5 + ", NULL, NULL, 0, '', 0, '', ''";
+const std::string kColumnsReadingVersion6 = kColumnsOfVersion5 + ", eval_s, verify_s, 0, '', 0, '', ''";
+const std::string kColumnsReadingVersion7 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, '', 0, '', ''";
+const std::string kColumnsReadingVersion8 = kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources, 0, '', ''";
+const std::string kColumnsReadingVersion9 =
+    kColumnsOfVersion5 + ", eval_s, verify_s, confirmed, resources, cpu_wait, '', ''";
 
 // One statement: either the new row or the old one survives a kill, and the
 // row keeps its id (its place in insertion order) when it is replaced.
@@ -117,9 +125,9 @@ INSERT INTO trials (spec_hash, kernel, device, size_key, size_json, config_key, 
                     median_us, min_us, max_us, mean_us, noise, sample_count, samples_json, max_abs_diff,
                     max_rel_err, verified, verify_passed, verify_detail, build_s, machine_json, created_at,
                     origin, slower_factor, slower_best_us, fault, settings, eval_s, verify_s, confirmed, resources,
-                    cpu_wait)
+                    cpu_wait, hash_without_toolchain, toolchain)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)
+        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)
 ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   kernel = excluded.kernel, size_json = excluded.size_json, config_json = excluded.config_json,
   status = excluded.status, error = excluded.error, median_us = excluded.median_us, min_us = excluded.min_us,
@@ -131,6 +139,7 @@ ON CONFLICT (spec_hash, device, size_key, config_key) DO UPDATE SET
   slower_factor = excluded.slower_factor, slower_best_us = excluded.slower_best_us,
   fault = excluded.fault, settings = excluded.settings, eval_s = excluded.eval_s, verify_s = excluded.verify_s,
   confirmed = excluded.confirmed, resources = excluded.resources, cpu_wait = excluded.cpu_wait,
+  hash_without_toolchain = excluded.hash_without_toolchain, toolchain = excluded.toolchain,
   origin = CASE WHEN excluded.origin = 'search' THEN trials.origin ELSE excluded.origin END
 RETURNING id, origin
 )sql";
@@ -352,6 +361,8 @@ TrialRecord read_row(const Statement& st, const std::filesystem::path& path) {
     }
   }
   r.cpu_wait_share = st.real_or(32, 0);
+  r.hash_without_toolchain = st.text(33);
+  r.toolchain = st.text(34);
   return r;
 }
 
@@ -509,7 +520,16 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
                fmt::format("cannot migrate the schema from version {}", version));
         // Before version 9 no trial's wait for a CPU was kept: 0, as on a
         // quiet machine, since nothing better is known.
-        exec(db_, path_, "ALTER TABLE trials ADD COLUMN cpu_wait REAL NOT NULL DEFAULT 0",
+        if (version <= 8)
+          exec(db_, path_, "ALTER TABLE trials ADD COLUMN cpu_wait REAL NOT NULL DEFAULT 0",
+               fmt::format("cannot migrate the schema from version {}", version));
+        // Before version 10 no trial named its toolchain: '' is found by
+        // its spec_hash only, as it was, and no other toolchain's reader
+        // takes it for its kernel's.
+        exec(db_, path_,
+             "ALTER TABLE trials ADD COLUMN hash_without_toolchain TEXT NOT NULL DEFAULT '';"
+             "ALTER TABLE trials ADD COLUMN toolchain TEXT NOT NULL DEFAULT '';"
+             "CREATE INDEX IF NOT EXISTS trials_by_kernel_without_toolchain ON trials (hash_without_toolchain);",
              fmt::format("cannot migrate the schema from version {}", version));
         exec(db_, path_, fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str(),
              "cannot set the schema version");
@@ -578,6 +598,7 @@ void Store::open_read_only() {
         else if (*version == 6) columns_ = &kColumnsReadingVersion6;
         else if (*version == 7) columns_ = &kColumnsReadingVersion7;
         else if (*version == 8) columns_ = &kColumnsReadingVersion8;
+        else if (*version == 9) columns_ = &kColumnsReadingVersion9;
         else if (*version != kSchemaVersion) {
           sqlite3_close_v2(db_);
           db_ = nullptr;
@@ -730,6 +751,8 @@ void Store::upsert(TrialRecord& record) {
     st.bind(33, resources.dump());
   }
   st.bind(34, record.cpu_wait_share);
+  st.bind(35, record.hash_without_toolchain);
+  st.bind(36, record.toolchain);
   if (!st.step("cannot store a trial")) fail(path_, "cannot store a trial: no row id came back");
   record.id = st.integer(0);
   record.origin = st.text(1);
@@ -772,6 +795,20 @@ std::vector<Store::OtherVersion> Store::other_versions(const std::string& kernel
   std::vector<OtherVersion> out;
   while (st.step("cannot look up the kernel's other versions"))
     out.push_back({st.text(0), static_cast<std::size_t>(st.integer(1)), st.text(2)});
+  return out;
+}
+
+std::vector<Store::Toolchain> Store::toolchains(const std::string& hash_without_toolchain) const {
+  std::vector<Toolchain> out;
+  // An older file read as it is has no such column: none of its trials
+  // names a toolchain.
+  if (columns_ != &kColumns || hash_without_toolchain.empty()) return out;
+  Statement st(db_, path_,
+               "SELECT toolchain, spec_hash, COUNT(*) FROM trials WHERE hash_without_toolchain = ?1 "
+               "GROUP BY spec_hash, toolchain ORDER BY toolchain, spec_hash");
+  st.bind(1, hash_without_toolchain);
+  while (st.step("cannot look up the kernel's toolchains"))
+    out.push_back({st.text(0), st.text(1), static_cast<std::size_t>(st.integer(2))});
   return out;
 }
 

@@ -15,6 +15,8 @@ TrialRecord full_trial() {
   TrialRecord t;
   t.id = 42;
   t.spec_hash = "abc";
+  t.hash_without_toolchain = "def";
+  t.toolchain = "c++ (Fake 12.2.0) 12.2.0 for x86_64-linux-gnu";
   t.kernel = "gemm";
   t.device = "cpu: test (2 cores)";
   t.size = Bindings{{"M", Value(512)}, {"name", Value("tall")}};
@@ -51,6 +53,8 @@ TrialRecord full_trial() {
 void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.id, b.id);
   EXPECT_EQ(a.spec_hash, b.spec_hash);
+  EXPECT_EQ(a.hash_without_toolchain, b.hash_without_toolchain);
+  EXPECT_EQ(a.toolchain, b.toolchain);
   EXPECT_EQ(a.kernel, b.kernel);
   EXPECT_EQ(a.device, b.device);
   EXPECT_EQ(size_key(a.size), size_key(b.size));

@@ -46,6 +46,8 @@ class TempDir {
 TrialRecord sample_record() {
   TrialRecord r;
   r.spec_hash = "abc123";
+  r.hash_without_toolchain = "abc";
+  r.toolchain = "c++ (Fake 12.2.0) 12.2.0 for x86_64-linux-gnu";
   r.kernel = "matmul";
   r.device = "cpu:0";
   r.size = {{"M", Value(512)}, {"N", Value(256)}, {"K", Value(128)}};
@@ -81,6 +83,8 @@ TrialRecord sample_record() {
 void expect_same(const TrialRecord& a, const TrialRecord& b) {
   EXPECT_EQ(a.id, b.id);
   EXPECT_EQ(a.spec_hash, b.spec_hash);
+  EXPECT_EQ(a.hash_without_toolchain, b.hash_without_toolchain);
+  EXPECT_EQ(a.toolchain, b.toolchain);
   EXPECT_EQ(a.kernel, b.kernel);
   EXPECT_EQ(a.device, b.device);
   ASSERT_EQ(a.size.size(), b.size.size());
@@ -164,7 +168,7 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
     return out;
   };
   EXPECT_EQ(single("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(single("PRAGMA user_version"), "9");
+  EXPECT_EQ(single("PRAGMA user_version"), "10");
   std::string schema = single("SELECT sql FROM sqlite_master WHERE name = 'trials'");
   for (const char* column :
        {"spec_hash",   "kernel",        "device",         "size_key",     "size_json",    "config_key",
@@ -174,8 +178,13 @@ TEST(Store, CreatesSchemaAndParentDirectories) {
         "origin",      "slower_factor", "slower_best_us", "fault",        "settings",     "eval_s",
         "verify_s",    "confirmed",     "resources",      "cpu_wait"})
     EXPECT_NE(schema.find(column), std::string::npos) << column;
+  for (const char* column : {"hash_without_toolchain", "toolchain"})
+    EXPECT_NE(schema.find(column), std::string::npos) << column;
   EXPECT_NE(schema.find("UNIQUE (spec_hash, device, size_key, config_key)"), std::string::npos);
   EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'trials_by_spec'").empty());
+  EXPECT_FALSE(single("SELECT name FROM sqlite_master WHERE type = 'index' AND name = "
+                      "'trials_by_kernel_without_toolchain'")
+                   .empty());
   sqlite3_close(db);
 }
 
@@ -739,7 +748,7 @@ PRAGMA user_version=1;
   auto rows = reopened.trials("old");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].origin, "rules");
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
 }
 
 // A version-2 file: its rule-seed flags become the origin 'rules', the old
@@ -763,7 +772,7 @@ PRAGMA user_version=2;
     EXPECT_EQ(rows[1].origin, "search");
     EXPECT_DOUBLE_EQ(rows[1].stats.median.count(), 10.0);
   }
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -856,7 +865,7 @@ PRAGMA user_version=3;
     cut.slower_than = SlowerThan{2.5, Microseconds(12.5)};
     store.put(cut);
   }
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   Store reopened(file);
   auto rows = reopened.trials("v3");
   ASSERT_EQ(rows.size(), 2u);
@@ -897,7 +906,7 @@ PRAGMA user_version=4;
     rows[1].settings = "timeout=60s";
     store.put(rows[1]);
   }
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   Store reopened(file);
   auto rows = reopened.trials("v4");
   ASSERT_EQ(rows.size(), 3u);
@@ -927,7 +936,7 @@ PRAGMA user_version=4;
                                      "--out-dir",    (dir.path() / "out").string(),
                                      "--no-progress"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   Store store(file, Store::Access::read_only);
   EXPECT_EQ(store.trials("v4").size(), 1u);
 }
@@ -963,7 +972,7 @@ PRAGMA user_version=5;
     rows[0].verify_time = Seconds(0.125);
     store.put(rows[0]);
   }
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v5");
   ASSERT_EQ(rows.size(), 1u);
@@ -1000,7 +1009,7 @@ PRAGMA user_version=6;
     rows[0].confirmed = true;
     store.put(rows[0]);
   }
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v6");
   ASSERT_EQ(rows.size(), 1u);
@@ -1038,7 +1047,7 @@ PRAGMA user_version=7;
     r.resources = {{"registers", 168}, {"spills", 12}, {"shared_memory", 49152}};
     store.put(r);
   }
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v7");
   ASSERT_EQ(rows.size(), 2u);
@@ -1076,13 +1085,74 @@ PRAGMA user_version=8;
     r.cpu_wait_share = 0.37;
     store.put(r);
   }
-  EXPECT_EQ(schema_version(file), 9);
+  EXPECT_EQ(schema_version(file), 10);
   Store reopened(file, Store::Access::read_only);
   auto rows = reopened.trials("v8");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].cpu_wait_share, 0.0);
   EXPECT_EQ(rows[0].resources, (KernelResources{{"registers", 40}}));
   EXPECT_DOUBLE_EQ(rows[1].cpu_wait_share, 0.37);
+}
+
+// A version-9 file (before trials named their toolchain) reads without
+// one, and a write migrates it: its old rows name none and are listed under
+// no toolchain, while new trials are listed by theirs, one entry per
+// spec_hash of the kernel.
+TEST(Store, ReadsAndMigratesAVersion9FileAndListsAKernelsToolchains) {
+  TempDir dir;
+  fs::path file = dir.path() / "v9.db";
+  create(file, std::string(kVersion1Table) + kVersion4Columns + kVersion5Columns + R"sql(
+ALTER TABLE trials ADD COLUMN eval_s REAL;
+ALTER TABLE trials ADD COLUMN verify_s REAL;
+ALTER TABLE trials ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN resources TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN cpu_wait REAL NOT NULL DEFAULT 0;
+INSERT INTO trials (spec_hash, device, size_key, size_json, config_key, config_json, status, error, median_us,
+                    created_at, cpu_wait)
+  VALUES ('v9', 'cpu', 'M=4', '{"M": 4}', 'BM=16', '{"BM": 16}', 'ok', '', 12.5, '2024-01-01T00:00:00Z', 0.5);
+PRAGMA user_version=9;
+)sql");
+  {
+    Store read(file, Store::Access::read_only);
+    auto rows = read.trials("v9");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].cpu_wait_share, 0.5);
+    EXPECT_EQ(rows[0].hash_without_toolchain, "");
+    EXPECT_EQ(rows[0].toolchain, "");
+    EXPECT_TRUE(read.toolchains("kernel").empty());
+  }
+  EXPECT_EQ(schema_version(file), 9);  // reading changed nothing
+  {
+    Store store(file);
+    TrialRecord r = store.trials("v9").at(0);
+    auto put = [&](const std::string& spec_hash, const std::string& toolchain, int bm) {
+      r.spec_hash = spec_hash;
+      r.hash_without_toolchain = "kernel";
+      r.toolchain = toolchain;
+      r.config = Config({{"BM", Value(bm)}});
+      store.put(r);
+    };
+    put("v10-gcc13", "g++ (Fake) 13.1.0 for x86_64-linux-gnu", 16);
+    put("v10-gcc13", "g++ (Fake) 13.1.0 for x86_64-linux-gnu", 32);
+    put("v10-gcc12", "g++ (Fake) 12.2.0 for x86_64-linux-gnu", 16);
+  }
+  EXPECT_EQ(schema_version(file), 10);
+  Store reopened(file, Store::Access::read_only);
+  auto rows = reopened.trials("v9");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].hash_without_toolchain, "");
+  EXPECT_EQ(rows[0].toolchain, "");
+  const auto toolchains = reopened.toolchains("kernel");
+  ASSERT_EQ(toolchains.size(), 2u);
+  EXPECT_EQ(toolchains[0].text, "g++ (Fake) 12.2.0 for x86_64-linux-gnu");
+  EXPECT_EQ(toolchains[0].spec_hash, "v10-gcc12");
+  EXPECT_EQ(toolchains[0].trials, 1u);
+  EXPECT_EQ(toolchains[1].text, "g++ (Fake) 13.1.0 for x86_64-linux-gnu");
+  EXPECT_EQ(toolchains[1].spec_hash, "v10-gcc13");
+  EXPECT_EQ(toolchains[1].trials, 2u);
+  EXPECT_EQ(reopened.trials("v10-gcc13").at(1).toolchain, "g++ (Fake) 13.1.0 for x86_64-linux-gnu");
+  // The old rows name no toolchain: no reader of another's takes them.
+  EXPECT_TRUE(reopened.toolchains("").empty());
 }
 
 // An ok trial has no fault; a failure stored without one is the config's.
