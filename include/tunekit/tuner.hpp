@@ -171,6 +171,13 @@ struct TuneReport {
 // compiled by that device's driver, which is part of its identity.
 std::string spec_hash(const Spec& spec, int device = 0);
 
+// spec_hash() without the toolchain's identity (the compiler's release,
+// NVRTC's version, the OpenCL driver): the same kernel built by another
+// toolchain has the same. A tune resumes by spec_hash() alone; what answers
+// from stored trials (select, emit, report) may read another toolchain's
+// where this machine's has none.
+std::string spec_hash_without_toolchain(const Spec& spec);
+
 // The settings a trial's outcome depends on beyond spec_hash(): the
 // per-config timeout (and an application's run timeout), the build timeout
 // (kernel.build_timeout where it is not the default, an application's),

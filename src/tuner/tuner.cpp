@@ -369,6 +369,8 @@ class Run {
     report_ = untuned_report(spec_, options_);
     if (report_.spec_hash != rig.parts().spec_hash)
       throw std::invalid_argument("tune(): TuneOptions::rig was made for another kernel (its spec_hash differs)");
+    hash_without_toolchain_ = spec_hash_without_toolchain(spec_);
+    toolchain_ = detail::kernel_compiler_identity(spec_, options_.device);
     for (const auto& w : spec_.warnings) warn(w);
     for (const auto& w : backend_->warnings()) warn(w);
     report_.device = machine.device;
@@ -997,7 +999,28 @@ class Run {
   // the run starts afresh, rather than leave the user to wonder where the
   // earlier results went.
   void warn_of_other_versions() {
-    const auto others = store_->other_versions(report_.kernel, report_.device, report_.spec_hash);
+    auto others = store_->other_versions(report_.kernel, report_.device, report_.spec_hash);
+    // The same kernel measured with another toolchain (another compiler
+    // release, a store copied from another machine) is said as that: its
+    // source has not changed, and select and emit still read those trials.
+    std::map<std::string, std::string> toolchain_of;  // spec_hash -> toolchain
+    for (const auto& t : store_->toolchains(hash_without_toolchain_)) toolchain_of.emplace(t.spec_hash, t.text);
+    std::size_t of_other_toolchains = 0;
+    std::set<std::string> other_toolchains;
+    std::erase_if(others, [&](const Store::OtherVersion& o) {
+      const auto it = toolchain_of.find(o.spec_hash);
+      if (it == toolchain_of.end()) return false;
+      of_other_toolchains += o.trials;
+      other_toolchains.insert("'" + it->second + "'");
+      return true;
+    });
+    if (of_other_toolchains > 0)
+      warn(
+          fmt::format("{} holds {} trial{} of '{}' on this device measured with another toolchain ({}) than this "
+                      "run's ('{}'): a tune reuses no trial another toolchain built, so this run measures anew; "
+                      "those trials stay in the store",
+                      report_.db.string(), of_other_toolchains, of_other_toolchains == 1 ? "" : "s", report_.kernel,
+                      fmt::join(other_toolchains, ", "), toolchain_));
     if (others.empty()) return;
     std::size_t trials = 0;
     for (const auto& o : others) trials += o.trials;
@@ -1877,6 +1900,10 @@ class Run {
     // The store keeps a config's seed origin from an earlier run over this
     // run's 'search' (Store::put); this run's report says why it ran here.
     const std::string origin = t.origin;
+    // A trial of this spec_hash was built by this toolchain, one read from
+    // a store older than schema 10 too (spec_hash holds the toolchain).
+    t.hash_without_toolchain = hash_without_toolchain_;
+    t.toolchain = toolchain_;
     store_->put(t, exclusive_origin);
     t.origin = origin;
     if (options_.on_stored) options_.on_stored(t, exclusive_origin);
@@ -1905,6 +1932,7 @@ class Run {
   const ProgressCallback& progress_;
   Clock::time_point start_;
   std::string settings_;
+  std::string hash_without_toolchain_, toolchain_;  // what each stored trial records (TrialRecord)
   // measure.early_stop, off under an objective other than the time
   // (early_stop_conflict): the cut compares times.
   const double early_stop_;
@@ -1948,7 +1976,10 @@ std::string file_digest(const fs::path& file, const SourceLocation& where) {
 
 }  // namespace
 
-std::string spec_hash(const Spec& spec, int device) {
+namespace {
+
+// spec_hash() with `toolchain` as the toolchain's identity: "" leaves it out.
+std::string kernel_hash(const Spec& spec, const std::string& toolchain) {
   detail::Hasher h;
   const std::string source = read_file(spec.kernel.source, {spec.file.string()});
   h.add(source);
@@ -1970,7 +2001,7 @@ std::string spec_hash(const Spec& spec, int device) {
   // installed on another machine reads them. Looked up once per process,
   // and "" when the name runs no file: a missing compiler fails at its
   // build.
-  if (const std::string id = detail::kernel_compiler_identity(spec, device); !id.empty()) h.add("compiler").add(id);
+  if (!toolchain.empty()) h.add("compiler").add(toolchain);
   // The architecture a device kernel is built for decides what it does
   // (sm_90a's wgmma is not sm_90's); only when set, so other specs keep
   // their hash.
@@ -2062,6 +2093,14 @@ std::string spec_hash(const Spec& spec, int device) {
   }
   return h.hex();
 }
+
+}  // namespace
+
+std::string spec_hash(const Spec& spec, int device) {
+  return kernel_hash(spec, detail::kernel_compiler_identity(spec, device));
+}
+
+std::string spec_hash_without_toolchain(const Spec& spec) { return kernel_hash(spec, {}); }
 
 std::string settings_key(const Spec& spec) {
   std::string key = fmt::format("timeout={}s atol={} rtol={}", spec.measure.timeout.count(), spec.tolerance.atol,
