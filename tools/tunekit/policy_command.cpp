@@ -50,6 +50,8 @@ struct PolicyArgs {
   std::string cache;
   std::string html;               // report: the page to write
   std::string device;             // --device: the device whose trials to read
+  std::string toolchain;          // --toolchain: part of the text of the toolchain whose trials to read
+  std::string answer = "policy";  // what the command makes of the trials, for the note on another toolchain's
   std::string entry;              // a bare source's, as tune was given them
   std::vector<std::string> args;  // (the spec they make finds its trials)
   KernelFlags kernel;             // the tune's, which make another kernel of the spec
@@ -67,6 +69,13 @@ void add_tuned_kernel(CLI::App* cmd, PolicyArgs& a) {
   add_kernel_flags(cmd, a.kernel, /*as_tuned=*/true);
 }
 
+void add_toolchain_flag(CLI::App* cmd, PolicyArgs& a) {
+  cmd->add_option("--toolchain", a.toolchain,
+                  "Read the trials measured with the toolchain whose text holds this (the compiler's release, "
+                  "NVRTC's version, the OpenCL driver: the store lists them), not this machine's (needed where "
+                  "the store holds the spec's trials of several toolchains and none of this machine's)");
+}
+
 // The results of a tune are keyed by the spec as it was tuned, input seed
 // and cache mode included: a tune run with --seed or --cache is found again
 // only with the same.
@@ -79,6 +88,7 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--device", a.device,
                   "The device whose results to read, as the store names it (needed where it holds several's)");
+  add_toolchain_flag(cmd, a);
   cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a.cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)")
       ->check([](const std::string& v) {
@@ -138,12 +148,13 @@ struct Loaded {
   std::vector<TrialRecord> base;
   std::string name;
   std::map<std::string, std::uint64_t> valid_at;  // size key -> valid configs there (with a SPEC)
+  std::string spec_hash;  // whose trials were read: this machine's toolchain's, or another's (with a SPEC)
 };
 
 // Reads a results store: a file that is not one is the input's error, named
 // by the flag that chose it, not a failure of the program (exit 2).
-std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chosen_by,
-                                     const std::function<std::vector<TrialRecord>(const Store&)>& read) {
+template <typename Read>
+auto read_store(const fs::path& db, const std::string& chosen_by, const Read& read) {
   try {
     const Store store(db, Store::Access::read_only);
     return read(store);
@@ -153,6 +164,11 @@ std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chos
     throw InputError({chosen_by},
                      fmt::format("cannot read {} as a tunekit results database: {}", db.string(), e.what()));
   }
+}
+
+std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chosen_by,
+                                     const std::function<std::vector<TrialRecord>(const Store&)>& read) {
+  return read_store(db, chosen_by, read);
 }
 
 // Why a database holds no trials of `spec` (no --seed or --cache given): it
@@ -175,15 +191,15 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
       return fmt::format("{}: its trials of '{}' were timed with --cache {}; give that here too", none, name,
                          mode.name);
   }
-  // The toolchain is part of the kernel: a store read where another
-  // compiler release, OpenCL driver or nvcc host compiler is (or none) holds
-  // no trials of the kernel as it would be built here.
+  // Another toolchain's trials are read (read_toolchain) where they name
+  // it; those stored before schema 10 do not, and are found only where
+  // the same compiler release, OpenCL driver or nvcc host compiler is.
   const std::string toolchain = detail::kernel_compiler_identity(spec);
   return fmt::format(
       "{}, but {} trial{} of '{}': tuned with another input seed, or with flags that make another kernel "
       "of it (give the tune's --seed, --flags, --compiler, --reference, --atol or --rtol here too, and its $CXX "
-      "or $CC), or with another toolchain than this machine's{} (read the database where it was tuned), or "
-      "before the kernel's source or its arguments changed (tune it again)",
+      "or $CC), or with another toolchain than this machine's{} by a tunekit whose store did not name it (read "
+      "the database where it was tuned), or before the kernel's source or its arguments changed (tune it again)",
       none, count, count == 1 ? "" : "s", name, toolchain.empty() ? "" : " (" + toolchain + ")");
 }
 
@@ -193,9 +209,8 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
 // run's failures beside its successes, and this spec reads the failures.
 std::string nothing_chosen(const Loaded& l, const std::string& why) {
   std::size_t elsewhere = 0;
-  const std::string here = spec_hash(l.spec);
   for (const auto& t : read_trials(l.db, "--db", [](const Store& s) { return s.all(); }))
-    elsewhere += t.kernel == l.name && t.spec_hash != here && t.status == Status::ok;
+    elsewhere += t.kernel == l.name && t.spec_hash != l.spec_hash && t.status == Status::ok;
   if (elsewhere == 0) return why;
   return fmt::format(
       "{}; the database holds {} trial{} of '{}' that ran correctly under other settings (give the tune's --seed, "
@@ -332,6 +347,73 @@ void keep_flagged_sizes(Loaded& l, const PolicyArgs& a) {
   }
 }
 
+// A toolchain as a message names it.
+std::string toolchain_text(const std::string& text) {
+  return text.empty() ? std::string("a toolchain it could not name") : "'" + text + "'";
+}
+
+std::string toolchains_text(const std::vector<const Store::Toolchain*>& toolchains) {
+  std::vector<std::string> listed;
+  for (const Store::Toolchain* t : toolchains)
+    listed.push_back(fmt::format("{} ({} trial{})", toolchain_text(t->text), t->trials, t->trials == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(listed, ", "));
+}
+
+// The toolchain is part of spec_hash, so that a tune never resumes a trial
+// another compiler built; but a store copied from the machine that tuned
+// (read on a laptop or in CI, where another compiler release is, or no
+// NVRTC or OpenCL device) holds the kernel's trials under that machine's
+// toolchain. Where this machine's has none, the kernel's trials of the one
+// other toolchain the store holds are read instead, and a note says whose
+// they are; of several, --toolchain picks one, as it may where this
+// machine's has trials too.
+void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by) {
+  if (!l.trials.empty() && a.toolchain.empty()) return;  // this machine's, as a tune reads them
+  const std::string here = detail::kernel_compiler_identity(l.spec);
+  const std::string without = spec_hash_without_toolchain(l.spec);
+  std::vector<Store::Toolchain> stored =
+      read_store(l.db, chosen_by, [&](const Store& s) { return s.toolchains(without); });
+  // This machine's trials stored before schema 10 name no toolchain.
+  if (!l.trials.empty() &&
+      std::none_of(stored.begin(), stored.end(), [&](const Store::Toolchain& t) { return t.spec_hash == l.spec_hash; }))
+    stored.push_back({here, l.spec_hash, l.trials.size()});
+  if (stored.empty()) return;  // none of the kernel's: the caller says why
+  std::vector<const Store::Toolchain*> all, matching;
+  for (const auto& t : stored) all.push_back(&t);
+  if (a.toolchain.empty()) {
+    if (stored.size() > 1)
+      throw InputError({a.spec}, fmt::format("{} holds this spec's trials measured with {} toolchains, none of them "
+                                             "this machine's ({}): {}; pick one with --toolchain TEXT (part of its "
+                                             "text)",
+                                             l.db.string(), stored.size(), toolchain_text(here), toolchains_text(all)));
+    matching = all;
+  } else {
+    // The whole text first: one toolchain's may be part of another's.
+    for (const Store::Toolchain* t : all)
+      if (t->text == a.toolchain) matching.push_back(t);
+    if (matching.empty())
+      for (const Store::Toolchain* t : all)
+        if (t->text.find(a.toolchain) != std::string::npos) matching.push_back(t);
+    if (matching.empty())
+      throw InputError({"--toolchain"},
+                       fmt::format("'{}' is part of none of the toolchains {} holds this spec's trials of: {}",
+                                   a.toolchain, l.db.string(), toolchains_text(all)));
+    if (matching.size() > 1)
+      throw InputError({"--toolchain"},
+                       fmt::format("'{}' is part of {} of the toolchains {} holds this spec's "
+                                   "trials of: {}; give more of one's text",
+                                   a.toolchain, matching.size(), l.db.string(), toolchains_text(matching)));
+  }
+  const Store::Toolchain& chosen = *matching.front();
+  if (chosen.spec_hash == l.spec_hash) return;
+  l.spec_hash = chosen.spec_hash;
+  l.trials = read_trials(l.db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
+  fmt::print(stderr,
+             "note: the trials of this spec in {} were measured with {}; this machine builds with {}: the {} is "
+             "theirs\n",
+             l.db.string(), toolchain_text(chosen.text), toolchain_text(here), a.answer);
+}
+
 Loaded load(const PolicyArgs& a, bool one_device = true) {
   Loaded l;
   l.spec = spec_of_target(a.spec, a.entry, a.args);
@@ -346,7 +428,9 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
   l.db = db;
   const std::string chosen_by = !a.db.empty() ? "--db" : !l.spec.output.db.empty() ? a.spec : "--out-dir";
-  l.trials = read_trials(db, chosen_by, [&](const Store& s) { return s.trials(spec_hash(l.spec)); });
+  l.spec_hash = spec_hash(l.spec);
+  l.trials = read_trials(db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
+  read_toolchain(l, a, chosen_by);
   // A row shared with a spec that differs only in its name carries the label
   // of whichever stored it last; read through this spec, it is this spec's.
   for (auto& t : l.trials) t.kernel = l.name;
@@ -850,7 +934,7 @@ int run_report(const PolicyArgs& a) {
     for (const auto& [flag, given] :
          {std::pair{"--compiler", !a.kernel.compiler.empty()}, std::pair{"--flags", !a.kernel.flags.empty()},
           std::pair{"--reference", !a.kernel.reference.empty()}, std::pair{"--atol", a.kernel.atol.has_value()},
-          std::pair{"--rtol", a.kernel.rtol.has_value()}})
+          std::pair{"--rtol", a.kernel.rtol.has_value()}, std::pair{"--toolchain", !a.toolchain.empty()}})
       if (given) throw InputError({flag}, "picks the trials of a spec tuned with that setting: give the SPEC too");
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
@@ -946,6 +1030,7 @@ SubCommand add_rules_report_command(CLI::App& app) {
                                  "How far each size's rule config (the matmul tile rules of search.rules, evaluated "
                                  "first) is from the best, and how many evaluations it took to beat it");
   add_spec_and_db(cmd, *a);
+  a->answer = "report";
   cmd->footer(
       "Columns: the rule config's time; the best time; their ratio; the rule config's rank among the ok\n"
       "trials; the first faster trial in run order (evaluations so far, invalid trials not counted); the\n"
@@ -969,6 +1054,8 @@ SubCommand add_report_command(CLI::App& app) {
   cmd->add_option("-o,--out-dir", a->out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--seed", a->seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a->cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)");
+  add_toolchain_flag(cmd, *a);
+  a->answer = "report";
   cmd->add_option("--html", a->html, "Page to write (default: OUT_DIR/NAME.html, NAME the spec's or tunekit)");
   cmd->footer(
       "Per parameter: its spread, the slowest value's best time over the fastest value's best (largest\n"

@@ -1,0 +1,177 @@
+// A store read where another toolchain is (a GPU host's store copied to a
+// laptop or a CI box, with another compiler release): select, emit and
+// report answer from the trials it holds and say whose they are, while tune
+// measures with this machine's toolchain and reuses nothing of another's.
+// Another release is simulated as the tests of spec_hash do: a wrapper
+// compiler of the same name whose --version (and so whose text) differs,
+// found first on $PATH.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/detail/process.hpp"
+#include "support/cli.hpp"
+#include "support/temp_dir.hpp"
+#include "tunekit/store.hpp"
+
+using namespace tunekit;
+using tunekit::testing::contains;
+using tunekit::testing::fresh_dir;
+using tunekit::testing::tunekit_exe;
+using tunekit::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+// y = 2x over N, built by `tk-cc`, the wrapper compiler on $PATH.
+std::string write_spec(const fs::path& dir) {
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = KIND * 0 + 2 * x[i];\n}\n");
+  write_file(dir / "k.yaml", R"(name: k
+kernel: {source: k.cpp, entry: f, compiler: tk-cc, flags: [-O0]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 64}
+parameters: {KIND: [0, 1]}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s, early_stop: off}
+)");
+  return (dir / "k.yaml").string();
+}
+
+// A folder holding `tk-cc`, which says it is release `release` and builds
+// with the system's c++.
+fs::path install_release(const fs::path& dir, const std::string& release) {
+  const fs::path folder = dir / ("cc-" + release);
+  write_file(folder / "tk-cc", "#!/bin/sh\ncase \"$1\" in --version) echo 'tkcc (Fake) " + release +
+                                   "';; -dumpmachine) exec c++ -dumpmachine;; *) exec c++ \"$@\";; esac\n");
+  fs::permissions(folder / "tk-cc", fs::perms::owner_all);
+  return folder;
+}
+
+// `tunekit ARGS...` with `compilers` first on $PATH.
+detail::ProcessResult tunekit_with(const fs::path& compilers, const std::vector<std::string>& args) {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> argv{"env", "PATH=" + compilers.string() + ":" + (path ? path : ""), tunekit_exe().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return detail::run_process(argv, std::chrono::seconds(300));
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Tuned with one release, read with another: select, emit and report answer
+// from the tune's trials, with a note naming both toolchains once. Where
+// this machine's release has trials, they are read, without a note.
+TEST(ToolchainCli, AStoreTunedWithAnotherCompilerReleaseServesSelectEmitAndReport) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir);
+  const std::string out = (dir / "out").string();
+  const fs::path gpu_host = install_release(dir, "12.2.0"), laptop = install_release(dir, "13.1.0");
+  auto r = tunekit_with(gpu_host, {"tune", spec, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  const std::string note =
+      "note: the trials of this spec in " + out + "/tunekit.db were measured with 'tkcc (Fake) 12.2.0 for ";
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"select", spec, "-o", out},
+                                                  {"emit", spec, "-o", out},
+                                                  {"report", spec, "-o", out},
+                                                  {"rules-report", spec, "-o", out}}) {
+    r = tunekit_with(laptop, command);
+    // rules-report: the trials are read, and none is a rule config.
+    EXPECT_EQ(r.exit_code, command[0] == "rules-report" ? 3 : 0) << command[0] << ": " << r.output;
+    EXPECT_EQ(count_of(r.output, note), 1u) << command[0] << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "; this machine builds with 'tkcc (Fake) 13.1.0 for ")) << r.output;
+    const bool policy = command[0] == "select" || command[0] == "emit";
+    EXPECT_TRUE(contains(r.output, policy ? ": the policy is theirs\n" : ": the report is theirs\n")) << r.output;
+  }
+  EXPECT_TRUE(fs::exists(dir / "out" / "k_policy.hpp"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "k.html"));
+  r = tunekit_with(laptop, {"select", spec, "-o", out});
+  EXPECT_TRUE(contains(r.output, "{KIND: ")) << r.output;
+
+  // On the machine that tuned, its own trials, as before.
+  r = tunekit_with(gpu_host, {"select", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "note: the trials")) << r.output;
+}
+
+// tune measures with this machine's toolchain and reuses no trial another
+// built; with two toolchains' trials and none of this machine's, select
+// does not guess: it lists them, and --toolchain picks one.
+TEST(ToolchainCli, TuneMeasuresAgainAndSeveralToolchainsArePickedByTheFlag) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir);
+  const std::string out = (dir / "out").string();
+  const fs::path db = dir / "out" / "tunekit.db";
+  const fs::path old_release = install_release(dir, "12.2.0"), new_release = install_release(dir, "13.1.0"),
+                 third = install_release(dir, "14.0.0");
+  auto r = tunekit_with(old_release, {"tune", spec, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = tunekit_with(new_release, {"tune", spec, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "resumed from the store")) << r.output;
+  EXPECT_TRUE(contains(r.output, db.string() + " holds 2 trials of 'k' on this device measured with another "
+                                               "toolchain ('tkcc (Fake) 12.2.0 for "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "a tune reuses no trial another toolchain built, so this run measures anew"))
+      << r.output;
+  EXPECT_FALSE(contains(r.output, "other version")) << r.output;  // the kernel has not changed
+  std::vector<std::string> toolchains;
+  for (const auto& t : Store(db, Store::Access::read_only).all()) toolchains.push_back(t.toolchain);
+  ASSERT_EQ(toolchains.size(), 4u);  // both configs, measured once with each release
+  EXPECT_TRUE(toolchains[0].starts_with("tkcc (Fake) 12.2.0 for ")) << toolchains[0];
+  EXPECT_TRUE(toolchains[2].starts_with("tkcc (Fake) 13.1.0 for ")) << toolchains[2];
+  // The same release resumes its own.
+  r = tunekit_with(old_release, {"tune", spec, "--no-progress", "-o", out});
+  EXPECT_TRUE(contains(r.output, "2 resumed from the store")) << r.output;
+
+  r = tunekit_with(third, {"select", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, spec + ": " + db.string() +
+                                     " holds this spec's trials measured with 2 toolchains, none of them this "
+                                     "machine's ('tkcc (Fake) 14.0.0 for "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "'" + toolchains[0] + "' (2 trials), '" + toolchains[2] +
+                                     "' (2 trials); pick one with --toolchain TEXT (part of its text)"))
+      << r.output;
+
+  r = tunekit_with(third, {"emit", spec, "-o", out, "--toolchain", "13.1.0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(
+      contains(r.output, "were measured with '" + toolchains[2] + "'; this machine builds with 'tkcc (Fake) 14.0.0"))
+      << r.output;
+  // The flag picks another toolchain's even where this machine's has trials.
+  r = tunekit_with(old_release, {"select", spec, "-o", out, "--toolchain", "13.1.0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "were measured with '" + toolchains[2] + "'")) << r.output;
+  r = tunekit_with(new_release, {"select", spec, "-o", out, "--toolchain", "13.1.0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "note: the trials")) << r.output;
+
+  r = tunekit_with(third, {"select", spec, "-o", out, "--toolchain", "tkcc"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--toolchain: 'tkcc' is part of 2 of the toolchains " + db.string() +
+                                     " holds this spec's trials of: '" + toolchains[0] + "' (2 trials), '" +
+                                     toolchains[2] + "' (2 trials); give more of one's text"))
+      << r.output;
+  r = tunekit_with(third, {"report", spec, "-o", out, "--toolchain", "9.9"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--toolchain: '9.9' is part of none of the toolchains " + db.string() +
+                                     " holds this spec's trials of: '"))
+      << r.output;
+  r = tunekit_with(third, {"report", "-o", out, "--toolchain", "13.1.0"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--toolchain: picks the trials of a spec tuned with that setting: give the SPEC too"))
+      << r.output;
+}
