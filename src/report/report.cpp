@@ -315,9 +315,13 @@ std::string objective_note(const TuneReport& report, const TrialRecord& t) {
   return ", " + report.objective.name + " " + (v ? metric_text(*v) : std::string("n/a"));
 }
 
-std::string verification_line(const TrialRecord& t, const std::vector<TrialRecord>& all, bool outputs_compared) {
+std::string verification_line(const TrialRecord& t, const std::vector<TrialRecord>& all, const TuneReport& report) {
   const Verification& v = t.verification;
-  if (!v.checked && !outputs_compared) return "verification: not checked (no argument has role out or inout)";
+  // An application has no arguments to give a role: the program is its own
+  // check, and the role advice would ask for what its spec refuses.
+  if (report.application)
+    return "verification: by the program itself (language: command; a run that exits non-zero is a crash)";
+  if (!v.checked && !report.outputs_compared) return "verification: not checked (no argument has role out or inout)";
   if (!v.checked) {
     // When the reference is the default config's outputs, the default is
     // not checked against itself; say what the others showed.
@@ -742,7 +746,7 @@ std::string format_summary(const TuneReport& report) {
       // that failed leaves the default's (the tuner warned).
       if (base && base->status == Status::ok) speedup_line(base, "CUB's base policy");
       speedup_line(baseline, label);
-      out += verification_line(*best, s.trials, report.outputs_compared) + '\n';
+      out += verification_line(*best, s.trials, report) + '\n';
       if (const auto confirmed = confirmed_trials(s); !confirmed.empty()) {
         std::vector<std::string> numbers;
         for (std::size_t i : confirmed) numbers.push_back(fmt::format("No.{}", i + 1));

@@ -715,6 +715,21 @@ TEST(Summary, FirstValidConfigBaseline) {
   EXPECT_NE(text.find("verification: not checked (no reference)"), std::string::npos) << text;
 }
 
+// An application's spec may give no argument a role (it has no arguments),
+// so the summary must not ask for one: the program checks its own results.
+TEST(Summary, AnApplicationIsVerifiedByItsProgram) {
+  TuneReport report = sample_report();
+  report.application = true;
+  report.outputs_compared = false;
+  for (auto& t : report.sizes[0].trials) t.verification.checked = false;
+  const std::string text = format_summary(report);
+  EXPECT_NE(text.find("verification: by the program itself (language: command; a run that exits non-zero is a "
+                      "crash)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("role out or inout"), std::string::npos) << text;
+}
+
 // A build tunekit stopped says so on its line, not with an error line from
 // the middle of the log it cut off.
 TEST(TrialLine, ABuildStoppedByATimeoutSaysSo) {
