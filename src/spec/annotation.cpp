@@ -2,6 +2,7 @@
 #include "tunekit/annotation.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -430,6 +431,25 @@ void check_ranges_not_defined_in_source(const std::vector<Line>& lines, const st
   }
 }
 
+// A comment's first word (upper-cased) that is the marker misspelt
+// ('%RANEG%', '%RAGNE%', '%RANG%') on a line that goes on with a range
+// (a digit, ':', a digit). Ignored, its line would drop the parameter
+// without a word and leave the name undefined in every build; the range
+// keeps prose such as '%RANK%' out.
+bool misspelt_range_marker(std::string_view first, std::string_view rest) {
+  bool has_range = false;
+  for (std::size_t k = 1; k + 1 < rest.size() && !has_range; ++k)
+    has_range = rest[k] == ':' && std::isdigit(static_cast<unsigned char>(rest[k - 1])) &&
+                (std::isdigit(static_cast<unsigned char>(rest[k + 1])) || rest[k + 1] == '-');
+  if (!has_range || first.size() < 2 || first.front() != '%') return false;
+  std::string_view letters = first.substr(1);
+  if (letters.back() == '%') letters.remove_suffix(1);
+  if (letters.empty() || letters == "RANGE" ||
+      !std::all_of(letters.begin(), letters.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+    return false;
+  return detail::edit_distance(letters, "RANGE") <= 2;
+}
+
 }  // namespace
 
 bool has_tune_base_branch(std::string_view source) {
@@ -486,6 +506,9 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
         throw InputError(here,
                          "'" + std::string(text.substr(word, first.size())) +
                              "' reads like a %RANGE% annotation; write it '%RANGE%' (upper case, a % at each end)");
+      if (!first.empty() && misspelt_range_marker(first, text.substr(word + first.size())))
+        throw InputError(here, "'" + std::string(text.substr(word, first.size())) +
+                                   "' reads like a misspelt %RANGE% annotation; did you mean '%RANGE%'?");
       if (first == "%RANGE%" && text.substr(lead, 2) == "/*")
         throw InputError(here, "a %RANGE% annotation is a // comment, not a /* */ one");
     }
@@ -515,6 +538,14 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
     }
     std::size_t end_column = text.find_last_not_of(" \t") + 1;  // just past the last character
     static const char* names[] = {"a parameter name", "a label", "a range start:end:step"};
+    // "NAME 1:4:1": the range is there and the label is what is missing,
+    // which "missing a range" would misname.
+    if (fields.size() == 2 && fields[1].first.find(':') != std::string_view::npos &&
+        fields[1].first.find_first_not_of("0123456789-:") == std::string_view::npos)
+      throw InputError(where(fields[1].second),
+                       "malformed %RANGE% line: missing the label between the name and the range (CCCL's "
+                       "scripts read the range as the third word); " +
+                           expected);
     if (fields.size() < 3)
       throw InputError(where(end_column),
                        std::string("malformed %RANGE% line: missing ") + names[fields.size()] + "; " + expected);

@@ -323,6 +323,22 @@ TEST(Range, NearMissesAreErrorsNotProse) {
   EXPECT_TRUE(parse_range_annotations("// see the %RANGE% lines below\nint x;\n", "b.cu").empty());
 }
 
+// A misspelt marker dropped its parameter silently: every build then failed
+// on the undefined name, far from the line that caused it.
+TEST(Range, AMisspeltMarkerIsAnErrorAtIt) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_A a 1:4:1\n// %RANEG% TUNE_B b 64:256:64\n", "b.cu"); },
+               "b.cu", 2, 4, "'%RANEG%' reads like a misspelt %RANGE% annotation; did you mean '%RANGE%'?");
+  expect_error([] { parse_range_annotations("// %RAGNE% TUNE_B b 1:4:1\n", "b.cu"); }, "b.cu", 1, 4,
+               "'%RAGNE%' reads like a misspelt %RANGE% annotation");
+  // A word like it in a comment without a range is prose; a bare comment too.
+  EXPECT_TRUE(parse_range_annotations("// %RANK% is the rank's number\n//\nint x;\n", "b.cu").empty());
+}
+
+TEST(Range, AMissingLabelIsNamed) {
+  expect_error([] { parse_range_annotations("// %RANGE% TUNE_A 1:4:1\n", "b.cu"); }, "b.cu", 1, 19,
+               "missing the label between the name and the range");
+}
+
 // CCCL's scripts match "// %RANGE%" anywhere in the file, so an annotation
 // after code declares its range as one on a line of its own does; in a
 // string literal or a block comment it is data, not an annotation.
