@@ -139,7 +139,17 @@ std::optional<std::string> tunable_near_miss(std::string_view comment) {
   const std::string_view text = trim(comment.substr(2));
   std::string first;
   for (char c : text.substr(0, 7)) first += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (first != "tunable") return std::nullopt;
+  if (first != "tunable") {
+    // The word misspelt by one letter ('tuneable', 'tunabel'), alone or with
+    // an alias: the line would stay as written, and under injection: auto a
+    // source of such lines gets -D defines that replace its names.
+    std::size_t end = 0;
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+    const std::string_view word = text.substr(0, end), after = trim(text.substr(end));
+    if (end > 0 && (after.empty() || after[0] == ':') && detail::edit_distance(word, "tunable") == 1)
+      return "'" + std::string(word) + "' reads like a misspelt tunable annotation; write it '// tunable'";
+    return std::nullopt;
+  }
   const std::string_view rest = trim(text.substr(7));
   if (text.substr(0, 7) != "tunable" && (rest.empty() || rest[0] == ':'))
     return "'" + std::string(text.substr(0, 7)) +

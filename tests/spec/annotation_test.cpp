@@ -248,6 +248,26 @@ TEST(Tunable, NearMissesAreErrors) {
       "k.cpp", 1, 18, "the alias of '// tunable: ALIAS' is one name (letters, digits and '_'), not 'ACC T'");
 }
 
+// 'tuneable' (a spelling of its own) left the line as written: with the
+// spec's parameters the error named the spec's key, and under injection:
+// auto a source of such lines took -D defines that broke every build.
+TEST(Tunable, AWordMisspeltByOneLetterIsAnErrorAtIt) {
+  expect_error(
+      [] {
+        apply_tunable_lines("constexpr int BM = 4; // tuneable\n", cfg({{"BM", 1}}), "k.cpp");
+      },
+      "k.cpp", 1, 23, "'tuneable' reads like a misspelt tunable annotation; write it '// tunable'");
+  expect_error(
+      [] {
+        apply_tunable_lines("using T = float; // tunabel: ACC\n", cfg({{"ACC", 1}}), "k.cpp");
+      },
+      "k.cpp", 1, 18, "'tunabel' reads like a misspelt tunable annotation");
+  // Other words, and the word in prose, are comments.
+  const std::string prose = "int a = 1; // mutable\nint b = 2; // tuneable later\nint c = 3; // tunable\n";
+  EXPECT_EQ(apply_tunable_lines(prose, cfg({{"c", 4}}), "k.cpp"),
+            "int a = 1; // mutable\nint b = 2; // tuneable later\nint c = 4;\n");
+}
+
 TEST(Tunable, HasTunableLines) {
   EXPECT_TRUE(has_tunable_lines("int a = 1; // tunable\n"));
   EXPECT_TRUE(has_tunable_lines("  using T = X; // tunable: T\n"));
