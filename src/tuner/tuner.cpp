@@ -383,6 +383,7 @@ class Run {
     store_ = std::make_unique<Store>(report_.db);
     if (auto w = claim_.emplace(report_.db, report_.spec_hash, spec_.sizes).announce()) warn(*w);
     warn_of_other_versions();
+    warn_of_other_bindings();
     source_ = read_file(spec_.kernel.source, {spec_.file.string()});
     headers_ = kernel_headers_digest(spec_, source_);
     const bool range_defines =
@@ -1031,6 +1032,31 @@ class Run {
                     report_.db.string(), trials, trials == 1 ? "" : "s", report_.kernel, others.size(),
                     others.size() == 1 ? "" : "s", others.front().last_created_at.substr(0, 10),
                     others.front().spec_hash.substr(0, 12)));
+  }
+
+  // A CPU tune bound to some of the cores (mpirun binds each rank unless
+  // told --bind-to none; taskset) is another device, so a rerun bound
+  // otherwise resumes none of its trials, and without a word it measured
+  // them all again. Only the same processor under another binding is named:
+  // another machine's trials in a shared store are no surprise.
+  void warn_of_other_bindings() {
+    const auto cores_removed = [](std::string_view device) {
+      if (device.size() < 7 || device.substr(device.size() - 7) != " cores)") return device;
+      const std::size_t open = device.rfind(" (");
+      return open == std::string_view::npos ? device : device.substr(0, open);
+    };
+    const std::string_view processor = cores_removed(report_.device);
+    if (processor == report_.device) return;
+    for (const auto& other : store_->other_devices(report_.spec_hash, report_.device)) {
+      if (cores_removed(other.device) != processor) continue;
+      warn(
+          fmt::format("{} holds {} trial{} of this version of '{}' measured on '{}' (the last on {}), and this run "
+                      "is on '{}': it resumes none of them, a run bound to other cores being another device. To "
+                      "resume them, run bound as they were (mpirun binds each rank to a core unless given "
+                      "--bind-to none; taskset binds too)",
+                      report_.db.string(), other.trials, other.trials == 1 ? "" : "s", report_.kernel, other.device,
+                      other.last_created_at.substr(0, 10), report_.device));
+    }
   }
 
   // A measurement of a trial already on record (to confirm it, or in full)

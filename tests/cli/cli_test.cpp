@@ -2,6 +2,7 @@
 // space, errors, and a run killed with SIGKILL that resumes.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -403,6 +404,46 @@ TEST(Cli, ATuneOfAnEditedKernelSaysTheStoreHoldsItsEarlierVersion) {
   ASSERT_EQ(back.exit_code, 0) << back.output;
   EXPECT_TRUE(contains(back.output, "2 resumed from the store")) << back.output;
   EXPECT_TRUE(contains(back.output, "holds 2 trials of 'k' on this device from 1 other version of it")) << back.output;
+}
+
+// A tune bound to one core (as mpirun binds each rank) stores its trials on
+// "cpu: ... (1 of N cores)", another device: a rerun on all the cores
+// resumes none of them, and says so rather than measure them again without
+// a word.
+TEST(Cli, ATuneOnOtherCoresSaysTheStoreHoldsTheBoundRunsTrials) {
+  cpu_set_t all;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "needs two cores to bind a run to one";
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "// %RANGE% TUNE_U u 1:2:1\n"
+             "extern \"C\" void k(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = TUNE_U * 0 + x[i];\n}\n");
+  auto tune = [&] {
+    return tunekit_cli({"tune", (dir / "k.cpp").string(), "--size", "N=64", "--entry", "k", "--arg", "x:f32:N", "--arg",
+                        "y:f32:N::out", "--arg", "n:i32=N", "--out-dir", (dir / "out").string(), "--no-progress",
+                        "--timeout", "120s"});
+  };
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  auto bound = tune();
+  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  ASSERT_EQ(bound.exit_code, 0) << bound.output;
+  EXPECT_FALSE(contains(bound.output, "bound as they were")) << bound.output;
+
+  auto unbound = tune();
+  ASSERT_EQ(unbound.exit_code, 0) << unbound.output;
+  EXPECT_FALSE(contains(unbound.output, "resumed")) << unbound.output;
+  EXPECT_TRUE(contains(unbound.output, "holds 2 trials of this version of 'k' measured on 'cpu: ")) << unbound.output;
+  EXPECT_TRUE(contains(unbound.output, "(1 of ")) << unbound.output;
+  EXPECT_TRUE(contains(unbound.output, "it resumes none of them, a run bound to other cores being another device"))
+      << unbound.output;
 }
 
 // select, emit and report find a bare source's tune again through the
