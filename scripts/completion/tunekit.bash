@@ -51,7 +51,7 @@ _tunekit() {
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -s|--size|-a|--axis|--where|--option|--max-evals|--max-time|--seed|-j|--jobs|--flags|--timeout|--atol|--rtol|\
     --entry|--arg|--within|--namespace|-c|--config|--kernel|--device|--max-fraction|--batch|--vllm-dtype|--vllm-block-shape|\
-    --vllm-batch|--minimize|--maximize)
+    --vllm-batch|--minimize|--maximize|--toolchain)
       return ;;
   esac
 
@@ -63,11 +63,11 @@ _tunekit() {
                --properties --early-stop --confirm --reference --atol --rtol --entry --arg --no-progress --no-rules
                --retry-failed --replay --no-transfer" ;;
     space) options="-h --help -s --size --properties --where --json --write" ;;
-    select) options="-h --help --db -o --out-dir --seed --cache --mode --within" ;;
-    emit) options="-h --help --db -o --out-dir --seed --cache --mode --within --header --json --namespace
+    select) options="-h --help --db -o --out-dir --seed --cache --toolchain --mode --within" ;;
+    emit) options="-h --help --db -o --out-dir --seed --cache --toolchain --mode --within --header --json --namespace
                    --python --triton-configs --vllm --vllm-dtype --vllm-block-shape --vllm-batch" ;;
-    rules-report) options="-h --help --db -o --out-dir --seed --cache" ;;
-    report) options="-h --help --db -o --out-dir --seed --cache --html" ;;
+    rules-report) options="-h --help --db -o --out-dir --seed --cache --toolchain" ;;
+    report) options="-h --help --db -o --out-dir --seed --cache --toolchain --html" ;;
     resolve) options="-h --help -s --size -c --config --properties --ignore-constraints --build -o --out-dir --json" ;;
     replay) options="-h --help --t1 --spec -s --size --properties --kernel --device --strategy --option --max-evals
                      --max-fraction --max-time --minimize --maximize --seed --batch --json" ;;
