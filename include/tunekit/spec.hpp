@@ -301,6 +301,11 @@ struct Spec {
   // names one: a tune on a device whose name does not hold it warns.
   std::string intended_device;
   SourceLocation intended_device_where;
+  // The device the file picks (a T1 file's Device.DeviceId: an index among
+  // the backend's devices, as `tunekit devices` lists them), where it picks
+  // one: the tune runs there unless `tune --device-index` says otherwise.
+  std::optional<std::int64_t> device;
+  SourceLocation device_where;
 };
 
 // Loads a YAML or JSON spec. Paths inside it are relative to its folder.

@@ -344,17 +344,25 @@ void Loader::t1_device_and_profiling(const Map& k, Spec& s) const {
   if (auto d = get(k, "Device")) {
     const Map dm = map(*d, kT1DeviceKeys, "a mapping {PlatformId, DeviceId, Name}");
     // Kernel Tuner's `device`: checked against the device the tune runs
-    // on, which the file cannot choose (below).
+    // on, whichever the index below picks.
     if (auto name = get(dm, "Name")) {
       s.intended_device = string_of(*name, "a device name");
       s.intended_device_where = content_loc(*name);
     }
-    for (const char* key : {"PlatformId", "DeviceId"})
-      if (auto v = get(dm, key); v && int_of(*v, 0, "an index (an integer >= 0)") != 0)
-        s.warnings.push_back(
-            fmt::format("{}: KernelSpecification.Device.{} is not read: tunekit tunes the first {} device (device 0 "
-                        "of `tunekit devices`)",
-                        content_loc(*v).str(), key, s.kernel.language == "cuda" ? "CUDA" : "OpenCL"));
+    // Checked against the devices there are where the tune starts: this
+    // machine's are not the file's to know.
+    if (auto v = get(dm, "DeviceId")) {
+      s.device = int_of(*v, 0, "an index (an integer >= 0)");
+      s.device_where = content_loc(*v);
+    }
+    // tunekit numbers an OpenCL device among every platform's, as `tunekit
+    // devices` lists them: a platform index has nothing to pick.
+    if (auto v = get(dm, "PlatformId"); v && int_of(*v, 0, "an index (an integer >= 0)") != 0)
+      s.warnings.push_back(
+          fmt::format("{}: KernelSpecification.Device.PlatformId is not read: tunekit numbers the "
+                      "devices of every platform in one list (`tunekit devices`), which DeviceId "
+                      "indexes",
+                      content_loc(*v).str()));
   }
   if (auto v = get(k, "Profiling")) {
     if (!is_boolean(*v)) wrong_type(*v, "true or false");

@@ -18,6 +18,7 @@
 #include "core/detail/process.hpp"
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
+#include "tunekit/backend.hpp"
 #include "tunekit/status.hpp"
 #include "tunekit/store.hpp"
 
@@ -1036,4 +1037,62 @@ TEST(Cli, JsonOutputsTakeAPathThatIsNotUtf8) {
   EXPECT_TRUE(contains(text(space, "file"), replaced)) << text(space, "file");
   const auto resolved = json_of({"resolve", spec, "--json"});
   EXPECT_TRUE(contains(text(resolved, "spec"), replaced)) << text(resolved, "spec");
+}
+
+// tune --device-index picks the backend's device by its index in `tunekit
+// devices`, and a T1 file's Device.DeviceId does where the flag is not
+// given; an index the backend has no device for is refused where it was
+// given, before anything is built.
+TEST(Cli, TuneTakesTheDeviceIndexOfTheFlagElseTheT1Files) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_identity_spec(dir, "1", "parameters: {U: [1]}\n");
+  auto r = tunekit_cli({"tune", spec, "--device-index", "1", "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "error: --device-index: there is no cpu device 1: this machine has 1 cpu device (0: "
+                       "cpu: "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "expected an index from 0 to 0")) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out" / "tunekit.db"));
+  r = tunekit_cli({"tune", spec, "--device-index", "-1"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--device-index")) << r.output;
+  r = tunekit_cli({"tune", spec, "--device-index", "0", "--no-progress", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Recorded results run on no device.
+  r = tunekit_cli({"tune", spec, "--device-index", "0", "--replay", (dir / "out" / "tunekit.db").string(), "-o",
+                   (dir / "replayed").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "error: --device-index: does not apply with --replay")) << r.output;
+
+  const DeviceListing opencl = backends().get("opencl").list_devices();
+  if (opencl.devices.size() != 1) GTEST_SKIP() << "the T1 half needs one OpenCL device (PoCL): " << opencl.unavailable;
+  const fs::path example = fs::path(TUNEKIT_SOURCE_DIR) / "examples/kernel_tuner_t1";
+  fs::copy_file(example / "vector_add.cl", dir / "vector_add.cl");
+  const std::string t1 = tunekit::testing::read_file(example / "vector_add.json");
+  const std::string language = R"("Language": "OpenCL",)";
+  ASSERT_TRUE(contains(t1, language));
+  std::string picked = t1;
+  picked.replace(picked.find(language), language.size(), language + R"( "Device": {"DeviceId": 1},)");
+  write_file(dir / "t1.json", picked);
+  const std::string at = (dir / "t1.json").string() + ":13:";
+  r = tunekit_cli({"tune", (dir / "t1.json").string(), "--no-progress", "-o", (dir / "t1-out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "error: " + at +
+                                     "50: there is no opencl device 1: this machine has 1 opencl device "
+                                     "(0: opencl: "))
+      << r.output;
+  // The flag wins over the file, and the file's index is no longer said to
+  // be ignored.
+  r = tunekit_cli({"tune", (dir / "t1.json").string(), "--device-index", "0", "--max-evals", "1", "--no-progress", "-o",
+                   (dir / "t1-out").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "DeviceId")) << r.output;
+  // DeviceId 0 is the device the file picks, and tunes there.
+  picked = t1;
+  picked.replace(picked.find(language), language.size(), language + R"( "Device": {"DeviceId": 0},)");
+  write_file(dir / "t1.json", picked);
+  r = tunekit_cli(
+      {"tune", (dir / "t1.json").string(), "--max-evals", "1", "--no-progress", "-o", (dir / "t1-out").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }

@@ -119,9 +119,11 @@ TEST(Mpi, AnErrorBeforeTheTuneIsSaidOnceAndEveryRankExitsWithItsStatus) {
       {"tune", (dir / "bad.yaml").string(), "--no-progress", "-o", (dir / "out").string()},
       {"tune", (dir / "twice.yaml").string(), "--no-progress", "-o", (dir / "out").string(), "--max-time", "soon"},
       {"tune", (dir / "twice.yaml").string(), "--no-progres"},
+      {"tune", (dir / "twice.yaml").string(), "--no-progress", "-o", (dir / "out").string(), "--device-index", "1"},
   };
   const std::vector<std::string> errors = {"bad.yaml:11:1: duplicate key 'parameters'",
-                                           "error: --max-time: bad duration", "error: unknown flag '--no-progres'"};
+                                           "error: --max-time: bad duration", "error: unknown flag '--no-progres'",
+                                           "error: --device-index: is not taken under mpirun"};
   for (std::size_t i = 0; i < commands.size(); ++i) {
     const auto r = mpirun(3, commands[i]);
     EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -568,19 +568,25 @@ TEST_F(T1Kernel, DeviceAndProfilingAreReadOrSaidToBeLeftOut) {
   EXPECT_EQ(s.intended_device, "NVIDIA A100-PCIE-40GB");
   EXPECT_EQ(s.intended_device_where.str(), (dir_ / "t1.json").string() + ":16:25");
   const std::string at = (dir_ / "t1.json").string() + ":16:";
-  EXPECT_THAT(s.warnings, Contains(at + "78: KernelSpecification.Device.DeviceId is not read: tunekit tunes the first "
-                                        "CUDA device (device 0 of `tunekit devices`)"));
+  // DeviceId picks the device (tune checks it against the devices there are).
+  EXPECT_EQ(s.device, 1);
+  EXPECT_EQ(s.device_where.str(), at + "78");
   EXPECT_THAT(s.warnings, Contains(HasSubstr(at + "95: KernelSpecification.Profiling is not read: tunekit times each "
                                                   "config (the spec's measure settings) and collects no profiler "
                                                   "counters")));
   EXPECT_THAT(s.warnings, Contains(HasSubstr(at + "121: KernelSpecification.SimulationInput is not read")));
   for (const std::string& w : s.warnings) {
-    EXPECT_THAT(w, ::testing::Not(HasSubstr("Device.PlatformId"))) << "0 is the device tunekit tunes";
+    EXPECT_THAT(w, ::testing::Not(HasSubstr("Device.PlatformId"))) << "0 is the platform tunekit numbers from";
+    EXPECT_THAT(w, ::testing::Not(HasSubstr("DeviceId"))) << "read, not warned of";
     EXPECT_THAT(w, ::testing::Not(HasSubstr("KernelSpecification.Stream"))) << "null asks for nothing";
   }
   // false asks for what tunekit does; a Profiling of another type is refused.
   s = load(with(kConvolution, language, R"("Device": {"Name": "A100"}, "Profiling": false, "Language": "CUDA",)"));
   EXPECT_EQ(s.intended_device, "A100");
+  EXPECT_FALSE(s.device) << "no DeviceId: the tune's own";
+  s = load(with(kConvolution, language, R"("Device": {"PlatformId": 1}, "Language": "CUDA",)"));
+  EXPECT_THAT(s.warnings, Contains(HasSubstr(at + "30: KernelSpecification.Device.PlatformId is not read: tunekit "
+                                                  "numbers the devices of every platform in one list")));
   for (const std::string& w : s.warnings) EXPECT_THAT(w, ::testing::Not(HasSubstr("KernelSpecification.Profiling")));
   expect_error(with(kConvolution, language, R"("Profiling": "yes", "Language": "CUDA",)"), 16,
                "'KernelSpecification.Profiling' must be true or false, got 'yes'");

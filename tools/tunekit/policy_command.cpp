@@ -87,7 +87,9 @@ void add_spec_and_db(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("--db", a.db, "Results database (default: the spec's, else OUT_DIR/tunekit.db)");
   cmd->add_option("-o,--out-dir", a.out_dir, "The tune's output folder")->capture_default_str();
   cmd->add_option("--device", a.device,
-                  "The device whose results to read, as the store names it (needed where it holds several's)");
+                  "The device whose results to read, by the name the store gives it ('cpu: ...', 'opencl: ...': "
+                  "the report's device line), not an index as tune's --device-index (needed where the store holds "
+                  "several devices' results)");
   add_toolchain_flag(cmd, a);
   cmd->add_option("--seed", a.seed, "The input seed the tune ran with (tunekit tune --seed; default: the spec's)");
   cmd->add_option("--cache", a.cache, "The cache mode the tune ran with (tunekit tune --cache; default: the spec's)")
@@ -304,8 +306,14 @@ void pick_device(Loaded& l, const PolicyArgs& a, bool one_device) {
       for (const auto& [name, count] : devices) names.push_back(fmt::format("'{}' ({} trials)", name, count));
       std::vector<std::string> plain;
       for (const auto& [name, count] : devices) plain.push_back(name);
-      throw InputError({"--device"}, fmt::format("{} holds no trials of this spec on '{}'{}; it has {}", l.db.string(),
-                                                 a.device, did_you_mean(a.device, plain), fmt::join(names, ", ")));
+      // An index is tune's --device-index: the store keeps the device's name.
+      const bool index = std::all_of(a.device.begin(), a.device.end(), [](unsigned char c) { return std::isdigit(c); });
+      throw InputError({"--device"},
+                       fmt::format("{} holds no trials of this spec on '{}'{}; it has {}{}", l.db.string(), a.device,
+                                   did_you_mean(a.device, plain), fmt::join(names, ", "),
+                                   index ? " (--device takes a device's name as the store gives it, not the index "
+                                           "that tune's --device-index takes)"
+                                         : ""));
     }
     std::erase_if(l.trials, [&](const TrialRecord& t) { return t.device != a.device; });
   } else if (one_device && devices.size() > 1) {

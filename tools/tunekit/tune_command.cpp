@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -94,6 +95,7 @@ struct TuneArgs {
   bool no_transfer = false;
   std::optional<std::uint64_t> seed;  // unsigned as select's --seed, which finds this tune again
   std::uint64_t jobs = 0;  // checked against kMaxJobs before it is narrowed
+  std::optional<std::uint64_t> device_index;  // checked against the backend's devices before it is narrowed
   std::string out_dir = "tunekit-out";
   std::string db, csv, json, html;
   bool fresh = false;
@@ -142,6 +144,44 @@ void check_properties_complete(const Spec& spec, const Bindings& given, const Ma
                     "machine's would stand in for the other machine's: add {} to the file (`tunekit "
                     "devices --json` on that machine lists every property)",
                     lacking.size() == 1 ? "y" : "ies", either(lacking), lacking.size() == 1 ? "it" : "them"));
+}
+
+// The device a tune runs on: --device-index's, else the spec's (a T1
+// file's Device.DeviceId), else the first. An index the backend has no
+// device for is the input's error at whoever gave it, before anything is
+// built; where the backend lists no device here (a GPU's, on a machine
+// without one) starting it says why.
+int device_to_tune(const TuneArgs& t, const Spec& spec, bool under_mpi) {
+  if (t.device_index && under_mpi)
+    throw InputError({"--device-index"},
+                     "is not taken under mpirun: each rank tunes the device whose index is its own among the "
+                     "ranks on its host (the host's first rank device 0, the next device 1, ...); leave the flag "
+                     "out, and pick the devices with the launcher (CUDA_VISIBLE_DEVICES per rank)");
+  if (t.device_index && !t.replay.empty())
+    throw InputError({"--device-index"},
+                     "does not apply with --replay: the recorded results are served, and no "
+                     "kernel runs on a device");
+  if (under_mpi || !t.replay.empty()) return 0;  // the rank's own (mpi_job.cpp), or none
+  if (!t.device_index && !spec.device) return 0;
+  const std::int64_t index =
+      t.device_index ? static_cast<std::int64_t>(std::min<std::uint64_t>(*t.device_index, INT64_MAX)) : *spec.device;
+  const SourceLocation where = t.device_index ? SourceLocation{"--device-index"} : spec.device_where;
+  const BackendInfo& backend = backend_for_language(spec.kernel.language);
+  const DeviceListing listing = backend.list_devices();
+  const auto& devices = listing.devices;
+  if (!devices.empty() && index >= static_cast<std::int64_t>(devices.size())) {
+    std::vector<std::string> listed;
+    for (std::size_t i = 0; i < devices.size(); ++i) listed.push_back(fmt::format("{}: {}", i, devices[i].device));
+    throw InputError(where, fmt::format("there is no {} device {}: this machine has {} {} device{} ({}), as `tunekit "
+                                        "devices` lists them; expected an index from 0 to {}",
+                                        backend.name, index, devices.size(), backend.name,
+                                        devices.size() == 1 ? "" : "s", fmt::join(listed, "; "), devices.size() - 1));
+  }
+  if (index > std::numeric_limits<int>::max())
+    throw InputError(where, fmt::format("{} is no device index; expected a small whole number (0 for the first "
+                                        "device of `tunekit devices`)",
+                                        index));
+  return static_cast<int>(index);
 }
 
 Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
@@ -428,6 +468,13 @@ int run_tune(const TuneArgs& t) {
     options.fresh = t.fresh;
     options.retry_failed = t.retry_failed;
     options.jobs = static_cast<unsigned>(t.jobs);
+    options.device = device_to_tune(t, spec, job != nullptr);
+    // Each rank takes its own device (mpi_job.cpp): the file's is no rank's.
+    if (job && spec.device)
+      spec.warnings.push_back(
+          fmt::format("{}: KernelSpecification.Device.DeviceId is not read under mpirun: each "
+                      "rank tunes the device of its index among the ranks on its host",
+                      spec.device_where.str()));
     if (!t.properties.empty()) {
       options.properties = load_machine_file(t.properties).properties;
       check_property_names(size_names_used(spec), options.properties, t.properties);
@@ -576,6 +623,11 @@ SubCommand add_tune_command(CLI::App& app) {
                      "(search.transfer), for an A/B comparison");
   tune_cmd->add_option("--seed", t->seed,
                        "Seed for random search and for the input data (default: the spec's, else 1)");
+  tune_cmd->add_option("--device-index", t->device_index,
+                       "Which device of the kernel's backend to tune on, by its index in `tunekit devices` (default: "
+                       "a T1 file's Device.DeviceId, else 0; not under mpirun, where each rank takes its own). "
+                       "The --device of select, emit, rules-report and replay is another thing: a device's name as the "
+                       "results store it");
   tune_cmd->add_option("-j,--jobs", t->jobs, "Parallel builds (0, the default: one per core; at most 4096)");
   tune_cmd->add_option("-o,--out-dir", t->out_dir, "Folder for the results DB, CSV, JSON and the build cache")
       ->capture_default_str();
