@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace tunekit::detail {
 
 std::optional<std::int64_t> parse_int(std::string_view s) {
@@ -27,7 +29,7 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
   return static_cast<std::int64_t>(magnitude);
 }
 
-std::optional<double> parse_float(std::string_view s) {
+std::optional<double> parse_float(std::string_view s, bool* out_of_range) {
   if (s.empty()) return std::nullopt;
   if (s[0] == '+') s.remove_prefix(1);
   if (std::none_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
@@ -37,8 +39,15 @@ std::optional<double> parse_float(std::string_view s) {
       return std::nullopt;
   double d = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), d, std::chars_format::general);
-  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  if (ptr != s.data() + s.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range && out_of_range) *out_of_range = true;
+  if (ec != std::errc{}) return std::nullopt;
   return d;
+}
+
+std::string float_range_text() {
+  return fmt::format("a float's magnitude is at most {:.2g}, and above 0 at least {:.2g}",
+                     std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min());
 }
 
 std::optional<std::int64_t> parse_yaml_int(std::string_view s, bool* beyond_int64) {
@@ -58,8 +67,8 @@ std::optional<std::int64_t> parse_yaml_int(std::string_view s, bool* beyond_int6
   return static_cast<std::int64_t>(magnitude);
 }
 
-std::optional<double> parse_yaml_float(std::string_view s) {
-  if (auto d = parse_float(s)) return d;
+std::optional<double> parse_yaml_float(std::string_view s, bool* out_of_range) {
+  if (auto d = parse_float(s, out_of_range)) return d;
   if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
   const bool negative = s.starts_with('-');
   if (negative || s.starts_with('+')) s.remove_prefix(1);
@@ -69,8 +78,9 @@ std::optional<double> parse_yaml_float(std::string_view s) {
 }
 
 bool yaml_reads_as_non_string(std::string_view s) {
-  bool beyond_int64 = false;
-  if (parse_yaml_int(s, &beyond_int64) || beyond_int64 || parse_yaml_float(s)) return true;
+  bool beyond_int64 = false, out_of_range = false;
+  if (parse_yaml_int(s, &beyond_int64) || beyond_int64 || parse_yaml_float(s, &out_of_range) || out_of_range)
+    return true;
   for (const std::string_view word : {"true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~"})
     if (s == word) return true;
   return false;

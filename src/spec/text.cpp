@@ -72,11 +72,16 @@ Value flag_value(std::string_view text, const SourceLocation& where) {
   bool beyond_int64 = false;
   if (auto i = parse_yaml_int(text, &beyond_int64)) return Value(*i);
   if (beyond_int64) throw InputError(where, "'" + std::string(text) + "' is beyond a 64-bit integer; " + expected);
-  if (auto d = parse_yaml_float(text)) {
+  bool out_of_range = false;
+  if (auto d = parse_yaml_float(text, &out_of_range)) {
     // No size or config means an infinity or a NaN, as a spec's own refuse.
     if (!std::isfinite(*d)) throw InputError(where, "'" + std::string(text) + "' is not a finite number; " + expected);
     return Value(*d);
   }
+  // A number all the same, as YAML reads it: no name.
+  if (out_of_range)
+    throw InputError(
+        where, "'" + std::string(text) + "' is out of the range of a float (" + float_range_text() + "); " + expected);
   return Value(std::string(text));
 }
 

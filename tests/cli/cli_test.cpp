@@ -647,7 +647,14 @@ constraints: ["A * N <= 256"]
            {{"tune", spec, "-a", "N=[64,-.Inf]", "-o", (dir / "out").string()},
             "-a N=[64,-.Inf]: '-.Inf' is not a finite number"},
            {{"space", spec, "-s", "N=0x10000000000000000"},
-            "--size N=0x10000000000000000: '0x10000000000000000' is beyond a 64-bit integer"}}) {
+            "--size N=0x10000000000000000: '0x10000000000000000' is beyond a 64-bit integer"},
+           // It said '1e400' is not a number.
+           {{"tune", spec, "-s", "N=1e400", "-o", (dir / "out").string()},
+            "--size N=1e400: '1e400' is out of the range of a float (a float's magnitude is at most 1.8e+308, and "
+            "above 0 at least 4.9e-324)"},
+           {{"tune", spec, "-a", "N=[64,1e400]", "-o", (dir / "out").string()},
+            "-a N=[64,1e400]: '1e400' is out of the range of a float"},
+           {{"space", spec, "-s", "N=1e-400"}, "--size N=1e-400: '1e-400' is out of the range of a float"}}) {
     auto r = tunekit_cli(args);
     EXPECT_EQ(r.exit_code, 1) << args[3] << ": " << r.output;
     EXPECT_TRUE(contains(r.output, said)) << r.output;

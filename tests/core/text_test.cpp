@@ -83,7 +83,7 @@ TEST(ShownValue, AStringThatReadsAsAnotherTypeIsQuoted) {
   using tunekit::Value;
   using tunekit::detail::shown_value;
   for (const char* s : {"64", "-3", "+5", "0.5", "1e3", ".5", "0x40", "0o17", ".inf", "-.Inf", ".NaN",
-                        "0x10000000000000000", "99999999999999999999", "true", "False", "NULL", "~"})
+                        "0x10000000000000000", "99999999999999999999", "1e400", "true", "False", "NULL", "~"})
     EXPECT_EQ(shown_value(Value(s)), "'" + std::string(s) + "'") << s;
   for (const char* s : {"64x", "0x", "0o8", "inf", "nan", "yes", "f32", "1.2.3"})
     EXPECT_EQ(shown_value(Value(s)), s) << s;

@@ -359,6 +359,11 @@ TEST_F(SpecErrors, HexOctalAndSpecialFloatsAreNumbersAsYamlReadsThem) {
   expect_error(kHead + "measure: {noise: .nan}\n", 6, 18, "is .nan, which is not a finite number");
   expect_error(kHead + "sizes: {N: 0x8000000000000000}\n", 6, 12,
                "'sizes.N': 0x8000000000000000 is beyond a 64-bit integer");
+  expect_error(kHead + "sizes: {N: 1e400}\n", 6, 12,
+               "'sizes.N' is 1e400, which is out of the range of a float (a float's magnitude is at most 1.8e+308, "
+               "and above 0 at least 4.9e-324; quote it for the string '1e400')");
+  expect_error(kHead + "tolerance: {atol: 1e-400}\n", 6, 19,
+               "'tolerance.atol' is 1e-400, which is out of the range of a float");
   // Quoted, a hex size is a string, which the sizes refuse with the fix.
   expect_error(kHead + "sizes: {N: '0x400'}\n", 6, 13, "size 'N' is the string \"0x400\"; a size is a number");
 }
@@ -972,7 +977,13 @@ TEST(ParseAssignment, NumbersReadAsASpecReadsThem) {
             "(0.5, 1e3) or a name"},
            {"M=-.INF", "'-.INF' is not a finite number"},
            {"M=.nan", "'.nan' is not a finite number"},
-           {"M=0x10000000000000000", "'0x10000000000000000' is beyond a 64-bit integer"}}) {
+           {"M=0x10000000000000000", "'0x10000000000000000' is beyond a 64-bit integer"},
+           // A float no double holds is out of range, not a name.
+           {"M=1e400",
+            "'1e400' is out of the range of a float (a float's magnitude is at most 1.8e+308, and above 0 at "
+            "least 4.9e-324); expected"},
+           {"M=-1e400", "'-1e400' is out of the range of a float"},
+           {"M=1e-400", "'1e-400' is out of the range of a float"}}) {
     try {
       parse_assignment(text, flag);
       ADD_FAILURE() << text << " was taken";

@@ -259,14 +259,18 @@ class Loader {
     if (!it.node.IsScalar()) wrong_type(it, expected);
     std::string_view s = trim(it.node.Scalar());
     double d = 0;
+    bool out_of_range = false;
     if (is_plain(it.node)) {
       if (auto i = plain_int(it)) d = static_cast<double>(*i);
-      else if (auto f = parse_yaml_float(s)) d = *f;
+      else if (auto f = parse_yaml_float(s, &out_of_range)) d = *f;
+      else if (out_of_range) beyond_float(it, expected);
       else wrong_type(it, expected);
     } else if (auto i = parse_int(s)) {
       d = static_cast<double>(*i);
-    } else if (auto f = parse_float(s)) {
+    } else if (auto f = parse_float(s, &out_of_range)) {
       d = *f;
+    } else if (out_of_range) {
+      beyond_float(it, expected);
     } else {
       wrong_type(it, expected);
     }
@@ -277,6 +281,13 @@ class Loader {
       fail(content_loc(it),
            display(it.path) + " is " + it.node.Scalar() + ", which is not a finite number; expected " + expected);
     return d;
+  }
+
+  // A number written well that no double holds (1e400): out of range, not
+  // of the wrong type.
+  [[noreturn]] void beyond_float(const Item& it, const std::string& expected) const {
+    fail(content_loc(it), display(it.path) + " is " + it.node.Scalar() + ", which is out of the range of a float (" +
+                              float_range_text() + "); expected " + expected);
   }
 
   double non_negative(const Item& it) const {
@@ -306,7 +317,12 @@ class Loader {
     if (!is_plain(it.node)) return Value(s);
     if (is_boolean(it)) return Value(s[0] == 't' || s[0] == 'T' ? 1 : 0);
     if (auto i = plain_int(it)) return Value(*i);
-    if (auto d = parse_yaml_float(s)) return Value(*d);
+    bool out_of_range = false;
+    if (auto d = parse_yaml_float(s, &out_of_range)) return Value(*d);
+    // YAML reads it as a float, which no double holds: no string either.
+    if (out_of_range)
+      fail(content_loc(it), display(it.path) + " is " + s + ", which is out of the range of a float (" +
+                                float_range_text() + "; quote it for the string '" + s + "')");
     return Value(s);
   }
   // A value that becomes a -D define, a size's binding or a stored config

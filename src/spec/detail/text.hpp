@@ -49,6 +49,7 @@ void append_range(const IntRange& r, std::vector<Value>& out);
 // Throws InputError at `where` shifted to the offending field.
 IntRange parse_int_range(std::string_view text, const SourceLocation& where, bool require_step);
 
+using detail::float_range_text;
 using detail::parse_float;
 using detail::parse_int;
 using detail::parse_yaml_float;
