@@ -18,6 +18,12 @@ std::string lowercase_extension(const std::filesystem::path& file) {
   return ext;
 }
 
+std::string shown_bindings(const Bindings& b) {
+  std::string out = "{";
+  for (const auto& [name, value] : b) out += (out.size() > 1 ? ", " : "") + name + ": " + shown_value(value);
+  return out + "}";
+}
+
 std::string shown_value(const Value& v) {
   if (!v.is_string()) return v.str();
   const std::string& s = v.as_string();

@@ -456,9 +456,9 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
   std::string out;
   for (const auto& s : sections_of(trials, {})) {  // names no best: the effects alone
     const auto effects = effects_of(s.trials);
-    out += fmt::format("{} on {}, {}: {} trials\n{}", s.kernel, s.device, Config({s.size.begin(), s.size.end()}).str(),
-                       s.trials.size(),
-                       effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
+    out +=
+        fmt::format("{} on {}, {}: {} trials\n{}", s.kernel, s.device, detail::shown_bindings(s.size), s.trials.size(),
+                    effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
   }
   return out;
 }

@@ -30,17 +30,6 @@ using detail::ojson;
 
 constexpr std::size_t kReasonLimit = 100;
 
-std::string format_bindings(const Bindings& b) {
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [name, value] : b) {
-    if (!first) out += ", ";
-    first = false;
-    out += name + ": " + detail::shown_value(value);
-  }
-  return out + "}";
-}
-
 // A compiler's log often opens with context ("k.cpp: In function ...");
 // the first line that reports an error is what went wrong.
 std::string_view compiler_reason(std::string_view log) {
@@ -248,8 +237,8 @@ std::string universal_over_base_lines(const TuneReport& report, const UniversalC
   double log_sum = 0;
   std::size_t over_default = 0;
   for (const auto& p : choice.per_size) {
-    std::string line =
-        fmt::format("  size {}: {} us, {:.2f}x over CUB's base", format_bindings(p.size), format_us(p.time), p.speedup);
+    std::string line = fmt::format("  size {}: {} us, {:.2f}x over CUB's base", detail::shown_bindings(p.size),
+                                   format_us(p.time), p.speedup);
     const auto s = std::find_if(report.sizes.begin(), report.sizes.end(),
                                 [&](const SizeReport& r) { return size_key(r.size) == size_key(p.size); });
     if (s != report.sizes.end() && s->baseline_is_spec_default) {
@@ -303,7 +292,7 @@ std::string universal_lines(const TuneReport& report) {
   std::string out = fmt::format("one config for all sizes: {} (geomean speedup over default {:.2f}x)\n",
                                 choice->config.str(), choice->geomean_speedup);
   for (const auto& p : choice->per_size)
-    out += fmt::format("  size {}: {} us, {:.2f}x\n", format_bindings(p.size), format_us(p.time), p.speedup);
+    out += fmt::format("  size {}: {} us, {:.2f}x\n", detail::shown_bindings(p.size), format_us(p.time), p.speedup);
   out += format_unsettled(*choice);
   return out;
 }
@@ -562,7 +551,7 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
     const bool timed = t.stats.count > 0 || !t.samples.empty();
     const std::size_t samples = t.stats.count ? t.stats.count : t.samples.size();
     std::vector<std::string> row{
-        std::to_string(++numbered[format_bindings(t.size)]),
+        std::to_string(++numbered[detail::shown_bindings(t.size)]),
         t.config.str(),
         ok ? format_us(t.stats.median) : "",
         std::string(to_string(t.status)),
@@ -571,7 +560,7 @@ std::string format_csv(const std::vector<TrialRecord>& trials, const TrialColumn
         timed ? format_us(t.stats.min) : "",
         timed ? csv_number(t.stats.noise, "{:.4f}") : "",
         std::to_string(samples),
-        format_bindings(t.size),
+        detail::shown_bindings(t.size),
         t.status == Status::slower ? detail::slower_reason(t) : t.error,
         timed ? csv_number(t.stats.spread, "{:.4f}") : "",
         timed ? (t.stats.bimodal ? "true" : "false") : "",
@@ -677,7 +666,7 @@ std::string format_summary(const TuneReport& report) {
   for (std::size_t si = 0; si < report.sizes.size(); ++si) {
     const SizeReport& s = report.sizes[si];
     if (si) out += '\n';
-    if (several || !s.size.empty()) out += fmt::format("size {}\n", format_bindings(s.size));
+    if (several || !s.size.empty()) out += fmt::format("size {}\n", detail::shown_bindings(s.size));
     std::vector<const TrialRecord*> these;
     for (std::size_t i = 0; i < s.trials.size(); ++i) {
       out += format_trial_line(i + 1, s.trials[i], columns_of(report)) + '\n';
@@ -784,7 +773,8 @@ std::string format_summary(const TuneReport& report) {
     std::string missing;
     for (const auto& s : report.sizes) {
       if (auto rule = s.first_of(kOriginRules)) outcomes.push_back(rule_outcome(s.trials, *rule));
-      else missing += fmt::format("rules: no rule config for size {} (no valid config)\n", format_bindings(s.size));
+      else
+        missing += fmt::format("rules: no rule config for size {} (no valid config)\n", detail::shown_bindings(s.size));
     }
     out += '\n';
     if (!outcomes.empty()) out += format_rule_report(outcomes);

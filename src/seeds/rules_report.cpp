@@ -89,9 +89,7 @@ std::string format_rule_report(const std::vector<RuleOutcome>& outcomes) {
   bool several_devices = false;
   for (const auto& o : outcomes) several_devices = several_devices || o.device != outcomes.front().device;
   auto size_text = [&](const RuleOutcome& o) {
-    std::string s = "{";
-    for (const auto& [name, value] : o.size) s += (s.size() > 1 ? ", " : "") + name + ": " + detail::shown_value(value);
-    s += "}";
+    const std::string s = detail::shown_bindings(o.size);
     return several_devices ? o.device + " " + s : s;
   };
   std::size_t width = 4;

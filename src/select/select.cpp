@@ -206,20 +206,15 @@ std::string why_no_universal(const std::vector<TrialRecord>& trials, const std::
     if (t.status == Status::ok) ok_at[t.config.key()].insert(it->second);
     if (baseline && t.config == *baseline) baseline_status[it->second] = std::string(to_string(t.status));
   }
-  auto size_text = [](const Bindings& b) {
-    std::string out;
-    for (const auto& [k, v] : b) out += (out.empty() ? "" : ", ") + k + ": " + detail::shown_value(v);
-    return "{" + out + "}";
-  };
   std::string out;
   if (baseline) {
     std::vector<std::string> missing;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       auto st = baseline_status.find(i);
       if (st == baseline_status.end())
-        missing.push_back(size_text(sizes[i]) +
+        missing.push_back(detail::shown_bindings(sizes[i]) +
                           " (not run there: not valid there, left out by a --where, or not reached within a budget)");
-      else if (st->second != "ok") missing.push_back(size_text(sizes[i]) + " (" + st->second + ")");
+      else if (st->second != "ok") missing.push_back(detail::shown_bindings(sizes[i]) + " (" + st->second + ")");
     }
     if (!missing.empty())
       out = fmt::format("the default {} did not run correctly at {} of {} sizes: {}", baseline->str(), missing.size(),

@@ -67,11 +67,9 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
     if (!shown.empty()) with += fmt::format("{}", fmt::join(shown, ", "));
     if (!machine.empty())
       with += (with.empty() ? "" : " and ") + fmt::format("the machine's {}", fmt::join(machine, ", "));
-    std::string size_text;
-    for (const auto& [k, v] : size) size_text += (size_text.empty() ? "" : ", ") + k + ": " + detail::shown_value(v);
     return fmt::format("{} breaks the constraint `{}`{}{}{}", head, c.text(),
                        c.where().line ? " (" + c.where().str() + ")" : "", with.empty() ? "" : " with " + with,
-                       size_text.empty() ? "" : " at size {" + size_text + "}") +
+                       size.empty() ? "" : " at size " + detail::shown_bindings(size)) +
            (machine.empty() ? "" : "; it depends on the machine, so give a default valid on the machines you target");
   }
   return std::nullopt;

@@ -90,6 +90,18 @@ TEST(ShownValue, AStringThatReadsAsAnotherTypeIsQuoted) {
   EXPECT_EQ(tunekit::Config({{"A", Value("64")}, {"B", Value(64)}}).str(), "{A: '64', B: 64}");
 }
 
+// A size is printed one way wherever a line shows one (the tune's summary,
+// select, emit, rules-report, space, a default's constraint warning): as a
+// config is, in name order.
+TEST(ShownValue, ASizeIsShownAsAConfigIs) {
+  using tunekit::Value;
+  using tunekit::detail::shown_bindings;
+  const tunekit::Bindings size{{"N", Value(4096)}, {"DTYPE", Value("64")}, {"MODE", Value("a b")}, {"X", Value(0.5)}};
+  EXPECT_EQ(shown_bindings(size), "{DTYPE: '64', MODE: 'a b', N: 4096, X: 0.5}");
+  EXPECT_EQ(shown_bindings(size), tunekit::Config({size.begin(), size.end()}).str());
+  EXPECT_EQ(shown_bindings({}), "{}");
+}
+
 // What kind of file a path names does not depend on how its name was
 // typed: K.YAML is a spec as k.yaml is, X.NPY an .npy file.
 TEST(LowercaseExtension, SpecAndDataFilesAreKnownInAnyCase) {

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "builder/detail/compiler.hpp"
+#include "core/detail/text.hpp"
 #include "flags.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
@@ -325,8 +326,6 @@ void pick_device(Loaded& l, const PolicyArgs& a, bool one_device) {
   }
 }
 
-std::string size_text(const Bindings& size) { return Config({size.begin(), size.end()}).str(); }
-
 // -s and -a narrow the trials to the sizes they make of the spec's, as
 // tune's make the sizes it tunes: a store keeps every size a spec was tuned
 // at (earlier flags' too), and one policy per value of an axis (vLLM's
@@ -343,7 +342,7 @@ void keep_flagged_sizes(Loaded& l, const PolicyArgs& a) {
   for (const auto& b : apply_axes(apply_axes(base, overrides), axes)) wanted.insert(size_key(b));
   const std::size_t stored = l.trials.size();
   std::set<std::string> held;
-  for (const auto& t : l.trials) held.insert(size_text(t.size));
+  for (const auto& t : l.trials) held.insert(detail::shown_bindings(t.size));
   std::erase_if(l.trials, [&](const TrialRecord& t) { return !wanted.count(size_key(t.size)); });
   if (l.trials.empty() && stored > 0) {
     std::vector<std::string> shown(held.begin(), std::next(held.begin(), std::min<std::size_t>(held.size(), 8)));
@@ -479,7 +478,7 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   std::vector<std::string> without_base, stored_as;
   for (const TrialRecord* t : other_bases)
     if (!base_at.count(size_key(t->size))) {
-      if (const std::string text = size_text(t->size);
+      if (const std::string text = detail::shown_bindings(t->size);
           std::find(without_base.begin(), without_base.end(), text) == without_base.end())
         without_base.push_back(text);
       if (const std::string as = t->config.str(); std::find(stored_as.begin(), stored_as.end(), as) == stored_as.end())
@@ -550,7 +549,7 @@ void note_sizes_tuned_in_part(const std::vector<std::pair<Bindings, PartialTune>
                               std::pair<std::string_view, std::string_view> chosen) {
   std::vector<std::string> parts;
   for (const auto& [size, tune] : part)
-    parts.push_back(fmt::format("{}: {} of {}", size_text(size), tune.measured, tune.valid));
+    parts.push_back(fmt::format("{}: {} of {}", detail::shown_bindings(size), tune.measured, tune.valid));
   if (parts.empty()) return;
   // One line, bounded: a tune of thousands of sizes would list them all.
   constexpr std::size_t kListed = 10;
@@ -601,7 +600,7 @@ void note_sizes_left_out(const std::vector<TrialRecord>& trials, const Policy& p
   for (const auto& e : p.entries) in.insert(size_key(e.size));
   for (const auto& [key, size] : sizes_left_out(trials, in))
     fmt::print("note: no config ran correctly at {}: it has no entry, and gets the rule of an untuned size\n",
-               size_text(size));
+               detail::shown_bindings(size));
 }
 
 // --within sets cover's tolerance; with another mode it would do nothing.
@@ -615,7 +614,7 @@ void note_sizes_left_out(const std::vector<TrialRecord>& trials, const Universal
   std::set<std::string> in;
   for (const auto& s : choice.per_size) in.insert(size_key(s.size));
   for (const auto& [key, size] : sizes_left_out(trials, in))
-    fmt::print("note: no config ran correctly at {}: the choice leaves it out\n", size_text(size));
+    fmt::print("note: no config ran correctly at {}: the choice leaves it out\n", detail::shown_bindings(size));
 }
 
 // The one config for all sizes, scored against CCCL's base where it ran at
@@ -630,7 +629,7 @@ std::optional<UniversalChoice> print_all_sizes_choice(const Loaded& l, const Goa
     fmt::print("one config for all sizes: {}\ngeomean speedup over {}{}: {:.3f}x\n", c.config.str(), over, by,
                c.geomean_speedup);
     for (const auto& s : c.per_size)
-      fmt::print("  {}: {} us, {} {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), baseline,
+      fmt::print("  {}: {} us, {} {} us, {:.3f}x\n", detail::shown_bindings(s.size), format_us(s.time), baseline,
                  format_us(s.baseline), s.speedup);
   };
   if (!l.base.empty()) {
@@ -671,8 +670,8 @@ int run_select(const PolicyArgs& a) {
     fmt::print("best config valid at every size: {}\ngeomean of its speed relative to each size's best{}: {:.3f}x\n",
                fallback->config.str(), by, fallback->geomean_speedup);
     for (const auto& s : fallback->per_size)
-      fmt::print("  {}: {} us, best {} us, {:.3f}x\n", size_text(s.size), format_us(s.time), format_us(s.baseline),
-                 s.speedup);
+      fmt::print("  {}: {} us, best {} us, {:.3f}x\n", detail::shown_bindings(s.size), format_us(s.time),
+                 format_us(s.baseline), s.speedup);
     note_sizes_tuned_in_part(l, *fallback);
     note_sizes_left_out(l.trials, *fallback);
     return 0;
@@ -690,7 +689,8 @@ int run_select(const PolicyArgs& a) {
              distinct.size(), distinct.size() == 1 ? "" : "s", p.selection, by);
   mark_sizes_tuned_in_part(l, p);
   for (const auto& e : p.entries)
-    fmt::print("  {}: {}{}\n", size_text(e.size), e.config.str(), e.time ? " " + format_us(*e.time) + " us" : "");
+    fmt::print("  {}: {}{}\n", detail::shown_bindings(e.size), e.config.str(),
+               e.time ? " " + format_us(*e.time) + " us" : "");
   note_sizes_tuned_in_part(p);
   note_sizes_left_out(l.trials, p);
   return 0;

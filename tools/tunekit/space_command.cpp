@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/detail/text.hpp"
 #include "flags.hpp"
 #include "json_output.hpp"
 #include "store/detail/json_value.hpp"
@@ -236,7 +237,7 @@ int run_space(const SpaceArgs& a) {
     return 0;
   }
   if (spec && !size.empty())
-    fmt::print("size:        {}{}\n", Config({size.begin(), size.end()}).str(),
+    fmt::print("size:        {}{}\n", detail::shown_bindings(size),
                sizes > 1 ? fmt::format(" (the first of the spec's {} sizes; --size NAME=VALUE for another)", sizes)
                          : std::string());
   // cartesian_size() saturates, as count() does, past 64 bits.

@@ -30,6 +30,9 @@ std::string lowercase_extension(const std::filesystem::path& file);
 // quote, a backslash, a comma, a colon or a brace, or that a spec would read
 // unquoted as a number, a bool or a null (64, 0x40, .inf, true, null).
 std::string shown_value(const Value& v);
+// A size (or any bindings) as every printed line shows one: "{K: 512, M:
+// 64}", each value as shown_value() shows it; "{}" for none.
+std::string shown_bindings(const Bindings& b);
 
 // A letter, a digit or '_': a character of a C-like identifier.
 bool identifier_char(char c);
