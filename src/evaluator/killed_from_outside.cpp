@@ -65,8 +65,9 @@ TrialResult measure_unless_killed_twice(const Attempt& attempt, const std::strin
   if (killed_again_by == 0) {
     again.killed_from_outside_by = killed_by;
     // An ok trial's error is a note on its measurement, shown on its line
-    // and kept with it: the kill would leave no trace otherwise.
-    if (again.status == Status::ok) {
+    // and kept with it, and so is one cut short as slower: the kill would
+    // leave no trace otherwise.
+    if (again.status == Status::ok || again.status == Status::slower) {
       const std::string signal = describe_signal(killed_by);
       again.error = fmt::format("{}{}{} killed from outside ({}); measured again on a fresh {}", again.error,
                                 again.error.empty() ? "" : ", ", what, signal.substr(0, signal.find(' ')), what);

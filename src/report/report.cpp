@@ -223,7 +223,11 @@ std::string resumed_note(const TuneReport& report) {
   // Failures measured again: the environment's, other settings, --retry-failed.
   if (retried) out += fmt::format("; {} stored failure{} measured again", retried, retried == 1 ? "" : "s");
   // Each of those trials' lines says so; the count keeps it in the summary.
-  if (killed)
+  // A command kernel runs the user's program, a process a run, in no worker.
+  if (killed && report.application)
+    out += killed == 1 ? std::string("; 1 trial's program run killed from outside, run again")
+                       : fmt::format("; {} trials' program runs killed from outside, run again", killed);
+  else if (killed)
     out += killed == 1 ? std::string("; 1 trial's worker killed from outside, measured again on a fresh one")
                        : fmt::format("; {} trials' workers killed from outside, measured again on fresh ones", killed);
   return out;
@@ -420,6 +424,9 @@ std::string detail::slower_reason(const TrialRecord& t) {
     out +=
         fmt::format(", all over {:g} x {} us, the best so far", t.slower_than->factor, format_us(t.slower_than->best));
   if (n) out += fmt::format("; min {} us", format_us(t.stats.min));
+  // A note on how it was measured (its worker killed from outside), as an
+  // ok trial's line has it.
+  if (!t.error.empty()) out += "; " + t.error;
   return out;
 }
 

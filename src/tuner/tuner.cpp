@@ -1066,8 +1066,12 @@ class Run {
     if (!res.killed_from_outside_by) return;
     ++report_.measured_again_after_kill;
     const std::string signal = detail::describe_signal(res.killed_from_outside_by);
-    warn(fmt::format("{}{} ({}): its worker was killed from outside ({}); measured again on a fresh worker",
-                     at_size(t.size, ": "), t.config.str(), measuring, signal.substr(0, signal.find(' '))));
+    // A command kernel's program runs a process a run, in no worker.
+    const std::string what = report_.application ? "its program's run was killed from outside ({}); run again"
+                                                 : "its worker was killed from outside ({}); measured again on a "
+                                                   "fresh worker";
+    warn(fmt::format("{}{} ({}): {}", at_size(t.size, ": "), t.config.str(), measuring,
+                     fmt::format(fmt::runtime(what), signal.substr(0, signal.find(' ')))));
   }
 
   void warn(const std::string& message) {

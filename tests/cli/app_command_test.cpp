@@ -263,3 +263,42 @@ TEST(AppExamples, MsKppMatmulApplicationLevel) {
   std::cout << r.output << "took " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
             << " s\n";
 }
+
+// A program run killed from outside while a config is measured again to
+// confirm it is run again, and the warning says a program's run was killed,
+// not a worker (a command kernel has none).
+TEST(AppCommand, AProgramKilledWhileConfirmingIsSaidToBeARun) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp", "int k;\n");
+  write_file(dir / "build.sh", "true\n");
+  // Counts its runs; the run numbered in kill_at kills itself, as the OOM
+  // killer would.
+  write_file(dir / "run.sh",
+             "n=$(( $(cat runs 2>/dev/null || echo 0) + 1 )); echo $n > runs\n"
+             "if [ -f kill_at ] && [ \"$n\" = \"$(cat kill_at)\" ]; then kill -9 $$; fi\necho 'time: 5'\n");
+  write_file(dir / "app.yaml",
+             "kernel: {source: k.cpp, language: command}\n"
+             "parameters: {P: [1, 2]}\n"
+             "application:\n  build: [bash, build.sh]\n  run: [bash, run.sh, '{P}']\n"
+             "  time: {regex: 'time: ([0-9.]+)'}\n"
+             "measure: {min_samples: 1, max_samples: 1, early_stop: off, confirm: 2}\n");
+  auto tune = [&] {
+    fs::remove(dir / "runs");
+    return detail::run_process(
+        {tunekit_exe().string(), "tune", (dir / "app.yaml").string(), "--out-dir", "out", "--no-progress", "--fresh"},
+        300s, dir);
+  };
+  auto r = tune();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(contains(r.output, "confirmed:")) << r.output;
+  // The last run is the last config's confirmation.
+  write_file(dir / "kill_at", read_file(dir / "runs"));
+  r = tune();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "(measured again to confirm it): its program's run was killed from outside "
+                       "(SIGKILL); run again"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "1 trial's program run killed from outside, run again")) << r.output;
+  EXPECT_FALSE(contains(r.output, "worker")) << r.output;
+}

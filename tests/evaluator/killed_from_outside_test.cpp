@@ -69,6 +69,24 @@ TEST(KilledFromOutside, OnceIsMeasuredAgainAtOnceAndCostsTheConfigNothing) {
   EXPECT_EQ(never.made, 1u);
 }
 
+// Cut short as slower on the fresh worker, the trial is counted as killed
+// and measured again, and its line (slower_reason) says so as an ok one's.
+TEST(KilledFromOutside, OnceAndThenSlowerKeepsTheNote) {
+  std::size_t made = 0;
+  const TrialResult r = measure_unless_killed_twice(
+      [&](int& killed_by) {
+        killed_by = made++ == 0 ? SIGKILL : 0;
+        if (killed_by) return killed();
+        TrialResult cut = ok();
+        cut.status = Status::slower;
+        return cut;
+      },
+      "run", counts({0, 0}));
+  EXPECT_EQ(r.status, Status::slower);
+  EXPECT_EQ(r.killed_from_outside_by, SIGKILL);
+  EXPECT_EQ(r.error, "run killed from outside (SIGKILL); measured again on a fresh run");
+}
+
 TEST(KilledFromOutside, TwiceInARowIsTheConfigsFailure) {
   Planned twice{{SIGKILL, SIGKILL}};
   const TrialResult r = measure_unless_killed_twice(twice.attempt(), "worker", counts({std::nullopt, std::nullopt}));

@@ -209,6 +209,37 @@ TEST(TrialLine, Failures) {
   EXPECT_NE(line.find("expected 0.12345678911)"), std::string::npos) << line;
 }
 
+// A slower trial measured again after its worker was killed from outside
+// keeps the note an ok one shows (it was counted in the summary, and its
+// line said nothing).
+TEST(TrialLine, ASlowerTrialShowsItsNote) {
+  TrialRecord cut = ok_trial(bmbn(1, 1), 40.0);
+  cut.status = Status::slower;
+  cut.slower_than = SlowerThan{3, Microseconds(10.0)};
+  EXPECT_EQ(format_trial_line(2, cut),
+            "No.2: slower, {BM: 1, BN: 1} (cut short after 3 samples, all over 3 x 10.000 us, the best so far; min "
+            "39.200 us)");
+  cut.error = "worker killed from outside (SIGKILL); measured again on a fresh worker";
+  EXPECT_EQ(format_trial_line(2, cut),
+            "No.2: slower, {BM: 1, BN: 1} (cut short after 3 samples, all over 3 x 10.000 us, the best so far; min "
+            "39.200 us; worker killed from outside (SIGKILL); measured again on a fresh worker)");
+}
+
+// The summary's count of trials measured again after a kill names what was
+// killed: a worker, or a command kernel's program run.
+TEST(Summary, TrialsKilledFromOutsideAreAWorkersOrAProgramsRuns) {
+  TuneReport report = sample_report();
+  report.measured_again_after_kill = 1;
+  EXPECT_NE(format_summary(report).find("; 1 trial's worker killed from outside, measured again on a fresh one"),
+            std::string::npos)
+      << format_summary(report);
+  report.application = true;
+  report.measured_again_after_kill = 2;
+  const std::string text = format_summary(report);
+  EXPECT_NE(text.find("; 2 trials' program runs killed from outside, run again"), std::string::npos) << text;
+  EXPECT_EQ(text.find("worker"), std::string::npos) << text;
+}
+
 TEST(TrialLine, WrongResultShowsMaxAbsDiff) {
   TrialRecord w = failed_trial(bmbn(64, 128), Status::wrong_result, "");
   w.verification.checked = true;
