@@ -308,6 +308,23 @@ std::string objective_note(const TuneReport& report, const TrialRecord& t) {
   return ", " + report.objective.name + " " + (v ? metric_text(*v) : std::string("n/a"));
 }
 
+// The best config's differences from the reference, each beside its
+// tolerance, and which tolerance admitted them: an element passes within
+// atol + rtol x |ref|, so a large relative difference passes where the
+// reference is near 0 and the absolute one is within atol ("max rel diff
+// 35 (within tolerance)" read as if 35 were within rtol).
+std::string differences_text(const Verification& v, const Tolerance& tol) {
+  const bool within_atol = v.max_abs_diff <= tol.atol, within_rtol = v.max_rel_err <= tol.rtol;
+  std::string out =
+      fmt::format("max abs diff {:.3g} (atol {:.3g}), max rel diff {:.3g}", v.max_abs_diff, tol.atol, v.max_rel_err);
+  if (!v.passed) return out + fmt::format(" (rtol {:.3g}): FAILED", tol.rtol);
+  if (within_atol && !within_rtol) return out + " where |ref| is tiny: within atol";
+  out += fmt::format(" (rtol {:.3g})", tol.rtol);
+  if (within_atol) return out + ": within atol and rtol";
+  if (within_rtol) return out + ": within rtol";
+  return out + ": within atol + rtol x |ref| element by element";
+}
+
 std::string verification_line(const TrialRecord& t, const std::vector<TrialRecord>& all, const TuneReport& report) {
   const Verification& v = t.verification;
   // An application has no arguments to give a role: the program is its own
@@ -334,8 +351,7 @@ std::string verification_line(const TrialRecord& t, const std::vector<TrialRecor
         "them (max abs diff {:.3g})",
         passed, checked, worst);
   }
-  return fmt::format("verification: max abs diff {:.3g}, max rel err {:.3g} ({})", v.max_abs_diff, v.max_rel_err,
-                     v.passed ? "within tolerance" : "FAILED");
+  return "verification: " + differences_text(v, report.tolerance);
 }
 
 // Why a size ran nothing, for the console: the reason's first line and,

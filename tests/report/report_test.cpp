@@ -700,13 +700,45 @@ TEST(Summary, ContainsTheKeyLines) {
   EXPECT_TRUE(has("best: No.4 12.345 us {BM: 128, BN: 128, SCALE: 2.0}\n")) << text;
   EXPECT_TRUE(has("default: No.1 20.000 us {BM: 64, BN: 64}\n")) << text;
   EXPECT_TRUE(has("speedup over default: 1.62x\n")) << text;
-  EXPECT_TRUE(has("verification: max abs diff 1.2e-06, max rel err 3.4e-07 (within tolerance)\n")) << text;
+  EXPECT_TRUE(
+      has("verification: max abs diff 1.2e-06 (atol 1e-06), max rel diff 3.4e-07 (rtol 1e-05): within "
+          "rtol\n"))
+      << text;
   EXPECT_TRUE(has("4 trials: 2 ok, 1 compile_error, 1 wrong_result; 2 resumed from the store\n")) << text;
   EXPECT_TRUE(has("results: out/tunekit.db, out/matmul.csv, out/matmul.json\n")) << text;
   // The results line comes last; trial lines come before best.
   EXPECT_LT(text.find("No.4: 12.345 us"), text.find("best:"));
   EXPECT_EQ(text.rfind("results: "), text.find("results: "));
   EXPECT_EQ(text.substr(text.size() - std::string("out/matmul.json\n").size()), "out/matmul.json\n");
+}
+
+// The verification line says which tolerance admitted the best config's
+// outputs: a relative difference of 35 passes only where |ref| is tiny and
+// the absolute one is within atol (it read "max rel err 35 (within
+// tolerance)").
+TEST(Summary, VerificationSaysWhichToleranceAdmittedTheOutputs) {
+  TuneReport report = sample_report();
+  report.tolerance = Tolerance{1e-5, 1e-4};
+  auto line_with = [&](double abs, double rel, bool passed) {
+    Verification& v = report.sizes[0].trials[3].verification;
+    v.max_abs_diff = abs;
+    v.max_rel_err = rel;
+    v.passed = passed;
+    const std::string text = format_summary(report);
+    const auto at = text.find("verification: ");
+    return at == std::string::npos ? text : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_EQ(line_with(1e-7, 35, true),
+            "verification: max abs diff 1e-07 (atol 1e-05), max rel diff 35 where |ref| is tiny: within atol");
+  EXPECT_EQ(line_with(3e-3, 5e-5, true),
+            "verification: max abs diff 0.003 (atol 1e-05), max rel diff 5e-05 (rtol 0.0001): within rtol");
+  EXPECT_EQ(line_with(1e-6, 5e-5, true),
+            "verification: max abs diff 1e-06 (atol 1e-05), max rel diff 5e-05 (rtol 0.0001): within atol and rtol");
+  EXPECT_EQ(line_with(2e-5, 2e-4, true),
+            "verification: max abs diff 2e-05 (atol 1e-05), max rel diff 0.0002 (rtol 0.0001): within atol + rtol x "
+            "|ref| element by element");
+  EXPECT_EQ(line_with(0.5, 0.3, false),
+            "verification: max abs diff 0.5 (atol 1e-05), max rel diff 0.3 (rtol 0.0001): FAILED");
 }
 
 // Every seed provider's trials are named, a program's own too, and the JSON
