@@ -1,14 +1,15 @@
-// Every flag a subcommand's --help lists is in the documentation (README.md
-// or a page of docs/): a flag shown only by --help is one a reader of the
-// docs never learns of (tune's --csv, space's --write and resolve's
-// --ignore-constraints were such). A flag counts as documented where its
-// name is written anywhere, for whichever subcommand: the check is that the
-// docs name it, not where.
+// Every flag a subcommand's --help lists is in that subcommand's section of
+// the command-line reference, docs/cli.md ("## tunekit SUB"): a flag shown
+// only by --help is one a reader of the docs never learns of (tune's --csv,
+// space's --write and resolve's --ignore-constraints were such), and a flag
+// named only in another subcommand's section is not documented for this one
+// (select's --device is a device's name, tune's --device-index an index).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -61,12 +62,19 @@ std::vector<std::string> flags_of(const std::string& sub) {
   return out;
 }
 
-std::string documentation() {
-  const fs::path root = TUNEKIT_SOURCE_DIR;
-  std::string text = tunekit::testing::read_file(root / "README.md");
-  for (const auto& e : fs::recursive_directory_iterator(root / "docs"))
-    if (e.path().extension() == ".md") text += "\n" + tunekit::testing::read_file(e.path());
-  return text;
+// docs/cli.md's section for each subcommand: from its heading "## tunekit
+// SUB" to the next heading of that level.
+std::map<std::string, std::string> sections_by_subcommand() {
+  const std::string text = tunekit::testing::read_file(fs::path(TUNEKIT_SOURCE_DIR) / "docs" / "cli.md");
+  std::map<std::string, std::string> out;
+  std::string* section = nullptr;
+  const std::regex heading(R"(^## `?tunekit ([a-z][a-z0-9-]*)`?\s*$)");
+  for (const auto& line : lines_of(text)) {
+    std::smatch m;
+    if (line.starts_with("## ")) section = std::regex_match(line, m, heading) ? &out[m[1]] : nullptr;
+    else if (section) *section += line + "\n";
+  }
+  return out;
 }
 
 bool names_flag(const std::string& text, const std::string& flag) {
@@ -80,20 +88,42 @@ bool names_flag(const std::string& text, const std::string& flag) {
 
 }  // namespace
 
-TEST(CliFlagsDoc, EveryFlagInASubcommandsHelpIsInTheDocs) {
+TEST(CliFlagsDoc, EveryFlagInASubcommandsHelpIsInItsSectionOfTheDocs) {
   const auto subs = subcommands();
   // The parse found the list: tune, space, select ... (a change of CLI11's
   // layout must fail here, not pass with nothing checked).
   ASSERT_GE(subs.size(), 8u);
   ASSERT_NE(std::find(subs.begin(), subs.end(), "tune"), subs.end());
-  const std::string docs = documentation();
+  const auto sections = sections_by_subcommand();
   std::size_t checked = 0;
   for (const auto& sub : subs) {
+    const auto section = sections.find(sub);
+    if (section == sections.end()) {
+      ADD_FAILURE() << "docs/cli.md has no section '## tunekit " << sub << "'";
+      continue;
+    }
     for (const auto& flag : flags_of(sub)) {
       ++checked;
-      EXPECT_TRUE(names_flag(docs, flag))
-          << "`tunekit " << sub << " --help` lists " << flag << ", which neither README.md nor docs/ mentions";
+      EXPECT_TRUE(names_flag(section->second, flag))
+          << "`tunekit " << sub << " --help` lists " << flag << ", which docs/cli.md's section '## tunekit " << sub
+          << "' does not name";
     }
   }
   EXPECT_GE(checked, 50u);  // tune alone has more than 40
+  // A section for no subcommand is one for a subcommand renamed or gone.
+  for (const auto& [sub, text] : sections)
+    EXPECT_NE(std::find(subs.begin(), subs.end(), sub), subs.end())
+        << "docs/cli.md has a section for 'tunekit " << sub << "', which `tunekit --help` does not list";
+}
+
+// The check reads sections: a flag named in another subcommand's section
+// does not count for this one.
+TEST(CliFlagsDoc, AFlagCountsOnlyInItsOwnSubcommandsSection) {
+  const auto sections = sections_by_subcommand();
+  ASSERT_TRUE(sections.count("tune") && sections.count("select"));
+  EXPECT_TRUE(names_flag(sections.at("tune"), "--device-index"));
+  EXPECT_FALSE(names_flag(sections.at("tune"), "--device")) << "--device-index is another flag";
+  EXPECT_TRUE(names_flag(sections.at("select"), "--device"));
+  EXPECT_FALSE(names_flag(sections.at("select"), "--no-rules"));
+  EXPECT_FALSE(names_flag(sections.at("tune"), "--mode"));
 }
