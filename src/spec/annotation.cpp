@@ -442,22 +442,38 @@ void check_ranges_not_defined_in_source(const std::vector<Line>& lines, const st
 }
 
 // A comment's first word (upper-cased) that is the marker misspelt
-// ('%RANEG%', '%RAGNE%', '%RANG%') on a line that goes on with a range
-// (a digit, ':', a digit). Ignored, its line would drop the parameter
-// without a word and leave the name undefined in every build; the range
-// keeps prose such as '%RANK%' out.
+// ('%RANEG%', '%RAGNE%', '%RANG%') on a line of an annotation's shape:
+// a name, a label and a range (start:end:step), nothing after. Ignored, its line would drop the parameter without a
+// word and leave the name undefined in every build; the shape keeps prose such as
+// '%RANK% 0:3 of the job' or '%RATE% 1:2' out.
 bool misspelt_range_marker(std::string_view first, std::string_view rest) {
-  bool has_range = false;
-  for (std::size_t k = 1; k + 1 < rest.size() && !has_range; ++k)
-    has_range = rest[k] == ':' && std::isdigit(static_cast<unsigned char>(rest[k - 1])) &&
-                (std::isdigit(static_cast<unsigned char>(rest[k + 1])) || rest[k + 1] == '-');
-  if (!has_range || first.size() < 2 || first.front() != '%') return false;
-  std::string_view letters = first.substr(1);
-  if (letters.back() == '%') letters.remove_suffix(1);
+  if (first.size() < 3 || first.front() != '%' || first.back() != '%') return false;
+  const std::string_view letters = first.substr(1, first.size() - 2);
   if (letters.empty() || letters == "RANGE" ||
       !std::all_of(letters.begin(), letters.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
     return false;
-  return detail::edit_distance(letters, "RANGE") <= 2;
+  std::vector<std::string_view> words;
+  for (std::size_t at = rest.find_first_not_of(" \t"); at != std::string_view::npos;
+       at = rest.find_first_not_of(" \t", at)) {
+    const std::size_t end = std::min(rest.find_first_of(" \t", at), rest.size());
+    words.push_back(rest.substr(at, end - at));
+    at = end;
+  }
+  if (words.size() != 3 || !is_identifier(words[0])) return false;
+  // start:end:step, each an integer.
+  std::size_t numbers = 0;
+  for (std::string_view range = words[2]; numbers < 4;) {
+    const std::size_t colon = range.find(':');
+    std::string_view number = range.substr(0, colon);
+    if (!number.empty() && number.front() == '-') number.remove_prefix(1);
+    if (number.empty() ||
+        !std::all_of(number.begin(), number.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      return false;
+    ++numbers;
+    if (colon == std::string_view::npos) break;
+    range.remove_prefix(colon + 1);
+  }
+  return numbers == 3 && detail::edit_distance(letters, "RANGE") <= 2;
 }
 
 }  // namespace
@@ -518,7 +534,8 @@ std::vector<RangeAnnotation> parse_range_annotations(std::string_view source, co
                              "' reads like a %RANGE% annotation; write it '%RANGE%' (upper case, a % at each end)");
       if (!first.empty() && misspelt_range_marker(first, text.substr(word + first.size())))
         throw InputError(here, "'" + std::string(text.substr(word, first.size())) +
-                                   "' reads like a misspelt %RANGE% annotation; did you mean '%RANGE%'?");
+                                   "' reads like a misspelt %RANGE% annotation (a name, a label and a range after "
+                                   "it); did you mean '%RANGE%'? (If the comment is prose, reword it.)");
       if (first == "%RANGE%" && text.substr(lead, 2) == "/*")
         throw InputError(here, "a %RANGE% annotation is a // comment, not a /* */ one");
     }

@@ -347,11 +347,20 @@ TEST(Range, NearMissesAreErrorsNotProse) {
 // on the undefined name, far from the line that caused it.
 TEST(Range, AMisspeltMarkerIsAnErrorAtIt) {
   expect_error([] { parse_range_annotations("// %RANGE% TUNE_A a 1:4:1\n// %RANEG% TUNE_B b 64:256:64\n", "b.cu"); },
-               "b.cu", 2, 4, "'%RANEG%' reads like a misspelt %RANGE% annotation; did you mean '%RANGE%'?");
+               "b.cu", 2, 4,
+               "'%RANEG%' reads like a misspelt %RANGE% annotation (a name, a label and a range after it); did you "
+               "mean '%RANGE%'?");
   expect_error([] { parse_range_annotations("// %RAGNE% TUNE_B b 1:4:1\n", "b.cu"); }, "b.cu", 1, 4,
                "'%RAGNE%' reads like a misspelt %RANGE% annotation");
   // A word like it in a comment without a range is prose; a bare comment too.
   EXPECT_TRUE(parse_range_annotations("// %RANK% is the rank's number\n//\nint x;\n", "b.cu").empty());
+  // So is one with a range that is not of an annotation's shape (a name, a
+  // label, a range, nothing after).
+  for (const char* prose : {"// %RANK% 0:3 of the job each own a slice\n", "// %AGE% 10:20\n", "// %RATE% 1:2\n",
+                            "// %RANK% 0:3:1\n", "// %RANK% ranks 0:3\n", "// %RANK% ranks of 0:3 here\n"})
+    EXPECT_TRUE(parse_range_annotations(prose, "b.cu").empty()) << prose;
+  expect_error([] { parse_range_annotations("// %RANG% TUNE_C c 0:8:2\n", "b.cu"); }, "b.cu", 1, 4,
+               "'%RANG%' reads like a misspelt %RANGE% annotation");
 }
 
 TEST(Range, AMissingLabelIsNamed) {
