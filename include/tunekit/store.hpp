@@ -82,14 +82,14 @@ class Store {
     std::size_t trials = 0;
   };
   std::vector<Toolchain> toolchains(const std::string& hash_without_toolchain) const;
-  // The trials of this very version (spec_hash) on other devices, most
-  // recent first: a run on one of them resumes none of these.
-  struct OtherDevice {
+  // The devices this very version (spec_hash) has trials on, most recent
+  // first: a run on one resumes none of another's.
+  struct DeviceTrials {
     std::string device;
     std::size_t trials = 0;
     std::string last_created_at;  // ISO 8601 UTC
   };
-  std::vector<OtherDevice> other_devices(const std::string& spec_hash, const std::string& device) const;
+  std::vector<DeviceTrials> devices(const std::string& spec_hash) const;
   std::size_t erase(const std::string& spec_hash);
   // A run that measures a size anew (--fresh) takes the stored trials of
   // the configs it would measure for stale first: their settings start

@@ -812,14 +812,13 @@ std::vector<Store::Toolchain> Store::toolchains(const std::string& hash_without_
   return out;
 }
 
-std::vector<Store::OtherDevice> Store::other_devices(const std::string& spec_hash, const std::string& device) const {
+std::vector<Store::DeviceTrials> Store::devices(const std::string& spec_hash) const {
   Statement st(db_, path_,
-               "SELECT device, COUNT(*), MAX(created_at) FROM trials WHERE spec_hash = ?1 AND device <> ?2 "
+               "SELECT device, COUNT(*), MAX(created_at) FROM trials WHERE spec_hash = ?1 "
                "GROUP BY device ORDER BY MAX(created_at) DESC, device");
   st.bind(1, spec_hash);
-  st.bind(2, device);
-  std::vector<OtherDevice> out;
-  while (st.step("cannot look up the kernel's trials on other devices"))
+  std::vector<DeviceTrials> out;
+  while (st.step("cannot look up the devices of the kernel's trials"))
     out.push_back({st.text(0), static_cast<std::size_t>(st.integer(1)), st.text(2)});
   return out;
 }

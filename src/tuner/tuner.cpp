@@ -1037,8 +1037,9 @@ class Run {
   // A CPU tune bound to some of the cores (mpirun binds each rank unless
   // told --bind-to none; taskset) is another device, so a rerun bound
   // otherwise resumes none of its trials, and without a word it measured
-  // them all again. Only the same processor under another binding is named:
-  // another machine's trials in a shared store are no surprise.
+  // them all again. Only the same processor under another binding is named
+  // (another machine's trials in a shared store are no surprise), and only
+  // while this binding has none of its own: once it has, it was chosen.
   void warn_of_other_bindings() {
     const auto cores_removed = [](std::string_view device) {
       if (device.size() < 7 || device.substr(device.size() - 7) != " cores)") return device;
@@ -1047,7 +1048,10 @@ class Run {
     };
     const std::string_view processor = cores_removed(report_.device);
     if (processor == report_.device) return;
-    for (const auto& other : store_->other_devices(report_.spec_hash, report_.device)) {
+    const auto devices = store_->devices(report_.spec_hash);
+    // A run that has trials of its own to resume was bound as it is before.
+    if (std::any_of(devices.begin(), devices.end(), [&](const auto& d) { return d.device == report_.device; })) return;
+    for (const auto& other : devices) {
       if (cores_removed(other.device) != processor) continue;
       warn(
           fmt::format("{} holds {} trial{} of this version of '{}' measured on '{}' (the last on {}), and this run "

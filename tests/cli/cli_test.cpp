@@ -445,6 +445,11 @@ TEST(Cli, ATuneOnOtherCoresSaysTheStoreHoldsTheBoundRunsTrials) {
   EXPECT_TRUE(contains(unbound.output, "(1 of ")) << unbound.output;
   EXPECT_TRUE(contains(unbound.output, "it resumes none of them, a run bound to other cores being another device"))
       << unbound.output;
+  // The next unbound run resumes its own trials: the binding was chosen.
+  auto again = tune();
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "2 resumed from the store")) << again.output;
+  EXPECT_FALSE(contains(again.output, "bound as they were")) << again.output;
 }
 
 // select, emit and report find a bare source's tune again through the
