@@ -35,12 +35,6 @@ off_t byte_of(std::string_view spec_hash, const Bindings& size) {
   return static_cast<off_t>(h & ((std::uint64_t{1} << 30) - 1));
 }
 
-std::string shown_size(const Bindings& size) {
-  std::vector<std::string> parts;
-  for (const auto& [name, value] : size) parts.push_back(name + ": " + shown_value(value));
-  return fmt::format("{{{}}}", fmt::join(parts, ", "));
-}
-
 }  // namespace
 
 KernelClaim::KernelClaim(const std::filesystem::path& db, std::string_view spec_hash,
@@ -68,7 +62,8 @@ std::optional<std::string> KernelClaim::warning() const {
   if (!held_by_) return std::nullopt;
   constexpr std::size_t kNamed = 3;
   std::vector<std::string> named;
-  for (std::size_t i = 0; i < held_sizes_.size() && i < kNamed; ++i) named.push_back(shown_size(held_sizes_[i]));
+  for (std::size_t i = 0; i < held_sizes_.size() && i < kNamed; ++i)
+    named.push_back(detail::shown_bindings(held_sizes_[i]));
   std::string where = held_sizes_.size() == sizes_ && sizes_ > 1 ? "at every size of this run"
                       : held_sizes_.size() == 1 && held_sizes_.front().empty()
                           ? std::string()
