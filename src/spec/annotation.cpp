@@ -2,6 +2,7 @@
 #include "tunekit/annotation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -146,6 +147,11 @@ std::optional<std::string> tunable_near_miss(std::string_view comment) {
     std::size_t end = 0;
     while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
     const std::string_view word = text.substr(0, end), after = trim(text.substr(end));
+    // Words of their own one letter away, which a comment after code may be.
+    std::string lower;
+    for (char c : word) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    constexpr std::array<std::string_view, 4> kWords{"unable", "tenable", "runable", "tunables"};
+    if (std::find(kWords.begin(), kWords.end(), lower) != kWords.end()) return std::nullopt;
     if (end > 0 && (after.empty() || after[0] == ':') && detail::edit_distance(word, "tunable") == 1)
       return "'" + std::string(word) + "' reads like a misspelt tunable annotation; write it '// tunable'";
     return std::nullopt;

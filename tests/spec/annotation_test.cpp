@@ -263,9 +263,12 @@ TEST(Tunable, AWordMisspeltByOneLetterIsAnErrorAtIt) {
       },
       "k.cpp", 1, 18, "'tunabel' reads like a misspelt tunable annotation");
   // Other words, and the word in prose, are comments.
-  const std::string prose = "int a = 1; // mutable\nint b = 2; // tuneable later\nint c = 3; // tunable\n";
+  const std::string prose =
+      "int a = 1; // mutable\nint b = 2; // tuneable later\nint d = 0; // Unable\nint e = 0; // tenable\n"
+      "int c = 3; // tunable\n";
   EXPECT_EQ(apply_tunable_lines(prose, cfg({{"c", 4}}), "k.cpp"),
-            "int a = 1; // mutable\nint b = 2; // tuneable later\nint c = 4;\n");
+            "int a = 1; // mutable\nint b = 2; // tuneable later\nint d = 0; // Unable\nint e = 0; // tenable\n"
+            "int c = 4;\n");
 }
 
 TEST(Tunable, HasTunableLines) {
