@@ -169,18 +169,13 @@ auto read_store(const fs::path& db, const std::string& chosen_by, const Read& re
   }
 }
 
-std::vector<TrialRecord> read_trials(const fs::path& db, const std::string& chosen_by,
-                                     const std::function<std::vector<TrialRecord>(const Store&)>& read) {
-  return read_store(db, chosen_by, read);
-}
-
 // Why a database holds no trials of `spec` (no --seed or --cache given): it
 // holds none of the kernel's, or holds them under another cache mode (which
 // is named) or another input seed (which no trial records).
 std::string no_trials_of(const Spec& spec, const std::string& name, const fs::path& db, const std::string& chosen_by) {
   std::set<std::string> hashes;
   std::size_t count = 0;
-  for (const auto& t : read_trials(db, chosen_by, [](const Store& s) { return s.all(); }))
+  for (const auto& t : read_store(db, chosen_by, [](const Store& s) { return s.all(); }))
     if (t.kernel == name) {
       hashes.insert(t.spec_hash);
       ++count;
@@ -212,7 +207,7 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
 // run's failures beside its successes, and this spec reads the failures.
 std::string nothing_chosen(const Loaded& l, const std::string& why) {
   std::size_t elsewhere = 0;
-  for (const auto& t : read_trials(l.db, "--db", [](const Store& s) { return s.all(); }))
+  for (const auto& t : read_store(l.db, "--db", [](const Store& s) { return s.all(); }))
     elsewhere += t.kernel == l.name && t.spec_hash != l.spec_hash && t.status == Status::ok;
   if (elsewhere == 0) return why;
   return fmt::format(
@@ -414,7 +409,7 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
   const Store::Toolchain& chosen = *matching.front();
   if (chosen.spec_hash == l.spec_hash) return;
   l.spec_hash = chosen.spec_hash;
-  l.trials = read_trials(l.db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
+  l.trials = read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
   fmt::print(stderr,
              "note: the trials of this spec in {} were measured with {}; this machine builds with {}: the {} is "
              "theirs\n",
@@ -436,7 +431,7 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   l.db = db;
   const std::string chosen_by = !a.db.empty() ? "--db" : !l.spec.output.db.empty() ? a.spec : "--out-dir";
   l.spec_hash = spec_hash(l.spec);
-  l.trials = read_trials(db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
+  l.trials = read_store(db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
   read_toolchain(l, a, chosen_by);
   // A row shared with a spec that differs only in its name carries the label
   // of whichever stored it last; read through this spec, it is this spec's.
@@ -452,7 +447,7 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
     throw InputError(
         {given.front().substr(0, given.front().find(' '))},
         fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
-                    read_trials(db, chosen_by, [&](const Store& s) { return s.trials(declared_hash); }).empty()
+                    read_store(db, chosen_by, [&](const Store& s) { return s.trials(declared_hash); }).empty()
                         ? "give the input seed and cache mode the tune ran with, or tune it first"
                         : "it has the spec's own (leave out " + flags + ")"));
   }
@@ -946,7 +941,7 @@ int run_report(const PolicyArgs& a) {
       if (given) throw InputError({flag}, "picks the trials of a spec tuned with that setting: give the SPEC too");
     const fs::path db = !a.db.empty() ? fs::path(a.db) : fs::path(a.out_dir) / "tunekit.db";
     if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
-    l.trials = read_trials(db, a.db.empty() ? "--out-dir" : "--db", [](const Store& s) { return s.all(); });
+    l.trials = read_store(db, a.db.empty() ? "--out-dir" : "--db", [](const Store& s) { return s.all(); });
     l.db = db;
     l.name = "tunekit";
     if (l.trials.empty()) throw InputError({db.string()}, "the database has no trials");
