@@ -6,6 +6,7 @@
 // compiler of the same name whose --version (and so whose text) differs,
 // found first on $PATH.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -60,6 +61,15 @@ detail::ProcessResult tunekit_with(const fs::path& compilers, const std::vector<
   std::vector<std::string> argv{"env", "PATH=" + compilers.string() + ":" + (path ? path : ""), tunekit_exe().string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return detail::run_process(argv, std::chrono::seconds(300));
+}
+
+// Runs SQL on a store, as an older tunekit, or a release that miscompiles
+// the kernel, would have left it.
+void run_sql(const fs::path& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(handle);
+  sqlite3_close(handle);
 }
 
 std::size_t count_of(const std::string& text, const std::string& part) {
@@ -174,4 +184,72 @@ TEST(ToolchainCli, TuneMeasuresAgainAndSeveralToolchainsArePickedByTheFlag) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--toolchain: picks the trials of a spec tuned with that setting: give the SPEC too"))
       << r.output;
+}
+
+// This machine's trials answer where it has any, and are never mixed with
+// another toolchain's; but where they hold nothing usable (every trial at a
+// size failed, a size -s names missing), the message names the other
+// toolchains whose trials ran correctly there, and --toolchain reads them:
+// the advice to give the tune's --seed or --flags could not help.
+TEST(ToolchainCli, AnotherToolchainsCorrectTrialsAreNamedWhereThisMachinesHoldNothingUsable) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir);
+  const std::string out = (dir / "out").string();
+  const fs::path gpu_host = install_release(dir, "12.2.0"), laptop = install_release(dir, "13.1.0");
+  auto r = tunekit_with(gpu_host, {"tune", spec, "--no-progress", "-o", out, "-a", "N=[32,64]"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = tunekit_with(laptop, {"tune", spec, "--no-progress", "-o", out, "-a", "N=[64,128]"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The laptop's release fails to build the kernel at N=64 (a tune stops
+  // where the reference config does not build, so the failures are made).
+  run_sql(dir / "out" / "tunekit.db",
+          "UPDATE trials SET status = 'compile_error', error = 'tk-cc: internal error', median_us = NULL "
+          "WHERE toolchain LIKE 'tkcc (Fake) 13.1.0%' AND size_json LIKE '%64%'");
+  const std::string other = "ran correctly with another toolchain: 'tkcc (Fake) 12.2.0 for ";
+  const std::string reads = "' (2 trials); --toolchain TEXT (part of its text) reads them";
+
+  for (const std::string command : {"select", "emit"}) {
+    r = tunekit_with(laptop, {command, spec, "-o", out, "-s", "N=64"});
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_TRUE(
+        contains(r.output, "nothing to " + command +
+                               ": no trial of 'k' ran correctly: there is no config "
+                               "to choose; the database holds trials of this spec at the sizes the flags make that " +
+                               other))
+        << r.output;
+    EXPECT_TRUE(contains(r.output, reads)) << r.output;
+    EXPECT_FALSE(contains(r.output, "under other settings")) << r.output;  // another toolchain is no setting
+  }
+
+  r = tunekit_with(laptop, {"select", spec, "-o", out, "-s", "N=32"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "--size N=32: the store holds no trials of this spec measured with the toolchain "
+                       "read at the sizes the flags make; it holds {N: 128}, {N: 64}; the database holds "
+                       "trials of this spec at the sizes the flags make that " +
+                           other))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, reads)) << r.output;
+
+  // Without -s: this machine's policy, of its one size that ran correctly,
+  // and a note at each size where the other toolchain's did.
+  r = tunekit_with(laptop, {"select", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 size, 1 distinct config")) << r.output;
+  EXPECT_FALSE(contains(r.output, "note: the trials of this spec")) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "note: no config ran correctly at {N: 64}: it has no entry, and gets the rule of an "
+                       "untuned size; the database holds trials of this spec there that " +
+                           other))
+      << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "note: the toolchain read has no trials at {N: 32}: it has no entry, and gets the "
+                       "rule of an untuned size; the database holds trials of this spec there that " +
+                           other))
+      << r.output;
+  EXPECT_EQ(count_of(r.output, reads), 2u) << r.output;
+
+  r = tunekit_with(laptop, {"select", spec, "-o", out, "-s", "N=64", "--toolchain", "12.2.0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "  {N: 64}: {KIND: ")) << r.output;
 }

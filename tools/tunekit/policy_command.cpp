@@ -74,7 +74,8 @@ void add_toolchain_flag(CLI::App* cmd, PolicyArgs& a) {
   cmd->add_option("--toolchain", a.toolchain,
                   "Read the trials measured with the toolchain whose text holds this (the compiler's release, "
                   "NVRTC's version, the OpenCL driver: the store lists them), not this machine's (needed where "
-                  "the store holds the spec's trials of several toolchains and none of this machine's)");
+                  "the store holds the spec's trials of several toolchains and none of this machine's, or where this "
+                  "machine's hold nothing usable: the message names the toolchains whose trials ran correctly)");
 }
 
 // The results of a tune are keyed by the spec as it was tuned, input seed
@@ -152,6 +153,18 @@ struct Loaded {
   std::string name;
   std::map<std::string, std::uint64_t> valid_at;  // size key -> valid configs there (with a SPEC)
   std::string spec_hash;  // whose trials were read: this machine's toolchain's, or another's (with a SPEC)
+  // The spec's trials of every toolchain the store names: "other settings"
+  // are those of none of them.
+  std::set<std::string> toolchain_hashes;
+  // The trials, on --device's if given, that ran correctly with each
+  // toolchain but the one read: a message that finds nothing usable names
+  // those holding some where it looked, since --toolchain reads them.
+  struct OtherToolchain {
+    std::string text;
+    std::vector<TrialRecord> ok;
+  };
+  std::vector<OtherToolchain> other_toolchains;
+  std::optional<std::set<std::string>> flagged_sizes;  // size keys -s and -a make, where given
 };
 
 // Reads a results store: a file that is not one is the input's error, named
@@ -167,6 +180,50 @@ auto read_store(const fs::path& db, const std::string& chosen_by, const Read& re
     throw InputError({chosen_by},
                      fmt::format("cannot read {} as a tunekit results database: {}", db.string(), e.what()));
   }
+}
+
+// A toolchain as a message names it.
+std::string toolchain_text(const std::string& text) {
+  return text.empty() ? std::string("a toolchain it could not name") : "'" + text + "'";
+}
+
+std::string toolchains_text(const std::vector<const Store::Toolchain*>& toolchains) {
+  std::vector<std::string> listed;
+  for (const Store::Toolchain* t : toolchains)
+    listed.push_back(fmt::format("{} ({} trial{})", toolchain_text(t->text), t->trials, t->trials == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(listed, ", "));
+}
+
+// The toolchains other than the one read that hold trials of the spec that
+// ran correctly `where` (" at {N: 64}") as `there` picks them, as the tail
+// of a message that found nothing usable in the trials read; empty where
+// none does. Their trials are never mixed into the answer: the flag reads
+// one toolchain's.
+std::string other_toolchains_there(const Loaded& l, const std::function<bool(const TrialRecord&)>& there,
+                                   const std::string& where) {
+  std::vector<std::string> listed;
+  for (const auto& other : l.other_toolchains)
+    if (const auto n = std::count_if(other.ok.begin(), other.ok.end(), there); n > 0)
+      listed.push_back(fmt::format("{} ({} trial{})", toolchain_text(other.text), n, n == 1 ? "" : "s"));
+  if (listed.empty()) return {};
+  return fmt::format(
+      "; the database holds trials of this spec{} that ran correctly with {}: {}; --toolchain TEXT "
+      "(part of {} text) reads them",
+      where, listed.size() == 1 ? "another toolchain" : "other toolchains", fmt::join(listed, ", "),
+      listed.size() == 1 ? "its" : "one's");
+}
+
+// Whether a trial is at one of the sizes -s and -a make (at any, without them).
+bool at_flagged_size(const Loaded& l, const TrialRecord& t) {
+  return !l.flagged_sizes || l.flagged_sizes->count(size_key(t.size));
+}
+
+// The other toolchains' trials that ran correctly at the sizes the command
+// answers for, as other_toolchains_there() says them.
+std::string other_toolchains_at_flagged_sizes(const Loaded& l) {
+  return other_toolchains_there(
+      l, [&](const TrialRecord& t) { return at_flagged_size(l, t); },
+      l.flagged_sizes ? " at the sizes the flags make" : "");
 }
 
 // Why a database holds no trials of `spec` (no --seed or --cache given): it
@@ -205,15 +262,19 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
 // kernel that ran correctly under other settings (another tolerance, say),
 // that those are there: a tune run again with --rtol leaves the first
 // run's failures beside its successes, and this spec reads the failures.
+// Another toolchain's are not other settings: those flags would not read
+// them, --toolchain does.
 std::string nothing_chosen(const Loaded& l, const std::string& why) {
   std::size_t elsewhere = 0;
   for (const auto& t : read_store(l.db, "--db", [](const Store& s) { return s.all(); }))
-    elsewhere += t.kernel == l.name && t.spec_hash != l.spec_hash && t.status == Status::ok;
-  if (elsewhere == 0) return why;
+    elsewhere += t.kernel == l.name && !l.toolchain_hashes.count(t.spec_hash) && t.spec_hash != l.spec_hash &&
+                 t.status == Status::ok;
+  const std::string toolchains = other_toolchains_at_flagged_sizes(l);
+  if (elsewhere == 0) return why + toolchains;
   return fmt::format(
-      "{}; the database holds {} trial{} of '{}' that ran correctly under other settings (give the tune's --seed, "
+      "{}{}; the database holds {} trial{} of '{}' that ran correctly under other settings (give the tune's --seed, "
       "--flags, --compiler, --reference, --atol or --rtol here too)",
-      why, elsewhere, elsewhere == 1 ? "" : "s", l.name);
+      why, toolchains, elsewhere, elsewhere == 1 ? "" : "s", l.name);
 }
 
 // The trials whose config the spec, as it is now, allows at their size:
@@ -335,6 +396,7 @@ void keep_flagged_sizes(Loaded& l, const PolicyArgs& a) {
   if (base.empty()) base.emplace_back();
   std::set<std::string> wanted;
   for (const auto& b : apply_axes(apply_axes(base, overrides), axes)) wanted.insert(size_key(b));
+  l.flagged_sizes = wanted;
   const std::size_t stored = l.trials.size();
   std::set<std::string> held;
   for (const auto& t : l.trials) held.insert(detail::shown_bindings(t.size));
@@ -344,33 +406,24 @@ void keep_flagged_sizes(Loaded& l, const PolicyArgs& a) {
     throw InputError(
         {!a.sizes.empty() ? "--size " + a.sizes.front() : "--axis " + a.axes.front()},
         fmt::format(
-            "the store holds no trials of this spec at the sizes the flags make; it holds {}{}", fmt::join(shown, ", "),
-            held.size() > shown.size() ? fmt::format(" and {} more", held.size() - shown.size()) : std::string()));
+            "the store holds no trials of this spec{} at the sizes the flags make; it holds {}{}{}",
+            l.toolchain_hashes.size() > 1 ? " measured with the toolchain read" : "", fmt::join(shown, ", "),
+            held.size() > shown.size() ? fmt::format(" and {} more", held.size() - shown.size()) : std::string(),
+            other_toolchains_at_flagged_sizes(l)));
   }
-}
-
-// A toolchain as a message names it.
-std::string toolchain_text(const std::string& text) {
-  return text.empty() ? std::string("a toolchain it could not name") : "'" + text + "'";
-}
-
-std::string toolchains_text(const std::vector<const Store::Toolchain*>& toolchains) {
-  std::vector<std::string> listed;
-  for (const Store::Toolchain* t : toolchains)
-    listed.push_back(fmt::format("{} ({} trial{})", toolchain_text(t->text), t->trials, t->trials == 1 ? "" : "s"));
-  return fmt::format("{}", fmt::join(listed, ", "));
 }
 
 // The toolchain is part of spec_hash, so that a tune never resumes a trial
 // another compiler built; but a store copied from the machine that tuned
 // (read on a laptop or in CI, where another compiler release is, or no
 // NVRTC or OpenCL device) holds the kernel's trials under that machine's
-// toolchain. Where this machine's has none, the kernel's trials of the one
-// other toolchain the store holds are read instead, and a note says whose
-// they are; of several, --toolchain picks one, as it may where this
-// machine's has trials too.
+// toolchain. Where this machine's has any, they are read, as a tune reads
+// them; where it has none, the one other toolchain's are, and a note says
+// whose they are; of several, --toolchain picks one, as it may where this
+// machine's has trials too. One toolchain's trials answer: the others'
+// that ran correctly are kept only for the messages that find nothing
+// usable in them.
 void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by) {
-  if (!l.trials.empty() && a.toolchain.empty()) return;  // this machine's, as a tune reads them
   const std::string here = detail::kernel_compiler_identity(l.spec);
   const std::string without = spec_hash_without_toolchain(l.spec);
   std::vector<Store::Toolchain> stored =
@@ -381,14 +434,19 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
     stored.push_back({here, l.spec_hash, l.trials.size()});
   if (stored.empty()) return;  // none of the kernel's: the caller says why
   std::vector<const Store::Toolchain*> all, matching;
-  for (const auto& t : stored) all.push_back(&t);
+  for (const auto& t : stored) {
+    all.push_back(&t);
+    l.toolchain_hashes.insert(t.spec_hash);
+  }
   if (a.toolchain.empty()) {
-    if (stored.size() > 1)
+    for (const Store::Toolchain* t : all)
+      if (t->spec_hash == l.spec_hash && !l.trials.empty()) matching.push_back(t);  // this machine's
+    if (matching.empty() && stored.size() > 1)
       throw InputError({a.spec}, fmt::format("{} holds this spec's trials measured with {} toolchains, none of them "
                                              "this machine's ({}): {}; pick one with --toolchain TEXT (part of its "
                                              "text)",
                                              l.db.string(), stored.size(), toolchain_text(here), toolchains_text(all)));
-    matching = all;
+    if (matching.empty()) matching = all;
   } else {
     // The whole text first: one toolchain's may be part of another's.
     for (const Store::Toolchain* t : all)
@@ -407,13 +465,22 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
                                    a.toolchain, matching.size(), l.db.string(), toolchains_text(matching)));
   }
   const Store::Toolchain& chosen = *matching.front();
-  if (chosen.spec_hash == l.spec_hash) return;
-  l.spec_hash = chosen.spec_hash;
-  l.trials = read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
-  fmt::print(stderr,
-             "note: the trials of this spec in {} were measured with {}; this machine builds with {}: the {} is "
-             "theirs\n",
-             l.db.string(), toolchain_text(chosen.text), toolchain_text(here), a.answer);
+  if (chosen.spec_hash != l.spec_hash) {
+    l.spec_hash = chosen.spec_hash;
+    l.trials = read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
+    fmt::print(stderr,
+               "note: the trials of this spec in {} were measured with {}; this machine builds with {}: the {} is "
+               "theirs\n",
+               l.db.string(), toolchain_text(chosen.text), toolchain_text(here), a.answer);
+  }
+  for (const Store::Toolchain* t : all) {
+    if (t->spec_hash == l.spec_hash) continue;
+    Loaded::OtherToolchain other{t->text, {}};
+    for (auto& trial : read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(t->spec_hash); }))
+      if (trial.status == Status::ok && !is_base_trial(trial) && (a.device.empty() || trial.device == a.device))
+        other.ok.push_back(std::move(trial));
+    if (!other.ok.empty()) l.other_toolchains.push_back(std::move(other));
+  }
 }
 
 Loaded load(const PolicyArgs& a, bool one_device = true) {
@@ -587,15 +654,40 @@ std::map<std::string, Bindings> sizes_left_out(const std::vector<TrialRecord>& t
   return left_out;
 }
 
+// The sizes `answered` leaves out (`left_out`, saying what that means):
+// those where no trial read ran correctly, then those only other
+// toolchains ran correctly at, which are named, since --toolchain reads
+// them and the answer never mixes them in.
+void note_sizes_left_out(const Loaded& l, const std::set<std::string>& answered, const std::string& left_out) {
+  for (const auto& [key, size] : sizes_left_out(l.trials, answered))
+    fmt::print("note: no config ran correctly at {}: {}{}\n", detail::shown_bindings(size), left_out,
+               other_toolchains_there(
+                   l, [&key](const TrialRecord& t) { return size_key(t.size) == key; }, " there"));
+  std::set<std::string> read;
+  for (const auto& t : l.trials) read.insert(size_key(t.size));
+  std::map<std::string, Bindings> elsewhere;
+  for (const auto& other : l.other_toolchains)
+    for (const auto& t : other.ok)
+      if (at_flagged_size(l, t) && !read.count(size_key(t.size))) elsewhere.emplace(size_key(t.size), t.size);
+  if (elsewhere.empty()) return;
+  std::vector<std::string> shown;
+  for (const auto& [key, size] : elsewhere)
+    if (shown.size() < 8) shown.push_back(detail::shown_bindings(size));  // one line, bounded
+  fmt::print(
+      "note: the toolchain read has no trials at {}{}: {}{}\n", fmt::join(shown, ", "),
+      elsewhere.size() > shown.size() ? fmt::format(" and {} more", elsewhere.size() - shown.size()) : std::string(),
+      left_out,
+      other_toolchains_there(
+          l, [&](const TrialRecord& t) { return elsewhere.count(size_key(t.size)) > 0; }, " there"));
+}
+
 // Sizes the store has trials of, none of which ran correctly: the policy
 // has no entry for them, and answers them as it answers an untuned size.
 // Said, so that a size tuned in vain is not taken for one tuned.
-void note_sizes_left_out(const std::vector<TrialRecord>& trials, const Policy& p) {
+void note_sizes_left_out(const Loaded& l, const Policy& p) {
   std::set<std::string> in;
   for (const auto& e : p.entries) in.insert(size_key(e.size));
-  for (const auto& [key, size] : sizes_left_out(trials, in))
-    fmt::print("note: no config ran correctly at {}: it has no entry, and gets the rule of an untuned size\n",
-               detail::shown_bindings(size));
+  note_sizes_left_out(l, in, "it has no entry, and gets the rule of an untuned size");
 }
 
 // --within sets cover's tolerance; with another mode it would do nothing.
@@ -605,11 +697,10 @@ void check_within(const PolicyArgs& a) {
 }
 
 // The same for one config for all sizes: the sizes its choice left out.
-void note_sizes_left_out(const std::vector<TrialRecord>& trials, const UniversalChoice& choice) {
+void note_sizes_left_out(const Loaded& l, const UniversalChoice& choice) {
   std::set<std::string> in;
   for (const auto& s : choice.per_size) in.insert(size_key(s.size));
-  for (const auto& [key, size] : sizes_left_out(trials, in))
-    fmt::print("note: no config ran correctly at {}: the choice leaves it out\n", detail::shown_bindings(size));
+  note_sizes_left_out(l, in, "the choice leaves it out");
 }
 
 // The one config for all sizes, scored against CCCL's base where it ran at
@@ -648,7 +739,7 @@ int run_select(const PolicyArgs& a) {
     if (const auto choice = print_all_sizes_choice(l, goal)) {
       fmt::print("{}", format_unsettled(*choice));
       note_sizes_tuned_in_part(l, *choice);
-      note_sizes_left_out(l.trials, *choice);
+      note_sizes_left_out(l, *choice);
       return 0;
     }
     // Say why there is no answer against the default, then offer the best
@@ -659,7 +750,8 @@ int run_select(const PolicyArgs& a) {
                                      : std::string("the spec has no 'default' to compare with"));
     auto fallback = best_valid_everywhere(l.trials, goal);
     if (!fallback) {
-      fmt::print("nothing to offer instead: {}\n", why_no_universal(l.trials, std::nullopt));
+      fmt::print("nothing to offer instead: {}{}\n", why_no_universal(l.trials, std::nullopt),
+                 other_toolchains_at_flagged_sizes(l));
       return 3;
     }
     fmt::print("best config valid at every size: {}\ngeomean of its speed relative to each size's best{}: {:.3f}x\n",
@@ -668,7 +760,7 @@ int run_select(const PolicyArgs& a) {
       fmt::print("  {}: {} us, best {} us, {:.3f}x\n", detail::shown_bindings(s.size), format_us(s.time),
                  format_us(s.baseline), s.speedup);
     note_sizes_tuned_in_part(l, *fallback);
-    note_sizes_left_out(l.trials, *fallback);
+    note_sizes_left_out(l, *fallback);
     return 0;
   }
   Policy p;
@@ -687,7 +779,7 @@ int run_select(const PolicyArgs& a) {
     fmt::print("  {}: {}{}\n", detail::shown_bindings(e.size), e.config.str(),
                e.time ? " " + format_us(*e.time) + " us" : "");
   note_sizes_tuned_in_part(p);
-  note_sizes_left_out(l.trials, p);
+  note_sizes_left_out(l, p);
   return 0;
 }
 
@@ -879,7 +971,7 @@ int run_emit(const PolicyArgs& a) {
   for (const auto& text : p.checks.unchecked) fmt::print("  not checked for untuned sizes: {}\n", text);
   note_sizes_tuned_in_part(p);
   for (const auto& n : vllm_in_part) fmt::print(stderr, "{}", n);
-  note_sizes_left_out(l.trials, p);
+  note_sizes_left_out(l, p);
   return 0;
 }
 
