@@ -253,3 +253,46 @@ TEST(ToolchainCli, AnotherToolchainsCorrectTrialsAreNamedWhereThisMachinesHoldNo
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "  {N: 64}: {KIND: ")) << r.output;
 }
+
+// --toolchain picks among the toolchains a store names for the spec's
+// trials; where it names none (a store of schema 9, or no trials of the
+// spec) the flag is refused, not ignored.
+TEST(ToolchainCli, TheToolchainFlagIsRefusedWhereTheStoreNamesNone) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir);
+  const std::string out = (dir / "out").string();
+  const fs::path db = dir / "out" / "tunekit.db";
+  const fs::path gpu_host = install_release(dir, "12.2.0"), laptop = install_release(dir, "13.1.0");
+  auto r = tunekit_with(gpu_host, {"tune", spec, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  // Other flags make another kernel of the spec, which the store has no trials of.
+  r = tunekit_with(laptop, {"select", spec, "-o", out, "--flags", "-O1", "--toolchain", "12.2.0"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "--toolchain: picks one of the toolchains a store names for this spec's trials, "
+                       "and there is none: the database " +
+                           db.string() + " has no trials of this spec (as it is now), but 2 trials of 'k'"))
+      << r.output;
+
+  // As a tunekit before schema 10 left it: no trial names its toolchain.
+  run_sql(db,
+          "DROP INDEX trials_by_kernel_without_toolchain; ALTER TABLE trials DROP COLUMN hash_without_toolchain; "
+          "ALTER TABLE trials DROP COLUMN toolchain; PRAGMA user_version=9;");
+  r = tunekit_with(laptop, {"select", spec, "-o", out, "--toolchain", "nonsense"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "--toolchain: picks one of the toolchains a store names for this spec's trials, "
+                       "and the 2 trials of 'k' in " +
+                           db.string() +
+                           " name none: they were stored by a tunekit before schema 10, which did not "
+                           "record the toolchain, and are read only where the toolchain that measured "
+                           "them is (leave out --toolchain)"))
+      << r.output;
+  // Where that toolchain is, they are this machine's, which the flag may name.
+  r = tunekit_with(gpu_host, {"select", spec, "-o", out, "--toolchain", "12.2.0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = tunekit_with(gpu_host, {"select", spec, "-o", out, "--toolchain", "nonsense"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--toolchain: 'nonsense' is part of none of the toolchains")) << r.output;
+}

@@ -413,6 +413,26 @@ void keep_flagged_sizes(Loaded& l, const PolicyArgs& a) {
   }
 }
 
+// Why --toolchain has nothing to pick from: the store names no toolchain
+// of the spec's trials. Silently reading this machine's would answer a
+// question that was not asked.
+std::string no_toolchain_named(const Loaded& l, const std::string& chosen_by) {
+  std::size_t of_kernel = 0, naming = 0;
+  for (const auto& t : read_store(l.db, chosen_by, [](const Store& s) { return s.all(); }))
+    if (t.kernel == l.name) {
+      ++of_kernel;
+      naming += !t.toolchain.empty();
+    }
+  const std::string picks = "picks one of the toolchains a store names for this spec's trials";
+  if (of_kernel > 0 && naming == 0)
+    return fmt::format(
+        "{}, and the {} trial{} of '{}' in {} name none: they were stored by a tunekit before schema 10, which "
+        "did not record the toolchain, and are read only where the toolchain that measured them is (leave out "
+        "--toolchain)",
+        picks, of_kernel, of_kernel == 1 ? "" : "s", l.name, l.db.string());
+  return fmt::format("{}, and there is none: {}", picks, no_trials_of(l.spec, l.name, l.db, chosen_by));
+}
+
 // The toolchain is part of spec_hash, so that a tune never resumes a trial
 // another compiler built; but a store copied from the machine that tuned
 // (read on a laptop or in CI, where another compiler release is, or no
@@ -432,7 +452,10 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
   if (!l.trials.empty() &&
       std::none_of(stored.begin(), stored.end(), [&](const Store::Toolchain& t) { return t.spec_hash == l.spec_hash; }))
     stored.push_back({here, l.spec_hash, l.trials.size()});
-  if (stored.empty()) return;  // none of the kernel's: the caller says why
+  if (stored.empty()) {
+    if (!a.toolchain.empty()) throw InputError({"--toolchain"}, no_toolchain_named(l, chosen_by));
+    return;  // none of the kernel's: the caller says why
+  }
   std::vector<const Store::Toolchain*> all, matching;
   for (const auto& t : stored) {
     all.push_back(&t);
