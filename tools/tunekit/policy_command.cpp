@@ -496,14 +496,18 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
                "theirs\n",
                l.db.string(), toolchain_text(chosen.text), toolchain_text(here), a.answer);
   }
-  for (const Store::Toolchain* t : all) {
-    if (t->spec_hash == l.spec_hash) continue;
-    Loaded::OtherToolchain other{t->text, {}};
-    for (auto& trial : read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(t->spec_hash); }))
-      if (trial.status == Status::ok && !is_base_trial(trial) && (a.device.empty() || trial.device == a.device))
-        other.ok.push_back(std::move(trial));
-    if (!other.ok.empty()) l.other_toolchains.push_back(std::move(other));
-  }
+  // One open of the store for all of them: each open checks the whole file.
+  read_store(l.db, chosen_by, [&](const Store& s) {
+    for (const Store::Toolchain* t : all) {
+      if (t->spec_hash == l.spec_hash) continue;
+      Loaded::OtherToolchain other{t->text, {}};
+      for (auto& trial : s.trials(t->spec_hash))
+        if (trial.status == Status::ok && !is_base_trial(trial) && (a.device.empty() || trial.device == a.device))
+          other.ok.push_back(std::move(trial));
+      if (!other.ok.empty()) l.other_toolchains.push_back(std::move(other));
+    }
+    return 0;
+  });
 }
 
 Loaded load(const PolicyArgs& a, bool one_device = true) {
