@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backend/cuda/detail/cuda_backend.hpp"
+#include "backend/cuda/detail/driver.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/builder.hpp"
@@ -265,6 +266,17 @@ sizes: {n: 1000}
 TEST(CudaLogic, ListingSaysWhyThereIsNoDevice) {
   for (const auto& l : list_devices())
     if (l.backend == "cuda" && l.devices.empty()) EXPECT_FALSE(l.unavailable.empty());
+}
+
+// A kernel the display watchdog stopped ran too long: a timeout, which a
+// rerun under a longer limit measures again, not a launch error that stands
+// under any settings (failure_reuse.cpp).
+TEST(CudaLogic, AFailedCallsStatusSaysWhatTheDriverRefused) {
+  EXPECT_EQ(status_of_failed_call(CUDA_ERROR_LAUNCH_TIMEOUT), Status::timeout);
+  EXPECT_EQ(status_of_failed_call(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), Status::resource_limit);
+  EXPECT_EQ(status_of_failed_call(CUDA_ERROR_INVALID_CLUSTER_SIZE), Status::resource_limit);
+  EXPECT_EQ(status_of_failed_call(CUDA_ERROR_ILLEGAL_ADDRESS), Status::launch_error);
+  EXPECT_EQ(status_of_failed_call(CUDA_ERROR_LAUNCH_FAILED), Status::launch_error);
 }
 
 TEST(CudaLogic, FlushCoversTheL2SeveralTimes) {

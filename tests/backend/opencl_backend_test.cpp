@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "backend/detail/registry.hpp"
+#include "backend/opencl/detail/cl_api.hpp"
 #include "backend/opencl/detail/opencl.hpp"
 #include "builder/detail/compiler.hpp"
 #include "support/temp_dir.hpp"
@@ -357,6 +358,17 @@ __kernel void affine_ref(__global const float* x, __global float* y, float a, lo
 // so its spec hash) names them as clGetPlatformInfo and clGetDeviceInfo say
 // for the device the run uses, and a device that is not here is none of
 // them.
+// A buffer the device cannot hold now is refused for the machine's state, so
+// its trial's fault is the environment's and a rerun measures it again; a
+// refusal for a reason of its own stays the config's.
+TEST(OpenClLogic, ExhaustedMemoryIsTheMachinesState) {
+  EXPECT_TRUE(opencl::is_memory_exhausted(CL_MEM_OBJECT_ALLOCATION_FAILURE));
+  EXPECT_TRUE(opencl::is_memory_exhausted(CL_OUT_OF_HOST_MEMORY));
+  EXPECT_TRUE(opencl::is_memory_exhausted(CL_OUT_OF_RESOURCES));
+  EXPECT_FALSE(opencl::is_memory_exhausted(CL_INVALID_BUFFER_SIZE));
+  EXPECT_FALSE(opencl::is_memory_exhausted(CL_INVALID_WORK_GROUP_SIZE));
+}
+
 TEST(OpenClIdentity, NamesThePlatformDeviceAndDriverTheRunUses) {
   SKIP_WITHOUT_OPENCL();
   const auto& identity = backends().get("opencl").kernel.toolchain_identity;

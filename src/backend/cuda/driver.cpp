@@ -144,4 +144,16 @@ bool is_sticky(CUresult r) {
   }
 }
 
+Status status_of_failed_call(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case CUDA_ERROR_INVALID_CLUSTER_SIZE:
+      return Status::resource_limit;
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+      return Status::timeout;
+    default:
+      return Status::launch_error;
+  }
+}
+
 }  // namespace tunekit::cuda

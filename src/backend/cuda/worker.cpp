@@ -448,10 +448,11 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       poisoned_ = true;
       sticky_ = text;
     }
-    const Status s = r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || r == CUDA_ERROR_INVALID_CLUSTER_SIZE
-                         ? Status::resource_limit
-                         : Status::launch_error;
-    return failure(s, fmt::format("{}: {}", what, text));
+    const Status s = status_of_failed_call(r);
+    return failure(s, fmt::format("{}: {}{}", what, text,
+                                  s == Status::timeout ? " (the driver's watchdog stops a kernel that runs for seconds "
+                                                         "on a GPU that drives a display)"
+                                                       : ""));
   }
 
   // A buffer the device's memory cannot hold now is the machine's state

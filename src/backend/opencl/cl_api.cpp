@@ -106,4 +106,8 @@ void check(cl_int code, const char* what) {
   if (code != CL_SUCCESS) throw std::runtime_error(fmt::format("{}: {}", what, error_name(code)));
 }
 
+bool is_memory_exhausted(cl_int code) {
+  return code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY;
+}
+
 }  // namespace tunekit::opencl

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tunekit/status.hpp"
+
 namespace tunekit::cuda {
 
 using CUresult = int;
@@ -216,5 +218,11 @@ std::string describe(CUresult r);
 // Errors after which the context is unusable: every later call fails, so the
 // worker must be replaced.
 bool is_sticky(CUresult r);
+
+// The status a failed launch or synchronisation gives its trial. A launch
+// the device refuses for its resources is resource_limit; one that the
+// driver's watchdog stopped (a GPU that drives a display) ran too long, a
+// timeout of the config's own, though not at tunekit's limit.
+Status status_of_failed_call(CUresult r);
 
 }  // namespace tunekit::cuda

@@ -34,6 +34,11 @@ const ClApi& api();
 // "CL_OUT_OF_RESOURCES (-5)".
 std::string error_name(cl_int code);
 
+// Whether an error says the memory of the device or the host is exhausted
+// now: the machine's state (another process holds the memory), not a
+// property of the config, so a buffer refused so is measured again later.
+bool is_memory_exhausted(cl_int code);
+
 // Throws std::runtime_error("<what>: <error name>") unless code is CL_SUCCESS.
 void check(cl_int code, const char* what);
 
