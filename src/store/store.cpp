@@ -3,6 +3,8 @@
 // Store objects) can share one file.
 #include "tunekit/store.hpp"
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -158,7 +160,22 @@ std::string damaged_advice(const std::filesystem::path& path) {
 // SQLite's reason for the last failure of `db`, with what to do where it is
 // damage.
 std::string reason_of(sqlite3* db, const std::filesystem::path& path, std::string reason) {
-  if (db && (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT) reason += damaged_advice(path);
+  if (!db) return reason;
+  const int primary = sqlite3_errcode(db) & 0xff;
+  if (primary == SQLITE_CORRUPT) reason += damaged_advice(path);
+  const int extended = sqlite3_extended_errcode(db);
+  if (primary != SQLITE_FULL && extended != SQLITE_IOERR_WRITE) return reason;
+  // A write past the file-size limit fails with EFBIG, which SQLite calls
+  // "disk I/O error", and its own record of errno is gone by the time it
+  // reports: the limit itself says which it was.
+  rlimit file_size{};
+  const bool limited = ::getrlimit(RLIMIT_FSIZE, &file_size) == 0 && file_size.rlim_cur != RLIM_INFINITY;
+  if (limited)
+    reason += fmt::format(" (this process may write files of at most {} bytes: ulimit -f)", file_size.rlim_cur);
+  reason += fmt::format(
+      "; the trials stored before are kept (the latest may be in {0}-wal beside {0}: move or copy the two "
+      "together): make room on its disk{1} and run the same command to resume",
+      path.filename().string(), limited ? ", or raise the file-size limit," : "");
   return reason;
 }
 
@@ -430,6 +447,11 @@ void Store::switch_to_wal() {
 }
 
 Store::Store(const std::filesystem::path& file, Access access) : path_(file), columns_(&kColumns) {
+  // A write past the file-size limit (ulimit -f), to the store or to a
+  // report, must fail as one to a full disk does, and be told: SIGXFSZ would
+  // end the process without a word. The processes it starts get the
+  // signal's default back.
+  ::signal(SIGXFSZ, SIG_IGN);
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
   if (access == Access::read_only) {

@@ -898,6 +898,56 @@ TEST(ReliabilityCli, AHugeSpaceWithASmallBudgetStaysSmall) {
   EXPECT_EQ(Store(dir / "out" / "tunekit.db").all().size(), 2u);
 }
 
+// A tune under a file-size limit (ulimit -f) that the store's files outgrow
+// stops with a message naming the limit and how to resume, exit 2, and
+// blames no config: SIGXFSZ ended it without a word. The limit is set in a
+// child of the test's own, which then runs the tunekit executable.
+TEST(ReliabilityCli, AStoreOutgrowingTheFileSizeLimitStopsTheRunAndSaysSo) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: \"0:39:1\"}");
+  const std::string out = (dir / "out").string();
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    dup2(pipe_fds[1], 1);
+    dup2(pipe_fds[1], 2);
+    // Room for the WAL index (32 KiB) and a build, not for 40 trials.
+    const rlimit limit{64 * 1024, 64 * 1024};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    const std::string exe = tunekit_exe().string();
+    std::vector<std::string> args{exe, "tune", spec, "-o", out, "--no-progress", "-j", "1", "--confirm", "off"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ::close(pipe_fds[1]);
+  std::string output;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << "\n"
+                                 << output;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
+  EXPECT_TRUE(contains(output, "cannot store a trial")) << output;
+  EXPECT_TRUE(contains(output, "this process may write files of at most 65536 bytes: ulimit -f")) << output;
+  EXPECT_TRUE(contains(output, "run the same command to resume")) << output;
+
+  const auto kept = Store(dir / "out" / "tunekit.db").all();
+  ASSERT_FALSE(kept.empty());
+  EXPECT_LT(kept.size(), 40u);
+  for (const auto& t : kept) EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+  auto resumed = tunekit_cli({"tune", spec, "-o", out, "--no-progress", "--confirm", "off"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_TRUE(contains(resumed.output, std::to_string(kept.size()) + " resumed from the store")) << resumed.output;
+}
+
 // The commands that only read the store leave no -wal or -shm file beside
 // it (a read-only SQLite connection keeps them); a tune's own connection
 // removes them as it closes.

@@ -1,6 +1,7 @@
 // Child processes under a hostile program (issue #22): one that prints
 // without end, one that leaves a background process holding its output.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -310,6 +311,23 @@ TEST(Process, ExitCodesSignalsAndTimeoutsEitherWay) {
     EXPECT_EQ(bg.exit_code, 0);
     EXPECT_EQ(bg.output, "done\n");
   }
+}
+
+// The tuner ignores SIGXFSZ, so that its own writes past the file-size limit
+// fail and are told; a compiler it runs gets the signal's default back, and
+// ends by it as it would in a shell (which says so), not with a write error
+// of its own words.
+TEST(Process, AProgramGetsTheFileSizeSignalsDefaultBack) {
+  struct sigaction ignore {
+  }, before{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &before), 0);
+  for (const Way& way : kWays) {
+    SCOPED_TRACE(way.name);
+    auto r = way.run({"sh", "-c", "kill -XFSZ $$; exit 0"}, 60s, {});
+    EXPECT_EQ(r.signal, SIGXFSZ);
+  }
+  ::sigaction(SIGXFSZ, &before, nullptr);
 }
 
 // A stop request ends the wait for a program that would run for minutes.
