@@ -31,19 +31,25 @@ namespace {
 // What a compiler or linker prints when the machine, not the source, stops
 // it; such a build is tried again on a resume. A linker killed (the OOM
 // killer often picks it) is told by gcc's collect2 and by clang's driver in
-// words of their own.
+// words of their own. A part of the toolchain that cannot be run (gcc's
+// cc1plus or as gone midway through an upgrade, clang's ld missing) or a
+// file it may not write or open (a ccache or temporary folder of another
+// user's, a file-size limit) fails every config alike.
 constexpr std::string_view kMachineTrouble[] = {
     "No space left on device",
     "Disk quota exceeded",
     "Read-only file system",
+    "File too large",
+    "Permission denied",
     "Cannot allocate memory",
     "virtual memory exhausted",
     "out of memory allocating",
     "Killed signal terminated program",
     "terminated with signal 9 [Killed]",
     "terminated with signal 15 [Terminated]",
-    "unable to execute command: Killed",
-    "unable to execute command: Terminated",
+    "unable to execute command",
+    "cannot execute '",
+    "error trying to exec '",
     "Too many open files",
     "Resource temporarily unavailable",
 };
@@ -170,8 +176,9 @@ std::string compiler_release(const std::string& name) {
 }
 
 Fault build_fault(const std::string& log, int signal) {
-  // SIGKILL is how the OOM killer (or a user) stops a compiler.
-  if (signal == SIGKILL || signal == SIGTERM) return Fault::environment;
+  // SIGKILL is how the OOM killer (or a user) stops a compiler; SIGXFSZ is
+  // the file-size limit's (ulimit -f).
+  if (signal == SIGKILL || signal == SIGTERM || signal == SIGXFSZ) return Fault::environment;
   std::vector<std::string> lines;
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));

@@ -224,6 +224,25 @@ TEST(BuildFault, TheSourcesOwnWordsAreTheConfigs) {
                         "clang: error: linker command failed due to signal (use -v to see invocation)\n",
                         1),
             Fault::environment);
+  // A part of the toolchain that cannot run, a file it may not write, a
+  // file-size limit: every config would fail alike.
+  EXPECT_EQ(build_fault("c++: fatal error: cannot execute 'cc1plus': execvp: No such file or directory\n"
+                        "compilation terminated.\n",
+                        0),
+            Fault::environment);
+  EXPECT_EQ(build_fault("gcc: error trying to exec 'cc1plus': execvp: No such file or directory\n", 0),
+            Fault::environment);
+  EXPECT_EQ(build_fault("clang: error: unable to execute command: Executable \"ld\" doesn't exist!\n", 0),
+            Fault::environment);
+  EXPECT_EQ(build_fault("ccache: error: Failed to create temporary file for /home/a/.ccache/tmp/k.stdout: "
+                        "Permission denied\n",
+                        0),
+            Fault::environment);
+  EXPECT_EQ(build_fault("/usr/bin/ld: cannot open output file k.so: Permission denied\n", 0), Fault::environment);
+  EXPECT_EQ(build_fault("/usr/bin/ld: final link failed: File too large\n", 0), Fault::environment);
+  EXPECT_EQ(build_fault("", SIGXFSZ), Fault::environment);
+  // The same words of the source's are still the config's.
+  EXPECT_EQ(build_fault("k.cpp:2:2: error: #error \"Permission denied for this MODE\"\n", 0), Fault::config);
   EXPECT_EQ(build_fault("k.cpp:2:2: error: #error \"Cannot allocate memory for this MODE\"\n"
                         "    2 | #error \"Cannot allocate memory for this MODE\"\n"
                         "      |  ^~~~~\n",
