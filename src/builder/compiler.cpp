@@ -175,10 +175,7 @@ std::string compiler_release(const std::string& name) {
   return known[program] = id;
 }
 
-Fault build_fault(const std::string& log, int signal) {
-  // SIGKILL is how the OOM killer (or a user) stops a compiler; SIGXFSZ is
-  // the file-size limit's (ulimit -f).
-  if (signal == SIGKILL || signal == SIGTERM || signal == SIGXFSZ) return Fault::environment;
+std::string machine_trouble_line(const std::string& log) {
   std::vector<std::string> lines;
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
@@ -199,9 +196,16 @@ Fault build_fault(const std::string& log, int signal) {
         line.find("static assert") != std::string::npos || line.find("static_assert") != std::string::npos)
       continue;
     for (auto marker : kMachineTrouble)
-      if (line.find(marker) != std::string::npos) return Fault::environment;
+      if (line.find(marker) != std::string::npos) return line;
   }
-  return Fault::config;
+  return {};
+}
+
+Fault build_fault(const std::string& log, int signal) {
+  // SIGKILL is how the OOM killer (or a user) stops a compiler; SIGXFSZ is
+  // the file-size limit's (ulimit -f).
+  if (signal == SIGKILL || signal == SIGTERM || signal == SIGXFSZ) return Fault::environment;
+  return machine_trouble_line(log).empty() ? Fault::config : Fault::environment;
 }
 
 bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, Seconds limit, BuildResult& r,

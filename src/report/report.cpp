@@ -1,6 +1,7 @@
 // Handing results back: one console line per trial, a CSV table, a JSON
 // document and the summary printed at the end of `tunekit tune`.
 #include "report/detail/files.hpp"
+#include "builder/detail/compiler.hpp"
 #include "core/detail/text.hpp"
 #include "report/detail/text.hpp"
 #include "tunekit/report.hpp"
@@ -32,20 +33,26 @@ constexpr std::size_t kReasonLimit = 100;
 
 // A compiler's log often opens with context ("k.cpp: In function ...");
 // the first line that reports an error is what went wrong.
-std::string_view compiler_reason(std::string_view log) {
+std::string compiler_reason(std::string_view log, Fault fault) {
   // tunekit's own first line for a compiler it stopped (run_compiler): a log
   // cut off by a timeout has errors in it too, and the one shown was a line
   // from its middle, with no word of the timeout.
   if (const std::string_view first = log.substr(0, log.find('\n'));
       first.find(" timed out after ") != std::string_view::npos || first.find(" killed by ") != std::string_view::npos)
-    return first;
+    return std::string(first);
+  // The machine's trouble, where it stopped the build: the line with
+  // "error" in it is then often only its echo ("collect2: error: ld
+  // returned 1 exit status" after "ld: final link failed: No space left on
+  // device").
+  if (fault == Fault::environment)
+    if (std::string trouble = detail::machine_trouble_line(std::string(log)); !trouble.empty()) return trouble;
   for (std::size_t at = 0; at < log.size();) {
     const std::size_t end = std::min(log.find('\n', at), log.size());
     const std::string_view line = log.substr(at, end - at);
-    if (line.find("error") != std::string_view::npos) return line;
+    if (line.find("error") != std::string_view::npos) return std::string(line);
     at = end + 1;
   }
-  return log;
+  return std::string(log);
 }
 
 std::string why_failed(const TrialRecord& t) { return detail::failure_reason(t, kReasonLimit); }
@@ -449,8 +456,8 @@ std::string detail::slower_reason(const TrialRecord& t) {
 std::string detail::failure_reason(const TrialRecord& t, std::size_t limit) {
   if (t.status == Status::slower) return slower_reason(t);
   // Cut once, at the end: a reason cut before its prefix is added loses its tail.
-  std::string reason = first_line(
-      t.status == Status::compile_error ? compiler_reason(t.error) : std::string_view(t.error), std::string::npos);
+  std::string reason =
+      first_line(t.status == Status::compile_error ? compiler_reason(t.error, t.fault) : t.error, std::string::npos);
   // A failure of the machine's reads like the config's own otherwise (a
   // killed compiler is a compile_error too): said here for every one, so no
   // backend's message needs to.

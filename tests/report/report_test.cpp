@@ -188,6 +188,16 @@ TEST(TrialLine, Failures) {
             "No.9: compile_error, {BM: 1, BN: 1} (the machine's fault, tried again on "
             "the next run: g++: fatal error: Killed signal terminated)");
 
+  // The machine's trouble is the line shown, not the linker's echo of it
+  // that has "error" in it.
+  TrialRecord full = failed_trial(bmbn(1, 1), Status::compile_error,
+                                  "/usr/bin/ld: final link failed: No space left on device\n"
+                                  "collect2: error: ld returned 1 exit status\n");
+  full.fault = Fault::environment;
+  EXPECT_EQ(format_trial_line(9, full),
+            "No.9: compile_error, {BM: 1, BN: 1} (the machine's fault, tried again on "
+            "the next run: /usr/bin/ld: f ... failed: No space left on device)");
+
   // A program's control characters are shown, not sent to the terminal.
   EXPECT_EQ(format_trial_line(
                 5, failed_trial(bmbn(1, 1), Status::crash, "\x1b[2J\x1b[31mRED\x1b]0;title\x07\tgone\x7f\n$ ./app")),

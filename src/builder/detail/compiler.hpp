@@ -12,6 +12,11 @@ namespace tunekit::detail {
 // Whose fault a failed build is, from its log and the signal that ended it.
 Fault build_fault(const std::string& log, int signal);
 
+// The first line of a build's log that says the machine stopped it (a full
+// disk, no memory, a tool that cannot run), not a line of source the
+// compiler quotes; "" when there is none.
+std::string machine_trouble_line(const std::string& log);
+
 // What tells one installed compiler from another under the same name: the
 // file `name` runs (through $PATH and symbolic links, so c++ that became
 // clang++ is another), its size and its modification time (an upgrade in
