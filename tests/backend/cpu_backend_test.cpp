@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <sstream>
@@ -165,6 +169,31 @@ TEST_F(CpuBackendTest, BuildIsCachedByContentHash) {
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.artifact.path, first.artifact.path);
   EXPECT_NE(builder_->build(input(4)).artifact.hash, first.artifact.hash);
+}
+
+// A source that cannot be written whole (a full disk; here a file-size
+// limit) is the machine's failure, and leaves no part of itself in the
+// cache: one per config, each run, until a later run sweeps them.
+TEST_F(CpuBackendTest, ASourceCutShortIsTheMachinesAndLeavesNoPartBehind) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit small{64, 64};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    const BuildResult r = builder_->build(input(0));
+    const bool told = r.status == Status::compile_error && r.fault == Fault::environment &&
+                      r.log.find("File too large") != std::string::npos;
+    ::_exit(told ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "not the machine's failure, or the log does not say why";
+  std::vector<std::string> sources;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_))
+    if (entry.path().extension() == ".cpp") sources.push_back(entry.path().string());
+  EXPECT_EQ(sources, std::vector<std::string>{}) << "a part of the source was left";
 }
 
 // Builds use -march=native: a processor of another model, or with other

@@ -83,6 +83,11 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
       r.status = Status::compile_error;
       r.fault = Fault::environment;
       r.log = fmt::format("cannot write {}: {}", src.string(), std::strerror(error));
+      // A part written to a full disk would stay, one for each config, until
+      // a later run sweeps the cache.
+      f.close();
+      std::error_code ignored;
+      fs::remove(src, ignored);
       return r;
     }
   }
