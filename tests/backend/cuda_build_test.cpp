@@ -4,6 +4,11 @@
 // content hash. NVRTC needs no device, so this runs in CI.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -138,6 +143,63 @@ TEST_F(CudaBuildTest, CompileErrorKeepsTheLog) {
   EXPECT_EQ(r.status, Status::compile_error);
   EXPECT_NE(r.log.find("scale.cu"), std::string::npos) << r.log;
   EXPECT_FALSE(fs::exists(r.artifact.path));
+}
+
+namespace {
+
+bool nvcc_installed() {
+  return fs::exists("/usr/local/cuda/bin/nvcc") || std::system("command -v nvcc >/dev/null 2>&1") == 0;
+}
+
+// The copies of sources that nvcc builds left in a cache folder.
+std::vector<std::string> sources_left(const fs::path& dir) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.path().extension() == ".cu") found.push_back(entry.path().string());
+  return found;
+}
+
+}  // namespace
+
+// nvcc compiles a copy of the source in the cache: a build that fails
+// leaves none of it there (one for each failing config, each run).
+TEST_F(CudaBuildTest, AFailedNvccBuildLeavesNoCopyOfItsSource) {
+  if (!nvcc_installed()) GTEST_SKIP() << "nvcc is not installed here";
+  CudaBuilder builder(dir_, false, "");
+  BuildInput in = input("scale<2>");
+  in.compiler = "nvcc";
+  in.source += "\n__global__ void broken() { this is not cuda; }\n";
+  BuildResult r = builder.build(in);
+  EXPECT_EQ(r.status, Status::compile_error);
+  EXPECT_EQ(r.fault, Fault::config) << r.log;
+  EXPECT_EQ(sources_left(dir_), std::vector<std::string>{});
+}
+
+// A copy of the source cut short (a full disk; here a file-size limit) is
+// the machine's failure, said so, not a compile error of the config's
+// source, and leaves nothing behind.
+TEST_F(CudaBuildTest, ASourceCutShortIsTheMachinesAndLeavesNoPartBehind) {
+  if (!nvcc_installed()) GTEST_SKIP() << "nvcc is not installed here";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    CudaBuilder builder(dir_, false, "");
+    BuildInput in = input("scale<2>");
+    in.compiler = "nvcc";
+    const rlimit small{64, 64};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    const BuildResult r = builder.build(in);
+    const bool told = r.status == Status::compile_error && r.fault == Fault::environment &&
+                      r.log.find("cannot write") != std::string::npos &&
+                      r.log.find("File too large") != std::string::npos;
+    ::_exit(told ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "not the machine's failure, or the log does not say why";
+  EXPECT_EQ(sources_left(dir_), std::vector<std::string>{});
 }
 
 TEST_F(CudaBuildTest, UnknownEntryIsACompileError) {

@@ -1,6 +1,7 @@
 #include <cxxabi.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -529,6 +530,13 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
   const std::string own = r.artifact.hash + "." + detail::unique_suffix();
   const fs::path src = cache_dir_ / (own + ".cu");
   const fs::path tmp = cache_dir_ / (own + ".tmp.cubin");
+  // The copy and nvcc's output are this build's alone: no failure leaves them
+  // in the cache, one for each config, each run.
+  const auto remove_own_files = [&] {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    fs::remove(src, ignored);
+  };
   {
     std::ofstream f(src, std::ios::binary);
     f << "#line 1 \"" << in.source_name << "\"\n" << in.source << "\n";
@@ -536,6 +544,18 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
     if (in.entry.find('<') != std::string::npos)
       f << "\n/* tunekit: instantiate the entry */\nstatic void* const tunekit_entry_address = (void*)&" << in.entry
         << ";\n";
+    f.flush();
+    // A copy cut short (a full disk) would fail to compile as if the
+    // config's source did.
+    if (!f) {
+      const int error = errno;
+      r.status = Status::compile_error;
+      r.fault = Fault::environment;
+      r.log = fmt::format("cannot write {}: {}", src.string(), std::strerror(error));
+      f.close();
+      remove_own_files();
+      return r;
+    }
   }
   const std::string virt = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
   std::vector<std::string> argv{nvcc_path(), "-cubin", "-gencode=arch=" + virt + ",code=" + arch, "--ptxas-options=-v"};
@@ -547,7 +567,7 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
   const bool compiled = detail::run_compiler(argv, "nvcc", in.timeout, r);
   const std::string report = std::exchange(r.log, without_ptxas_report(r.log));
   if (!compiled) {
-    fs::remove(tmp);
+    remove_own_files();
     return r;
   }
   const std::string cubin = read_file(tmp);
@@ -557,7 +577,7 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
     r.status = Status::compile_error;
     r.log = fmt::format("the entry '{}' is not a kernel of this source (the cubin has: {})\n{}", in.entry,
                         fmt::join(info.functions, ", "), r.log);
-    fs::remove(tmp);
+    remove_own_files();
     return r;
   }
   r.resources = ptxas_resources(report, *symbol);
