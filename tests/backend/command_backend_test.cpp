@@ -3,6 +3,11 @@
 // warm-up and sample counts, and reading the time from the output.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -258,6 +263,33 @@ TEST_F(CommandBackendTest, FailedBuildIsACompileErrorWithItsLog) {
   EXPECT_NE(r.log.find("$ bash build.sh"), std::string::npos) << r.log;
   // Not marked as built: the next run tries again.
   EXPECT_FALSE(builder->build(input("x")).cached);
+}
+
+// A copy of the source that cannot be written whole (a full disk; here a
+// file-size limit) is the machine's failure, says why, and leaves no part
+// of itself in the build folder.
+TEST_F(CommandBackendTest, ASourceCutShortIsTheMachinesAndLeavesNoPartBehind) {
+  app_.build = {"true"};
+  auto builder = backend()->make_builder();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit small{64, 64};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    const BuildResult r = builder->build(input(std::string(1000, 'x')));
+    const bool told = r.status == Status::compile_error && r.fault == Fault::environment &&
+                      r.log.find("File too large") != std::string::npos;
+    ::_exit(told ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "not the machine's failure, or the log does not say why";
+  std::vector<std::string> parts;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "cache"))
+    if (entry.is_regular_file() && entry.path().extension() == ".tmp") parts.push_back(entry.path().string());
+  EXPECT_EQ(parts, std::vector<std::string>{}) << "a part of the source was left";
 }
 
 TEST_F(CommandBackendTest, BuildTimeoutAndMissingBuildTool) {

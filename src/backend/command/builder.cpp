@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -22,7 +24,14 @@ void write_atomically(const fs::path& file, const std::string& text) {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f << text;
     f.flush();
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
+    if (!f) {
+      const int error = errno;
+      // A part written to a full disk would stay in the build folder.
+      f.close();
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(error)));
+    }
   }
   fs::rename(tmp, file);
 }
@@ -101,6 +110,15 @@ BuildResult CommandBuilder::build(const BuildInput& in) {
     fs::create_directories(v.dir);
     fs::remove(v.dir / kBuiltMarker);
     write_atomically(v.source, in.source);
+  } catch (const std::exception& e) {
+    // The variant's folder or its copy of the source (a full disk): the
+    // machine's failure, built again on a resume, not the config's.
+    r.status = Status::compile_error;
+    r.fault = Fault::environment;
+    r.log = e.what();
+    return r;
+  }
+  try {
     Bindings values = placeholder_values(v, in.config.bindings());
     argv = expand_argv(app_.build, values);
   } catch (const std::exception& e) {
