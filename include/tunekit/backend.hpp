@@ -127,6 +127,12 @@ struct KernelTraits {
   // file the name runs.
   std::function<std::string(std::string_view compiler, const std::vector<std::string>& flags, int device)>
       toolchain_identity;
+  // toolchain_identity differs from one device to another (OpenCL's: each
+  // device's driver compiles). select, emit and report then list the
+  // backend's devices to find the toolchain of each device they read, as a
+  // tune on device 1 stored its trials under device 1's; listing costs a
+  // Python start for Triton, whose toolchain is every device's.
+  bool toolchain_per_device = false;
 };
 
 // Why `name` cannot be the `compiler` of a kernel with these traits

@@ -296,3 +296,83 @@ TEST(ToolchainCli, TheToolchainFlagIsRefusedWhereTheStoreNamesNone) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "--toolchain: 'nonsense' is part of none of the toolchains")) << r.output;
 }
+
+namespace {
+
+// `tunekit ARGS...` where PoCL lists two devices, its one-core driver's
+// (device 0) and its threaded driver's (device 1): an OpenCL kernel's
+// toolchain names the device, so each has its own, as two GPUs of other
+// drivers would.
+detail::ProcessResult tunekit_on_two_devices(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"env", "POCL_DEVICES=basic pthread", tunekit_exe().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return detail::run_process(argv, std::chrono::seconds(300));
+}
+
+// The name `tunekit devices` gives OpenCL device `index`, as the store
+// keeps it; empty where there is none.
+std::string opencl_device_name(const std::string& devices, int index) {
+  const std::string line = "\nopencl " + std::to_string(index) + ": ";
+  const auto at = ("\n" + devices).find(line);
+  if (at == std::string::npos) return {};
+  const auto start = at + line.size() - 1;  // the leading "\n" was added
+  return devices.substr(start, devices.find('\n', start) - start);
+}
+
+}  // namespace
+
+// select, emit and report read a device's trials under that device's
+// toolchain, as its tune stored them: a tune on device 1, whose OpenCL
+// driver differs from device 0's, is this machine's, not another
+// toolchain's, and --device picks it without --toolchain.
+TEST(ToolchainCli, EachDeviceOfThisMachineIsReadUnderItsOwnToolchain) {
+  const auto devices = tunekit_on_two_devices({"devices"});
+  const std::string basic = opencl_device_name(devices.output, 0), threaded = opencl_device_name(devices.output, 1);
+  if (basic.empty() || threaded.empty() || basic == threaded)
+    GTEST_SKIP() << "needs PoCL's two drivers as two OpenCL devices: " << devices.output;
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cl",
+             "__kernel void twice(__global const float* x, __global float* y, int n) {\n"
+             "  int i = get_global_id(0);\n  if (i < n) y[i] = 2.0f * x[i];\n}\n");
+  write_file(dir / "k.yaml", R"yaml(name: k
+kernel: {source: k.cl, entry: twice, language: opencl, grid: ["ceil_div(N, BS)"], block: [BS]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 256}
+parameters: {BS: [32, 64]}
+measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s, early_stop: off}
+)yaml");
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  auto r = tunekit_on_two_devices({"tune", spec, "--device-index", "1", "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"select", spec, "-o", out},
+                                                  {"select", spec, "-o", out, "--device", threaded},
+                                                  {"emit", spec, "-o", out, "--device", threaded},
+                                                  {"report", spec, "-o", out},
+                                                  {"rules-report", spec, "-o", out}}) {
+    r = tunekit_on_two_devices(command);
+    EXPECT_EQ(r.exit_code, command[0] == "rules-report" ? 3 : 0) << command[0] << ": " << r.output;
+    EXPECT_FALSE(contains(r.output, "note: the trials")) << command[0] << ": " << r.output;
+    EXPECT_FALSE(contains(r.output, "--toolchain")) << command[0] << ": " << r.output;
+  }
+
+  // Both devices tuned: a policy is one device's, each read under its own
+  // toolchain; report lays them side by side.
+  r = tunekit_on_two_devices({"tune", spec, "--device-index", "0", "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = tunekit_on_two_devices({"select", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "holds this spec's results on 2 devices: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "so pick one with --device")) << r.output;
+  for (const std::string& device : {basic, threaded}) {
+    r = tunekit_on_two_devices({"select", spec, "-o", out, "--device", device});
+    EXPECT_EQ(r.exit_code, 0) << device << ": " << r.output;
+    EXPECT_FALSE(contains(r.output, "note: the trials")) << device << ": " << r.output;
+  }
+  r = tunekit_on_two_devices({"report", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "note: the trials")) << r.output;
+}

@@ -143,16 +143,28 @@ void add_common(CLI::App* cmd, PolicyArgs& a) {
       ->capture_default_str();
 }
 
+// This machine's toolchain on one device of the kernel's backend.
+struct OwnToolchain {
+  int device = 0;
+  std::string device_name;  // as `tunekit devices` lists it; empty where every device's toolchain is one
+  std::string text, spec_hash;
+};
+
 struct Loaded {
   Spec spec;  // empty when the command read a whole database (report without a SPEC)
   fs::path db;
+  // This machine's toolchains of the spec (with a SPEC): one per device
+  // whose trials may be read (own_toolchains).
+  std::vector<OwnToolchain> own;
   std::vector<TrialRecord> trials;
   // CCCL's base variant's trials (TUNE_BASE=1) of the same sizes: never a
   // config to choose, but what the all-sizes choice and the report compare with.
   std::vector<TrialRecord> base;
   std::string name;
   std::map<std::string, std::uint64_t> valid_at;  // size key -> valid configs there (with a SPEC)
-  std::string spec_hash;  // whose trials were read: this machine's toolchain's, or another's (with a SPEC)
+  // Whose trials were read (with a SPEC): this machine's toolchains', one
+  // per device, or one other toolchain's.
+  std::set<std::string> read_hashes;
   // The spec's trials of every toolchain the store names: "other settings"
   // are those of none of them.
   std::set<std::string> toolchain_hashes;
@@ -229,7 +241,8 @@ std::string other_toolchains_at_flagged_sizes(const Loaded& l) {
 // Why a database holds no trials of `spec` (no --seed or --cache given): it
 // holds none of the kernel's, or holds them under another cache mode (which
 // is named) or another input seed (which no trial records).
-std::string no_trials_of(const Spec& spec, const std::string& name, const fs::path& db, const std::string& chosen_by) {
+std::string no_trials_of(const Spec& spec, const std::vector<OwnToolchain>& own, const std::string& name,
+                         const fs::path& db, const std::string& chosen_by) {
   std::set<std::string> hashes;
   std::size_t count = 0;
   for (const auto& t : read_store(db, chosen_by, [](const Store& s) { return s.all(); }))
@@ -242,14 +255,17 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
   for (const auto& mode : cache_mode_names()) {
     Spec other = spec;
     other.measure.cache = mode.value;
-    if (hashes.count(spec_hash(other)))
+    if (std::any_of(own.begin(), own.end(),
+                    [&](const OwnToolchain& t) { return hashes.count(spec_hash(other, t.device)); }))
       return fmt::format("{}: its trials of '{}' were timed with --cache {}; give that here too", none, name,
                          mode.name);
   }
   // Another toolchain's trials are read (read_toolchain) where they name
   // it; those stored before schema 10 do not, and are found only where
   // the same compiler release, OpenCL driver or nvcc host compiler is.
-  const std::string toolchain = detail::kernel_compiler_identity(spec);
+  std::vector<std::string> toolchains;
+  for (const auto& t : own) toolchains.push_back(t.text);
+  const std::string toolchain = fmt::format("{}", fmt::join(toolchains, " or "));
   return fmt::format(
       "{}, but {} trial{} of '{}': tuned with another input seed, or with flags that make another kernel "
       "of it (give the tune's --seed, --flags, --compiler, --reference, --atol or --rtol here too, and its $CXX "
@@ -267,7 +283,7 @@ std::string no_trials_of(const Spec& spec, const std::string& name, const fs::pa
 std::string nothing_chosen(const Loaded& l, const std::string& why) {
   std::size_t elsewhere = 0;
   for (const auto& t : read_store(l.db, "--db", [](const Store& s) { return s.all(); }))
-    elsewhere += t.kernel == l.name && !l.toolchain_hashes.count(t.spec_hash) && t.spec_hash != l.spec_hash &&
+    elsewhere += t.kernel == l.name && !l.toolchain_hashes.count(t.spec_hash) && !l.read_hashes.count(t.spec_hash) &&
                  t.status == Status::ok;
   const std::string toolchains = other_toolchains_at_flagged_sizes(l);
   if (elsewhere == 0) return why + toolchains;
@@ -430,7 +446,47 @@ std::string no_toolchain_named(const Loaded& l, const std::string& chosen_by) {
         "did not record the toolchain, and are read only where the toolchain that measured them is (leave out "
         "--toolchain)",
         picks, of_kernel, of_kernel == 1 ? "" : "s", l.name, l.db.string());
-  return fmt::format("{}, and there is none: {}", picks, no_trials_of(l.spec, l.name, l.db, chosen_by));
+  return fmt::format("{}, and there is none: {}", picks, no_trials_of(l.spec, l.own, l.name, l.db, chosen_by));
+}
+
+// This machine's toolchains of `spec`, one per device whose trials a
+// command may read. Where the backend's toolchain is its device's (OpenCL:
+// each device's driver compiles), a tune on device 1 stored its trials
+// under device 1's: every device this machine lists has its own, and
+// --device, where this machine lists that name, reads that device's alone.
+// Elsewhere device 0's stands for every device.
+std::vector<OwnToolchain> own_toolchains(const Spec& spec, const std::string& device_named) {
+  std::vector<std::pair<int, std::string>> devices{{0, ""}};
+  const BackendInfo& backend = backend_for_language(spec.kernel.language);
+  if (backend.kernel.toolchain_per_device) {
+    const DeviceListing listing = backend.list_devices();
+    std::vector<std::pair<int, std::string>> listed, named;
+    for (std::size_t i = 0; i < listing.devices.size(); ++i) {
+      listed.emplace_back(static_cast<int>(i), listing.devices[i].device);
+      if (listing.devices[i].device == device_named) named.push_back(listed.back());
+    }
+    if (!named.empty()) devices = named;
+    else if (!listed.empty()) devices = listed;
+  }
+  std::vector<OwnToolchain> own;
+  for (const auto& [device, name] : devices) {
+    OwnToolchain t{device, name, detail::kernel_compiler_identity(spec, device), spec_hash(spec, device)};
+    // Two devices of one model and driver share their toolchain.
+    if (std::none_of(own.begin(), own.end(), [&](const OwnToolchain& o) { return o.spec_hash == t.spec_hash; }))
+      own.push_back(std::move(t));
+  }
+  return own;
+}
+
+bool is_own(const Loaded& l, const std::string& hash) {
+  return std::any_of(l.own.begin(), l.own.end(), [&](const OwnToolchain& t) { return t.spec_hash == hash; });
+}
+
+// This machine's toolchains, as a message names them.
+std::string own_text(const Loaded& l) {
+  std::vector<std::string> texts;
+  for (const auto& t : l.own) texts.push_back(toolchain_text(t.text));
+  return fmt::format("{}", fmt::join(texts, " or "));
 }
 
 // The toolchain is part of spec_hash, so that a tune never resumes a trial
@@ -440,36 +496,59 @@ std::string no_toolchain_named(const Loaded& l, const std::string& chosen_by) {
 // toolchain. Where this machine's has any, they are read, as a tune reads
 // them; where it has none, the one other toolchain's are, and a note says
 // whose they are; of several, --toolchain picks one, as it may where this
-// machine's has trials too. One toolchain's trials answer: the others'
-// that ran correctly are kept only for the messages that find nothing
-// usable in them.
+// machine's has trials too. One toolchain's trials answer (this machine's
+// on each of its devices, where the toolchain is the device's): the
+// others' that ran correctly are kept only for the messages that find
+// nothing usable in them. --device reads one device's trials: a toolchain
+// with none there is not one to choose.
 void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by) {
-  const std::string here = detail::kernel_compiler_identity(l.spec);
   const std::string without = spec_hash_without_toolchain(l.spec);
-  std::vector<Store::Toolchain> stored =
-      read_store(l.db, chosen_by, [&](const Store& s) { return s.toolchains(without); });
+  std::vector<Store::Toolchain> stored;
+  std::map<std::string, std::set<std::string>> devices_of;  // spec_hash -> the devices with its trials
+  read_store(l.db, chosen_by, [&](const Store& s) {
+    stored = s.toolchains(without);
+    for (const auto& t : stored)
+      for (const auto& d : s.devices(t.spec_hash)) devices_of[t.spec_hash].insert(d.device);
+    return 0;
+  });
   // This machine's trials stored before schema 10 name no toolchain.
-  if (!l.trials.empty() &&
-      std::none_of(stored.begin(), stored.end(), [&](const Store::Toolchain& t) { return t.spec_hash == l.spec_hash; }))
-    stored.push_back({here, l.spec_hash, l.trials.size()});
+  for (const OwnToolchain& own : l.own) {
+    if (std::any_of(stored.begin(), stored.end(),
+                    [&](const Store::Toolchain& t) { return t.spec_hash == own.spec_hash; }))
+      continue;
+    std::size_t count = 0;
+    for (const auto& t : l.trials)
+      if (t.spec_hash == own.spec_hash) {
+        ++count;
+        devices_of[own.spec_hash].insert(t.device);
+      }
+    if (count > 0) stored.push_back({own.text, own.spec_hash, count});
+  }
   if (stored.empty()) {
     if (!a.toolchain.empty()) throw InputError({"--toolchain"}, no_toolchain_named(l, chosen_by));
     return;  // none of the kernel's: the caller says why
   }
-  std::vector<const Store::Toolchain*> all, matching;
+  std::vector<const Store::Toolchain*> all, candidates, matching;
   for (const auto& t : stored) {
     all.push_back(&t);
     l.toolchain_hashes.insert(t.spec_hash);
+    if (a.device.empty() || devices_of[t.spec_hash].count(a.device)) candidates.push_back(&t);
   }
+  // None on --device's: pick_device refuses it, saying which devices hold
+  // trials.
+  const bool none_there = candidates.empty();
+  const bool on_device = !none_there && candidates.size() < all.size();
+  if (none_there) candidates = all;
   if (a.toolchain.empty()) {
-    for (const Store::Toolchain* t : all)
-      if (t->spec_hash == l.spec_hash && !l.trials.empty()) matching.push_back(t);  // this machine's
-    if (matching.empty() && stored.size() > 1)
-      throw InputError({a.spec}, fmt::format("{} holds this spec's trials measured with {} toolchains, none of them "
-                                             "this machine's ({}): {}; pick one with --toolchain TEXT (part of its "
-                                             "text)",
-                                             l.db.string(), stored.size(), toolchain_text(here), toolchains_text(all)));
-    if (matching.empty()) matching = all;
+    for (const Store::Toolchain* t : candidates)
+      if (is_own(l, t->spec_hash)) matching.push_back(t);
+    if (matching.empty() && candidates.size() > 1)
+      throw InputError({a.spec}, fmt::format("{} holds this spec's trials{} measured with {} toolchains, none of "
+                                             "them this machine's ({}): {}; pick one with --toolchain TEXT (part of "
+                                             "its text)",
+                                             l.db.string(), on_device ? " on '" + a.device + "'" : "",
+                                             candidates.size(), own_text(l), toolchains_text(candidates)));
+    if (matching.empty()) matching = candidates;
   } else {
     // The whole text first: one toolchain's may be part of another's.
     for (const Store::Toolchain* t : all)
@@ -487,19 +566,28 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
                                    "trials of: {}; give more of one's text",
                                    a.toolchain, matching.size(), l.db.string(), toolchains_text(matching)));
   }
-  const Store::Toolchain& chosen = *matching.front();
-  if (chosen.spec_hash != l.spec_hash) {
-    l.spec_hash = chosen.spec_hash;
-    l.trials = read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
-    fmt::print(stderr,
-               "note: the trials of this spec in {} were measured with {}; this machine builds with {}: the {} is "
-               "theirs\n",
-               l.db.string(), toolchain_text(chosen.text), toolchain_text(here), a.answer);
+  l.read_hashes.clear();
+  for (const Store::Toolchain* t : matching) l.read_hashes.insert(t->spec_hash);
+  if (const Store::Toolchain& chosen = *matching.front(); !is_own(l, chosen.spec_hash)) {
+    l.trials = read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(chosen.spec_hash); });
+    // The toolchain this machine has for the device the trials ran on, where
+    // it lists that device.
+    const auto& ran_on = devices_of[chosen.spec_hash];
+    const auto here = std::find_if(l.own.begin(), l.own.end(),
+                                   [&](const OwnToolchain& t) { return ran_on.count(t.device_name) > 0; });
+    if (!none_there)
+      fmt::print(stderr,
+                 "note: the trials of this spec in {} were measured with {}; this machine builds with {}: the {} is "
+                 "theirs\n",
+                 l.db.string(), toolchain_text(chosen.text),
+                 here != l.own.end() ? toolchain_text(here->text) : own_text(l), a.answer);
+  } else {
+    std::erase_if(l.trials, [&](const TrialRecord& t) { return !l.read_hashes.count(t.spec_hash); });
   }
   // One open of the store for all of them: each open checks the whole file.
   read_store(l.db, chosen_by, [&](const Store& s) {
     for (const Store::Toolchain* t : all) {
-      if (t->spec_hash == l.spec_hash) continue;
+      if (l.read_hashes.count(t->spec_hash)) continue;
       Loaded::OtherToolchain other{t->text, {}};
       for (auto& trial : s.trials(t->spec_hash))
         if (trial.status == Status::ok && !is_base_trial(trial) && (a.device.empty() || trial.device == a.device))
@@ -515,7 +603,7 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   l.spec = spec_of_target(a.spec, a.entry, a.args);
   apply_kernel_flags(l.spec, a.kernel);
   l.name = l.spec.name.empty() ? l.spec.kernel.entry : l.spec.name;
-  const std::string declared_hash = spec_hash(l.spec);
+  const Spec declared = l.spec;
   if (a.seed) l.spec.search.seed = *a.seed;
   if (!a.cache.empty()) l.spec.measure.cache = *cache_mode_from_string(a.cache);
   const fs::path db = !a.db.empty()               ? fs::path(a.db)
@@ -524,8 +612,14 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
   if (!fs::exists(db)) throw InputError({db.string()}, "no results database here; run `tunekit tune` first");
   l.db = db;
   const std::string chosen_by = !a.db.empty() ? "--db" : !l.spec.output.db.empty() ? a.spec : "--out-dir";
-  l.spec_hash = spec_hash(l.spec);
-  l.trials = read_store(db, chosen_by, [&](const Store& s) { return s.trials(l.spec_hash); });
+  l.own = own_toolchains(l.spec, a.device);
+  read_store(db, chosen_by, [&](const Store& s) {
+    for (const auto& own : l.own) {
+      auto trials = s.trials(own.spec_hash);
+      l.trials.insert(l.trials.end(), std::make_move_iterator(trials.begin()), std::make_move_iterator(trials.end()));
+    }
+    return 0;
+  });
   read_toolchain(l, a, chosen_by);
   // A row shared with a spec that differs only in its name carries the label
   // of whichever stored it last; read through this spec, it is this spec's.
@@ -536,14 +630,19 @@ Loaded load(const PolicyArgs& a, bool one_device = true) {
     std::vector<std::string> given;
     if (a.seed) given.push_back(fmt::format("--seed {}", *a.seed));
     if (!a.cache.empty()) given.push_back("--cache " + a.cache);
-    if (given.empty()) throw InputError({a.spec}, no_trials_of(l.spec, l.name, db, chosen_by));
+    if (given.empty()) throw InputError({a.spec}, no_trials_of(l.spec, l.own, l.name, db, chosen_by));
     const std::string flags = fmt::format("{}", fmt::join(given, " and "));
-    throw InputError(
-        {given.front().substr(0, given.front().find(' '))},
-        fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
-                    read_store(db, chosen_by, [&](const Store& s) { return s.trials(declared_hash); }).empty()
-                        ? "give the input seed and cache mode the tune ran with, or tune it first"
-                        : "it has the spec's own (leave out " + flags + ")"));
+    throw InputError({given.front().substr(0, given.front().find(' '))},
+                     fmt::format("the database {} has no trials of this spec with {}; {}", db.string(), flags,
+                                 read_store(db, chosen_by,
+                                            [&](const Store& s) {
+                                              return std::none_of(
+                                                  l.own.begin(), l.own.end(), [&](const OwnToolchain& t) {
+                                                    return !s.trials(spec_hash(declared, t.device)).empty();
+                                                  });
+                                            })
+                                     ? "give the input seed and cache mode the tune ran with, or tune it first"
+                                     : "it has the spec's own (leave out " + flags + ")"));
   }
   pick_device(l, a, one_device);
   if (one_device) check_one_machine(l, a);

@@ -63,6 +63,7 @@ BackendInfo backend_info() {
   b.kernel.toolchain_identity = [](std::string_view, const std::vector<std::string>&, int device) {
     return toolchain_identity(device);
   };
+  b.kernel.toolchain_per_device = true;
   return b;
 }
 
