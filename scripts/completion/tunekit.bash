@@ -68,7 +68,8 @@ _tunekit() {
                    --python --triton-configs --vllm --vllm-dtype --vllm-block-shape --vllm-batch" ;;
     rules-report) options="-h --help --db -o --out-dir --seed --cache --toolchain" ;;
     report) options="-h --help --db -o --out-dir --seed --cache --toolchain --html" ;;
-    resolve) options="-h --help -s --size -c --config --properties --ignore-constraints --build -o --out-dir --json" ;;
+    resolve) options="-h --help -s --size -c --config --properties --device-index --ignore-constraints --build -o --out-dir
+                      --json" ;;
     replay) options="-h --help --t1 --spec -s --size --properties --kernel --device --strategy --option --max-evals
                      --max-fraction --max-time --minimize --maximize --seed --batch --json" ;;
     devices) options="-h --help --json" ;;

@@ -1108,3 +1108,41 @@ TEST(Cli, TuneTakesTheDeviceIndexOfTheFlagElseTheT1Files) {
       {"tune", (dir / "t1.json").string(), "--max-evals", "1", "--no-progress", "-o", (dir / "t1-out").string()});
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
+
+// resolve works out the config on the device a tune of the spec would run
+// on: --device-index's, else a T1 file's Device.DeviceId (it took device 0).
+TEST(Cli, ResolveTakesTheDeviceIndexOfTheFlagElseTheT1Files) {
+  const auto dir = fresh_dir();
+  const fs::path example = fs::path(TUNEKIT_SOURCE_DIR) / "examples/kernel_tuner_t1";
+  fs::copy_file(example / "vector_add.cl", dir / "vector_add.cl");
+  std::string t1 = tunekit::testing::read_file(example / "vector_add.json");
+  const std::string language = R"("Language": "OpenCL",)";
+  ASSERT_NE(t1.find(language), std::string::npos);
+  t1.replace(t1.find(language), language.size(), language + R"( "Device": {"DeviceId": 1},)");
+  write_file(dir / "t1.json", t1);
+  const std::string spec = (dir / "t1.json").string();
+  // PoCL's one-core driver is device 0, its threaded driver device 1.
+  const auto on_two = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"env", "POCL_DEVICES=basic pthread", tunekit::testing::tunekit_exe().string()});
+    return detail::run_process(args, std::chrono::seconds(300));
+  };
+  const auto devices = on_two({"devices"});
+  if (devices.output.find("\nopencl 1: ") == std::string::npos)
+    GTEST_SKIP() << "needs PoCL's two drivers as two OpenCL devices: " << devices.output;
+  auto r = on_two({"resolve", spec});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "device:    opencl: Portable Computing Language / pthread-")) << r.output;
+  r = on_two({"resolve", spec, "--device-index", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "device:    opencl: Portable Computing Language / basic-")) << r.output;
+  r = on_two({"resolve", spec, "--device-index", "2"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "error: --device-index: there is no opencl device 2: this machine has 2 "
+                       "opencl devices (0: opencl: "))
+      << r.output;
+  r = on_two({"resolve", spec, "--device-index", "1", "--properties",
+              (fs::path(TUNEKIT_SOURCE_DIR) / "tests/cli/data/h200.json").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--device-index: does not apply with --properties without --build")) << r.output;
+}

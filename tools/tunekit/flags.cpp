@@ -10,12 +10,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "builder/detail/headers.hpp"
 #include "tunekit/backend.hpp"
@@ -222,6 +224,28 @@ void check_property_names(const std::set<std::string>& read, const Bindings& pro
                                    "this file does not give it)",
                                    key, hint));
   }
+}
+
+int device_index(const Spec& spec, std::optional<std::uint64_t> flag) {
+  if (!flag && !spec.device) return 0;
+  const std::int64_t index = flag ? static_cast<std::int64_t>(std::min<std::uint64_t>(*flag, INT64_MAX)) : *spec.device;
+  const SourceLocation where = flag ? SourceLocation{"--device-index"} : spec.device_where;
+  const BackendInfo& backend = backend_for_language(spec.kernel.language);
+  const DeviceListing listing = backend.list_devices();
+  const auto& devices = listing.devices;
+  if (!devices.empty() && index >= static_cast<std::int64_t>(devices.size())) {
+    std::vector<std::string> listed;
+    for (std::size_t i = 0; i < devices.size(); ++i) listed.push_back(fmt::format("{}: {}", i, devices[i].device));
+    throw InputError(where, fmt::format("there is no {} device {}: this machine has {} {} device{} ({}), as `tunekit "
+                                        "devices` lists them; expected an index from 0 to {}",
+                                        backend.name, index, devices.size(), backend.name,
+                                        devices.size() == 1 ? "" : "s", fmt::join(listed, "; "), devices.size() - 1));
+  }
+  if (index > std::numeric_limits<int>::max())
+    throw InputError(where, fmt::format("{} is no device index; expected a small whole number (0 for the first "
+                                        "device of `tunekit devices`)",
+                                        index));
+  return static_cast<int>(index);
 }
 
 Bindings this_machines_properties(const std::string& language) {

@@ -49,6 +49,14 @@ std::set<std::string> size_names_used(const Spec& spec);
 // the spec does not read are otherwise fine: a `tunekit devices --json`
 // object lists every property of its device.
 void check_property_names(const std::set<std::string>& read, const Bindings& properties, const std::string& file);
+// The device of the kernel's backend that tune and resolve use:
+// --device-index's (`flag`), else the spec's (a T1 file's Device.DeviceId),
+// else 0. An index the backend lists no device for is the input's error at
+// whoever gave it, before anything is built; where the backend lists none
+// here (a GPU's, on a machine without one), starting it says why, as it
+// would for any index.
+int device_index(const Spec& spec, std::optional<std::uint64_t> flag);
+
 // This machine's properties, as its backend for `language` gives them
 // (what constraints read); throws std::runtime_error where that backend
 // cannot start here.

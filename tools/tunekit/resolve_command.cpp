@@ -35,6 +35,7 @@ struct ResolveArgs {
   std::vector<std::string> sizes;
   std::vector<std::string> configs;
   std::string properties;
+  std::optional<std::uint64_t> device_index;
   std::string out_dir = "tunekit-out";
   bool json = false;
   bool build = false;
@@ -292,10 +293,16 @@ int run_resolve(const ResolveArgs& a) {
   const Spec spec = load_spec(a.spec);
 
   // The backend builds (--build) and, without --properties, gives this
-  // machine's properties, which constraints and launch expressions read.
+  // machine's properties, which constraints and launch expressions read: of
+  // the device a tune of the spec would run on.
+  if (a.device_index && !a.properties.empty() && !a.build)
+    throw InputError({"--device-index"},
+                     "does not apply with --properties without --build: the machine is the file's, and no device "
+                     "builds or runs anything");
   std::unique_ptr<Backend> backend;
   if (a.build || a.properties.empty()) {
     BackendOptions options;
+    options.device = device_index(spec, a.device_index);
     options.work_dir = fs::path(a.out_dir) / "cache";
     options.application = spec.application;
     try {
@@ -474,6 +481,10 @@ SubCommand add_resolve_command(CLI::App& app) {
                   "Machine properties from this JSON file (one device object of `tunekit devices --json`), instead "
                   "of this machine's: resolve a CUDA spec where there is no GPU")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--device-index", args->device_index,
+                  "Which device of the kernel's backend to resolve on (its properties, and --build's compiler), by "
+                  "its index in `tunekit devices`, as tune's --device-index (default: a T1 file's Device.DeviceId, "
+                  "else 0)");
   cmd->add_flag("--ignore-constraints", args->ignore_constraints,
                 "Resolve a config outside the space too (a tile tuned at another size, say); the output says which "
                 "constraint it breaks");

@@ -147,10 +147,8 @@ void check_properties_complete(const Spec& spec, const Bindings& given, const Ma
 }
 
 // The device a tune runs on: --device-index's, else the spec's (a T1
-// file's Device.DeviceId), else the first. An index the backend has no
-// device for is the input's error at whoever gave it, before anything is
-// built; where the backend lists no device here (a GPU's, on a machine
-// without one) starting it says why.
+// file's Device.DeviceId), else the first, checked against the backend's
+// devices (device_index); under mpirun each rank's own.
 int device_to_tune(const TuneArgs& t, const Spec& spec, bool under_mpi) {
   if (t.device_index && under_mpi)
     throw InputError({"--device-index"},
@@ -162,26 +160,7 @@ int device_to_tune(const TuneArgs& t, const Spec& spec, bool under_mpi) {
                      "does not apply with --replay: the recorded results are served, and no "
                      "kernel runs on a device");
   if (under_mpi || !t.replay.empty()) return 0;  // the rank's own (mpi_job.cpp), or none
-  if (!t.device_index && !spec.device) return 0;
-  const std::int64_t index =
-      t.device_index ? static_cast<std::int64_t>(std::min<std::uint64_t>(*t.device_index, INT64_MAX)) : *spec.device;
-  const SourceLocation where = t.device_index ? SourceLocation{"--device-index"} : spec.device_where;
-  const BackendInfo& backend = backend_for_language(spec.kernel.language);
-  const DeviceListing listing = backend.list_devices();
-  const auto& devices = listing.devices;
-  if (!devices.empty() && index >= static_cast<std::int64_t>(devices.size())) {
-    std::vector<std::string> listed;
-    for (std::size_t i = 0; i < devices.size(); ++i) listed.push_back(fmt::format("{}: {}", i, devices[i].device));
-    throw InputError(where, fmt::format("there is no {} device {}: this machine has {} {} device{} ({}), as `tunekit "
-                                        "devices` lists them; expected an index from 0 to {}",
-                                        backend.name, index, devices.size(), backend.name,
-                                        devices.size() == 1 ? "" : "s", fmt::join(listed, "; "), devices.size() - 1));
-  }
-  if (index > std::numeric_limits<int>::max())
-    throw InputError(where, fmt::format("{} is no device index; expected a small whole number (0 for the first "
-                                        "device of `tunekit devices`)",
-                                        index));
-  return static_cast<int>(index);
+  return device_index(spec, t.device_index);
 }
 
 Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
