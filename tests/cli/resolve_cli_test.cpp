@@ -346,3 +346,50 @@ reference: none
   j = resolve_json({(dir / "k.yaml").string(), "-c", "SCALE=3.0"});
   EXPECT_EQ(j["kernel"]["defines"], (nlohmann::json{"SCALE=3"}));
 }
+
+// A Triton kernel takes its config as keyword arguments: tl.constexprs
+// (with kernel.constexprs) and launch options, on a grid of programs. resolve
+// printed a CUDA block of 1x1x1 and -D defines, which mean nothing to it; it
+// works without Triton installed.
+TEST(Resolve, ATritonKernelShowsItsConstexprsLaunchOptionsAndGrid) {
+  const std::vector<std::string> moe{
+      "kernels/fused_moe/fused_moe.yaml", "--properties", kH200, "-s", "M=64", "-c", "BLOCK_SIZE_M=64"};
+  const auto j = resolve_json(moe);
+  EXPECT_EQ(j["language"], "triton");
+  EXPECT_EQ(j["kernel"]["constexprs"],
+            (nlohmann::json{{"BLOCK_SIZE_M", 64}, {"BLOCK_SIZE_N", 64}, {"BLOCK_SIZE_K", 64}, {"GROUP_SIZE_M", 1}}));
+  EXPECT_EQ(j["kernel"]["launch_options"], (nlohmann::json{{"num_warps", 4}, {"num_stages", 3}}));
+  EXPECT_FALSE(j["kernel"].contains("defines"));
+  EXPECT_FALSE(j["kernel"].contains("injection"));
+  // ceil_div(min(64 * 2 * 64, 64 * 2 + 8 * 63), 64) * ceil_div(14336, 64) programs
+  EXPECT_EQ(j["launch"], (nlohmann::json{{"grid", {10 * 224, 1, 1}}}));
+  EXPECT_EQ(argument(j, "a")["shape"], (nlohmann::json{64, 4096}));
+  EXPECT_EQ(argument(j, "gating")["passed"], false);
+  EXPECT_FALSE(argument(j, "a").contains("passed"));
+  EXPECT_TRUE(argument(j, "topk_weights")["setup"].get<std::string>().ends_with("fused_moe.py:moe_setup"))
+      << argument(j, "topk_weights");
+  EXPECT_FALSE(argument(j, "topk_weights").contains("fill"));
+
+  std::vector<std::string> text_args{"resolve"};
+  text_args.insert(text_args.end(), moe.begin(), moe.end());
+  auto text = tunekit_cli(text_args);
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_THAT(text.output,
+              ::testing::HasSubstr("constexpr: BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=64, GROUP_SIZE_M=1 "
+                                   "(tl.constexpr keyword arguments)\n"
+                                   "options:   num_warps=4, num_stages=3 (launch options)\n"
+                                   "launch:    grid (2240, 1, 1), the arguments, constexprs and options by name\n"));
+  EXPECT_THAT(text.output, ::testing::HasSubstr("shape [64, 4096]: 262144 elements (524288 bytes), fill random\n"));
+  EXPECT_THAT(text.output, ::testing::HasSubstr(", not passed to the kernel (pass: false)\n"));
+  EXPECT_THAT(text.output, ::testing::HasSubstr("fused_moe.py:moe_setup for each config\n"));
+  for (const char* cuda : {"defines:", "-D", "block ", "dynamic shared memory"})
+    EXPECT_THAT(text.output, ::testing::Not(::testing::HasSubstr(cuda))) << cuda;
+
+  // kernel.constexprs are the kernel's too, evaluated at the size; a launch
+  // option the config does not give is Triton's default.
+  const auto decode = resolve_json({"kernels/decode_attention_triton/decode_attention.yaml", "--properties", kH200});
+  EXPECT_EQ(decode["kernel"]["constexprs"],
+            (nlohmann::json{{"SPLITS", 4}, {"BLOCK_N", 64}, {"HEAD_DIM", 128}, {"GROUP_PAD", 16}}));
+  EXPECT_EQ(decode["kernel"]["launch_options"], (nlohmann::json{{"num_warps", 4}, {"num_stages", 2}}));
+  EXPECT_EQ(decode["launch"]["grid"], (nlohmann::json{4, 1, 1}));  // (SPLITS, Hkv, B)
+}

@@ -252,6 +252,13 @@ Json argument_json(const ResolvedArgument& r) {
   } else {
     j["count"] = r.count;
     j["bytes"] = r.count * size_of(r.type);
+    if (!r.shape.empty()) j["shape"] = r.shape;
+    if (!r.passed) j["passed"] = false;
+    // A Triton setup function makes it for each config: no fill does.
+    if (!r.setup.empty()) {
+      j["setup"] = r.setup;
+      return j;
+    }
     if (detail::starts_poisoned(r.role)) {
       j["poison"] = detail::poison_text(r.type);
       return j;
@@ -273,10 +280,18 @@ std::string argument_text(const Json& a) {
                               m["of"].get<std::string>(), m["dims"].dump(), m["box"].dump(), m["swizzle"].dump(),
                               m["oob"].get<std::string>(), m["l2_promotion"].dump());
   }
-  const std::string elements = fmt::format(" {} elements ({} bytes)", a["count"].dump(), a["bytes"].dump());
+  // Triton's tensors: the shape, and the inputs a setup function makes
+  // or only it and the reference read.
+  const std::string not_passed = a.contains("passed") ? ", not passed to the kernel (pass: false)" : "";
+  if (a.contains("setup"))
+    return head + " made by the setup function " + a["setup"].get<std::string>() + " for each config" + not_passed;
+  const std::string shape =
+      a.contains("shape") ? fmt::format(" shape [{}]:", fmt::join(a["shape"].get<std::vector<std::int64_t>>(), ", "))
+                          : "";
+  const std::string elements = fmt::format("{} {} elements ({} bytes)", shape, a["count"].dump(), a["bytes"].dump());
   if (a.contains("poison"))
-    return head + elements + ", no fill: " + a["poison"].get<std::string>() + " before each verified run";
-  return head + elements + ", fill " + a["fill"].get<std::string>();
+    return head + elements + ", no fill: " + a["poison"].get<std::string>() + " before each verified run" + not_passed;
+  return head + elements + ", fill " + a["fill"].get<std::string>() + not_passed;
 }
 
 std::string built_text(bool cached, double seconds) {
@@ -285,6 +300,13 @@ std::string built_text(bool cached, double seconds) {
 
 std::string dims_text(const Json& d) {
   return fmt::format("{}x{}x{}", d[0].get<std::uint64_t>(), d[1].get<std::uint64_t>(), d[2].get<std::uint64_t>());
+}
+
+// NAME=VALUE, ... of a JSON object, as Python's keyword arguments.
+std::string keywords_text(const Json& values) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : values.items()) parts.push_back(k + "=" + v.dump());
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 int run_resolve(const ResolveArgs& a) {
@@ -359,25 +381,42 @@ int run_resolve(const ResolveArgs& a) {
   out["valid"] = !invalid.has_value();
   if (invalid)
     out["invalid_reason"] = (invalid->first.str().empty() ? "" : invalid->first.str() + ": ") + invalid->second;
+  // A Python (Triton) kernel takes its config as keyword arguments, no -D
+  // define nor block: its tl.constexpr meta-parameters, kernel.constexprs
+  // evaluated after them (as the build applies them), and the launch
+  // options (num_warps, num_stages, ...), of which Triton has its defaults.
+  const KernelTraits& traits = backend_for_language(spec.kernel.language).kernel;
+  const bool python = traits.tensors;
   Json kernel;
   kernel["source"] = fs::absolute(spec.kernel.source).lexically_normal().string();
   kernel["entry"] = input.entry;
+  Json constexprs = Json::object(), launch_options = Json::object();
+  if (python) {
+    for (const auto& [k, v] : chosen.config) (is_triton_launch_option(k) ? launch_options : constexprs)[k] = to_json(v);
+    for (const auto& c : spec.kernel.constexprs) constexprs[c.name] = to_json(c.value.evaluate(env));
+    kernel["constexprs"] = constexprs;
+    kernel["launch_options"] = launch_options;
+  }
   // With tunable lines or %RANGE% sources the config is written into the
   // variant's text instead of passed as defines: only --build's artefact has it.
   // A %RANGE% source gets its config as #define lines at the variant's top,
   // which a harness of its own passes as -D defines alike.
   const bool range =
       resolve_injection(spec.kernel.injection, source, spec.kernel.source.string()) == Injection::range_defines;
-  kernel["injection"] = input.source == source ? "defines" : range ? "range" : "source";
   std::vector<std::string> defines = input.defines;
   if (range)
     for (const auto& [k, v] : chosen.config) defines.push_back(k + "=" + v.str());
-  kernel["defines"] = defines;
+  if (!python) {
+    kernel["injection"] = input.source == source ? "defines" : range ? "range" : "source";
+    kernel["defines"] = defines;
+  }
   kernel["flags"] = input.flags;
   kernel["compiler"] = input.compiler;
   kernel["arch"] = input.arch;
   out["kernel"] = kernel;
-  if (backend_for_language(spec.kernel.language).kernel.launch) {
+  if (traits.launch && python) {
+    out["launch"] = Json{{"grid", resolve_launch(spec.kernel.launch, env).grid}};
+  } else if (traits.launch) {
     const LaunchGeometry g = resolve_launch(spec.kernel.launch, env);
     out["launch"] = Json{{"grid", g.grid},
                          {"block", g.block},
@@ -435,12 +474,23 @@ int run_resolve(const ResolveArgs& a) {
   if (!not_default.empty()) fmt::print("           not from the default: {}\n", fmt::join(not_default, ", "));
   if (invalid) fmt::print("valid:     no: {}\n", out["invalid_reason"].get<std::string>());
   if (!input.entry.empty()) fmt::print("entry:     {}\n", input.entry);
-  if (defines.empty()) fmt::print("defines:   none (the config is written into the variant's source)\n");
-  else
+  if (python) {
+    fmt::print("constexpr: {} (tl.constexpr keyword arguments)\n",
+               constexprs.empty() ? std::string("none") : keywords_text(constexprs));
+    fmt::print("options:   {}\n", launch_options.empty() ? std::string("none (Triton's defaults)")
+                                                         : keywords_text(launch_options) + " (launch options)");
+  } else if (defines.empty()) {
+    fmt::print("defines:   none (the config is written into the variant's source)\n");
+  } else {
     fmt::print("defines:   -D{}{}\n", fmt::join(defines, " -D"),
                range ? " (as #define lines at the top of the variant's source)" : "");
+  }
   if (!input.flags.empty()) fmt::print("flags:     {}\n", fmt::join(input.flags, " "));
-  if (out["launch"].is_object()) {
+  if (python && out["launch"].is_object()) {
+    const Json& g = out["launch"]["grid"];
+    fmt::print("launch:    grid ({}, {}, {}), the arguments, constexprs and options by name\n",
+               g[0].get<std::uint64_t>(), g[1].get<std::uint64_t>(), g[2].get<std::uint64_t>());
+  } else if (out["launch"].is_object()) {
     const Json& l = out["launch"];
     fmt::print("launch:    grid {}, block {}, cluster {}, dynamic shared memory {} bytes\n", dims_text(l["grid"]),
                dims_text(l["block"]), dims_text(l["cluster"]), l["shared_memory"].get<std::uint64_t>());
@@ -469,7 +519,9 @@ SubCommand add_resolve_command(CLI::App& app) {
       "resolve",
       "Work out one config of a spec at one size as a trial runs it: the kernel's entry, the defines, the launch\n"
       "geometry (grid, block, cluster, dynamic shared memory), every argument (element counts, scalar values,\n"
-      "tensor maps) and, with --build, the compiled artefact. For harnesses that launch a tuned kernel themselves.");
+      "tensor maps) and, with --build, the compiled artefact. A Triton kernel's config is its tl.constexpr\n"
+      "keyword arguments and launch options (num_warps, num_stages, ...), launched on a grid of programs.\n"
+      "For harnesses that launch a tuned kernel themselves.");
   cmd->add_option("SPEC", args->spec, "Spec file (YAML/JSON)")->required()->check(CLI::ExistingFile);
   add_size_flag(cmd, args->sizes, "Problem size NAME=VALUE, replacing that name in the spec's first size");
   cmd->add_option("-c,--config", args->configs,
@@ -497,10 +549,13 @@ SubCommand add_resolve_command(CLI::App& app) {
   cmd->add_flag(
       "--json", args->json,
       "Print one JSON object: spec, name, language, device, size, config, config_origin, valid "
-      "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch}, launch {grid, "
-      "block, cluster, clustered, shared_memory} (null for CPU kernels), arguments [{name, type, role, "
-      "count, bytes, fill | poison (what an out buffer holds before each verified run, instead of a "
-      "fill) | value | tensor_map {of, dims, box, swizzle, oob, l2_promotion}}], command "
+      "(invalid_reason), kernel {source, entry, injection, defines, flags, compiler, arch; a Triton kernel's "
+      "constexprs and launch_options in place of injection and defines}, launch {grid, "
+      "block, cluster, clustered, shared_memory; a Triton kernel's grid alone} (null for CPU kernels), "
+      "arguments [{name, type, role, count, bytes, shape (Triton), passed (false where the kernel does not "
+      "take it), fill | poison (what an out buffer holds before each verified run, instead of a "
+      "fill) | setup (Triton: the function that makes it) | value | tensor_map {of, dims, box, swizzle, oob, "
+      "l2_promotion}}], command "
       "and workdir (application specs), artifact {path, hash, cached, build_seconds; for application specs the "
       "variant's folder, with its files} (--build)");
   cmd->footer(
