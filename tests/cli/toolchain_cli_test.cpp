@@ -376,3 +376,41 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(contains(r.output, "note: the trials")) << r.output;
 }
+
+// The other toolchains' trials a message names are counted as this
+// machine's are: only those of configs the spec's space holds now (a config
+// it has since left out is none an answer could hold).
+TEST(ToolchainCli, OtherToolchainsTrialsAreCountedInTheSpaceAsItIsNow) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir);
+  const std::string out = (dir / "out").string();
+  const fs::path db = dir / "out" / "tunekit.db";
+  const fs::path gpu_host = install_release(dir, "12.2.0"), laptop = install_release(dir, "13.1.0"),
+                 third = install_release(dir, "14.0.0");
+  auto r = tunekit_with(gpu_host, {"tune", spec, "--no-progress", "-o", out, "-a", "N=[32,64]"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = tunekit_with(laptop, {"tune", spec, "--no-progress", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  run_sql(db,
+          "UPDATE trials SET status = 'compile_error', error = 'tk-cc: internal error', median_us = NULL "
+          "WHERE toolchain LIKE 'tkcc (Fake) 13.1.0%'");
+  // The space narrows to KIND 0: half of each toolchain's trials leave it.
+  std::string text = tunekit::testing::read_file(spec);
+  text.replace(text.find("KIND: [0, 1]"), 12, "KIND: [0]");
+  write_file(spec, text);
+
+  r = tunekit_with(laptop, {"select", spec, "-o", out, "-s", "N=64"});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(contains(r.output, "ran correctly with another toolchain: 'tkcc (Fake) 12.2.0 for ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "' (1 trial); --toolchain TEXT (part of its text) reads them")) << r.output;
+  r = tunekit_with(laptop, {"select", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(contains(r.output, "' (2 trials); --toolchain TEXT (part of its text) reads them")) << r.output;
+
+  r = tunekit_with(third, {"select", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "' (2 trials, and 2 outside the spec's space as it is now), 'tkcc (Fake) 13.1.0 for "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "' (1 trial, and 1 outside the spec's space as it is now); pick one with --toolchain"))
+      << r.output;
+}

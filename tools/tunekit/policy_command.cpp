@@ -199,10 +199,24 @@ std::string toolchain_text(const std::string& text) {
   return text.empty() ? std::string("a toolchain it could not name") : "'" + text + "'";
 }
 
-std::string toolchains_text(const std::vector<const Store::Toolchain*>& toolchains) {
+// A toolchain's trials of configs in the spec's space as it is now, and of
+// those it has since left out.
+struct SpaceCount {
+  std::size_t in_space = 0, outside = 0;
+};
+
+// Toolchains as a message lists them, each with its trials in the space as
+// it is now (those outside, which no answer holds, said apart).
+std::string toolchains_text(const std::vector<const Store::Toolchain*>& toolchains,
+                            const std::map<std::string, SpaceCount>& counts) {
   std::vector<std::string> listed;
-  for (const Store::Toolchain* t : toolchains)
-    listed.push_back(fmt::format("{} ({} trial{})", toolchain_text(t->text), t->trials, t->trials == 1 ? "" : "s"));
+  for (const Store::Toolchain* t : toolchains) {
+    const auto it = counts.find(t->spec_hash);
+    const SpaceCount count = it == counts.end() ? SpaceCount{t->trials, 0} : it->second;
+    listed.push_back(fmt::format(
+        "{} ({} trial{}{})", toolchain_text(t->text), count.in_space, count.in_space == 1 ? "" : "s",
+        count.outside > 0 ? fmt::format(", and {} outside the spec's space as it is now", count.outside) : ""));
+  }
   return fmt::format("{}", fmt::join(listed, ", "));
 }
 
@@ -504,25 +518,36 @@ std::string own_text(const Loaded& l) {
 void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by) {
   const std::string without = spec_hash_without_toolchain(l.spec);
   std::vector<Store::Toolchain> stored;
-  std::map<std::string, std::set<std::string>> devices_of;  // spec_hash -> the devices with its trials
+  std::map<std::string, std::vector<TrialRecord>> trials_of;  // spec_hash -> its trials
+  // One open of the store for all of them: each open checks the whole file.
   read_store(l.db, chosen_by, [&](const Store& s) {
     stored = s.toolchains(without);
-    for (const auto& t : stored)
-      for (const auto& d : s.devices(t.spec_hash)) devices_of[t.spec_hash].insert(d.device);
+    for (const auto& t : stored) trials_of[t.spec_hash] = s.trials(t.spec_hash);
     return 0;
   });
   // This machine's trials stored before schema 10 name no toolchain.
   for (const OwnToolchain& own : l.own) {
-    if (std::any_of(stored.begin(), stored.end(),
-                    [&](const Store::Toolchain& t) { return t.spec_hash == own.spec_hash; }))
-      continue;
-    std::size_t count = 0;
-    for (const auto& t : l.trials)
-      if (t.spec_hash == own.spec_hash) {
-        ++count;
-        devices_of[own.spec_hash].insert(t.device);
-      }
-    if (count > 0) stored.push_back({own.text, own.spec_hash, count});
+    if (trials_of.count(own.spec_hash)) continue;
+    std::vector<TrialRecord> trials;
+    std::copy_if(l.trials.begin(), l.trials.end(), std::back_inserter(trials),
+                 [&](const TrialRecord& t) { return t.spec_hash == own.spec_hash; });
+    if (trials.empty()) continue;
+    stored.push_back({own.text, own.spec_hash, trials.size()});
+    trials_of[own.spec_hash] = std::move(trials);
+  }
+  std::map<std::string, std::set<std::string>> devices_of;  // spec_hash -> the devices with its trials
+  // Counted as this machine's are (load): a config the space now leaves
+  // out is none an answer could hold. CCCL's base variant is no config.
+  std::map<std::string, SpaceCount> counts;
+  std::map<std::string, std::uint64_t> valid_at;  // unused here: load counts the trials read
+  for (auto& [hash, trials] : trials_of) {
+    std::vector<TrialRecord> configs;
+    for (const auto& t : trials) {
+      devices_of[hash].insert(t.device);
+      if (!is_base_trial(t)) configs.push_back(t);
+    }
+    const std::size_t in_space = allowed_now(l.spec, configs, valid_at).size();
+    counts[hash] = {in_space, configs.size() - in_space};
   }
   if (stored.empty()) {
     if (!a.toolchain.empty()) throw InputError({"--toolchain"}, no_toolchain_named(l, chosen_by));
@@ -547,7 +572,7 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
                                              "them this machine's ({}): {}; pick one with --toolchain TEXT (part of "
                                              "its text)",
                                              l.db.string(), on_device ? " on '" + a.device + "'" : "",
-                                             candidates.size(), own_text(l), toolchains_text(candidates)));
+                                             candidates.size(), own_text(l), toolchains_text(candidates, counts)));
     if (matching.empty()) matching = candidates;
   } else {
     // The whole text first: one toolchain's may be part of another's.
@@ -559,17 +584,17 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
     if (matching.empty())
       throw InputError({"--toolchain"},
                        fmt::format("'{}' is part of none of the toolchains {} holds this spec's trials of: {}",
-                                   a.toolchain, l.db.string(), toolchains_text(all)));
+                                   a.toolchain, l.db.string(), toolchains_text(all, counts)));
     if (matching.size() > 1)
       throw InputError({"--toolchain"},
                        fmt::format("'{}' is part of {} of the toolchains {} holds this spec's "
                                    "trials of: {}; give more of one's text",
-                                   a.toolchain, matching.size(), l.db.string(), toolchains_text(matching)));
+                                   a.toolchain, matching.size(), l.db.string(), toolchains_text(matching, counts)));
   }
   l.read_hashes.clear();
   for (const Store::Toolchain* t : matching) l.read_hashes.insert(t->spec_hash);
   if (const Store::Toolchain& chosen = *matching.front(); !is_own(l, chosen.spec_hash)) {
-    l.trials = read_store(l.db, chosen_by, [&](const Store& s) { return s.trials(chosen.spec_hash); });
+    l.trials = trials_of[chosen.spec_hash];
     // The toolchain this machine has for the device the trials ran on, where
     // it lists that device.
     const auto& ran_on = devices_of[chosen.spec_hash];
@@ -584,18 +609,15 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
   } else {
     std::erase_if(l.trials, [&](const TrialRecord& t) { return !l.read_hashes.count(t.spec_hash); });
   }
-  // One open of the store for all of them: each open checks the whole file.
-  read_store(l.db, chosen_by, [&](const Store& s) {
-    for (const Store::Toolchain* t : all) {
-      if (l.read_hashes.count(t->spec_hash)) continue;
-      Loaded::OtherToolchain other{t->text, {}};
-      for (auto& trial : s.trials(t->spec_hash))
-        if (trial.status == Status::ok && !is_base_trial(trial) && (a.device.empty() || trial.device == a.device))
-          other.ok.push_back(std::move(trial));
-      if (!other.ok.empty()) l.other_toolchains.push_back(std::move(other));
-    }
-    return 0;
-  });
+  for (const Store::Toolchain* t : all) {
+    if (l.read_hashes.count(t->spec_hash)) continue;
+    std::vector<TrialRecord> ok;
+    for (auto& trial : trials_of[t->spec_hash])
+      if (trial.status == Status::ok && !is_base_trial(trial) && (a.device.empty() || trial.device == a.device))
+        ok.push_back(std::move(trial));
+    Loaded::OtherToolchain other{t->text, allowed_now(l.spec, std::move(ok), valid_at)};
+    if (!other.ok.empty()) l.other_toolchains.push_back(std::move(other));
+  }
 }
 
 Loaded load(const PolicyArgs& a, bool one_device = true) {
