@@ -1097,6 +1097,30 @@ TEST(Writers, AFileThatCannotBeWrittenCostsNeitherTheOthersNorTheConsole) {
   EXPECT_EQ(console.str().find("m.csv"), std::string::npos) << console.str();
 }
 
+// Several files that cannot be written make one error that names each,
+// under one heading: the caller prefixes only the first line.
+TEST(Writers, SeveralFilesThatCannotBeWrittenAreOneErrorNamingEach) {
+  TempDir dir;
+  std::ofstream(dir.path() / "not_a_folder") << "x";
+  TuneReport report = sample_report();
+  OutputSettings settings;
+  settings.files["csv"] = dir.path() / "not_a_folder" / "m.csv";
+  settings.files["json"] = dir.path() / "not_a_folder" / "m.json";
+  const auto planned =
+      plan_outputs(report, settings, {dir.path(), std::chrono::system_clock::now(), ""}, {"csv", "console", "json"});
+  std::ostringstream console;
+  try {
+    write_outputs(report, planned, console);
+    ADD_FAILURE() << "no error for the two files";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("2 files could not be written:\n  ", 0), 0u) << what;
+    EXPECT_NE(what.find("m.csv"), std::string::npos) << what;
+    EXPECT_NE(what.find("\n  "), what.rfind("\n  ")) << what;  // a line of its own for each file
+    EXPECT_NE(what.find("m.json", what.rfind("\n  ")), std::string::npos) << what;
+  }
+}
+
 // A write cut short (a full disk; here a file size limit) leaves no part
 // of the file behind.
 TEST(Writers, AWriteCutShortLeavesNoPartOfTheFile) {
