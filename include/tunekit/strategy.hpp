@@ -59,6 +59,11 @@ class Strategy {
   }
   // How many configs it will propose in all, when known.
   virtual std::optional<std::uint64_t> planned() const { return std::nullopt; }
+  // Whether what it observes steers what it proposes (a guided search), so
+  // that a budget buys the configs it judged worth measuring; false for a
+  // fixed order (exhaustive's, a list's), of which a budget runs the first
+  // configs only, which the tuner warns of.
+  virtual bool guided() const { return false; }
   // What it is doing, when its name does not say it all: `auto` names the
   // strategy it chose. Empty otherwise.
   virtual std::string describe() const { return {}; }

@@ -22,6 +22,7 @@ class AutoStrategy : public Strategy {
   std::vector<Config> next(std::size_t n) override { return inner_->next(n); }
   void observe(const Config& config, const Outcome& outcome) override { inner_->observe(config, outcome); }
   std::optional<std::uint64_t> planned() const override { return inner_->planned(); }
+  bool guided() const override { return inner_->guided(); }
   std::string describe() const override { return chosen_; }
 
  private:
@@ -92,6 +93,7 @@ class Interleaved : public Strategy {
   // What each part would propose alone: the whole space (the tuner caps it
   // by the budget, for the progress bar's total).
   std::optional<std::uint64_t> planned() const override { return parts_.front()->planned(); }
+  bool guided() const override { return true; }
 
  private:
   // Whether no part proposed `c` before. By rank: a config's key is a

@@ -47,6 +47,7 @@ class SeededStrategy : public Strategy {
   }
   void observe(const Config& config, const Outcome& outcome) override { inner_->observe(config, outcome); }
   std::string describe() const override { return inner_->describe(); }
+  bool guided() const override { return inner_->guided(); }
   std::optional<std::uint64_t> planned() const override {
     auto p = inner_->planned();
     if (!p) return std::nullopt;

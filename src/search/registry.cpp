@@ -148,6 +148,9 @@ class NamedStrategy final : public Strategy {
   std::string describe() const override {
     return guard("describe", [&] { return inner_->describe(); });
   }
+  bool guided() const override {
+    return guard("guided", [&] { return inner_->guided(); });
+  }
 
  private:
   template <typename F>

@@ -1290,13 +1290,14 @@ class Run {
     // A search whose plan the budget cut short (exhaustive's every config,
     // a configs list) ran the first configs of its order only: said, so
     // that 3 configs of 16 do not read as an exhaustive search. (Random
-    // plans a sample of the budget's size; guided searches plan nothing.)
+    // plans a sample of the budget's size; a guided search plans the whole
+    // space, for the progress bar, but chose what the budget bought.)
     // A size ended otherwise (its reference failed, the run was stopped)
     // stopped for that reason, maybe before any of the configs it counts as
     // proposed ran: its report says why, and the budget had no part in it.
     const bool search_ran_its_course = sr.error.empty() && !stop_requested();
     if (const auto plan = p.strategy->planned();
-        search_ran_its_course && plan && p.budget && proposed >= *p.budget && *plan > proposed)
+        search_ran_its_course && plan && !p.strategy->guided() && p.budget && proposed >= *p.budget && *plan > proposed)
       warn(fmt::format(
           "{}{} ran the first {} of its {} configs, in its order, and stopped at the budget ({}); the "
           "other {} were not measured (a guided strategy, such as auto, chooses which configs a budget "

@@ -177,7 +177,8 @@ TEST(Tune, RerunResumesWithoutRerunning) {
 }
 
 // An exhaustive search stopped by its budget says so, and how many configs
-// it left unmeasured; one that ran its course, or a random sample, says
+// it left unmeasured; one that ran its course, a random sample, or a guided
+// search (which chose what the budget bought, as the warning advises) says
 // nothing of it.
 TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
   const auto dir = fresh_dir();
@@ -205,6 +206,12 @@ TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
   spec.search.strategy = "random";
   spec.search.max_evaluations = 2;
   EXPECT_EQ(warned(tune(spec, opt)), "");
+  for (const char* guided : {"auto", "genetic", "surrogate", "bayes"}) {
+    spec.search.strategy = guided;
+    const TuneReport r = tune(spec, opt);
+    EXPECT_EQ(r.sizes.at(0).trials.size(), 2u) << guided;
+    EXPECT_EQ(warned(r), "") << guided;
+  }
 }
 
 // A spec that names no reference compares the default config's outputs;

@@ -51,6 +51,7 @@ class IndexedSearch : public Strategy {
   std::vector<Config> next(std::size_t n) final;
   void observe(const Config& config, const Outcome& outcome) final;
   std::optional<std::uint64_t> planned() const final { return size_; }
+  bool guided() const final { return true; }
 
  protected:
   // Appends up to `n` ranks to `out`, each one with claim() true. Fewer
