@@ -119,7 +119,36 @@ struct Section {
   // CCCL's base variant (TUNE_BASE=1), whatever its status: the reference
   // the configs are scored against, drawn as a line, not as a config.
   const TrialRecord* base = nullptr;
+  std::string toolchain, spec_hash;  // of its first trial
+  // What tells it from the other sections of its kernel, device and size
+  // (their toolchain, else their spec's hash): empty where there are none.
+  std::string variant;
 };
+
+// Sections that share a kernel, device and size differ in their spec's hash:
+// a store of one kernel built by two compilers, or tuned with other flags,
+// holds one section each. Named by the toolchain where that tells them
+// apart, else by the hash too, so that two headings never read the same.
+void name_variants(std::vector<Section>& sections) {
+  std::map<std::string, std::vector<Section*>> alike;
+  for (auto& s : sections) alike[s.kernel + '\n' + s.device + '\n' + size_key(s.size)].push_back(&s);
+  for (auto& [key, group] : alike) {
+    if (group.size() < 2) continue;
+    std::map<std::string, std::size_t> per_toolchain;
+    for (const Section* s : group) ++per_toolchain[s->toolchain];
+    for (Section* s : group) {
+      const bool toolchain_tells = !s->toolchain.empty() && per_toolchain[s->toolchain] == 1;
+      s->variant = toolchain_tells        ? s->toolchain
+                   : s->toolchain.empty() ? "spec " + s->spec_hash.substr(0, 8)
+                                          : s->toolchain + ", spec " + s->spec_hash.substr(0, 8);
+    }
+  }
+}
+
+// A section's size, with its variant where it has one.
+std::string size_and_variant(const Section& s) {
+  return s.variant.empty() ? size_str(s.size) : size_str(s.size) + " (" + s.variant + ")";
+}
 
 // The base's time where it ran correctly.
 std::optional<double> base_time(const Section& s) {
@@ -138,7 +167,7 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials, const G
     const std::string kernel_key = t.spec_hash.empty() ? "name " + t.kernel : t.spec_hash;
     const std::string key = kernel_key + '\n' + t.device + '\n' + size_key(t.size);
     auto [it, fresh] = index.try_emplace(key, sections.size());
-    if (fresh) sections.push_back({t.kernel, t.device, t.size, {}, {}});
+    if (fresh) sections.push_back({t.kernel, t.device, t.size, {}, {}, nullptr, nullptr, t.toolchain, t.spec_hash, {}});
     Section& s = sections[it->second];
     if (s.kernel.empty()) s.kernel = t.kernel;
     else if (!t.kernel.empty() && (" / " + s.kernel + " / ").find(" / " + t.kernel + " / ") == std::string::npos)
@@ -150,6 +179,7 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials, const G
     s.ok = ok_by_time(s.trials);
     if (const auto b = best_of_size(s.trials, goal)) s.best = s.trials[*b];
   }
+  name_variants(sections);
   return sections;
 }
 
@@ -297,7 +327,7 @@ std::string metric_cells(const TrialRecord& t, const HtmlReportOptions& o) {
 
 std::string section_html(const Section& s, std::size_t number, const HtmlReportOptions& options) {
   std::string h = fmt::format("<h2 id=\"s{}\">{} &mdash; {}</h2>\n<p>{} &middot; {} trials: {}</p>\n", number,
-                              html_escape(s.kernel), html_escape(size_str(s.size)), html_escape(s.device),
+                              html_escape(s.kernel), html_escape(size_and_variant(s)), html_escape(s.device),
                               s.trials.size(), html_escape(status_counts(s.trials)));
   const auto& ok = s.ok;
   if (ok.empty()) {
@@ -456,9 +486,9 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
   std::string out;
   for (const auto& s : sections_of(trials, {})) {  // names no best: the effects alone
     const auto effects = effects_of(s.trials);
-    out +=
-        fmt::format("{} on {}, {}: {} trials\n{}", s.kernel, s.device, detail::shown_bindings(s.size), s.trials.size(),
-                    effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
+    out += fmt::format("{} on {}, {}{}: {} trials\n{}", s.kernel, s.device, detail::shown_bindings(s.size),
+                       s.variant.empty() ? "" : " (" + s.variant + ")", s.trials.size(),
+                       effects.empty() ? "  no config ran correctly\n" : format_parameter_effects(effects));
   }
   return out;
 }
@@ -529,8 +559,9 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
       h += fmt::format(
           "<tr><td><a href=\"#s{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td></tr>\n",
-          i, html_escape(sections[i].kernel), html_escape(size_str(sections[i].size)), html_escape(sections[i].device),
-          sections[i].trials.size(), ok.size(), best ? format_us(best->stats.median) : std::string("-"),
+          i, html_escape(sections[i].kernel), html_escape(size_and_variant(sections[i])),
+          html_escape(sections[i].device), sections[i].trials.size(), ok.size(),
+          best ? format_us(best->stats.median) : std::string("-"),
           best ? html_escape(best->config.str()) : std::string());
     }
     h += "</table>\n";

@@ -128,6 +128,31 @@ TEST(HtmlReport, ASectionPerKernelDeviceAndSizeWithItsPlots) {
   EXPECT_EQ(page.find("second line"), std::string::npos);
 }
 
+// One kernel at one size built by two compilers (and tuned again with other
+// flags) is three sections: each heading, overview row and console header
+// names what tells it from the others, not three times "k - N = 64".
+TEST(HtmlReport, SectionsOfOneKernelAndSizeNameTheirToolchainOrSpec) {
+  auto built = [](double us, std::string toolchain, std::string spec_hash) {
+    TrialRecord t = trial(ab(1, "x"), Status::ok, us);
+    t.toolchain = std::move(toolchain);
+    t.spec_hash = std::move(spec_hash);
+    return t;
+  };
+  const std::vector<TrialRecord> trials = {
+      built(10, "gcc 12.2.0", "aaaaaaaa11"), built(9, "clang 14.0.6", "bbbbbbbb22"),
+      built(8, "clang 14.0.6", "cccccccc33"), trial(ab(1, "x"), Status::ok, 7, "other")};
+  const std::string page = html_report(trials);
+  EXPECT_NE(page.find("k &mdash; N = 64 (gcc 12.2.0)</h2>"), std::string::npos) << page;
+  EXPECT_NE(page.find("k &mdash; N = 64 (clang 14.0.6, spec bbbbbbbb)</h2>"), std::string::npos);
+  EXPECT_NE(page.find("k &mdash; N = 64 (clang 14.0.6, spec cccccccc)</h2>"), std::string::npos);
+  EXPECT_NE(page.find("other &mdash; N = 64</h2>"), std::string::npos);  // alone: nothing to tell apart
+  EXPECT_NE(page.find("<a href=\"#s0\">k</a></td><td>N = 64 (gcc 12.2.0)</td>"), std::string::npos);
+  const std::string console = format_parameter_report(trials);
+  EXPECT_NE(console.find("k on cpu, {N: 64} (gcc 12.2.0): 1 trials\n"), std::string::npos) << console;
+  EXPECT_NE(console.find("k on cpu, {N: 64} (clang 14.0.6, spec bbbbbbbb): 1 trials\n"), std::string::npos);
+  EXPECT_NE(console.find("other on cpu, {N: 64}: 1 trials\n"), std::string::npos);
+}
+
 TEST(HtmlReport, ConvergenceStepsFollowTheTrialsOrderAndSkipInvalidOnes) {
   std::vector<TrialRecord> trials = {
       trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::invalid, 0), trial(ab(3, "x"), Status::ok, 20),
