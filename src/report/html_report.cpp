@@ -207,7 +207,7 @@ bool missed_target(const TrialRecord& t, const HtmlReportOptions& o) {
 
 std::string ranked_plot(const std::vector<const TrialRecord*>& ok, std::optional<double> base,
                         const HtmlReportOptions& o) {
-  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank"}, time_axis(ok, base));
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, ok.size() + 0.5, false, "rank", true}, time_axis(ok, base));
   std::vector<std::pair<double, double>> points;
   for (std::size_t i = 0; i < ok.size(); ++i) points.emplace_back(i + 1, ok[i]->stats.median.count());
   chart.polyline(points, "line");
@@ -242,7 +242,8 @@ std::string convergence_plot(const std::vector<const TrialRecord*>& trials, cons
     }
   }
   best.emplace_back(evaluation, so_far);
-  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations"}, time_axis(ok, base));
+  detail::SvgChart chart(kWide, kTall, detail::Axis{0.5, evaluation + 0.5, false, "evaluations", true},
+                         time_axis(ok, base));
   for (const auto& [x, y] : dots) chart.circle(x, y, 2, "pt");
   chart.polyline(best, "best");
   for (const auto* t : ok)

@@ -91,6 +91,8 @@ std::vector<double> nice_ticks(const Axis& a) {
       step = m * power;
       break;
     }
+  // A rank of 1.5 is no rank: a count of 1 to 3 got ticks at 0.5, 1, ... 3.5.
+  if (a.counts) step = std::max(step, 1.0);
   // Counted, not stepped until past the end: a step below the values'
   // precision would never get there (a tune whose two medians differed in
   // their last digits grew the list until memory ran out).

@@ -184,6 +184,14 @@ TEST(HtmlReport, CapsTheDotsPerValueAndTheFailuresListed) {
 TEST(Svg, TicksAndAxes) {
   using detail::Axis;
   EXPECT_EQ(detail::nice_ticks(Axis{0.5, 10.5, false, ""}), (std::vector<double>{2, 4, 6, 8, 10}));
+  // A rank or a number of evaluations: whole numbers only, from one config on.
+  EXPECT_EQ(detail::nice_ticks(Axis{0.5, 3.5, false, "", true}), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(detail::nice_ticks(Axis{0.5, 1.5, false, "", true}), (std::vector<double>{1}));
+  EXPECT_EQ(detail::nice_ticks(Axis{0.5, 3.5, false, ""}), (std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3, 3.5}));
+  const std::string page = html_report(
+      {trial(ab(1, "x"), Status::ok, 10), trial(ab(2, "x"), Status::ok, 11), trial(ab(3, "x"), Status::ok, 12)});
+  // Neither the ranked plot nor the convergence plot has a tick between two counts.
+  EXPECT_EQ(count(page, ">0.5</text>") + count(page, ">1.5</text>") + count(page, ">2.5</text>"), 0u) << page;
   EXPECT_EQ(detail::nice_ticks(Axis{0.9, 900, true, ""}), (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500}));
   EXPECT_EQ(detail::nice_ticks(Axis{0.9, 20000, true, ""}), (std::vector<double>{1, 10, 100, 1000, 10000}));
   // Log scale only past a ratio of 4, and never through zero.

@@ -17,6 +17,7 @@ struct Axis {
   double lo = 0, hi = 1;  // the data range shown
   bool log = false;       // log10 scale (lo > 0)
   std::string label;
+  bool counts = false;  // a count (a rank, evaluations): ticks at whole numbers only
 };
 
 // An axis for values in [lo, hi]: log scale when hi / lo > 4 and lo > 0,
@@ -28,6 +29,7 @@ Axis fit_axis(double lo, double hi, std::string label);
 // power of ten, at most about 7 of them; on a log axis 1, 2 and 5 times the
 // powers of ten (only the powers when the range spans more than 3 decades).
 // Never more than 16 on a linear axis; none on an axis that is not finite.
+// A count's steps are 1 or more.
 std::vector<double> nice_ticks(const Axis& axis);
 
 class SvgChart {
