@@ -393,6 +393,19 @@ TEST(ReliabilityCli, FlagErrorsNameTheFlagAndWhatWasExpected) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "unknown flag '--out' of `tunekit tune`; did you mean '--output' or '--out-dir'?"))
       << r.output;
+  // Kernel Tuner's name for what a flag does here, with - or _, names the flag.
+  r = tunekit_cli({"tune", spec, "--strategy-options", "popsize=10"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "unknown flag '--strategy-options' of `tunekit tune`; Kernel Tuner's "
+                       "strategy_options is '--option' here: NAME=VALUE, once per option"))
+      << r.output;
+  r = tunekit_cli({"replay", spec, "--time_limit", "10"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "unknown flag '--time_limit' of `tunekit replay`; Kernel Tuner's time_limit is "
+                       "'--max-time' here: seconds, or a duration such as 90s or 5m"))
+      << r.output;
   r = tunekit_cli({"select", spec, "--mod", "cover"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "did you mean '--mode'?")) << r.output;

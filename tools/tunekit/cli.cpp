@@ -36,6 +36,32 @@ std::vector<std::string> flag_names(const CLI::App& sub) {
   return out;
 }
 
+// Kernel Tuner's tune_kernel arguments written as flags, which a user of it
+// tries first: no typo's distance leads from them to the flag that does the
+// same here.
+struct KernelTunerName {
+  std::string_view name, flag, note;
+};
+constexpr KernelTunerName kKernelTunerNames[] = {
+    {"strategy_options", "--option", ": NAME=VALUE, once per option"},
+    {"strategy_option", "--option", ": NAME=VALUE, once per option"},
+    {"time_limit", "--max-time", ": seconds, or a duration such as 90s or 5m"},
+    {"max_fevals", "--max-evals", ""},
+};
+
+// "; Kernel Tuner's NAME is 'FLAG' here" where `flag` is one of Kernel
+// Tuner's names (with - or _) and the command has the flag that stands for it.
+std::string kernel_tuner_hint(std::string_view flag, const std::vector<std::string>& known) {
+  if (flag.rfind("--", 0) != 0) return {};
+  std::string name(flag.substr(2));
+  std::replace(name.begin(), name.end(), '-', '_');
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const auto& k : kKernelTunerNames)
+    if (k.name == name && std::find(known.begin(), known.end(), k.flag) != known.end())
+      return fmt::format("; Kernel Tuner's {} is '{}' here{}", k.name, k.flag, k.note);
+  return {};
+}
+
 // CLI11 calls a misspelt flag "an argument that was not expected" and lists
 // it after its value; this names it, with the nearest flag of the command.
 bool explain_unknown_flag(const CLI::App& sub, int argc, char** argv) {
@@ -50,7 +76,8 @@ bool explain_unknown_flag(const CLI::App& sub, int argc, char** argv) {
     if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
     // Every short flag is one letter from every other: no guess for one.
     const bool short_flag = flag.size() == 2;
-    std::string guess = short_flag ? std::string() : did_you_mean(flag, known);
+    std::string guess = short_flag ? std::string() : kernel_tuner_hint(flag, known);
+    if (guess.empty() && !short_flag) guess = did_you_mean(flag, known);
     // A flag cut short ('--out') is too far from its whole for the typo
     // guess: offer the flags it begins.
     if (guess.empty() && flag.size() >= 5 && flag.rfind("--", 0) == 0) {
