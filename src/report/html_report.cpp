@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -497,7 +498,15 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
 // Each size's best time, the default's and CCCL's base's, across the sizes
 // (in order of first appearance): how the tuned gain changes with the problem.
 std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOptions& options) {
-  std::vector<std::pair<double, double>> best, base, cub;
+  // A line per kernel, device and spec (a series): a store of two kernels,
+  // or of one built by two compilers, has a line each, not one line that
+  // runs from one's last size to the other's first.
+  struct Series {
+    std::vector<std::pair<double, double>> best, base, cub;
+  };
+  std::map<std::string, Series> series;
+  std::set<std::string> kernels;
+  for (const auto& s : sections) kernels.insert(s.kernel);
   std::vector<std::pair<double, std::string>> ticks;
   double lo = 0, hi = 0;
   auto extend = [&](double v) {
@@ -505,31 +514,37 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
     hi = std::max(hi, v);
   };
   for (std::size_t i = 0; i < sections.size(); ++i) {
-    ticks.emplace_back(i, size_str(sections[i].size));
-    if (!sections[i].best) continue;
-    best.emplace_back(i, sections[i].best->stats.median.count());
-    extend(best.back().second);
-    for (const auto* t : sections[i].ok)
+    const Section& s = sections[i];
+    ticks.emplace_back(i, kernels.size() > 1 ? s.kernel + ": " + size_str(s.size) : size_str(s.size));
+    if (!s.best) continue;
+    Series& line = series[s.spec_hash + '\n' + s.kernel + '\n' + s.device + '\n' + s.toolchain];
+    line.best.emplace_back(i, s.best->stats.median.count());
+    extend(line.best.back().second);
+    for (const auto* t : s.ok)
       if (is_baseline(*t, options)) {
-        base.emplace_back(i, t->stats.median.count());
-        extend(base.back().second);
+        line.base.emplace_back(i, t->stats.median.count());
+        extend(line.base.back().second);
       }
-    if (const auto at = base_time(sections[i])) {
-      cub.emplace_back(i, *at);
+    if (const auto at = base_time(s)) {
+      line.cub.emplace_back(i, *at);
       extend(*at);
     }
   }
-  if (best.empty()) return {};
+  if (series.empty()) return {};
   const int width = std::max(kWide, 80 + 70 * static_cast<int>(sections.size()));
   detail::SvgChart chart(width, kTall, detail::Axis{-0.5, sections.size() - 0.5, false, "size"},
                          detail::fit_axis(lo, hi, "median time (us)"));
-  chart.polyline(best, "sizes");
-  for (const auto& [x, y] : best) chart.circle(x, y, 3, "pt");
-  if (!base.empty()) chart.polyline(base, "basesizes");
-  if (!cub.empty()) chart.polyline(cub, "cubsizes");
+  bool any_cub = false;
+  for (const auto& [key, line] : series) {
+    chart.polyline(line.best, "sizes");
+    for (const auto& [x, y] : line.best) chart.circle(x, y, 3, "pt");
+    chart.polyline(line.base, "basesizes");  // nothing for an empty line
+    chart.polyline(line.cub, "cubsizes");
+    any_cub |= !line.cub.empty();
+  }
   chart.x_categories(ticks);
   return chart.str(std::string("each size's best time (red) and the default's (dashed orange)") +
-                   (cub.empty() ? "" : "; dash-dotted purple: CUB's base policy's"));
+                   (any_cub ? "; dash-dotted purple: CUB's base policy's" : ""));
 }
 
 std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options) {

@@ -153,6 +153,19 @@ TEST(HtmlReport, SectionsOfOneKernelAndSizeNameTheirToolchainOrSpec) {
   EXPECT_NE(console.find("other on cpu, {N: 64}: 1 trials\n"), std::string::npos);
 }
 
+// The plot across the sections draws a line per kernel (and per toolchain):
+// one line from one kernel's sizes into another's compared nothing.
+TEST(HtmlReport, ThePlotAcrossSizesHasALinePerKernel) {
+  const std::vector<TrialRecord> trials = {
+      trial(ab(1, "x"), Status::ok, 10), trial(ab(1, "x"), Status::ok, 20, "k", {{"N", Value(128)}}),
+      trial(ab(1, "x"), Status::ok, 7, "other"), trial(ab(1, "x"), Status::ok, 9, "other", {{"N", Value(128)}})};
+  const std::string page = html_report(trials);
+  EXPECT_EQ(count(page, "<polyline class=\"sizes\""), 2u) << page;
+  // Each size named with its kernel, as the sizes of two kernels may be alike.
+  EXPECT_NE(page.find(">k: N = 64</text>"), std::string::npos) << page;
+  EXPECT_NE(page.find(">other: N = 128</text>"), std::string::npos);
+}
+
 TEST(HtmlReport, ConvergenceStepsFollowTheTrialsOrderAndSkipInvalidOnes) {
   std::vector<TrialRecord> trials = {
       trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::invalid, 0), trial(ab(3, "x"), Status::ok, 20),
