@@ -26,6 +26,12 @@ struct ParameterLevel {
   // No ok trial set this value, only trials cut short: best and median are
   // of their few samples, lower bounds of what a full measurement would say.
   bool bound = false;
+  // Trials with this value that failed for a reason of the config's (a
+  // crash, a wrong result, ...; not the machine's). A value whose every
+  // trial failed has a level too, with no times: leaving it out would hide
+  // a value that never works.
+  std::size_t failed = 0;
+  bool timed() const { return trials + slower > 0; }
 };
 
 struct ParameterEffect {
@@ -40,7 +46,8 @@ struct ParameterEffect {
 
 // Over the ok trials among `trials` (one size's, of one kernel and device),
 // and those cut short by the early stop, one entry per parameter that they
-// set, the largest spread first (ties by name). Empty when no trial is ok.
+// set, the largest spread first (ties by name); the config's failures are
+// counted per value. Empty when no trial is ok.
 std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& trials);
 
 // A text table of `effects`: one line per parameter, its spread, then each

@@ -43,19 +43,24 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
   // cut short (partial); parameters in first-seen order
   struct Times {
     std::vector<Microseconds> ok, slower;
+    std::size_t failed = 0;
   };
   std::vector<std::string> order;
   std::map<std::string, std::map<Value, Times>> times;
   bool any_ok = false;
   for (const auto* t : trials) {
-    // CCCL's base variant sets no parameter: its TUNE_BASE is none.
-    if ((t->status != Status::ok && t->status != Status::slower) || is_base_trial(*t)) continue;
+    // CCCL's base variant sets no parameter: its TUNE_BASE is none. A
+    // failure of the machine's says nothing of the config's values.
+    if (is_base_trial(*t) || t->fault == Fault::environment) continue;
+    const bool timed = t->status == Status::ok || t->status == Status::slower;
+    if (!timed && t->status == Status::invalid) continue;
     any_ok |= t->status == Status::ok;
     for (const auto& [name, value] : t->config) {
       auto [it, fresh] = times.try_emplace(name);
       if (fresh) order.push_back(name);
       Times& at = it->second[value];
-      (t->status == Status::ok ? at.ok : at.slower).push_back(t->stats.median);
+      if (!timed) ++at.failed;
+      else (t->status == Status::ok ? at.ok : at.slower).push_back(t->stats.median);
     }
   }
   std::vector<ParameterEffect> effects;
@@ -66,6 +71,12 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
     Microseconds fastest = Microseconds::max(), slowest_best{0};
     bool slowest_is_bound = false;
     for (const auto& [value, ts] : times[name]) {
+      if (ts.ok.empty() && ts.slower.empty()) {  // every trial failed: no times, no part in the spread
+        ParameterLevel level{value};
+        level.failed = ts.failed;
+        e.levels.push_back(std::move(level));
+        continue;
+      }
       // A value whose every trial was cut short still counts, at the times
       // of its few samples: a lower bound, but leaving it out would hide
       // the worst choice.
@@ -74,6 +85,7 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
       ParameterLevel level{value, ts.ok.size(), *std::min_element(own.begin(), own.end()), median_of(own)};
       level.slower = ts.slower.size();
       level.bound = bound;
+      level.failed = ts.failed;
       fastest = std::min(fastest, level.best);
       if (level.best > slowest_best || (level.best == slowest_best && bound)) {
         slowest_best = level.best;
@@ -93,10 +105,12 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
 
 // A level's times as the tables print them: ">=" before a lower bound.
 std::string level_text(const ParameterLevel& l) {
+  if (!l.timed()) return fmt::format("every trial failed ({})", l.failed);
   const char* at_least = l.bound ? ">=" : "";
   std::string out =
       fmt::format("{}{} / {}{} ({}", at_least, format_us(l.best), at_least, format_us(l.median), l.trials);
   if (l.slower) out += fmt::format(", {} cut short", l.slower);
+  if (l.failed) out += fmt::format(", {} failed", l.failed);
   return out + ")";
 }
 
@@ -277,6 +291,7 @@ std::string strip_plot(const ParameterEffect& e, const std::vector<const TrialRe
       const double jitter = (std::fmod(j * 0.6180339887, 1.0) - 0.5) * 0.5;
       chart.circle(i + jitter, ts[k], 2, "pt");
     }
+    if (!level.timed()) continue;  // its tick stands alone: no ok trial to draw
     chart.segment(i - 0.35, i + 0.35, level.median.count(), "median");
     chart.segment(i - 0.35, i + 0.35, level.best.count(), "bestmark");
   }

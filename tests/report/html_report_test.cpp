@@ -37,16 +37,18 @@ std::size_t count(const std::string& text, const std::string& part) {
 }  // namespace
 
 TEST(ParameterEffects, EachValuesBestAndMedianAndTheSpread) {
-  const std::vector<TrialRecord> trials = {
-      trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::ok, 25),
-      trial(ab(1, "x"), Status::ok, 10), trial(ab(1, "x"), Status::ok, 20),
-      trial(ab(2, "x"), Status::ok, 15), trial(ab(3, "x"), Status::crash, 0),  // failed: no level of its own
+  std::vector<TrialRecord> trials = {
+      trial(ab(1, "x"), Status::ok, 30),          trial(ab(2, "x"), Status::ok, 25),
+      trial(ab(1, "x"), Status::ok, 10),          trial(ab(1, "x"), Status::ok, 20),
+      trial(ab(2, "x"), Status::ok, 15),          trial(ab(3, "x"), Status::crash, 0),  // every trial failed
+      trial(ab(2, "x"), Status::wrong_result, 0), trial(ab(2, "x"), Status::crash, 0),
   };
+  trials[7].fault = Fault::environment;  // the machine's: says nothing of A = 2
   const auto effects = parameter_effects(trials);
   ASSERT_EQ(effects.size(), 2u);
   // A's levels: 1 -> {10, 20, 30}, 2 -> {15, 25}; spread 15 / 10.
   EXPECT_EQ(effects[0].parameter, "A");
-  ASSERT_EQ(effects[0].levels.size(), 2u);
+  ASSERT_EQ(effects[0].levels.size(), 3u);
   EXPECT_EQ(effects[0].levels[0].value, Value(1));
   EXPECT_EQ(effects[0].levels[0].trials, 3u);
   EXPECT_DOUBLE_EQ(effects[0].levels[0].best.count(), 10);
@@ -54,15 +56,25 @@ TEST(ParameterEffects, EachValuesBestAndMedianAndTheSpread) {
   EXPECT_EQ(effects[0].levels[1].value, Value(2));
   EXPECT_DOUBLE_EQ(effects[0].levels[1].best.count(), 15);
   EXPECT_DOUBLE_EQ(effects[0].levels[1].median.count(), 20);  // the mean of the middle two
+  EXPECT_EQ(effects[0].levels[1].failed, 1u);
+  // A value that never ran correctly is a level without times, outside the spread.
+  EXPECT_EQ(effects[0].levels[2].value, Value(3));
+  EXPECT_FALSE(effects[0].levels[2].timed());
+  EXPECT_EQ(effects[0].levels[2].failed, 1u);
   EXPECT_DOUBLE_EQ(effects[0].spread, 1.5);
   // B has one value: spread 1, listed after A.
   EXPECT_EQ(effects[1].parameter, "B");
   ASSERT_EQ(effects[1].levels.size(), 1u);
   EXPECT_EQ(effects[1].levels[0].trials, 5u);
+  EXPECT_EQ(effects[1].levels[0].failed, 2u);  // the machine's failure is not counted
   EXPECT_DOUBLE_EQ(effects[1].spread, 1.0);
 
   const std::string text = format_parameter_effects(effects);
-  EXPECT_NE(text.find("A            1.50x  1: 10.000 / 20.000 (3) 2: 15.000 / 20.000 (2)"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(
+          "A            1.50x  1: 10.000 / 20.000 (3) 2: 15.000 / 20.000 (2, 1 failed) 3: every trial failed (1)"),
+      std::string::npos)
+      << text;
 }
 
 // A level that is the string "64" is shown quoted, apart from the number 64.
