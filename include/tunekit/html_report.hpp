@@ -74,6 +74,10 @@ struct HtmlReportOptions {
   // Sizes that ran nothing, each with why (a tune's SizeReport::error): no
   // valid config, a reference that does not build. Listed at the top.
   std::vector<std::pair<Bindings, std::string>> stopped;
+  // Sizes whose best is of part of their valid configs, each with what it
+  // is the best of: a tune's stopped_part_way_text(), or how much of a size
+  // the store holds. Listed at the top.
+  std::vector<std::pair<Bindings, std::string>> best_of_part;
 };
 
 // One page for any mix of kernels, devices and sizes, such as Store::all()

@@ -60,6 +60,11 @@ std::string format_results_csv(const std::vector<TrialRecord>& trials,
 // (UniversalChoice::unsettled_by) and how to settle it; empty when none can.
 std::string format_unsettled(const UniversalChoice& choice);
 
+// What a size's best is the best of, where the run stopped part way through
+// the size: "the 37 configs measured before the run was stopped (of 180 valid
+// at this size)". The console, the JSON and the HTML page say it alike.
+std::string stopped_part_way_text(const StoppedPartWay& part);
+
 // Summary printed at the end of `tunekit tune` (the console writer); with
 // rules on, it ends with format_rule_report() of the sizes (rules.hpp).
 std::string format_summary(const TuneReport& report);

@@ -80,6 +80,16 @@ using ProgressCallback = std::function<void(const ProgressEvent&)>;
 // other busy thread per core makes it a third and more.
 inline constexpr double kBusyCpuWait = 0.1;
 
+// A size whose search the run stopped part way: its best is the best of the
+// configs measured before the stop, not of the size's space. A budget of
+// evaluations is no stop: it is the search the user chose.
+struct StoppedPartWay {
+  enum class Cause { stop_requested, time_budget };
+  Cause cause = Cause::stop_requested;
+  std::size_t measured = 0;            // configs with a trial at the size
+  std::optional<std::uint64_t> valid;  // configs the space allows there (unknown for a space too large to index)
+};
+
 struct SizeReport {
   Bindings size;
   std::vector<TrialRecord> trials;      // in evaluation order; each trial's origin says why it ran
@@ -94,6 +104,9 @@ struct SizeReport {
   // config is valid, or its reference failed, so no config could be
   // verified (the message names the reference). Every report shows it.
   std::string error;
+  // Set where the run stopped (request_stop(), search.max_time) before the
+  // size's search ended: every report says its best is of part of it.
+  std::optional<StoppedPartWay> stopped_part_way;
   // Per trial, the command it ran, for backends that run a program
   // (Backend::command_line); empty otherwise.
   std::vector<std::vector<std::string>> commands;

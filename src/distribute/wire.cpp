@@ -44,6 +44,23 @@ std::optional<std::size_t> index_from(const ojson& j) {
   return j.get<std::size_t>();
 }
 
+ojson stopped_part_way_to_json(const std::optional<StoppedPartWay>& part) {
+  if (!part) return nullptr;
+  return {{"time_budget", part->cause == StoppedPartWay::Cause::time_budget},
+          {"measured", part->measured},
+          {"valid", part->valid ? ojson(*part->valid) : ojson(nullptr)}};
+}
+
+std::optional<StoppedPartWay> stopped_part_way_from_json(const ojson& j) {
+  if (j.is_null()) return std::nullopt;
+  StoppedPartWay part;
+  part.cause =
+      j.at("time_budget").get<bool>() ? StoppedPartWay::Cause::time_budget : StoppedPartWay::Cause::stop_requested;
+  part.measured = j.at("measured").get<std::size_t>();
+  if (!j.at("valid").is_null()) part.valid = j.at("valid").get<std::uint64_t>();
+  return part;
+}
+
 }  // namespace
 
 ojson trial_to_json(const TrialRecord& t) {
@@ -154,6 +171,7 @@ ojson size_report_to_json(const SizeReport& s) {
       {"commands", s.commands},
       {"confirmed", s.confirmed},
       {"strategy", s.strategy},
+      {"stopped_part_way", stopped_part_way_to_json(s.stopped_part_way)},
   };
 }
 
@@ -169,6 +187,7 @@ SizeReport size_report_from_json(const ojson& j) {
   s.commands = j.at("commands").get<std::vector<std::vector<std::string>>>();
   s.confirmed = j.at("confirmed").get<std::vector<std::size_t>>();
   s.strategy = j.at("strategy").get<std::string>();
+  s.stopped_part_way = stopped_part_way_from_json(j.at("stopped_part_way"));
   return s;
 }
 

@@ -580,6 +580,9 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
   for (const auto& [size, why] : options.stopped)
     h += fmt::format("<p class=\"warn\">Size {} ran nothing:</p>\n<pre>{}</pre>\n", html_escape(size_str(size)),
                      html_escape(why));
+  for (const auto& [size, of_what] : options.best_of_part)
+    h += fmt::format("<p class=\"warn\">Size {}: its best is the best of {}.</p>\n", html_escape(size_str(size)),
+                     html_escape(of_what));
   if (sections.size() > 1) {
     // The overview: each section's best, linked to the section.
     h += "<table><tr><th>kernel</th><th>size</th><th>device</th><th>trials</th><th>ok</th><th>best us</th>"

@@ -427,6 +427,13 @@ std::string trial_numbers(const SizeReport& s, std::string_view origin) {
 
 }  // namespace
 
+std::string stopped_part_way_text(const StoppedPartWay& part) {
+  return fmt::format(
+      "the {} config{} measured before {} ({})", part.measured, part.measured == 1 ? "" : "s",
+      part.cause == StoppedPartWay::Cause::time_budget ? "the time budget ran out" : "the run was stopped",
+      part.valid ? fmt::format("of {} valid at this size", *part.valid) : std::string("part of the valid configs"));
+}
+
 std::string format_us(Microseconds t) {
   const double v = t.count();
   if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
@@ -682,6 +689,15 @@ std::string format_json(const TuneReport& report) {
     // Why the size ran nothing (no valid config, a reference that does not
     // build), as the console's "stopped:" line says.
     sj["stopped"] = s.error.empty() ? ojson(nullptr) : ojson(s.error);
+    // Where the run stopped part way through the size (a stop, the time
+    // budget), its best is of the configs measured before: null otherwise.
+    if (const auto& part = s.stopped_part_way)
+      sj["stopped_part_way"] = {
+          {"cause", part->cause == StoppedPartWay::Cause::time_budget ? "time_budget" : "stop_requested"},
+          {"configs_measured", part->measured},
+          {"valid_configs", part->valid ? ojson(*part->valid) : ojson(nullptr)},
+          {"text", stopped_part_way_text(*part)}};
+    else sj["stopped_part_way"] = nullptr;
     sizes.push_back(std::move(sj));
   }
   j["sizes"] = std::move(sizes);
@@ -724,8 +740,12 @@ std::string format_summary(const TuneReport& report) {
 
     if (!s.strategy.empty() && !s.trials.empty()) out += "search: " + s.strategy + "\n";
     if (best && best->status == Status::ok) {
-      out += fmt::format("best: No.{} {} us {}{}\n", *best_index + 1, format_us(best->stats.median), best->config.str(),
-                         objective_note(report, *best));
+      // A size the run stopped part way names its best as the best of part
+      // of its space, where the eye reads the result.
+      const std::string best_of =
+          s.stopped_part_way ? "best of " + stopped_part_way_text(*s.stopped_part_way) : std::string("best");
+      out += fmt::format("{}: No.{} {} us {}{}\n", best_of, *best_index + 1, format_us(best->stats.median),
+                         best->config.str(), objective_note(report, *best));
       const char* label = s.baseline_is_spec_default ? "default" : "first valid config";
       // "default: No.1 12.345 us {...}", or the status of one that failed.
       const auto baseline_line = [&](std::string_view name, std::size_t index, const TrialRecord& t) {
@@ -786,8 +806,9 @@ std::string format_summary(const TuneReport& report) {
           "correctly (see the warning about its metric)\n",
           report.objective.name, ran, ran == 1 ? "" : "s");
     } else {
-      out += fmt::format("no valid config: none of the {} trial{} ran correctly\n", s.trials.size(),
-                         s.trials.size() == 1 ? "" : "s");
+      out += fmt::format("no valid config: none of the {} trial{} ran correctly{}\n", s.trials.size(),
+                         s.trials.size() == 1 ? "" : "s",
+                         s.stopped_part_way ? ", of " + stopped_part_way_text(*s.stopped_part_way) : "");
       out += tolerance_hint(s.trials, report.tolerance);
     }
     out += status_counts(these) + (several ? "" : resumed_note(report)) + '\n';

@@ -78,6 +78,9 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
                       for (const auto& s : report.sizes)
                         if (!s.error.empty()) o.stopped.emplace_back(s.size, s.error);
                       for (const auto& s : report.sizes)
+                        if (s.stopped_part_way)
+                          o.best_of_part.emplace_back(s.size, stopped_part_way_text(*s.stopped_part_way));
+                      for (const auto& s : report.sizes)
                         if (s.baseline && s.baseline_is_spec_default) {
                           o.baseline = s.trials[*s.baseline].config;
                           break;

@@ -1203,6 +1203,8 @@ class Run {
     const std::size_t batch = std::max<std::size_t>(2, options_.jobs ? options_.jobs : detail::usable_cores()) * 2;
     const std::size_t budget = p.budget.value_or(SIZE_MAX);
     std::size_t proposed = 0;  // configs handed to a batch so far
+    bool cut_short = false;    // the run stopped before the search ended
+    bool out_of_time_here = false;
 
     // The next batch: the strategy's proposals, minus what this run did,
     // within the evaluation budget.
@@ -1210,18 +1212,12 @@ class Run {
     // forever (a plugin's bug): so many such answers in a row end the size.
     int stale_answers = 0;
     auto next_batch = [&]() -> std::unique_ptr<Batch> {
-      if (out_of_time() && !told_out_of_time_) {
-        // Said once, where it happened: a run cut short by its time budget
-        // must not read as one whose search ran its course.
-        told_out_of_time_ = true;
-        const bool last = report_.sizes.size() + 1 == spec_.sizes.size();
-        warn(
-            fmt::format("the time budget ({:g} s: search.max_time, --max-time) ran out{} after {} evaluations: the "
-                        "search stopped there{}",
-                        spec_.search.max_time->count(), at_size(p.size), proposed,
-                        last ? "" : " (the sizes after it were not searched)"));
-      }
-      if (out_of_time() || proposed >= budget || stop_requested() || !sr.error.empty()) return nullptr;
+      // Said once, after the size, where it happened (out_of_time_here): a run
+      // cut short by its time budget must not read as one whose search ran
+      // its course.
+      if (out_of_time() && !told_out_of_time_) told_out_of_time_ = out_of_time_here = true;
+      if (out_of_time() || stop_requested()) cut_short = true;
+      if (cut_short || proposed >= budget || !sr.error.empty()) return nullptr;
       while (queue.size() < batch && stale_answers < kMostStaleProposals && !stop_requested() && !out_of_time()) {
         const std::size_t want = batch - queue.size();
         auto more = p.strategy->next(want);
@@ -1272,6 +1268,7 @@ class Run {
         if (following) start_build(*following, true);
       }
       evaluate(p, *current, env, reference, sr);
+      if (stop_requested()) cut_short = true;
       if (!sr.error.empty() || stop_requested()) {
         // Let a build in flight finish (it refers to the batch) and drop it.
         if (following && following->built.valid()) following->built.wait();
@@ -1287,6 +1284,17 @@ class Run {
       current = std::move(following);
     }
 
+    if (out_of_time_here) {
+      // The trials of the size, not the configs proposed: a batch's
+      // configs past the budget never ran.
+      const bool last = report_.sizes.size() + 1 == spec_.sizes.size();
+      warn(fmt::format(
+          "the time budget ({:g} s: search.max_time, --max-time) ran out{} after {} evaluations: the search stopped "
+          "there{}",
+          spec_.search.max_time->count(), at_size(p.size),
+          std::count_if(sr.trials.begin(), sr.trials.end(), [](const TrialRecord& t) { return !is_base_trial(t); }),
+          last ? "" : " (the sizes after it were not searched)"));
+    }
     // A search whose plan the budget cut short (exhaustive's every config,
     // a configs list) ran the first configs of its order only: said, so
     // that 3 configs of 16 do not read as an exhaustive search. (Random
@@ -1336,6 +1344,11 @@ class Run {
                       p.baseline_is_spec_default ? "default config" : "first valid config"));
     }
     note_stored_choice(p, sr, chosen_before);
+    if (cut_short && sr.error.empty())
+      sr.stopped_part_way =
+          stopped_part_way(p, sr,
+                           out_of_time_here && !stop_requested() ? StoppedPartWay::Cause::time_budget
+                                                                 : StoppedPartWay::Cause::stop_requested);
     sr.commands.resize(sr.trials.size());
     for (std::size_t i = 0; i < sr.trials.size(); ++i) sr.commands[i] = command_of(sr.trials[i], machine);
     std::vector<const TrialRecord*> ok;
@@ -1343,6 +1356,26 @@ class Run {
       if (t.status == Status::ok && !is_base_trial(t)) ok.push_back(&t);
     if (!ok.empty()) remember(p.size, ok);
     return sr;
+  }
+
+  // How much of the size's space a run stopped part way measured; nothing
+  // where the stop came after every config had run.
+  std::optional<StoppedPartWay> stopped_part_way(const SizePlan& p, const SizeReport& sr,
+                                                 StoppedPartWay::Cause cause) const {
+    StoppedPartWay part;
+    part.cause = cause;
+    std::set<std::string> measured;
+    for (const TrialRecord& t : sr.trials)
+      if (t.status != Status::invalid && !is_base_trial(t)) measured.insert(t.config.key());
+    part.measured = measured.size();
+    if (!spec_.configs.empty()) {
+      part.valid = std::count_if(spec_.configs.begin(), spec_.configs.end(),
+                                 [&](const Config& c) { return p.space->contains(c); });
+    } else if (p.space->indexable()) {  // counting a space too large to index could outlast the tune
+      part.valid = p.space->size();
+    }
+    if (part.valid && part.measured >= *part.valid) return std::nullopt;
+    return part;
   }
 
   // A trial of `config` with the spec's measure settings, without a

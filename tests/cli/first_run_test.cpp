@@ -318,12 +318,18 @@ TEST(FirstRun, SelectAndEmitSayWhereOnlyPartOfTheSpaceWasMeasured) {
   ASSERT_EQ(tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=64", "--max-evals", "2"}).exit_code,
             0);
   ASSERT_EQ(tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "-a", "N=32"}).exit_code, 0);
-  for (const char* command : {"select", "emit"}) {
+  for (const char* command : {"select", "emit", "report"}) {
     auto r = tunekit_cli({command, spec, "--out-dir", out});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "note: at 1 size, part of the valid configs was measured ({N: 64}: 2 of 4)"))
         << r.output;
   }
+  // report's page says it at the top, as a tune's page says it of a size
+  // the run stopped part way.
+  const std::string page = read_file(out + "/f.html");
+  EXPECT_TRUE(contains(page, "Size N = 64: its best is the best of the 2 of its 4 valid configs measured (a budget"))
+      << page;
+  EXPECT_FALSE(contains(page, "Size N = 32: its best")) << page;
   // The one config for all sizes is chosen from those too.
   auto all = tunekit_cli({"select", spec, "--out-dir", out, "--mode", "all-sizes"});
   EXPECT_EQ(all.exit_code, 0) << all.output;

@@ -119,6 +119,7 @@ TEST(Wire, ASizeReportCrossesWhole) {
   s.commands = {{"./app", "--bm", "64"}, {}};
   s.confirmed = {1, 0};
   s.strategy = "auto: bayes";  // the console's and the JSON's search line
+  s.stopped_part_way = StoppedPartWay{StoppedPartWay::Cause::time_budget, 2, 180};  // a rank's --max-time ran out
   const SizeReport back =
       detail::size_report_from_json(nlohmann::ordered_json::parse(detail::size_report_to_json(s).dump()));
   EXPECT_EQ(size_key(back.size), size_key(s.size));
@@ -130,6 +131,10 @@ TEST(Wire, ASizeReportCrossesWhole) {
   EXPECT_EQ(back.commands, s.commands);
   EXPECT_EQ(back.confirmed, s.confirmed);
   EXPECT_EQ(back.strategy, s.strategy);
+  ASSERT_TRUE(back.stopped_part_way);
+  EXPECT_EQ(back.stopped_part_way->cause, StoppedPartWay::Cause::time_budget);
+  EXPECT_EQ(back.stopped_part_way->measured, 2u);
+  EXPECT_EQ(back.stopped_part_way->valid, 180u);
 
   SizeReport empty;  // a size with no valid config: no best, no baseline
   empty.error = "no config is valid at this size";
@@ -137,4 +142,5 @@ TEST(Wire, ASizeReportCrossesWhole) {
   EXPECT_FALSE(empty_back.best);
   EXPECT_FALSE(empty_back.baseline);
   EXPECT_EQ(empty_back.error, empty.error);
+  EXPECT_FALSE(empty_back.stopped_part_way);
 }

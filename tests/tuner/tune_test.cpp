@@ -18,6 +18,7 @@
 #include "support/temp_dir.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/stop.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -958,4 +959,95 @@ TEST(Tune, AFileWrittenForAnotherDeviceSaysSo) {
   spec.intended_device = "CP";
   r = tune(spec, opt);
   EXPECT_EQ(written_for(r), 1) << r.device << "\n" << fmt::format("{}", fmt::join(r.warnings, "\n"));
+}
+
+// A run stopped part way through a size names that size's best as the best
+// of the configs measured before the stop, out of how many the size has: on
+// the console, in the JSON and on the HTML page. The stop is asked for after
+// the third trial, so nothing depends on timing.
+TEST(Tune, ASizeStoppedPartWaySaysItsBestIsOfPartOfItsSpace) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "extern \"C\" void f(const float* x, float* y, int n) {\n"
+             "  for (int i = 0; i < n; ++i) y[i] = 2 * x[i] + U * 0;\n}\n");
+  write_file(dir / "k.yaml",
+             "name: k\nkernel: {source: k.cpp, entry: f, flags: [-O1]}\n"
+             "arguments:\n"
+             "  - {name: x, type: f32, size: 64}\n"
+             "  - {name: y, type: f32, size: 64, role: out}\n"
+             "  - {name: n, type: i32, value: 64}\n"
+             "parameters: {U: [1, 2, 3, 4, 5, 6, 7, 8]}\n"
+             "search: {strategy: exhaustive}\n"
+             "measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}\n");
+  const Spec spec = load_spec(dir / "k.yaml");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  TuneReport stopped = tune(spec, opt, [](const ProgressEvent& e) {
+    if (e.done >= 3) request_stop();
+  });
+  clear_stop();
+  ASSERT_TRUE(stopped.interrupted);
+  const SizeReport& s = stopped.sizes.at(0);
+  const std::size_t measured = s.trials.size();
+  ASSERT_GE(measured, 3u);
+  ASSERT_LT(measured, 8u);
+  ASSERT_TRUE(s.stopped_part_way);
+  EXPECT_EQ(s.stopped_part_way->cause, StoppedPartWay::Cause::stop_requested);
+  EXPECT_EQ(s.stopped_part_way->measured, measured);
+  EXPECT_EQ(s.stopped_part_way->valid, 8u);
+  const std::string console = write_default_outputs(stopped, spec, opt.out_dir);
+  const std::string of_part =
+      fmt::format("the {} configs measured before the run was stopped (of 8 valid at this size)", measured);
+  EXPECT_THAT(console, ::testing::HasSubstr("\nbest of " + of_part + ": No.")) << console;
+  const auto json = nlohmann::json::parse(read_file(output_file(stopped, "json"))).at("sizes").at(0);
+  EXPECT_EQ(json.at("stopped_part_way"),
+            nlohmann::json(
+                {{"cause", "stop_requested"}, {"configs_measured", measured}, {"valid_configs", 8}, {"text", of_part}}))
+      << json.dump();
+  EXPECT_THAT(read_file(output_file(stopped, "html")),
+              ::testing::HasSubstr("Size (no sizes): its best is the best of " + of_part + "."));
+
+  // The resumed run ends the size's search: its best is of the whole space.
+  const TuneReport resumed = tune(spec, opt);
+  EXPECT_FALSE(resumed.sizes.at(0).stopped_part_way);
+  EXPECT_THAT(format_summary(resumed), ::testing::HasSubstr("\nbest: No."));
+
+  // A budget of evaluations is the search the user chose, not a stop.
+  Spec budget = spec;
+  budget.search.max_evaluations = 3;
+  opt.fresh = true;
+  const TuneReport within_budget = tune(budget, opt);
+  EXPECT_EQ(within_budget.sizes.at(0).trials.size(), 3u);
+  EXPECT_FALSE(within_budget.sizes.at(0).stopped_part_way);
+  EXPECT_THAT(format_summary(within_budget), ::testing::HasSubstr("\nbest: No."));
+  EXPECT_TRUE(nlohmann::json::parse(format_json(within_budget)).at("sizes").at(0).at("stopped_part_way").is_null());
+}
+
+// A time budget that runs out part way through a size stops it too; the
+// replay's recorded times are its clock, so the stop falls at the same
+// trial every run.
+TEST(Tune, ASizeTheTimeBudgetCutShortSaysItsBestIsOfPartOfItsSpace) {
+  const std::filesystem::path data = std::filesystem::path(TUNEKIT_SOURCE_DIR) / "tests" / "replay" / "data";
+  Spec spec = load_spec(data / "conv_small.yaml");
+  spec.search.max_time = Seconds(5);  // 3 recorded trials: it runs out inside the first batch
+  TuneOptions opt;
+  opt.out_dir = fresh_dir() / "out";
+  opt.replay = data / "conv_small.json.gz";
+  const TuneReport r = tune(spec, opt);
+  EXPECT_FALSE(r.interrupted);
+  const SizeReport& s = r.sizes.at(0);
+  ASSERT_TRUE(s.stopped_part_way);
+  EXPECT_EQ(s.stopped_part_way->cause, StoppedPartWay::Cause::time_budget);
+  EXPECT_EQ(s.stopped_part_way->measured, s.trials.size());
+  ASSERT_TRUE(s.stopped_part_way->valid);
+  EXPECT_LT(s.trials.size(), *s.stopped_part_way->valid);
+  const std::string summary = format_summary(r);
+  EXPECT_THAT(summary, ::testing::HasSubstr(fmt::format(
+                           "\nbest of the {} configs measured before the time budget ran out (of {} valid at this "
+                           "size): No.",
+                           s.trials.size(), *s.stopped_part_way->valid)));
+  // The warning counts the same trials, not the configs handed to a batch
+  // whose later ones the budget left unrun.
+  EXPECT_THAT(r.warnings, ::testing::Contains(::testing::HasSubstr(
+                              fmt::format("ran out after {} evaluations: the search stopped there", s.trials.size()))));
 }

@@ -1209,6 +1209,20 @@ int run_report(const PolicyArgs& a) {
     options.metrics = l.spec.metrics;
     options.objective = l.spec.objective;
     options.stopped = sizes_without_configs(l);
+    // A size tuned in part is said on the page and here, as select and emit
+    // say it: the store cannot tell a budget from a stop, so it names both.
+    const auto part = sizes_tuned_in_part(l);
+    std::vector<std::pair<Bindings, PartialTune>> listed;
+    std::set<std::string> seen;
+    for (const auto& t : l.trials)
+      if (const auto it = part.find(size_key(t.size)); it != part.end() && seen.insert(it->first).second) {
+        listed.emplace_back(t.size, it->second);
+        options.best_of_part.emplace_back(
+            t.size, fmt::format("the {} of its {} valid configs measured (a budget, a --where, or a tune stopped "
+                                "before its end, which the same command resumes)",
+                                it->second.measured, it->second.valid));
+      }
+    note_sizes_tuned_in_part(listed, {"its best is", "their bests are"});
   }
   // The page draws CCCL's base as the reference it is, as the tune's did.
   std::vector<TrialRecord> shown = l.trials;
