@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tunekit/error.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/spec.hpp"
 
@@ -40,6 +41,18 @@ bool uses_tunable_lines(Injection requested, std::string_view source);
 // or its ALIAS; sorted. Throws InputError (file, line, column) for a
 // malformed tunable line.
 std::vector<std::string> tunable_names(std::string_view source, const std::string& file);
+// A name's first '// tunable' line, which a config that gives the name a
+// value replaces: where it is, and what every build keeps where no
+// parameter names it.
+struct TunableLine {
+  std::string name;
+  SourceLocation where;    // of the name (an alias's, in its comment)
+  std::string as_written;  // the value after '=' ("64"), or an alias's whole line
+  bool alias = false;
+};
+// Each name's first tunable line, in the order of the source. Throws as
+// tunable_names() does.
+std::vector<TunableLine> tunable_lines(std::string_view source, const std::string& file);
 // " (its tunable names: A, B)", or " (it has none)": the tail of a message
 // about a name that matches no tunable line.
 std::string tunable_names_text(const std::vector<std::string>& names);

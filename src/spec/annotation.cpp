@@ -291,6 +291,25 @@ std::vector<std::string> tunable_names(std::string_view source, const std::strin
   return names;
 }
 
+std::vector<TunableLine> tunable_lines(std::string_view source, const std::string& file) {
+  const std::vector<Line> lines = split_lines(source);
+  std::vector<TunableLine> out;
+  for (const auto& [name, target] : first_tunables(lines, file)) {
+    const std::string_view text = lines[target.line].text;
+    const Tunable& t = target.tunable;
+    TunableLine l{name, SourceLocation{file, static_cast<int>(target.line + 1), static_cast<int>(t.name_column + 1)},
+                  "", t.kind == Tunable::Kind::alias};
+    std::string_view kept = l.alias ? text.substr(0, t.comment) : text.substr(t.eq + 1, t.comment - t.eq - 1);
+    kept = trim(kept);
+    if (!l.alias && kept.ends_with(';')) kept = trim(kept.substr(0, kept.size() - 1));
+    l.as_written = std::string(kept);
+    out.push_back(std::move(l));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const TunableLine& a, const TunableLine& b) { return a.where.line < b.where.line; });
+  return out;
+}
+
 std::string tunable_names_text(const std::vector<std::string>& names) {
   return names.empty() ? " (it has none)" : " (its tunable names: " + spec_detail::join(names) + ")";
 }

@@ -408,6 +408,7 @@ class Run {
                           "builds the same code",
                           spec_.kernel.source.string(), name));
     warn_of_parameters_nothing_reads();
+    warn_of_tunable_lines_no_parameter_names();
     builder_ = &rig.parts().builder();
     evaluator_ = &rig.parts().evaluator();
 
@@ -940,6 +941,24 @@ class Run {
                       "arguments): every value of it builds and runs the same code{}",
                       p.where.file.empty() ? spec_.file.string() : p.where.str(), p.name,
                       spec_.kernel.source.filename().string(), did_you_mean(text, p.name)));
+    }
+  }
+
+  // msKPP's way: a '// tunable' line that no parameter names keeps its value
+  // in every build. Said, as a %RANGE% parameter the code never reads is:
+  // a name marked tunable and left out of the spec is most likely an
+  // oversight, and the tune would pass over it without a word.
+  void warn_of_tunable_lines_no_parameter_names() {
+    if (!uses_tunable_lines(spec_.kernel.injection, source_)) return;
+    for (const TunableLine& line : tunable_lines(source_, spec_.kernel.source.string())) {
+      if (std::any_of(spec_.parameters.begin(), spec_.parameters.end(),
+                      [&](const Parameter& p) { return p.name == line.name; }))
+        continue;
+      warn(fmt::format(
+          "{}: '{}' is marked '// tunable{}', but no parameter of the spec names it: every config keeps {} as "
+          "written ({}); to tune it, give it values under the spec's parameters ({}: [...])",
+          line.where.str(), line.name, line.alias ? ": " + line.name : "", line.alias ? "the line" : "its value",
+          line.as_written, line.name));
     }
   }
 

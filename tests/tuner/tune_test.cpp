@@ -1051,3 +1051,52 @@ TEST(Tune, ASizeTheTimeBudgetCutShortSaysItsBestIsOfPartOfItsSpace) {
   EXPECT_THAT(r.warnings, ::testing::Contains(::testing::HasSubstr(
                               fmt::format("ran out after {} evaluations: the search stopped there", s.trials.size()))));
 }
+
+// A '// tunable' line that no parameter names keeps its value in every
+// build, as msKPP keeps it: the tune says so at the line, as it says of a
+// %RANGE% parameter the code never reads, with how to tune it.
+TEST(Tune, ATunableLineNoParameterNamesIsSaidAtTheLine) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cpp",
+             "constexpr int UNROLL = 1; // tunable\n"
+             "extern \"C\" void f(const float* x, float* y, int n) {\n"
+             "  constexpr int BLOCK = 64;  // tunable\n"
+             "  float scale = 2.0f; // tunable: SCALE\n"
+             "  for (int i = 0; i < n; ++i) y[i] = scale * x[i] + UNROLL * 0 + BLOCK * 0;\n"
+             "}\n");
+  write_file(dir / "k.yaml",
+             "name: k\nkernel: {source: k.cpp, entry: f, flags: [-O1]}\n"
+             "arguments:\n"
+             "  - {name: x, type: f32, size: 64}\n"
+             "  - {name: y, type: f32, size: 64, role: out}\n"
+             "  - {name: n, type: i32, value: 64}\n"
+             "parameters: {UNROLL: [1, 2]}\n"
+             "measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, confirm: 0}\n");
+  Spec spec = load_spec(dir / "k.yaml");
+  TuneOptions opt;
+  opt.out_dir = dir / "out";
+  const TuneReport r = tune(spec, opt);
+  const auto said = [&](const std::string& text) {
+    return std::count_if(r.warnings.begin(), r.warnings.end(),
+                         [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  EXPECT_EQ(said("k.cpp:3:17: 'BLOCK' is marked '// tunable', but no parameter of the spec names it: every config "
+                 "keeps its value as written (64); to tune it, give it values under the spec's parameters (BLOCK: "
+                 "[...])"),
+            1)
+      << fmt::format("{}", fmt::join(r.warnings, "\n"));
+  EXPECT_EQ(said("k.cpp:4:35: 'SCALE' is marked '// tunable: SCALE', but no parameter of the spec names it: every "
+                 "config keeps the line as written (float scale = 2.0f;)"),
+            1)
+      << fmt::format("{}", fmt::join(r.warnings, "\n"));
+  EXPECT_EQ(said("'UNROLL' is marked"), 0);
+
+  // Every line named: nothing said.
+  spec.parameters.push_back(Parameter{"BLOCK", {Value(64), Value(128)}});
+  spec.parameters.push_back(Parameter{"SCALE", {Value("float scale = 2.0f;")}});
+  const TuneReport all = tune(spec, opt);
+  EXPECT_EQ(std::count_if(all.warnings.begin(), all.warnings.end(),
+                          [](const std::string& w) { return w.find("is marked '// tunable") != std::string::npos; }),
+            0)
+      << fmt::format("{}", fmt::join(all.warnings, "\n"));
+}
