@@ -158,6 +158,22 @@ bool screen_block(const T* got, const T* expected, std::uint64_t from, std::uint
   return failed == 0;
 }
 
+// Whether a screened block's maximum, within float's rounding of the exact
+// one, may lie on the other side of `tolerance` than the exact one does. The
+// summary names the tolerance that admitted the outputs by comparing the
+// maxima with atol and rtol (max abs diff <= atol: every element within
+// atol), so such a block's maxima are taken from the careful loop, exact in
+// double: a float-rounded 1.0 for a difference of 1 + 2^-30 said "within
+// atol" (1.0) of outputs that passed only by atol + rtol x |ref|. A float
+// difference is 0 only where the elements are equal, and a relative one
+// that is not 0 is at least 2^-24: a maximum or a tolerance of 0 is on its
+// side exactly.
+bool near_a_tolerance(double maximum, double tolerance) {
+  if (maximum == 0 || tolerance == 0) return false;
+  constexpr double kRounding = 1.0 + 1.0 / (1 << 18);  // far above float's 2^-24 (twice, for a quotient)
+  return maximum <= tolerance * kRounding && maximum >= tolerance / kRounding;
+}
+
 // `screen`: the screen's tolerances, or none where the block goes straight
 // to the careful loop.
 template <class T>
@@ -169,7 +185,8 @@ Tally compare_range(const T* got, const T* expected, std::uint64_t from, std::ui
     const std::uint64_t end = std::min(to, at + kBlock);
     if constexpr (kScreened<T>) {
       double max_abs = 0, max_rel = 0;
-      if (screen && screen_block(got, expected, at, end, *screen, max_abs, max_rel)) {
+      if (screen && screen_block(got, expected, at, end, *screen, max_abs, max_rel) &&
+          !near_a_tolerance(max_abs, tol.atol) && !near_a_tolerance(max_rel, tol.rtol)) {
         t.max_abs = std::max(t.max_abs, max_abs);
         t.max_rel = std::max(t.max_rel, max_rel);
         continue;

@@ -208,6 +208,26 @@ TEST(CompareOutputs, ScreenedFloatOnTheBoundPasses) {
   EXPECT_NE(over.detail.find("[6000]"), std::string::npos) << over.detail;
 }
 
+// The summary names the tolerance that admitted the outputs by their maxima
+// (max abs diff <= atol: every element within atol). A block the float
+// screen passes has float-rounded maxima; where one is that close to a
+// tolerance, the block's maxima are the careful loop's, exact in double.
+TEST(CompareOutputs, AMaximumAtAToleranceIsExactNotFloatRounded) {
+  std::vector<float> expected(4096, 1.0f), got(4096, 1.0f);
+  got[7] = -std::ldexp(1.0f, -30);  // off by 1 + 2^-30, which float's difference rounds to 1
+  const Tolerance tol{1.0, 0.5};    // passed only by atol + rtol x |ref| = 1.5
+  const Verification v = compare_outputs(ElementType::f32, got.data(), expected.data(), got.size(), tol, "C");
+  EXPECT_TRUE(v.passed);
+  EXPECT_EQ(v.max_abs_diff, 1.0 + std::ldexp(1.0, -30));  // above atol: not "within atol"
+  EXPECT_EQ(v.max_rel_err, 1.0 + std::ldexp(1.0, -30));
+  // Far from either tolerance, the screen's maxima stand (within float's
+  // rounding of the exact ones).
+  got[7] = 1.25f;
+  const Verification far = compare_outputs(ElementType::f32, got.data(), expected.data(), got.size(), tol, "C");
+  EXPECT_TRUE(far.passed);
+  EXPECT_EQ(far.max_abs_diff, 0.25);
+}
+
 TEST(CompareOutputs, NegativeToleranceFailsEvenEqualOutputsAsTheRuleSays) {
   // No spec can give one (tolerances are >= 0), but compare_outputs is
   // public: the screen must not pass what the rule fails.
