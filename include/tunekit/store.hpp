@@ -38,7 +38,13 @@ class Store {
     // open it writable once.
     read_only,
   };
-  explicit Store(const std::filesystem::path& file, Access access = Access::read_write);
+  // Every open reads the whole file to check it (PRAGMA integrity_check,
+  // about half a second for a 150 MB store), unless the caller opened and
+  // checked it a moment before: `tunekit tune` checks its --db before the
+  // tune starts, and the tuner's own open then spares the second read.
+  enum class WholeFileCheck { run, done_before };
+  explicit Store(const std::filesystem::path& file, Access access = Access::read_write,
+                 WholeFileCheck check = WholeFileCheck::run);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -103,7 +109,7 @@ class Store {
 
  private:
   void upsert(TrialRecord& record);
-  void open_read_only();
+  void open_read_only(WholeFileCheck check);
   void switch_to_wal();
 
   std::filesystem::path path_;

@@ -54,6 +54,10 @@ struct TuneOptions {
   // machine (the command line's size flags, which may not name a machine
   // property). An exception it throws ends the tune.
   std::function<void(const MachineInfo&)> check_machine;
+  // A store the caller opened a moment before and found whole (Store's
+  // whole-file check, as `tunekit tune` checks its --db before the tune):
+  // where it is the run's store, the tuner's open spares the second read.
+  std::filesystem::path store_checked;
   // What to build and measure with, made by the caller and kept across
   // tune() calls (TuningRig); tune() makes its own when null.
   TuningRig* rig = nullptr;

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include <fmt/ranges.h>
 
 #include "store/detail/json_value.hpp"
+#include "store/detail/whole_file_check.hpp"
 #include "tunekit/stop.hpp"
 
 namespace tunekit {
@@ -253,6 +255,8 @@ void exec(sqlite3* db, const std::filesystem::path& path, const char* sql, std::
   }
 }
 
+std::atomic<std::uint64_t> whole_file_checks{0};
+
 // SQLite reads a page only when a query reaches it, and a damaged index
 // answers a lookup with fewer rows and no error: a store read so would give
 // `select` and `emit` a policy from part of its trials, and a tune a resume
@@ -261,6 +265,7 @@ void exec(sqlite3* db, const std::filesystem::path& path, const char* sql, std::
 // (quick_check does not, and passes an index whose keys are damaged); a
 // 140 MB store (100,000 trials) takes about half a second.
 void check_intact(sqlite3* db, const std::filesystem::path& path) {
+  whole_file_checks.fetch_add(1, std::memory_order_relaxed);
   sqlite3_stmt* st = nullptr;
   std::string problem;
   if (sqlite3_prepare_v2(db, "PRAGMA integrity_check(1)", -1, &st, nullptr) != SQLITE_OK) {
@@ -446,7 +451,8 @@ void Store::switch_to_wal() {
   }
 }
 
-Store::Store(const std::filesystem::path& file, Access access) : path_(file), columns_(&kColumns) {
+Store::Store(const std::filesystem::path& file, Access access, WholeFileCheck check)
+    : path_(file), columns_(&kColumns) {
   // A write past the file-size limit (ulimit -f), to the store or to a
   // report, must fail as one to a full disk does, and be told: SIGXFSZ would
   // end the process without a word. The processes it starts get the
@@ -455,7 +461,7 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
   if (access == Access::read_only) {
-    open_read_only();
+    open_read_only(check);
     return;
   }
   if (auto parent = path_.parent_path(); !parent.empty()) {
@@ -482,7 +488,7 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
     }
     exec(db_, path_, "COMMIT", "cannot read the schema");
     if (!tables.empty()) fail(path_, not_a_store(tables));
-    check_intact(db_, path_);
+    if (check == WholeFileCheck::run) check_intact(db_, path_);
     switch_to_wal();
     exec(db_, path_, "PRAGMA synchronous=NORMAL", "cannot set synchronous mode");
 
@@ -571,7 +577,7 @@ Store::Store(const std::filesystem::path& file, Access access) : path_(file), co
   }
 }
 
-void Store::open_read_only() {
+void Store::open_read_only(WholeFileCheck check) {
   if (!std::filesystem::exists(path_)) fail(path_, "cannot open: no such file");
   auto version_of = [&]() -> std::optional<std::int64_t> {
     sqlite3_stmt* st = nullptr;
@@ -635,7 +641,7 @@ void Store::open_read_only() {
                                   *version));
         }
         try {
-          check_intact(db_, path_);
+          if (check == WholeFileCheck::run) check_intact(db_, path_);
         } catch (...) {
           sqlite3_close_v2(db_);
           db_ = nullptr;
@@ -880,5 +886,11 @@ std::size_t Store::erase(const std::string& spec_hash) {
   while (st.step("cannot erase trials")) ++erased;
   return erased;
 }
+
+namespace detail {
+
+std::uint64_t store_whole_file_checks() { return whole_file_checks.load(std::memory_order_relaxed); }
+
+}  // namespace detail
 
 }  // namespace tunekit

@@ -380,7 +380,11 @@ class Run {
                       "results are that device's",
                       spec_.intended_device_where.str(), spec_.intended_device, machine.device));
     machine_json_ = machine_to_json(machine);
-    store_ = std::make_unique<Store>(report_.db);
+    std::error_code same_error;
+    const bool checked =
+        !options_.store_checked.empty() && std::filesystem::equivalent(options_.store_checked, report_.db, same_error);
+    store_ = std::make_unique<Store>(report_.db, Store::Access::read_write,
+                                     checked ? Store::WholeFileCheck::done_before : Store::WholeFileCheck::run);
     if (auto w = claim_.emplace(report_.db, report_.spec_hash, spec_.sizes).announce()) warn(*w);
     warn_of_other_versions();
     warn_of_other_bindings();

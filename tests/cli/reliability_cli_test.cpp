@@ -19,6 +19,7 @@
 #include "tunekit/cli.hpp"
 #include "core/detail/process.hpp"
 #include "support/cli.hpp"
+#include "store/detail/whole_file_check.hpp"
 #include "support/temp_dir.hpp"
 #include "tunekit/store.hpp"
 
@@ -1682,4 +1683,80 @@ TEST(ReliabilityCli, SpaceRefusesAMisspeltT1KeyAsTuneDoes) {
     EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.output;
     EXPECT_TRUE(contains(r.output, expected)) << args[0] << ": " << r.output;
   }
+}
+
+// A tune reads its store's whole file once to check it (about half a second
+// for a 150 MB store): tune's check of the store before the tune, whose
+// verdict the tuner's own open takes, not a second read. Counted in a child
+// that runs the CLI in its own process. A damaged store is still refused at
+// that check, with the message every command gives.
+TEST(ReliabilityCli, ATuneChecksItsStoreWholeOnce) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir, "{KIND: [0, 1]}");
+  const std::string out = (dir / "out").string(), db = out + "/tunekit.db";
+  ASSERT_EQ(tunekit_cli({"tune", spec, "--no-progress", "-o", out}).exit_code, 0);
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(report[0]);
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    std::vector<std::string> args{"tunekit", "tune", spec, "-o", out, "--no-progress"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // This process's earlier tests opened stores too.
+    const std::uint64_t before = detail::store_whole_file_checks();
+    const int rc = tunekit::cli::run(static_cast<int>(args.size()), argv.data());
+    const std::uint64_t checks = detail::store_whole_file_checks() - before;
+    [[maybe_unused]] auto w = ::write(report[1], &checks, sizeof checks);
+    _exit(rc);
+  }
+  ::close(report[1]);
+  std::uint64_t checks = 0;
+  ASSERT_EQ(::read(report[0], &checks, sizeof checks), static_cast<ssize_t>(sizeof checks));
+  ::close(report[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(checks, 1u);
+
+  // Bits flipped in the keys of the trials' index, as a bad disk block
+  // would: its page's header and cell pointers stay whole.
+  std::int64_t page_size = 0, index_root = 0;
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(handle, "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_trials_1'",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    index_root = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    ASSERT_EQ(sqlite3_prepare_v2(handle, "PRAGMA page_size", -1, &st, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    page_size = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(handle);
+  }
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    const std::streamoff start = (index_root - 1) * page_size;
+    for (std::streamoff at = start + page_size / 2; at < start + page_size; at += 31) {
+      f.seekg(at);
+      const int byte = f.get();
+      f.seekp(at);
+      f.put(static_cast<char>(byte ^ 0x5a));
+    }
+  }
+  const auto r = tunekit_cli({"tune", spec, "--no-progress", "-o", out});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--out-dir: cannot tune into " + db + ": ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "SQLite's check of the file finds: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "the file is damaged, and tunekit reads nothing from it: move " + db + " aside"))
+      << r.output;
 }

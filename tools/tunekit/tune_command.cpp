@@ -47,7 +47,9 @@ namespace {
 // A results database that cannot be one (a folder, a file of another kind)
 // is the input's error, named where it was given, before anything is built;
 // an empty file becomes a store.
-void check_store_path(const fs::path& db, const std::string& given_by) {
+// Returns whether it opened the store and checked its whole file: the
+// tuner's open then checks it no more (TuneOptions::store_checked).
+bool check_store_path(const fs::path& db, const std::string& given_by) {
   std::error_code ec;
   if (fs::is_directory(db, ec))
     throw InputError({given_by},
@@ -67,17 +69,19 @@ void check_store_path(const fs::path& db, const std::string& given_by) {
   if (fs::exists(db, ec) && ::access(db.c_str(), W_OK) != 0)
     throw InputError({given_by}, fmt::format("cannot tune into {}: {}; expected a database you may write to",
                                              db.string(), strerror(errno)));
-  if (!fs::exists(db, ec) || fs::file_size(db, ec) == 0 || ec) return;
+  if (!fs::exists(db, ec) || fs::file_size(db, ec) == 0 || ec) return false;
   try {
     const Store probe(db, Store::Access::read_only);
+    return true;
   } catch (const EmptyStoreError&) {
     // Another tune (another MPI rank) is creating it, or it was made empty:
     // this tune makes its table.
   } catch (const OldStoreError&) {
-    // The tune's own (writing) open migrates it.
+    // The tune's own (writing) open migrates it, and checks it first.
   } catch (const std::runtime_error& e) {
     throw InputError({given_by}, fmt::format("cannot tune into {}: {}", db.string(), e.what()));
   }
+  return false;
 }
 
 struct TuneArgs {
@@ -462,7 +466,8 @@ int run_tune(const TuneArgs& t) {
     // Before a week of tuning, not after: no explicit output may replace the
     // store, the spec or the kernel's source.
     const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
-    check_store_path(db, !t.db.empty() ? "--db" : !spec.output.db.empty() ? spec.file.string() : "--out-dir");
+    if (check_store_path(db, !t.db.empty() ? "--db" : !spec.output.db.empty() ? spec.file.string() : "--out-dir"))
+      options.store_checked = db;
     kept = kept_inputs(spec, db);
     std::vector<OutputFile> given;
     for (const auto& [name, file] : spec.output.files) {
