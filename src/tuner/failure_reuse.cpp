@@ -49,12 +49,23 @@ bool same(const Settings& then, const Settings& now, std::string_view name) {
 // A failure for want of time under a limit still fails under one no longer
 // than it. A limit one key has and the other lacks is the backend's
 // default, which is not known here: only the same key stands then.
-bool no_longer(const Settings& then, const Settings& now, std::string_view name) {
-  const std::string* a = find(then, name);
-  const std::string* b = find(now, name);
+bool no_longer(const std::string* a, const std::string* b) {
   if (!a || !b) return a == b;
   const auto was = seconds_of(*a), is = seconds_of(*b);
   return was && is ? *is <= *was : *a == *b;
+}
+
+bool no_longer(const Settings& then, const Settings& now, std::string_view name) {
+  return no_longer(find(then, name), find(now, name));
+}
+
+// The limit on a trial's run: an application's run_timeout where it has
+// one, which alone bounds its runs (the command backend times each run by
+// run_timeout, else by the timeout; `tunekit tune --timeout` sets both), so
+// a measure.timeout edited beside it changes nothing; else the timeout.
+const std::string* run_limit(const Settings& s) {
+  if (const std::string* fixed = find(s, "run_timeout")) return fixed;
+  return find(s, "timeout");
 }
 
 }  // namespace
@@ -68,7 +79,7 @@ bool failure_stands(Status status, std::string_view then_key, std::string_view n
       // The limit covers the warm-up and the sampling (and a cold cache's
       // flushes): a shorter one that leaves more of itself to the kernel
       // might not run out, so those must be the same.
-      return no_longer(*then, *now, "timeout") && no_longer(*then, *now, "run_timeout") && same(*then, *now, "cache") &&
+      return no_longer(run_limit(*then), run_limit(*now)) && same(*then, *now, "cache") &&
              same(*then, *now, "warmup") && same(*then, *now, "max_time") && same(*then, *now, "min_samples");
     case Status::compile_error:
       return no_longer(*then, *now, "build_timeout");

@@ -38,8 +38,21 @@ TEST(FailureReuse, AProgramsRunLimitCountsLikeTheTimeout) {
   const char* then = "timeout=10s atol=0 rtol=0 run_timeout=30s build_timeout=300s";
   EXPECT_TRUE(failure_stands(Status::timeout, then, "timeout=10s atol=0 rtol=0 run_timeout=20s build_timeout=60s"));
   EXPECT_FALSE(failure_stands(Status::timeout, then, "timeout=10s atol=0 rtol=0 run_timeout=90s build_timeout=300s"));
-  // The default limit (no run_timeout) is not known here: measured again.
-  EXPECT_FALSE(failure_stands(Status::timeout, then, "timeout=10s atol=0 rtol=0 build_timeout=300s"));
+  // Without run_timeout a run is bounded by the timeout: 10 s, shorter.
+  EXPECT_TRUE(failure_stands(Status::timeout, then, "timeout=10s atol=0 rtol=0 build_timeout=300s"));
+  EXPECT_FALSE(failure_stands(Status::timeout, then, "timeout=40s atol=0 rtol=0 build_timeout=300s"));
+  EXPECT_TRUE(failure_stands(Status::timeout, "timeout=10s atol=0 rtol=0 build_timeout=300s",
+                             "timeout=90s atol=0 rtol=0 run_timeout=5s build_timeout=300s"));
+}
+
+// Where the spec fixes run_timeout, measure.timeout bounds no run of the
+// program: another one (an edit of the spec) leaves its stored timeouts
+// standing. (tunekit tune --timeout sets run_timeout too, and is judged by
+// it.)
+TEST(FailureReuse, AnotherTimeoutUnderAFixedRunLimitKeepsAProgramsTimeouts) {
+  const char* then = "timeout=10s atol=0 rtol=0 run_timeout=30s build_timeout=300s";
+  EXPECT_TRUE(failure_stands(Status::timeout, then, "timeout=60s atol=0 rtol=0 run_timeout=30s build_timeout=300s"));
+  EXPECT_TRUE(failure_stands(Status::timeout, then, "timeout=2s atol=0 rtol=0 run_timeout=30s build_timeout=300s"));
 }
 
 TEST(FailureReuse, AFailedBuildDependsOnlyOnTheBuildsLimit) {
