@@ -47,7 +47,12 @@ constexpr std::string_view kMachineTrouble[] = {
     "Killed signal terminated program",
     "terminated with signal 9 [Killed]",
     "terminated with signal 15 [Terminated]",
-    "unable to execute command",
+    // clang's driver on a part it cannot start, or one killed; a part that
+    // crashed ("unable to execute command: Segmentation fault") crashes
+    // again on the same input: the config's.
+    "unable to execute command: Killed",
+    "unable to execute command: Terminated",
+    "unable to execute command: Executable",
     "cannot execute '",
     "error trying to exec '",
     "Too many open files",
@@ -175,6 +180,32 @@ std::string compiler_release(const std::string& name) {
   return known[program] = id;
 }
 
+namespace {
+
+// "k.cpp:12:5: error: ..." (gcc, clang), "k.cu(12): error: ..." (nvcc): a
+// diagnostic at a place in a source, whose words the source may have
+// written (#pragma GCC error, [[deprecated("...")]]) and whose path may
+// hold any words. The machine's trouble is told by the tools' own lines
+// ("c++: fatal error: ...", "/usr/bin/ld: ..."), or by gcc's own failure
+// to write its output, which it may place at the last line of the source.
+bool at_a_place_in_a_source(std::string_view line) {
+  for (std::size_t at = line.find_first_of(":("); at != std::string_view::npos; at = line.find_first_of(":(", at + 1)) {
+    std::size_t digits = at + 1;
+    while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
+    if (digits == at + 1 || digits >= line.size()) continue;
+    if (line[at] == ':' && line[digits] == ':') return true;
+    if (line[at] == '(' && line.substr(digits, 3) == "): ") return true;
+  }
+  return false;
+}
+
+bool gcc_could_not_write(std::string_view line) {
+  return line.find("error writing to ") != std::string_view::npos ||
+         line.find("error closing ") != std::string_view::npos;
+}
+
+}  // namespace
+
 std::string machine_trouble_line(const std::string& log) {
   std::vector<std::string> lines;
   std::istringstream in(log);
@@ -195,6 +226,7 @@ std::string machine_trouble_line(const std::string& log) {
     if (line.find("#error") != std::string::npos || line.find("#warning") != std::string::npos ||
         line.find("static assert") != std::string::npos || line.find("static_assert") != std::string::npos)
       continue;
+    if (at_a_place_in_a_source(line) && !gcc_could_not_write(line)) continue;
     for (auto marker : kMachineTrouble)
       if (line.find(marker) != std::string::npos) return line;
   }

@@ -259,6 +259,21 @@ TEST(BuildFault, TheSourcesOwnWordsAreTheConfigs) {
                         "                                                ^\n",
                         0),
             Fault::config);
+  // A diagnostic at a place in the source carries the source's words (a
+  // pragma's message, a deprecation's) and its path any words.
+  EXPECT_EQ(build_fault("k.cpp:3:9: error: Permission denied to other kinds\n", 0), Fault::config);
+  EXPECT_EQ(build_fault("k.cpp:7:3: warning: 'f' is deprecated: File too large for KIND 2 "
+                        "[-Wdeprecated-declarations]\nk.cpp:9:1: error: expected ';'\n",
+                        0),
+            Fault::config);
+  EXPECT_EQ(build_fault("/home/a/No space left on device/k.cpp:3:1: error: expected ';'\n", 0), Fault::config);
+  EXPECT_EQ(build_fault("k.cu(12): error: Permission denied in this mode\n", 0), Fault::config);
+  // A part of the compiler that crashed crashes again on the same input.
+  EXPECT_EQ(build_fault("clang: error: unable to execute command: Segmentation fault (core dumped)\n", 0),
+            Fault::config);
+  // gcc may place its own failure to write its output at the source's last line.
+  EXPECT_EQ(build_fault("k.cpp:26:1: fatal error: error writing to /tmp/ccYk3P.s: No space left on device\n", 0),
+            Fault::environment);
 }
 
 TEST(RunCompiler, ACompilerThatFailsSilentlyLeavesItsExitCode) {
