@@ -412,8 +412,14 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
     }
     h += "</table>\n<div class=\"plots\">" + ranked_plot(ok, base, options) +
          convergence_plot(s.trials, ok, base, options) + "</div>\n";
-    h += "<p>Left: the ok configs by time, the default ringed in orange. Right: each ok trial in evaluation order, "
-         "in red the fastest so far, dashed orange the default's time. ";
+    // Without a default among them (a report with no spec names none) the
+    // caption does not promise its marks.
+    const bool default_drawn =
+        std::any_of(ok.begin(), ok.end(), [&](const TrialRecord* t) { return is_baseline(*t, options); });
+    h += fmt::format(
+        "<p>Left: the ok configs by time{}. Right: each ok trial in evaluation order, in red the fastest so far{}. ",
+        default_drawn ? ", the default ringed in orange" : "",
+        default_drawn ? ", dashed orange the default's time" : "");
     if (base)
       h += "Dash-dotted purple in both: CUB's base policy's time (the source built with TUNE_BASE=1), measured after "
            "the search, the reference the configs are scored against; no config of the search, so neither ranked "

@@ -278,6 +278,15 @@ TEST(HtmlReport, MarksTheBaselineWarnsOnNoiseAndPlotsAcrossSizes) {
   EXPECT_EQ(count(page, "(default)</td>"), 2u);
   EXPECT_NE(page.find("Each size's best time, and the default's where it ran."), std::string::npos);
   EXPECT_EQ(count(page, "class=\"basesizes\""), 1u);
+  EXPECT_EQ(count(page, "the default ringed in orange"), 2u);
+  // A page that names no default (a report without its spec) promises no
+  // mark of it.
+  HtmlReportOptions without = o;
+  without.baseline.reset();
+  const std::string bare = html_report(trials, without);
+  EXPECT_EQ(count(bare, "the default ringed in orange"), 0u);
+  EXPECT_EQ(count(bare, "dashed orange the default"), 0u);
+  EXPECT_EQ(count(bare, "in red the fastest so far"), 2u);
   // A metric column: N = 64 at 10 us is 6.4.
   EXPECT_NE(page.find("<th>rate</th>"), std::string::npos);
   EXPECT_NE(page.find("<td class=\"num\">6.4</td>"), std::string::npos);
