@@ -529,6 +529,13 @@ TEST(Cli, ColdReadCacheModeIsTunedAndSelectedByName) {
       contains(bad.output, "unknown cache mode 'cold_read'; did you mean 'cold-read'? (cold, cold-read or hot)"))
       << bad.output;
 
+  // Kernel Tuner's cache=FILE, written as this flag, is pointed at the store.
+  auto kt = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "kt_cache.json"});
+  EXPECT_EQ(kt.exit_code, 1) << kt.output;
+  EXPECT_TRUE(contains(kt.output, "Kernel Tuner's cache file of results is the results store here (--db FILE"))
+      << kt.output;
+  EXPECT_FALSE(contains(bad.output, "Kernel Tuner")) << bad.output;  // a mode misspelt is not told of files
+
   auto r = tunekit_cli({"tune", spec, "--out-dir", out, "--no-progress", "--cache", "cold-read"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "2 trials: 2 ok")) << r.output;

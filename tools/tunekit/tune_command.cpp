@@ -244,10 +244,18 @@ Spec build_spec(const TuneArgs& t, SizeFlags& flags) {
   }
   if (!t.cache.empty()) {
     const auto mode = cache_mode_from_string(t.cache);
-    if (!mode)
+    if (!mode) {
+      // Kernel Tuner's cache=FILE is a file of results: here, the store.
+      const bool a_file = t.cache.find_first_of("./") != std::string::npos;
       throw InputError({"--cache"}, "unknown cache mode '" + t.cache + "'" +
                                         did_you_mean(t.cache, names_in(cache_mode_names())) + " (" +
-                                        either(names_in(cache_mode_names())) + ")");
+                                        either(names_in(cache_mode_names())) + ")" +
+                                        (a_file ? "; --cache is how the kernel meets the caches, cold or hot. Kernel "
+                                                  "Tuner's cache file of results is the results store here (--db "
+                                                  "FILE, resumed by the next run), and --replay FILE replays a "
+                                                  "Kernel Tuner cache"
+                                                : ""));
+    }
     spec.measure.cache = *mode;
   }
   if (!t.early_stop.empty()) {
