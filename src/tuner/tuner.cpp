@@ -1698,6 +1698,7 @@ class Run {
   // carries the origin it has in this run; a resumed trial whose origin is a
   // seed provider's is stored again, so that the store says why it ran last.
   void record(TrialRecord rec, SizeReport& sr, const SizePlan& p) {
+    const bool measured_now = rec.id == 0;
     const std::string origin = p.origin_of(rec.config);
     const bool reflag = rec.id != 0 && origin != kOriginSearch && rec.origin != origin;
     rec.origin = origin;
@@ -1734,6 +1735,26 @@ class Run {
     ++done_;
     sr.trials.push_back(std::move(rec));
     notify(fmt::format("No.{}: {}", sr.trials.size(), sr.trials.back().config.str()));
+    if (measured_now && !base) stop_if_the_machine_keeps_failing(sr.trials.back());
+  }
+
+  // A machine that fails every config (a full disk, a compiler that cannot
+  // run, a device another process filled) would take the run through the
+  // whole space learning nothing, each failure measured again by the next
+  // run anyway: after enough in a row, with no config's own verdict between
+  // them, the run ends with the reason. What is stored stays stored.
+  void stop_if_the_machine_keeps_failing(const TrialRecord& t) {
+    if (t.fault != Fault::environment) {
+      machine_failures_in_a_row_ = 0;
+      return;
+    }
+    if (++machine_failures_in_a_row_ < kMachineFailuresInARow) return;
+    throw std::runtime_error(fmt::format(
+        "{}the last {} configs measured all failed for a reason of the machine's, not theirs, so the run stops "
+        "here rather than go through the space learning nothing (the last, {}, {}: {}); they are stored as the "
+        "machine's failures, which the next run measures again: fix what the reason names and run the same command "
+        "to resume",
+        at_size(t.size, ": "), kMachineFailuresInARow, t.config.str(), to_string(t.status), clip(t.error, 500)));
   }
 
   // A batch of configs on its way through build and evaluation.
@@ -2056,6 +2077,10 @@ class Run {
   std::set<std::string> measured_;        // the configs this run measured at the size being tuned (keys)
   std::set<std::string> warned_metrics_;  // metrics warn_of_metrics_without_value has named
   bool warned_unplaceable_ = false;       // an objective value the search could not take (observed)
+  // Trials measured in a row that failed for the machine's reason; a run
+  // ends at kMachineFailuresInARow (stop_if_the_machine_keeps_failing).
+  std::size_t machine_failures_in_a_row_ = 0;
+  static constexpr std::size_t kMachineFailuresInARow = 10;
   bool told_out_of_time_ = false;         // the time budget ran out (said once, at the size where it did)
   std::mutex build_time_mutex_;
 };

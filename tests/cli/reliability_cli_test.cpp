@@ -1760,3 +1760,59 @@ TEST(ReliabilityCli, ATuneChecksItsStoreWholeOnce) {
   EXPECT_TRUE(contains(r.output, "the file is damaged, and tunekit reads nothing from it: move " + db + " aside"))
       << r.output;
 }
+
+// A machine that fails every config (here a compiler that cannot run a part
+// of itself, as gcc half-way through an upgrade) ends the run after ten in
+// a row, saying why, rather than go through the whole space; configs that
+// get their own verdict between such failures keep the run going.
+TEST(ReliabilityCli, AMachineThatFailsConfigAfterConfigEndsTheRun) {
+  const auto dir = fresh_dir();
+  std::string spec = write_spec(dir, "{KIND: \"0:29:1\"}");
+  std::string text = read_file(spec);
+  text.replace(text.find("flags: [-O0]"), 0, "compiler: tk-cc, ");
+  text += "reference: none\n";
+  write_file(spec, text);
+  // tk-cc builds KIND 0, 5, 10, ... (a config's own verdict) and fails the
+  // rest as a compiler missing its cc1plus does.
+  const fs::path bin = dir / "bin";
+  write_file(bin / "tk-cc", R"(#!/bin/sh
+case "$1" in --version|-dumpmachine) exec c++ "$@";; esac
+for a in "$@"; do case "$a" in -DKIND=*[05]) exec c++ "$@";; esac; done
+echo "c++: fatal error: cannot execute 'cc1plus': execvp: No such file or directory" >&2
+exit 1
+)");
+  fs::permissions(bin / "tk-cc", fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  auto tune = [&](const std::string& out) {
+    return detail::run_process({"env", "PATH=" + bin.string() + ":" + (path ? path : ""), tunekit_exe().string(),
+                                "tune", spec, "-o", out, "--no-progress", "--confirm", "off"},
+                               std::chrono::seconds(600));
+  };
+  const auto trials_in = [](const fs::path& db) {
+    sqlite3* h = nullptr;
+    EXPECT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(h, "SELECT count(*) FROM trials", -1, &st, nullptr);
+    const int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
+  };
+
+  const auto mixed = tune((dir / "mixed").string());
+  EXPECT_EQ(mixed.exit_code, 0) << mixed.output;
+  EXPECT_TRUE(contains(mixed.output, "30 trials: 6 ok")) << mixed.output;
+
+  write_file(bin / "tk-cc", R"(#!/bin/sh
+case "$1" in --version|-dumpmachine) exec c++ "$@";; esac
+echo "c++: fatal error: cannot execute 'cc1plus': execvp: No such file or directory" >&2
+exit 1
+)");
+  const auto broken = tune((dir / "broken").string());
+  EXPECT_EQ(broken.exit_code, 2) << broken.output;
+  EXPECT_TRUE(contains(broken.output, "the last 10 configs measured all failed for a reason of the machine's"))
+      << broken.output;
+  EXPECT_TRUE(contains(broken.output, "cannot execute 'cc1plus'")) << broken.output;
+  EXPECT_TRUE(contains(broken.output, "run the same command to resume")) << broken.output;
+  EXPECT_EQ(trials_in(dir / "broken" / "tunekit.db"), 10);
+}
