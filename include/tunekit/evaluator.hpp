@@ -40,6 +40,9 @@ struct ResolvedArgument {
   std::string setup;                            // Triton: "path.py:fn" that gives its value
   bool passed = true;                           // false for an input the kernel does not take
   bool constant_memory = false;                 // CUDA: copied into the __constant__ symbol of its name
+  // Its count reads a parameter: a device too full for it may be short for
+  // this config alone (its own failure), not only held by another process.
+  bool sized_by_config = false;
   // Fill::file: the file, where its data starts, and its size and time of
   // change (so that data edited in place is new data to the reference cache).
   std::string fill_file;
@@ -52,7 +55,9 @@ struct ResolvedArgument {
 // over them becomes a trial status). Throws InputError when an expression
 // fails (unbound name, negative size ...) or a tensor map's `of` names no
 // buffer argument.
-std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env);
+// `config` names the parameters among env's names (sized_by_config).
+std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env,
+                                                const Config& config = {});
 
 // A device launch worked out for one config and size.
 struct LaunchGeometry {

@@ -33,6 +33,7 @@ json to_json(const ResolvedArgument& a) {
   if (!a.setup.empty()) j["setup"] = a.setup;
   if (!a.passed) j["pass"] = false;
   if (a.constant_memory) j["constant_memory"] = true;
+  if (a.sized_by_config) j["sized_by_config"] = true;
   if (a.fill == Fill::file)
     j["fill_file"] = {{"path", a.fill_file}, {"offset", a.fill_offset}, {"stamp", a.fill_stamp}};
   if (a.tensor_map) {
@@ -62,6 +63,7 @@ ResolvedArgument argument_from_json(const json& j) {
   a.setup = j.value("setup", std::string());
   a.passed = j.value("pass", true);
   a.constant_memory = j.value("constant_memory", false);
+  a.sized_by_config = j.value("sized_by_config", false);
   if (j.contains("fill_file")) {
     const auto& f = j["fill_file"];
     a.fill_file = f.at("path").get<std::string>();

@@ -93,7 +93,12 @@ void resolve_file_fill(const ArgumentSpec& a, ResolvedArgument& r) {
 
 }  // namespace
 
-std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env) {
+std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>& args, const Bindings& env,
+                                                const Config& config) {
+  const auto reads_config = [&](const Expression& e) {
+    const auto& names = e.variables();
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return config.find(n) != nullptr; });
+  };
   std::vector<ResolvedArgument> out;
   out.reserve(args.size());
   for (const auto& a : args) {
@@ -157,6 +162,7 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
         n *= d;
       }
       r.count = static_cast<std::uint64_t>(n);
+      r.sized_by_config = std::any_of(a.shape.begin(), a.shape.end(), reads_config);
     } else if (!a.setup.empty() && !a.size) {
       r.count = 0;  // the setup function makes it, whatever its size
     } else {
@@ -164,6 +170,7 @@ std::vector<ResolvedArgument> resolve_arguments(const std::vector<ArgumentSpec>&
       const std::int64_t n = a.size->evaluate_int(env);
       if (n < 0) throw InputError(a.size->where(), fmt::format("size of argument '{}' is negative ({})", a.name, n));
       r.count = static_cast<std::uint64_t>(n);
+      r.sized_by_config = reads_config(*a.size);
     }
     if (a.fill == Fill::file) resolve_file_fill(a, r);
     out.push_back(std::move(r));

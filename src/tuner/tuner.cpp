@@ -1411,7 +1411,7 @@ class Run {
     for (const auto& [k, v] : config) rq.values[k] = v;
     rq.artifact = artifact;
     rq.entry = entry;
-    rq.arguments = resolve_arguments(spec_.arguments, rq.values);
+    rq.arguments = resolve_arguments(spec_.arguments, rq.values, config);
     rq.launch = resolve_launch(spec_.kernel.launch, rq.values);
     rq.tolerance = spec_.tolerance;
     rq.measure = spec_.measure;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "evaluator/detail/protocol.hpp"
 #include "tunekit/evaluator.hpp"
 
 using namespace tunekit;
@@ -17,6 +18,33 @@ TEST(ResolveArguments, SizesAndScalarsFromSizesAndParameters) {
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].count, 128u * 64 + 4);
   EXPECT_EQ(r[1].scalar, Value(4));
+}
+
+// A buffer whose count reads a parameter may be too big for the device for
+// that config alone; the workers then keep an allocation refused for it as
+// the config's failure, not the machine's.
+TEST(ResolveArguments, ABufferTheConfigSizesIsMarked) {
+  ArgumentSpec fixed, tiled, shaped;
+  fixed.name = "x";
+  fixed.size = Expression::parse("M * K");
+  tiled.name = "scratch";
+  tiled.size = Expression::parse("M * BM");
+  shaped.name = "t";
+  shaped.shape = {Expression::parse("M"), Expression::parse("BM")};
+  const Bindings env{{"M", 128}, {"K", 64}, {"BM", 32}};
+  const auto r = resolve_arguments({fixed, tiled, shaped}, env, Config({{"BM", Value(32)}}));
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_FALSE(r[0].sized_by_config);
+  EXPECT_TRUE(r[1].sized_by_config);
+  EXPECT_TRUE(r[2].sized_by_config);
+  // Without the config, nothing tells the parameters from the sizes.
+  EXPECT_FALSE(resolve_arguments({tiled}, env)[0].sized_by_config);
+
+  tunekit::detail::WorkerRequest rq;
+  rq.arguments = r;
+  const auto back = tunekit::detail::request_from_json(tunekit::detail::to_json(rq));
+  EXPECT_FALSE(back.arguments[0].sized_by_config);
+  EXPECT_TRUE(back.arguments[1].sized_by_config);
 }
 
 TEST(ResolveArguments, UnboundNameIsAnInputError) {

@@ -457,13 +457,14 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
 
   // A buffer the device's memory cannot hold now is the machine's state
   // (another process holds the memory), as a host allocation is: the config
-  // is measured again later, not blamed. A launch that runs out of memory
-  // (its local memory) stays the config's (fail_call).
-  std::optional<TrialResult> fail_allocation(const std::string& what, CUresult r) {
+  // is measured again later, not blamed. A buffer the config sizes may be
+  // too big for the device on its own: the config's. A launch that runs out
+  // of memory (its local memory) stays the config's (fail_call).
+  std::optional<TrialResult> fail_allocation(const std::string& what, CUresult r, bool sized_by_config = false) {
     auto failed = fail_call(what, r);
     if (failed && r == CUDA_ERROR_OUT_OF_MEMORY) {
       failed->status = Status::resource_limit;
-      failed->fault = Fault::environment;
+      failed->fault = sized_by_config ? Fault::config : Fault::environment;
     }
     return failed;
   }
@@ -618,7 +619,8 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       if (need == 0) continue;
       if (CUresult r = allocate(&buffers_[i], need); r != CUDA_SUCCESS) {
         release_buffers();
-        return fail_allocation(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r);
+        return fail_allocation(fmt::format("cuMemAlloc({} bytes for '{}')", args.bytes(i), args.argument(i).name), r,
+                               args.argument(i).sized_by_config);
       }
       capacity_[i] = need;
     }

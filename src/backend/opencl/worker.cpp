@@ -304,11 +304,12 @@ class OpenClRunner final : public detail::KernelRunner {
         mems_[i] = cl.clCreateBuffer(ctx_->context(), CL_MEM_READ_WRITE, bytes, nullptr, &err);
         if (err != CL_SUCCESS) {
           mems_[i] = nullptr;
-          // The buffers are the size's, the same for every config, so a
-          // device too full for them now says nothing about this config.
+          // A buffer of the size's, the same for every config, that the
+          // device is too full for now says nothing about this config; one
+          // the config sizes may be too big for the device on its own.
           TrialResult refused = failure(Status::resource_limit, fmt::format("clCreateBuffer for '{}' ({} bytes): {}",
                                                                             a.name, bytes, error_name(err)));
-          if (is_memory_exhausted(err)) refused.fault = Fault::environment;
+          if (is_memory_exhausted(err) && !a.sized_by_config) refused.fault = Fault::environment;
           return refused;
         }
         mem_bytes_[i] = bytes;
