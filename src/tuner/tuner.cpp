@@ -1749,12 +1749,14 @@ class Run {
       return;
     }
     if (++machine_failures_in_a_row_ < kMachineFailuresInARow) return;
+    std::string reason = clip(t.error, 500);
+    reason.erase(reason.find_last_not_of(" \t\r\n") + 1);  // a log's last newline
     throw std::runtime_error(fmt::format(
         "{}the last {} configs measured all failed for a reason of the machine's, not theirs, so the run stops "
         "here rather than go through the space learning nothing (the last, {}, {}: {}); they are stored as the "
         "machine's failures, which the next run measures again: fix what the reason names and run the same command "
         "to resume",
-        at_size(t.size, ": "), kMachineFailuresInARow, t.config.str(), to_string(t.status), clip(t.error, 500)));
+        at_size(t.size, ": "), kMachineFailuresInARow, t.config.str(), to_string(t.status), reason));
   }
 
   // A batch of configs on its way through build and evaluation.
