@@ -46,8 +46,9 @@ struct ParameterEffect {
 
 // Over the ok trials among `trials` (one size's, of one kernel and device),
 // and those cut short by the early stop, one entry per parameter that they
-// set, the largest spread first (ties by name); the config's failures are
-// counted per value. Empty when no trial is ok.
+// set, those with a value whose every trial failed first, then the largest
+// spread first (ties by name); the config's failures are counted per value.
+// Empty when no trial is ok.
 std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& trials);
 
 // A text table of `effects`: one line per parameter, its spread, then each

@@ -97,7 +97,13 @@ std::vector<ParameterEffect> effects_of(const std::vector<const TrialRecord*>& t
     e.spread_is_bound = slowest_is_bound;
     effects.push_back(std::move(e));
   }
-  std::stable_sort(effects.begin(), effects.end(), [](const ParameterEffect& a, const ParameterEffect& b) {
+  // A parameter with a value that never works costs most when chosen badly,
+  // whatever the spread of the values that do: it comes first.
+  const auto has_failing_value = [](const ParameterEffect& e) {
+    return std::any_of(e.levels.begin(), e.levels.end(), [](const ParameterLevel& l) { return !l.timed(); });
+  };
+  std::stable_sort(effects.begin(), effects.end(), [&](const ParameterEffect& a, const ParameterEffect& b) {
+    if (has_failing_value(a) != has_failing_value(b)) return has_failing_value(a);
     return a.spread != b.spread ? a.spread > b.spread : a.parameter < b.parameter;
   });
   return effects;
@@ -280,7 +286,7 @@ std::string strip_plot(const ParameterEffect& e, const std::vector<const TrialRe
   std::vector<std::pair<double, std::string>> ticks;
   for (std::size_t i = 0; i < e.levels.size(); ++i) {
     const auto& level = e.levels[i];
-    ticks.emplace_back(i, level.value.str());
+    ticks.emplace_back(i, level.timed() ? level.value.str() : level.value.str() + " (fails)");
     auto& ts = times[level.value];
     std::sort(ts.begin(), ts.end());
     const std::size_t shown = std::min(points, ts.size());
@@ -428,9 +434,12 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
 
     const auto effects = effects_of(s.trials);
     h += "<h3>Parameters</h3>\n<p>Per value: the best and the median time of the ok trials that set it (a value "
-         "whose every trial was cut short by the early stop: of their few samples, marked &ge;, a lower bound). "
-         "Spread: the slowest value's best over the fastest value's best, largest first.</p>\n"
-         "<table><tr><th>parameter</th><th>spread</th><th>value: best us / median us (ok trials)</th></tr>\n";
+         "whose every trial was cut short by the early stop: of their few samples, marked &ge;, a lower bound), "
+         "and how many of its trials failed for a reason of the config's; a value whose every trial failed has no "
+         "times. Spread: the slowest value's best over the fastest value's best, among the values that ran; "
+         "largest first, after the parameters with a value that always fails.</p>\n"
+         "<table><tr><th>parameter</th><th>spread</th><th>value: best us / median us (ok trials, cut short, "
+         "failed)</th></tr>\n";
     for (const auto& e : effects) {
       std::string levels;
       for (const auto& l : e.levels)
@@ -495,8 +504,8 @@ std::vector<ParameterEffect> parameter_effects(const std::vector<TrialRecord>& t
 std::string format_parameter_effects(const std::vector<ParameterEffect>& effects) {
   std::size_t width = 9;
   for (const auto& e : effects) width = std::max(width, e.parameter.size());
-  std::string out =
-      fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials)\n", "parameter", width, "spread");
+  std::string out = fmt::format("{:<{}}  {:>7}  value: best us / median us (ok trials, cut short, failed)\n",
+                                "parameter", width, "spread");
   for (const auto& e : effects) {
     out += fmt::format("{:<{}}  {:>7} ", e.parameter, width, spread_text(e));
     for (const auto& l : e.levels) out += fmt::format(" {}: {}", detail::shown_value(l.value), level_text(l));

@@ -77,6 +77,27 @@ TEST(ParameterEffects, EachValuesBestAndMedianAndTheSpread) {
       << text;
 }
 
+// A value that never works is the worst choice of all, whatever the spread
+// of the values that do: its parameter comes first, and its strip says so.
+TEST(ParameterEffects, AParameterWithAValueThatAlwaysFailsComesFirst) {
+  const auto cb = [](int c, int bad) { return Config({{"C", Value(c)}, {"BAD", Value(bad)}}); };
+  const std::vector<TrialRecord> trials = {
+      trial(cb(1, 0), Status::ok, 10),
+      trial(cb(2, 0), Status::ok, 30),
+      trial(cb(1, 1), Status::crash, 0),
+      trial(cb(2, 1), Status::crash, 0),
+  };
+  const auto effects = parameter_effects(trials);
+  ASSERT_EQ(effects.size(), 2u);
+  EXPECT_EQ(effects[0].parameter, "BAD");
+  EXPECT_DOUBLE_EQ(effects[0].spread, 1.0);  // of the values that ran
+  EXPECT_EQ(effects[1].parameter, "C");
+  EXPECT_DOUBLE_EQ(effects[1].spread, 3.0);
+  const std::string page = html_report(trials, {"t"});
+  EXPECT_NE(page.find("1 (fails)"), std::string::npos) << page;
+  EXPECT_NE(page.find("(ok trials, cut short, failed)"), std::string::npos);
+}
+
 // A level that is the string "64" is shown quoted, apart from the number 64.
 TEST(ParameterEffects, AStringLevelThatReadsAsANumberIsQuoted) {
   ParameterEffect e;
