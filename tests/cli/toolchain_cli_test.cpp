@@ -358,6 +358,15 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s
     EXPECT_FALSE(contains(r.output, "note: the trials")) << command[0] << ": " << r.output;
     EXPECT_FALSE(contains(r.output, "--toolchain")) << command[0] << ": " << r.output;
   }
+  // Read where only device 0 is listed: the trials are of a device this
+  // machine lacks, not of another compiler.
+  r = detail::run_process({"env", "POCL_DEVICES=basic", tunekit_exe().string(), "select", spec, "-o", out},
+                          std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "were measured on '" + threaded +
+                                     "', which this machine does not list (tunekit devices): the policy is that "
+                                     "device's"))
+      << r.output;
 
   // Both devices tuned: a policy is one device's, each read under its own
   // toolchain; report lays them side by side.

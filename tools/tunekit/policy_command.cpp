@@ -600,12 +600,27 @@ void read_toolchain(Loaded& l, const PolicyArgs& a, const std::string& chosen_by
     const auto& ran_on = devices_of[chosen.spec_hash];
     const auto here = std::find_if(l.own.begin(), l.own.end(),
                                    [&](const OwnToolchain& t) { return ran_on.count(t.device_name) > 0; });
-    if (!none_there)
+    // Where each device has its toolchain, trials of a device this machine
+    // does not list differ from its own by the device, not by a compiler.
+    const bool per_device =
+        std::any_of(l.own.begin(), l.own.end(), [](const OwnToolchain& t) { return !t.device_name.empty(); });
+    if (none_there) {
+      // pick_device says which devices hold trials.
+    } else if (here == l.own.end() && per_device) {
+      std::vector<std::string> names;
+      for (const auto& d : ran_on) names.push_back("'" + d + "'");
+      fmt::print(stderr,
+                 "note: the trials of this spec in {} were measured on {}, which this machine does not list "
+                 "(tunekit devices): the {} is {}\n",
+                 l.db.string(), fmt::join(names, ", "), a.answer,
+                 names.size() == 1 ? "that device's" : "those devices'");
+    } else {
       fmt::print(stderr,
                  "note: the trials of this spec in {} were measured with {}; this machine builds with {}: the {} is "
                  "theirs\n",
                  l.db.string(), toolchain_text(chosen.text),
                  here != l.own.end() ? toolchain_text(here->text) : own_text(l), a.answer);
+    }
   } else {
     std::erase_if(l.trials, [&](const TrialRecord& t) { return !l.read_hashes.count(t.spec_hash); });
   }
