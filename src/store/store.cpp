@@ -3,7 +3,6 @@
 // Store objects) can share one file.
 #include "tunekit/store.hpp"
 
-#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -453,11 +452,6 @@ void Store::switch_to_wal() {
 
 Store::Store(const std::filesystem::path& file, Access access, WholeFileCheck check)
     : path_(file), columns_(&kColumns) {
-  // A write past the file-size limit (ulimit -f), to the store or to a
-  // report, must fail as one to a full disk does, and be told: SIGXFSZ would
-  // end the process without a word. The processes it starts get the
-  // signal's default back.
-  ::signal(SIGXFSZ, SIG_IGN);
   std::error_code ec;
   if (std::filesystem::is_directory(path_, ec)) fail(path_, "cannot open: the path is a directory");
   if (access == Access::read_only) {

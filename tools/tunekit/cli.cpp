@@ -2,6 +2,8 @@
 // Everything it does is reachable from the library API.
 #include "tunekit/cli.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -96,6 +98,12 @@ bool explain_unknown_flag(const CLI::App& sub, int argc, char** argv) {
 }  // namespace
 
 int run(int argc, char** argv) {
+  // A write past the file-size limit (ulimit -f), to the store or to a
+  // report, must fail as one to a full disk does, and be told: SIGXFSZ would
+  // end the process without a word. The processes it starts get the
+  // signal's default back (run_process). Set here, not by the library: a
+  // program that embeds tunekit keeps its own disposition.
+  ::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "tunekit: auto-tune compute kernels.\n"
       "Declare a search space in a spec file (YAML/JSON) or in the kernel source,\n"
