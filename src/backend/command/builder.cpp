@@ -1,5 +1,3 @@
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -20,19 +18,7 @@ constexpr const char* kBuiltMarker = ".tunekit-built";
 void write_atomically(const fs::path& file, const std::string& text) {
   fs::path tmp = file;
   tmp += "." + detail::unique_suffix() + ".tmp";  // two tuners may share the build folder
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      const int error = errno;
-      // A part written to a full disk would stay in the build folder.
-      f.close();
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(error)));
-    }
-  }
+  if (auto why = detail::write_source_copy(tmp, text)) throw std::runtime_error(*why);
   fs::rename(tmp, file);
 }
 

@@ -1,6 +1,4 @@
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -74,22 +72,11 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
   // same variant side by side, and each renames its own library into place.
   const std::string own = hash + "." + detail::unique_suffix();
   const fs::path src = cache_dir_ / (own + (c ? ".c" : ".cpp"));
-  {
-    std::ofstream f(src, std::ios::binary);
-    f << "#line 1 \"" << in.source_name << "\"\n" << in.source << call_shim(in);
-    f.flush();
-    if (!f) {
-      const int error = errno;
-      r.status = Status::compile_error;
-      r.fault = Fault::environment;
-      r.log = fmt::format("cannot write {}: {}", src.string(), std::strerror(error));
-      // A part written to a full disk would stay, one for each config, until
-      // a later run sweeps the cache.
-      f.close();
-      std::error_code ignored;
-      fs::remove(src, ignored);
-      return r;
-    }
+  if (auto why = detail::write_source_copy(src, "#line 1 \"" + in.source_name + "\"\n" + in.source + call_shim(in))) {
+    r.status = Status::compile_error;
+    r.fault = Fault::environment;
+    r.log = std::move(*why);
+    return r;
   }
   const fs::path tmp = cache_dir_ / (own + ".tmp.so");
   std::vector<std::string> argv{in.compiler};

@@ -1,7 +1,6 @@
 #include <cxxabi.h>
 
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -537,25 +536,17 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
     fs::remove(tmp, ignored);
     fs::remove(src, ignored);
   };
-  {
-    std::ofstream f(src, std::ios::binary);
-    f << "#line 1 \"" << in.source_name << "\"\n" << in.source << "\n";
-    // Taking the address instantiates a template entry in the device code.
-    if (in.entry.find('<') != std::string::npos)
-      f << "\n/* tunekit: instantiate the entry */\nstatic void* const tunekit_entry_address = (void*)&" << in.entry
-        << ";\n";
-    f.flush();
-    // A copy cut short (a full disk) would fail to compile as if the
-    // config's source did.
-    if (!f) {
-      const int error = errno;
-      r.status = Status::compile_error;
-      r.fault = Fault::environment;
-      r.log = fmt::format("cannot write {}: {}", src.string(), std::strerror(error));
-      f.close();
-      remove_own_files();
-      return r;
-    }
+  std::string copy = "#line 1 \"" + in.source_name + "\"\n" + in.source + "\n";
+  // Taking the address instantiates a template entry in the device code.
+  if (in.entry.find('<') != std::string::npos)
+    copy += "\n/* tunekit: instantiate the entry */\nstatic void* const tunekit_entry_address = (void*)&" + in.entry +
+            ";\n";
+  if (auto why = detail::write_source_copy(src, copy)) {
+    r.status = Status::compile_error;
+    r.fault = Fault::environment;
+    r.log = std::move(*why);
+    remove_own_files();
+    return r;
   }
   const std::string virt = arch.rfind("sm_", 0) == 0 ? "compute_" + arch.substr(3) : arch;
   std::vector<std::string> argv{nvcc_path(), "-cubin", "-gencode=arch=" + virt + ",code=" + arch, "--ptxas-options=-v"};
