@@ -9,7 +9,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -206,18 +205,6 @@ bool gcc_could_not_write(std::string_view line) {
 }
 
 }  // namespace
-
-std::optional<std::string> write_source_copy(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream f(file, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.flush();
-  if (f) return std::nullopt;
-  const int error = errno;
-  f.close();
-  std::error_code ignored;
-  std::filesystem::remove(file, ignored);
-  return fmt::format("cannot write {}: {}", file.string(), std::strerror(error));
-}
 
 std::string machine_trouble_line(const std::string& log) {
   std::vector<std::string> lines;

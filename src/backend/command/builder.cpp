@@ -5,6 +5,7 @@
 #include "backend/command/detail/command_backend.hpp"
 #include "core/detail/hash.hpp"
 #include "builder/detail/compiler.hpp"
+#include "tunekit/output.hpp"
 #include "core/detail/process.hpp"
 
 namespace tunekit::command {
@@ -14,13 +15,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kBuiltMarker = ".tunekit-built";
-
-void write_atomically(const fs::path& file, const std::string& text) {
-  fs::path tmp = file;
-  tmp += "." + detail::unique_suffix() + ".tmp";  // two tuners may share the build folder
-  if (auto why = detail::write_source_copy(tmp, text)) throw std::runtime_error(*why);
-  fs::rename(tmp, file);
-}
 
 }  // namespace
 
@@ -95,7 +89,7 @@ BuildResult CommandBuilder::build(const BuildInput& in) {
   try {
     fs::create_directories(v.dir);
     fs::remove(v.dir / kBuiltMarker);
-    write_atomically(v.source, in.source);
+    write_file_atomically(v.source, in.source);
   } catch (const std::exception& e) {
     // The variant's folder or its copy of the source (a full disk): the
     // machine's failure, built again on a resume, not the config's.

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/detail/cpu_backend.hpp"
 #include "builder/detail/compiler.hpp"
+#include "tunekit/output.hpp"
 #include "core/detail/hash.hpp"
 #include "core/detail/process.hpp"
 
@@ -72,10 +73,14 @@ BuildResult CpuBuilder::build(const BuildInput& in) {
   // same variant side by side, and each renames its own library into place.
   const std::string own = hash + "." + detail::unique_suffix();
   const fs::path src = cache_dir_ / (own + (c ? ".c" : ".cpp"));
-  if (auto why = detail::write_source_copy(src, "#line 1 \"" + in.source_name + "\"\n" + in.source + call_shim(in))) {
+  // A copy cut short (a full disk) would fail to compile as the config's
+  // source: the machine's failure, and no part of it stays in the cache.
+  try {
+    write_file_atomically(src, "#line 1 \"" + in.source_name + "\"\n" + in.source + call_shim(in));
+  } catch (const std::exception& e) {
     r.status = Status::compile_error;
     r.fault = Fault::environment;
-    r.log = std::move(*why);
+    r.log = e.what();
     return r;
   }
   const fs::path tmp = cache_dir_ / (own + ".tmp.so");

@@ -17,6 +17,7 @@
 #include "backend/cuda/detail/cuda_backend.hpp"
 #include "backend/cuda/detail/nvrtc.hpp"
 #include "builder/detail/compiler.hpp"
+#include "tunekit/output.hpp"
 #include "core/detail/hash.hpp"
 #include "core/detail/text.hpp"
 #include "core/detail/process.hpp"
@@ -541,10 +542,14 @@ BuildResult CudaBuilder::build_nvcc(const BuildInput& in, const std::string& arc
   if (in.entry.find('<') != std::string::npos)
     copy += "\n/* tunekit: instantiate the entry */\nstatic void* const tunekit_entry_address = (void*)&" + in.entry +
             ";\n";
-  if (auto why = detail::write_source_copy(src, copy)) {
+  // A copy cut short (a full disk) would fail to compile as the config's
+  // source: the machine's failure.
+  try {
+    write_file_atomically(src, copy);
+  } catch (const std::exception& e) {
     r.status = Status::compile_error;
     r.fault = Fault::environment;
-    r.log = std::move(*why);
+    r.log = e.what();
     remove_own_files();
     return r;
   }

@@ -2,7 +2,6 @@
 // Running an external compiler (or build script) for a builder: its output
 // becomes the build log, and any failure becomes Status::compile_error.
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,13 +16,6 @@ Fault build_fault(const std::string& log, int signal);
 // disk, no memory, a tool that cannot run), not a line of source the
 // compiler quotes; "" when there is none.
 std::string machine_trouble_line(const std::string& log);
-
-// Writes `text` to `file` whole, for a compiler to read. A copy cut short
-// (a full disk, the file-size limit) would fail to compile as if the
-// config's source did, and its part would stay in the build folder: it is
-// removed, and the reason comes back ("cannot write FILE: No space left on
-// device"), for a failure of the machine's. nullopt when written.
-std::optional<std::string> write_source_copy(const std::filesystem::path& file, const std::string& text);
 
 // What tells one installed compiler from another under the same name: the
 // file `name` runs (through $PATH and symbolic links, so c++ that became
