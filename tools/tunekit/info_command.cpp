@@ -117,6 +117,16 @@ std::string plugins_markdown() {
     if (!s.aliases.empty()) name += fmt::format(" (also `{}`)", fmt::join(s.aliases, "`, `"));
     out += fmt::format("| {} | {} | {} |\n", name, s.summary, options.empty() ? "none" : options);
   }
+  // Said here, where a plugin's author looks, and not only in the recipe:
+  // guided() cannot be told from what a strategy declares (a fixed order
+  // may observe() too, as the recipe's does), and its default keeps the
+  // warning for a fixed order that a budget cuts short.
+  out +=
+      "\nA strategy of one's own (docs/architecture.md, \"Add a strategy\") that reports `planned()` (how many\n"
+      "configs it will propose, for the progress bar) and whose results steer its proposals must override\n"
+      "`guided()` to return true. Its default, false, is a fixed order's (exhaustive's, a configs list's): a\n"
+      "budget below the plan then gets the warning that the search \"ran the first N of its M configs, in its\n"
+      "order\", which a guided search would not deserve. One that reports no `planned()` is never warned.\n";
   out +=
       "\n## Backends\n\nChosen by the spec's `kernel.language`; `replay` by `tunekit tune --replay FILE`.\n\n| backend "
       "| languages | what it does |\n|---|---|---|\n";
