@@ -5,6 +5,7 @@
 // that works.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -155,4 +156,29 @@ TEST(Recipes, ThePageShowsTheCompiledFiles) {
   EXPECT_EQ(shown, (std::set<std::string>{"docs/recipes/toy_backend.cpp", "docs/recipes/toy_seeds.cpp",
                                           "docs/recipes/toy_strategy.cpp", "docs/recipes/toy_writer.cpp",
                                           "tests/install/consumer/cli_main.cpp"}));
+}
+
+// A code example that a page shows without its `<!-- recipe: FILE -->` line
+// is compiled by nothing, and drifts from the API unseen: every block of
+// C++ in the plugin pages (a ```cpp block, or any block with an #include or
+// a tunekit:: name) must be a recipe above.
+TEST(Recipes, EveryCodeExampleOfThePluginPagesIsARecipe) {
+  const std::string root = TUNEKIT_SOURCE_DIR;
+  const std::regex fence(R"((<!-- recipe: [^ ]+ -->\s*)?```([^\n]*)\n([\s\S]*?)```)");
+  const std::regex cxx(R"(#include|tunekit::|int main\()");
+  for (const std::string page : {"docs/architecture.md", "docs/plugins.md"}) {
+    const std::string text = read_file(root + "/" + page);
+    for (std::sregex_iterator it(text.begin(), text.end(), fence), end; it != end; ++it) {
+      const std::string language = (*it)[2], body = (*it)[3];
+      const bool is_cxx = std::set<std::string>{"cpp", "c++", "cxx", "cc", "c", "h", "hpp"}.count(language) ||
+                          std::regex_search(body, cxx);
+      if (!is_cxx) continue;
+      const auto line = std::count(text.begin(), text.begin() + it->position(3), '\n');
+      EXPECT_TRUE((*it)[1].matched) << page << ":" << line
+                                    << ": a C++ example that no test compiles: put it in a file that "
+                                       "tests/docs/recipes_test.cpp includes and show it after "
+                                       "'<!-- recipe: FILE -->'\n"
+                                    << body;
+    }
+  }
 }
