@@ -525,18 +525,68 @@ std::string format_parameter_report(const std::vector<TrialRecord>& trials) {
   return out;
 }
 
+// What tells one line of the plot across sizes from the others of its
+// kernel: the device, the toolchain, else the spec's hash, each only where
+// the kernel's lines differ in it.
+struct SeriesNames {
+  std::map<std::string, std::string> tag;  // series key -> "A", "B", ...; none where a kernel has one line
+  std::vector<std::string> legend;         // "A: clang++ 18.1.3", in the order of the tags
+};
+
+std::string series_key(const Section& s) {
+  return s.spec_hash + '\n' + s.kernel + '\n' + s.device + '\n' + s.toolchain;
+}
+
+SeriesNames name_series(const std::vector<Section>& sections) {
+  std::map<std::string, std::vector<const Section*>> lines_of;  // kernel -> a section of each of its lines
+  std::set<std::string> seen;
+  for (const auto& s : sections)
+    if (seen.insert(series_key(s)).second) lines_of[s.kernel].push_back(&s);
+  SeriesNames names;
+  for (const auto& s : sections) {
+    const auto& lines = lines_of[s.kernel];
+    if (lines.size() < 2 || names.tag.count(series_key(s))) continue;
+    std::set<std::string> devices, toolchains, device_and_toolchain;
+    for (const Section* l : lines) {
+      devices.insert(l->device);
+      toolchains.insert(l->toolchain);
+      device_and_toolchain.insert(l->device + '\n' + l->toolchain);
+    }
+    std::vector<std::string> parts;
+    if (devices.size() > 1) parts.push_back(s.device);
+    if (toolchains.size() > 1) parts.push_back(s.toolchain.empty() ? "toolchain not recorded" : s.toolchain);
+    if (device_and_toolchain.size() < lines.size()) parts.push_back("spec " + s.spec_hash.substr(0, 8));
+    std::string tag;  // A to Z, then AA
+    for (std::size_t n = names.legend.size() + 1; n > 0; n = (n - 1) / 26)
+      tag.insert(tag.begin(), static_cast<char>('A' + (n - 1) % 26));
+    names.tag[series_key(s)] = tag;
+    std::string name;
+    for (const auto& part : parts) name += (name.empty() ? "" : ", ") + part;
+    names.legend.push_back(tag + ": " + (lines_of.size() > 1 ? s.kernel + ", " : "") + name);
+  }
+  return names;
+}
+
+struct SizesPlot {
+  std::string svg;
+  std::vector<std::string> legend;  // what each tick's letter stands for; empty where no tick has one
+};
+
 // Each size's best time, the default's and CCCL's base's, across the sizes
 // (in order of first appearance): how the tuned gain changes with the problem.
-std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOptions& options) {
+SizesPlot sizes_plot(const std::vector<Section>& sections, const HtmlReportOptions& options) {
   // A line per kernel, device and spec (a series): a store of two kernels,
   // or of one built by two compilers, has a line each, not one line that
-  // runs from one's last size to the other's first.
+  // runs from one's last size to the other's first. Where a kernel has
+  // several, each tick names its line by a letter that the legend spells
+  // out: two ticks 'n = 100000' told the reader nothing of which was whose.
   struct Series {
     std::vector<std::pair<double, double>> best, base, cub;
   };
   std::map<std::string, Series> series;
   std::set<std::string> kernels;
   for (const auto& s : sections) kernels.insert(s.kernel);
+  const SeriesNames names = name_series(sections);
   std::vector<std::pair<double, std::string>> ticks;
   double lo = 0, hi = 0;
   auto extend = [&](double v) {
@@ -545,9 +595,11 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
   };
   for (std::size_t i = 0; i < sections.size(); ++i) {
     const Section& s = sections[i];
-    ticks.emplace_back(i, kernels.size() > 1 ? s.kernel + ": " + size_str(s.size) : size_str(s.size));
+    std::string tick = kernels.size() > 1 ? s.kernel + ": " + size_str(s.size) : size_str(s.size);
+    if (const auto tag = names.tag.find(series_key(s)); tag != names.tag.end()) tick += " (" + tag->second + ")";
+    ticks.emplace_back(i, tick);
     if (!s.best) continue;
-    Series& line = series[s.spec_hash + '\n' + s.kernel + '\n' + s.device + '\n' + s.toolchain];
+    Series& line = series[series_key(s)];
     line.best.emplace_back(i, s.best->stats.median.count());
     extend(line.best.back().second);
     for (const auto* t : s.ok)
@@ -573,8 +625,11 @@ std::string sizes_plot(const std::vector<Section>& sections, const HtmlReportOpt
     any_cub |= !line.cub.empty();
   }
   chart.x_categories(ticks);
-  return chart.str(std::string("each size's best time (red) and the default's (dashed orange)") +
-                   (any_cub ? "; dash-dotted purple: CUB's base policy's" : ""));
+  std::string legend;
+  for (const auto& entry : names.legend) legend += "; " + entry;
+  return {chart.str(std::string("each size's best time (red) and the default's (dashed orange)") +
+                    (any_cub ? "; dash-dotted purple: CUB's base policy's" : "") + legend),
+          names.legend};
 }
 
 std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReportOptions& options) {
@@ -614,12 +669,16 @@ std::string html_report(const std::vector<TrialRecord>& trials, const HtmlReport
           best ? html_escape(best->config.str()) : std::string());
     }
     h += "</table>\n";
-    if (auto plot = sizes_plot(sections, options); !plot.empty())
-      h += "<div class=\"plots\">" + plot + "</div>\n<p>Each size's best time, and the default's where it ran" +
+    if (const auto plot = sizes_plot(sections, options); !plot.svg.empty()) {
+      std::string legend;
+      for (const auto& entry : plot.legend) legend += "<br>" + html_escape(entry);
+      h += "<div class=\"plots\">" + plot.svg + "</div>\n<p>Each size's best time, and the default's where it ran" +
            (std::any_of(sections.begin(), sections.end(), [](const Section& s) { return base_time(s).has_value(); })
                 ? ", and CUB's base policy's (dash-dotted purple, the source built with TUNE_BASE=1) where it ran"
                 : "") +
-           ".</p>\n";
+           (legend.empty() ? "." : ". A line per toolchain, device or spec; the letter after a size is its line's:") +
+           legend + "</p>\n";
+    }
   }
   for (std::size_t i = 0; i < sections.size(); ++i) h += section_html(sections[i], i, options);
   return h + "</body>\n</html>\n";

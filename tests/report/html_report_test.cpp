@@ -199,6 +199,42 @@ TEST(HtmlReport, ThePlotAcrossSizesHasALinePerKernel) {
   EXPECT_NE(page.find(">other: N = 128</text>"), std::string::npos);
 }
 
+// One kernel's sizes built by two compilers are two lines: each tick names
+// its line by a letter that the legend spells out, where two ticks read
+// 'N = 64' before and a reader could not tell which was whose.
+TEST(HtmlReport, ThePlotAcrossSizesNamesTheToolchainOfEachTick) {
+  std::vector<TrialRecord> trials;
+  for (const auto& [toolchain, hash] : {std::pair{"gcc 12.2.0", "aaaaaaaa11"}, std::pair{"clang 14.0.6", "bbbbbbbb22"}})
+    for (int n : {64, 128}) {
+      TrialRecord t = trial(ab(1, "x"), Status::ok, n / 8.0, "k", {{"N", Value(n)}});
+      t.toolchain = toolchain;
+      t.spec_hash = hash;
+      trials.push_back(t);
+    }
+  const std::string page = html_report(trials);
+  EXPECT_EQ(count(page, "<polyline class=\"sizes\""), 2u) << page;
+  EXPECT_EQ(count(page, ">N = 64 (A)</text>"), 1u) << page;
+  EXPECT_EQ(count(page, ">N = 128 (A)</text>"), 1u);
+  EXPECT_EQ(count(page, ">N = 64 (B)</text>"), 1u);
+  EXPECT_EQ(count(page, ">N = 128 (B)</text>"), 1u);
+  EXPECT_NE(page.find("the letter after a size is its line's:<br>A: gcc 12.2.0<br>B: clang 14.0.6</p>"),
+            std::string::npos);
+  // Two devices of one toolchain are named by their device, two specs of one
+  // toolchain and device by the spec's hash.
+  trials[2].toolchain = trials[3].toolchain = "gcc 12.2.0";
+  const std::string specs = html_report(trials);
+  EXPECT_NE(specs.find("<br>A: spec aaaaaaaa<br>B: spec bbbbbbbb</p>"), std::string::npos) << specs;
+  trials[2].spec_hash = trials[3].spec_hash = "aaaaaaaa11";
+  trials[2].device = trials[3].device = "gpu";
+  const std::string devices = html_report(trials);
+  EXPECT_NE(devices.find("<br>A: cpu<br>B: gpu</p>"), std::string::npos) << devices;
+  // One line per kernel: its ticks are the sizes alone, with no legend.
+  trials[2].device = trials[3].device = "cpu";
+  const std::string one = html_report(trials);
+  EXPECT_EQ(count(one, ">N = 64</text>"), 1u) << one;
+  EXPECT_EQ(one.find("its line's"), std::string::npos);
+}
+
 TEST(HtmlReport, ConvergenceStepsFollowTheTrialsOrderAndSkipInvalidOnes) {
   std::vector<TrialRecord> trials = {
       trial(ab(1, "x"), Status::ok, 30), trial(ab(2, "x"), Status::invalid, 0), trial(ab(3, "x"), Status::ok, 20),
