@@ -140,6 +140,10 @@ struct Section {
   // CCCL's base variant (TUNE_BASE=1), whatever its status: the reference
   // the configs are scored against, drawn as a line, not as a config.
   const TrialRecord* base = nullptr;
+  // The section's other base variants: a store read without its spec may
+  // hold the base under several sets of the spec's `base:` values, of
+  // which the page shows the one measured last and names these.
+  std::vector<const TrialRecord*> other_bases;
   std::string toolchain, spec_hash;  // of its first trial
   // What tells it from the other sections of its kernel, device and size
   // (their toolchain, else their spec's hash): empty where there are none.
@@ -188,13 +192,24 @@ std::vector<Section> sections_of(const std::vector<TrialRecord>& trials, const G
     const std::string kernel_key = t.spec_hash.empty() ? "name " + t.kernel : t.spec_hash;
     const std::string key = kernel_key + '\n' + t.device + '\n' + size_key(t.size);
     auto [it, fresh] = index.try_emplace(key, sections.size());
-    if (fresh) sections.push_back({t.kernel, t.device, t.size, {}, {}, nullptr, nullptr, t.toolchain, t.spec_hash, {}});
+    if (fresh)
+      sections.push_back({t.kernel, t.device, t.size, {}, {}, nullptr, nullptr, {}, t.toolchain, t.spec_hash, {}});
     Section& s = sections[it->second];
     if (s.kernel.empty()) s.kernel = t.kernel;
     else if (!t.kernel.empty() && (" / " + s.kernel + " / ").find(" / " + t.kernel + " / ") == std::string::npos)
       s.kernel += " / " + t.kernel;
     s.trials.push_back(&t);
-    if (is_base_trial(t)) s.base = &t;
+    if (!is_base_trial(t)) continue;
+    // The spec's `base:` values are no part of its hash, so the section
+    // holds each set's base a tune measured. The one measured last (not the
+    // one stored last: a trial measured again keeps its row) is what the
+    // latest tune that measured a base saw; `report SPEC` reads the spec's.
+    if (!s.base || t.created_at >= s.base->created_at) {
+      if (s.base) s.other_bases.push_back(s.base);
+      s.base = &t;
+    } else {
+      s.other_bases.push_back(&t);
+    }
   }
   for (auto& s : sections) {
     s.ok = ok_by_time(s.trials);
@@ -352,6 +367,17 @@ std::string section_html(const Section& s, std::size_t number, const HtmlReportO
   std::string h = fmt::format("<h2 id=\"s{}\">{} &mdash; {}</h2>\n<p>{} &middot; {} trials: {}</p>\n", number,
                               html_escape(s.kernel), html_escape(size_and_variant(s)), html_escape(s.device),
                               s.trials.size(), html_escape(status_counts(s.trials)));
+  if (s.base && !s.other_bases.empty()) {
+    std::string others;
+    for (const TrialRecord* t : s.other_bases)
+      others += fmt::format("{}<code>{}</code> ({})", others.empty() ? "" : ", ", html_escape(t->config.str()),
+                            html_escape(t->created_at));
+    h += fmt::format(
+        "<p class=\"warn\">CUB's base was measured here under {} sets of the spec's <code>base:</code> values; the "
+        "page shows the one measured last, <code>{}</code> ({}), and not {}. Without the spec it cannot tell which "
+        "is the spec's now: <code>tunekit report SPEC</code> shows that one.</p>\n",
+        s.other_bases.size() + 1, html_escape(s.base->config.str()), html_escape(s.base->created_at), others);
+  }
   const auto& ok = s.ok;
   if (ok.empty()) {
     h += "<p><strong>No config ran correctly.</strong></p>\n";

@@ -402,6 +402,34 @@ TEST(HtmlReport, CcclsBaseIsTheReferenceNotAnEvaluation) {
   EXPECT_EQ(count(failed, "<line class=\"cub\""), 2u);
 }
 
+// A store read without its spec may hold CUB's base under two sets of the
+// spec's `base:` values: the page shows the one measured last, not the one
+// stored last (a base measured again keeps its row), and says which it shows.
+TEST(HtmlReport, OfSeveralStoredBasesThePageShowsTheOneMeasuredLastAndSaysSo) {
+  std::vector<TrialRecord> trials;
+  for (int i = 0; i < 3; ++i) trials.push_back(trial(ab(1 + i, "x"), Status::ok, 10 + i));
+  auto base = [](int threads, double us, std::string created_at) {
+    TrialRecord t = trial(Config({{"TUNE_BASE", Value(1)}, {"T", Value(threads)}}), Status::ok, us);
+    t.origin = std::string(kOriginBase);
+    t.created_at = std::move(created_at);
+    return t;
+  };
+  trials.push_back(base(256, 11.25, "2026-12-02T10:00:00Z"));  // measured again last, in its first row
+  trials.push_back(base(128, 11.75, "2026-12-01T10:00:00Z"));
+  const std::string page = html_report(trials);
+  EXPECT_EQ(count(page, "<code>{TUNE_BASE: 1, T: 256}</code> (CUB's base)</td>"), 1u) << page;
+  EXPECT_EQ(page.find("<code>{TUNE_BASE: 1, T: 128}</code> (CUB's base)</td>"), std::string::npos);
+  EXPECT_NE(page.find("CUB's base was measured here under 2 sets of the spec's <code>base:</code> values; the page "
+                      "shows the one measured last, <code>{TUNE_BASE: 1, T: 256}</code> (2026-12-02T10:00:00Z), and "
+                      "not <code>{TUNE_BASE: 1, T: 128}</code> (2026-12-01T10:00:00Z). Without the spec it cannot "
+                      "tell which is the spec's now: <code>tunekit report SPEC</code> shows that one."),
+            std::string::npos)
+      << page;
+  // One base: nothing to say.
+  trials.pop_back();
+  EXPECT_EQ(html_report(trials).find("sets of the spec's"), std::string::npos);
+}
+
 // A failure's reason is the console's: a compiler's first error line, not
 // the context its log opens with.
 TEST(HtmlReport, AFailuresReasonIsTheCompilersErrorLine) {
