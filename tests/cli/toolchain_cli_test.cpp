@@ -13,14 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "builder/detail/compiler.hpp"
 #include "core/detail/process.hpp"
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
+#include "tunekit/spec.hpp"
+#include "tunekit/statistics.hpp"
 #include "tunekit/store.hpp"
+#include "tunekit/tuner.hpp"
 
 using namespace tunekit;
 using tunekit::testing::contains;
 using tunekit::testing::fresh_dir;
+using tunekit::testing::tunekit_cli;
 using tunekit::testing::tunekit_exe;
 using tunekit::testing::write_file;
 namespace fs = std::filesystem;
@@ -384,6 +389,75 @@ measure: {warmup: 0us, min_samples: 2, max_samples: 2, cache: hot, timeout: 300s
   r = tunekit_on_two_devices({"report", spec, "-o", out});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(contains(r.output, "note: the trials")) << r.output;
+}
+
+// A CUDA kernel's toolchain is the machine's, not the device's: NVRTC's
+// version, or nvcc's release and its host compiler's, the same for every
+// GPU. What differs from one GPU to another, the architecture a build
+// targets (sm_80, sm_90), is in each trial's device name and its build's
+// hash, so a store of two GPUs holds one spec_hash with two devices' trials,
+// and select, emit and report read each device's under it, as a tune on
+// either stored them (no GPU needed: the trials are written here).
+TEST(ToolchainCli, EachCudaDeviceIsReadUnderTheMachinesOneToolchain) {
+  const auto dir = fresh_dir();
+  write_file(dir / "k.cu",
+             "extern \"C\" __global__ void twice(const float* x, float* y, int n) {\n"
+             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 2.0f * x[i];\n}\n");
+  write_file(dir / "k.yaml", R"yaml(name: k
+kernel: {source: k.cu, entry: twice, language: cuda, grid: ["ceil_div(N, BS)"], block: [BS]}
+arguments:
+  - {name: x, type: f32, size: N}
+  - {name: y, type: f32, size: N, role: out}
+  - {name: n, type: i32, value: N}
+sizes: {N: 256}
+parameters: {BS: [32, 64]}
+)yaml");
+  const Spec loaded = load_spec(dir / "k.yaml");
+  for (int device : {1, 2}) {
+    EXPECT_EQ(spec_hash(loaded, device), spec_hash(loaded, 0)) << "device " << device;
+    EXPECT_EQ(detail::kernel_compiler_identity(loaded, device), detail::kernel_compiler_identity(loaded, 0));
+  }
+  const std::string a100 = "cuda: NVIDIA A100-SXM4-40GB (sm_80, 108 SMs, 40 GiB)",
+                    h100 = "cuda: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79 GiB)";
+  {
+    Store store(dir / "out" / "tunekit.db");
+    for (const auto& [device, fastest] : {std::pair{a100, 32}, std::pair{h100, 64}})
+      for (int bs : {32, 64}) {
+        TrialRecord t;
+        // Stored as a tune on that GPU stores it: under spec_hash(spec, its index).
+        t.spec_hash = spec_hash(loaded, device == a100 ? 0 : 1);
+        t.hash_without_toolchain = spec_hash_without_toolchain(loaded);
+        t.toolchain = detail::kernel_compiler_identity(loaded, device == a100 ? 0 : 1);
+        t.kernel = "k";
+        t.device = device;
+        t.machine = R"({"device": ")" + device + R"("})";
+        t.size = {{"N", Value(256)}};
+        t.config = Config({{"BS", Value(bs)}});
+        t.samples = {Microseconds(bs == fastest ? 5.0 : 50.0), Microseconds(bs == fastest ? 5.0 : 50.0)};
+        t.stats = summarize(t.samples);
+        store.put(t);
+      }
+  }
+  const std::string spec = (dir / "k.yaml").string(), out = (dir / "out").string();
+  for (const auto& [device, fastest] : {std::pair{a100, 32}, std::pair{h100, 64}}) {
+    for (const char* command : {"select", "emit"}) {
+      const auto r = tunekit_cli({command, spec, "-o", out, "--device", device});
+      EXPECT_EQ(r.exit_code, 0) << command << " " << device << ": " << r.output;
+      EXPECT_FALSE(contains(r.output, "note: the trials")) << command << ": " << r.output;
+      EXPECT_FALSE(contains(r.output, "--toolchain")) << command << ": " << r.output;
+      const std::string answer =
+          command == std::string("select") ? r.output : tunekit::testing::read_file(dir / "out" / "k_policy.json");
+      EXPECT_TRUE(contains(answer, command == std::string("select") ? "{BS: " + std::to_string(fastest) + "}"
+                                                                    : "\"BS\": " + std::to_string(fastest)))
+          << command << " " << device << ": " << answer;
+    }
+  }
+  const auto r = tunekit_cli({"report", spec, "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "note: the trials")) << r.output;
+  const std::string page = tunekit::testing::read_file(dir / "out" / "k.html");
+  EXPECT_TRUE(contains(page, "sm_80")) << page;
+  EXPECT_TRUE(contains(page, "sm_90"));
 }
 
 // The other toolchains' trials a message names are counted as this

@@ -468,7 +468,11 @@ std::string no_toolchain_named(const Loaded& l, const std::string& chosen_by) {
 // each device's driver compiles), a tune on device 1 stored its trials
 // under device 1's: every device this machine lists has its own, and
 // --device, where this machine lists that name, reads that device's alone.
-// Elsewhere device 0's stands for every device.
+// Elsewhere device 0's stands for every device, as the toolchain is the
+// machine's: the CPU's host compiler, CUDA's NVRTC version or nvcc release.
+// What a CUDA build takes from its GPU, the architecture (sm_80, sm_90), is
+// in each trial's device name and its build's hash, not in spec_hash, so two
+// GPUs' trials are apart by device under the one toolchain.
 std::vector<OwnToolchain> own_toolchains(const Spec& spec, const std::string& device_named) {
   std::vector<std::pair<int, std::string>> devices{{0, ""}};
   const BackendInfo& backend = backend_for_language(spec.kernel.language);
