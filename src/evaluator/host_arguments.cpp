@@ -58,6 +58,14 @@ std::uint64_t memory_and_swap_bytes() {
   return (static_cast<std::uint64_t>(info.totalram) + info.totalswap) * info.mem_unit;
 }
 
+// The guard's byte at `offset` from the allocation's start: a pattern that
+// neither poison (NaN, 0xA5 bytes) nor zeros repeats.
+std::byte guard_byte(std::size_t offset) { return static_cast<std::byte>(0x5A ^ (offset * 37 & 0xFF)); }
+
+std::string role_word(Role role) {
+  return role == Role::out ? "output" : role == Role::inout ? "inout argument" : "input";
+}
+
 }  // namespace
 
 void HostArguments::FreeDeleter::operator()(void* p) const { std::free(p); }
@@ -78,6 +86,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
   const std::size_t n = args.size();
   buffers_.resize(n);
   bytes_.resize(n, 0);
+  allocated_.resize(n, 0);
   pristine_.resize(n);
   digests_.resize(n, 0);
   seed_ = seed;
@@ -96,6 +105,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
     versions_[i] = ++generated_;
     buffers_[i].reset();
     bytes_[i] = 0;
+    allocated_[i] = 0;
     pristine_[i].clear();
     scalars_[i] = 0;
     if (a.role == Role::scalar) {
@@ -108,7 +118,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
       continue;
     }
     const std::uint64_t element = size_of(a.type);
-    if (a.count > (std::numeric_limits<std::uint64_t>::max() - 63) / element)
+    if (a.count > (std::numeric_limits<std::uint64_t>::max() - 63 - 2 * kGuardBytes) / element)
       throw AllocationError(
           fmt::format("argument '{}': {} elements of {} bytes overflow 64 bits", a.name, a.count, element), true);
     const std::uint64_t bytes = a.count * element;
@@ -117,14 +127,17 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
                                         "memory and swap ({:.1f} GiB)",
                                         a.name, bytes, a.count, to_string(a.type), memory / double(1ull << 30)),
                             true);
-    // 64-byte alignment: a cache line, and what AVX-512 loads like.
-    const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
-    auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
-    if (!p)
+    // 64-byte alignment: a cache line, and what AVX-512 loads like (the
+    // front guard is 64 bytes too).
+    const std::size_t allocated = kGuardBytes + (bytes + 63) / 64 * 64 + kGuardBytes;
+    auto* base = static_cast<std::byte*>(std::aligned_alloc(64, allocated));
+    if (!base)
       throw AllocationError(fmt::format("cannot allocate {} bytes for argument '{}' ({} elements of {})", bytes, a.name,
                                         a.count, to_string(a.type)));
-    buffers_[i].reset(p);
+    buffers_[i].reset(base);
     bytes_[i] = bytes;
+    allocated_[i] = allocated;
+    std::byte* p = base + kGuardBytes;
     generate(p, a, bytes, fill_seed(i));
     if (a.role == Role::inout) pristine_[i].assign(p, p + bytes_[i]);
     if (a.role == Role::in && watch_inputs_) digests_[i] = contents_digest(p, bytes_[i]);
@@ -138,14 +151,50 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
 
 void HostArguments::reset() {
   for (std::size_t i = 0; i < args_.size(); ++i) {
-    if (starts_poisoned(args_[i].role)) poison(buffers_[i].get(), args_[i].type, args_[i].count);
-    else if (args_[i].role == Role::inout) std::memcpy(buffers_[i].get(), pristine_[i].data(), bytes_[i]);
+    if (!is_buffer(i) || !buffers_[i]) continue;
+    write_guards(i);
+    if (starts_poisoned(args_[i].role)) poison(data(i), args_[i].type, args_[i].count);
+    else if (args_[i].role == Role::inout) std::memcpy(data(i), pristine_[i].data(), bytes_[i]);
     else if (args_[i].role == Role::in && watch_inputs_ &&
-             contents_digest(buffers_[i].get(), bytes_[i]) != digests_[i]) {
-      generate(buffers_[i].get(), args_[i], bytes_[i], fill_seed(i));
+             contents_digest(static_cast<std::byte*>(data(i)), bytes_[i]) != digests_[i]) {
+      generate(data(i), args_[i], bytes_[i], fill_seed(i));
       versions_[i] = ++generated_;  // a device copy of it is stale too
     }
   }
+}
+
+void HostArguments::write_guards(std::size_t i) {
+  std::byte* base = buffers_[i].get();
+  for (std::size_t k = 0; k < kGuardBytes; ++k) base[k] = guard_byte(k);
+  for (std::size_t k = kGuardBytes + bytes_[i]; k < allocated_[i]; ++k) base[k] = guard_byte(k);
+}
+
+std::string HostArguments::damaged_guard() const {
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    if (!is_buffer(i) || !buffers_[i]) continue;
+    const std::byte* base = buffers_[i].get();
+    const std::size_t end = kGuardBytes + bytes_[i];
+    std::size_t first = allocated_[i], last = 0;
+    for (std::size_t k = 0; k < allocated_[i]; k = k + 1 == kGuardBytes ? end : k + 1)
+      if (base[k] != guard_byte(k)) {
+        first = std::min(first, k);
+        last = k;
+      }
+    if (first == allocated_[i]) continue;
+    // In elements from the buffer's start, as the kernel indexes it.
+    const auto element = [&](std::size_t k) {
+      const auto from_start = static_cast<std::int64_t>(k) - static_cast<std::int64_t>(kGuardBytes);
+      const auto size = static_cast<std::int64_t>(size_of(args_[i].type));
+      return from_start >= 0 ? from_start / size : -((-from_start + size - 1) / size);
+    };
+    const std::string where = element(first) == element(last)
+                                  ? fmt::format("element [{}] changed", element(first))
+                                  : fmt::format("elements [{}] to [{}] changed", element(first), element(last));
+    return fmt::format("wrote {} of {} '{}' ({} elements of {}): {}",
+                       first < kGuardBytes ? "before the start" : "past the end", role_word(args_[i].role),
+                       args_[i].name, args_[i].count, to_string(args_[i].type), where);
+  }
+  return {};
 }
 
 std::vector<void*> HostArguments::pointers() {
@@ -184,7 +233,7 @@ std::string HostArguments::nan_output() const {
     with_type(args_[i].type, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (is_float_storage<T>) {
-        const T* p = reinterpret_cast<const T*>(buffers_[i].get());
+        const T* p = reinterpret_cast<const T*>(buffers_[i].get() + kGuardBytes);
         for (std::uint64_t k = 0; k < args_[i].count; ++k) {
           const double v = as_double(p[k]);
           if (std::isnan(v)) {

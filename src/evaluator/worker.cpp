@@ -83,8 +83,22 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
   }
   if (auto failed = runner.load(rq)) return fail(std::move(*failed));
 
+  // A kernel that wrote outside a buffer is wrong whatever its outputs hold:
+  // the bytes it changed may be another buffer's, or the allocator's.
+  auto wrote_outside = [&](TrialResult& r, std::string prefix) {
+    std::string damage = args.damaged_guard();
+    if (damage.empty()) return false;
+    r.status = Status::wrong_result;
+    r.error = std::move(prefix) + damage;
+    r.verification = {};  // its outputs' differences, if any, are not the reason
+    r.samples.clear();    // a wrong config has no time
+    r.stats = {};
+    return true;
+  };
+
   if (rq.op == WorkerRequest::Op::reference) {
     if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
+    if (wrote_outside(result, "the reference ")) return answer;
     // A NaN is an element the reference did not write (outputs start as
     // NaN), or one no config could be checked against.
     if (std::string bad = args.nan_output(); !bad.empty()) {
@@ -103,6 +117,7 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
 
   if (!rq.reference_file.empty()) {
     if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
+    if (wrote_outside(result, "")) return answer;
     const auto t0 = std::chrono::steady_clock::now();
     result.verification = args.verify(rq.reference_file, rq.tolerance);
     result.verify = std::chrono::steady_clock::now() - t0;
@@ -118,6 +133,9 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
   result.verification = verified.verification;
   result.verify = verified.verify;
   answer.restart = runner.poisoned();
+  // A kernel may write outside a buffer on a later call only (state kept
+  // between calls), and where nothing is verified it had no checked call.
+  if (wrote_outside(result, "in its timed calls, ")) return answer;
   // The first call's outputs were right; a kernel whose result changes from
   // call to call (a race between threads, state kept between calls) is
   // wrong too. One more call after the timed ones, into outputs poisoned
@@ -129,6 +147,7 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
     args.reset();
     KernelRunner::Again called = runner.run_again(rq, args);
     if (called.failed) return fail(std::move(*called.failed));
+    if (wrote_outside(result, "on a call after its timed ones, ")) return answer;
     const auto t0 = std::chrono::steady_clock::now();
     const Verification again = called.same ? verified.verification : args.verify(rq.reference_file, rq.tolerance);
     result.verify += std::chrono::steady_clock::now() - t0;

@@ -57,6 +57,8 @@ extern "C" void kernel(const float* x, float* y, int n) {
 #elif KIND == 11
   for (int i = 0; i < n; ++i) y[i] = 2 * x[i];
   const_cast<float*>(x)[5] = 1e9f;  // right itself, then writes into its input
+#elif KIND == 12
+  for (int i = 0; i <= n; ++i) y[i] = 2 * x[i];  // one past the end: into the allocation's padding
 #endif
 }
 )";
@@ -326,6 +328,16 @@ TEST_F(CpuBackendTest, AConfigThatWritesIntoItsInputDoesNotFailTheNext) {
     TrialResult r = evaluator_->evaluate(request(build_ok(0), ref));
     EXPECT_EQ(r.status, Status::ok) << i << ": " << r.error;
   }
+}
+
+// An off-by-one write lands in the output's padding (1000 floats round up
+// to 4032 bytes): it was verified and timed as right.
+TEST_F(CpuBackendTest, AKernelThatWritesPastItsOutputIsWrong) {
+  const TrialResult r = evaluator_->evaluate(request(build_ok(12), build_ok(0)));
+  EXPECT_EQ(r.status, Status::wrong_result);
+  EXPECT_EQ(r.error, "wrote past the end of output 'y' (1000 elements of f32): element [1000] changed");
+  TrialResult next = evaluator_->evaluate(request(build_ok(0), build_ok(0)));
+  EXPECT_EQ(next.status, Status::ok) << next.error;
 }
 
 // An entry named like a function the C library exports is the kernel's own:

@@ -174,3 +174,43 @@ TEST(HostArguments, SavingOutputsCutShortLeavesNoPartBehind) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the error does not say why";
   EXPECT_TRUE(fs::is_empty(dir)) << "a part of the file was left";
 }
+
+// A kernel's write just outside a buffer (an index off by one) landed in the
+// allocation's padding or the allocator's next chunk, and the config was
+// verified and timed as right. The guard bytes around each buffer find it,
+// say where in the kernel's own indices, and are written again by reset().
+TEST(HostArguments, AWriteOutsideABufferIsFoundAndNamedByElement) {
+  // 1000 floats: the 64-byte rounding leaves 32 bytes of padding after them.
+  std::vector<ResolvedArgument> args{{"x", ElementType::f32, Role::in, 1000, Fill::random, 0, {}, {}},
+                                     {"y", ElementType::f32, Role::out, 1000, Fill::zeros, 0, {}, {}},
+                                     {"z", ElementType::f64, Role::inout, 16, Fill::zeros, 0, {}, {}}};
+  HostArguments h;
+  h.prepare(args, 1);
+  EXPECT_EQ(h.damaged_guard(), "");
+
+  auto* y = static_cast<float*>(h.data(1));
+  y[1000] = 42.0f;
+  y[1001] = 42.0f;
+  EXPECT_EQ(h.damaged_guard(),
+            "wrote past the end of output 'y' (1000 elements of f32): elements [1000] to [1001] changed");
+  h.reset();
+  EXPECT_EQ(h.damaged_guard(), "");
+
+  static_cast<double*>(h.data(2))[-1] = 1.0;
+  EXPECT_EQ(h.damaged_guard(),
+            "wrote before the start of inout argument 'z' (16 elements of f64): element [-1] changed");
+  h.reset();
+
+  // Past the padding too: a 16-double buffer fills its 128 bytes exactly.
+  static_cast<double*>(h.data(2))[16] = 1.0;
+  EXPECT_NE(h.damaged_guard().find("past the end of inout argument 'z'"), std::string::npos) << h.damaged_guard();
+  h.reset();
+  static_cast<float*>(h.data(0))[1000] = 1.0f;
+  EXPECT_NE(h.damaged_guard().find("past the end of input 'x'"), std::string::npos) << h.damaged_guard();
+  h.reset();
+  EXPECT_EQ(h.damaged_guard(), "");
+  // The buffers themselves are the kernel's to write, and stay aligned.
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(h.data(i)) % 64, 0u);
+  std::memset(h.data(1), 0, h.bytes(1));
+  EXPECT_EQ(h.damaged_guard(), "");
+}

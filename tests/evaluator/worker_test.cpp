@@ -65,3 +65,71 @@ TEST(Worker, EveryCallOfARequestIsItsOwnTrialsBusyTime) {
   const WorkerAnswer second = handle_request(runner, args, rq);
   EXPECT_DOUBLE_EQ(Microseconds(second.result.device_busy).count(), 11);  // none of the first trial's
 }
+
+namespace {
+
+// A CPU kernel that writes one element past its output's end: on its
+// `bad_call`-th call (1, the checked call; 2, a timed one; 3, the call after
+// the timed ones), and right otherwise.
+class WritesPastTheEnd final : public KernelRunner {
+ public:
+  explicit WritesPastTheEnd(int bad_call) : bad_call_(bad_call) {}
+  std::optional<TrialResult> load(const WorkerRequest&) override { return std::nullopt; }
+  std::optional<TrialResult> run_once(const WorkerRequest&, HostArguments& args, bool) override {
+    call(args);
+    return std::nullopt;
+  }
+  TrialResult time(const WorkerRequest&, HostArguments& args) override {
+    call(args);
+    TrialResult r;
+    r.samples = {Microseconds(1)};
+    r.stats = summarize(r.samples);
+    return r;
+  }
+  bool kernel_writes_host_arguments() const override { return true; }
+
+ private:
+  void call(HostArguments& args) {
+    auto* y = static_cast<float*>(args.data(0));
+    for (std::size_t k = 0; k < 10; ++k) y[k] = 1.0f;
+    if (++calls_ == bad_call_) y[10] = 1.0f;
+  }
+  int bad_call_, calls_ = 0;
+};
+
+}  // namespace
+
+TEST(Worker, AKernelThatWritesPastItsOutputIsAWrongResultThatSaysWhere) {
+  const auto dir = tunekit::testing::fresh_dir();
+  ResolvedArgument y;
+  y.name = "y";
+  y.role = Role::out;
+  y.count = 10;
+  WorkerRequest rq;
+  rq.arguments = {y};
+  rq.reference_file = (dir / "ref.bin").string();
+  {
+    WritesPastTheEnd right(0);
+    HostArguments args;
+    rq.op = WorkerRequest::Op::reference;
+    ASSERT_EQ(handle_request(right, args, rq).result.status, Status::ok);
+  }
+  rq.op = WorkerRequest::Op::trial;
+  const std::string where = "wrote past the end of output 'y' (10 elements of f32): element [10] changed";
+  const std::string when[] = {"", "in its timed calls, ", "on a call after its timed ones, "};
+  for (int bad_call = 1; bad_call <= 3; ++bad_call) {
+    WritesPastTheEnd runner(bad_call);
+    HostArguments args;
+    const WorkerAnswer a = handle_request(runner, args, rq);
+    EXPECT_EQ(a.result.status, Status::wrong_result) << "call " << bad_call;
+    EXPECT_EQ(a.result.error, when[bad_call - 1] + where);
+    EXPECT_TRUE(a.result.samples.empty());
+  }
+  // The reference's own is said as such.
+  WritesPastTheEnd wrong_reference(1);
+  HostArguments args;
+  rq.op = WorkerRequest::Op::reference;
+  const WorkerAnswer a = handle_request(wrong_reference, args, rq);
+  EXPECT_EQ(a.result.status, Status::wrong_result);
+  EXPECT_EQ(a.result.error, "the reference " + where);
+}

@@ -65,7 +65,7 @@ class HostArguments {
       if (a.role == Role::inout) return false;
     return true;
   }
-  void* data(std::size_t i) { return buffers_[i].get(); }
+  void* data(std::size_t i) { return buffers_[i] ? buffers_[i].get() + kGuardBytes : nullptr; }
   std::size_t bytes(std::size_t i) const { return bytes_[i]; }
   // The scalar's value in its type, in 8 bytes of storage.
   void* scalar(std::size_t i) { return &scalars_[i]; }
@@ -77,6 +77,15 @@ class HostArguments {
   // cannot be told from an element it did not write. An infinity can be a
   // reference's right answer (a masked score, log 0).
   std::string nan_output() const;
+  // The first buffer whose guard bytes a call changed ("wrote past the end
+  // of output 'y' (1000 elements of f32): elements [1000] to [1001]
+  // changed"), or empty. Each buffer lies between kGuardBytes of a known
+  // pattern, the padding to its allocation's end included, which reset()
+  // writes again: an index off by one wrote into that padding, or into the
+  // allocator's next chunk, and the config was verified and timed as right.
+  std::string damaged_guard() const;
+  static constexpr std::size_t kGuardBytes = 64;
+
   // Saves the outputs (after a reference run) to `file`; empty or an error.
   std::string save_outputs(const std::string& file);
   // Compares the outputs with those saved in `file`. The file's contents
@@ -95,8 +104,12 @@ class HostArguments {
   std::vector<std::uint64_t> versions_;
   std::uint64_t generated_ = 0;
   std::vector<ResolvedArgument> args_;
+  // Each allocation: kGuardBytes of guard, the buffer, then guard to a
+  // multiple of 64 bytes and kGuardBytes more (data() is past the first).
   std::vector<std::unique_ptr<std::byte, FreeDeleter>> buffers_;
   std::vector<std::size_t> bytes_;
+  std::vector<std::size_t> allocated_;
+  void write_guards(std::size_t i);
   std::vector<std::vector<std::byte>> pristine_;  // inout buffers' generated contents
   // An input's digest as generated: a config that wrote into its input (a
   // bug, or a write past its output's end) must not leave every later config
