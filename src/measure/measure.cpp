@@ -78,6 +78,10 @@ bool bimodal(const std::vector<double>& sorted) {
 // standard deviation instead, which one preempted sample on a shared machine
 // keeps above any target.
 bool noise_met(const std::vector<Microseconds>& samples, double target) {
+  // One sample has no spread: its noise of 0 says nothing of the median.
+  // Under min_samples: 1 it ended every trial at its first sample, a cold
+  // outlier included, as if measured to within the target.
+  if (samples.size() < 2) return false;
   std::vector<double> sorted;
   sorted.reserve(samples.size());
   for (auto d : samples) sorted.push_back(d.count());

@@ -95,6 +95,25 @@ TEST(CollectSamples, StopsAtMinSamplesWhenQuiet) {
   EXPECT_EQ(calls, 8);  // one warm-up call, then the samples
 }
 
+// A single sample's noise is 0, which met every target: under
+// min_samples: 1 each trial ended at its first sample, reported as known to
+// within the target, and a first sample that was an outlier was the median.
+TEST(CollectSamples, OneSampleNeverMeetsTheNoiseTarget) {
+  MeasureSettings m;
+  m.warmup = 0us;
+  m.min_samples = 1;
+  m.max_samples = 100;
+  m.max_time = 1000s;  // only the noise target ends it
+  m.target_noise = 0.02;
+  int calls = 0;
+  const auto quiet = collect_samples(m, {}, [] { return Microseconds(10.0); }).samples;
+  EXPECT_EQ(quiet.size(), 2u);
+  const auto outlier_first = collect_samples(m, {}, [&] { return Microseconds(calls++ == 1 ? 30.0 : 10.0); }).samples;
+  ASSERT_GT(outlier_first.size(), 2u);
+  EXPECT_EQ(summarize(outlier_first).median, Microseconds(10.0));
+  EXPECT_LT(outlier_first.size(), 100u);
+}
+
 TEST(CollectSamples, NoisyRunsToMaxSamples) {
   MeasureSettings m;
   m.warmup = 0us;
