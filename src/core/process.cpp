@@ -159,6 +159,16 @@ bool stopped_from_outside(pid_t root) {
   return std::any_of(all.begin(), all.end(), stopped);
 }
 
+bool stopped_by_signal(pid_t root) {
+  auto stopped = [](pid_t pid) {
+    const auto st = proc_stat(pid);
+    return st && st->state == 'T';
+  };
+  if (stopped(root)) return true;
+  const auto all = descendants(root);
+  return std::any_of(all.begin(), all.end(), stopped);
+}
+
 bool await_ended(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
   const auto until = std::chrono::steady_clock::now() + limit;
   for (;;) {
@@ -766,6 +776,12 @@ bool Child::drain_output(std::chrono::milliseconds wait) {
 
 std::optional<std::string> Child::receive(std::chrono::duration<double> timeout) {
   const auto deadline = deadline_after(Clock::now(), timeout);
+  seen_stopped_ = false;
+  // A child stopped by a signal would wait out the whole timeout; two looks
+  // in a row, so that a stop a moment long (a shell's job control in the
+  // kernel's children) is not taken for one that lasts.
+  auto next_look = Clock::now() + kStopLook;
+  int stopped_looks = 0;
   char buf[65536];
   for (;;) {
     if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
@@ -776,6 +792,14 @@ std::optional<std::string> Child::receive(std::chrono::duration<double> timeout)
     // No answer is this long: hand it over as it is, to fail as malformed.
     if (buffer_.size() > kMaxLineBytes) return std::exchange(buffer_, {});
     if (from_child_ < 0 || stop_requested() || Clock::now() >= deadline) return std::nullopt;
+    if (pid_ > 0 && Clock::now() >= next_look) {
+      next_look = Clock::now() + kStopLook;
+      stopped_looks = stopped_by_signal(pid_) ? stopped_looks + 1 : 0;
+      if (stopped_looks == 2) {
+        seen_stopped_ = true;
+        return std::nullopt;
+      }
+    }
     pollfd p[2] = {{from_child_, POLLIN, 0}, {output_, POLLIN, 0}};
     // Short slices: a stop request may come from a signal to another thread.
     int n = ::poll(p, 2, std::min(ms_until(deadline), 100));

@@ -1,5 +1,7 @@
 #include "evaluator/detail/killed_from_outside.hpp"
 
+#include <signal.h>
+
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -69,9 +71,23 @@ TrialResult measure_unless_killed_twice(const Attempt& attempt, const std::strin
     // leave no trace otherwise.
     if (again.status == Status::ok || again.status == Status::slower) {
       const std::string signal = describe_signal(killed_by);
-      again.error = fmt::format("{}{}{} killed from outside ({}); measured again on a fresh {}", again.error,
-                                again.error.empty() ? "" : ", ", what, signal.substr(0, signal.find(' ')), what);
+      again.error = fmt::format("{}{}{} {} from outside ({}); measured again on a fresh {}", again.error,
+                                again.error.empty() ? "" : ", ", what, killed_by == SIGSTOP ? "stopped" : "killed",
+                                signal.substr(0, signal.find(' ')), what);
     }
+    return again;
+  }
+  if (killed_again_by == SIGSTOP) {
+    // Stopped on a fresh worker at once, after a stop on the last: a stop
+    // the kernel makes itself (a "wait for the debugger" left in), which
+    // would otherwise be measured, and waited for, on every resume.
+    again.status = Status::crash;
+    again.fault = Fault::config;
+    again.error = fmt::format(
+        "the config stopped its {} twice in a row (SIGSTOP, or a terminal's stop signal; the second time a fresh "
+        "{}, at once): taken to be its own doing (a raise(SIGSTOP) left in to wait for a debugger); --retry-failed "
+        "measures it again",
+        what, what);
     return again;
   }
   const auto after = oom_kills();

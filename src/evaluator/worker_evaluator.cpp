@@ -102,6 +102,8 @@ std::optional<TrialResult> WorkerEvaluator::ensure_worker() {
     r.status = Status::crash;
     r.fault = Fault::environment;
     if (why) r.error = "the worker sent " + *why;
+    else if (worker_.seen_stopped())
+      r.error = "the worker stopped (SIGSTOP, or a terminal's stop signal) before it was ready";
     else if (!worker_.closed()) r.error = fmt::format("the worker did not start within {:.3g} s", kStartLimit.count());
     else r.error = "the worker exited before it started: " + worker_.reap();
     if (std::string log = worker_.output(); !log.empty()) r.error += "\n" + log;
@@ -200,6 +202,17 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit,
       r.status = Status::crash;
       r.fault = Fault::environment;
       r.error = "two workers in a row ended before they read the request";
+      worker_.kill();
+    } else if (worker_.seen_stopped()) {
+      // A stop lasts until a SIGCONT, so the rest of the timeout would be
+      // waited out on every run. Whose stop it was cannot be told from here
+      // (a kernel's raise(SIGSTOP) and a user's kill -STOP look alike): as
+      // a kill from outside, it is measured again at once on a fresh
+      // worker, and a stop there too is the config's own.
+      r.status = Status::crash;
+      r.fault = Fault::environment;
+      killed_by_ = SIGSTOP;
+      r.error = "worker stopped (SIGSTOP, or a terminal's stop signal) before it answered; worker ended";
       worker_.kill();
     } else if (!worker_.closed()) {
       r.status = Status::timeout;

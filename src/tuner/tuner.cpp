@@ -1,5 +1,7 @@
 #include "tunekit/tuner.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -1095,8 +1097,9 @@ class Run {
     const std::string signal = detail::describe_signal(res.killed_from_outside_by);
     // A command kernel's program runs a process a run, in no worker.
     const std::string what = report_.application ? "its program's run was killed from outside ({}); run again"
-                                                 : "its worker was killed from outside ({}); measured again on a "
-                                                   "fresh worker";
+                             : res.killed_from_outside_by == SIGSTOP
+                                 ? "its worker was stopped from outside ({}); measured again on a fresh worker"
+                                 : "its worker was killed from outside ({}); measured again on a fresh worker";
     warn(fmt::format("{}{} ({}): {}", at_size(t.size, ": "), t.config.str(), measuring,
                      fmt::format(fmt::runtime(what), signal.substr(0, signal.find(' ')))));
   }

@@ -140,6 +140,49 @@ TEST(WorkerEvaluator, AStoppedWorkersTimeoutIsTheEnvironments) {
   EXPECT_NE(r.error.find("stopped from outside"), std::string::npos) << r.error;
 }
 
+// A worker seen stopped is not waited for to its timeout: a stop lasts until
+// a SIGCONT, which nothing sends. Once is taken for a stop from outside and
+// measured again at once on a fresh worker; stopped there too, it is the
+// config's own doing (a raise(SIGSTOP) left in a kernel), not measured again,
+// and waited for again, on every resume.
+TEST(WorkerEvaluator, AWorkerThatStopsItselfTwiceInARowIsTheConfigsFailure) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  auto e = WorkerEvaluator::with_command(dir / "work", answering_worker(dir, "  kill -STOP $$"), 0);
+  const TrialResult r = e->evaluate(request(Seconds(600)));
+  EXPECT_EQ(r.status, Status::crash);
+  EXPECT_EQ(r.fault, Fault::config);
+  EXPECT_EQ(r.error.rfind("the config stopped its worker twice in a row (SIGSTOP", 0), 0u) << r.error;
+  EXPECT_NE(r.error.find("taken to be its own doing (a raise(SIGSTOP) left in"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("--retry-failed measures it again"), std::string::npos) << r.error;
+  std::ifstream pids(dir / "pids");
+  int count = 0;
+  for (int pid; pids >> pid;) ++count;
+  EXPECT_EQ(count, 2);
+}
+
+// Stopped before it is ready: said so, not as a start that took too long.
+TEST(WorkerEvaluator, AWorkerStoppedBeforeItIsReadyIsSaidSo) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "stops.sh", "kill -STOP $$\n");
+  auto e = WorkerEvaluator::with_command(dir / "work", {"/bin/bash", (dir / "stops.sh").string()}, 0);
+  const TrialResult r = e->evaluate(request(Seconds(60)));
+  EXPECT_EQ(r.status, Status::crash);
+  EXPECT_EQ(r.fault, Fault::environment);
+  EXPECT_EQ(r.error, "the worker stopped (SIGSTOP, or a terminal's stop signal) before it was ready") << r.error;
+}
+
+TEST(WorkerEvaluator, AWorkerStoppedOnceIsMeasuredAgainOnAFreshOne) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  const std::string mark = (dir / "stop-once").string();
+  tunekit::testing::write_file(mark, "");
+  auto e = WorkerEvaluator::with_command(
+      dir / "work", answering_worker(dir, "  if [ -e '" + mark + "' ]; then rm '" + mark + "'; kill -STOP $$; fi"), 0);
+  const TrialResult r = e->evaluate(request(Seconds(600)));
+  EXPECT_EQ(r.status, Status::ok) << r.error;
+  EXPECT_EQ(r.killed_from_outside_by, SIGSTOP);
+  EXPECT_EQ(r.error, "worker stopped from outside (SIGSTOP); measured again on a fresh worker");
+}
+
 // A hung config is still the config's timeout: the message names the setting
 // to change, and says how much of it the warm-up and max_time take when that
 // is half or more (a slow config then reads apart from a hung one).

@@ -107,6 +107,10 @@ inline constexpr std::chrono::seconds kEndGrace{5};
 // True when `root` or a process descended from it is stopped (SIGSTOP, a
 // debugger): it cannot have run to its end however long it was given.
 bool stopped_from_outside(pid_t root);
+// True when `root` or a process descended from it is stopped by a signal
+// (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU), not held by a debugger: nothing but
+// a SIGCONT lets it go on.
+bool stopped_by_signal(pid_t root);
 
 // A long-lived child talking over two private pipes: requests go to the
 // descriptor named by $TUNEKIT_REQUEST_FD, answers come back on
@@ -141,9 +145,14 @@ class Child {
   // Sends one line (a newline is appended). False if the child is gone.
   bool send(const std::string& line);
   // Waits up to `timeout` for one line, draining the child's output
-  // meanwhile. nullopt on timeout, on EOF (closed() tells which) and when
-  // stop_requested().
+  // meanwhile. nullopt on timeout, on EOF (closed() tells which), when
+  // stop_requested(), and when the child (or a descendant) is seen stopped
+  // by a signal at two looks kStopLook apart (seen_stopped() tells).
   std::optional<std::string> receive(std::chrono::duration<double> timeout);
+  bool seen_stopped() const { return seen_stopped_; }
+  // How often receive() looks for a stopped child: each look reads /proc
+  // whole, which a trial's measurement should not pay for often.
+  static constexpr std::chrono::milliseconds kStopLook{500};
   // Kills (SIGKILL, the whole process group) and reaps.
   void kill();
   // Reaps an exited child; returns its terminating signal or exit code text.
@@ -176,6 +185,7 @@ class Child {
   std::size_t logged_ = 0;   // this request's output written to the log
   std::size_t dropped_ = 0;  // and not written
   int last_signal_ = 0;
+  bool seen_stopped_ = false;  // the last receive() ended on a stopped child
 };
 
 }  // namespace tunekit::detail
