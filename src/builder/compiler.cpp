@@ -240,12 +240,33 @@ Fault build_fault(const std::string& log, int signal) {
   return machine_trouble_line(log).empty() ? Fault::config : Fault::environment;
 }
 
+namespace {
+
+bool failed_silently(const ProcessResult& p) {
+  return !p.interrupted && !p.timed_out && p.signal == 0 && p.exit_code != 0 &&
+         p.output.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
 bool run_compiler(const std::vector<std::string>& argv, const std::string& tool, Seconds limit, BuildResult& r,
                   int* exit_code, const std::filesystem::path& cwd) {
   if (exit_code) *exit_code = -1;
   ProcessResult p;
+  bool silent_twice = false;
   try {
     p = run_process(argv, limit, cwd);
+    // A compiler never fails without a diagnostic; one that did met
+    // something of the machine's (a wrapper's lost lock, a file it could
+    // not read for a moment), which stored as the config's would be reused
+    // on every resume. Silent again at once, it is the config's: a build
+    // script may reject a config without a word on purpose.
+    if (failed_silently(p)) {
+      const auto first = p.wall;
+      p = run_process(argv, limit, cwd);
+      p.wall += first;
+      silent_twice = failed_silently(p);
+    }
   } catch (const std::exception& e) {
     r.status = Status::compile_error;
     r.fault = Fault::environment;
@@ -261,7 +282,10 @@ bool run_compiler(const std::vector<std::string>& argv, const std::string& tool,
   if (p.timed_out)
     r.log = fmt::format("{} timed out after {:g} s (kernel.build_timeout)\n", tool, limit.count()) + r.log;
   else if (p.signal) r.log = tool + " killed by " + describe_signal(p.signal) + "\n" + r.log;
-  else if (r.log.find_first_not_of(" \t\r\n") == std::string::npos)  // else the failure would have no reason
+  else if (silent_twice)  // else the failure would have no reason
+    r.log = tool + " exited with code " + std::to_string(p.exit_code) +
+            " and printed nothing, twice in a row (run again at once): taken to reject the config";
+  else if (r.log.find_first_not_of(" \t\r\n") == std::string::npos)
     r.log = tool + " exited with code " + std::to_string(p.exit_code) + " and printed nothing";
   return false;
 }

@@ -276,11 +276,40 @@ TEST(BuildFault, TheSourcesOwnWordsAreTheConfigs) {
             Fault::environment);
 }
 
+// Silent every time: run twice, then the config's (a build script may
+// reject a config without a word).
 TEST(RunCompiler, ACompilerThatFailsSilentlyLeavesItsExitCode) {
   BuildResult r;
   EXPECT_FALSE(tunekit::detail::run_compiler({"false"}, "the compiler", kDefaultBuildTimeout, r));
   EXPECT_EQ(r.status, Status::compile_error);
-  EXPECT_EQ(r.log, "the compiler exited with code 1 and printed nothing");
+  EXPECT_EQ(r.fault, Fault::config);
+  EXPECT_EQ(r.log,
+            "the compiler exited with code 1 and printed nothing, twice in a row (run again at once): taken to "
+            "reject the config");
+}
+
+// A compiler never fails without a diagnostic: a silent failure once is run
+// again at once, and a build that then succeeds is no compile_error stored
+// against the config and reused on every resume.
+TEST(RunCompiler, ACompilerThatFailsSilentlyOnceIsRunAgain) {
+  const fs::path dir = tunekit::testing::fresh_dir();
+  const fs::path mark = dir / "fail-once";
+  tunekit::testing::write_file(mark, "");
+  BuildResult r;
+  EXPECT_TRUE(tunekit::detail::run_compiler(
+      {"sh", "-c", "if [ -e '" + mark.string() + "' ]; then rm '" + mark.string() + "'; exit 1; fi; exit 0"},
+      "the compiler", kDefaultBuildTimeout, r))
+      << r.log;
+  EXPECT_FALSE(fs::exists(mark));
+
+  // One that says why it failed is not run again.
+  const fs::path count = dir / "runs";
+  r = {};
+  EXPECT_FALSE(tunekit::detail::run_compiler(
+      {"sh", "-c", "echo run >> '" + count.string() + "'; echo 'k.cpp:1:1: error: nope'; exit 1"}, "the compiler",
+      kDefaultBuildTimeout, r));
+  EXPECT_EQ(tunekit::testing::read_file(count), "run\n");
+  EXPECT_EQ(r.fault, Fault::config);
 }
 
 // The limit is the build's (kernel.build_timeout), not a fixed 5 minutes: a
