@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
@@ -957,6 +958,15 @@ TEST(ReliabilityCli, AStoreOutgrowingTheFileSizeLimitStopsTheRunAndSaysSo) {
   ASSERT_FALSE(kept.empty());
   EXPECT_LT(kept.size(), 40u);
   for (const auto& t : kept) EXPECT_EQ(t.status, Status::ok) << t.config.str() << ": " << t.error;
+  // The trials measured are on the console, as a run that ends well prints
+  // them, and the count kept comes before the error.
+  EXPECT_TRUE(contains(output, "No.1: ")) << output;
+  EXPECT_TRUE(contains(output, "No." + std::to_string(kept.size()) + ": ")) << output;
+  EXPECT_FALSE(contains(output, "No." + std::to_string(kept.size() + 1) + ": ")) << output;
+  const std::string stored = fmt::format("the run ended on the error below after storing {} trial{} (above) in ",
+                                         kept.size(), kept.size() == 1 ? "" : "s");
+  EXPECT_TRUE(contains(output, stored)) << output;
+  EXPECT_LT(output.find(stored), output.find("error: results store")) << output;
   auto resumed = tunekit_cli({"tune", spec, "-o", out, "--no-progress", "--confirm", "off"});
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, std::to_string(kept.size()) + " resumed from the store")) << resumed.output;

@@ -26,12 +26,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/detail/text.hpp"
 #include "distribute/detail/job.hpp"
 #include "flags.hpp"
 #include "progress.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/distribute.hpp"
 #include "tunekit/output.hpp"
+#include "tunekit/report.hpp"
 #include "tunekit/spec.hpp"
 #include "tunekit/stop.hpp"
 #include "tunekit/store.hpp"
@@ -426,6 +428,48 @@ std::optional<int> settle(MpiJob& job, int status, const std::function<void()>& 
   return end->status;
 }
 
+fs::path db_of(const Spec& spec, const TuneArgs& t) {
+  return spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
+}
+
+// The trials a run stored, each once (a trial confirmed is stored again), in
+// the order they were first stored.
+class StoredSoFar {
+ public:
+  void add(const TrialRecord& trial) {
+    const std::string key = detail::shown_bindings(trial.size) + " " + trial.config.str();
+    const auto [at, fresh] = index_.emplace(key, trials_.size());
+    if (fresh) trials_.push_back(trial);
+    else trials_[at->second] = trial;
+  }
+
+  // Prints the trials' console lines (stdout), then how many the store
+  // keeps (stderr), before the error that ended the run is said.
+  void say(const Spec& spec, const fs::path& db) const {
+    if (trials_.empty()) return;
+    std::vector<Bindings> sizes;
+    for (const auto& t : trials_)
+      if (std::find(sizes.begin(), sizes.end(), t.size) == sizes.end()) sizes.push_back(t.size);
+    const TrialColumns columns{spec.metrics, spec.measure.target_noise};
+    for (const auto& size : sizes) {
+      if (sizes.size() > 1 || !size.empty()) fmt::print("size {}\n", detail::shown_bindings(size));
+      std::size_t number = 0;
+      for (const auto& t : trials_)
+        if (t.size == size) fmt::print("{}\n", format_trial_line(++number, t, columns));
+    }
+    std::fflush(stdout);
+    fmt::print(stderr,
+               "the run ended on the error below after storing {} trial{} (above) in {}: {} kept, and the "
+               "same command resumes from {}\n",
+               trials_.size(), trials_.size() == 1 ? "" : "s", db.string(), trials_.size() == 1 ? "it is" : "they are",
+               trials_.size() == 1 ? "it" : "them");
+  }
+
+ private:
+  std::vector<TrialRecord> trials_;
+  std::map<std::string, std::size_t> index_;
+};
+
 int run_tune(const TuneArgs& t) {
   // Under mpirun every rank reads the same flags and spec; rank 0 keeps the
   // store and writes the outputs (distribute.hpp).
@@ -473,7 +517,7 @@ int run_tune(const TuneArgs& t) {
     }
     // Before a week of tuning, not after: no explicit output may replace the
     // store, the spec or the kernel's source.
-    const fs::path db = spec.output.db.empty() ? fs::path(t.out_dir) / "tunekit.db" : spec.output.db;
+    const fs::path db = db_of(spec, t);
     if (check_store_path(db, !t.db.empty() ? "--db" : !spec.output.db.empty() ? spec.file.string() : "--out-dir"))
       options.store_checked = db;
     kept = kept_inputs(spec, db);
@@ -507,12 +551,20 @@ int run_tune(const TuneArgs& t) {
   if (!t.no_progress && lead) progress = [&](const ProgressEvent& e) { bar.update(e); };
   StopOnSignals signals;
   TuneReport report;
+  // What this run stored, for a run an error ends before its report (the
+  // store's disk filled): the trials measured stay on the console too.
+  StoredSoFar stored;
+  if (!job) options.on_stored = [&](const TrialRecord& trial, bool) { stored.add(trial); };
   try {
     report = job ? job->tune(spec, options, progress) : tune(spec, options, progress);
   } catch (const std::exception& e) {
     // Stopped before any result to report (while the space was counted):
     // a stop, not an error.
-    if (!signals.signal()) throw;
+    if (!signals.signal()) {
+      bar.finish();
+      stored.say(spec, db_of(spec, t));
+      throw;
+    }
     bar.finish();
     fmt::print(stderr, "\nstopped by {} ({}); {}\n", strsignal(signals.signal()), e.what(), how_to_resume(t));
     return 128 + signals.signal();
