@@ -173,11 +173,10 @@ void write_outputs(TuneReport& report, const std::vector<PlannedOutput>& outputs
   for (const auto& o : outputs)
     if (!o.writer->writes_file) write_output(*o.writer, report, o.file, console);
   if (failed.size() == 1) std::rethrow_exception(failed.front());
-  // One error, as the caller prints one: its lines past the first would
-  // not read as errors of their own.
-  if (!failed.empty())
-    throw std::runtime_error(
-        fmt::format("{} files could not be written:\n  {}", failed.size(), fmt::join(why, "\n  ")));
+  // One exception, which the caller prints as one "error: " line: the
+  // lines past the first carry their own, so that each reads as the error
+  // it is (a log's grep for "error:" finds every file).
+  if (!failed.empty()) throw std::runtime_error(fmt::format("{}", fmt::join(why, "\nerror: ")));
 }
 
 std::optional<std::string> unsafe_output(const fs::path& file) {

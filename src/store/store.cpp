@@ -26,6 +26,7 @@
 
 #include "store/detail/json_value.hpp"
 #include "store/detail/whole_file_check.hpp"
+#include "store/detail/write_ahead_log.hpp"
 #include "tunekit/stop.hpp"
 
 namespace tunekit {
@@ -653,6 +654,34 @@ void Store::open_read_only(WholeFileCheck check) {
 
 Store::~Store() {
   if (db_) sqlite3_close_v2(db_);
+}
+
+std::optional<std::string> detail::fold_write_ahead_log(const std::filesystem::path& db) {
+  const std::filesystem::path wal = db.string() + "-wal";
+  std::error_code error;
+  if (!std::filesystem::exists(wal, error)) return std::nullopt;
+  sqlite3* h = nullptr;
+  std::string reason;
+  int busy = 0;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    reason = h ? sqlite3_errmsg(h) : "out of memory";
+  } else {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      busy = sqlite3_column_int(st, 0);
+    else if (const int code = sqlite3_errcode(h) & 0xff; code == SQLITE_BUSY || code == SQLITE_LOCKED) busy = 1;
+    else reason = sqlite3_errmsg(h);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close_v2(h);
+  if (reason.empty() || busy) return std::nullopt;
+  const std::string name = db.filename().string();
+  return fmt::format(
+      "the results store {0} could not take in its write-ahead log as the run ended ({1}): the trials are kept, "
+      "but the latest are in {2}-wal beside {2} alone until a run that can write there folds them in; move or copy "
+      "{2} and {2}-wal together (a copy of {2} alone lacks them)",
+      db.string(), reason, name);
 }
 
 std::optional<TrialRecord> Store::find(const std::string& spec_hash, const std::string& device, const Bindings& size,

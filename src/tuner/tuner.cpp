@@ -29,6 +29,7 @@
 #include "core/detail/process.hpp"
 #include "core/detail/text.hpp"
 #include "store/detail/kernel_claim.hpp"
+#include "store/detail/write_ahead_log.hpp"
 #include "tuner/detail/failure_reuse.hpp"
 #include "tunekit/annotation.hpp"
 #include "tunekit/backend.hpp"
@@ -450,6 +451,7 @@ class Run {
     }
     report_.interrupted = stop_requested();
     if (auto w = noise_warning(report_)) report_.warnings.push_back(*w);
+    if (auto w = detail::fold_write_ahead_log(report_.db)) warn(*w);
     report_.wall = Clock::now() - start_;
     return report_;
   }

@@ -1,7 +1,9 @@
 #include "tunekit/store.hpp"
 
 #include <pwd.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/detail/write_ahead_log.hpp"
 #include "support/cli.hpp"
 
 namespace fs = std::filesystem;
@@ -1239,6 +1242,67 @@ TEST(Store, ADatabaseOfSomethingElseIsRefusedUnchanged) {
         << e.what();
   }
   EXPECT_TRUE(Store(empty).all().empty());
+}
+
+// A store whose write-ahead log cannot be folded into its file as a run
+// ends (a full disk; here a file-size limit the file has passed) says where
+// the trials are and to move or copy the two files together: SQLite's own
+// fold as the last connection closes fails without a word, and a copy of
+// the file alone lacks them.
+TEST(Store, AWriteAheadLogThatCannotBeFoldedInIsSaid) {
+  TempDir dir;
+  const fs::path db = dir.path() / "t.db";
+  {
+    Store s(db);
+    for (int i = 0; i < 40; ++i) {
+      TrialRecord r = sample_record();
+      r.config = Config({{"BM", Value(i)}});
+      r.error = std::string(4000, 'x');
+      s.put(r);
+    }
+  }
+  ASSERT_GT(fs::file_size(db), 128u * 1024);
+  Store open(db);
+  TrialRecord r = sample_record();
+  r.config = Config({{"BM", Value(1000)}});
+  r.error = std::string(8000, 'y');  // pages past the file's end, where the limit below forbids writing
+  open.put(r);
+  ASSERT_GT(fs::file_size(db.string() + "-wal"), 0u);
+
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{64 * 1024, 64 * 1024};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    const auto said = detail::fold_write_ahead_log(db);
+    const std::string text = said ? *said : "(nothing said)";
+    (void)!::write(fds[1], text.data(), text.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string said;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) said.append(buffer, n);
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(
+      said.rfind("the results store " + db.string() + " could not take in its write-ahead log as the run ended (", 0),
+      0u)
+      << said;
+  EXPECT_NE(said.find("the latest are in t.db-wal beside t.db alone until a run that can write there folds them in; "
+                      "move or copy t.db and t.db-wal together (a copy of t.db alone lacks them)"),
+            std::string::npos)
+      << said;
+
+  // With room, it is folded in, and nothing is said.
+  EXPECT_EQ(detail::fold_write_ahead_log(db), std::nullopt);
+  EXPECT_EQ(fs::file_size(db.string() + "-wal"), 0u);
+  EXPECT_EQ(Store(db, Store::Access::read_only).all().size(), 41u);
 }
 
 // Two tuners started at once on a fresh output folder (docs/reliability.md:
