@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "tunekit/error.hpp"
 #include "tunekit/stop.hpp"
 
 extern char** environ;
@@ -157,6 +158,21 @@ bool stopped_from_outside(pid_t root) {
   if (stopped(root)) return true;
   const auto all = descendants(root);
   return std::any_of(all.begin(), all.end(), stopped);
+}
+
+std::filesystem::path temp_folder() {
+  const char* given = std::getenv("TMPDIR");
+  if (!given || !*given) return "/tmp";
+  std::error_code error;
+  const auto status = std::filesystem::status(given, error);
+  if (std::filesystem::is_directory(status)) return given;
+  const std::string why = status.type() == std::filesystem::file_type::not_found ? "no such folder"
+                          : std::filesystem::exists(status)                      ? "it is not a folder"
+                                                                                 : error.message();
+  throw InputError(SourceLocation{"$TMPDIR", 0, 0},
+                   fmt::format("'{}' ({}): expected the folder for temporary files; point TMPDIR at one, or unset "
+                               "it for /tmp",
+                               given, why));
 }
 
 bool stopped_by_signal(pid_t root) {

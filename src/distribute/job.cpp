@@ -18,6 +18,7 @@
 
 #include "builder/detail/compiler.hpp"
 #include "core/detail/hash.hpp"
+#include "core/detail/process.hpp"
 #include "distribute/detail/job.hpp"
 #include "store/detail/json_value.hpp"
 #include "store/detail/kernel_claim.hpp"
@@ -167,8 +168,9 @@ void serve(Link& link, const Spec& spec, const TuneOptions& options) {
   try {
     const TuningTarget& target = rig.emplace(spec, mine).target();
     mine.rig = &*rig;
-    remove_orphaned_scratch(fs::temp_directory_path(), host);
-    scratch = scratch_folder(fs::temp_directory_path(), host, ::getpid(), rank);
+    const fs::path temp = detail::temp_folder();
+    remove_orphaned_scratch(temp, host);
+    scratch = scratch_folder(temp, host, ::getpid(), rank);
     fs::create_directories(scratch);
     send(Message::Kind::hello, {{"host", host},
                                 {"device", target.machine.device},

@@ -917,6 +917,26 @@ TEST(ReliabilityCli, AHugeSpaceWithASmallBudgetStaysSmall) {
 // stops with a message naming the limit and how to resume, exit 2, and
 // blames no config: SIGXFSZ ended it without a word. The limit is set in a
 // child of the test's own, which then runs the tunekit executable.
+// A $TMPDIR that names no folder is said as the setting it is, with what it
+// should be (std::filesystem::temp_directory_path's "filesystem error:
+// temp_directory_path: Not a directory" named neither).
+TEST(ReliabilityCli, ATmpdirThatIsNoFolderIsNamed) {
+  const auto dir = fresh_dir();
+  const std::string spec = write_spec(dir);
+  write_file(dir / "a-file", "");
+  auto r = tunekit::detail::run_process(
+      {"env", "TMPDIR=" + (dir / "a-file").string(), tunekit_exe().string(), "space", spec}, std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "error: $TMPDIR: '" + (dir / "a-file").string() +
+                                     "' (it is not a folder): expected the folder for temporary files; point TMPDIR "
+                                     "at one, or unset it for /tmp"))
+      << r.output;
+  r = tunekit::detail::run_process({"env", "TMPDIR=" + (dir / "gone").string(), tunekit_exe().string(), "space", spec},
+                                   std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "error: $TMPDIR: '" + (dir / "gone").string() + "' (no such folder)")) << r.output;
+}
+
 TEST(ReliabilityCli, AStoreOutgrowingTheFileSizeLimitStopsTheRunAndSaysSo) {
   const auto dir = fresh_dir();
   const std::string spec = write_spec(dir, "{KIND: \"0:39:1\"}");

@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "builder/detail/headers.hpp"
+#include "core/detail/process.hpp"
 #include "tunekit/backend.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/names.hpp"
@@ -249,9 +250,7 @@ int device_index(const Spec& spec, std::optional<std::uint64_t> flag) {
 }
 
 Bindings this_machines_properties(const std::string& language) {
-  return make_backend(language, {std::filesystem::temp_directory_path() / "tunekit-space", false})
-      ->machine()
-      .properties;
+  return make_backend(language, {detail::temp_folder() / "tunekit-space", false})->machine().properties;
 }
 
 void check_property_types(const Bindings& given, const std::string& language, const std::string& file) {

@@ -88,6 +88,8 @@ Loaded load(const SpaceArgs& a) {
   } else if (!language.empty()) {
     try {
       constants = this_machines_properties(language);
+    } catch (const InputError&) {
+      throw;  // the machine's setup ($TMPDIR), which --properties does not mend
     } catch (const std::runtime_error& e) {
       throw InputError(SourceLocation{a.file, 0, 0},
                        std::string(e.what()) +

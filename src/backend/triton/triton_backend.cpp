@@ -197,7 +197,7 @@ std::vector<std::string> check_spec(const Spec& spec) {
           {"entry", spec.reference.entry}};
   }
   detail::ProcessResult r;
-  const fs::path request = fs::temp_directory_path() / fmt::format("tunekit-inspect-{}.json", ::getpid());
+  const fs::path request = detail::temp_folder() / fmt::format("tunekit-inspect-{}.json", ::getpid());
   { std::ofstream(request) << rq.dump(); }
   try {
     auto argv = python_command(py, {"inspect"});

@@ -104,6 +104,12 @@ bool await_ended(const std::vector<pid_t>& pids, std::chrono::milliseconds limit
 // driver's call), which no wait ends.
 inline constexpr std::chrono::seconds kEndGrace{5};
 
+// The folder for temporary files: $TMPDIR, else /tmp. Where $TMPDIR names
+// no folder, an InputError that names it and says what it should be
+// (std::filesystem::temp_directory_path throws a filesystem_error that names
+// neither the variable nor a way out).
+std::filesystem::path temp_folder();
+
 // True when `root` or a process descended from it is stopped (SIGSTOP, a
 // debugger): it cannot have run to its end however long it was given.
 bool stopped_from_outside(pid_t root);
