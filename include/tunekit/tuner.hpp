@@ -92,6 +92,7 @@ struct StoppedPartWay {
   Cause cause = Cause::stop_requested;
   std::size_t measured = 0;            // configs with a trial at the size
   std::optional<std::uint64_t> valid;  // configs the space allows there (unknown for a space too large to index)
+  std::size_t resumed = 0;             // of `measured`, those an earlier run measured (resumed from the store)
 };
 
 struct SizeReport {

@@ -48,16 +48,23 @@ ojson stopped_part_way_to_json(const std::optional<StoppedPartWay>& part) {
   if (!part) return nullptr;
   return {{"time_budget", part->cause == StoppedPartWay::Cause::time_budget},
           {"measured", part->measured},
+          {"resumed", part->resumed},
           {"valid", part->valid ? ojson(*part->valid) : ojson(nullptr)}};
 }
 
-std::optional<StoppedPartWay> stopped_part_way_from_json(const ojson& j) {
-  if (j.is_null()) return std::nullopt;
+// A note on the best, newer than the rest of a size's report: a rank of a
+// tunekit from before it (or before "resumed") sends none, and its absence
+// costs the note, not the rank's trials.
+std::optional<StoppedPartWay> stopped_part_way_from_json(const ojson& size) {
+  const auto it = size.find("stopped_part_way");
+  if (it == size.end() || it->is_null()) return std::nullopt;
+  const ojson& j = *it;
   StoppedPartWay part;
   part.cause =
-      j.at("time_budget").get<bool>() ? StoppedPartWay::Cause::time_budget : StoppedPartWay::Cause::stop_requested;
-  part.measured = j.at("measured").get<std::size_t>();
-  if (!j.at("valid").is_null()) part.valid = j.at("valid").get<std::uint64_t>();
+      j.value("time_budget", false) ? StoppedPartWay::Cause::time_budget : StoppedPartWay::Cause::stop_requested;
+  part.measured = j.value("measured", std::size_t{0});
+  part.resumed = j.value("resumed", std::size_t{0});
+  if (j.contains("valid") && !j.at("valid").is_null()) part.valid = j.at("valid").get<std::uint64_t>();
   return part;
 }
 
@@ -187,7 +194,7 @@ SizeReport size_report_from_json(const ojson& j) {
   s.commands = j.at("commands").get<std::vector<std::vector<std::string>>>();
   s.confirmed = j.at("confirmed").get<std::vector<std::size_t>>();
   s.strategy = j.at("strategy").get<std::string>();
-  s.stopped_part_way = stopped_part_way_from_json(j.at("stopped_part_way"));
+  s.stopped_part_way = stopped_part_way_from_json(j);
   return s;
 }
 

@@ -428,9 +428,15 @@ std::string trial_numbers(const SizeReport& s, std::string_view origin) {
 }  // namespace
 
 std::string stopped_part_way_text(const StoppedPartWay& part) {
+  // Trials a resume served are of the configs the best is chosen from, but
+  // were not measured by the run that was stopped: said apart.
+  const std::string resumed = part.resumed == 0 ? ""
+                              : part.resumed == part.measured
+                                  ? fmt::format(", {} by an earlier run", part.measured == 1 ? "it" : "all")
+                                  : fmt::format(", {} of them by an earlier run", part.resumed);
   return fmt::format(
-      "the {} config{} measured before {} ({})", part.measured, part.measured == 1 ? "" : "s",
-      part.cause == StoppedPartWay::Cause::time_budget ? "the time budget ran out" : "the run was stopped",
+      "the {} config{} measured before {}{} ({})", part.measured, part.measured == 1 ? "" : "s",
+      part.cause == StoppedPartWay::Cause::time_budget ? "the time budget ran out" : "the run was stopped", resumed,
       part.valid ? fmt::format("of {} valid at this size", *part.valid) : std::string("part of the valid configs"));
 }
 
@@ -695,6 +701,7 @@ std::string format_json(const TuneReport& report) {
       sj["stopped_part_way"] = {
           {"cause", part->cause == StoppedPartWay::Cause::time_budget ? "time_budget" : "stop_requested"},
           {"configs_measured", part->measured},
+          {"configs_resumed", part->resumed},
           {"valid_configs", part->valid ? ojson(*part->valid) : ojson(nullptr)},
           {"text", stopped_part_way_text(*part)}};
     else sj["stopped_part_way"] = nullptr;

@@ -1396,6 +1396,9 @@ class Run {
     for (const TrialRecord& t : sr.trials)
       if (t.status != Status::invalid && !is_base_trial(t)) measured.insert(t.config.key());
     part.measured = measured.size();
+    const std::string size = size_key(p.size) + " ";
+    part.resumed = std::count_if(measured.begin(), measured.end(),
+                                 [&](const std::string& config) { return resumed_.count(size + config) > 0; });
     if (!spec_.configs.empty()) {
       part.valid = std::count_if(spec_.configs.begin(), spec_.configs.end(),
                                  [&](const Config& c) { return p.space->contains(c); });
@@ -1807,6 +1810,7 @@ class Run {
             // their rows, whose label is whoever stored last: this run's
             // report names them as this spec.
             old->kernel = report_.kernel;
+            resumed_.insert(size_key(p.size) + " " + c.key());
             b.ready[i] = std::move(*old);
             ++report_.resumed;
             continue;
@@ -2087,6 +2091,7 @@ class Run {
   // Trials measured in a row that failed for the machine's reason; a run
   // ends at kMachineFailuresInARow (stop_if_the_machine_keeps_failing).
   std::size_t machine_failures_in_a_row_ = 0;
+  std::set<std::string> resumed_;  // "SIZE CONFIG" (size_key, Config::key) of the trials resumed from the store
   static constexpr std::size_t kMachineFailuresInARow = 10;
   bool told_out_of_time_ = false;         // the time budget ran out (said once, at the size where it did)
   std::mutex build_time_mutex_;

@@ -119,7 +119,7 @@ TEST(Wire, ASizeReportCrossesWhole) {
   s.commands = {{"./app", "--bm", "64"}, {}};
   s.confirmed = {1, 0};
   s.strategy = "auto: bayes";  // the console's and the JSON's search line
-  s.stopped_part_way = StoppedPartWay{StoppedPartWay::Cause::time_budget, 2, 180};  // a rank's --max-time ran out
+  s.stopped_part_way = StoppedPartWay{StoppedPartWay::Cause::time_budget, 2, 180, 1};  // a rank's --max-time ran out
   const SizeReport back =
       detail::size_report_from_json(nlohmann::ordered_json::parse(detail::size_report_to_json(s).dump()));
   EXPECT_EQ(size_key(back.size), size_key(s.size));
@@ -135,6 +135,13 @@ TEST(Wire, ASizeReportCrossesWhole) {
   EXPECT_EQ(back.stopped_part_way->cause, StoppedPartWay::Cause::time_budget);
   EXPECT_EQ(back.stopped_part_way->measured, 2u);
   EXPECT_EQ(back.stopped_part_way->valid, 180u);
+  EXPECT_EQ(back.stopped_part_way->resumed, 1u);
+
+  // A rank of a tunekit before the note sends none: its size reads as one
+  // not stopped part way, not as an error that ends the job.
+  auto without = detail::size_report_to_json(s);
+  without.erase("stopped_part_way");
+  EXPECT_FALSE(detail::size_report_from_json(without).stopped_part_way);
 
   SizeReport empty;  // a size with no valid config: no best, no baseline
   empty.error = "no config is valid at this size";

@@ -1000,12 +1000,29 @@ TEST(Tune, ASizeStoppedPartWaySaysItsBestIsOfPartOfItsSpace) {
       fmt::format("the {} configs measured before the run was stopped (of 8 valid at this size)", measured);
   EXPECT_THAT(console, ::testing::HasSubstr("\nbest of " + of_part + ": No.")) << console;
   const auto json = nlohmann::json::parse(read_file(output_file(stopped, "json"))).at("sizes").at(0);
-  EXPECT_EQ(json.at("stopped_part_way"),
-            nlohmann::json(
-                {{"cause", "stop_requested"}, {"configs_measured", measured}, {"valid_configs", 8}, {"text", of_part}}))
+  EXPECT_EQ(json.at("stopped_part_way"), nlohmann::json({{"cause", "stop_requested"},
+                                                         {"configs_measured", measured},
+                                                         {"configs_resumed", 0},
+                                                         {"valid_configs", 8},
+                                                         {"text", of_part}}))
       << json.dump();
   EXPECT_THAT(read_file(output_file(stopped, "html")),
               ::testing::HasSubstr("Size (no sizes): its best is the best of " + of_part + "."));
+
+  // A resume stopped part way too: the configs it resumed were measured by
+  // the run before, which the count says.
+  TuneReport stopped_again = tune(spec, opt, [&](const ProgressEvent& e) {
+    if (e.done > measured) request_stop();
+  });
+  clear_stop();
+  const SizeReport& again = stopped_again.sizes.at(0);
+  ASSERT_TRUE(again.stopped_part_way) << again.trials.size();
+  EXPECT_EQ(again.stopped_part_way->resumed, measured);
+  EXPECT_EQ(again.stopped_part_way->measured, again.trials.size());
+  EXPECT_THAT(format_summary(stopped_again),
+              ::testing::HasSubstr(fmt::format("\nbest of the {} configs measured before the run was stopped, {} of "
+                                               "them by an earlier run (of 8 valid at this size): No.",
+                                               again.trials.size(), measured)));
 
   // The resumed run ends the size's search: its best is of the whole space.
   const TuneReport resumed = tune(spec, opt);
