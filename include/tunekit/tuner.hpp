@@ -29,6 +29,10 @@ struct TuneOptions {
   // (settings_key()).
   bool retry_failed = false;
   unsigned jobs = 0;  // build threads; 0 = one per core
+  // Go on through configs that fail one after another for the machine's
+  // reason, rather than end the run after ten in a row (`tunekit tune
+  // --keep-going`): a machine whose trouble comes and goes.
+  bool keep_going = false;
   // Machine properties that replace the backend's of the same name for the
   // constraints (`tunekit tune --properties`): a spec tried as on another
   // machine, say one with other caches. The kernels still run here.

@@ -61,7 +61,7 @@ _tunekit() {
       options="-h --help -s --size -a --axis --where --strategy --option --output --max-evals --max-fraction --max-time --seed
                -j --jobs -o --out-dir --db --csv --json --html --fresh --compiler --flags --timeout --cache
                --properties --early-stop --confirm --reference --atol --rtol --entry --arg --no-progress --no-rules
-               --retry-failed --replay --no-transfer --device-index" ;;
+               --retry-failed --keep-going --replay --no-transfer --device-index" ;;
     space) options="-h --help -s --size --properties --where --json --write" ;;
     select) options="-h --help --db -o --out-dir --seed --cache --toolchain --mode --within" ;;
     emit) options="-h --help --db -o --out-dir --seed --cache --toolchain --mode --within --header --json --namespace

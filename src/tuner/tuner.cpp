@@ -1752,7 +1752,7 @@ class Run {
   // run anyway: after enough in a row, with no config's own verdict between
   // them, the run ends with the reason. What is stored stays stored.
   void stop_if_the_machine_keeps_failing(const TrialRecord& t) {
-    if (t.fault != Fault::environment) {
+    if (t.fault != Fault::environment || options_.keep_going) {
       machine_failures_in_a_row_ = 0;
       return;
     }
@@ -1763,7 +1763,7 @@ class Run {
         "{}the last {} configs measured all failed for a reason of the machine's, not theirs, so the run stops "
         "here rather than go through the space learning nothing (the last, {}, {}: {}); they are stored as the "
         "machine's failures, which the next run measures again: fix what the reason names and run the same command "
-        "to resume",
+        "to resume (or add --keep-going to go on past such failures)",
         at_size(t.size, ": "), kMachineFailuresInARow, t.config.str(), to_string(t.status), reason));
   }
 

@@ -1843,6 +1843,19 @@ exit 1
   EXPECT_TRUE(contains(broken.output, "the last 10 configs measured all failed for a reason of the machine's"))
       << broken.output;
   EXPECT_TRUE(contains(broken.output, "execvp: No such file or directory); they are stored")) << broken.output;
-  EXPECT_TRUE(contains(broken.output, "run the same command to resume")) << broken.output;
+  EXPECT_TRUE(contains(broken.output,
+                       "run the same command to resume (or add --keep-going to go on past such "
+                       "failures)"))
+      << broken.output;
   EXPECT_EQ(trials_in(dir / "broken" / "tunekit.db"), 10);
+
+  // --keep-going goes through the whole space: every config is the
+  // machine's failure, so no best (exit 3), and every one is stored.
+  const auto kept_going = detail::run_process(
+      {"env", "PATH=" + bin.string() + ":" + (path ? path : ""), tunekit_exe().string(), "tune", spec, "-o",
+       (dir / "kept-going").string(), "--no-progress", "--confirm", "off", "--keep-going"},
+      std::chrono::seconds(600));
+  EXPECT_EQ(kept_going.exit_code, 3) << kept_going.output;
+  EXPECT_FALSE(contains(kept_going.output, "the last 10 configs measured")) << kept_going.output;
+  EXPECT_EQ(trials_in(dir / "kept-going" / "tunekit.db"), 30);
 }

@@ -106,6 +106,7 @@ struct TuneArgs {
   std::string db, csv, json, html;
   bool fresh = false;
   bool retry_failed = false;
+  bool keep_going = false;
   KernelFlags kernel;  // --compiler, --flags, --reference, --atol, --rtol
   std::string timeout;
   std::string cache;
@@ -502,6 +503,7 @@ int run_tune(const TuneArgs& t) {
     options.out_dir = t.out_dir;
     options.fresh = t.fresh;
     options.retry_failed = t.retry_failed;
+    options.keep_going = t.keep_going;
     options.jobs = static_cast<unsigned>(t.jobs);
     options.device = device_to_tune(t, spec, job != nullptr);
     // Each rank takes its own device (mpi_job.cpp): the file's is no rank's.
@@ -687,6 +689,10 @@ SubCommand add_tune_command(CLI::App& app) {
                      "Measure every stored failure again and keep the stored good trials (as ctest --rerun-failed). "
                      "Without it a resume measures again only the failures that were not the config's own (a killed "
                      "worker, a full disk) or that ran under other settings (timeout, tolerances, cache mode)");
+  tune_cmd->add_flag("--keep-going", t->keep_going,
+                     "Go on through configs that fail one after another for the machine's reason (a full disk, a "
+                     "broken compiler, a device another process filled) instead of ending the run after ten in a "
+                     "row; each is stored as the machine's failure, which the next run measures again");
   add_kernel_flags(tune_cmd, t->kernel);
   tune_cmd->add_option("--timeout", t->timeout, "Per-config run time limit, e.g. 10s (default: the spec's, else 60s)");
   tune_cmd->add_option(
