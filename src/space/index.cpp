@@ -546,10 +546,12 @@ class IndexBuilder {
     }
     std::uint64_t* key = key_.data();
     for (std::size_t k = 0; k < P.ctx.size(); ++k) key_words(val_[P.ctx[k]], key + 2 * k);
+    const std::size_t memo_held = P.memo.bytes();
     const std::uint32_t entry = P.memo.find_or_insert(key);
+    bytes_ += P.memo.bytes() - memo_held;
+    biggest_ = std::max(biggest_, P.memo.bytes());
     const std::uint32_t known = P.memo.id(entry);
     if (known != kUnset) return known;
-    bytes_ += 8 * P.ctx.size() + 16;
     const std::uint32_t id = make_node(f);
     P.memo.id(entry) = id;
     return id;
@@ -559,6 +561,9 @@ class IndexBuilder {
     if (stop_requested()) throw CountingStopped();
     PNode& P = pn_[f];
     SpaceIndex::Layer& L = out_.layers_[f];
+    // Only this call grows L (the recursion below builds later layers), so
+    // the change in what L holds is this node's cost to the budget.
+    const std::size_t held_before = held_by(L);
     const std::size_t start = L.edges();
     const auto nvalues = static_cast<std::uint32_t>(pv_[f].size());
     const Slot* values = pv_[f].data();
@@ -614,10 +619,22 @@ class IndexBuilder {
       L.saturated = true;
       L.overflowed_nodes.push_back(static_cast<std::uint32_t>(L.first.size() - 2));
     }
-    bytes_ += 4 + (end - start) * (static_cast<std::size_t>(L.width) + 4 * static_cast<std::size_t>(L.arity) +
-                                   (L.arity > 0 ? 8 : 0));
-    if (bytes_ > budget_ || end > UINT32_MAX - 2) throw IndexBudgetExceeded();
+    bytes_ += held_by(L) - held_before;
+    biggest_ = std::max(biggest_, held_by(L));
+    // A vector that doubles holds its old copy and the new one at once: the
+    // attempt stops while the biggest one's next doubling keeps the process
+    // within half as much again as the budget.
+    if (bytes_ > budget_ || bytes_ + 2 * biggest_ > budget_ + budget_ / 2 || end > UINT32_MAX - 2)
+      throw IndexBudgetExceeded();
     return static_cast<std::uint32_t>(L.first.size() - 2);
+  }
+
+  // What a layer's vectors hold as allocated, not as filled: a vector that
+  // has just doubled holds twice its contents, and the budget bounds the
+  // memory the process holds.
+  static std::size_t held_by(const SpaceIndex::Layer& L) {
+    return L.first.capacity() * 4 + L.values.capacity() + L.kids.capacity() * 4 + L.cum64.capacity() * 8 +
+           L.overflowed_nodes.capacity() * 4;
   }
 
   void finish_layers() {
@@ -640,7 +657,8 @@ class IndexBuilder {
   const IndexInput& in_;
   const std::vector<Parameter>& params_;
   std::size_t budget_;
-  std::size_t bytes_ = 0;
+  std::size_t bytes_ = 0;    // what the index's vectors and memo tables hold (their capacity)
+  std::size_t biggest_ = 0;  // the most one layer's vectors, or one memo table, hold
 
   std::unordered_map<std::string, int> name_to_param_;
   std::unordered_map<std::string, int> unit_of_key_;
