@@ -149,9 +149,9 @@ class Space {
   // combinations.
   std::vector<std::string> constraint_errors(std::uint64_t limit = 1u << 16) const;
 
-  // Why no config is valid, or nullopt when some is: the first constraint
-  // that holds for none of its own parameters' values (tried up to `limit`
-  // combinations), located; else that the constraints exclude each other.
+  // Why no config is valid, or nullopt: the first constraint that holds for none of its own
+  // parameters' values (tried up to `limit` combinations), located; else that they exclude each
+  // other, naming those without which some config is valid and how many (spaces with an index).
   std::optional<std::string> why_empty(std::uint64_t limit = 1u << 16) const;
 
  private:

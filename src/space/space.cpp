@@ -456,8 +456,28 @@ std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
     return "no config meets all the constraints; " + std::to_string(unchecked) +
            " of them held for none of the first " + std::to_string(limit) +
            " combinations of their parameters' values (the rest were not tried)";
-  return "each of the " + std::to_string(constraints_.size()) +
-         " constraints holds for some configs, but no config meets them all";
+  std::string message = "each of the " + std::to_string(constraints_.size()) +
+                        " constraints holds for some configs, but no config meets them all";
+  // Which ones to relax: those without which some config is valid, each with
+  // how many. Without an index each count would be a search of the space.
+  if (!indexable()) return message;
+  std::string relax;
+  for (std::size_t left_out = 0; left_out < checks_.size(); ++left_out) {
+    std::vector<Expression> others;
+    for (std::size_t k = 0; k < checks_.size(); ++k)
+      if (k != left_out) others.push_back(checks_[k].expr);
+    Space without(params_, std::move(others));
+    without.set_index_budget(index_budget_);
+    if (!without.indexable()) continue;
+    const std::uint64_t n = without.count();
+    if (n == 0) continue;
+    const Expression& c = constraints_[checks_[left_out].constraint];
+    relax += std::string(relax.empty() ? "" : "; ") + "without '" + c.text() + "'" +
+             (c.where().str().empty() ? "" : " (" + c.where().str() + ")") + ", " + std::to_string(n) + " config" +
+             (n == 1 ? " is" : "s are") + " valid";
+  }
+  if (relax.empty()) return message + " (nor does any one of them left out make a config valid)";
+  return message + ": " + relax;
 }
 
 bool Space::passes(const Check& check, std::span<const std::uint32_t> value_indices,

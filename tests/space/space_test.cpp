@@ -387,8 +387,19 @@ TEST(Space, AnEmptySpaceSaysWhichConstraintEmptiedIt) {
             "spec.yaml:10:5: the constraint 'N > 100' holds for no config (it reads no parameter: the sizes and "
             "the machine's properties decide it)");
   // Each holds somewhere, but not together.
+  // Each holds somewhere, but not together: which ones to relax, and what
+  // each leaves.
   EXPECT_EQ(Space(params, exprs({"a > b", "b > a"})).why_empty(),
-            "each of the 2 constraints holds for some configs, but no config meets them all");
+            "each of the 2 constraints holds for some configs, but no config meets them all: without 'a > b' "
+            "(spec.yaml:10:5), 6 configs are valid; without 'b > a' (spec.yaml:11:5), 6 configs are valid");
+  // A constraint that conflicts with none is not named.
+  EXPECT_EQ(Space(params, exprs({"a != 3", "a + b > 6", "a + b < 5"})).why_empty(),
+            "each of the 3 constraints holds for some configs, but no config meets them all: without 'a + b > 6' "
+            "(spec.yaml:11:5), 5 configs are valid; without 'a + b < 5' (spec.yaml:12:5), 2 configs are valid");
+  // Three that exclude each other only pairwise: no one left out helps.
+  EXPECT_EQ(Space(params, exprs({"a > b", "b > a", "a == b"})).why_empty(),
+            "each of the 3 constraints holds for some configs, but no config meets them all (nor does any one of "
+            "them left out make a config valid)");
 }
 
 // A constraint that would divide by zero only where another constraint
