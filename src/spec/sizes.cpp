@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "spec/detail/loader.hpp"
+#include "tunekit/constraint.hpp"
 #include "tunekit/spec.hpp"
 
 namespace tunekit {
@@ -59,6 +61,20 @@ bool reads_as_number(const std::string& text) {
   if (spec_detail::parse_yaml_int(text)) return true;
   const auto d = spec_detail::parse_yaml_float(text);
   return d && std::isfinite(*d);
+}
+
+// The number that `text` computes when it is an expression of literals
+// alone ("2**20", "64 * 1024"), else nullopt (a name such as "f16", a
+// string literal, an expression that fails).
+std::optional<Value> constant_number(const std::string& text) {
+  try {
+    const Expression e = Expression::parse(text);
+    if (!e.variables().empty()) return std::nullopt;
+    const auto v = e.evaluate(std::span<const Value>{});
+    if (v && (v->is_int() || (v->is_float() && std::isfinite(v->as_float())))) return v;
+  } catch (const InputError&) {
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -165,7 +181,16 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
       if (v.node.IsScalar() && v.node.Tag() == "!" && reads_as_number(v.node.Scalar()))
         fail(content_loc(v), fmt::format("size '{}' is the string \"{}\"; a size is a number: write {}: {}", e.key,
                                          v.node.Scalar(), e.key, v.node.Scalar()));
-      b.emplace(e.key, finite_value_of(v));
+      Value value = finite_value_of(v);
+      // `N: 2**20` reads as the string "2**20", not as 1048576: a size is a
+      // value, and the string would fail every expression of the size far
+      // from here, as a quoted number would.
+      if (value.is_string())
+        if (const auto number = constant_number(value.as_string()))
+          fail(content_loc(v), fmt::format("size '{}' is the string \"{}\"; a size is a number, not an expression: "
+                                           "write {}: {}",
+                                           e.key, value.as_string(), e.key, number->repr()));
+      b.emplace(e.key, std::move(value));
       if (size_names_.try_emplace(e.key, loc(e.key_node)).second) size_order_.push_back(e.key);
     }
     return b;

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "support/temp_dir.hpp"
 #include "tunekit/spec.hpp"
 
@@ -141,4 +145,40 @@ arguments: [{name: x, type: f32, size: 64}]
 sizes: {dtype: "f16"}
 )");
   EXPECT_EQ(load_spec(dir / "s.yaml").sizes.at(0).at("dtype").as_string(), "f16");
+}
+
+// `N: 2**20` is the string "2**20" to YAML: every expression of the size
+// would fail on it far from here (`BM <= N`: '<=' between 'int' and 'str';
+// the argument's size: expected an integer), so it is refused where written.
+TEST(SpecSizes, AnExpressionIsRefusedWhereItIsWritten) {
+  const auto dir = tunekit::testing::fresh_dir();
+  tunekit::testing::write_file(dir / "k.cpp", "extern \"C\" void f(float*) {}\n");
+  for (const auto& [text, column, message] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"2**20", 12, "size 'n' is the string \"2**20\"; a size is a number, not an expression: write n: 1048576"},
+           {"64 * 1024", 12,
+            "size 'n' is the string \"64 * 1024\"; a size is a number, not an expression: write n: 65536"},
+           {"'1/4'", 13, "size 'n' is the string \"1/4\"; a size is a number, not an expression: write n: 0.25"}}) {
+    tunekit::testing::write_file(dir / "s.yaml",
+                                 "kernel: {source: k.cpp, entry: f}\n"
+                                 "arguments: [{name: x, type: f32, size: n}]\n"
+                                 "sizes: {n: " +
+                                     text + "}\n");
+    try {
+      load_spec(dir / "s.yaml");
+      ADD_FAILURE() << "the size " << text << " loaded";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where().line, 3) << text;
+      EXPECT_EQ(e.where().column, column) << text;
+      EXPECT_EQ(e.message(), message);
+    }
+  }
+  // A name or a string expression stays a string size.
+  for (const std::string text : {"row_major", "f16", "'a' + 'b'"}) {
+    tunekit::testing::write_file(dir / "s.yaml",
+                                 "kernel: {source: k.cpp, entry: f}\n"
+                                 "arguments: [{name: x, type: f32, size: 64}]\n"
+                                 "sizes: {layout: \"" +
+                                     text + "\"}\n");
+    EXPECT_TRUE(load_spec(dir / "s.yaml").sizes.at(0).at("layout").is_string()) << text;
+  }
 }
