@@ -79,10 +79,17 @@ TEST(SpaceProperties, ACudaSpecCountsWithAGpusPropertiesAnywhere) {
   // sizes make each its own space).
   ASSERT_GT(s.sizes.size(), 1u);
   EXPECT_NE(r.output.find("size:        {B_NK: 1, K: 4096, M: 4096, N: 4096}"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("(the first of the spec's " + std::to_string(s.sizes.size()) +
-                          " sizes; --size NAME=VALUE for another)"),
+  // With --size, the size counted is not the spec's first as written.
+  EXPECT_NE(r.output.find("(--size over the first of the spec's " + std::to_string(s.sizes.size()) + " sizes)"),
             std::string::npos)
       << r.output;
+  EXPECT_EQ(r.output.find("--size NAME=VALUE for another"), std::string::npos) << r.output;
+  auto first = tunekit_cli({"space", spec, "--properties", (dir / "h200.json").string()});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("(the first of the spec's " + std::to_string(s.sizes.size()) +
+                              " sizes; --size NAME=VALUE for another)"),
+            std::string::npos)
+      << first.output;
   auto j = tunekit_cli({"space", spec, "--properties", (dir / "h200.json").string(), "--json"});
   ASSERT_EQ(j.exit_code, 0) << j.output;
   const auto counted = nlohmann::json::parse(j.output);

@@ -238,10 +238,14 @@ int run_space(const SpaceArgs& a) {
     fmt::print("{}\n", json_text(j));
     return 0;
   }
+  // With --size the size counted is the spec's first with the flags' values
+  // on top, which need not be one of the spec's sizes.
   if (spec && !size.empty())
     fmt::print("size:        {}{}\n", detail::shown_bindings(size),
-               sizes > 1 ? fmt::format(" (the first of the spec's {} sizes; --size NAME=VALUE for another)", sizes)
-                         : std::string());
+               sizes <= 1 ? std::string()
+               : a.sizes.empty()
+                   ? fmt::format(" (the first of the spec's {} sizes; --size NAME=VALUE for another)", sizes)
+                   : fmt::format(" (--size over the first of the spec's {} sizes)", sizes));
   // cartesian_size() saturates, as count() does, past 64 bits.
   const std::uint64_t cartesian = space.cartesian_size();
   fmt::print("parameters:  {}\nconstraints: {}\ncartesian:   {}{}\n", space.parameters().size(),
