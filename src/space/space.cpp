@@ -423,6 +423,10 @@ bool Space::each_combination(const Check& check, std::uint64_t limit,
   return false;
 }
 
+namespace {
+constexpr std::size_t kWhatIfIndexBudget = std::size_t{16} << 20;
+}  // namespace
+
 std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
   // Without an index, counting is a search of the whole space: the first
   // valid config is enough to know.
@@ -462,13 +466,19 @@ std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
   // how many. Without an index each count would be a search of the space.
   if (!indexable()) return message;
   std::string relax;
+  std::size_t not_tried = 0;
   for (std::size_t left_out = 0; left_out < checks_.size(); ++left_out) {
     std::vector<Expression> others;
     for (std::size_t k = 0; k < checks_.size(); ++k)
       if (k != left_out) others.push_back(checks_[k].expr);
     Space without(params_, std::move(others));
-    without.set_index_budget(index_budget_);
-    if (!without.indexable()) continue;
+    // A constraint left out may open a space whose index is large: each
+    // such count is held to a small budget, so that the message stays quick.
+    without.set_index_budget(std::min(index_budget_, kWhatIfIndexBudget));
+    if (!without.indexable()) {
+      ++not_tried;
+      continue;
+    }
     const std::uint64_t n = without.count();
     if (n == 0) continue;
     const Expression& c = constraints_[checks_[left_out].constraint];
@@ -476,8 +486,13 @@ std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
              (c.where().str().empty() ? "" : " (" + c.where().str() + ")") + ", " + std::to_string(n) + " config" +
              (n == 1 ? " is" : "s are") + " valid";
   }
-  if (relax.empty()) return message + " (nor does any one of them left out make a config valid)";
-  return message + ": " + relax;
+  const std::string untried = not_tried == 0 ? ""
+                                             : std::to_string(not_tried) + " of them not tried: leaving " +
+                                                   (not_tried == 1 ? "it" : "one") +
+                                                   " out opens a space too large to count quickly";
+  if (!relax.empty()) return message + ": " + relax + (untried.empty() ? "" : "; " + untried);
+  if (!untried.empty()) return message + " (" + untried + ")";
+  return message + " (nor does any one of them left out make a config valid)";
 }
 
 bool Space::passes(const Check& check, std::span<const std::uint32_t> value_indices,

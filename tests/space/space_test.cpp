@@ -400,6 +400,16 @@ TEST(Space, AnEmptySpaceSaysWhichConstraintEmptiedIt) {
   EXPECT_EQ(Space(params, exprs({"a > b", "b > a", "a == b"})).why_empty(),
             "each of the 3 constraints holds for some configs, but no config meets them all (nor does any one of "
             "them left out make a config valid)");
+  // Where leaving one out opens a space whose index is large (a weighted sum
+  // and two products carried through eight parameters), it is not counted,
+  // and the message says so rather than that it would not help.
+  std::vector<Parameter> wide;
+  for (const char* name : {"a", "b", "c", "d", "e", "f", "g", "h"}) wide.push_back(param(name, ints(1, 12)));
+  EXPECT_EQ(Space(wide, exprs({"a*3 + b*5 + c*7 + d*11 + e*13 + f*17 + g*19 + h*23 <= 400",
+                               "(a*b*c*d + e*f*g*h) % 13 == 5", "a > 6", "a < 4"}))
+                .why_empty(),
+            "each of the 4 constraints holds for some configs, but no config meets them all (2 of them not tried: "
+            "leaving one out opens a space too large to count quickly)");
 }
 
 // A constraint that would divide by zero only where another constraint
