@@ -100,6 +100,19 @@ struct ProcStat {
   pid_t parent;
   unsigned long long start;
 };
+
+// A small file of /proc, whole ("" when it cannot be read).
+std::string read_proc(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+    if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
+
 std::optional<ProcStat> proc_stat(long pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -148,17 +161,43 @@ std::vector<pid_t> descendants(pid_t root) {
   return out;
 }
 
-}  // namespace
-
-bool stopped_from_outside(pid_t root) {
-  auto stopped = [](pid_t pid) {
-    const auto st = proc_stat(pid);
-    return st && (st->state == 'T' || st->state == 't');
-  };
-  if (stopped(root)) return true;
-  const auto all = descendants(root);
-  return std::any_of(all.begin(), all.end(), stopped);
+// The processes descended from `root`, found through each thread's list of
+// children (/proc/PID/task/TID/children): the tree's own files, not a
+// listing of every process on the machine, which a look made every half
+// second would pay for. Where the kernel keeps no such files (no
+// CONFIG_PROC_CHILDREN), the listing. The lists may miss a child forked
+// meanwhile (proc(5)), which a look made again finds; a kill takes
+// descendants() instead.
+std::vector<pid_t> children_tree(pid_t root) {
+  std::vector<pid_t> out;
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t pid = todo.back();
+    todo.pop_back();
+    char dir[64];
+    std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
+    DIR* tasks = ::opendir(dir);
+    if (!tasks) continue;  // ended meanwhile
+    while (const dirent* e = ::readdir(tasks)) {
+      if (e->d_name[0] == '.') continue;
+      char path[sizeof dir + sizeof e->d_name + 16];
+      std::snprintf(path, sizeof path, "%s/%s/children", dir, e->d_name);
+      if (::access(path, R_OK) != 0) {
+        ::closedir(tasks);
+        return descendants(root);
+      }
+      std::istringstream children(read_proc(path));
+      for (long child; children >> child;) {
+        out.push_back(static_cast<pid_t>(child));
+        todo.push_back(static_cast<pid_t>(child));
+      }
+    }
+    ::closedir(tasks);
+  }
+  return out;
 }
+
+}  // namespace
 
 std::filesystem::path temp_folder() {
   const char* given = std::getenv("TMPDIR");
@@ -175,14 +214,14 @@ std::filesystem::path temp_folder() {
                                given, why));
 }
 
-bool stopped_by_signal(pid_t root) {
-  auto stopped = [](pid_t pid) {
+bool any_stopped(pid_t root, Stopped which) {
+  auto stopped = [which](pid_t pid) {
     const auto st = proc_stat(pid);
-    return st && st->state == 'T';
+    return st && (st->state == 'T' || (which == Stopped::or_traced && st->state == 't'));
   };
   if (stopped(root)) return true;
-  const auto all = descendants(root);
-  return std::any_of(all.begin(), all.end(), stopped);
+  const auto tree = children_tree(root);
+  return std::any_of(tree.begin(), tree.end(), stopped);
 }
 
 bool await_ended(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
@@ -236,18 +275,6 @@ std::vector<pid_t> kill_found(Find find, pid_t spare) {
   }
   for (pid_t p : found) ::kill(p, SIGKILL);
   return {found.begin(), found.end()};
-}
-
-// A small file of /proc, whole ("" when it cannot be read).
-std::string read_proc(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
-    if (n > 0) text.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return text;
 }
 
 // The processes whose environment holds a run's mark (kRunMark=VALUE) for
@@ -790,7 +817,7 @@ bool Child::drain_output(std::chrono::milliseconds wait) {
   return false;
 }
 
-std::optional<std::string> Child::receive(std::chrono::duration<double> timeout) {
+std::optional<std::string> Child::receive(std::chrono::duration<double> timeout, WhenStopped when_stopped) {
   const auto deadline = deadline_after(Clock::now(), timeout);
   seen_stopped_ = false;
   // A child stopped by a signal would wait out the whole timeout; two looks
@@ -808,9 +835,9 @@ std::optional<std::string> Child::receive(std::chrono::duration<double> timeout)
     // No answer is this long: hand it over as it is, to fail as malformed.
     if (buffer_.size() > kMaxLineBytes) return std::exchange(buffer_, {});
     if (from_child_ < 0 || stop_requested() || Clock::now() >= deadline) return std::nullopt;
-    if (pid_ > 0 && Clock::now() >= next_look) {
+    if (when_stopped == WhenStopped::give_up && pid_ > 0 && Clock::now() >= next_look) {
       next_look = Clock::now() + kStopLook;
-      stopped_looks = stopped_by_signal(pid_) ? stopped_looks + 1 : 0;
+      stopped_looks = any_stopped(pid_, Stopped::by_signal) ? stopped_looks + 1 : 0;
       if (stopped_looks == 2) {
         seen_stopped_ = true;
         return std::nullopt;

@@ -89,7 +89,7 @@ std::optional<TrialResult> WorkerEvaluator::ensure_worker() {
   // A Python worker imports torch and Triton before it is ready: seconds,
   // more on a busy machine. None of that is the first trial's time.
   worker_.mark_output();
-  const auto line = worker_.receive(kStartLimit);
+  const auto line = worker_.receive(kStartLimit, detail::Child::WhenStopped::give_up);
   std::optional<std::string> why;
   if (line) {
     why = not_ready(*line, worker_.token());
@@ -190,7 +190,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit,
   // request (the machine's load, which the samples' spread does not show
   // when every sample is equally slow).
   const auto cpu_before = sent ? detail::cpu_times_of_tree(worker_.pid()) : std::nullopt;
-  if (sent) line = worker_.receive(limit);
+  if (sent) line = worker_.receive(limit, detail::Child::WhenStopped::give_up);
   TrialResult r;
   if (!line) {
     if (stop_requested()) {
@@ -217,7 +217,7 @@ TrialResult WorkerEvaluator::exchange(const std::string& request, Seconds limit,
     } else if (!worker_.closed()) {
       r.status = Status::timeout;
       r.error = fmt::format("no result within {:.3g} s ({}); worker killed", limit.count(), limit_is);
-      if (detail::stopped_from_outside(worker_.pid())) {
+      if (detail::any_stopped(worker_.pid(), detail::Stopped::or_traced)) {
         // A stopped process runs nothing: the time ran out on the machine,
         // not on the config.
         r.fault = Fault::environment;

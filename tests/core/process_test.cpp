@@ -185,6 +185,22 @@ TEST(Process, AWorkersLogIsRotatedWhenARequestStarts) {
   child.kill();
 }
 
+// A stopped child is given up on only by a caller that asks (the worker
+// evaluator, which can tell a stop from a hang): another (Triton's compile
+// helper) reads an early end as its timeout, and would blame the config.
+TEST(Process, AStoppedChildIsGivenUpOnOnlyWhereTheCallerAsks) {
+  const auto log = tunekit::testing::fresh_dir() / "child.log";
+  detail::Child child;
+  // The child stops a process it forked: a stop in its tree, not only in it.
+  child.start({"/bin/sh", "-c", "sh -c 'kill -STOP $$; sleep 600' & sleep 600"}, log);
+  const auto waited = std::chrono::duration<double>(3 * detail::Child::kStopLook);
+  EXPECT_FALSE(child.receive(waited));
+  EXPECT_FALSE(child.seen_stopped());
+  EXPECT_FALSE(child.receive(std::chrono::seconds(600), detail::Child::WhenStopped::give_up));
+  EXPECT_TRUE(child.seen_stopped());
+  child.kill();
+}
+
 // The wall time of `time: wall` (issue: every run 50 ms too long, in steps of
 // 50 ms, so `sleep 0.05` ranked before `sleep 0.01`). run_process is tried
 // as it is (a pidfd on Linux 5.3+) and as on an older kernel (a thread in

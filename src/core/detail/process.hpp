@@ -110,13 +110,12 @@ inline constexpr std::chrono::seconds kEndGrace{5};
 // neither the variable nor a way out).
 std::filesystem::path temp_folder();
 
-// True when `root` or a process descended from it is stopped (SIGSTOP, a
-// debugger): it cannot have run to its end however long it was given.
-bool stopped_from_outside(pid_t root);
-// True when `root` or a process descended from it is stopped by a signal
-// (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU), not held by a debugger: nothing but
-// a SIGCONT lets it go on.
-bool stopped_by_signal(pid_t root);
+// Whether `root` or a process descended from it is stopped: by a signal
+// (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU), which nothing but a SIGCONT ends,
+// or, with Stopped::or_traced, also held by a debugger. Either way it cannot
+// have run to its end however long it was given.
+enum class Stopped { by_signal, or_traced };
+bool any_stopped(pid_t root, Stopped which);
 
 // A long-lived child talking over two private pipes: requests go to the
 // descriptor named by $TUNEKIT_REQUEST_FD, answers come back on
@@ -152,12 +151,16 @@ class Child {
   bool send(const std::string& line);
   // Waits up to `timeout` for one line, draining the child's output
   // meanwhile. nullopt on timeout, on EOF (closed() tells which), when
-  // stop_requested(), and when the child (or a descendant) is seen stopped
-  // by a signal at two looks kStopLook apart (seen_stopped() tells).
-  std::optional<std::string> receive(std::chrono::duration<double> timeout);
+  // stop_requested(), and, under WhenStopped::give_up, when the child (or a
+  // descendant) is seen stopped by a signal at two looks kStopLook apart
+  // (seen_stopped() tells): a caller that can tell a stop from a hang asks
+  // for it; one that cannot would read it as a timeout.
+  enum class WhenStopped { wait, give_up };
+  std::optional<std::string> receive(std::chrono::duration<double> timeout,
+                                     WhenStopped when_stopped = WhenStopped::wait);
   bool seen_stopped() const { return seen_stopped_; }
-  // How often receive() looks for a stopped child: each look reads /proc
-  // whole, which a trial's measurement should not pay for often.
+  // How often receive() looks for a stopped child: each look reads the
+  // /proc files of the child's process tree.
   static constexpr std::chrono::milliseconds kStopLook{500};
   // Kills (SIGKILL, the whole process group) and reaps.
   void kill();
