@@ -77,6 +77,23 @@ TrialResult measure_unless_killed_twice(const Attempt& attempt, const std::strin
     }
     return again;
   }
+  if ((killed_by == SIGSTOP) != (killed_again_by == SIGSTOP)) {
+    // A stop and a kill are not the same thing twice: a kill (the OOM
+    // killer's) and a stop (a user's kill -STOP) point nowhere together, and
+    // the config is blamed only for what it was seen to do twice.
+    const auto what_happened = [&](int signal) {
+      const std::string name = describe_signal(signal);
+      return fmt::format("{} by {}", signal == SIGSTOP ? "stopped" : "killed", name.substr(0, name.find(' ')));
+    };
+    again.status = Status::crash;
+    again.fault = Fault::environment;
+    again.error = fmt::format(
+        "{} {} from outside, then the fresh {} {}: not the same thing twice, so the machine's, not the config's; "
+        "the next run measures it again\nthe first time: {}\nthe second time: {}",
+        what, what_happened(killed_by), what, what_happened(killed_again_by),
+        first.error.substr(0, first.error.find('\n')), again.error);
+    return again;
+  }
   if (killed_again_by == SIGSTOP) {
     // Stopped on a fresh worker at once, after a stop on the last: a stop
     // the kernel makes itself (a "wait for the debugger" left in), which

@@ -116,6 +116,24 @@ TEST(KilledFromOutside, TwiceWithAnOomKillCountedIsTheConfigsResourceLimit) {
   EXPECT_EQ(measure_unless_killed_twice(unchanged.attempt(), "run", counts({7, 7})).status, Status::crash);
 }
 
+// A kill (the OOM killer's) and then a stop, or a stop and then a kill, is
+// not one thing seen twice: the config is blamed for neither, and the next
+// run measures it again.
+TEST(KilledFromOutside, AKillAndAStopBlameNothing) {
+  for (const auto& plan : {std::vector<int>{SIGKILL, SIGSTOP}, std::vector<int>{SIGSTOP, SIGKILL}}) {
+    Planned mixed{plan};
+    const TrialResult r = measure_unless_killed_twice(mixed.attempt(), "worker", counts({0, 1}));
+    EXPECT_EQ(mixed.made, 2u);
+    EXPECT_EQ(r.status, Status::crash);
+    EXPECT_EQ(r.fault, Fault::environment) << r.error;
+    const std::string said = plan[0] == SIGKILL ? "worker killed by SIGKILL from outside, then the fresh worker "
+                                                  "stopped by SIGSTOP: not the same thing twice"
+                                                : "worker stopped by SIGSTOP from outside, then the fresh worker "
+                                                  "killed by SIGKILL: not the same thing twice";
+    EXPECT_EQ(r.error.rfind(said, 0), 0u) << r.error;
+  }
+}
+
 // A stop asked for during the second attempt says nothing about the config.
 TEST(KilledFromOutside, AStopDuringTheSecondAttemptBlamesNothing) {
   bool second = false;
