@@ -261,9 +261,10 @@ bool run_compiler(const std::vector<std::string>& argv, const std::string& tool,
     // not read for a moment), which stored as the config's would be reused
     // on every resume. Silent again at once, it is the config's: a build
     // script may reject a config without a word on purpose.
-    if (failed_silently(p)) {
-      const auto first = p.wall;
-      p = run_process(argv, limit, cwd);
+    // The two runs share the build's time limit: a retry that hangs ends
+    // where the build would have, and its timeout names that limit truly.
+    if (const auto first = p.wall; failed_silently(p) && first < limit) {
+      p = run_process(argv, limit - first, cwd);
       p.wall += first;
       silent_twice = failed_silently(p);
     }

@@ -312,6 +312,21 @@ TEST(RunCompiler, ACompilerThatFailsSilentlyOnceIsRunAgain) {
   EXPECT_EQ(r.fault, Fault::config);
 }
 
+// The run again shares the build's limit with the first: a compiler silent
+// after 2.5 s of a 4 s limit has 1.5 s left, not another 4, so a second run
+// of 3 s is stopped (the time it could not have had).
+TEST(RunCompiler, ACompilerRunAgainHasWhatIsLeftOfTheLimit) {
+  const fs::path mark = tunekit::testing::fresh_dir() / "fail-once";
+  tunekit::testing::write_file(mark, "");
+  BuildResult r;
+  EXPECT_FALSE(tunekit::detail::run_compiler(
+      {"sh", "-c",
+       "if [ -e '" + mark.string() + "' ]; then rm '" + mark.string() + "'; sleep 2.5; exit 1; fi; sleep 3; exit 0"},
+      "the compiler", Seconds(4), r));
+  EXPECT_FALSE(fs::exists(mark));  // it was run again
+  EXPECT_EQ(r.log.substr(0, r.log.find('\n')), "the compiler timed out after 4 s (kernel.build_timeout)") << r.log;
+}
+
 // The limit is the build's (kernel.build_timeout), not a fixed 5 minutes: a
 // compiler that would sleep a minute is stopped after 1 s, and the build is
 // the config's compile_error, its log saying which limit ran out.
