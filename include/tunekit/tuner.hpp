@@ -48,9 +48,9 @@ struct TuneOptions {
   // Which device of the backend's kind (an MPI rank takes its own: its index
   // among the ranks on its host).
   int device = 0;
-  // Called after each trial is written to the store, with put()'s arguments:
-  // where the store is not the whole truth (an MPI rank tunes into a scratch
-  // store and passes each trial on to the rank that keeps the real one).
+  // Called after each trial is written to the store (under MPI, rank 0's), with put()'s arguments: where the
+  // store is not the whole truth (an MPI rank tunes into a scratch store and passes each trial on to the rank
+  // that keeps the real one), or to say what a run that an error ended had stored.
   std::function<void(const TrialRecord&, bool exclusive_origin)> on_stored;
   // Called with the machine the constraints see (the backend's, with
   // `properties` applied) once the backend is made, before anything is

@@ -22,6 +22,7 @@
 #include "distribute/detail/job.hpp"
 #include "store/detail/json_value.hpp"
 #include "store/detail/kernel_claim.hpp"
+#include "store/detail/write_ahead_log.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/objective.hpp"
 #include "tunekit/stop.hpp"
@@ -443,7 +444,9 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
       case Message::Kind::trial: {
         TrialRecord t = trial_from_json(body.at("trial"));
         t.id = 0;  // the rank's scratch store's; the store's own is found by the trial's key
-        store.put(t, body.at("exclusive").get<bool>());
+        const bool exclusive = body.at("exclusive").get<bool>();
+        store.put(t, exclusive);
+        if (options.on_stored) options.on_stored(t, exclusive);
         this_run.insert(trial_key(t));
         if (t.status == Status::ok && !is_base_trial(t) && (!best || t.stats.median < *best)) best = t.stats.median;
         break;
@@ -538,6 +541,8 @@ TuneReport coordinate(Transport& transport, const Spec& spec, const TuneOptions&
                                          spec.sizes.size(), why));
   }
   if (auto w = noise_warning(report)) report.warnings.push_back(*w);
+  // The job's store is this rank's to close, as a tune's is the tuner's.
+  if (auto w = detail::fold_write_ahead_log(report.db)) report.warnings.push_back(*w);
   report.ranks = std::max<std::size_t>(worked.size(), 1);
   report.wall = Clock::now() - start;
   return report;

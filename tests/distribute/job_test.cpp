@@ -13,6 +13,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "backend/cpu/detail/machine.hpp"
@@ -176,6 +177,10 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
   const Spec spec = scale_spec(dir);
   TuneOptions options;
   options.out_dir = dir / "out";
+  // Told of each trial as rank 0 stores it, as a run alone tells its own
+  // (the command line says what a run an error ends had stored).
+  std::set<std::string> told;
+  options.on_stored = [&](const TrialRecord& t, bool) { told.insert(size_key(t.size) + t.config.key()); };
   std::vector<ProgressEvent> events;
   auto job = [&](int ranks) {
     detail::LocalTransport transport(ranks);
@@ -237,6 +242,7 @@ TEST(Distribute, RanksTuneEverySizeIntoRankZerosStoreAndAResumeRunsNothing) {
     }
   }
   EXPECT_EQ(stored(report), 9u);
+  EXPECT_EQ(told.size(), 9u);
   EXPECT_GE(report.ranks, 1u);
   EXPECT_LE(report.ranks, 2u);
   EXPECT_FALSE(report.device.empty());

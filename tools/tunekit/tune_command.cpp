@@ -442,6 +442,10 @@ class StoredSoFar {
     const auto [at, fresh] = index_.emplace(key, trials_.size());
     if (fresh) trials_.push_back(trial);
     else trials_[at->second] = trial;
+    // What its console line shows, not every sample and the machine's
+    // description: a week's run keeps hundreds of thousands of these.
+    trials_[at->second].samples = {};
+    trials_[at->second].machine = {};
   }
 
   // Prints the trials' console lines (stdout), then how many the store
@@ -556,7 +560,7 @@ int run_tune(const TuneArgs& t) {
   // What this run stored, for a run an error ends before its report (the
   // store's disk filled): the trials measured stay on the console too.
   StoredSoFar stored;
-  if (!job) options.on_stored = [&](const TrialRecord& trial, bool) { stored.add(trial); };
+  if (lead) options.on_stored = [&](const TrialRecord& trial, bool) { stored.add(trial); };
   try {
     report = job ? job->tune(spec, options, progress) : tune(spec, options, progress);
   } catch (const std::exception& e) {
