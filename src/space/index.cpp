@@ -548,8 +548,9 @@ class IndexBuilder {
     for (std::size_t k = 0; k < P.ctx.size(); ++k) key_words(val_[P.ctx[k]], key + 2 * k);
     const std::size_t memo_held = P.memo.bytes();
     const std::uint32_t entry = P.memo.find_or_insert(key);
-    bytes_ += P.memo.bytes() - memo_held;
-    biggest_ = std::max(biggest_, P.memo.bytes());
+    // Every context is a memo entry, a dead end's too: in a space with few
+    // or no valid configs the memo tables are all the build holds.
+    charge(P.memo.bytes() - memo_held, P.memo.bytes());
     const std::uint32_t known = P.memo.id(entry);
     if (known != kUnset) return known;
     const std::uint32_t id = make_node(f);
@@ -613,20 +614,30 @@ class IndexBuilder {
       if (L.arity > 0) L.cum64.push_back(cum);
     }
     const std::size_t end = L.edges();
-    if (end == start) return SpaceIndex::kDead;
+    if (end == start) {
+      // A dead node keeps no edge, but the ones tried may have grown L.
+      charge(held_by(L) - held_before, held_by(L));
+      return SpaceIndex::kDead;
+    }
     L.first.push_back(static_cast<std::uint32_t>(end));
     if (overflow) {
       L.saturated = true;
       L.overflowed_nodes.push_back(static_cast<std::uint32_t>(L.first.size() - 2));
     }
-    bytes_ += held_by(L) - held_before;
-    biggest_ = std::max(biggest_, held_by(L));
+    charge(held_by(L) - held_before, held_by(L));
+    if (end > UINT32_MAX - 2) throw IndexBudgetExceeded();
+    return static_cast<std::uint32_t>(L.first.size() - 2);
+  }
+
+  // Adds `grown` bytes to what the build holds, `held` being what the
+  // vector or table that grew now holds; throws past the budget.
+  void charge(std::size_t grown, std::size_t held) {
+    bytes_ += grown;
+    biggest_ = std::max(biggest_, held);
     // A vector that doubles holds its old copy and the new one at once: the
     // attempt stops while the biggest one's next doubling keeps the process
     // within half as much again as the budget.
-    if (bytes_ > budget_ || bytes_ + 2 * biggest_ > budget_ + budget_ / 2 || end > UINT32_MAX - 2)
-      throw IndexBudgetExceeded();
-    return static_cast<std::uint32_t>(L.first.size() - 2);
+    if (bytes_ > budget_ || bytes_ + 2 * biggest_ > budget_ + budget_ / 2) throw IndexBudgetExceeded();
   }
 
   // What a layer's vectors hold as allocated, not as filled: a vector that

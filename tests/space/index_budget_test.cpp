@@ -86,4 +86,34 @@ TEST(IndexBudget, BoundsWhatTheBuildHolds) {
       << "a failed attempt under a budget of " << budget << " bytes held " << peak << " bytes at its peak";
 }
 
+// A space with no valid config, or one, keeps no node: its memo tables, one
+// entry per context tried, are all its build holds, and they are held to the
+// budget as the index's vectors are (they once grew unchecked, to 3.2 GB under
+// the default 1 GiB budget on a space of 4.3e9 combinations).
+TEST(IndexBudget, BoundsTheMemoTablesOfASpaceWithFewValidConfigs) {
+  if (!TUNEKIT_COUNTS_ALLOCATIONS) GTEST_SKIP() << "the sanitizer's allocator counts allocations its own way";
+  // The digits so far as one number are every later parameter's context:
+  // 10^6 contexts at the last parameter, none of them alike.
+  const std::string number = "a*1000000 + b*100000 + c*10000 + d*1000 + e*100 + f*10 + g";
+  for (const std::string& constraint : {number + " < 0", number + " == 9999999"}) {
+    SCOPED_TRACE(constraint);
+    std::vector<Parameter> params;
+    for (const char* name : {"a", "b", "c", "d", "e", "f", "g"}) {
+      std::vector<Value> values;
+      for (std::int64_t v = 0; v <= 9; ++v) values.emplace_back(v);
+      params.push_back(Parameter{name, std::move(values), {}});
+    }
+    Space space(std::move(params), {Expression::parse(constraint)});
+    constexpr std::size_t budget = std::size_t{4} << 20;
+    space.set_index_budget(budget);
+
+    const std::int64_t before = held_bytes.load();
+    peak_bytes = before;
+    EXPECT_FALSE(space.build());
+    const std::int64_t peak = peak_bytes.load() - before;
+    EXPECT_LE(peak, static_cast<std::int64_t>(budget + budget / 2))
+        << "a failed attempt under a budget of " << budget << " bytes held " << peak << " bytes at its peak";
+  }
+}
+
 }  // namespace
