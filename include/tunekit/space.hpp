@@ -61,6 +61,9 @@ class Space {
   // Number of valid configs, counted without materialising the product
   // (saturates at UINT64_MAX).
   std::uint64_t count() const;
+  // Whether some config is valid: without an index, the search stops at the
+  // first, where count() goes through them all. Answered once per space.
+  bool any_valid() const;
   // Calls `visit` for each valid config as value indices (one per
   // parameter), in lexicographic order; stops early when it returns false.
   void for_each(const std::function<bool(std::span<const std::uint32_t>)>& visit) const;
@@ -151,7 +154,8 @@ class Space {
 
   // Why no config is valid, or nullopt: the first constraint that holds for none of its own
   // parameters' values (tried up to `limit` combinations), located; else that they exclude each
-  // other, naming those without which some config is valid and how many (spaces with an index).
+  // other, naming those without which some config is valid and how many (spaces with an index;
+  // counted under a fixed allowance of work in all, those it does not reach said to be untried).
   std::optional<std::string> why_empty(std::uint64_t limit = 1u << 16) const;
 
  private:

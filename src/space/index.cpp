@@ -142,8 +142,8 @@ struct IndexInput {
 
 class IndexBuilder {
  public:
-  IndexBuilder(SpaceIndex& out, const IndexInput& in, std::size_t budget)
-      : out_(out), in_(in), params_(*in.params), budget_(budget) {}
+  IndexBuilder(SpaceIndex& out, const IndexInput& in, std::size_t budget, std::uint64_t* tries_left)
+      : out_(out), in_(in), params_(*in.params), budget_(budget), tries_left_(tries_left) {}
 
   void run() {
     const int n = static_cast<int>(params_.size());
@@ -568,6 +568,10 @@ class IndexBuilder {
     const std::size_t start = L.edges();
     const auto nvalues = static_cast<std::uint32_t>(pv_[f].size());
     const Slot* values = pv_[f].data();
+    if (tries_left_) {
+      if (*tries_left_ < nvalues) throw IndexBudgetExceeded();
+      *tries_left_ -= nvalues;
+    }
     Slot* val = val_.data();
     std::uint64_t cum = 0;
     bool overflow = false;  // the node's count exceeds 64 bits
@@ -668,6 +672,7 @@ class IndexBuilder {
   const IndexInput& in_;
   const std::vector<Parameter>& params_;
   std::size_t budget_;
+  std::uint64_t* tries_left_;  // null: no bound on the values tried
   std::size_t bytes_ = 0;    // what the index's vectors and memo tables hold (their capacity)
   std::size_t biggest_ = 0;  // the most one layer's vectors, or one memo table, hold
 
@@ -696,7 +701,7 @@ class IndexBuilder {
 
 // ---------------------------------------------------------------- SpaceIndex
 
-SpaceIndex::SpaceIndex(const Space& space, std::size_t budget_bytes) {
+SpaceIndex::SpaceIndex(const Space& space, std::size_t budget_bytes, std::uint64_t* tries_left) {
   n_ = static_cast<int>(space.params_.size());
   bool empty = space.constant_false_;
   for (const auto& p : space.params_) empty = empty || p.values.empty();
@@ -718,7 +723,7 @@ SpaceIndex::SpaceIndex(const Space& space, std::size_t budget_bytes) {
     in.reads.push_back(std::move(reads));
   }
   in.groups = space.groups_;
-  IndexBuilder(*this, in, budget_bytes).run();
+  IndexBuilder(*this, in, budget_bytes, tries_left).run();
 }
 
 std::size_t SpaceIndex::bytes() const {

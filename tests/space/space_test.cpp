@@ -409,7 +409,30 @@ TEST(Space, AnEmptySpaceSaysWhichConstraintEmptiedIt) {
                                "(a*b*c*d + e*f*g*h) % 13 == 5", "a > 6", "a < 4"}))
                 .why_empty(),
             "each of the 4 constraints holds for some configs, but no config meets them all (2 of them not tried: "
-            "leaving one out opens a space too large to count quickly)");
+            "the counts with one left out stop at a fixed amount of work)");
+}
+
+// The counts with one constraint left out share one allowance of work, not
+// only a memory budget each: seven that each fit it, and each cost about as
+// much as the space's own count, are not all made at every empty size of a
+// tune (once seven such counts, each under its own budget, were).
+TEST(Space, AnEmptySpacesCountsWithOneLeftOutShareOneAllowance) {
+  std::vector<Parameter> digits;
+  for (const char* name : {"a", "b", "c", "d", "e", "f"}) digits.push_back(param(name, ints(0, 9)));
+  // Every number of six digits has a remainder by 7, so no config is valid;
+  // leaving one out leaves about a seventh of 10^6, each with its own
+  // context (the digits so far as a number) at every parameter.
+  std::vector<Expression> constraints;
+  for (int r = 0; r < 7; ++r)
+    constraints.push_back(
+        Expression::parse("(a*100000 + b*10000 + c*1000 + d*100 + e*10 + f) % 7 != " + std::to_string(r)));
+  const auto why = Space(digits, constraints).why_empty();
+  ASSERT_TRUE(why.has_value());
+  const std::string without = "without '(a*100000 + b*10000 + c*1000 + d*100 + e*10 + f) % 7 != ";
+  EXPECT_EQ(*why, "each of the 7 constraints holds for some configs, but no config meets them all: " + without +
+                      "0', 142858 configs are valid; " + without + "1', 142857 configs are valid; " + without +
+                      "2', 142857 configs are valid; 4 of them not tried: the counts with one left out stop at a "
+                      "fixed amount of work");
 }
 
 // A constraint that would divide by zero only where another constraint

@@ -211,6 +211,10 @@ int run_space(const SpaceArgs& a) {
     if (!out) throw InputError(SourceLocation{a.write, 0, 0}, "error writing " + a.write);
   }
 
+  // Before the peak's line, which then covers them: the reasons' counts of
+  // an empty space can hold more than the space's own index.
+  const auto constraint_errors = space.constraint_errors();
+  const auto why_empty = valid == 0 ? space.why_empty() : std::nullopt;
   if (a.json) {
     nlohmann::ordered_json j;
     j["file"] = a.file;
@@ -232,9 +236,8 @@ int run_space(const SpaceArgs& a) {
     j["listed"] = listed ? nlohmann::ordered_json(spec->configs.size()) : nlohmann::ordered_json(nullptr);
     j["default_problem"] = default_problem ? nlohmann::ordered_json(*default_problem) : nlohmann::ordered_json(nullptr);
     if (!a.write.empty()) j["written"] = a.write;
-    j["constraint_errors"] = space.constraint_errors();
-    const auto empty = valid == 0 ? space.why_empty() : std::nullopt;
-    j["why_empty"] = empty ? nlohmann::ordered_json(*empty) : nlohmann::ordered_json(nullptr);
+    j["constraint_errors"] = constraint_errors;
+    j["why_empty"] = why_empty ? nlohmann::ordered_json(*why_empty) : nlohmann::ordered_json(nullptr);
     fmt::print("{}\n", json_text(j));
     return 0;
   }
@@ -260,9 +263,8 @@ int run_space(const SpaceArgs& a) {
   if (default_problem) fmt::print("warning: {}\n", *default_problem);
   // A constraint that cannot be evaluated (a division by zero) rules its
   // configs out: say so, or "valid: 0" has no reason.
-  for (const auto& e : space.constraint_errors()) fmt::print("warning: {}\n", e);
-  if (valid == 0)
-    if (auto why = space.why_empty()) fmt::print("warning: no config is valid: {}\n", *why);
+  for (const auto& e : constraint_errors) fmt::print("warning: {}\n", e);
+  if (why_empty) fmt::print("warning: no config is valid: {}\n", *why_empty);
   return 0;
 }
 

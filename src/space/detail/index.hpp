@@ -27,7 +27,8 @@
 
 namespace tunekit::detail {
 
-// Thrown by the builder when the index would exceed its memory budget.
+// Thrown by the builder when the index would exceed its memory budget (or
+// its allowance of values to try).
 struct IndexBudgetExceeded : std::length_error {
   IndexBudgetExceeded() : std::length_error("space index exceeds its memory budget") {}
 };
@@ -46,8 +47,12 @@ class SpaceIndex {
   // also the exact count 2^64 - 1.
   static constexpr std::uint64_t kCap = UINT64_MAX;
 
-  // Builds the index of `space`; throws IndexBudgetExceeded.
-  SpaceIndex(const Space& space, std::size_t budget_bytes);
+  // Builds the index of `space`; throws IndexBudgetExceeded. With
+  // `tries_left`, each parameter value the build tries takes one from it,
+  // and the build gives up (IndexBudgetExceeded) when it runs out: memory
+  // alone does not bound the time, as a parameter of many values tried
+  // again at every node shows. Shared by several builds, it bounds them all.
+  SpaceIndex(const Space& space, std::size_t budget_bytes, std::uint64_t* tries_left = nullptr);
 
   // Number of valid configs; kCap if it does not fit (saturated()), or is
   // 2^64 - 1 exactly (not saturated()).
