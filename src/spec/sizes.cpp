@@ -1,11 +1,13 @@
 // Problem sizes: the spec's `sizes` section, and the grids the command line
 // and the spec build them from.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -63,18 +65,38 @@ bool reads_as_number(const std::string& text) {
   return d && std::isfinite(*d);
 }
 
-// The number that `text` computes when it is an expression of literals
-// alone ("2**20", "64 * 1024"), else nullopt (a name such as "f16", a
-// string literal, an expression that fails).
-std::optional<Value> constant_number(const std::string& text) {
+// What to write instead of the string `text` when it is an expression of
+// literals alone ("2**20", "64 * 1024", "2**64", "True"), which a size's
+// expressions would read as the string, not as what it computes; nullopt
+// for any other string (a name such as "f16", text that does not parse).
+std::optional<std::string> instead_of_constant(const std::string& key, const std::string& text) {
+  std::optional<Expression> e;
   try {
-    const Expression e = Expression::parse(text);
-    if (!e.variables().empty()) return std::nullopt;
-    const auto v = e.evaluate(std::span<const Value>{});
-    if (v && (v->is_int() || (v->is_float() && std::isfinite(v->as_float())))) return v;
+    e = Expression::parse(text);
   } catch (const InputError&) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  if (!e->variables().empty()) return std::nullopt;
+  std::string trimmed = text;
+  std::erase_if(trimmed, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  if (trimmed == "True" || trimmed == "False")
+    return fmt::format("a size is a number or a name, not a truth value: write {}: {} ({} unquoted reads as {})", key,
+                       trimmed == "True" ? 1 : 0, trimmed, trimmed == "True" ? 1 : 0);
+  std::string why;
+  try {
+    const Value v = e->evaluate(Bindings{});
+    if (v.is_string())
+      return fmt::format("a size is a number or a name, not an expression: write {}: {}", key, v.str());
+    if (v.is_int() || std::isfinite(v.as_float()))
+      return fmt::format("a size is a number, not an expression: write {}: {}", key, v.repr());
+    why = "its value is not a finite number";
+  } catch (const InputError& failed) {
+    why = failed.message();
+  }
+  return fmt::format(
+      "a size is a number, not an expression, and this one fails ({}): write {} as a number, an "
+      "integer within 64 bits or a finite float",
+      why, key);
 }
 
 }  // namespace
@@ -186,10 +208,8 @@ std::vector<Bindings> Loader::sizes(const Item& it) {
       // value, and the string would fail every expression of the size far
       // from here, as a quoted number would.
       if (value.is_string())
-        if (const auto number = constant_number(value.as_string()))
-          fail(content_loc(v), fmt::format("size '{}' is the string \"{}\"; a size is a number, not an expression: "
-                                           "write {}: {}",
-                                           e.key, value.as_string(), e.key, number->repr()));
+        if (const auto instead = instead_of_constant(e.key, value.as_string()))
+          fail(content_loc(v), fmt::format("size '{}' is the string \"{}\"; {}", e.key, value.as_string(), *instead));
       b.emplace(e.key, std::move(value));
       if (size_names_.try_emplace(e.key, loc(e.key_node)).second) size_order_.push_back(e.key);
     }

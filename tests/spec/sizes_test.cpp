@@ -157,7 +157,20 @@ TEST(SpecSizes, AnExpressionIsRefusedWhereItIsWritten) {
            {"2**20", 12, "size 'n' is the string \"2**20\"; a size is a number, not an expression: write n: 1048576"},
            {"64 * 1024", 12,
             "size 'n' is the string \"64 * 1024\"; a size is a number, not an expression: write n: 65536"},
-           {"'1/4'", 13, "size 'n' is the string \"1/4\"; a size is a number, not an expression: write n: 0.25"}}) {
+           {"'1/4'", 13, "size 'n' is the string \"1/4\"; a size is a number, not an expression: write n: 0.25"},
+           // One that fails has no number to suggest, and is refused all the same.
+           {"\"2**63\"", 13,
+            "size 'n' is the string \"2**63\"; a size is a number, not an expression, and this one fails (integer "
+            "overflow in '2**63' (integers are 64-bit; use a float operand to allow larger values)): write n as a "
+            "number, an integer within 64 bits or a finite float"},
+           {"\"1e308*10\"", 13,
+            "size 'n' is the string \"1e308*10\"; a size is a number, not an expression, and this one fails (its "
+            "value is not a finite number): write n as a number, an integer within 64 bits or a finite float"},
+           {"\"True\"", 13,
+            "size 'n' is the string \"True\"; a size is a number or a name, not a truth value: write n: 1 (True "
+            "unquoted reads as 1)"},
+           {"\"'a' + 'b'\"", 13,
+            "size 'n' is the string \"'a' + 'b'\"; a size is a number or a name, not an expression: write n: ab"}}) {
     tunekit::testing::write_file(dir / "s.yaml",
                                  "kernel: {source: k.cpp, entry: f}\n"
                                  "arguments: [{name: x, type: f32, size: n}]\n"
@@ -172,8 +185,8 @@ TEST(SpecSizes, AnExpressionIsRefusedWhereItIsWritten) {
       EXPECT_EQ(e.message(), message);
     }
   }
-  // A name or a string expression stays a string size.
-  for (const std::string text : {"row_major", "f16", "'a' + 'b'"}) {
+  // A name, or text that is no expression, stays a string size.
+  for (const std::string text : {"row_major", "f16", "fp8-e4m3", "4x4"}) {
     tunekit::testing::write_file(dir / "s.yaml",
                                  "kernel: {source: k.cpp, entry: f}\n"
                                  "arguments: [{name: x, type: f32, size: 64}]\n"
