@@ -16,6 +16,7 @@
 // for_each() and the indexed members; the solver runs only when the index
 // would exceed its memory budget, with memory bounded by the limits below.
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -272,8 +273,9 @@ struct Space::Solver {
 struct Space::Cache {
   std::once_flag once;
   std::unique_ptr<detail::SpaceIndex> index;  // null: over budget
-  std::once_flag any_once;
-  bool any = false;  // some config is valid
+  // Whether some config is valid: -1 not known yet. Set by whichever of
+  // any_valid() and count() gets there first (they agree).
+  std::atomic<int> any{-1};
   // Per parameter with a long list of values: a hash of each value (equal
   // values hash alike, whatever their type) to where it is listed, in order.
   std::once_flag lookup_once;
@@ -436,15 +438,14 @@ constexpr std::uint64_t kWhatIfTries = std::uint64_t{1} << 22;
 
 bool Space::any_valid() const {
   if (!cache_) return count() > 0;  // moved from
-  std::call_once(cache_->any_once, [this] {
-    // Without an index, counting is a search of the whole space: the first
-    // valid config is enough to know.
-    bool any = false;
-    if (indexable()) any = count() > 0;
-    else for_each([&](std::span<const std::uint32_t>) { return !(any = true); });
-    cache_->any = any;
-  });
-  return cache_->any;
+  if (const int known = cache_->any.load(); known >= 0) return known == 1;
+  // Without an index, counting is a search of the whole space: the first
+  // valid config is enough to know.
+  bool any = false;
+  if (indexable()) any = count() > 0;
+  else for_each([&](std::span<const std::uint32_t>) { return !(any = true); });
+  cache_->any = any ? 1 : 0;
+  return any;
 }
 
 std::optional<std::string> Space::why_empty(std::uint64_t limit) const {
@@ -674,10 +675,10 @@ std::uint64_t Space::count() const {
     if (p.values.empty()) return 0;
   Solver solver(*this);
   std::uint64_t total = 1;
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
+  for (std::size_t g = 0; g < groups_.size() && total != 0; ++g)
     total = sat_mul(total, solver.count(static_cast<int>(g), 0));
-    if (total == 0) return 0;
-  }
+  // Without an index the count is a search: any_valid() need not search again.
+  if (cache_) cache_->any = total != 0 ? 1 : 0;
   return total >= kCap ? UINT64_MAX : total;
 }
 
