@@ -33,7 +33,12 @@ bool is_floating(ElementType t);
 std::optional<std::pair<std::int64_t, std::int64_t>> integer_range(ElementType t);
 
 enum class Fill { random, constant, sequence, zeros, file, normal };
-enum class Role { in, out, inout, scalar, tensor_map };
+// `scratch`: a workspace (cuBLAS's and CUB's word) the kernel may write and
+// read as it likes; it starts from its fill each config, as an input does,
+// but is neither compared nor checked for writes, as an `in` buffer is.
+enum class Role { in, out, inout, scalar, tensor_map, scratch };
+// Buffers each config starts from as generated: inputs and workspaces.
+inline bool starts_as_generated(Role r) { return r == Role::in || r == Role::scratch; }
 NameTable<Fill> fill_names();
 NameTable<Role> role_names();  // tensor_map last: a buffer's or scalar's role is one of the others
 std::string_view to_string(Fill f);

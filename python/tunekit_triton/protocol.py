@@ -70,7 +70,7 @@ class Argument:
 
     @property
     def is_buffer(self) -> bool:
-        return self.role in ("in", "out", "inout")
+        return self.role in ("in", "scratch", "out", "inout")
 
     @property
     def dims(self) -> List[int]:

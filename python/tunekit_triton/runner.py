@@ -191,9 +191,9 @@ class TritonRunner(Runner):
                     self.args[a.name] = self._make_buffer(a, rq.seed)
                     self.keys[a.name] = key
                     self.saved_inout.pop(a.name, None)
-                    if a.role in ("in", "inout"):
+                    if a.role in ("in", "scratch", "inout"):
                         self.version += 1
-                elif a.role == "in":
+                elif a.role in ("in", "scratch"):
                     # The same values again, in place (same seed): a config
                     # that wrote into its input (a bug, a store past its
                     # output's end) would leave every later config computing

@@ -63,7 +63,10 @@ std::uint64_t memory_and_swap_bytes() {
 std::byte guard_byte(std::size_t offset) { return static_cast<std::byte>(0x5A ^ (offset * 37 & 0xFF)); }
 
 std::string role_word(Role role) {
-  return role == Role::out ? "output" : role == Role::inout ? "inout argument" : "input";
+  return role == Role::out       ? "output"
+         : role == Role::inout   ? "inout argument"
+         : role == Role::scratch ? "workspace"
+                                 : "input";
 }
 
 }  // namespace
@@ -140,7 +143,7 @@ bool HostArguments::prepare(const std::vector<ResolvedArgument>& args, std::uint
     std::byte* p = base + kGuardBytes;
     generate(p, a, bytes, fill_seed(i));
     if (a.role == Role::inout) pristine_[i].assign(p, p + bytes_[i]);
-    if (a.role == Role::in && watch_inputs_) digests_[i] = contents_digest(p, bytes_[i]);
+    if (starts_as_generated(a.role) && watch_inputs_) digests_[i] = contents_digest(p, bytes_[i]);
     signatures_[i] = std::move(signature);
   }
   // The tensor maps' dims and box are not in the signatures: keep the latest.
@@ -155,7 +158,7 @@ void HostArguments::reset() {
     write_guards(i);
     if (starts_poisoned(args_[i].role)) poison(data(i), args_[i].type, args_[i].count);
     else if (args_[i].role == Role::inout) std::memcpy(data(i), pristine_[i].data(), bytes_[i]);
-    else if (args_[i].role == Role::in && watch_inputs_ &&
+    else if (starts_as_generated(args_[i].role) && watch_inputs_ &&
              contents_digest(static_cast<std::byte*>(data(i)), bytes_[i]) != digests_[i]) {
       generate(data(i), args_[i], bytes_[i], fill_seed(i));
       versions_[i] = ++generated_;  // a device copy of it is stale too
@@ -193,6 +196,44 @@ std::string HostArguments::damaged_guard() const {
     return fmt::format("wrote {} of {} '{}' ({} elements of {}): {}",
                        first < kGuardBytes ? "before the start" : "past the end", role_word(args_[i].role),
                        args_[i].name, args_[i].count, to_string(args_[i].type), where);
+  }
+  return {};
+}
+
+std::string HostArguments::written_input() const {
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    if (args_[i].role != Role::in || !watch_inputs_ || !buffers_[i]) continue;
+    const auto* now = buffers_[i].get() + kGuardBytes;
+    if (contents_digest(now, bytes_[i]) == digests_[i]) continue;
+    // Generated again only here, once a change is known: keeping a copy of
+    // every input would double a large GEMM's memory.
+    std::vector<std::byte> generated(bytes_[i]);
+    generate(generated.data(), args_[i], bytes_[i], fill_seed(i));
+    std::string found;
+    with_type(args_[i].type, [&](auto zero) {
+      using T = decltype(zero);
+      const auto* got = reinterpret_cast<const T*>(now);
+      const auto* was = reinterpret_cast<const T*>(generated.data());
+      const auto text = [](T v) {
+        // A float in its own shortest form, not its double's 17 digits.
+        if constexpr (std::is_same_v<T, float>) return fmt::format("{}", v);
+        else if constexpr (is_float_storage<T>) return fmt::format("{}", as_double(v));
+        else return fmt::format("{}", +v);
+      };
+      std::uint64_t first = args_[i].count, changed = 0;
+      for (std::uint64_t k = 0; k < args_[i].count; ++k)
+        if (std::memcmp(got + k, was + k, sizeof(T)) != 0) {
+          first = std::min(first, k);
+          ++changed;
+        }
+      if (changed == 0) return;  // a fill file changed on disk since, not the kernel
+      found = fmt::format(
+          "wrote into input '{}', which it may only read: element [{}] changed from {} to {} ({} of "
+          "its {} elements of {} changed), so its later calls computed from other inputs; a buffer the "
+          "kernel writes is declared 'role: out' (an output) or 'role: scratch' (a workspace)",
+          args_[i].name, first, text(was[first]), text(got[first]), changed, args_[i].count, to_string(args_[i].type));
+    });
+    if (!found.empty()) return found;
   }
   return {};
 }

@@ -50,7 +50,7 @@ ResolvedArgument argument_from_json(const json& j) {
   const auto type = element_type_from_string(j.at("type").get<std::string>());
   if (!type) throw std::invalid_argument("bad element type in a worker message");
   a.type = *type;
-  a.role = enum_from(j.at("role"), {Role::in, Role::out, Role::inout, Role::scalar, Role::tensor_map});
+  a.role = enum_from(j.at("role"), {Role::in, Role::out, Role::inout, Role::scalar, Role::tensor_map, Role::scratch});
   a.fill =
       enum_from(j.at("fill"), {Fill::random, Fill::constant, Fill::sequence, Fill::zeros, Fill::file, Fill::normal});
   a.count = j.at("count").get<std::uint64_t>();

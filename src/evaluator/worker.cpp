@@ -84,9 +84,15 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
   if (auto failed = runner.load(rq)) return fail(std::move(*failed));
 
   // A kernel that wrote outside a buffer is wrong whatever its outputs hold:
-  // the bytes it changed may be another buffer's, or the allocator's.
-  auto wrote_outside = [&](TrialResult& r, std::string prefix) {
+  // the bytes it changed may be another buffer's, or the allocator's. So is
+  // a config that wrote into an input: its outputs were checked against the
+  // reference's from the inputs as generated, but its timed calls computed
+  // from others. (A reference's own outputs come from its one call, and a
+  // default config that is the reference is checked as a trial too.)
+  const bool is_reference = rq.op == WorkerRequest::Op::reference;
+  auto wrote_where_it_must_not = [&](TrialResult& r, std::string prefix) {
     std::string damage = args.damaged_guard();
+    if (damage.empty() && !is_reference) damage = args.written_input();
     if (damage.empty()) return false;
     r.status = Status::wrong_result;
     r.error = std::move(prefix) + damage;
@@ -98,7 +104,7 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
 
   if (rq.op == WorkerRequest::Op::reference) {
     if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
-    if (wrote_outside(result, "the reference ")) return answer;
+    if (wrote_where_it_must_not(result, "the reference ")) return answer;
     // A NaN is an element the reference did not write (outputs start as
     // NaN), or one no config could be checked against.
     if (std::string bad = args.nan_output(); !bad.empty()) {
@@ -117,7 +123,7 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
 
   if (!rq.reference_file.empty()) {
     if (auto failed = runner.run_once(rq, args, changed)) return fail(std::move(*failed));
-    if (wrote_outside(result, "")) return answer;
+    if (wrote_where_it_must_not(result, "")) return answer;
     const auto t0 = std::chrono::steady_clock::now();
     result.verification = args.verify(rq.reference_file, rq.tolerance);
     result.verify = std::chrono::steady_clock::now() - t0;
@@ -135,7 +141,7 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
   answer.restart = runner.poisoned();
   // A kernel may write outside a buffer on a later call only (state kept
   // between calls), and where nothing is verified it had no checked call.
-  if (wrote_outside(result, "in its timed calls, ")) return answer;
+  if (wrote_where_it_must_not(result, "in its timed calls, ")) return answer;
   // The first call's outputs were right; a kernel whose result changes from
   // call to call (a race between threads, state kept between calls) is
   // wrong too. One more call after the timed ones, into outputs poisoned
@@ -147,7 +153,7 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
     args.reset();
     KernelRunner::Again called = runner.run_again(rq, args);
     if (called.failed) return fail(std::move(*called.failed));
-    if (wrote_outside(result, "on a call after its timed ones, ")) return answer;
+    if (wrote_where_it_must_not(result, "on a call after its timed ones, ")) return answer;
     const auto t0 = std::chrono::steady_clock::now();
     const Verification again = called.same ? verified.verification : args.verify(rq.reference_file, rq.tolerance);
     result.verify += std::chrono::steady_clock::now() - t0;

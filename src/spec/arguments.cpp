@@ -107,7 +107,9 @@ ArgumentSpec Loader::argument(const Item& it) const {
     // passes the buffer too (as a T1 file's constant arguments are).
     if (a.constant_memory && !m.find("pass")) a.passed = false;
   }
-  a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
+  // A workspace starts as zeros, as a counter or flag in it must (split-K's
+  // arrival counters), and costs no random numbers.
+  a.fill = a.role == Role::out || a.role == Role::scratch ? Fill::zeros : Fill::random;
   if (fill) {
     // A fill is a name (random, zeros) or a mapping {name: value} for a fill
     // that takes a value (constant, sequence).

@@ -592,7 +592,10 @@ void Loader::t1_arguments(const Item& args, Spec& s) const {
         const Expression e = t1_expression(size, s, "an element count (an integer or an expression)");
         a.size = Expression::parse("int(" + e.text() + ")", content_loc(size));
       }
-      a.role = Role::in;
+      // Only a ReadOnly argument is one the kernel must not write: Kernel
+      // Tuner passes each argument a copy of its own, so a buffer the file
+      // does not call ReadOnly may be the kernel's workspace.
+      a.role = a.constant_memory ? Role::in : Role::scratch;
       if (auto access = get(am, "AccessType"))
         a.role = enum_of<Role>(*access, {{"ReadOnly", Role::in}, {"WriteOnly", Role::out}, {"ReadWrite", Role::inout}});
       else if (auto out = get(am, "Output"); out && value_of(*out).truthy()) a.role = Role::inout;

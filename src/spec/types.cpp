@@ -37,11 +37,9 @@ constexpr auto kTypeNames = [] {
 
 constexpr Named<Fill> kFills[] = {{Fill::random, "random"},     {Fill::normal, "normal"}, {Fill::constant, "constant"},
                                   {Fill::sequence, "sequence"}, {Fill::zeros, "zeros"},   {Fill::file, "file"}};
-constexpr Named<Role> kRoles[] = {{Role::in, "in"},
-                                  {Role::out, "out"},
-                                  {Role::inout, "inout"},
-                                  {Role::scalar, "scalar"},
-                                  {Role::tensor_map, "tensor_map"}};
+constexpr Named<Role> kRoles[] = {{Role::in, "in"},         {Role::out, "out"},
+                                  {Role::inout, "inout"},   {Role::scratch, "scratch"},
+                                  {Role::scalar, "scalar"}, {Role::tensor_map, "tensor_map"}};
 constexpr Named<Injection> kInjections[] = {{Injection::automatic, "auto"},
                                             {Injection::defines, "defines"},
                                             {Injection::tunable_lines, "tunable"},

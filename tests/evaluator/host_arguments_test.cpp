@@ -22,7 +22,7 @@ namespace {
 std::vector<ResolvedArgument> split_k_args(std::uint64_t workspace) {
   return {{"A", ElementType::f32, Role::in, 1000, Fill::random, 0, {}, {}},
           {"C", ElementType::f32, Role::out, 100, Fill::zeros, 0, {}, {}},
-          {"work", ElementType::f32, Role::in, workspace, Fill::zeros, 0, {}, {}},
+          {"work", ElementType::f32, Role::scratch, workspace, Fill::zeros, 0, {}, {}},
           {"acc", ElementType::f32, Role::inout, 10, Fill::random, 0, {}, {}}};
 }
 

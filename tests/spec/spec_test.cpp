@@ -502,7 +502,7 @@ TEST_F(SpecErrors, BadElementType) {
 
 TEST_F(SpecErrors, BadRole) {
   expect_error("kernel: {source: k.cpp, entry: k}\narguments:\n  - {name: X, type: f32, size: 4, role: output}\n", 3,
-               41, "bad value 'output' for 'arguments[0].role': expected one of in, out, inout, scalar");
+               41, "bad value 'output' for 'arguments[0].role': expected one of in, out, inout, scratch, scalar");
 }
 
 TEST_F(SpecErrors, BadFill) {
@@ -797,6 +797,22 @@ TEST_F(SpecErrors, UnicodeTextIsAccepted) {
   const auto spec = write("name: k\n# \xc3\xa9t\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80\n" + kHead +
                           "parameters: {S: [\"\xc3\xa9\", b]}\n");
   EXPECT_EQ(load_spec(spec).parameters.at(0).values.at(0), Value(std::string("\xc3\xa9")));
+}
+
+// A workspace (split-K's partial sums, arrival counters) is written by the
+// kernel: declared `in`, every such write would be a wrong_result. It starts
+// as zeros, as a counter in it must, and is not compared.
+TEST_F(SpecErrors, AWorkspaceIsDeclaredScratchAndStartsAsZeros) {
+  const Spec s = load_spec(write(kHead + "  - {name: W, type: u32, size: N, role: scratch}\n" +
+                                 "  - {name: V, type: f32, size: N, role: scratch, fill: random}\n"));
+  const ArgumentSpec& w = s.arguments[s.arguments.size() - 2];
+  EXPECT_EQ(w.role, Role::scratch);
+  EXPECT_EQ(w.fill, Fill::zeros);
+  EXPECT_EQ(s.arguments.back().fill, Fill::random);
+  const std::string why =
+      "'reference' gives outputs to compare with, but no argument has role out or inout (a buffer's role defaults "
+      "to in), so nothing would be verified: give the buffer the kernel writes 'role: out'";
+  expect_error(kHead + "  - {name: Y, type: f32, size: N, role: scratch}\nreference:\n  entry: k_ref\n", 7, 1, why);
 }
 
 TEST_F(SpecErrors, MissingSourceFile) {

@@ -221,7 +221,9 @@ TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
 TEST(Tune, NoOutputArgumentMeansNothingIsVerifiedAndTheSummarySaysSo) {
   const auto dir = fresh_dir();
   Spec spec = planted_spec(dir);
-  spec.arguments.at(1).role = Role::in;
+  // Written, not compared (as `in` it would be a wrong_result: an input the
+  // kernel wrote into).
+  spec.arguments.at(1).role = Role::scratch;
   spec.reference = ReferenceSpec{};  // the default config's outputs
   spec.parameters[0].values = {0, 6};
   TuneOptions opt;

@@ -651,9 +651,9 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
       if (!args.is_buffer(i) || args.bytes(i) == 0 || !args.argument(i).passed) continue;
       const Role role = args.argument(i).role;
       const bool stale = uploaded_[i] != args.version(i);
-      if (role == Role::in && !stale && check_inputs) {
+      if (starts_as_generated(role) && !stale && check_inputs) {
         unchecked.push_back(i);
-      } else if ((role == Role::in && stale) || (role == Role::inout && (stale || for_verification))) {
+      } else if ((starts_as_generated(role) && stale) || (role == Role::inout && (stale || for_verification))) {
         if (auto failed = copy_in(args, i)) return failed;
       } else if (tunekit::detail::starts_poisoned(role) && for_verification) {
         if (CUresult r = poison(i, args); r != CUDA_SUCCESS) return fail_call("poisoning an output", r);
@@ -699,7 +699,7 @@ class CudaRunner final : public tunekit::detail::KernelRunner {
     uploaded_[i] = args.version(i);
     Spare& copy = pristines_[i];
     copy.version = 0;
-    if (args.argument(i).role == Role::in && spare(copy, bytes) &&
+    if (starts_as_generated(args.argument(i).role) && spare(copy, bytes) &&
         d_.cuMemcpyDtoDAsync(copy.ptr, buffers_[i], bytes, stream_) == CUDA_SUCCESS)
       copy.version = args.version(i);
     return std::nullopt;

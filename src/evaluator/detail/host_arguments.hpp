@@ -52,7 +52,7 @@ class HostArguments {
   std::size_t size() const { return args_.size(); }
   const ResolvedArgument& argument(std::size_t i) const { return args_[i]; }
   bool is_buffer(std::size_t i) const {
-    return args_[i].role == Role::in || args_[i].role == Role::out || args_[i].role == Role::inout;
+    return starts_as_generated(args_[i].role) || args_[i].role == Role::out || args_[i].role == Role::inout;
   }
   // A tensor map (CUDA): neither a buffer nor a scalar; the device backend
   // encodes it over its buffer.
@@ -85,6 +85,13 @@ class HostArguments {
   // allocator's next chunk, and the config was verified and timed as right.
   std::string damaged_guard() const;
   static constexpr std::size_t kGuardBytes = 64;
+  // The first `in` buffer a call wrote into ("wrote into input 'x' (1000
+  // elements of f32), which it must only read: element [0] changed from
+  // 0.2 to 5 ..."), or empty; only while watch_inputs() is on. Its timed
+  // calls would have computed from other data, and the check after them
+  // from the inputs reset() restores, so it passed. A workspace declared
+  // `scratch` is not watched.
+  std::string written_input() const;
 
   // Saves the outputs (after a reference run) to `file`; empty or an error.
   std::string save_outputs(const std::string& file);
