@@ -185,10 +185,23 @@ struct ReferenceSpec {
   std::string torch_expression;
 };
 
+// An element passes when |got - expected| <= atol + rtol * |expected|.
 struct Tolerance {
   double atol = 1e-6;
   double rtol = 1e-5;
 };
+// What a spec's `tolerance` (or --atol, --rtol) gives; what it leaves out
+// follows the outputs' element type (applied_tolerance).
+struct ToleranceSetting {
+  std::optional<double> atol, rtol;
+};
+// The default for outputs of `t`. A 16-bit float's rounding alone is ~1e-3
+// (f16) or ~8e-3 (bf16) of the value, so f32's 1e-5 failed every f16 or
+// bf16 kernel that rounds once differently from the reference; f64's is
+// tighter, as a sum taken in float is off by more after a few terms. Integer types take
+// f32's (their differences are whole numbers). torch.testing.assert_close's
+// values for f16, bf16 and f64.
+Tolerance default_tolerance(ElementType t);
 
 struct SearchSettings {
   std::string strategy = "auto";     // a name in strategies() (strategy.hpp)
@@ -292,7 +305,7 @@ struct Spec {
   Config base_values;
   SourceLocation base_values_where;
   ReferenceSpec reference;
-  Tolerance tolerance;
+  ToleranceSetting tolerance;
   MeasureSettings measure;
   SearchSettings search;
   OutputSettings output;
@@ -349,6 +362,10 @@ std::optional<std::string> default_config_problem(const Spec& spec, const Bindin
 // are inputs the kernel reads). Without one a reference has nothing to
 // verify, and a trial that passed would say nothing.
 bool has_compared_output(const Spec& spec);
+// The tolerance the outputs are compared with: the spec's atol and rtol,
+// and for either it does not give, the largest default of its compared
+// outputs' types (f32's where none is compared).
+Tolerance applied_tolerance(const Spec& spec);
 
 // Every expression of `spec` whose names take values at a trial: the
 // constraints, the kernel's and the reference's launch geometry (grid,

@@ -458,7 +458,7 @@ class TritonRunner(Runner):
                 i = int(bad.nonzero()[0, 0])
                 v.passed = False
                 v.detail = (f"{name}: {n_bad} of {g.numel()} elements differ; first at [{i}]: got {float(g[i])}, "
-                            f"expected {float(e[i])}")
+                            f"expected {float(e[i])} (atol {atol:g}, rtol {rtol:g})")
         return v
 
     # ---- timing ------------------------------------------------------------

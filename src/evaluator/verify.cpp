@@ -243,8 +243,9 @@ Verification compare(const T* got, const T* expected, std::uint64_t n, const Tol
   }
   v.passed = bad == 0;
   if (!v.passed)
-    v.detail = fmt::format("{}: {} of {} elements differ; first at [{}]: got {}, expected {}", name, bad, n, first_bad,
-                           element_text(got[first_bad]), element_text(expected[first_bad]));
+    v.detail = fmt::format("{}: {} of {} elements differ; first at [{}]: got {}, expected {} (atol {:g}, rtol {:g})",
+                           name, bad, n, first_bad, element_text(got[first_bad]), element_text(expected[first_bad]),
+                           tol.atol, tol.rtol);
   return v;
 }
 

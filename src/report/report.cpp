@@ -76,7 +76,7 @@ std::optional<double> speedup(const TrialRecord* best, const TrialRecord* baseli
 
 // When every trial is a wrong_result by finite differences, the tolerance
 // may be what failed them: float sums taken in another order differ in their
-// last bits, and the defaults (atol 1e-6, rtol 1e-5) are tight for them.
+// last bits, and the defaults (f32's atol 1e-6, rtol 1e-5) are tight for them.
 std::string tolerance_hint(const std::vector<TrialRecord>& trials, const Tolerance& tol) {
   double largest = 0;
   for (const TrialRecord& t : trials) {

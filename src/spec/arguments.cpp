@@ -1,4 +1,6 @@
 // The `arguments` section: buffers, scalars and tensor maps.
+#include <algorithm>
+
 #include "spec/detail/loader.hpp"
 
 namespace tunekit::spec_detail {
@@ -257,10 +259,36 @@ void Loader::check_tensor_maps(Spec& s) const {
 
 namespace tunekit {
 
+namespace {
+bool is_compared(const ArgumentSpec& a) { return (a.role == Role::out || a.role == Role::inout) && a.setup.empty(); }
+}  // namespace
+
 bool has_compared_output(const Spec& spec) {
-  return std::any_of(spec.arguments.begin(), spec.arguments.end(), [](const ArgumentSpec& a) {
-    return (a.role == Role::out || a.role == Role::inout) && a.setup.empty();
-  });
+  return std::any_of(spec.arguments.begin(), spec.arguments.end(), is_compared);
+}
+
+Tolerance default_tolerance(ElementType t) {
+  switch (t) {
+    case ElementType::f16:
+      return {1e-5, 1e-3};
+    case ElementType::bf16:
+      return {1e-5, 1.6e-2};
+    case ElementType::f64:
+      return {1e-7, 1e-7};
+    default:
+      return {1e-6, 1e-5};
+  }
+}
+
+Tolerance applied_tolerance(const Spec& spec) {
+  std::optional<Tolerance> loosest;
+  for (const ArgumentSpec& a : spec.arguments) {
+    if (!is_compared(a)) continue;
+    const Tolerance d = default_tolerance(a.type);
+    loosest = loosest ? Tolerance{std::max(loosest->atol, d.atol), std::max(loosest->rtol, d.rtol)} : d;
+  }
+  const Tolerance by_type = loosest.value_or(Tolerance{});
+  return {spec.tolerance.atol.value_or(by_type.atol), spec.tolerance.rtol.value_or(by_type.rtol)};
 }
 
 }  // namespace tunekit

@@ -217,8 +217,8 @@ void check_tune_inputs(const Spec& spec, const TuneOptions& options) {
   if (!(m.target_noise >= 0 && m.target_noise < 1))
     refuse(fmt::format("Spec::measure.target_noise is {}; expected a share in [0, 1)", m.target_noise));
   for (const auto& [name, value] : {std::pair{"atol", spec.tolerance.atol}, std::pair{"rtol", spec.tolerance.rtol}})
-    if (!(value >= 0) || !std::isfinite(value))
-      refuse(fmt::format("Spec::tolerance.{} is {}; expected a number >= 0", name, value));
+    if (value && (!(*value >= 0) || !std::isfinite(*value)))
+      refuse(fmt::format("Spec::tolerance.{} is {}; expected a number >= 0", name, *value));
   if (spec.search.max_evaluations && *spec.search.max_evaluations == 0)
     refuse("Spec::search.max_evaluations is 0; expected 1 or more (none: no limit)");
   if (spec.search.max_fraction && !(*spec.search.max_fraction > 0 && *spec.search.max_fraction <= 1))
@@ -1422,7 +1422,7 @@ class Run {
     rq.entry = entry;
     rq.arguments = resolve_arguments(spec_.arguments, rq.values, config);
     rq.launch = resolve_launch(spec_.kernel.launch, rq.values);
-    rq.tolerance = spec_.tolerance;
+    rq.tolerance = applied_tolerance(spec_);
     rq.measure = spec_.measure;
     rq.measure.early_stop = early_stop_;
     rq.seed = spec_.search.seed;
@@ -2204,7 +2204,8 @@ std::string kernel_hash(const Spec& spec, const std::string& toolchain) {
     h.add("reference flag files").add(files);
   if (spec.reference.kind == ReferenceSpec::Kind::default_config && spec.default_config)
     h.add(spec.default_config->key());
-  h.add(fmt::format("{} {}", spec.tolerance.atol, spec.tolerance.rtol));
+  const Tolerance tolerance = applied_tolerance(spec);
+  h.add(fmt::format("{} {}", tolerance.atol, tolerance.rtol));
   h.add(spec.search.seed);  // the seed fills the inputs
   // Hot, cold and cold-read times are different measurements, so none may
   // resume another's trials. cold, the default, adds nothing: specs keep the
@@ -2232,8 +2233,9 @@ std::string spec_hash(const Spec& spec, int device) {
 std::string spec_hash_without_toolchain(const Spec& spec) { return kernel_hash(spec, {}); }
 
 std::string settings_key(const Spec& spec) {
-  std::string key = fmt::format("timeout={}s atol={} rtol={}", spec.measure.timeout.count(), spec.tolerance.atol,
-                                spec.tolerance.rtol);
+  const Tolerance tolerance = applied_tolerance(spec);
+  std::string key =
+      fmt::format("timeout={}s atol={} rtol={}", spec.measure.timeout.count(), tolerance.atol, tolerance.rtol);
   // What a trial spends of its limit before its kernel could hang: a
   // shorter limit holds a stored timeout only under the same sampling.
   key += fmt::format(" warmup={}s max_time={}s min_samples={}", Seconds(spec.measure.warmup).count(),
@@ -2291,7 +2293,7 @@ TuneReport untuned_report(const Spec& spec, const TuneOptions& options) {
   r.metrics = spec.metrics;
   r.objective = spec.objective;
   r.target_noise = spec.measure.target_noise;
-  r.tolerance = spec.tolerance;
+  r.tolerance = applied_tolerance(spec);
   r.outputs_compared = has_compared_output(spec);
   return r;
 }

@@ -286,5 +286,22 @@ TEST(CompareOutputs, AFloatIsToldInItsOwnShortestForm) {
   const Verification v =
       detail::compare_outputs_in_parts(ElementType::f32, got.data(), expected.data(), got.size(), {1e-6, 1e-5}, "c", 1);
   EXPECT_FALSE(v.passed);
-  EXPECT_EQ(v.detail, "c: 1 of 1000 elements differ; first at [999]: got nan, expected -0.0712432");
+  EXPECT_EQ(v.detail,
+            "c: 1 of 1000 elements differ; first at [999]: got nan, expected -0.0712432 (atol 1e-06, rtol 1e-05)");
+}
+
+// A 16-bit float output one unit in its last place from the reference's (a
+// sum rounded once differently) passes under its type's default tolerance;
+// under f32's (rtol 1e-5) it failed. Bit patterns: 0x3c00 is 1 in both f16
+// and (0x3f80) bf16; the next pattern up is one unit above.
+TEST(CompareOutputs, OneUnitInTheLastPlaceOfA16BitFloatPassesItsDefaultTolerance) {
+  for (auto [type, one] :
+       {std::pair{ElementType::f16, std::uint16_t{0x3c00}}, std::pair{ElementType::bf16, std::uint16_t{0x3f80}}}) {
+    const std::vector<std::uint16_t> expected(64, one), got(64, static_cast<std::uint16_t>(one + 1));
+    const auto compared = [&](const Tolerance& tol) {
+      return compare_outputs(type, got.data(), expected.data(), got.size(), tol, "y").passed;
+    };
+    EXPECT_TRUE(compared(default_tolerance(type))) << to_string(type);
+    EXPECT_FALSE(compared(default_tolerance(ElementType::f32))) << to_string(type);
+  }
 }

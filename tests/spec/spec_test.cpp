@@ -125,8 +125,8 @@ void check_full(const Spec& s, const fs::path& file) {
   EXPECT_EQ(s.reference.entry, "matmul_naive");
   EXPECT_EQ(s.reference.flags, (std::vector<std::string>{"-O0"}));
 
-  EXPECT_DOUBLE_EQ(s.tolerance.atol, 1e-3);
-  EXPECT_DOUBLE_EQ(s.tolerance.rtol, 1e-4);
+  EXPECT_EQ(s.tolerance.atol, 1e-3);
+  EXPECT_EQ(s.tolerance.rtol, 1e-4);
 
   EXPECT_NEAR(s.measure.warmup.count(), 20000.0, 1e-6);
   EXPECT_EQ(s.measure.min_samples, 3u);
@@ -201,7 +201,33 @@ TEST(LoadSpec, Defaults) {
   EXPECT_FALSE(s.search.max_evaluations.has_value());
   EXPECT_EQ(s.search.seed, 1u);
   EXPECT_TRUE(s.output.db.empty());
-  EXPECT_DOUBLE_EQ(s.tolerance.atol, Tolerance{}.atol);
+  EXPECT_FALSE(s.tolerance.atol.has_value());  // by the outputs' type
+}
+
+// An f16 or bf16 output rounds to 1e-3 or 8e-3 of its value: under f32's
+// default rtol 1e-5 every such kernel that rounds once differently from its
+// reference failed. A tolerance the spec gives wins; outputs of several types
+// take the loosest of their defaults.
+TEST_F(SpecErrors, TheDefaultToleranceFollowsTheOutputsType) {
+  auto applied = [&](const std::string& arguments, const std::string& rest = "") {
+    return applied_tolerance(load_spec(write(kHead + arguments + rest)));
+  };
+  auto expect = [](const Tolerance& got, double atol, double rtol) {
+    EXPECT_EQ(got.atol, atol);
+    EXPECT_EQ(got.rtol, rtol);
+  };
+  expect(applied("  - {name: Y, type: f32, size: N, role: out}\n"), 1e-6, 1e-5);
+  expect(applied("  - {name: Y, type: f16, size: N, role: out}\n"), 1e-5, 1e-3);
+  expect(applied("  - {name: Y, type: bf16, size: N, role: inout}\n"), 1e-5, 1.6e-2);
+  expect(applied("  - {name: Y, type: f64, size: N, role: out}\n"), 1e-7, 1e-7);
+  expect(applied("  - {name: Y, type: i32, size: N, role: out}\n"), 1e-6, 1e-5);
+  // The input X (f32) is not compared; a workspace neither.
+  expect(applied("  - {name: Y, type: f64, size: N, role: out}\n  - {name: W, type: bf16, size: N, role: scratch}\n"),
+         1e-7, 1e-7);
+  expect(applied("  - {name: Y, type: f32, size: N, role: out}\n  - {name: Z, type: bf16, size: N, role: out}\n"), 1e-5,
+         1.6e-2);
+  expect(applied("  - {name: Y, type: bf16, size: N, role: out}\n", "tolerance: {rtol: 0.1}\n"), 1e-5, 0.1);
+  expect(applied("  - {name: Y, type: f16, size: N, role: out}\n", "tolerance: {atol: 0, rtol: 0}\n"), 0, 0);
 }
 
 TEST(LoadSpec, RangeSourceParametersWhenNoneDeclared) {
