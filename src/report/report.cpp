@@ -127,7 +127,10 @@ ojson trial_json(std::size_t number_, const TrialRecord& t, const TrialColumns& 
   ojson samples = ojson::array();
   for (const auto& s : t.samples) samples.push_back(number(s.count()));
   j["samples_us"] = std::move(samples);
-  j["verified"] = t.verification.checked;
+  // Whether the outputs matched the reference's: a wrong_result's were
+  // compared, and did not. `compared` says whether they were compared at all.
+  j["verified"] = t.verification.checked && t.verification.passed && t.status != Status::wrong_result;
+  j["compared"] = t.verification.checked;
   j["max_abs_diff"] = t.verification.checked ? number(t.verification.max_abs_diff) : ojson(nullptr);
   j["max_rel_err"] = t.verification.checked ? number(t.verification.max_rel_err) : ojson(nullptr);
   j["error"] = t.error.empty() ? ojson(nullptr) : ojson(t.error);

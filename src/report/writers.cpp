@@ -65,7 +65,10 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
   r.add(file_writer("json",
                     "the whole report: per size the best, the baseline, seeds and every trial; each time's key "
                     "gives its unit (`time_us`, `min_us`, `samples_us` in microseconds, `build_s`, `eval_s` in "
-                    "seconds), and `noise`, `spread` and `max_rel_err` are fractions as in the CSV",
+                    "seconds), and `noise`, `spread` and `max_rel_err` are fractions as in the CSV; a trial's "
+                    "`verified` says its outputs matched the reference's, `compared` that they were compared at all "
+                    "(a `wrong_result` of a comparison: `verified` false, `compared` true; nothing compared: both "
+                    "false)",
                     ".json", [](const TuneReport& report, std::ostream& out) { out << format_json(report); }));
   r.add(file_writer("html", "a self-contained page with plots: fastest configs, convergence, parameters, failures",
                     ".html", [](const TuneReport& report, std::ostream& out) {

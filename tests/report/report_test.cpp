@@ -679,6 +679,30 @@ TEST(Json, AnErrorThatIsNotUtf8IsWrittenAnyway) {
   EXPECT_EQ(j["sizes"][0]["trials"][1]["error"], std::string("\xEF\xBF\xBD\xEF\xBF\xBDraw\0bytes", 15));
 }
 
+// "verified" is whether the outputs matched the reference's; "compared",
+// whether they were compared at all. It said true for a wrong_result, whose
+// outputs were compared and did not match.
+TEST(Json, VerifiedSaysTheOutputsMatchedTheReference) {
+  TuneReport report;
+  SizeReport s;
+  s.trials.push_back(ok_trial(bmbn(1, 1), 10));
+  TrialRecord wrong = failed_trial(bmbn(1, 2), Status::wrong_result, "c: 1 of 9 elements differ");
+  wrong.verification = {true, false, 0.5, 0.25, "c: 1 of 9 elements differ"};
+  s.trials.push_back(wrong);
+  s.trials.push_back(failed_trial(bmbn(1, 3), Status::wrong_result, "wrote past the end of output 'c'"));
+  TrialRecord unchecked = ok_trial(bmbn(1, 4), 10);
+  unchecked.verification = {};
+  s.trials.push_back(unchecked);
+  report.sizes.push_back(s);
+  const auto j = nlohmann::json::parse(format_json(report));
+  const auto& trials = j["sizes"][0]["trials"];
+  const std::pair<bool, bool> verified_compared[] = {{true, true}, {false, true}, {false, false}, {false, false}};
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    EXPECT_EQ(trials[i]["verified"], verified_compared[i].first) << i;
+    EXPECT_EQ(trials[i]["compared"], verified_compared[i].second) << i;
+  }
+}
+
 // A size that ran nothing says why in every report, not on the console alone.
 TEST(Json, ASizeThatRanNothingSaysWhy) {
   TuneReport report;
