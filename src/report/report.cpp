@@ -479,6 +479,10 @@ std::string detail::failure_reason(const TrialRecord& t, std::size_t limit) {
   // backend's message needs to.
   if (t.fault == Fault::environment)
     reason = "the machine's fault, tried again on the next run" + (reason.empty() ? "" : ": " + reason);
+  // A wrong result's reason is tunekit's own, a line of bounded length whose
+  // end says what was wrong (the element, what it got, what was expected):
+  // cut in the middle, it lost that.
+  if (t.status == Status::wrong_result) limit = std::string::npos;
   // Only a comparison with the reference has a difference to show.
   if (t.status != Status::wrong_result || !t.verification.checked) return first_line(reason, limit);
   const double diff = t.verification.max_abs_diff;
