@@ -16,8 +16,13 @@ struct Statistics {
   // (2 * median). This is what a measurement's noise target is compared
   // with. An outlier (a preempted sample) moves it by one rank at most,
   // where it would dominate a standard deviation; more samples narrow it.
-  // With fewer than 6 samples the interval is the whole range.
+  // With fewer than 6 samples the interval is the whole range, which holds
+  // the median less surely: noise_level says how surely.
   double noise = 0;
+  // The probability that noise's interval holds the true median
+  // (median_interval_level): 0.95 or more from 6 samples on; 0.5 at 2,
+  // 0.75 at 3, 0.875 at 4, 0.9375 at 5; 0 for fewer than 2.
+  double noise_level = 0;
   double spread = 0;  // relative standard deviation, stdev / mean (nvbench's "noise")
   // Two groups of times: at least a fifth of the samples on each side of a
   // gap wider than twice either group's interquartile range (and 1% of the
@@ -27,5 +32,10 @@ struct Statistics {
 };
 
 Statistics summarize(std::span<const Microseconds> samples);
+
+// The level of the median's interval among n samples that Statistics::noise
+// is the half-width of: the exact, distribution-free probability that it
+// holds the median.
+double median_interval_level(std::size_t n);
 
 }  // namespace tunekit

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -30,20 +31,26 @@ double quantile(const double* v, std::size_t n, double q) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
-// The half-width of the 95% confidence interval of the median of the sorted
-// values, relative to the median (Statistics::noise): the order statistics
-// at ranks n/2 -+ 0.98 sqrt(n) (1-based; the binomial's normal
-// approximation), clamped to the sample.
-double median_noise(const std::vector<double>& v, double median) {
-  const std::size_t n = v.size();
-  if (n < 2 || !(median > 0)) return 0;
+// The 1-based ranks of the order statistics that bound the median's 95%
+// confidence interval among n samples: n/2 -+ 0.98 sqrt(n) (the binomial's
+// normal approximation), clamped to the sample. Below 6 samples the clamp
+// makes it the whole range.
+std::pair<std::size_t, std::size_t> interval_ranks(std::size_t n) {
   const double half = 0.98 * std::sqrt(static_cast<double>(n));
   const auto last = static_cast<std::ptrdiff_t>(n);
   const auto lower = static_cast<std::ptrdiff_t>(std::floor(static_cast<double>(n) / 2 - half));
   const auto upper = static_cast<std::ptrdiff_t>(std::ceil(1 + static_cast<double>(n) / 2 + half));
-  const auto j = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(lower, 1, last) - 1);
-  const auto k = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(upper, 1, last) - 1);
-  return (v[k] - v[j]) / (2 * median);
+  return {static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(lower, 1, last)),
+          static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(upper, 1, last))};
+}
+
+// The half-width of that interval, relative to the median
+// (Statistics::noise).
+double median_noise(const std::vector<double>& v, double median) {
+  const std::size_t n = v.size();
+  if (n < 2 || !(median > 0)) return 0;
+  const auto [j, k] = interval_ranks(n);
+  return (v[k - 1] - v[j - 1]) / (2 * median);
 }
 
 double median_of_sorted(const std::vector<double>& v) {
@@ -91,6 +98,22 @@ bool noise_met(const std::vector<Microseconds>& samples, double target) {
 
 }  // namespace
 
+double median_interval_level(std::size_t n) {
+  if (n < 2) return 0;
+  // The interval [x(j), x(k)] holds the median when j to k - 1 of the n
+  // samples lie below it, each with probability 1/2, whatever the
+  // distribution (a continuous one): a binomial sum, in logarithms, as 2^n
+  // overflows from n = 1024.
+  const auto [j, k] = interval_ranks(n);
+  const double ln_all = static_cast<double>(n) * std::log(2.0), nn = static_cast<double>(n);
+  double level = 0;
+  for (std::size_t i = j; i < k; ++i) {
+    const double ii = static_cast<double>(i);
+    level += std::exp(std::lgamma(nn + 1) - std::lgamma(ii + 1) - std::lgamma(nn - ii + 1) - ln_all);
+  }
+  return std::min(level, 1.0);
+}
+
 Statistics summarize(std::span<const Microseconds> samples) {
   Statistics s;
   s.count = samples.size();
@@ -112,6 +135,7 @@ Statistics summarize(std::span<const Microseconds> samples) {
     s.spread = std::sqrt(ss / static_cast<double>(n - 1)) / mean;
   }
   s.noise = median_noise(v, median);
+  s.noise_level = median_interval_level(n);
   s.bimodal = bimodal(v);
   return s;
 }

@@ -99,6 +99,15 @@ std::string csv_number(double d, const char* spec) {
   return fmt::format(fmt::runtime(spec), d);
 }
 
+// Where the noise's interval is below 95% (under 6 samples, the samples'
+// range): " (a 75% interval, of 3 samples)", else empty.
+std::string interval_level_note(const TrialRecord& t) {
+  const std::size_t n = t.stats.count ? t.stats.count : t.samples.size();
+  const double level = median_interval_level(n);
+  if (level >= 0.95) return {};
+  return fmt::format(" (a {:g}% interval, of {} sample{})", 100 * level, n, n == 1 ? "" : "s");
+}
+
 bool missed_target(const TrialRecord& t, double target) {
   return target > 0 && t.status == Status::ok && t.stats.count > 1 && t.stats.noise > target;
 }
@@ -115,6 +124,10 @@ ojson trial_json(std::size_t number_, const TrialRecord& t, const TrialColumns& 
   j["time_us"] = ok ? number(t.stats.median.count()) : ojson(nullptr);
   j["min_us"] = timed ? number(t.stats.min.count()) : ojson(nullptr);
   j["noise"] = timed ? number(t.stats.noise) : ojson(nullptr);
+  // The noise's interval holds the median with less than 95% under 6
+  // samples (the samples' range: 50% at 2).
+  j["noise_level"] =
+      timed ? number(median_interval_level(t.stats.count ? t.stats.count : t.samples.size())) : ojson(nullptr);
   j["spread"] = timed ? number(t.stats.spread) : ojson(nullptr);
   j["bimodal"] = t.stats.bimodal;
   j["missed_noise_target"] = missed_target(t, columns.target_noise);
@@ -537,9 +550,9 @@ std::string format_trial_line(std::size_t number, const TrialRecord& trial, cons
     for (const auto& [name, value] : metric_values(columns.metrics, trial))
       line += ", " + name + " " + (value ? metric_text(*value) : std::string("n/a"));
     if (missed_target(trial, columns.target_noise))
-      line += fmt::format(", noise {}% over the {:g}% target, min {} us",
+      line += fmt::format(", noise {}% over the {:g}% target{}, min {} us",
                           detail::percent_beside(trial.stats.noise, columns.target_noise), 100 * columns.target_noise,
-                          format_us(trial.stats.min));
+                          interval_level_note(trial), format_us(trial.stats.min));
     if (trial.stats.bimodal) line += ", two groups of times";
     // An ok trial's error is a note on its measurement (sampling stopped by
     // the trial's deadline).

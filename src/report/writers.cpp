@@ -57,19 +57,22 @@ void register_builtin_writers(Registry<WriterInfo>& r) {
       "CCCL's base variant is among the trials. Each column's name is once in the header: a metric, size, "
       "parameter or resource named like a column before it, or `Origin` where that column is there, gets its kind "
       "after its name (`Status (parameter)`, `Noise (metric)`, `Origin (parameter)`). Units: `Time(us)` (the "
-      "median) and `Min(us)` in microseconds; `Noise` (the half-width of the median's 95% confidence interval) "
+      "median) and `Min(us)` in microseconds; `Noise` (the half-width of the median's 95% confidence interval; under "
+      "6 samples, of their range, which holds the median less surely: 50% at 2 samples, 93.75% at 5) "
       "and `Spread` (the standard deviation) as fractions of the time, 0.02 being 2%; `MaxAbsDiff` in the "
       "output's own units and `MaxRelErr` as a fraction; `Samples` a count",
       ".csv",
       [](const TuneReport& report, std::ostream& out) { out << format_csv(report.all_trials(), columns_of(report)); }));
-  r.add(file_writer("json",
-                    "the whole report: per size the best, the baseline, seeds and every trial; each time's key "
-                    "gives its unit (`time_us`, `min_us`, `samples_us` in microseconds, `build_s`, `eval_s` in "
-                    "seconds), and `noise`, `spread` and `max_rel_err` are fractions as in the CSV; a trial's "
-                    "`verified` says its outputs matched the reference's, `compared` that they were compared at all "
-                    "(a `wrong_result` of a comparison: `verified` false, `compared` true; nothing compared: both "
-                    "false)",
-                    ".json", [](const TuneReport& report, std::ostream& out) { out << format_json(report); }));
+  r.add(file_writer(
+      "json",
+      "the whole report: per size the best, the baseline, seeds and every trial; each time's key "
+      "gives its unit (`time_us`, `min_us`, `samples_us` in microseconds, `build_s`, `eval_s` in "
+      "seconds), and `noise`, `spread` and `max_rel_err` are fractions as in the CSV (`noise_level`, the level of "
+      "the noise's interval: 0.95 or more from 6 samples on); a trial's "
+      "`verified` says its outputs matched the reference's, `compared` that they were compared at all "
+      "(a `wrong_result` of a comparison: `verified` false, `compared` true; nothing compared: both "
+      "false)",
+      ".json", [](const TuneReport& report, std::ostream& out) { out << format_json(report); }));
   r.add(file_writer("html", "a self-contained page with plots: fastest configs, convergence, parameters, failures",
                     ".html", [](const TuneReport& report, std::ostream& out) {
                       HtmlReportOptions o;

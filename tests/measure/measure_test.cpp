@@ -46,6 +46,24 @@ TEST(Summarize, NoiseIsTheMediansConfidenceInterval) {
   EXPECT_LT(summarize(around(100, 0.1 * 50 / 200.0, 200)).noise, st.noise);
 }
 
+// Under 6 samples the interval is clamped to their range, which holds the
+// median with probability 1 - 2^(1-n): called 95%, it was 50% at 2. From 6 on
+// the ranks n/2 -+ 0.98 sqrt(n) hold it with 95% or more.
+TEST(Summarize, TheNoisesIntervalSaysItsLevel) {
+  EXPECT_EQ(median_interval_level(0), 0);
+  EXPECT_EQ(median_interval_level(1), 0);
+  EXPECT_NEAR(median_interval_level(2), 0.5, 1e-12);
+  EXPECT_NEAR(median_interval_level(3), 0.75, 1e-12);
+  EXPECT_NEAR(median_interval_level(4), 0.875, 1e-12);
+  EXPECT_NEAR(median_interval_level(5), 0.9375, 1e-12);
+  for (std::size_t n = 6; n <= 3000; ++n) {
+    EXPECT_GE(median_interval_level(n), 0.95) << n;
+    EXPECT_LE(median_interval_level(n), 1.0) << n;
+  }
+  EXPECT_NEAR(summarize(around(100, 0.1, 3)).noise_level, 0.75, 1e-12);
+  EXPECT_GE(summarize(around(100, 0.1, 50)).noise_level, 0.95);
+}
+
 TEST(Summarize, OnePreemptedSampleBarelyMovesTheNoise) {
   auto s = around(100, 0.02, 30);
   const double quiet = summarize(s).noise;

@@ -542,6 +542,7 @@ TEST(TrialLine, AFailureShowsItsReason) {
 
 TEST(TrialLine, MetricsAndAMissedNoiseTarget) {
   TrialRecord t = ok_trial(bmbn(64, 128), 10.0);
+  t.stats.count = 40;  // its interval a 95% one
   TrialColumns columns{{{"rate", Expression::parse("BM * BN / time_us")}}, 0.02};
   EXPECT_EQ(format_trial_line(3, t, columns), "No.3: 10.000 us, {BM: 64, BN: 128}, rate 819.2");
   t.stats.noise = 0.051;
@@ -555,6 +556,25 @@ TEST(TrialLine, MetricsAndAMissedNoiseTarget) {
   t.stats.bimodal = true;
   EXPECT_NE(format_trial_line(3, t, columns).find(", two groups of times"), std::string::npos);
   EXPECT_EQ(format_trial_line(3, ok_trial(bmbn(1, 1), 1.0), {}), "No.3: 1.000 us, {BM: 1, BN: 1}");
+}
+
+// Under 6 samples the noise's interval is their range, which holds the
+// median with less than 95% (75% of 3): the line says so, and the JSON
+// gives each trial's level.
+TEST(TrialLine, ANoiseOfFewSamplesSaysItsIntervalsLevel) {
+  TrialRecord t = ok_trial(bmbn(64, 128), 10.0);  // 3 samples
+  t.stats.noise = 0.051;
+  EXPECT_EQ(format_trial_line(3, t, TrialColumns{{}, 0.02}),
+            "No.3: 10.000 us, {BM: 64, BN: 128}, noise 5.1% over the 2% target (a 75% interval, of 3 samples), min "
+            "9.800 us");
+  TuneReport report;
+  SizeReport s;
+  s.trials.push_back(t);
+  s.trials.push_back(failed_trial(bmbn(1, 1), Status::compile_error, "k.cpp:1: error"));
+  report.sizes.push_back(s);
+  const auto j = nlohmann::json::parse(format_json(report));
+  EXPECT_EQ(j["sizes"][0]["trials"][0]["noise_level"], 0.75);
+  EXPECT_TRUE(j["sizes"][0]["trials"][1]["noise_level"].is_null());
 }
 
 TEST(Summary, FlushTimeWarningsAndAMetricObjective) {
