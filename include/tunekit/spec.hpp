@@ -198,8 +198,8 @@ struct ToleranceSetting {
 // The default for outputs of `t`. A 16-bit float's rounding alone is ~1e-3
 // (f16) or ~8e-3 (bf16) of the value, so f32's 1e-5 failed every f16 or
 // bf16 kernel that rounds once differently from the reference; f64's is
-// tighter, as a sum taken in float is off by more after a few terms. Integer types take
-// f32's (their differences are whole numbers). torch.testing.assert_close's
+// tighter, as a sum taken in float is off by more after a few terms. Integer types are
+// compared exactly (0, 0): a whole number is right or wrong. torch.testing.assert_close's
 // values for f16, bf16 and f64.
 Tolerance default_tolerance(ElementType t);
 

@@ -220,7 +220,9 @@ TEST_F(SpecErrors, TheDefaultToleranceFollowsTheOutputsType) {
   expect(applied("  - {name: Y, type: f16, size: N, role: out}\n"), 1e-5, 1e-3);
   expect(applied("  - {name: Y, type: bf16, size: N, role: inout}\n"), 1e-5, 1.6e-2);
   expect(applied("  - {name: Y, type: f64, size: N, role: out}\n"), 1e-7, 1e-7);
-  expect(applied("  - {name: Y, type: i32, size: N, role: out}\n"), 1e-6, 1e-5);
+  expect(applied("  - {name: Y, type: i32, size: N, role: out}\n"), 0, 0);
+  expect(applied("  - {name: Y, type: f32, size: N, role: out}\n  - {name: C, type: u64, size: N, role: out}\n"), 1e-6,
+         1e-5);
   // The input X (f32) is not compared; a workspace neither.
   expect(applied("  - {name: Y, type: f64, size: N, role: out}\n  - {name: W, type: bf16, size: N, role: scratch}\n"),
          1e-7, 1e-7);
