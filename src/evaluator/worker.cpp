@@ -88,11 +88,15 @@ WorkerAnswer answer_request(KernelRunner& runner, HostArguments& args, const Wor
   // a config that wrote into an input: its outputs were checked against the
   // reference's from the inputs as generated, but its timed calls computed
   // from others. (A reference's own outputs come from its one call, and a
-  // default config that is the reference is checked as a trial too.)
-  const bool is_reference = rq.op == WorkerRequest::Op::reference;
+  // default config that is the reference is checked as a trial too.) Where
+  // nothing is compared (reference: none, or a buffer written left as `in`
+  // in a timing-only tune) a write into an input is not looked for: there
+  // were no outputs it could make wrong, and the run says nothing was
+  // verified.
+  const bool inputs_matter = rq.op == WorkerRequest::Op::trial && !rq.reference_file.empty();
   auto wrote_where_it_must_not = [&](TrialResult& r, std::string prefix) {
     std::string damage = args.damaged_guard();
-    if (damage.empty() && !is_reference) damage = args.written_input();
+    if (damage.empty() && inputs_matter) damage = args.written_input();
     if (damage.empty()) return false;
     r.status = Status::wrong_result;
     r.error = std::move(prefix) + damage;

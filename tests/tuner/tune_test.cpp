@@ -221,9 +221,9 @@ TEST(Tune, AnExhaustiveSearchStoppedByItsBudgetSaysWhatItLeftUnmeasured) {
 TEST(Tune, NoOutputArgumentMeansNothingIsVerifiedAndTheSummarySaysSo) {
   const auto dir = fresh_dir();
   Spec spec = planted_spec(dir);
-  // Written, not compared (as `in` it would be a wrong_result: an input the
-  // kernel wrote into).
-  spec.arguments.at(1).role = Role::scratch;
+  // Written and left `in`, as a timing-only tune may: with nothing
+  // compared, a write into it is not looked for (no wrong_result).
+  spec.arguments.at(1).role = Role::in;
   spec.reference = ReferenceSpec{};  // the default config's outputs
   spec.parameters[0].values = {0, 6};
   TuneOptions opt;
