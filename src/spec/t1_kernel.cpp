@@ -592,10 +592,12 @@ void Loader::t1_arguments(const Item& args, Spec& s) const {
         const Expression e = t1_expression(size, s, "an element count (an integer or an expression)");
         a.size = Expression::parse("int(" + e.text() + ")", content_loc(size));
       }
-      // Only a ReadOnly argument is one the kernel must not write: Kernel
-      // Tuner passes each argument a copy of its own, so a buffer the file
-      // does not call ReadOnly may be the kernel's workspace.
-      a.role = a.constant_memory ? Role::in : Role::scratch;
+      // An argument the file gives no AccessType (the benchmark hub's) stays
+      // `in`, as it always was: a T1 kernel runs on a GPU, where `in` and
+      // `scratch` behave alike (only a CPU kernel's writes into an input are
+      // looked for), and another role would change the hash of every such
+      // file, losing its users' stores and replay databases for nothing.
+      a.role = Role::in;
       if (auto access = get(am, "AccessType"))
         a.role = enum_of<Role>(*access, {{"ReadOnly", Role::in}, {"WriteOnly", Role::out}, {"ReadWrite", Role::inout}});
       else if (auto out = get(am, "Output"); out && value_of(*out).truthy()) a.role = Role::inout;

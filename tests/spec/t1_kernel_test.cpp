@@ -121,12 +121,12 @@ const ArgumentSpec& argument(const Spec& s, const std::string& name) {
 
 }  // namespace
 
-// Kernel Tuner passes each argument a copy the kernel may write: only a
-// ReadOnly one is an input whose change is a wrong_result; one the file
-// gives no AccessType (the benchmark hub's) is a workspace.
-TEST_F(T1Kernel, AnArgumentNotReadOnlyIsAWorkspace) {
+// An argument the file gives no AccessType (the benchmark hub's) is `in`,
+// as before `scratch` existed: the role is in the spec's hash, and a T1
+// kernel (CUDA, OpenCL) treats the two alike.
+TEST_F(T1Kernel, AnArgumentWithoutAccessTypeStaysAnInput) {
   const std::string text = with(kConvolution, R"("AccessType": "ReadOnly",)", "");
-  EXPECT_EQ(argument(load(text), "input_image").role, Role::scratch);
+  EXPECT_EQ(argument(load(text), "input_image").role, Role::in);
   EXPECT_EQ(argument(load(text), "input_image").fill, Fill::normal);  // the file's fill, as before
   EXPECT_EQ(argument(load(kConvolution), "input_image").role, Role::in);
 }
