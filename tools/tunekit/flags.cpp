@@ -395,7 +395,8 @@ ArgumentSpec parse_arg_option(const std::string& text) {
       return fail("unknown role '" + parts[3] + "' (" + either(roles) + ")");
     a.role = *role;
   }
-  a.fill = a.role == Role::out ? Fill::zeros : Fill::random;
+  // As in a spec: a workspace starts as zeros (a counter in it needs that).
+  a.fill = a.role == Role::out || a.role == Role::scratch ? Fill::zeros : Fill::random;
   // An empty FILL (x:f32:N::out) is the default.
   if (parts.size() >= 3 && !parts[2].empty() && a.role == Role::out)
     return fail("fill '" + parts[2] +

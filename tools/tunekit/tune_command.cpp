@@ -727,7 +727,7 @@ SubCommand add_tune_command(CLI::App& app) {
       "Bare sources: one argument, in call order: NAME:TYPE:SIZE[:FILL[:ROLE]] for a buffer "
       "(FILL random|normal|zeros|sequence|NUMBER|file=PATH (raw elements or .npy), empty for the default and "
       "for an out buffer: "
-      "y:f32:N::out; ROLE in|out|inout) or NAME:TYPE=VALUE for a scalar. "
+      "y:f32:N::out; ROLE in|out|inout|scratch) or NAME:TYPE=VALUE for a scalar. "
       "TYPE " +
           fmt::format("{}", fmt::join(names_in(element_type_names()), "|")) +
           "; SIZE and VALUE are expressions over sizes and parameters");
