@@ -161,40 +161,43 @@ std::vector<pid_t> descendants(pid_t root) {
   return out;
 }
 
-// The processes descended from `root`, found through each thread's list of
-// children (/proc/PID/task/TID/children): the tree's own files, not a
-// listing of every process on the machine, which a look made every half
-// second would pay for. Where the kernel keeps no such files (no
-// CONFIG_PROC_CHILDREN), the listing. The lists may miss a child forked
+// Visits `root` and each process descended from it (on_process(PID)), and
+// each of their threads (on_thread("/proc/PID/task", TID)), found through
+// each thread's list of children (/proc/PID/task/TID/children): the tree's
+// own files, not a listing of every process on the machine, which a look
+// made twice a second would pay for. Where the kernel keeps no such files
+// (no CONFIG_PROC_CHILDREN), the listing. The lists may miss a child forked
 // meanwhile (proc(5)), which a look made again finds; a kill takes
 // descendants() instead.
-std::vector<pid_t> children_tree(pid_t root) {
-  std::vector<pid_t> out;
+template <class OnProcess, class OnThread>
+void walk_tree(pid_t root, OnProcess on_process, OnThread on_thread) {
+  bool listed = false;
   std::vector<pid_t> todo{root};
   while (!todo.empty()) {
     const pid_t pid = todo.back();
     todo.pop_back();
+    on_process(pid);
     char dir[64];
     std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
     DIR* tasks = ::opendir(dir);
     if (!tasks) continue;  // ended meanwhile
     while (const dirent* e = ::readdir(tasks)) {
       if (e->d_name[0] == '.') continue;
-      char path[sizeof dir + sizeof e->d_name + 16];
+      on_thread(dir, e->d_name);
+      if (listed) continue;
+      char path[sizeof dir + sizeof e->d_name + 16];  // "<dir>/<name>/children", whole
       std::snprintf(path, sizeof path, "%s/%s/children", dir, e->d_name);
       if (::access(path, R_OK) != 0) {
-        ::closedir(tasks);
-        return descendants(root);
+        listed = true;
+        const auto all = descendants(root);
+        todo.insert(todo.end(), all.begin(), all.end());
+        continue;
       }
       std::istringstream children(read_proc(path));
-      for (long child; children >> child;) {
-        out.push_back(static_cast<pid_t>(child));
-        todo.push_back(static_cast<pid_t>(child));
-      }
+      for (long child; children >> child;) todo.push_back(static_cast<pid_t>(child));
     }
     ::closedir(tasks);
   }
-  return out;
 }
 
 }  // namespace
@@ -215,13 +218,15 @@ std::filesystem::path temp_folder() {
 }
 
 bool any_stopped(pid_t root, Stopped which) {
-  auto stopped = [which](pid_t pid) {
-    const auto st = proc_stat(pid);
-    return st && (st->state == 'T' || (which == Stopped::or_traced && st->state == 't'));
-  };
-  if (stopped(root)) return true;
-  const auto tree = children_tree(root);
-  return std::any_of(tree.begin(), tree.end(), stopped);
+  bool stopped = false;
+  walk_tree(
+      root,
+      [&](pid_t pid) {
+        const auto st = proc_stat(pid);
+        stopped = stopped || (st && (st->state == 'T' || (which == Stopped::or_traced && st->state == 't')));
+      },
+      [](const char*, const char*) {});
+  return stopped;
 }
 
 bool await_ended(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
@@ -356,41 +361,18 @@ std::vector<pid_t> kill_descendants(pid_t root, pid_t spare) {
 std::optional<CpuTimes> cpu_times_of_tree(pid_t root) {
   CpuTimes sum;
   bool any = false;
-  // Each thread's children (/proc/PID/task/TID/children) lead through the
-  // tree without a listing of every process; a kernel without those files
-  // (no CONFIG_PROC_CHILDREN) gets the listing.
-  bool listed = false;
-  std::vector<pid_t> todo{root};
-  while (!todo.empty()) {
-    const pid_t pid = todo.back();
-    todo.pop_back();
-    char dir[64];
-    std::snprintf(dir, sizeof dir, "/proc/%d/task", static_cast<int>(pid));
-    DIR* tasks = ::opendir(dir);
-    if (!tasks) continue;  // ended meanwhile
-    while (const dirent* e = ::readdir(tasks)) {
-      if (e->d_name[0] == '.') continue;
-      char path[sizeof dir + sizeof e->d_name + 16];  // "<dir>/<name>/schedstat" or ".../children", whole
-      std::snprintf(path, sizeof path, "%s/%s/schedstat", dir, e->d_name);
-      unsigned long long ran = 0, waited = 0;
-      if (std::sscanf(read_proc(path).c_str(), "%llu %llu", &ran, &waited) == 2) {
-        sum.ran += std::chrono::nanoseconds(ran);
-        sum.waited += std::chrono::nanoseconds(waited);
-        any = true;
-      }
-      if (listed) continue;
-      std::snprintf(path, sizeof path, "%s/%s/children", dir, e->d_name);
-      if (::access(path, R_OK) != 0) {
-        listed = true;
-        const auto all = descendants(root);
-        todo.insert(todo.end(), all.begin(), all.end());
-        continue;
-      }
-      std::istringstream children(read_proc(path));
-      for (long child; children >> child;) todo.push_back(static_cast<pid_t>(child));
-    }
-    ::closedir(tasks);
-  }
+  walk_tree(
+      root, [](pid_t) {},
+      [&](const char* dir, const char* thread) {
+        char path[64 + 256 + 16];  // "<dir>/<thread>/schedstat", whole
+        std::snprintf(path, sizeof path, "%s/%s/schedstat", dir, thread);
+        unsigned long long ran = 0, waited = 0;
+        if (std::sscanf(read_proc(path).c_str(), "%llu %llu", &ran, &waited) == 2) {
+          sum.ran += std::chrono::nanoseconds(ran);
+          sum.waited += std::chrono::nanoseconds(waited);
+          any = true;
+        }
+      });
   if (!any) return std::nullopt;
   return sum;
 }
